@@ -1,0 +1,16 @@
+import { Command } from 'commander';
+import { VERSION } from '../version.ts';
+
+/** Build the command tree. Each sub-command lives in its own file and registers itself here. */
+export function createProgram(): Command {
+  const program = new Command('forkcache')
+    .description('Run LLM fork subagents in parallel on one byte-identical, prompt-cached prefix.')
+    .version(VERSION, '-v, --version')
+    .showHelpAfterError()
+    .exitOverride((err) => {
+      // commander exits 1 on usage errors; bad input is exit code 2 here.
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') process.exit(0);
+      process.exit(err.exitCode === 0 ? 0 : 2);
+    });
+  return program;
+}

@@ -1,0 +1,82 @@
+/**
+ * One error class for the whole project. Callers switch on the stable string `code`, never on
+ * `instanceof`: errors cross worker threads, where classes do not survive `structuredClone`.
+ *
+ * Codes are grouped by area. Adding a code is fine; renaming one breaks users.
+ */
+export const ERROR_CODES = [
+  // input validation at the edges
+  'INVALID_ARGUMENT',
+  'SNAPSHOT_INVALID',
+  // fork construction
+  'FORK_EMPTY_DIRECTIVE',
+  'FORK_DIRECTIVE_TOO_LARGE',
+  'FORK_RECURSION',
+  'FORK_NOT_ALLOWED',
+  'FORK_TOO_MANY_BREAKPOINTS',
+  // the frozen prefix
+  'FORK_PREFIX_CORRUPT',
+  'FORK_PREFIX_DRIFT',
+  // emulator (server side)
+  'EMULATOR_INVALID_REQUEST',
+  'EMULATOR_TOO_MANY_BREAKPOINTS',
+  'EMULATOR_UNKNOWN_MODEL',
+  'EMULATOR_SCRIPT',
+  // cli
+  'CLI_USAGE',
+  // anything else
+  'INTERNAL',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** The shape an error takes on the wire between threads and processes. */
+export interface WireError {
+  code: string;
+  message: string;
+  data?: Record<string, unknown>;
+}
+
+export interface ForkcacheErrorOptions {
+  data?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+export class ForkcacheError extends Error {
+  override readonly name = 'ForkcacheError';
+  readonly code: ErrorCode;
+  readonly data: Readonly<Record<string, unknown>>;
+
+  constructor(code: ErrorCode, message: string, options: ForkcacheErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.data = Object.freeze({ ...options.data });
+  }
+
+  toWire(): WireError {
+    return { code: this.code, message: this.message, data: { ...this.data } };
+  }
+}
+
+/** True when `err` is a forkcache error (from any realm or thread, rebuilt or not). */
+export function hasCode(err: unknown, code: ErrorCode): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === code;
+}
+
+/** Serialize any thrown value for `postMessage`. */
+export function toWireError(err: unknown): WireError {
+  if (err instanceof ForkcacheError) return err.toWire();
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return { code: typeof code === 'string' ? code : 'INTERNAL', message: err.message };
+  }
+  return { code: 'INTERNAL', message: String(err) };
+}
+
+/** Rebuild an error that crossed a boundary as `{ code, message, data }`. */
+export function fromWireError(wire: WireError): ForkcacheError {
+  const known = (ERROR_CODES as readonly string[]).includes(wire.code);
+  const code = known ? (wire.code as ErrorCode) : 'INTERNAL';
+  const data = known ? wire.data : { ...wire.data, originalCode: wire.code };
+  return new ForkcacheError(code, wire.message, data === undefined ? {} : { data });
+}

@@ -1,0 +1,16 @@
+import { readFileSync } from 'node:fs';
+
+/** The package version, read once from package.json (works from src/ and from dist/src/). */
+function readVersion(): string {
+  for (const rel of ['../package.json', '../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'forkcache' && pkg.version) return pkg.version;
+    } catch {
+      // try the next candidate
+    }
+  }
+  return '0.0.0';
+}
+
+export const VERSION = readVersion();
