@@ -1,0 +1,33 @@
+/**
+ * Constants shared by the fork builder, the recursion guard, the tools and the emulator's
+ * scripted models. Every one of them ends up in request bytes: changing one changes every
+ * frozen prefix hash.
+ */
+
+/** The tag that wraps the fork rules and marks a conversation as a fork child. */
+export const FORK_BOILERPLATE_TAG = 'fork-boilerplate';
+export const FORK_BOILERPLATE_OPEN = `<${FORK_BOILERPLATE_TAG}>`;
+export const FORK_BOILERPLATE_CLOSE = `</${FORK_BOILERPLATE_TAG}>`;
+
+/** What follows the boilerplate: `Directive: <text>`. */
+export const DIRECTIVE_PREFIX = 'Directive: ';
+
+/**
+ * The one tool_result every child sees for every spawn call of the parent. Constant, so the
+ * placeholder blocks are byte-identical across siblings. Em dash, as both reference
+ * implementations use (the Russian chapter prints it as `--`).
+ */
+export const FORK_PLACEHOLDER_RESULT = 'Fork started — processing in background';
+
+/** Qwen layout: the model's acknowledgement turn and the task prompt after it. */
+export const QWEN_ACK = 'Understood. Executing directive now.';
+export const QWEN_BEGIN = 'Begin.';
+
+/** The query source carried with a fork child's task (fast path of the recursion guard). */
+export const FORK_QUERY_SOURCE = 'agent:builtin:fork';
+
+/** Name of the spawn tool the parent calls (`engine.agentTool()`); input `{ directive, description?, subagent_type? }`. */
+export const SPAWN_TOOL_NAME = 'agent';
+
+/** The report fields a fork ends with, in order. */
+export const REPORT_FIELDS = ['Scope', 'Result', 'Key files', 'Files changed', 'Issues'] as const;
