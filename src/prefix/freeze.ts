@@ -1,0 +1,80 @@
+import { ForkcacheError } from '../errors.ts';
+import { type WrapOptions, wrapDirective } from '../fork/directive.ts';
+import { type ForkChild, type ForkLayout, type ForkPlan, planFork } from '../fork/layouts.ts';
+import type { ParentSnapshot } from '../fork/snapshot.ts';
+import { type CacheTtl } from './markers.ts';
+import { type HeadEnd, SAB_HEADER_BYTES, writeFrozenSab } from './sab.ts';
+import { buildSharedRequest, type SharedRequest } from './shared-request.ts';
+
+export interface FreezeOptions {
+  /** Message layout of every child (default `claude`). */
+  layout?: ForkLayout;
+  /** TTL of the shared-boundary marker (default `5m`). */
+  ttl?: CacheTtl;
+}
+
+/**
+ * The shared head of every child's request body, frozen once. Hand `sab` to workers; they
+ * `attachFrozenPrefix(sab)` and send `head` + their own suffix, never re-serializing the head.
+ */
+export interface FrozenPrefix {
+  /** Short id (first 16 hex chars of the sha256). */
+  readonly id: string;
+  readonly sha256: string;
+  readonly sab: SharedArrayBuffer;
+  /** A view over the SAB. Never write to it: it is shared by every worker (a SAB cannot be frozen). */
+  readonly head: Uint8Array;
+  readonly byteLength: number;
+  readonly headEnd: HeadEnd;
+  readonly layout: ForkLayout;
+  readonly ttl: CacheTtl;
+  readonly snapshot: ParentSnapshot;
+  readonly plan: ForkPlan;
+  readonly shared: SharedRequest;
+  /** A rough token count (bytes / 4); exact counts come from the API or the emulator. */
+  readonly approxTokens: number;
+  /** One child's continuation: its wrapped directive after the shared part. */
+  child(directive: string, options?: WrapOptions): ForkChild;
+}
+
+/**
+ * Render the head text: the shared request as JSON with the closing brackets of the open
+ * boundary message (or of the empty messages array) cut off. `JSON.stringify` over objects
+ * built in a fixed key order is deterministic: the same snapshot always gives the same bytes.
+ */
+export function renderHead(shared: SharedRequest): { text: string; headEnd: HeadEnd } {
+  const json = JSON.stringify(shared.object);
+  const messages = shared.object['messages'] as unknown[];
+  const [tail, headEnd]: [string, HeadEnd] = messages.length > 0 ? [']}]}', 'content-open'] : [']}', 'messages-open'];
+  if (!json.endsWith(tail)) throw new ForkcacheError('INTERNAL', `head JSON does not end with ${tail}`);
+  return { text: json.slice(0, json.length - tail.length), headEnd };
+}
+
+const encoder = new TextEncoder();
+
+/** Freeze a snapshot's shared head into a SharedArrayBuffer. */
+export function freeze(snapshot: ParentSnapshot, options: FreezeOptions = {}): FrozenPrefix {
+  const layout = options.layout ?? 'claude';
+  const ttl = options.ttl ?? '5m';
+  if (ttl !== '5m' && ttl !== '1h') throw new ForkcacheError('INVALID_ARGUMENT', `ttl: expected "5m" or "1h", got "${String(ttl)}"`, { data: { field: 'ttl' } });
+  const plan = planFork(snapshot.messages, layout);
+  const shared = buildSharedRequest(snapshot, plan, ttl);
+  const { text, headEnd } = renderHead(shared);
+  const bytes = encoder.encode(text);
+  const { sab, sha256 } = writeFrozenSab(bytes, headEnd);
+  return Object.freeze({
+    id: sha256.slice(0, 16),
+    sha256,
+    sab,
+    head: new Uint8Array(sab, SAB_HEADER_BYTES, bytes.byteLength),
+    byteLength: bytes.byteLength,
+    headEnd,
+    layout,
+    ttl,
+    snapshot,
+    plan,
+    shared,
+    approxTokens: Math.ceil(bytes.byteLength / 4),
+    child: (directive: string, wrap?: WrapOptions) => plan.continuation(wrapDirective(directive, wrap)),
+  });
+}

@@ -1,0 +1,23 @@
+// Thin Piscina entry: attach to the frozen prefix, then hand over to src/. Nothing testable
+// lives here.
+import { threadId } from 'node:worker_threads';
+import { attachFrozenPrefix } from '../src/prefix/sab.ts';
+
+export interface ProbeTask {
+  kind: 'probe';
+  prefix: SharedArrayBuffer;
+}
+
+export interface ProbeResult {
+  threadId: number;
+  sha256: string;
+  byteLength: number;
+  /** True when the task's buffer is shared memory, not a copy. */
+  shared: boolean;
+}
+
+/** Attach to the prefix and say what this thread sees (used to show one SAB serves all workers). */
+export default function run(task: ProbeTask): ProbeResult {
+  const attached = attachFrozenPrefix(task.prefix);
+  return { threadId, sha256: attached.sha256, byteLength: attached.byteLength, shared: task.prefix instanceof SharedArrayBuffer };
+}
