@@ -21,7 +21,7 @@ describe('captureSnapshot', () => {
     const snap = captureSnapshot(request);
     expect(Object.keys(snap)).toEqual(['model', 'system', 'tools', 'tool_choice', 'metadata', 'messages', 'version', 'source']);
     expect(snap.system).toEqual(request['system']);
-    expect(snap.tools!.map((t) => t.name)).toEqual(['read_file', 'grep', 'agent']);
+    expect(snap.tools!.map((t) => (t as { name: string }).name)).toEqual(['read_file', 'grep', 'agent']);
     expect(snap.source).toBe('parent');
     expect(snap).not.toHaveProperty('max_tokens');
     expect(snap).not.toHaveProperty('stream');
@@ -32,7 +32,7 @@ describe('captureSnapshot', () => {
     const snap = captureSnapshot(request);
     request['system'][0].text = 'CHANGED';
     request['messages'][0].content = 'CHANGED';
-    expect((snap.system as { text: string }[])[0]!.text).not.toBe('CHANGED');
+    expect((snap.system as unknown as { text: string }[])[0]!.text).not.toBe('CHANGED');
     expect(snap.messages[0]!.content).toBe('Rename parseThing to parseItem across src/.');
     expect(Object.isFrozen(snap.messages[3])).toBe(true);
     expect(() => {

@@ -66,7 +66,7 @@ describe('driftCheckedFetch through the real SDK', () => {
     expect(received[0]!.equals(Buffer.from(body))).toBe(true);
 
     const drifted = Uint8Array.from(body);
-    drifted[prefix.byteLength - 5] ^= 0x20; // one byte inside the head
+    drifted[prefix.byteLength - 5]! ^= 0x20; // one byte inside the head
     const failure = await client.post('/v1/messages', { body: drifted, headers: { 'content-type': 'application/json' } }).catch((e: unknown) => e as Error & { cause?: { code?: string } });
     expect((failure as Error & { cause?: { code?: string } }).cause?.code).toBe('FORK_PREFIX_DRIFT');
     expect(drifts).toEqual(['FORK_PREFIX_DRIFT']);

@@ -4,7 +4,7 @@ import { freeze } from '../../src/prefix/freeze.ts';
 import { SAB_HEADER_BYTES, SAB_OFFSET_LENGTH, SAB_OFFSET_MAGIC, attachCount, attachFrozenPrefix, readFrozenHeader } from '../../src/prefix/sab.ts';
 import { fixture } from '../helpers.ts';
 
-const fresh = (system = 'sab test') => freeze(captureSnapshot({ ...fixture('parent-request.json'), system: `${system} ${Math.random()}` }));
+const fresh = (system = 'sab test') => freeze(captureSnapshot({ ...fixture<Record<string, unknown>>('parent-request.json'), system: `${system} ${Math.random()}` }));
 
 describe('frozen prefix SharedArrayBuffer', () => {
   it('carries a header with magic, version, length, hash and the head bytes', () => {

@@ -1,0 +1,65 @@
+import type { EconomicsResult } from './economics.ts';
+
+const int = new Intl.NumberFormat('en-US', { maximumFractionDigits: 3 });
+
+function tok(n: number): string {
+  return int.format(n);
+}
+
+function usd(n: number): string {
+  return `$${n.toFixed(6)}`;
+}
+
+function pct(fraction: number | null): string {
+  return fraction === null ? 'n/a' : `${(fraction * 100).toFixed(2)}%`;
+}
+
+function table(rows: string[][], textLast = false): string[] {
+  const widths = rows[0]?.map((_, col) => Math.max(...rows.map((r) => (r[col] ?? '').length))) ?? [];
+  const last = widths.length - 1;
+  // Labels (first column) and remarks (a last column of text) left-aligned, numbers right-aligned.
+  const left = (col: number): boolean => col === 0 || (textLast && col === last);
+  return rows.map((r) => r.map((cell, col) => (left(col) ? cell.padEnd(widths[col] ?? 0) : cell.padStart(widths[col] ?? 0))).join('  ').trimEnd());
+}
+
+function savedBy(fraction: number | null): string {
+  if (fraction === null) return 'n/a';
+  return fraction >= 0 ? `fork saves ${pct(fraction)}` : `fork costs ${pct(-fraction)} more`;
+}
+
+function conventionTitle(r: EconomicsResult): string {
+  if (r.convention === 'seed') return 'convention seed (no write premium, as the seed chapter counts)';
+  return `convention real (writes at ${r.ttl === '1h' ? '2x (1h TTL)' : '1.25x (5m TTL)'})`;
+}
+
+/** Render one or more results (same inputs, different conventions) as a plain-text report. */
+export function formatEconomics(results: readonly EconomicsResult[]): string {
+  const first = results[0];
+  if (!first) return '';
+  const state = first.cachedPrefixTokens === first.prefixTokens && first.prefixTokens > 0 ? 'warm' : first.cachedPrefixTokens === 0 ? 'cold' : `${tok(first.cachedPrefixTokens)} tokens cached`;
+  const lines = [
+    `forkcache economics: ${first.model} (prices of ${first.modelTableDate}), input tokens only`,
+    `prefix ${tok(first.prefixTokens)}, directive ${tok(first.directiveTokens)}, ${first.children} children, TTL ${first.ttl}, parent cache ${state}`,
+    `fresh agent = ${tok(first.freshTokens)} system+tools + ${tok(first.directiveTokens)} directive, full price, no sharing`,
+  ];
+  if (!first.cacheable) lines.push('note: the prefix is below the model\'s minimum cacheable length: nothing is cached');
+  for (const r of results) {
+    lines.push('', conventionTitle(r));
+    const childRows = [['children', 'read', 'write', 'input', 'token-eq each', 'USD each']];
+    for (const c of r.perChild) {
+      childRows.push([c.children, tok(c.cacheReadTokens), tok(c.cacheWriteTokens), tok(c.inputTokens), tok(c.tokenEquivalents), usd(c.usd)]);
+    }
+    lines.push(...table(childRows).map((l) => `  ${l}`), '');
+    lines.push(
+      ...table([
+        ['strategy', 'token-eq', 'USD', ''],
+        ['fork', tok(r.fork.tokenEquivalents), usd(r.fork.usd), ''],
+        ['fresh agents', tok(r.freshAgents.tokenEquivalents), usd(r.freshAgents.usd), savedBy(r.savingsVsFreshAgents)],
+        ['no cache', tok(r.noCache.tokenEquivalents), usd(r.noCache.usd), savedBy(r.savingsVsNoCache)],
+      ], true).map((l) => `  ${l}`),
+    );
+    const n = (v: number | null): string => (v === null ? 'never' : String(v));
+    lines.push(`  break-even N: vs no cache ${n(r.breakEven.vsNoCache)}, vs fresh agents ${n(r.breakEven.vsFreshAgents)}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

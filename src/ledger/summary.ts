@@ -1,0 +1,133 @@
+import { computeBaselines } from './baselines.ts';
+import { breakdownToUsd, costNano, addCost, nanoToUsd, zeroCost, type CostBreakdown } from './cost.ts';
+import { computeFanouts } from './fanout.ts';
+import { findModel, type ModelTable } from './models.ts';
+import type { AgentNode, ForkStatus } from './tree.ts';
+import { creationSplit, sumUsage } from './usage.ts';
+
+/** One fan-out in the summary (snake_case like the rest of the JSON). */
+export interface FanoutSummary {
+  key: string;
+  owner_id: string | null;
+  requests: number;
+  shared_prefix_tokens: number;
+  uncached_at_start: number;
+  cache_read_input_tokens: number;
+  max_fanout_reads: number;
+  fanout_hit_ratio: number;
+  cache_efficiency: number;
+}
+
+/** A plain, JSON-able account of a tree (or one agent's subtree). */
+export interface LedgerSummary {
+  /** `null` for the whole ledger, else the agent whose subtree this is. */
+  root: string | null;
+  model_table_date: string;
+  requests: number;
+  agents: { parent: number; fork: number; fresh: number };
+  /** Fork children only (`kind: 'fork'`), by status. */
+  forks: Record<'total' | ForkStatus, number>;
+  usage: {
+    input_tokens: number;
+    cache_creation_input_tokens: number;
+    cache_read_input_tokens: number;
+    output_tokens: number;
+    cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
+  };
+  cache: {
+    fanouts: number;
+    fanout_requests: number;
+    fanout_input_tokens: number;
+    fanout_cache_read_input_tokens: number;
+    fanout_hit_ratio: number;
+    max_fanout_reads: number;
+    /** 1 when `max_fanout_reads` is 0. */
+    cache_efficiency: number;
+    by_fanout: FanoutSummary[];
+  };
+  cost_usd: {
+    actual: number;
+    no_cache: number;
+    /** `null` when a fork child has no fresh-agent input count. */
+    fresh_agents: number | null;
+    breakdown: CostBreakdown;
+  };
+  /** Fractions of the baseline saved by what actually ran (negative: it cost more). */
+  savings: { vs_no_cache: number | null; vs_fresh_agents: number | null };
+  /** Fork children lacking `freshInputTokens`. */
+  missing_fresh_input: string[];
+}
+
+function savings(actual: number, baseline: number | null): number | null {
+  return baseline === null || baseline === 0 ? null : (baseline - actual) / baseline;
+}
+
+/** Build the summary of the agents in `scope`. */
+export function summarize(
+  scope: readonly AgentNode[],
+  root: string | null,
+  lookup: (id: string) => AgentNode | undefined,
+  table: ModelTable,
+  defaultFresh: number | undefined,
+): LedgerSummary {
+  const records = scope.flatMap((n) => n.records);
+  const usage = sumUsage(records.map((r) => r.usage));
+  const split = creationSplit(usage);
+  let breakdown = zeroCost();
+  for (const r of records) {
+    const info = findModel(r.model, table);
+    if (info) breakdown = addCost(breakdown, costNano(r.usage, info));
+  }
+  const forks: LedgerSummary['forks'] = { total: 0, running: 0, completed: 0, failed: 0, cancelled: 0 };
+  const agents = { parent: 0, fork: 0, fresh: 0 };
+  for (const node of scope) {
+    agents[node.kind ?? 'parent'] += 1;
+    if (node.kind !== 'fork') continue;
+    forks.total += 1;
+    forks[node.status] += 1;
+  }
+  const fan = computeFanouts(scope, lookup, table);
+  const base = computeBaselines(scope, table, defaultFresh);
+  return {
+    root,
+    model_table_date: table.date,
+    requests: records.length,
+    agents,
+    forks,
+    usage: {
+      input_tokens: usage.input_tokens,
+      cache_creation_input_tokens: usage.cache_creation_input_tokens,
+      cache_read_input_tokens: usage.cache_read_input_tokens,
+      output_tokens: usage.output_tokens,
+      cache_creation: { ...split },
+    },
+    cache: {
+      fanouts: fan.totals.fanouts,
+      fanout_requests: fan.totals.requests,
+      fanout_input_tokens: fan.totals.inputTokens,
+      fanout_cache_read_input_tokens: fan.totals.cacheReadTokens,
+      fanout_hit_ratio: fan.totals.hitRatio,
+      max_fanout_reads: fan.totals.maxReads,
+      cache_efficiency: fan.totals.efficiency,
+      by_fanout: fan.groups.map((g) => ({
+        key: g.key,
+        owner_id: g.ownerId ?? null,
+        requests: g.requests,
+        shared_prefix_tokens: g.sharedPrefixTokens,
+        uncached_at_start: g.uncachedAtStart,
+        cache_read_input_tokens: g.cacheReadTokens,
+        max_fanout_reads: g.maxReads,
+        fanout_hit_ratio: g.hitRatio,
+        cache_efficiency: g.efficiency,
+      })),
+    },
+    cost_usd: {
+      actual: nanoToUsd(base.actual),
+      no_cache: nanoToUsd(base.noCache),
+      fresh_agents: base.freshAgents === null ? null : nanoToUsd(base.freshAgents),
+      breakdown: breakdownToUsd(breakdown),
+    },
+    savings: { vs_no_cache: savings(base.actual, base.noCache), vs_fresh_agents: savings(base.actual, base.freshAgents) },
+    missing_fresh_input: base.missingFresh,
+  };
+}

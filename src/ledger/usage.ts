@@ -1,0 +1,140 @@
+import { z } from 'zod';
+import { ForkcacheError, type ErrorCode } from '../errors.ts';
+import { formatPath } from '../validation.ts';
+
+/** Cache writes split by lifetime, as the API reports them in `usage.cache_creation`. */
+export interface CacheCreationSplit {
+  ephemeral_5m_input_tokens: number;
+  ephemeral_1h_input_tokens: number;
+}
+
+/**
+ * One request's token usage, normalised: every counter is a non-negative integer (never null).
+ * Total input = `input_tokens + cache_creation_input_tokens + cache_read_input_tokens`
+ * (`input_tokens` counts only the tokens after the last cache marker).
+ * `cache_creation`, when present, sums to `cache_creation_input_tokens`; when absent every
+ * written token is billed as a 5-minute write.
+ */
+export interface Usage {
+  input_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+  output_tokens: number;
+  cache_creation?: CacheCreationSplit;
+}
+
+/**
+ * What `normalizeUsage` accepts: the SDK's `Anthropic.Usage` (nullable counters, extra fields
+ * such as `server_tool_use` are ignored), the partial usage of a streaming event, or a `Usage`.
+ */
+export interface UsageInput {
+  input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null } | null;
+}
+
+const count = z.number().int().nonnegative().nullish();
+
+/** Zod schema for `UsageInput` (unknown keys are stripped). Exposed for record schemas. */
+export const usageInputSchema = z.object({
+  input_tokens: count,
+  cache_creation_input_tokens: count,
+  cache_read_input_tokens: count,
+  output_tokens: count,
+  cache_creation: z.object({ ephemeral_5m_input_tokens: count, ephemeral_1h_input_tokens: count }).nullish(),
+});
+
+/** A usage of all zeros. */
+export const ZERO_USAGE: Readonly<Usage> = Object.freeze({
+  input_tokens: 0,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+  output_tokens: 0,
+});
+
+/**
+ * Normalise a parsed `UsageInput`: nulls become 0, and the TTL split is checked against the
+ * creation total. Throws with `code`, naming `field.cache_creation` on a mismatch.
+ */
+export function fromParsedUsage(parsed: z.output<typeof usageInputSchema>, field: string, code: ErrorCode): Usage {
+  const usage: Usage = {
+    input_tokens: parsed.input_tokens ?? 0,
+    cache_creation_input_tokens: parsed.cache_creation_input_tokens ?? 0,
+    cache_read_input_tokens: parsed.cache_read_input_tokens ?? 0,
+    output_tokens: parsed.output_tokens ?? 0,
+  };
+  const split = parsed.cache_creation;
+  if (split) {
+    const m5 = split.ephemeral_5m_input_tokens ?? 0;
+    const h1 = split.ephemeral_1h_input_tokens ?? 0;
+    if (m5 + h1 === usage.cache_creation_input_tokens) {
+      usage.cache_creation = { ephemeral_5m_input_tokens: m5, ephemeral_1h_input_tokens: h1 };
+    } else if (m5 + h1 !== 0) {
+      // An all-zero split next to a non-zero total is what older responses carry: it means
+      // "no breakdown", so it is dropped (billed as 5m). Any other mismatch is a bad record.
+      throw new ForkcacheError(
+        code,
+        `${field}.cache_creation: ephemeral_5m_input_tokens + ephemeral_1h_input_tokens (${m5 + h1}) must equal cache_creation_input_tokens (${usage.cache_creation_input_tokens})`,
+        { data: { field: `${field}.cache_creation` } },
+      );
+    }
+  }
+  return usage;
+}
+
+/**
+ * Normalise any usage shape (e.g. `Anthropic.Usage`) to `Usage`. Negative or fractional
+ * counters throw `LEDGER_INVALID_USAGE` naming the field.
+ *
+ * @example normalizeUsage(message.usage) // { input_tokens: 12, cache_read_input_tokens: 48500, ... }
+ */
+export function normalizeUsage(raw: UsageInput, field = 'usage'): Usage {
+  const result = usageInputSchema.safeParse(raw);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const path = issue ? formatPath([field, ...issue.path]) : field;
+    throw new ForkcacheError('LEDGER_INVALID_USAGE', `${path}: ${issue?.message ?? 'invalid usage'}`, { data: { field: path } });
+  }
+  return fromParsedUsage(result.data, field, 'LEDGER_INVALID_USAGE');
+}
+
+/** Total input tokens of a request: uncached + written + read. */
+export function totalInputTokens(usage: Usage): number {
+  return usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens;
+}
+
+/** The TTL split of a usage; without an explicit split every write counts as 5m. */
+export function creationSplit(usage: Usage): CacheCreationSplit {
+  return usage.cache_creation ?? { ephemeral_5m_input_tokens: usage.cache_creation_input_tokens, ephemeral_1h_input_tokens: 0 };
+}
+
+/**
+ * Add two usages. The result carries a TTL split when either side has one (the other side's
+ * writes count as 5m, as they are billed), so `cost(a + b) = cost(a) + cost(b)` exactly.
+ */
+export function addUsage(a: Usage, b: Usage): Usage {
+  const sum: Usage = {
+    input_tokens: a.input_tokens + b.input_tokens,
+    cache_creation_input_tokens: a.cache_creation_input_tokens + b.cache_creation_input_tokens,
+    cache_read_input_tokens: a.cache_read_input_tokens + b.cache_read_input_tokens,
+    output_tokens: a.output_tokens + b.output_tokens,
+  };
+  if (a.cache_creation || b.cache_creation) {
+    const sa = creationSplit(a);
+    const sb = creationSplit(b);
+    sum.cache_creation = {
+      ephemeral_5m_input_tokens: sa.ephemeral_5m_input_tokens + sb.ephemeral_5m_input_tokens,
+      ephemeral_1h_input_tokens: sa.ephemeral_1h_input_tokens + sb.ephemeral_1h_input_tokens,
+    };
+  }
+  return sum;
+}
+
+/** Sum any number of usages (`ZERO_USAGE` for none). */
+export function sumUsage(usages: Iterable<Usage>): Usage {
+  let total: Usage = { ...ZERO_USAGE };
+  for (const usage of usages) total = addUsage(total, usage);
+  return total;
+}

@@ -1,0 +1,11 @@
+import type { WorkspaceJail } from './jail.ts';
+import type { ToolLimits } from './limits.ts';
+
+/** What every tool implementation receives besides its parsed input. */
+export interface ToolContext {
+  readonly jail: WorkspaceJail;
+  readonly limits: ToolLimits;
+  readonly signal: AbortSignal | undefined;
+  /** Environment for bash (never the host's whole environment: it holds API keys). */
+  readonly bashEnv: Readonly<Record<string, string>>;
+}

@@ -1,0 +1,163 @@
+import { z } from 'zod';
+import { ForkcacheError } from '../errors.ts';
+import { SPAWN_TOOL_NAME } from '../fork/constants.ts';
+import { formatZodIssues, parseOrThrow } from '../validation.ts';
+import { runBash } from './bash.ts';
+import type { ToolContext } from './context.ts';
+import { editFile } from './edit-file.ts';
+import { glob } from './glob.ts';
+import { grep } from './grep.ts';
+import { WorkspaceJail } from './jail.ts';
+import { DEFAULT_TOOL_LIMITS, toolLimitsSchema, type ToolLimits } from './limits.ts';
+import { listDir } from './list-dir.ts';
+import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, isToolName, type ExecutableToolName } from './names.ts';
+import { readFile } from './read-file.ts';
+import { fromFsError, isToolFailure, toolError, toolOk, type ToolResult } from './result.ts';
+import { TOOL_INPUT_SCHEMAS } from './schemas.ts';
+import { writeFile } from './write-file.ts';
+
+export interface ToolExecutorOptions {
+  /** The directory the fork works in; every path is resolved against its realpath. */
+  readonly workspace: string;
+  /**
+   * Tools this fork may run (default: the file tools, `FILE_TOOL_NAMES`). `bash` runs only when
+   * listed here. The spawn tool is never executed by the executor and may not be listed.
+   */
+  readonly allow?: readonly ExecutableToolName[] | undefined;
+  /** Overrides of `DEFAULT_TOOL_LIMITS`. */
+  readonly limits?: Partial<ToolLimits> | undefined;
+  /** Environment for bash commands (default: PATH, HOME and LANG of this process, nothing else). */
+  readonly bashEnv?: Readonly<Record<string, string>> | undefined;
+}
+
+export interface ExecuteOptions {
+  /** Checked before the call starts and between steps; an abort rejects with its reason. */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** Runs tool calls of one fork inside its workspace. */
+export interface ToolExecutor {
+  /** The workspace realpath. */
+  readonly workspace: string;
+  readonly allowed: readonly ExecutableToolName[];
+  readonly limits: Readonly<ToolLimits>;
+  isAllowed(name: string): boolean;
+  /**
+   * Run one tool call. Model mistakes (unknown or refused tool, bad input, missing file, path
+   * outside the workspace...) resolve to `{ isError: true, code, content }`; the promise
+   * rejects only on abort (with the signal's reason) and on bugs.
+   */
+  execute(name: string, input: unknown, options?: ExecuteOptions): Promise<ToolResult>;
+}
+
+type Handler = (input: never, ctx: ToolContext) => Promise<string>;
+
+const HANDLERS: Readonly<Record<ExecutableToolName, Handler>> = {
+  read_file: readFile,
+  list_dir: listDir,
+  grep,
+  glob,
+  edit_file: editFile,
+  write_file: writeFile,
+  bash: runBash,
+};
+
+const optionsSchema = z.strictObject({
+  workspace: z.string().min(1, 'expected a directory path'),
+  allow: z.array(z.enum(EXECUTABLE_TOOL_NAMES)).optional(),
+  limits: toolLimitsSchema.optional(),
+  bashEnv: z.record(z.string(), z.string()).optional(),
+});
+
+function defaultBashEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of ['PATH', 'HOME', 'LANG'] as const) {
+    const value = process.env[key];
+    if (value !== undefined) env[key] = value;
+  }
+  return env;
+}
+
+class ForkToolExecutor implements ToolExecutor {
+  readonly allowed: readonly ExecutableToolName[];
+  readonly limits: Readonly<ToolLimits>;
+  readonly #jail: WorkspaceJail;
+  readonly #allowed: ReadonlySet<string>;
+  readonly #bashEnv: Readonly<Record<string, string>>;
+
+  constructor(jail: WorkspaceJail, allowed: readonly ExecutableToolName[], limits: ToolLimits, bashEnv: Record<string, string>) {
+    this.#jail = jail;
+    this.allowed = Object.freeze([...new Set(allowed)]);
+    this.#allowed = new Set(allowed);
+    this.limits = Object.freeze(limits);
+    this.#bashEnv = Object.freeze(bashEnv);
+  }
+
+  get workspace(): string {
+    return this.#jail.root;
+  }
+
+  isAllowed(name: string): boolean {
+    return this.#allowed.has(name);
+  }
+
+  async execute(name: string, input: unknown, options: ExecuteOptions = {}): Promise<ToolResult> {
+    const { signal } = options;
+    signal?.throwIfAborted();
+    if (!isToolName(name)) {
+      return toolError('TOOL_UNKNOWN', `unknown tool ${JSON.stringify(name)}; this fork may use: ${this.allowed.join(', ')}`);
+    }
+    if (name === SPAWN_TOOL_NAME) {
+      return toolError('TOOL_NOT_EXECUTABLE', `tool ${name} is not executable here: spawning forks is handled by the fork engine`);
+    }
+    if (!this.#allowed.has(name)) {
+      return toolError('TOOL_NOT_ALLOWED', `tool ${name} is not allowed for this fork; it may use: ${this.allowed.join(', ')}`);
+    }
+    const parsed = TOOL_INPUT_SCHEMAS[name].safeParse(input);
+    if (!parsed.success) return toolError('TOOL_INPUT_INVALID', formatZodIssues(parsed.error.issues, name));
+    const ctx: ToolContext = { jail: this.#jail, limits: this.limits, signal, bashEnv: this.#bashEnv };
+    try {
+      return toolOk(await (HANDLERS[name] as (input: unknown, ctx: ToolContext) => Promise<string>)(parsed.data, ctx));
+    } catch (err) {
+      if (signal?.aborted) throw signal.reason;
+      // fs errors that escaped a tool's own mapping still name the path the model gave.
+      const failure = isToolFailure(err) ? err : fromFsError(err, displayPath(parsed.data));
+      if (isToolFailure(failure)) return toolError(failure.code, failure.message);
+      throw err;
+    }
+  }
+}
+
+function displayPath(input: object): string {
+  const value = (input as { path?: unknown }).path;
+  return typeof value === 'string' ? value : '.';
+}
+
+/**
+ * Build the executor of one fork. Throws TOOL_CONFIG_INVALID for a bad configuration (a
+ * missing workspace, an unknown tool in `allow`, a non-positive limit) — those are bugs of the
+ * caller, unlike the model's mistakes, which come back as error results.
+ *
+ * @example
+ * const tools = createToolExecutor({ workspace: dir, allow: ['read_file', 'grep'] });
+ * const result = await tools.execute('read_file', { path: 'README.md' }, { signal });
+ * // { isError: false, content: '# forkcache\n...' }
+ */
+export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
+  if ((options.allow as readonly string[] | undefined)?.includes(SPAWN_TOOL_NAME)) {
+    throw new ForkcacheError(
+      'TOOL_CONFIG_INVALID',
+      `createToolExecutor: allow may not list ${SPAWN_TOOL_NAME}; it stays declared, and the engine handles spawns`,
+    );
+  }
+  const parsed = parseOrThrow(optionsSchema, options, 'TOOL_CONFIG_INVALID', 'createToolExecutor');
+  // An explicit `undefined` means "the default", not "no limit".
+  const overrides = Object.entries(parsed.limits ?? {}).filter(([, value]) => value !== undefined);
+  const limits: ToolLimits = { ...DEFAULT_TOOL_LIMITS, ...(Object.fromEntries(overrides) as Partial<ToolLimits>) };
+  return new ForkToolExecutor(
+    new WorkspaceJail(parsed.workspace),
+    parsed.allow ?? FILE_TOOL_NAMES,
+    limits,
+    parsed.bashEnv ?? defaultBashEnv(),
+  );
+}

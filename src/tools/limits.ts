@@ -1,0 +1,56 @@
+import { z } from 'zod';
+
+/** Size and count limits of the tools. Every field is overridable per executor. */
+export interface ToolLimits {
+  /** Most bytes one read_file call returns; a larger file must be read with offset/limit. */
+  readonly maxReadBytes: number;
+  /** Largest file edit_file will load and rewrite. */
+  readonly maxEditBytes: number;
+  /** grep skips files larger than this. */
+  readonly maxGrepFileBytes: number;
+  /** grep stops after this many matching lines and says so. */
+  readonly maxGrepMatches: number;
+  /** A grep line longer than this is cut (minified files would flood the context). */
+  readonly maxLineChars: number;
+  /** glob stops after this many paths and says so. */
+  readonly maxGlobResults: number;
+  /** list_dir shows at most this many entries. */
+  readonly maxListEntries: number;
+  /** glob and grep stop walking after visiting this many entries (a huge tree, node_modules). */
+  readonly maxWalkEntries: number;
+  /** bash is killed after this long. */
+  readonly bashTimeoutMs: number;
+  /** Most bytes of stdout (and of stderr) bash returns. */
+  readonly maxBashOutputBytes: number;
+}
+
+export const DEFAULT_TOOL_LIMITS: Readonly<ToolLimits> = Object.freeze({
+  maxReadBytes: 256 * 1024,
+  maxEditBytes: 1024 * 1024,
+  maxGrepFileBytes: 1024 * 1024,
+  maxGrepMatches: 200,
+  maxLineChars: 500,
+  maxGlobResults: 1000,
+  maxListEntries: 1000,
+  maxWalkEntries: 50_000,
+  bashTimeoutMs: 30_000,
+  maxBashOutputBytes: 64 * 1024,
+});
+
+/** Bytes inspected for a NUL byte to decide that a file is binary (what git and grep do). */
+export const BINARY_SNIFF_BYTES = 8 * 1024;
+
+const limit = z.number().int().positive();
+
+export const toolLimitsSchema = z.strictObject({
+  maxReadBytes: limit,
+  maxEditBytes: limit,
+  maxGrepFileBytes: limit,
+  maxGrepMatches: limit,
+  maxLineChars: limit,
+  maxGlobResults: limit,
+  maxListEntries: limit,
+  maxWalkEntries: limit,
+  bashTimeoutMs: limit,
+  maxBashOutputBytes: limit,
+}).partial();

@@ -1,0 +1,150 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { breakEvenChildren, forkEconomics, type EconomicsInput } from '../../src/ledger/economics.ts';
+
+const SEED = { prefixTokens: 48_500, directiveTokens: 200, children: 5 } as const;
+
+describe('seed figures (P = 48,500, D = 200, N = 5, cold cache)', () => {
+  it('seed convention: child 1 pays 48,700, children 2-5 pay 48,500 × 0.1 + 200 = 5,050', () => {
+    const r = forkEconomics({ ...SEED, convention: 'seed' });
+    expect(r.perChild).toEqual([
+      { children: '1', count: 1, cacheReadTokens: 0, cacheWriteTokens: 48_500, inputTokens: 200, tokenEquivalents: 48_700, usd: 0.1461 },
+      { children: '2-5', count: 4, cacheReadTokens: 48_500, cacheWriteTokens: 0, inputTokens: 200, tokenEquivalents: 5_050, usd: 0.01515 },
+    ]);
+    // fork 48,700 + 4 × 5,050 = 68,900; no cache 5 × 48,700 = 243,500; fresh 5 × (16,000 + 200) = 81,000.
+    expect(r.fork).toEqual({ tokenEquivalents: 68_900, usd: 0.2067 });
+    expect(r.noCache).toEqual({ tokenEquivalents: 243_500, usd: 0.7305 });
+    expect(r.freshAgents).toEqual({ tokenEquivalents: 81_000, usd: 0.243 });
+    expect(r.savingsVsNoCache).toBe(174_600 / 243_500); // 71.70 %
+    expect(r.savingsVsFreshAgents).toBe(12_100 / 81_000); // 14.94 %
+  });
+
+  it('real convention, 5m: child 1 writes at 1.25x: 60,625 + 200 = 60,825', () => {
+    const r = forkEconomics({ ...SEED, convention: 'real' });
+    expect(r.perChild.map((c) => [c.children, c.tokenEquivalents])).toEqual([
+      ['1', 60_825],
+      ['2-5', 5_050],
+    ]);
+    // 60,825 + 20,200 = 81,025: 25 token-equivalents MORE than five 16,200-token fresh agents.
+    expect(r.fork.tokenEquivalents).toBe(81_025);
+    expect(r.savingsVsNoCache).toBe(162_475 / 243_500); // 66.72 %
+    expect(r.savingsVsFreshAgents).toBe(-25 / 81_000);
+    expect(r.breakEven).toEqual({ vsNoCache: 2, vsFreshAgents: 6 });
+  });
+
+  it('real convention, 1h: child 1 writes at 2x: 97,000 + 200 = 97,200', () => {
+    const r = forkEconomics({ ...SEED, convention: 'real', ttl: '1h' });
+    expect(r.perChild[0]?.tokenEquivalents).toBe(97_200);
+    expect(r.fork.tokenEquivalents).toBe(117_400);
+    expect(r.savingsVsNoCache).toBe(126_100 / 243_500); // 51.79 %
+    expect(r.breakEven).toEqual({ vsNoCache: 3, vsFreshAgents: 9 });
+  });
+
+  it('break-even N under the seed convention: 2 vs no cache, 4 vs fresh agents', () => {
+    // vs fresh: 48,700 + (N − 1) × 5,050 < N × 16,200  ⇔  N > 43,650 / 11,150 = 3.91
+    expect(forkEconomics({ ...SEED, convention: 'seed' }).breakEven).toEqual({ vsNoCache: 2, vsFreshAgents: 4 });
+  });
+});
+
+describe('the seed claim: "100K history, 8 forks, savings over 90%" (D = 200)', () => {
+  const claim = (extra: Partial<EconomicsInput>) => forkEconomics({ prefixTokens: 100_000, directiveTokens: 200, children: 8, ...extra });
+
+  it('does not hold with a cold cache (first child pays the prefix)', () => {
+    // no cache: 8 × 100,200 = 801,600.
+    // seed: 100,200 + 7 × 10,200 = 171,600 → 78.59 %; real 5m: 125,200 + 71,400 = 196,600 → 75.47 %;
+    // real 1h: 200,200 + 71,400 = 271,600 → 66.12 %.
+    expect(claim({ convention: 'seed' }).savingsVsNoCache).toBe(630_000 / 801_600);
+    expect(claim({ convention: 'real' }).savingsVsNoCache).toBe(605_000 / 801_600);
+    expect(claim({ convention: 'real', ttl: '1h' }).savingsVsNoCache).toBe(530_000 / 801_600);
+    expect(claim({ convention: 'seed' }).savingsVsNoCache!).toBeLessThan(0.9);
+  });
+
+  it('comes within 0.2 points with a warm parent, but never exceeds 90 %', () => {
+    // Every child reads: 8 × 10,200 = 81,600 → 720,000 / 801,600 = 89.82 %, in both conventions.
+    for (const convention of ['seed', 'real'] as const) {
+      const r = claim({ convention, warmParent: true });
+      expect(r.fork.tokenEquivalents).toBe(81_600);
+      expect(r.savingsVsNoCache).toBe(720_000 / 801_600);
+      expect(r.savingsVsNoCache!).toBeGreaterThan(0.898);
+      expect(r.savingsVsNoCache!).toBeLessThan(0.9);
+    }
+    // Only a zero-token directive reaches exactly 90 % (= 1 − the 0.1 read multiplier).
+    expect(claim({ warmParent: true, directiveTokens: 0 }).savingsVsNoCache).toBe(0.9);
+  });
+
+  it('no fan-out of any shape saves more than 90 % against no cache', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1_024, max: 1_000_000 }), fc.nat({ max: 5_000 }), fc.integer({ min: 1, max: 64 }), fc.boolean(), (P, D, N, warm) => {
+        const r = forkEconomics({ prefixTokens: P, directiveTokens: D, children: N, warmParent: warm, convention: 'seed' });
+        expect(r.savingsVsNoCache!).toBeLessThanOrEqual(0.9);
+      }),
+    );
+  });
+});
+
+describe('side figures quoted in src/ledger/ECONOMICS.md', () => {
+  it('warm seed example, realistic warm parent, 116K prefix', () => {
+    // Warm: 5 × 5,050 = 25,250 → 218,250 / 243,500 = 89.63 % vs no cache.
+    expect(forkEconomics({ ...SEED, warmParent: true }).fork.tokenEquivalents).toBe(25_250);
+    // Parent cached 46,000; the 2,500-token tail is written: 4,600 + 3,125 + 200 = 7,925.
+    const tail = forkEconomics({ ...SEED, cachedPrefixTokens: 46_000 });
+    expect(tail.perChild[0]?.tokenEquivalents).toBe(7_925);
+    expect(tail.savingsVsNoCache).toBe((243_500 - 28_125) / 243_500);
+    // 100K history + 16K system/tools, warm: 8 × 11,800 = 94,400 of 929,600 → 89.85 %.
+    const big = forkEconomics({ prefixTokens: 116_000, directiveTokens: 200, children: 8, warmParent: true });
+    expect(big.savingsVsNoCache).toBe((929_600 - 94_400) / 929_600);
+    // Cold break-even vs fresh agents for the 90 % claim's fan-out: 16 (seed), 20 (5m), 32 (1h).
+    const claim = { prefixTokens: 100_000, directiveTokens: 200, children: 8 } as const;
+    expect(forkEconomics({ ...claim, convention: 'seed' }).breakEven.vsFreshAgents).toBe(16);
+    expect(forkEconomics({ ...claim }).breakEven.vsFreshAgents).toBe(20);
+    expect(forkEconomics({ ...claim, ttl: '1h' }).breakEven.vsFreshAgents).toBe(32);
+  });
+});
+
+describe('breakEvenChildren', () => {
+  it('agrees with counting children one by one', () => {
+    fc.assert(
+      fc.property(fc.nat({ max: 200_000 }), fc.nat({ max: 200_000 }), fc.nat({ max: 200_000 }), (a, b, c) => {
+        const first = Math.max(a, b); // the first child never pays less than a later one
+        let brute: number | null = null;
+        // When an answer exists it is at most (first − b) / (c − b) + 1 ≤ 200,001.
+        for (let n = 1; n <= 200_002 && brute === null; n++) if (first + (n - 1) * b < n * c) brute = n;
+        expect(breakEvenChildren(first, b, c)).toBe(brute);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe('cache states and model rules', () => {
+  it('a partly cached prefix: child 1 reads the cached part and writes the rest', () => {
+    // 40,000 read × 0.1 + 8,500 written × 1.25 + 200 = 4,000 + 10,625 + 200 = 14,825.
+    const r = forkEconomics({ ...SEED, cachedPrefixTokens: 40_000 });
+    expect(r.perChild[0]).toMatchObject({ cacheReadTokens: 40_000, cacheWriteTokens: 8_500, tokenEquivalents: 14_825 });
+  });
+
+  it('caches nothing below the minimum cacheable length (Haiku 4.5: 4,096)', () => {
+    const r = forkEconomics({ prefixTokens: 4_000, directiveTokens: 100, children: 3, model: 'claude-haiku-4-5', warmParent: true });
+    expect(r.cacheable).toBe(false);
+    expect(r.perChild).toEqual([expect.objectContaining({ children: '1-3', tokenEquivalents: 4_100 })]);
+    expect(r.fork).toEqual(r.noCache);
+    expect(r.breakEven.vsNoCache).toBeNull();
+  });
+
+  it('prices USD with the model (Opus 4.1: $15/M input)', () => {
+    // Seed convention child 1: 48,700 × $15/M = $0.7305.
+    expect(forkEconomics({ ...SEED, convention: 'seed', model: 'claude-opus-4-1' }).perChild[0]?.usd).toBe(0.7305);
+  });
+
+  it.each([
+    [{ ...SEED, prefixTokens: -1 }, /prefixTokens/],
+    [{ ...SEED, directiveTokens: 2.5 }, /directiveTokens/],
+    [{ ...SEED, children: 0 }, /children/],
+    [{ ...SEED, model: 'claude-nope' }, /model: unknown model "claude-nope"/],
+    [{ ...SEED, ttl: '2h' as never }, /ttl/],
+    [{ ...SEED, cachedPrefixTokens: 50_000 }, /cachedPrefixTokens: 50000 exceeds prefixTokens/],
+    [{ ...SEED, cachedPrefixTokens: 1, warmParent: true }, /cachedPrefixTokens: contradicts warmParent/],
+  ])('rejects bad input %#', (input, message) => {
+    expect(() => forkEconomics(input)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(message) }));
+  });
+});
