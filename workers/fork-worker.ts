@@ -1,6 +1,9 @@
 // Thin Piscina entry: attach to the frozen prefix, then hand over to src/. Nothing testable
 // lives here.
 import { threadId } from 'node:worker_threads';
+import type { ForkTask } from '../src/engine/protocol.ts';
+import { runForkTask } from '../src/engine/worker-run.ts';
+import type { ForkOutcome } from '../src/loop/types.ts';
 import { attachFrozenPrefix } from '../src/prefix/sab.ts';
 
 export interface ProbeTask {
@@ -16,8 +19,11 @@ export interface ProbeResult {
   shared: boolean;
 }
 
-/** Attach to the prefix and say what this thread sees (used to show one SAB serves all workers). */
-export default function run(task: ProbeTask): ProbeResult {
+function probe(task: ProbeTask): ProbeResult {
   const attached = attachFrozenPrefix(task.prefix);
   return { threadId, sha256: attached.sha256, byteLength: attached.byteLength, shared: task.prefix instanceof SharedArrayBuffer };
+}
+
+export default function run(task: ProbeTask | ForkTask): ProbeResult | Promise<ForkOutcome> {
+  return task.kind === 'probe' ? probe(task) : runForkTask(task);
 }

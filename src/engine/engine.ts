@@ -1,0 +1,142 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type Anthropic from '@anthropic-ai/sdk';
+import pLimit from 'p-limit';
+import { Piscina } from 'piscina';
+import { type Clock, systemClock } from '../clock.ts';
+import { ForkcacheError } from '../errors.ts';
+import { validateDirective } from '../fork/directive.ts';
+import type { ForkLayout } from '../fork/layouts.ts';
+import type { ParentSnapshot } from '../fork/snapshot.ts';
+import { UsageLedger } from '../ledger/ledger.ts';
+import { DEFAULT_MODEL_TABLE, type ModelTable, requireModel } from '../ledger/models.ts';
+import { freeze } from '../prefix/freeze.ts';
+import { createAnthropicClient } from '../provider/client.ts';
+import { type FanOut, FanOutRun } from './fan-out.ts';
+import { type ForkEngineOptions, type ResolvedEngineOptions, resolveEngineOptions } from './options.ts';
+import { forkWorkerExecArgv, forkWorkerFile } from './worker-file.ts';
+
+export interface FanOutOptions {
+  layout?: ForkLayout;
+  /** The agent that fans out (the ledger's parent node; default `parent`). */
+  parentId?: string;
+  /**
+   * The parent's last request usage, if the caller has it: tells the ledger how much of the
+   * shared prefix the parent had already cached (a warm parent).
+   */
+  parentUsage?: Anthropic.Usage | undefined;
+}
+
+/**
+ * Runs fork fan-outs on a Piscina pool of worker threads. Every fork's requests start with the
+ * same frozen bytes, so siblings hit the prompt cache by construction.
+ *
+ * @example
+ * const engine = await ForkEngine.create({ baseURL: emulator.url, workspace: dir });
+ * const fan = engine.fanOut(captureSnapshot(parentRequest), ['rename a to b in x.ts', 'rename a to b in y.ts']);
+ * for await (const event of fan) console.log(event.type, event.forkId);
+ * const { forks, summary } = await fan.settled();
+ * await engine.close();
+ */
+export class ForkEngine {
+  readonly options: Readonly<ResolvedEngineOptions>;
+  readonly #pool: Piscina;
+  readonly #client: Anthropic;
+  readonly #clock: Clock;
+  readonly #table: ModelTable;
+  readonly #api: ReturnType<typeof pLimit>;
+  readonly #slots: ReturnType<typeof pLimit>;
+  readonly #running = new Set<FanOutRun>();
+  #state: 'open' | 'closing' | 'closed' = 'open';
+  #sequence = 0;
+
+  private constructor(options: ResolvedEngineOptions, input: ForkEngineOptions) {
+    this.options = Object.freeze(options);
+    this.#clock = input.clock ?? systemClock;
+    this.#table = input.modelTable ?? DEFAULT_MODEL_TABLE;
+    this.#client = input.client ?? createAnthropicClient({ ...options.api, defaultHeaders: options.api.headers });
+    this.#api = pLimit(options.concurrency);
+    this.#slots = pLimit(options.maxThreads * options.concurrentTasksPerWorker);
+    this.#pool = new Piscina({
+      filename: forkWorkerFile(),
+      execArgv: forkWorkerExecArgv(),
+      minThreads: 1,
+      maxThreads: options.maxThreads,
+      concurrentTasksPerWorker: options.concurrentTasksPerWorker,
+      maxQueue: options.maxQueue,
+      idleTimeout: 30_000,
+    });
+  }
+
+  /** Validate the options and start the pool. */
+  static async create(options: ForkEngineOptions = {}): Promise<ForkEngine> {
+    return new ForkEngine(resolveEngineOptions(options), options);
+  }
+
+  /**
+   * Freeze the snapshot's shared head once and run one fork per directive. Bad input throws
+   * here, before anything is sent (`directives[3]: a directive must not be empty`).
+   */
+  fanOut(snapshot: ParentSnapshot, directives: readonly string[], options: FanOutOptions = {}): FanOut {
+    if (this.#state !== 'open') throw new ForkcacheError('ENGINE_CLOSED', 'the engine is closed: create a new one');
+    if (!Array.isArray(directives) || directives.length === 0) {
+      throw new ForkcacheError('INVALID_ARGUMENT', 'directives: expected a non-empty array of strings', { data: { field: 'directives' } });
+    }
+    requireModel(snapshot.model, this.#table, 'snapshot.model');
+    const prefix = freeze(snapshot, { layout: options.layout ?? this.options.layout, ttl: this.options.ttl });
+    const children = directives.map((d, i) => prefix.child(validateDirective(d, { field: `directives[${i}]` }), { field: `directives[${i}]` }));
+    const id = `fo${(++this.#sequence).toString().padStart(3, '0')}-${prefix.id.slice(0, 8)}`;
+    const runDir = this.options.runDir ? join(this.options.runDir, id) : undefined;
+    const rootId = options.parentId ?? 'parent';
+    const ledger = new UsageLedger({ table: this.#table });
+    if (options.parentUsage) {
+      ledger.record({ forkId: rootId, kind: 'parent', turn: 0, model: snapshot.model, usage: options.parentUsage, at: this.#clock.now() });
+    }
+    if (runDir) writeManifest(runDir, id, prefix, directives, snapshot);
+    const run = new FanOutRun(id, prefix, directives, children, {
+      options: this.options,
+      pool: this.#pool,
+      slots: this.#slots,
+      api: this.#api,
+      client: this.#client,
+      ledger,
+      clock: this.#clock,
+      rootId,
+      runDir,
+    });
+    this.#running.add(run);
+    void run.settled().then((result) => {
+      this.#running.delete(run);
+      if (runDir) writeFileSync(join(runDir, 'summary.json'), `${JSON.stringify(result.summary, null, 2)}\n`);
+    });
+    return run;
+  }
+
+  /** Wait for every running fan-out, then stop the threads. */
+  async close(): Promise<void> {
+    if (this.#state === 'closed') return;
+    this.#state = 'closing';
+    await Promise.all([...this.#running].map((run) => run.settled()));
+    this.#state = 'closed';
+    await this.#pool.close();
+  }
+
+  /** Cancel every fork and stop the threads now. */
+  async destroy(): Promise<void> {
+    this.#state = 'closed';
+    for (const run of this.#running) run.cancel();
+    await this.#pool.destroy();
+  }
+}
+
+function writeManifest(runDir: string, id: string, prefix: ReturnType<typeof freeze>, directives: readonly string[], snapshot: ParentSnapshot): void {
+  mkdirSync(join(runDir, 'forks'), { recursive: true });
+  writeFileSync(join(runDir, 'snapshot.json'), `${JSON.stringify(snapshot)}\n`);
+  const manifest = {
+    v: 1,
+    fanoutId: id,
+    prefix: { sha256: prefix.sha256, bytes: prefix.byteLength, layout: prefix.layout, ttl: prefix.ttl, headEnd: prefix.headEnd },
+    directives,
+  };
+  writeFileSync(join(runDir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+}

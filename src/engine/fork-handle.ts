@@ -1,0 +1,80 @@
+import type { ForkReport } from '../fork/report.ts';
+import type { ForkOutcome, LoopEvent } from '../loop/types.ts';
+
+export type ForkHandleStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+
+/** One fork's final result, as `settled()` and `handle.result` give it. */
+export interface ForkResult extends ForkOutcome {
+  forkId: string;
+  index: number;
+  directive: string;
+  /** Whether the fork shared a parent's prefix (`fallback`: there was no parent snapshot). */
+  sharing: 'parent' | 'fallback';
+  transcriptPath: string | undefined;
+  /** Convenience: `report` is parsed from `finalText`. */
+  report: ForkReport | undefined;
+}
+
+/** Events of a fan-out, each naming its fork. Noun-verb names. */
+export type FanOutEvent =
+  | { type: 'fork-start'; forkId: string; at: number }
+  | ({ forkId: string } & LoopEvent)
+  | { type: 'fork-end'; forkId: string; at: number; status: ForkResult['status']; result: ForkResult };
+
+/** Read-only view of one fork; `cancel()` stops it (queued: at once; running: at its next step). */
+export interface ForkHandle {
+  readonly id: string;
+  readonly index: number;
+  readonly directive: string;
+  readonly status: ForkHandleStatus;
+  /** Turns finished so far, and the last tool used: what a progress display shows. */
+  readonly turns: number;
+  readonly lastTool: string | undefined;
+  readonly result: Promise<ForkResult>;
+  cancel(): void;
+}
+
+/** The mutable state behind a handle; only the fan-out writes it. */
+export class ForkState implements ForkHandle {
+  readonly id: string;
+  readonly index: number;
+  readonly directive: string;
+  status: ForkHandleStatus = 'queued';
+  turns = 0;
+  lastTool: string | undefined;
+  readonly result: Promise<ForkResult>;
+  resolve!: (result: ForkResult) => void;
+  onCancel: () => void = () => {};
+
+  constructor(id: string, index: number, directive: string) {
+    this.id = id;
+    this.index = index;
+    this.directive = directive;
+    this.result = new Promise<ForkResult>((resolve) => (this.resolve = resolve));
+  }
+
+  cancel(): void {
+    if (this.status === 'queued' || this.status === 'running') this.onCancel();
+  }
+
+  /** The public view (handles must not expose the setters). */
+  view(): ForkHandle {
+    const state = this as ForkState;
+    return {
+      id: state.id,
+      index: state.index,
+      directive: state.directive,
+      get status() {
+        return state.status;
+      },
+      get turns() {
+        return state.turns;
+      },
+      get lastTool() {
+        return state.lastTool;
+      },
+      result: state.result,
+      cancel: () => state.cancel(),
+    };
+  }
+}

@@ -1,0 +1,118 @@
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+import type Anthropic from '@anthropic-ai/sdk';
+import { z } from 'zod';
+import type { Clock } from '../clock.ts';
+import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
+import type { ModelTable } from '../ledger/models.ts';
+import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../loop/run-fork.ts';
+import type { CacheTtl } from '../prefix/markers.ts';
+import type { ToolLimits } from '../tools/limits.ts';
+import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from '../tools/names.ts';
+import { parseOrThrow } from '../validation.ts';
+import { WARM_STRATEGIES, type WarmStrategy } from './warm-gate.ts';
+
+/** Options of `ForkEngine.create`. Every field is optional. */
+export interface ForkEngineOptions {
+  /** An SDK client: its `baseURL` and `apiKey` are what the workers use too. */
+  client?: Anthropic;
+  baseURL?: string;
+  apiKey?: string;
+  /** Extra headers on every request (e.g. `x-forkcache-script` for the emulator). */
+  headers?: Record<string, string>;
+  maxRetries?: number;
+  timeoutMs?: number;
+  pool?: {
+    /** Worker threads (default: min(4, cores)). */
+    maxThreads?: number;
+    /** Forks one thread runs at once: the loops wait on I/O (default 8). */
+    concurrentTasksPerWorker?: number;
+    /** Forks queued beyond the running ones; default unbounded. A queue, never a rejection. */
+    maxQueue?: number;
+  };
+  /** API requests in flight at most, across every fork (default 16). */
+  concurrency?: number;
+  warm?: WarmStrategy;
+  /** Lifetime of the shared-boundary marker (default 5m). */
+  ttl?: CacheTtl;
+  maxTurns?: number;
+  maxTokens?: number;
+  /** The directory forks work in (default: the current directory). */
+  workspace?: string;
+  /** Where transcripts and summaries are written (default: none). */
+  runDir?: string;
+  layout?: ForkLayout;
+  /** Tools a fork may execute (default: the file tools; `bash` only when listed). */
+  allow?: ExecutableToolName[];
+  toolLimits?: Partial<ToolLimits>;
+  modelTable?: ModelTable;
+  clock?: Clock;
+}
+
+const optionsSchema = z.strictObject({
+  client: z.custom<Anthropic>((v) => typeof v === 'object' && v !== null && 'baseURL' in v, 'expected an Anthropic client').optional(),
+  baseURL: z.url().optional(),
+  apiKey: z.string().min(1).optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  maxRetries: z.number().int().min(0).max(10).optional(),
+  timeoutMs: z.number().int().positive().optional(),
+  pool: z
+    .strictObject({
+      maxThreads: z.number().int().positive().optional(),
+      concurrentTasksPerWorker: z.number().int().positive().optional(),
+      maxQueue: z.number().int().nonnegative().or(z.literal(Infinity)).optional(),
+    })
+    .optional(),
+  concurrency: z.number().int().positive().optional(),
+  warm: z.enum(WARM_STRATEGIES as [WarmStrategy, ...WarmStrategy[]]).optional(),
+  ttl: z.enum(['5m', '1h']).optional(),
+  maxTurns: z.number().int().positive().optional(),
+  maxTokens: z.number().int().positive().optional(),
+  workspace: z.string().min(1).optional(),
+  runDir: z.string().min(1).optional(),
+  layout: z.enum(FORK_LAYOUTS as [ForkLayout, ...ForkLayout[]]).optional(),
+  allow: z.array(z.enum(EXECUTABLE_TOOL_NAMES)).optional(),
+  toolLimits: z.record(z.string(), z.number()).optional(),
+  modelTable: z.custom<ModelTable>((v) => typeof v === 'object' && v !== null && 'models' in v).optional(),
+  clock: z.custom<Clock>((v) => typeof v === 'object' && v !== null && 'now' in v && 'sleep' in v).optional(),
+});
+
+export interface ResolvedEngineOptions {
+  api: { baseURL: string; apiKey: string; maxRetries: number; timeoutMs: number; headers: Record<string, string> };
+  maxThreads: number;
+  concurrentTasksPerWorker: number;
+  maxQueue: number;
+  concurrency: number;
+  warm: WarmStrategy;
+  ttl: CacheTtl;
+  maxTurns: number;
+  maxTokens: number;
+  workspace: string;
+  runDir: string | undefined;
+  layout: ForkLayout;
+  allow: readonly ExecutableToolName[];
+  toolLimits: Partial<ToolLimits>;
+}
+
+/** Validate (errors name the field: `pool.maxThreads: …`) and fill in defaults. */
+export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOptions {
+  const o = parseOrThrow(optionsSchema, input, 'INVALID_ARGUMENT', 'ForkEngine options');
+  const baseURL = o.baseURL ?? o.client?.baseURL ?? process.env['ANTHROPIC_BASE_URL'] ?? 'https://api.anthropic.com';
+  const apiKey = o.apiKey ?? o.client?.apiKey ?? process.env['ANTHROPIC_API_KEY'] ?? 'no-key';
+  return {
+    api: { baseURL, apiKey, maxRetries: o.maxRetries ?? 2, timeoutMs: o.timeoutMs ?? 600_000, headers: o.headers ?? {} },
+    maxThreads: o.pool?.maxThreads ?? Math.min(4, availableParallelism()),
+    concurrentTasksPerWorker: o.pool?.concurrentTasksPerWorker ?? 8,
+    maxQueue: o.pool?.maxQueue ?? Infinity,
+    concurrency: o.concurrency ?? 16,
+    warm: o.warm ?? 'first-child',
+    ttl: o.ttl ?? '5m',
+    maxTurns: o.maxTurns ?? DEFAULT_MAX_TURNS,
+    maxTokens: o.maxTokens ?? DEFAULT_MAX_TOKENS,
+    workspace: resolve(o.workspace ?? process.cwd()),
+    runDir: o.runDir === undefined ? undefined : resolve(o.runDir),
+    layout: o.layout ?? 'claude',
+    allow: o.allow ?? [...FILE_TOOL_NAMES],
+    toolLimits: (o.toolLimits ?? {}) as Partial<ToolLimits>,
+  };
+}

@@ -1,0 +1,57 @@
+import type { MessagePort } from 'node:worker_threads';
+import type { GatePermit, LoopEvent, RequestGate } from '../loop/types.ts';
+import type { MainToWorker, WorkerToMain } from './protocol.ts';
+
+/**
+ * The main thread's end of a fork's port: answers permit requests from the shared gate and
+ * passes events on. `close()` releases any permit the worker still held (a worker that died
+ * mid-request must not keep a concurrency slot forever).
+ */
+export function servePort(
+  port: MessagePort,
+  gate: RequestGate,
+  signal: AbortSignal,
+  onEvent: (event: LoopEvent) => void,
+): { ended: Promise<void>; close(): void } {
+  const permits = new Map<number, GatePermit>();
+  let markEnded!: () => void;
+  const ended = new Promise<void>((resolve) => (markEnded = resolve));
+  let closed = false;
+  const post = (message: MainToWorker): void => port.postMessage(message);
+  port.on('message', (message: WorkerToMain) => {
+    switch (message.t) {
+      case 'acquire':
+        gate.acquire({ turn: message.turn, signal }).then(
+          (permit) => {
+            if (closed) return permit.release();
+            permits.set(message.seq, permit);
+            post({ t: 'grant', seq: message.seq });
+          },
+          (err: unknown) => post({ t: 'deny', seq: message.seq, message: err instanceof Error ? err.message : String(err) }),
+        );
+        break;
+      case 'started':
+        permits.get(message.seq)?.started();
+        break;
+      case 'release':
+        permits.get(message.seq)?.release();
+        permits.delete(message.seq);
+        break;
+      case 'event':
+        onEvent(message.event);
+        break;
+      case 'end':
+        markEnded();
+        break;
+    }
+  });
+  return {
+    ended,
+    close() {
+      closed = true;
+      for (const permit of permits.values()) permit.release();
+      permits.clear();
+      port.close();
+    },
+  };
+}

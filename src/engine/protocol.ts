@@ -1,0 +1,52 @@
+import type { MessagePort } from 'node:worker_threads';
+import type { ForkChild } from '../fork/layouts.ts';
+import type { LoopEvent } from '../loop/types.ts';
+import type { ExecutableToolName } from '../tools/names.ts';
+import type { ToolLimits } from '../tools/limits.ts';
+
+/**
+ * Messages on a fork's private MessagePort. The worker asks the main thread for a permit
+ * before every request (the warm-first barrier and the API concurrency limit live on the main
+ * thread), and streams its events back. Small plain objects: structured clone is the cheapest
+ * way to move them (see bench/boundary.ts).
+ */
+export type WorkerToMain =
+  | { t: 'acquire'; seq: number; turn: number }
+  | { t: 'started'; seq: number }
+  | { t: 'release'; seq: number }
+  | { t: 'event'; event: LoopEvent }
+  /** Last message of a task: every event before it has been delivered. */
+  | { t: 'end' };
+
+export type MainToWorker = { t: 'grant'; seq: number } | { t: 'deny'; seq: number; message: string } | { t: 'cancel' };
+
+/** Everything a worker needs to run one fork. The SAB travels by reference, never copied. */
+export interface ForkTask {
+  kind: 'fork';
+  forkId: string;
+  prefix: SharedArrayBuffer;
+  child: ForkChild;
+  port: MessagePort;
+  /** Turns already done (resume). */
+  turnsDone: number;
+  api: {
+    baseURL: string;
+    /** Never logged, never written: used to build the SDK client inside the worker. */
+    apiKey: string;
+    maxRetries: number;
+    timeoutMs: number;
+    headers: Record<string, string>;
+  };
+  loop: {
+    maxTurns: number;
+    maxTokens: number;
+    querySource: string;
+  };
+  tools: {
+    workspace: string;
+    allow: ExecutableToolName[];
+    limits: Partial<ToolLimits>;
+  };
+  /** JSONL transcript of this fork, appended after every turn (undefined: none). */
+  transcriptPath: string | undefined;
+}

@@ -1,0 +1,58 @@
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { TranscriptSink } from '../loop/transcript-sink.ts';
+import type { ForkOutcome } from '../loop/types.ts';
+
+/** One line of a fork's JSONL transcript. `v` is the format version. */
+export type TranscriptRecord =
+  | { v: 1; type: 'start'; forkId: string; prefixSha256: string; directive: string; at: string }
+  | { v: 1; type: 'turn'; turn: number; assistant: unknown; request: unknown }
+  | { v: 1; type: 'tool-start'; turn: number; id: string; name: string; input: unknown }
+  | { v: 1; type: 'tool-end'; turn: number; id: string; isError: boolean; content: string }
+  | { v: 1; type: 'end'; status: ForkOutcome['status']; turns: number; toolCalls: number; finalText: string; error?: unknown };
+
+/**
+ * A fork's transcript as a JSONL file, appended synchronously record by record: after every
+ * turn, and before and after each tool call, so a crash leaves a file that says exactly how
+ * far the fork got (an unmatched `tool-start` is an interrupted tool call).
+ */
+export class JsonlTranscript implements TranscriptSink {
+  readonly path: string;
+
+  constructor(path: string) {
+    this.path = path;
+    mkdirSync(dirname(path), { recursive: true });
+  }
+
+  write(record: TranscriptRecord): void {
+    appendFileSync(this.path, `${JSON.stringify(record)}\n`);
+  }
+
+  start(forkId: string, prefixSha256: string, directive: string): void {
+    this.write({ v: 1, type: 'start', forkId, prefixSha256, directive, at: new Date().toISOString() });
+  }
+
+  turn(record: { turn: number; assistant: unknown; request: unknown }): void {
+    this.write({ v: 1, type: 'turn', ...record });
+  }
+
+  toolStart(record: { turn: number; id: string; name: string; input: unknown }): void {
+    this.write({ v: 1, type: 'tool-start', ...record });
+  }
+
+  toolEnd(record: { turn: number; id: string; isError: boolean; content: string }): void {
+    this.write({ v: 1, type: 'tool-end', ...record });
+  }
+
+  end(outcome: ForkOutcome): void {
+    this.write({
+      v: 1,
+      type: 'end',
+      status: outcome.status,
+      turns: outcome.turns,
+      toolCalls: outcome.toolCalls,
+      finalText: outcome.finalText,
+      ...(outcome.error ? { error: outcome.error } : {}),
+    });
+  }
+}

@@ -1,0 +1,121 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import type { MessagePort } from 'node:worker_threads';
+import { unwrapDirective } from '../fork/directive.ts';
+import { runForkLoop } from '../loop/run-fork.ts';
+import type { ForkOutcome, GatePermit, LoopEvent, RequestGate } from '../loop/types.ts';
+import { createAnthropicClient } from '../provider/client.ts';
+import { streamMessageBytes } from '../provider/send.ts';
+import { driftCheckedFetch } from '../prefix/drift.ts';
+import { type AttachedPrefix, attachFrozenPrefix } from '../prefix/sab.ts';
+import { createToolExecutor } from '../tools/executor.ts';
+import type { ForkTask, MainToWorker, WorkerToMain } from './protocol.ts';
+import { JsonlTranscript } from './transcript.ts';
+
+/**
+ * The gate on the worker side: each acquire is a round trip to the main thread, which owns
+ * the warm-first barrier and the API concurrency limit for every fork of the engine.
+ */
+class PortGate implements RequestGate {
+  readonly #port: MessagePort;
+  readonly #pending = new Map<number, { resolve: (p: GatePermit) => void; reject: (e: unknown) => void }>();
+  #seq = 0;
+
+  constructor(port: MessagePort) {
+    this.#port = port;
+  }
+
+  onMessage(message: MainToWorker): void {
+    if (message.t === 'cancel') return;
+    const waiter = this.#pending.get(message.seq);
+    if (!waiter) return;
+    this.#pending.delete(message.seq);
+    if (message.t === 'deny') {
+      waiter.reject(new Error(message.message));
+      return;
+    }
+    const seq = message.seq;
+    waiter.resolve({
+      started: () => this.#post({ t: 'started', seq }),
+      release: () => this.#post({ t: 'release', seq }),
+    });
+  }
+
+  acquire(request: { turn: number; signal?: AbortSignal | undefined }): Promise<GatePermit> {
+    request.signal?.throwIfAborted();
+    const seq = ++this.#seq;
+    return new Promise<GatePermit>((resolve, reject) => {
+      this.#pending.set(seq, { resolve, reject });
+      this.#post({ t: 'acquire', seq, turn: request.turn });
+    });
+  }
+
+  rejectAll(reason: unknown): void {
+    for (const waiter of this.#pending.values()) waiter.reject(reason);
+    this.#pending.clear();
+  }
+
+  #post(message: WorkerToMain): void {
+    this.#port.postMessage(message);
+  }
+}
+
+// One SDK client per (prefix, endpoint) and thread: the drift check is bound to the prefix.
+const clients = new Map<string, Anthropic>();
+
+function clientFor(task: ForkTask, prefix: AttachedPrefix): Anthropic {
+  const key = `${prefix.sha256}\n${task.api.baseURL}\n${task.api.apiKey}\n${JSON.stringify(task.api.headers)}`;
+  let client = clients.get(key);
+  if (!client) {
+    if (clients.size >= 32) clients.delete(clients.keys().next().value!);
+    client = createAnthropicClient({
+      baseURL: task.api.baseURL,
+      apiKey: task.api.apiKey,
+      maxRetries: task.api.maxRetries,
+      timeoutMs: task.api.timeoutMs,
+      defaultHeaders: task.api.headers,
+      fetch: driftCheckedFetch({ head: prefix.head, prefixId: prefix.sha256.slice(0, 16) }),
+    });
+    clients.set(key, client);
+  }
+  return client;
+}
+
+/** Run one fork task: what the worker entry calls; runs in-thread in tests as well. */
+export async function runForkTask(task: ForkTask): Promise<ForkOutcome> {
+  const prefix = attachFrozenPrefix(task.prefix);
+  const port = task.port;
+  const controller = new AbortController();
+  const gate = new PortGate(port);
+  port.on('message', (message: MainToWorker) => {
+    if (message.t === 'cancel') {
+      controller.abort(new Error('fork cancelled'));
+      gate.rejectAll(controller.signal.reason);
+    } else gate.onMessage(message);
+  });
+  const transcript = task.transcriptPath ? new JsonlTranscript(task.transcriptPath) : undefined;
+  if (transcript && task.turnsDone === 0) {
+    const first = task.child.tailBlocks.at(-1) ?? task.child.messages.at(-1);
+    const text = first && 'text' in first ? String(first.text) : '';
+    transcript.start(task.forkId, prefix.sha256, unwrapDirective(text) ?? text);
+  }
+  try {
+    const client = clientFor(task, prefix);
+    return await runForkLoop({
+      prefix,
+      child: task.child,
+      turnsDone: task.turnsDone,
+      transport: { send: (body, options) => streamMessageBytes(client, body, options) },
+      tools: createToolExecutor({ workspace: task.tools.workspace, allow: task.tools.allow, limits: task.tools.limits }),
+      gate,
+      maxTurns: task.loop.maxTurns,
+      maxTokens: task.loop.maxTokens,
+      querySource: task.loop.querySource,
+      signal: controller.signal,
+      onEvent: (event: LoopEvent) => port.postMessage({ t: 'event', event } satisfies WorkerToMain),
+      transcript,
+    });
+  } finally {
+    port.postMessage({ t: 'end' } satisfies WorkerToMain);
+    port.close();
+  }
+}

@@ -1,0 +1,34 @@
+import { posix } from 'node:path';
+import type Anthropic from '@anthropic-ai/sdk';
+
+/**
+ * A response's content as request params, the way it goes back to the API next turn:
+ * response-only fields (`citations: null`, …) are left out, everything the model said is kept.
+ */
+export function toAssistantParam(message: Anthropic.Message): Anthropic.MessageParam {
+  const content = message.content.map((block): Anthropic.ContentBlockParam => {
+    switch (block.type) {
+      case 'text':
+        return { type: 'text', text: block.text };
+      case 'tool_use':
+        return { type: 'tool_use', id: block.id, name: block.name, input: block.input as Record<string, unknown> };
+      case 'thinking':
+        return { type: 'thinking', thinking: block.thinking, signature: block.signature };
+      case 'redacted_thinking':
+        return { type: 'redacted_thinking', data: block.data };
+      default:
+        return block as unknown as Anthropic.ContentBlockParam;
+    }
+  });
+  return { role: 'assistant', content };
+}
+
+const WRITING_TOOLS = new Set(['edit_file', 'write_file']);
+
+/** The workspace-relative path a successful write/edit touched, normalised (`./a/../b.ts` → `b.ts`). */
+export function writtenPath(use: Anthropic.ToolUseBlock, isError: boolean): string | undefined {
+  if (isError || !WRITING_TOOLS.has(use.name)) return undefined;
+  const path = (use.input as { path?: unknown } | null)?.path;
+  if (typeof path !== 'string') return undefined;
+  return posix.normalize(path.replace(/\\/g, '/')).replace(/^\.\//, '');
+}

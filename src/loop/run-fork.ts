@@ -1,0 +1,190 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { type Clock, systemClock } from '../clock.ts';
+import { ForkcacheError, toWireError, type WireError } from '../errors.ts';
+import { FORK_QUERY_SOURCE, SPAWN_TOOL_NAME } from '../fork/constants.ts';
+import { assertMaySpawn } from '../fork/guard.ts';
+import type { ForkChild } from '../fork/layouts.ts';
+import { parseReport } from '../fork/report.ts';
+import { normalizeUsage } from '../ledger/usage.ts';
+import { childRequestBody } from '../prefix/body.ts';
+import type { HeadEnd } from '../prefix/sab.ts';
+import type { ToolExecutor } from '../tools/executor.ts';
+import { toAssistantParam, writtenPath } from './messages.ts';
+import type { TranscriptSink } from './transcript-sink.ts';
+import { type ForkOutcome, type LoopEvent, type ModelTransport, OPEN_GATE, type RequestGate, type RequestRecord } from './types.ts';
+
+export const DEFAULT_MAX_TURNS = 200;
+export const DEFAULT_MAX_TOKENS = 8192;
+
+export interface ForkLoopOptions {
+  /** The frozen head (attached in a worker, or the FrozenPrefix itself in-thread). */
+  prefix: { readonly head: Uint8Array; readonly headEnd: HeadEnd };
+  /** This child's continuation: its directive, and on resume its earlier turns. */
+  child: ForkChild;
+  transport: ModelTransport;
+  tools: ToolExecutor;
+  gate?: RequestGate | undefined;
+  maxTurns?: number | undefined;
+  maxTokens?: number | undefined;
+  /** Carried with the task, never in the prompt: the fast path of the recursion guard. */
+  querySource?: string | undefined;
+  signal?: AbortSignal | undefined;
+  clock?: Clock | undefined;
+  onEvent?: ((event: LoopEvent) => void) | undefined;
+  transcript?: TranscriptSink | undefined;
+  /** Turns already done (resume): numbering continues from here. */
+  turnsDone?: number | undefined;
+}
+
+type Block = Anthropic.ContentBlockParam;
+
+/**
+ * One fork's reasoning loop: request = frozen head + this child's suffix → model → tools →
+ * repeat, until the model ends its turn, `maxTurns`, cancellation or an error. Tools run only
+ * after a complete assistant turn, so a retried request never repeats a side effect.
+ * Never throws: every ending is an outcome, and completed turns are in it.
+ */
+export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome> {
+  const clock = options.clock ?? systemClock;
+  const gate = options.gate ?? OPEN_GATE;
+  const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
+  const emit = options.onEvent ?? (() => {});
+  const own: Anthropic.MessageParam[] = [...options.child.messages];
+  const requests: RequestRecord[] = [];
+  const filesChanged = new Set<string>();
+  let turn = options.turnsDone ?? 0;
+  let toolCalls = 0;
+  let finalText = '';
+
+  const outcome = (status: ForkOutcome['status'], error?: WireError): ForkOutcome => {
+    const result: ForkOutcome = {
+      status,
+      turns: turn,
+      toolCalls,
+      requests,
+      finalText,
+      report: status === 'completed' ? parseReport(finalText) : undefined,
+      messages: own,
+      filesChanged: [...filesChanged].sort(),
+      ...(error ? { error } : {}),
+    };
+    options.transcript?.end(result);
+    return result;
+  };
+
+  try {
+    for (;;) {
+      options.signal?.throwIfAborted();
+      if (turn >= maxTurns) {
+        return outcome('failed', new ForkcacheError('FORK_MAX_TURNS', `fork stopped after ${maxTurns} turns without finishing`, { data: { maxTurns } }).toWire());
+      }
+      turn += 1;
+      const child: ForkChild = { tailBlocks: options.child.tailBlocks, messages: own };
+      const body = childRequestBody(options.prefix, child, { max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS, stream: true });
+      emit({ type: 'turn-start', turn, at: clock.now() });
+      const { message, requestId, sentAt, startedAt } = await sendThroughGate(options, gate, clock, body, turn, emit);
+      const record: RequestRecord = {
+        turn,
+        requestId,
+        messageId: message.id,
+        usage: normalizeUsage(message.usage),
+        stopReason: message.stop_reason,
+        sentAt,
+        startedAt,
+        endedAt: clock.now(),
+      };
+      requests.push(record);
+      const assistant = toAssistantParam(message);
+      own.push(assistant);
+      options.transcript?.turn({ turn, assistant, request: record });
+      emit({ type: 'turn-end', turn, at: record.endedAt, request: record });
+      finalText = message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n');
+
+      if (message.stop_reason === 'refusal') {
+        return outcome('failed', new ForkcacheError('FORK_MODEL_REFUSED', 'the model refused the directive', { data: { turn } }).toWire());
+      }
+      const uses = message.content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
+      if (uses.length === 0) {
+        if (message.stop_reason === 'pause_turn') continue;
+        return outcome('completed');
+      }
+      const results: Block[] = [];
+      for (const use of uses) {
+        options.signal?.throwIfAborted();
+        options.transcript?.toolStart({ turn, id: use.id, name: use.name, input: use.input });
+        const result: LoopToolResult = message.stop_reason === 'max_tokens' && use === uses.at(-1)
+          ? { isError: true, code: 'TOOL_INPUT_INVALID', content: 'This tool call was cut off by max_tokens; send it again, shorter.' }
+          : await runTool(options, use, [{ role: 'user', content: [...child.tailBlocks] }, ...own]);
+        toolCalls += 1;
+        const path = writtenPath(use, result.isError);
+        if (path) filesChanged.add(path);
+        options.transcript?.toolEnd({ turn, id: use.id, isError: result.isError, content: result.content });
+        emit({ type: 'tool-call', turn, at: clock.now(), name: use.name, id: use.id, isError: result.isError, code: result.isError ? result.code : undefined, path });
+        results.push({ type: 'tool_result', tool_use_id: use.id, content: result.content, ...(result.isError ? { is_error: true } : {}) });
+      }
+      own.push({ role: 'user', content: results });
+    }
+  } catch (err) {
+    if (options.signal?.aborted) {
+      return outcome('cancelled', new ForkcacheError('FORK_CANCELLED', 'fork cancelled', { data: { turn } }).toWire());
+    }
+    return outcome('failed', describeFailure(err));
+  }
+}
+
+async function sendThroughGate(
+  options: ForkLoopOptions,
+  gate: RequestGate,
+  clock: Clock,
+  body: Uint8Array,
+  turn: number,
+  emit: (event: LoopEvent) => void,
+): Promise<{ message: Anthropic.Message; requestId: string | null; sentAt: number; startedAt: number }> {
+  const permit = await gate.acquire({ turn, signal: options.signal });
+  const sentAt = clock.now();
+  let startedAt = sentAt;
+  try {
+    const sent = await options.transport.send(body, {
+      signal: options.signal,
+      onStart: () => {
+        startedAt = clock.now();
+        permit.started();
+        emit({ type: 'response-start', turn, at: startedAt });
+      },
+    });
+    return { ...sent, sentAt, startedAt };
+  } finally {
+    permit.release();
+  }
+}
+
+type LoopToolResult = { isError: false; content: string } | { isError: true; code: string; content: string };
+
+/**
+ * Run one tool call. The spawn tool is refused inside a fork by the recursion guard, both
+ * layers: the task's query source, and the boilerplate tag in the child's own messages.
+ */
+async function runTool(options: ForkLoopOptions, use: Anthropic.ToolUseBlock, history: Anthropic.MessageParam[]): Promise<LoopToolResult> {
+  if (use.name === SPAWN_TOOL_NAME) {
+    try {
+      assertMaySpawn({ querySource: options.querySource ?? FORK_QUERY_SOURCE, messages: history });
+    } catch (err) {
+      return { isError: true, code: 'FORK_RECURSION', content: (err as Error).message };
+    }
+  }
+  return options.tools.execute(use.name, use.input, { signal: options.signal });
+}
+
+/** An error as the outcome reports it: the forkcache code when there is one, the API status otherwise. */
+export function describeFailure(err: unknown): WireError {
+  let current: unknown = err;
+  for (let depth = 0; depth < 4 && current; depth++) {
+    if (current instanceof ForkcacheError) return current.toWire();
+    current = (current as { cause?: unknown }).cause;
+  }
+  if (err instanceof Anthropic.APIError) {
+    const type = (err.error as { error?: { type?: string } } | undefined)?.error?.type;
+    return { code: 'FORK_API_ERROR', message: err.message, data: { status: err.status ?? null, type: type ?? null, requestId: err.requestID ?? null } };
+  }
+  return toWireError(err);
+}

@@ -1,0 +1,64 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import type { WireError } from '../errors.ts';
+import type { ForkReport } from '../fork/report.ts';
+import type { Usage } from '../ledger/usage.ts';
+import type { SendOptions, SentMessage } from '../provider/send.ts';
+
+/** How a fork sends one request body: the SDK in production, the same SDK against the emulator in tests. */
+export interface ModelTransport {
+  send(body: Uint8Array, options: SendOptions): Promise<SentMessage>;
+}
+
+/** A permit to send one request, from the scheduler (warm-first barrier + API concurrency). */
+export interface GatePermit {
+  /** The response has begun: the request's cache writes are readable now. */
+  started(): void;
+  /** The request is over (success or failure). Idempotent. */
+  release(): void;
+}
+
+export interface RequestGate {
+  acquire(request: { turn: number; signal?: AbortSignal | undefined }): Promise<GatePermit>;
+}
+
+/** A gate that lets everything through at once (no scheduling). */
+export const OPEN_GATE: RequestGate = {
+  acquire: () => Promise.resolve({ started() {}, release() {} }),
+};
+
+export interface RequestRecord {
+  turn: number;
+  requestId: string | null;
+  messageId: string;
+  usage: Usage;
+  stopReason: string | null;
+  /** Clock times (ms): sent, response began, response complete. */
+  sentAt: number;
+  startedAt: number;
+  endedAt: number;
+}
+
+export type LoopEvent =
+  | { type: 'turn-start'; turn: number; at: number }
+  | { type: 'response-start'; turn: number; at: number }
+  | { type: 'turn-end'; turn: number; at: number; request: RequestRecord }
+  | { type: 'tool-call'; turn: number; at: number; name: string; id: string; isError: boolean; code?: string | undefined; path?: string | undefined };
+
+export type ForkStatus = 'completed' | 'failed' | 'cancelled';
+
+/** What one fork produced. Plain data: it crosses the worker boundary. */
+export interface ForkOutcome {
+  status: ForkStatus;
+  /** Model calls made. */
+  turns: number;
+  toolCalls: number;
+  requests: RequestRecord[];
+  /** Text of the last assistant turn. */
+  finalText: string;
+  report: ForkReport | undefined;
+  /** The child's own part of the conversation (after the shared messages), for resume and transcripts. */
+  messages: Anthropic.MessageParam[];
+  /** Files the fork wrote or edited successfully (workspace-relative). */
+  filesChanged: string[];
+  error?: WireError | undefined;
+}

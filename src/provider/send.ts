@@ -1,0 +1,74 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
+import type { Stream } from '@anthropic-ai/sdk/core/streaming';
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+export interface SendOptions {
+  signal?: AbortSignal | undefined;
+  /** Called once, when the response has begun (`message_start`): its cache writes are now readable. */
+  onStart?: ((message: Anthropic.Message) => void) | undefined;
+  /** Extra headers for this request only (e.g. the emulator's script selection). */
+  headers?: Record<string, string> | undefined;
+}
+
+export interface SentMessage {
+  message: Anthropic.Message;
+  requestId: string | null;
+}
+
+/**
+ * Send exact request bytes, streaming, and return the assembled message. The SDK's own
+ * `MessageStream` assembles the events (text deltas, partial tool-input JSON, usage);
+ * `message_start` is reported through `onStart` as it arrives.
+ */
+export async function streamMessageBytes(client: Anthropic, body: Uint8Array, options: SendOptions = {}): Promise<SentMessage> {
+  const { data, request_id } = await client
+    .post<Stream<Anthropic.RawMessageStreamEvent>>('/v1/messages', {
+      body,
+      headers: { ...JSON_HEADERS, ...options.headers },
+      stream: true,
+      ...(options.signal ? { signal: options.signal } : {}),
+    })
+    .withResponse();
+  const stream = MessageStream.fromReadableStream(data.toReadableStream());
+  const onAbort = (): void => {
+    data.controller.abort();
+    stream.abort();
+  };
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    if (options.onStart) {
+      const onStart = options.onStart;
+      stream.on('streamEvent', (event, snapshot) => {
+        if (event.type === 'message_start') onStart(snapshot);
+      });
+    }
+    return { message: await stream.finalMessage(), requestId: request_id ?? null };
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Send exact bytes without streaming (pre-warm requests with `max_tokens: 0`). */
+export async function sendMessageBytes(client: Anthropic, body: Uint8Array, options: SendOptions = {}): Promise<SentMessage> {
+  const { data, request_id } = await client
+    .post<Anthropic.Message>('/v1/messages', {
+      body,
+      headers: { ...JSON_HEADERS, ...options.headers },
+      ...(options.signal ? { signal: options.signal } : {}),
+    })
+    .withResponse();
+  options.onStart?.(data);
+  return { message: data, requestId: request_id ?? null };
+}
+
+/** Exact token count of a request body (`POST /v1/messages/count_tokens`). */
+export async function countTokensBytes(client: Anthropic, body: Uint8Array, options: SendOptions = {}): Promise<number> {
+  const result = await client.post<{ input_tokens: number }>('/v1/messages/count_tokens', {
+    body,
+    headers: { ...JSON_HEADERS, ...options.headers },
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  return result.input_tokens;
+}
