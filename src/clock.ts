@@ -84,6 +84,14 @@ export class ManualClock implements Clock {
     for (const s of due) s.resolve();
   }
 
+  /** Jump to the earliest sleeper's deadline and wake it (and any due at the same time). False when none sleeps. */
+  advanceToNext(): boolean {
+    if (this.#sleepers.length === 0) return false;
+    const next = Math.min(...this.#sleepers.map((s) => s.at));
+    this.advance(Math.max(0, next - this.#now));
+    return true;
+  }
+
   /** Set the time (forward only). */
   set(now: number): void {
     this.advance(now - this.#now);

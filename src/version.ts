@@ -1,16 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from './package-root.ts';
 
-/** The package version, read once from package.json (works from src/ and from dist/src/). */
-function readVersion(): string {
-  for (const rel of ['../package.json', '../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'forkcache' && pkg.version) return pkg.version;
-    } catch {
-      // try the next candidate
-    }
-  }
-  return '0.0.0';
-}
-
-export const VERSION = readVersion();
+/** The package version, read once from package.json. */
+export const VERSION = (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;

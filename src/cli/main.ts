@@ -1,10 +1,13 @@
 import { createProgram } from './program.ts';
 
+/** Errors that mean the input was wrong (exit code 2), not that the work failed (1). */
+const BAD_INPUT = new Set(['INVALID_ARGUMENT', 'CLI_USAGE', 'SNAPSHOT_INVALID', 'FORK_EMPTY_DIRECTIVE', 'FORK_DIRECTIVE_TOO_LARGE']);
+
 // The `forkcache` command. Exit codes: 0 success, 1 some work failed, 2 bad input.
 createProgram()
   .parseAsync(process.argv)
   .catch((err: unknown) => {
     const code = (err as { code?: unknown }).code;
     process.stderr.write(`forkcache: ${(err as Error).message ?? String(err)}\n`);
-    process.exitCode = code === 'INVALID_ARGUMENT' || code === 'CLI_USAGE' ? 2 : 1;
+    process.exitCode = typeof code === 'string' && BAD_INPUT.has(code) ? 2 : 1;
   });

@@ -1,5 +1,9 @@
 import { Command } from 'commander';
 import { VERSION } from '../version.ts';
+import { registerDemoCommand } from './commands/demo.ts';
+import { registerEconomicsCommand } from './commands/economics.ts';
+import { registerEmulatorCommand } from './commands/emulator.ts';
+import { registerRunCommand } from './commands/run.ts';
 
 /** Build the command tree. Each sub-command lives in its own file and registers itself here. */
 export function createProgram(): Command {
@@ -12,5 +16,9 @@ export function createProgram(): Command {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') process.exit(0);
       process.exit(err.exitCode === 0 ? 0 : 2);
     });
+  registerDemoCommand(program);
+  registerEconomicsCommand(program);
+  registerEmulatorCommand(program);
+  registerRunCommand(program);
   return program;
 }

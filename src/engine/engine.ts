@@ -25,6 +25,11 @@ export interface FanOutOptions {
    * shared prefix the parent had already cached (a warm parent).
    */
   parentUsage?: Anthropic.Usage | undefined;
+  /**
+   * Record into this ledger (e.g. one that already holds the parent's own turns, so the
+   * summary is the whole tree's). Default: a new ledger per fan-out.
+   */
+  ledger?: UsageLedger;
 }
 
 /**
@@ -88,7 +93,7 @@ export class ForkEngine {
     const id = `fo${(++this.#sequence).toString().padStart(3, '0')}-${prefix.id.slice(0, 8)}`;
     const runDir = this.options.runDir ? join(this.options.runDir, id) : undefined;
     const rootId = options.parentId ?? 'parent';
-    const ledger = new UsageLedger({ table: this.#table });
+    const ledger = options.ledger ?? new UsageLedger({ table: this.#table });
     if (options.parentUsage) {
       ledger.record({ forkId: rootId, kind: 'parent', turn: 0, model: snapshot.model, usage: options.parentUsage, at: this.#clock.now() });
     }

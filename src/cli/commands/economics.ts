@@ -1,17 +1,10 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ForkcacheError } from '../../errors.ts';
+import { intFlag, parseFlags } from '../flags.ts';
 import { DEFAULT_ECONOMICS_MODEL, DEFAULT_FRESH_AGENT_TOKENS, forkEconomics, type EconomicsConvention, type EconomicsInput, type EconomicsResult } from '../../ledger/economics.ts';
 import { formatEconomics } from '../../ledger/economics-format.ts';
 import { DEFAULT_MODEL_TABLE, loadModelTable, requireModel } from '../../ledger/models.ts';
-
-// commander hands every value over as a string; the schema turns them into numbers and
-// rejects anything but plain non-negative integers ("1e3", "2.5", "-1" all fail).
-const intFlag = z
-  .string({ error: (issue) => (issue.input === undefined ? 'required' : 'expected a non-negative integer') })
-  .regex(/^\d+$/, 'expected a non-negative integer')
-  .transform(Number)
-  .pipe(z.number().max(10_000_000, 'at most 10,000,000'));
 
 const optionsSchema = z.object({
   prefix: intFlag,
@@ -26,33 +19,6 @@ const optionsSchema = z.object({
   modelTable: z.string().min(1).optional(),
   json: z.boolean().default(false),
 });
-
-const FLAGS: Record<string, string> = {
-  prefix: '--prefix',
-  directive: '--directive',
-  children: '--children',
-  model: '--model',
-  ttl: '--ttl',
-  warmParent: '--warm-parent',
-  cachedPrefix: '--cached-prefix',
-  freshTokens: '--fresh-tokens',
-  convention: '--convention',
-  modelTable: '--model-table',
-  json: '--json',
-};
-
-function parseOptions(raw: Record<string, unknown>): z.output<typeof optionsSchema> {
-  const result = optionsSchema.safeParse(raw);
-  if (result.success) return result.data;
-  const message = result.error.issues
-    .map((issue) => {
-      const key = String(issue.path[0] ?? '');
-      const got = raw[key] === undefined ? '' : ` (got "${String(raw[key])}")`;
-      return `${FLAGS[key] ?? key}: ${issue.message}${got}`;
-    })
-    .join('; ');
-  throw new ForkcacheError('INVALID_ARGUMENT', message, { data: { flags: result.error.issues.map((i) => FLAGS[String(i.path[0])] ?? '') } });
-}
 
 /** Register `forkcache economics`: the break-even cost of forking vs fresh agents vs no cache. */
 export function registerEconomicsCommand(program: Command): void {
@@ -71,7 +37,7 @@ export function registerEconomicsCommand(program: Command): void {
     .option('--model-table <file>', 'JSON price table merged over the built-in one')
     .option('--json', 'print one JSON object')
     .action((raw: Record<string, unknown>) => {
-      const opts = parseOptions(raw);
+      const opts = parseFlags(optionsSchema, raw);
       const table = opts.modelTable === undefined ? DEFAULT_MODEL_TABLE : loadModelTable(opts.modelTable);
       requireModel(opts.model, table, '--model');
       if (opts.cachedPrefix !== undefined && opts.cachedPrefix > opts.prefix) {

@@ -1,0 +1,42 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { WARM_STRATEGIES, type WarmStrategy } from '../../engine/warm-gate.ts';
+import { DEMO_MODEL, runDemo } from '../demo/run-demo.ts';
+import { DEMO_NEW_NAME, DEMO_OLD_NAME } from '../demo/workspace.ts';
+import { intFlag, parseFlags } from '../flags.ts';
+import { formatFanOutResult, jsonSummary } from '../summary-table.ts';
+
+const optionsSchema = z.object({
+  forks: intFlag.pipe(z.number().min(1, 'at least 1').max(1000, 'at most 1,000')).default(8),
+  warm: z.enum(WARM_STRATEGIES as [WarmStrategy, ...WarmStrategy[]], { error: `expected one of ${WARM_STRATEGIES.join(', ')}` }).default('first-child'),
+  latency: z.enum(['off', 'fast', 'realistic'], { error: 'expected off, fast or realistic' }).default('fast'),
+  seed: intFlag.default(0),
+  json: z.boolean().default(false),
+});
+
+/** Register `forkcache demo`: the main job, end to end on the embedded emulator. */
+export function registerDemoCommand(program: Command): void {
+  program
+    .command('demo')
+    .description(`fork N children that rename ${DEMO_OLD_NAME} to ${DEMO_NEW_NAME} in a copy of a sample repository, on the local emulator (no API key)`)
+    .option('--forks <n>', 'number of forks (one per file)', '8')
+    .option('--warm <strategy>', `warm-up strategy: ${WARM_STRATEGIES.join(' | ')}`, 'first-child')
+    .option('--latency <profile>', 'emulated latency: off | fast | realistic', 'fast')
+    .option('--seed <n>', 'emulator seed', '0')
+    .option('--json', 'print one JSON summary object last (progress goes to stderr as plain lines)')
+    .action(async (raw: Record<string, unknown>) => {
+      const opts = parseFlags(optionsSchema, raw);
+      const log = (line: string): void => void process.stderr.write(`${line}\n`);
+      const demo = await runDemo({ forks: opts.forks, warm: opts.warm, latency: opts.latency, seed: opts.seed, plain: opts.json, log });
+      const failed = demo.result.forks.filter((f) => f.status !== 'completed').length;
+      if (opts.json) {
+        process.stdout.write(`${JSON.stringify(jsonSummary(demo.result, { workspace: demo.workspace, leftovers: demo.leftovers }))}\n`);
+      } else {
+        process.stdout.write(`\n${formatFanOutResult(demo.result, DEMO_MODEL)}\n\n`);
+        process.stdout.write(`parent: ${demo.parentText}\n`);
+        process.stdout.write(`${DEMO_OLD_NAME} left under src/: ${demo.leftovers.length === 0 ? 'none' : demo.leftovers.join(', ')}\n`);
+        process.stdout.write(`workspace kept at ${demo.workspace}; transcripts under .forkcache/runs\n`);
+      }
+      process.exitCode = failed > 0 || demo.leftovers.length > 0 ? 1 : 0;
+    });
+}

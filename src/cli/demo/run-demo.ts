@@ -1,0 +1,97 @@
+import { join } from 'node:path';
+import type Anthropic from '@anthropic-ai/sdk';
+import { startEmulator } from '../../emulator/server/start.ts';
+import { ForkEngine } from '../../engine/engine.ts';
+import type { FanOutResult } from '../../engine/fan-out.ts';
+import { runParentAgent, type SpawnResults } from '../../engine/parent-agent.ts';
+import { UsageLedger } from '../../ledger/ledger.ts';
+import { createAnthropicClient } from '../../provider/client.ts';
+import { TOOL_DECLARATIONS } from '../../tools/declarations.ts';
+import { createToolExecutor } from '../../tools/executor.ts';
+import type { WarmStrategy } from '../../engine/warm-gate.ts';
+import type { LatencyName } from '../../emulator/latency.ts';
+import { ProgressBoard } from '../progress-board.ts';
+import { DEMO_SYSTEM_PROMPT } from './system-prompt.ts';
+import { DEMO_NEW_NAME, DEMO_OLD_NAME, filesMentioning, prepareDemoWorkspace } from './workspace.ts';
+
+export const DEMO_MODEL = 'claude-sonnet-4-6';
+
+export interface DemoOptions {
+  forks: number;
+  warm: WarmStrategy;
+  latency: LatencyName;
+  seed: number;
+  /** Plain progress lines instead of the live board. */
+  plain: boolean;
+  log: (line: string) => void;
+}
+
+export interface DemoResult {
+  workspace: string;
+  result: FanOutResult;
+  parentTurns: number;
+  parentText: string;
+  /** Files under src/ still using the old name after the run (expected: none). */
+  leftovers: string[];
+}
+
+/**
+ * The demo: a parent agent (the emulator's scripted `refactor` model) surveys a copy of the
+ * sample repository and forks one child per file to rename `fetchData` to `loadData`; the
+ * children edit the files for real, through worker threads, on one frozen prefix.
+ */
+export async function runDemo(options: DemoOptions): Promise<DemoResult> {
+  const workspace = prepareDemoWorkspace(options.forks);
+  const emulator = await startEmulator({ latency: options.latency, seed: options.seed, script: 'refactor' });
+  const headers = { 'x-forkcache-script': 'refactor' };
+  options.log(`forkcache demo: ${options.forks} forks on the local emulator (latency ${options.latency}, warm ${options.warm}), no API key needed`);
+  options.log(`workspace ${workspace}`);
+  const engine = await ForkEngine.create({
+    baseURL: emulator.url,
+    apiKey: 'demo',
+    headers,
+    workspace,
+    runDir: join(workspace, '.forkcache', 'runs'),
+    warm: options.warm,
+    pool: { maxThreads: 2, concurrentTasksPerWorker: 16 },
+  });
+  const client = createAnthropicClient({ baseURL: emulator.url, apiKey: 'demo', defaultHeaders: headers });
+  const ledger = new UsageLedger();
+  let fanOutResult: FanOutResult | undefined;
+  try {
+    const parent = await runParentAgent({
+      client,
+      model: DEMO_MODEL,
+      system: DEMO_SYSTEM_PROMPT,
+      tools: TOOL_DECLARATIONS,
+      executor: createToolExecutor({ workspace }),
+      prompt: `rename ${DEMO_OLD_NAME} to ${DEMO_NEW_NAME} across src`,
+      onTurn: ({ turn, usage }) => ledger.record({ forkId: 'parent', kind: 'parent', turn: turn - 1, model: DEMO_MODEL, usage, at: Date.now() }),
+      onSpawn: async ({ snapshot, calls }) => {
+        const directives = calls.map((c) => String((c.input as { directive?: unknown }).directive ?? ''));
+        const fan = engine.fanOut(snapshot, directives, { parentId: 'parent', ledger });
+        const board = new ProgressBoard({ model: DEMO_MODEL, plain: options.plain });
+        for await (const event of fan) board.onEvent(event);
+        board.stop();
+        fanOutResult = await fan.settled();
+        return reportsById(calls, fanOutResult);
+      },
+    });
+    if (!fanOutResult) throw new Error('the parent agent finished without forking');
+    // The parent's last turn came after the fan-out: the tree's totals include it.
+    const result: FanOutResult = { ...fanOutResult, summary: { ...fanOutResult.summary, ...ledger.summary('parent') } };
+    return { workspace, result, parentTurns: parent.turns, parentText: parent.finalText, leftovers: filesMentioning(workspace, DEMO_OLD_NAME) };
+  } finally {
+    await engine.close();
+    await emulator.close();
+  }
+}
+
+function reportsById(calls: Anthropic.ToolUseBlock[], result: FanOutResult): SpawnResults {
+  const out: SpawnResults = new Map();
+  calls.forEach((call, i) => {
+    const fork = result.forks[i];
+    out.set(call.id, fork ? `${fork.status}: ${fork.finalText || fork.error?.message || ''}` : 'not run');
+  });
+  return out;
+}

@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { ForkcacheError } from '../errors.ts';
+
+/**
+ * A flag whose value must be a plain non-negative integer: commander hands every value over
+ * as a string, and "1e3", "2.5" or "-1" must fail, naming the flag.
+ */
+export const intFlag = z
+  .string({ error: (issue) => (issue.input === undefined ? 'required' : 'expected a non-negative integer') })
+  .regex(/^\d+$/, 'expected a non-negative integer')
+  .transform(Number)
+  .pipe(z.number().max(10_000_000, 'at most 10,000,000'));
+
+/** `camelCase` option key → `--kebab-case` flag. */
+export function flagName(key: string): string {
+  return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+}
+
+/**
+ * Validate commander's options with a schema. Errors name the flag and the value given:
+ * `--forks: at least 1 (got "0")`, as an `INVALID_ARGUMENT` (exit code 2).
+ */
+export function parseFlags<S extends z.ZodType>(schema: S, raw: Record<string, unknown>): z.output<S> {
+  const result = schema.safeParse(raw);
+  if (result.success) return result.data;
+  const message = result.error.issues
+    .map((issue) => {
+      const key = String(issue.path[0] ?? '');
+      const got = raw[key] === undefined ? '' : ` (got "${String(raw[key])}")`;
+      return `${flagName(key)}: ${issue.message}${got}`;
+    })
+    .join('; ');
+  throw new ForkcacheError('INVALID_ARGUMENT', message, { data: { flags: result.error.issues.map((i) => flagName(String(i.path[0]))) } });
+}

@@ -1,0 +1,65 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { z } from 'zod';
+import { WARM_STRATEGIES, type WarmStrategy } from '../engine/warm-gate.ts';
+import { ForkcacheError } from '../errors.ts';
+import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
+import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
+import { EXECUTABLE_TOOL_NAMES } from '../tools/names.ts';
+import { parseOrThrow } from '../validation.ts';
+
+const positive = z.number().int().positive();
+
+/**
+ * A run plan (`forkcache run PLAN.json`). Relative paths are resolved against the plan's
+ * directory.
+ */
+export const planSchema = z.strictObject({
+  /** The parent's last request: a JSON file path, or the request object itself. */
+  parent: z.union([z.string().min(1), z.record(z.string(), z.unknown())]),
+  directives: z.array(z.string()).min(1, 'expected at least one directive'),
+  /** Overrides the parent's model (the cache key includes the model: all forks use one). */
+  model: z.string().min(1).optional(),
+  workspace: z.string().min(1).default('.'),
+  runDir: z.string().min(1).default('.forkcache/runs'),
+  warm: z.enum(WARM_STRATEGIES as [WarmStrategy, ...WarmStrategy[]]).default('first-child'),
+  layout: z.enum(FORK_LAYOUTS as [ForkLayout, ...ForkLayout[]]).default('claude'),
+  allow: z.array(z.enum(EXECUTABLE_TOOL_NAMES)).optional(),
+  limits: z
+    .strictObject({ maxTurns: positive.optional(), maxTokens: positive.optional(), concurrency: positive.optional(), maxThreads: positive.optional() })
+    .default({}),
+  /** Used only when the run goes to the embedded emulator. */
+  emulator: z.strictObject({ script: z.string().min(1).default('echo'), latency: z.enum(['off', 'fast', 'realistic']).default('fast') }).default({ script: 'echo', latency: 'fast' }),
+});
+
+export type Plan = z.output<typeof planSchema>;
+
+export interface LoadedPlan {
+  plan: Plan;
+  snapshot: ParentSnapshot;
+  workspace: string;
+  runDir: string;
+}
+
+function readJson(path: string, what: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (cause) {
+    throw new ForkcacheError('INVALID_ARGUMENT', `${what}: cannot read ${path} (${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message})`, { cause });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (cause) {
+    throw new ForkcacheError('INVALID_ARGUMENT', `${what}: ${path} is not valid JSON (${(cause as Error).message})`, { cause });
+  }
+}
+
+/** Read and validate a plan file and the parent it names. Every error names the field or file. */
+export function loadPlan(path: string): LoadedPlan {
+  const base = dirname(resolve(path));
+  const plan = parseOrThrow(planSchema, readJson(path, 'plan'), 'INVALID_ARGUMENT', `plan ${path}`);
+  const request = typeof plan.parent === 'string' ? readJson(resolve(base, plan.parent), 'plan.parent') : plan.parent;
+  const withModel = plan.model ? { ...(request as Record<string, unknown>), model: plan.model } : request;
+  return { plan, snapshot: captureSnapshot(withModel), workspace: resolve(base, plan.workspace), runDir: resolve(base, plan.runDir) };
+}

@@ -1,0 +1,108 @@
+import cliProgress from 'cli-progress';
+import type { FanOutEvent } from '../engine/fork-handle.ts';
+import { costUsd } from '../ledger/cost.ts';
+import { addUsage, totalInputTokens, type Usage, ZERO_USAGE } from '../ledger/usage.ts';
+
+interface Row {
+  status: string;
+  turn: number;
+  tool: string;
+  usage: Usage;
+  bar?: cliProgress.SingleBar;
+}
+
+export interface BoardOptions {
+  model: string;
+  stream?: NodeJS.WriteStream;
+  /** Force plain lines (not a TTY, or `--json`). */
+  plain?: boolean;
+}
+
+const fmt = (n: number): string => n.toLocaleString('en-US');
+const pct = (u: Usage): string => {
+  const total = totalInputTokens(u);
+  return total === 0 ? '  -' : `${Math.round((100 * u.cache_read_input_tokens) / total)}%`.padStart(4);
+};
+
+/**
+ * Live per-fork progress: on a TTY one redrawn line per fork (status, turn, last tool,
+ * tokens, cache hit %) and a totals line with the cost so far; elsewhere, plain lines as forks
+ * start and end. No colours are used, so NO_COLOR holds trivially.
+ */
+export class ProgressBoard {
+  readonly #rows = new Map<string, Row>();
+  readonly #model: string;
+  readonly #stream: NodeJS.WriteStream;
+  readonly #multi: cliProgress.MultiBar | undefined;
+  readonly #totals: cliProgress.SingleBar | undefined;
+
+  constructor(options: BoardOptions) {
+    this.#model = options.model;
+    this.#stream = options.stream ?? process.stderr;
+    if (!options.plain && this.#stream.isTTY) {
+      this.#multi = new cliProgress.MultiBar(
+        { stream: this.#stream, format: ' {line}', hideCursor: true, clearOnComplete: false, fps: 10, barsize: 0 },
+        cliProgress.Presets.legacy,
+      );
+      this.#totals = this.#multi.create(1, 0, { line: 'starting' });
+    }
+  }
+
+  onEvent(event: FanOutEvent): void {
+    const row = this.#row(event.forkId);
+    switch (event.type) {
+      case 'fork-start':
+        row.status = 'running';
+        this.#plain(`${event.forkId} started`);
+        break;
+      case 'turn-start':
+        row.turn = event.turn;
+        break;
+      case 'turn-end':
+        row.usage = addUsage(row.usage, event.request.usage);
+        break;
+      case 'tool-call':
+        row.tool = event.name + (event.isError ? '!' : '');
+        break;
+      case 'fork-end':
+        row.status = event.status;
+        this.#plain(`${event.forkId} ${event.status} after ${event.result.turns} turns, ${event.result.toolCalls} tool calls, cache hit ${pct(row.usage).trim()}`);
+        break;
+      default:
+        break;
+    }
+    this.#render(event.forkId, row);
+  }
+
+  stop(): void {
+    this.#multi?.stop();
+  }
+
+  #row(forkId: string): Row {
+    let row = this.#rows.get(forkId);
+    if (!row) {
+      row = { status: 'queued', turn: 0, tool: '-', usage: ZERO_USAGE };
+      if (this.#multi) row.bar = this.#multi.create(1, 0, { line: '' });
+      this.#rows.set(forkId, row);
+    }
+    return row;
+  }
+
+  #render(forkId: string, row: Row): void {
+    if (!this.#multi) return;
+    const tokens = totalInputTokens(row.usage) + row.usage.output_tokens;
+    row.bar?.update(0, { line: `${forkId.padEnd(20)} ${row.status.padEnd(9)} turn ${String(row.turn).padStart(3)}  ${row.tool.padEnd(11)} ${fmt(tokens).padStart(9)} tok  hit ${pct(row.usage)}` });
+    let total: Usage = ZERO_USAGE;
+    let done = 0;
+    for (const r of this.#rows.values()) {
+      total = addUsage(total, r.usage);
+      if (r.status !== 'queued' && r.status !== 'running') done += 1;
+    }
+    const cost = costUsd(total, this.#model).total;
+    this.#totals?.update(0, { line: `${done}/${this.#rows.size} forks done   read ${fmt(total.cache_read_input_tokens)}  written ${fmt(total.cache_creation_input_tokens)}  uncached ${fmt(total.input_tokens)}  hit ${pct(total)}  cost $${cost.toFixed(4)}` });
+  }
+
+  #plain(line: string): void {
+    if (!this.#multi) this.#stream.write(`${line}\n`);
+  }
+}

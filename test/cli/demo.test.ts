@@ -1,0 +1,34 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { forkcache, lastJson } from './run-cli.ts';
+
+describe('forkcache demo', () => {
+  it('forks one child per file, renames the symbol in every file, and reports a perfect cache', async () => {
+    const { code, stdout, stderr } = await forkcache(['demo', '--forks', '3', '--latency', 'off', '--json']);
+    expect(stderr).toMatch(/3 forks on the local emulator/);
+    expect(code).toBe(0);
+    const summary = lastJson(stdout);
+    expect(summary.forks).toEqual({ total: 3, completed: 3, failed: 0, cancelled: 0 });
+    expect(summary.leftovers).toEqual([]);
+    expect(summary.cache.cache_efficiency).toBeGreaterThanOrEqual(0.99);
+    expect(summary.prefix.drift_events).toBe(0);
+    expect(summary.cost_usd.actual).toBeLessThan(summary.cost_usd.no_cache);
+    const files = summary.fork_results.flatMap((f: { files_changed: string[] }) => f.files_changed).sort();
+    expect(files).toEqual(['src/features/invoices.ts', 'src/features/orders.ts', 'src/lib/http.ts']);
+    for (const file of files) {
+      const text = readFileSync(join(summary.workspace, file), 'utf8');
+      expect(text).toContain('loadData');
+      expect(text).not.toContain('fetchData');
+    }
+    const runs = join(summary.workspace, '.forkcache', 'runs');
+    expect(existsSync(runs)).toBe(true);
+    expect(readdirSync(join(runs, readdirSync(runs)[0]!, 'forks'))).toHaveLength(3);
+  });
+
+  it('refuses a bad flag with exit code 2, naming it', async () => {
+    const { code, stderr } = await forkcache(['demo', '--forks', '0']);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--forks: at least 1 \(got "0"\)/);
+  });
+});
