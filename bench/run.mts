@@ -1,0 +1,39 @@
+// `npm run bench [-- --quick] [-- --only name,name]`: runs the suites in one process and writes
+// bench/results/latest.json and latest.md (ratios measured in one run, on one machine).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { arch, cpus, platform, totalmem } from 'node:os';
+import { boundarySuite, dispatchSuite } from './boundary.ts';
+import type { SuiteOptions, SuiteResult } from './types.ts';
+
+const SUITES: Record<string, (o: SuiteOptions) => Promise<SuiteResult>> = {
+  dispatch: dispatchSuite,
+  boundary: boundarySuite,
+};
+
+function markdown(results: SuiteResult[], machine: string): string {
+  const parts = [`# forkcache benchmarks\n\nMachine: ${machine}\n`];
+  for (const r of results) {
+    const cols = Object.keys(r.rows[0] ?? {});
+    const fmt = (v: unknown): string => (typeof v === 'number' ? (Number.isInteger(v) ? v.toLocaleString('en-US') : v.toPrecision(3)) : String(v));
+    parts.push(`## ${r.title}\n\n| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|\n${r.rows.map((row) => `| ${cols.map((c) => fmt(row[c])).join(' | ')} |`).join('\n')}\n${r.conclusion ? `\n${r.conclusion}\n` : ''}`);
+  }
+  return parts.join('\n');
+}
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const onlyArg = args.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+const names = onlyArg ? onlyArg.split(',') : Object.keys(SUITES);
+for (const name of names) if (!SUITES[name]) throw new Error(`--only: unknown suite "${name}" (known: ${Object.keys(SUITES).join(', ')})`);
+const machine = `${cpus()[0]?.model ?? 'cpu'} × ${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB, ${platform()} ${arch()}, Node ${process.version}`;
+const results: SuiteResult[] = [];
+for (const name of names) {
+  process.stderr.write(`bench: ${name}${quick ? ' (quick)' : ''}...\n`);
+  results.push(await SUITES[name]!({ quick }));
+}
+const dir = new URL('./results/', import.meta.url);
+mkdirSync(dir, { recursive: true });
+writeFileSync(new URL('latest.json', dir), `${JSON.stringify({ date: new Date().toISOString(), machine, quick, suites: results }, null, 2)}\n`);
+const md = markdown(results, machine);
+writeFileSync(new URL('latest.md', dir), md);
+process.stdout.write(md);

@@ -1,0 +1,12 @@
+export interface SuiteOptions {
+  /** Short runs (the whole bench under a minute). */
+  quick: boolean;
+}
+
+export interface SuiteResult {
+  name: string;
+  title: string;
+  rows: Record<string, unknown>[];
+  /** What the numbers decided, in one sentence. */
+  conclusion?: string;
+}

@@ -1,0 +1,83 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { ForkcacheError } from '../../errors.ts';
+import { loadModelTable } from '../../ledger/models.ts';
+import type { EmulatorOptions } from '../../emulator/options.ts';
+import { ReplayModel } from '../../emulator/scripts/replay.ts';
+import { startEmulator } from '../../emulator/server/start.ts';
+
+const intFlag = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^-?\d+$/, 'expected an integer')
+    .transform(Number)
+    .pipe(z.number().min(min, `at least ${min}`).max(max, `at most ${max}`));
+
+const optionsSchema = z.object({
+  host: z.string().min(1).default('127.0.0.1'),
+  port: intFlag(0, 65535).default(0),
+  latency: z.enum(['off', 'fast', 'realistic'], { error: 'expected off, fast or realistic' }).default('fast'),
+  faults: z.string().default(''),
+  seed: intFlag(-2147483648, 2147483647).default(0),
+  script: z.string().min(1).default('echo'),
+  replay: z.string().min(1).optional(),
+  modelTable: z.string().min(1).optional(),
+});
+
+const FLAGS: Record<string, string> = { host: '--host', port: '--port', latency: '--latency', faults: '--faults', seed: '--seed', script: '--script', replay: '--replay', modelTable: '--model-table' };
+
+function parseOptions(raw: Record<string, unknown>): z.output<typeof optionsSchema> {
+  const result = optionsSchema.safeParse(raw);
+  if (result.success) return result.data;
+  const message = result.error.issues.map((i) => `${FLAGS[String(i.path[0])] ?? String(i.path[0])}: ${i.message}`).join('; ');
+  throw new ForkcacheError('INVALID_ARGUMENT', message);
+}
+
+/** Resolves on the first SIGINT or SIGTERM. */
+function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (signal: NodeJS.Signals): void => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+      resolve(signal);
+    };
+    process.on('SIGINT', on);
+    process.on('SIGTERM', on);
+  });
+}
+
+/**
+ * Register `forkcache emulator`: serve the Anthropic-compatible emulator until SIGINT/SIGTERM,
+ * then close gracefully (in-flight requests finish first).
+ */
+export function registerEmulatorCommand(program: Command): void {
+  program
+    .command('emulator')
+    .description('Serve a local Anthropic-compatible Messages API with the prompt-cache rules (scripted models, no API key).')
+    .option('--host <host>', 'interface to bind', '127.0.0.1')
+    .option('--port <n>', 'TCP port; 0 picks a free one', '0')
+    .option('--latency <mode>', 'off | fast | realistic', 'fast')
+    .option('--faults <spec>', 'injected faults, e.g. 429:0.1,529:0.05,stream-error:0.05,reset:0.02,slow:0.1', '')
+    .option('--seed <n>', 'seed for fault draws and ids', '0')
+    .option('--script <name>', 'default scripted model: echo | refactor (| replay with --replay)', 'echo')
+    .option('--replay <file>', 'JSON fixture for the replay model (registered as "replay")')
+    .option('--model-table <file>', 'JSON model table override (minimum cacheable lengths, ids)')
+    .action(async (raw: Record<string, unknown>) => {
+      const o = parseOptions(raw);
+      const options: EmulatorOptions = {
+        host: o.host,
+        port: o.port,
+        latency: o.latency,
+        faults: o.faults,
+        seed: o.seed,
+        script: o.script,
+        ...(o.replay === undefined ? {} : { scripts: [ReplayModel.fromFile(o.replay)] }),
+        ...(o.modelTable === undefined ? {} : { modelTable: loadModelTable(o.modelTable) }),
+      };
+      const emulator = await startEmulator(options);
+      process.stdout.write(`forkcache emulator listening on ${emulator.url}\n`);
+      const signal = await untilSignal();
+      process.stderr.write(`forkcache emulator: ${signal}, closing\n`);
+      await emulator.close();
+    });
+}

@@ -1,0 +1,138 @@
+import { createHash } from 'node:crypto';
+import type { BlockTokenCounter } from '../tokens/block-tokens.ts';
+import type { CacheControl, MessagesRequest, RequestBlock } from '../types.ts';
+
+export type Segment = 'tools' | 'system' | 'messages';
+
+/** One block position of the prefix, in the API's order: tools → system → messages. */
+export interface Position {
+  index: number;
+  segment: Segment;
+  /** Message index, or -1 for tools and system. */
+  message: number;
+  /** Block index inside its message (or inside tools / system). */
+  block: number;
+  type: string;
+  /** sha256 of everything up to and including this block: the cache key of a marker here. */
+  hash: string;
+  tokens: number;
+  /** Tokens of the prefix up to and including this block. */
+  cumTokens: number;
+  /** Lookback unit: a run of tool_use blocks (or of tool_result blocks) shares one. */
+  unit: number;
+  cacheControl: CacheControl | undefined;
+  /** Whether a cache marker may sit here (not on thinking blocks). */
+  cacheable: boolean;
+}
+
+/** Digests of the request's parts, for `diagnostics.cache_miss_reason`. */
+export interface PromptFingerprint {
+  model: string;
+  tools: string;
+  system: string;
+  settings: string;
+  messages: string[];
+}
+
+export interface RenderedPrefix {
+  model: string;
+  positions: Position[];
+  totalTokens: number;
+  /** Hash of the whole prompt (used to derive deterministic tool_use ids). */
+  finalHash: string;
+  fingerprint: PromptFingerprint;
+}
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/**
+ * A block as received minus its own `cache_control`: moving a marker must not change a key.
+ * Object rest keeps the received key order, so the rest of the bytes are the client's.
+ */
+export function blockJson(block: Readonly<Record<string, unknown>>): string {
+  const { cache_control: _marker, ...rest } = block;
+  return JSON.stringify(rest);
+}
+
+// A string `system`/`content` renders exactly like one text block on the API, so it hashes
+// like one: switching between the two forms is not a cache miss there either.
+function asBlocks(content: string | readonly RequestBlock[] | undefined): readonly RequestBlock[] {
+  if (content === undefined) return [];
+  if (typeof content === 'string') return content === '' ? [] : [{ type: 'text', text: content }];
+  return content;
+}
+
+// Settings that change how the messages are rendered: tool_choice, thinking, effort
+// (output_config). Absent values are the API's defaults, so they hash like those defaults.
+function settingsDigest(req: MessagesRequest): string {
+  return sha256(JSON.stringify([req.tool_choice ?? { type: 'auto' }, req.thinking ?? { type: 'disabled' }, req.output_config ?? null]));
+}
+
+const RUN_TYPES = new Set(['tool_use', 'tool_result']);
+
+/**
+ * Lay the request out as cache positions with chained hashes and token counts. The chain starts
+ * from the model id (a different model never shares a cache) and mixes in the settings digest
+ * where the messages begin, so tool_choice/thinking/effort changes invalidate only the messages
+ * part while a tools change invalidates everything after it, i.e. everything.
+ */
+export function renderPrefix(req: MessagesRequest, model: string, counter: BlockTokenCounter): RenderedPrefix {
+  const positions: Position[] = [];
+  let hash = sha256(`forkcache-emulator/v1\nmodel\n${model}`);
+  let cum = 0;
+  let unit = -1;
+  const settings = settingsDigest(req);
+  const partDigests: Record<Segment, string[]> = { tools: [], system: [], messages: [] };
+  const messageDigests: string[] = [];
+
+  const push = (segment: Segment, message: number, block: number, raw: RequestBlock, chainTag: string, extraTokens = 0): string => {
+    const json = blockJson(raw);
+    const digest = sha256(json);
+    const asTool = segment === 'tools';
+    const tokens = counter.block(`${asTool ? 't' : 'b'}:${digest}`, raw, json, asTool) + extraTokens;
+    const prev = positions[positions.length - 1];
+    const joinsRun = prev !== undefined && prev.message === message && message >= 0 && prev.type === raw.type && RUN_TYPES.has(raw.type);
+    if (!joinsRun) unit++;
+    hash = sha256(`${hash}\n${chainTag}\n${digest}`);
+    cum += tokens;
+    positions.push({
+      index: positions.length,
+      segment,
+      message,
+      block,
+      type: raw.type,
+      hash,
+      tokens,
+      cumTokens: cum,
+      unit,
+      cacheControl: raw.cache_control ?? undefined,
+      cacheable: raw.type !== 'thinking' && raw.type !== 'redacted_thinking',
+    });
+    partDigests[segment].push(digest);
+    return digest;
+  };
+
+  (req.tools ?? []).forEach((tool, i) => {
+    push('tools', -1, i, tool as RequestBlock, 'tool', i === 0 ? counter.costs.toolPromptTokens : 0);
+  });
+  asBlocks(req.system).forEach((block, i) => push('system', -1, i, block, 'system'));
+  hash = sha256(`${hash}\nsettings\n${settings}`);
+  req.messages.forEach((message, m) => {
+    const digests = asBlocks(message.content).map((block, b) => push('messages', m, b, block, b === 0 ? `message:${message.role}` : 'block'));
+    messageDigests.push(sha256(`${message.role}\n${digests.join('\n')}`));
+  });
+
+  return {
+    model,
+    positions,
+    totalTokens: cum,
+    finalHash: hash,
+    fingerprint: {
+      model,
+      tools: sha256(partDigests.tools.join('\n')),
+      system: sha256(partDigests.system.join('\n')),
+      settings,
+      messages: messageDigests,
+    },
+  };
+}

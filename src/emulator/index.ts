@@ -1,0 +1,35 @@
+// The emulator's public surface (re-exported from `forkcache/testing`).
+export { startEmulator } from './server/start.ts';
+export type { Emulator } from './server/start.ts';
+export type { EmulatorEvent, EmulatorEventName } from './server/core.ts';
+export type { EmulatorStats } from './server/stats.ts';
+export { DEFAULT_MAX_BODY_BYTES } from './options.ts';
+export type { EmulatorOptions } from './options.ts';
+export { LATENCY_PROFILES, resolveLatency, timeToFirstTokenMs, outputMs } from './latency.ts';
+export type { LatencyName, LatencyProfile } from './latency.ts';
+export { FAULT_KINDS, FAULT_HEADER, parseFaultSpec } from './faults.ts';
+export type { FaultKind, FaultRule } from './faults.ts';
+export { claudeTokenizer, approximateTokenizer, scaledTokenizer } from './tokens/tokenizer.ts';
+export type { Tokenizer } from './tokens/tokenizer.ts';
+export { DEFAULT_TOKEN_COSTS } from './tokens/block-tokens.ts';
+export type { TokenCosts } from './tokens/block-tokens.ts';
+export { SCRIPT_HEADER } from './scripts/types.ts';
+export type { ScriptedModel, ScriptedTurn, ScriptBlock, ScriptInput } from './scripts/types.ts';
+export { echoModel } from './scripts/echo.ts';
+export { refactorModel } from './scripts/refactor.ts';
+export { ReplayModel, replayFixtureSchema } from './scripts/replay.ts';
+export type { ReplayFixture, ReplayOptions } from './scripts/replay.ts';
+export { BUILTIN_SCRIPTS } from './scripts/registry.ts';
+export { parseDirective, formatReport } from './scripts/directive.ts';
+export type { Directive, ReportFields } from './scripts/directive.ts';
+// The cache model, usable without a server (e.g. to predict usage offline).
+export { renderPrefix, blockJson } from './cache/render.ts';
+export type { Position, RenderedPrefix, PromptFingerprint } from './cache/render.ts';
+export { collectMarkers, MAX_CACHE_MARKERS } from './cache/markers.ts';
+export type { Marker } from './cache/markers.ts';
+export { planCache, applyRead, commitWrites, LOOKBACK_POSITIONS } from './cache/plan.ts';
+export type { CachePlan, CacheWrite, InputUsage } from './cache/plan.ts';
+export { CacheStore, TTL_MS } from './cache/store.ts';
+export type { CacheEntry } from './cache/store.ts';
+export { BlockTokenCounter } from './tokens/block-tokens.ts';
+export type * from './types.ts';

@@ -1,0 +1,121 @@
+import { z } from 'zod';
+import { systemClock, type Clock } from '../clock.ts';
+import { ForkcacheError } from '../errors.ts';
+import { DEFAULT_MODEL_TABLE, type ModelInfo, type ModelTable } from '../ledger/models.ts';
+import { parseOrThrow } from '../validation.ts';
+import { parseFaultSpec, validateFaultRules, type FaultRule } from './faults.ts';
+import { resolveLatency, type LatencyName, type LatencyProfile } from './latency.ts';
+import type { ScriptList } from './scripts/registry.ts';
+import type { ScriptedModel } from './scripts/types.ts';
+import { DEFAULT_TOKEN_COSTS, type TokenCosts } from './tokens/block-tokens.ts';
+import { claudeTokenizer, type Tokenizer } from './tokens/tokenizer.ts';
+import { LOOKBACK_POSITIONS } from './cache/plan.ts';
+
+/** The API's request size limit for the Messages API: 32 MiB. */
+export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
+
+/** Options of `startEmulator`. Every field is optional. */
+export interface EmulatorOptions {
+  /** Interface to bind (default `127.0.0.1`: loopback only). */
+  host?: string;
+  /** TCP port; 0 (default) picks a free one. */
+  port?: number;
+  /** `off` (default: no waiting), `fast`, `realistic`, or a custom profile. */
+  latency?: LatencyName | Partial<LatencyProfile>;
+  /** Injected faults: a spec like `429:0.1,stream-error:0.05`, or parsed rules. */
+  faults?: string | readonly FaultRule[];
+  /** Seeds fault draws and message/request ids (default 0). */
+  seed?: number;
+  /** Time source for TTLs and latency; pass a ManualClock in tests (default: system clock). */
+  clock?: Clock;
+  /** Model table (ids, minimum cacheable lengths); default: the built-in one. */
+  modelTable?: ModelTable;
+  /** Override the minimum cacheable prefix: one number for all models, or per model id. */
+  minCacheableTokens?: number | Readonly<Record<string, number>>;
+  /** Default scripted model: a name (`echo`, `refactor`, or one of `scripts`) or an instance. */
+  script?: string | ScriptedModel;
+  /** Extra scripted models, selectable per request with `x-forkcache-script: <name>`. */
+  scripts?: ScriptList;
+  /** Largest accepted request body (default 32 MiB); larger → 413. */
+  maxBodyBytes?: number;
+  /** Token counter (default: the Claude BPE of `@anthropic-ai/tokenizer`). */
+  tokenizer?: Tokenizer;
+  /** Hidden token costs (tool-use system prompt, images). */
+  tokenCosts?: Partial<TokenCosts>;
+  /** When set, only this API key is accepted (401 otherwise). Any non-empty key by default. */
+  apiKey?: string;
+  /** `retry-after` seconds on injected 429s (default 1). */
+  retryAfterSeconds?: number;
+  /** Lookback window in positions (default 20, the API's). */
+  lookback?: number;
+  /** How long `close()` waits for in-flight requests before cutting them (default 10 s, wall clock). */
+  closeTimeoutMs?: number;
+}
+
+const plainSchema = z.strictObject({
+  host: z.string().min(1).default('127.0.0.1'),
+  port: z.number().int().min(0).max(65535).default(0),
+  seed: z.number().int().default(0),
+  maxBodyBytes: z.number().int().positive().default(DEFAULT_MAX_BODY_BYTES),
+  minCacheableTokens: z.union([z.number().int().nonnegative(), z.record(z.string(), z.number().int().nonnegative())]).optional(),
+  apiKey: z.string().min(1).optional(),
+  retryAfterSeconds: z.number().nonnegative().default(1),
+  lookback: z.number().int().positive().default(LOOKBACK_POSITIONS),
+  closeTimeoutMs: z.number().nonnegative().default(10_000),
+  tokenCosts: z.strictObject({ toolPromptTokens: z.number().int().nonnegative().optional(), imageTokens: z.number().int().nonnegative().optional() }).optional(),
+});
+
+export interface ResolvedOptions {
+  host: string;
+  port: number;
+  seed: number;
+  maxBodyBytes: number;
+  apiKey: string | undefined;
+  retryAfterSeconds: number;
+  lookback: number;
+  closeTimeoutMs: number;
+  latency: LatencyProfile;
+  faults: FaultRule[];
+  clock: Clock;
+  modelTable: ModelTable;
+  tokenizer: Tokenizer;
+  tokenCosts: TokenCosts;
+  script: string | ScriptedModel;
+  scripts: ScriptList;
+  minCacheable(model: ModelInfo): number;
+}
+
+/** Validate options and fill defaults. Bad input → ForkcacheError INVALID_ARGUMENT naming the field. */
+export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
+  const { latency, faults, clock, modelTable, tokenizer, script, scripts, ...plain } = options;
+  const p = parseOrThrow(plainSchema, plain, 'INVALID_ARGUMENT', 'emulator options');
+  if (tokenizer !== undefined && typeof tokenizer.count !== 'function') {
+    throw new ForkcacheError('INVALID_ARGUMENT', 'emulator options: tokenizer: expected an object with a count(text) method');
+  }
+  if (clock !== undefined && (typeof clock.now !== 'function' || typeof clock.sleep !== 'function')) {
+    throw new ForkcacheError('INVALID_ARGUMENT', 'emulator options: clock: expected a Clock with now() and sleep()');
+  }
+  const min = p.minCacheableTokens;
+  return {
+    host: p.host,
+    port: p.port,
+    seed: p.seed,
+    maxBodyBytes: p.maxBodyBytes,
+    apiKey: p.apiKey,
+    retryAfterSeconds: p.retryAfterSeconds,
+    lookback: p.lookback,
+    closeTimeoutMs: p.closeTimeoutMs,
+    latency: resolveLatency(latency),
+    faults: typeof faults === 'string' ? parseFaultSpec(faults) : validateFaultRules(faults ?? []),
+    clock: clock ?? systemClock,
+    modelTable: modelTable ?? DEFAULT_MODEL_TABLE,
+    tokenizer: tokenizer ?? claudeTokenizer,
+    tokenCosts: {
+      toolPromptTokens: p.tokenCosts?.toolPromptTokens ?? DEFAULT_TOKEN_COSTS.toolPromptTokens,
+      imageTokens: p.tokenCosts?.imageTokens ?? DEFAULT_TOKEN_COSTS.imageTokens,
+    },
+    script: script ?? 'echo',
+    scripts: scripts ?? {},
+    minCacheable: (model) => (typeof min === 'number' ? min : min?.[model.id] ?? model.minCacheableTokens),
+  };
+}

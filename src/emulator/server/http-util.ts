@@ -1,0 +1,70 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiError, invalidRequest } from '../api-error.ts';
+import { API_VERSIONS } from '../request/validate.ts';
+
+/** Read a request body; past `limit` bytes the rest is drained and dropped (then 413). */
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let tooLarge = declared > limit;
+  // Draining (rather than answering at once) lets the client finish sending, so it reads the
+  // 413 instead of failing with a broken pipe.
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) tooLarge = true;
+    if (!tooLarge) chunks.push(chunk);
+  }
+  return tooLarge ? 'too-large' : Buffer.concat(chunks, size);
+}
+
+export function tooLargeError(limit: number): ApiError {
+  return new ApiError('EMULATOR_REQUEST_TOO_LARGE', 'request_too_large', `Request exceeds the maximum allowed number of bytes (${limit}).`, { limit });
+}
+
+/** Parse a JSON body (400 on syntax errors). */
+export function parseJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    throw invalidRequest(`There was an error parsing the body of your request: ${(err as Error).message}`);
+  }
+}
+
+/** One request header's value (the first, if repeated). */
+export function getHeader(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * Both auth styles: `x-api-key` (SDK 0.x) and `Authorization: Bearer` (SDK 1.x). Any non-empty
+ * key is accepted unless the emulator was given one.
+ */
+export function checkAuth(req: IncomingMessage, expected: string | undefined): void {
+  const bearer = /^Bearer\s+(.+)$/i.exec(getHeader(req, 'authorization') ?? '')?.[1];
+  const key = getHeader(req, 'x-api-key') || bearer;
+  if (!key) throw new ApiError('EMULATOR_AUTHENTICATION', 'authentication_error', 'x-api-key header is required');
+  if (expected !== undefined && key !== expected) throw new ApiError('EMULATOR_AUTHENTICATION', 'authentication_error', 'invalid x-api-key');
+}
+
+/** The `anthropic-version` header: required, one of the versions the emulator knows. */
+export function checkVersion(req: IncomingMessage): string {
+  const version = getHeader(req, 'anthropic-version');
+  if (!version) throw invalidRequest('anthropic-version: header is required');
+  if (!(API_VERSIONS as readonly string[]).includes(version)) {
+    throw invalidRequest(`anthropic-version: "${version}" is not a valid version (known: ${API_VERSIONS.join(', ')})`);
+  }
+  return version;
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+/** Start an SSE response. */
+export function startSse(res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+}

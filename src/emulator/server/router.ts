@@ -1,0 +1,77 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiError } from '../api-error.ts';
+import { handleCountTokens } from './count-tokens.ts';
+import type { EmulatorCore } from './core.ts';
+import { checkAuth, checkVersion, parseJson, readBody, sendJson, tooLargeError } from './http-util.ts';
+import { handleMessages, type RequestContext } from './messages.ts';
+import { sseFrame } from './sse.ts';
+
+const isAbort = (err: unknown): boolean => (err as { name?: unknown })?.name === 'AbortError';
+
+function listModels(core: EmulatorCore): unknown {
+  const data = core.modelTable.models.map((m) => ({ type: 'model', id: m.id, display_name: m.id, created_at: `${core.modelTable.date}T00:00:00Z` }));
+  return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null };
+}
+
+function sendError(core: EmulatorCore, res: ServerResponse, err: unknown, requestId: string): void {
+  const apiError =
+    err instanceof ApiError ? err : new ApiError('EMULATOR_INTERNAL', 'api_error', `emulator internal error: ${(err as Error)?.message ?? String(err)}`);
+  if (res.destroyed || res.writableEnded) return;
+  if (res.headersSent) {
+    // Streaming already began: the API reports a failure as an `error` event.
+    core.stats.streamError();
+    res.end(sseFrame('error', apiError.body(requestId)));
+    return;
+  }
+  const headers: Record<string, string> = {};
+  if (apiError.type === 'rate_limit_error') headers['retry-after'] = String(core.options.retryAfterSeconds);
+  // A broken script or fixture will not heal on retry: tell the SDK not to.
+  if (apiError.code === 'EMULATOR_SCRIPT' || apiError.code === 'EMULATOR_REPLAY_MISMATCH') headers['x-should-retry'] = 'false';
+  sendJson(res, apiError.status, apiError.body(requestId), headers);
+}
+
+/** Handle one HTTP request: route, auth, version, body, then the endpoint. */
+export async function route(core: EmulatorCore, req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
+  const requestId = core.ids.next('req');
+  const startedAt = core.clock.now();
+  core.stats.request();
+  res.setHeader('request-id', requestId);
+  res.on('finish', () => core.stats.status(res.statusCode));
+  try {
+    const path = new URL(req.url ?? '/', 'http://emulator').pathname.replace(/\/+$/, '');
+    if (req.method === 'GET' && path === '/v1/emulator/stats') {
+      await readBody(req, core.options.maxBodyBytes);
+      return sendJson(res, 200, statsOf(core));
+    }
+    const endpoint =
+      req.method === 'POST' && path === '/v1/messages' ? 'messages'
+      : req.method === 'POST' && path === '/v1/messages/count_tokens' ? 'count_tokens'
+      : req.method === 'GET' && path === '/v1/models' ? 'models'
+      : undefined;
+    const body = await readBody(req, core.options.maxBodyBytes);
+    if (!endpoint) throw new ApiError('EMULATOR_NOT_FOUND', 'not_found_error', `Not found: ${req.method} ${path || '/'}`);
+    checkAuth(req, core.options.apiKey);
+    const apiVersion = checkVersion(req);
+    if (endpoint === 'models') return sendJson(res, 200, listModels(core));
+    if (body === 'too-large') throw tooLargeError(core.options.maxBodyBytes);
+    const ctx: RequestContext = { req, res, requestId, apiVersion, signal, startedAt };
+    const json = parseJson(body);
+    if (endpoint === 'count_tokens') return handleCountTokens(core, ctx, json);
+    await handleMessages(core, ctx, json);
+  } catch (err) {
+    if (isAbort(err) || signal.aborted) {
+      if (!res.writableEnded) res.destroy();
+      core.events.emit('request-end', { requestId, error: 'aborted' });
+      return;
+    }
+    sendError(core, res, err, requestId);
+    core.events.emit('request-end', { requestId, status: err instanceof ApiError ? err.status : 500, error: (err as Error)?.message ?? String(err) });
+  }
+}
+
+/** The stats snapshot (also served at `GET /v1/emulator/stats`). */
+export function statsOf(core: EmulatorCore) {
+  const now = core.clock.now();
+  const entries = core.store.size(now);
+  return core.stats.snapshot({ entries, expired: core.store.expiredCount, tokenizedBlocks: core.counter.tokenizedBlocks });
+}

@@ -1,0 +1,98 @@
+import { once } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import type { Clock } from '../../clock.ts';
+import { outputMs, type LatencyProfile } from '../latency.ts';
+import type { ResponseBlock, ResponseMessage } from '../types.ts';
+
+/** One SSE frame. Every frame has an `event:` line: the SDK ignores frames without one. */
+export function sseFrame(event: string, data: unknown): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/** Text deltas of a few words each, as the API streams them. */
+export function textChunks(text: string, wordsPerChunk = 4): string[] {
+  const words = text.match(/\s*\S+\s*/g) ?? [text];
+  const chunks: string[] = [];
+  for (let i = 0; i < words.length; i += wordsPerChunk) chunks.push(words.slice(i, i + wordsPerChunk).join(''));
+  return chunks.length > 0 ? chunks : [''];
+}
+
+/** `input_json_delta` pieces of a tool input's JSON. */
+export function jsonChunks(json: string, size = 48): string[] {
+  const chunks: string[] = [];
+  for (let i = 0; i < json.length; i += size) chunks.push(json.slice(i, i + size));
+  return chunks;
+}
+
+export interface StreamOptions {
+  clock: Clock;
+  profile: LatencyProfile;
+  signal: AbortSignal;
+  blockTokens: readonly number[];
+  /** Fail after the first delta with `event: error` (the `stream-error` fault). */
+  failMidStream: boolean;
+}
+
+async function write(res: ServerResponse, frame: string): Promise<void> {
+  if (!res.write(frame)) await once(res, 'drain');
+}
+
+async function pace(options: StreamOptions, tokens: number): Promise<void> {
+  const ms = outputMs(options.profile, tokens);
+  if (ms > 0) await options.clock.sleep(ms, options.signal);
+}
+
+function startBlock(block: ResponseBlock): Record<string, unknown> {
+  return block.type === 'text' ? { type: 'text', text: '' } : { type: 'tool_use', id: block.id, name: block.name, input: {} };
+}
+
+/**
+ * Write the rest of a streaming response: the caller has already waited out the time to first
+ * token, committed the cache writes and sent `message_start`. Then per block
+ * `content_block_start`, deltas paced at the output rate, `content_block_stop`; a `ping` after
+ * the first block starts (as the API does); `message_delta` with the stop reason and the
+ * cumulative usage; `message_stop`.
+ */
+export async function streamBody(res: ServerResponse, message: ResponseMessage, options: StreamOptions): Promise<void> {
+  let pinged = false;
+  for (const [index, block] of message.content.entries()) {
+    await write(res, sseFrame('content_block_start', { type: 'content_block_start', index, content_block: startBlock(block) }));
+    if (!pinged) {
+      pinged = true;
+      await write(res, sseFrame('ping', { type: 'ping' }));
+    }
+    const text = block.type === 'text' ? block.text : JSON.stringify(block.input);
+    const pieces = block.type === 'text' ? textChunks(text) : jsonChunks(text);
+    const tokens = options.blockTokens[index] ?? 0;
+    for (const piece of pieces) {
+      await pace(options, text.length === 0 ? tokens : (tokens * piece.length) / text.length);
+      const delta = block.type === 'text' ? { type: 'text_delta', text: piece } : { type: 'input_json_delta', partial_json: piece };
+      await write(res, sseFrame('content_block_delta', { type: 'content_block_delta', index, delta }));
+      if (options.failMidStream) return failStream(res);
+    }
+    await write(res, sseFrame('content_block_stop', { type: 'content_block_stop', index }));
+  }
+  if (options.failMidStream) return failStream(res);
+  const { usage } = message;
+  await write(
+    res,
+    sseFrame('message_delta', {
+      type: 'message_delta',
+      delta: { stop_reason: message.stop_reason, stop_sequence: message.stop_sequence },
+      usage: {
+        output_tokens: usage.output_tokens,
+        input_tokens: usage.input_tokens,
+        cache_creation_input_tokens: usage.cache_creation_input_tokens,
+        cache_read_input_tokens: usage.cache_read_input_tokens,
+      },
+    }),
+  );
+  await write(res, sseFrame('message_stop', { type: 'message_stop' }));
+  res.end();
+}
+
+/** The API's mid-stream failure: an `error` event with the error JSON, then the stream ends. */
+async function failStream(res: ServerResponse): Promise<void> {
+  await write(res, sseFrame('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }));
+  res.end();
+}
