@@ -7,7 +7,9 @@ import { type Clock, systemClock } from '../clock.ts';
 import { ForkcacheError } from '../errors.ts';
 import { validateDirective } from '../fork/directive.ts';
 import type { ForkLayout } from '../fork/layouts.ts';
-import type { ParentSnapshot } from '../fork/snapshot.ts';
+import { FORK_FALLBACK_SYSTEM_PROMPT } from '../fork/fallback.ts';
+import { type ParentSnapshot, snapshotOrFallback } from '../fork/snapshot.ts';
+import { TOOL_DECLARATIONS } from '../tools/declarations.ts';
 import { UsageLedger } from '../ledger/ledger.ts';
 import { DEFAULT_MODEL_TABLE, type ModelTable, requireModel } from '../ledger/models.ts';
 import { freeze } from '../prefix/freeze.ts';
@@ -18,6 +20,12 @@ import { forkWorkerExecArgv, forkWorkerFile } from './worker-file.ts';
 
 export interface FanOutOptions {
   layout?: ForkLayout;
+  /**
+   * Model of a fan-out without a parent snapshot (first turn): forks then run on the fork
+   * agent's fallback system prompt and the tool registry's declarations, sharing nothing
+   * with a parent. Ignored when a snapshot is given (its model is the cache key's).
+   */
+  model?: string;
   /** The agent that fans out (the ledger's parent node; default `parent`). */
   parentId?: string;
   /**
@@ -82,8 +90,12 @@ export class ForkEngine {
    * Freeze the snapshot's shared head once and run one fork per directive. Bad input throws
    * here, before anything is sent (`directives[3]: a directive must not be empty`).
    */
-  fanOut(snapshot: ParentSnapshot, directives: readonly string[], options: FanOutOptions = {}): FanOut {
+  fanOut(parent: ParentSnapshot | undefined, directives: readonly string[], options: FanOutOptions = {}): FanOut {
     if (this.#state !== 'open') throw new ForkcacheError('ENGINE_CLOSED', 'the engine is closed: create a new one');
+    if (!parent && !options.model) {
+      throw new ForkcacheError('INVALID_ARGUMENT', 'model: a fan-out without a parent snapshot needs options.model', { data: { field: 'model' } });
+    }
+    const snapshot = snapshotOrFallback(parent, { model: options.model ?? '', system: FORK_FALLBACK_SYSTEM_PROMPT, tools: TOOL_DECLARATIONS });
     if (!Array.isArray(directives) || directives.length === 0) {
       throw new ForkcacheError('INVALID_ARGUMENT', 'directives: expected a non-empty array of strings', { data: { field: 'directives' } });
     }

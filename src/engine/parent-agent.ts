@@ -1,13 +1,15 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { ForkcacheError } from '../errors.ts';
-import { SPAWN_TOOL_NAME } from '../fork/constants.ts';
+import { FORK_PLACEHOLDER_RESULT, SPAWN_TOOL_NAME } from '../fork/constants.ts';
 import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
 import { toAssistantParam } from '../loop/messages.ts';
 import { markChild } from '../prefix/body.ts';
 import type { ToolExecutor } from '../tools/executor.ts';
 
-/** What the parent's spawn calls produced, by tool_use id: the text each call's result shows. */
-export type SpawnResults = Map<string, string>;
+/** What the parent's spawn calls produced: one `<task-notification>` per fork. */
+export interface SpawnResults {
+  notifications: string[];
+}
 
 export interface ParentAgentOptions {
   client: Anthropic;
@@ -59,17 +61,20 @@ export async function runParentAgent(options: ParentAgentOptions): Promise<Paren
     const spawns = uses.filter((u) => u.name === SPAWN_TOOL_NAME);
     const spawned: SpawnResults = spawns.length
       ? await options.onSpawn({ snapshot: captureSnapshot({ ...request, messages: [...marked, assistant] }), calls: spawns, lastUsage: message.usage })
-      : new Map();
+      : { notifications: [] };
     messages.push(assistant);
-    const results: Anthropic.ToolResultBlockParam[] = [];
+    const results: Anthropic.ContentBlockParam[] = [];
     for (const use of uses) {
+      // A spawn returns the constant placeholder at once, exactly as every child saw it: the
+      // parent's next request then shares the children's prefix up to the placeholders.
       if (use.name === SPAWN_TOOL_NAME) {
-        results.push({ type: 'tool_result', tool_use_id: use.id, content: spawned.get(use.id) ?? 'no result' });
+        results.push({ type: 'tool_result', tool_use_id: use.id, content: FORK_PLACEHOLDER_RESULT });
         continue;
       }
       const result = await options.executor.execute(use.name, use.input);
       results.push({ type: 'tool_result', tool_use_id: use.id, content: result.content, ...(result.isError ? { is_error: true } : {}) });
     }
+    for (const text of spawned.notifications) results.push({ type: 'text', text });
     messages.push({ role: 'user', content: results });
   }
   throw new ForkcacheError('FORK_MAX_TURNS', `the parent agent did not finish in ${maxTurns} turns`);

@@ -6,7 +6,7 @@ import { DEFAULT_MODEL_TABLE, requireModel, type ModelInfo, type ModelTable } fr
 
 /**
  * Break-even economics of one fan-out (input tokens only: every strategy is assumed to produce
- * the same output). See src/ledger/ECONOMICS.md for the formulas and the worked seed figures.
+ * the same output). See docs/economics.md for the formulas and the worked seed figures.
  *
  * - `seed` convention, as the seed chapter counts: no write premium. Child 1 pays the uncached
  *   part of the prefix at full price; the other children read it at the read multiplier (0.1).

@@ -140,3 +140,54 @@ describe('warm-first versus simultaneous dispatch (emulated latency on an inject
     expect(none.cost_usd.actual).toBeGreaterThan(warm.cost_usd.actual);
   });
 });
+
+describe('limits and lifecycle', () => {
+  it('graceful degradation: with no parent snapshot the forks run on the fallback prompt and say so', async () => {
+    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: workspace(), pool: { maxThreads: 1 } });
+    try {
+      expect(() => engine.fanOut(undefined, ['read a.ts and report'])).toThrow(/model: a fan-out without a parent snapshot needs options.model/);
+      const fan = engine.fanOut(undefined, ['read a.ts and report', 'read b.ts and report'], { model: 'claude-sonnet-4-6' });
+      const { forks, summary } = await fan.settled();
+      expect(forks.map((f) => [f.status, f.sharing])).toEqual([['completed', 'fallback'], ['completed', 'fallback']]);
+      expect(summary.prefix.source).toBe('fallback');
+      expect(fan.prefix.snapshot.messages).toEqual([]);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('keeps API concurrency separate from threads: never more requests in flight than allowed', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const offStart = emulator.on('request-start', () => (peak = Math.max(peak, ++inFlight)));
+    const offEnd = emulator.on('request-end', () => inFlight--);
+    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: workspace(), warm: 'none', concurrency: 2, pool: { maxThreads: 2, concurrentTasksPerWorker: 8 } });
+    try {
+      const fan = engine.fanOut(bigSnapshot(`limit-${Date.now()}`), Array.from({ length: 10 }, (_, i) => `read f${i}.ts and report`));
+      const { forks } = await fan.settled();
+      expect(forks.every((f) => f.status === 'completed')).toBe(true);
+      expect(peak).toBeLessThanOrEqual(2);
+      expect(peak).toBeGreaterThanOrEqual(1);
+    } finally {
+      offStart();
+      offEnd();
+      await engine.close();
+    }
+  });
+
+  it('destroy() stops running forks now and refuses new fan-outs', async () => {
+    const clock = new ManualClock(0);
+    const emu = await startEmulator({ latency: 'realistic', clock });
+    const engine = await ForkEngine.create({ baseURL: emu.url, apiKey: 'test', workspace: workspace(), clock, pool: { maxThreads: 1 } });
+    try {
+      const fan = engine.fanOut(bigSnapshot(`destroy-${Date.now()}`), ['read a.ts and report', 'read b.ts and report']);
+      while (clock.pending === 0) await new Promise((r) => setImmediate(r));
+      await engine.destroy();
+      const { forks } = await fan.settled();
+      expect(forks.map((f) => f.status)).toEqual(['cancelled', 'cancelled']);
+      expect(() => engine.fanOut(bigSnapshot(), ['x'])).toThrow(expect.objectContaining({ code: 'ENGINE_CLOSED' }));
+    } finally {
+      await emu.close();
+    }
+  });
+});

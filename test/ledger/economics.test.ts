@@ -82,7 +82,7 @@ describe('the seed claim: "100K history, 8 forks, savings over 90%" (D = 200)', 
   });
 });
 
-describe('side figures quoted in src/ledger/ECONOMICS.md', () => {
+describe('side figures quoted in docs/economics.md', () => {
   it('warm seed example, realistic warm parent, 116K prefix', () => {
     // Warm: 5 × 5,050 = 25,250 → 218,250 / 243,500 = 89.63 % vs no cache.
     expect(forkEconomics({ ...SEED, warmParent: true }).fork.tokenEquivalents).toBe(25_250);

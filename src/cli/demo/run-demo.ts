@@ -1,9 +1,9 @@
 import { join } from 'node:path';
-import type Anthropic from '@anthropic-ai/sdk';
 import { startEmulator } from '../../emulator/server/start.ts';
 import { ForkEngine } from '../../engine/engine.ts';
 import type { FanOutResult } from '../../engine/fan-out.ts';
-import { runParentAgent, type SpawnResults } from '../../engine/parent-agent.ts';
+import { formatTaskNotification } from '../../engine/notification.ts';
+import { runParentAgent } from '../../engine/parent-agent.ts';
 import { UsageLedger } from '../../ledger/ledger.ts';
 import { createAnthropicClient } from '../../provider/client.ts';
 import { TOOL_DECLARATIONS } from '../../tools/declarations.ts';
@@ -74,7 +74,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         for await (const event of fan) board.onEvent(event);
         board.stop();
         fanOutResult = await fan.settled();
-        return reportsById(calls, fanOutResult);
+        return { notifications: fanOutResult.forks.map(formatTaskNotification) };
       },
     });
     if (!fanOutResult) throw new Error('the parent agent finished without forking');
@@ -85,13 +85,4 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     await engine.close();
     await emulator.close();
   }
-}
-
-function reportsById(calls: Anthropic.ToolUseBlock[], result: FanOutResult): SpawnResults {
-  const out: SpawnResults = new Map();
-  calls.forEach((call, i) => {
-    const fork = result.forks[i];
-    out.set(call.id, fork ? `${fork.status}: ${fork.finalText || fork.error?.message || ''}` : 'not run');
-  });
-  return out;
 }

@@ -50,7 +50,9 @@ export function parentRenameTurn(request: Readonly<MessagesRequest>, from: numbe
     };
   }
   const spawnMessage = spawns[0]!.message;
-  const reported = userTextsAfter(request.messages, spawnMessage + 1).filter((t) => t.includes(NOTIFICATION_TAG)).length;
+  // Notifications arrive as user text: with the spawn results or in later turns, one or many
+  // per message; count the tags.
+  const reported = userTextsAfter(request.messages, spawnMessage).reduce((n, t) => n + t.split(NOTIFICATION_TAG).length - 1, 0);
   const started = `Started ${spawns.length} fork(s) to rename ${old} to ${renamed} across ${dir}: ${files.join(', ')}.`;
   const status =
     reported === 0 ? 'Waiting for their reports.' : reported >= spawns.length ? `All ${spawns.length} fork(s) reported back.` : `${reported} of ${spawns.length} fork(s) reported back.`;
