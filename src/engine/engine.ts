@@ -38,6 +38,8 @@ export interface FanOutOptions {
    * summary is the whole tree's). Default: a new ledger per fan-out.
    */
   ledger?: UsageLedger;
+  /** Aborting it cancels every fork of the fan-out (like `fan.cancel()`). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -121,6 +123,15 @@ export class ForkEngine {
       rootId,
       runDir,
     });
+    if (options.signal) {
+      const signal = options.signal;
+      const onAbort = (): void => run.cancel();
+      if (signal.aborted) run.cancel();
+      else {
+        signal.addEventListener('abort', onAbort, { once: true });
+        void run.settled().then(() => signal.removeEventListener('abort', onAbort));
+      }
+    }
     this.#running.add(run);
     void run.settled().then((result) => {
       this.#running.delete(run);

@@ -140,6 +140,7 @@ export class FanOutRun implements FanOut {
   #dispatch(state: ForkState): Promise<ForkResult> {
     const abort = new AbortController();
     state.onCancel = () => abort.abort(new ForkcacheError('FORK_CANCELLED', 'fork cancelled'));
+    if (state.cancelRequested) state.onCancel();
     return this.#deps.slots(async () => {
       let outcome: ForkOutcome;
       if (abort.signal.aborted) outcome = emptyOutcome('cancelled', toWireError(abort.signal.reason));

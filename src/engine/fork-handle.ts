@@ -44,6 +44,8 @@ export class ForkState implements ForkHandle {
   lastTool: string | undefined;
   readonly result: Promise<ForkResult>;
   resolve!: (result: ForkResult) => void;
+  /** Set by `cancel()`, even before the fork is dispatched. */
+  cancelRequested = false;
   onCancel: () => void = () => {};
 
   constructor(id: string, index: number, directive: string) {
@@ -54,7 +56,9 @@ export class ForkState implements ForkHandle {
   }
 
   cancel(): void {
-    if (this.status === 'queued' || this.status === 'running') this.onCancel();
+    if (this.status !== 'queued' && this.status !== 'running') return;
+    this.cancelRequested = true;
+    this.onCancel();
   }
 
   /** The public view (handles must not expose the setters). */

@@ -105,4 +105,16 @@ describe('cancellation', () => {
       await emu.close();
     }
   });
+
+  it('an aborted signal cancels the whole fan-out', async () => {
+    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: workspace(), pool: { maxThreads: 1, concurrentTasksPerWorker: 1 } });
+    try {
+      const fan = engine.fanOut(bigSnapshot(), ['read a.ts and report', 'read b.ts and report'], { signal: AbortSignal.abort() });
+      const { forks } = await fan.settled();
+      expect(forks.map((f) => f.status)).toEqual(['cancelled', 'cancelled']);
+      expect(forks.every((f) => f.turns === 0)).toBe(true);
+    } finally {
+      await engine.close();
+    }
+  });
 });
