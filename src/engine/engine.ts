@@ -102,7 +102,7 @@ export class ForkEngine {
       throw new ForkcacheError('INVALID_ARGUMENT', 'directives: expected a non-empty array of strings', { data: { field: 'directives' } });
     }
     requireModel(snapshot.model, this.#table, 'snapshot.model');
-    const prefix = freeze(snapshot, { layout: options.layout ?? this.options.layout, ttl: this.options.ttl });
+    const prefix = freeze(snapshot, { layout: options.layout ?? this.options.layout, ttl: this.options.ttl, markers: this.options.markers });
     const children = directives.map((d, i) => prefix.child(validateDirective(d, { field: `directives[${i}]` }), { field: `directives[${i}]` }));
     const id = `fo${(++this.#sequence).toString().padStart(3, '0')}-${prefix.id.slice(0, 8)}`;
     const runDir = this.options.runDir ? join(this.options.runDir, id) : undefined;

@@ -118,7 +118,8 @@ export class FanOutRun implements FanOut {
   }
 
   async #prewarm(): Promise<void> {
-    if (this.prefix.headEnd === 'messages-open') return; // nothing to pre-warm without messages; first-child applies
+    // Nothing to pre-warm without shared messages or without a boundary marker: first-child applies.
+    if (this.prefix.headEnd === 'messages-open' || this.prefix.markers !== 'boundary') return;
     this.#gate.beginWarming();
     const at = this.#deps.clock.now();
     try {
@@ -167,7 +168,7 @@ export class FanOutRun implements FanOut {
       port: port2,
       turnsDone: 0,
       api: options.api,
-      loop: { maxTurns: options.maxTurns, maxTokens: options.maxTokens, querySource: FORK_QUERY_SOURCE },
+      loop: { maxTurns: options.maxTurns, maxTokens: options.maxTokens, querySource: FORK_QUERY_SOURCE, marker: this.prefix.childMarker },
       tools: { workspace: options.workspace, allow: [...options.allow], limits: options.toolLimits },
       transcriptPath: this.#transcriptPath(state),
     };

@@ -6,6 +6,7 @@ import type { Clock } from '../clock.ts';
 import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
 import type { ModelTable } from '../ledger/models.ts';
 import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../loop/run-fork.ts';
+import { MARKER_STRATEGIES, type MarkerStrategy } from '../prefix/freeze.ts';
 import type { CacheTtl } from '../prefix/markers.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from '../tools/names.ts';
@@ -35,6 +36,8 @@ export interface ForkEngineOptions {
   warm?: WarmStrategy;
   /** Lifetime of the shared-boundary marker (default 5m). */
   ttl?: CacheTtl;
+  /** Cache markers: `boundary` (default), `last-only` (as peers do), `none` (no caching): for comparisons. */
+  markers?: MarkerStrategy;
   maxTurns?: number;
   maxTokens?: number;
   /** The directory forks work in (default: the current directory). */
@@ -66,6 +69,7 @@ const optionsSchema = z.strictObject({
   concurrency: z.number().int().positive().optional(),
   warm: z.enum(WARM_STRATEGIES as [WarmStrategy, ...WarmStrategy[]]).optional(),
   ttl: z.enum(['5m', '1h']).optional(),
+  markers: z.enum(MARKER_STRATEGIES as [MarkerStrategy, ...MarkerStrategy[]]).optional(),
   maxTurns: z.number().int().positive().optional(),
   maxTokens: z.number().int().positive().optional(),
   workspace: z.string().min(1).optional(),
@@ -85,6 +89,7 @@ export interface ResolvedEngineOptions {
   concurrency: number;
   warm: WarmStrategy;
   ttl: CacheTtl;
+  markers: MarkerStrategy;
   maxTurns: number;
   maxTokens: number;
   workspace: string;
@@ -107,6 +112,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     concurrency: o.concurrency ?? 16,
     warm: o.warm ?? 'first-child',
     ttl: o.ttl ?? '5m',
+    markers: o.markers ?? 'boundary',
     maxTurns: o.maxTurns ?? DEFAULT_MAX_TURNS,
     maxTokens: o.maxTokens ?? DEFAULT_MAX_TOKENS,
     workspace: resolve(o.workspace ?? process.cwd()),

@@ -1,5 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { ForkChild } from '../fork/layouts.ts';
+import type { CacheTtl } from '../prefix/markers.ts';
 import type { LoopEvent } from '../loop/types.ts';
 import type { ExecutableToolName } from '../tools/names.ts';
 import type { ToolLimits } from '../tools/limits.ts';
@@ -41,6 +42,8 @@ export interface ForkTask {
     maxTurns: number;
     maxTokens: number;
     querySource: string;
+    /** The child's moving marker (`false`: send no marker at all). */
+    marker: CacheTtl | false;
   };
   tools: {
     workspace: string;

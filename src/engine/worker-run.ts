@@ -110,6 +110,7 @@ export async function runForkTask(task: ForkTask): Promise<ForkOutcome> {
       maxTurns: task.loop.maxTurns,
       maxTokens: task.loop.maxTokens,
       querySource: task.loop.querySource,
+      marker: task.loop.marker,
       signal: controller.signal,
       onEvent: (event: LoopEvent) => port.postMessage({ t: 'event', event } satisfies WorkerToMain),
       transcript,

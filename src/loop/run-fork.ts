@@ -7,6 +7,7 @@ import type { ForkChild } from '../fork/layouts.ts';
 import { parseReport } from '../fork/report.ts';
 import { normalizeUsage } from '../ledger/usage.ts';
 import { childRequestBody } from '../prefix/body.ts';
+import type { CacheTtl } from '../prefix/markers.ts';
 import type { HeadEnd } from '../prefix/sab.ts';
 import type { ToolExecutor } from '../tools/executor.ts';
 import { toAssistantParam, writtenPath } from './messages.ts';
@@ -34,6 +35,8 @@ export interface ForkLoopOptions {
   transcript?: TranscriptSink | undefined;
   /** Turns already done (resume): numbering continues from here. */
   turnsDone?: number | undefined;
+  /** The moving marker on the child's last block (default `5m`; `false`: none). */
+  marker?: CacheTtl | false | undefined;
 }
 
 type Block = Anthropic.ContentBlockParam;
@@ -80,7 +83,7 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       }
       turn += 1;
       const child: ForkChild = { tailBlocks: options.child.tailBlocks, messages: own };
-      const body = childRequestBody(options.prefix, child, { max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS, stream: true });
+      const body = childRequestBody(options.prefix, child, { max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS, stream: true }, { marker: options.marker ?? '5m' });
       emit({ type: 'turn-start', turn, at: clock.now() });
       const { message, requestId, sentAt, startedAt } = await sendThroughGate(options, gate, clock, body, turn, emit);
       const record: RequestRecord = {

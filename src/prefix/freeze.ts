@@ -11,7 +11,17 @@ export interface FreezeOptions {
   layout?: ForkLayout;
   /** TTL of the shared-boundary marker (default `5m`). */
   ttl?: CacheTtl;
+  /**
+   * Cache markers in the head. `boundary` (default): the parent's stable marker plus one on
+   * the last shared block. `last-only`: none in the head, only each child's own moving marker
+   * (how most fork implementations do it: siblings then rarely read each other's prefix).
+   * `none`: no caching at all (a baseline).
+   */
+  markers?: MarkerStrategy;
 }
+
+export type MarkerStrategy = 'boundary' | 'last-only' | 'none';
+export const MARKER_STRATEGIES: readonly MarkerStrategy[] = ['boundary', 'last-only', 'none'];
 
 /**
  * The shared head of every child's request body, frozen once. Hand `sab` to workers; they
@@ -28,6 +38,9 @@ export interface FrozenPrefix {
   readonly headEnd: HeadEnd;
   readonly layout: ForkLayout;
   readonly ttl: CacheTtl;
+  readonly markers: MarkerStrategy;
+  /** The marker each child puts on its own last block (`false` with `markers: 'none'`). */
+  readonly childMarker: CacheTtl | false;
   readonly snapshot: ParentSnapshot;
   readonly plan: ForkPlan;
   readonly shared: SharedRequest;
@@ -57,8 +70,10 @@ export function freeze(snapshot: ParentSnapshot, options: FreezeOptions = {}): F
   const layout = options.layout ?? 'claude';
   const ttl = options.ttl ?? '5m';
   if (ttl !== '5m' && ttl !== '1h') throw new ForkcacheError('INVALID_ARGUMENT', `ttl: expected "5m" or "1h", got "${String(ttl)}"`, { data: { field: 'ttl' } });
+  const markers = options.markers ?? 'boundary';
+  if (!MARKER_STRATEGIES.includes(markers)) throw new ForkcacheError('INVALID_ARGUMENT', `markers: expected one of ${MARKER_STRATEGIES.join(', ')}, got "${String(markers)}"`, { data: { field: 'markers' } });
   const plan = planFork(snapshot.messages, layout);
-  const shared = buildSharedRequest(snapshot, plan, ttl);
+  const shared = buildSharedRequest(snapshot, plan, markers === 'boundary' ? ttl : false);
   const { text, headEnd } = renderHead(shared);
   const bytes = encoder.encode(text);
   const { sab, sha256 } = writeFrozenSab(bytes, headEnd);
@@ -71,6 +86,8 @@ export function freeze(snapshot: ParentSnapshot, options: FreezeOptions = {}): F
     headEnd,
     layout,
     ttl,
+    markers,
+    childMarker: markers === 'none' ? false : '5m',
     snapshot,
     plan,
     shared,

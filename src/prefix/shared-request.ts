@@ -27,7 +27,7 @@ type Position = { path: string; get(): unknown; set(value: unknown): void };
  *   read each other's shared part: reads only find what a marker wrote.
  * At most two markers, leaving room for the child's own moving marker (the API allows four).
  */
-export function buildSharedRequest(snapshot: ParentSnapshot, plan: ForkPlan, ttl: CacheTtl): SharedRequest {
+export function buildSharedRequest(snapshot: ParentSnapshot, plan: ForkPlan, ttl: CacheTtl | false): SharedRequest {
   const tools = snapshot.tools ? [...snapshot.tools] : undefined;
   let system: string | Anthropic.TextBlockParam[] | undefined =
     typeof snapshot.system === 'string' || snapshot.system === undefined ? snapshot.system : [...snapshot.system];
@@ -57,6 +57,7 @@ export function buildSharedRequest(snapshot: ParentSnapshot, plan: ForkPlan, ttl
   let keptTtl = kept ? ttlOf(markerOf(kept.get())!) : undefined;
   for (const p of stable) p.set(withoutMarker(p.get()));
 
+  if (ttl === false) return finish(snapshot, system, tools, messages, positions, undefined); // no markers in the head
   const boundary = [...positions].reverse().find((p) => isMarkable(p.get()));
   if (kept && kept !== boundary) {
     // 1h markers must precede 5m ones: raise the kept marker rather than drop it.
@@ -65,13 +66,22 @@ export function buildSharedRequest(snapshot: ParentSnapshot, plan: ForkPlan, ttl
   }
   const boundaryTtl: CacheTtl = kept === boundary && keptTtl === '1h' ? '1h' : ttl;
   if (boundary) boundary.set(withMarker(boundary.get(), boundaryTtl));
+  return finish(snapshot, system, tools, messages, positions, boundary?.path);
+}
 
+function finish(
+  snapshot: ParentSnapshot,
+  system: string | Anthropic.TextBlockParam[] | undefined,
+  tools: Anthropic.ToolUnion[] | undefined,
+  messages: readonly unknown[],
+  positions: Position[],
+  boundaryPath: string | undefined,
+): SharedRequest {
   const object: Record<string, unknown> = { model: snapshot.model };
   if (system !== undefined) object['system'] = system;
   if (tools !== undefined) object['tools'] = tools;
   for (const key of CACHE_SETTING_KEYS) if (snapshot[key] !== undefined) object[key] = snapshot[key];
   object['messages'] = messages;
-
   const markers = positions.filter((p) => markerOf(p.get())).map((p) => p.path);
-  return { object, markers, boundaryPath: boundary?.path };
+  return { object, markers, boundaryPath };
 }

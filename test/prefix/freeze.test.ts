@@ -144,3 +144,18 @@ describe('childRequestBody', () => {
     expect(parsed.messages).toHaveLength(1);
   });
 });
+
+describe('marker strategies (for comparisons)', () => {
+  it('last-only keeps the head free of markers; none also drops the child marker', () => {
+    const lastOnly = freeze(snapshot(), { markers: 'last-only' });
+    expect(lastOnly.shared.markers).toEqual([]);
+    expect(decode(lastOnly.head)).not.toContain('cache_control');
+    expect(lastOnly.childMarker).toBe('5m');
+    const body = decode(childRequestBody(lastOnly, lastOnly.child('x'), PER, { marker: lastOnly.childMarker }));
+    expect(body.match(/cache_control/g)).toHaveLength(1);
+    const none = freeze(snapshot(), { markers: 'none' });
+    expect(none.childMarker).toBe(false);
+    expect(decode(childRequestBody(none, none.child('x'), PER, { marker: none.childMarker }))).not.toContain('cache_control');
+    expect(() => freeze(snapshot(), { markers: 'some' as 'none' })).toThrow(/markers: expected one of boundary, last-only, none/);
+  });
+});
