@@ -1,5 +1,6 @@
-import { MessageChannel } from 'node:worker_threads';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
+import { MessageChannel } from 'node:worker_threads';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { LimitFunction } from 'p-limit';
 import type { Piscina } from 'piscina';
@@ -71,6 +72,7 @@ export class FanOutRun implements FanOut {
   readonly #settled: Promise<FanOutResult>;
   #sharedTokens: number | undefined;
   #freshBase: number | undefined;
+  readonly #log: WriteStream | undefined;
 
   constructor(id: string, prefix: FrozenPrefix, directives: readonly string[], children: ForkChild[], deps: FanOutDeps) {
     this.id = id;
@@ -84,7 +86,14 @@ export class FanOutRun implements FanOut {
       ttlMs: prefix.ttl === '1h' ? 3_600_000 : 300_000,
       clock: deps.clock,
     });
+    this.#log = deps.runDir ? createWriteStream(join(deps.runDir, 'events.jsonl'), { flags: 'a' }) : undefined;
+    this.#logLine({ type: 'fanout-start', at: deps.clock.now(), forks: this.#states.map((s) => ({ forkId: s.id, directive: s.directive })) });
     this.#settled = this.#run();
+  }
+
+  /** The run's event log (`events.jsonl`): what reports draw timelines from. */
+  #logLine(record: Record<string, unknown>): void {
+    this.#log?.write(`${JSON.stringify(record)}\n`);
   }
 
   get forks(): readonly ForkHandle[] {
@@ -114,7 +123,10 @@ export class FanOutRun implements FanOut {
     if (options.warm === 'prewarm') await this.#prewarm();
     const results = await Promise.all(this.#states.map((state) => this.#dispatch(state)));
     this.#queue.end();
-    return { fanoutId: this.id, forks: results, summary: this.#summary(results) };
+    const summary = this.#summary(results);
+    this.#logLine({ type: 'fanout-end', at: this.#deps.clock.now() });
+    await new Promise<void>((resolve) => (this.#log ? this.#log.end(resolve) : resolve()));
+    return { fanoutId: this.id, forks: results, summary };
   }
 
   async #prewarm(): Promise<void> {
@@ -123,7 +135,9 @@ export class FanOutRun implements FanOut {
     this.#gate.beginWarming();
     const at = this.#deps.clock.now();
     try {
+      this.#logLine({ type: 'warmup-start', at });
       const message = await sendPrewarm(this.#deps.client, this.prefix, () => this.#gate.markWarm());
+      this.#logLine({ type: 'warmup-end', at: this.#deps.clock.now(), usage: message.usage });
       this.#deps.ledger.record({ forkId: this.#deps.rootId, kind: 'warmup', turn: 0, model: this.prefix.snapshot.model, usage: message.usage, at, prefixId: this.prefix.id, ...this.#shared() });
     } catch {
       this.#gate.warmingFailed(); // the first child warms instead
@@ -136,6 +150,11 @@ export class FanOutRun implements FanOut {
 
   #emit(event: FanOutEvent): void {
     this.#queue.push(event);
+    if (!this.#log) return;
+    if (event.type === 'fork-end') {
+      const { result } = event;
+      this.#logLine({ type: 'fork-end', forkId: event.forkId, at: event.at, status: event.status, turns: result.turns, toolCalls: result.toolCalls, filesChanged: result.filesChanged, error: result.error ?? null });
+    } else this.#logLine(event);
   }
 
   #dispatch(state: ForkState): Promise<ForkResult> {

@@ -94,6 +94,8 @@ describe('ForkEngine.fanOut through real workers and the emulator', () => {
       const summary = JSON.parse(readFileSync(`${runDir}/${fan.id}/summary.json`, 'utf8')) as { forks: { completed: number } };
       expect(summary.forks.completed).toBe(1);
       expect(readFileSync(forks[0]!.transcriptPath!, 'utf8')).not.toContain('secret-canary-key');
+      const events = readFileSync(`${runDir}/${fan.id}/events.jsonl`, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { type: string }).type);
+      expect(events).toEqual(['fanout-start', 'fork-start', 'turn-start', 'response-start', 'turn-end', 'fork-end', 'fanout-end']);
     } finally {
       await engine.close();
     }
