@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type Anthropic from '@anthropic-ai/sdk';
 import pLimit from 'p-limit';
@@ -12,9 +12,12 @@ import { type ParentSnapshot, snapshotOrFallback } from '../fork/snapshot.ts';
 import { TOOL_DECLARATIONS } from '../tools/declarations.ts';
 import { UsageLedger } from '../ledger/ledger.ts';
 import { DEFAULT_MODEL_TABLE, type ModelTable, requireModel } from '../ledger/models.ts';
-import { freeze } from '../prefix/freeze.ts';
+import { freeze, type FrozenPrefix } from '../prefix/freeze.ts';
 import { createAnthropicClient } from '../provider/client.ts';
-import { type FanOut, FanOutRun } from './fan-out.ts';
+import { type FanOut, FanOutRun, type ForkSpec, forkIdOf } from './fan-out.ts';
+import { FRESH_START, finishedOutcome, startFromTranscript } from './fork-attempts.ts';
+import { readFanOutDir, writeManifest } from './manifest.ts';
+import { readTranscript } from './transcript-reader.ts';
 import { type ForkEngineOptions, type ResolvedEngineOptions, resolveEngineOptions } from './options.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from './worker-file.ts';
 
@@ -40,6 +43,8 @@ export interface FanOutOptions {
   ledger?: UsageLedger;
   /** Aborting it cancels every fork of the fan-out (like `fan.cancel()`). */
   signal?: AbortSignal;
+  /** Facts to keep in the run's manifest (e.g. the emulator script a CLI run used), for resume. */
+  meta?: Record<string, unknown>;
 }
 
 /**
@@ -103,16 +108,50 @@ export class ForkEngine {
     }
     requireModel(snapshot.model, this.#table, 'snapshot.model');
     const prefix = freeze(snapshot, { layout: options.layout ?? this.options.layout, ttl: this.options.ttl, markers: this.options.markers });
-    const children = directives.map((d, i) => prefix.child(validateDirective(d, { field: `directives[${i}]` }), { field: `directives[${i}]` }));
+    const specs: ForkSpec[] = directives.map((d, i) => {
+      const base = prefix.child(validateDirective(d, { field: `directives[${i}]` }), { field: `directives[${i}]` });
+      return { directive: d, base, start: FRESH_START(base) };
+    });
     const id = `fo${(++this.#sequence).toString().padStart(3, '0')}-${prefix.id.slice(0, 8)}`;
     const runDir = this.options.runDir ? join(this.options.runDir, id) : undefined;
+    if (runDir) writeManifest(runDir, id, prefix, directives, this.options, options.meta ?? {});
+    return this.#start(id, prefix, specs, runDir, options);
+  }
+
+  /**
+   * Continue a fan-out from its directory (`RUN_DIR/<fanoutId>`), in this process or after a
+   * crash of another: the snapshot must freeze to the same head (hash checked); completed
+   * forks are not re-run; unfinished ones go on from their last complete turn, and a tool call
+   * that was running when the run stopped is reported to the model as interrupted.
+   */
+  resume(dir: string, options: Omit<FanOutOptions, 'layout' | 'model'> = {}): FanOut {
+    if (this.#state !== 'open') throw new ForkcacheError('ENGINE_CLOSED', 'the engine is closed: create a new one');
+    const { manifest, snapshot } = readFanOutDir(dir);
+    const prefix = freeze(snapshot, { layout: manifest.prefix.layout, ttl: manifest.prefix.ttl, markers: manifest.prefix.markers });
+    if (prefix.sha256 !== manifest.prefix.sha256) {
+      throw new ForkcacheError('FORK_PREFIX_DRIFT', `resume ${dir}: the snapshot freezes to ${prefix.sha256.slice(0, 16)}, not the recorded head ${manifest.prefix.sha256.slice(0, 16)}`, {
+        data: { expected: manifest.prefix.sha256, actual: prefix.sha256 },
+      });
+    }
+    const specs: ForkSpec[] = manifest.directives.map((directive, i) => {
+      const base = prefix.child(directive);
+      const transcript = readTranscript(join(dir, 'forks', `${forkIdOf(manifest.fanoutId, i)}.jsonl`));
+      if (transcript.prefixSha256 !== undefined && transcript.prefixSha256 !== prefix.sha256) {
+        throw new ForkcacheError('FORK_PREFIX_DRIFT', `resume ${dir}: fork ${i + 1}'s transcript was written on another head`, { data: { fork: i } });
+      }
+      const start = transcript.turns.length > 0 ? startFromTranscript(base, transcript) : FRESH_START(base);
+      return { directive, base, start, finished: finishedOutcome(start, transcript) };
+    });
+    return this.#start(manifest.fanoutId, prefix, specs, dir, options);
+  }
+
+  #start(id: string, prefix: FrozenPrefix, specs: ForkSpec[], runDir: string | undefined, options: Omit<FanOutOptions, 'layout' | 'model'>): FanOut {
     const rootId = options.parentId ?? 'parent';
     const ledger = options.ledger ?? new UsageLedger({ table: this.#table });
     if (options.parentUsage) {
-      ledger.record({ forkId: rootId, kind: 'parent', turn: 0, model: snapshot.model, usage: options.parentUsage, at: this.#clock.now() });
+      ledger.record({ forkId: rootId, kind: 'parent', turn: 0, model: prefix.snapshot.model, usage: options.parentUsage, at: this.#clock.now() });
     }
-    if (runDir) writeManifest(runDir, id, prefix, directives, snapshot);
-    const run = new FanOutRun(id, prefix, directives, children, {
+    const run = new FanOutRun(id, prefix, specs, {
       options: this.options,
       pool: this.#pool,
       slots: this.#slots,
@@ -155,16 +194,4 @@ export class ForkEngine {
     for (const run of this.#running) run.cancel();
     await this.#pool.destroy();
   }
-}
-
-function writeManifest(runDir: string, id: string, prefix: ReturnType<typeof freeze>, directives: readonly string[], snapshot: ParentSnapshot): void {
-  mkdirSync(join(runDir, 'forks'), { recursive: true });
-  writeFileSync(join(runDir, 'snapshot.json'), `${JSON.stringify(snapshot)}\n`);
-  const manifest = {
-    v: 1,
-    fanoutId: id,
-    prefix: { sha256: prefix.sha256, bytes: prefix.byteLength, layout: prefix.layout, ttl: prefix.ttl, headEnd: prefix.headEnd },
-    directives,
-  };
-  writeFileSync(join(runDir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
 }

@@ -16,6 +16,7 @@ import type { FrozenPrefix } from '../prefix/freeze.ts';
 import { EventQueue } from './event-queue.ts';
 import type { FanOutEvent, ForkHandle, ForkResult } from './fork-handle.ts';
 import { ForkState } from './fork-handle.ts';
+import { mergeOutcome, runWithRestarts, type StartPoint } from './fork-attempts.ts';
 import { measureFreshBase, measureSharedTokens, sendPrewarm } from './measure.ts';
 import { servePort } from './port-server.ts';
 import type { ForkTask } from './protocol.ts';
@@ -66,20 +67,22 @@ export class FanOutRun implements FanOut {
   readonly prefix: FrozenPrefix;
   readonly #deps: FanOutDeps;
   readonly #states: ForkState[];
-  readonly #children: ForkChild[];
+  readonly #specs: readonly ForkSpec[];
   readonly #queue = new EventQueue<FanOutEvent>();
   readonly #gate: WarmGate;
   readonly #settled: Promise<FanOutResult>;
   #sharedTokens: number | undefined;
   #freshBase: number | undefined;
   readonly #log: WriteStream | undefined;
+  /** Turns already in the ledger, per fork: recording is idempotent across restarts. */
+  readonly #recorded = new Map<string, Set<number>>();
 
-  constructor(id: string, prefix: FrozenPrefix, directives: readonly string[], children: ForkChild[], deps: FanOutDeps) {
+  constructor(id: string, prefix: FrozenPrefix, specs: readonly ForkSpec[], deps: FanOutDeps) {
     this.id = id;
     this.prefix = prefix;
     this.#deps = deps;
-    this.#children = children;
-    this.#states = directives.map((d, i) => new ForkState(`${id}-f${String(i + 1).padStart(2, '0')}`, i, d));
+    this.#specs = specs;
+    this.#states = specs.map((spec, i) => new ForkState(forkIdOf(id, i), i, spec.directive));
     this.#gate = new WarmGate({
       strategy: deps.options.warm,
       limit: deps.api,
@@ -121,6 +124,7 @@ export class FanOutRun implements FanOut {
     this.#sharedTokens = await measureSharedTokens(client, this.prefix);
     this.#freshBase = await measureFreshBase(client, this.prefix.snapshot);
     if (options.warm === 'prewarm') await this.#prewarm();
+    this.#recordEarlierTurns();
     const results = await Promise.all(this.#states.map((state) => this.#dispatch(state)));
     this.#queue.end();
     const summary = this.#summary(results);
@@ -157,23 +161,48 @@ export class FanOutRun implements FanOut {
     } else this.#logLine(event);
   }
 
+  /** A resumed fan-out: the turns done before are part of this tree's usage. */
+  #recordEarlierTurns(): void {
+    this.#specs.forEach((spec, i) => {
+      for (const request of spec.start.previous.requests) this.#recordRequest(this.#states[i]!, request);
+    });
+  }
+
   #dispatch(state: ForkState): Promise<ForkResult> {
+    const spec = this.#specs[state.index]!;
+    if (spec.finished) return Promise.resolve(this.#finish(state, spec.finished));
     const abort = new AbortController();
     state.onCancel = () => abort.abort(new ForkcacheError('FORK_CANCELLED', 'fork cancelled'));
     if (state.cancelRequested) state.onCancel();
     return this.#deps.slots(async () => {
       let outcome: ForkOutcome;
-      if (abort.signal.aborted) outcome = emptyOutcome('cancelled', toWireError(abort.signal.reason));
+      if (abort.signal.aborted) outcome = mergeOutcome(spec.start, emptyOutcome('cancelled', toWireError(abort.signal.reason)));
       else {
         state.status = 'running';
         this.#emit({ type: 'fork-start', forkId: state.id, at: this.#deps.clock.now() });
-        outcome = await this.#runInWorker(state, abort);
+        outcome = await runWithRestarts({
+          base: spec.base,
+          start: spec.start,
+          transcriptPath: this.#transcriptPath(state),
+          maxRestarts: this.#deps.options.maxWorkerRestarts,
+          aborted: () => abort.signal.aborted,
+          run: (start, attempt) => this.#runInWorker(state, abort, start, attempt),
+          onRestart: (attempt, start) => {
+            // an event posted just before the worker died may be lost; the transcript is not
+            for (const request of start.previous.requests) this.#recordRequest(state, request);
+            this.#emitRestart(state, attempt, start);
+          },
+        });
       }
       return this.#finish(state, outcome);
     });
   }
 
-  async #runInWorker(state: ForkState, abort: AbortController): Promise<ForkOutcome> {
+  #emitRestart(state: ForkState, attempt: number, start: StartPoint): void {
+    this.#emit({ type: 'fork-restart', forkId: state.id, at: this.#deps.clock.now(), attempt, turnsDone: start.turnsDone, interrupted: start.interrupted });
+  }
+
+  async #runInWorker(state: ForkState, abort: AbortController, start: StartPoint, attempt: number): Promise<ForkOutcome> {
     const { options, pool } = this.#deps;
     const { port1, port2 } = new MessageChannel();
     const server = servePort(port1, this.#gate, abort.signal, (event) => this.#onLoopEvent(state, event));
@@ -183,13 +212,14 @@ export class FanOutRun implements FanOut {
       kind: 'fork',
       forkId: state.id,
       prefix: this.prefix.sab,
-      child: this.#children[state.index]!,
+      child: start.child,
       port: port2,
-      turnsDone: 0,
+      turnsDone: start.turnsDone,
       api: options.api,
       loop: { maxTurns: options.maxTurns, maxTokens: options.maxTokens, querySource: FORK_QUERY_SOURCE, marker: this.prefix.childMarker },
       tools: { workspace: options.workspace, allow: [...options.allow], limits: options.toolLimits },
       transcriptPath: this.#transcriptPath(state),
+      testHooks: attempt === 0 && this.#deps.options.testHooks.exitWorker?.forkIndex === state.index ? { exitAfterTurn: this.#deps.options.testHooks.exitWorker.afterTurn } : {},
     };
     try {
       const outcome = (await pool.run(task, { transferList: [port2] })) as ForkOutcome;
@@ -217,6 +247,10 @@ export class FanOutRun implements FanOut {
   }
 
   #recordRequest(state: ForkState, request: Extract<LoopEvent, { type: 'turn-end' }>['request']): void {
+    const seen = this.#recorded.get(state.id) ?? new Set<number>();
+    this.#recorded.set(state.id, seen);
+    if (seen.has(request.turn)) return;
+    seen.add(request.turn);
     const first = request.turn === 1;
     const fresh = first && this.#freshBase !== undefined && this.#sharedTokens !== undefined
       ? { freshInputTokens: this.#freshBase + Math.max(0, totalInputTokens(request.usage) - this.#sharedTokens) }
@@ -267,6 +301,20 @@ export class FanOutRun implements FanOut {
       run_dir: this.#deps.runDir,
     };
   }
+}
+
+/** Fork ids are stable: the fan-out id and the fork's position (`fo001-ab12cd34-f03`). */
+export function forkIdOf(fanoutId: string, index: number): string {
+  return `${fanoutId}-f${String(index + 1).padStart(2, '0')}`;
+}
+
+/** One fork of a fan-out: its directive, its base continuation, where it starts. */
+export interface ForkSpec {
+  directive: string;
+  base: ForkChild;
+  start: StartPoint;
+  /** Set when a resumed fork needs no more requests. */
+  finished?: ForkOutcome | undefined;
 }
 
 function emptyOutcome(status: ForkOutcome['status'], error: ForkOutcome['error']): ForkOutcome {

@@ -19,6 +19,8 @@ export interface ForkResult extends ForkOutcome {
 export type FanOutEvent =
   | { type: 'fork-start'; forkId: string; at: number }
   | ({ forkId: string } & LoopEvent)
+  /** The fork's worker died; it continues on a fresh worker from its transcript. */
+  | { type: 'fork-restart'; forkId: string; at: number; attempt: number; turnsDone: number; interrupted: string[] }
   | { type: 'fork-end'; forkId: string; at: number; status: ForkResult['status']; result: ForkResult };
 
 /** Read-only view of one fork; `cancel()` stops it (queued: at once; running: at its next step). */

@@ -50,6 +50,10 @@ export interface ForkEngineOptions {
   toolLimits?: Partial<ToolLimits>;
   modelTable?: ModelTable;
   clock?: Clock;
+  /** Times a fork continues on a fresh worker after its worker died (default 2). */
+  maxWorkerRestarts?: number;
+  /** Faults for tests only: `exitWorker` makes one fork's worker thread exit after a turn. */
+  testHooks?: { exitWorker?: { forkIndex: number; afterTurn: number } };
 }
 
 const optionsSchema = z.strictObject({
@@ -79,6 +83,8 @@ const optionsSchema = z.strictObject({
   toolLimits: z.record(z.string(), z.number()).optional(),
   modelTable: z.custom<ModelTable>((v) => typeof v === 'object' && v !== null && 'models' in v).optional(),
   clock: z.custom<Clock>((v) => typeof v === 'object' && v !== null && 'now' in v && 'sleep' in v).optional(),
+  maxWorkerRestarts: z.number().int().min(0).max(10).optional(),
+  testHooks: z.strictObject({ exitWorker: z.strictObject({ forkIndex: z.number().int().nonnegative(), afterTurn: z.number().int().positive() }).optional() }).optional(),
 });
 
 export interface ResolvedEngineOptions {
@@ -97,6 +103,8 @@ export interface ResolvedEngineOptions {
   layout: ForkLayout;
   allow: readonly ExecutableToolName[];
   toolLimits: Partial<ToolLimits>;
+  maxWorkerRestarts: number;
+  testHooks: { exitWorker?: { forkIndex: number; afterTurn: number } };
 }
 
 /** Validate (errors name the field: `pool.maxThreads: …`) and fill in defaults. */
@@ -120,5 +128,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     layout: o.layout ?? 'claude',
     allow: o.allow ?? [...FILE_TOOL_NAMES],
     toolLimits: (o.toolLimits ?? {}) as Partial<ToolLimits>,
+    maxWorkerRestarts: o.maxWorkerRestarts ?? 2,
+    testHooks: (o.testHooks ?? {}) as ResolvedEngineOptions['testHooks'],
   };
 }

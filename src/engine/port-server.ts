@@ -21,7 +21,7 @@ export function servePort(
   port.on('message', (message: WorkerToMain) => {
     switch (message.t) {
       case 'acquire':
-        gate.acquire({ turn: message.turn, signal }).then(
+        gate.acquire({ turn: message.turn, first: message.first, signal }).then(
           (permit) => {
             if (closed) return permit.release();
             permits.set(message.seq, permit);

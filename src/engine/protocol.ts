@@ -12,7 +12,7 @@ import type { ToolLimits } from '../tools/limits.ts';
  * way to move them (see bench/boundary.ts).
  */
 export type WorkerToMain =
-  | { t: 'acquire'; seq: number; turn: number }
+  | { t: 'acquire'; seq: number; turn: number; first: boolean }
   | { t: 'started'; seq: number }
   | { t: 'release'; seq: number }
   | { t: 'event'; event: LoopEvent }
@@ -52,4 +52,6 @@ export interface ForkTask {
   };
   /** JSONL transcript of this fork, appended after every turn (undefined: none). */
   transcriptPath: string | undefined;
+  /** Test-only faults. `exitAfterTurn`: the worker thread exits once that turn and its tools are done. */
+  testHooks: { exitAfterTurn?: number };
 }

@@ -80,8 +80,8 @@ export class WarmGate implements RequestGate {
     }
   }
 
-  async acquire(request: { turn: number; signal?: AbortSignal | undefined }): Promise<GatePermit> {
-    const first = request.turn === 1;
+  async acquire(request: { turn: number; first: boolean; signal?: AbortSignal | undefined }): Promise<GatePermit> {
+    const first = request.first;
     let warmer = false;
     if (first && this.#options.strategy !== 'none') {
       for (;;) {

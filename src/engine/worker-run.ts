@@ -40,12 +40,12 @@ class PortGate implements RequestGate {
     });
   }
 
-  acquire(request: { turn: number; signal?: AbortSignal | undefined }): Promise<GatePermit> {
+  acquire(request: { turn: number; first: boolean; signal?: AbortSignal | undefined }): Promise<GatePermit> {
     request.signal?.throwIfAborted();
     const seq = ++this.#seq;
     return new Promise<GatePermit>((resolve, reject) => {
       this.#pending.set(seq, { resolve, reject });
-      this.#post({ t: 'acquire', seq, turn: request.turn });
+      this.#post({ t: 'acquire', seq, turn: request.turn, first: request.first });
     });
   }
 
@@ -112,7 +112,11 @@ export async function runForkTask(task: ForkTask): Promise<ForkOutcome> {
       querySource: task.loop.querySource,
       marker: task.loop.marker,
       signal: controller.signal,
-      onEvent: (event: LoopEvent) => port.postMessage({ t: 'event', event } satisfies WorkerToMain),
+      onEvent: (event: LoopEvent) => {
+        port.postMessage({ t: 'event', event } satisfies WorkerToMain);
+        // Test-only fault: the thread dies as a crash would, after a turn and its tools.
+        if (event.type === 'turn-start' && event.turn === (task.testHooks.exitAfterTurn ?? -2) + 1) process.exit(70);
+      },
       transcript,
     });
   } finally {

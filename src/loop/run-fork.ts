@@ -143,7 +143,7 @@ async function sendThroughGate(
   turn: number,
   emit: (event: LoopEvent) => void,
 ): Promise<{ message: Anthropic.Message; requestId: string | null; sentAt: number; startedAt: number }> {
-  const permit = await gate.acquire({ turn, signal: options.signal });
+  const permit = await gate.acquire({ turn, first: turn === (options.turnsDone ?? 0) + 1, signal: options.signal });
   const sentAt = clock.now();
   let startedAt = sentAt;
   try {

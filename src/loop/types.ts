@@ -18,7 +18,11 @@ export interface GatePermit {
 }
 
 export interface RequestGate {
-  acquire(request: { turn: number; signal?: AbortSignal | undefined }): Promise<GatePermit>;
+  /**
+   * `first`: the fork's first request in this run (turn 1, or the first turn after a resume):
+   * the request that reads the shared prefix, which the warm-first barrier holds.
+   */
+  acquire(request: { turn: number; first: boolean; signal?: AbortSignal | undefined }): Promise<GatePermit>;
 }
 
 /** A gate that lets everything through at once (no scheduling). */

@@ -16,8 +16,8 @@ function track(p: Promise<GatePermit>) {
 describe('WarmGate', () => {
   it('first-child: siblings wait until the first response has begun', async () => {
     const gate = new WarmGate({ strategy: 'first-child', limit: apiLimiter(10), ttlMs: 300_000, clock: new ManualClock() });
-    const first = track(gate.acquire({ turn: 1 }));
-    const siblings = [track(gate.acquire({ turn: 1 })), track(gate.acquire({ turn: 1 }))];
+    const first = track(gate.acquire({ turn: 1, first: true }));
+    const siblings = [track(gate.acquire({ turn: 1, first: true })), track(gate.acquire({ turn: 1, first: true }))];
     await flush();
     expect(first.permit).toBeDefined();
     expect(siblings.every((s) => s.permit === undefined)).toBe(true);
@@ -29,15 +29,15 @@ describe('WarmGate', () => {
 
   it('later turns never wait for the barrier', async () => {
     const gate = new WarmGate({ strategy: 'first-child', limit: apiLimiter(10), ttlMs: 300_000, clock: new ManualClock() });
-    track(gate.acquire({ turn: 1 }));
-    const later = track(gate.acquire({ turn: 2 }));
+    track(gate.acquire({ turn: 1, first: true }));
+    const later = track(gate.acquire({ turn: 2, first: false }));
     await flush();
     expect(later.permit).toBeDefined();
   });
 
   it('none: everything goes at once', async () => {
     const gate = new WarmGate({ strategy: 'none', limit: apiLimiter(10), ttlMs: 300_000, clock: new ManualClock() });
-    const all = [track(gate.acquire({ turn: 1 })), track(gate.acquire({ turn: 1 })), track(gate.acquire({ turn: 1 }))];
+    const all = [track(gate.acquire({ turn: 1, first: true })), track(gate.acquire({ turn: 1, first: true })), track(gate.acquire({ turn: 1, first: true }))];
     await flush();
     expect(all.every((s) => s.permit)).toBe(true);
     expect(gate.warmups).toBe(0);
@@ -45,9 +45,9 @@ describe('WarmGate', () => {
 
   it('a warmer that fails before its response begins hands the role to the next sibling', async () => {
     const gate = new WarmGate({ strategy: 'first-child', limit: apiLimiter(10), ttlMs: 300_000, clock: new ManualClock() });
-    const first = track(gate.acquire({ turn: 1 }));
-    const second = track(gate.acquire({ turn: 1 }));
-    const third = track(gate.acquire({ turn: 1 }));
+    const first = track(gate.acquire({ turn: 1, first: true }));
+    const second = track(gate.acquire({ turn: 1, first: true }));
+    const third = track(gate.acquire({ turn: 1, first: true }));
     await flush();
     first.permit!.release(); // failed: no response
     await flush();
@@ -62,19 +62,19 @@ describe('WarmGate', () => {
   it('re-warms when the queue outlives the cache lifetime', async () => {
     const clock = new ManualClock();
     const gate = new WarmGate({ strategy: 'first-child', limit: apiLimiter(10), ttlMs: 300_000, marginMs: 30_000, clock });
-    const first = track(gate.acquire({ turn: 1 }));
+    const first = track(gate.acquire({ turn: 1, first: true }));
     await flush();
     first.permit!.started();
     clock.advance(200_000);
-    const within = track(gate.acquire({ turn: 1 })); // refreshes the entry at t=200s
+    const within = track(gate.acquire({ turn: 1, first: true })); // refreshes the entry at t=200s
     await flush();
     expect(within.permit).toBeDefined();
     clock.advance(269_999); // 269.999 s after the last touch: still inside ttl - margin
     expect(gate.state).toBe('warm');
     clock.advance(1);
     expect(gate.state).toBe('cold');
-    const rewarm = track(gate.acquire({ turn: 1 }));
-    const waiting = track(gate.acquire({ turn: 1 }));
+    const rewarm = track(gate.acquire({ turn: 1, first: true }));
+    const waiting = track(gate.acquire({ turn: 1, first: true }));
     await flush();
     expect(rewarm.permit).toBeDefined();
     expect(waiting.permit).toBeUndefined();
@@ -86,7 +86,7 @@ describe('WarmGate', () => {
 
   it('queues beyond the concurrency limit instead of rejecting, in order', async () => {
     const gate = new WarmGate({ strategy: 'none', limit: apiLimiter(2), ttlMs: 300_000, clock: new ManualClock() });
-    const all = Array.from({ length: 5 }, () => track(gate.acquire({ turn: 3 })));
+    const all = Array.from({ length: 5 }, () => track(gate.acquire({ turn: 3, first: false })));
     await flush();
     expect(all.map((s) => s.permit !== undefined)).toEqual([true, true, false, false, false]);
     all[0]!.permit!.release();
@@ -97,10 +97,10 @@ describe('WarmGate', () => {
 
   it('a waiting request can be aborted without disturbing the others', async () => {
     const gate = new WarmGate({ strategy: 'first-child', limit: apiLimiter(10), ttlMs: 300_000, clock: new ManualClock() });
-    const first = track(gate.acquire({ turn: 1 }));
+    const first = track(gate.acquire({ turn: 1, first: true }));
     const ctl = new AbortController();
-    const aborted = track(gate.acquire({ turn: 1, signal: ctl.signal }));
-    const other = track(gate.acquire({ turn: 1 }));
+    const aborted = track(gate.acquire({ turn: 1, first: true, signal: ctl.signal }));
+    const other = track(gate.acquire({ turn: 1, first: true }));
     await flush();
     ctl.abort(new Error('cancelled'));
     await flush();
