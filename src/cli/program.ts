@@ -3,6 +3,7 @@ import { VERSION } from '../version.ts';
 import { registerDemoCommand } from './commands/demo.ts';
 import { registerEconomicsCommand } from './commands/economics.ts';
 import { registerEmulatorCommand } from './commands/emulator.ts';
+import { registerResumeCommand } from './commands/resume.ts';
 import { registerRunCommand } from './commands/run.ts';
 
 /** Build the command tree. Each sub-command lives in its own file and registers itself here. */
@@ -20,5 +21,6 @@ export function createProgram(): Command {
   registerEconomicsCommand(program);
   registerEmulatorCommand(program);
   registerRunCommand(program);
+  registerResumeCommand(program);
   return program;
 }

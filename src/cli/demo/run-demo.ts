@@ -69,7 +69,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       onTurn: ({ turn, usage }) => ledger.record({ forkId: 'parent', kind: 'parent', turn: turn - 1, model: DEMO_MODEL, usage, at: Date.now() }),
       onSpawn: async ({ snapshot, calls }) => {
         const directives = calls.map((c) => String((c.input as { directive?: unknown }).directive ?? ''));
-        const fan = engine.fanOut(snapshot, directives, { parentId: 'parent', ledger });
+        const fan = engine.fanOut(snapshot, directives, { parentId: 'parent', ledger, meta: { api: 'emulator', emulator: { script: 'refactor', latency: options.latency } } });
         const board = new ProgressBoard({ model: DEMO_MODEL, plain: options.plain });
         for await (const event of fan) board.onEvent(event);
         board.stop();

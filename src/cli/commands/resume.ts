@@ -1,0 +1,77 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { ForkEngine } from '../../engine/engine.ts';
+import { readFanOutDir } from '../../engine/manifest.ts';
+import type { WarmStrategy } from '../../engine/warm-gate.ts';
+import type { ExecutableToolName } from '../../tools/names.ts';
+import { ForkcacheError } from '../../errors.ts';
+import { openEndpoint } from '../endpoint.ts';
+import { parseFlags } from '../flags.ts';
+import { ProgressBoard } from '../progress-board.ts';
+import { formatFanOutResult, jsonSummary } from '../summary-table.ts';
+
+const optionsSchema = z.object({
+  api: z.enum(['auto', 'anthropic', 'emulator'], { error: 'expected auto, anthropic or emulator' }).default('auto'),
+  json: z.boolean().default(false),
+});
+
+const emulatorMeta = z.object({ script: z.string().default('echo'), latency: z.enum(['off', 'fast', 'realistic']).default('fast') }).default({ script: 'echo', latency: 'fast' });
+
+/** The fan-out directories under RUN_DIR (itself, when it is one), oldest first. */
+export function fanOutDirs(runDir: string): string[] {
+  if (existsSync(join(runDir, 'manifest.json'))) return [runDir];
+  if (!existsSync(runDir)) throw new ForkcacheError('INVALID_ARGUMENT', `RUN_DIR: ${runDir} does not exist`);
+  const dirs = readdirSync(runDir, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && existsSync(join(runDir, e.name, 'manifest.json')))
+    .map((e) => join(runDir, e.name))
+    .sort();
+  if (dirs.length === 0) throw new ForkcacheError('INVALID_ARGUMENT', `RUN_DIR: no fan-out (manifest.json) in ${runDir}`);
+  return dirs;
+}
+
+/** Register `forkcache resume RUN_DIR`. */
+export function registerResumeCommand(program: Command): void {
+  program
+    .command('resume')
+    .description('continue every unfinished fork of a run from its last complete turn (completed forks are not re-run)')
+    .argument('<run-dir>', 'a fan-out directory, or a runs directory holding several')
+    .option('--api <target>', 'auto | anthropic | emulator (as for run)', 'auto')
+    .option('--json', 'print one JSON summary object per fan-out, last')
+    .action(async (runDir: string, raw: Record<string, unknown>) => {
+      const opts = parseFlags(optionsSchema, raw);
+      let failed = 0;
+      for (const dir of fanOutDirs(runDir)) {
+        const { manifest } = readFanOutDir(dir);
+        const emulator = emulatorMeta.parse((manifest.meta as { emulator?: unknown }).emulator);
+        const target = await openEndpoint(opts.api, emulator);
+        process.stderr.write(`forkcache resume: ${manifest.fanoutId} (${manifest.directives.length} forks) against ${target.label}\n`);
+        const engine = await ForkEngine.create({
+          baseURL: target.baseURL,
+          apiKey: target.apiKey,
+          headers: manifest.engine.headers,
+          workspace: manifest.engine.workspace,
+          maxTurns: manifest.engine.maxTurns,
+          maxTokens: manifest.engine.maxTokens,
+          allow: manifest.engine.allow as ExecutableToolName[],
+          warm: manifest.engine.warm as WarmStrategy,
+          pool: { maxThreads: 2 },
+        });
+        try {
+          const fan = engine.resume(dir);
+          const board = new ProgressBoard({ model: fan.prefix.snapshot.model, plain: opts.json });
+          for await (const event of fan) board.onEvent(event);
+          board.stop();
+          const result = await fan.settled();
+          failed += result.forks.filter((f) => f.status !== 'completed').length;
+          if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, { api: target.kind, fanout: manifest.fanoutId }))}\n`);
+          else process.stdout.write(`\n${formatFanOutResult(result, fan.prefix.snapshot.model)}\n`);
+        } finally {
+          await engine.close();
+          await target.close();
+        }
+      }
+      process.exitCode = failed === 0 ? 0 : 1;
+    });
+}
