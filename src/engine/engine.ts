@@ -10,6 +10,7 @@ import type { ForkLayout } from '../fork/layouts.ts';
 import { FORK_FALLBACK_SYSTEM_PROMPT } from '../fork/fallback.ts';
 import { type ParentSnapshot, snapshotOrFallback } from '../fork/snapshot.ts';
 import { TOOL_DECLARATIONS } from '../tools/declarations.ts';
+import type { PermissionHandler } from '../tools/permissions.ts';
 import { UsageLedger } from '../ledger/ledger.ts';
 import { DEFAULT_MODEL_TABLE, type ModelTable, requireModel } from '../ledger/models.ts';
 import { freeze, type FrozenPrefix } from '../prefix/freeze.ts';
@@ -67,6 +68,7 @@ export class ForkEngine {
   readonly #api: ReturnType<typeof pLimit>;
   readonly #slots: ReturnType<typeof pLimit>;
   readonly #running = new Set<FanOutRun>();
+  readonly #onPermission: PermissionHandler | undefined;
   #state: 'open' | 'closing' | 'closed' = 'open';
   #sequence = 0;
 
@@ -74,6 +76,7 @@ export class ForkEngine {
     this.options = Object.freeze(options);
     this.#clock = input.clock ?? systemClock;
     this.#table = input.modelTable ?? DEFAULT_MODEL_TABLE;
+    this.#onPermission = input.onPermission;
     this.#client = input.client ?? createAnthropicClient({ ...options.api, defaultHeaders: options.api.headers });
     this.#api = pLimit(options.concurrency);
     this.#slots = pLimit(options.maxThreads * options.concurrentTasksPerWorker);
@@ -161,6 +164,7 @@ export class ForkEngine {
       clock: this.#clock,
       rootId,
       runDir,
+      onPermission: this.#onPermission,
     });
     if (options.signal) {
       const signal = options.signal;

@@ -16,6 +16,7 @@ import type { FrozenPrefix } from '../prefix/freeze.ts';
 import { EventQueue } from './event-queue.ts';
 import type { FanOutEvent, ForkHandle, ForkResult } from './fork-handle.ts';
 import { ForkState } from './fork-handle.ts';
+import { DENY_UNASKED, type PermissionAnswer, type PermissionHandler } from '../tools/permissions.ts';
 import { mergeOutcome, runWithRestarts, type StartPoint } from './fork-attempts.ts';
 import { measureFreshBase, measureSharedTokens, sendPrewarm } from './measure.ts';
 import { servePort } from './port-server.ts';
@@ -59,6 +60,7 @@ export interface FanOutDeps {
   clock: Clock;
   rootId: string;
   runDir: string | undefined;
+  onPermission: PermissionHandler | undefined;
 }
 
 /** Orchestrates one fan-out on the main thread: measure, warm, dispatch, collect. */
@@ -205,7 +207,7 @@ export class FanOutRun implements FanOut {
   async #runInWorker(state: ForkState, abort: AbortController, start: StartPoint, attempt: number): Promise<ForkOutcome> {
     const { options, pool } = this.#deps;
     const { port1, port2 } = new MessageChannel();
-    const server = servePort(port1, this.#gate, abort.signal, (event) => this.#onLoopEvent(state, event));
+    const server = servePort(port1, this.#gate, abort.signal, (event) => this.#onLoopEvent(state, event), (tool, input) => this.#ask(state, tool, input));
     const onAbort = (): void => port1.postMessage({ t: 'cancel' });
     abort.signal.addEventListener('abort', onAbort, { once: true });
     const task: ForkTask = {
@@ -219,6 +221,7 @@ export class FanOutRun implements FanOut {
       loop: { maxTurns: options.maxTurns, maxTokens: options.maxTokens, querySource: FORK_QUERY_SOURCE, marker: this.prefix.childMarker },
       tools: { workspace: options.workspace, allow: [...options.allow], limits: options.toolLimits },
       transcriptPath: this.#transcriptPath(state),
+      permissions: options.permissions,
       testHooks: attempt === 0 && this.#deps.options.testHooks.exitWorker?.forkIndex === state.index ? { exitAfterTurn: this.#deps.options.testHooks.exitWorker.afterTurn } : {},
     };
     try {
@@ -232,6 +235,15 @@ export class FanOutRun implements FanOut {
       abort.signal.removeEventListener('abort', onAbort);
       server.close();
     }
+  }
+
+  /** A fork's permission question: the embedder's handler decides; without one the answer is no. */
+  async #ask(state: ForkState, tool: string, input: unknown): Promise<PermissionAnswer> {
+    const handler = this.#deps.onPermission ?? DENY_UNASKED;
+    const answer = await handler({ forkId: state.id, tool, input });
+    const result = typeof answer === 'boolean' ? { allow: answer } : answer;
+    this.#logLine({ type: 'permission', forkId: state.id, at: this.#deps.clock.now(), tool, allow: result.allow, reason: result.reason ?? null });
+    return result;
   }
 
   #transcriptPath(state: ForkState): string | undefined {

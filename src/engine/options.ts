@@ -10,6 +10,7 @@ import { MARKER_STRATEGIES, type MarkerStrategy } from '../prefix/freeze.ts';
 import type { CacheTtl } from '../prefix/markers.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from '../tools/names.ts';
+import { permissionPolicySchema, type PermissionHandler, type PermissionPolicy } from '../tools/permissions.ts';
 import { parseOrThrow } from '../validation.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from './warm-gate.ts';
 
@@ -50,6 +51,13 @@ export interface ForkEngineOptions {
   toolLimits?: Partial<ToolLimits>;
   modelTable?: ModelTable;
   clock?: Clock;
+  /** Which tool calls a fork may make freely, which it may not, and which need asking. */
+  permissions?: PermissionPolicy;
+  /**
+   * Answers `ask` (the question bubbles up from the worker): an embedder's callback, or the
+   * CLI's prompt. Without one, `ask` means no.
+   */
+  onPermission?: PermissionHandler;
   /** Times a fork continues on a fresh worker after its worker died (default 2). */
   maxWorkerRestarts?: number;
   /** Faults for tests only: `exitWorker` makes one fork's worker thread exit after a turn. */
@@ -84,6 +92,8 @@ const optionsSchema = z.strictObject({
   modelTable: z.custom<ModelTable>((v) => typeof v === 'object' && v !== null && 'models' in v).optional(),
   clock: z.custom<Clock>((v) => typeof v === 'object' && v !== null && 'now' in v && 'sleep' in v).optional(),
   maxWorkerRestarts: z.number().int().min(0).max(10).optional(),
+  permissions: permissionPolicySchema.optional(),
+  onPermission: z.custom<PermissionHandler>((v) => typeof v === 'function', 'expected a function').optional(),
   testHooks: z.strictObject({ exitWorker: z.strictObject({ forkIndex: z.number().int().nonnegative(), afterTurn: z.number().int().positive() }).optional() }).optional(),
 });
 
@@ -104,6 +114,7 @@ export interface ResolvedEngineOptions {
   allow: readonly ExecutableToolName[];
   toolLimits: Partial<ToolLimits>;
   maxWorkerRestarts: number;
+  permissions: PermissionPolicy;
   testHooks: { exitWorker?: { forkIndex: number; afterTurn: number } };
 }
 
@@ -129,6 +140,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     allow: o.allow ?? [...FILE_TOOL_NAMES],
     toolLimits: (o.toolLimits ?? {}) as Partial<ToolLimits>,
     maxWorkerRestarts: o.maxWorkerRestarts ?? 2,
+    permissions: (o.permissions ?? {}) as PermissionPolicy,
     testHooks: (o.testHooks ?? {}) as ResolvedEngineOptions['testHooks'],
   };
 }

@@ -1,5 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { GatePermit, LoopEvent, RequestGate } from '../loop/types.ts';
+import type { PermissionAnswer } from '../tools/permissions.ts';
 import type { MainToWorker, WorkerToMain } from './protocol.ts';
 
 /**
@@ -12,6 +13,7 @@ export function servePort(
   gate: RequestGate,
   signal: AbortSignal,
   onEvent: (event: LoopEvent) => void,
+  onAsk: (tool: string, input: unknown) => Promise<PermissionAnswer>,
 ): { ended: Promise<void>; close(): void } {
   const permits = new Map<number, GatePermit>();
   let markEnded!: () => void;
@@ -39,6 +41,12 @@ export function servePort(
         break;
       case 'event':
         onEvent(message.event);
+        break;
+      case 'ask':
+        onAsk(message.tool, message.input).then(
+          (answer) => !closed && post({ t: 'answer', seq: message.seq, allow: answer.allow, reason: answer.reason }),
+          (err: unknown) => !closed && post({ t: 'answer', seq: message.seq, allow: false, reason: `the permission handler failed: ${(err as Error).message}` }),
+        );
         break;
       case 'end':
         markEnded();

@@ -4,6 +4,7 @@ import type { CacheTtl } from '../prefix/markers.ts';
 import type { LoopEvent } from '../loop/types.ts';
 import type { ExecutableToolName } from '../tools/names.ts';
 import type { ToolLimits } from '../tools/limits.ts';
+import type { PermissionPolicy } from '../tools/permissions.ts';
 
 /**
  * Messages on a fork's private MessagePort. The worker asks the main thread for a permit
@@ -16,10 +17,16 @@ export type WorkerToMain =
   | { t: 'started'; seq: number }
   | { t: 'release'; seq: number }
   | { t: 'event'; event: LoopEvent }
+  /** The permission policy says ask: the main thread decides (a callback, a person, or no). */
+  | { t: 'ask'; seq: number; tool: string; input: unknown }
   /** Last message of a task: every event before it has been delivered. */
   | { t: 'end' };
 
-export type MainToWorker = { t: 'grant'; seq: number } | { t: 'deny'; seq: number; message: string } | { t: 'cancel' };
+export type MainToWorker =
+  | { t: 'grant'; seq: number }
+  | { t: 'deny'; seq: number; message: string }
+  | { t: 'answer'; seq: number; allow: boolean; reason?: string | undefined }
+  | { t: 'cancel' };
 
 /** Everything a worker needs to run one fork. The SAB travels by reference, never copied. */
 export interface ForkTask {
@@ -52,6 +59,8 @@ export interface ForkTask {
   };
   /** JSONL transcript of this fork, appended after every turn (undefined: none). */
   transcriptPath: string | undefined;
+  /** Which tool calls need asking (checked in the worker; `ask` goes to the main thread). */
+  permissions: PermissionPolicy;
   /** Test-only faults. `exitAfterTurn`: the worker thread exits once that turn and its tools are done. */
   testHooks: { exitAfterTurn?: number };
 }

@@ -8,6 +8,7 @@ import { streamMessageBytes } from '../provider/send.ts';
 import { driftCheckedFetch } from '../prefix/drift.ts';
 import { type AttachedPrefix, attachFrozenPrefix } from '../prefix/sab.ts';
 import { createToolExecutor } from '../tools/executor.ts';
+import { decide } from '../tools/permissions.ts';
 import type { ForkTask, MainToWorker, WorkerToMain } from './protocol.ts';
 import { JsonlTranscript } from './transcript.ts';
 
@@ -18,6 +19,7 @@ import { JsonlTranscript } from './transcript.ts';
 class PortGate implements RequestGate {
   readonly #port: MessagePort;
   readonly #pending = new Map<number, { resolve: (p: GatePermit) => void; reject: (e: unknown) => void }>();
+  readonly #questions = new Map<number, (answer: { allow: boolean; reason?: string | undefined }) => void>();
   #seq = 0;
 
   constructor(port: MessagePort) {
@@ -26,6 +28,11 @@ class PortGate implements RequestGate {
 
   onMessage(message: MainToWorker): void {
     if (message.t === 'cancel') return;
+    if (message.t === 'answer') {
+      this.#questions.get(message.seq)?.({ allow: message.allow, reason: message.reason });
+      this.#questions.delete(message.seq);
+      return;
+    }
     const waiter = this.#pending.get(message.seq);
     if (!waiter) return;
     this.#pending.delete(message.seq);
@@ -49,7 +56,18 @@ class PortGate implements RequestGate {
     });
   }
 
+  /** The policy said ask: the main thread answers (a callback, a person, or no). */
+  ask(tool: string, input: unknown): Promise<{ allow: boolean; reason?: string | undefined }> {
+    const seq = ++this.#seq;
+    return new Promise((resolve) => {
+      this.#questions.set(seq, resolve);
+      this.#post({ t: 'ask', seq, tool, input });
+    });
+  }
+
   rejectAll(reason: unknown): void {
+    for (const answer of this.#questions.values()) answer({ allow: false, reason: 'cancelled' });
+    this.#questions.clear();
     for (const waiter of this.#pending.values()) waiter.reject(reason);
     this.#pending.clear();
   }
@@ -111,6 +129,12 @@ export async function runForkTask(task: ForkTask): Promise<ForkOutcome> {
       maxTokens: task.loop.maxTokens,
       querySource: task.loop.querySource,
       marker: task.loop.marker,
+      permit: async ({ name, input }) => {
+        const decision = decide(task.permissions, name);
+        if (decision === 'allow') return { allow: true };
+        if (decision === 'deny') return { allow: false, reason: 'denied by the permission policy' };
+        return gate.ask(name, input);
+      },
       signal: controller.signal,
       onEvent: (event: LoopEvent) => {
         port.postMessage({ t: 'event', event } satisfies WorkerToMain);

@@ -37,6 +37,8 @@ export interface ForkLoopOptions {
   turnsDone?: number | undefined;
   /** The moving marker on the child's last block (default `5m`; `false`: none). */
   marker?: CacheTtl | false | undefined;
+  /** Asked before each tool call runs (the permission policy); default: everything allowed. */
+  permit?: ((call: { id: string; name: string; input: unknown }) => Promise<{ allow: boolean; reason?: string | undefined }>) | undefined;
 }
 
 type Block = Anthropic.ContentBlockParam;
@@ -174,6 +176,10 @@ async function runTool(options: ForkLoopOptions, use: Anthropic.ToolUseBlock, hi
     } catch (err) {
       return { isError: true, code: 'FORK_RECURSION', content: (err as Error).message };
     }
+  }
+  if (options.permit && options.tools.isAllowed(use.name)) {
+    const answer = await options.permit({ id: use.id, name: use.name, input: use.input });
+    if (!answer.allow) return { isError: true, code: 'PERMISSION_DENIED', content: `Permission denied for ${use.name}${answer.reason ? `: ${answer.reason}` : ''}. Do without it, or report that it is needed.` };
   }
   return options.tools.execute(use.name, use.input, { signal: options.signal });
 }
