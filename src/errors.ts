@@ -59,6 +59,11 @@ export const ERROR_CODES = [
   'LEDGER_UNKNOWN_FORK',
   // cli
   'CLI_USAGE',
+  // reports (`forkcache report`): the message names the file, and the line for JSONL
+  'REPORT_FILE_MISSING',
+  'REPORT_FILE_INVALID',
+  // importing a parent from a Claude Code transcript: the message names the line
+  'TRANSCRIPT_INVALID',
   // anything else
   'INTERNAL',
 ] as const;

@@ -8,14 +8,17 @@ import { ForkcacheError } from '../errors.ts';
 import { validateDirective } from '../fork/directive.ts';
 import type { ForkLayout } from '../fork/layouts.ts';
 import { FORK_FALLBACK_SYSTEM_PROMPT } from '../fork/fallback.ts';
-import { type ParentSnapshot, snapshotOrFallback } from '../fork/snapshot.ts';
+import { captureSnapshot, type ParentSnapshot, snapshotOrFallback } from '../fork/snapshot.ts';
+import { parseOrThrow } from '../validation.ts';
 import { TOOL_DECLARATIONS } from '../tools/declarations.ts';
 import type { PermissionHandler } from '../tools/permissions.ts';
 import { UsageLedger } from '../ledger/ledger.ts';
 import { DEFAULT_MODEL_TABLE, type ModelTable, requireModel } from '../ledger/models.ts';
 import { freeze, type FrozenPrefix } from '../prefix/freeze.ts';
 import { createAnthropicClient } from '../provider/client.ts';
-import { type FanOut, FanOutRun, type ForkSpec, forkIdOf } from './fan-out.ts';
+import { type FanOut, type FanOutDeps, FanOutRun, type ForkSpec, forkIdOf } from './fan-out.ts';
+import { type AgentType, agentTypeSchema } from './agent-type.ts';
+import { AgentTool, type AgentToolOptions } from './agent-tool.ts';
 import { FRESH_START, finishedOutcome, startFromTranscript } from './fork-attempts.ts';
 import { readFanOutDir, writeManifest } from './manifest.ts';
 import { readTranscript } from './transcript-reader.ts';
@@ -46,6 +49,8 @@ export interface FanOutOptions {
   signal?: AbortSignal;
   /** Facts to keep in the run's manifest (e.g. the emulator script a CLI run used), for resume. */
   meta?: Record<string, unknown>;
+  /** Start the forks in the foreground (see `ForkHandle.mode`); default background. */
+  foreground?: boolean;
 }
 
 /**
@@ -148,7 +153,30 @@ export class ForkEngine {
     return this.#start(manifest.fanoutId, prefix, specs, dir, options);
   }
 
-  #start(id: string, prefix: FrozenPrefix, specs: ForkSpec[], runDir: string | undefined, options: Omit<FanOutOptions, 'layout' | 'model'>): FanOut {
+  /**
+   * Run fresh agents of an explicit type: each gets the type's own system prompt and tools and
+   * the directive as a plain user message. Nothing is shared with the parent (that is what
+   * forking is for); the ledger records them as `fresh`, so the difference shows.
+   */
+  runAgents(type: AgentType, directives: readonly string[], options: Omit<FanOutOptions, 'layout' | 'model'> = {}): FanOut {
+    if (this.#state !== 'open') throw new ForkcacheError('ENGINE_CLOSED', 'the engine is closed: create a new one');
+    const agent = parseOrThrow(agentTypeSchema, type, 'INVALID_ARGUMENT', 'agent type');
+    const allow = agent.tools ?? [...this.options.allow];
+    const tools = TOOL_DECLARATIONS.filter((t) => (allow as string[]).includes(t.name));
+    const snapshot = captureSnapshot({ model: agent.model, system: agent.system, tools, messages: [] });
+    requireModel(snapshot.model, this.#table, `agent type ${agent.name}: model`);
+    const prefix = freeze(snapshot, { ttl: this.options.ttl, markers: this.options.markers });
+    const specs: ForkSpec[] = directives.map((d, i) => {
+      const base = prefix.plan.continuation(validateDirective(d, { field: `directives[${i}]` }).trim());
+      return { directive: d, base, start: FRESH_START(base) };
+    });
+    const id = `ag${(++this.#sequence).toString().padStart(3, '0')}-${agent.name.replace(/[^\w-]/g, '_').slice(0, 24)}`;
+    const runDir = this.options.runDir ? join(this.options.runDir, id) : undefined;
+    if (runDir) writeManifest(runDir, id, prefix, directives, this.options, { ...options.meta, agentType: agent.name });
+    return this.#start(id, prefix, specs, runDir, options, { kind: 'fresh', type: agent.name, allow });
+  }
+
+  #start(id: string, prefix: FrozenPrefix, specs: ForkSpec[], runDir: string | undefined, options: Omit<FanOutOptions, 'layout' | 'model'>, agent?: FanOutDeps['agent']): FanOut {
     const rootId = options.parentId ?? 'parent';
     const ledger = options.ledger ?? new UsageLedger({ table: this.#table });
     if (options.parentUsage) {
@@ -165,6 +193,8 @@ export class ForkEngine {
       rootId,
       runDir,
       onPermission: this.#onPermission,
+      agent,
+      foreground: options.foreground,
     });
     if (options.signal) {
       const signal = options.signal;
@@ -181,6 +211,11 @@ export class ForkEngine {
       if (runDir) writeFileSync(join(runDir, 'summary.json'), `${JSON.stringify(result.summary, null, 2)}\n`);
     });
     return run;
+  }
+
+  /** The spawn tool for an agent's loop: forks (or fresh agents of a type) behind one tool call. */
+  agentTool(options: AgentToolOptions = {}): AgentTool {
+    return new AgentTool(this, { clock: this.#clock, ...options });
   }
 
   /** Wait for every running fan-out, then stop the threads. */

@@ -1,5 +1,6 @@
 import type { ForkReport } from '../fork/report.ts';
 import type { ForkOutcome, LoopEvent } from '../loop/types.ts';
+import type { WorktreeResult } from './worktree.ts';
 
 export type ForkHandleStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
 
@@ -13,6 +14,8 @@ export interface ForkResult extends ForkOutcome {
   transcriptPath: string | undefined;
   /** Convenience: `report` is parsed from `finalText`. */
   report: ForkReport | undefined;
+  /** With `isolation: 'worktree'`: the fork's branch, its commit and the diff stat. */
+  worktree?: WorktreeResult;
 }
 
 /** Events of a fan-out, each naming its fork. Noun-verb names. */
@@ -33,6 +36,15 @@ export interface ForkHandle {
   readonly turns: number;
   readonly lastTool: string | undefined;
   readonly result: Promise<ForkResult>;
+  /**
+   * `foreground`: the caller waits for the result; `background` (the default): the result
+   * arrives later as a notification. Only a delivery choice: the fork itself never restarts.
+   */
+  readonly mode: 'foreground' | 'background';
+  /** Move a foreground fork to the background now (no turn is lost: it keeps running). */
+  background(): void;
+  /** Resolves when the fork is moved to the background. */
+  readonly backgrounded: Promise<void>;
   cancel(): void;
 }
 
@@ -49,12 +61,28 @@ export class ForkState implements ForkHandle {
   /** Set by `cancel()`, even before the fork is dispatched. */
   cancelRequested = false;
   onCancel: () => void = () => {};
+  mode: 'foreground' | 'background' = 'background';
+  readonly #backgrounded: { promise: Promise<void>; resolve: () => void };
 
   constructor(id: string, index: number, directive: string) {
     this.id = id;
     this.index = index;
     this.directive = directive;
     this.result = new Promise<ForkResult>((resolve) => (this.resolve = resolve));
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => (resolve = r));
+    this.#backgrounded = { promise, resolve };
+  }
+
+  /** Resolves when the fork is moved to the background. */
+  get backgrounded(): Promise<void> {
+    return this.#backgrounded.promise;
+  }
+
+  background(): void {
+    if (this.mode === 'background') return;
+    this.mode = 'background';
+    this.#backgrounded.resolve();
   }
 
   cancel(): void {
@@ -80,6 +108,11 @@ export class ForkState implements ForkHandle {
         return state.lastTool;
       },
       result: state.result,
+      get mode() {
+        return state.mode;
+      },
+      background: () => state.background(),
+      backgrounded: state.backgrounded,
       cancel: () => state.cancel(),
     };
   }

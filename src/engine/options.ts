@@ -11,6 +11,7 @@ import type { CacheTtl } from '../prefix/markers.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from '../tools/names.ts';
 import { permissionPolicySchema, type PermissionHandler, type PermissionPolicy } from '../tools/permissions.ts';
+import { ForkcacheError } from '../errors.ts';
 import { parseOrThrow } from '../validation.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from './warm-gate.ts';
 
@@ -51,6 +52,12 @@ export interface ForkEngineOptions {
   toolLimits?: Partial<ToolLimits>;
   modelTable?: ModelTable;
   clock?: Clock;
+  /**
+   * `worktree`: each fork works in its own git worktree on a branch `forkcache/<forkId>`
+   * (under the run directory; needs `runDir` and a workspace in a git repository), so parallel
+   * forks editing one repository never collide. The result names the branch and the diff stat.
+   */
+  isolation?: 'none' | 'worktree';
   /** Which tool calls a fork may make freely, which it may not, and which need asking. */
   permissions?: PermissionPolicy;
   /**
@@ -93,6 +100,7 @@ const optionsSchema = z.strictObject({
   clock: z.custom<Clock>((v) => typeof v === 'object' && v !== null && 'now' in v && 'sleep' in v).optional(),
   maxWorkerRestarts: z.number().int().min(0).max(10).optional(),
   permissions: permissionPolicySchema.optional(),
+  isolation: z.enum(['none', 'worktree']).optional(),
   onPermission: z.custom<PermissionHandler>((v) => typeof v === 'function', 'expected a function').optional(),
   testHooks: z.strictObject({ exitWorker: z.strictObject({ forkIndex: z.number().int().nonnegative(), afterTurn: z.number().int().positive() }).optional() }).optional(),
 });
@@ -115,12 +123,16 @@ export interface ResolvedEngineOptions {
   toolLimits: Partial<ToolLimits>;
   maxWorkerRestarts: number;
   permissions: PermissionPolicy;
+  isolation: 'none' | 'worktree';
   testHooks: { exitWorker?: { forkIndex: number; afterTurn: number } };
 }
 
 /** Validate (errors name the field: `pool.maxThreads: …`) and fill in defaults. */
 export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOptions {
   const o = parseOrThrow(optionsSchema, input, 'INVALID_ARGUMENT', 'ForkEngine options');
+  if (o.isolation === 'worktree' && !o.runDir) {
+    throw new ForkcacheError('INVALID_ARGUMENT', "isolation: 'worktree' needs runDir (the worktrees live in the run directory)", { data: { field: 'isolation' } });
+  }
   const baseURL = o.baseURL ?? o.client?.baseURL ?? process.env['ANTHROPIC_BASE_URL'] ?? 'https://api.anthropic.com';
   const apiKey = o.apiKey ?? o.client?.apiKey ?? process.env['ANTHROPIC_API_KEY'] ?? 'no-key';
   return {
@@ -141,6 +153,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     toolLimits: (o.toolLimits ?? {}) as Partial<ToolLimits>,
     maxWorkerRestarts: o.maxWorkerRestarts ?? 2,
     permissions: (o.permissions ?? {}) as PermissionPolicy,
+    isolation: o.isolation ?? 'none',
     testHooks: (o.testHooks ?? {}) as ResolvedEngineOptions['testHooks'],
   };
 }

@@ -1,15 +1,10 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { ForkcacheError } from '../errors.ts';
-import { FORK_PLACEHOLDER_RESULT, SPAWN_TOOL_NAME } from '../fork/constants.ts';
-import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
+import { SPAWN_TOOL_NAME } from '../fork/constants.ts';
 import { toAssistantParam } from '../loop/messages.ts';
 import { markChild } from '../prefix/body.ts';
 import type { ToolExecutor } from '../tools/executor.ts';
-
-/** What the parent's spawn calls produced: one `<task-notification>` per fork. */
-export interface SpawnResults {
-  notifications: string[];
-}
+import type { AgentTool } from './agent-tool.ts';
 
 export interface ParentAgentOptions {
   client: Anthropic;
@@ -17,14 +12,11 @@ export interface ParentAgentOptions {
   system: string | Anthropic.TextBlockParam[];
   tools: readonly Anthropic.ToolUnion[];
   executor: ToolExecutor;
+  /** The spawn tool (`engine.agentTool()`): its calls fork. */
+  agentTool: AgentTool;
   prompt: string;
   maxTurns?: number;
   maxTokens?: number;
-  /**
-   * The parent called the spawn tool: fan out. `snapshot` is the parent's last request with
-   * the spawning assistant message appended, exactly as sent.
-   */
-  onSpawn(spawn: { snapshot: ParentSnapshot; calls: Anthropic.ToolUseBlock[]; lastUsage: Anthropic.Usage }): Promise<SpawnResults>;
   onTurn?: (turn: { turn: number; usage: Anthropic.Usage; message: Anthropic.Message }) => void;
 }
 
@@ -36,9 +28,10 @@ export interface ParentAgentResult {
 }
 
 /**
- * A plain agent loop on the main thread (the demo's parent): it caches its own prefix with a
- * marker on the system prompt and a moving marker on its last block, and hands its spawn
- * calls to `onSpawn`.
+ * A plain agent loop on the main thread (the demo's parent). It caches its own prefix (a
+ * marker on the system prompt, a moving marker on its last block), hands spawn calls to the
+ * agent tool, and, when it ends a turn while forks still run, waits for their
+ * `<task-notification>`s and gives them to the model as the next user turn.
  */
 export async function runParentAgent(options: ParentAgentOptions): Promise<ParentAgentResult> {
   const system = markSystem(options.system);
@@ -51,31 +44,23 @@ export async function runParentAgent(options: ParentAgentOptions): Promise<Paren
     const message = await options.client.messages.create(request as Anthropic.MessageCreateParamsNonStreaming);
     usages.push(message.usage);
     options.onTurn?.({ turn, usage: message.usage, message });
-    const assistant = toAssistantParam(message);
     const uses = message.content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
-    if (uses.length === 0) {
-      messages.push(assistant);
-      const finalText = message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n');
-      return { messages, usages, finalText, turns: turn };
-    }
-    const spawns = uses.filter((u) => u.name === SPAWN_TOOL_NAME);
-    const spawned: SpawnResults = spawns.length
-      ? await options.onSpawn({ snapshot: captureSnapshot({ ...request, messages: [...marked, assistant] }), calls: spawns, lastUsage: message.usage })
-      : { notifications: [] };
-    messages.push(assistant);
-    const results: Anthropic.ContentBlockParam[] = [];
+    const spawned = uses.some((u) => u.name === SPAWN_TOOL_NAME) ? await options.agentTool.handle({ request, message }) : new Map();
+    messages.push(toAssistantParam(message));
+    const content: Anthropic.ContentBlockParam[] = [];
     for (const use of uses) {
-      // A spawn returns the constant placeholder at once, exactly as every child saw it: the
-      // parent's next request then shares the children's prefix up to the placeholders.
-      if (use.name === SPAWN_TOOL_NAME) {
-        results.push({ type: 'tool_result', tool_use_id: use.id, content: FORK_PLACEHOLDER_RESULT });
-        continue;
-      }
-      const result = await options.executor.execute(use.name, use.input);
-      results.push({ type: 'tool_result', tool_use_id: use.id, content: result.content, ...(result.isError ? { is_error: true } : {}) });
+      const result = use.name === SPAWN_TOOL_NAME ? spawned.get(use.id) : await options.executor.execute(use.name, use.input);
+      content.push({ type: 'tool_result', tool_use_id: use.id, content: result?.content ?? 'no result', ...(result?.isError ? { is_error: true } : {}) });
     }
-    for (const text of spawned.notifications) results.push({ type: 'text', text });
-    messages.push({ role: 'user', content: results });
+    if (uses.length === 0) {
+      if (options.agentTool.pending === 0 && options.agentTool.notificationsReady === 0) {
+        const finalText = message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n');
+        return { messages, usages, finalText, turns: turn };
+      }
+      await options.agentTool.idle(); // the model is waiting for its forks
+    }
+    for (const text of options.agentTool.takeNotifications()) content.push({ type: 'text', text });
+    messages.push({ role: 'user', content });
   }
   throw new ForkcacheError('FORK_MAX_TURNS', `the parent agent did not finish in ${maxTurns} turns`);
 }

@@ -1,6 +1,6 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { ManualClock } from '../../src/clock.ts';
 import { captureSnapshot, type ParentSnapshot } from '../../src/fork/snapshot.ts';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
@@ -9,7 +9,10 @@ import { fixture } from '../helpers.ts';
 /** A workspace with a few files, in a new temp directory. */
 export function workspace(files: Record<string, string> = { 'a.ts': 'export const a = 1;\n', 'b.ts': 'export const b = 2;\n' }): string {
   const dir = mkdtempSync(join(tmpdir(), 'fc-ws-'));
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
   return dir;
 }
 

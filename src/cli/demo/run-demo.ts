@@ -1,8 +1,7 @@
 import { join } from 'node:path';
 import { startEmulator } from '../../emulator/server/start.ts';
 import { ForkEngine } from '../../engine/engine.ts';
-import type { FanOutResult } from '../../engine/fan-out.ts';
-import { formatTaskNotification } from '../../engine/notification.ts';
+import type { FanOut, FanOutResult } from '../../engine/fan-out.ts';
 import { runParentAgent } from '../../engine/parent-agent.ts';
 import { UsageLedger } from '../../ledger/ledger.ts';
 import { createAnthropicClient } from '../../provider/client.ts';
@@ -57,7 +56,13 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   });
   const client = createAnthropicClient({ baseURL: emulator.url, apiKey: 'demo', defaultHeaders: headers });
   const ledger = new UsageLedger();
-  let fanOutResult: FanOutResult | undefined;
+  let board: Promise<FanOutResult> | undefined;
+  const agentTool = engine.agentTool({
+    parentId: 'parent',
+    ledger,
+    meta: { api: 'emulator', emulator: { script: 'refactor', latency: options.latency } },
+    onFanOut: (fan) => (board = showProgress(fan, options.plain)),
+  });
   try {
     const parent = await runParentAgent({
       client,
@@ -65,18 +70,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       system: DEMO_SYSTEM_PROMPT,
       tools: TOOL_DECLARATIONS,
       executor: createToolExecutor({ workspace }),
+      agentTool,
       prompt: `rename ${DEMO_OLD_NAME} to ${DEMO_NEW_NAME} across src`,
       onTurn: ({ turn, usage }) => ledger.record({ forkId: 'parent', kind: 'parent', turn: turn - 1, model: DEMO_MODEL, usage, at: Date.now() }),
-      onSpawn: async ({ snapshot, calls }) => {
-        const directives = calls.map((c) => String((c.input as { directive?: unknown }).directive ?? ''));
-        const fan = engine.fanOut(snapshot, directives, { parentId: 'parent', ledger, meta: { api: 'emulator', emulator: { script: 'refactor', latency: options.latency } } });
-        const board = new ProgressBoard({ model: DEMO_MODEL, plain: options.plain });
-        for await (const event of fan) board.onEvent(event);
-        board.stop();
-        fanOutResult = await fan.settled();
-        return { notifications: fanOutResult.forks.map(formatTaskNotification) };
-      },
     });
+    const fanOutResult = await board;
     if (!fanOutResult) throw new Error('the parent agent finished without forking');
     // The parent's last turn came after the fan-out: the tree's totals include it.
     const result: FanOutResult = { ...fanOutResult, summary: { ...fanOutResult.summary, ...ledger.summary('parent') } };
@@ -85,4 +83,12 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     await engine.close();
     await emulator.close();
   }
+}
+
+/** Live progress of one fan-out; resolves with its result once it has settled. */
+async function showProgress(fan: FanOut, plain: boolean): Promise<FanOutResult> {
+  const board = new ProgressBoard({ model: DEMO_MODEL, plain });
+  for await (const event of fan) board.onEvent(event);
+  board.stop();
+  return fan.settled();
 }

@@ -1,0 +1,55 @@
+import { totalInputTokens, type UsageInput } from '../ledger/usage.ts';
+import type { RequestRecord } from '../loop/types.ts';
+import type { FrozenPrefix } from '../prefix/freeze.ts';
+import type { FanOutDeps } from './fan-out-types.ts';
+
+/**
+ * A fan-out's entries in the ledger. Recording is idempotent per (fork, turn): after a worker
+ * died, the transcript is read back and may repeat a turn an event already recorded.
+ */
+export class FanOutAccounts {
+  readonly #deps: FanOutDeps;
+  readonly #prefix: FrozenPrefix;
+  readonly #recorded = new Map<string, Set<number>>();
+  /** Exact tokens of the shared prefix (from the API's count), when known. */
+  sharedTokens: number | undefined;
+  /** A fresh agent's input before its directive (fallback prompt + tools), when known. */
+  freshBase: number | undefined;
+
+  constructor(deps: FanOutDeps, prefix: FrozenPrefix) {
+    this.#deps = deps;
+    this.#prefix = prefix;
+  }
+
+  #shared(): { sharedPrefixTokens?: number } {
+    return this.sharedTokens === undefined ? {} : { sharedPrefixTokens: this.sharedTokens };
+  }
+
+  /** The `max_tokens: 0` pre-warm, under the agent that fans out. */
+  warmup(usage: UsageInput, at: number): void {
+    this.#deps.ledger.record({ forkId: this.#deps.rootId, kind: 'warmup', turn: 0, model: this.#prefix.snapshot.model, usage, at, prefixId: this.#prefix.id, ...this.#shared() });
+  }
+
+  request(forkId: string, request: RequestRecord): void {
+    const seen = this.#recorded.get(forkId) ?? new Set<number>();
+    this.#recorded.set(forkId, seen);
+    if (seen.has(request.turn)) return;
+    seen.add(request.turn);
+    const { ledger, rootId, agent } = this.#deps;
+    const common = { forkId, parentId: rootId, turn: request.turn - 1, model: this.#prefix.snapshot.model, usage: request.usage, at: request.sentAt };
+    if (agent) {
+      ledger.record({ ...common, kind: 'fresh' });
+      return;
+    }
+    const first = request.turn === 1;
+    const fresh =
+      first && this.freshBase !== undefined && this.sharedTokens !== undefined
+        ? { freshInputTokens: this.freshBase + Math.max(0, totalInputTokens(request.usage) - this.sharedTokens) }
+        : {};
+    ledger.record({ ...common, kind: 'fork', prefixId: this.#prefix.id, ...(first ? this.#shared() : {}), ...fresh });
+  }
+
+  status(forkId: string, status: 'completed' | 'failed' | 'cancelled'): void {
+    this.#deps.ledger.setStatus(forkId, status, { parentId: this.#deps.rootId, kind: this.#deps.agent ? 'fresh' : 'fork' });
+  }
+}

@@ -1,0 +1,78 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import type { LimitFunction } from 'p-limit';
+import type { Piscina } from 'piscina';
+import type { Clock } from '../clock.ts';
+import type { ForkChild } from '../fork/layouts.ts';
+import type { UsageLedger } from '../ledger/ledger.ts';
+import type { LedgerSummary } from '../ledger/summary.ts';
+import type { ForkOutcome } from '../loop/types.ts';
+import type { FrozenPrefix } from '../prefix/freeze.ts';
+import type { ExecutableToolName } from '../tools/names.ts';
+import type { PermissionHandler } from '../tools/permissions.ts';
+import type { StartPoint } from './fork-attempts.ts';
+import type { FanOutEvent, ForkHandle, ForkResult } from './fork-handle.ts';
+import type { ResolvedEngineOptions } from './options.ts';
+
+/** The JSON summary of a fan-out: the ledger's, plus the prefix and where the run lives. */
+export interface FanOutSummary extends LedgerSummary {
+  prefix: { id: string; sha256: string; bytes: number; approx_tokens: number; shared_tokens: number | null; drift_events: number; source: 'parent' | 'fallback' };
+  warmups: number;
+  run_dir: string | undefined;
+}
+
+export interface FanOutResult {
+  fanoutId: string;
+  forks: ForkResult[];
+  summary: FanOutSummary;
+}
+
+/** A running fan-out. Iterate it (or `events`) for progress; `settled()` for the results. */
+export interface FanOut extends AsyncIterable<FanOutEvent> {
+  readonly id: string;
+  readonly prefix: FrozenPrefix;
+  readonly forks: readonly ForkHandle[];
+  readonly events: AsyncIterable<FanOutEvent>;
+  settled(): Promise<FanOutResult>;
+  /** Cancel every fork that has not finished. */
+  cancel(): void;
+}
+
+export interface FanOutDeps {
+  options: ResolvedEngineOptions;
+  pool: Piscina;
+  /** Fork tasks in flight at most (threads × tasks per thread): the queue in front of the pool. */
+  slots: LimitFunction;
+  /** API requests in flight at most, shared by every fan-out of the engine. */
+  api: LimitFunction;
+  client: Anthropic;
+  ledger: UsageLedger;
+  clock: Clock;
+  rootId: string;
+  runDir: string | undefined;
+  onPermission: PermissionHandler | undefined;
+  /**
+   * `fork` (default): children share the parent's prefix. `fresh`: agents of an explicit type,
+   * with their own system prompt and tools, sharing nothing (recorded as such in the ledger).
+   */
+  agent?: { kind: 'fresh'; type: string; allow: readonly ExecutableToolName[] } | undefined;
+  /** Forks start in the foreground (their caller waits for them). */
+  foreground?: boolean | undefined;
+}
+
+/** One fork of a fan-out: its directive, its base continuation, where it starts. */
+export interface ForkSpec {
+  directive: string;
+  base: ForkChild;
+  start: StartPoint;
+  /** Set when a resumed fork needs no more requests. */
+  finished?: ForkOutcome | undefined;
+}
+
+/** Fork ids are stable: the fan-out id and the fork's position (`fo001-ab12cd34-f03`). */
+export function forkIdOf(fanoutId: string, index: number): string {
+  return `${fanoutId}-f${String(index + 1).padStart(2, '0')}`;
+}
+
+export function emptyOutcome(status: ForkOutcome['status'], error: ForkOutcome['error']): ForkOutcome {
+  return { status, turns: 0, toolCalls: 0, requests: [], finalText: '', report: undefined, messages: [], filesChanged: [], error };
+}

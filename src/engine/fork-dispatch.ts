@@ -1,0 +1,63 @@
+import { MessageChannel } from 'node:worker_threads';
+import { ForkcacheError, toWireError } from '../errors.ts';
+import { FORK_QUERY_SOURCE } from '../fork/constants.ts';
+import type { ForkOutcome, LoopEvent, RequestGate } from '../loop/types.ts';
+import type { FrozenPrefix } from '../prefix/freeze.ts';
+import type { PermissionAnswer } from '../tools/permissions.ts';
+import { emptyOutcome, type FanOutDeps } from './fan-out-types.ts';
+import type { StartPoint } from './fork-attempts.ts';
+import { servePort } from './port-server.ts';
+import type { ForkTask } from './protocol.ts';
+
+export interface DispatchContext {
+  deps: FanOutDeps;
+  prefix: FrozenPrefix;
+  gate: RequestGate;
+  forkId: string;
+  index: number;
+  workspace: string;
+  transcriptPath: string | undefined;
+  abort: AbortController;
+  onEvent(event: LoopEvent): void;
+  onAsk(tool: string, input: unknown): Promise<PermissionAnswer>;
+}
+
+/**
+ * Run one attempt of a fork in the pool: its own MessagePort carries the gate's permits,
+ * permission questions and events; the SAB travels by reference. A worker that dies ends the
+ * attempt with `FORK_WORKER_FAILED` (the caller may continue from the transcript).
+ */
+export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, attempt: number): Promise<ForkOutcome> {
+  const { options, pool } = ctx.deps;
+  const { port1, port2 } = new MessageChannel();
+  const server = servePort(port1, ctx.gate, ctx.abort.signal, ctx.onEvent, ctx.onAsk);
+  const onAbort = (): void => port1.postMessage({ t: 'cancel' });
+  ctx.abort.signal.addEventListener('abort', onAbort, { once: true });
+  const agent = ctx.deps.agent;
+  const exitWorker = options.testHooks.exitWorker;
+  const task: ForkTask = {
+    kind: 'fork',
+    forkId: ctx.forkId,
+    prefix: ctx.prefix.sab,
+    child: start.child,
+    port: port2,
+    turnsDone: start.turnsDone,
+    api: options.api,
+    loop: { maxTurns: options.maxTurns, maxTokens: options.maxTokens, querySource: agent ? `agent:custom:${agent.type}` : FORK_QUERY_SOURCE, marker: ctx.prefix.childMarker },
+    tools: { workspace: ctx.workspace, allow: [...(agent?.allow ?? options.allow)], limits: options.toolLimits },
+    transcriptPath: ctx.transcriptPath,
+    permissions: options.permissions,
+    testHooks: attempt === 0 && exitWorker?.forkIndex === ctx.index ? { exitAfterTurn: exitWorker.afterTurn } : {},
+  };
+  try {
+    const outcome = (await pool.run(task, { transferList: [port2] })) as ForkOutcome;
+    await server.ended; // the port's messages are ordered: every event is in before `end`
+    return outcome;
+  } catch (err) {
+    if (ctx.abort.signal.aborted) return emptyOutcome('cancelled', toWireError(ctx.abort.signal.reason));
+    return emptyOutcome('failed', new ForkcacheError('FORK_WORKER_FAILED', `worker failed: ${(err as Error).message}`, { cause: err }).toWire());
+  } finally {
+    ctx.abort.signal.removeEventListener('abort', onAbort);
+    server.close();
+  }
+}

@@ -1,0 +1,59 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator } from '../../src/emulator/server/start.ts';
+import { ForkEngine } from '../../src/engine/engine.ts';
+import { bigSnapshot, workspace } from './helpers.ts';
+
+type Emulator = Awaited<ReturnType<typeof startEmulator>>;
+let emulator: Emulator;
+beforeAll(async () => {
+  emulator = await startEmulator({ latency: 'off', script: 'refactor' });
+});
+afterAll(async () => {
+  await emulator.close();
+});
+
+const git = (cwd: string, ...args: string[]): string =>
+  execFileSync('git', ['-C', cwd, ...args], { env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } }).toString().trim();
+
+describe("isolation: 'worktree'", () => {
+  it('gives each fork its own worktree and branch: two forks edit one file without colliding', async () => {
+    const repo = workspace({ 'src/a.ts': 'export const fetchData = 1;\nexport const parseThing = 2;\n' });
+    git(repo, 'init', '--quiet', '-b', 'main');
+    git(repo, 'add', '.');
+    git(repo, 'commit', '--quiet', '-m', 'base');
+    const runDir = workspace({});
+    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: repo, runDir, isolation: 'worktree', pool: { maxThreads: 2 } });
+    try {
+      const fan = engine.fanOut(bigSnapshot(`wt-${Date.now()}`), ['rename fetchData to loadData in src/a.ts', 'rename parseThing to parseItem in src/a.ts']);
+      const { forks } = await fan.settled();
+      expect(forks.map((f) => f.status)).toEqual(['completed', 'completed']);
+      const [one, two] = forks.map((f) => f.worktree!);
+      expect(one!.branch).toBe(`forkcache/${forks[0]!.forkId}`);
+      expect(one!.diffStat).toMatch(/src\/a\.ts \| 2 \+-/);
+      expect(two!.diffStat).toMatch(/src\/a\.ts \| 2 \+-/);
+      // each branch holds exactly its own change
+      expect(git(repo, 'show', `${one!.branch}:src/a.ts`)).toBe('export const loadData = 1;\nexport const parseThing = 2;');
+      expect(git(repo, 'show', `${two!.branch}:src/a.ts`)).toBe('export const fetchData = 1;\nexport const parseItem = 2;');
+      // the main working tree is untouched
+      expect(readFileSync(join(repo, 'src/a.ts'), 'utf8')).toBe('export const fetchData = 1;\nexport const parseThing = 2;\n');
+      expect(git(repo, 'status', '--porcelain')).toBe('');
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('needs a git repository and a run directory, and says so', async () => {
+    await expect(ForkEngine.create({ workspace: workspace(), isolation: 'worktree' })).rejects.toThrow(/isolation: 'worktree' needs runDir/);
+    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: workspace(), runDir: workspace({}), isolation: 'worktree', pool: { maxThreads: 1 } });
+    try {
+      const { forks } = await engine.fanOut(bigSnapshot(), ['read a.ts and report']).settled();
+      expect(forks[0]!.status).toBe('failed');
+      expect(forks[0]!.error?.message).toMatch(/needs the workspace in a git repository/);
+    } finally {
+      await engine.close();
+    }
+  });
+});
