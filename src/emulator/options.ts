@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../clock.ts';
 import { ForkcacheError } from '../errors.ts';
 import { DEFAULT_MODEL_TABLE, type ModelInfo, type ModelTable } from '../ledger/models.ts';
 import { parseOrThrow } from '../validation.ts';
-import { parseFaultSpec, validateFaultRules, type FaultRule } from './faults.ts';
+import { parseFaultSpec, validateFaultRules, type FaultKind, type FaultRule } from './faults.ts';
 import { resolveLatency, type LatencyName, type LatencyProfile } from './latency.ts';
 import type { ScriptList } from './scripts/registry.ts';
 import type { ScriptedModel } from './scripts/types.ts';
@@ -24,6 +24,11 @@ export interface EmulatorOptions {
   latency?: LatencyName | Partial<LatencyProfile>;
   /** Injected faults: a spec like `429:0.1,stream-error:0.05`, or parsed rules. */
   faults?: string | readonly FaultRule[];
+  /**
+   * Decide the fault of a request from its body (tests: "fail the first attempt of every
+   * turn"). Consulted when no header forces one, before the seeded rules; undefined = no say.
+   */
+  faultFor?: (body: unknown) => FaultKind | 'none' | undefined;
   /** Seeds fault draws and message/request ids (default 0). */
   seed?: number;
   /** Time source for TTLs and latency; pass a ManualClock in tests (default: system clock). */
@@ -76,6 +81,7 @@ export interface ResolvedOptions {
   closeTimeoutMs: number;
   latency: LatencyProfile;
   faults: FaultRule[];
+  faultFor: ((body: unknown) => FaultKind | 'none' | undefined) | undefined;
   clock: Clock;
   modelTable: ModelTable;
   tokenizer: Tokenizer;
@@ -87,7 +93,7 @@ export interface ResolvedOptions {
 
 /** Validate options and fill defaults. Bad input → ForkcacheError INVALID_ARGUMENT naming the field. */
 export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
-  const { latency, faults, clock, modelTable, tokenizer, script, scripts, ...plain } = options;
+  const { latency, faults, faultFor, clock, modelTable, tokenizer, script, scripts, ...plain } = options;
   const p = parseOrThrow(plainSchema, plain, 'INVALID_ARGUMENT', 'emulator options');
   if (tokenizer !== undefined && typeof tokenizer.count !== 'function') {
     throw new ForkcacheError('INVALID_ARGUMENT', 'emulator options: tokenizer: expected an object with a count(text) method');
@@ -107,6 +113,7 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
     closeTimeoutMs: p.closeTimeoutMs,
     latency: resolveLatency(latency),
     faults: typeof faults === 'string' ? parseFaultSpec(faults) : validateFaultRules(faults ?? []),
+    faultFor,
     clock: clock ?? systemClock,
     modelTable: modelTable ?? DEFAULT_MODEL_TABLE,
     tokenizer: tokenizer ?? claudeTokenizer,

@@ -43,7 +43,7 @@ export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, a
     port: port2,
     turnsDone: start.turnsDone,
     api: options.api,
-    loop: { maxTurns: options.maxTurns, maxTokens: options.maxTokens, querySource: agent ? `agent:custom:${agent.type}` : FORK_QUERY_SOURCE, marker: ctx.prefix.childMarker },
+    loop: { maxTurns: options.maxTurns, maxTokens: options.maxTokens, querySource: agent ? `agent:custom:${agent.type}` : FORK_QUERY_SOURCE, marker: ctx.prefix.childMarker, retry: options.turnRetry },
     tools: { workspace: ctx.workspace, allow: [...(agent?.allow ?? options.allow)], limits: options.toolLimits },
     transcriptPath: ctx.transcriptPath,
     permissions: options.permissions,

@@ -6,6 +6,7 @@ import type { Clock } from '../clock.ts';
 import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
 import type { ModelTable } from '../ledger/models.ts';
 import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../loop/run-fork.ts';
+import { DEFAULT_TURN_RETRY, type TurnRetryOptions } from '../loop/retry.ts';
 import { MARKER_STRATEGIES, type MarkerStrategy } from '../prefix/freeze.ts';
 import type { CacheTtl } from '../prefix/markers.ts';
 import type { ToolLimits } from '../tools/limits.ts';
@@ -67,6 +68,11 @@ export interface ForkEngineOptions {
   onPermission?: PermissionHandler;
   /** Times a fork continues on a fresh worker after its worker died (default 2). */
   maxWorkerRestarts?: number;
+  /**
+   * Retries of a whole turn after a failure the SDK does not retry (a stream that broke
+   * mid-way, a reset): the same bytes again after a backoff. Default 3, 500 ms doubling to 8 s.
+   */
+  turnRetry?: Partial<TurnRetryOptions>;
   /** Faults for tests only: `exitWorker` makes one fork's worker thread exit after a turn. */
   testHooks?: { exitWorker?: { forkIndex: number; afterTurn: number } };
 }
@@ -99,6 +105,7 @@ const optionsSchema = z.strictObject({
   modelTable: z.custom<ModelTable>((v) => typeof v === 'object' && v !== null && 'models' in v).optional(),
   clock: z.custom<Clock>((v) => typeof v === 'object' && v !== null && 'now' in v && 'sleep' in v).optional(),
   maxWorkerRestarts: z.number().int().min(0).max(10).optional(),
+  turnRetry: z.strictObject({ retries: z.number().int().min(0).max(20).optional(), baseMs: z.number().nonnegative().optional(), maxMs: z.number().nonnegative().optional() }).optional(),
   permissions: permissionPolicySchema.optional(),
   isolation: z.enum(['none', 'worktree']).optional(),
   onPermission: z.custom<PermissionHandler>((v) => typeof v === 'function', 'expected a function').optional(),
@@ -122,6 +129,7 @@ export interface ResolvedEngineOptions {
   allow: readonly ExecutableToolName[];
   toolLimits: Partial<ToolLimits>;
   maxWorkerRestarts: number;
+  turnRetry: TurnRetryOptions;
   permissions: PermissionPolicy;
   isolation: 'none' | 'worktree';
   testHooks: { exitWorker?: { forkIndex: number; afterTurn: number } };
@@ -152,6 +160,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     allow: o.allow ?? [...FILE_TOOL_NAMES],
     toolLimits: (o.toolLimits ?? {}) as Partial<ToolLimits>,
     maxWorkerRestarts: o.maxWorkerRestarts ?? 2,
+    turnRetry: { ...DEFAULT_TURN_RETRY, ...(o.turnRetry as Partial<TurnRetryOptions> | undefined) },
     permissions: (o.permissions ?? {}) as PermissionPolicy,
     isolation: o.isolation ?? 'none',
     testHooks: (o.testHooks ?? {}) as ResolvedEngineOptions['testHooks'],

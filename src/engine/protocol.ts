@@ -1,5 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { ForkChild } from '../fork/layouts.ts';
+import type { TurnRetryOptions } from '../loop/retry.ts';
 import type { CacheTtl } from '../prefix/markers.ts';
 import type { LoopEvent } from '../loop/types.ts';
 import type { ExecutableToolName } from '../tools/names.ts';
@@ -51,6 +52,7 @@ export interface ForkTask {
     querySource: string;
     /** The child's moving marker (`false`: send no marker at all). */
     marker: CacheTtl | false;
+    retry: TurnRetryOptions;
   };
   tools: {
     workspace: string;

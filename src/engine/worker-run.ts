@@ -129,6 +129,7 @@ export async function runForkTask(task: ForkTask): Promise<ForkOutcome> {
       maxTokens: task.loop.maxTokens,
       querySource: task.loop.querySource,
       marker: task.loop.marker,
+      retry: task.loop.retry,
       permit: async ({ name, input }) => {
         const decision = decide(task.permissions, name);
         if (decision === 'allow') return { allow: true };

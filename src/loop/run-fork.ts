@@ -11,6 +11,7 @@ import type { CacheTtl } from '../prefix/markers.ts';
 import type { HeadEnd } from '../prefix/sab.ts';
 import type { ToolExecutor } from '../tools/executor.ts';
 import { toAssistantParam, writtenPath } from './messages.ts';
+import { backoffMs, DEFAULT_TURN_RETRY, isRetryableTurnError, type TurnRetryOptions } from './retry.ts';
 import type { TranscriptSink } from './transcript-sink.ts';
 import { type ForkOutcome, type LoopEvent, type ModelTransport, OPEN_GATE, type RequestGate, type RequestRecord } from './types.ts';
 
@@ -37,6 +38,8 @@ export interface ForkLoopOptions {
   turnsDone?: number | undefined;
   /** The moving marker on the child's last block (default `5m`; `false`: none). */
   marker?: CacheTtl | false | undefined;
+  /** Retries of a whole turn after a mid-stream failure (default: 3, 0.5 s doubling to 8 s). */
+  retry?: TurnRetryOptions | undefined;
   /** Asked before each tool call runs (the permission policy); default: everything allowed. */
   permit?: ((call: { id: string; name: string; input: unknown }) => Promise<{ allow: boolean; reason?: string | undefined }>) | undefined;
 }
@@ -87,7 +90,7 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       const child: ForkChild = { tailBlocks: options.child.tailBlocks, messages: own };
       const body = childRequestBody(options.prefix, child, { max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS, stream: true }, { marker: options.marker ?? '5m' });
       emit({ type: 'turn-start', turn, at: clock.now() });
-      const { message, requestId, sentAt, startedAt } = await sendThroughGate(options, gate, clock, body, turn, emit);
+      const { message, requestId, sentAt, startedAt } = await sendWithRetries(options, gate, clock, body, turn, emit);
       const record: RequestRecord = {
         turn,
         requestId,
@@ -134,6 +137,28 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       return outcome('cancelled', new ForkcacheError('FORK_CANCELLED', 'fork cancelled', { data: { turn } }).toWire());
     }
     return outcome('failed', describeFailure(err));
+  }
+}
+
+/** Send a turn; when it fails in a retryable way, send the same bytes again after a backoff. */
+async function sendWithRetries(
+  options: ForkLoopOptions,
+  gate: RequestGate,
+  clock: Clock,
+  body: Uint8Array,
+  turn: number,
+  emit: (event: LoopEvent) => void,
+): ReturnType<typeof sendThroughGate> {
+  const retry = options.retry ?? DEFAULT_TURN_RETRY;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await sendThroughGate(options, gate, clock, body, turn, emit);
+    } catch (err) {
+      if (options.signal?.aborted || attempt >= retry.retries || !isRetryableTurnError(err)) throw err;
+      const wait = backoffMs(retry, attempt);
+      emit({ type: 'turn-retry', turn, at: clock.now(), attempt: attempt + 1, waitMs: wait, error: describeFailure(err) });
+      await clock.sleep(wait, options.signal);
+    }
   }
 }
 

@@ -46,6 +46,8 @@ export type LoopEvent =
   | { type: 'turn-start'; turn: number; at: number }
   | { type: 'response-start'; turn: number; at: number }
   | { type: 'turn-end'; turn: number; at: number; request: RequestRecord }
+  /** The turn failed in a retryable way and is sent again (same bytes) after `waitMs`. */
+  | { type: 'turn-retry'; turn: number; at: number; attempt: number; waitMs: number; error: WireError }
   | { type: 'tool-call'; turn: number; at: number; name: string; id: string; isError: boolean; code?: string | undefined; path?: string | undefined };
 
 export type ForkStatus = 'completed' | 'failed' | 'cancelled';

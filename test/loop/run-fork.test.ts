@@ -57,6 +57,7 @@ describe('runForkLoop (in-thread, real SDK, real emulator, real files)', () => {
       child: prefix.child('read users.ts and report'),
       transport: { send: (body, options) => streamMessageBytes(client, body, options) },
       tools: createToolExecutor({ workspace: workspace() }),
+      retry: { retries: 0, baseMs: 0, maxMs: 0 },
     });
     expect(outcome.status).toBe('failed');
     expect(outcome.error).toMatchObject({ code: 'FORK_API_ERROR', data: { status: 529, type: 'overloaded_error' } });

@@ -77,7 +77,8 @@ async function runScript(core: EmulatorCore, ctx: RequestContext, request: Messa
  * stream or send the message.
  */
 export async function handleMessages(core: EmulatorCore, ctx: RequestContext, body: unknown): Promise<void> {
-  const fault = core.faults.pick(getHeader(ctx.req, FAULT_HEADER));
+  const forced = getHeader(ctx.req, FAULT_HEADER) ?? core.options.faultFor?.(body);
+  const fault = core.faults.pick(forced);
   if (fault) core.stats.fault(fault);
   const errorFault = fault === undefined ? undefined : ERROR_FAULTS[fault];
   if (errorFault) throw new ApiError('EMULATOR_FAULT', errorFault[0], errorFault[1], { fault });
