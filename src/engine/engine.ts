@@ -92,6 +92,7 @@ export class ForkEngine {
       maxThreads: options.maxThreads,
       concurrentTasksPerWorker: options.concurrentTasksPerWorker,
       maxQueue: options.maxQueue,
+      ...(options.resourceLimits ? { resourceLimits: options.resourceLimits } : {}),
       idleTimeout: 30_000,
     });
   }

@@ -47,7 +47,7 @@ export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, a
     tools: { workspace: ctx.workspace, allow: [...(agent?.allow ?? options.allow)], limits: options.toolLimits },
     transcriptPath: ctx.transcriptPath,
     permissions: options.permissions,
-    testHooks: attempt === 0 && exitWorker?.forkIndex === ctx.index ? { exitAfterTurn: exitWorker.afterTurn } : {},
+    testHooks: attempt === 0 && exitWorker?.forkIndex === ctx.index ? { exitAfterTurn: exitWorker.afterTurn, how: exitWorker.how ?? 'exit' } : {},
   };
   try {
     const outcome = (await pool.run(task, { transferList: [port2] })) as ForkOutcome;

@@ -33,6 +33,8 @@ export interface ForkEngineOptions {
     concurrentTasksPerWorker?: number;
     /** Forks queued beyond the running ones; default unbounded. A queue, never a rejection. */
     maxQueue?: number;
+    /** Memory limits of each worker thread (Node's `resourceLimits`); a worker over them dies and its forks continue on a fresh one. */
+    resourceLimits?: { maxOldGenerationSizeMb?: number; maxYoungGenerationSizeMb?: number; codeRangeSizeMb?: number; stackSizeMb?: number };
   };
   /** API requests in flight at most, across every fork (default 16). */
   concurrency?: number;
@@ -73,8 +75,11 @@ export interface ForkEngineOptions {
    * mid-way, a reset): the same bytes again after a backoff. Default 3, 500 ms doubling to 8 s.
    */
   turnRetry?: Partial<TurnRetryOptions>;
-  /** Faults for tests only: `exitWorker` makes one fork's worker thread exit after a turn. */
-  testHooks?: { exitWorker?: { forkIndex: number; afterTurn: number } };
+  /**
+   * Faults for tests only: one fork's worker thread exits (`exitWorker`) or runs out of memory
+   * (`exhaustMemory`, with `pool.resourceLimits`) once a turn and its tools are done.
+   */
+  testHooks?: { exitWorker?: { forkIndex: number; afterTurn: number; how?: 'exit' | 'out-of-memory' } };
 }
 
 const optionsSchema = z.strictObject({
@@ -89,6 +94,9 @@ const optionsSchema = z.strictObject({
       maxThreads: z.number().int().positive().optional(),
       concurrentTasksPerWorker: z.number().int().positive().optional(),
       maxQueue: z.number().int().nonnegative().or(z.literal(Infinity)).optional(),
+      resourceLimits: z
+        .strictObject({ maxOldGenerationSizeMb: z.number().positive().optional(), maxYoungGenerationSizeMb: z.number().positive().optional(), codeRangeSizeMb: z.number().positive().optional(), stackSizeMb: z.number().positive().optional() })
+        .optional(),
     })
     .optional(),
   concurrency: z.number().int().positive().optional(),
@@ -109,7 +117,9 @@ const optionsSchema = z.strictObject({
   permissions: permissionPolicySchema.optional(),
   isolation: z.enum(['none', 'worktree']).optional(),
   onPermission: z.custom<PermissionHandler>((v) => typeof v === 'function', 'expected a function').optional(),
-  testHooks: z.strictObject({ exitWorker: z.strictObject({ forkIndex: z.number().int().nonnegative(), afterTurn: z.number().int().positive() }).optional() }).optional(),
+  testHooks: z
+    .strictObject({ exitWorker: z.strictObject({ forkIndex: z.number().int().nonnegative(), afterTurn: z.number().int().positive(), how: z.enum(['exit', 'out-of-memory']).optional() }).optional() })
+    .optional(),
 });
 
 export interface ResolvedEngineOptions {
@@ -117,6 +127,7 @@ export interface ResolvedEngineOptions {
   maxThreads: number;
   concurrentTasksPerWorker: number;
   maxQueue: number;
+  resourceLimits: NonNullable<NonNullable<ForkEngineOptions['pool']>['resourceLimits']> | undefined;
   concurrency: number;
   warm: WarmStrategy;
   ttl: CacheTtl;
@@ -132,7 +143,7 @@ export interface ResolvedEngineOptions {
   turnRetry: TurnRetryOptions;
   permissions: PermissionPolicy;
   isolation: 'none' | 'worktree';
-  testHooks: { exitWorker?: { forkIndex: number; afterTurn: number } };
+  testHooks: { exitWorker?: { forkIndex: number; afterTurn: number; how?: 'exit' | 'out-of-memory' } };
 }
 
 /** Validate (errors name the field: `pool.maxThreads: …`) and fill in defaults. */
@@ -148,6 +159,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     maxThreads: o.pool?.maxThreads ?? Math.min(4, availableParallelism()),
     concurrentTasksPerWorker: o.pool?.concurrentTasksPerWorker ?? 8,
     maxQueue: o.pool?.maxQueue ?? Infinity,
+    resourceLimits: o.pool?.resourceLimits as ResolvedEngineOptions['resourceLimits'],
     concurrency: o.concurrency ?? 16,
     warm: o.warm ?? 'first-child',
     ttl: o.ttl ?? '5m',

@@ -64,5 +64,5 @@ export interface ForkTask {
   /** Which tool calls need asking (checked in the worker; `ask` goes to the main thread). */
   permissions: PermissionPolicy;
   /** Test-only faults. `exitAfterTurn`: the worker thread exits once that turn and its tools are done. */
-  testHooks: { exitAfterTurn?: number };
+  testHooks: { exitAfterTurn?: number; how?: 'exit' | 'out-of-memory' };
 }

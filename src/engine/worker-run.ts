@@ -98,6 +98,12 @@ function clientFor(task: ForkTask, prefix: AttachedPrefix): Anthropic {
   return client;
 }
 
+/** Test-only: allocate until the worker's `resourceLimits` kill it. */
+function exhaustHeap(): never {
+  const hoard: number[][] = [];
+  for (;;) hoard.push(new Array<number>(1_000_000).fill(hoard.length));
+}
+
 /** Run one fork task: what the worker entry calls; runs in-thread in tests as well. */
 export async function runForkTask(task: ForkTask): Promise<ForkOutcome> {
   const prefix = attachFrozenPrefix(task.prefix);
@@ -140,7 +146,10 @@ export async function runForkTask(task: ForkTask): Promise<ForkOutcome> {
       onEvent: (event: LoopEvent) => {
         port.postMessage({ t: 'event', event } satisfies WorkerToMain);
         // Test-only fault: the thread dies as a crash would, after a turn and its tools.
-        if (event.type === 'turn-start' && event.turn === (task.testHooks.exitAfterTurn ?? -2) + 1) process.exit(70);
+        if (event.type === 'turn-start' && event.turn === (task.testHooks.exitAfterTurn ?? -2) + 1) {
+          if (task.testHooks.how === 'out-of-memory') exhaustHeap();
+          process.exit(70);
+        }
       },
       transcript,
     });

@@ -45,6 +45,32 @@ describe('a worker dying mid-fork', () => {
   });
 });
 
+describe('a worker over its memory limit', () => {
+  it('dies; its fork continues on a fresh worker from the transcript', async () => {
+    const ws = workspace(FILES);
+    const engine = await ForkEngine.create({
+      baseURL: emulator.url,
+      apiKey: 'test',
+      workspace: ws,
+      runDir: workspace({}),
+      pool: { maxThreads: 1, concurrentTasksPerWorker: 1, resourceLimits: { maxOldGenerationSizeMb: 96 } },
+      testHooks: { exitWorker: { forkIndex: 0, afterTurn: 1, how: 'out-of-memory' } },
+    });
+    try {
+      const fan = engine.fanOut(bigSnapshot(`oom-${Date.now()}`), ['rename fetchData to loadData in a.ts']);
+      const restarts: string[] = [];
+      for await (const e of fan) if (e.type === 'fork-restart') restarts.push(e.forkId);
+      const [fork] = (await fan.settled()).forks;
+      expect(restarts).toHaveLength(1);
+      expect(fork!.status).toBe('completed');
+      expect(turnsOf(fork!.transcriptPath!)).toEqual([1, 2, 3, 4]);
+      expect(readFileSync(join(ws, 'a.ts'), 'utf8')).toBe('export const loadData = 1;\n');
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
 describe('resume from a transcript', () => {
   it('reports an interrupted tool call as interrupted and a never-started one as not run', () => {
     const dir = workspace({});
