@@ -121,3 +121,9 @@ describe('refactor model as a parent', () => {
     expect(files.get('x.ts')).toBe('bar\n');
   });
 });
+
+describe('run `<command>` and report', () => {
+  it('parses the directive', () => {
+    expect(parseDirective('run `echo hi` and report')).toEqual({ kind: 'run', command: 'echo hi' });
+  });
+});

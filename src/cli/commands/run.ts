@@ -54,7 +54,8 @@ export function registerRunCommand(program: Command): void {
         pool: { maxThreads: plan.limits.maxThreads ?? 2 },
       });
       try {
-        const fan = engine.fanOut(snapshot, plan.directives);
+        // the manifest remembers the emulator script, so `forkcache resume` answers the same way
+        const fan = engine.fanOut(snapshot, plan.directives, { meta: { emulator: plan.emulator } });
         const board = new ProgressBoard({ model: snapshot.model, plain: opts.json });
         for await (const event of fan) board.onEvent(event);
         board.stop();

@@ -6,6 +6,7 @@ import { REPORT_FIELDS } from '../../fork/constants.ts';
  *   rename <old> to <new> in <path>        a fork child renames an identifier in one file
  *   rename <old> to <new> across <dir>     a parent fans the rename out, one fork per file
  *   read <path> and report                 a fork child reads a file and reports on it
+ *   run `<command>` and report             a fork child runs a shell command (bash) and reports
  *
  * Keywords are case-insensitive; names may be wrapped in backticks or quotes; a final period
  * is ignored; only the first non-empty line counts.
@@ -14,6 +15,7 @@ export type Directive =
   | { kind: 'rename-in'; from: string; to: string; path: string }
   | { kind: 'rename-across'; from: string; to: string; dir: string }
   | { kind: 'read'; path: string }
+  | { kind: 'run'; command: string }
   | { kind: 'unknown'; text: string };
 
 const unquote = (token: string): string => token.replace(/^[`'"]+|[`'"]+$/g, '');
@@ -28,6 +30,8 @@ export function parseDirective(text: string): Directive {
       ? { kind: 'rename-in', from: unquote(from), to: unquote(to), path: unquote(where) }
       : { kind: 'rename-across', from: unquote(from), to: unquote(to), dir: unquote(where) };
   }
+  const run = /^run\s+`([^`]+)`\s+and\s+report$/i.exec(line);
+  if (run) return { kind: 'run', command: run[1]! };
   const read = /^read\s+(\S+)\s+and\s+report$/i.exec(line);
   if (read) return { kind: 'read', path: unquote(read[1]!) };
   return { kind: 'unknown', text: line };

@@ -87,6 +87,18 @@ function read(calls: ToolExchange[], path: string, hasRead: boolean): ScriptedTu
   });
 }
 
+function runCommand(calls: ToolExchange[], command: string, hasBash: boolean): ScriptedTurn {
+  const scope = `run \`${command}\` and report`;
+  const done = calls.filter((e) => e.name === 'bash').pop();
+  if (!done) {
+    if (!hasBash) return report({ scope, result: 'not done', keyFiles: [], filesChanged: [], issues: ['the bash tool is not declared'] });
+    return call('bash', { command });
+  }
+  const text = done.result?.text ?? '';
+  if (done.result?.isError) return report({ scope, result: 'not done', keyFiles: [], filesChanged: [], issues: [`bash failed: ${firstLine(text)}`] });
+  return report({ scope, result: `the command printed ${JSON.stringify(firstLine(text))}`, keyFiles: [], filesChanged: [], issues: [] });
+}
+
 /** The next turn of a fork child carrying out `directive` (given in message `from`). */
 export function childTurn(request: Readonly<MessagesRequest>, directive: string, from: number): ScriptedTurn {
   const calls = toolExchanges(request.messages, from);
@@ -96,6 +108,8 @@ export function childTurn(request: Readonly<MessagesRequest>, directive: string,
       return rename(request, calls, parsed.from, parsed.to, parsed.path);
     case 'read':
       return read(calls, parsed.path, declaredTools(request).has('read_file'));
+    case 'run':
+      return runCommand(calls, parsed.command, declaredTools(request).has('bash'));
     case 'rename-across':
       return report({
         scope: directive,
