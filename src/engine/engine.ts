@@ -25,6 +25,9 @@ import { readTranscript } from './transcript-reader.ts';
 import { type ForkEngineOptions, type ResolvedEngineOptions, resolveEngineOptions } from './options.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from './worker-file.ts';
 
+/** The Messages API's request size limit (32 MiB): a larger shared prefix can never be sent. */
+export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
+
 export interface FanOutOptions {
   layout?: ForkLayout;
   /**
@@ -117,6 +120,11 @@ export class ForkEngine {
     }
     requireModel(snapshot.model, this.#table, 'snapshot.model');
     const prefix = freeze(snapshot, { layout: options.layout ?? this.options.layout, ttl: this.options.ttl, markers: this.options.markers });
+    if (prefix.byteLength > MAX_REQUEST_BYTES) {
+      throw new ForkcacheError('INVALID_ARGUMENT', `snapshot: the shared prefix is ${prefix.byteLength} bytes, over the API's request limit of ${MAX_REQUEST_BYTES} bytes`, {
+        data: { field: 'snapshot', bytes: prefix.byteLength },
+      });
+    }
     const specs: ForkSpec[] = directives.map((d, i) => {
       const base = prefix.child(validateDirective(d, { field: `directives[${i}]` }), { field: `directives[${i}]` });
       return { directive: d, base, start: FRESH_START(base) };

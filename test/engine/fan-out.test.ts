@@ -6,6 +6,7 @@ import { startEmulator } from '../../src/emulator/server/start.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';
 import { closedHeadBody } from '../../src/engine/measure.ts';
 import { childRequestObject } from '../../src/prefix/body.ts';
+import { captureSnapshot } from '../../src/fork/snapshot.ts';
 import { freeze } from '../../src/prefix/freeze.ts';
 import { countTokensBytes } from '../../src/provider/send.ts';
 import { bigSnapshot, driveClock, workspace } from './helpers.ts';
@@ -109,6 +110,10 @@ describe('ForkEngine.fanOut through real workers and the emulator', () => {
       expect(() => engine.fanOut(bigSnapshot(), ['ok', '  '])).toThrow(/directives\[1\]: a directive must not be empty/);
       expect(emulator.stats().requests.total).toBe(before);
       await expect(ForkEngine.create({ pool: { maxThreads: 0 } })).rejects.toThrow(/pool\.maxThreads/);
+      expect(() => engine.fanOut(captureSnapshot({ model: 'claude-nonexistent-9', messages: [] }), ['x'])).toThrow(/snapshot\.model: unknown model "claude-nonexistent-9"/);
+      const huge = captureSnapshot({ model: 'claude-sonnet-4-6', system: 'x'.repeat(33 * 1024 * 1024), messages: [] });
+      expect(() => engine.fanOut(huge, ['x'])).toThrow(/over the API's request limit of 33554432 bytes/);
+      expect(emulator.stats().requests.total).toBe(before);
       await expect(ForkEngine.create({ warm: 'later' as 'none' })).rejects.toThrow(/warm/);
     } finally {
       await engine.close();
