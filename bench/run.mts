@@ -1,20 +1,32 @@
-// `npm run bench [-- --quick] [-- --only name,name]`: runs the suites in one process and writes
+// `npm run bench [-- --quick] [-- --only=name,name]`: runs the suites in one process and writes
 // bench/results/latest.json and latest.md (ratios measured in one run, on one machine).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { arch, cpus, platform, totalmem } from 'node:os';
 import { boundarySuite, dispatchSuite } from './boundary.ts';
+import { economicsSuite } from './economics.ts';
+import { memorySuite } from './memory.ts';
+import { overheadSuite } from './overhead.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';
 
+// In issue order: 1 dispatch, 2 memory, 3 boundary, 4 economics, 5 overhead.
 const SUITES: Record<string, (o: SuiteOptions) => Promise<SuiteResult>> = {
   dispatch: dispatchSuite,
+  memory: memorySuite,
   boundary: boundarySuite,
+  economics: economicsSuite,
+  overhead: overheadSuite,
 };
 
 function markdown(results: SuiteResult[], machine: string): string {
   const parts = [`# forkcache benchmarks\n\nMachine: ${machine}\n`];
   for (const r of results) {
     const cols = Object.keys(r.rows[0] ?? {});
-    const fmt = (v: unknown): string => (typeof v === 'number' ? (Number.isInteger(v) ? v.toLocaleString('en-US') : v.toPrecision(3)) : String(v));
+    // Three significant digits below 100, whole numbers above; never exponent notation (1,090, not 1.09e+3).
+    const fmt = (v: unknown): string => {
+      if (typeof v !== 'number') return String(v);
+      if (Number.isInteger(v) || Math.abs(v) >= 100) return Math.round(v).toLocaleString('en-US');
+      return v.toPrecision(3);
+    };
     parts.push(`## ${r.title}\n\n| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|\n${r.rows.map((row) => `| ${cols.map((c) => fmt(row[c])).join(' | ')} |`).join('\n')}\n${r.conclusion ? `\n${r.conclusion}\n` : ''}`);
   }
   return parts.join('\n');

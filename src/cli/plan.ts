@@ -7,6 +7,7 @@ import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
 import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
 import { EXECUTABLE_TOOL_NAMES } from '../tools/names.ts';
 import { parseOrThrow } from '../validation.ts';
+import { importClaudeTranscript } from './claude-transcript.ts';
 
 const positive = z.number().int().positive();
 
@@ -15,8 +16,11 @@ const positive = z.number().int().positive();
  * directory.
  */
 export const planSchema = z.strictObject({
-  /** The parent's last request: a JSON file path, or the request object itself. */
-  parent: z.union([z.string().min(1), z.record(z.string(), z.unknown())]),
+  /**
+   * The parent's last request: a JSON file path, or the request object itself. Optional only
+   * when the parent comes from elsewhere (`--parent-from-claude-transcript`).
+   */
+  parent: z.union([z.string().min(1), z.record(z.string(), z.unknown())]).optional(),
   directives: z.array(z.string()).min(1, 'expected at least one directive'),
   /** Overrides the parent's model (the cache key includes the model: all forks use one). */
   model: z.string().min(1).optional(),
@@ -39,6 +43,13 @@ export interface LoadedPlan {
   snapshot: ParentSnapshot;
   workspace: string;
   runDir: string;
+  /** What importing the parent used, dropped or substituted (a transcript import). */
+  notes: string[];
+}
+
+export interface LoadPlanOptions {
+  /** Rebuild the parent from this Claude Code session transcript instead of `plan.parent`. */
+  claudeTranscript?: string | undefined;
 }
 
 function readJson(path: string, what: string): unknown {
@@ -56,10 +67,21 @@ function readJson(path: string, what: string): unknown {
 }
 
 /** Read and validate a plan file and the parent it names. Every error names the field or file. */
-export function loadPlan(path: string): LoadedPlan {
+export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPlan {
   const base = dirname(resolve(path));
   const plan = parseOrThrow(planSchema, readJson(path, 'plan'), 'INVALID_ARGUMENT', `plan ${path}`);
+  const paths = { workspace: resolve(base, plan.workspace), runDir: resolve(base, plan.runDir) };
+  if (options.claudeTranscript !== undefined) {
+    if (plan.parent !== undefined) {
+      throw new ForkcacheError('INVALID_ARGUMENT', `plan ${path}: parent: remove it, or drop --parent-from-claude-transcript (the parent comes from one of them)`, { data: { field: 'parent' } });
+    }
+    const imported = importClaudeTranscript(options.claudeTranscript, { model: plan.model });
+    return { plan, snapshot: imported.snapshot, ...paths, notes: imported.notes };
+  }
+  if (plan.parent === undefined) {
+    throw new ForkcacheError('INVALID_ARGUMENT', `plan ${path}: parent: required (a request JSON file or object), unless --parent-from-claude-transcript is given`, { data: { field: 'parent' } });
+  }
   const request = typeof plan.parent === 'string' ? readJson(resolve(base, plan.parent), 'plan.parent') : plan.parent;
   const withModel = plan.model ? { ...(request as Record<string, unknown>), model: plan.model } : request;
-  return { plan, snapshot: captureSnapshot(withModel), workspace: resolve(base, plan.workspace), runDir: resolve(base, plan.runDir) };
+  return { plan, snapshot: captureSnapshot(withModel), ...paths, notes: [] };
 }

@@ -16,6 +16,16 @@ export interface BoardOptions {
   stream?: NodeJS.WriteStream;
   /** Force plain lines (not a TTY, or `--json`). */
   plain?: boolean;
+  /** Where NO_COLOR is read (default `process.env`). */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+// SGR colours for the status word; https://no-color.org: a non-empty NO_COLOR turns them off.
+const STATUS_COLORS: Record<string, number> = { running: 36, completed: 32, failed: 31, cancelled: 33 };
+
+/** Colour on a TTY unless NO_COLOR is set (to anything but the empty string). */
+export function colorEnabled(stream: { isTTY?: boolean }, env: Readonly<Record<string, string | undefined>> = process.env): boolean {
+  return stream.isTTY === true && !env['NO_COLOR'];
 }
 
 const fmt = (n: number): string => n.toLocaleString('en-US');
@@ -26,8 +36,8 @@ const pct = (u: Usage): string => {
 
 /**
  * Live per-fork progress: on a TTY one redrawn line per fork (status, turn, last tool,
- * tokens, cache hit %) and a totals line with the cost so far; elsewhere, plain lines as forks
- * start and end. No colours are used, so NO_COLOR holds trivially.
+ * tokens, cache hit %) and a totals line with the cost so far, the status coloured unless
+ * NO_COLOR is set; elsewhere (or with `--json`), plain uncoloured lines as forks start and end.
  */
 export class ProgressBoard {
   readonly #rows = new Map<string, Row>();
@@ -35,10 +45,12 @@ export class ProgressBoard {
   readonly #stream: NodeJS.WriteStream;
   readonly #multi: cliProgress.MultiBar | undefined;
   readonly #totals: cliProgress.SingleBar | undefined;
+  readonly #color: boolean;
 
   constructor(options: BoardOptions) {
     this.#model = options.model;
     this.#stream = options.stream ?? process.stderr;
+    this.#color = !options.plain && colorEnabled(this.#stream, options.env);
     if (!options.plain && this.#stream.isTTY) {
       this.#multi = new cliProgress.MultiBar(
         { stream: this.#stream, format: ' {line}', hideCursor: true, clearOnComplete: false, fps: 10, barsize: 0 },
@@ -91,7 +103,7 @@ export class ProgressBoard {
   #render(forkId: string, row: Row): void {
     if (!this.#multi) return;
     const tokens = totalInputTokens(row.usage) + row.usage.output_tokens;
-    row.bar?.update(0, { line: `${forkId.padEnd(20)} ${row.status.padEnd(9)} turn ${String(row.turn).padStart(3)}  ${row.tool.padEnd(11)} ${fmt(tokens).padStart(9)} tok  hit ${pct(row.usage)}` });
+    row.bar?.update(0, { line: `${forkId.padEnd(20)} ${this.#paint(row.status.padEnd(9), row.status)} turn ${String(row.turn).padStart(3)}  ${row.tool.padEnd(11)} ${fmt(tokens).padStart(9)} tok  hit ${pct(row.usage)}` });
     let total: Usage = ZERO_USAGE;
     let done = 0;
     for (const r of this.#rows.values()) {
@@ -100,6 +112,11 @@ export class ProgressBoard {
     }
     const cost = costUsd(total, this.#model).total;
     this.#totals?.update(0, { line: `${done}/${this.#rows.size} forks done   read ${fmt(total.cache_read_input_tokens)}  written ${fmt(total.cache_creation_input_tokens)}  uncached ${fmt(total.input_tokens)}  hit ${pct(total)}  cost $${cost.toFixed(4)}` });
+  }
+
+  #paint(text: string, status: string): string {
+    const code = STATUS_COLORS[status];
+    return this.#color && code ? `\x1b[${code}m${text}\x1b[39m` : text;
   }
 
   #plain(line: string): void {

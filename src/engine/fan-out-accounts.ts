@@ -30,13 +30,14 @@ export class FanOutAccounts {
     this.#deps.ledger.record({ forkId: this.#deps.rootId, kind: 'warmup', turn: 0, model: this.#prefix.snapshot.model, usage, at, prefixId: this.#prefix.id, ...this.#shared() });
   }
 
-  request(forkId: string, request: RequestRecord): void {
+  /** Record one request; `at` is when it started on the engine's clock (default: as the worker saw it). */
+  request(forkId: string, request: RequestRecord, at: number = request.sentAt): void {
     const seen = this.#recorded.get(forkId) ?? new Set<number>();
     this.#recorded.set(forkId, seen);
     if (seen.has(request.turn)) return;
     seen.add(request.turn);
     const { ledger, rootId, agent } = this.#deps;
-    const common = { forkId, parentId: rootId, turn: request.turn - 1, model: this.#prefix.snapshot.model, usage: request.usage, at: request.sentAt };
+    const common = { forkId, parentId: rootId, turn: request.turn - 1, model: this.#prefix.snapshot.model, usage: request.usage, at };
     if (agent) {
       ledger.record({ ...common, kind: 'fresh' });
       return;

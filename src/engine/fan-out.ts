@@ -30,6 +30,7 @@ export class FanOutRun implements FanOut {
   readonly #settled: Promise<FanOutResult>;
   readonly #accounts: FanOutAccounts;
   readonly #log: WriteStream | undefined;
+  readonly #turnStartedAt = new Map<string, number>();
 
   constructor(id: string, prefix: FrozenPrefix, specs: readonly ForkSpec[], deps: FanOutDeps) {
     this.id = id;
@@ -190,12 +191,19 @@ export class FanOutRun implements FanOut {
     return this.#deps.runDir ? join(this.#deps.runDir, 'forks', `${state.id}.jsonl`) : undefined;
   }
 
+  /**
+   * Events are re-stamped on the engine's clock as they arrive: a worker has only the system
+   * clock, and an injected clock (tests, the bench's emulated time) must be the one timeline
+   * of the ledger and the event log. The request's own durations stay as the worker measured.
+   */
   #onLoopEvent(state: ForkState, event: LoopEvent): void {
+    const at = this.#deps.clock.now();
+    if (event.type === 'turn-start') this.#turnStartedAt.set(state.id, at);
     if (event.type === 'turn-end') {
       state.turns = event.turn;
-      this.#accounts.request(state.id, event.request);
+      this.#accounts.request(state.id, event.request, this.#turnStartedAt.get(state.id) ?? at);
     } else if (event.type === 'tool-call') state.lastTool = event.name;
-    this.#emit({ forkId: state.id, ...event });
+    this.#emit({ forkId: state.id, ...event, at });
   }
 
   #finish(state: ForkState, outcome: ForkOutcome, worktree?: WorktreeResult): ForkResult {

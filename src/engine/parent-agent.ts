@@ -17,7 +17,8 @@ export interface ParentAgentOptions {
   prompt: string;
   maxTurns?: number;
   maxTokens?: number;
-  onTurn?: (turn: { turn: number; usage: Anthropic.Usage; message: Anthropic.Message }) => void;
+  /** After each turn; `sentAt` is when its request started (the ledger's `at`). */
+  onTurn?: (turn: { turn: number; usage: Anthropic.Usage; message: Anthropic.Message; sentAt: number }) => void;
 }
 
 export interface ParentAgentResult {
@@ -41,9 +42,10 @@ export async function runParentAgent(options: ParentAgentOptions): Promise<Paren
   for (let turn = 1; turn <= maxTurns; turn++) {
     const marked = markChild({ tailBlocks: [], messages }, '5m').messages as Anthropic.MessageParam[];
     const request = { model: options.model, max_tokens: options.maxTokens ?? 8192, system, tools: [...options.tools], messages: marked };
+    const sentAt = Date.now();
     const message = await options.client.messages.create(request as Anthropic.MessageCreateParamsNonStreaming);
     usages.push(message.usage);
-    options.onTurn?.({ turn, usage: message.usage, message });
+    options.onTurn?.({ turn, usage: message.usage, message, sentAt });
     const uses = message.content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
     const spawned = uses.some((u) => u.name === SPAWN_TOOL_NAME) ? await options.agentTool.handle({ request, message }) : new Map();
     messages.push(toAssistantParam(message));

@@ -5,6 +5,7 @@ import { DEMO_MODEL, runDemo } from '../demo/run-demo.ts';
 import { DEMO_NEW_NAME, DEMO_OLD_NAME } from '../demo/workspace.ts';
 import { intFlag, parseFlags } from '../flags.ts';
 import { formatFanOutResult, jsonSummary } from '../summary-table.ts';
+import { reportAfterRun, reportFlag } from './report.ts';
 
 const optionsSchema = z.object({
   forks: intFlag.pipe(z.number().min(1, 'at least 1').max(1000, 'at most 1,000')).default(8),
@@ -12,6 +13,7 @@ const optionsSchema = z.object({
   latency: z.enum(['off', 'fast', 'realistic'], { error: 'expected off, fast or realistic' }).default('fast'),
   seed: intFlag.default(0),
   json: z.boolean().default(false),
+  report: reportFlag,
 });
 
 /** Register `forkcache demo`: the main job, end to end on the embedded emulator. */
@@ -24,19 +26,21 @@ export function registerDemoCommand(program: Command): void {
     .option('--latency <profile>', 'emulated latency: off | fast | realistic', 'fast')
     .option('--seed <n>', 'emulator seed', '0')
     .option('--json', 'print one JSON summary object last (progress goes to stderr as plain lines)')
+    .option('--report [file]', 'write the HTML report of the fan-out (default: report.html in its run directory)')
     .action(async (raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
       const demo = await runDemo({ forks: opts.forks, warm: opts.warm, latency: opts.latency, seed: opts.seed, plain: opts.json, log });
       const failed = demo.result.forks.filter((f) => f.status !== 'completed').length;
+      const report = reportAfterRun(demo.result.summary.run_dir, opts.report, log);
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify(jsonSummary(demo.result, { workspace: demo.workspace, leftovers: demo.leftovers }))}\n`);
+        process.stdout.write(`${JSON.stringify(jsonSummary(demo.result, { workspace: demo.workspace, leftovers: demo.leftovers, ...(report.path ? { report: report.path } : {}) }))}\n`);
       } else {
         process.stdout.write(`\n${formatFanOutResult(demo.result, DEMO_MODEL)}\n\n`);
         process.stdout.write(`parent: ${demo.parentText}\n`);
         process.stdout.write(`${DEMO_OLD_NAME} left under src/: ${demo.leftovers.length === 0 ? 'none' : demo.leftovers.join(', ')}\n`);
         process.stdout.write(`workspace kept at ${demo.workspace}; transcripts under .forkcache/runs\n`);
       }
-      process.exitCode = failed > 0 || demo.leftovers.length > 0 ? 1 : 0;
+      process.exitCode = failed > 0 || demo.leftovers.length > 0 || report.failed ? 1 : 0;
     });
 }

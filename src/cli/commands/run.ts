@@ -7,10 +7,13 @@ import { parseFlags } from '../flags.ts';
 import { loadPlan } from '../plan.ts';
 import { ProgressBoard } from '../progress-board.ts';
 import { formatFanOutResult, jsonSummary } from '../summary-table.ts';
+import { reportAfterRun, reportFlag } from './report.ts';
 
 const optionsSchema = z.object({
   api: z.enum(['auto', 'anthropic', 'emulator'], { error: 'expected auto, anthropic or emulator' }).default('auto'),
   json: z.boolean().default(false),
+  parentFromClaudeTranscript: z.string().min(1, 'expected a .jsonl file').optional(),
+  report: reportFlag,
 });
 
 /** Where requests go: the real API with a key, the embedded emulator without one. */
@@ -34,11 +37,14 @@ export function registerRunCommand(program: Command): void {
     .argument('<plan>', 'plan JSON file: { parent, directives, workspace?, model?, warm?, layout?, limits?, allow? }')
     .option('--api <target>', 'auto (the real API when ANTHROPIC_API_KEY is set, else the emulator) | anthropic | emulator', 'auto')
     .option('--json', 'print one JSON summary object last')
+    .option('--parent-from-claude-transcript <file>', 'rebuild the parent from a Claude Code session transcript (.jsonl); the plan then has no "parent"')
+    .option('--report [file]', 'write the HTML report of the run (default: report.html in the fan-out directory)')
     .action(async (planPath: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
-      const { plan, snapshot, workspace, runDir } = loadPlan(planPath);
-      const target = await endpoint(opts.api, plan.emulator);
+      const { plan, snapshot, workspace, runDir, notes } = loadPlan(planPath, { claudeTranscript: opts.parentFromClaudeTranscript });
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
+      for (const note of notes) log(`parent: ${note}`);
+      const target = await endpoint(opts.api, plan.emulator);
       log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);
       const engine = await ForkEngine.create({
         baseURL: target.baseURL,
@@ -60,9 +66,11 @@ export function registerRunCommand(program: Command): void {
         for await (const event of fan) board.onEvent(event);
         board.stop();
         const result = await fan.settled();
-        if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, { api: opts.api === 'emulator' || target.apiKey === 'emulator' ? 'emulator' : 'anthropic' }))}\n`);
+        const report = reportAfterRun(result.summary.run_dir, opts.report, log);
+        const extra = { api: opts.api === 'emulator' || target.apiKey === 'emulator' ? 'emulator' : 'anthropic', ...(report.path ? { report: report.path } : {}) };
+        if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, extra))}\n`);
         else process.stdout.write(`\n${formatFanOutResult(result, snapshot.model)}\n`);
-        process.exitCode = result.forks.every((f) => f.status === 'completed') ? 0 : 1;
+        process.exitCode = result.forks.every((f) => f.status === 'completed') && !report.failed ? 0 : 1;
       } finally {
         await engine.close();
         await target.close();

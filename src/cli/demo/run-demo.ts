@@ -72,7 +72,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       executor: createToolExecutor({ workspace }),
       agentTool,
       prompt: `rename ${DEMO_OLD_NAME} to ${DEMO_NEW_NAME} across src`,
-      onTurn: ({ turn, usage }) => ledger.record({ forkId: 'parent', kind: 'parent', turn: turn - 1, model: DEMO_MODEL, usage, at: Date.now() }),
+      onTurn: ({ turn, usage, sentAt }) => ledger.record({ forkId: 'parent', kind: 'parent', turn: turn - 1, model: DEMO_MODEL, usage, at: sentAt }),
     });
     const fanOutResult = await board;
     if (!fanOutResult) throw new Error('the parent agent finished without forking');

@@ -1,0 +1,50 @@
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { findForkDirective, toolExchanges } from '../../src/emulator/scripts/conversation.ts';
+import { formatReport } from '../../src/emulator/scripts/directive.ts';
+import type { ScriptedModel, ScriptedTurn } from '../../src/emulator/scripts/types.ts';
+
+/** Name of the bench's scripted model (select it with the `x-forkcache-script` header). */
+export const SURVEY_SCRIPT = 'survey';
+
+/** Directories the survey model lists, one per tool turn: two tool turns, then the report. */
+const SURVEY_DIRS = ['.', 'src'] as const;
+
+/**
+ * `survey`: a 3-turn stand-in for a fork that explores before it answers — `list_dir .`,
+ * `list_dir src`, then a report. Stateless: the step is the number of tool calls made since
+ * the fork's directive, so the same conversation always gets the same turn and every run of
+ * the bench sends byte-identical requests.
+ */
+export const surveyModel: ScriptedModel = {
+  name: SURVEY_SCRIPT,
+  respond({ request }): ScriptedTurn {
+    const fork = findForkDirective(request.messages);
+    const done = fork ? toolExchanges(request.messages, fork.message) : [];
+    const next = SURVEY_DIRS[done.length];
+    if (fork && next !== undefined) return { content: [{ type: 'tool_use', name: 'list_dir', input: { path: next } }] };
+    const entries = done.reduce((n, e) => n + (e.result?.text.split('\n').length ?? 0), 0);
+    const text = formatReport({
+      scope: fork?.directive ?? '(not a fork)',
+      result: `listed ${done.length} directories, ${entries} entries`,
+      keyFiles: [],
+      filesChanged: [],
+      issues: [],
+    });
+    return { content: [{ type: 'text', text }], stop_reason: 'end_turn' };
+  },
+};
+
+/** Tool turns the survey model makes before its report (its requests per fork = this + 1). */
+export const SURVEY_TOOL_TURNS = SURVEY_DIRS.length;
+
+/** A small workspace for the survey model to list, in a new temp directory. */
+export function surveyWorkspace(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'fc-bench-ws-'));
+  mkdirSync(join(dir, 'src'));
+  writeFileSync(join(dir, 'README.md'), '# sample\n');
+  writeFileSync(join(dir, 'package.json'), '{ "name": "sample" }\n');
+  for (const name of ['http.ts', 'users.ts', 'orders.ts', 'index.ts']) writeFileSync(join(dir, 'src', name), `export const ${name.split('.')[0]} = 1;\n`);
+  return dir;
+}

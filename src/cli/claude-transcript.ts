@@ -1,0 +1,148 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import { z } from 'zod';
+import { ForkcacheError } from '../errors.ts';
+import { FORK_FALLBACK_SYSTEM_PROMPT } from '../fork/fallback.ts';
+import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
+import { readJsonl } from '../report/read-files.ts';
+import { TOOL_DECLARATIONS } from '../tools/declarations.ts';
+import { formatZodIssues } from '../validation.ts';
+
+/*
+ * A Claude Code session transcript (`~/.claude/projects/<project>/<session>.jsonl`): one JSON
+ * record per line. `user` and `assistant` records carry an API message in `message`
+ * ({ role, content, model?, usage? }) with `uuid`, `parentUuid`, `sessionId`, `isSidechain`,
+ * `timestamp`; other types (`summary`, `system` notices, file-history snapshots, ...) are not
+ * part of the conversation. Claude Code writes an assistant turn as one record per content
+ * block and each tool result as its own user record, so consecutive records of one role are
+ * merged back into one message.
+ */
+
+const CODES = { missing: 'TRANSCRIPT_INVALID', invalid: 'TRANSCRIPT_INVALID' } as const;
+
+const blockSchema = z.looseObject({ type: z.string().min(1) });
+const messageRecord = z.looseObject({
+  message: z.looseObject({
+    role: z.enum(['user', 'assistant']),
+    content: z.union([z.string(), z.array(blockSchema)], { error: 'expected a string or an array of content blocks' }),
+    model: z.string().optional(),
+  }),
+});
+const systemField = z.union([z.string(), z.array(z.looseObject({ type: z.literal('text'), text: z.string() }))]);
+const toolsField = z.array(z.looseObject({ name: z.string().min(1) }));
+
+type Block = Record<string, unknown> & { type: string };
+
+interface Merged {
+  role: 'user' | 'assistant';
+  blocks: Block[];
+  /** The transcript line of each block, for errors that name a block. */
+  lines: number[];
+}
+
+export interface ImportedParent {
+  snapshot: ParentSnapshot;
+  /** What was used, dropped or substituted, for the user to read. */
+  notes: string[];
+}
+
+function fail(path: string, line: number | string, message: string): never {
+  throw new ForkcacheError('TRANSCRIPT_INVALID', `${path}:${line}: ${message}`, { data: { file: path, line } });
+}
+
+function parseAtLine<S extends z.ZodType>(schema: S, value: unknown, path: string, line: number): z.output<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) fail(path, line, formatZodIssues(result.error.issues));
+  return result.data;
+}
+
+/**
+ * The content as blocks. Text blocks with no visible text are dropped (the API refuses them),
+ * and `cache_control` is removed: the frozen head places its own markers, at most four.
+ */
+function toBlocks(content: string | Block[]): Block[] {
+  const blocks: Block[] = typeof content === 'string' ? [{ type: 'text', text: content }] : content;
+  return blocks
+    .filter((b) => !(b.type === 'text' && typeof b['text'] === 'string' && b['text'].trim() === ''))
+    .map(({ cache_control: _dropped, ...rest }) => rest as Block);
+}
+
+/** The transcript lines behind a snapshot error's `messages[i].content[j]` path. */
+function linesOf(path: unknown, merged: Merged[]): string | undefined {
+  const match = /^messages\[(\d+)\](?:\.content\[(\d+)\])?/.exec(String(path ?? ''));
+  const message = match ? merged[Number(match[1])] : undefined;
+  if (!message) return undefined;
+  const block = match?.[2] === undefined ? undefined : message.lines[Number(match[2])];
+  if (block !== undefined) return String(block);
+  const first = message.lines[0];
+  const last = message.lines.at(-1);
+  return first === last ? String(first) : `${first}-${last}`;
+}
+
+/**
+ * Rebuild a parent snapshot from a Claude Code session transcript: the system prompt and
+ * tools when a record carries them (top-level `system` / `tools`), the messages in file
+ * order with sidechain records dropped and same-role records merged, and the history
+ * restarted at a compaction boundary (what the model saw after `/compact`). Claude Code does
+ * not store its system prompt or tool definitions in transcripts: without them the fork
+ * agent's own prompt and forkcache's tools are used, and the notes say so. The model is the
+ * last assistant record's, unless `options.model` is given.
+ *
+ * @throws ForkcacheError `TRANSCRIPT_INVALID`, naming the file and line.
+ */
+export function importClaudeTranscript(path: string, options: { model?: string | undefined } = {}): ImportedParent {
+  const notes: string[] = [];
+  let merged: Merged[] = [];
+  let system: z.output<typeof systemField> | undefined;
+  let tools: z.output<typeof toolsField> | undefined;
+  let model: string | undefined;
+  let sidechain = 0;
+  const lines = readJsonl(path, CODES);
+  for (const { line, value } of lines) {
+    const record = value as Record<string, unknown>;
+    if (record['system'] !== undefined) system = parseAtLine(systemField, record['system'], path, line);
+    if (record['tools'] !== undefined) tools = parseAtLine(toolsField, record['tools'], path, line);
+    const type = record['type'];
+    if (type === 'system' && record['subtype'] === 'compact_boundary') {
+      notes.push(`line ${line}: compaction boundary: the ${merged.length} message(s) before it are not part of the parent`);
+      merged = [];
+      continue;
+    }
+    if (type !== 'user' && type !== 'assistant') continue;
+    if (record['isSidechain'] === true) {
+      sidechain += 1;
+      continue;
+    }
+    const { message } = parseAtLine(messageRecord, record, path, line);
+    if (message.role !== type) fail(path, line, `a "${type}" record holds a message with role "${message.role}"`);
+    if (type === 'assistant' && message.model && message.model !== '<synthetic>') model = message.model;
+    const blocks = toBlocks(message.content as string | Block[]);
+    if (blocks.length === 0) continue;
+    const last = merged.at(-1);
+    if (last && last.role === message.role) {
+      last.blocks.push(...blocks);
+      last.lines.push(...blocks.map(() => line));
+    } else merged.push({ role: message.role, blocks, lines: blocks.map(() => line) });
+  }
+  if (merged.length === 0) fail(path, lines.length, 'no user or assistant messages on the main chain');
+  if (sidechain > 0) notes.push(`${sidechain} sidechain record(s) (sub-agents) dropped`);
+  const chosenModel = options.model ?? model;
+  if (!chosenModel) fail(path, lines.length, 'no assistant record names a model: give the plan a "model"');
+  if (system === undefined) notes.push('no system prompt in the transcript: the fork agent\'s own prompt is used');
+  if (tools === undefined) notes.push(`no tool definitions in the transcript: forkcache's tools are used (${TOOL_DECLARATIONS.map((t) => t.name).join(', ')})`);
+  const request = {
+    model: chosenModel,
+    system: system ?? FORK_FALLBACK_SYSTEM_PROMPT,
+    tools: tools ?? TOOL_DECLARATIONS,
+    messages: merged.map((m) => ({ role: m.role, content: m.blocks })) as unknown as Anthropic.MessageParam[],
+  };
+  try {
+    return { snapshot: captureSnapshot(request), notes };
+  } catch (err) {
+    if ((err as ForkcacheError).code !== 'SNAPSHOT_INVALID') throw err;
+    // History errors name one `path`; schema errors a list of `issues`: the first one locates it.
+    const data = (err as ForkcacheError).data as { path?: unknown; issues?: { path?: unknown }[] };
+    const where = linesOf(data.path ?? data.issues?.[0]?.path, merged);
+    const message = (err as Error).message.replace(/^snapshot: /, '');
+    throw new ForkcacheError('TRANSCRIPT_INVALID', `${path}${where ? `:${where}` : ''}: cannot use this history as a parent: ${message}`, { cause: err, data: { file: path } });
+  }
+}

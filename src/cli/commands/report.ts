@@ -1,0 +1,62 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { ForkcacheError } from '../../errors.ts';
+import { writeBenchReport, writeRunReport, type WrittenReport } from '../../report/write-report.ts';
+import { parseFlags } from '../flags.ts';
+
+const optionsSchema = z.object({
+  out: z.string().min(1, 'expected a file name').optional(),
+  bench: z.string().min(1, 'expected a results file').optional(),
+  all: z.boolean().default(false),
+  json: z.boolean().default(false),
+});
+
+/** Print where the report went: a sentence on stderr, the path (or one JSON object) on stdout. */
+function announceReport(written: WrittenReport, json: boolean): void {
+  process.stderr.write(`report: ${written.scope}\n`);
+  if (json) process.stdout.write(`${JSON.stringify({ report: written.out, bytes: written.bytes, scope: written.scope, fanouts: written.fanouts, found: written.found, charts: written.charts })}\n`);
+  else process.stdout.write(`report written to ${written.out} (${written.charts} charts, ${written.bytes.toLocaleString('en-US')} bytes)\n`);
+}
+
+/** `--report [FILE]` of `demo` and `run`: true (the default place) or a file name. */
+export const reportFlag = z.union([z.boolean(), z.string().min(1, 'expected a file name')]).optional();
+
+/**
+ * Write the report of a run that just finished. A failure here must not hide the run's own
+ * result: it is logged, and the caller turns it into exit code 1.
+ */
+export function reportAfterRun(runDir: string | undefined, flag: boolean | string | undefined, log: (line: string) => void): { path?: string; failed: boolean } {
+  if (flag === undefined || flag === false) return { failed: false };
+  try {
+    if (!runDir) throw new Error('the run wrote no run directory');
+    const written = writeRunReport(runDir, { out: typeof flag === 'string' ? flag : undefined });
+    log(`report written to ${written.out} (${written.charts} charts)`);
+    return { path: written.out, failed: false };
+  } catch (err) {
+    log(`report: ${(err as Error).message}`);
+    return { failed: true };
+  }
+}
+
+/** Register `forkcache report RUN_DIR` and `forkcache report --bench FILE`. */
+export function registerReportCommand(program: Command): void {
+  program
+    .command('report')
+    .description('write one self-contained HTML report (SVG charts, no network needed) of a run directory, or of benchmark results')
+    .argument('[run_dir]', 'a fan-out directory (with manifest.json), or a runs directory holding several (the latest is rendered)')
+    .option('--out <file>', 'the HTML file to write (default: report.html in RUN_DIR; for --bench, the results file with .html)')
+    .option('--all', 'render every fan-out of a runs directory, oldest first, instead of the latest')
+    .option('--bench <file>', 'render `npm run bench` results (bench/results/latest.json) instead of a run')
+    .option('--json', 'print one JSON object: { report, bytes, scope, fanouts, found, charts }')
+    .action((runDir: string | undefined, raw: Record<string, unknown>) => {
+      const opts = parseFlags(optionsSchema, raw);
+      if (opts.bench !== undefined && runDir !== undefined) {
+        throw new ForkcacheError('CLI_USAGE', 'report: give RUN_DIR or --bench FILE, not both');
+      }
+      if (opts.bench === undefined && runDir === undefined) {
+        throw new ForkcacheError('CLI_USAGE', 'report: missing RUN_DIR (a fan-out or runs directory), or --bench FILE');
+      }
+      const written = opts.bench !== undefined ? writeBenchReport(opts.bench, { out: opts.out }) : writeRunReport(runDir!, { out: opts.out, all: opts.all });
+      announceReport(written, opts.json);
+    });
+}

@@ -1,0 +1,173 @@
+import { basename } from 'node:path';
+import { type ForkReport, parseReport } from '../fork/report.ts';
+import { costNano, nanoToUsd, noCacheNano } from '../ledger/cost.ts';
+import { findModel } from '../ledger/models.ts';
+import { totalInputTokens, type Usage } from '../ledger/usage.ts';
+import { missDiagnostics } from './diagnostics.ts';
+import { type FanOutFiles, type RunEvent, type RunEventOf, usageAt } from './run-files.ts';
+
+/**
+ * Where a fork is, over time. `warming` is the wait before its first request is sent
+ * (turn-start → sent: the warm-first gate, and the API concurrency limit); `request` is a
+ * model call, for later turns including their API queue; `running` is the rest of the fork's
+ * life in a worker (tools, thread pickup).
+ */
+export type Phase = 'queued' | 'warming' | 'running' | 'request' | 'done';
+/** In reading order (the legend's). */
+export const PHASES: readonly Phase[] = ['queued', 'warming', 'running', 'request', 'done'];
+
+export interface Segment {
+  /** Row label: the fork's short id (`f03`) or `warm-up`. */
+  row: string;
+  phase: Phase;
+  /** Milliseconds since the fan-out started. */
+  start: number;
+  end: number;
+}
+
+export interface RequestPoint {
+  label: string;
+  forkId: string | undefined;
+  kind: 'warmup' | 'fork';
+  turn: number;
+  sentAt: number;
+  usage: Usage;
+  /** USD, when the model is in the table. */
+  cost: number | undefined;
+  noCache: number | undefined;
+}
+
+export interface ForkRow {
+  forkId: string;
+  short: string;
+  directive: string;
+  status: string;
+  turns: number;
+  toolCalls: number;
+  filesChanged: string[];
+  /** Times its worker died and the fork went on in a new one. */
+  restarts: number;
+  report: ForkReport | undefined;
+  error: { code: string; message: string } | undefined;
+}
+
+export interface RunModel {
+  files: FanOutFiles;
+  id: string;
+  rows: string[];
+  segments: Segment[];
+  requests: RequestPoint[];
+  forks: ForkRow[];
+  durationMs: number;
+  diagnostics: string[];
+}
+
+/** `fo001-e3a67061-f03` → `f03` (the fan-out id is in the page title already). */
+export function shortForkId(forkId: string, fanoutId: string): string {
+  return forkId.startsWith(`${fanoutId}-`) ? forkId.slice(fanoutId.length + 1) : forkId;
+}
+
+function ofType<K extends RunEvent['type']>(events: RunEvent[], type: K): RunEventOf<K>[] {
+  return events.filter((e): e is RunEventOf<K> => e.type === type);
+}
+
+function timeline(files: FanOutFiles, id: string): { rows: string[]; segments: Segment[]; durationMs: number } {
+  const { events } = files;
+  const start = ofType(events, 'fanout-start')[0]!;
+  const t0 = start.at;
+  const end = ofType(events, 'fanout-end')[0]?.at ?? Math.max(...events.map((e) => e.at));
+  const rel = (t: number): number => Math.max(0, t - t0);
+  const segments: Segment[] = [];
+  const rows: string[] = [];
+  const warmStart = ofType(events, 'warmup-start')[0];
+  if (warmStart) {
+    rows.push('warm-up');
+    const warmEnd = ofType(events, 'warmup-end')[0];
+    segments.push({ row: 'warm-up', phase: 'request', start: rel(warmStart.at), end: rel(warmEnd?.at ?? end) });
+  }
+  for (const { forkId } of start.forks) {
+    const row = shortForkId(forkId, id);
+    rows.push(row);
+    const mine = events.filter((e) => 'forkId' in e && e.forkId === forkId);
+    const began = ofType(mine, 'fork-start')[0]?.at;
+    const finished = ofType(mine, 'fork-end')[0]?.at ?? end;
+    segments.push({ row, phase: 'queued', start: 0, end: rel(began ?? finished) });
+    if (began !== undefined) segments.push({ row, phase: 'running', start: rel(began), end: rel(finished) });
+    // Pair each turn-start with what closes it, in file order: its turn-end, or a worker
+    // restart (the turn was interrupted and is sent again), or the fork's end.
+    let open: RunEventOf<'turn-start'> | undefined;
+    const close = (until: number, sent?: number): void => {
+      if (!open) return;
+      // Only a first request waits at the warm-first gate; later waits are the API queue.
+      const from = open.turn === 1 && sent !== undefined && sent > open.at ? sent : open.at;
+      if (from > open.at) segments.push({ row, phase: 'warming', start: rel(open.at), end: rel(from) });
+      segments.push({ row, phase: 'request', start: rel(from), end: rel(until) });
+      open = undefined;
+    };
+    for (const e of mine) {
+      if (e.type === 'turn-start') open = e;
+      else if (e.type === 'turn-end') close(e.request.endedAt, e.request.sentAt);
+      else if (e.type === 'fork-restart') close(e.at);
+    }
+    close(finished);
+    if (finished < end) segments.push({ row, phase: 'done', start: rel(finished), end: rel(end) });
+  }
+  return { rows, segments, durationMs: rel(end) };
+}
+
+function requests(files: FanOutFiles, id: string): RequestPoint[] {
+  const info = files.model ? findModel(files.model) : undefined;
+  const priced = (usage: Usage): Pick<RequestPoint, 'cost' | 'noCache'> =>
+    info ? { cost: nanoToUsd(costNano(usage, info).total), noCache: nanoToUsd(noCacheNano(usage, info)) } : { cost: undefined, noCache: undefined };
+  const out: RequestPoint[] = [];
+  const warmStart = ofType(files.events, 'warmup-start')[0];
+  for (const e of ofType(files.events, 'warmup-end')) {
+    if (!e.usage) continue;
+    const usage = usageAt(e.usage, `${files.dir}/events.jsonl:${e.line}`);
+    out.push({ label: 'warm-up', forkId: undefined, kind: 'warmup', turn: 0, sentAt: warmStart?.at ?? e.at, usage, ...priced(usage) });
+  }
+  for (const e of ofType(files.events, 'turn-end')) {
+    const usage = usageAt(e.request.usage, `${files.dir}/events.jsonl:${e.line}`);
+    const label = `${shortForkId(e.forkId, id)} t${e.turn}`;
+    out.push({ label, forkId: e.forkId, kind: 'fork', turn: e.turn, sentAt: e.request.sentAt, usage, ...priced(usage) });
+  }
+  return out.sort((a, b) => a.sentAt - b.sentAt);
+}
+
+function forkRows(files: FanOutFiles, id: string): ForkRow[] {
+  const start = ofType(files.events, 'fanout-start')[0]!;
+  const ends = new Map(ofType(files.events, 'fork-end').map((e) => [e.forkId, e]));
+  const restarts = ofType(files.events, 'fork-restart');
+  return start.forks.map(({ forkId, directive }) => {
+    const end = ends.get(forkId);
+    const transcript = files.transcripts.get(forkId);
+    const text = transcript?.finalText;
+    return {
+      forkId,
+      short: shortForkId(forkId, id),
+      directive,
+      status: end?.status ?? transcript?.status ?? 'unfinished',
+      turns: end?.turns ?? 0,
+      toolCalls: end?.toolCalls ?? 0,
+      filesChanged: end?.filesChanged ?? [],
+      restarts: restarts.filter((r) => r.forkId === forkId).length,
+      report: text ? parseReport(text) : undefined,
+      error: end?.error ?? undefined,
+    };
+  });
+}
+
+/** Everything a run report shows, derived from the files of one fan-out. */
+export function buildRunModel(files: FanOutFiles): RunModel {
+  const id = files.manifest.fanoutId || basename(files.dir);
+  const { rows, segments, durationMs } = timeline(files, id);
+  const points = requests(files, id);
+  const forks = forkRows(files, id);
+  return { files, id, rows, segments, requests: points, forks, durationMs, diagnostics: missDiagnostics(files, points, forks) };
+}
+
+/** Hit ratio of one request: cache reads over all its input tokens (0 for no input). */
+export function hitRatio(usage: Usage): number {
+  const total = totalInputTokens(usage);
+  return total === 0 ? 0 : usage.cache_read_input_tokens / total;
+}

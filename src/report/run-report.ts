@@ -1,0 +1,93 @@
+import type { ForkReport } from '../fork/report.ts';
+import { escapeHtml, figure, type Html, page, raw, table } from './html.ts';
+import { costChart, hitChart, timelineChart, tokensChart } from './run-charts.ts';
+import type { ForkRow, RunModel } from './run-model.ts';
+
+const n = (x: number): string => x.toLocaleString('en-US');
+const usd = (x: number | null | undefined): string => (x === null || x === undefined ? 'n/a' : `$${x.toFixed(4)}`);
+const percent = (x: number | null | undefined): string => (x === null || x === undefined ? 'n/a' : `${(100 * x).toFixed(1)}%`);
+
+function reportHtml(report: ForkReport | undefined, error: ForkRow['error']): Html {
+  const parts: string[] = [];
+  if (error) parts.push(`<p class="status-failed"><code>${escapeHtml(error.code)}</code> ${escapeHtml(error.message)}</p>`);
+  if (!report) return raw(parts.join('') || '<em>no final text</em>');
+  const fields: [string, string | undefined][] = [['Scope', report.scope], ['Result', report.result], ['Key files', report.keyFiles], ['Files changed', report.filesChanged], ['Issues', report.issues]];
+  const items = fields.filter(([, v]) => v !== undefined).map(([k, v]) => `<dt>${k}</dt><dd>${escapeHtml(v!)}</dd>`);
+  parts.push(`<dl class="report">${items.join('')}</dl>`);
+  if (report.missing.length > 0) parts.push(`<p><em>missing: ${escapeHtml(report.missing.join(', '))}</em></p>`);
+  return raw(parts.join(''));
+}
+
+function forkTable(model: RunModel): string {
+  const rows = model.forks.map((f) => [
+    f.short,
+    raw(`<span class="status-${escapeHtml(f.status)}">${escapeHtml(f.status)}</span>${f.restarts > 0 ? ` (${f.restarts} worker restart${f.restarts > 1 ? 's' : ''})` : ''}`),
+    f.turns,
+    f.toolCalls,
+    f.filesChanged.length === 0 ? 'none' : f.filesChanged.join(', '),
+    f.directive,
+    reportHtml(f.report, f.error),
+  ]);
+  return table(['fork', 'status', 'turns', 'tool calls', 'files changed', 'directive', 'report'], rows, 'forks');
+}
+
+function overview(model: RunModel): string {
+  const s = model.files.summary;
+  const m = model.files.manifest;
+  const rows: (string | number)[][] = [
+    ['prefix sha256', m.prefix.sha256],
+    ['prefix size', `${n(m.prefix.bytes)} bytes${s?.prefix.shared_tokens != null ? `, ${n(s.prefix.shared_tokens)} tokens shared` : ''}`],
+    ['layout, cache lifetime', `${m.prefix.layout ?? 'n/a'}, ${m.prefix.ttl ?? 'n/a'}`],
+  ];
+  if (s) {
+    rows.push(
+      ['forks', `${s.forks.total} total: ${s.forks.completed} completed, ${s.forks.failed} failed, ${s.forks.cancelled} cancelled`],
+      ['fan-out hit ratio', `${percent(s.cache.fanout_hit_ratio)} (theoretical maximum ${s.cache.fanout_input_tokens === 0 ? 'n/a' : percent(s.cache.max_fanout_reads / s.cache.fanout_input_tokens)})`],
+      ['cache efficiency', `${s.cache.cache_efficiency.toFixed(3)} (read ${n(s.cache.fanout_cache_read_input_tokens)} of at most ${n(s.cache.max_fanout_reads)})`],
+      ['cost (whole tree)', `actual ${usd(s.cost_usd.actual)} | no cache ${usd(s.cost_usd.no_cache)} (saved ${percent(s.savings.vs_no_cache)}) | fresh agents ${usd(s.cost_usd.fresh_agents)} (saved ${percent(s.savings.vs_fresh_agents)})`],
+      ['warm-ups, drift events', `${s.warmups ?? 'n/a'}, ${s.prefix.drift_events}`],
+    );
+    if (s.prefix.source === 'fallback') rows.push(['sharing', 'no parent snapshot: fallback prompt, nothing shared with a parent']);
+  }
+  return table(['', ''], rows, 'overview');
+}
+
+function list(items: string[], empty: string): string {
+  if (items.length === 0) return `<p class="ok">${escapeHtml(empty)}</p>`;
+  return `<ul class="diagnostics">${items.map((d) => `<li>${escapeHtml(d)}</li>`).join('')}</ul>`;
+}
+
+/** One fan-out's section: overview, diagnostics, the four charts, the fork table. */
+export function runSection(model: RunModel): string {
+  const start = model.files.events.find((e) => e.type === 'fanout-start')!.at;
+  const cost = costChart(model);
+  return [
+    `<section class="fanout" data-fanout="${escapeHtml(model.id)}">`,
+    `<h2>Fan-out ${escapeHtml(model.id)}</h2>`,
+    `<p class="meta">${escapeHtml(model.files.dir)} · started ${escapeHtml(new Date(start).toISOString())} · ${n(Math.round(model.durationMs))} ms · ${model.forks.length} forks${model.files.model ? ` of ${escapeHtml(model.files.model)}` : ''}</p>`,
+    overview(model),
+    '<h3>Drift and cache-miss diagnostics</h3>',
+    list(model.diagnostics, 'No drift; every fan-out request read the shared prefix it could.'),
+    model.files.notes.length > 0 ? `<h3>Notes</h3>${list(model.files.notes, '')}` : '',
+    '<h3>Timeline</h3>',
+    figure('timeline', timelineChart(model), 'Per fork, from events.jsonl: queued until a worker slot is free, warming while its first request is held (at the warm-first gate until the shared entry is readable, and by the API concurrency limit), model requests (dark) within its running time, done after it reported.'),
+    '<h3>Tokens per request</h3>',
+    figure('tokens', tokensChart(model), 'Input tokens of every request in the order sent (fork and turn), stacked: read from cache, written to cache, uncached.'),
+    '<h3>Cumulative cost</h3>',
+    cost
+      ? figure('cost', cost, 'The fan-out requests priced from the model table, cumulated in the order sent, against the same requests without caching and as fresh agents (the ledger\'s fresh-agent total for these requests, its difference spread evenly over the forks\' first requests). The whole tree\'s totals are in the table above.')
+      : '<p><em>Requests are not priced (no model, or a model missing from the table).</em></p>',
+    '<h3>Hit ratio against the theoretical maximum</h3>',
+    figure('hit-ratio', hitChart(model), 'Cache reads over all input tokens for each fan-out request, and for the whole fan-out; the grey marks are the ceilings (every shared token read; for the fan-out, less the shared tokens that had to be written once).'),
+    '<h3>Forks</h3>',
+    forkTable(model),
+    '</section>',
+  ].join('\n');
+}
+
+/** The whole page for one or more fan-outs; `scope` says which were rendered and why. */
+export function renderRunReport(models: RunModel[], scope: string): string {
+  const title = models.length === 1 ? `forkcache report: ${models[0]!.id}` : `forkcache report: ${models.length} fan-outs`;
+  const body = [`<h1>${escapeHtml(title)}</h1>`, `<p class="meta">${escapeHtml(scope)}</p>`, ...models.map(runSection)].join('\n');
+  return page(title, body);
+}
