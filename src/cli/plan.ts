@@ -6,6 +6,7 @@ import { ForkcacheError } from '../errors.ts';
 import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
 import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
 import { EXECUTABLE_TOOL_NAMES } from '../tools/names.ts';
+import { permissionPolicySchema } from '../tools/permissions.ts';
 import { parseOrThrow } from '../validation.ts';
 import { importClaudeTranscript } from './claude-transcript.ts';
 
@@ -32,6 +33,10 @@ export const planSchema = z.strictObject({
   limits: z
     .strictObject({ maxTurns: positive.optional(), maxTokens: positive.optional(), concurrency: positive.optional(), maxThreads: positive.optional() })
     .default({}),
+  /** Which tool calls need asking (`ask`), are refused (`deny`) or run freely (`allow`, the default). */
+  permissions: permissionPolicySchema.optional(),
+  /** `worktree`: each fork in its own git worktree and branch (the workspace must be a git repository). */
+  isolation: z.enum(['none', 'worktree']).default('none'),
   /** Used only when the run goes to the embedded emulator. */
   emulator: z.strictObject({ script: z.string().min(1).default('echo'), latency: z.enum(['off', 'fast', 'realistic']).default('fast') }).default({ script: 'echo', latency: 'fast' }),
 });

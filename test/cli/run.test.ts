@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -44,5 +44,16 @@ describe('forkcache run PLAN.json', () => {
     const { code, stderr } = await forkcache(['run', 'examples/plan/plan.json', '--api', 'anthropic']);
     expect(code).toBe(2);
     expect(stderr).toMatch(/--api anthropic: ANTHROPIC_API_KEY is not set/);
+  });
+});
+
+describe('forkcache run: permissions from the plan', () => {
+  it('ask means no without a terminal, and yes with --allow-asks', async () => {
+    const plan = JSON.parse(readFileSync('examples/plan/plan.json', 'utf8')) as Record<string, unknown>;
+    const path = planFile({ ...plan, parent: join(process.cwd(), 'examples/plan/parent.json'), workspace: join(process.cwd(), 'examples/sample-repo'), runDir: mkdtempSync(join(tmpdir(), 'fc-perm-')), directives: ['read src/lib/http.ts and report'], permissions: { tools: { read_file: 'ask' } } });
+    const denied = lastJson((await forkcache(['run', path, '--json'])).stdout);
+    expect(denied.fork_results[0].report.issues).toMatch(/Permission denied for read_file: not an interactive terminal; run with --allow-asks/);
+    const allowed = lastJson((await forkcache(['run', path, '--json', '--allow-asks'])).stdout);
+    expect(allowed.fork_results[0].report.issues).toBe('none');
   });
 });

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { WARM_STRATEGIES, type WarmStrategy } from '../../engine/warm-gate.ts';
 import { DEMO_MODEL, runDemo } from '../demo/run-demo.ts';
+import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
 import { DEMO_NEW_NAME, DEMO_OLD_NAME } from '../demo/workspace.ts';
 import { intFlag, parseFlags } from '../flags.ts';
 import { formatFanOutResult, jsonSummary } from '../summary-table.ts';
@@ -30,7 +31,10 @@ export function registerDemoCommand(program: Command): void {
     .action(async (raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
-      const demo = await runDemo({ forks: opts.forks, warm: opts.warm, latency: opts.latency, seed: opts.seed, plain: opts.json, log });
+      const interrupt = cancelOnInterrupt(log);
+      const demo = await runDemo({ forks: opts.forks, warm: opts.warm, latency: opts.latency, seed: opts.seed, plain: opts.json, log, watch: (fan) => interrupt.watch(fan) }).finally(() =>
+        interrupt.dispose(),
+      );
       const failed = demo.result.forks.filter((f) => f.status !== 'completed').length;
       const report = reportAfterRun(demo.result.summary.run_dir, opts.report, log);
       if (opts.json) {
@@ -41,6 +45,6 @@ export function registerDemoCommand(program: Command): void {
         process.stdout.write(`${DEMO_OLD_NAME} left under src/: ${demo.leftovers.length === 0 ? 'none' : demo.leftovers.join(', ')}\n`);
         process.stdout.write(`workspace kept at ${demo.workspace}; transcripts under .forkcache/runs\n`);
       }
-      process.exitCode = failed > 0 || demo.leftovers.length > 0 || report.failed ? 1 : 0;
+      process.exitCode = interrupt.interrupted ? INTERRUPTED_EXIT_CODE : failed > 0 || demo.leftovers.length > 0 || report.failed ? 1 : 0;
     });
 }

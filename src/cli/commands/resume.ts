@@ -9,6 +9,7 @@ import type { ExecutableToolName } from '../../tools/names.ts';
 import { ForkcacheError } from '../../errors.ts';
 import { openEndpoint } from '../endpoint.ts';
 import { parseFlags } from '../flags.ts';
+import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
 import { ProgressBoard } from '../progress-board.ts';
 import { formatFanOutResult, jsonSummary } from '../summary-table.ts';
 
@@ -42,6 +43,7 @@ export function registerResumeCommand(program: Command): void {
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       let failed = 0;
+      const interrupt = cancelOnInterrupt((line) => void process.stderr.write(`${line}\n`));
       for (const dir of fanOutDirs(runDir)) {
         const { manifest } = readFanOutDir(dir);
         const emulator = emulatorMeta.parse((manifest.meta as { emulator?: unknown }).emulator);
@@ -60,6 +62,7 @@ export function registerResumeCommand(program: Command): void {
         });
         try {
           const fan = engine.resume(dir);
+          interrupt.watch(fan);
           const board = new ProgressBoard({ model: fan.prefix.snapshot.model, plain: opts.json });
           for await (const event of fan) board.onEvent(event);
           board.stop();
@@ -72,6 +75,7 @@ export function registerResumeCommand(program: Command): void {
           await target.close();
         }
       }
-      process.exitCode = failed === 0 ? 0 : 1;
+      interrupt.dispose();
+      process.exitCode = interrupt.interrupted ? INTERRUPTED_EXIT_CODE : failed === 0 ? 0 : 1;
     });
 }

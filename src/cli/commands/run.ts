@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { startEmulator } from '../../emulator/server/start.ts';
 import { ForkEngine } from '../../engine/engine.ts';
-import { ForkcacheError } from '../../errors.ts';
+import { openEndpoint } from '../endpoint.ts';
 import { parseFlags } from '../flags.ts';
+import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
+import type { PermissionPolicy } from '../../tools/permissions.ts';
+import { terminalPermissionHandler } from '../permission-prompt.ts';
 import { loadPlan } from '../plan.ts';
 import { ProgressBoard } from '../progress-board.ts';
 import { formatFanOutResult, jsonSummary } from '../summary-table.ts';
@@ -14,20 +16,8 @@ const optionsSchema = z.object({
   json: z.boolean().default(false),
   parentFromClaudeTranscript: z.string().min(1, 'expected a .jsonl file').optional(),
   report: reportFlag,
+  allowAsks: z.boolean().default(false),
 });
-
-/** Where requests go: the real API with a key, the embedded emulator without one. */
-async function endpoint(api: 'auto' | 'anthropic' | 'emulator', emulatorOptions: { script: string; latency: 'off' | 'fast' | 'realistic' }) {
-  const key = process.env['ANTHROPIC_API_KEY'];
-  if (api === 'anthropic' && !key) {
-    throw new ForkcacheError('INVALID_ARGUMENT', '--api anthropic: ANTHROPIC_API_KEY is not set');
-  }
-  if (api === 'anthropic' || (api === 'auto' && key)) {
-    return { baseURL: process.env['ANTHROPIC_BASE_URL'] ?? 'https://api.anthropic.com', apiKey: key!, label: 'the Anthropic API', close: async () => {} };
-  }
-  const emulator = await startEmulator({ script: emulatorOptions.script, latency: emulatorOptions.latency });
-  return { baseURL: emulator.url, apiKey: 'emulator', label: `the embedded emulator at ${emulator.url} (script ${emulatorOptions.script}; no ANTHROPIC_API_KEY)`, close: () => emulator.close() };
-}
 
 /** Register `forkcache run PLAN.json`. */
 export function registerRunCommand(program: Command): void {
@@ -39,12 +29,13 @@ export function registerRunCommand(program: Command): void {
     .option('--json', 'print one JSON summary object last')
     .option('--parent-from-claude-transcript <file>', 'rebuild the parent from a Claude Code session transcript (.jsonl); the plan then has no "parent"')
     .option('--report [file]', 'write the HTML report of the run (default: report.html in the fan-out directory)')
+    .option('--allow-asks', "answer yes to the plan's `ask` permissions (otherwise: a y/N prompt on a terminal, no elsewhere)")
     .action(async (planPath: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       const { plan, snapshot, workspace, runDir, notes } = loadPlan(planPath, { claudeTranscript: opts.parentFromClaudeTranscript });
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
       for (const note of notes) log(`parent: ${note}`);
-      const target = await endpoint(opts.api, plan.emulator);
+      const target = await openEndpoint(opts.api, plan.emulator);
       log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);
       const engine = await ForkEngine.create({
         baseURL: target.baseURL,
@@ -58,20 +49,25 @@ export function registerRunCommand(program: Command): void {
         ...(plan.limits.maxTokens ? { maxTokens: plan.limits.maxTokens } : {}),
         ...(plan.limits.concurrency ? { concurrency: plan.limits.concurrency } : {}),
         pool: { maxThreads: plan.limits.maxThreads ?? 2 },
+        ...(plan.permissions ? { permissions: plan.permissions as PermissionPolicy, onPermission: terminalPermissionHandler({ allowAll: opts.allowAsks }) } : {}),
+        ...(plan.isolation === 'worktree' ? { isolation: 'worktree' as const } : {}),
       });
+      const interrupt = cancelOnInterrupt(log);
       try {
         // the manifest remembers the emulator script, so `forkcache resume` answers the same way
         const fan = engine.fanOut(snapshot, plan.directives, { meta: { emulator: plan.emulator } });
+        interrupt.watch(fan);
         const board = new ProgressBoard({ model: snapshot.model, plain: opts.json });
         for await (const event of fan) board.onEvent(event);
         board.stop();
         const result = await fan.settled();
         const report = reportAfterRun(result.summary.run_dir, opts.report, log);
-        const extra = { api: opts.api === 'emulator' || target.apiKey === 'emulator' ? 'emulator' : 'anthropic', ...(report.path ? { report: report.path } : {}) };
+        const extra = { api: target.kind, ...(interrupt.interrupted ? { interrupted: true } : {}), ...(report.path ? { report: report.path } : {}) };
         if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, extra))}\n`);
         else process.stdout.write(`\n${formatFanOutResult(result, snapshot.model)}\n`);
-        process.exitCode = result.forks.every((f) => f.status === 'completed') && !report.failed ? 0 : 1;
+        process.exitCode = interrupt.interrupted ? INTERRUPTED_EXIT_CODE : result.forks.every((f) => f.status === 'completed') && !report.failed ? 0 : 1;
       } finally {
+        interrupt.dispose();
         await engine.close();
         await target.close();
       }

@@ -16,6 +16,8 @@ import { DEMO_NEW_NAME, DEMO_OLD_NAME, filesMentioning, prepareDemoWorkspace } f
 export const DEMO_MODEL = 'claude-sonnet-4-6';
 
 export interface DemoOptions {
+  /** Called with each fan-out as it starts (e.g. to cancel it on Ctrl-C). */
+  watch?: (fan: FanOut) => void;
   forks: number;
   warm: WarmStrategy;
   latency: LatencyName;
@@ -61,7 +63,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     parentId: 'parent',
     ledger,
     meta: { api: 'emulator', emulator: { script: 'refactor', latency: options.latency } },
-    onFanOut: (fan) => (board = showProgress(fan, options.plain)),
+    onFanOut: (fan) => {
+      options.watch?.(fan);
+      board = showProgress(fan, options.plain);
+    },
   });
   try {
     const parent = await runParentAgent({
