@@ -90,7 +90,7 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       const child: ForkChild = { tailBlocks: options.child.tailBlocks, messages: own };
       const body = childRequestBody(options.prefix, child, { max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS, stream: true }, { marker: options.marker ?? '5m' });
       emit({ type: 'turn-start', turn, at: clock.now() });
-      const { message, requestId, sentAt, startedAt } = await sendWithRetries(options, gate, clock, body, turn, emit);
+      const { message, requestId, sentAt, startedAt } = await sendWithRetries({ options, gate, clock, body, turn, emit });
       const record: RequestRecord = {
         turn,
         requestId,
@@ -140,19 +140,23 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
   }
 }
 
+/** What sending one turn needs. */
+interface TurnSend {
+  options: ForkLoopOptions;
+  gate: RequestGate;
+  clock: Clock;
+  body: Uint8Array;
+  turn: number;
+  emit: (event: LoopEvent) => void;
+}
+
 /** Send a turn; when it fails in a retryable way, send the same bytes again after a backoff. */
-async function sendWithRetries(
-  options: ForkLoopOptions,
-  gate: RequestGate,
-  clock: Clock,
-  body: Uint8Array,
-  turn: number,
-  emit: (event: LoopEvent) => void,
-): ReturnType<typeof sendThroughGate> {
+async function sendWithRetries(send: TurnSend): ReturnType<typeof sendThroughGate> {
+  const { options, clock, turn, emit } = send;
   const retry = options.retry ?? DEFAULT_TURN_RETRY;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await sendThroughGate(options, gate, clock, body, turn, emit);
+      return await sendThroughGate(send);
     } catch (err) {
       if (options.signal?.aborted || attempt >= retry.retries || !isRetryableTurnError(err)) throw err;
       const wait = backoffMs(retry, attempt);
@@ -162,14 +166,7 @@ async function sendWithRetries(
   }
 }
 
-async function sendThroughGate(
-  options: ForkLoopOptions,
-  gate: RequestGate,
-  clock: Clock,
-  body: Uint8Array,
-  turn: number,
-  emit: (event: LoopEvent) => void,
-): Promise<{ message: Anthropic.Message; requestId: string | null; sentAt: number; startedAt: number }> {
+async function sendThroughGate({ options, gate, clock, body, turn, emit }: TurnSend): Promise<{ message: Anthropic.Message; requestId: string | null; sentAt: number; startedAt: number }> {
   const permit = await gate.acquire({ turn, first: turn === (options.turnsDone ?? 0) + 1, signal: options.signal });
   const sentAt = clock.now();
   let startedAt = sentAt;

@@ -1,6 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { ForkcacheError } from '../errors.ts';
 import { SPAWN_TOOL_NAME } from '../fork/constants.ts';
+import { deepFreeze } from '../fork/snapshot.ts';
 import { TOOL_NAMES } from './names.ts';
 
 /*
@@ -10,14 +11,6 @@ import { TOOL_NAMES } from './names.ts';
  */
 
 const PATH_DESCRIPTION = 'Path relative to the workspace root.';
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
-}
 
 const declarations: Anthropic.Tool[] = [
   {

@@ -1,5 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import type { ScriptedModel } from '../../src/emulator/scripts/types.ts';
 import { startEmulator } from '../../src/emulator/server/start.ts';
@@ -10,7 +10,7 @@ import { wrapDirective } from '../../src/fork/directive.ts';
 import { UsageLedger } from '../../src/ledger/ledger.ts';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
 import { fixture } from '../helpers.ts';
-import { driveClock, workspace } from './helpers.ts';
+import { driveClock, workspace, sharedEmulator } from './helpers.ts';
 
 /** Records the system prompt of every request it answers. */
 const seen: string[] = [];
@@ -23,14 +23,7 @@ const recorder: ScriptedModel = {
   },
 };
 
-type Emulator = Awaited<ReturnType<typeof startEmulator>>;
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator({ latency: 'off', scripts: { recorder } });
-});
-afterAll(async () => {
-  await emulator.close();
-});
+const emulator = sharedEmulator({ scripts: { recorder } });
 
 /** The fixture parent: its request as sent, and the assistant turn with two spawn calls. */
 function parentTurn(tag: string) {
@@ -44,7 +37,7 @@ function parentTurn(tag: string) {
 
 describe('engine.agentTool()', () => {
   it('forks: placeholders at once, then one notification per fork, exactly once', async () => {
-    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: workspace(), pool: { maxThreads: 2 } });
+    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: workspace(), pool: { maxThreads: 2 } });
     try {
       const tool = engine.agentTool();
       expect(tool.definition.name).toBe('agent');
@@ -67,7 +60,7 @@ describe('engine.agentTool()', () => {
   });
 
   it('an explicit agent type runs a fresh agent with its own prompt, shares nothing, and the ledger says so', async () => {
-    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', headers: { 'x-forkcache-script': 'recorder' }, workspace: workspace(), pool: { maxThreads: 1 } });
+    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', headers: { 'x-forkcache-script': 'recorder' }, workspace: workspace(), pool: { maxThreads: 1 } });
     try {
       const ledger = new UsageLedger();
       const tool = engine.agentTool({ ledger, agentTypes: [{ name: 'reviewer', system: 'You review code.', model: 'claude-sonnet-4-6', tools: ['read_file'] }] });
@@ -91,7 +84,7 @@ describe('engine.agentTool()', () => {
   });
 
   it('refuses inside a fork child, by query source and by the boilerplate in its messages', async () => {
-    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: workspace() });
+    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: workspace() });
     try {
       const tool = engine.agentTool();
       const turn = parentTurn('guard');
@@ -107,7 +100,7 @@ describe('engine.agentTool()', () => {
   });
 
   it('without a parent request yet, forks on the fallback prompt (graceful degradation)', async () => {
-    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: workspace(), pool: { maxThreads: 1 } });
+    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: workspace(), pool: { maxThreads: 1 } });
     try {
       const tool = engine.agentTool({ model: 'claude-sonnet-4-6' });
       await tool.handle({ message: parentTurn('fallback').message });
@@ -122,7 +115,7 @@ describe('engine.agentTool()', () => {
 
 describe('foreground and background', () => {
   it('a foreground fork that finishes in time returns its result in the call, and is not notified', async () => {
-    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: workspace(), pool: { maxThreads: 2 } });
+    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: workspace(), pool: { maxThreads: 2 } });
     try {
       const tool = engine.agentTool({ foreground: true });
       const results = await tool.handle(parentTurn(`fg-${Date.now()}`));

@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import type { ScriptedModel } from '../../src/emulator/scripts/types.ts';
 import { startEmulator } from '../../src/emulator/server/start.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';
-import { bigSnapshot, workspace } from './helpers.ts';
+import { bigSnapshot, sharedEmulator, workspace } from './helpers.ts';
 
 /** A model that tries to escape the workspace and to fork from inside a fork, then reports. */
 const hostile: ScriptedModel = {
@@ -29,20 +29,13 @@ const hostile: ScriptedModel = {
 /** A model that never stops calling tools. */
 const looping: ScriptedModel = { name: 'looping', respond: () => ({ content: [{ type: 'tool_use', name: 'list_dir', input: { path: '.' } }] }) };
 
-type Emulator = Awaited<ReturnType<typeof startEmulator>>;
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator({ latency: 'off', scripts: { hostile, looping } });
-});
-afterAll(async () => {
-  await emulator.close();
-});
+const emulator = sharedEmulator({ scripts: { hostile, looping } });
 
 describe('a fork cannot leave its workspace, spawn, or run what it is not allowed to', () => {
   it('refuses the escape, the spawn and bash; keeps the allowed write; records all of it', async () => {
     const ws = workspace();
     const runDir = workspace({});
-    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', headers: { 'x-forkcache-script': 'hostile' }, workspace: ws, runDir, pool: { maxThreads: 1 } });
+    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', headers: { 'x-forkcache-script': 'hostile' }, workspace: ws, runDir, pool: { maxThreads: 1 } });
     try {
       const fan = engine.fanOut(bigSnapshot(), ['probe the limits']);
       const calls: { name: string; isError: boolean; code?: string | undefined }[] = [];
@@ -69,7 +62,7 @@ describe('a fork cannot leave its workspace, spawn, or run what it is not allowe
 
 describe('maxTurns', () => {
   it('stops a fork that never finishes, keeping the turns it did', async () => {
-    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', headers: { 'x-forkcache-script': 'looping' }, workspace: workspace(), maxTurns: 3, pool: { maxThreads: 1 } });
+    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', headers: { 'x-forkcache-script': 'looping' }, workspace: workspace(), maxTurns: 3, pool: { maxThreads: 1 } });
     try {
       const [fork] = (await engine.fanOut(bigSnapshot(), ['loop forever']).settled()).forks;
       expect(fork!.status).toBe('failed');
@@ -107,7 +100,7 @@ describe('cancellation', () => {
   });
 
   it('an aborted signal cancels the whole fan-out', async () => {
-    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: workspace(), pool: { maxThreads: 1, concurrentTasksPerWorker: 1 } });
+    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: workspace(), pool: { maxThreads: 1, concurrentTasksPerWorker: 1 } });
     try {
       const fan = engine.fanOut(bigSnapshot(), ['read a.ts and report', 'read b.ts and report'], { signal: AbortSignal.abort() });
       const { forks } = await fan.settled();

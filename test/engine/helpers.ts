@@ -1,7 +1,11 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import type { ManualClock } from '../../src/clock.ts';
+import type { EmulatorOptions } from '../../src/emulator/options.ts';
+import type { Emulator } from '../../src/emulator/server/start.ts';
+import { startEmulator } from '../../src/emulator/server/start.ts';
 import { captureSnapshot, type ParentSnapshot } from '../../src/fork/snapshot.ts';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
 import { fixture } from '../helpers.ts';
@@ -39,4 +43,24 @@ export async function driveClock<T>(clock: ManualClock, done: Promise<T>, ready:
     if (clock.pending > 0 && ready()) clock.advanceToNext();
   }
   return result;
+}
+
+/**
+ * One emulator for a test file: started before its tests, closed after them. Read `.current`
+ * inside tests (it exists only once `beforeAll` ran).
+ */
+export function sharedEmulator(options: EmulatorOptions = {}): { readonly current: Emulator } {
+  let emulator: Emulator | undefined;
+  beforeAll(async () => {
+    emulator = await startEmulator({ latency: 'off', ...options });
+  });
+  afterAll(async () => {
+    await emulator?.close();
+  });
+  return {
+    get current(): Emulator {
+      if (!emulator) throw new Error('sharedEmulator: used outside a test');
+      return emulator;
+    },
+  };
 }

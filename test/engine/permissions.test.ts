@@ -1,19 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator/server/start.ts';
+import { describe, expect, it } from 'vitest';
 import { ForkEngine } from '../../src/engine/engine.ts';
 import type { PermissionRequest } from '../../src/tools/permissions.ts';
-import { bigSnapshot, workspace } from './helpers.ts';
+import { bigSnapshot, sharedEmulator, workspace } from './helpers.ts';
 
-type Emulator = Awaited<ReturnType<typeof startEmulator>>;
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator({ latency: 'off', script: 'refactor' });
-});
-afterAll(async () => {
-  await emulator.close();
-});
+const emulator = sharedEmulator({ script: 'refactor' });
 
 const FILES = { 'a.ts': 'export const fetchData = 1;\n', 'b.ts': 'export const fetchData = 2;\n' };
 const DIRECTIVES = ['rename fetchData to loadData in a.ts', 'rename fetchData to loadData in b.ts'];
@@ -23,7 +15,7 @@ describe('permission policy', () => {
     const ws = workspace(FILES);
     const asked: PermissionRequest[] = [];
     const engine = await ForkEngine.create({
-      baseURL: emulator.url,
+      baseURL: emulator.current.url,
       apiKey: 'test',
       workspace: ws,
       pool: { maxThreads: 2 },
@@ -53,7 +45,7 @@ describe('permission policy', () => {
 
   it('deny refuses without asking; ask with nobody to ask means no', async () => {
     const ws = workspace(FILES);
-    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: ws, pool: { maxThreads: 1 }, permissions: { default: 'ask', tools: { read_file: 'deny' } } });
+    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: ws, pool: { maxThreads: 1 }, permissions: { default: 'ask', tools: { read_file: 'deny' } } });
     try {
       const fan = engine.fanOut(bigSnapshot(`deny-${Date.now()}`), DIRECTIVES.slice(0, 1));
       const calls: [string, string | undefined][] = [];

@@ -1,19 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator/server/start.ts';
+import { describe, expect, it } from 'vitest';
 import { ForkEngine } from '../../src/engine/engine.ts';
 import { INTERRUPTED_TOOL_MESSAGE, NOT_STARTED_TOOL_MESSAGE, readTranscript, resumeMessages } from '../../src/engine/transcript-reader.ts';
-import { bigSnapshot, workspace } from './helpers.ts';
+import { bigSnapshot, sharedEmulator, workspace } from './helpers.ts';
 
-type Emulator = Awaited<ReturnType<typeof startEmulator>>;
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator({ latency: 'off', script: 'refactor' });
-});
-afterAll(async () => {
-  await emulator.close();
-});
+const emulator = sharedEmulator({ script: 'refactor' });
 
 const FILES = { 'a.ts': 'export const fetchData = 1;\n', 'b.ts': 'import { fetchData } from "./a";\nfetchData;\n' };
 
@@ -24,7 +16,7 @@ function turnsOf(path: string): number[] {
 describe('a worker dying mid-fork', () => {
   it('continues the fork on a fresh worker from its transcript; no turn repeats; siblings finish', async () => {
     const ws = workspace(FILES);
-    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: ws, runDir: workspace({}), pool: { maxThreads: 2, concurrentTasksPerWorker: 1 }, testHooks: { exitWorker: { forkIndex: 0, afterTurn: 2 } } });
+    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: ws, runDir: workspace({}), pool: { maxThreads: 2, concurrentTasksPerWorker: 1 }, testHooks: { exitWorker: { forkIndex: 0, afterTurn: 2 } } });
     try {
       const fan = engine.fanOut(bigSnapshot(`crash-${Date.now()}`), ['rename fetchData to loadData in a.ts', 'rename fetchData to loadData in b.ts']);
       const restarts: [string, number][] = [];
@@ -49,7 +41,7 @@ describe('a worker over its memory limit', () => {
   it('dies; its fork continues on a fresh worker from the transcript', async () => {
     const ws = workspace(FILES);
     const engine = await ForkEngine.create({
-      baseURL: emulator.url,
+      baseURL: emulator.current.url,
       apiKey: 'test',
       workspace: ws,
       runDir: workspace({}),
@@ -105,7 +97,7 @@ describe('engine.resume(runDir)', () => {
   it('finishes the unfinished fork from its last complete turn and never re-runs a completed one', async () => {
     const ws = workspace(FILES);
     const runs = workspace({});
-    const first = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: ws, runDir: runs, maxWorkerRestarts: 0, pool: { maxThreads: 2, concurrentTasksPerWorker: 1 }, testHooks: { exitWorker: { forkIndex: 0, afterTurn: 2 } } });
+    const first = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: ws, runDir: runs, maxWorkerRestarts: 0, pool: { maxThreads: 2, concurrentTasksPerWorker: 1 }, testHooks: { exitWorker: { forkIndex: 0, afterTurn: 2 } } });
     const fan = first.fanOut(bigSnapshot(`resume-${Date.now()}`), ['rename fetchData to loadData in a.ts', 'rename fetchData to loadData in b.ts']);
     const before = await fan.settled();
     await first.close();
@@ -113,8 +105,8 @@ describe('engine.resume(runDir)', () => {
     expect(before.forks[0]!.error?.code).toBe('FORK_WORKER_FAILED');
 
     let requests = 0;
-    const off = emulator.on('request-start', () => requests++);
-    const second = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: ws, pool: { maxThreads: 1 } });
+    const off = emulator.current.on('request-start', () => requests++);
+    const second = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: ws, pool: { maxThreads: 1 } });
     try {
       const resumed = second.resume(join(runs, fan.id));
       const { forks, summary } = await resumed.settled();
@@ -135,7 +127,7 @@ describe('engine.resume(runDir)', () => {
 
   it('refuses to resume on a head that changed, and names a missing manifest', async () => {
     const runs = workspace({});
-    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: workspace(FILES), runDir: runs, pool: { maxThreads: 1 } });
+    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: workspace(FILES), runDir: runs, pool: { maxThreads: 1 } });
     try {
       const fan = engine.fanOut(bigSnapshot(`drift-${Date.now()}`), ['read a.ts and report']);
       await fan.settled();

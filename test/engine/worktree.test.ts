@@ -1,19 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator/server/start.ts';
+import { describe, expect, it } from 'vitest';
 import { ForkEngine } from '../../src/engine/engine.ts';
-import { bigSnapshot, workspace } from './helpers.ts';
+import { bigSnapshot, sharedEmulator, workspace } from './helpers.ts';
 
-type Emulator = Awaited<ReturnType<typeof startEmulator>>;
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator({ latency: 'off', script: 'refactor' });
-});
-afterAll(async () => {
-  await emulator.close();
-});
+const emulator = sharedEmulator({ script: 'refactor' });
 
 const git = (cwd: string, ...args: string[]): string =>
   execFileSync('git', ['-C', cwd, ...args], { env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } }).toString().trim();
@@ -25,7 +17,7 @@ describe("isolation: 'worktree'", () => {
     git(repo, 'add', '.');
     git(repo, 'commit', '--quiet', '-m', 'base');
     const runDir = workspace({});
-    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: repo, runDir, isolation: 'worktree', pool: { maxThreads: 2 } });
+    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: repo, runDir, isolation: 'worktree', pool: { maxThreads: 2 } });
     try {
       const fan = engine.fanOut(bigSnapshot(`wt-${Date.now()}`), ['rename fetchData to loadData in src/a.ts', 'rename parseThing to parseItem in src/a.ts']);
       const { forks } = await fan.settled();
@@ -47,7 +39,7 @@ describe("isolation: 'worktree'", () => {
 
   it('needs a git repository and a run directory, and says so', async () => {
     await expect(ForkEngine.create({ workspace: workspace(), isolation: 'worktree' })).rejects.toThrow(/isolation: 'worktree' needs runDir/);
-    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: workspace(), runDir: workspace({}), isolation: 'worktree', pool: { maxThreads: 1 } });
+    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: workspace(), runDir: workspace({}), isolation: 'worktree', pool: { maxThreads: 1 } });
     try {
       const { forks } = await engine.fanOut(bigSnapshot(), ['read a.ts and report']).settled();
       expect(forks[0]!.status).toBe('failed');

@@ -1,29 +1,21 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator/server/start.ts';
+import { describe, expect, it } from 'vitest';
 import { runForkLoop } from '../../src/loop/run-fork.ts';
 import { freeze } from '../../src/prefix/freeze.ts';
 import { driftCheckedFetch } from '../../src/prefix/drift.ts';
 import { streamMessageBytes } from '../../src/provider/send.ts';
 import { createToolExecutor } from '../../src/tools/executor.ts';
-import { bigSnapshot, workspace } from '../engine/helpers.ts';
+import { bigSnapshot, sharedEmulator, workspace } from '../engine/helpers.ts';
 
-type Emulator = Awaited<ReturnType<typeof startEmulator>>;
-let emulator: Emulator;
-beforeAll(async () => {
-  emulator = await startEmulator({ latency: 'off', script: 'refactor' });
-});
-afterAll(async () => {
-  await emulator.close();
-});
+const emulator = sharedEmulator({ script: 'refactor' });
 
 describe('runForkLoop (in-thread, real SDK, real emulator, real files)', () => {
   it('reads, edits, reports; each turn reads the previous turn from cache (moving marker)', async () => {
     const ws = workspace({ 'users.ts': 'import { fetchData } from "./http";\nexport const load = () => fetchData("/users");\n' });
     const prefix = freeze(bigSnapshot(`loop-${Date.now()}`));
-    const client = new Anthropic({ apiKey: 'test', baseURL: emulator.url, maxRetries: 0, fetch: driftCheckedFetch({ head: prefix.head }) });
+    const client = new Anthropic({ apiKey: 'test', baseURL: emulator.current.url, maxRetries: 0, fetch: driftCheckedFetch({ head: prefix.head }) });
     const events: string[] = [];
     const outcome = await runForkLoop({
       prefix,
@@ -51,7 +43,7 @@ describe('runForkLoop (in-thread, real SDK, real emulator, real files)', () => {
 
   it('reports an API error as a failed outcome with the status, keeping completed turns', async () => {
     const prefix = freeze(bigSnapshot('api-error'));
-    const client = new Anthropic({ apiKey: 'test', baseURL: emulator.url, maxRetries: 0, defaultHeaders: { 'x-forkcache-fault': '529' } });
+    const client = new Anthropic({ apiKey: 'test', baseURL: emulator.current.url, maxRetries: 0, defaultHeaders: { 'x-forkcache-fault': '529' } });
     const outcome = await runForkLoop({
       prefix,
       child: prefix.child('read users.ts and report'),
