@@ -96,13 +96,18 @@ export class AgentTool {
       calls.push({ id: use.id, directive: input.directive, type });
     }
     const waits: Promise<void>[] = [];
+    let groupsStarted = 0;
     for (const [type, group] of this.#groups(calls, results)) {
+      groupsStarted += 1;
       const fan = this.#start(type, group, turn);
       this.fanOuts.push(fan);
       this.#options.onFanOut?.(fan);
       group.forEach((call, i) => waits.push(this.#deliver(call, fan.forks[i]!, type === undefined, results)));
     }
     await Promise.all(waits);
+    // The parent's next request repeats the children's prefix up to the placeholders: sent
+    // after the prefix is warm, it reads it instead of writing it a second time.
+    await Promise.all(this.fanOuts.slice(-groupsStarted).map((fan) => fan.warm()));
     return results;
   }
 

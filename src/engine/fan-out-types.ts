@@ -33,6 +33,12 @@ export interface FanOut extends AsyncIterable<FanOutEvent> {
   readonly forks: readonly ForkHandle[];
   readonly events: AsyncIterable<FanOutEvent>;
   settled(): Promise<FanOutResult>;
+  /**
+   * Resolves once the shared prefix is in the cache (the warm-up's or first child's response
+   * has begun), or when the fan-out is over: a parent that waits for it before its own next
+   * request reads the children's prefix instead of writing it a second time.
+   */
+  warm(): Promise<void>;
   /** Cancel every fork that has not finished. */
   cancel(): void;
 }

@@ -72,6 +72,10 @@ export class FanOutRun implements FanOut {
     return this.#settled;
   }
 
+  warm(): Promise<void> {
+    return Promise.race([this.#gate.whenWarm(), this.#settled.then(() => undefined)]);
+  }
+
   cancel(): void {
     for (const state of this.#states) state.cancel();
   }

@@ -38,6 +38,9 @@ export class WarmGate implements RequestGate {
   #lastTouch = Number.NEGATIVE_INFINITY;
   #waiting: (() => void)[] = [];
   #warmups = 0;
+  #warmedOnce!: () => void;
+  /** Resolves the first time the shared entry is readable (see `whenWarm`). */
+  readonly #firstWarm = new Promise<void>((resolve) => (this.#warmedOnce = resolve));
 
   constructor(options: WarmGateOptions) {
     this.#options = { clock: systemClock, marginMs: options.ttlMs / 10, ...options };
@@ -61,9 +64,15 @@ export class WarmGate implements RequestGate {
    * whose own last request already wrote the prefix).
    */
   markWarm(at = this.#options.clock.now()): void {
+    this.#warmedOnce();
     this.#state = 'warm';
     this.#lastTouch = at;
     this.#wakeAll();
+  }
+
+  /** Resolves once the shared prefix has first become readable (at once with `none`). */
+  whenWarm(): Promise<void> {
+    return this.#options.strategy === 'none' ? Promise.resolve() : this.#firstWarm;
   }
 
   /** Before a `prewarm` request: hold every first request until `markWarm`. */

@@ -27,6 +27,19 @@ describe('WarmGate', () => {
     expect(gate.warmups).toBe(1);
   });
 
+  it('whenWarm resolves once the first response has begun (at once with none)', async () => {
+    const gate = new WarmGate({ strategy: 'first-child', limit: apiLimiter(10), ttlMs: 300_000, clock: new ManualClock() });
+    let warm = false;
+    void gate.whenWarm().then(() => (warm = true));
+    const first = track(gate.acquire({ turn: 1, first: true }));
+    await flush();
+    expect(warm).toBe(false);
+    first.permit!.started();
+    await flush();
+    expect(warm).toBe(true);
+    await new WarmGate({ strategy: 'none', limit: apiLimiter(1), ttlMs: 1, clock: new ManualClock() }).whenWarm();
+  });
+
   it('later turns never wait for the barrier', async () => {
     const gate = new WarmGate({ strategy: 'first-child', limit: apiLimiter(10), ttlMs: 300_000, clock: new ManualClock() });
     track(gate.acquire({ turn: 1, first: true }));
