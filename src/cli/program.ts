@@ -6,6 +6,7 @@ import { registerEmulatorCommand } from './commands/emulator.ts';
 import { registerReportCommand } from './commands/report.ts';
 import { registerResumeCommand } from './commands/resume.ts';
 import { registerRunCommand } from './commands/run.ts';
+import { registerWorkerCommand } from './commands/worker.ts';
 
 /** Build the command tree. Each sub-command lives in its own file and registers itself here. */
 export function createProgram(): Command {
@@ -24,5 +25,6 @@ export function createProgram(): Command {
   registerReportCommand(program);
   registerRunCommand(program);
   registerResumeCommand(program);
+  registerWorkerCommand(program);
   return program;
 }

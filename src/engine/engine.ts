@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type Anthropic from '@anthropic-ai/sdk';
 import pLimit from 'p-limit';
@@ -19,6 +19,7 @@ import { createAnthropicClient } from '../provider/client.ts';
 import { type FanOut, type FanOutDeps, FanOutRun, type ForkSpec, forkIdOf } from './fan-out.ts';
 import { type AgentType, agentTypeSchema } from './agent-type.ts';
 import { AgentTool, type AgentToolOptions } from './agent-tool.ts';
+import { DistributedBackend } from '../distributed/backend.ts';
 import { FRESH_START, finishedOutcome, startFromTranscript } from './fork-attempts.ts';
 import { readFanOutDir, writeManifest } from './manifest.ts';
 import { readTranscript } from './transcript-reader.ts';
@@ -80,7 +81,10 @@ export class ForkEngine {
   #state: 'open' | 'closing' | 'closed' = 'open';
   #sequence = 0;
 
-  private constructor(options: ResolvedEngineOptions, input: ForkEngineOptions) {
+  readonly #remote: DistributedBackend | undefined;
+
+  private constructor(options: ResolvedEngineOptions, input: ForkEngineOptions, remote: DistributedBackend | undefined) {
+    this.#remote = remote;
     this.options = Object.freeze(options);
     this.#clock = input.clock ?? systemClock;
     this.#table = input.modelTable ?? DEFAULT_MODEL_TABLE;
@@ -91,7 +95,7 @@ export class ForkEngine {
     this.#pool = new Piscina({
       filename: forkWorkerFile(),
       execArgv: forkWorkerExecArgv(),
-      minThreads: 1,
+      minThreads: options.distributed ? 0 : 1,
       maxThreads: options.maxThreads,
       concurrentTasksPerWorker: options.concurrentTasksPerWorker,
       maxQueue: options.maxQueue,
@@ -102,7 +106,9 @@ export class ForkEngine {
 
   /** Validate the options and start the pool. */
   static async create(options: ForkEngineOptions = {}): Promise<ForkEngine> {
-    return new ForkEngine(resolveEngineOptions(options), options);
+    const resolved = resolveEngineOptions(options);
+    const remote = resolved.distributed ? await DistributedBackend.connect(resolved.distributed, resolved.concurrency) : undefined;
+    return new ForkEngine(resolved, options, remote);
   }
 
   /**
@@ -129,7 +135,7 @@ export class ForkEngine {
       const base = prefix.child(validateDirective(d, { field: `directives[${i}]` }), { field: `directives[${i}]` });
       return { directive: d, base, start: FRESH_START(base) };
     });
-    const id = `fo${(++this.#sequence).toString().padStart(3, '0')}-${prefix.id.slice(0, 8)}`;
+    const id = this.#freshId('fo', prefix.id.slice(0, 8));
     const runDir = this.options.runDir ? join(this.options.runDir, id) : undefined;
     if (runDir) writeManifest(runDir, id, prefix, directives, this.options, options.meta ?? {});
     return this.#start(id, prefix, specs, runDir, options);
@@ -179,10 +185,21 @@ export class ForkEngine {
       const base = prefix.plan.continuation(validateDirective(d, { field: `directives[${i}]` }).trim());
       return { directive: d, base, start: FRESH_START(base) };
     });
-    const id = `ag${(++this.#sequence).toString().padStart(3, '0')}-${agent.name.replace(/[^\w-]/g, '_').slice(0, 24)}`;
+    const id = this.#freshId('ag', agent.name.replace(/[^\w-]/g, '_').slice(0, 24));
     const runDir = this.options.runDir ? join(this.options.runDir, id) : undefined;
     if (runDir) writeManifest(runDir, id, prefix, directives, this.options, { ...options.meta, agentType: agent.name });
     return this.#start(id, prefix, specs, runDir, options, { kind: 'fresh', type: agent.name, allow });
+  }
+
+  /**
+   * A fan-out id not used yet in the run directory: another engine (an earlier run of the same
+   * plan) may have written `fo001-…` there already, and transcripts must never be shared.
+   */
+  #freshId(kind: 'fo' | 'ag', tag: string): string {
+    for (;;) {
+      const id = `${kind}${(++this.#sequence).toString().padStart(3, '0')}-${tag}`;
+      if (!this.options.runDir || !existsSync(join(this.options.runDir, id))) return id;
+    }
   }
 
   #start(id: string, prefix: FrozenPrefix, specs: ForkSpec[], runDir: string | undefined, options: Omit<FanOutOptions, 'layout' | 'model'>, agent?: FanOutDeps['agent']): FanOut {
@@ -204,6 +221,7 @@ export class ForkEngine {
       onPermission: this.#onPermission,
       agent,
       foreground: options.foreground,
+      remote: this.#remote,
     });
     if (options.signal) {
       const signal = options.signal;
@@ -234,6 +252,7 @@ export class ForkEngine {
     await Promise.all([...this.#running].map((run) => run.settled()));
     this.#state = 'closed';
     await this.#pool.close();
+    await this.#remote?.close();
   }
 
   /** Cancel every fork and stop the threads now. */
@@ -241,5 +260,6 @@ export class ForkEngine {
     this.#state = 'closed';
     for (const run of this.#running) run.cancel();
     await this.#pool.destroy();
+    await this.#remote?.close();
   }
 }

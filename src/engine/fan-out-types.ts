@@ -10,6 +10,7 @@ import type { FrozenPrefix } from '../prefix/freeze.ts';
 import type { ExecutableToolName } from '../tools/names.ts';
 import type { PermissionHandler } from '../tools/permissions.ts';
 import type { StartPoint } from './fork-attempts.ts';
+import type { DispatchContext } from './fork-dispatch.ts';
 import type { FanOutEvent, ForkHandle, ForkResult } from './fork-handle.ts';
 import type { ResolvedEngineOptions } from './options.ts';
 
@@ -63,6 +64,8 @@ export interface FanOutDeps {
   agent?: { kind: 'fresh'; type: string; allow: readonly ExecutableToolName[] } | undefined;
   /** Forks start in the foreground (their caller waits for them). */
   foreground?: boolean | undefined;
+  /** The distributed backend: forks run as BullMQ jobs on other hosts instead of the local pool. */
+  remote?: { run(ctx: DispatchContext): Promise<ForkOutcome> } | undefined;
 }
 
 /** One fork of a fan-out: its directive, its base continuation, where it starts. */

@@ -7,7 +7,7 @@ import { DENY_UNASKED, type PermissionAnswer } from '../tools/permissions.ts';
 import { EventQueue } from './event-queue.ts';
 import { FanOutAccounts } from './fan-out-accounts.ts';
 import { emptyOutcome, type FanOut, type FanOutDeps, type FanOutResult, type FanOutSummary, type ForkSpec, forkIdOf } from './fan-out-types.ts';
-import { mergeOutcome, runWithRestarts, type StartPoint } from './fork-attempts.ts';
+import { FRESH_START, mergeOutcome, runWithRestarts, type StartPoint } from './fork-attempts.ts';
 import { runForkInWorker } from './fork-dispatch.ts';
 import type { FanOutEvent, ForkHandle, ForkResult } from './fork-handle.ts';
 import { ForkState } from './fork-handle.ts';
@@ -149,19 +149,23 @@ export class FanOutRun implements FanOut {
           gate: this.#gate,
           forkId: state.id,
           index: state.index,
+          base: spec.base,
           workspace: tree?.workspace ?? this.#deps.options.workspace,
           transcriptPath: this.#transcriptPath(state),
           abort,
           onEvent: (event: LoopEvent) => this.#onLoopEvent(state, event),
+          onHost: (hostId: string) => this.#emit({ type: 'fork-host', forkId: state.id, at: this.#deps.clock.now(), hostId }),
           onAsk: (tool: string, input: unknown) => this.#ask(state, tool, input),
         };
+        const remote = this.#deps.remote;
         outcome = await runWithRestarts({
           base: spec.base,
-          start: spec.start,
+          // a remote host reads the transcript itself and reports the whole fork
+          start: remote ? FRESH_START(spec.base) : spec.start,
           transcriptPath: ctx.transcriptPath,
-          maxRestarts: this.#deps.options.maxWorkerRestarts,
+          maxRestarts: remote ? 0 : this.#deps.options.maxWorkerRestarts,
           aborted: () => abort.signal.aborted,
-          run: (start, attempt) => runForkInWorker(ctx, start, attempt),
+          run: (start, attempt) => (remote ? remote.run(ctx) : runForkInWorker(ctx, start, attempt)),
           onRestart: (attempt, start) => {
             // an event posted just before the worker died may be lost; the transcript is not
             for (const request of start.previous.requests) this.#accounts.request(state.id, request);

@@ -1,6 +1,7 @@
 import { MessageChannel } from 'node:worker_threads';
 import { ForkcacheError, toWireError } from '../errors.ts';
 import { FORK_QUERY_SOURCE } from '../fork/constants.ts';
+import type { ForkChild } from '../fork/layouts.ts';
 import type { ForkOutcome, LoopEvent, RequestGate } from '../loop/types.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
 import type { PermissionAnswer } from '../tools/permissions.ts';
@@ -15,10 +16,14 @@ export interface DispatchContext {
   gate: RequestGate;
   forkId: string;
   index: number;
+  /** The fork's continuation before any turn (the distributed backend sends it; hosts resume from transcripts). */
+  base: ForkChild;
   workspace: string;
   transcriptPath: string | undefined;
   abort: AbortController;
   onEvent(event: LoopEvent): void;
+  /** The distributed backend names the host running the fork (again when another takes over). */
+  onHost?(hostId: string): void;
   onAsk(tool: string, input: unknown): Promise<PermissionAnswer>;
 }
 

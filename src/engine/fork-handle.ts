@@ -22,6 +22,8 @@ export interface ForkResult extends ForkOutcome {
 export type FanOutEvent =
   | { type: 'fork-start'; forkId: string; at: number }
   | ({ forkId: string } & LoopEvent)
+  /** The distributed backend: the host that runs (or took over) the fork. */
+  | { type: 'fork-host'; forkId: string; at: number; hostId: string }
   /** The fork's worker died; it continues on a fresh worker from its transcript. */
   | { type: 'fork-restart'; forkId: string; at: number; attempt: number; turnsDone: number; interrupted: string[] }
   | { type: 'fork-end'; forkId: string; at: number; status: ForkResult['status']; result: ForkResult };

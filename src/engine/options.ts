@@ -61,6 +61,11 @@ export interface ForkEngineOptions {
    * forks editing one repository never collide. The result names the branch and the diff stat.
    */
   isolation?: 'none' | 'worktree';
+  /**
+   * Run forks on other hosts: BullMQ jobs on Redis, consumed by `forkcache worker` processes
+   * (each with its own Piscina pool). `concurrency` then limits forks in flight across all hosts.
+   */
+  distributed?: { redis: string; queue?: string };
   /** Which tool calls a fork may make freely, which it may not, and which need asking. */
   permissions?: PermissionPolicy;
   /**
@@ -116,6 +121,7 @@ const optionsSchema = z.strictObject({
   turnRetry: z.strictObject({ retries: z.number().int().min(0).max(20).optional(), baseMs: z.number().nonnegative().optional(), maxMs: z.number().nonnegative().optional() }).optional(),
   permissions: permissionPolicySchema.optional(),
   isolation: z.enum(['none', 'worktree']).optional(),
+  distributed: z.strictObject({ redis: z.string().regex(/^rediss?:\/\//, 'expected a redis:// URL'), queue: z.string().min(1).optional() }).optional(),
   onPermission: z.custom<PermissionHandler>((v) => typeof v === 'function', 'expected a function').optional(),
   testHooks: z
     .strictObject({ exitWorker: z.strictObject({ forkIndex: z.number().int().nonnegative(), afterTurn: z.number().int().positive(), how: z.enum(['exit', 'out-of-memory']).optional() }).optional() })
@@ -143,17 +149,21 @@ export interface ResolvedEngineOptions {
   turnRetry: TurnRetryOptions;
   permissions: PermissionPolicy;
   isolation: 'none' | 'worktree';
+  distributed: { redis: string; queue?: string } | undefined;
   testHooks: { exitWorker?: { forkIndex: number; afterTurn: number; how?: 'exit' | 'out-of-memory' } };
 }
 
 /** Validate (errors name the field: `pool.maxThreads: …`) and fill in defaults. */
 export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOptions {
   const o = parseOrThrow(optionsSchema, input, 'INVALID_ARGUMENT', 'ForkEngine options');
+  if (o.isolation === 'worktree' && o.distributed) {
+    throw new ForkcacheError('INVALID_ARGUMENT', "isolation: 'worktree' is not available with the distributed backend", { data: { field: 'isolation' } });
+  }
   if (o.isolation === 'worktree' && !o.runDir) {
     throw new ForkcacheError('INVALID_ARGUMENT', "isolation: 'worktree' needs runDir (the worktrees live in the run directory)", { data: { field: 'isolation' } });
   }
   const baseURL = o.baseURL ?? o.client?.baseURL ?? process.env['ANTHROPIC_BASE_URL'] ?? 'https://api.anthropic.com';
-  const apiKey = o.apiKey ?? o.client?.apiKey ?? process.env['ANTHROPIC_API_KEY'] ?? 'no-key';
+  const apiKey = o.apiKey || o.client?.apiKey || process.env['ANTHROPIC_API_KEY'] || 'no-key';
   return {
     api: { baseURL, apiKey, maxRetries: o.maxRetries ?? 2, timeoutMs: o.timeoutMs ?? 600_000, headers: o.headers ?? {} },
     maxThreads: o.pool?.maxThreads ?? Math.min(4, availableParallelism()),
@@ -175,6 +185,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     turnRetry: { ...DEFAULT_TURN_RETRY, ...(o.turnRetry as Partial<TurnRetryOptions> | undefined) },
     permissions: (o.permissions ?? {}) as PermissionPolicy,
     isolation: o.isolation ?? 'none',
+    distributed: o.distributed as ResolvedEngineOptions['distributed'],
     testHooks: (o.testHooks ?? {}) as ResolvedEngineOptions['testHooks'],
   };
 }

@@ -19,7 +19,7 @@ export interface ClientOptions {
 export function createAnthropicClient(options: ClientOptions = {}): Anthropic {
   return new Anthropic({
     ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
-    apiKey: options.apiKey ?? process.env['ANTHROPIC_API_KEY'] ?? 'no-key',
+    apiKey: options.apiKey || process.env['ANTHROPIC_API_KEY'] || 'no-key',
     maxRetries: options.maxRetries ?? 2,
     timeout: options.timeoutMs ?? 600_000,
     ...(options.fetch ? { fetch: options.fetch } : {}),

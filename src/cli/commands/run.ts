@@ -17,6 +17,7 @@ const optionsSchema = z.object({
   parentFromClaudeTranscript: z.string().min(1, 'expected a .jsonl file').optional(),
   report: reportFlag,
   allowAsks: z.boolean().default(false),
+  redis: z.string().regex(/^rediss?:\/\//, 'expected a redis:// URL').optional(),
 });
 
 /** Register `forkcache run PLAN.json`. */
@@ -29,6 +30,7 @@ export function registerRunCommand(program: Command): void {
     .option('--json', 'print one JSON summary object last')
     .option('--parent-from-claude-transcript <file>', 'rebuild the parent from a Claude Code session transcript (.jsonl); the plan then has no "parent"')
     .option('--report [file]', 'write the HTML report of the run (default: report.html in the fan-out directory)')
+    .option('--redis <url>', 'run the forks on `forkcache worker` hosts through BullMQ on this Redis instead of local threads')
     .option('--allow-asks', "answer yes to the plan's `ask` permissions (otherwise: a y/N prompt on a terminal, no elsewhere)")
     .action(async (planPath: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
@@ -51,6 +53,7 @@ export function registerRunCommand(program: Command): void {
         pool: { maxThreads: plan.limits.maxThreads ?? 2 },
         ...(plan.permissions ? { permissions: plan.permissions as PermissionPolicy, onPermission: terminalPermissionHandler({ allowAll: opts.allowAsks }) } : {}),
         ...(plan.isolation === 'worktree' ? { isolation: 'worktree' as const } : {}),
+        ...(opts.redis ? { distributed: { redis: opts.redis } } : {}),
       });
       const interrupt = cancelOnInterrupt(log);
       try {

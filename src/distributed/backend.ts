@@ -1,0 +1,116 @@
+import { Queue, QueueEvents } from 'bullmq';
+import { Redis } from 'ioredis';
+import { ForkcacheError, toWireError } from '../errors.ts';
+import { emptyOutcome } from '../engine/fan-out-types.ts';
+import type { DispatchContext } from '../engine/fork-dispatch.ts';
+import { FORK_QUERY_SOURCE } from '../fork/constants.ts';
+import type { ForkOutcome } from '../loop/types.ts';
+import { cancelChannel, DEFAULT_QUEUE, type ForkJobData, type ForkJobProgress } from './keys.ts';
+import { storePrefix } from './prefix-store.ts';
+
+export interface DistributedOptions {
+  /** Redis URL, e.g. `redis://127.0.0.1:6379`. */
+  redis: string;
+  queue?: string;
+}
+
+/**
+ * The submitting side of the distributed backend: forks become BullMQ jobs on a queue that
+ * `forkcache worker` hosts consume. The warm-first barrier stays here (a sibling's job is
+ * added only once the first child's response has begun, reported through job progress), and
+ * the concurrency limit is BullMQ's global concurrency, across every host.
+ */
+export class DistributedBackend {
+  readonly #queue: Queue<ForkJobData, ForkOutcome>;
+  readonly #events: QueueEvents;
+  readonly #redis: Redis;
+  readonly #name: string;
+  readonly #stored = new Set<string>();
+  #submissions = 0;
+
+  private constructor(name: string, queue: Queue<ForkJobData, ForkOutcome>, events: QueueEvents, redis: Redis) {
+    this.#name = name;
+    this.#queue = queue;
+    this.#events = events;
+    this.#redis = redis;
+  }
+
+  static async connect(options: DistributedOptions, concurrency: number): Promise<DistributedBackend> {
+    const name = options.queue ?? DEFAULT_QUEUE;
+    const redis = new Redis(options.redis, { maxRetriesPerRequest: null });
+    const queue = new Queue<ForkJobData, ForkOutcome>(name, { connection: redis });
+    const events = new QueueEvents(name, { connection: new Redis(options.redis, { maxRetriesPerRequest: null }) });
+    await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
+    await queue.setGlobalConcurrency(concurrency);
+    return new DistributedBackend(name, queue, events, redis);
+  }
+
+  /** Run one fork on whichever host takes its job; resolves with its outcome. */
+  async run(ctx: DispatchContext): Promise<ForkOutcome> {
+    const { prefix, deps } = ctx;
+    const options = deps.options;
+    if (!this.#stored.has(prefix.sha256)) {
+      await storePrefix(this.#redis, prefix);
+      this.#stored.add(prefix.sha256);
+    }
+    const permit = await ctx.gate.acquire({ turn: 1, first: true, signal: ctx.abort.signal });
+    let released = false;
+    const release = (): void => {
+      if (!released) (released = true), permit.release();
+    };
+    const data: ForkJobData = {
+      v: 1,
+      fanoutId: ctx.forkId.replace(/-f\d+$/, ''),
+      forkId: ctx.forkId,
+      index: ctx.index,
+      prefixSha256: prefix.sha256,
+      base: ctx.base,
+      api: { baseURL: options.api.baseURL, headers: options.api.headers, maxRetries: options.api.maxRetries, timeoutMs: options.api.timeoutMs },
+      loop: { maxTurns: options.maxTurns, maxTokens: options.maxTokens, querySource: FORK_QUERY_SOURCE, marker: prefix.childMarker, retry: options.turnRetry },
+      tools: { workspace: ctx.workspace, allow: [...options.allow], limits: options.toolLimits },
+      permissions: options.permissions,
+      transcriptPath: ctx.transcriptPath,
+    };
+    const job = await this.#queue.add('fork', data, { jobId: `${ctx.forkId}.${Date.now()}.${++this.#submissions}`, attempts: 1, removeOnComplete: 1000, removeOnFail: 1000 });
+    let host: string | undefined;
+    const onProgress = ({ jobId, data: progress }: { jobId: string; data: unknown }): void => {
+      if (jobId !== job.id) return;
+      const { event, hostId } = progress as ForkJobProgress;
+      if (hostId !== host) {
+        host = hostId;
+        ctx.onHost?.(hostId);
+      }
+      if (!event) return;
+      ctx.onEvent(event);
+      if (event.type === 'response-start') {
+        permit.started();
+        release();
+      }
+    };
+    let removed!: () => void;
+    const removedWhileWaiting = new Promise<ForkOutcome>((resolve) => (removed = () => resolve(emptyOutcome('cancelled', toWireError(ctx.abort.signal.reason)))));
+    const onAbort = (): void => {
+      void this.#redis.publish(cancelChannel(this.#name), JSON.stringify({ forkId: ctx.forkId }));
+      // still waiting: removed, it never runs; already running: locked, its host cancels it
+      job.remove().then(removed, () => undefined);
+    };
+    this.#events.on('progress', onProgress);
+    ctx.abort.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await Promise.race([job.waitUntilFinished(this.#events) as Promise<ForkOutcome>, removedWhileWaiting]);
+    } catch (err) {
+      if (ctx.abort.signal.aborted) return emptyOutcome('cancelled', toWireError(ctx.abort.signal.reason));
+      return emptyOutcome('failed', new ForkcacheError('FORK_WORKER_FAILED', `job ${job.id} failed: ${(err as Error).message}`).toWire());
+    } finally {
+      release();
+      this.#events.off('progress', onProgress);
+      ctx.abort.signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#events.close();
+    await this.#queue.close();
+    this.#redis.disconnect();
+  }
+}

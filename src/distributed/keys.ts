@@ -1,0 +1,34 @@
+import type { ForkChild } from '../fork/layouts.ts';
+import type { TurnRetryOptions } from '../loop/retry.ts';
+import type { CacheTtl } from '../prefix/markers.ts';
+import type { ToolLimits } from '../tools/limits.ts';
+import type { PermissionPolicy } from '../tools/permissions.ts';
+
+/** Default BullMQ queue of fork jobs. */
+export const DEFAULT_QUEUE = 'forkcache-forks';
+/** Redis key of a frozen head, content-addressed by its sha256 (a hash: `head`, `headEnd`). */
+export const prefixKey = (sha256: string): string => `forkcache:prefix:${sha256}`;
+/** Pub/sub channel on which submitters cancel running forks (`{ forkId }`). */
+export const cancelChannel = (queue: string): string => `forkcache:${queue}:cancel`;
+
+/**
+ * A fork as a BullMQ job. Plain JSON and no secrets: every host takes its API key from its own
+ * environment. The frozen head is not in the job, only its hash: hosts load it from Redis once.
+ */
+export interface ForkJobData {
+  v: 1;
+  fanoutId: string;
+  forkId: string;
+  index: number;
+  prefixSha256: string;
+  /** The child's continuation before any turn: hosts continue from the transcript when there is one. */
+  base: ForkChild;
+  api: { baseURL: string; headers: Record<string, string>; maxRetries: number; timeoutMs: number };
+  loop: { maxTurns: number; maxTokens: number; querySource: string; marker: CacheTtl | false; retry: TurnRetryOptions };
+  tools: { workspace: string; allow: string[]; limits: Partial<ToolLimits> };
+  permissions: PermissionPolicy;
+  transcriptPath: string | undefined;
+}
+
+/** What a host reports through `job.updateProgress` (BullMQ carries it to QueueEvents). */
+export type ForkJobProgress = { hostId: string; event?: import('../loop/types.ts').LoopEvent };

@@ -1,0 +1,27 @@
+import type { Redis } from 'ioredis';
+import { ForkcacheError } from '../errors.ts';
+import type { FrozenPrefix } from '../prefix/freeze.ts';
+import { type HeadEnd, sha256Hex, writeFrozenSab } from '../prefix/sab.ts';
+import { prefixKey } from './keys.ts';
+
+/** Store a frozen head in Redis once, under its own sha256 (idempotent). */
+export async function storePrefix(redis: Redis, prefix: FrozenPrefix): Promise<void> {
+  const key = prefixKey(prefix.sha256);
+  if ((await redis.exists(key)) === 1) return;
+  await redis.hset(key, { head: Buffer.from(prefix.head), headEnd: prefix.headEnd });
+}
+
+/**
+ * Load a head from Redis into this host's own SharedArrayBuffer, verifying its hash: every
+ * fork of that prefix on this host is then served from the one buffer.
+ */
+export async function loadPrefix(redis: Redis, sha256: string): Promise<SharedArrayBuffer> {
+  const key = prefixKey(sha256);
+  const [head, headEnd] = await Promise.all([redis.hgetBuffer(key, 'head'), redis.hget(key, 'headEnd')]);
+  if (!head || (headEnd !== 'content-open' && headEnd !== 'messages-open')) {
+    throw new ForkcacheError('FORK_PREFIX_CORRUPT', `frozen prefix ${sha256.slice(0, 16)} is not in Redis (${key})`, { data: { sha256 } });
+  }
+  const actual = sha256Hex(head);
+  if (actual !== sha256) throw new ForkcacheError('FORK_PREFIX_CORRUPT', `frozen prefix in Redis hashes to ${actual.slice(0, 16)}, not ${sha256.slice(0, 16)}`, { data: { expected: sha256, actual } });
+  return writeFrozenSab(head, headEnd as HeadEnd).sab;
+}
