@@ -6,10 +6,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator } from '../src/emulator/server/start.ts';
-import type { ScriptedModel } from '../src/emulator/scripts/types.ts';
 import { ForkEngine } from '../src/engine/engine.ts';
 import { captureSnapshot } from '../src/fork/snapshot.ts';
 import { TOOL_DECLARATIONS } from '../src/tools/declarations.ts';
+import { threeTurns } from './three-turns.ts';
 
 const arg = (name: string, fallback: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -17,17 +17,6 @@ const arg = (name: string, fallback: string): string => {
 };
 const forks = Number(arg('forks', '1000'));
 const latency = arg('latency', 'fast') as 'off' | 'fast' | 'realistic';
-
-/** Three turns: two list_dir calls, then the report. */
-const threeTurns: ScriptedModel = {
-  name: 'three-turns',
-  respond: ({ request }) => {
-    // the shared history has no assistant turn: every one is this fork's
-    return request.messages.filter((m) => m.role === 'assistant').length < 2
-      ? { content: [{ type: 'tool_use', name: 'list_dir', input: { path: '.' } }] }
-      : { content: [{ type: 'text', text: 'Scope: load\nResult: done\nKey files: -\nFiles changed: none\nIssues: none' }] };
-  },
-};
 
 const ws = mkdtempSync(join(tmpdir(), 'fc-load-'));
 writeFileSync(join(ws, 'a.ts'), 'export const a = 1;\n');

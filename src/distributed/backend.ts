@@ -26,23 +26,33 @@ export class DistributedBackend {
   readonly #redis: Redis;
   readonly #name: string;
   readonly #stored = new Set<string>();
+  /** One progress listener for all jobs, dispatching by job id (not one listener per fork). */
+  readonly #progress = new Map<string, (progress: ForkJobProgress) => void>();
   #submissions = 0;
 
-  private constructor(name: string, queue: Queue<ForkJobData, ForkOutcome>, events: QueueEvents, redis: Redis) {
+  readonly #eventsConnection: Redis;
+
+  private constructor(name: string, queue: Queue<ForkJobData, ForkOutcome>, events: QueueEvents, redis: Redis, eventsConnection: Redis) {
+    this.#eventsConnection = eventsConnection;
     this.#name = name;
     this.#queue = queue;
     this.#events = events;
     this.#redis = redis;
+    // `waitUntilFinished` listens per job: hundreds of forks in flight are expected, not a leak
+    events.setMaxListeners(0);
+    queue.setMaxListeners(0);
+    events.on('progress', ({ jobId, data }: { jobId: string; data: unknown }) => this.#progress.get(jobId)?.(data as ForkJobProgress));
   }
 
   static async connect(options: DistributedOptions, concurrency: number): Promise<DistributedBackend> {
     const name = options.queue ?? DEFAULT_QUEUE;
     const redis = new Redis(options.redis, { maxRetriesPerRequest: null });
     const queue = new Queue<ForkJobData, ForkOutcome>(name, { connection: redis });
-    const events = new QueueEvents(name, { connection: new Redis(options.redis, { maxRetriesPerRequest: null }) });
+    const eventsConnection = new Redis(options.redis, { maxRetriesPerRequest: null });
+    const events = new QueueEvents(name, { connection: eventsConnection });
     await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
     await queue.setGlobalConcurrency(concurrency);
-    return new DistributedBackend(name, queue, events, redis);
+    return new DistributedBackend(name, queue, events, redis, eventsConnection);
   }
 
   /** Run one fork on whichever host takes its job; resolves with its outcome. */
@@ -73,9 +83,7 @@ export class DistributedBackend {
     };
     const job = await this.#queue.add('fork', data, { jobId: `${ctx.forkId}.${Date.now()}.${++this.#submissions}`, attempts: 1, removeOnComplete: 1000, removeOnFail: 1000 });
     let host: string | undefined;
-    const onProgress = ({ jobId, data: progress }: { jobId: string; data: unknown }): void => {
-      if (jobId !== job.id) return;
-      const { event, hostId } = progress as ForkJobProgress;
+    const onProgress = ({ event, hostId }: ForkJobProgress): void => {
       if (hostId !== host) {
         host = hostId;
         ctx.onHost?.(hostId);
@@ -94,7 +102,7 @@ export class DistributedBackend {
       // still waiting: removed, it never runs; already running: locked, its host cancels it
       job.remove().then(removed, () => undefined);
     };
-    this.#events.on('progress', onProgress);
+    this.#progress.set(job.id!, onProgress);
     ctx.abort.signal.addEventListener('abort', onAbort, { once: true });
     try {
       return await Promise.race([job.waitUntilFinished(this.#events) as Promise<ForkOutcome>, removedWhileWaiting]);
@@ -103,14 +111,16 @@ export class DistributedBackend {
       return emptyOutcome('failed', new ForkcacheError('FORK_WORKER_FAILED', `job ${job.id} failed: ${(err as Error).message}`).toWire());
     } finally {
       release();
-      this.#events.off('progress', onProgress);
+      this.#progress.delete(job.id!);
       ctx.abort.signal.removeEventListener('abort', onAbort);
     }
   }
 
+  /** Close the queue and both Redis connections (BullMQ leaves connections it was given open). */
   async close(): Promise<void> {
     await this.#events.close();
     await this.#queue.close();
     this.#redis.disconnect();
+    this.#eventsConnection.disconnect();
   }
 }

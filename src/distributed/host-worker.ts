@@ -50,6 +50,15 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
   const running = new Map<string, AbortController>();
   const connection = new Redis(options.redis, { maxRetriesPerRequest: null });
   const subscriber = new Redis(options.redis, { maxRetriesPerRequest: null });
+  // ioredis reconnects by itself; say once that Redis is unreachable instead of on every retry
+  let reported = false;
+  const onRedisError = (err: Error): void => {
+    if (!reported) process.stderr.write(`forkcache worker ${hostId}: Redis: ${err.message} (retrying)\n`);
+    reported = true;
+  };
+  connection.on('error', onRedisError);
+  subscriber.on('error', onRedisError);
+  connection.on('ready', () => (reported = false));
   await subscriber.subscribe(cancelChannel(queue));
   subscriber.on('message', (_channel: string, message: string) => {
     const { forkId } = JSON.parse(message) as { forkId: string };
