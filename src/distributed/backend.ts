@@ -63,7 +63,18 @@ export class DistributedBackend {
       await storePrefix(this.#redis, prefix);
       this.#stored.add(prefix.sha256);
     }
-    const permit = await ctx.gate.acquire({ turn: 1, first: true, signal: ctx.abort.signal });
+    const cancelled = (): ForkOutcome => emptyOutcome('cancelled', toWireError(ctx.abort.signal.reason));
+    let permit: Awaited<ReturnType<typeof ctx.gate.acquire>>;
+    try {
+      permit = await ctx.gate.acquire({ turn: 1, first: true, signal: ctx.abort.signal });
+    } catch (err) {
+      if (ctx.abort.signal.aborted) return cancelled();
+      throw err;
+    }
+    if (ctx.abort.signal.aborted) {
+      permit.release();
+      return cancelled();
+    }
     let released = false;
     const release = (): void => {
       if (!released) (released = true), permit.release();
@@ -96,7 +107,7 @@ export class DistributedBackend {
       }
     };
     let removed!: () => void;
-    const removedWhileWaiting = new Promise<ForkOutcome>((resolve) => (removed = () => resolve(emptyOutcome('cancelled', toWireError(ctx.abort.signal.reason)))));
+    const removedWhileWaiting = new Promise<ForkOutcome>((resolve) => (removed = () => resolve(cancelled())));
     const onAbort = (): void => {
       void this.#redis.publish(cancelChannel(this.#name), JSON.stringify({ forkId: ctx.forkId }));
       // still waiting: removed, it never runs; already running: locked, its host cancels it
@@ -104,10 +115,11 @@ export class DistributedBackend {
     };
     this.#progress.set(job.id!, onProgress);
     ctx.abort.signal.addEventListener('abort', onAbort, { once: true });
+    if (ctx.abort.signal.aborted) onAbort(); // cancelled while the job was being added
     try {
       return await Promise.race([job.waitUntilFinished(this.#events) as Promise<ForkOutcome>, removedWhileWaiting]);
     } catch (err) {
-      if (ctx.abort.signal.aborted) return emptyOutcome('cancelled', toWireError(ctx.abort.signal.reason));
+      if (ctx.abort.signal.aborted) return cancelled();
       return emptyOutcome('failed', new ForkcacheError('FORK_WORKER_FAILED', `job ${job.id} failed: ${(err as Error).message}`).toWire());
     } finally {
       release();
