@@ -67,3 +67,31 @@ describe('faults: every fork completes, and no tool runs twice', () => {
     }
   });
 });
+
+describe('a slow first byte beyond the client timeout', () => {
+  it('times out, is retried with the same bytes, and the fork completes', async () => {
+    const seen = new Set<string>();
+    const emulator = await startEmulator({
+      script: 'refactor',
+      // no latency, except that a `slow` request waits a minute before its first byte
+      latency: { baseMs: 0, prefillMsPerToken: 0, cacheReadMsPerToken: 0, outputTokensPerSecond: Infinity, slowFactor: 1, slowExtraMs: 60_000 },
+      faultFor: (body) => {
+        const key = createHash('sha256').update(JSON.stringify(body)).digest('hex');
+        if (seen.has(key)) return 'none';
+        seen.add(key);
+        return 'slow';
+      },
+    });
+    const ws = workspace({ 'a.ts': 'export const fetchData = 1;\n' });
+    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: ws, timeoutMs: 400, maxRetries: 2, pool: { maxThreads: 1 } });
+    try {
+      const [fork] = (await engine.fanOut(bigSnapshot(`slow-${Date.now()}`), ['rename fetchData to loadData in a.ts']).settled()).forks;
+      expect(fork!.status).toBe('completed');
+      expect(readFileSync(join(ws, 'a.ts'), 'utf8')).toBe('export const loadData = 1;\n');
+      expect(emulator.stats().requests.faults['slow']).toBe(fork!.turns); // every turn's first attempt was slow
+    } finally {
+      await engine.close();
+      await emulator.close();
+    }
+  });
+});
