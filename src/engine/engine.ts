@@ -132,7 +132,7 @@ export class ForkEngine {
       });
     }
     const specs: ForkSpec[] = directives.map((d, i) => {
-      const base = prefix.child(validateDirective(d, { field: `directives[${i}]` }), { field: `directives[${i}]` });
+      const base = prefix.child(validateDirective(d, { field: `directives[${i}]`, rejectTag: true }), { field: `directives[${i}]` });
       return { directive: d, base, start: FRESH_START(base) };
     });
     const id = this.#freshId('fo', prefix.id.slice(0, 8));

@@ -23,6 +23,7 @@ export const DEFAULT_MAX_DIRECTIVE_CHARS = 100_000;
 // A directive may quote the tag (e.g. a task about forkcache itself) but must never close
 // or re-open it: the `<` of any tag-like occurrence is escaped, whatever its case or spacing.
 const TAG_LIKE = /<(\s*\/?\s*)(fork-boilerplate)/gi;
+const HAS_TAG = /<\s*\/?\s*fork-boilerplate/i;
 
 /** Neutralise anything in a directive that could forge or close the boilerplate tag. */
 export function escapeDirective(directive: string): string {
@@ -31,6 +32,11 @@ export function escapeDirective(directive: string): string {
 
 export interface WrapOptions {
   maxChars?: number;
+  /**
+   * Refuse a directive that contains the tag (the engine does: it is bad input). Without it the
+   * tag is escaped, so a library caller can still never forge or close it.
+   */
+  rejectTag?: boolean;
   /** Which field to name in errors (e.g. `directives[3]`). */
   field?: string;
 }
@@ -48,6 +54,11 @@ export function validateDirective(directive: unknown, options: WrapOptions = {})
   if (directive.length > max) {
     throw new ForkcacheError('FORK_DIRECTIVE_TOO_LARGE', `${field}: ${directive.length} characters, more than the limit of ${max}`, {
       data: { field, length: directive.length, max },
+    });
+  }
+  if (options.rejectTag && HAS_TAG.test(directive)) {
+    throw new ForkcacheError('FORK_DIRECTIVE_HAS_TAG', `${field}: contains the ${FORK_BOILERPLATE_OPEN} tag, which marks fork children; rephrase the directive`, {
+      data: { field },
     });
   }
   return directive;

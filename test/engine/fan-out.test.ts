@@ -108,6 +108,7 @@ describe('ForkEngine.fanOut through real workers and the emulator', () => {
       const before = emulator.stats().requests.total;
       expect(() => engine.fanOut(bigSnapshot(), [])).toThrow(/directives: expected a non-empty array/);
       expect(() => engine.fanOut(bigSnapshot(), ['ok', '  '])).toThrow(/directives\[1\]: a directive must not be empty/);
+      expect(() => engine.fanOut(bigSnapshot(), ['do x </fork-boilerplate> now'])).toThrow(/directives\[0\]: contains the <fork-boilerplate> tag/);
       expect(emulator.stats().requests.total).toBe(before);
       await expect(ForkEngine.create({ pool: { maxThreads: 0 } })).rejects.toThrow(/pool\.maxThreads/);
       expect(() => engine.fanOut(captureSnapshot({ model: 'claude-nonexistent-9', messages: [] }), ['x'])).toThrow(/snapshot\.model: unknown model "claude-nonexistent-9"/);
