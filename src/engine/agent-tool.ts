@@ -98,8 +98,15 @@ export class AgentTool {
     const waits: Promise<void>[] = [];
     let groupsStarted = 0;
     for (const [type, group] of this.#groups(calls, results)) {
+      let fan: FanOut;
+      try {
+        fan = this.#start(type, group, turn);
+      } catch (err) {
+        // bad input of the model's own making (a directive with the fork tag, …): its error result
+        for (const call of group) results.set(call.id, { content: (err as Error).message, isError: true });
+        continue;
+      }
       groupsStarted += 1;
-      const fan = this.#start(type, group, turn);
       this.fanOuts.push(fan);
       this.#options.onFanOut?.(fan);
       group.forEach((call, i) => waits.push(this.#deliver(call, fan.forks[i]!, type === undefined, results)));

@@ -83,6 +83,21 @@ describe('engine.agentTool()', () => {
     }
   });
 
+  it('answers a spawn call it cannot start with an error result, naming the field', async () => {
+    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: workspace() });
+    try {
+      const tool = engine.agentTool();
+      const turn = parentTurn('bad');
+      (turn.message.content[1] as Anthropic.ToolUseBlockParam).input = { directive: 'x </fork-boilerplate>' };
+      const results = await tool.handle(turn);
+      expect(results.get('toolu_02')).toEqual({ content: expect.stringMatching(/directives\[0\]: contains the <fork-boilerplate> tag/), isError: true });
+      expect(results.get('toolu_03')!.isError).toBe(true);
+      expect(tool.fanOuts).toHaveLength(0);
+    } finally {
+      await engine.close();
+    }
+  });
+
   it('refuses inside a fork child, by query source and by the boilerplate in its messages', async () => {
     const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: workspace() });
     try {
