@@ -233,10 +233,17 @@ export class ForkEngine {
       }
     }
     this.#running.add(run);
-    void run.settled().then((result) => {
-      this.#running.delete(run);
-      if (runDir) writeFileSync(join(runDir, 'summary.json'), `${JSON.stringify(result.summary, null, 2)}\n`);
-    });
+    void run.settled().then(
+      (result) => {
+        this.#running.delete(run);
+        try {
+          if (runDir) writeFileSync(join(runDir, 'summary.json'), `${JSON.stringify(result.summary, null, 2)}\n`);
+        } catch {
+          // the summary is also the settled() result: a full disk must not crash the process
+        }
+      },
+      () => this.#running.delete(run),
+    );
     return run;
   }
 

@@ -85,13 +85,17 @@ export class FanOutRun implements FanOut {
     this.#accounts.sharedTokens = await measureSharedTokens(client, this.prefix);
     this.#accounts.freshBase = await measureFreshBase(client, this.prefix.snapshot);
     if (options.warm === 'prewarm') await this.#prewarm();
-    this.#recordEarlierTurns();
-    const results = await Promise.all(this.#states.map((state) => this.#dispatch(state)));
-    this.#queue.end();
-    const summary = this.#summary(results);
-    this.#logLine({ type: 'fanout-end', at: this.#deps.clock.now() });
-    await new Promise<void>((resolve) => (this.#log ? this.#log.end(resolve) : resolve()));
-    return { fanoutId: this.id, forks: results, summary };
+    try {
+      this.#recordEarlierTurns();
+      const results = await Promise.all(this.#states.map((state) => this.#dispatch(state)));
+      const summary = this.#summary(results);
+      this.#logLine({ type: 'fanout-end', at: this.#deps.clock.now() });
+      return { fanoutId: this.id, forks: results, summary };
+    } finally {
+      // whatever happened, iterators end and the log is closed
+      this.#queue.end();
+      await new Promise<void>((resolve) => (this.#log ? this.#log.end(resolve) : resolve()));
+    }
   }
 
   async #prewarm(): Promise<void> {
@@ -129,57 +133,62 @@ export class FanOutRun implements FanOut {
     const spec = this.#specs[state.index]!;
     if (spec.finished) return Promise.resolve(this.#finish(state, spec.finished));
     const abort = new AbortController();
-    state.onCancel = () => abort.abort(new ForkcacheError('FORK_CANCELLED', 'fork cancelled'));
+    state.onCancel = () => {
+      abort.abort(new ForkcacheError('FORK_CANCELLED', 'fork cancelled'));
+      // a queued fork ends at once; the slot it waited for will find it finished
+      if (state.status === 'queued') this.#finish(state, mergeOutcome(spec.start, emptyOutcome('cancelled', toWireError(abort.signal.reason))));
+    };
     if (state.cancelRequested) state.onCancel();
-    return this.#deps.slots(async () => {
+    const run = this.#deps.slots(async () => {
+      if (state.final) return state.final;
       let outcome: ForkOutcome;
-      if (abort.signal.aborted) outcome = mergeOutcome(spec.start, emptyOutcome('cancelled', toWireError(abort.signal.reason)));
-      else {
-        state.status = 'running';
-        this.#emit({ type: 'fork-start', forkId: state.id, at: this.#deps.clock.now() });
-        let tree: Worktree | undefined;
-        try {
-          if (this.#deps.options.isolation === 'worktree' && this.#deps.runDir) tree = await openWorktree(this.#deps.options.workspace, join(this.#deps.runDir, 'worktrees'), state.id);
-        } catch (err) {
-          return this.#finish(state, emptyOutcome('failed', toWireError(err)));
-        }
-        const ctx = {
-          deps: this.#deps,
-          prefix: this.prefix,
-          gate: this.#gate,
-          forkId: state.id,
-          index: state.index,
-          base: spec.base,
-          workspace: tree?.workspace ?? this.#deps.options.workspace,
-          transcriptPath: this.#transcriptPath(state),
-          abort,
-          onEvent: (event: LoopEvent) => this.#onLoopEvent(state, event),
-          onHost: (hostId: string) => this.#emit({ type: 'fork-host', forkId: state.id, at: this.#deps.clock.now(), hostId }),
-          onAsk: (tool: string, input: unknown) => this.#ask(state, tool, input),
-        };
-        const remote = this.#deps.remote;
-        outcome = await runWithRestarts({
-          base: spec.base,
-          // a remote host reads the transcript itself and reports the whole fork
-          start: remote ? FRESH_START(spec.base) : spec.start,
-          transcriptPath: ctx.transcriptPath,
-          maxRestarts: remote ? 0 : this.#deps.options.maxWorkerRestarts,
-          aborted: () => abort.signal.aborted,
-          run: (start, attempt) => (remote ? remote.run(ctx) : runForkInWorker(ctx, start, attempt)),
-          onRestart: (attempt, start) => {
-            // an event posted just before the worker died may be lost; the transcript is not
-            for (const request of start.previous.requests) this.#accounts.request(state.id, request);
-            this.#emitRestart(state, attempt, start);
-          },
-        });
-        if (tree) {
-          const closed = await closeWorktree(tree, `forkcache ${state.id}: ${state.directive.slice(0, 200)}`).catch((err: unknown) => toWireError(err));
-          if ('code' in closed) return this.#finish(state, { ...outcome, status: 'failed', error: closed });
-          return this.#finish(state, outcome, closed);
-        }
+      state.status = 'running';
+      this.#emit({ type: 'fork-start', forkId: state.id, at: this.#deps.clock.now() });
+      let tree: Worktree | undefined;
+      try {
+        if (this.#deps.options.isolation === 'worktree' && this.#deps.runDir) tree = await openWorktree(this.#deps.options.workspace, join(this.#deps.runDir, 'worktrees'), state.id);
+      } catch (err) {
+        return this.#finish(state, emptyOutcome('failed', toWireError(err)));
+      }
+      const ctx = {
+        deps: this.#deps,
+        prefix: this.prefix,
+        gate: this.#gate,
+        forkId: state.id,
+        index: state.index,
+        base: spec.base,
+        workspace: tree?.workspace ?? this.#deps.options.workspace,
+        transcriptPath: this.#transcriptPath(state),
+        abort,
+        onEvent: (event: LoopEvent) => this.#onLoopEvent(state, event),
+        onHost: (hostId: string) => this.#emit({ type: 'fork-host', forkId: state.id, at: this.#deps.clock.now(), hostId }),
+        onAsk: (tool: string, input: unknown) => this.#ask(state, tool, input),
+      };
+      const remote = this.#deps.remote;
+      outcome = await runWithRestarts({
+        base: spec.base,
+        // a remote host reads the transcript itself and reports the whole fork
+        start: remote ? FRESH_START(spec.base) : spec.start,
+        transcriptPath: ctx.transcriptPath,
+        maxRestarts: remote ? 0 : this.#deps.options.maxWorkerRestarts,
+        aborted: () => abort.signal.aborted,
+        run: (start, attempt) => (remote ? remote.run(ctx) : runForkInWorker(ctx, start, attempt)),
+        onRestart: (attempt, start) => {
+          // an event posted just before the worker died may be lost; the transcript is not
+          for (const request of start.previous.requests) this.#accounts.request(state.id, request);
+          this.#emitRestart(state, attempt, start);
+        },
+      });
+      if (tree) {
+        const closed = await closeWorktree(tree, `forkcache ${state.id}: ${state.directive.slice(0, 200)}`).catch((err: unknown) => toWireError(err));
+        if ('code' in closed) return this.#finish(state, { ...outcome, status: 'failed', error: closed });
+        return this.#finish(state, outcome, closed);
       }
       return this.#finish(state, outcome);
     });
+    // A fork that fails in an unexpected way (a broken transcript, the ledger, Redis) ends as
+    // failed with the reason; its siblings and the fan-out go on.
+    return run.catch((err: unknown) => this.#finish(state, mergeOutcome(spec.start, emptyOutcome('failed', toWireError(err)))));
   }
 
   #emitRestart(state: ForkState, attempt: number, start: StartPoint): void {
@@ -215,6 +224,7 @@ export class FanOutRun implements FanOut {
   }
 
   #finish(state: ForkState, outcome: ForkOutcome, worktree?: WorktreeResult): ForkResult {
+    if (state.final) return state.final;
     const result: ForkResult = {
       ...outcome,
       forkId: state.id,
@@ -225,6 +235,7 @@ export class FanOutRun implements FanOut {
       ...(worktree ? { worktree } : {}),
     };
     state.status = outcome.status;
+    state.final = result;
     this.#accounts.status(state.id, outcome.status);
     this.#emit({ type: 'fork-end', forkId: state.id, at: this.#deps.clock.now(), status: outcome.status, result });
     state.resolve(result);

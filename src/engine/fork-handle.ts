@@ -60,6 +60,8 @@ export class ForkState implements ForkHandle {
   lastTool: string | undefined;
   readonly result: Promise<ForkResult>;
   resolve!: (result: ForkResult) => void;
+  /** The fork's result once it has one (it is finished exactly once). */
+  final: ForkResult | undefined;
   /** Set by `cancel()`, even before the fork is dispatched. */
   cancelRequested = false;
   onCancel: () => void = () => {};

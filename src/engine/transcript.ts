@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, truncateSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { TranscriptSink } from '../loop/transcript-sink.ts';
 import type { ForkOutcome } from '../loop/types.ts';
@@ -12,6 +12,17 @@ export type TranscriptRecord =
   | { v: 1; type: 'end'; status: ForkOutcome['status']; turns: number; toolCalls: number; finalText: string; error?: unknown };
 
 /**
+ * A process killed mid-write leaves a last line without its newline; the reader skips it.
+ * Cut it off before appending, or the next record would be glued to it.
+ */
+function dropTornTail(path: string): void {
+  if (!existsSync(path)) return;
+  const text = readFileSync(path);
+  if (text.length === 0 || text[text.length - 1] === 0x0a) return;
+  truncateSync(path, text.lastIndexOf(0x0a) + 1);
+}
+
+/**
  * A fork's transcript as a JSONL file, appended synchronously record by record: after every
  * turn, and before and after each tool call, so a crash leaves a file that says exactly how
  * far the fork got (an unmatched `tool-start` is an interrupted tool call).
@@ -22,6 +33,7 @@ export class JsonlTranscript implements TranscriptSink {
   constructor(path: string) {
     this.path = path;
     mkdirSync(dirname(path), { recursive: true });
+    dropTornTail(path);
   }
 
   write(record: TranscriptRecord): void {

@@ -44,14 +44,16 @@ export function readJsonFile(path: string): unknown {
  */
 export function readJsonl(path: string, codes: FileErrorCodes = REPORT_CODES): JsonlLine[] {
   const out: JsonlLine[] = [];
-  readText(path, codes)
-    .split('\n')
-    .forEach((raw, index) => {
+  const text = readText(path, codes);
+  const lines = text.split('\n');
+  lines.forEach((raw, index) => {
       if (raw.trim() === '') return;
       let value: unknown;
       try {
         value = JSON.parse(raw);
       } catch (cause) {
+        // a run killed mid-write leaves its last line cut short: it was never a record
+        if (index === lines.length - 1 && !text.endsWith('\n')) return;
         throw new ForkcacheError(codes.invalid, `${path}:${index + 1}: not valid JSON (${(cause as Error).message})`, { cause, data: { file: path, line: index + 1 } });
       }
       if (typeof value !== 'object' || value === null || Array.isArray(value)) {

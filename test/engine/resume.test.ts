@@ -142,3 +142,15 @@ describe('engine.resume(runDir)', () => {
     }
   });
 });
+
+describe('appending to a transcript a killed process left torn', () => {
+  it('cuts the torn line off first, so the file stays readable', async () => {
+    const { JsonlTranscript } = await import('../../src/engine/transcript.ts');
+    const dir = workspace({});
+    const path = join(dir, 't.jsonl');
+    writeFileSync(path, '{"v":1,"type":"start","forkId":"f","prefixSha256":"a","directive":"d","at":""}\n{"v":1,"type":"tu');
+    new JsonlTranscript(path).toolStart({ turn: 1, id: 't1', name: 'read_file', input: {} });
+    expect(readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { type: string }).type)).toEqual(['start', 'tool-start']);
+    expect(readTranscript(path).forkId).toBe('f');
+  });
+});
