@@ -1,11 +1,13 @@
-import { Queue, QueueEvents } from 'bullmq';
-import { Redis } from 'ioredis';
+import { type Job, Queue, QueueEvents } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { ForkcacheError, toWireError } from '../errors.ts';
 import { emptyOutcome } from '../engine/fan-out-types.ts';
 import type { DispatchContext } from '../engine/fork-dispatch.ts';
 import { FORK_QUERY_SOURCE } from '../fork/constants.ts';
 import type { ForkOutcome } from '../loop/types.ts';
 import { cancelChannel, DEFAULT_QUEUE, type ForkJobData, type ForkJobProgress } from './keys.ts';
+import { withoutCredentials } from '../provider/headers.ts';
+import { connectRedis } from './redis.ts';
 import { storePrefix } from './prefix-store.ts';
 
 export interface DistributedOptions {
@@ -25,7 +27,8 @@ export class DistributedBackend {
   readonly #events: QueueEvents;
   readonly #redis: Redis;
   readonly #name: string;
-  readonly #stored = new Set<string>();
+  /** When each head was last stored or renewed in Redis (renewed hourly while in use). */
+  readonly #stored = new Map<string, number>();
   /** One progress listener for all jobs, dispatching by job id (not one listener per fork). */
   readonly #progress = new Map<string, (progress: ForkJobProgress) => void>();
   #submissions = 0;
@@ -46,22 +49,30 @@ export class DistributedBackend {
 
   static async connect(options: DistributedOptions, concurrency: number): Promise<DistributedBackend> {
     const name = options.queue ?? DEFAULT_QUEUE;
-    const redis = new Redis(options.redis, { maxRetriesPerRequest: null });
-    const queue = new Queue<ForkJobData, ForkOutcome>(name, { connection: redis });
-    const eventsConnection = new Redis(options.redis, { maxRetriesPerRequest: null });
-    const events = new QueueEvents(name, { connection: eventsConnection });
+    const redis = connectRedis(options.redis);
+    const eventsConnection = connectRedis(options.redis);
+    try {
+      await Promise.all([redis.ready, eventsConnection.ready]);
+    } catch (err) {
+      redis.client.disconnect();
+      eventsConnection.client.disconnect();
+      throw err;
+    }
+    const queue = new Queue<ForkJobData, ForkOutcome>(name, { connection: redis.client });
+    const events = new QueueEvents(name, { connection: eventsConnection.client });
     await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
     await queue.setGlobalConcurrency(concurrency);
-    return new DistributedBackend(name, queue, events, redis, eventsConnection);
+    return new DistributedBackend(name, queue, events, redis.client, eventsConnection.client);
   }
 
   /** Run one fork on whichever host takes its job; resolves with its outcome. */
   async run(ctx: DispatchContext): Promise<ForkOutcome> {
     const { prefix, deps } = ctx;
     const options = deps.options;
-    if (!this.#stored.has(prefix.sha256)) {
+    const agent = deps.agent;
+    if (Date.now() - (this.#stored.get(prefix.sha256) ?? 0) > 3_600_000) {
       await storePrefix(this.#redis, prefix);
-      this.#stored.add(prefix.sha256);
+      this.#stored.set(prefix.sha256, Date.now());
     }
     const cancelled = (): ForkOutcome => emptyOutcome('cancelled', toWireError(ctx.abort.signal.reason));
     let permit: Awaited<ReturnType<typeof ctx.gate.acquire>>;
@@ -86,13 +97,20 @@ export class DistributedBackend {
       index: ctx.index,
       prefixSha256: prefix.sha256,
       base: ctx.base,
-      api: { baseURL: options.api.baseURL, headers: options.api.headers, maxRetries: options.api.maxRetries, timeoutMs: options.api.timeoutMs },
-      loop: { maxTurns: options.maxTurns, maxTokens: options.maxTokens, querySource: FORK_QUERY_SOURCE, marker: prefix.childMarker, retry: options.turnRetry },
-      tools: { workspace: ctx.workspace, allow: [...options.allow], limits: options.toolLimits },
+      // never a credential in Redis: hosts take the key from their own environment
+      api: { baseURL: options.api.baseURL, headers: withoutCredentials(options.api.headers), maxRetries: options.api.maxRetries, timeoutMs: options.api.timeoutMs },
+      loop: { maxTurns: options.maxTurns, maxTokens: options.maxTokens, querySource: agent ? `agent:custom:${agent.type}` : FORK_QUERY_SOURCE, marker: prefix.childMarker, retry: options.turnRetry },
+      tools: { workspace: ctx.workspace, allow: [...(agent?.allow ?? options.allow)], limits: options.toolLimits },
       permissions: options.permissions,
       transcriptPath: ctx.transcriptPath,
     };
-    const job = await this.#queue.add('fork', data, { jobId: `${ctx.forkId}.${Date.now()}.${++this.#submissions}`, attempts: 1, removeOnComplete: 1000, removeOnFail: 1000 });
+    let job: Job<ForkJobData, ForkOutcome>;
+    try {
+      job = await this.#queue.add('fork', data, { jobId: `${ctx.forkId}.${Date.now()}.${++this.#submissions}`, attempts: 1, removeOnComplete: 1000, removeOnFail: 1000 });
+    } catch (err) {
+      release(); // a slot held by a job that never existed would stall every sibling
+      throw err;
+    }
     let host: string | undefined;
     const onProgress = ({ event, hostId }: ForkJobProgress): void => {
       if (hostId !== host) {

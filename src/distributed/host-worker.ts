@@ -1,7 +1,6 @@
 import { hostname } from 'node:os';
 import { MessageChannel } from 'node:worker_threads';
 import { type Job, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
 import { Piscina } from 'piscina';
 import { FRESH_START, finishedOutcome, mergeOutcome, startFromTranscript } from '../engine/fork-attempts.ts';
 import { servePort } from '../engine/port-server.ts';
@@ -12,6 +11,7 @@ import { type ForkOutcome, type LoopEvent, OPEN_GATE } from '../loop/types.ts';
 import type { ExecutableToolName } from '../tools/names.ts';
 import { cancelChannel, DEFAULT_QUEUE, type ForkJobData, type ForkJobProgress } from './keys.ts';
 import { loadPrefix } from './prefix-store.ts';
+import { connectRedis } from './redis.ts';
 
 export interface HostWorkerOptions {
   redis: string;
@@ -48,21 +48,33 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
   const pool = new Piscina({ filename: forkWorkerFile(), execArgv: forkWorkerExecArgv(), minThreads: 1, maxThreads: threads, concurrentTasksPerWorker: 8, idleTimeout: 30_000 });
   const prefixes = new Map<string, Promise<SharedArrayBuffer>>();
   const running = new Map<string, AbortController>();
-  const connection = new Redis(options.redis, { maxRetriesPerRequest: null });
-  const subscriber = new Redis(options.redis, { maxRetriesPerRequest: null });
   // ioredis reconnects by itself; say once that Redis is unreachable instead of on every retry
   let reported = false;
   const onRedisError = (err: Error): void => {
     if (!reported) process.stderr.write(`forkcache worker ${hostId}: Redis: ${err.message} (retrying)\n`);
     reported = true;
   };
-  connection.on('error', onRedisError);
-  subscriber.on('error', onRedisError);
+  const main = connectRedis(options.redis, onRedisError);
+  const sub = connectRedis(options.redis, onRedisError);
+  const connection = main.client;
+  const subscriber = sub.client;
+  try {
+    await Promise.all([main.ready, sub.ready]);
+  } catch (err) {
+    connection.disconnect();
+    subscriber.disconnect();
+    await pool.destroy();
+    throw err;
+  }
   connection.on('ready', () => (reported = false));
   await subscriber.subscribe(cancelChannel(queue));
   subscriber.on('message', (_channel: string, message: string) => {
-    const { forkId } = JSON.parse(message) as { forkId: string };
-    running.get(forkId)?.abort(new Error('fork cancelled'));
+    try {
+      const { forkId } = JSON.parse(message) as { forkId: string };
+      running.get(forkId)?.abort(new Error('fork cancelled'));
+    } catch {
+      // not a forkcache message: ignore
+    }
   });
 
   const prefixFor = (sha256: string): Promise<SharedArrayBuffer> => {
@@ -77,7 +89,8 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
 
   const processJob = async (job: Job<ForkJobData, ForkOutcome>): Promise<ForkOutcome> => {
     const data = job.data;
-    const report = (event: LoopEvent): Promise<void> => job.updateProgress({ hostId, event } satisfies ForkJobProgress as unknown as object);
+    // progress is best effort: a Redis hiccup must not take the host (and its forks) down
+    const report = (event: LoopEvent): Promise<void> => job.updateProgress({ hostId, event } satisfies ForkJobProgress as unknown as object).catch(() => undefined);
     const transcript = data.transcriptPath ? readTranscript(data.transcriptPath) : undefined;
     let start = FRESH_START(data.base);
     if (transcript && transcript.turns.length > 0) {

@@ -4,11 +4,14 @@ import type { FrozenPrefix } from '../prefix/freeze.ts';
 import { type HeadEnd, sha256Hex, writeFrozenSab } from '../prefix/sab.ts';
 import { prefixKey } from './keys.ts';
 
-/** Store a frozen head in Redis once, under its own sha256 (idempotent). */
+/** A head not used for this long leaves Redis (each may be up to 32 MiB); every use renews it. */
+export const PREFIX_TTL_SECONDS = 24 * 60 * 60;
+
+/** Store a frozen head in Redis under its own sha256 (idempotent), or renew its lifetime. */
 export async function storePrefix(redis: Redis, prefix: FrozenPrefix): Promise<void> {
   const key = prefixKey(prefix.sha256);
-  if ((await redis.exists(key)) === 1) return;
-  await redis.hset(key, { head: Buffer.from(prefix.head), headEnd: prefix.headEnd });
+  if ((await redis.expire(key, PREFIX_TTL_SECONDS)) === 1) return;
+  await redis.multi().hset(key, { head: Buffer.from(prefix.head), headEnd: prefix.headEnd }).expire(key, PREFIX_TTL_SECONDS).exec();
 }
 
 /**

@@ -96,7 +96,7 @@ export class AgentTool {
       calls.push({ id: use.id, directive: input.directive, type });
     }
     const waits: Promise<void>[] = [];
-    let groupsStarted = 0;
+    const started: FanOut[] = [];
     for (const [type, group] of this.#groups(calls, results)) {
       let fan: FanOut;
       try {
@@ -106,7 +106,7 @@ export class AgentTool {
         for (const call of group) results.set(call.id, { content: (err as Error).message, isError: true });
         continue;
       }
-      groupsStarted += 1;
+      started.push(fan);
       this.fanOuts.push(fan);
       this.#options.onFanOut?.(fan);
       group.forEach((call, i) => waits.push(this.#deliver(call, fan.forks[i]!, type === undefined, results)));
@@ -114,7 +114,7 @@ export class AgentTool {
     await Promise.all(waits);
     // The parent's next request repeats the children's prefix up to the placeholders: sent
     // after the prefix is warm, it reads it instead of writing it a second time.
-    await Promise.all(this.fanOuts.slice(-groupsStarted).map((fan) => fan.warm()));
+    await Promise.all(started.map((fan) => fan.warm()));
     return results;
   }
 

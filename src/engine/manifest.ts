@@ -5,6 +5,8 @@ import { ForkcacheError } from '../errors.ts';
 import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
 import { captureSnapshot, deepFreeze, type ParentSnapshot } from '../fork/snapshot.ts';
 import { type FrozenPrefix, MARKER_STRATEGIES, type MarkerStrategy } from '../prefix/freeze.ts';
+import { withoutCredentials } from '../provider/headers.ts';
+import { permissionPolicySchema } from '../tools/permissions.ts';
 import { parseOrThrow } from '../validation.ts';
 import type { ResolvedEngineOptions } from './options.ts';
 
@@ -34,6 +36,12 @@ const manifestSchema = z.strictObject({
     maxTokens: z.number().int().positive(),
     allow: z.array(z.string()),
     warm: z.string(),
+    // what keeps a resumed run as safe and as bounded as the first one
+    permissions: permissionPolicySchema.default({}),
+    isolation: z.enum(['none', 'worktree']).default('none'),
+    toolLimits: z.record(z.string(), z.number()).default({}),
+    turnRetry: z.strictObject({ retries: z.number(), baseMs: z.number(), maxMs: z.number() }).optional(),
+    concurrency: z.number().int().positive().optional(),
   }),
   /** Free-form facts of the caller (e.g. which emulator script a CLI run used). */
   meta: z.record(z.string(), z.unknown()).default({}),
@@ -41,7 +49,6 @@ const manifestSchema = z.strictObject({
 
 export type Manifest = z.output<typeof manifestSchema>;
 
-const API_KEY_HEADERS = /^(x-api-key|authorization)$/i;
 
 export function writeManifest(dir: string, fanoutId: string, prefix: FrozenPrefix, directives: readonly string[], options: ResolvedEngineOptions, meta: Record<string, unknown>): void {
   mkdirSync(join(dir, 'forks'), { recursive: true });
@@ -54,11 +61,16 @@ export function writeManifest(dir: string, fanoutId: string, prefix: FrozenPrefi
     directives: [...directives],
     engine: {
       workspace: options.workspace,
-      headers: Object.fromEntries(Object.entries(options.api.headers).filter(([k]) => !API_KEY_HEADERS.test(k))),
+      headers: withoutCredentials(options.api.headers),
       maxTurns: options.maxTurns,
       maxTokens: options.maxTokens,
       allow: [...options.allow],
       warm: options.warm,
+      permissions: options.permissions,
+      isolation: options.isolation,
+      toolLimits: options.toolLimits as Record<string, number>,
+      turnRetry: options.turnRetry,
+      concurrency: options.concurrency,
     },
     meta,
   };

@@ -1,5 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ForkEngine } from '../../engine/engine.ts';
@@ -9,6 +9,8 @@ import type { ExecutableToolName } from '../../tools/names.ts';
 import { ForkcacheError } from '../../errors.ts';
 import { openEndpoint } from '../endpoint.ts';
 import { parseFlags } from '../flags.ts';
+import { terminalPermissionHandler } from '../permission-prompt.ts';
+import type { PermissionPolicy } from '../../tools/permissions.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
 import { ProgressBoard } from '../progress-board.ts';
 import { formatFanOutResult, jsonSummary } from '../summary-table.ts';
@@ -16,6 +18,7 @@ import { formatFanOutResult, jsonSummary } from '../summary-table.ts';
 const optionsSchema = z.object({
   api: z.enum(['auto', 'anthropic', 'emulator'], { error: 'expected auto, anthropic or emulator' }).default('auto'),
   json: z.boolean().default(false),
+  allowAsks: z.boolean().default(false),
 });
 
 const emulatorMeta = z.object({ script: z.string().default('echo'), latency: z.enum(['off', 'fast', 'realistic']).default('fast') }).default({ script: 'echo', latency: 'fast' });
@@ -40,13 +43,14 @@ export function registerResumeCommand(program: Command): void {
     .argument('<run-dir>', 'a fan-out directory, or a runs directory holding several')
     .option('--api <target>', 'auto | anthropic | emulator (as for run)', 'auto')
     .option('--json', 'print one JSON summary object per fan-out, last')
+    .option('--allow-asks', "answer yes to the run's `ask` permissions (otherwise: a y/N prompt on a terminal, no elsewhere)")
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       let failed = 0;
       const interrupt = cancelOnInterrupt((line) => void process.stderr.write(`${line}\n`));
       for (const dir of fanOutDirs(runDir)) {
         const { manifest } = readFanOutDir(dir);
-        const emulator = emulatorMeta.parse((manifest.meta as { emulator?: unknown }).emulator);
+        const emulator = emulatorMeta.safeParse((manifest.meta as { emulator?: unknown }).emulator).data ?? { script: 'echo', latency: 'fast' as const };
         const target = await openEndpoint(opts.api, emulator);
         process.stderr.write(`forkcache resume: ${manifest.fanoutId} (${manifest.directives.length} forks) against ${target.label}\n`);
         const engine = await ForkEngine.create({
@@ -58,7 +62,17 @@ export function registerResumeCommand(program: Command): void {
           maxTokens: manifest.engine.maxTokens,
           allow: manifest.engine.allow as ExecutableToolName[],
           warm: manifest.engine.warm as WarmStrategy,
+          permissions: manifest.engine.permissions as PermissionPolicy,
+          onPermission: terminalPermissionHandler({ allowAll: opts.allowAsks }),
+          isolation: manifest.engine.isolation,
+          toolLimits: manifest.engine.toolLimits,
+          ...(manifest.engine.turnRetry ? { turnRetry: manifest.engine.turnRetry } : {}),
+          ...(manifest.engine.concurrency ? { concurrency: manifest.engine.concurrency } : {}),
+          runDir: dirname(dir),
           pool: { maxThreads: 2 },
+        }).catch(async (err: unknown) => {
+          await target.close();
+          throw err;
         });
         try {
           const fan = engine.resume(dir);

@@ -39,6 +39,7 @@ export function registerRunCommand(program: Command): void {
       for (const note of notes) log(`parent: ${note}`);
       const target = await openEndpoint(opts.api, plan.emulator);
       log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);
+      // a setup error must not leave the embedded emulator holding the process open
       const engine = await ForkEngine.create({
         baseURL: target.baseURL,
         apiKey: target.apiKey,
@@ -54,6 +55,9 @@ export function registerRunCommand(program: Command): void {
         ...(plan.permissions ? { permissions: plan.permissions as PermissionPolicy, onPermission: terminalPermissionHandler({ allowAll: opts.allowAsks }) } : {}),
         ...(plan.isolation === 'worktree' ? { isolation: 'worktree' as const } : {}),
         ...(opts.redis ? { distributed: { redis: opts.redis } } : {}),
+      }).catch(async (err: unknown) => {
+        await target.close();
+        throw err;
       });
       const interrupt = cancelOnInterrupt(log);
       try {

@@ -55,6 +55,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     runDir: join(workspace, '.forkcache', 'runs'),
     warm: options.warm,
     pool: { maxThreads: 2, concurrentTasksPerWorker: 16 },
+  }).catch(async (err: unknown) => {
+    await emulator.close();
+    throw err;
   });
   const client = createAnthropicClient({ baseURL: emulator.url, apiKey: 'demo', defaultHeaders: headers });
   const ledger = new UsageLedger();
