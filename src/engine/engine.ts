@@ -69,7 +69,12 @@ export interface FanOutOptions {
  * await engine.close();
  */
 export class ForkEngine {
-  readonly options: Readonly<ResolvedEngineOptions>;
+  readonly #options: Readonly<ResolvedEngineOptions>;
+
+  /** The resolved options, the API key redacted (it is never shown or logged). */
+  get options(): Readonly<ResolvedEngineOptions> {
+    return { ...this.#options, api: { ...this.#options.api, apiKey: '[redacted]' } };
+  }
   readonly #pool: Piscina;
   readonly #client: Anthropic;
   readonly #clock: Clock;
@@ -85,7 +90,7 @@ export class ForkEngine {
 
   private constructor(options: ResolvedEngineOptions, input: ForkEngineOptions, remote: DistributedBackend | undefined) {
     this.#remote = remote;
-    this.options = Object.freeze(options);
+    this.#options = Object.freeze(options);
     this.#clock = input.clock ?? systemClock;
     this.#table = input.modelTable ?? DEFAULT_MODEL_TABLE;
     this.#onPermission = input.onPermission;
@@ -125,7 +130,7 @@ export class ForkEngine {
       throw new ForkcacheError('INVALID_ARGUMENT', 'directives: expected a non-empty array of strings', { data: { field: 'directives' } });
     }
     requireModel(snapshot.model, this.#table, 'snapshot.model');
-    const prefix = freeze(snapshot, { layout: options.layout ?? this.options.layout, ttl: this.options.ttl, markers: this.options.markers });
+    const prefix = freeze(snapshot, { layout: options.layout ?? this.#options.layout, ttl: this.#options.ttl, markers: this.#options.markers });
     if (prefix.byteLength > MAX_REQUEST_BYTES) {
       throw new ForkcacheError('INVALID_ARGUMENT', `snapshot: the shared prefix is ${prefix.byteLength} bytes, over the API's request limit of ${MAX_REQUEST_BYTES} bytes`, {
         data: { field: 'snapshot', bytes: prefix.byteLength },
@@ -136,8 +141,8 @@ export class ForkEngine {
       return { directive: d, base, start: FRESH_START(base) };
     });
     const id = this.#freshId('fo', prefix.id.slice(0, 8));
-    const runDir = this.options.runDir ? join(this.options.runDir, id) : undefined;
-    if (runDir) writeManifest(runDir, id, prefix, directives, this.options, options.meta ?? {});
+    const runDir = this.#options.runDir ? join(this.#options.runDir, id) : undefined;
+    if (runDir) writeManifest(runDir, id, prefix, directives, this.#options, options.meta ?? {});
     return this.#start(id, prefix, specs, runDir, options);
   }
 
@@ -176,18 +181,18 @@ export class ForkEngine {
   runAgents(type: AgentType, directives: readonly string[], options: Omit<FanOutOptions, 'layout' | 'model'> = {}): FanOut {
     if (this.#state !== 'open') throw new ForkcacheError('ENGINE_CLOSED', 'the engine is closed: create a new one');
     const agent = parseOrThrow(agentTypeSchema, type, 'INVALID_ARGUMENT', 'agent type');
-    const allow = agent.tools ?? [...this.options.allow];
+    const allow = agent.tools ?? [...this.#options.allow];
     const tools = TOOL_DECLARATIONS.filter((t) => (allow as string[]).includes(t.name));
     const snapshot = captureSnapshot({ model: agent.model, system: agent.system, tools, messages: [] });
     requireModel(snapshot.model, this.#table, `agent type ${agent.name}: model`);
-    const prefix = freeze(snapshot, { ttl: this.options.ttl, markers: this.options.markers });
+    const prefix = freeze(snapshot, { ttl: this.#options.ttl, markers: this.#options.markers });
     const specs: ForkSpec[] = directives.map((d, i) => {
       const base = prefix.plan.continuation(validateDirective(d, { field: `directives[${i}]` }).trim());
       return { directive: d, base, start: FRESH_START(base) };
     });
     const id = this.#freshId('ag', agent.name.replace(/[^\w-]/g, '_').slice(0, 24));
-    const runDir = this.options.runDir ? join(this.options.runDir, id) : undefined;
-    if (runDir) writeManifest(runDir, id, prefix, directives, this.options, { ...options.meta, agentType: agent.name });
+    const runDir = this.#options.runDir ? join(this.#options.runDir, id) : undefined;
+    if (runDir) writeManifest(runDir, id, prefix, directives, this.#options, { ...options.meta, agentType: agent.name });
     return this.#start(id, prefix, specs, runDir, options, { kind: 'fresh', type: agent.name, allow });
   }
 
@@ -198,7 +203,7 @@ export class ForkEngine {
   #freshId(kind: 'fo' | 'ag', tag: string): string {
     for (;;) {
       const id = `${kind}${(++this.#sequence).toString().padStart(3, '0')}-${tag}`;
-      if (!this.options.runDir || !existsSync(join(this.options.runDir, id))) return id;
+      if (!this.#options.runDir || !existsSync(join(this.#options.runDir, id))) return id;
     }
   }
 
@@ -209,7 +214,7 @@ export class ForkEngine {
       ledger.record({ forkId: rootId, kind: 'parent', turn: 0, model: prefix.snapshot.model, usage: options.parentUsage, at: this.#clock.now() });
     }
     const run = new FanOutRun(id, prefix, specs, {
-      options: this.options,
+      options: this.#options,
       pool: this.#pool,
       slots: this.#slots,
       api: this.#api,

@@ -47,6 +47,8 @@ export class FanOutRun implements FanOut {
       clock: deps.clock,
     });
     this.#log = deps.runDir ? createWriteStream(join(deps.runDir, 'events.jsonl'), { flags: 'a' }) : undefined;
+    // the event log is for reports; a full disk or a deleted run directory must not crash the run
+    this.#log?.on('error', () => undefined);
     this.#logLine({ type: 'fanout-start', at: deps.clock.now(), forks: this.#states.map((s) => ({ forkId: s.id, directive: s.directive })) });
     this.#settled = this.#run();
   }

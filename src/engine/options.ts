@@ -11,6 +11,7 @@ import { MARKER_STRATEGIES, type MarkerStrategy } from '../prefix/freeze.ts';
 import type { CacheTtl } from '../prefix/markers.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from '../tools/names.ts';
+import { toolLimitsSchema } from '../tools/limits.ts';
 import { permissionPolicySchema, type PermissionHandler, type PermissionPolicy } from '../tools/permissions.ts';
 import { ForkcacheError } from '../errors.ts';
 import { parseOrThrow } from '../validation.ts';
@@ -114,7 +115,7 @@ const optionsSchema = z.strictObject({
   runDir: z.string().min(1).optional(),
   layout: z.enum(FORK_LAYOUTS as [ForkLayout, ...ForkLayout[]]).optional(),
   allow: z.array(z.enum(EXECUTABLE_TOOL_NAMES)).optional(),
-  toolLimits: z.record(z.string(), z.number()).optional(),
+  toolLimits: toolLimitsSchema.optional(),
   modelTable: z.custom<ModelTable>((v) => typeof v === 'object' && v !== null && 'models' in v).optional(),
   clock: z.custom<Clock>((v) => typeof v === 'object' && v !== null && 'now' in v && 'sleep' in v).optional(),
   maxWorkerRestarts: z.number().int().min(0).max(10).optional(),

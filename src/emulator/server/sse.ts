@@ -33,8 +33,9 @@ export interface StreamOptions {
   failMidStream: boolean;
 }
 
-async function write(res: ServerResponse, frame: string): Promise<void> {
-  if (!res.write(frame)) await once(res, 'drain');
+/** Write a frame; wait for `drain` when the socket is full, unless the client has left. */
+async function write(res: ServerResponse, frame: string, signal?: AbortSignal): Promise<void> {
+  if (!res.write(frame)) await once(res, 'drain', signal ? { signal } : {});
 }
 
 async function pace(options: StreamOptions, tokens: number): Promise<void> {
@@ -56,10 +57,10 @@ function startBlock(block: ResponseBlock): Record<string, unknown> {
 export async function streamBody(res: ServerResponse, message: ResponseMessage, options: StreamOptions): Promise<void> {
   let pinged = false;
   for (const [index, block] of message.content.entries()) {
-    await write(res, sseFrame('content_block_start', { type: 'content_block_start', index, content_block: startBlock(block) }));
+    await write(res, sseFrame('content_block_start', { type: 'content_block_start', index, content_block: startBlock(block) }), options.signal);
     if (!pinged) {
       pinged = true;
-      await write(res, sseFrame('ping', { type: 'ping' }));
+      await write(res, sseFrame('ping', { type: 'ping' }), options.signal);
     }
     const text = block.type === 'text' ? block.text : JSON.stringify(block.input);
     const pieces = block.type === 'text' ? textChunks(text) : jsonChunks(text);
@@ -67,10 +68,10 @@ export async function streamBody(res: ServerResponse, message: ResponseMessage, 
     for (const piece of pieces) {
       await pace(options, text.length === 0 ? tokens : (tokens * piece.length) / text.length);
       const delta = block.type === 'text' ? { type: 'text_delta', text: piece } : { type: 'input_json_delta', partial_json: piece };
-      await write(res, sseFrame('content_block_delta', { type: 'content_block_delta', index, delta }));
+      await write(res, sseFrame('content_block_delta', { type: 'content_block_delta', index, delta }), options.signal);
       if (options.failMidStream) return failStream(res);
     }
-    await write(res, sseFrame('content_block_stop', { type: 'content_block_stop', index }));
+    await write(res, sseFrame('content_block_stop', { type: 'content_block_stop', index }), options.signal);
   }
   if (options.failMidStream) return failStream(res);
   const { usage } = message;
@@ -87,7 +88,7 @@ export async function streamBody(res: ServerResponse, message: ResponseMessage, 
       },
     }),
   );
-  await write(res, sseFrame('message_stop', { type: 'message_stop' }));
+  await write(res, sseFrame('message_stop', { type: 'message_stop' }), options.signal);
   res.end();
 }
 
