@@ -7,6 +7,7 @@ import { createAnthropicClient } from '../provider/client.ts';
 import { streamMessageBytes } from '../provider/send.ts';
 import { driftCheckedFetch } from '../prefix/drift.ts';
 import { type AttachedPrefix, attachFrozenPrefix } from '../prefix/sab.ts';
+import { toWireError } from '../errors.ts';
 import { createToolExecutor } from '../tools/executor.ts';
 import { decide } from '../tools/permissions.ts';
 import type { ForkTask, MainToWorker, WorkerToMain } from './protocol.ts';
@@ -106,7 +107,18 @@ function exhaustHeap(): never {
 
 /** Run one fork task: what the worker entry calls; runs in-thread in tests as well. */
 export async function runForkTask(task: ForkTask): Promise<ForkOutcome> {
-  const prefix = attachFrozenPrefix(task.prefix);
+  try {
+    return await runAttached(task, attachFrozenPrefix(task.prefix));
+  } catch (err) {
+    // a fork that cannot start (a corrupt prefix, a missing workspace) fails with its own
+    // reason: thrown, it would pass for a dead worker and be restarted in vain
+    task.port.postMessage({ t: 'end' } satisfies WorkerToMain);
+    task.port.close();
+    return { status: 'failed', turns: task.turnsDone, toolCalls: 0, requests: [], finalText: '', report: undefined, messages: [...task.child.messages], filesChanged: [], error: toWireError(err) };
+  }
+}
+
+async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<ForkOutcome> {
   const port = task.port;
   const controller = new AbortController();
   const gate = new PortGate(port);
@@ -122,6 +134,7 @@ export async function runForkTask(task: ForkTask): Promise<ForkOutcome> {
     const text = first && 'text' in first ? String(first.text) : '';
     transcript.start(task.forkId, prefix.sha256, unwrapDirective(text) ?? text);
   }
+  const tools = createToolExecutor({ workspace: task.tools.workspace, allow: task.tools.allow, limits: task.tools.limits });
   try {
     const client = clientFor(task, prefix);
     return await runForkLoop({
@@ -129,7 +142,7 @@ export async function runForkTask(task: ForkTask): Promise<ForkOutcome> {
       child: task.child,
       turnsDone: task.turnsDone,
       transport: { send: (body, options) => streamMessageBytes(client, body, options) },
-      tools: createToolExecutor({ workspace: task.tools.workspace, allow: task.tools.allow, limits: task.tools.limits }),
+      tools,
       gate,
       maxTurns: task.loop.maxTurns,
       maxTokens: task.loop.maxTokens,

@@ -60,6 +60,23 @@ describe('a fork cannot leave its workspace, spawn, or run what it is not allowe
   });
 });
 
+describe('a fork that cannot start', () => {
+  it('fails with its own reason, not as a dead worker, and is not restarted', async () => {
+    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: join(workspace(), 'does-not-exist'), pool: { maxThreads: 1 } });
+    try {
+      const fan = engine.fanOut(bigSnapshot(), ['read a.ts and report']);
+      let restarts = 0;
+      for await (const e of fan) if (e.type === 'fork-restart') restarts++;
+      const [fork] = (await fan.settled()).forks;
+      expect(fork!.status).toBe('failed');
+      expect(fork!.error?.code).toBe('TOOL_CONFIG_INVALID');
+      expect(restarts).toBe(0);
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
 describe('maxTurns', () => {
   it('stops a fork that never finishes, keeping the turns it did', async () => {
     const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', headers: { 'x-forkcache-script': 'looping' }, workspace: workspace(), maxTurns: 3, pool: { maxThreads: 1 } });
