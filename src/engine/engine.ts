@@ -83,7 +83,7 @@ export class ForkEngine {
   readonly #slots: ReturnType<typeof pLimit>;
   readonly #running = new Set<FanOutRun>();
   readonly #onPermission: PermissionHandler | undefined;
-  #state: 'open' | 'closing' | 'closed' = 'open';
+  #state: 'open' | 'closing' | 'closed' | 'destroyed' = 'open';
   #sequence = 0;
 
   readonly #remote: DistributedBackend | undefined;
@@ -121,7 +121,7 @@ export class ForkEngine {
    * here, before anything is sent (`directives[3]: a directive must not be empty`).
    */
   fanOut(parent: ParentSnapshot | undefined, directives: readonly string[], options: FanOutOptions = {}): FanOut {
-    if (this.#state !== 'open') throw new ForkcacheError('ENGINE_CLOSED', 'the engine is closed: create a new one');
+    this.#assertOpen();
     if (!parent && !options.model) {
       throw new ForkcacheError('INVALID_ARGUMENT', 'model: a fan-out without a parent snapshot needs options.model', { data: { field: 'model' } });
     }
@@ -153,7 +153,7 @@ export class ForkEngine {
    * that was running when the run stopped is reported to the model as interrupted.
    */
   resume(dir: string, options: Omit<FanOutOptions, 'layout' | 'model'> = {}): FanOut {
-    if (this.#state !== 'open') throw new ForkcacheError('ENGINE_CLOSED', 'the engine is closed: create a new one');
+    this.#assertOpen();
     const { manifest, snapshot } = readFanOutDir(dir);
     const prefix = freeze(snapshot, { layout: manifest.prefix.layout, ttl: manifest.prefix.ttl, markers: manifest.prefix.markers });
     if (prefix.sha256 !== manifest.prefix.sha256) {
@@ -179,7 +179,7 @@ export class ForkEngine {
    * forking is for); the ledger records them as `fresh`, so the difference shows.
    */
   runAgents(type: AgentType, directives: readonly string[], options: Omit<FanOutOptions, 'layout' | 'model'> = {}): FanOut {
-    if (this.#state !== 'open') throw new ForkcacheError('ENGINE_CLOSED', 'the engine is closed: create a new one');
+    this.#assertOpen();
     const agent = parseOrThrow(agentTypeSchema, type, 'INVALID_ARGUMENT', 'agent type');
     const allow = agent.tools ?? [...this.#options.allow];
     const tools = TOOL_DECLARATIONS.filter((t) => (allow as string[]).includes(t.name));
@@ -252,6 +252,11 @@ export class ForkEngine {
     return run;
   }
 
+  #assertOpen(): void {
+    if (this.#state === 'destroyed') throw new ForkcacheError('ENGINE_DESTROYED', 'the engine was destroyed: create a new one');
+    if (this.#state !== 'open') throw new ForkcacheError('ENGINE_CLOSED', 'the engine is closed: create a new one');
+  }
+
   /** The spawn tool for an agent's loop: forks (or fresh agents of a type) behind one tool call. */
   agentTool(options: AgentToolOptions = {}): AgentTool {
     return new AgentTool(this, { clock: this.#clock, ...options });
@@ -259,7 +264,7 @@ export class ForkEngine {
 
   /** Wait for every running fan-out, then stop the threads. */
   async close(): Promise<void> {
-    if (this.#state === 'closed') return;
+    if (this.#state === 'closed' || this.#state === 'destroyed') return;
     this.#state = 'closing';
     await Promise.all([...this.#running].map((run) => run.settled()));
     this.#state = 'closed';
@@ -269,7 +274,7 @@ export class ForkEngine {
 
   /** Cancel every fork and stop the threads now. */
   async destroy(): Promise<void> {
-    this.#state = 'closed';
+    this.#state = 'destroyed';
     for (const run of this.#running) run.cancel();
     await this.#pool.destroy();
     await this.#remote?.close();

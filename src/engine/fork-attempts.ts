@@ -1,7 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ForkChild } from '../fork/layouts.ts';
 import { parseReport } from '../fork/report.ts';
-import { writtenPath } from '../loop/messages.ts';
+import { textOf, writtenPath } from '../loop/messages.ts';
 import type { ForkOutcome, RequestRecord } from '../loop/types.ts';
 import { type ReadTranscript, readTranscript, resumeMessages } from './transcript-reader.ts';
 
@@ -59,12 +59,6 @@ export function finishedOutcome(start: StartPoint, transcript: ReadTranscript): 
     messages: [...start.child.messages],
     filesChanged: [...start.previous.filesChanged].sort(),
   };
-}
-
-function textOf(message: Anthropic.MessageParam | undefined): string {
-  if (!message) return '';
-  if (typeof message.content === 'string') return message.content;
-  return message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n');
 }
 
 /** An attempt's outcome completed with what earlier attempts (or runs) did. */

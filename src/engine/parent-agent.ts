@@ -1,7 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { ForkcacheError } from '../errors.ts';
 import { SPAWN_TOOL_NAME } from '../fork/constants.ts';
-import { toAssistantParam } from '../loop/messages.ts';
+import { textOf, toAssistantParam } from '../loop/messages.ts';
 import { markChild } from '../prefix/body.ts';
 import type { ToolExecutor } from '../tools/executor.ts';
 import type { AgentTool } from './agent-tool.ts';
@@ -56,7 +56,7 @@ export async function runParentAgent(options: ParentAgentOptions): Promise<Paren
     }
     if (uses.length === 0) {
       if (options.agentTool.pending === 0 && options.agentTool.notificationsReady === 0) {
-        const finalText = message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n');
+        const finalText = textOf(message);
         return { messages, usages, finalText, turns: turn };
       }
       await options.agentTool.idle(); // the model is waiting for its forks

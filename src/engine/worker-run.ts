@@ -27,8 +27,8 @@ class PortGate implements RequestGate {
     this.#port = port;
   }
 
-  onMessage(message: MainToWorker): void {
-    if (message.t === 'cancel') return;
+  /** Grants, denials and answers (the task's own listener handles `cancel`). */
+  onMessage(message: Exclude<MainToWorker, { t: 'cancel' }>): void {
     if (message.t === 'answer') {
       this.#questions.get(message.seq)?.({ allow: message.allow, reason: message.reason });
       this.#questions.delete(message.seq);

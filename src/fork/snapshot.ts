@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
 import { ForkcacheError } from '../errors.ts';
+import { MAX_CACHE_MARKERS } from '../prefix/markers.ts';
 import { parseOrThrow } from '../validation.ts';
 import { checkHistory, markerPaths } from './history.ts';
 import { snapshotInputSchema } from './snapshot-schema.ts';
@@ -97,7 +98,7 @@ function checkToolNames(tools: readonly { name: string }[] | undefined): void {
 /** The API's rule, checked early: a parent with more than 4 markers could never have been sent. */
 function checkMarkerCount(snapshot: ParentSnapshot): void {
   const paths = markerPaths(snapshot);
-  if (paths.length > 4) {
+  if (paths.length > MAX_CACHE_MARKERS) {
     throw new ForkcacheError(
       'SNAPSHOT_INVALID',
       `snapshot: cache_control: a maximum of 4 blocks with cache_control may be provided. Found ${paths.length} (${paths.join(', ')})`,

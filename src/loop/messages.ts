@@ -32,3 +32,10 @@ export function writtenPath(use: Anthropic.ToolUseBlock, isError: boolean): stri
   if (typeof path !== 'string') return undefined;
   return posix.normalize(path.replace(/\\/g, '/')).replace(/^\.\//, '');
 }
+
+/** The text of a message or response (its text blocks, joined by newlines). */
+export function textOf(message: { content: string | readonly { type: string; text?: string }[] } | undefined): string {
+  if (!message) return '';
+  if (typeof message.content === 'string') return message.content;
+  return message.content.flatMap((b) => (b.type === 'text' && typeof b.text === 'string' ? [b.text] : [])).join('\n');
+}

@@ -10,7 +10,7 @@ import { childRequestBody } from '../prefix/body.ts';
 import type { CacheTtl } from '../prefix/markers.ts';
 import type { HeadEnd } from '../prefix/sab.ts';
 import type { ToolExecutor } from '../tools/executor.ts';
-import { toAssistantParam, writtenPath } from './messages.ts';
+import { textOf, toAssistantParam, writtenPath } from './messages.ts';
 import { backoffMs, DEFAULT_TURN_RETRY, isRetryableTurnError, type TurnRetryOptions } from './retry.ts';
 import type { TranscriptSink } from './transcript-sink.ts';
 import { type ForkOutcome, type LoopEvent, type ModelTransport, OPEN_GATE, type RequestGate, type RequestRecord } from './types.ts';
@@ -106,7 +106,7 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       own.push(assistant);
       options.transcript?.turn({ turn, assistant, request: record });
       emit({ type: 'turn-end', turn, at: record.endedAt, request: record });
-      finalText = message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n');
+      finalText = textOf(message);
 
       if (message.stop_reason === 'refusal') {
         return outcome('failed', new ForkcacheError('FORK_MODEL_REFUSED', 'the model refused the directive', { data: { turn } }).toWire());

@@ -1,5 +1,4 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { ForkcacheError } from '../errors.ts';
 
 export type CacheTtl = '5m' | '1h';
 export const MAX_CACHE_MARKERS = 4;
@@ -41,12 +40,4 @@ export function isMarkable(block: unknown): boolean {
   if (b.type === 'thinking' || b.type === 'redacted_thinking') return false;
   if (b.type === 'text' && b.text === '') return false;
   return true;
-}
-
-/** 1h markers must come before 5m markers (the API answers 400 otherwise). */
-export function checkTtlOrder(ttls: readonly CacheTtl[], where: string): void {
-  const firstShort = ttls.indexOf('5m');
-  if (firstShort >= 0 && ttls.indexOf('1h', firstShort) >= 0) {
-    throw new ForkcacheError('INVALID_ARGUMENT', `${where}: a 1h cache marker may not follow a 5m marker`, { data: { ttls } });
-  }
 }

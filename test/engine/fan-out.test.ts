@@ -193,7 +193,7 @@ describe('limits and lifecycle', () => {
       await engine.destroy();
       const { forks } = await fan.settled();
       expect(forks.map((f) => f.status)).toEqual(['cancelled', 'cancelled']);
-      expect(() => engine.fanOut(bigSnapshot(), ['x'])).toThrow(expect.objectContaining({ code: 'ENGINE_CLOSED' }));
+      expect(() => engine.fanOut(bigSnapshot(), ['x'])).toThrow(expect.objectContaining({ code: 'ENGINE_DESTROYED' }));
     } finally {
       await emu.close();
     }
