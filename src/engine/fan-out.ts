@@ -31,6 +31,8 @@ export class FanOutRun implements FanOut {
   readonly #accounts: FanOutAccounts;
   readonly #log: WriteStream | undefined;
   readonly #turnStartedAt = new Map<string, number>();
+  /** Aborted by `cancel()`: stops what runs before the forks (token counts, the pre-warm). */
+  readonly #abort = new AbortController();
 
   constructor(id: string, prefix: FrozenPrefix, specs: readonly ForkSpec[], deps: FanOutDeps) {
     this.id = id;
@@ -79,14 +81,17 @@ export class FanOutRun implements FanOut {
   }
 
   cancel(): void {
+    this.#abort.abort(new ForkcacheError('FORK_CANCELLED', 'fan-out cancelled')); // the counts and the pre-warm too
     for (const state of this.#states) state.cancel();
   }
 
   async #run(): Promise<FanOutResult> {
     const { client, options } = this.#deps;
-    this.#accounts.sharedTokens = await measureSharedTokens(client, this.prefix);
-    this.#accounts.freshBase = await measureFreshBase(client, this.prefix.snapshot);
-    if (options.warm === 'prewarm') await this.#prewarm();
+    const signal = this.#abort.signal;
+    this.#accounts.sharedTokens = await measureSharedTokens(client, this.prefix, signal);
+    // fresh agents are what they are: no fresh-agent baseline to measure for them
+    if (!this.#deps.agent) this.#accounts.freshBase = await measureFreshBase(client, this.prefix.snapshot, signal);
+    if (options.warm === 'prewarm' && !signal.aborted) await this.#prewarm();
     try {
       this.#recordEarlierTurns();
       const results = await Promise.all(this.#states.map((state) => this.#dispatch(state)));
@@ -107,10 +112,11 @@ export class FanOutRun implements FanOut {
     const at = this.#deps.clock.now();
     try {
       this.#logLine({ type: 'warmup-start', at });
-      const message = await sendPrewarm(this.#deps.client, this.prefix, () => this.#gate.markWarm());
+      const message = await sendPrewarm(this.#deps.client, this.prefix, () => this.#gate.markWarm(), this.#abort.signal);
       this.#logLine({ type: 'warmup-end', at: this.#deps.clock.now(), usage: message.usage });
       this.#accounts.warmup(message.usage, at);
-    } catch {
+    } catch (err) {
+      this.#logLine({ type: 'warmup-failed', at: this.#deps.clock.now(), error: toWireError(err) });
       this.#gate.warmingFailed(); // the first child warms instead
     }
   }
