@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
+import { latencyNameSchema } from '../emulator/latency.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from '../engine/warm-gate.ts';
 import { ForkcacheError } from '../errors.ts';
 import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
@@ -38,7 +39,7 @@ export const planSchema = z.strictObject({
   /** `worktree`: each fork in its own git worktree and branch (the workspace must be a git repository). */
   isolation: z.enum(['none', 'worktree']).default('none'),
   /** Used only when the run goes to the embedded emulator. */
-  emulator: z.strictObject({ script: z.string().min(1).default('echo'), latency: z.enum(['off', 'fast', 'realistic']).default('fast') }).default({ script: 'echo', latency: 'fast' }),
+  emulator: z.strictObject({ script: z.string().min(1).default('echo'), latency: latencyNameSchema.default('fast') }).default({ script: 'echo', latency: 'fast' }),
 });
 
 export type Plan = z.output<typeof planSchema>;

@@ -22,6 +22,9 @@ export interface LatencyProfile {
 }
 
 export type LatencyName = 'off' | 'fast' | 'realistic';
+export const LATENCY_NAMES = ['off', 'fast', 'realistic'] as const satisfies readonly LatencyName[];
+/** A latency flag or plan field: one of the profile names. */
+export const latencyNameSchema = z.enum(LATENCY_NAMES, { error: `expected ${LATENCY_NAMES.join(', ')}` });
 
 /**
  * `realistic`: a mid-size Claude model on a quiet day — ~400 ms base, 0.25 ms per uncached
@@ -49,7 +52,7 @@ const profileSchema = z.strictObject({
 export function resolveLatency(latency: LatencyName | Partial<LatencyProfile> | undefined): LatencyProfile {
   if (latency === undefined) return { ...LATENCY_PROFILES.off };
   if (typeof latency === 'string') {
-    const name = parseOrThrow(z.enum(['off', 'fast', 'realistic']), latency, 'INVALID_ARGUMENT', 'latency');
+    const name = parseOrThrow(latencyNameSchema, latency, 'INVALID_ARGUMENT', 'latency');
     return { ...LATENCY_PROFILES[name] };
   }
   return parseOrThrow(profileSchema, latency, 'INVALID_ARGUMENT', 'latency');

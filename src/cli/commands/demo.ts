@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
+import { latencyNameSchema } from '../../emulator/latency.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from '../../engine/warm-gate.ts';
 import { DEMO_MODEL, runDemo } from '../demo/run-demo.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
@@ -11,7 +12,7 @@ import { reportAfterRun, reportFlag } from './report.ts';
 const optionsSchema = z.object({
   forks: intFlag.pipe(z.number().min(1, 'at least 1').max(1000, 'at most 1,000')).default(8),
   warm: z.enum(WARM_STRATEGIES as [WarmStrategy, ...WarmStrategy[]], { error: `expected one of ${WARM_STRATEGIES.join(', ')}` }).default('first-child'),
-  latency: z.enum(['off', 'fast', 'realistic'], { error: 'expected off, fast or realistic' }).default('fast'),
+  latency: latencyNameSchema.default('fast'),
   seed: intFlag.default(0),
   json: z.boolean().default(false),
   report: reportFlag,

@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { ForkcacheError } from '../../errors.ts';
+import { latencyNameSchema } from '../../emulator/latency.ts';
 import { loadModelTable } from '../../ledger/models.ts';
 import type { EmulatorOptions } from '../../emulator/options.ts';
 import { ReplayModel } from '../../emulator/scripts/replay.ts';
 import { startEmulator } from '../../emulator/server/start.ts';
+import { parseFlags } from '../flags.ts';
 
 const intFlag = (min: number, max: number) =>
   z
@@ -16,22 +17,13 @@ const intFlag = (min: number, max: number) =>
 const optionsSchema = z.object({
   host: z.string().min(1).default('127.0.0.1'),
   port: intFlag(0, 65535).default(0),
-  latency: z.enum(['off', 'fast', 'realistic'], { error: 'expected off, fast or realistic' }).default('fast'),
+  latency: latencyNameSchema.default('fast'),
   faults: z.string().default(''),
   seed: intFlag(-2147483648, 2147483647).default(0),
   script: z.string().min(1).default('echo'),
   replay: z.string().min(1).optional(),
   modelTable: z.string().min(1).optional(),
 });
-
-const FLAGS: Record<string, string> = { host: '--host', port: '--port', latency: '--latency', faults: '--faults', seed: '--seed', script: '--script', replay: '--replay', modelTable: '--model-table' };
-
-function parseOptions(raw: Record<string, unknown>): z.output<typeof optionsSchema> {
-  const result = optionsSchema.safeParse(raw);
-  if (result.success) return result.data;
-  const message = result.error.issues.map((i) => `${FLAGS[String(i.path[0])] ?? String(i.path[0])}: ${i.message}`).join('; ');
-  throw new ForkcacheError('INVALID_ARGUMENT', message);
-}
 
 /** Resolves on the first SIGINT or SIGTERM. */
 function untilSignal(): Promise<NodeJS.Signals> {
@@ -63,7 +55,7 @@ export function registerEmulatorCommand(program: Command): void {
     .option('--replay <file>', 'JSON fixture for the replay model (registered as "replay")')
     .option('--model-table <file>', 'JSON model table override (minimum cacheable lengths, ids)')
     .action(async (raw: Record<string, unknown>) => {
-      const o = parseOptions(raw);
+      const o = parseFlags(optionsSchema, raw);
       const options: EmulatorOptions = {
         host: o.host,
         port: o.port,

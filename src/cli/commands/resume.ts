@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
+import { latencyNameSchema } from '../../emulator/latency.ts';
 import { ForkEngine } from '../../engine/engine.ts';
 import { readFanOutDir } from '../../engine/manifest.ts';
 import type { WarmStrategy } from '../../engine/warm-gate.ts';
@@ -21,7 +22,7 @@ const optionsSchema = z.object({
   allowAsks: z.boolean().default(false),
 });
 
-const emulatorMeta = z.object({ script: z.string().default('echo'), latency: z.enum(['off', 'fast', 'realistic']).default('fast') }).default({ script: 'echo', latency: 'fast' });
+const emulatorMeta = z.object({ script: z.string().default('echo'), latency: latencyNameSchema.default('fast') }).default({ script: 'echo', latency: 'fast' });
 
 /** The fan-out directories under RUN_DIR (itself, when it is one), oldest first. */
 export function fanOutDirs(runDir: string): string[] {
