@@ -2,6 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { FORK_FALLBACK_SYSTEM_PROMPT } from '../fork/fallback.ts';
 import type { ParentSnapshot } from '../fork/snapshot.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
+import { withSuffix } from '../prefix/body.ts';
 import { countTokensBytes, sendMessageBytes } from '../provider/send.ts';
 import { TOOL_DECLARATIONS } from '../tools/declarations.ts';
 
@@ -16,11 +17,7 @@ const PROBE_MESSAGE = '{"role":"user","content":"x"}';
 export function closedHeadBody(prefix: FrozenPrefix, extra: Record<string, unknown> = {}): Uint8Array {
   const close = prefix.headEnd === 'content-open' ? ']}]' : `${PROBE_MESSAGE}]`;
   const fields = Object.entries(extra).map(([k, v]) => `,${JSON.stringify(k)}:${JSON.stringify(v)}`).join('');
-  const suffix = encoder.encode(`${close}${fields}}`);
-  const body = new Uint8Array(prefix.byteLength + suffix.byteLength);
-  body.set(prefix.head, 0);
-  body.set(suffix, prefix.byteLength);
-  return body;
+  return withSuffix(prefix.head, `${close}${fields}}`);
 }
 
 /**

@@ -97,10 +97,18 @@ export function childRequestBody(
   perRequest: PerRequest,
   options: ChildBodyOptions = {},
 ): Uint8Array {
-  const suffix = encoder.encode(serializeSuffix(prefix.headEnd, markChild(child, options.marker ?? '5m'), perRequest));
-  const body = new Uint8Array(prefix.head.byteLength + suffix.byteLength);
-  body.set(prefix.head, 0);
-  body.set(suffix, prefix.head.byteLength);
+  return withSuffix(prefix.head, serializeSuffix(prefix.headEnd, markChild(child, options.marker ?? '5m'), perRequest));
+}
+
+/**
+ * The head's bytes followed by a suffix, in an ordinary (non-shared) buffer — Node's fetch
+ * refuses SAB-backed bodies — so the head is copied once per request, never re-serialized.
+ */
+export function withSuffix(head: Uint8Array, suffix: string): Uint8Array {
+  const tail = encoder.encode(suffix);
+  const body = new Uint8Array(head.byteLength + tail.byteLength);
+  body.set(head, 0);
+  body.set(tail, head.byteLength);
   return body;
 }
 
