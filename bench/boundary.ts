@@ -69,7 +69,7 @@ export async function dispatchSuite(options: SuiteOptions): Promise<SuiteResult>
   const rows: Record<string, unknown>[] = [];
   try {
     for (const size of [64 * 1024, 1024 * 1024, 8 * 1024 * 1024]) {
-      const prefix = freeze(captureSnapshot({ model: 'claude-sonnet-4-6', system: 'x'.repeat(size), messages: [] }));
+      const prefix = freeze(captureSnapshot({ model: 'claude-opus-5-5', system: 'x'.repeat(size), messages: [] }));
       const text = new TextDecoder().decode(prefix.head);
       const ms = await measure(options, {
         sab: () => p.run({ kind: 'dispatch-sab', prefix: prefix.sab } satisfies BoundaryTask),

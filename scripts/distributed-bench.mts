@@ -37,7 +37,7 @@ function startUntil(command: string, args: string[], ready: RegExp): Promise<voi
 const emulator = await startEmulator({ latency: 'off', scripts: [threeTurns], script: 'three-turns' });
 const ws = mkdtempSync(join(tmpdir(), 'fc-dist-bench-'));
 writeFileSync(join(ws, 'a.ts'), 'export const a = 1;\n');
-const snapshot = captureSnapshot({ model: 'claude-sonnet-4-6', system: 'You are a careful engineer. '.repeat(300), tools: TOOL_DECLARATIONS, messages: [{ role: 'user', content: 'Survey the workspace.' }] });
+const snapshot = captureSnapshot({ model: 'claude-opus-5-5', system: 'You are a careful engineer. '.repeat(300), tools: TOOL_DECLARATIONS, messages: [{ role: 'user', content: 'Survey the workspace.' }] });
 const directives = Array.from({ length: forks }, (_, i) => `list the workspace, task ${i + 1}`);
 
 async function measure(extra: Partial<ForkEngineOptions>): Promise<{ seconds: number; completed: number }> {

@@ -23,7 +23,7 @@ writeFileSync(join(ws, 'a.ts'), 'export const a = 1;\n');
 const emulator = await startEmulator({ latency, scripts: [threeTurns], script: 'three-turns' });
 const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'load', workspace: ws, runDir: join(ws, 'runs'), pool: { maxThreads: 2, concurrentTasksPerWorker: 32 }, concurrency: 32 });
 const snapshot = captureSnapshot({
-  model: 'claude-sonnet-4-6',
+  model: 'claude-opus-5-5',
   system: 'You are a careful engineer. '.repeat(300),
   tools: TOOL_DECLARATIONS,
   messages: [{ role: 'user', content: 'Survey the workspace, one fork per task.' }],

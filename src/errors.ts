@@ -8,6 +8,9 @@ export const ERROR_CODES = [
   // input validation at the edges
   'INVALID_ARGUMENT',
   'SNAPSHOT_INVALID',
+  // the model catalogue
+  'MODEL_CATALOGUE_INVALID',
+  'MODEL_RETIRED',
   // fork construction
   'FORK_EMPTY_DIRECTIVE',
   'FORK_DIRECTIVE_TOO_LARGE',

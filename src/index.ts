@@ -1,8 +1,11 @@
 // The public API of forkcache. Named exports only; types with `export type`.
 export { ForkcacheError, ERROR_CODES, hasCode, toWireError, fromWireError } from './errors.ts';
 export type { ErrorCode, WireError } from './errors.ts';
-export { DEFAULT_MODEL_TABLE, MODEL_TABLE_DATE, findModel, requireModel, loadModelTable, mergeModelTable } from './ledger/models.ts';
-export type { ModelInfo, ModelTable } from './ledger/models.ts';
+export { BUILTIN_CATALOGUE, findModel, loadCatalogue, mergeCatalogue } from './models/catalogue.ts';
+export type { ModelEntry, ModelCatalogue, PriceRow, PriceTier } from './models/catalogue.ts';
+export { checkModel, statusAt } from './models/status.ts';
+export type { ModelCheck } from './models/status.ts';
+export type { ModelStatus } from './models/schema.ts';
 export { VERSION } from './version.ts';
 export {
   FORK_BOILERPLATE_TAG,

@@ -1,3 +1,4 @@
+import { DEFAULT_MODEL } from '../../src/models/defaults.ts';
 import type Anthropic from '@anthropic-ai/sdk';
 import { DEMO_SYSTEM_PROMPT } from '../../src/cli/demo/system-prompt.ts';
 import { measureSharedTokens } from '../../src/engine/measure.ts';
@@ -7,7 +8,7 @@ import { freeze } from '../../src/prefix/freeze.ts';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
 
 /** The model every bench request uses. */
-export const BENCH_MODEL = 'claude-sonnet-4-6';
+export const BENCH_MODEL = DEFAULT_MODEL;
 
 /** A seeded generator (mulberry32): the same seed always builds the same history. */
 function random(seed: number): () => number {

@@ -8,6 +8,8 @@ interface Row {
   turn: number;
   tool: string;
   usage: Usage;
+  /** Priced turn by turn (each turn has its own band and date); null once a turn is unpriced. */
+  cost: number | null;
   bar?: cliProgress.SingleBar;
 }
 
@@ -72,6 +74,8 @@ export class ProgressBoard {
         break;
       case 'turn-end':
         row.usage = addUsage(row.usage, event.request.usage);
+        const turnCost = costUsd(event.request.usage, this.#model, { at: event.request.sentAt })?.total;
+        row.cost = row.cost === null || turnCost === undefined ? null : row.cost + turnCost;
         break;
       case 'tool-call':
         row.tool = event.name + (event.isError ? '!' : '');
@@ -93,7 +97,7 @@ export class ProgressBoard {
   #row(forkId: string): Row {
     let row = this.#rows.get(forkId);
     if (!row) {
-      row = { status: 'queued', turn: 0, tool: '-', usage: ZERO_USAGE };
+      row = { status: 'queued', turn: 0, tool: '-', usage: ZERO_USAGE, cost: 0 };
       if (this.#multi) row.bar = this.#multi.create(1, 0, { line: '' });
       this.#rows.set(forkId, row);
     }
@@ -106,12 +110,13 @@ export class ProgressBoard {
     row.bar?.update(0, { line: `${forkId.padEnd(20)} ${this.#paint(row.status.padEnd(9), row.status)} turn ${String(row.turn).padStart(3)}  ${row.tool.padEnd(11)} ${fmt(tokens).padStart(9)} tok  hit ${pct(row.usage)}` });
     let total: Usage = ZERO_USAGE;
     let done = 0;
+    let cost: number | null = 0;
     for (const r of this.#rows.values()) {
       total = addUsage(total, r.usage);
+      cost = cost === null || r.cost === null ? null : cost + r.cost;
       if (r.status !== 'queued' && r.status !== 'running') done += 1;
     }
-    const cost = costUsd(total, this.#model).total;
-    this.#totals?.update(0, { line: `${done}/${this.#rows.size} forks done   read ${fmt(total.cache_read_input_tokens)}  written ${fmt(total.cache_creation_input_tokens)}  uncached ${fmt(total.input_tokens)}  hit ${pct(total)}  cost $${cost.toFixed(4)}` });
+    this.#totals?.update(0, { line: `${done}/${this.#rows.size} forks done   read ${fmt(total.cache_read_input_tokens)}  written ${fmt(total.cache_creation_input_tokens)}  uncached ${fmt(total.input_tokens)}  hit ${pct(total)}  cost ${cost === null ? 'unpriced' : `$${cost.toFixed(4)}`}` });
   }
 
   #paint(text: string, status: string): string {

@@ -17,7 +17,10 @@ export function formatFanOutResult(result: FanOutResult, model: string): string 
   const rows = [['fork', 'status', 'turns', 'tools', 'cache read', 'written', 'uncached', 'output', 'cost']];
   for (const fork of result.forks) {
     const usage = sumUsage(fork.requests.map((r) => r.usage));
-    rows.push([fork.forkId, fork.status, String(fork.turns), String(fork.toolCalls), n(usage.cache_read_input_tokens), n(usage.cache_creation_input_tokens), n(usage.input_tokens), n(usage.output_tokens), usd(costUsd(usage, model).total)]);
+    // Priced request by request: each has its own date (price row) and prompt length (band).
+    const costs = fork.requests.map((r) => costUsd(r.usage, model, { at: r.sentAt })?.total ?? null);
+    const cost = costs.includes(null) ? null : (costs as number[]).reduce((a, b) => a + b, 0);
+    rows.push([fork.forkId, fork.status, String(fork.turns), String(fork.toolCalls), n(usage.cache_read_input_tokens), n(usage.cache_creation_input_tokens), n(usage.input_tokens), n(usage.output_tokens), usd(cost)]);
   }
   const s = result.summary;
   rows.push(['tree total', '', '', '', n(s.usage.cache_read_input_tokens), n(s.usage.cache_creation_input_tokens), n(s.usage.input_tokens), n(s.usage.output_tokens), usd(s.cost_usd.actual)]);
@@ -26,6 +29,7 @@ export function formatFanOutResult(result: FanOutResult, model: string): string 
     '',
     `cache   fan-out hit ratio ${percent(s.cache.fanout_hit_ratio)}, cache efficiency ${s.cache.cache_efficiency.toFixed(3)} (read ${n(s.cache.fanout_cache_read_input_tokens)} of at most ${n(s.cache.max_fanout_reads)}), warm-ups ${s.warmups}`,
     `cost    actual ${usd(s.cost_usd.actual)} | no cache ${usd(s.cost_usd.no_cache)} (saved ${percent(s.savings.vs_no_cache)}) | fresh agents ${usd(s.cost_usd.fresh_agents)} (saved ${percent(s.savings.vs_fresh_agents)})`,
+    ...s.warnings.map((w) => `model   ${w}`),
     `prefix  ${s.prefix.sha256.slice(0, 16)}  ${n(s.prefix.bytes)} bytes, ${s.prefix.shared_tokens === null ? 'n/a' : n(s.prefix.shared_tokens)} tokens shared, drift events ${s.prefix.drift_events}${s.prefix.source === 'fallback' ? ' (no parent snapshot: fallback prompt, nothing shared with a parent)' : ''}`,
   ].join('\n');
 }
@@ -40,6 +44,9 @@ export function jsonSummary(result: FanOutResult, extra: Record<string, unknown>
     cache: { fanout_hit_ratio: s.cache.fanout_hit_ratio, max_fanout_reads: s.cache.max_fanout_reads, cache_efficiency: s.cache.cache_efficiency, warmups: s.warmups },
     cost_usd: { actual: s.cost_usd.actual, no_cache: s.cost_usd.no_cache, fresh_agents: s.cost_usd.fresh_agents },
     savings: s.savings,
+    unpriced: s.unpriced,
+    warnings: s.warnings,
+    model_table_date: s.model_table_date,
     prefix: { sha256: s.prefix.sha256, bytes: s.prefix.bytes, shared_tokens: s.prefix.shared_tokens, drift_events: s.prefix.drift_events, source: s.prefix.source },
     run_dir: s.run_dir ?? null,
     fork_results: result.forks.map((f) => ({ id: f.forkId, status: f.status, turns: f.turns, tool_calls: f.toolCalls, files_changed: f.filesChanged, report: f.report ?? null, error: f.error ?? null })),

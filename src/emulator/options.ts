@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { systemClock, type Clock } from '../clock.ts';
 import { ForkcacheError } from '../errors.ts';
-import { DEFAULT_MODEL_TABLE, type ModelInfo, type ModelTable } from '../ledger/models.ts';
+import { BUILTIN_CATALOGUE, type ModelEntry, type ModelCatalogue } from '../models/catalogue.ts';
 import { parseOrThrow } from '../validation.ts';
 import { parseFaultSpec, validateFaultRules, type FaultKind, type FaultRule } from './faults.ts';
 import { resolveLatency, type LatencyName, type LatencyProfile } from './latency.ts';
@@ -34,7 +34,7 @@ export interface EmulatorOptions {
   /** Time source for TTLs and latency; pass a ManualClock in tests (default: system clock). */
   clock?: Clock;
   /** Model table (ids, minimum cacheable lengths); default: the built-in one. */
-  modelTable?: ModelTable;
+  modelTable?: ModelCatalogue;
   /** Override the minimum cacheable prefix: one number for all models, or per model id. */
   minCacheableTokens?: number | Readonly<Record<string, number>>;
   /** Default scripted model: a name (`echo`, `refactor`, or one of `scripts`) or an instance. */
@@ -83,12 +83,12 @@ export interface ResolvedOptions {
   faults: FaultRule[];
   faultFor: ((body: unknown) => FaultKind | 'none' | undefined) | undefined;
   clock: Clock;
-  modelTable: ModelTable;
+  modelTable: ModelCatalogue;
   tokenizer: Tokenizer;
   tokenCosts: TokenCosts;
   script: string | ScriptedModel;
   scripts: ScriptList;
-  minCacheable(model: ModelInfo): number;
+  minCacheable(model: ModelEntry): number;
 }
 
 /** Validate options and fill defaults. Bad input → ForkcacheError INVALID_ARGUMENT naming the field. */
@@ -115,7 +115,7 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
     faults: typeof faults === 'string' ? parseFaultSpec(faults) : validateFaultRules(faults ?? []),
     faultFor,
     clock: clock ?? systemClock,
-    modelTable: modelTable ?? DEFAULT_MODEL_TABLE,
+    modelTable: modelTable ?? BUILTIN_CATALOGUE,
     tokenizer: tokenizer ?? claudeTokenizer,
     tokenCosts: {
       toolPromptTokens: p.tokenCosts?.toolPromptTokens ?? DEFAULT_TOKEN_COSTS.toolPromptTokens,

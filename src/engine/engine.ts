@@ -13,7 +13,9 @@ import { parseOrThrow } from '../validation.ts';
 import { TOOL_DECLARATIONS } from '../tools/declarations.ts';
 import type { PermissionHandler } from '../tools/permissions.ts';
 import { UsageLedger } from '../ledger/ledger.ts';
-import { DEFAULT_MODEL_TABLE, type ModelTable, requireModel } from '../ledger/models.ts';
+import { BUILTIN_CATALOGUE, type ModelCatalogue } from '../models/catalogue.ts';
+import { checkModel } from '../models/status.ts';
+import { DEFAULT_MODEL } from '../models/defaults.ts';
 import { freeze, type FrozenPrefix } from '../prefix/freeze.ts';
 import { createAnthropicClient } from '../provider/client.ts';
 import { type FanOut, type FanOutDeps, FanOutRun, type ForkSpec, forkIdOf } from './fan-out.ts';
@@ -78,7 +80,7 @@ export class ForkEngine {
   readonly #pool: Piscina;
   readonly #client: Anthropic;
   readonly #clock: Clock;
-  readonly #table: ModelTable;
+  readonly #table: ModelCatalogue;
   readonly #api: ReturnType<typeof pLimit>;
   readonly #slots: ReturnType<typeof pLimit>;
   readonly #running = new Set<FanOutRun>();
@@ -92,7 +94,7 @@ export class ForkEngine {
     this.#remote = remote;
     this.#options = Object.freeze(options);
     this.#clock = input.clock ?? systemClock;
-    this.#table = input.modelTable ?? DEFAULT_MODEL_TABLE;
+    this.#table = input.modelTable ?? BUILTIN_CATALOGUE;
     this.#onPermission = input.onPermission;
     this.#client = input.client ?? createAnthropicClient({ ...options.api, defaultHeaders: options.api.headers });
     this.#api = pLimit(options.concurrency);
@@ -122,14 +124,13 @@ export class ForkEngine {
    */
   fanOut(parent: ParentSnapshot | undefined, directives: readonly string[], options: FanOutOptions = {}): FanOut {
     this.#assertOpen();
-    if (!parent && !options.model) {
-      throw new ForkcacheError('INVALID_ARGUMENT', 'model: a fan-out without a parent snapshot needs options.model', { data: { field: 'model' } });
-    }
-    const snapshot = snapshotOrFallback(parent, { model: options.model ?? '', system: FORK_FALLBACK_SYSTEM_PROMPT, tools: TOOL_DECLARATIONS });
+    // Without a parent the forks run on the fallback prompt, on options.model or the default model.
+    const snapshot = snapshotOrFallback(parent, { model: options.model ?? DEFAULT_MODEL, system: FORK_FALLBACK_SYSTEM_PROMPT, tools: TOOL_DECLARATIONS });
     if (!Array.isArray(directives) || directives.length === 0) {
       throw new ForkcacheError('INVALID_ARGUMENT', 'directives: expected a non-empty array of strings', { data: { field: 'directives' } });
     }
-    requireModel(snapshot.model, this.#table, 'snapshot.model');
+    // A retired model is refused here; an unknown one runs unpriced (the API is the judge).
+    checkModel(snapshot.model, { catalogue: this.#table, at: this.#clock.now(), field: 'snapshot.model' });
     const prefix = freeze(snapshot, { layout: options.layout ?? this.#options.layout, ttl: this.#options.ttl, markers: this.#options.markers });
     if (prefix.byteLength > MAX_REQUEST_BYTES) {
       throw new ForkcacheError('INVALID_ARGUMENT', `snapshot: the shared prefix is ${prefix.byteLength} bytes, over the API's request limit of ${MAX_REQUEST_BYTES} bytes`, {
@@ -184,7 +185,7 @@ export class ForkEngine {
     const allow = agent.tools ?? [...this.#options.allow];
     const tools = TOOL_DECLARATIONS.filter((t) => (allow as string[]).includes(t.name));
     const snapshot = captureSnapshot({ model: agent.model, system: agent.system, tools, messages: [] });
-    requireModel(snapshot.model, this.#table, `agent type ${agent.name}: model`);
+    checkModel(snapshot.model, { catalogue: this.#table, at: this.#clock.now(), field: `agent type ${agent.name}: model` });
     const prefix = freeze(snapshot, { ttl: this.#options.ttl, markers: this.#options.markers });
     const specs: ForkSpec[] = directives.map((d, i) => {
       const base = prefix.plan.continuation(validateDirective(d, { field: `directives[${i}]` }).trim());

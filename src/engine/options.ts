@@ -4,7 +4,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
 import type { Clock } from '../clock.ts';
 import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
-import type { ModelTable } from '../ledger/models.ts';
+import type { ModelCatalogue } from '../models/catalogue.ts';
 import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../loop/run-fork.ts';
 import { DEFAULT_TURN_RETRY, type TurnRetryOptions } from '../loop/retry.ts';
 import { MARKER_STRATEGIES, type MarkerStrategy } from '../prefix/freeze.ts';
@@ -54,7 +54,7 @@ export interface ForkEngineOptions {
   /** Tools a fork may execute (default: the file tools; `bash` only when listed). */
   allow?: ExecutableToolName[];
   toolLimits?: Partial<ToolLimits>;
-  modelTable?: ModelTable;
+  modelTable?: ModelCatalogue;
   clock?: Clock;
   /**
    * `worktree`: each fork works in its own git worktree on a branch `forkcache/<forkId>`
@@ -116,7 +116,7 @@ const optionsSchema = z.strictObject({
   layout: z.enum(FORK_LAYOUTS as [ForkLayout, ...ForkLayout[]]).optional(),
   allow: z.array(z.enum(EXECUTABLE_TOOL_NAMES)).optional(),
   toolLimits: toolLimitsSchema.optional(),
-  modelTable: z.custom<ModelTable>((v) => typeof v === 'object' && v !== null && 'models' in v).optional(),
+  modelTable: z.custom<ModelCatalogue>((v) => typeof v === 'object' && v !== null && 'models' in v).optional(),
   clock: z.custom<Clock>((v) => typeof v === 'object' && v !== null && 'now' in v && 'sleep' in v).optional(),
   maxWorkerRestarts: z.number().int().min(0).max(10).optional(),
   turnRetry: z.strictObject({ retries: z.number().int().min(0).max(20).optional(), baseMs: z.number().nonnegative().optional(), maxMs: z.number().nonnegative().optional() }).optional(),

@@ -1,7 +1,6 @@
-import { ForkcacheError } from '../errors.ts';
-import { costNano, noCacheNano, ratesFor } from './cost.ts';
+import { costNano, noCacheNano } from './cost.ts';
 import { firstRequest } from './fanout.ts';
-import { findModel, type ModelInfo, type ModelTable } from './models.ts';
+import { findModel, type ModelEntry, type ModelCatalogue } from '../models/catalogue.ts';
 import type { AgentNode } from './tree.ts';
 
 /**
@@ -22,50 +21,62 @@ import type { AgentNode } from './tree.ts';
  *   how a fresh agent's own later turns would cache is out of scope. Because a fork's later
  *   turns carry (and read from cache) the larger shared prefix, this slightly overstates the
  *   fresh-agent cost of multi-turn children. `null` when some fork child has no F_c.
+ *
+ * Every request is priced by the row in force on its date (`at`) and its band. A request on a
+ * model the catalogue cannot price makes all three null: a partial sum would understate them.
  */
 export interface Baselines {
-  actual: number;
-  noCache: number;
+  /** Null when some request's model cannot be priced (see `unpriced`). */
+  actual: number | null;
+  noCache: number | null;
   freshAgents: number | null;
   /** Fork children without a fresh-agent input count (why `freshAgents` is null). */
   missingFresh: string[];
-}
-
-function modelOf(id: string, table: ModelTable): ModelInfo {
-  const info = findModel(id, table);
-  // Records are validated against the same table on entry; reaching this is a bug.
-  if (!info) throw new ForkcacheError('INTERNAL', `model "${id}" vanished from the model table`);
-  return info;
+  /** Requests whose model the catalogue cannot price, and those models. */
+  unpriced: { requests: number; models: string[] };
 }
 
 /** Compute the baselines over the agents in `scope`. */
-export function computeBaselines(scope: readonly AgentNode[], table: ModelTable, defaultFresh: number | undefined): Baselines {
+export function computeBaselines(scope: readonly AgentNode[], table: ModelCatalogue, defaultFresh: number | undefined): Baselines {
   let actual = 0;
   let noCache = 0;
   let fanoutActual = 0;
   let freshCost = 0;
   const missingFresh: string[] = [];
+  const unpriced = { requests: 0, models: new Set<string>() };
+  const priced = (model: string): ModelEntry | undefined => {
+    const info = findModel(model, table);
+    if (info && info.prices.length > 0) return info;
+    unpriced.requests += 1;
+    unpriced.models.add(model);
+    return undefined;
+  };
   for (const node of scope) {
     for (const r of node.records) {
-      const info = modelOf(r.model, table);
-      const cost = costNano(r.usage, info).total;
+      const info = priced(r.model);
+      if (!info) continue;
+      const cost = costNano(r.usage, info, r.at, table).total;
       actual += cost;
-      noCache += noCacheNano(r.usage, info);
+      noCache += noCacheNano(r.usage, info, r.at, table);
       if (r.kind === 'warmup') fanoutActual += cost;
     }
     if (node.kind !== 'fork') continue;
     const first = firstRequest(node);
     if (!first) continue;
-    const info = modelOf(first.model, table);
-    fanoutActual += costNano(first.usage, info).total;
+    const info = findModel(first.model, table);
+    if (!info || info.prices.length === 0) continue;
+    fanoutActual += costNano(first.usage, info, first.at, table).total;
     const fresh = first.freshInputTokens ?? node.records.find((r) => r.freshInputTokens !== undefined)?.freshInputTokens ?? defaultFresh;
     if (fresh === undefined) {
       missingFresh.push(node.id);
       continue;
     }
-    const rates = ratesFor(info);
-    freshCost += fresh * rates.input + first.usage.output_tokens * rates.output;
+    // A fresh agent's request: F uncached input tokens and the same output, priced as one.
+    const freshUsage = { input_tokens: fresh, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: first.usage.output_tokens };
+    freshCost += costNano(freshUsage, info, first.at, table).total;
   }
+  const models = [...unpriced.models].sort();
+  if (unpriced.requests > 0) return { actual: null, noCache: null, freshAgents: null, missingFresh, unpriced: { requests: unpriced.requests, models } };
   const freshAgents = missingFresh.length > 0 ? null : actual - fanoutActual + freshCost;
-  return { actual, noCache, freshAgents, missingFresh };
+  return { actual, noCache, freshAgents, missingFresh, unpriced: { requests: 0, models } };
 }

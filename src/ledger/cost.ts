@@ -1,21 +1,17 @@
 import { ForkcacheError } from '../errors.ts';
-import { DEFAULT_MODEL_TABLE, requireModel, type ModelInfo, type ModelTable } from './models.ts';
+import { BUILTIN_CATALOGUE, findModel, type ModelCatalogue, type ModelEntry } from '../models/catalogue.ts';
+import { priceTerms, type BillingContext, type PriceTerms, type Rates } from '../models/pricing.ts';
 import { creationSplit, normalizeUsage, totalInputTokens, type Usage, type UsageInput } from './usage.ts';
+
+export type { Rates } from '../models/pricing.ts';
 
 /**
  * Money is computed in integer nano-dollars (1e-9 USD) and converted to USD once, at the end,
  * so sums never pick up float noise (3 × 0.1 is not 0.3 in binary floating point).
- * A price of $X per million tokens is X micro-dollars, i.e. 1000·X nano-dollars, per token:
- * an integer for any price with at most three decimals ($0.001/MTok), which every published
- * price is. Finer user prices are rounded to that resolution.
+ * A price of $X per million tokens is 1000·X nano-dollars per token. Modifiers can make a
+ * rate fractional (batch × inference geography: 10 × 0.5 × 1.1 = 5.5), so each component of
+ * one request is rounded to a whole nano-dollar once; every sum after that is exact.
  */
-export interface Rates {
-  input: number;
-  cacheWrite5m: number;
-  cacheWrite1h: number;
-  cacheRead: number;
-  output: number;
-}
 
 /** A cost split by what was billed. In USD from `costUsd`, in nano-dollars from `costNano`. */
 export interface CostBreakdown {
@@ -29,27 +25,46 @@ export interface CostBreakdown {
 
 const NANO_PER_USD = 1e9;
 
-/** Per-token rates of a model in nano-dollars (integers). */
-export function ratesFor(info: ModelInfo): Rates {
-  const nano = (perMTok: number, multiplier = 1): number => Math.round(perMTok * multiplier * 1000);
+/** How a usage was billed: its prompt length by class and the modifiers it reports. */
+export function billingContext(usage: Usage): BillingContext {
   return {
-    input: nano(info.inputPerMTok),
-    cacheWrite5m: nano(info.inputPerMTok, info.cacheWrite5mMultiplier),
-    cacheWrite1h: nano(info.inputPerMTok, info.cacheWrite1hMultiplier),
-    cacheRead: nano(info.inputPerMTok, info.cacheReadMultiplier),
-    output: nano(info.outputPerMTok),
+    input: usage.input_tokens,
+    cacheWrite: usage.cache_creation_input_tokens,
+    cacheRead: usage.cache_read_input_tokens,
+    serviceTier: usage.service_tier,
+    inferenceGeo: usage.inference_geo,
+    speed: usage.speed,
   };
 }
 
+/**
+ * The terms one request was billed on: the price row in force at `at` (epoch ms), the band its
+ * prompt length falls in, the modifiers its usage reports. Throws for a model without prices.
+ */
+export function termsFor(usage: Usage, info: ModelEntry, at: number, catalogue: ModelCatalogue = BUILTIN_CATALOGUE): PriceTerms {
+  const terms = priceTerms(info, catalogue, at, billingContext(usage));
+  if (!terms) throw new ForkcacheError('MODEL_RETIRED', `model "${info.id}" has no prices (status ${info.status})`, { data: { model: info.id } });
+  return terms;
+}
+
+/** Per-token rates in nano-dollars of a request of this usage at `at`. */
+export function ratesFor(info: ModelEntry, at: number, usage: Usage = { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 }, catalogue: ModelCatalogue = BUILTIN_CATALOGUE): Rates {
+  return termsFor(usage, info, at, catalogue).rates;
+}
+
 function exact(value: number): number {
+  value = Math.round(value);
   // Past 2^53 integers stop being exact; at these rates that is millions of dollars.
   if (!Number.isSafeInteger(value)) throw new ForkcacheError('INTERNAL', `cost overflow: ${value} nano-dollars is not a safe integer`);
   return value;
 }
 
-/** Cost of one usage in integer nano-dollars, by component. */
-export function costNano(usage: Usage, info: ModelInfo): CostBreakdown {
-  const rates = ratesFor(info);
+/**
+ * Cost of one usage in integer nano-dollars, by component (each rounded to a nano-dollar once,
+ * so sums stay exact). `at` picks the price row in force on the request's date.
+ */
+export function costNano(usage: Usage, info: ModelEntry, at: number, catalogue: ModelCatalogue = BUILTIN_CATALOGUE): CostBreakdown {
+  const rates = ratesFor(info, at, usage, catalogue);
   const split = creationSplit(usage);
   const parts = {
     input: exact(usage.input_tokens * rates.input),
@@ -96,19 +111,27 @@ export function breakdownToUsd(nano: CostBreakdown): CostBreakdown {
 }
 
 /**
- * Cost of one request in USD. Writes use the `cache_creation` TTL split when present,
- * otherwise all writes are billed as 5-minute writes. `total` is computed in nano-dollars
- * before conversion, so it equals the hand-computed figure exactly.
+ * Cost of one request in USD, or `null` for a model the catalogue cannot price (an id it does
+ * not know: it still runs, the API is the judge). Writes use the `cache_creation` TTL split
+ * when present, otherwise all writes are billed as 5-minute writes. `at` (epoch ms, default
+ * now) picks the price row in force; `total` is computed in nano-dollars before conversion.
  *
- * @example costUsd({ input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 1_000_000, output_tokens: 0 }, 'claude-sonnet-4-5').total // 0.3
+ * @example costUsd({ input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 1_000_000, output_tokens: 0 }, 'claude-opus-5-5')?.total // 0.2
  */
-export function costUsd(usage: Usage | UsageInput, model: string | ModelInfo, table: ModelTable = DEFAULT_MODEL_TABLE): CostBreakdown {
-  const info = typeof model === 'string' ? requireModel(model, table) : model;
-  return breakdownToUsd(costNano(normalizeUsage(usage), info));
+export function costUsd(
+  usage: Usage | UsageInput,
+  model: string | ModelEntry,
+  options: { at?: number; catalogue?: ModelCatalogue } = {},
+): CostBreakdown | null {
+  const catalogue = options.catalogue ?? BUILTIN_CATALOGUE;
+  const info = typeof model === 'string' ? findModel(model, catalogue) : model;
+  if (!info || info.prices.length === 0) return null;
+  return breakdownToUsd(costNano(normalizeUsage(usage), info, options.at ?? Date.now(), catalogue));
 }
 
 /** The same request with no caching at all: every input token at base price, plus output. */
-export function noCacheNano(usage: Usage, info: ModelInfo): number {
-  const rates = ratesFor(info);
+export function noCacheNano(usage: Usage, info: ModelEntry, at: number, catalogue: ModelCatalogue = BUILTIN_CATALOGUE): number {
+  // The band is the same (same prompt length); only the cache classes are billed at base price.
+  const rates = ratesFor(info, at, usage, catalogue);
   return exact(totalInputTokens(usage) * rates.input + usage.output_tokens * rates.output);
 }

@@ -6,15 +6,15 @@ function tok(n: number): string {
   return int.format(n);
 }
 
-function usd(n: number): string {
+export function usd(n: number): string {
   return `$${n.toFixed(6)}`;
 }
 
-function pct(fraction: number | null): string {
+export function pct(fraction: number | null): string {
   return fraction === null ? 'n/a' : `${(fraction * 100).toFixed(2)}%`;
 }
 
-function table(rows: string[][], textLast = false): string[] {
+export function textTable(rows: string[][], textLast = false): string[] {
   const widths = rows[0]?.map((_, col) => Math.max(...rows.map((r) => (r[col] ?? '').length))) ?? [];
   const last = widths.length - 1;
   // Labels (first column) and remarks (a last column of text) left-aligned, numbers right-aligned.
@@ -28,7 +28,7 @@ function savedBy(fraction: number | null): string {
 }
 
 function conventionTitle(r: EconomicsResult): string {
-  if (r.convention === 'seed') return 'convention seed (no write premium, as the seed chapter counts)';
+  if (r.convention === 'seed') return 'convention seed (no write premium, reads at 0.1x, as the seed chapter counts)';
   return `convention real (writes at ${r.ttl === '1h' ? '2x (1h TTL)' : '1.25x (5m TTL)'})`;
 }
 
@@ -38,7 +38,7 @@ export function formatEconomics(results: readonly EconomicsResult[]): string {
   if (!first) return '';
   const state = first.cachedPrefixTokens === first.prefixTokens && first.prefixTokens > 0 ? 'warm' : first.cachedPrefixTokens === 0 ? 'cold' : `${tok(first.cachedPrefixTokens)} tokens cached`;
   const lines = [
-    `forkcache economics: ${first.model} (prices of ${first.modelTableDate}), input tokens only`,
+    `forkcache economics: ${first.model} (catalogue of ${first.modelTableDate}, price row from ${first.pricesFrom}${first.band ? `, band ${first.band}` : ''}), input tokens only`,
     `prefix ${tok(first.prefixTokens)}, directive ${tok(first.directiveTokens)}, ${first.children} children, TTL ${first.ttl}, parent cache ${state}`,
     `fresh agent = ${tok(first.freshTokens)} system+tools + ${tok(first.directiveTokens)} directive, full price, no sharing`,
   ];
@@ -49,9 +49,9 @@ export function formatEconomics(results: readonly EconomicsResult[]): string {
     for (const c of r.perChild) {
       childRows.push([c.children, tok(c.cacheReadTokens), tok(c.cacheWriteTokens), tok(c.inputTokens), tok(c.tokenEquivalents), usd(c.usd)]);
     }
-    lines.push(...table(childRows).map((l) => `  ${l}`), '');
+    lines.push(...textTable(childRows).map((l) => `  ${l}`), '');
     lines.push(
-      ...table([
+      ...textTable([
         ['strategy', 'token-eq', 'USD', ''],
         ['fork', tok(r.fork.tokenEquivalents), usd(r.fork.usd), ''],
         ['fresh agents', tok(r.freshAgents.tokenEquivalents), usd(r.freshAgents.usd), savedBy(r.savingsVsFreshAgents)],
@@ -60,6 +60,7 @@ export function formatEconomics(results: readonly EconomicsResult[]): string {
     );
     const n = (v: number | null): string => (v === null ? 'never' : String(v));
     lines.push(`  break-even N: vs no cache ${n(r.breakEven.vsNoCache)}, vs fresh agents ${n(r.breakEven.vsFreshAgents)}`);
+    lines.push(`  shared prefix saved: fork-side ${pct(r.forkSideSavings)} (children alone, read ${r.readMultiplier}x), all-in ${pct(r.allInSavings)} (parent's write included)`);
   }
   return `${lines.join('\n')}\n`;
 }

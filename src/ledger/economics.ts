@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { ForkcacheError } from '../errors.ts';
 import { formatZodIssues } from '../validation.ts';
-import { ratesFor } from './cost.ts';
-import { DEFAULT_MODEL_TABLE, requireModel, type ModelInfo, type ModelTable } from './models.ts';
+import { termsFor } from './cost.ts';
+import { BUILTIN_CATALOGUE, findModel, type ModelCatalogue } from '../models/catalogue.ts';
+import { DEFAULT_MODEL } from '../models/defaults.ts';
+import { PRICING_HINT } from '../models/status.ts';
+import type { Usage } from './usage.ts';
 
 /**
  * Break-even economics of one fan-out (input tokens only: every strategy is assumed to produce
@@ -16,8 +19,11 @@ import { DEFAULT_MODEL_TABLE, requireModel, type ModelInfo, type ModelTable } fr
 export type EconomicsConvention = 'seed' | 'real';
 export type EconomicsTtl = '5m' | '1h';
 
-/** Default model of the economics command. */
-export const DEFAULT_ECONOMICS_MODEL = 'claude-sonnet-4-5';
+/** Default model of the economics command: the documentation's recommended model. */
+export const DEFAULT_ECONOMICS_MODEL = DEFAULT_MODEL;
+
+/** The seed chapter's read price: 0.1x input, which its figures assume whatever the model. */
+export const SEED_READ_MULTIPLIER = 0.1;
 
 /**
  * Default fresh-agent system prompt + tool definitions, in tokens: the seed chapter's own
@@ -42,7 +48,9 @@ export interface EconomicsInput {
   /** F: a fresh agent's own system prompt + tools, in tokens. */
   freshTokens?: number;
   convention?: EconomicsConvention;
-  table?: ModelTable;
+  table?: ModelCatalogue;
+  /** The date whose prices apply (YYYY-MM-DD); default today. */
+  date?: string;
 }
 
 /** A group of children that pay the same. Token counts are per child. */
@@ -69,6 +77,13 @@ export interface EconomicsResult {
   convention: EconomicsConvention;
   model: string;
   modelTableDate: string;
+  /** The price row used (its effectiveFrom) and the date priced. */
+  pricesFrom: string;
+  date: string;
+  /** Read price / input price of the children's requests (0.1 under the seed convention). */
+  readMultiplier: number;
+  /** The prompt-length band the children's requests fall in (banded models), else null. */
+  band: string | null;
   ttl: EconomicsTtl;
   prefixTokens: number;
   directiveTokens: number;
@@ -84,6 +99,16 @@ export interface EconomicsResult {
   /** Fractions of the baseline that forking saves (negative: forking costs more). */
   savingsVsNoCache: number | null;
   savingsVsFreshAgents: number | null;
+  /**
+   * Saving on the shared prefix alone, children only: what N children pay for P tokens each
+   * against paying them uncached. 1 − r with a warm parent.
+   */
+  forkSideSavings: number | null;
+  /**
+   * Saving on the shared prefix with the parent's last request counted too: with a warm parent
+   * it wrote P (at the write price), cold it sent P uncached; baseline (N + 1)·P uncached.
+   */
+  allInSavings: number | null;
   /** Smallest N at which forking costs strictly less than the baseline; null: never. */
   breakEven: { vsNoCache: number | null; vsFreshAgents: number | null };
 }
@@ -103,7 +128,8 @@ const inputSchema = z.strictObject({
   cachedPrefixTokens: tokens.optional(),
   freshTokens: tokens.default(DEFAULT_FRESH_AGENT_TOKENS),
   convention: z.enum(['seed', 'real']).default('real'),
-  table: z.custom<ModelTable>((v) => typeof v === 'object' && v !== null).optional(),
+  table: z.custom<ModelCatalogue>((v) => typeof v === 'object' && v !== null).optional(),
+  date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD').optional(),
 });
 
 function invalid(field: string, message: string): ForkcacheError {
@@ -121,29 +147,47 @@ export function breakEvenChildren(first: number, later: number, baseline: number
   return Math.floor((first - later) / (baseline - later)) + 1;
 }
 
-/** Multipliers in thousandths, so token-equivalents are exact integers until the last step. */
-function milli(multiplier: number): number {
-  return Math.round(multiplier * 1000);
-}
-
 function ratio(saved: number, baseline: number): number | null {
   return baseline === 0 ? null : saved / baseline;
+}
+
+/** One request's input: cache reads, cache writes, uncached input. */
+interface Req {
+  r: number;
+  w: number;
+  i: number;
+}
+
+/** How one request of a fan-out is priced: rates of its band, cache prices by convention. */
+interface Priced {
+  nano: number;
+  /** Input price of the request's band, nano-dollars per token. */
+  input: number;
+  read: number;
+  write: number;
+  band: string | null;
+  pricesFrom: string;
 }
 
 /**
  * Cost of a fan-out of N children on a P-token prefix with D-token directives, against
  * N fresh agents (each F + D tokens, all at full price: no history, no sharing) and against
- * no caching (each child P + D at full price).
+ * no caching (each child P + D at full price). Each request is priced with the row in force on
+ * `date` and the band of its own prompt length.
  *
  * @example forkEconomics({ prefixTokens: 48_500, directiveTokens: 200, children: 5, convention: 'seed' }).perChild
  * // [{ children: '1', tokenEquivalents: 48700, ... }, { children: '2-5', tokenEquivalents: 5050, ... }]
  */
-export function forkEconomics(input: EconomicsInput): EconomicsResult {
+export function forkEconomics(input: EconomicsInput, field = 'model'): EconomicsResult {
   const parsed = inputSchema.safeParse(input);
   if (!parsed.success) throw new ForkcacheError('INVALID_ARGUMENT', `economics: ${formatZodIssues(parsed.error.issues)}`);
   const opts = parsed.data;
-  const table = opts.table ?? DEFAULT_MODEL_TABLE;
-  const info: ModelInfo = requireModel(opts.model, table, 'model');
+  const table = opts.table ?? BUILTIN_CATALOGUE;
+  const at = opts.date === undefined ? Date.now() : Date.parse(`${opts.date}T00:00:00Z`);
+  const info = findModel(opts.model, table);
+  if (!info || info.prices.length === 0) {
+    throw invalid(field, info ? `"${opts.model}" has no prices (${info.status}; use ${info.replacement})` : `"${opts.model}" is not in the model catalogue (${table.date}): it cannot be priced; ${PRICING_HINT}`);
+  }
   const P = opts.prefixTokens;
   const D = opts.directiveTokens;
   const N = opts.children;
@@ -155,21 +199,30 @@ export function forkEconomics(input: EconomicsInput): EconomicsResult {
   }
   const cacheable = P >= info.minCacheableTokens;
   const C = !cacheable ? 0 : opts.warmParent ? P : (opts.cachedPrefixTokens ?? 0);
+  const seed = opts.convention === 'seed';
 
-  const read = milli(info.cacheReadMultiplier);
-  const write = opts.convention === 'seed' ? 1000 : milli(opts.ttl === '1h' ? info.cacheWrite1hMultiplier : info.cacheWrite5mMultiplier);
-  const rateNano = ratesFor(info).input;
-  const money = (milliTokens: number): StrategyCost => ({ tokenEquivalents: milliTokens / 1000, usd: (milliTokens * rateNano) / 1e12 });
+  const price = (req: Req): Priced => {
+    const usage: Usage = { input_tokens: req.i, cache_creation_input_tokens: req.w, cache_read_input_tokens: req.r, output_tokens: 0 };
+    const terms = termsFor(usage, info, at, table);
+    const rates = terms.rates;
+    // The seed chapter counts writes at full price and reads at 0.1x, whatever the model.
+    const write = seed ? rates.input : opts.ttl === '1h' ? rates.cacheWrite1h : rates.cacheWrite5m;
+    const read = seed ? rates.input * SEED_READ_MULTIPLIER : rates.cacheRead;
+    return { nano: req.r * read + req.w * write + req.i * rates.input, input: rates.input, read, write, band: terms.band, pricesFrom: terms.effectiveFrom };
+  };
 
   // A prefix below the minimum cacheable length is neither written nor read.
-  const firstUsage = cacheable ? { r: C, w: P - C, i: D } : { r: 0, w: 0, i: P + D };
-  const laterUsage = cacheable ? { r: P, w: 0, i: D } : { r: 0, w: 0, i: P + D };
-  const firstMilli = firstUsage.r * read + firstUsage.w * write + firstUsage.i * 1000;
-  const laterMilli = laterUsage.r * read + laterUsage.w * write + laterUsage.i * 1000;
-  const freshMilli = (opts.freshTokens + D) * 1000;
-  const noCacheMilli = (P + D) * 1000;
+  const firstUsage: Req = cacheable ? { r: C, w: P - C, i: D } : { r: 0, w: 0, i: P + D };
+  const laterUsage: Req = cacheable ? { r: P, w: 0, i: D } : { r: 0, w: 0, i: P + D };
+  const first = price(firstUsage);
+  const later = price(laterUsage);
+  const fresh = price({ r: 0, w: 0, i: opts.freshTokens + D });
+  const noCache = price({ r: 0, w: 0, i: P + D });
+  // Token-equivalents are counted in the children's band: the input price their requests pay.
+  const unit = noCache.input;
+  const money = (nano: number): StrategyCost => ({ tokenEquivalents: nano / unit, usd: nano / 1e9 });
 
-  const row = (children: string, count: number, u: { r: number; w: number; i: number }, m: number): ChildCost => ({
+  const row = (children: string, count: number, u: Req, m: number): ChildCost => ({
     children,
     count,
     cacheReadTokens: u.r,
@@ -178,17 +231,28 @@ export function forkEconomics(input: EconomicsInput): EconomicsResult {
     ...money(m),
   });
   const perChild =
-    firstMilli === laterMilli || N === 1
-      ? [row(N === 1 ? '1' : `1-${N}`, N, firstUsage, firstMilli)]
-      : [row('1', 1, firstUsage, firstMilli), row(N === 2 ? '2' : `2-${N}`, N - 1, laterUsage, laterMilli)];
+    first.nano === later.nano || N === 1
+      ? [row(N === 1 ? '1' : `1-${N}`, N, firstUsage, first.nano)]
+      : [row('1', 1, firstUsage, first.nano), row(N === 2 ? '2' : `2-${N}`, N - 1, laterUsage, later.nano)];
 
-  const forkTotal = firstMilli + (N - 1) * laterMilli;
-  const freshTotal = N * freshMilli;
-  const noCacheTotal = N * noCacheMilli;
+  const forkTotal = first.nano + (N - 1) * later.nano;
+  const freshTotal = N * fresh.nano;
+  const noCacheTotal = N * noCache.nano;
+  // The shared prefix alone: what the children pay for it, and the parent's last request.
+  const prefixOf = (req: Req, p: Priced): number => Math.min(req.r, P) * p.read + Math.min(req.w, P) * p.write + Math.max(0, Math.min(req.i, P - req.r - req.w)) * p.input;
+  const childrenPrefix = prefixOf(firstUsage, first) + (N - 1) * prefixOf(laterUsage, later);
+  const parentReq: Req = C === P && cacheable ? { r: 0, w: P, i: 0 } : { r: 0, w: 0, i: P };
+  const parent = price(parentReq);
+  const parentPrefix = parent.nano;
+  const prefixBaseline = P * noCache.input;
   return {
     convention: opts.convention,
     model: info.id,
     modelTableDate: table.date,
+    pricesFrom: later.pricesFrom,
+    date: new Date(at).toISOString().slice(0, 10),
+    readMultiplier: unit === 0 ? 0 : Math.round((later.read / unit) * 1e6) / 1e6,
+    band: later.band,
     ttl: opts.ttl,
     prefixTokens: P,
     directiveTokens: D,
@@ -202,9 +266,11 @@ export function forkEconomics(input: EconomicsInput): EconomicsResult {
     noCache: money(noCacheTotal),
     savingsVsNoCache: ratio(noCacheTotal - forkTotal, noCacheTotal),
     savingsVsFreshAgents: ratio(freshTotal - forkTotal, freshTotal),
+    forkSideSavings: ratio(N * prefixBaseline - childrenPrefix, N * prefixBaseline),
+    allInSavings: ratio(N * prefixBaseline + P * parent.input - childrenPrefix - parentPrefix, N * prefixBaseline + P * parent.input),
     breakEven: {
-      vsNoCache: breakEvenChildren(firstMilli, laterMilli, noCacheMilli),
-      vsFreshAgents: breakEvenChildren(firstMilli, laterMilli, freshMilli),
+      vsNoCache: breakEvenChildren(first.nano, later.nano, noCache.nano),
+      vsFreshAgents: breakEvenChildren(first.nano, later.nano, fresh.nano),
     },
   };
 }

@@ -1,4 +1,4 @@
-import { findModel, type ModelTable } from './models.ts';
+import { findModel, type ModelCatalogue } from '../models/catalogue.ts';
 import type { LedgerRecord } from './records.ts';
 import type { AgentNode } from './tree.ts';
 import { totalInputTokens } from './usage.ts';
@@ -111,7 +111,7 @@ function cachedAtStart(group: Group, shared: number, owner: AgentNode | undefine
   return Math.min(shared, last.usage.cache_read_input_tokens + last.usage.cache_creation_input_tokens);
 }
 
-function metricsOf(group: Group, owner: AgentNode | undefined, table: ModelTable): FanoutMetrics {
+function metricsOf(group: Group, owner: AgentNode | undefined, table: ModelCatalogue): FanoutMetrics {
   const declared = (r: LedgerRecord): number | undefined => r.sharedPrefixTokens ?? (r.kind === 'warmup' ? totalInputTokens(r.usage) : undefined);
   const given = group.records.map(declared).filter((n): n is number => n !== undefined);
   const shared = given.length > 0 ? Math.max(...given) : 0;
@@ -151,7 +151,7 @@ function metricsOf(group: Group, owner: AgentNode | undefined, table: ModelTable
 export function computeFanouts(
   scope: readonly AgentNode[],
   lookup: (id: string) => AgentNode | undefined,
-  table: ModelTable,
+  table: ModelCatalogue,
 ): { groups: FanoutMetrics[]; totals: FanoutTotals } {
   const groups = fanoutGroups(scope).map((g) => metricsOf(g, g.ownerId === undefined ? undefined : lookup(g.ownerId), table));
   const sum = (pick: (m: FanoutMetrics) => number): number => groups.reduce((acc, m) => acc + pick(m), 0);

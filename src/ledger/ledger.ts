@@ -1,6 +1,6 @@
 import { ForkcacheError } from '../errors.ts';
 import { addCost, breakdownToUsd, costNano, zeroCost, type CostBreakdown } from './cost.ts';
-import { DEFAULT_MODEL_TABLE, findModel, type ModelTable } from './models.ts';
+import { BUILTIN_CATALOGUE, findModel, type ModelCatalogue } from '../models/catalogue.ts';
 import { parseRecord, type LedgerRecord, type LedgerRecordInput } from './records.ts';
 import { summarize, type LedgerSummary } from './summary.ts';
 import { AgentTree, type AgentKind, type AgentNode, type ForkStatus } from './tree.ts';
@@ -9,7 +9,7 @@ import { sumUsage, type Usage } from './usage.ts';
 /** Options of `UsageLedger`. */
 export interface LedgerOptions {
   /** Prices and cache rules; defaults to the built-in table. */
-  table?: ModelTable;
+  table?: ModelCatalogue;
   /** Fresh-agent input tokens for fork children whose records do not carry `freshInputTokens`. */
   defaultFreshInputTokens?: number;
 }
@@ -18,7 +18,8 @@ export interface LedgerOptions {
 export interface UsageTotals {
   requests: number;
   usage: Usage;
-  cost: CostBreakdown;
+  /** Null when some request's model cannot be priced. */
+  cost: CostBreakdown | null;
 }
 
 /** One agent's own requests and its whole subtree (itself plus every descendant, any depth). */
@@ -41,19 +42,19 @@ const STATUSES: readonly ForkStatus[] = ['running', 'completed', 'failed', 'canc
  *
  * @example
  * const ledger = new UsageLedger({ defaultFreshInputTokens: 16_200 });
- * ledger.record({ forkId: 'root', kind: 'parent', turn: 0, model: 'claude-sonnet-4-5', usage: message.usage, at: now() });
- * ledger.record({ forkId: 'f1', parentId: 'root', kind: 'fork', turn: 0, model: 'claude-sonnet-4-5', usage, sharedPrefixTokens: 48_500, at: now() });
+ * ledger.record({ forkId: 'root', kind: 'parent', turn: 0, model: 'claude-opus-5-5', usage: message.usage, at: now() });
+ * ledger.record({ forkId: 'f1', parentId: 'root', kind: 'fork', turn: 0, model: 'claude-opus-5-5', usage, sharedPrefixTokens: 48_500, at: now() });
  * ledger.setStatus('f1', 'completed');
  * console.log(JSON.stringify(ledger.summary()));
  */
 export class UsageLedger {
-  readonly #table: ModelTable;
+  readonly #table: ModelCatalogue;
   readonly #defaultFresh: number | undefined;
   readonly #tree = new AgentTree();
   readonly #records: LedgerRecord[] = [];
 
   constructor(options: LedgerOptions = {}) {
-    this.#table = options.table ?? DEFAULT_MODEL_TABLE;
+    this.#table = options.table ?? BUILTIN_CATALOGUE;
     const fresh = options.defaultFreshInputTokens;
     if (fresh !== undefined && !(Number.isInteger(fresh) && fresh >= 0)) {
       throw new ForkcacheError('INVALID_ARGUMENT', `defaultFreshInputTokens: expected a non-negative integer, got ${fresh}`, {
@@ -64,13 +65,13 @@ export class UsageLedger {
   }
 
   /** The model table prices come from. */
-  get table(): ModelTable {
+  get table(): ModelCatalogue {
     return this.#table;
   }
 
   /**
-   * Add one request. Throws `LEDGER_INVALID_RECORD` naming the field for negative or
-   * fractional tokens, an unknown model, a parent that contradicts an earlier record, a cycle,
+   * Add one request. A model the catalogue does not know is recorded with a null cost. Throws
+   * `LEDGER_INVALID_RECORD` naming the field for negative or fractional tokens, a parent that contradicts an earlier record, a cycle,
    * or a kind that contradicts the agent's earlier records.
    */
   record(input: LedgerRecordInput): LedgerRecord {
@@ -132,11 +133,11 @@ export class UsageLedger {
 
   #totalsOf(nodes: readonly AgentNode[]): UsageTotals {
     const records = nodes.flatMap((n) => n.records);
-    let cost = zeroCost();
+    let cost: CostBreakdown | null = zeroCost();
     for (const r of records) {
       const info = findModel(r.model, this.#table);
-      if (info) cost = addCost(cost, costNano(r.usage, info));
+      cost = info && info.prices.length > 0 && cost ? addCost(cost, costNano(r.usage, info, r.at, this.#table)) : null;
     }
-    return { requests: records.length, usage: sumUsage(records.map((r) => r.usage)), cost: breakdownToUsd(cost) };
+    return { requests: records.length, usage: sumUsage(records.map((r) => r.usage)), cost: cost && breakdownToUsd(cost) };
   }
 }

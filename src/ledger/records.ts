@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ForkcacheError } from '../errors.ts';
 import { formatPath } from '../validation.ts';
-import { findModel, type ModelInfo, type ModelTable } from './models.ts';
+import { findModel, type ModelEntry, type ModelCatalogue } from '../models/catalogue.ts';
 import { fromParsedUsage, usageInputSchema, type Usage, type UsageInput } from './usage.ts';
 
 /**
@@ -44,7 +44,7 @@ export interface LedgerRecord {
   parentId?: string;
   kind: RequestKind;
   turn: number;
-  /** Canonical model id from the table. */
+  /** Canonical model id from the catalogue, or the id as sent when the catalogue does not know it. */
   model: string;
   usage: Usage;
   sharedPrefixTokens?: number;
@@ -75,10 +75,10 @@ function invalid(field: string, message: string): ForkcacheError {
 }
 
 /**
- * Validate a record and resolve its model. Every failure is a `LEDGER_INVALID_RECORD` whose
+ * Validate a record and resolve its model (undefined: an id the catalogue cannot price). Every failure is a `LEDGER_INVALID_RECORD` whose
  * message and `data.field` name the offending field (`usage.input_tokens`, `model`, ...).
  */
-export function parseRecord(input: unknown, seq: number, table: ModelTable): { record: LedgerRecord; info: ModelInfo } {
+export function parseRecord(input: unknown, seq: number, table: ModelCatalogue): { record: LedgerRecord; info: ModelEntry | undefined } {
   const result = recordSchema.safeParse(input);
   if (!result.success) {
     const issue = result.error.issues[0];
@@ -86,13 +86,13 @@ export function parseRecord(input: unknown, seq: number, table: ModelTable): { r
     throw invalid(path, issue?.message ?? 'invalid');
   }
   const raw = result.data;
+  // An id the catalogue does not know is recorded as it is: its tokens count, its cost is null.
   const info = findModel(raw.model, table);
-  if (!info) throw invalid('model', `unknown model "${raw.model}" (not in the model table of ${table.date})`);
   const usage = fromParsedUsage(raw.usage, 'usage', 'LEDGER_INVALID_RECORD');
   if (raw.cachedPrefixTokens !== undefined && raw.cachedPrefixTokens > (raw.sharedPrefixTokens ?? 0)) {
     throw invalid('cachedPrefixTokens', `${raw.cachedPrefixTokens} exceeds sharedPrefixTokens (${raw.sharedPrefixTokens ?? 'absent'})`);
   }
-  const record: LedgerRecord = { seq, forkId: raw.forkId, kind: raw.kind, turn: raw.turn, model: info.id, usage, at: raw.at };
+  const record: LedgerRecord = { seq, forkId: raw.forkId, kind: raw.kind, turn: raw.turn, model: info?.id ?? raw.model, usage, at: raw.at };
   // exactOptionalPropertyTypes: copy optional fields only when present.
   if (raw.parentId !== undefined) record.parentId = raw.parentId;
   if (raw.sharedPrefixTokens !== undefined) record.sharedPrefixTokens = raw.sharedPrefixTokens;

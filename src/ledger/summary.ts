@@ -1,7 +1,9 @@
 import { computeBaselines } from './baselines.ts';
 import { breakdownToUsd, costNano, addCost, nanoToUsd, zeroCost, type CostBreakdown } from './cost.ts';
 import { computeFanouts } from './fanout.ts';
-import { findModel, type ModelTable } from './models.ts';
+import { findModel, type ModelCatalogue } from '../models/catalogue.ts';
+import { describeModel } from '../models/status.ts';
+import type { LedgerRecord } from './records.ts';
 import type { AgentNode, ForkStatus } from './tree.ts';
 import { creationSplit, sumUsage } from './usage.ts';
 
@@ -45,21 +47,33 @@ export interface LedgerSummary {
     cache_efficiency: number;
     by_fanout: FanoutSummary[];
   };
+  /** Every figure is `null` when some request's model cannot be priced (see `unpriced`). */
   cost_usd: {
-    actual: number;
-    no_cache: number;
-    /** `null` when a fork child has no fresh-agent input count. */
+    actual: number | null;
+    no_cache: number | null;
+    /** `null` also when a fork child has no fresh-agent input count. */
     fresh_agents: number | null;
-    breakdown: CostBreakdown;
+    breakdown: CostBreakdown | null;
   };
+  /** One line per model that is deprecated, retired or not in the catalogue (unpriced). */
+  warnings: string[];
+  /** Requests on models the catalogue does not know: their tokens count, their cost cannot. */
+  unpriced: { requests: number; models: string[] };
   /** Fractions of the baseline saved by what actually ran (negative: it cost more). */
   savings: { vs_no_cache: number | null; vs_fresh_agents: number | null };
   /** Fork children lacking `freshInputTokens`. */
   missing_fresh_input: string[];
 }
 
-function savings(actual: number, baseline: number | null): number | null {
-  return baseline === null || baseline === 0 ? null : (baseline - actual) / baseline;
+function savings(actual: number | null, baseline: number | null): number | null {
+  return actual === null || baseline === null || baseline === 0 ? null : (baseline - actual) / baseline;
+}
+
+/** A warning per distinct model of the records, as of its first request's date. */
+function modelWarnings(records: readonly LedgerRecord[], table: ModelCatalogue): string[] {
+  const first = new Map<string, number>();
+  for (const r of records) first.set(r.model, Math.min(first.get(r.model) ?? r.at, r.at));
+  return [...first].flatMap(([model, at]) => describeModel(model, { catalogue: table, at }).warning ?? []);
 }
 
 /** Build the summary of the agents in `scope`. */
@@ -67,16 +81,17 @@ export function summarize(
   scope: readonly AgentNode[],
   root: string | null,
   lookup: (id: string) => AgentNode | undefined,
-  table: ModelTable,
+  table: ModelCatalogue,
   defaultFresh: number | undefined,
 ): LedgerSummary {
   const records = scope.flatMap((n) => n.records);
   const usage = sumUsage(records.map((r) => r.usage));
   const split = creationSplit(usage);
-  let breakdown = zeroCost();
+  const base = computeBaselines(scope, table, defaultFresh);
+  let breakdown: CostBreakdown | null = base.actual === null ? null : zeroCost();
   for (const r of records) {
     const info = findModel(r.model, table);
-    if (info) breakdown = addCost(breakdown, costNano(r.usage, info));
+    if (info && breakdown) breakdown = addCost(breakdown, costNano(r.usage, info, r.at, table));
   }
   const forks: LedgerSummary['forks'] = { total: 0, running: 0, completed: 0, failed: 0, cancelled: 0 };
   const agents = { parent: 0, fork: 0, fresh: 0 };
@@ -87,7 +102,7 @@ export function summarize(
     forks[node.status] += 1;
   }
   const fan = computeFanouts(scope, lookup, table);
-  const base = computeBaselines(scope, table, defaultFresh);
+  const usd = (nano: number | null): number | null => (nano === null ? null : nanoToUsd(nano));
   return {
     root,
     model_table_date: table.date,
@@ -122,11 +137,13 @@ export function summarize(
       })),
     },
     cost_usd: {
-      actual: nanoToUsd(base.actual),
-      no_cache: nanoToUsd(base.noCache),
-      fresh_agents: base.freshAgents === null ? null : nanoToUsd(base.freshAgents),
-      breakdown: breakdownToUsd(breakdown),
+      actual: usd(base.actual),
+      no_cache: usd(base.noCache),
+      fresh_agents: usd(base.freshAgents),
+      breakdown: breakdown && breakdownToUsd(breakdown),
     },
+    unpriced: base.unpriced,
+    warnings: modelWarnings(records, table),
     savings: { vs_no_cache: savings(base.actual, base.noCache), vs_fresh_agents: savings(base.actual, base.freshAgents) },
     missing_fresh_input: base.missingFresh,
   };

@@ -21,6 +21,10 @@ export interface Usage {
   cache_read_input_tokens: number;
   output_tokens: number;
   cache_creation?: CacheCreationSplit;
+  /** Billing modifiers the API reports in `usage` (batch, `inference_geo`, fast mode). */
+  service_tier?: string;
+  inference_geo?: string;
+  speed?: string;
 }
 
 /**
@@ -33,6 +37,9 @@ export interface UsageInput {
   cache_read_input_tokens?: number | null;
   output_tokens?: number | null;
   cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null } | null;
+  service_tier?: string | null;
+  inference_geo?: string | null;
+  speed?: string | null;
 }
 
 const count = z.number().int().nonnegative().nullish();
@@ -44,6 +51,9 @@ export const usageInputSchema = z.object({
   cache_read_input_tokens: count,
   output_tokens: count,
   cache_creation: z.object({ ephemeral_5m_input_tokens: count, ephemeral_1h_input_tokens: count }).nullish(),
+  service_tier: z.string().nullish(),
+  inference_geo: z.string().nullish(),
+  speed: z.string().nullish(),
 });
 
 /** A usage of all zeros. */
@@ -65,6 +75,10 @@ export function fromParsedUsage(parsed: z.output<typeof usageInputSchema>, field
     cache_read_input_tokens: parsed.cache_read_input_tokens ?? 0,
     output_tokens: parsed.output_tokens ?? 0,
   };
+  // Modifiers are kept only when they change the price (a plain request carries none).
+  if (parsed.service_tier === 'batch') usage.service_tier = parsed.service_tier;
+  if (parsed.inference_geo && parsed.inference_geo !== 'global') usage.inference_geo = parsed.inference_geo;
+  if (parsed.speed === 'fast') usage.speed = parsed.speed;
   const split = parsed.cache_creation;
   if (split) {
     const m5 = split.ephemeral_5m_input_tokens ?? 0;

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ForkcacheError } from '../errors.ts';
-import { findModel } from '../ledger/models.ts';
+import { findModel } from '../models/catalogue.ts';
 import { fromParsedUsage, type Usage, usageInputSchema } from '../ledger/usage.ts';
 import { parseAt, readJsonFile, readJsonl, recordType } from './read-files.ts';
 

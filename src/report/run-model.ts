@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import { type ForkReport, parseReport } from '../fork/report.ts';
 import { costNano, nanoToUsd, noCacheNano } from '../ledger/cost.ts';
-import { findModel } from '../ledger/models.ts';
+import { findModel } from '../models/catalogue.ts';
 import { totalInputTokens, type Usage } from '../ledger/usage.ts';
 import { missDiagnostics } from './diagnostics.ts';
 import { type FanOutFiles, type RunEvent, type RunEventOf, usageAt } from './run-files.ts';
@@ -117,19 +117,21 @@ function timeline(files: FanOutFiles, id: string): { rows: string[]; segments: S
 
 function requests(files: FanOutFiles, id: string): RequestPoint[] {
   const info = files.model ? findModel(files.model) : undefined;
-  const priced = (usage: Usage): Pick<RequestPoint, 'cost' | 'noCache'> =>
-    info ? { cost: nanoToUsd(costNano(usage, info).total), noCache: nanoToUsd(noCacheNano(usage, info)) } : { cost: undefined, noCache: undefined };
+  // Each request is priced with the row in force on its own date; a model the catalogue does
+  // not know leaves cost and no-cache undefined (the report says it is unpriced).
+  const priced = (usage: Usage, at: number): Pick<RequestPoint, 'cost' | 'noCache'> =>
+    info && info.prices.length > 0 ? { cost: nanoToUsd(costNano(usage, info, at).total), noCache: nanoToUsd(noCacheNano(usage, info, at)) } : { cost: undefined, noCache: undefined };
   const out: RequestPoint[] = [];
   const warmStart = ofType(files.events, 'warmup-start')[0];
   for (const e of ofType(files.events, 'warmup-end')) {
     if (!e.usage) continue;
     const usage = usageAt(e.usage, `${files.dir}/events.jsonl:${e.line}`);
-    out.push({ label: 'warm-up', forkId: undefined, kind: 'warmup', turn: 0, sentAt: warmStart?.at ?? e.at, usage, ...priced(usage) });
+    out.push({ label: 'warm-up', forkId: undefined, kind: 'warmup', turn: 0, sentAt: warmStart?.at ?? e.at, usage, ...priced(usage, warmStart?.at ?? e.at) });
   }
   for (const e of ofType(files.events, 'turn-end')) {
     const usage = usageAt(e.request.usage, `${files.dir}/events.jsonl:${e.line}`);
     const label = `${shortForkId(e.forkId, id)} t${e.turn}`;
-    out.push({ label, forkId: e.forkId, kind: 'fork', turn: e.turn, sentAt: e.request.sentAt, usage, ...priced(usage) });
+    out.push({ label, forkId: e.forkId, kind: 'fork', turn: e.turn, sentAt: e.request.sentAt, usage, ...priced(usage, e.request.sentAt) });
   }
   return out.sort((a, b) => a.sentAt - b.sentAt);
 }

@@ -17,13 +17,13 @@ function transcript(records: (Record<string, unknown> | string)[]): string {
 }
 
 const user = (content: unknown, extra: Record<string, unknown> = {}) => ({ type: 'user', isSidechain: false, message: { role: 'user', content }, ...extra });
-const assistant = (content: unknown, extra: Record<string, unknown> = {}) => ({ type: 'assistant', isSidechain: false, message: { role: 'assistant', model: 'claude-sonnet-4-5-20250929', content }, ...extra });
+const assistant = (content: unknown, extra: Record<string, unknown> = {}) => ({ type: 'assistant', isSidechain: false, message: { role: 'assistant', model: 'claude-opus-5-5', content }, ...extra });
 const text = (t: string) => ({ type: 'text', text: t });
 
 describe('a parent from a Claude Code transcript', () => {
   it('rebuilds the messages: same-role records merged, sidechains and non-message records dropped', () => {
     const { snapshot, notes } = importClaudeTranscript(FIXTURE);
-    expect(snapshot.model).toBe('claude-sonnet-4-5-20250929');
+    expect(snapshot.model).toBe('claude-opus-5-5');
     expect(snapshot.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
     expect(snapshot.messages[0]!.content).toEqual([text('rename fetchData to loadData across src')]);
     // One assistant turn written as three records (thinking, text, tool_use), merged back.

@@ -69,7 +69,7 @@ describe('forkcache run --parent-from-claude-transcript', () => {
     expect(summary.report).toBe(out);
     expect(summary.forks.completed).toBe(2);
     // The echo model reports what reached it: the 4 imported messages + the fork's own turn.
-    for (const fork of summary.fork_results) expect(fork.report.result).toMatch(/^echo: 5 message\(s\), 8 tool\(s\) declared, model claude-sonnet-4-5, fork child/);
+    for (const fork of summary.fork_results) expect(fork.report.result).toMatch(/^echo: 5 message\(s\), 8 tool\(s\) declared, model claude-opus-5-5, fork child/);
     const snapshot = JSON.parse(readFileSync(join(summary.run_dir, 'snapshot.json'), 'utf8'));
     expect(snapshot.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
     expect(readFileSync(out, 'utf8')).toContain('data-chart="timeline"');

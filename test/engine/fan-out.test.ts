@@ -60,7 +60,7 @@ describe('ForkEngine.fanOut through real workers and the emulator', () => {
       expect(summary.prefix.drift_events).toBe(0);
       expect(summary.warmups).toBe(1);
       expect(summary.forks).toMatchObject({ total: 4, completed: 4, failed: 0, cancelled: 0 });
-      expect(summary.cost_usd.actual).toBeLessThan(summary.cost_usd.no_cache);
+      expect(summary.cost_usd.actual!).toBeLessThan(summary.cost_usd.no_cache!);
     } finally {
       await engine.close();
     }
@@ -145,7 +145,7 @@ describe('warm-first versus simultaneous dispatch (emulated latency on an inject
     const none = await runWith('none');
     expect(warm.cache.cache_efficiency).toBe(1);
     expect(none.cache.cache_efficiency).toBe(0);
-    expect(none.cost_usd.actual).toBeGreaterThan(warm.cost_usd.actual);
+    expect(none.cost_usd.actual!).toBeGreaterThan(warm.cost_usd.actual!);
   });
 });
 

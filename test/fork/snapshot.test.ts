@@ -101,7 +101,7 @@ describe('captureSnapshot', () => {
 
 describe('fallback snapshot', () => {
   it('is used only when there is no parent snapshot, and says so', () => {
-    const fallback = { model: 'claude-sonnet-4-5', system: 'fallback prompt', tools: [{ name: 'read_file', input_schema: { type: 'object' as const } }] };
+    const fallback = { model: 'claude-opus-5-5', system: 'fallback prompt', tools: [{ name: 'read_file', input_schema: { type: 'object' as const } }] };
     const snap = snapshotOrFallback(undefined, fallback);
     expect(snap.source).toBe('fallback');
     expect(snap.messages).toEqual([]);

@@ -10,7 +10,7 @@ function forkcache(...args: string[]): { status: number | null; stdout: string; 
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
-const SEED_ARGS = ['economics', '--prefix', '48500', '--directive', '200', '--children', '5'];
+const SEED_ARGS = ['economics', '--prefix', '48500', '--directive', '200', '--children', '5', '--model', 'claude-sonnet-4-6'];
 
 describe('forkcache economics (child process)', () => {
   it('--json reproduces the seed figures under both conventions', () => {
@@ -40,6 +40,6 @@ describe('forkcache economics (child process)', () => {
     expect(negative.stdout).toBe('');
     const model = forkcache(...SEED_ARGS, '--model', 'claude-nope');
     expect(model.status).toBe(2);
-    expect(model.stderr).toContain('--model: unknown model "claude-nope"');
+    expect(model.stderr).toContain('--model: "claude-nope" is not in the model catalogue');
   });
 });

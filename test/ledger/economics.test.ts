@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { breakEvenChildren, forkEconomics, type EconomicsInput } from '../../src/ledger/economics.ts';
 
-const SEED = { prefixTokens: 48_500, directiveTokens: 200, children: 5 } as const;
+// The seed figures assume a 0.1x read price: Sonnet 4.6 ($3 in) has it.
+const SEED = { prefixTokens: 48_500, directiveTokens: 200, children: 5, model: 'claude-sonnet-4-6' } as const;
 
 describe('seed figures (P = 48,500, D = 200, N = 5, cold cache)', () => {
   it('seed convention: child 1 pays 48,700, children 2-5 pay 48,500 × 0.1 + 200 = 5,050', () => {
@@ -47,7 +48,7 @@ describe('seed figures (P = 48,500, D = 200, N = 5, cold cache)', () => {
 });
 
 describe('the seed claim: "100K history, 8 forks, savings over 90%" (D = 200)', () => {
-  const claim = (extra: Partial<EconomicsInput>) => forkEconomics({ prefixTokens: 100_000, directiveTokens: 200, children: 8, ...extra });
+  const claim = (extra: Partial<EconomicsInput>) => forkEconomics({ prefixTokens: 100_000, directiveTokens: 200, children: 8, model: 'claude-sonnet-4-6', ...extra });
 
   it('does not hold with a cold cache (first child pays the prefix)', () => {
     // no cache: 8 × 100,200 = 801,600.
@@ -75,7 +76,7 @@ describe('the seed claim: "100K history, 8 forks, savings over 90%" (D = 200)', 
   it('no fan-out of any shape saves more than 90 % against no cache', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1_024, max: 1_000_000 }), fc.nat({ max: 5_000 }), fc.integer({ min: 1, max: 64 }), fc.boolean(), (P, D, N, warm) => {
-        const r = forkEconomics({ prefixTokens: P, directiveTokens: D, children: N, warmParent: warm, convention: 'seed' });
+        const r = forkEconomics({ prefixTokens: P, directiveTokens: D, children: N, warmParent: warm, convention: 'seed', model: 'claude-sonnet-4-6' });
         expect(r.savingsVsNoCache!).toBeLessThanOrEqual(0.9);
       }),
     );
@@ -91,10 +92,10 @@ describe('side figures quoted in docs/economics.md', () => {
     expect(tail.perChild[0]?.tokenEquivalents).toBe(7_925);
     expect(tail.savingsVsNoCache).toBe((243_500 - 28_125) / 243_500);
     // 100K history + 16K system/tools, warm: 8 × 11,800 = 94,400 of 929,600 → 89.85 %.
-    const big = forkEconomics({ prefixTokens: 116_000, directiveTokens: 200, children: 8, warmParent: true });
+    const big = forkEconomics({ prefixTokens: 116_000, directiveTokens: 200, children: 8, warmParent: true, model: 'claude-sonnet-4-6' });
     expect(big.savingsVsNoCache).toBe((929_600 - 94_400) / 929_600);
     // Cold break-even vs fresh agents for the 90 % claim's fan-out: 16 (seed), 20 (5m), 32 (1h).
-    const claim = { prefixTokens: 100_000, directiveTokens: 200, children: 8 } as const;
+    const claim = { prefixTokens: 100_000, directiveTokens: 200, children: 8, model: 'claude-sonnet-4-6' } as const;
     expect(forkEconomics({ ...claim, convention: 'seed' }).breakEven.vsFreshAgents).toBe(16);
     expect(forkEconomics({ ...claim }).breakEven.vsFreshAgents).toBe(20);
     expect(forkEconomics({ ...claim, ttl: '1h' }).breakEven.vsFreshAgents).toBe(32);
@@ -131,16 +132,17 @@ describe('cache states and model rules', () => {
     expect(r.breakEven.vsNoCache).toBeNull();
   });
 
-  it('prices USD with the model (Opus 4.1: $15/M input)', () => {
+  it('prices USD with the model (Opus 4.8: $5/M input)', () => {
     // Seed convention child 1: 48,700 × $15/M = $0.7305.
-    expect(forkEconomics({ ...SEED, convention: 'seed', model: 'claude-opus-4-1' }).perChild[0]?.usd).toBe(0.7305);
+    expect(forkEconomics({ ...SEED, convention: 'seed', model: 'claude-opus-4-8' }).perChild[0]?.usd).toBe(0.2435);
   });
 
   it.each([
     [{ ...SEED, prefixTokens: -1 }, /prefixTokens/],
     [{ ...SEED, directiveTokens: 2.5 }, /directiveTokens/],
     [{ ...SEED, children: 0 }, /children/],
-    [{ ...SEED, model: 'claude-nope' }, /model: unknown model "claude-nope"/],
+    [{ ...SEED, model: 'claude-nope' }, /model: "claude-nope" is not in the model catalogue/],
+    [{ ...SEED, model: 'claude-opus-4-1' }, /model: "claude-opus-4-1" has no prices \(retired; use claude-opus-5-5\)/],
     [{ ...SEED, ttl: '2h' as never }, /ttl/],
     [{ ...SEED, cachedPrefixTokens: 50_000 }, /cachedPrefixTokens: 50000 exceeds prefixTokens/],
     [{ ...SEED, cachedPrefixTokens: 1, warmParent: true }, /cachedPrefixTokens: contradicts warmParent/],

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { UsageLedger } from '../../src/ledger/ledger.ts';
 import type { LedgerRecordInput } from '../../src/ledger/records.ts';
 
-const SONNET = 'claude-sonnet-4-5';
+const SONNET = 'claude-sonnet-4-6';
 
 function rec(partial: Partial<LedgerRecordInput> & Pick<LedgerRecordInput, 'forkId' | 'kind' | 'usage'>): LedgerRecordInput {
   return { turn: 0, model: SONNET, at: 0, ...partial };

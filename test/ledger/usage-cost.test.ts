@@ -2,10 +2,11 @@ import type Anthropic from '@anthropic-ai/sdk';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { costNano, costUsd } from '../../src/ledger/cost.ts';
-import { findModel } from '../../src/ledger/models.ts';
+import { findModel } from '../../src/models/catalogue.ts';
 import { addUsage, normalizeUsage, sumUsage, type Usage } from '../../src/ledger/usage.ts';
 
-const sonnet = findModel('claude-sonnet-4-5')!;
+const sonnet = findModel('claude-sonnet-4-6')!;
+const AT = Date.parse('2026-11-30T12:00:00Z');
 
 function usage(partial: Partial<Usage>): Usage {
   return { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0, ...partial };
@@ -48,37 +49,38 @@ describe('normalizeUsage', () => {
   });
 });
 
-describe('costUsd (hand-computed, Sonnet 4.5: $3 in, $3.75 5m write, $6 1h write, $0.30 read, $15 out per MTok)', () => {
+describe('costUsd (hand-computed, Sonnet 4.6: $3 in, $3.75 5m write, $6 1h write, $0.30 read, $15 out per MTok)', () => {
   it('1,000,000 cache-read tokens cost exactly $0.30', () => {
-    const cost = costUsd(usage({ cache_read_input_tokens: 1_000_000 }), 'claude-sonnet-4-5');
+    const cost = costUsd(usage({ cache_read_input_tokens: 1_000_000 }), 'claude-sonnet-4-6', { at: AT });
     expect(cost).toEqual({ input: 0, cacheWrite5m: 0, cacheWrite1h: 0, cacheRead: 0.3, output: 0, total: 0.3 });
   });
 
   it('prices every component and sums them without float noise', () => {
     // 1,000 in × $3/M = $0.003; 2,000 5m writes × $3.75/M = $0.0075; 10,000 reads × $0.30/M
     // = $0.003; 500 out × $15/M = $0.0075. Total $0.021 (0.003 + 0.0075 + ... in floats is not).
-    const cost = costUsd(usage({ input_tokens: 1_000, cache_creation_input_tokens: 2_000, cache_read_input_tokens: 10_000, output_tokens: 500 }), 'claude-sonnet-4-5');
+    const cost = costUsd(usage({ input_tokens: 1_000, cache_creation_input_tokens: 2_000, cache_read_input_tokens: 10_000, output_tokens: 500 }), 'claude-sonnet-4-6', { at: AT });
     expect(cost).toEqual({ input: 0.003, cacheWrite5m: 0.0075, cacheWrite1h: 0, cacheRead: 0.003, output: 0.0075, total: 0.021 });
   });
 
   it('bills a mixed 5m/1h split at 1.25x and 2x', () => {
     // 3,000 written: 1,000 as 5m × $3.75/M = $0.00375, 2,000 as 1h × $6/M = $0.012 → $0.01575.
     const split = usage({ cache_creation_input_tokens: 3_000, cache_creation: { ephemeral_5m_input_tokens: 1_000, ephemeral_1h_input_tokens: 2_000 } });
-    expect(costUsd(split, 'claude-sonnet-4-5')).toMatchObject({ cacheWrite5m: 0.00375, cacheWrite1h: 0.012, total: 0.01575 });
+    expect(costUsd(split, 'claude-sonnet-4-6', { at: AT })).toMatchObject({ cacheWrite5m: 0.00375, cacheWrite1h: 0.012, total: 0.01575 });
     // Without the split all 3,000 are 5m writes: 3,000 × $3.75/M = $0.01125.
-    expect(costUsd(usage({ cache_creation_input_tokens: 3_000 }), 'claude-sonnet-4-5')).toMatchObject({ cacheWrite5m: 0.01125, cacheWrite1h: 0, total: 0.01125 });
+    expect(costUsd(usage({ cache_creation_input_tokens: 3_000 }), 'claude-sonnet-4-6', { at: AT })).toMatchObject({ cacheWrite5m: 0.01125, cacheWrite1h: 0, total: 0.01125 });
   });
 
-  it('handles fractional prices (Haiku 3.5: $0.80 in, $0.08 read) and dated ids', () => {
-    // 1,000,000 in × $0.80/M + 1,000,000 reads × $0.08/M + 1,000 out × $4/M = 0.8 + 0.08 + 0.004.
-    const cost = costUsd(usage({ input_tokens: 1_000_000, cache_read_input_tokens: 1_000_000, output_tokens: 1_000 }), 'claude-3-5-haiku-20241022');
-    expect(cost.total).toBe(0.884);
-    // Opus 4.1: 100,000 1h writes × $30/M = $3.
-    expect(costUsd(usage({ cache_creation_input_tokens: 100_000, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 100_000 } }), 'claude-opus-4-1').total).toBe(3);
+  it('handles fractional prices (Haiku 5.5 band A: $0.10 in, $0.01 read, $0.50 out)', () => {
+    // 10,000 in × $0.10/M + 50,000 reads × $0.01/M + 1,000 out × $0.50/M = 0.001 + 0.0005 + 0.0005.
+    const cost = costUsd(usage({ input_tokens: 10_000, cache_read_input_tokens: 50_000, output_tokens: 1_000 }), 'claude-haiku-5-5', { at: AT });
+    expect(cost?.total).toBe(0.002);
+    // A dated alias prices as its model: Haiku 4.5, 100,000 1h writes × $2/M = $0.20.
+    expect(costUsd(usage({ cache_creation_input_tokens: 100_000, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 100_000 } }), 'claude-haiku-4-5-20251001', { at: AT })?.total).toBe(0.2);
   });
 
-  it('rejects an unknown model, naming the field', () => {
-    expect(() => costUsd(usage({}), 'claude-nope')).toThrow(/model: unknown model "claude-nope"/);
+  it('is null (unpriced), not an error, for a model the catalogue does not know or cannot price', () => {
+    expect(costUsd(usage({ input_tokens: 5 }), 'claude-nope', { at: AT })).toBeNull();
+    expect(costUsd(usage({ input_tokens: 5 }), 'claude-opus-4-1', { at: AT })).toBeNull();
   });
 });
 
@@ -93,7 +95,7 @@ describe('addUsage', () => {
   it('keeps cost additive: cost(a + b) = cost(a) + cost(b), exactly, with or without splits', () => {
     fc.assert(
       fc.property(arbUsage, arbUsage, (a, b) => {
-        expect(costNano(addUsage(a, b), sonnet).total).toBe(costNano(a, sonnet).total + costNano(b, sonnet).total);
+        expect(costNano(addUsage(a, b), sonnet, AT).total).toBe(costNano(a, sonnet, AT).total + costNano(b, sonnet, AT).total);
       }),
     );
   });

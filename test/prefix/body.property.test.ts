@@ -36,7 +36,7 @@ const parentRequest = fc
       pending = calls.map((c) => c.id);
     });
     const request: Record<string, unknown> = {
-      model: 'claude-sonnet-4-5',
+      model: 'claude-opus-5-5',
       tools: tools.map((t, i) => withMarker({ name: `tool_${i}`, description: t.description, input_schema: { type: 'object' } }, t.cache)),
       messages,
       max_tokens: 100,

@@ -18,7 +18,7 @@ describe('freeze', () => {
     const prefix = freeze(snapshot());
     const head = decode(prefix.head);
     const request = fixture<Req>('parent-request.json');
-    const expectedStart = `{"model":"claude-sonnet-4-5","system":${JSON.stringify(request['system'])},"tools":${JSON.stringify(request['tools'])},"tool_choice":{"type":"auto"},"metadata":{"user_id":"u-123"},"messages":[`;
+    const expectedStart = `{"model":"claude-opus-5-5","system":${JSON.stringify(request['system'])},"tools":${JSON.stringify(request['tools'])},"tool_choice":{"type":"auto"},"metadata":{"user_id":"u-123"},"messages":[`;
     expect(head.startsWith(expectedStart)).toBe(true);
     expect(head).not.toMatch(/\n(?!")|": /); // no formatting whitespace (newlines inside strings are escaped)
     // ends right after the last shared block: the last placeholder, carrying the boundary marker

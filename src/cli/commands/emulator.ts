@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { latencyNameSchema } from '../../emulator/latency.ts';
-import { loadModelTable } from '../../ledger/models.ts';
+import { loadCatalogue } from '../../models/catalogue.ts';
 import type { EmulatorOptions } from '../../emulator/options.ts';
 import { ReplayModel } from '../../emulator/scripts/replay.ts';
 import { startEmulator } from '../../emulator/server/start.ts';
@@ -64,7 +64,7 @@ export function registerEmulatorCommand(program: Command): void {
         seed: o.seed,
         script: o.script,
         ...(o.replay === undefined ? {} : { scripts: [ReplayModel.fromFile(o.replay)] }),
-        ...(o.modelTable === undefined ? {} : { modelTable: loadModelTable(o.modelTable) }),
+        ...(o.modelTable === undefined ? {} : { modelTable: loadCatalogue(o.modelTable) }),
       };
       const emulator = await startEmulator(options);
       process.stdout.write(`forkcache emulator listening on ${emulator.url}\n`);

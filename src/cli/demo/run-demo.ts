@@ -1,3 +1,4 @@
+import { DEFAULT_MODEL } from '../../models/defaults.ts';
 import { join } from 'node:path';
 import { startEmulator } from '../../emulator/server/start.ts';
 import { ForkEngine } from '../../engine/engine.ts';
@@ -13,7 +14,7 @@ import { ProgressBoard } from '../progress-board.ts';
 import { DEMO_SYSTEM_PROMPT } from './system-prompt.ts';
 import { DEMO_NEW_NAME, DEMO_OLD_NAME, filesMentioning, prepareDemoWorkspace } from './workspace.ts';
 
-export const DEMO_MODEL = 'claude-sonnet-4-6';
+export const DEMO_MODEL = DEFAULT_MODEL;
 
 export interface DemoOptions {
   /** Called with each fan-out as it starts (e.g. to cancel it on Ctrl-C). */

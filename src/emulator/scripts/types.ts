@@ -1,4 +1,4 @@
-import type { ModelInfo } from '../../ledger/models.ts';
+import type { ModelEntry } from '../../models/catalogue.ts';
 import type { MessagesRequest, StopReason } from '../types.ts';
 
 /** One block of a scripted assistant turn. A tool_use without `id` gets a deterministic one. */
@@ -16,7 +16,7 @@ export interface ScriptInput {
   /** The request as the client sent it (already validated). Do not mutate. */
   request: Readonly<MessagesRequest>;
   /** The model-table entry of `request.model`. The script's behaviour need not depend on it. */
-  model: ModelInfo;
+  model: ModelEntry;
 }
 
 /**

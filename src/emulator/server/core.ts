@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Clock } from '../../clock.ts';
-import type { ModelInfo, ModelTable } from '../../ledger/models.ts';
+import type { ModelEntry, ModelCatalogue } from '../../models/catalogue.ts';
 import { DiagnosticsLog } from '../cache/diagnostics.ts';
 import { CacheStore } from '../cache/store.ts';
 import { FaultInjector } from '../faults.ts';
@@ -38,7 +38,7 @@ export interface EmulatorCore {
   options: ResolvedOptions;
   clock: Clock;
   profile: LatencyProfile;
-  modelTable: ModelTable;
+  modelTable: ModelCatalogue;
   store: CacheStore;
   diagnostics: DiagnosticsLog;
   counter: BlockTokenCounter;
@@ -47,7 +47,7 @@ export interface EmulatorCore {
   ids: IdSource;
   stats: StatsCollector;
   events: EventEmitter;
-  minCacheable(model: ModelInfo): number;
+  minCacheable(model: ModelEntry): number;
 }
 
 export function createCore(options: ResolvedOptions): EmulatorCore {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { findModel, type ModelInfo } from '../../ledger/models.ts';
+import { findModel, type ModelEntry } from '../../models/catalogue.ts';
+import { statusAt } from '../../models/status.ts';
 import { ApiError, type ApiErrorType } from '../api-error.ts';
 import { collectMarkers } from '../cache/markers.ts';
 import { applyRead, commitWrites, planCache, type CachePlan } from '../cache/plan.ts';
@@ -33,10 +34,10 @@ const ERROR_FAULTS: Partial<Record<FaultKind, [ApiErrorType, string]>> = {
   '504': ['timeout_error', 'Request timed out'],
 };
 
-/** Resolve the model (404 when unknown, as the API answers). */
-export function requireApiModel(core: EmulatorCore, id: string): ModelInfo {
+/** Resolve the model (404 when unknown or retired, as the API answers). */
+export function requireApiModel(core: EmulatorCore, id: string): ModelEntry {
   const model = findModel(id, core.modelTable);
-  if (!model) throw new ApiError('EMULATOR_UNKNOWN_MODEL', 'not_found_error', `model: ${id}`, { model: id });
+  if (!model || statusAt(model, core.clock.now()) === 'retired') throw new ApiError('EMULATOR_UNKNOWN_MODEL', 'not_found_error', `model: ${id}`, { model: id });
   return model;
 }
 
@@ -59,7 +60,7 @@ function checkTurn(turn: unknown, name: string): ScriptedTurn {
   return turn as ScriptedTurn;
 }
 
-async function runScript(core: EmulatorCore, ctx: RequestContext, request: MessagesRequest, model: ModelInfo): Promise<ScriptedTurn> {
+async function runScript(core: EmulatorCore, ctx: RequestContext, request: MessagesRequest, model: ModelEntry): Promise<ScriptedTurn> {
   if (request.max_tokens === 0) return { content: [] };
   const script = core.scripts.resolve(getHeader(ctx.req, SCRIPT_HEADER));
   try {

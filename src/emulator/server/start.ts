@@ -44,7 +44,7 @@ async function stopServer(server: Server): Promise<void> {
  * @example
  * const emulator = await startEmulator({ latency: 'off' });
  * const client = new Anthropic({ apiKey: 'test', baseURL: emulator.url, maxRetries: 0 });
- * const message = await client.messages.create({ model: 'claude-sonnet-4-5', max_tokens: 256, messages });
+ * const message = await client.messages.create({ model: 'claude-opus-5-5', max_tokens: 256, messages });
  * console.log(message.usage, emulator.stats());
  * await emulator.close();
  */

@@ -1,0 +1,256 @@
+import builtinFile from './catalogue.json' with { type: 'json' };
+import { ForkcacheError } from '../errors.ts';
+import { readJsonFile } from '../json-file.ts';
+import { formatPath } from '../validation.ts';
+import { catalogueFileSchema, type CatalogueFile, type ModelRow, type ModelStatus, type PriceRowInput, type TokenClass } from './schema.ts';
+
+/**
+ * The model catalogue: every model forkcache knows, with its status, prices (as dated rows),
+ * cache rules and request constraints. Data, not code: `catalogue.json` beside this file,
+ * dated, overridable by a user file merged over it (`loadCatalogue(path)`). One module owns
+ * it; the ledger, the economics, the emulator and the CLI all read it from here.
+ */
+
+/** Rates of one tier, USD per million tokens, cache prices resolved. */
+export interface TierRates {
+  inputPerMTok: number;
+  outputPerMTok: number;
+  cacheWrite5mPerMTok: number;
+  cacheWrite1hPerMTok: number;
+  cacheReadPerMTok: number;
+}
+
+/** One price tier: the whole row when unbanded (`name: null`), else one prompt-length band. */
+export interface PriceTier extends TierRates {
+  name: string | null;
+  /** Requests whose prompt length is at most this pay this tier; null on the last tier. */
+  upToPromptTokens: number | null;
+  /** Fast mode (`speed: "fast"`) rates, when the model has them. */
+  fast: TierRates | null;
+}
+
+/** Prices in force from `effectiveFrom` (inclusive, UTC) until the next row's date. */
+export interface PriceRow {
+  effectiveFrom: string;
+  /** Token classes that make up the prompt length a band is picked by. */
+  bandCounts: readonly TokenClass[];
+  tiers: readonly PriceTier[];
+}
+
+export interface ModelConstraints {
+  adaptiveThinkingOnly: boolean;
+  forcedToolChoice: boolean;
+  prefill: boolean;
+  bindsThinkingBlocks: boolean;
+}
+
+export interface ModelEntry {
+  id: string;
+  aliases: readonly string[];
+  family: string;
+  status: ModelStatus;
+  endOfLife: string | null;
+  replacement: string | null;
+  minCacheableTokens: number;
+  contextWindow: number;
+  maxOutputTokens: number;
+  constraints: ModelConstraints;
+  /** Whether `inference_geo` multipliers apply (Claude 4.6 and later). */
+  inferenceGeo: boolean;
+  /** Ascending by `effectiveFrom`; empty for a retired model. */
+  prices: readonly PriceRow[];
+  note: string | null;
+}
+
+export interface PriceModifiers {
+  /** Batch API: every token class, stacks with caching. */
+  batchMultiplier: number;
+  /** `usage.inference_geo` → multiplier on every token class. */
+  inferenceGeoMultipliers: Readonly<Record<string, number>>;
+}
+
+export interface ModelCatalogue {
+  /** The date the prices were read (the user file's date when one is merged). */
+  date: string;
+  models: readonly ModelEntry[];
+  modifiers: PriceModifiers;
+}
+
+const DEFAULT_MULTIPLIERS = { write5m: 1.25, write1h: 2, read: 0.1 };
+const DEFAULT_MODIFIERS: PriceModifiers = { batchMultiplier: 0.5, inferenceGeoMultipliers: { us: 1.1 } };
+const DEFAULT_CONSTRAINTS: ModelConstraints = { adaptiveThinkingOnly: false, forcedToolChoice: true, prefill: true, bindsThinkingBlocks: false };
+
+type RatesInput = {
+  inputPerMTok: number;
+  outputPerMTok: number;
+  cacheWrite5mPerMTok?: number | undefined;
+  cacheWrite1hPerMTok?: number | undefined;
+  cacheReadPerMTok?: number | undefined;
+  cacheWrite5mMultiplier?: number | undefined;
+  cacheWrite1hMultiplier?: number | undefined;
+  cacheReadMultiplier?: number | undefined;
+};
+
+function resolveRates(r: RatesInput, like?: TierRates): TierRates {
+  // Fast-mode rates keep the tier's cache multipliers unless they say otherwise.
+  const ratio = (price: number | undefined, base: number): number | undefined => (price === undefined || base === 0 ? undefined : price / base);
+  const m5 = r.cacheWrite5mMultiplier ?? (like ? ratio(like.cacheWrite5mPerMTok, like.inputPerMTok) : undefined) ?? DEFAULT_MULTIPLIERS.write5m;
+  const m1 = r.cacheWrite1hMultiplier ?? (like ? ratio(like.cacheWrite1hPerMTok, like.inputPerMTok) : undefined) ?? DEFAULT_MULTIPLIERS.write1h;
+  const mr = r.cacheReadMultiplier ?? (like ? ratio(like.cacheReadPerMTok, like.inputPerMTok) : undefined) ?? DEFAULT_MULTIPLIERS.read;
+  // Derived prices are rounded to 1e-9 $/MTok: 3 × 0.1 is 0.3, not 0.30000000000000004.
+  const derive = (multiple: number): number => Math.round(r.inputPerMTok * multiple * 1e9) / 1e9;
+  return {
+    inputPerMTok: r.inputPerMTok,
+    outputPerMTok: r.outputPerMTok,
+    cacheWrite5mPerMTok: r.cacheWrite5mPerMTok ?? derive(m5),
+    cacheWrite1hPerMTok: r.cacheWrite1hPerMTok ?? derive(m1),
+    cacheReadPerMTok: r.cacheReadPerMTok ?? derive(mr),
+  };
+}
+
+function tierOf(name: string | null, upTo: number | null, r: RatesInput & { fast?: RatesInput | undefined }): PriceTier {
+  const rates = resolveRates(r);
+  return { name, upToPromptTokens: upTo, ...rates, fast: r.fast ? resolveRates(r.fast, rates) : null };
+}
+
+function priceRow(row: PriceRowInput): PriceRow {
+  if ('bands' in row) {
+    return {
+      effectiveFrom: row.effectiveFrom,
+      bandCounts: row.bands.counts,
+      tiers: row.bands.tiers.map((t) => tierOf(t.name, t.upToPromptTokens ?? null, t)),
+    };
+  }
+  return { effectiveFrom: row.effectiveFrom, bandCounts: [], tiers: [tierOf(null, null, row)] };
+}
+
+function entryOf(row: ModelRow): ModelEntry {
+  return {
+    id: row.id,
+    aliases: row.aliases,
+    family: row.family ?? row.id,
+    status: row.status,
+    endOfLife: row.endOfLife ?? null,
+    replacement: row.replacement ?? null,
+    minCacheableTokens: row.minCacheableTokens ?? 1024,
+    contextWindow: row.contextWindow ?? 200_000,
+    maxOutputTokens: row.maxOutputTokens ?? 64_000,
+    constraints: { ...DEFAULT_CONSTRAINTS, ...row.constraints },
+    inferenceGeo: row.inferenceGeo,
+    prices: row.prices.map(priceRow),
+    note: row.note ?? null,
+  };
+}
+
+function invalid(source: string, message: string, field?: string): ForkcacheError {
+  return new ForkcacheError('MODEL_CATALOGUE_INVALID', `${source}: ${message}`, { data: field ? { field } : {} });
+}
+
+/** The row checks zod cannot express; `where(i)` names the row (`models[3] (claude-x)`). */
+function checkRow(row: ModelRow, where: string, source: string): void {
+  if (row.status === 'deprecated' && (!row.endOfLife || !row.replacement)) {
+    throw invalid(source, `${where}: a deprecated model needs endOfLife and replacement`, `${where}.status`);
+  }
+  if (row.status === 'retired' && !row.replacement) throw invalid(source, `${where}.replacement: a retired model needs its replacement`, `${where}.replacement`);
+  if (row.status !== 'retired' && row.prices.length === 0) throw invalid(source, `${where}.prices: a ${row.status} model needs at least one price row`, `${where}.prices`);
+  row.prices.forEach((price, p) => {
+    const prev = row.prices[p - 1];
+    if (prev && prev.effectiveFrom >= price.effectiveFrom) {
+      throw invalid(source, `${where}.prices[${p}].effectiveFrom: ${price.effectiveFrom} must come after ${prev.effectiveFrom}`, `${where}.prices[${p}].effectiveFrom`);
+    }
+    if (!('bands' in price)) return;
+    const tiers = price.bands.tiers;
+    tiers.forEach((tier, t) => {
+      const field = `${where}.prices[${p}].bands.tiers[${t}].upToPromptTokens`;
+      const last = t === tiers.length - 1;
+      if (last && tier.upToPromptTokens !== undefined) throw invalid(source, `${field}: the last tier has no upper bound`, field);
+      if (!last && tier.upToPromptTokens === undefined) throw invalid(source, `${field}: required on every tier but the last`, field);
+      const before = tiers[t - 1]?.upToPromptTokens;
+      if (before !== undefined && tier.upToPromptTokens !== undefined && tier.upToPromptTokens <= before) {
+        throw invalid(source, `${field}: must be above the previous tier's ${before}`, field);
+      }
+    });
+  });
+}
+
+/** `models[3].prices[0]` → `models[3] (claude-x).prices[0]`: a row is easier to find by its id. */
+function nameRow(path: string, models: unknown): string {
+  return path.replace(/^models\[(\d+)\]/, (whole, index: string) => {
+    const id = Array.isArray(models) ? (models[Number(index)] as { id?: unknown } | undefined)?.id : undefined;
+    return typeof id === 'string' ? `${whole} (${id})` : whole;
+  });
+}
+
+/** Parse and check a catalogue file (already-parsed JSON). Every error names the row and field. */
+export function parseCatalogueFile(json: unknown, source: string): CatalogueFile {
+  const parsed = catalogueFileSchema.safeParse(json);
+  if (!parsed.success) {
+    const models = (json as { models?: unknown } | null)?.models;
+    const lines = parsed.error.issues.map((issue) => `${nameRow(formatPath(issue.path), models)}: ${issue.message}`);
+    throw invalid(source, lines.join('; '), nameRow(formatPath(parsed.error.issues[0]?.path ?? []), models));
+  }
+  const file = parsed.data;
+  const seen = new Set<string>();
+  file.models.forEach((row, i) => {
+    if (seen.has(row.id)) throw invalid(source, `models[${i}]: model "${row.id}" is named twice`, `models[${i}].id`);
+    seen.add(row.id);
+    checkRow(row, `models[${i}] (${row.id})`, source);
+  });
+  return file;
+}
+
+function build(date: string, rows: readonly ModelRow[], modifiers: PriceModifiers, source: string): ModelCatalogue {
+  const names = new Map<string, string>();
+  for (const row of rows) {
+    for (const name of [row.id, ...row.aliases]) {
+      const owner = names.get(name);
+      if (owner !== undefined) throw invalid(source, `model "${name}" is named twice (${owner} and ${row.id})`, 'models');
+      names.set(name, row.id);
+    }
+  }
+  for (const row of rows) {
+    if (row.replacement !== undefined && !names.has(row.replacement)) {
+      throw invalid(source, `${row.id}.replacement: "${row.replacement}" is not in the catalogue`, `${row.id}.replacement`);
+    }
+  }
+  return Object.freeze({ date, models: Object.freeze(rows.map(entryOf)), modifiers });
+}
+
+function modifiersOf(file: { modifiers?: { batchMultiplier: number; inferenceGeoMultipliers: Record<string, number> } | undefined }, base: PriceModifiers): PriceModifiers {
+  return file.modifiers ?? base;
+}
+
+const BUILTIN_FILE = parseCatalogueFile(builtinFile, 'built-in model catalogue');
+
+/** The catalogue shipped with the package. */
+export const BUILTIN_CATALOGUE: ModelCatalogue = build(BUILTIN_FILE.date, BUILTIN_FILE.models, modifiersOf(BUILTIN_FILE, DEFAULT_MODIFIERS), 'built-in model catalogue');
+
+/**
+ * Merge a user file (parsed JSON) over the built-in catalogue: rows replace built-in rows of
+ * the same id, new ids are added, `replace: true` drops the built-in rows. The result carries
+ * the user file's date.
+ */
+export function mergeCatalogue(override: unknown, source = 'model table'): ModelCatalogue {
+  const file = parseCatalogueFile(override, source);
+  const byId = new Map(file.replace ? [] : BUILTIN_FILE.models.map((row) => [row.id, row] as const));
+  for (const row of file.models) byId.set(row.id, row);
+  return build(file.date, [...byId.values()], modifiersOf(file, BUILTIN_CATALOGUE.modifiers), source);
+}
+
+/** The built-in catalogue, or a user file merged over it (`--model-table FILE`). */
+export function loadCatalogue(path?: string): ModelCatalogue {
+  if (path === undefined) return BUILTIN_CATALOGUE;
+  return mergeCatalogue(readJsonFile(path, 'model table', 'MODEL_CATALOGUE_INVALID'), `model table ${path}`);
+}
+
+/**
+ * Find a model by id or alias; a `-YYYYMMDD` or `-latest` suffix falls back to the base id.
+ * Undefined for an id the catalogue does not know (which the API may still accept).
+ */
+export function findModel(id: string, catalogue: ModelCatalogue = BUILTIN_CATALOGUE): ModelEntry | undefined {
+  const match = (name: string): ModelEntry | undefined => catalogue.models.find((m) => m.id === name || m.aliases.includes(name));
+  const exact = match(id);
+  if (exact) return exact;
+  const stripped = id.replace(/-(\d{8}|latest)$/, '');
+  return stripped === id ? undefined : match(stripped);
+}
