@@ -1,5 +1,6 @@
 import { startEmulator } from '../emulator/server/start.ts';
 import { ForkcacheError } from '../errors.ts';
+import type { ModelCatalogue } from '../models/catalogue.ts';
 
 export type ApiChoice = 'auto' | 'anthropic' | 'emulator';
 
@@ -16,13 +17,14 @@ export interface Endpoint {
  * Where requests go: the real API when `ANTHROPIC_API_KEY` is set (or `--api anthropic`,
  * which insists on it), else an embedded emulator started here.
  */
-export async function openEndpoint(api: ApiChoice, emulator: { script: string; latency: 'off' | 'fast' | 'realistic' }): Promise<Endpoint> {
+export async function openEndpoint(api: ApiChoice, emulator: { script: string; latency: 'off' | 'fast' | 'realistic' }, catalogue?: ModelCatalogue): Promise<Endpoint> {
   const key = process.env['ANTHROPIC_API_KEY'];
   if (api === 'anthropic' && !key) throw new ForkcacheError('INVALID_ARGUMENT', '--api anthropic: ANTHROPIC_API_KEY is not set');
   if (api === 'anthropic' || (api === 'auto' && key)) {
     return { baseURL: process.env['ANTHROPIC_BASE_URL'] ?? 'https://api.anthropic.com', apiKey: key!, kind: 'anthropic', label: 'the Anthropic API', close: async () => {} };
   }
-  const server = await startEmulator({ script: emulator.script, latency: emulator.latency });
+  // A model the user priced with --model-table is one the stand-in API serves too.
+  const server = await startEmulator({ script: emulator.script, latency: emulator.latency, ...(catalogue ? { modelTable: catalogue } : {}) });
   return {
     baseURL: server.url,
     apiKey: 'emulator',

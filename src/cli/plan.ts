@@ -26,6 +26,8 @@ export const planSchema = z.strictObject({
   directives: z.array(z.string()).min(1, 'expected at least one directive'),
   /** Overrides the parent's model (the cache key includes the model: all forks use one). */
   model: z.string().min(1).optional(),
+  /** A model catalogue file merged over the built-in one (prices a model forkcache does not know). */
+  modelTable: z.string().min(1).optional(),
   workspace: z.string().min(1).default('.'),
   runDir: z.string().min(1).default('.forkcache/runs'),
   warm: z.enum(WARM_STRATEGIES as [WarmStrategy, ...WarmStrategy[]]).default('first-child'),
@@ -49,6 +51,8 @@ export interface LoadedPlan {
   snapshot: ParentSnapshot;
   workspace: string;
   runDir: string;
+  /** The plan's `modelTable`, resolved against the plan's directory. */
+  modelTable: string | undefined;
   /** What importing the parent used, dropped or substituted (a transcript import). */
   notes: string[];
 }
@@ -76,7 +80,7 @@ function readJson(path: string, what: string): unknown {
 export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPlan {
   const base = dirname(resolve(path));
   const plan = parseOrThrow(planSchema, readJson(path, 'plan'), 'INVALID_ARGUMENT', `plan ${path}`);
-  const paths = { workspace: resolve(base, plan.workspace), runDir: resolve(base, plan.runDir) };
+  const paths = { workspace: resolve(base, plan.workspace), runDir: resolve(base, plan.runDir), modelTable: plan.modelTable === undefined ? undefined : resolve(base, plan.modelTable) };
   if (options.claudeTranscript !== undefined) {
     if (plan.parent !== undefined) {
       throw new ForkcacheError('INVALID_ARGUMENT', `plan ${path}: parent: remove it, or drop --parent-from-claude-transcript (the parent comes from one of them)`, { data: { field: 'parent' } });

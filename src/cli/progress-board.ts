@@ -1,6 +1,7 @@
 import cliProgress from 'cli-progress';
 import type { FanOutEvent } from '../engine/fork-handle.ts';
 import { costUsd } from '../ledger/cost.ts';
+import type { ModelCatalogue } from '../models/catalogue.ts';
 import { addUsage, totalInputTokens, type Usage, ZERO_USAGE } from '../ledger/usage.ts';
 
 interface Row {
@@ -15,6 +16,8 @@ interface Row {
 
 export interface BoardOptions {
   model: string;
+  /** Prices (default the built-in catalogue). */
+  catalogue?: ModelCatalogue | undefined;
   stream?: NodeJS.WriteStream;
   /** Force plain lines (not a TTY, or `--json`). */
   plain?: boolean;
@@ -44,6 +47,7 @@ const pct = (u: Usage): string => {
 export class ProgressBoard {
   readonly #rows = new Map<string, Row>();
   readonly #model: string;
+  readonly #catalogue: ModelCatalogue | undefined;
   readonly #stream: NodeJS.WriteStream;
   readonly #multi: cliProgress.MultiBar | undefined;
   readonly #totals: cliProgress.SingleBar | undefined;
@@ -51,6 +55,7 @@ export class ProgressBoard {
 
   constructor(options: BoardOptions) {
     this.#model = options.model;
+    this.#catalogue = options.catalogue;
     this.#stream = options.stream ?? process.stderr;
     this.#color = !options.plain && colorEnabled(this.#stream, options.env);
     if (!options.plain && this.#stream.isTTY) {
@@ -74,7 +79,7 @@ export class ProgressBoard {
         break;
       case 'turn-end':
         row.usage = addUsage(row.usage, event.request.usage);
-        const turnCost = costUsd(event.request.usage, this.#model, { at: event.request.sentAt })?.total;
+        const turnCost = costUsd(event.request.usage, this.#model, { at: event.request.sentAt, ...(this.#catalogue ? { catalogue: this.#catalogue } : {}) })?.total;
         row.cost = row.cost === null || turnCost === undefined ? null : row.cost + turnCost;
         break;
       case 'tool-call':

@@ -1,5 +1,6 @@
 import type { FanOutResult } from '../engine/fan-out.ts';
 import { costUsd } from '../ledger/cost.ts';
+import type { ModelCatalogue } from '../models/catalogue.ts';
 import { sumUsage } from '../ledger/usage.ts';
 
 const n = (x: number): string => x.toLocaleString('en-US');
@@ -13,12 +14,12 @@ function table(rows: string[][]): string {
 }
 
 /** The ledger of a fan-out as a table plus the cache and cost lines, for the terminal. */
-export function formatFanOutResult(result: FanOutResult, model: string): string {
+export function formatFanOutResult(result: FanOutResult, model: string, catalogue?: ModelCatalogue): string {
   const rows = [['fork', 'status', 'turns', 'tools', 'cache read', 'written', 'uncached', 'output', 'cost']];
   for (const fork of result.forks) {
     const usage = sumUsage(fork.requests.map((r) => r.usage));
     // Priced request by request: each has its own date (price row) and prompt length (band).
-    const costs = fork.requests.map((r) => costUsd(r.usage, model, { at: r.sentAt })?.total ?? null);
+    const costs = fork.requests.map((r) => costUsd(r.usage, model, { at: r.sentAt, ...(catalogue ? { catalogue } : {}) })?.total ?? null);
     const cost = costs.includes(null) ? null : (costs as number[]).reduce((a, b) => a + b, 0);
     rows.push([fork.forkId, fork.status, String(fork.turns), String(fork.toolCalls), n(usage.cache_read_input_tokens), n(usage.cache_creation_input_tokens), n(usage.input_tokens), n(usage.output_tokens), usd(cost)]);
   }

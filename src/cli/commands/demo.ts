@@ -7,6 +7,7 @@ import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
 import { DEMO_NEW_NAME, DEMO_OLD_NAME } from '../demo/workspace.ts';
 import { intFlag, parseFlags } from '../flags.ts';
 import { formatFanOutResult, jsonSummary } from '../summary-table.ts';
+import { modelCheck } from '../model-check.ts';
 import { reportAfterRun, reportFlag } from './report.ts';
 
 const optionsSchema = z.object({
@@ -16,6 +17,8 @@ const optionsSchema = z.object({
   seed: intFlag.default(0),
   json: z.boolean().default(false),
   report: reportFlag,
+  model: z.string().min(1).default(DEMO_MODEL),
+  modelTable: z.string().min(1).optional(),
 });
 
 /** Register `forkcache demo`: the main job, end to end on the embedded emulator. */
@@ -27,13 +30,16 @@ export function registerDemoCommand(program: Command): void {
     .option('--warm <strategy>', `warm-up strategy: ${WARM_STRATEGIES.join(' | ')}`, 'first-child')
     .option('--latency <profile>', 'emulated latency: off | fast | realistic', 'fast')
     .option('--seed <n>', 'emulator seed', '0')
+    .option('--model <id>', `model of the parent and the forks (default ${DEMO_MODEL})`)
+    .option('--model-table <file>', 'model catalogue JSON merged over the built-in one')
     .option('--json', 'print one JSON summary object last (progress goes to stderr as plain lines)')
     .option('--report [file]', 'write the HTML report of the fan-out (default: report.html in its run directory)')
     .action(async (raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
+      const catalogue = modelCheck(opts.model, opts.modelTable, log);
       const interrupt = cancelOnInterrupt(log);
-      const demo = await runDemo({ forks: opts.forks, warm: opts.warm, latency: opts.latency, seed: opts.seed, plain: opts.json, log, watch: (fan) => interrupt.watch(fan) }).finally(() =>
+      const demo = await runDemo({ model: opts.model, catalogue, forks: opts.forks, warm: opts.warm, latency: opts.latency, seed: opts.seed, plain: opts.json, log, watch: (fan) => interrupt.watch(fan) }).finally(() =>
         interrupt.dispose(),
       );
       const failed = demo.result.forks.filter((f) => f.status !== 'completed').length;
@@ -41,7 +47,7 @@ export function registerDemoCommand(program: Command): void {
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(jsonSummary(demo.result, { workspace: demo.workspace, leftovers: demo.leftovers, ...(report.path ? { report: report.path } : {}) }))}\n`);
       } else {
-        process.stdout.write(`\n${formatFanOutResult(demo.result, DEMO_MODEL)}\n\n`);
+        process.stdout.write(`\n${formatFanOutResult(demo.result, opts.model, catalogue)}\n\n`);
         process.stdout.write(`parent: ${demo.parentText}\n`);
         process.stdout.write(`${DEMO_OLD_NAME} left under src/: ${demo.leftovers.length === 0 ? 'none' : demo.leftovers.join(', ')}\n`);
         process.stdout.write(`workspace kept at ${demo.workspace}; transcripts under .forkcache/runs\n`);

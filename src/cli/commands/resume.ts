@@ -9,6 +9,7 @@ import type { WarmStrategy } from '../../engine/warm-gate.ts';
 import type { ExecutableToolName } from '../../tools/names.ts';
 import { ForkcacheError } from '../../errors.ts';
 import { openEndpoint } from '../endpoint.ts';
+import { loadCatalogue } from '../../models/catalogue.ts';
 import { parseFlags } from '../flags.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
 import type { PermissionPolicy } from '../../tools/permissions.ts';
@@ -20,6 +21,7 @@ const optionsSchema = z.object({
   api: z.enum(['auto', 'anthropic', 'emulator'], { error: 'expected auto, anthropic or emulator' }).default('auto'),
   json: z.boolean().default(false),
   allowAsks: z.boolean().default(false),
+  modelTable: z.string().min(1).optional(),
 });
 
 const emulatorMeta = z.object({ script: z.string().default('echo'), latency: latencyNameSchema.default('fast') }).default({ script: 'echo', latency: 'fast' });
@@ -44,15 +46,17 @@ export function registerResumeCommand(program: Command): void {
     .argument('<run-dir>', 'a fan-out directory, or a runs directory holding several')
     .option('--api <target>', 'auto | anthropic | emulator (as for run)', 'auto')
     .option('--json', 'print one JSON summary object per fan-out, last')
+    .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (as for run)')
     .option('--allow-asks', "answer yes to the run's `ask` permissions (otherwise: a y/N prompt on a terminal, no elsewhere)")
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
+      const catalogue = loadCatalogue(opts.modelTable);
       let failed = 0;
       const interrupt = cancelOnInterrupt((line) => void process.stderr.write(`${line}\n`));
       for (const dir of fanOutDirs(runDir)) {
         const { manifest } = readFanOutDir(dir);
         const emulator = emulatorMeta.safeParse((manifest.meta as { emulator?: unknown }).emulator).data ?? { script: 'echo', latency: 'fast' as const };
-        const target = await openEndpoint(opts.api, emulator);
+        const target = await openEndpoint(opts.api, emulator, catalogue);
         process.stderr.write(`forkcache resume: ${manifest.fanoutId} (${manifest.directives.length} forks) against ${target.label}\n`);
         const engine = await ForkEngine.create({
           baseURL: target.baseURL,
@@ -70,6 +74,7 @@ export function registerResumeCommand(program: Command): void {
           ...(manifest.engine.turnRetry ? { turnRetry: manifest.engine.turnRetry } : {}),
           ...(manifest.engine.concurrency ? { concurrency: manifest.engine.concurrency } : {}),
           runDir: dirname(dir),
+          modelTable: catalogue,
           pool: { maxThreads: 2 },
         }).catch(async (err: unknown) => {
           await target.close();
@@ -78,13 +83,13 @@ export function registerResumeCommand(program: Command): void {
         try {
           const fan = engine.resume(dir);
           interrupt.watch(fan);
-          const board = new ProgressBoard({ model: fan.prefix.snapshot.model, plain: opts.json });
+          const board = new ProgressBoard({ model: fan.prefix.snapshot.model, plain: opts.json, catalogue });
           for await (const event of fan) board.onEvent(event);
           board.stop();
           const result = await fan.settled();
           failed += result.forks.filter((f) => f.status !== 'completed').length;
           if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, { api: target.kind, fanout: manifest.fanoutId }))}\n`);
-          else process.stdout.write(`\n${formatFanOutResult(result, fan.prefix.snapshot.model)}\n`);
+          else process.stdout.write(`\n${formatFanOutResult(result, fan.prefix.snapshot.model, catalogue)}\n`);
         } finally {
           await engine.close();
           await target.close();

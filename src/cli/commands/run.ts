@@ -7,6 +7,7 @@ import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
 import type { PermissionPolicy } from '../../tools/permissions.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
 import { loadPlan } from '../plan.ts';
+import { modelCheck } from '../model-check.ts';
 import { ProgressBoard } from '../progress-board.ts';
 import { formatFanOutResult, jsonSummary } from '../summary-table.ts';
 import { reportAfterRun, reportFlag } from './report.ts';
@@ -18,6 +19,7 @@ const optionsSchema = z.object({
   report: reportFlag,
   allowAsks: z.boolean().default(false),
   redis: z.string().regex(/^rediss?:\/\//, 'expected a redis:// URL').optional(),
+  modelTable: z.string().min(1).optional(),
 });
 
 /** Register `forkcache run PLAN.json`. */
@@ -31,13 +33,15 @@ export function registerRunCommand(program: Command): void {
     .option('--parent-from-claude-transcript <file>', 'rebuild the parent from a Claude Code session transcript (.jsonl); the plan then has no "parent"')
     .option('--report [file]', 'write the HTML report of the run (default: report.html in the fan-out directory)')
     .option('--redis <url>', 'run the forks on `forkcache worker` hosts through BullMQ on this Redis instead of local threads')
+    .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (prices a model forkcache does not know; overrides the plan\'s modelTable)')
     .option('--allow-asks', "answer yes to the plan's `ask` permissions (otherwise: a y/N prompt on a terminal, no elsewhere)")
     .action(async (planPath: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
-      const { plan, snapshot, workspace, runDir, notes } = loadPlan(planPath, { claudeTranscript: opts.parentFromClaudeTranscript });
+      const { plan, snapshot, workspace, runDir, notes, modelTable } = loadPlan(planPath, { claudeTranscript: opts.parentFromClaudeTranscript });
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
       for (const note of notes) log(`parent: ${note}`);
-      const target = await openEndpoint(opts.api, plan.emulator);
+      const catalogue = modelCheck(snapshot.model, opts.modelTable ?? modelTable, log);
+      const target = await openEndpoint(opts.api, plan.emulator, catalogue);
       log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);
       // a setup error must not leave the embedded emulator holding the process open
       const engine = await ForkEngine.create({
@@ -45,6 +49,7 @@ export function registerRunCommand(program: Command): void {
         apiKey: target.apiKey,
         workspace,
         runDir,
+        modelTable: catalogue,
         warm: plan.warm,
         layout: plan.layout,
         ...(plan.allow ? { allow: plan.allow } : {}),
@@ -64,14 +69,14 @@ export function registerRunCommand(program: Command): void {
         // the manifest remembers the emulator script, so `forkcache resume` answers the same way
         const fan = engine.fanOut(snapshot, plan.directives, { meta: { emulator: plan.emulator } });
         interrupt.watch(fan);
-        const board = new ProgressBoard({ model: snapshot.model, plain: opts.json });
+        const board = new ProgressBoard({ model: snapshot.model, plain: opts.json, catalogue });
         for await (const event of fan) board.onEvent(event);
         board.stop();
         const result = await fan.settled();
         const report = reportAfterRun(result.summary.run_dir, opts.report, log);
         const extra = { api: target.kind, ...(interrupt.interrupted ? { interrupted: true } : {}), ...(report.path ? { report: report.path } : {}) };
         if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, extra))}\n`);
-        else process.stdout.write(`\n${formatFanOutResult(result, snapshot.model)}\n`);
+        else process.stdout.write(`\n${formatFanOutResult(result, snapshot.model, catalogue)}\n`);
         process.exitCode = interrupt.interrupted ? INTERRUPTED_EXIT_CODE : result.forks.every((f) => f.status === 'completed') && !report.failed ? 0 : 1;
       } finally {
         interrupt.dispose();

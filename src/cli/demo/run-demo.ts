@@ -1,3 +1,4 @@
+import { BUILTIN_CATALOGUE, type ModelCatalogue } from '../../models/catalogue.ts';
 import { DEFAULT_MODEL } from '../../models/defaults.ts';
 import { join } from 'node:path';
 import { startEmulator } from '../../emulator/server/start.ts';
@@ -26,6 +27,9 @@ export interface DemoOptions {
   /** Plain progress lines instead of the live board. */
   plain: boolean;
   log: (line: string) => void;
+  /** The model (default DEMO_MODEL) and the catalogue that prices it (default built-in). */
+  model?: string | undefined;
+  catalogue?: ModelCatalogue | undefined;
 }
 
 export interface DemoResult {
@@ -44,11 +48,14 @@ export interface DemoResult {
  */
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const workspace = prepareDemoWorkspace(options.forks);
-  const emulator = await startEmulator({ latency: options.latency, seed: options.seed, script: 'refactor' });
+  const model = options.model ?? DEMO_MODEL;
+  const catalogue = options.catalogue ?? BUILTIN_CATALOGUE;
+  const emulator = await startEmulator({ latency: options.latency, seed: options.seed, script: 'refactor', modelTable: catalogue });
   const headers = { 'x-forkcache-script': 'refactor' };
   options.log(`forkcache demo: ${options.forks} forks on the local emulator (latency ${options.latency}, warm ${options.warm}), no API key needed`);
   options.log(`workspace ${workspace}`);
   const engine = await ForkEngine.create({
+    modelTable: catalogue,
     baseURL: emulator.url,
     apiKey: 'demo',
     headers,
@@ -61,7 +68,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     throw err;
   });
   const client = createAnthropicClient({ baseURL: emulator.url, apiKey: 'demo', defaultHeaders: headers });
-  const ledger = new UsageLedger();
+  const ledger = new UsageLedger({ table: catalogue });
   let board: Promise<FanOutResult> | undefined;
   const agentTool = engine.agentTool({
     parentId: 'parent',
@@ -69,19 +76,19 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     meta: { api: 'emulator', emulator: { script: 'refactor', latency: options.latency } },
     onFanOut: (fan) => {
       options.watch?.(fan);
-      board = showProgress(fan, options.plain);
+      board = showProgress(fan, options.plain, model, catalogue);
     },
   });
   try {
     const parent = await runParentAgent({
       client,
-      model: DEMO_MODEL,
+      model,
       system: DEMO_SYSTEM_PROMPT,
       tools: TOOL_DECLARATIONS,
       executor: createToolExecutor({ workspace }),
       agentTool,
       prompt: `rename ${DEMO_OLD_NAME} to ${DEMO_NEW_NAME} across src`,
-      onTurn: ({ turn, usage, sentAt }) => ledger.record({ forkId: 'parent', kind: 'parent', turn: turn - 1, model: DEMO_MODEL, usage, at: sentAt }),
+      onTurn: ({ turn, usage, sentAt }) => ledger.record({ forkId: 'parent', kind: 'parent', turn: turn - 1, model, usage, at: sentAt }),
     });
     const fanOutResult = await board;
     if (!fanOutResult) throw new Error('the parent agent finished without forking');
@@ -95,8 +102,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
 }
 
 /** Live progress of one fan-out; resolves with its result once it has settled. */
-async function showProgress(fan: FanOut, plain: boolean): Promise<FanOutResult> {
-  const board = new ProgressBoard({ model: DEMO_MODEL, plain });
+async function showProgress(fan: FanOut, plain: boolean, model: string, catalogue: ModelCatalogue): Promise<FanOutResult> {
+  const board = new ProgressBoard({ model, plain, catalogue });
   for await (const event of fan) board.onEvent(event);
   board.stop();
   return fan.settled();

@@ -1,0 +1,15 @@
+import { loadCatalogue, type ModelCatalogue } from '../models/catalogue.ts';
+import { checkModel } from '../models/status.ts';
+
+/**
+ * Before a command sends anything: load the catalogue (the built-in one, or a user file merged
+ * over it), refuse a retired model (`MODEL_RETIRED`, exit 2, naming its replacement), and say
+ * once on stderr when the model is deprecated or cannot be priced. An unknown id still runs:
+ * the API is the judge of which models exist.
+ */
+export function modelCheck(model: string, tablePath: string | undefined, log: (line: string) => void, at = Date.now()): ModelCatalogue {
+  const catalogue = loadCatalogue(tablePath);
+  const check = checkModel(model, { catalogue, at, field: 'model' });
+  if (check.warning) log(`warning: ${check.warning}`);
+  return catalogue;
+}
