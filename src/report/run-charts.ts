@@ -80,11 +80,12 @@ export function tokensChart(model: RunModel): string {
 function freshPerRequest(model: RunModel): number[] | undefined {
   const summary = model.files.summary;
   const fresh = summary?.cost_usd.fresh_agents;
-  if (fresh === null || fresh === undefined || !summary) return undefined;
+  const actual = summary?.cost_usd.actual;
+  if (fresh === null || fresh === undefined || actual === null || actual === undefined || !summary) return undefined;
   const fanout = model.requests.filter((r) => r.kind === 'warmup' || r.turn === 1);
   const firsts = fanout.filter((r) => r.kind === 'fork').length;
   if (firsts === 0) return undefined;
-  const each = (fresh - summary.cost_usd.actual + fanout.reduce((sum, r) => sum + (r.cost ?? 0), 0)) / firsts;
+  const each = (fresh - actual + fanout.reduce((sum, r) => sum + (r.cost ?? 0), 0)) / firsts;
   return model.requests.map((r) => (r.kind === 'warmup' ? 0 : r.turn === 1 ? each : (r.cost ?? 0)));
 }
 

@@ -31,7 +31,11 @@ const summarySchema = z.looseObject({
     cache_efficiency: z.number(),
     by_fanout: z.array(z.looseObject({ key: z.string().optional(), shared_prefix_tokens: count, uncached_at_start: count })).default([]),
   }),
-  cost_usd: z.looseObject({ actual: z.number(), no_cache: z.number(), fresh_agents: z.number().nullable() }),
+  // Null when a request's model could not be priced (an id the catalogue does not know).
+  cost_usd: z.looseObject({ actual: z.number().nullable(), no_cache: z.number().nullable(), fresh_agents: z.number().nullable() }),
+  unpriced: z.looseObject({ requests: count, models: z.array(z.string()) }).optional(),
+  warnings: z.array(z.string()).optional(),
+  model_table_date: z.string().optional(),
   savings: z.looseObject({ vs_no_cache: z.number().nullable(), vs_fresh_agents: z.number().nullable() }),
   prefix: z.looseObject({ shared_tokens: count.nullable(), drift_events: count, source: z.string().optional(), approx_tokens: count.optional() }),
   warmups: count.optional(),

@@ -46,7 +46,9 @@ function overview(model: RunModel): string {
       ['cache efficiency', `${s.cache.cache_efficiency.toFixed(3)} (read ${n(s.cache.fanout_cache_read_input_tokens)} of at most ${n(s.cache.max_fanout_reads)})`],
       ['cost (whole tree)', `actual ${usd(s.cost_usd.actual)} | no cache ${usd(s.cost_usd.no_cache)} (saved ${percent(s.savings.vs_no_cache)}) | fresh agents ${usd(s.cost_usd.fresh_agents)} (saved ${percent(s.savings.vs_fresh_agents)})`],
       ['warm-ups, drift events', `${s.warmups ?? 'n/a'}, ${s.prefix.drift_events}`],
+      ['prices', `model catalogue of ${s.model_table_date ?? 'n/a'}${s.unpriced && s.unpriced.requests > 0 ? `; ${n(s.unpriced.requests)} requests unpriced (${s.unpriced.models.join(', ')}): price them with --model-table FILE` : ''}`],
     );
+    for (const warning of s.warnings ?? []) rows.push(['model', warning]);
     if (s.prefix.source === 'fallback') rows.push(['sharing', 'no parent snapshot: fallback prompt, nothing shared with a parent']);
   }
   return table(['', ''], rows, 'overview');

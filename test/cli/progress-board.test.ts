@@ -27,7 +27,7 @@ const SGR = /\x1b\[[0-9;]*m/;
 describe('progress board', () => {
   it('writes one plain line per fork start and end when the stream is not a TTY', () => {
     const { stream, text } = fakeStream(false);
-    const board = new ProgressBoard({ model: 'claude-opus-5-5', stream, env: {} });
+    const board = new ProgressBoard({ model: 'claude-sonnet-4-6', stream, env: {} });
     for (const event of [...events('fo-f01', 'completed'), ...events('fo-f02', 'failed')]) board.onEvent(event);
     board.stop();
     expect(text()).toBe(
@@ -43,7 +43,7 @@ describe('progress board', () => {
 
   it('writes the same plain lines on a TTY with --json (plain), and no colour', () => {
     const { stream, text } = fakeStream(true);
-    const board = new ProgressBoard({ model: 'claude-opus-5-5', stream, plain: true, env: {} });
+    const board = new ProgressBoard({ model: 'claude-sonnet-4-6', stream, plain: true, env: {} });
     for (const event of events('fo-f01', 'completed')) board.onEvent(event);
     board.stop();
     expect(text()).toBe('fo-f01 started\nfo-f01 completed after 1 turns, 1 tool calls, cache hit 60%\n');
@@ -52,7 +52,7 @@ describe('progress board', () => {
   it('colours the live board on a TTY, and emits no colour at all when NO_COLOR is set', () => {
     const render = (env: Record<string, string>): string => {
       const { stream, text } = fakeStream(true);
-      const board = new ProgressBoard({ model: 'claude-opus-5-5', stream, env });
+      const board = new ProgressBoard({ model: 'claude-sonnet-4-6', stream, env });
       for (const event of events('fo-f01', 'completed')) board.onEvent(event);
       board.stop();
       return text();

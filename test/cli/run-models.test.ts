@@ -44,7 +44,7 @@ describe('forkcache run on today\'s models', () => {
     const api = await startEmulator({ script: 'refactor', modelTable: mergeCatalogue({ date: '2026-12-01', models: [{ id: 'claude-opus-6', prices: [{ effectiveFrom: '2026-12-01', inputPerMTok: 6, outputPerMTok: 30 }] }] }) });
     try {
       const env = { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: api.url };
-      const run = await forkcache(['run', plan('claude-opus-6'), '--json', '--api', 'anthropic'], env);
+      const run = await forkcache(['run', plan('claude-opus-6'), '--json', '--report', '--api', 'anthropic'], env);
       expect(run.code).toBe(0);
       expect(run.stderr.match(/warning: model: "claude-opus-6" is not in forkcache's model catalogue/g)).toHaveLength(1);
       expect(run.stderr).toMatch(/--model-table FILE/);
@@ -55,6 +55,10 @@ describe('forkcache run on today\'s models', () => {
       expect(summary.savings).toEqual({ vs_no_cache: null, vs_fresh_agents: null });
       expect(summary.unpriced.models).toEqual(['claude-opus-6']);
       expect(run.stdout).not.toMatch(/NaN/);
+      // The report reads the unpriced summary, says so, and names the catalogue date.
+      const html = readFileSync(summary.report, 'utf8');
+      expect(html).toMatch(/model catalogue of 2026-11-30; \d+ requests unpriced \(claude-opus-6\)/);
+      expect(html).not.toMatch(/NaN/);
 
       // Priced with a user table (here the plan's modelTable field): the same run has a cost.
       const table = join(mkdtempSync(join(tmpdir(), 'fc-table-')), 'models.json');

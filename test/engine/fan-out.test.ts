@@ -111,7 +111,7 @@ describe('ForkEngine.fanOut through real workers and the emulator', () => {
       expect(() => engine.fanOut(bigSnapshot(), ['do x </fork-boilerplate> now'])).toThrow(/directives\[0\]: contains the <fork-boilerplate> tag/);
       expect(emulator.stats().requests.total).toBe(before);
       await expect(ForkEngine.create({ pool: { maxThreads: 0 } })).rejects.toThrow(/pool\.maxThreads/);
-      expect(() => engine.fanOut(captureSnapshot({ model: 'claude-nonexistent-9', messages: [] }), ['x'])).toThrow(/snapshot\.model: unknown model "claude-nonexistent-9"/);
+      expect(() => engine.fanOut(captureSnapshot({ model: 'claude-opus-4-1', messages: [] }), ['x'])).toThrow(/snapshot\.model: "claude-opus-4-1" was retired.*use claude-opus-5-5/);
       const huge = captureSnapshot({ model: 'claude-sonnet-4-6', system: 'x'.repeat(33 * 1024 * 1024), messages: [] });
       expect(() => engine.fanOut(huge, ['x'])).toThrow(/over the API's request limit of 33554432 bytes/);
       expect(emulator.stats().requests.total).toBe(before);
@@ -153,7 +153,10 @@ describe('limits and lifecycle', () => {
   it('graceful degradation: with no parent snapshot the forks run on the fallback prompt and say so', async () => {
     const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: workspace(), pool: { maxThreads: 1 } });
     try {
-      expect(() => engine.fanOut(undefined, ['read a.ts and report'])).toThrow(/model: a fan-out without a parent snapshot needs options.model/);
+      // Without options.model the fallback runs on the default model.
+      const byDefault = engine.fanOut(undefined, ['read a.ts and report']);
+      expect(byDefault.prefix.snapshot.model).toBe('claude-opus-5-5');
+      expect((await byDefault.settled()).forks[0]?.status).toBe('completed');
       const fan = engine.fanOut(undefined, ['read a.ts and report', 'read b.ts and report'], { model: 'claude-sonnet-4-6' });
       const { forks, summary } = await fan.settled();
       expect(forks.map((f) => [f.status, f.sharing])).toEqual([['completed', 'fallback'], ['completed', 'fallback']]);

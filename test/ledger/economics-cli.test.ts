@@ -24,6 +24,21 @@ describe('forkcache economics (child process)', () => {
     expect(out.real.breakEven).toEqual({ vsNoCache: 2, vsFreshAgents: 6 });
   });
 
+  it('per model: Opus 5.5 at 0.05x saves 95% fork-side, Fable 5.2 97.5%, Haiku 5.5 priced in band B', () => {
+    const args = ['economics', '--prefix', '100000', '--directive', '200', '--children', '8', '--warm-parent', '--date', '2026-11-30', '--json'];
+    const opus = (JSON.parse(forkcache(...args, '--model', 'claude-opus-5-5').stdout) as { real: Record<string, unknown> }).real;
+    expect(opus).toMatchObject({ model: 'claude-opus-5-5', readMultiplier: 0.05, forkSideSavings: 0.95, band: null });
+    const compare = JSON.parse(forkcache(...args, '--compare').stdout) as { compare: { model: string; savingsVsNoCache: number; forkSideSavings: number; allInSavings: number }[] };
+    const row = (model: string) => compare.compare.find((r) => r.model === model);
+    expect(row('claude-fable-5-2')).toMatchObject({ readMultiplier: 0.025, forkSideSavings: 0.975 });
+    expect(row('claude-haiku-5-5')).toMatchObject({ band: 'B', readMultiplier: 0.1 });
+    expect(row('claude-sonnet-5-5')).toMatchObject({ readMultiplier: 0.05 });
+    for (const row of compare.compare) expect(row.allInSavings).toBeLessThan(row.forkSideSavings);
+    const retired = forkcache(...args, '--model', 'claude-opus-4-1');
+    expect(retired.status).toBe(2);
+    expect(retired.stderr).toMatch(/--model: "claude-opus-4-1" has no prices \(retired; use claude-opus-5-5\)/);
+  });
+
   it('prints a readable table with per-child costs, totals, savings and break-even N', () => {
     const run = forkcache(...SEED_ARGS, '--convention', 'seed');
     expect(run.status).toBe(0);

@@ -150,3 +150,42 @@ describe('cache states and model rules', () => {
     expect(() => forkEconomics(input)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(message) }));
   });
 });
+
+describe('per-model read multipliers (100K prefix, D = 200, 8 forks, warm parent)', () => {
+  const shape = { prefixTokens: 100_000, directiveTokens: 200, children: 8, warmParent: true, date: '2026-11-30' } as const;
+
+  it('Opus 5.5 reads at 0.05x: fork-side 95%, all-in 1 − (1.25 + 8 × 0.05) / 9', () => {
+    const r = forkEconomics({ ...shape, model: 'claude-opus-5-5' });
+    expect(r.readMultiplier).toBe(0.05);
+    expect(r.forkSideSavings).toBeCloseTo(0.95, 12);
+    expect(r.allInSavings).toBeCloseTo(1 - (1.25 + 8 * 0.05) / 9, 12);
+    expect(r.band).toBeNull();
+  });
+
+  it('Fable 5.2 reads at 0.025x: fork-side 97.5%, above the 90% a 0.1x price allows', () => {
+    const r = forkEconomics({ ...shape, model: 'claude-fable-5-2' });
+    expect(r.readMultiplier).toBe(0.025);
+    expect(r.forkSideSavings).toBeCloseTo(0.975, 12);
+    expect(r.savingsVsNoCache!).toBeGreaterThan(0.9);
+  });
+
+  it('Haiku 5.5 at a 100K prefix is priced in band B (every request is over 100,000 tokens)', () => {
+    const r = forkEconomics({ ...shape, model: 'claude-haiku-5-5' });
+    expect(r.band).toBe('B');
+    // B: $0.50 in, $0.05 read: each child 100,000 × 0.05 + 200 × 0.50 per M = $0.0051.
+    expect(r.perChild[0]?.usd).toBeCloseTo(0.0051, 12);
+    expect(r.forkSideSavings).toBeCloseTo(0.9, 12);
+    // A smaller fan-out stays in band A.
+    expect(forkEconomics({ ...shape, prefixTokens: 50_000, model: 'claude-haiku-5-5' }).band).toBe('A');
+  });
+
+  it('Sonnet 5.5 is priced by the row in force on the date', () => {
+    expect(forkEconomics({ ...shape, model: 'claude-sonnet-5-5', date: '2026-10-01' }).readMultiplier).toBe(0.1);
+    expect(forkEconomics({ ...shape, model: 'claude-sonnet-5-5', date: '2026-10-07' }).readMultiplier).toBe(0.05);
+  });
+
+  it('the seed convention keeps the seed\'s 0.1x read price whatever the model (figures stay reproducible)', () => {
+    const r = forkEconomics({ prefixTokens: 48_500, directiveTokens: 200, children: 5, convention: 'seed', model: 'claude-opus-5-5' });
+    expect(r.perChild.map((c) => c.tokenEquivalents)).toEqual([48_700, 5_050]);
+  });
+});
