@@ -3,6 +3,7 @@ import { VERSION } from '../version.ts';
 import { registerDemoCommand } from './commands/demo.ts';
 import { registerEconomicsCommand } from './commands/economics.ts';
 import { registerEmulatorCommand } from './commands/emulator.ts';
+import { registerModelsCommand } from './commands/models.ts';
 import { registerReportCommand } from './commands/report.ts';
 import { registerResumeCommand } from './commands/resume.ts';
 import { registerRunCommand } from './commands/run.ts';
@@ -22,6 +23,7 @@ export function createProgram(): Command {
   registerDemoCommand(program);
   registerEconomicsCommand(program);
   registerEmulatorCommand(program);
+  registerModelsCommand(program);
   registerReportCommand(program);
   registerRunCommand(program);
   registerResumeCommand(program);

@@ -4,13 +4,20 @@ import { handleCountTokens } from './count-tokens.ts';
 import type { EmulatorCore } from './core.ts';
 import { checkAuth, checkVersion, parseJson, readBody, sendJson, tooLargeError } from './http-util.ts';
 import { handleMessages, type RequestContext } from './messages.ts';
+import { listModels, retrieveModel } from './models.ts';
 import { sseFrame } from './sse.ts';
 
 const isAbort = (err: unknown): boolean => (err as { name?: unknown })?.name === 'AbortError';
 
-function listModels(core: EmulatorCore): unknown {
-  const data = core.modelTable.models.map((m) => ({ type: 'model', id: m.id, display_name: m.id, created_at: `${core.modelTable.date}T00:00:00Z` }));
-  return { data, has_more: false, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null };
+/** `/v1/models/{id}` → the id, percent-decoded; undefined for any other path. */
+function modelIdOf(path: string): string | undefined {
+  const match = /^\/v1\/models\/([^/]+)$/.exec(path);
+  if (!match?.[1]) return undefined;
+  try {
+    return decodeURIComponent(match[1]);
+  } catch {
+    return undefined; // malformed escapes: no such route
+  }
 }
 
 function sendError(core: EmulatorCore, res: ServerResponse, err: unknown, requestId: string): void {
@@ -38,7 +45,9 @@ export async function route(core: EmulatorCore, req: IncomingMessage, res: Serve
   res.setHeader('request-id', requestId);
   res.on('finish', () => core.stats.status(res.statusCode));
   try {
-    const path = new URL(req.url ?? '/', 'http://emulator').pathname.replace(/\/+$/, '');
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    const path = url.pathname.replace(/\/+$/, '');
+    const modelId = req.method === 'GET' ? modelIdOf(path) : undefined;
     if (req.method === 'GET' && path === '/v1/emulator/stats') {
       await readBody(req, core.options.maxBodyBytes);
       return sendJson(res, 200, statsOf(core));
@@ -47,12 +56,14 @@ export async function route(core: EmulatorCore, req: IncomingMessage, res: Serve
       req.method === 'POST' && path === '/v1/messages' ? 'messages'
       : req.method === 'POST' && path === '/v1/messages/count_tokens' ? 'count_tokens'
       : req.method === 'GET' && path === '/v1/models' ? 'models'
+      : modelId !== undefined ? 'model'
       : undefined;
     const body = await readBody(req, core.options.maxBodyBytes);
     if (!endpoint) throw new ApiError('EMULATOR_NOT_FOUND', 'not_found_error', `Not found: ${req.method} ${path || '/'}`);
     checkAuth(req, core.options.apiKey);
     const apiVersion = checkVersion(req);
-    if (endpoint === 'models') return sendJson(res, 200, listModels(core));
+    if (endpoint === 'models') return sendJson(res, 200, listModels(core, url.searchParams));
+    if (endpoint === 'model' && modelId !== undefined) return sendJson(res, 200, retrieveModel(core, modelId));
     if (body === 'too-large') throw tooLargeError(core.options.maxBodyBytes);
     const ctx: RequestContext = { req, res, requestId, apiVersion, signal, startedAt };
     const json = parseJson(body);

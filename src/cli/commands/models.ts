@@ -1,0 +1,68 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { ForkcacheError } from '../../errors.ts';
+import { loadCatalogue } from '../../models/catalogue.ts';
+import { isoDay } from '../../models/status.ts';
+import { createAnthropicClient } from '../../provider/client.ts';
+import { parseFlags } from '../flags.ts';
+import { formatApi, formatModels } from '../models-table.ts';
+import { apiView, catalogueView, type ApiView, type ListedModel } from '../models-view.ts';
+
+const isoDate = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD')
+  // 2026-02-30 matches the pattern; only a round trip through Date tells.
+  .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && isoDay(Date.parse(`${d}T00:00:00Z`)) === d, 'not a calendar date');
+
+const optionsSchema = z.object({
+  modelTable: z.string().min(1).optional(),
+  all: z.boolean().default(false),
+  json: z.boolean().default(false),
+  date: isoDate.optional(),
+  api: z.enum(['anthropic'], { error: 'expected anthropic (the endpoint whose model list to show)' }).optional(),
+});
+
+/** Every model `GET /v1/models` lists for the key, all pages. */
+async function listEndpointModels(): Promise<{ baseURL: string; models: ListedModel[] }> {
+  const apiKey = process.env['ANTHROPIC_API_KEY'];
+  if (!apiKey) throw new ForkcacheError('INVALID_ARGUMENT', '--api anthropic: ANTHROPIC_API_KEY is not set (the endpoint lists the models of a key)');
+  // No baseURL: the SDK takes ANTHROPIC_BASE_URL, or the real API, as every other command does.
+  const client = createAnthropicClient({ apiKey, timeoutMs: 60_000 });
+  const models: ListedModel[] = [];
+  try {
+    for await (const m of client.models.list({ limit: 1000 })) models.push({ id: m.id, display_name: m.display_name, lifecycle: m.lifecycle });
+  } catch (cause) {
+    throw new Error(`GET ${client.baseURL}/v1/models failed: ${(cause as Error).message}`, { cause });
+  }
+  return { baseURL: client.baseURL, models };
+}
+
+/** Register `forkcache models`: the model catalogue (status, prices, cache rules) as a table. */
+export function registerModelsCommand(program: Command): void {
+  program
+    .command('models')
+    .description('The model catalogue: status, prices, read multiplier, minimum cacheable length, context window.')
+    .option('--model-table <file>', 'JSON model catalogue merged over the built-in one')
+    .option('--all', 'include retired models')
+    .option('--date <YYYY-MM-DD>', 'status and prices on this date (default today)')
+    .option('--api <endpoint>', 'also list what GET /v1/models returns: anthropic (needs ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL is honoured)')
+    .option('--json', 'print one JSON object')
+    .action(async (raw: Record<string, unknown>) => {
+      const opts = parseFlags(optionsSchema, raw);
+      const catalogue = loadCatalogue(opts.modelTable);
+      const at = opts.date === undefined ? Date.now() : Date.parse(`${opts.date}T00:00:00Z`);
+      const view = catalogueView(catalogue, at, opts.all);
+      let api: ApiView | undefined;
+      if (opts.api === 'anthropic') {
+        const listed = await listEndpointModels();
+        api = apiView(listed.baseURL, listed.models, catalogue, at);
+      }
+      if (opts.json) {
+        const json = { date: view.date, as_of: view.as_of, models: view.models, ...(api ? { api } : {}) };
+        process.stdout.write(`${JSON.stringify(json)}\n`);
+        return;
+      }
+      const source = opts.modelTable === undefined ? 'built in' : `built in, with ${opts.modelTable} merged over it`;
+      process.stdout.write(formatModels(view, source) + (api ? `\n${formatApi(api)}` : ''));
+    });
+}
