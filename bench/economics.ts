@@ -7,7 +7,7 @@ import { ForkEngine } from '../src/engine/engine.ts';
 import type { WarmStrategy } from '../src/engine/warm-gate.ts';
 import type { MarkerStrategy } from '../src/prefix/freeze.ts';
 import { driveFanOut, type DrivenResult } from './support/drive.ts';
-import { BENCH_MODEL, parentOfSize, type SizedParent } from './support/parent.ts';
+import { BENCH_EPOCH, BENCH_MODEL, parentOfSize, type SizedParent } from './support/parent.ts';
 import { SURVEY_SCRIPT, surveyModel, surveyWorkspace } from './support/survey-model.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';
 
@@ -53,7 +53,8 @@ interface Cell {
 export async function economicsSuite(options: SuiteOptions): Promise<SuiteResult> {
   const sizes = options.quick ? [1, 4, 16] : [1, 2, 4, 8, 16, 32];
   const prefixes = [10_000, 100_000];
-  const clock = new ManualClock(0);
+  // Emulated time starts on the catalogue's date, so each request is priced with the rows in force then.
+  const clock = new ManualClock(BENCH_EPOCH);
   const emulator = await startEmulator({ latency: 'realistic', clock, seed: SEED, scripts: { [SURVEY_SCRIPT]: surveyModel } });
   const client = new Anthropic({ apiKey: 'bench', baseURL: emulator.url, maxRetries: 0 });
   const workspace = surveyWorkspace();

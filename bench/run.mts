@@ -4,16 +4,18 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { arch, cpus, platform, totalmem } from 'node:os';
 import { boundarySuite, dispatchSuite } from './boundary.ts';
 import { economicsSuite } from './economics.ts';
+import { economicsModelsSuite } from './economics-models.ts';
 import { memorySuite } from './memory.ts';
 import { overheadSuite } from './overhead.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';
 
-// In issue order: 1 dispatch, 2 memory, 3 boundary, 4 economics, 5 overhead.
+// In issue order: 1 dispatch, 2 memory, 3 boundary, 4 economics (4b by read multiplier), 5 overhead.
 const SUITES: Record<string, (o: SuiteOptions) => Promise<SuiteResult>> = {
   dispatch: dispatchSuite,
   memory: memorySuite,
   boundary: boundarySuite,
   economics: economicsSuite,
+  'economics-models': economicsModelsSuite,
   overhead: overheadSuite,
 };
 

@@ -1,3 +1,4 @@
+import { BUILTIN_CATALOGUE } from '../../src/models/catalogue.ts';
 import { DEFAULT_MODEL } from '../../src/models/defaults.ts';
 import type Anthropic from '@anthropic-ai/sdk';
 import { DEMO_SYSTEM_PROMPT } from '../../src/cli/demo/system-prompt.ts';
@@ -9,6 +10,9 @@ import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
 
 /** The model every bench request uses. */
 export const BENCH_MODEL = DEFAULT_MODEL;
+
+/** Emulated time of the economics sweeps starts here: the model catalogue's date. */
+export const BENCH_EPOCH = Date.parse(`${BUILTIN_CATALOGUE.date}T00:00:00Z`);
 
 /** A seeded generator (mulberry32): the same seed always builds the same history. */
 function random(seed: number): () => number {
@@ -52,6 +56,8 @@ export interface ParentShape {
   files: number;
   partialLines: number;
   seed: number;
+  /** Default BENCH_MODEL. */
+  model?: string;
 }
 
 const FILE_LINES = 150;
@@ -79,7 +85,7 @@ export function parentRequest(shape: ParentShape): Record<string, unknown> {
     ],
   });
   return {
-    model: BENCH_MODEL,
+    model: shape.model ?? BENCH_MODEL,
     max_tokens: 8192,
     system: [
       { type: 'text', text: DEMO_SYSTEM_PROMPT },
@@ -100,9 +106,9 @@ export interface SizedParent {
  * A parent whose forks share about `target` tokens (±1%), as the emulator's count_tokens
  * counts the closed head: full files are added, then the last file's length is fitted.
  */
-export async function parentOfSize(client: Anthropic, target: number, spawn: readonly string[], seed = 6): Promise<SizedParent> {
+export async function parentOfSize(client: Anthropic, target: number, spawn: readonly string[], seed = 6, model = BENCH_MODEL): Promise<SizedParent> {
   const measure = async (files: number, partialLines: number): Promise<SizedParent> => {
-    const snapshot = captureSnapshot(parentRequest({ spawn, files, partialLines, seed }));
+    const snapshot = captureSnapshot(parentRequest({ spawn, files, partialLines, seed, model }));
     const sharedTokens = await measureSharedTokens(client, freeze(snapshot));
     if (sharedTokens === undefined) throw new Error('count_tokens failed while sizing the bench parent');
     return { snapshot, sharedTokens };
