@@ -2,13 +2,11 @@ import { rmSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
 import { ManualClock } from '../src/clock.ts';
 import { startEmulator } from '../src/emulator/server/start.ts';
-import { SCRIPT_HEADER } from '../src/emulator/scripts/types.ts';
-import { ForkEngine } from '../src/engine/engine.ts';
 import { findModel } from '../src/models/catalogue.ts';
 import { priceRowAt, readMultiplier } from '../src/models/pricing.ts';
 import { driveFanOut } from './support/drive.ts';
 import { BENCH_EPOCH, parentOfSize } from './support/parent.ts';
-import { SURVEY_SCRIPT, surveyModel, surveyWorkspace } from './support/survey-model.ts';
+import { SURVEY_SCRIPT, surveyEngine, surveyModel, surveyWorkspace } from './support/survey-model.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';
 
 /** One current model per read multiplier: 0.1x (Haiku 5.5, band B at this size), 0.05x, 0.025x. */
@@ -39,18 +37,7 @@ export async function economicsModelsSuite(_options: SuiteOptions): Promise<Suit
       const costs: Record<string, number> = {};
       let forkcache: Awaited<ReturnType<typeof driveFanOut>> | undefined;
       for (const [arm, s] of Object.entries(arms)) {
-        const engine = await ForkEngine.create({
-          baseURL: emulator.url,
-          apiKey: 'bench',
-          headers: { [SCRIPT_HEADER]: SURVEY_SCRIPT },
-          maxRetries: 0,
-          workspace,
-          warm: s.warm,
-          markers: s.markers,
-          clock,
-          concurrency: 64,
-          pool: { maxThreads: 2, concurrentTasksPerWorker: FORKS },
-        });
+        const engine = await surveyEngine(emulator, clock, workspace, s, FORKS);
         try {
           emulator.clearCache();
           const run = await driveFanOut(clock, emulator, () => engine.fanOut(parent.snapshot, directives), { forks: FORKS, warm: s.warm });

@@ -2,13 +2,11 @@ import { rmSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
 import { ManualClock } from '../src/clock.ts';
 import { startEmulator } from '../src/emulator/server/start.ts';
-import { SCRIPT_HEADER } from '../src/emulator/scripts/types.ts';
-import { ForkEngine } from '../src/engine/engine.ts';
 import type { WarmStrategy } from '../src/engine/warm-gate.ts';
 import type { MarkerStrategy } from '../src/prefix/freeze.ts';
 import { driveFanOut, type DrivenResult } from './support/drive.ts';
 import { BENCH_EPOCH, BENCH_MODEL, parentOfSize, type SizedParent } from './support/parent.ts';
-import { SURVEY_SCRIPT, surveyModel, surveyWorkspace } from './support/survey-model.ts';
+import { SURVEY_SCRIPT, surveyEngine, surveyModel, surveyWorkspace } from './support/survey-model.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';
 
 type StrategyName = 'forkcache' | 'fork-naive' | 'fresh-agents' | 'no-cache';
@@ -63,19 +61,7 @@ export async function economicsSuite(options: SuiteOptions): Promise<SuiteResult
     const parents = new Map<string, SizedParent>();
     for (const prefix of prefixes) for (const n of sizes) parents.set(`${prefix}/${n}`, await parentOfSize(client, prefix, directivesFor(n), SEED));
     for (const [strategy, s] of Object.entries(STRATEGIES) as [StrategyName, Strategy][]) {
-      const engine = await ForkEngine.create({
-        baseURL: emulator.url,
-        apiKey: 'bench',
-        headers: { [SCRIPT_HEADER]: SURVEY_SCRIPT },
-        maxRetries: 0,
-        workspace,
-        warm: s.warm,
-        markers: s.markers,
-        clock,
-        // Every fork dispatched at once, no request held by the API limit: only the warm gate decides.
-        concurrency: 64,
-        pool: { maxThreads: 2, concurrentTasksPerWorker: Math.max(...sizes) },
-      });
+      const engine = await surveyEngine(emulator, clock, workspace, s, Math.max(...sizes));
       try {
         for (const prefix of prefixes) {
           for (const n of sizes) {

@@ -3,7 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findForkDirective, toolExchanges } from '../../src/emulator/scripts/conversation.ts';
 import { formatReport } from '../../src/emulator/scripts/directive.ts';
-import type { ScriptedModel, ScriptedTurn } from '../../src/emulator/scripts/types.ts';
+import { SCRIPT_HEADER, type ScriptedModel, type ScriptedTurn } from '../../src/emulator/scripts/types.ts';
+import type { Clock } from '../../src/clock.ts';
+import { ForkEngine } from '../../src/engine/engine.ts';
+import type { WarmStrategy } from '../../src/engine/warm-gate.ts';
+import type { MarkerStrategy } from '../../src/prefix/freeze.ts';
 
 /** Name of the bench's scripted model (select it with the `x-forkcache-script` header). */
 export const SURVEY_SCRIPT = 'survey';
@@ -47,4 +51,24 @@ export function surveyWorkspace(): string {
   writeFileSync(join(dir, 'package.json'), '{ "name": "sample" }\n');
   for (const name of ['http.ts', 'users.ts', 'orders.ts', 'index.ts']) writeFileSync(join(dir, 'src', name), `export const ${name.split('.')[0]} = 1;\n`);
   return dir;
+}
+
+/**
+ * An engine for the economics sweeps: the survey model on the bench emulator, the given marker
+ * and warm strategies, every fork dispatched at once (no request held by the API limit: only
+ * the warm gate decides).
+ */
+export function surveyEngine(emulator: { url: string }, clock: Clock, workspace: string, strategy: { markers: MarkerStrategy; warm: WarmStrategy }, maxForks: number): Promise<ForkEngine> {
+  return ForkEngine.create({
+    baseURL: emulator.url,
+    apiKey: 'bench',
+    headers: { [SCRIPT_HEADER]: SURVEY_SCRIPT },
+    maxRetries: 0,
+    workspace,
+    warm: strategy.warm,
+    markers: strategy.markers,
+    clock,
+    concurrency: 64,
+    pool: { maxThreads: 2, concurrentTasksPerWorker: maxForks },
+  });
 }

@@ -53,7 +53,7 @@ export function registerEmulatorCommand(program: Command): void {
     .option('--seed <n>', 'seed for fault draws and ids', '0')
     .option('--script <name>', 'default scripted model: echo | refactor (| replay with --replay)', 'echo')
     .option('--replay <file>', 'JSON fixture for the replay model (registered as "replay")')
-    .option('--model-table <file>', 'JSON model table override (minimum cacheable lengths, ids)')
+    .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (adds models the stand-in API serves, overrides minimum cacheable lengths)')
     .action(async (raw: Record<string, unknown>) => {
       const o = parseFlags(optionsSchema, raw);
       const options: EmulatorOptions = {
