@@ -216,14 +216,10 @@ function build(date: string, rows: readonly ModelRow[], modifiers: PriceModifier
   return Object.freeze({ date, models: Object.freeze(rows.map(entryOf)), modifiers });
 }
 
-function modifiersOf(file: { modifiers?: { batchMultiplier: number; inferenceGeoMultipliers: Record<string, number> } | undefined }, base: PriceModifiers): PriceModifiers {
-  return file.modifiers ?? base;
-}
-
 const BUILTIN_FILE = parseCatalogueFile(builtinFile, 'built-in model catalogue');
 
 /** The catalogue shipped with the package. */
-export const BUILTIN_CATALOGUE: ModelCatalogue = build(BUILTIN_FILE.date, BUILTIN_FILE.models, modifiersOf(BUILTIN_FILE, DEFAULT_MODIFIERS), 'built-in model catalogue');
+export const BUILTIN_CATALOGUE: ModelCatalogue = build(BUILTIN_FILE.date, BUILTIN_FILE.models, BUILTIN_FILE.modifiers ?? DEFAULT_MODIFIERS, 'built-in model catalogue');
 
 /**
  * Merge a user file (parsed JSON) over the built-in catalogue: rows replace built-in rows of
@@ -234,7 +230,7 @@ export function mergeCatalogue(override: unknown, source = 'model table'): Model
   const file = parseCatalogueFile(override, source);
   const byId = new Map(file.replace ? [] : BUILTIN_FILE.models.map((row) => [row.id, row] as const));
   for (const row of file.models) byId.set(row.id, row);
-  return build(file.date, [...byId.values()], modifiersOf(file, BUILTIN_CATALOGUE.modifiers), source);
+  return build(file.date, [...byId.values()], file.modifiers ?? BUILTIN_CATALOGUE.modifiers, source);
 }
 
 /** The built-in catalogue, or a user file merged over it (`--model-table FILE`). */
