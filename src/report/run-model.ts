@@ -1,7 +1,7 @@
 import { basename } from 'node:path';
 import { type ForkReport, parseReport } from '../fork/report.ts';
 import { costNano, nanoToUsd, noCacheNano } from '../ledger/cost.ts';
-import { findModel } from '../models/catalogue.ts';
+import { BUILTIN_CATALOGUE, findModel, type ModelCatalogue } from '../models/catalogue.ts';
 import { totalInputTokens, type Usage } from '../ledger/usage.ts';
 import { missDiagnostics } from './diagnostics.ts';
 import { type FanOutFiles, type RunEvent, type RunEventOf, usageAt } from './run-files.ts';
@@ -115,12 +115,12 @@ function timeline(files: FanOutFiles, id: string): { rows: string[]; segments: S
   return { rows, segments, durationMs: rel(end) };
 }
 
-function requests(files: FanOutFiles, id: string): RequestPoint[] {
-  const info = files.model ? findModel(files.model) : undefined;
+function requests(files: FanOutFiles, id: string, catalogue: ModelCatalogue): RequestPoint[] {
+  const info = files.model ? findModel(files.model, catalogue) : undefined;
   // Each request is priced with the row in force on its own date; a model the catalogue does
   // not know leaves cost and no-cache undefined (the report says it is unpriced).
   const priced = (usage: Usage, at: number): Pick<RequestPoint, 'cost' | 'noCache'> =>
-    info && info.prices.length > 0 ? { cost: nanoToUsd(costNano(usage, info, at).total), noCache: nanoToUsd(noCacheNano(usage, info, at)) } : { cost: undefined, noCache: undefined };
+    info && info.prices.length > 0 ? { cost: nanoToUsd(costNano(usage, info, at, catalogue).total), noCache: nanoToUsd(noCacheNano(usage, info, at, catalogue)) } : { cost: undefined, noCache: undefined };
   const out: RequestPoint[] = [];
   const warmStart = ofType(files.events, 'warmup-start')[0];
   for (const e of ofType(files.events, 'warmup-end')) {
@@ -160,10 +160,11 @@ function forkRows(files: FanOutFiles, id: string): ForkRow[] {
 }
 
 /** Everything a run report shows, derived from the files of one fan-out. */
-export function buildRunModel(files: FanOutFiles): RunModel {
+/** `catalogue` prices the requests (default the built-in one; `--model-table` merges over it). */
+export function buildRunModel(files: FanOutFiles, catalogue: ModelCatalogue = BUILTIN_CATALOGUE): RunModel {
   const id = files.manifest.fanoutId || basename(files.dir);
   const { rows, segments, durationMs } = timeline(files, id);
-  const points = requests(files, id);
+  const points = requests(files, id, catalogue);
   const forks = forkRows(files, id);
   return { files, id, rows, segments, requests: points, forks, durationMs, diagnostics: missDiagnostics(files, points, forks) };
 }

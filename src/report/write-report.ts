@@ -1,3 +1,4 @@
+import type { ModelCatalogue } from '../models/catalogue.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ForkcacheError } from '../errors.ts';
@@ -37,9 +38,9 @@ const countCharts = (html: string): number => html.match(/<figure class="chart"/
  * Render the HTML report of a run directory (one fan-out, or the latest / all of a runs
  * directory) to `out` (default: `report.html` inside RUN_DIR).
  */
-export function writeRunReport(runDir: string, options: { out?: string | undefined; all?: boolean } = {}): WrittenReport {
+export function writeRunReport(runDir: string, options: { out?: string | undefined; all?: boolean; catalogue?: ModelCatalogue | undefined } = {}): WrittenReport {
   const located = locateRuns(runDir, { all: options.all ?? false });
-  const models = located.dirs.map((dir) => buildRunModel(readFanOutDir(dir)));
+  const models = located.dirs.map((dir) => buildRunModel(readFanOutDir(dir), options.catalogue));
   const html = renderRunReport(models, located.scope);
   const out = options.out ?? join(runDir, 'report.html');
   return { out, bytes: write(out, html), scope: located.scope, fanouts: models.map((m) => m.id), found: located.found, charts: countCharts(html) };

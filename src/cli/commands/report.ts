@@ -1,3 +1,4 @@
+import { loadCatalogue, type ModelCatalogue } from '../../models/catalogue.ts';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ForkcacheError } from '../../errors.ts';
@@ -9,6 +10,7 @@ const optionsSchema = z.object({
   bench: z.string().min(1, 'expected a results file').optional(),
   all: z.boolean().default(false),
   json: z.boolean().default(false),
+  modelTable: z.string().min(1).optional(),
 });
 
 /** Print where the report went: a sentence on stderr, the path (or one JSON object) on stdout. */
@@ -25,11 +27,11 @@ export const reportFlag = z.union([z.boolean(), z.string().min(1, 'expected a fi
  * Write the report of a run that just finished. A failure here must not hide the run's own
  * result: it is logged, and the caller turns it into exit code 1.
  */
-export function reportAfterRun(runDir: string | undefined, flag: boolean | string | undefined, log: (line: string) => void): { path?: string; failed: boolean } {
+export function reportAfterRun(runDir: string | undefined, flag: boolean | string | undefined, log: (line: string) => void, catalogue?: ModelCatalogue): { path?: string; failed: boolean } {
   if (flag === undefined || flag === false) return { failed: false };
   try {
     if (!runDir) throw new Error('the run wrote no run directory');
-    const written = writeRunReport(runDir, { out: typeof flag === 'string' ? flag : undefined });
+    const written = writeRunReport(runDir, { out: typeof flag === 'string' ? flag : undefined, catalogue });
     log(`report written to ${written.out} (${written.charts} charts)`);
     return { path: written.out, failed: false };
   } catch (err) {
@@ -47,6 +49,7 @@ export function registerReportCommand(program: Command): void {
     .option('--out <file>', 'the HTML file to write (default: report.html in RUN_DIR; for --bench, the results file with .html)')
     .option('--all', 'render every fan-out of a runs directory, oldest first, instead of the latest')
     .option('--bench <file>', 'render `npm run bench` results (bench/results/latest.json) instead of a run')
+    .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (prices the requests)')
     .option('--json', 'print one JSON object: { report, bytes, scope, fanouts, found, charts }')
     .action((runDir: string | undefined, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
@@ -56,7 +59,7 @@ export function registerReportCommand(program: Command): void {
       if (opts.bench === undefined && runDir === undefined) {
         throw new ForkcacheError('CLI_USAGE', 'report: missing RUN_DIR (a fan-out or runs directory), or --bench FILE');
       }
-      const written = opts.bench !== undefined ? writeBenchReport(opts.bench, { out: opts.out }) : writeRunReport(runDir!, { out: opts.out, all: opts.all });
+      const written = opts.bench !== undefined ? writeBenchReport(opts.bench, { out: opts.out }) : writeRunReport(runDir!, { out: opts.out, all: opts.all, catalogue: loadCatalogue(opts.modelTable) });
       announceReport(written, opts.json);
     });
 }
