@@ -68,6 +68,9 @@ export const ERROR_CODES = [
   'REPORT_FILE_INVALID',
   // importing a parent from a Claude Code transcript: the message names the line
   'TRANSCRIPT_INVALID',
+  // an optional peer dependency (echarts for reports, bullmq/ioredis for the distributed
+  // backend) is not installed: the message says what to install
+  'DEPENDENCY_MISSING',
   // anything else
   'INTERNAL',
 ] as const;

@@ -21,7 +21,8 @@ import { createAnthropicClient } from '../provider/client.ts';
 import { type FanOut, type FanOutDeps, FanOutRun, type ForkSpec, forkIdOf } from './fan-out.ts';
 import { type AgentType, agentTypeSchema } from './agent-type.ts';
 import { AgentTool, type AgentToolOptions } from './agent-tool.ts';
-import { DistributedBackend } from '../distributed/backend.ts';
+import type { DistributedBackend } from '../distributed/backend.ts';
+import { importOptional } from '../optional-import.ts';
 import { FRESH_START, finishedOutcome, startFromTranscript } from './fork-attempts.ts';
 import { readFanOutDir, writeManifest } from './manifest.ts';
 import { readTranscript } from './transcript-reader.ts';
@@ -114,7 +115,10 @@ export class ForkEngine {
   /** Validate the options and start the pool. */
   static async create(options: ForkEngineOptions = {}): Promise<ForkEngine> {
     const resolved = resolveEngineOptions(options);
-    const remote = resolved.distributed ? await DistributedBackend.connect(resolved.distributed, resolved.concurrency) : undefined;
+    // bullmq/ioredis load only for a distributed engine: they are optional peer dependencies
+    const remote = resolved.distributed
+      ? await (await importOptional('distributed', () => import('../distributed/backend.ts'))).DistributedBackend.connect(resolved.distributed, resolved.concurrency)
+      : undefined;
     return new ForkEngine(resolved, options, remote);
   }
 

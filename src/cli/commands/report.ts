@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ForkcacheError } from '../../errors.ts';
-import { writeBenchReport, writeRunReport, type WrittenReport } from '../../report/write-report.ts';
+import { importOptional } from '../../optional-import.ts';
+import type { WrittenReport } from '../../report/write-report.ts';
 import { parseFlags } from '../flags.ts';
 
 const optionsSchema = z.object({
@@ -18,6 +19,12 @@ function announceReport(written: WrittenReport, json: boolean): void {
   else process.stdout.write(`report written to ${written.out} (${written.charts} charts, ${written.bytes.toLocaleString('en-US')} bytes)\n`);
 }
 
+/**
+ * The report writer, loaded on first use: it renders with echarts, an optional peer dependency
+ * that `forkcache --version` and every other command must not load.
+ */
+const loadReportWriter = (): Promise<typeof import('../../report/write-report.ts')> => importOptional('report', () => import('../../report/write-report.ts'));
+
 /** `--report [FILE]` of `demo` and `run`: true (the default place) or a file name. */
 export const reportFlag = z.union([z.boolean(), z.string().min(1, 'expected a file name')]).optional();
 
@@ -25,10 +32,11 @@ export const reportFlag = z.union([z.boolean(), z.string().min(1, 'expected a fi
  * Write the report of a run that just finished. A failure here must not hide the run's own
  * result: it is logged, and the caller turns it into exit code 1.
  */
-export function reportAfterRun(runDir: string | undefined, flag: boolean | string | undefined, log: (line: string) => void): { path?: string; failed: boolean } {
+export async function reportAfterRun(runDir: string | undefined, flag: boolean | string | undefined, log: (line: string) => void): Promise<{ path?: string; failed: boolean }> {
   if (flag === undefined || flag === false) return { failed: false };
   try {
     if (!runDir) throw new Error('the run wrote no run directory');
+    const { writeRunReport } = await loadReportWriter();
     const written = writeRunReport(runDir, { out: typeof flag === 'string' ? flag : undefined });
     log(`report written to ${written.out} (${written.charts} charts)`);
     return { path: written.out, failed: false };
@@ -48,7 +56,7 @@ export function registerReportCommand(program: Command): void {
     .option('--all', 'render every fan-out of a runs directory, oldest first, instead of the latest')
     .option('--bench <file>', 'render `npm run bench` results (bench/results/latest.json) instead of a run')
     .option('--json', 'print one JSON object: { report, bytes, scope, fanouts, found, charts }')
-    .action((runDir: string | undefined, raw: Record<string, unknown>) => {
+    .action(async (runDir: string | undefined, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       if (opts.bench !== undefined && runDir !== undefined) {
         throw new ForkcacheError('CLI_USAGE', 'report: give RUN_DIR or --bench FILE, not both');
@@ -56,6 +64,7 @@ export function registerReportCommand(program: Command): void {
       if (opts.bench === undefined && runDir === undefined) {
         throw new ForkcacheError('CLI_USAGE', 'report: missing RUN_DIR (a fan-out or runs directory), or --bench FILE');
       }
+      const { writeBenchReport, writeRunReport } = await loadReportWriter();
       const written = opts.bench !== undefined ? writeBenchReport(opts.bench, { out: opts.out }) : writeRunReport(runDir!, { out: opts.out, all: opts.all });
       announceReport(written, opts.json);
     });
