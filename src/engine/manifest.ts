@@ -1,9 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ForkcacheError } from '../errors.ts';
 import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
 import { captureSnapshot, deepFreeze, type ParentSnapshot } from '../fork/snapshot.ts';
+import { readJsonFile } from '../json-file.ts';
 import { type FrozenPrefix, MARKER_STRATEGIES, type MarkerStrategy } from '../prefix/freeze.ts';
 import { withoutCredentials } from '../provider/headers.ts';
 import { permissionPolicySchema } from '../tools/permissions.ts';
@@ -49,7 +49,6 @@ const manifestSchema = z.strictObject({
 
 export type Manifest = z.output<typeof manifestSchema>;
 
-
 export function writeManifest(dir: string, fanoutId: string, prefix: FrozenPrefix, directives: readonly string[], options: ResolvedEngineOptions, meta: Record<string, unknown>): void {
   mkdirSync(join(dir, 'forks'), { recursive: true });
   writeFileSync(join(dir, 'snapshot.json'), `${JSON.stringify(prefix.snapshot)}\n`);
@@ -77,20 +76,11 @@ export function writeManifest(dir: string, fanoutId: string, prefix: FrozenPrefi
   writeFileSync(join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
 }
 
-function readJson(path: string): unknown {
-  if (!existsSync(path)) throw new ForkcacheError('INVALID_ARGUMENT', `${path}: not found (is this a fan-out directory of a forkcache run?)`, { data: { path } });
-  try {
-    return JSON.parse(readFileSync(path, 'utf8'));
-  } catch (cause) {
-    throw new ForkcacheError('INVALID_ARGUMENT', `${path}: not valid JSON (${(cause as Error).message})`, { cause, data: { path } });
-  }
-}
-
 /** Read a fan-out directory's manifest and snapshot, validated (errors name the file and field). */
 export function readFanOutDir(dir: string): { manifest: Manifest; snapshot: ParentSnapshot } {
   const manifestPath = join(dir, 'manifest.json');
-  const manifest = parseOrThrow(manifestSchema, readJson(manifestPath), 'INVALID_ARGUMENT', manifestPath);
-  const captured = captureSnapshot(readJson(join(dir, 'snapshot.json')));
+  const manifest = parseOrThrow(manifestSchema, readJsonFile(manifestPath, 'fan-out manifest'), 'INVALID_ARGUMENT', manifestPath);
+  const captured = captureSnapshot(readJsonFile(join(dir, 'snapshot.json'), 'parent snapshot'));
   const snapshot = captured.source === manifest.prefix.source ? captured : deepFreeze({ ...captured, source: manifest.prefix.source });
   return { manifest, snapshot };
 }

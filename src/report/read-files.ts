@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { z } from 'zod';
 import { type ErrorCode, ForkcacheError } from '../errors.ts';
+import { readJsonFile } from '../json-file.ts';
 import { formatZodIssues } from '../validation.ts';
 
 /** One parsed line of a JSONL file, with its 1-based line number for error messages. */
@@ -27,14 +28,9 @@ function readText(path: string, codes: FileErrorCodes): string {
   }
 }
 
-/** Read a JSON file; errors name the file. */
-export function readJsonFile(path: string): unknown {
-  const text = readText(path, REPORT_CODES);
-  try {
-    return JSON.parse(text);
-  } catch (cause) {
-    throw new ForkcacheError('REPORT_FILE_INVALID', `${path}: not valid JSON (${(cause as Error).message})`, { cause, data: { file: path } });
-  }
+/** Read a JSON file of a run or of benchmark results (the project's one JSON reader, with the report's codes). */
+export function readReportJson(path: string, what: string): unknown {
+  return readJsonFile(path, what, REPORT_CODES);
 }
 
 /**

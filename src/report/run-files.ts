@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ForkcacheError } from '../errors.ts';
 import { findModel } from '../models/catalogue.ts';
 import { fromParsedUsage, type Usage, usageInputSchema } from '../ledger/usage.ts';
-import { parseAt, readJsonFile, readJsonl, recordType } from './read-files.ts';
+import { parseAt, readJsonl, readReportJson, recordType } from './read-files.ts';
 
 /*
  * The files of one fan-out directory, as the engine writes them (engine.ts, fan-out.ts,
@@ -145,15 +145,15 @@ function readTranscript(path: string): TranscriptFacts {
 export function readFanOutDir(dir: string): FanOutFiles {
   const notes: string[] = [];
   const manifestPath = join(dir, 'manifest.json');
-  const manifest = parseAt(manifestSchema, readJsonFile(manifestPath), manifestPath);
+  const manifest = parseAt(manifestSchema, readReportJson(manifestPath, 'fan-out manifest'), manifestPath);
   const events = readEvents(join(dir, 'events.jsonl'), notes);
   const summaryPath = join(dir, 'summary.json');
   let summary: FanOutFiles['summary'];
-  if (existsSync(summaryPath)) summary = parseAt(summarySchema, readJsonFile(summaryPath), summaryPath);
+  if (existsSync(summaryPath)) summary = parseAt(summarySchema, readReportJson(summaryPath, 'fan-out summary'), summaryPath);
   else notes.push('summary.json is missing (the fan-out did not settle): totals and baselines are not shown');
   const snapshotPath = join(dir, 'snapshot.json');
   let model: string | undefined;
-  if (existsSync(snapshotPath)) model = parseAt(z.looseObject({ model: z.string().min(1) }), readJsonFile(snapshotPath), snapshotPath).model;
+  if (existsSync(snapshotPath)) model = parseAt(z.looseObject({ model: z.string().min(1) }), readReportJson(snapshotPath, 'parent snapshot'), snapshotPath).model;
   else notes.push('snapshot.json is missing: requests are not priced');
   if (model && !findModel(model)) notes.push(`model "${model}" is not in the model table: requests are not priced`);
   const transcripts = new Map<string, TranscriptFacts>();
