@@ -1,7 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import type Anthropic from '@anthropic-ai/sdk';
-import { ForkcacheError } from '../errors.ts';
 import type { RequestRecord } from '../loop/types.ts';
+import { readJsonl } from '../run-dir/jsonl.ts';
 import type { TranscriptRecord } from './transcript.ts';
 
 export interface TranscriptTool {
@@ -27,22 +27,15 @@ export interface ReadTranscript {
 }
 
 /**
- * Read a fork's JSONL transcript. A last line cut short by a crash is ignored (it was never
- * complete); any other malformed line is an error naming the file and line.
+ * Read a fork's JSONL transcript (none yet: no turns). A last line cut short by a crash is
+ * ignored, any other malformed line is an error naming the file and line: the rule of
+ * `readJsonl`, which the report follows too.
  */
 export function readTranscript(path: string): ReadTranscript {
   const out: ReadTranscript = { forkId: undefined, prefixSha256: undefined, directive: undefined, turns: [], end: undefined };
   if (!existsSync(path)) return out;
-  const lines = readFileSync(path, 'utf8').split('\n');
-  lines.forEach((line, i) => {
-    if (line.trim() === '') return;
-    let record: TranscriptRecord;
-    try {
-      record = JSON.parse(line) as TranscriptRecord;
-    } catch (cause) {
-      if (i >= lines.length - 2) return; // the torn last write of a killed process
-      throw new ForkcacheError('INVALID_ARGUMENT', `transcript ${path}:${i + 1}: not JSON`, { cause, data: { path, line: i + 1 } });
-    }
+  for (const { value } of readJsonl(path, 'transcript')) {
+    const record = value as TranscriptRecord;
     switch (record.type) {
       case 'start':
         out.forkId = record.forkId;
@@ -66,7 +59,7 @@ export function readTranscript(path: string): ReadTranscript {
       default:
         break; // newer record kinds: not needed to resume
     }
-  });
+  }
   return out;
 }
 

@@ -1,7 +1,8 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ForkcacheError } from '../errors.ts';
-import { readJsonl, recordType } from './read-files.ts';
+import { recordType } from '../run-dir/jsonl.ts';
+import { readReportJsonl } from './read-files.ts';
 
 export interface LocatedRuns {
   /** Fan-out directories to render, oldest first. */
@@ -18,7 +19,7 @@ const isFanOutDir = (dir: string): boolean => existsSync(join(dir, 'manifest.jso
 function startedAt(dir: string): number {
   const events = join(dir, 'events.jsonl');
   if (existsSync(events)) {
-    const start = readJsonl(events).findLast((l) => recordType(l.value) === 'fanout-start');
+    const start = readReportJsonl(events, 'fan-out events').findLast((l) => recordType(l.value) === 'fanout-start');
     const at = (start?.value as { at?: unknown } | undefined)?.at;
     if (typeof at === 'number') return at;
   }

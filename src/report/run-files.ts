@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { ForkcacheError } from '../errors.ts';
 import { findModel } from '../models/catalogue.ts';
 import { fromParsedUsage, type Usage, usageInputSchema } from '../ledger/usage.ts';
-import { parseAt, readJsonl, readReportJson, recordType } from './read-files.ts';
+import { recordType } from '../run-dir/jsonl.ts';
+import { parseAt, readReportJson, readReportJsonl } from './read-files.ts';
 
 /*
  * The files of one fan-out directory, as the engine writes them (engine.ts, fan-out.ts,
@@ -109,7 +110,7 @@ function lastRun<T extends { value: unknown }>(lines: T[], marker: string): { li
 }
 
 function readEvents(path: string, notes: string[]): RunEvent[] {
-  const { lines, runs } = lastRun(readJsonl(path), 'fanout-start');
+  const { lines, runs } = lastRun(readReportJsonl(path, 'fan-out events'), 'fanout-start');
   if (runs === 0) throw new ForkcacheError('REPORT_FILE_INVALID', `${path}: no fanout-start record`, { data: { file: path } });
   if (runs > 1) notes.push(`events.jsonl holds ${runs} runs of this fan-out id (a resume or a rerun appends): the report shows the last one`);
   const events: RunEvent[] = [];
@@ -123,7 +124,7 @@ function readEvents(path: string, notes: string[]): RunEvent[] {
 }
 
 function readTranscript(path: string): TranscriptFacts {
-  const { lines } = lastRun(readJsonl(path), 'start');
+  const { lines } = lastRun(readReportJsonl(path, 'transcript'), 'start');
   const facts: TranscriptFacts = { path, prefixSha256: undefined, finalText: undefined, status: undefined };
   for (const { line, value } of lines) {
     const type = recordType(value);

@@ -88,7 +88,7 @@ describe('resume from a transcript', () => {
       ],
     });
     writeFileSync(path, 'not json\n{"v":1,"type":"start"}\n');
-    expect(() => readTranscript(path)).toThrow(/t\.jsonl:1: not JSON/);
+    expect(() => readTranscript(path)).toThrow(/^transcript \S*t\.jsonl:1: not valid JSON/);
   });
 });
 
@@ -135,7 +135,7 @@ describe('engine.resume(runDir)', () => {
       snapshot.system[0]!.text += ' changed';
       writeFileSync(snapshotPath, JSON.stringify(snapshot));
       expect(() => engine.resume(join(runs, fan.id))).toThrow(expect.objectContaining({ code: 'FORK_PREFIX_DRIFT' }));
-      expect(() => engine.resume(runs)).toThrow(/manifest\.json: not found/);
+      expect(() => engine.resume(runs)).toThrow(/^fan-out manifest \S*manifest\.json: cannot read \(no such file\)$/);
     } finally {
       await engine.close();
     }

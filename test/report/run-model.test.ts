@@ -145,7 +145,7 @@ describe('tolerance and errors', () => {
   it('names a missing events.jsonl, a malformed manifest and a malformed transcript', () => {
     const missing = copyRun().dir;
     rmSync(join(missing, 'events.jsonl'));
-    expect(() => load(missing)).toThrow(expect.objectContaining({ code: 'REPORT_FILE_MISSING', message: `${join(missing, 'events.jsonl')}: missing (no such file)` }));
+    expect(() => load(missing)).toThrow(expect.objectContaining({ code: 'REPORT_FILE_MISSING', message: `fan-out events ${join(missing, 'events.jsonl')}: cannot read (no such file)` }));
     const manifest = copyRun().dir;
     writeFileSync(join(manifest, 'manifest.json'), '{"fanoutId": "x", "prefix": {"bytes": -1}, "directives": []}');
     expect(() => load(manifest)).toThrow(expect.objectContaining({ message: expect.stringMatching(/manifest\.json: prefix\.sha256: .*; prefix\.bytes: /) }));
