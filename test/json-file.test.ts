@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ReplayModel } from '../src/emulator/scripts/replay.ts';
-import { readFanOutDir } from '../src/engine/manifest.ts';
+import { readFanOutDir } from '../src/run-dir/manifest.ts';
 import { loadPlan } from '../src/cli/plan.ts';
 import { readJsonFile } from '../src/json-file.ts';
 import { readReportJson } from '../src/report/read-files.ts';

@@ -5,22 +5,18 @@ import { ForkcacheError } from '../errors.ts';
 import { findModel } from '../models/catalogue.ts';
 import { fromParsedUsage, type Usage, usageInputSchema } from '../ledger/usage.ts';
 import { recordType } from '../run-dir/jsonl.ts';
+import { type ManifestCore, manifestCoreSchema } from '../run-dir/manifest.ts';
 import { parseAt, readReportJson, readReportJsonl } from './read-files.ts';
 
 /*
- * The files of one fan-out directory, as the engine writes them (engine.ts, fan-out.ts,
- * transcript.ts). Schemas are loose objects: only the fields a report draws are checked, and
- * unknown fields and unknown record types pass, because the formats will gain both.
+ * The files of one fan-out directory, as the engine writes them (run-dir/, fan-out.ts). The
+ * manifest's schema is run-dir's; the others are loose objects here: only the fields a report
+ * draws are checked, and unknown fields and unknown record types pass, because the formats
+ * will gain both.
  */
 
 const ms = z.number().finite();
 const count = z.number().int().nonnegative();
-
-const manifestSchema = z.looseObject({
-  fanoutId: z.string().min(1),
-  prefix: z.looseObject({ sha256: z.string().min(1), bytes: count, layout: z.string().optional(), ttl: z.string().optional(), headEnd: z.string().optional() }),
-  directives: z.array(z.string()),
-});
 
 const summarySchema = z.looseObject({
   forks: z.looseObject({ total: count, completed: count, failed: count, cancelled: count }),
@@ -85,7 +81,7 @@ export interface TranscriptFacts {
 
 export interface FanOutFiles {
   dir: string;
-  manifest: z.output<typeof manifestSchema>;
+  manifest: ManifestCore;
   /** Undefined when the run did not finish (the engine writes it last). */
   summary: z.output<typeof summarySchema> | undefined;
   /** The parent's model, from snapshot.json (prices the requests). */
@@ -146,7 +142,7 @@ function readTranscript(path: string): TranscriptFacts {
 export function readFanOutDir(dir: string): FanOutFiles {
   const notes: string[] = [];
   const manifestPath = join(dir, 'manifest.json');
-  const manifest = parseAt(manifestSchema, readReportJson(manifestPath, 'fan-out manifest'), manifestPath);
+  const manifest = parseAt(manifestCoreSchema, readReportJson(manifestPath, 'fan-out manifest'), manifestPath);
   const events = readEvents(join(dir, 'events.jsonl'), notes);
   const summaryPath = join(dir, 'summary.json');
   let summary: FanOutFiles['summary'];

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { latencyNameSchema } from '../../emulator/latency.ts';
 import { ForkEngine } from '../../engine/engine.ts';
-import { readFanOutDir } from '../../engine/manifest.ts';
+import { readFanOutDir } from '../../run-dir/manifest.ts';
 import { locateFanOuts } from '../../run-dir/locate.ts';
 import type { WarmStrategy } from '../../engine/warm-gate.ts';
 import type { ExecutableToolName } from '../../tools/names.ts';
