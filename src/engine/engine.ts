@@ -25,7 +25,7 @@ import type { DistributedBackend } from '../distributed/backend.ts';
 import { importOptional } from '../optional-import.ts';
 import { FRESH_START, finishedOutcome, startFromTranscript } from './fork-attempts.ts';
 import { readFanOutDir, writeManifest } from '../run-dir/manifest.ts';
-import { readTranscript } from './transcript-reader.ts';
+import { readTranscript } from '../run-dir/transcript-reader.ts';
 import { type ForkEngineOptions, type ResolvedEngineOptions, resolveEngineOptions } from './options.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from './worker-file.ts';
 

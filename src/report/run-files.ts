@@ -6,6 +6,7 @@ import { findModel } from '../models/catalogue.ts';
 import { fromParsedUsage, type Usage, usageInputSchema } from '../ledger/usage.ts';
 import { recordType } from '../run-dir/jsonl.ts';
 import { type ManifestCore, manifestCoreSchema } from '../run-dir/manifest.ts';
+import { readTranscript } from '../run-dir/transcript-reader.ts';
 import { parseAt, readReportJson, readReportJsonl } from './read-files.ts';
 
 /*
@@ -67,11 +68,6 @@ type EventSchemas = typeof eventSchemas;
 export type RunEvent = { [K in keyof EventSchemas]: { type: K; line: number } & z.output<EventSchemas[K]> }[keyof EventSchemas];
 export type RunEventOf<K extends RunEvent['type']> = Extract<RunEvent, { type: K }>;
 
-const transcriptSchemas = {
-  start: z.looseObject({ forkId: z.string(), prefixSha256: z.string(), directive: z.string() }),
-  end: z.looseObject({ status: z.string(), turns: count, toolCalls: count, finalText: z.string() }),
-} as const;
-
 export interface TranscriptFacts {
   path: string;
   prefixSha256: string | undefined;
@@ -119,19 +115,10 @@ function readEvents(path: string, notes: string[]): RunEvent[] {
   return events;
 }
 
-function readTranscript(path: string): TranscriptFacts {
-  const { lines } = lastRun(readReportJsonl(path, 'transcript'), 'start');
-  const facts: TranscriptFacts = { path, prefixSha256: undefined, finalText: undefined, status: undefined };
-  for (const { line, value } of lines) {
-    const type = recordType(value);
-    if (type === 'start') facts.prefixSha256 = parseAt(transcriptSchemas.start, value, `${path}:${line}`).prefixSha256;
-    else if (type === 'end') {
-      const end = parseAt(transcriptSchemas.end, value, `${path}:${line}`);
-      facts.finalText = end.finalText;
-      facts.status = end.status;
-    }
-  }
-  return facts;
+/** What a report shows of a transcript, from the run directory's one transcript reader. */
+function transcriptFacts(path: string): TranscriptFacts {
+  const transcript = readTranscript(path, 'REPORT_FILE_INVALID');
+  return { path, prefixSha256: transcript.prefixSha256, finalText: transcript.end?.finalText, status: transcript.end?.status };
 }
 
 /**
@@ -157,7 +144,7 @@ export function readFanOutDir(dir: string): FanOutFiles {
   const start = events.find((e): e is RunEventOf<'fanout-start'> => e.type === 'fanout-start');
   for (const { forkId } of start?.forks ?? []) {
     const path = join(dir, 'forks', `${forkId}.jsonl`);
-    if (existsSync(path)) transcripts.set(forkId, readTranscript(path));
+    if (existsSync(path)) transcripts.set(forkId, transcriptFacts(path));
   }
   return { dir, manifest, summary, model, events, transcripts, notes };
 }

@@ -144,7 +144,7 @@ describe('engine.resume(runDir)', () => {
 
 describe('appending to a transcript a killed process left torn', () => {
   it('cuts the torn line off first, so the file stays readable', async () => {
-    const { JsonlTranscript } = await import('../../src/engine/transcript.ts');
+    const { JsonlTranscript } = await import('../../src/run-dir/transcript.ts');
     const dir = workspace({});
     const path = join(dir, 't.jsonl');
     writeFileSync(path, '{"v":1,"type":"start","forkId":"f","prefixSha256":"a","directive":"d","at":""}\n{"v":1,"type":"tu');

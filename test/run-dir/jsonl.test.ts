@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readTranscript } from '../../src/engine/transcript-reader.ts';
+import { readTranscript } from '../../src/run-dir/transcript-reader.ts';
 import { readReportJsonl } from '../../src/report/read-files.ts';
 import { readJsonl } from '../../src/run-dir/jsonl.ts';
 
