@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ForkcacheError } from '../errors.ts';
 import { findModel } from '../models/catalogue.ts';
 import { fromParsedUsage, type Usage, usageInputSchema } from '../ledger/usage.ts';
+import { EVENTS_FILE, MANIFEST_FILE, SNAPSHOT_FILE, SUMMARY_FILE, transcriptPath } from '../run-dir/files.ts';
 import { recordType } from '../run-dir/jsonl.ts';
 import { type ManifestCore, manifestCoreSchema } from '../run-dir/manifest.ts';
 import { readTranscript } from '../run-dir/transcript-reader.ts';
@@ -128,14 +129,14 @@ function transcriptFacts(path: string): TranscriptFacts {
  */
 export function readFanOutDir(dir: string): FanOutFiles {
   const notes: string[] = [];
-  const manifestPath = join(dir, 'manifest.json');
+  const manifestPath = join(dir, MANIFEST_FILE);
   const manifest = parseAt(manifestCoreSchema, readReportJson(manifestPath, 'fan-out manifest'), manifestPath);
-  const events = readEvents(join(dir, 'events.jsonl'), notes);
-  const summaryPath = join(dir, 'summary.json');
+  const events = readEvents(join(dir, EVENTS_FILE), notes);
+  const summaryPath = join(dir, SUMMARY_FILE);
   let summary: FanOutFiles['summary'];
   if (existsSync(summaryPath)) summary = parseAt(summarySchema, readReportJson(summaryPath, 'fan-out summary'), summaryPath);
   else notes.push('summary.json is missing (the fan-out did not settle): totals and baselines are not shown');
-  const snapshotPath = join(dir, 'snapshot.json');
+  const snapshotPath = join(dir, SNAPSHOT_FILE);
   let model: string | undefined;
   if (existsSync(snapshotPath)) model = parseAt(z.looseObject({ model: z.string().min(1) }), readReportJson(snapshotPath, 'parent snapshot'), snapshotPath).model;
   else notes.push('snapshot.json is missing: requests are not priced');
@@ -143,7 +144,7 @@ export function readFanOutDir(dir: string): FanOutFiles {
   const transcripts = new Map<string, TranscriptFacts>();
   const start = events.find((e): e is RunEventOf<'fanout-start'> => e.type === 'fanout-start');
   for (const { forkId } of start?.forks ?? []) {
-    const path = join(dir, 'forks', `${forkId}.jsonl`);
+    const path = transcriptPath(dir, forkId);
     if (existsSync(path)) transcripts.set(forkId, transcriptFacts(path));
   }
   return { dir, manifest, summary, model, events, transcripts, notes };
