@@ -3,71 +3,18 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { ForkcacheError } from '../errors.ts';
 import { findModel } from '../models/catalogue.ts';
-import { fromParsedUsage, type Usage, usageInputSchema } from '../ledger/usage.ts';
+import { fromParsedUsage, type Usage, type usageInputSchema } from '../ledger/usage.ts';
 import { EVENTS_FILE, MANIFEST_FILE, SNAPSHOT_FILE, SUMMARY_FILE, transcriptPath } from '../run-dir/files.ts';
 import { recordType } from '../run-dir/jsonl.ts';
 import { type ManifestCore, manifestCoreSchema } from '../run-dir/manifest.ts';
+import { eventSchemas, type EventSchemas, type RunEvent, type RunEventOf, summarySchema } from '../run-dir/schemas.ts';
 import { readTranscript } from '../run-dir/transcript-reader.ts';
 import { parseAt, readReportJson, readReportJsonl } from './read-files.ts';
 
 /*
- * The files of one fan-out directory, as the engine writes them (run-dir/, fan-out.ts). The
- * manifest's schema is run-dir's; the others are loose objects here: only the fields a report
- * draws are checked, and unknown fields and unknown record types pass, because the formats
- * will gain both.
+ * One fan-out directory as a report sees it, read with the run directory's readers and
+ * schemas (src/run-dir/).
  */
-
-const ms = z.number().finite();
-const count = z.number().int().nonnegative();
-
-const summarySchema = z.looseObject({
-  forks: z.looseObject({ total: count, completed: count, failed: count, cancelled: count }),
-  cache: z.looseObject({
-    fanout_input_tokens: count,
-    fanout_cache_read_input_tokens: count,
-    fanout_hit_ratio: z.number(),
-    max_fanout_reads: count,
-    cache_efficiency: z.number(),
-    by_fanout: z.array(z.looseObject({ key: z.string().optional(), shared_prefix_tokens: count, uncached_at_start: count })).default([]),
-  }),
-  // Null when a request's model could not be priced (an id the catalogue does not know).
-  cost_usd: z.looseObject({ actual: z.number().nullable(), no_cache: z.number().nullable(), fresh_agents: z.number().nullable() }),
-  unpriced: z.looseObject({ requests: count, models: z.array(z.string()) }).optional(),
-  warnings: z.array(z.string()).optional(),
-  model_table_date: z.string().optional(),
-  savings: z.looseObject({ vs_no_cache: z.number().nullable(), vs_fresh_agents: z.number().nullable() }),
-  prefix: z.looseObject({ shared_tokens: count.nullable(), drift_events: count, source: z.string().optional(), approx_tokens: count.optional() }),
-  warmups: count.optional(),
-});
-
-const requestSchema = z.looseObject({ turn: count, usage: usageInputSchema, sentAt: ms, startedAt: ms, endedAt: ms, stopReason: z.string().nullish() });
-
-/** The event records a report knows; anything else in events.jsonl is skipped. */
-const eventSchemas = {
-  'fanout-start': z.looseObject({ at: ms, forks: z.array(z.looseObject({ forkId: z.string(), directive: z.string() })).default([]) }),
-  'fanout-end': z.looseObject({ at: ms }),
-  'warmup-start': z.looseObject({ at: ms }),
-  'warmup-end': z.looseObject({ at: ms, usage: usageInputSchema.optional() }),
-  'fork-start': z.looseObject({ forkId: z.string(), at: ms }),
-  'turn-start': z.looseObject({ forkId: z.string(), turn: count, at: ms }),
-  'response-start': z.looseObject({ forkId: z.string(), turn: count, at: ms }),
-  'turn-end': z.looseObject({ forkId: z.string(), turn: count, at: ms, request: requestSchema }),
-  'tool-call': z.looseObject({ forkId: z.string(), turn: count, at: ms, name: z.string(), isError: z.boolean().default(false), path: z.string().nullish() }),
-  'fork-restart': z.looseObject({ forkId: z.string(), at: ms, attempt: count.optional() }),
-  'fork-end': z.looseObject({
-    forkId: z.string(),
-    at: ms,
-    status: z.string(),
-    turns: count.default(0),
-    toolCalls: count.default(0),
-    filesChanged: z.array(z.string()).default([]),
-    error: z.looseObject({ code: z.string(), message: z.string() }).nullish(),
-  }),
-} as const;
-
-type EventSchemas = typeof eventSchemas;
-export type RunEvent = { [K in keyof EventSchemas]: { type: K; line: number } & z.output<EventSchemas[K]> }[keyof EventSchemas];
-export type RunEventOf<K extends RunEvent['type']> = Extract<RunEvent, { type: K }>;
 
 export interface TranscriptFacts {
   path: string;
