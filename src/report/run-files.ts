@@ -74,7 +74,7 @@ function transcriptFacts(path: string): TranscriptFacts {
  * (written when the fan-out settles), `snapshot.json` and the transcripts are used when
  * present, and their absence is noted. A malformed file of any kind is an error naming it.
  */
-export function readFanOutDir(dir: string): FanOutFiles {
+export function readReportFiles(dir: string): FanOutFiles {
   const notes: string[] = [];
   const manifestPath = join(dir, MANIFEST_FILE);
   const manifest = parseAt(manifestCoreSchema, readReportJson(manifestPath, 'fan-out manifest'), manifestPath);

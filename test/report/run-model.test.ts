@@ -1,11 +1,11 @@
 import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readFanOutDir } from '../../src/report/run-files.ts';
+import { readReportFiles } from '../../src/report/run-files.ts';
 import { buildRunModel, type RunModel } from '../../src/report/run-model.ts';
 import { copyRun, editJsonl, FIXTURE_RUN } from './helpers.ts';
 
-const load = (dir: string): RunModel => buildRunModel(readFanOutDir(dir));
+const load = (dir: string): RunModel => buildRunModel(readReportFiles(dir));
 const segmentsOf = (model: RunModel, row: string) => model.segments.filter((s) => s.row === row);
 
 describe('run model from a real fan-out directory', () => {
