@@ -68,6 +68,9 @@ export const ERROR_CODES = [
   'REPORT_FILE_INVALID',
   // importing a parent from a Claude Code transcript: the message names the line
   'TRANSCRIPT_INVALID',
+  // an optional peer dependency (echarts for reports, bullmq/ioredis for the distributed
+  // backend) is not installed: the message says what to install
+  'DEPENDENCY_MISSING',
   // anything else
   'INTERNAL',
 ] as const;
@@ -86,6 +89,12 @@ export interface ForkcacheErrorOptions {
   cause?: unknown;
 }
 
+/**
+ * The brand of every ForkcacheError. `Symbol.for` gives the same symbol in every copy of the
+ * package (two versions in one node_modules tree, a bundled copy), where `instanceof` fails.
+ */
+const BRAND = Symbol.for('forkcache.error');
+
 export class ForkcacheError extends Error {
   override readonly name = 'ForkcacheError';
   readonly code: ErrorCode;
@@ -100,6 +109,20 @@ export class ForkcacheError extends Error {
   toWire(): WireError {
     return { code: this.code, message: this.message, data: { ...this.data } };
   }
+}
+Object.defineProperty(ForkcacheError.prototype, BRAND, { value: true });
+
+/**
+ * True when `err` is a ForkcacheError from any copy of forkcache (checked by a `Symbol.for`
+ * brand, not `instanceof`), so `err.code` is one of `ERROR_CODES`.
+ *
+ * @example
+ * try { engine.fanOut(snapshot, directives) } catch (err) {
+ *   if (isForkcacheError(err) && err.code === 'FORK_EMPTY_DIRECTIVE') ...
+ * }
+ */
+export function isForkcacheError(err: unknown): err is ForkcacheError {
+  return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[BRAND] === true;
 }
 
 /** True when `err` is a forkcache error (from any realm or thread, rebuilt or not). */

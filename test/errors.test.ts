@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ForkcacheError, fromWireError, hasCode, toWireError } from '../src/errors.ts';
+import { ForkcacheError, fromWireError, hasCode, isForkcacheError, toWireError } from '../src/errors.ts';
 
 describe('ForkcacheError', () => {
   it('keeps code and data across structuredClone only through the wire form', () => {
@@ -19,5 +19,27 @@ describe('ForkcacheError', () => {
     const rebuilt = fromWireError({ code: 'ECONNRESET', message: 'reset' });
     expect(rebuilt.code).toBe('INTERNAL');
     expect(rebuilt.data).toEqual({ originalCode: 'ECONNRESET' });
+  });
+});
+
+describe('isForkcacheError', () => {
+  it('recognises errors from another copy of the package, where instanceof fails', async () => {
+    // The query makes a second instance of the module, as a second copy of the package would be.
+    const second = '../src/errors.ts?copy=2';
+    const copy = (await import(/* @vite-ignore */ second)) as typeof import('../src/errors.ts');
+    const foreign = new copy.ForkcacheError('FORK_RECURSION', 'from the other copy');
+    expect(foreign).not.toBeInstanceOf(ForkcacheError);
+    expect(isForkcacheError(foreign)).toBe(true);
+    expect(copy.isForkcacheError(new ForkcacheError('INTERNAL', 'from this copy'))).toBe(true);
+  });
+
+  it('is false for look-alikes and for an error that lost its class crossing a thread', () => {
+    expect(isForkcacheError(Object.assign(new Error('x'), { code: 'FORK_RECURSION', name: 'ForkcacheError' }))).toBe(false);
+    expect(isForkcacheError({ code: 'INTERNAL', message: 'x' })).toBe(false);
+    expect(isForkcacheError(null)).toBe(false);
+    expect(isForkcacheError('FORK_RECURSION')).toBe(false);
+    const err = new ForkcacheError('FORK_PREFIX_DRIFT', 'drift');
+    expect(isForkcacheError(structuredClone(err))).toBe(false);
+    expect(isForkcacheError(fromWireError(toWireError(err)))).toBe(true);
   });
 });

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ForkcacheError } from '../errors.ts';
 import { FORK_FALLBACK_SYSTEM_PROMPT } from '../fork/fallback.ts';
 import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
-import { readJsonl } from '../report/read-files.ts';
+import { readJsonl } from '../run-dir/jsonl.ts';
 import { TOOL_DECLARATIONS } from '../tools/declarations.ts';
 import { formatZodIssues } from '../validation.ts';
 
@@ -96,7 +96,7 @@ export function importClaudeTranscript(path: string, options: { model?: string |
   let tools: z.output<typeof toolsField> | undefined;
   let model: string | undefined;
   let sidechain = 0;
-  const lines = readJsonl(path, CODES);
+  const lines = readJsonl(path, 'Claude Code session', CODES);
   for (const { line, value } of lines) {
     const record = value as Record<string, unknown>;
     if (record['system'] !== undefined) system = parseAtLine(systemField, record['system'], path, line);

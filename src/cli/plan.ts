@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { latencyNameSchema } from '../emulator/latency.ts';
@@ -6,6 +5,7 @@ import { WARM_STRATEGIES, type WarmStrategy } from '../engine/warm-gate.ts';
 import { ForkcacheError } from '../errors.ts';
 import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
 import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
+import { readJsonFile } from '../json-file.ts';
 import { EXECUTABLE_TOOL_NAMES } from '../tools/names.ts';
 import { permissionPolicySchema } from '../tools/permissions.ts';
 import { parseOrThrow } from '../validation.ts';
@@ -62,24 +62,10 @@ export interface LoadPlanOptions {
   claudeTranscript?: string | undefined;
 }
 
-function readJson(path: string, what: string): unknown {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (cause) {
-    throw new ForkcacheError('INVALID_ARGUMENT', `${what}: cannot read ${path} (${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message})`, { cause });
-  }
-  try {
-    return JSON.parse(text);
-  } catch (cause) {
-    throw new ForkcacheError('INVALID_ARGUMENT', `${what}: ${path} is not valid JSON (${(cause as Error).message})`, { cause });
-  }
-}
-
 /** Read and validate a plan file and the parent it names. Every error names the field or file. */
 export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPlan {
   const base = dirname(resolve(path));
-  const plan = parseOrThrow(planSchema, readJson(path, 'plan'), 'INVALID_ARGUMENT', `plan ${path}`);
+  const plan = parseOrThrow(planSchema, readJsonFile(path, 'plan'), 'INVALID_ARGUMENT', `plan ${path}`);
   const paths = { workspace: resolve(base, plan.workspace), runDir: resolve(base, plan.runDir), modelTable: plan.modelTable === undefined ? undefined : resolve(base, plan.modelTable) };
   if (options.claudeTranscript !== undefined) {
     if (plan.parent !== undefined) {
@@ -91,7 +77,7 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
   if (plan.parent === undefined) {
     throw new ForkcacheError('INVALID_ARGUMENT', `plan ${path}: parent: required (a request JSON file or object), unless --parent-from-claude-transcript is given`, { data: { field: 'parent' } });
   }
-  const request = typeof plan.parent === 'string' ? readJson(resolve(base, plan.parent), 'plan.parent') : plan.parent;
+  const request = typeof plan.parent === 'string' ? readJsonFile(resolve(base, plan.parent), 'plan.parent') : plan.parent;
   const withModel = plan.model ? { ...(request as Record<string, unknown>), model: plan.model } : request;
   return { plan, snapshot: captureSnapshot(withModel), ...paths, notes: [] };
 }

@@ -5,7 +5,7 @@ import { Piscina } from 'piscina';
 import { FRESH_START, finishedOutcome, mergeOutcome, startFromTranscript } from '../engine/fork-attempts.ts';
 import { servePort } from '../engine/port-server.ts';
 import type { ForkTask } from '../engine/protocol.ts';
-import { readTranscript } from '../engine/transcript-reader.ts';
+import { readTranscript } from '../run-dir/transcript-reader.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from '../engine/worker-file.ts';
 import { type ForkOutcome, type LoopEvent, OPEN_GATE } from '../loop/types.ts';
 import type { ExecutableToolName } from '../tools/names.ts';

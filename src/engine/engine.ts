@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type Anthropic from '@anthropic-ai/sdk';
 import pLimit from 'p-limit';
@@ -21,10 +21,13 @@ import { createAnthropicClient } from '../provider/client.ts';
 import { type FanOut, type FanOutDeps, FanOutRun, type ForkSpec, forkIdOf } from './fan-out.ts';
 import { type AgentType, agentTypeSchema } from './agent-type.ts';
 import { AgentTool, type AgentToolOptions } from './agent-tool.ts';
-import { DistributedBackend } from '../distributed/backend.ts';
+import type { DistributedBackend } from '../distributed/backend.ts';
+import { importOptional } from '../optional-import.ts';
 import { FRESH_START, finishedOutcome, startFromTranscript } from './fork-attempts.ts';
-import { readFanOutDir, writeManifest } from './manifest.ts';
-import { readTranscript } from './transcript-reader.ts';
+import { readFanOutDir, writeManifest } from '../run-dir/manifest.ts';
+import { transcriptPath } from '../run-dir/files.ts';
+import { readTranscript } from '../run-dir/transcript-reader.ts';
+import { writeSummary } from '../run-dir/writers.ts';
 import { type ForkEngineOptions, type ResolvedEngineOptions, resolveEngineOptions } from './options.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from './worker-file.ts';
 
@@ -114,7 +117,10 @@ export class ForkEngine {
   /** Validate the options and start the pool. */
   static async create(options: ForkEngineOptions = {}): Promise<ForkEngine> {
     const resolved = resolveEngineOptions(options);
-    const remote = resolved.distributed ? await DistributedBackend.connect(resolved.distributed, resolved.concurrency) : undefined;
+    // bullmq/ioredis load only for a distributed engine: they are optional peer dependencies
+    const remote = resolved.distributed
+      ? await (await importOptional('distributed', () => import('../distributed/backend.ts'))).DistributedBackend.connect(resolved.distributed, resolved.concurrency)
+      : undefined;
     return new ForkEngine(resolved, options, remote);
   }
 
@@ -164,7 +170,7 @@ export class ForkEngine {
     }
     const specs: ForkSpec[] = manifest.directives.map((directive, i) => {
       const base = prefix.child(directive);
-      const transcript = readTranscript(join(dir, 'forks', `${forkIdOf(manifest.fanoutId, i)}.jsonl`));
+      const transcript = readTranscript(transcriptPath(dir, forkIdOf(manifest.fanoutId, i)));
       if (transcript.prefixSha256 !== undefined && transcript.prefixSha256 !== prefix.sha256) {
         throw new ForkcacheError('FORK_PREFIX_DRIFT', `resume ${dir}: fork ${i + 1}'s transcript was written on another head`, { data: { fork: i } });
       }
@@ -243,7 +249,7 @@ export class ForkEngine {
       (result) => {
         this.#running.delete(run);
         try {
-          if (runDir) writeFileSync(join(runDir, 'summary.json'), `${JSON.stringify(result.summary, null, 2)}\n`);
+          if (runDir) writeSummary(runDir, result.summary);
         } catch {
           // the summary is also the settled() result: a full disk must not crash the process
         }

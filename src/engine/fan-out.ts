@@ -1,8 +1,10 @@
-import { createWriteStream, type WriteStream } from 'node:fs';
+import type { WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { ForkcacheError, toWireError } from '../errors.ts';
 import type { ForkOutcome, LoopEvent } from '../loop/types.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
+import { transcriptPath } from '../run-dir/files.ts';
+import { openEventLog } from '../run-dir/writers.ts';
 import { DENY_UNASKED, type PermissionAnswer } from '../tools/permissions.ts';
 import { EventQueue } from './event-queue.ts';
 import { FanOutAccounts } from './fan-out-accounts.ts';
@@ -48,9 +50,7 @@ export class FanOutRun implements FanOut {
       ttlMs: prefix.ttl === '1h' ? 3_600_000 : 300_000,
       clock: deps.clock,
     });
-    this.#log = deps.runDir ? createWriteStream(join(deps.runDir, 'events.jsonl'), { flags: 'a' }) : undefined;
-    // the event log is for reports; a full disk or a deleted run directory must not crash the run
-    this.#log?.on('error', () => undefined);
+    this.#log = deps.runDir ? openEventLog(deps.runDir) : undefined;
     this.#logLine({ type: 'fanout-start', at: deps.clock.now(), forks: this.#states.map((s) => ({ forkId: s.id, directive: s.directive })) });
     this.#settled = this.#run();
   }
@@ -213,7 +213,7 @@ export class FanOutRun implements FanOut {
   }
 
   #transcriptPath(state: ForkState): string | undefined {
-    return this.#deps.runDir ? join(this.#deps.runDir, 'forks', `${state.id}.jsonl`) : undefined;
+    return this.#deps.runDir ? transcriptPath(this.#deps.runDir, state.id) : undefined;
   }
 
   /**

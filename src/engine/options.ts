@@ -15,6 +15,7 @@ import { toolLimitsSchema } from '../tools/limits.ts';
 import { permissionPolicySchema, type PermissionHandler, type PermissionPolicy } from '../tools/permissions.ts';
 import { ForkcacheError } from '../errors.ts';
 import { parseOrThrow } from '../validation.ts';
+import { type TestHooks, testHooksOf } from './test-hooks.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from './warm-gate.ts';
 
 /** Options of `ForkEngine.create`. Every field is optional. */
@@ -81,11 +82,6 @@ export interface ForkEngineOptions {
    * mid-way, a reset): the same bytes again after a backoff. Default 3, 500 ms doubling to 8 s.
    */
   turnRetry?: Partial<TurnRetryOptions>;
-  /**
-   * Faults for tests only: one fork's worker thread exits (`exitWorker`) or runs out of memory
-   * (`exhaustMemory`, with `pool.resourceLimits`) once a turn and its tools are done.
-   */
-  testHooks?: { exitWorker?: { forkIndex: number; afterTurn: number; how?: 'exit' | 'out-of-memory' } };
 }
 
 const optionsSchema = z.strictObject({
@@ -124,9 +120,6 @@ const optionsSchema = z.strictObject({
   isolation: z.enum(['none', 'worktree']).optional(),
   distributed: z.strictObject({ redis: z.string().regex(/^rediss?:\/\//, 'expected a redis:// URL'), queue: z.string().min(1).optional() }).optional(),
   onPermission: z.custom<PermissionHandler>((v) => typeof v === 'function', 'expected a function').optional(),
-  testHooks: z
-    .strictObject({ exitWorker: z.strictObject({ forkIndex: z.number().int().nonnegative(), afterTurn: z.number().int().positive(), how: z.enum(['exit', 'out-of-memory']).optional() }).optional() })
-    .optional(),
 });
 
 export interface ResolvedEngineOptions {
@@ -151,7 +144,8 @@ export interface ResolvedEngineOptions {
   permissions: PermissionPolicy;
   isolation: 'none' | 'worktree';
   distributed: { redis: string; queue?: string } | undefined;
-  testHooks: { exitWorker?: { forkIndex: number; afterTurn: number; how?: 'exit' | 'out-of-memory' } };
+  /** Set only through `withTestHooks` (test-hooks.ts), never by a public option. */
+  testHooks: TestHooks;
 }
 
 /** Validate (errors name the field: `pool.maxThreads: …`) and fill in defaults. */
@@ -187,6 +181,6 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     permissions: (o.permissions ?? {}) as PermissionPolicy,
     isolation: o.isolation ?? 'none',
     distributed: o.distributed as ResolvedEngineOptions['distributed'],
-    testHooks: (o.testHooks ?? {}) as ResolvedEngineOptions['testHooks'],
+    testHooks: testHooksOf(input),
   };
 }

@@ -1,74 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
 import type Anthropic from '@anthropic-ai/sdk';
-import { ForkcacheError } from '../errors.ts';
-import type { RequestRecord } from '../loop/types.ts';
-import type { TranscriptRecord } from './transcript.ts';
+import type { ReadTranscript } from '../run-dir/transcript-reader.ts';
 
-export interface TranscriptTool {
-  id: string;
-  name: string;
-  /** Undefined: the tool started and never finished (the process stopped while it ran). */
-  result: { isError: boolean; content: string } | undefined;
-}
-
-export interface TranscriptTurn {
-  turn: number;
-  assistant: Anthropic.MessageParam;
-  request: RequestRecord;
-  tools: TranscriptTool[];
-}
-
-export interface ReadTranscript {
-  forkId: string | undefined;
-  prefixSha256: string | undefined;
-  directive: string | undefined;
-  turns: TranscriptTurn[];
-  end: Extract<TranscriptRecord, { type: 'end' }> | undefined;
-}
-
-/**
- * Read a fork's JSONL transcript. A last line cut short by a crash is ignored (it was never
- * complete); any other malformed line is an error naming the file and line.
- */
-export function readTranscript(path: string): ReadTranscript {
-  const out: ReadTranscript = { forkId: undefined, prefixSha256: undefined, directive: undefined, turns: [], end: undefined };
-  if (!existsSync(path)) return out;
-  const lines = readFileSync(path, 'utf8').split('\n');
-  lines.forEach((line, i) => {
-    if (line.trim() === '') return;
-    let record: TranscriptRecord;
-    try {
-      record = JSON.parse(line) as TranscriptRecord;
-    } catch (cause) {
-      if (i >= lines.length - 2) return; // the torn last write of a killed process
-      throw new ForkcacheError('INVALID_ARGUMENT', `transcript ${path}:${i + 1}: not JSON`, { cause, data: { path, line: i + 1 } });
-    }
-    switch (record.type) {
-      case 'start':
-        out.forkId = record.forkId;
-        out.prefixSha256 = record.prefixSha256;
-        out.directive = record.directive;
-        break;
-      case 'turn':
-        out.turns.push({ turn: record.turn, assistant: record.assistant as Anthropic.MessageParam, request: record.request as RequestRecord, tools: [] });
-        break;
-      case 'tool-start':
-        out.turns.at(-1)?.tools.push({ id: record.id, name: record.name, result: undefined });
-        break;
-      case 'tool-end': {
-        const tool = out.turns.at(-1)?.tools.find((t) => t.id === record.id);
-        if (tool) tool.result = { isError: record.isError, content: record.content };
-        break;
-      }
-      case 'end':
-        out.end = record;
-        break;
-      default:
-        break; // newer record kinds: not needed to resume
-    }
-  });
-  return out;
-}
+// The reader lives with the run directory's other formats; resume works from what it returns.
+export { readTranscript } from '../run-dir/transcript-reader.ts';
+export type { ReadTranscript, TranscriptTool, TranscriptTurn } from '../run-dir/transcript-reader.ts';
 
 /** What the model is told about a tool call that was running when the process stopped. */
 export const INTERRUPTED_TOOL_MESSAGE =

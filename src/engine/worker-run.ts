@@ -11,7 +11,7 @@ import { toWireError } from '../errors.ts';
 import { createToolExecutor } from '../tools/executor.ts';
 import { decide } from '../tools/permissions.ts';
 import type { ForkTask, MainToWorker, WorkerToMain } from './protocol.ts';
-import { JsonlTranscript } from './transcript.ts';
+import { JsonlTranscript } from '../run-dir/transcript.ts';
 
 /**
  * The gate on the worker side: each acquire is a round trip to the main thread, which owns

@@ -8,7 +8,7 @@ import type { AgentNode, ForkStatus } from './tree.ts';
 import { creationSplit, sumUsage } from './usage.ts';
 
 /** One fan-out in the summary (snake_case like the rest of the JSON). */
-export interface FanoutSummary {
+export interface FanoutCacheSummary {
   key: string;
   owner_id: string | null;
   requests: number;
@@ -45,7 +45,7 @@ export interface LedgerSummary {
     max_fanout_reads: number;
     /** 1 when `max_fanout_reads` is 0. */
     cache_efficiency: number;
-    by_fanout: FanoutSummary[];
+    by_fanout: FanoutCacheSummary[];
   };
   /** Every figure is `null` when some request's model cannot be priced (see `unpriced`). */
   cost_usd: {

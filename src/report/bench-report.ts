@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { escapeHtml, figure, page, table } from './html.ts';
-import { parseAt, readJsonFile } from './read-files.ts';
+import { parseAt, readReportJson } from './read-files.ts';
 import { economicsCharts, economicsShape } from './bench-economics.ts';
 
 /*
@@ -20,7 +20,7 @@ export type BenchResults = z.output<typeof benchSchema>;
 type Suite = BenchResults['suites'][number];
 
 export function readBenchResults(path: string): BenchResults {
-  return parseAt(benchSchema, readJsonFile(path), path);
+  return parseAt(benchSchema, readReportJson(path, 'benchmark results'), path);
 }
 
 function format(value: unknown): string | number {

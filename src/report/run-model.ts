@@ -4,7 +4,8 @@ import { costNano, nanoToUsd, noCacheNano } from '../ledger/cost.ts';
 import { BUILTIN_CATALOGUE, findModel, type ModelCatalogue } from '../models/catalogue.ts';
 import { totalInputTokens, type Usage } from '../ledger/usage.ts';
 import { missDiagnostics } from './diagnostics.ts';
-import { type FanOutFiles, type RunEvent, type RunEventOf, usageAt } from './run-files.ts';
+import type { RunEvent, RunEventOf } from '../run-dir/schemas.ts';
+import { type FanOutFiles, usageAt } from './run-files.ts';
 
 /**
  * Where a fork is, over time. `warming` is the wait before its first request is sent

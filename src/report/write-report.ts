@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { ForkcacheError } from '../errors.ts';
 import { readBenchResults, renderBenchReport } from './bench-report.ts';
 import { locateRuns } from './locate.ts';
-import { readFanOutDir } from './run-files.ts';
+import { readReportFiles } from './run-files.ts';
 import { buildRunModel } from './run-model.ts';
 import { renderRunReport } from './run-report.ts';
 
@@ -40,7 +40,7 @@ const countCharts = (html: string): number => html.match(/<figure class="chart"/
  */
 export function writeRunReport(runDir: string, options: { out?: string | undefined; all?: boolean; catalogue?: ModelCatalogue | undefined } = {}): WrittenReport {
   const located = locateRuns(runDir, { all: options.all ?? false });
-  const models = located.dirs.map((dir) => buildRunModel(readFanOutDir(dir), options.catalogue));
+  const models = located.dirs.map((dir) => buildRunModel(readReportFiles(dir), options.catalogue));
   const html = renderRunReport(models, located.scope);
   const out = options.out ?? join(runDir, 'report.html');
   return { out, bytes: write(out, html), scope: located.scope, fanouts: models.map((m) => m.id), found: located.found, charts: countCharts(html) };

@@ -94,7 +94,7 @@ describe('errors name the transcript line', () => {
   }
 
   it('a missing file', () => {
-    expect(() => importClaudeTranscript(join(tmpdir(), 'no-such-session.jsonl'))).toThrow(expect.objectContaining({ code: 'TRANSCRIPT_INVALID', message: expect.stringContaining('no-such-session.jsonl: missing') }));
+    expect(() => importClaudeTranscript(join(tmpdir(), 'no-such-session.jsonl'))).toThrow(expect.objectContaining({ code: 'TRANSCRIPT_INVALID', message: expect.stringContaining('no-such-session.jsonl: cannot read (no such file)') }));
   });
 
   it('the fixture stays in the public record format (one JSON object per line, typed)', () => {

@@ -31,10 +31,11 @@ describe('forkcache run PLAN.json', () => {
     expect(bad.stderr).toMatch(/directives\[0\]: a directive must not be empty/);
     const missing = await forkcache(['run', planFile({ parent: 'nope.json', directives: ['x'] })]);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/plan\.parent: cannot read .*nope\.json \(ENOENT\)/);
+    // the one JSON reader's style (src/json-file.ts): what the file is, its path, why
+    expect(missing.stderr).toMatch(/plan\.parent \S*nope\.json: cannot read \(no such file\)/);
     const notJson = await forkcache(['run', planFile('{ nope')]);
     expect(notJson.code).toBe(2);
-    expect(notJson.stderr).toMatch(/is not valid JSON/);
+    expect(notJson.stderr).toMatch(/plan \S*\.json: not valid JSON \(/);
     const unknownKey = await forkcache(['run', planFile({ parent: {}, directives: ['x'], dirctives: [] })]);
     expect(unknownKey.code).toBe(2);
     expect(unknownKey.stderr).toMatch(/dirctives/);

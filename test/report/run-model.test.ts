@@ -1,11 +1,11 @@
 import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readFanOutDir } from '../../src/report/run-files.ts';
+import { readReportFiles } from '../../src/report/run-files.ts';
 import { buildRunModel, type RunModel } from '../../src/report/run-model.ts';
 import { copyRun, editJsonl, FIXTURE_RUN } from './helpers.ts';
 
-const load = (dir: string): RunModel => buildRunModel(readFanOutDir(dir));
+const load = (dir: string): RunModel => buildRunModel(readReportFiles(dir));
 const segmentsOf = (model: RunModel, row: string) => model.segments.filter((s) => s.row === row);
 
 describe('run model from a real fan-out directory', () => {
@@ -145,7 +145,7 @@ describe('tolerance and errors', () => {
   it('names a missing events.jsonl, a malformed manifest and a malformed transcript', () => {
     const missing = copyRun().dir;
     rmSync(join(missing, 'events.jsonl'));
-    expect(() => load(missing)).toThrow(expect.objectContaining({ code: 'REPORT_FILE_MISSING', message: `${join(missing, 'events.jsonl')}: missing (no such file)` }));
+    expect(() => load(missing)).toThrow(expect.objectContaining({ code: 'REPORT_FILE_MISSING', message: `fan-out events ${join(missing, 'events.jsonl')}: cannot read (no such file)` }));
     const manifest = copyRun().dir;
     writeFileSync(join(manifest, 'manifest.json'), '{"fanoutId": "x", "prefix": {"bytes": -1}, "directives": []}');
     expect(() => load(manifest)).toThrow(expect.objectContaining({ message: expect.stringMatching(/manifest\.json: prefix\.sha256: .*; prefix\.bytes: /) }));

@@ -43,7 +43,7 @@ export function registerDemoCommand(program: Command): void {
         interrupt.dispose(),
       );
       const failed = demo.result.forks.filter((f) => f.status !== 'completed').length;
-      const report = reportAfterRun(demo.result.summary.run_dir, opts.report, log, catalogue);
+      const report = await reportAfterRun(demo.result.summary.run_dir, opts.report, log, catalogue);
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(jsonSummary(demo.result, { workspace: demo.workspace, leftovers: demo.leftovers, ...(report.path ? { report: report.path } : {}) }))}\n`);
       } else {

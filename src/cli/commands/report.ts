@@ -2,7 +2,8 @@ import { loadCatalogue, type ModelCatalogue } from '../../models/catalogue.ts';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ForkcacheError } from '../../errors.ts';
-import { writeBenchReport, writeRunReport, type WrittenReport } from '../../report/write-report.ts';
+import { importOptional } from '../../optional-import.ts';
+import type { WrittenReport } from '../../report/write-report.ts';
 import { parseFlags } from '../flags.ts';
 
 const optionsSchema = z.object({
@@ -20,6 +21,12 @@ function announceReport(written: WrittenReport, json: boolean): void {
   else process.stdout.write(`report written to ${written.out} (${written.charts} charts, ${written.bytes.toLocaleString('en-US')} bytes)\n`);
 }
 
+/**
+ * The report writer, loaded on first use: it renders with echarts, an optional peer dependency
+ * that `forkcache --version` and every other command must not load.
+ */
+const loadReportWriter = (): Promise<typeof import('../../report/write-report.ts')> => importOptional('report', () => import('../../report/write-report.ts'));
+
 /** `--report [FILE]` of `demo` and `run`: true (the default place) or a file name. */
 export const reportFlag = z.union([z.boolean(), z.string().min(1, 'expected a file name')]).optional();
 
@@ -27,10 +34,11 @@ export const reportFlag = z.union([z.boolean(), z.string().min(1, 'expected a fi
  * Write the report of a run that just finished. A failure here must not hide the run's own
  * result: it is logged, and the caller turns it into exit code 1.
  */
-export function reportAfterRun(runDir: string | undefined, flag: boolean | string | undefined, log: (line: string) => void, catalogue?: ModelCatalogue): { path?: string; failed: boolean } {
+export async function reportAfterRun(runDir: string | undefined, flag: boolean | string | undefined, log: (line: string) => void, catalogue?: ModelCatalogue): Promise<{ path?: string; failed: boolean }> {
   if (flag === undefined || flag === false) return { failed: false };
   try {
     if (!runDir) throw new Error('the run wrote no run directory');
+    const { writeRunReport } = await loadReportWriter();
     const written = writeRunReport(runDir, { out: typeof flag === 'string' ? flag : undefined, catalogue });
     log(`report written to ${written.out} (${written.charts} charts)`);
     return { path: written.out, failed: false };
@@ -51,7 +59,7 @@ export function registerReportCommand(program: Command): void {
     .option('--bench <file>', 'render `npm run bench` results (bench/results/latest.json) instead of a run')
     .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (prices the requests)')
     .option('--json', 'print one JSON object: { report, bytes, scope, fanouts, found, charts }')
-    .action((runDir: string | undefined, raw: Record<string, unknown>) => {
+    .action(async (runDir: string | undefined, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       if (opts.bench !== undefined && runDir !== undefined) {
         throw new ForkcacheError('CLI_USAGE', 'report: give RUN_DIR or --bench FILE, not both');
@@ -59,6 +67,7 @@ export function registerReportCommand(program: Command): void {
       if (opts.bench === undefined && runDir === undefined) {
         throw new ForkcacheError('CLI_USAGE', 'report: missing RUN_DIR (a fan-out or runs directory), or --bench FILE');
       }
+      const { writeBenchReport, writeRunReport } = await loadReportWriter();
       const written = opts.bench !== undefined ? writeBenchReport(opts.bench, { out: opts.out }) : writeRunReport(runDir!, { out: opts.out, all: opts.all, catalogue: loadCatalogue(opts.modelTable) });
       announceReport(written, opts.json);
     });

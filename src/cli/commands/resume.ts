@@ -1,13 +1,12 @@
-import { existsSync, readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { latencyNameSchema } from '../../emulator/latency.ts';
 import { ForkEngine } from '../../engine/engine.ts';
-import { readFanOutDir } from '../../engine/manifest.ts';
+import { readFanOutDir } from '../../run-dir/manifest.ts';
+import { locateFanOuts } from '../../run-dir/locate.ts';
 import type { WarmStrategy } from '../../engine/warm-gate.ts';
 import type { ExecutableToolName } from '../../tools/names.ts';
-import { ForkcacheError } from '../../errors.ts';
 import { openEndpoint } from '../endpoint.ts';
 import { loadCatalogue } from '../../models/catalogue.ts';
 import { parseFlags } from '../flags.ts';
@@ -26,18 +25,6 @@ const optionsSchema = z.object({
 
 const emulatorMeta = z.object({ script: z.string().default('echo'), latency: latencyNameSchema.default('fast') }).default({ script: 'echo', latency: 'fast' });
 
-/** The fan-out directories under RUN_DIR (itself, when it is one), oldest first. */
-export function fanOutDirs(runDir: string): string[] {
-  if (existsSync(join(runDir, 'manifest.json'))) return [runDir];
-  if (!existsSync(runDir)) throw new ForkcacheError('INVALID_ARGUMENT', `RUN_DIR: ${runDir} does not exist`);
-  const dirs = readdirSync(runDir, { withFileTypes: true })
-    .filter((e) => e.isDirectory() && existsSync(join(runDir, e.name, 'manifest.json')))
-    .map((e) => join(runDir, e.name))
-    .sort();
-  if (dirs.length === 0) throw new ForkcacheError('INVALID_ARGUMENT', `RUN_DIR: no fan-out (manifest.json) in ${runDir}`);
-  return dirs;
-}
-
 /** Register `forkcache resume RUN_DIR`. */
 export function registerResumeCommand(program: Command): void {
   program
@@ -53,7 +40,7 @@ export function registerResumeCommand(program: Command): void {
       const catalogue = loadCatalogue(opts.modelTable);
       let failed = 0;
       const interrupt = cancelOnInterrupt((line) => void process.stderr.write(`${line}\n`));
-      for (const dir of fanOutDirs(runDir)) {
+      for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
         const { manifest } = readFanOutDir(dir);
         const emulator = emulatorMeta.safeParse((manifest.meta as { emulator?: unknown }).emulator).data ?? { script: 'echo', latency: 'fast' as const };
         const target = await openEndpoint(opts.api, emulator, catalogue);

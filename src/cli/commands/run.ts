@@ -73,7 +73,7 @@ export function registerRunCommand(program: Command): void {
         for await (const event of fan) board.onEvent(event);
         board.stop();
         const result = await fan.settled();
-        const report = reportAfterRun(result.summary.run_dir, opts.report, log, catalogue);
+        const report = await reportAfterRun(result.summary.run_dir, opts.report, log, catalogue);
         const extra = { api: target.kind, ...(interrupt.interrupted ? { interrupted: true } : {}), ...(report.path ? { report: report.path } : {}) };
         if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, extra))}\n`);
         else process.stdout.write(`\n${formatFanOutResult(result, snapshot.model, catalogue)}\n`);

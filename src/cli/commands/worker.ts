@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { startHostWorker } from '../../distributed/host-worker.ts';
+import { importOptional } from '../../optional-import.ts';
 import { intFlag, parseFlags } from '../flags.ts';
 
 const optionsSchema = z.object({
@@ -23,6 +23,8 @@ export function registerWorkerCommand(program: Command): void {
     .option('--lock-ms <n>', 'a host silent for this long is presumed dead and its forks move to another host', '30000')
     .action(async (raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
+      // loaded here, not at the top: `forkcache --version` must not load bullmq (an optional peer)
+      const { startHostWorker } = await importOptional('distributed', () => import('../../distributed/host-worker.ts'));
       const host = await startHostWorker({
         redis: opts.redis,
         queue: opts.queue,

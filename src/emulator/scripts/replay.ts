@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ForkcacheError } from '../../errors.ts';
+import { readJsonFile } from '../../json-file.ts';
 import { parseOrThrow } from '../../validation.ts';
 import { lastUserText } from './conversation.ts';
 import type { ScriptBlock, ScriptedModel, ScriptedTurn, ScriptInput } from './types.ts';
@@ -59,13 +59,7 @@ export class ReplayModel implements ScriptedModel {
 
   /** Load a fixture file (JSON). */
   static fromFile(path: string, options: Omit<ReplayOptions, 'source'> = {}): ReplayModel {
-    let json: unknown;
-    try {
-      json = JSON.parse(readFileSync(path, 'utf8'));
-    } catch (cause) {
-      throw new ForkcacheError('INVALID_ARGUMENT', `replay fixture ${path}: cannot read JSON (${(cause as Error).message})`, { cause });
-    }
-    return new ReplayModel(json, { ...options, source: `replay fixture ${path}` });
+    return new ReplayModel(readJsonFile(path, 'replay fixture'), { ...options, source: `replay fixture ${path}` });
   }
 
   get consumed(): number {

@@ -1,21 +1,23 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ForkcacheError } from '../errors.ts';
 import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
 import { captureSnapshot, deepFreeze, type ParentSnapshot } from '../fork/snapshot.ts';
+import { readJsonFile } from '../json-file.ts';
 import { type FrozenPrefix, MARKER_STRATEGIES, type MarkerStrategy } from '../prefix/freeze.ts';
 import { withoutCredentials } from '../provider/headers.ts';
 import { permissionPolicySchema } from '../tools/permissions.ts';
 import { parseOrThrow } from '../validation.ts';
-import type { ResolvedEngineOptions } from './options.ts';
+import type { ResolvedEngineOptions } from '../engine/options.ts';
+import { FORKS_DIR, MANIFEST_FILE, SNAPSHOT_FILE } from './files.ts';
 
 /**
  * What a fan-out directory holds, for `resume` (in this process or another): the fan-out id,
  * the frozen head's hash and how it was frozen, the directives, and the engine settings that
- * shape the forks' requests. Never the API key.
+ * shape the forks' requests. Never the API key. The one schema of `manifest.json`: the writer
+ * below writes it, resume reads it whole, the report reads its core.
  */
-const manifestSchema = z.strictObject({
+export const manifestSchema = z.strictObject({
   v: z.literal(1),
   fanoutId: z.string().min(1),
   createdAt: z.string(),
@@ -49,10 +51,24 @@ const manifestSchema = z.strictObject({
 
 export type Manifest = z.output<typeof manifestSchema>;
 
+const prefixShape = manifestSchema.shape.prefix.shape;
+
+/**
+ * The part of the manifest every fan-out directory has had since the first format, checked as
+ * `manifestSchema` checks it; other fields may be missing (older runs) or new (newer ones).
+ * The report reads this, so it renders runs that resume could not continue.
+ */
+export const manifestCoreSchema = z.looseObject({
+  fanoutId: manifestSchema.shape.fanoutId,
+  prefix: z.looseObject({ sha256: prefixShape.sha256, bytes: prefixShape.bytes, layout: prefixShape.layout.optional(), ttl: prefixShape.ttl.optional(), headEnd: prefixShape.headEnd.optional() }),
+  directives: manifestSchema.shape.directives,
+});
+
+export type ManifestCore = z.output<typeof manifestCoreSchema>;
 
 export function writeManifest(dir: string, fanoutId: string, prefix: FrozenPrefix, directives: readonly string[], options: ResolvedEngineOptions, meta: Record<string, unknown>): void {
-  mkdirSync(join(dir, 'forks'), { recursive: true });
-  writeFileSync(join(dir, 'snapshot.json'), `${JSON.stringify(prefix.snapshot)}\n`);
+  mkdirSync(join(dir, FORKS_DIR), { recursive: true });
+  writeFileSync(join(dir, SNAPSHOT_FILE), `${JSON.stringify(prefix.snapshot)}\n`);
   const manifest: Manifest = {
     v: 1,
     fanoutId,
@@ -74,23 +90,14 @@ export function writeManifest(dir: string, fanoutId: string, prefix: FrozenPrefi
     },
     meta,
   };
-  writeFileSync(join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-}
-
-function readJson(path: string): unknown {
-  if (!existsSync(path)) throw new ForkcacheError('INVALID_ARGUMENT', `${path}: not found (is this a fan-out directory of a forkcache run?)`, { data: { path } });
-  try {
-    return JSON.parse(readFileSync(path, 'utf8'));
-  } catch (cause) {
-    throw new ForkcacheError('INVALID_ARGUMENT', `${path}: not valid JSON (${(cause as Error).message})`, { cause, data: { path } });
-  }
+  writeFileSync(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
 }
 
 /** Read a fan-out directory's manifest and snapshot, validated (errors name the file and field). */
 export function readFanOutDir(dir: string): { manifest: Manifest; snapshot: ParentSnapshot } {
-  const manifestPath = join(dir, 'manifest.json');
-  const manifest = parseOrThrow(manifestSchema, readJson(manifestPath), 'INVALID_ARGUMENT', manifestPath);
-  const captured = captureSnapshot(readJson(join(dir, 'snapshot.json')));
+  const manifestPath = join(dir, MANIFEST_FILE);
+  const manifest = parseOrThrow(manifestSchema, readJsonFile(manifestPath, 'fan-out manifest'), 'INVALID_ARGUMENT', manifestPath);
+  const captured = captureSnapshot(readJsonFile(join(dir, SNAPSHOT_FILE), 'parent snapshot'));
   const snapshot = captured.source === manifest.prefix.source ? captured : deepFreeze({ ...captured, source: manifest.prefix.source });
   return { manifest, snapshot };
 }

@@ -12,8 +12,9 @@ export type TranscriptRecord =
   | { v: 1; type: 'end'; status: ForkOutcome['status']; turns: number; toolCalls: number; finalText: string; error?: unknown };
 
 /**
- * A process killed mid-write leaves a last line without its newline; the reader skips it.
- * Cut it off before appending, or the next record would be glued to it.
+ * A process killed mid-write leaves a last line without its newline; the reader skips it (the
+ * torn-line rule of jsonl.ts). Cut it off before appending, or the next record would be glued
+ * to it.
  */
 function dropTornTail(path: string): void {
   if (!existsSync(path)) return;

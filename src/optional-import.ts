@@ -1,0 +1,49 @@
+import { ForkcacheError } from './errors.ts';
+
+/**
+ * Optional peer dependencies, with the ranges package.json declares for them (a test keeps the
+ * two in step). They are loaded on first use only, so `import 'forkcache'` and
+ * `forkcache --version` never pay for them, and an install without them still runs everything
+ * else.
+ */
+export const OPTIONAL_PEERS = {
+  report: ['echarts@^6.1.0'],
+  distributed: ['bullmq@^5.81.5', 'ioredis@^5.11.1'],
+} as const;
+
+export type OptionalFeature = keyof typeof OPTIONAL_PEERS;
+
+const FEATURE_NAMES: Record<OptionalFeature, string> = {
+  report: 'the HTML report',
+  distributed: 'the distributed backend',
+};
+
+/** `echarts@^6.1.0` → `echarts` (scoped names keep their leading `@`). */
+function packageName(spec: string): string {
+  return spec.slice(0, spec.indexOf('@', 1));
+}
+
+/**
+ * Run `load` (a dynamic `import()` of the module that uses the feature's packages). When Node
+ * cannot find one of those packages, throw one `DEPENDENCY_MISSING` error that says what to
+ * install, instead of a resolver message naming a file inside dist/. Any other failure,
+ * including a missing package that is not the feature's, is rethrown as it is.
+ */
+export async function importOptional<T>(feature: OptionalFeature, load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (err) {
+    const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+    const specs = OPTIONAL_PEERS[feature];
+    // Node: "Cannot find package 'echarts' imported from …" (also for subpaths such as echarts/core)
+    const missing = specs.filter((spec) => typeof message === 'string' && message.includes(`'${packageName(spec)}'`));
+    if (code !== 'ERR_MODULE_NOT_FOUND' || missing.length === 0) throw err;
+    const names = specs.map(packageName).join(' and ');
+    const absent = missing.map(packageName).join(' and ');
+    const peers = specs.length === 1 ? 'an optional peer dependency' : 'optional peer dependencies';
+    throw new ForkcacheError('DEPENDENCY_MISSING', `${FEATURE_NAMES[feature]} needs ${names} (${peers} of forkcache, not installed with it); ${absent} cannot be found: run npm install ${specs.join(' ')}`, {
+      cause: err,
+      data: { feature, packages: specs.map(packageName) },
+    });
+  }
+}

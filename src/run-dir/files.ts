@@ -1,0 +1,22 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+/*
+ * The files of one fan-out directory (`RUN_DIR/<fanoutId>/`). The names live here only; the
+ * engine writes them, resume, the report and the distributed hosts read them.
+ */
+export const MANIFEST_FILE = 'manifest.json';
+export const SNAPSHOT_FILE = 'snapshot.json';
+export const SUMMARY_FILE = 'summary.json';
+export const EVENTS_FILE = 'events.jsonl';
+export const FORKS_DIR = 'forks';
+
+/** A fork's JSONL transcript in its fan-out directory. */
+export function transcriptPath(fanOutDir: string, forkId: string): string {
+  return join(fanOutDir, FORKS_DIR, `${forkId}.jsonl`);
+}
+
+/** A fan-out directory is one with a manifest. */
+export function isFanOutDir(dir: string): boolean {
+  return existsSync(join(dir, MANIFEST_FILE));
+}

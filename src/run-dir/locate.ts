@@ -1,0 +1,50 @@
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { type ErrorCode, ForkcacheError } from '../errors.ts';
+import { EVENTS_FILE, isFanOutDir, MANIFEST_FILE } from './files.ts';
+import { readJsonl, recordType } from './jsonl.ts';
+
+/**
+ * When a fan-out started: the `at` of its last `fanout-start` event (a resume appends another),
+ * else its manifest's mtime. The locator orders, it does not validate: an unreadable events
+ * file falls back to the mtime, and whoever reads the run reports what is wrong with it.
+ */
+function startedAt(dir: string): number {
+  try {
+    const start = readJsonl(join(dir, EVENTS_FILE), 'fan-out events').findLast((l) => recordType(l.value) === 'fanout-start');
+    const at = (start?.value as { at?: unknown } | undefined)?.at;
+    if (typeof at === 'number') return at;
+  } catch {
+    // no events yet, or a damaged file: order by the manifest instead
+  }
+  return statSync(join(dir, MANIFEST_FILE)).mtimeMs;
+}
+
+/**
+ * The fan-out directories of RUN_DIR, oldest first: RUN_DIR itself when it is one (it has a
+ * manifest), else its sub-directories that are. The one locator of runs, for resume and the
+ * report alike. "Oldest" is by start time, not by name: ids restart at fo001 with every engine.
+ * `code` is the error when there is none (callers report bad input with their own code).
+ */
+export function locateFanOuts(runDir: string, code: ErrorCode): string[] {
+  let isDir: boolean;
+  try {
+    isDir = statSync(runDir).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!isDir) throw new ForkcacheError(code, `${runDir}: no such directory`, { data: { path: runDir } });
+  if (isFanOutDir(runDir)) return [runDir];
+  const dirs = readdirSync(runDir, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && isFanOutDir(join(runDir, e.name)))
+    .map((e) => join(runDir, e.name));
+  if (dirs.length === 0) {
+    throw new ForkcacheError(code, `${runDir}: no ${MANIFEST_FILE} here nor in any sub-directory (expected a fan-out directory or a runs directory)`, {
+      data: { path: join(runDir, MANIFEST_FILE) },
+    });
+  }
+  return dirs
+    .map((dir) => ({ dir, at: startedAt(dir) }))
+    .sort((a, b) => a.at - b.at || (a.dir < b.dir ? -1 : 1))
+    .map((x) => x.dir);
+}

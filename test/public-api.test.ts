@@ -1,0 +1,182 @@
+import { readFileSync } from 'node:fs';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { resolveEngineOptions } from '../src/engine/options.ts';
+import { hasCode } from '../src/errors.ts';
+import * as api from '../src/index.ts';
+import * as testing from '../src/testing.ts';
+
+/**
+ * The names an entry file exports, values and types apart, read from its `export { … }`
+ * statements (the entries re-export by name only; `export *` would hide what is public).
+ */
+function exportedNames(file: string): { values: string[]; types: string[] } {
+  const source = ts.createSourceFile(file, readFileSync(new URL(`../src/${file}`, import.meta.url), 'utf8'), ts.ScriptTarget.Latest);
+  const values: string[] = [];
+  const types: string[] = [];
+  for (const statement of source.statements) {
+    if (!ts.isExportDeclaration(statement)) {
+      expect(ts.getModifiers(statement as ts.HasModifiers)?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword) ?? false, `${file}: only re-exports`).toBe(false);
+      continue;
+    }
+    const clause = statement.exportClause;
+    if (!clause || !ts.isNamedExports(clause)) throw new Error(`${file}: \`export *\` hides what is public; name each export`);
+    for (const spec of clause.elements) (statement.isTypeOnly || spec.isTypeOnly ? types : values).push(spec.name.text);
+  }
+  return { values: values.sort(), types: types.sort() };
+}
+
+describe('the public API', () => {
+  it('exports exactly these names from forkcache (a change here must be deliberate)', () => {
+    const { values, types } = exportedNames('index.ts');
+    // what the module really exports at run time is what the file says
+    expect(Object.keys(api).sort()).toEqual(values);
+    expect(values).toMatchInlineSnapshot(`
+      [
+        "AGENT_PLACEHOLDER_RESULT",
+        "AgentTool",
+        "BUILTIN_CATALOGUE",
+        "DEFAULT_AUTO_BACKGROUND_MS",
+        "ERROR_CODES",
+        "ForkEngine",
+        "ForkcacheError",
+        "ManualClock",
+        "TOOL_DECLARATIONS",
+        "UsageLedger",
+        "VERSION",
+        "WARM_STRATEGIES",
+        "captureSnapshot",
+        "checkModel",
+        "costUsd",
+        "createToolExecutor",
+        "findModel",
+        "hasCode",
+        "isForkcacheError",
+        "loadCatalogue",
+        "mergeCatalogue",
+        "runParentAgent",
+        "startEmulator",
+        "systemClock",
+      ]
+    `);
+    expect(types).toMatchInlineSnapshot(`
+      [
+        "AgentKind",
+        "AgentToolOptions",
+        "AgentType",
+        "CacheTtl",
+        "Clock",
+        "CostBreakdown",
+        "Emulator",
+        "EmulatorOptions",
+        "ErrorCode",
+        "ExecutableToolName",
+        "FanOut",
+        "FanOutEvent",
+        "FanOutOptions",
+        "FanOutResult",
+        "FanOutSummary",
+        "FanoutCacheSummary",
+        "ForkChild",
+        "ForkEngineOptions",
+        "ForkHandle",
+        "ForkHandleStatus",
+        "ForkLayout",
+        "ForkOutcome",
+        "ForkPlan",
+        "ForkResult",
+        "ForkStatus",
+        "ForkTotals",
+        "LedgerOptions",
+        "LedgerSummary",
+        "LoopEvent",
+        "ModelCatalogue",
+        "ModelCheck",
+        "ModelEntry",
+        "ModelStatus",
+        "ParentAgentOptions",
+        "ParentAgentResult",
+        "ParentSnapshot",
+        "PermissionAnswer",
+        "PermissionDecision",
+        "PermissionHandler",
+        "PermissionPolicy",
+        "PermissionRequest",
+        "PriceRow",
+        "PriceTier",
+        "SpawnCallResult",
+        "SpawnTurn",
+        "ToolExecutor",
+        "ToolExecutorOptions",
+        "ToolLimits",
+        "ToolName",
+        "Usage",
+        "UsageTotals",
+        "WarmStrategy",
+        "WireError",
+      ]
+    `);
+  });
+
+  it('exports exactly these test doubles from forkcache/testing', () => {
+    const { values, types } = exportedNames('testing.ts');
+    expect(Object.keys(testing).sort()).toEqual(values);
+    expect(values).toMatchInlineSnapshot(`
+      [
+        "BUILTIN_SCRIPTS",
+        "FAULT_HEADER",
+        "FAULT_KINDS",
+        "LATENCY_PROFILES",
+        "ReplayModel",
+        "SCRIPT_HEADER",
+        "approximateTokenizer",
+        "claudeTokenizer",
+        "echoModel",
+        "formatReport",
+        "parseDirective",
+        "parseFaultSpec",
+        "refactorModel",
+        "scaledTokenizer",
+        "startEmulator",
+      ]
+    `);
+    expect(types).toMatchInlineSnapshot(`
+      [
+        "Directive",
+        "Emulator",
+        "EmulatorEvent",
+        "EmulatorEventName",
+        "EmulatorOptions",
+        "EmulatorStats",
+        "FaultKind",
+        "FaultRule",
+        "LatencyName",
+        "LatencyProfile",
+        "ReplayFixture",
+        "ReplayOptions",
+        "ScriptBlock",
+        "ScriptInput",
+        "ScriptedModel",
+        "ScriptedTurn",
+        "Tokenizer",
+      ]
+    `);
+  });
+
+  it('has no two names that differ only in case', () => {
+    const names = [...exportedNames('index.ts').values, ...exportedNames('index.ts').types];
+    const lower = names.map((n) => n.toLowerCase());
+    expect(lower.filter((n, i) => lower.indexOf(n) !== i)).toEqual([]);
+  });
+
+  it('has no testHooks option: a plain option of that name is rejected', () => {
+    let caught: unknown;
+    try {
+      resolveEngineOptions({ testHooks: { exitWorker: { forkIndex: 0, afterTurn: 1 } } } as never);
+    } catch (err) {
+      caught = err;
+    }
+    expect(hasCode(caught, 'INVALID_ARGUMENT')).toBe(true);
+    expect((caught as Error).message).toMatch(/testHooks/);
+  });
+});
