@@ -20,14 +20,33 @@ export function formatFanOutResult(result: FanOutResult, model: string): string 
     rows.push([fork.forkId, fork.status, String(fork.turns), String(fork.toolCalls), n(usage.cache_read_input_tokens), n(usage.cache_creation_input_tokens), n(usage.input_tokens), n(usage.output_tokens), usd(costUsd(usage, model).total)]);
   }
   const s = result.summary;
+  const problems = problemLines(result);
   rows.push(['tree total', '', '', '', n(s.usage.cache_read_input_tokens), n(s.usage.cache_creation_input_tokens), n(s.usage.input_tokens), n(s.usage.output_tokens), usd(s.cost_usd.actual)]);
   return [
     table(rows),
     '',
     `cache   fan-out hit ratio ${percent(s.cache.fanout_hit_ratio)}, cache efficiency ${s.cache.cache_efficiency.toFixed(3)} (read ${n(s.cache.fanout_cache_read_input_tokens)} of at most ${n(s.cache.max_fanout_reads)}), warm-ups ${s.warmups}`,
     `cost    actual ${usd(s.cost_usd.actual)} | no cache ${usd(s.cost_usd.no_cache)} (saved ${percent(s.savings.vs_no_cache)}) | fresh agents ${usd(s.cost_usd.fresh_agents)} (saved ${percent(s.savings.vs_fresh_agents)})`,
+    ...(problems.length > 0 ? ['', ...problems] : []),
     `prefix  ${s.prefix.sha256.slice(0, 16)}  ${n(s.prefix.bytes)} bytes, ${s.prefix.shared_tokens === null ? 'n/a' : n(s.prefix.shared_tokens)} tokens shared, drift events ${s.prefix.drift_events}${s.prefix.source === 'fallback' ? ' (no parent snapshot: fallback prompt, nothing shared with a parent)' : ''}`,
   ].join('\n');
+}
+
+/** Edits a fork meant to make and could not (`fork path (code)`), in fork order. */
+export function editsNotApplied(result: FanOutResult): { fork: string; path: string; code: string }[] {
+  return result.forks.flatMap((f) => (f.editsNotApplied ?? []).map((e) => ({ fork: f.forkId, ...e })));
+}
+
+/**
+ * What went wrong, one line each, for the terminal: every failed fork with its reason (a 401,
+ * a max-turns stop...) and every edit that was not applied. Empty when all went well.
+ */
+export function problemLines(result: FanOutResult): string[] {
+  const lines = result.forks
+    .filter((f) => f.status === 'failed' && f.error)
+    .map((f) => `failed  ${f.forkId}: ${f.error!.code}: ${f.error!.message}`);
+  for (const e of editsNotApplied(result)) lines.push(`edit not applied  ${e.fork}: ${e.path} (${e.code}); the fork's last edit of this file failed`);
+  return lines;
 }
 
 /** The `--json` summary object: the fields the README documents, plus the ledger's detail. */
@@ -42,6 +61,7 @@ export function jsonSummary(result: FanOutResult, extra: Record<string, unknown>
     savings: s.savings,
     prefix: { sha256: s.prefix.sha256, bytes: s.prefix.bytes, shared_tokens: s.prefix.shared_tokens, drift_events: s.prefix.drift_events, source: s.prefix.source },
     run_dir: s.run_dir ?? null,
+    edits_not_applied: editsNotApplied(result),
     fork_results: result.forks.map((f) => ({ id: f.forkId, status: f.status, turns: f.turns, tool_calls: f.toolCalls, files_changed: f.filesChanged, report: f.report ?? null, error: f.error ?? null })),
   };
 }

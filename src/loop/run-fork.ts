@@ -10,7 +10,7 @@ import { childRequestBody } from '../prefix/body.ts';
 import type { CacheTtl } from '../prefix/markers.ts';
 import type { HeadEnd } from '../prefix/sab.ts';
 import type { ToolExecutor } from '../tools/executor.ts';
-import { textOf, toAssistantParam, writtenPath } from './messages.ts';
+import { targetPath, textOf, toAssistantParam, writtenPath } from './messages.ts';
 import { backoffMs, DEFAULT_TURN_RETRY, isRetryableTurnError, type TurnRetryOptions } from './retry.ts';
 import type { TranscriptSink } from './transcript-sink.ts';
 import { type ForkOutcome, type LoopEvent, type ModelTransport, OPEN_GATE, type RequestGate, type RequestRecord } from './types.ts';
@@ -60,6 +60,7 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
   const own: Anthropic.MessageParam[] = [...options.child.messages];
   const requests: RequestRecord[] = [];
   const filesChanged = new Set<string>();
+  const notApplied = new Map<string, string>();
   let turn = options.turnsDone ?? 0;
   let toolCalls = 0;
   let finalText = '';
@@ -74,6 +75,7 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       report: status === 'completed' ? parseReport(finalText) : undefined,
       messages: own,
       filesChanged: [...filesChanged].sort(),
+      editsNotApplied: [...notApplied].sort(([a], [b]) => (a < b ? -1 : 1)).map(([path, code]) => ({ path, code })),
       ...(error ? { error } : {}),
     };
     options.transcript?.end(result);
@@ -126,6 +128,11 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
         toolCalls += 1;
         const path = writtenPath(use, result.isError);
         if (path) filesChanged.add(path);
+        const target = targetPath(use);
+        if (target !== undefined) {
+          if (result.isError) notApplied.set(target, result.code);
+          else notApplied.delete(target);
+        }
         options.transcript?.toolEnd({ turn, id: use.id, isError: result.isError, content: result.content });
         emit({ type: 'tool-call', turn, at: clock.now(), name: use.name, id: use.id, isError: result.isError, code: result.isError ? result.code : undefined, path });
         results.push({ type: 'tool_result', tool_use_id: use.id, content: result.content, ...(result.isError ? { is_error: true } : {}) });

@@ -66,5 +66,11 @@ export interface ForkOutcome {
   messages: Anthropic.MessageParam[];
   /** Files the fork wrote or edited successfully (workspace-relative). */
   filesChanged: string[];
+  /**
+   * Files whose last `edit_file`/`write_file` by this fork failed and was not followed by a
+   * successful one (e.g. a conflict with a sibling): work the fork meant to do and did not.
+   * Absent or empty: none. The run's summary names them, and the run does not exit 0.
+   */
+  editsNotApplied?: { path: string; code: string }[] | undefined;
   error?: WireError | undefined;
 }

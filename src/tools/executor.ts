@@ -14,6 +14,7 @@ import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, isToolName, type ExecutableTool
 import { readFile } from './read-file.ts';
 import { fromFsError, isToolFailure, toolError, toolOk, type ToolResult } from './result.ts';
 import { TOOL_INPUT_SCHEMAS } from './schemas.ts';
+import { SeenVersions } from './versions.ts';
 import { writeFile } from './write-file.ts';
 
 export interface ToolExecutorOptions {
@@ -84,6 +85,7 @@ class ForkToolExecutor implements ToolExecutor {
   readonly #jail: WorkspaceJail;
   readonly #allowed: ReadonlySet<string>;
   readonly #bashEnv: Readonly<Record<string, string>>;
+  readonly #seen = new SeenVersions();
 
   constructor(jail: WorkspaceJail, allowed: readonly ExecutableToolName[], limits: ToolLimits, bashEnv: Record<string, string>) {
     this.#jail = jail;
@@ -115,7 +117,7 @@ class ForkToolExecutor implements ToolExecutor {
     }
     const parsed = TOOL_INPUT_SCHEMAS[name].safeParse(input);
     if (!parsed.success) return toolError('TOOL_INPUT_INVALID', formatZodIssues(parsed.error.issues, name));
-    const ctx: ToolContext = { jail: this.#jail, limits: this.limits, signal, bashEnv: this.#bashEnv };
+    const ctx: ToolContext = { jail: this.#jail, limits: this.limits, signal, bashEnv: this.#bashEnv, seen: this.#seen };
     try {
       return toolOk(await (HANDLERS[name] as (input: unknown, ctx: ToolContext) => Promise<string>)(parsed.data, ctx));
     } catch (err) {

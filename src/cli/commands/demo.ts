@@ -6,7 +6,7 @@ import { DEMO_MODEL, runDemo } from '../demo/run-demo.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
 import { DEMO_NEW_NAME, DEMO_OLD_NAME } from '../demo/workspace.ts';
 import { intFlag, parseFlags } from '../flags.ts';
-import { formatFanOutResult, jsonSummary } from '../summary-table.ts';
+import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-table.ts';
 import { reportAfterRun, reportFlag } from './report.ts';
 
 const optionsSchema = z.object({
@@ -36,7 +36,7 @@ export function registerDemoCommand(program: Command): void {
       const demo = await runDemo({ forks: opts.forks, warm: opts.warm, latency: opts.latency, seed: opts.seed, plain: opts.json, log, watch: (fan) => interrupt.watch(fan) }).finally(() =>
         interrupt.dispose(),
       );
-      const failed = demo.result.forks.filter((f) => f.status !== 'completed').length;
+      const failed = demo.result.forks.filter((f) => f.status !== 'completed').length + editsNotApplied(demo.result).length;
       const report = reportAfterRun(demo.result.summary.run_dir, opts.report, log);
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(jsonSummary(demo.result, { workspace: demo.workspace, leftovers: demo.leftovers, ...(report.path ? { report: report.path } : {}) }))}\n`);

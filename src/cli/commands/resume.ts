@@ -14,7 +14,7 @@ import { terminalPermissionHandler } from '../permission-prompt.ts';
 import type { PermissionPolicy } from '../../tools/permissions.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
 import { ProgressBoard } from '../progress-board.ts';
-import { formatFanOutResult, jsonSummary } from '../summary-table.ts';
+import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-table.ts';
 
 const optionsSchema = z.object({
   api: z.enum(['auto', 'anthropic', 'emulator'], { error: 'expected auto, anthropic or emulator' }).default('auto'),
@@ -82,7 +82,7 @@ export function registerResumeCommand(program: Command): void {
           for await (const event of fan) board.onEvent(event);
           board.stop();
           const result = await fan.settled();
-          failed += result.forks.filter((f) => f.status !== 'completed').length;
+          failed += result.forks.filter((f) => f.status !== 'completed').length + editsNotApplied(result).length;
           if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, { api: target.kind, fanout: manifest.fanoutId }))}\n`);
           else process.stdout.write(`\n${formatFanOutResult(result, fan.prefix.snapshot.model)}\n`);
         } finally {

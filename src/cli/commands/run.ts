@@ -8,7 +8,7 @@ import type { PermissionPolicy } from '../../tools/permissions.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
 import { loadPlan } from '../plan.ts';
 import { ProgressBoard } from '../progress-board.ts';
-import { formatFanOutResult, jsonSummary } from '../summary-table.ts';
+import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-table.ts';
 import { reportAfterRun, reportFlag } from './report.ts';
 
 const optionsSchema = z.object({
@@ -72,7 +72,9 @@ export function registerRunCommand(program: Command): void {
         const extra = { api: target.kind, ...(interrupt.interrupted ? { interrupted: true } : {}), ...(report.path ? { report: report.path } : {}) };
         if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, extra))}\n`);
         else process.stdout.write(`\n${formatFanOutResult(result, snapshot.model)}\n`);
-        process.exitCode = interrupt.interrupted ? INTERRUPTED_EXIT_CODE : result.forks.every((f) => f.status === 'completed') && !report.failed ? 0 : 1;
+        // an edit a fork could not apply is lost work: never a silent 0
+        const clean = result.forks.every((f) => f.status === 'completed') && editsNotApplied(result).length === 0 && !report.failed;
+        process.exitCode = interrupt.interrupted ? INTERRUPTED_EXIT_CODE : clean ? 0 : 1;
       } finally {
         interrupt.dispose();
         await engine.close();
