@@ -117,17 +117,38 @@ class ForkToolExecutor implements ToolExecutor {
     }
     const parsed = TOOL_INPUT_SCHEMAS[name].safeParse(input);
     if (!parsed.success) return toolError('TOOL_INPUT_INVALID', formatZodIssues(parsed.error.issues, name));
-    const ctx: ToolContext = { jail: this.#jail, limits: this.limits, signal, bashEnv: this.#bashEnv, seen: this.#seen };
+    // bash has its own timeout (it kills the process group); every other tool gets this one.
+    const deadline = name === 'bash' ? undefined : AbortSignal.timeout(this.limits.toolTimeoutMs);
+    const callSignal = deadline === undefined ? signal : signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
+    const ctx: ToolContext = { jail: this.#jail, limits: this.limits, signal: callSignal, bashEnv: this.#bashEnv, seen: this.#seen };
     try {
-      return toolOk(await (HANDLERS[name] as (input: unknown, ctx: ToolContext) => Promise<string>)(parsed.data, ctx));
+      const handler = HANDLERS[name] as (input: unknown, ctx: ToolContext) => Promise<string>;
+      return toolOk(await untilAborted(handler(parsed.data, ctx), callSignal));
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
+      if (deadline?.aborted) {
+        return toolError('TOOL_TIMEOUT', `${name} did not finish within ${this.limits.toolTimeoutMs} ms and was stopped; narrow the path, glob or pattern`);
+      }
       // fs errors that escaped a tool's own mapping still name the path the model gave.
       const failure = isToolFailure(err) ? err : fromFsError(err, displayPath(parsed.data));
       if (isToolFailure(failure)) return toolError(failure.code, failure.message);
       throw err;
     }
   }
+}
+
+/**
+ * The tool's promise, or the signal's reason as soon as it aborts: a cancelled or timed-out
+ * call returns now, not when the tool next looks at its signal (it stops there on its own).
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return work;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 function displayPath(input: object): string {

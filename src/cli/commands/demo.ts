@@ -32,8 +32,9 @@ export function registerDemoCommand(program: Command): void {
     .action(async (raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
-      const interrupt = cancelOnInterrupt(log);
-      const demo = await runDemo({ forks: opts.forks, warm: opts.warm, latency: opts.latency, seed: opts.seed, plain: opts.json, log, watch: (fan) => interrupt.watch(fan) }).finally(() =>
+      let engine: { destroy(): Promise<void> } | undefined;
+      const interrupt = cancelOnInterrupt(log, { stop: async () => engine?.destroy() });
+      const demo = await runDemo({ forks: opts.forks, warm: opts.warm, latency: opts.latency, seed: opts.seed, plain: opts.json, log, watch: (fan) => interrupt.watch(fan), onEngine: (e) => (engine = e) }).finally(() =>
         interrupt.dispose(),
       );
       const failed = demo.result.forks.filter((f) => f.status !== 'completed').length + editsNotApplied(demo.result).length;

@@ -48,7 +48,9 @@ export function registerResumeCommand(program: Command): void {
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       let failed = 0;
-      const interrupt = cancelOnInterrupt((line) => void process.stderr.write(`${line}\n`));
+      // the engine of the fan-out being resumed: what a stuck Ctrl-C stops
+      let current: ForkEngine | undefined;
+      const interrupt = cancelOnInterrupt((line) => void process.stderr.write(`${line}\n`), { stop: async () => current?.destroy() });
       for (const dir of fanOutDirs(runDir)) {
         const { manifest } = readFanOutDir(dir);
         const emulator = emulatorMeta.safeParse((manifest.meta as { emulator?: unknown }).emulator).data ?? { script: 'echo', latency: 'fast' as const };
@@ -75,6 +77,7 @@ export function registerResumeCommand(program: Command): void {
           await target.close();
           throw err;
         });
+        current = engine;
         try {
           const fan = engine.resume(dir);
           interrupt.watch(fan);

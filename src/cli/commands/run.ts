@@ -59,7 +59,7 @@ export function registerRunCommand(program: Command): void {
         await target.close();
         throw err;
       });
-      const interrupt = cancelOnInterrupt(log);
+      const interrupt = cancelOnInterrupt(log, { stop: () => engine.destroy() });
       try {
         // the manifest remembers the emulator script, so `forkcache resume` answers the same way
         const fan = engine.fanOut(snapshot, plan.directives, { meta: { emulator: plan.emulator } });

@@ -18,6 +18,8 @@ export const DEMO_MODEL = 'claude-sonnet-4-6';
 export interface DemoOptions {
   /** Called with each fan-out as it starts (e.g. to cancel it on Ctrl-C). */
   watch?: (fan: FanOut) => void;
+  /** The engine, once created (Ctrl-C stops its stuck forks). */
+  onEngine?: (engine: ForkEngine) => void;
   forks: number;
   warm: WarmStrategy;
   latency: LatencyName;
@@ -59,6 +61,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     await emulator.close();
     throw err;
   });
+  options.onEngine?.(engine);
   const client = createAnthropicClient({ baseURL: emulator.url, apiKey: 'demo', defaultHeaders: headers });
   const ledger = new UsageLedger();
   let board: Promise<FanOutResult> | undefined;
