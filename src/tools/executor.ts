@@ -14,6 +14,8 @@ import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, isToolName, type ExecutableTool
 import { readFile } from './read-file.ts';
 import { fromFsError, isToolFailure, toolError, toolOk, type ToolResult } from './result.ts';
 import { TOOL_INPUT_SCHEMAS } from './schemas.ts';
+import { redactor } from './redact.ts';
+import { resolveSandbox, type SandboxChoice, type SandboxKind } from './sandbox.ts';
 import { SeenVersions } from './versions.ts';
 import { writeFile } from './write-file.ts';
 
@@ -29,6 +31,13 @@ export interface ToolExecutorOptions {
   readonly limits?: Partial<ToolLimits> | undefined;
   /** Environment for bash commands (default: PATH, HOME and LANG of this process, nothing else). */
   readonly bashEnv?: Readonly<Record<string, string>> | undefined;
+  /** Where bash runs: `auto` (default) uses bubblewrap when it works here, see sandbox.ts. */
+  readonly sandbox?: SandboxChoice | undefined;
+  /**
+   * Secrets removed from every tool result (the API key, configured secrets): a command may
+   * still find one (a `.env` file, another process's environment); the model never sees it.
+   */
+  readonly redact?: readonly string[] | undefined;
 }
 
 export interface ExecuteOptions {
@@ -42,6 +51,8 @@ export interface ToolExecutor {
   readonly workspace: string;
   readonly allowed: readonly ExecutableToolName[];
   readonly limits: Readonly<ToolLimits>;
+  /** Where this fork's bash runs (`none` when bash is not allowed or no sandbox works here). */
+  readonly sandbox: SandboxKind;
   isAllowed(name: string): boolean;
   /**
    * Run one tool call. Model mistakes (unknown or refused tool, bad input, missing file, path
@@ -68,6 +79,8 @@ const optionsSchema = z.strictObject({
   allow: z.array(z.enum(EXECUTABLE_TOOL_NAMES)).optional(),
   limits: toolLimitsSchema.optional(),
   bashEnv: z.record(z.string(), z.string()).optional(),
+  sandbox: z.enum(['auto', 'bwrap', 'none']).optional(),
+  redact: z.array(z.string()).optional(),
 });
 
 function defaultBashEnv(): Record<string, string> {
@@ -86,9 +99,13 @@ class ForkToolExecutor implements ToolExecutor {
   readonly #allowed: ReadonlySet<string>;
   readonly #bashEnv: Readonly<Record<string, string>>;
   readonly #seen = new SeenVersions();
+  readonly #redact: (text: string) => string;
+  readonly sandbox: SandboxKind;
 
-  constructor(jail: WorkspaceJail, allowed: readonly ExecutableToolName[], limits: ToolLimits, bashEnv: Record<string, string>) {
+  constructor(jail: WorkspaceJail, allowed: readonly ExecutableToolName[], limits: ToolLimits, bashEnv: Record<string, string>, extra: { sandbox: SandboxKind; redact: readonly string[] }) {
     this.#jail = jail;
+    this.sandbox = extra.sandbox;
+    this.#redact = redactor(extra.redact);
     this.allowed = Object.freeze([...new Set(allowed)]);
     this.#allowed = new Set(allowed);
     this.limits = Object.freeze(limits);
@@ -104,6 +121,11 @@ class ForkToolExecutor implements ToolExecutor {
   }
 
   async execute(name: string, input: unknown, options: ExecuteOptions = {}): Promise<ToolResult> {
+    const result = await this.#execute(name, input, options);
+    return { ...result, content: this.#redact(result.content) };
+  }
+
+  async #execute(name: string, input: unknown, options: ExecuteOptions): Promise<ToolResult> {
     const { signal } = options;
     signal?.throwIfAborted();
     if (!isToolName(name)) {
@@ -120,7 +142,7 @@ class ForkToolExecutor implements ToolExecutor {
     // bash has its own timeout (it kills the process group); every other tool gets this one.
     const deadline = name === 'bash' ? undefined : AbortSignal.timeout(this.limits.toolTimeoutMs);
     const callSignal = deadline === undefined ? signal : signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
-    const ctx: ToolContext = { jail: this.#jail, limits: this.limits, signal: callSignal, bashEnv: this.#bashEnv, seen: this.#seen };
+    const ctx: ToolContext = { jail: this.#jail, limits: this.limits, signal: callSignal, bashEnv: this.#bashEnv, seen: this.#seen, sandbox: this.sandbox };
     try {
       const handler = HANDLERS[name] as (input: unknown, ctx: ToolContext) => Promise<string>;
       return toolOk(await untilAborted(handler(parsed.data, ctx), callSignal));
@@ -177,10 +199,8 @@ export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
   // An explicit `undefined` means "the default", not "no limit".
   const overrides = Object.entries(parsed.limits ?? {}).filter(([, value]) => value !== undefined);
   const limits: ToolLimits = { ...DEFAULT_TOOL_LIMITS, ...(Object.fromEntries(overrides) as Partial<ToolLimits>) };
-  return new ForkToolExecutor(
-    new WorkspaceJail(parsed.workspace),
-    parsed.allow ?? FILE_TOOL_NAMES,
-    limits,
-    parsed.bashEnv ?? defaultBashEnv(),
-  );
+  const allow = parsed.allow ?? FILE_TOOL_NAMES;
+  // probing for bubblewrap runs a process: only for forks that may use bash
+  const sandbox = (allow as readonly string[]).includes('bash') ? resolveSandbox(parsed.sandbox ?? 'auto') : 'none';
+  return new ForkToolExecutor(new WorkspaceJail(parsed.workspace), allow, limits, parsed.bashEnv ?? defaultBashEnv(), { sandbox, redact: parsed.redact ?? [] });
 }

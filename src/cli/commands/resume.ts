@@ -69,6 +69,7 @@ export function registerResumeCommand(program: Command): void {
           onPermission: terminalPermissionHandler({ allowAll: opts.allowAsks }),
           isolation: manifest.engine.isolation,
           toolLimits: manifest.engine.toolLimits,
+          sandbox: manifest.engine.sandbox,
           ...(manifest.engine.turnRetry ? { turnRetry: manifest.engine.turnRetry } : {}),
           ...(manifest.engine.concurrency ? { concurrency: manifest.engine.concurrency } : {}),
           runDir: dirname(dir),

@@ -7,6 +7,7 @@ import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
 import type { PermissionPolicy } from '../../tools/permissions.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
 import { loadPlan } from '../plan.ts';
+import { resolveSandbox, UNSANDBOXED_NOTE } from '../../tools/sandbox.ts';
 import { ProgressBoard } from '../progress-board.ts';
 import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-table.ts';
 import { reportAfterRun, reportFlag } from './report.ts';
@@ -37,6 +38,7 @@ export function registerRunCommand(program: Command): void {
       const { plan, snapshot, workspace, runDir, notes } = loadPlan(planPath, { claudeTranscript: opts.parentFromClaudeTranscript });
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
       for (const note of notes) log(`parent: ${note}`);
+      if (plan.allow?.includes('bash') && resolveSandbox(plan.sandbox) === 'none') log(`note: ${UNSANDBOXED_NOTE}`);
       const target = await openEndpoint(opts.api, plan.emulator);
       log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);
       // a setup error must not leave the embedded emulator holding the process open
@@ -53,6 +55,7 @@ export function registerRunCommand(program: Command): void {
         ...(plan.limits.concurrency ? { concurrency: plan.limits.concurrency } : {}),
         pool: { maxThreads: plan.limits.maxThreads ?? 2 },
         ...(plan.permissions ? { permissions: plan.permissions as PermissionPolicy, onPermission: terminalPermissionHandler({ allowAll: opts.allowAsks }) } : {}),
+        sandbox: plan.sandbox,
         ...(plan.isolation === 'worktree' ? { isolation: 'worktree' as const } : {}),
         ...(opts.redis ? { distributed: { redis: opts.redis } } : {}),
       }).catch(async (err: unknown) => {
