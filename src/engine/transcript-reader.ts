@@ -1,8 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type Anthropic from '@anthropic-ai/sdk';
+import type { z } from 'zod';
 import { ForkcacheError } from '../errors.ts';
+import { formatZodIssues } from '../validation.ts';
 import type { RequestRecord } from '../loop/types.ts';
 import type { TranscriptRecord } from './transcript.ts';
+import { anyRecordSchema, transcriptRecordSchemas, type TranscriptRecordType } from './transcript-schema.ts';
 
 export interface TranscriptTool {
   id: string;
@@ -23,50 +26,97 @@ export interface ReadTranscript {
   prefixSha256: string | undefined;
   directive: string | undefined;
   turns: TranscriptTurn[];
+  /** Attempts that failed after their response began: billed, recorded in the ledger. */
+  failedAttempts: RequestRecord[];
+  /**
+   * Requests written ahead and never answered: in flight when the process died. The endpoint
+   * may or may not have billed them; the summary counts them as "unknown outcome".
+   */
+  unknownOutcome: number;
   end: Extract<TranscriptRecord, { type: 'end' }> | undefined;
+}
+
+function invalid(path: string, line: number, message: string, cause?: unknown): ForkcacheError {
+  return new ForkcacheError('INVALID_ARGUMENT', `transcript ${path}:${line}: ${message}`, { cause, data: { path, line } });
+}
+
+/** Parse one line with its record's schema, or throw naming file:line and the field. */
+function parseLine<T extends TranscriptRecordType>(type: T, value: unknown, path: string, line: number): z.output<(typeof transcriptRecordSchemas)[T]> {
+  const result = transcriptRecordSchemas[type].safeParse(value);
+  if (!result.success) throw invalid(path, line, `${type} record: ${formatZodIssues(result.error.issues)}`);
+  return result.data as z.output<(typeof transcriptRecordSchemas)[T]>;
 }
 
 /**
  * Read a fork's JSONL transcript. A last line cut short by a crash is ignored (it was never
- * complete); any other malformed line is an error naming the file and line.
+ * complete); any other malformed line (not JSON, `null`, a record missing a field, a turn
+ * repeated or out of order) is an error naming the file and line.
  */
 export function readTranscript(path: string): ReadTranscript {
-  const out: ReadTranscript = { forkId: undefined, prefixSha256: undefined, directive: undefined, turns: [], end: undefined };
+  const out: ReadTranscript = { forkId: undefined, prefixSha256: undefined, directive: undefined, turns: [], failedAttempts: [], unknownOutcome: 0, end: undefined };
   if (!existsSync(path)) return out;
   const lines = readFileSync(path, 'utf8').split('\n');
-  lines.forEach((line, i) => {
-    if (line.trim() === '') return;
-    let record: TranscriptRecord;
+  const pending = new Set<string>(); // request-start records not answered yet: `turn:attempt`
+  lines.forEach((text, i) => {
+    const line = i + 1;
+    if (text.trim() === '') return;
+    let value: unknown;
     try {
-      record = JSON.parse(line) as TranscriptRecord;
+      value = JSON.parse(text);
     } catch (cause) {
       if (i >= lines.length - 2) return; // the torn last write of a killed process
-      throw new ForkcacheError('INVALID_ARGUMENT', `transcript ${path}:${i + 1}: not JSON`, { cause, data: { path, line: i + 1 } });
+      throw invalid(path, line, 'not JSON', cause);
     }
-    switch (record.type) {
-      case 'start':
+    const kind = anyRecordSchema.safeParse(value);
+    if (!kind.success) throw invalid(path, line, 'expected a JSON object with a "type"');
+    const type = kind.data.type;
+    if (!(type in transcriptRecordSchemas)) return; // newer record kinds: not needed to resume
+    switch (type as TranscriptRecordType) {
+      case 'start': {
+        const record = parseLine('start', value, path, line);
         out.forkId = record.forkId;
         out.prefixSha256 = record.prefixSha256;
         out.directive = record.directive;
         break;
-      case 'turn':
-        out.turns.push({ turn: record.turn, assistant: record.assistant as Anthropic.MessageParam, request: record.request as RequestRecord, tools: [] });
+      }
+      case 'request-start': {
+        const record = parseLine('request-start', value, path, line);
+        pending.add(`${record.turn}:${record.attempt}`);
         break;
-      case 'tool-start':
+      }
+      case 'attempt': {
+        const record = parseLine('attempt', value, path, line);
+        pending.delete(`${record.turn}:${record.attempt}`);
+        if (record.status === 'billed' && record.request) out.failedAttempts.push(record.request as unknown as RequestRecord);
+        break;
+      }
+      case 'turn': {
+        const record = parseLine('turn', value, path, line);
+        const expected = (out.turns.at(-1)?.turn ?? record.turn - 1) + 1;
+        if (out.turns.length > 0 && record.turn !== expected) {
+          throw invalid(path, line, record.turn < expected ? `turn ${record.turn} is recorded twice` : `turn ${record.turn} follows turn ${expected - 1}: a turn is missing`);
+        }
+        for (const key of pending) if (key.startsWith(`${record.turn}:`)) pending.delete(key);
+        out.turns.push({ turn: record.turn, assistant: record.assistant as Anthropic.MessageParam, request: record.request as unknown as RequestRecord, tools: [] });
+        break;
+      }
+      case 'tool-start': {
+        const record = parseLine('tool-start', value, path, line);
         out.turns.at(-1)?.tools.push({ id: record.id, name: record.name, result: undefined });
         break;
+      }
       case 'tool-end': {
+        const record = parseLine('tool-end', value, path, line);
         const tool = out.turns.at(-1)?.tools.find((t) => t.id === record.id);
         if (tool) tool.result = { isError: record.isError, content: record.content };
         break;
       }
       case 'end':
-        out.end = record;
+        out.end = { v: 1, type: 'end', ...parseLine('end', value, path, line) } as ReadTranscript['end'];
         break;
-      default:
-        break; // newer record kinds: not needed to resume
     }
   });
+  out.unknownOutcome = pending.size;
   return out;
 }
 

@@ -9,6 +9,7 @@ import { normalizeUsage } from '../ledger/usage.ts';
 import { childRequestBody } from '../prefix/body.ts';
 import type { CacheTtl } from '../prefix/markers.ts';
 import type { HeadEnd } from '../prefix/sab.ts';
+import { startedMessageOf } from '../provider/send.ts';
 import type { ToolExecutor } from '../tools/executor.ts';
 import { targetPath, textOf, toAssistantParam, writtenPath } from './messages.ts';
 import { backoffMs, DEFAULT_TURN_RETRY, isRetryableTurnError, type TurnRetryOptions } from './retry.ts';
@@ -59,6 +60,7 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
   const emit = options.onEvent ?? (() => {});
   const own: Anthropic.MessageParam[] = [...options.child.messages];
   const requests: RequestRecord[] = [];
+  const failedAttempts: RequestRecord[] = [];
   const filesChanged = new Set<string>();
   const notApplied = new Map<string, string>();
   let turn = options.turnsDone ?? 0;
@@ -71,6 +73,7 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       turns: turn,
       toolCalls,
       requests,
+      failedAttempts,
       finalText,
       report: status === 'completed' ? parseReport(finalText) : undefined,
       messages: own,
@@ -92,7 +95,7 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       const child: ForkChild = { tailBlocks: options.child.tailBlocks, messages: own };
       const body = childRequestBody(options.prefix, child, { max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS, stream: true }, { marker: options.marker ?? '5m' });
       emit({ type: 'turn-start', turn, at: clock.now() });
-      const { message, requestId, sentAt, startedAt } = await sendWithRetries({ options, gate, clock, body, turn, emit });
+      const { message, requestId, sentAt, startedAt } = await sendWithRetries({ options, gate, clock, body, turn, emit, failedAttempts });
       const record: RequestRecord = {
         turn,
         requestId,
@@ -155,6 +158,7 @@ interface TurnSend {
   body: Uint8Array;
   turn: number;
   emit: (event: LoopEvent) => void;
+  failedAttempts: RequestRecord[];
 }
 
 /** Send a turn; when it fails in a retryable way, send the same bytes again after a backoff. */
@@ -162,15 +166,32 @@ async function sendWithRetries(send: TurnSend): ReturnType<typeof sendThroughGat
   const { options, clock, turn, emit } = send;
   const retry = options.retry ?? DEFAULT_TURN_RETRY;
   for (let attempt = 0; ; attempt++) {
+    const sentAt = clock.now();
     try {
+      options.transcript?.requestStart?.({ turn, attempt });
       return await sendThroughGate(send);
     } catch (err) {
+      recordFailedAttempt(send, attempt, sentAt, err);
       if (options.signal?.aborted || attempt >= retry.retries || !isRetryableTurnError(err)) throw err;
       const wait = backoffMs(retry, attempt);
       emit({ type: 'turn-retry', turn, at: clock.now(), attempt: attempt + 1, waitMs: wait, error: describeFailure(err) });
       await clock.sleep(wait, options.signal);
     }
   }
+}
+
+/** A failed attempt whose response had begun was billed: keep it for the ledger (issue 15, case 6). */
+function recordFailedAttempt({ options, clock, turn, emit, failedAttempts }: TurnSend, attempt: number, sentAt: number, err: unknown): void {
+  const started = startedMessageOf(err);
+  if (!started) {
+    options.transcript?.attemptFailed?.({ turn, attempt, request: undefined });
+    return;
+  }
+  const at = clock.now();
+  const request: RequestRecord = { turn, requestId: null, messageId: started.id, usage: normalizeUsage(started.usage), stopReason: null, sentAt, startedAt: sentAt, endedAt: at };
+  failedAttempts.push(request);
+  options.transcript?.attemptFailed?.({ turn, attempt, request });
+  emit({ type: 'attempt-failed', turn, at, request });
 }
 
 async function sendThroughGate({ options, gate, clock, body, turn, emit }: TurnSend): Promise<{ message: Anthropic.Message; requestId: string | null; sentAt: number; startedAt: number }> {
