@@ -63,7 +63,7 @@ async function candidates(real: string, relative: string, display: string, ctx: 
 async function searchFile(relative: string, regex: LinePattern, tally: Tally, ctx: ToolContext): Promise<void> {
   let file;
   try {
-    file = await openRegularFile(path.join(ctx.jail.root, relative), relative);
+    file = await openRegularFile(path.join(ctx.jail.root, relative), relative, ctx.jail.root);
   } catch (err) {
     if (isToolFailure(err)) return; // vanished or turned into something else since the walk
     throw err;

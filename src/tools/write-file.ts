@@ -1,5 +1,4 @@
-import { lstat, mkdir } from 'node:fs/promises';
-import path from 'node:path';
+import { lstat } from 'node:fs/promises';
 import type { ToolContext } from './context.ts';
 import { replaceAtomically, versionOf } from './file-io.ts';
 import { withPathLock } from './path-lock.ts';
@@ -20,7 +19,6 @@ export async function writeFile(input: WriteFileInput, ctx: ToolContext): Promis
   const data = Buffer.from(input.content, 'utf8');
   let existed = false;
   try {
-    if (!target.exists) await mkdir(path.dirname(target.real), { recursive: true });
     await withPathLock(target.real, ctx.signal, async () => {
       const current = await lstat(target.real).catch((err: unknown) => {
         if ((err as { code?: unknown }).code === 'ENOENT') return undefined;
@@ -39,7 +37,7 @@ export async function writeFile(input: WriteFileInput, ctx: ToolContext): Promis
         );
       }
       ctx.signal?.throwIfAborted();
-      ctx.seen.see(target.real, await replaceAtomically(target.real, data, current ? current.mode & 0o7777 : 0o666 & ~process.umask()));
+      ctx.seen.see(target.real, await replaceAtomically(target.real, data, ctx.jail.root, input.path, current ? current.mode & 0o7777 : 0o666 & ~process.umask(), !target.exists));
     });
   } catch (err) {
     throw fromFsError(err, input.path);
