@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { findJsonShapeProblem } from '../json-shape.ts';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { latencyNameSchema } from '../emulator/latency.ts';
@@ -60,18 +61,46 @@ export interface LoadPlanOptions {
   claudeTranscript?: string | undefined;
 }
 
+/** Offset of the first byte that does not decode as UTF-8 (binary search on fatal decoding of prefixes). */
+function firstInvalidUtf8(bytes: Buffer): number {
+  let good = 0;
+  let bad = bytes.length;
+  while (bad - good > 1) {
+    const mid = (good + bad) >> 1;
+    try {
+      // stream: an incomplete sequence at the cut is not an error, an invalid byte is
+      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, mid), { stream: true });
+      good = mid;
+    } catch {
+      bad = mid;
+    }
+  }
+  return good;
+}
+
 function readJson(path: string, what: string): unknown {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(path, 'utf8');
+    bytes = readFileSync(path);
   } catch (cause) {
     throw new ForkcacheError('INVALID_ARGUMENT', `${what}: cannot read ${path} (${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message})`, { cause });
   }
+  let text: string;
   try {
-    return JSON.parse(text);
+    // fatal: invalid bytes are an error, not U+FFFD sent to the model in place of the text
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch (cause) {
+    throw new ForkcacheError('INVALID_ARGUMENT', `${what}: ${path} is not valid UTF-8 (at byte ${firstInvalidUtf8(bytes)})`, { cause });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
   } catch (cause) {
     throw new ForkcacheError('INVALID_ARGUMENT', `${what}: ${path} is not valid JSON (${(cause as Error).message})`, { cause });
   }
+  const problem = findJsonShapeProblem(value);
+  if (problem) throw new ForkcacheError('INVALID_ARGUMENT', `${what}: ${path}: ${problem.path}: ${problem.message}`, { data: { field: problem.path } });
+  return value;
 }
 
 /** Read and validate a plan file and the parent it names. Every error names the field or file. */

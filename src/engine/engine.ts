@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type Anthropic from '@anthropic-ai/sdk';
 import pLimit from 'p-limit';
@@ -112,6 +112,7 @@ export class ForkEngine {
   /** Validate the options and start the pool. */
   static async create(options: ForkEngineOptions = {}): Promise<ForkEngine> {
     const resolved = resolveEngineOptions(options);
+    checkLocalPaths(resolved);
     const remote = resolved.distributed ? await DistributedBackend.connect(resolved.distributed, resolved.concurrency) : undefined;
     return new ForkEngine(resolved, options, remote);
   }
@@ -278,5 +279,26 @@ export class ForkEngine {
     for (const run of this.#running) run.cancel();
     await this.#pool.destroy();
     await this.#remote?.close();
+  }
+}
+
+/**
+ * A missing workspace was found fork by fork (each failed, exit 1) and a run directory that is
+ * a file surfaced as a raw ENOTDIR: both are bad input, refused before anything starts. The
+ * distributed backend's workspace lives on the worker hosts: not checked here.
+ */
+function checkLocalPaths(options: ResolvedEngineOptions): void {
+  const kind = (path: string): 'missing' | 'dir' | 'other' => {
+    const stat = statSync(path, { throwIfNoEntry: false });
+    return stat === undefined ? 'missing' : stat.isDirectory() ? 'dir' : 'other';
+  };
+  if (!options.distributed) {
+    const workspace = kind(options.workspace);
+    if (workspace !== 'dir') {
+      throw new ForkcacheError('INVALID_ARGUMENT', `workspace: ${options.workspace} ${workspace === 'missing' ? 'does not exist' : 'is not a directory'}`, { data: { field: 'workspace' } });
+    }
+  }
+  if (options.runDir !== undefined && kind(options.runDir) === 'other') {
+    throw new ForkcacheError('INVALID_ARGUMENT', `runDir: ${options.runDir} is a file, not a directory`, { data: { field: 'runDir' } });
   }
 }

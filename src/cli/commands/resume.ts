@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
@@ -28,6 +28,7 @@ const emulatorMeta = z.object({ script: z.string().default('echo'), latency: lat
 export function fanOutDirs(runDir: string): string[] {
   if (existsSync(join(runDir, 'manifest.json'))) return [runDir];
   if (!existsSync(runDir)) throw new ForkcacheError('INVALID_ARGUMENT', `RUN_DIR: ${runDir} does not exist`);
+  if (!statSync(runDir).isDirectory()) throw new ForkcacheError('INVALID_ARGUMENT', `RUN_DIR: ${runDir} is a file; expected a fan-out directory or a runs directory`);
   const dirs = readdirSync(runDir, { withFileTypes: true })
     .filter((e) => e.isDirectory() && existsSync(join(runDir, e.name, 'manifest.json')))
     .map((e) => join(runDir, e.name))
