@@ -1,4 +1,4 @@
-import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type Anthropic from '@anthropic-ai/sdk';
 import pLimit from 'p-limit';
@@ -23,6 +23,7 @@ import { DistributedBackend } from '../distributed/backend.ts';
 import { FRESH_START, finishedOutcome, startFromTranscript } from './fork-attempts.ts';
 import { readFanOutDir, writeManifest } from './manifest.ts';
 import { readTranscript } from './transcript-reader.ts';
+import { checkLocalPaths } from './local-paths.ts';
 import { type ForkEngineOptions, type ResolvedEngineOptions, resolveEngineOptions } from './options.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from './worker-file.ts';
 
@@ -282,23 +283,3 @@ export class ForkEngine {
   }
 }
 
-/**
- * A missing workspace was found fork by fork (each failed, exit 1) and a run directory that is
- * a file surfaced as a raw ENOTDIR: both are bad input, refused before anything starts. The
- * distributed backend's workspace lives on the worker hosts: not checked here.
- */
-function checkLocalPaths(options: ResolvedEngineOptions): void {
-  const kind = (path: string): 'missing' | 'dir' | 'other' => {
-    const stat = statSync(path, { throwIfNoEntry: false });
-    return stat === undefined ? 'missing' : stat.isDirectory() ? 'dir' : 'other';
-  };
-  if (!options.distributed) {
-    const workspace = kind(options.workspace);
-    if (workspace !== 'dir') {
-      throw new ForkcacheError('INVALID_ARGUMENT', `workspace: ${options.workspace} ${workspace === 'missing' ? 'does not exist' : 'is not a directory'}`, { data: { field: 'workspace' } });
-    }
-  }
-  if (options.runDir !== undefined && kind(options.runDir) === 'other') {
-    throw new ForkcacheError('INVALID_ARGUMENT', `runDir: ${options.runDir} is a file, not a directory`, { data: { field: 'runDir' } });
-  }
-}
