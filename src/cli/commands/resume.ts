@@ -14,6 +14,7 @@ import { terminalPermissionHandler } from '../permission-prompt.ts';
 import type { PermissionPolicy } from '../../tools/permissions.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
 import { ProgressBoard } from '../progress-board.ts';
+import { resolveSandbox, UNSANDBOXED_NOTE } from '../../tools/sandbox.ts';
 import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-table.ts';
 
 const optionsSchema = z.object({
@@ -55,6 +56,7 @@ export function registerResumeCommand(program: Command): void {
       for (const dir of fanOutDirs(runDir)) {
         const { manifest } = readFanOutDir(dir);
         const emulator = emulatorMeta.safeParse((manifest.meta as { emulator?: unknown }).emulator).data ?? { script: 'echo', latency: 'fast' as const };
+        if (manifest.engine.allow.includes('bash') && resolveSandbox(manifest.engine.sandbox) === 'none') process.stderr.write(`note: ${UNSANDBOXED_NOTE}\n`);
         const target = await openEndpoint(opts.api, emulator);
         process.stderr.write(`forkcache resume: ${manifest.fanoutId} (${manifest.directives.length} forks) against ${target.label}\n`);
         const engine = await ForkEngine.create({
