@@ -20,7 +20,7 @@ function planIn(plan: Record<string, unknown> | string): { dir: string; path: st
   return { dir, path };
 }
 
-describe('bad input to the CLI (issue 15, case 8)', () => {
+describe('bad input to the CLI (issue 15, case 8)', { timeout: 60_000 }, () => {
   it('refuses invalid UTF-8 in a plan, naming the file and byte', async () => {
     const { path } = planIn('{}');
     writeFileSync(path, Buffer.concat([Buffer.from('{"directives":["caf'), Buffer.from([0xc3, 0x28]), Buffer.from('"]}')]));

@@ -12,7 +12,7 @@ import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-describe('source mode from another directory (issue 15, case 7)', () => {
+describe('source mode from another directory (issue 15, case 7)', { timeout: 60_000 }, () => {
   it.runIf(!existsSync(join(ROOT, 'dist/src/cli/main.js')))('runs forks on worker threads when started from a directory without node_modules', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fc-cwd-'));
     writeFileSync(join(dir, 'a.ts'), 'export const a = 1;\n');

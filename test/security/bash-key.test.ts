@@ -39,7 +39,7 @@ async function runReadingTheKey(sandbox: 'auto' | 'none') {
   return { run, files, transcript };
 }
 
-describe('a bash fork cannot hand out the API key (issue 15, case 3)', () => {
+describe('a bash fork cannot hand out the API key (issue 15, case 3)', { timeout: 60_000 }, () => {
   it.runIf(findBubblewrap() !== undefined)('in the bubblewrap sandbox: forkcache\'s /proc is not visible, the key is nowhere', async () => {
     const { run, files, transcript } = await runReadingTheKey('auto');
     expect(run.code).toBe(0);
