@@ -74,6 +74,9 @@ const HANDLERS: Readonly<Record<ExecutableToolName, Handler>> = {
   bash: runBash,
 };
 
+/** Tools that change files (see the deadline in `execute`). */
+const WRITES: ReadonlySet<string> = new Set(['edit_file', 'write_file']);
+
 const optionsSchema = z.strictObject({
   workspace: z.string().min(1, 'expected a directory path'),
   allow: z.array(z.enum(EXECUTABLE_TOOL_NAMES)).optional(),
@@ -145,7 +148,10 @@ class ForkToolExecutor implements ToolExecutor {
     const ctx: ToolContext = { jail: this.#jail, limits: this.limits, signal: callSignal, bashEnv: this.#bashEnv, seen: this.#seen, sandbox: this.sandbox };
     try {
       const handler = HANDLERS[name] as (input: unknown, ctx: ToolContext) => Promise<string>;
-      return toolOk(await untilAborted(handler(parsed.data, ctx), callSignal));
+      // A write is awaited to its end: it stops at its own checkpoints, and reporting a timeout
+      // for an edit that then lands would tell the model a lie. Reads return at once.
+      const work = handler(parsed.data, ctx);
+      return toolOk(await (WRITES.has(name) ? work : untilAborted(work, callSignal)));
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       if (deadline?.aborted) {
