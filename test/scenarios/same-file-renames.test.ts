@@ -31,7 +31,7 @@ beforeAll(async () => {
 afterAll(() => emulator.close());
 
 describe('24 forks renaming 24 identifiers in one file (issue 15, case 1)', () => {
-  it(`applies every rename, or names the forks that could not, in each of ${TRIALS} trials`, { timeout: 30_000 * TRIALS }, async () => {
+  it(`applies every rename, or names the forks that could not, in each of ${TRIALS} trials`, { timeout: 60_000 * TRIALS }, async () => {
     for (let trial = 0; trial < TRIALS; trial++) {
       const ws = workspace({ 'big.ts': bigSource() });
       const engine = await ForkEngine.create({
