@@ -168,8 +168,7 @@ async function sendWithRetries(send: TurnSend): ReturnType<typeof sendThroughGat
   for (let attempt = 0; ; attempt++) {
     const sentAt = clock.now();
     try {
-      options.transcript?.requestStart?.({ turn, attempt });
-      return await sendThroughGate(send);
+      return await sendThroughGate(send, attempt);
     } catch (err) {
       recordFailedAttempt(send, attempt, sentAt, err);
       if (options.signal?.aborted || attempt >= retry.retries || !isRetryableTurnError(err)) throw err;
@@ -194,8 +193,10 @@ function recordFailedAttempt({ options, clock, turn, emit, failedAttempts }: Tur
   emit({ type: 'attempt-failed', turn, at, request });
 }
 
-async function sendThroughGate({ options, gate, clock, body, turn, emit }: TurnSend): Promise<{ message: Anthropic.Message; requestId: string | null; sentAt: number; startedAt: number }> {
+async function sendThroughGate({ options, gate, clock, body, turn, emit }: TurnSend, attempt: number): Promise<{ message: Anthropic.Message; requestId: string | null; sentAt: number; startedAt: number }> {
   const permit = await gate.acquire({ turn, first: turn === (options.turnsDone ?? 0) + 1, signal: options.signal });
+  // written ahead once the request is really about to leave (not while it queues for a permit)
+  options.transcript?.requestStart?.({ turn, attempt });
   const sentAt = clock.now();
   let startedAt = sentAt;
   try {
