@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { attemptCounts } from '../../src/cli/summary-table.ts';
 import type { FaultKind } from '../../src/emulator/faults.ts';
 import { startEmulator } from '../../src/emulator/server/start.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';
@@ -32,7 +33,8 @@ describe('the ledger under faults (issue 15, case 6)', () => {
     const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: workspace(files), runDir: workspace({}), turnRetry: { baseMs: 0, retries: 6 }, pool: { maxThreads: 2 } });
     try {
       const fan = engine.fanOut(bigSnapshot(`exact-${Date.now()}`), Object.keys(files).map((f) => `rename fetchData to loadData in ${f}`));
-      const { forks, summary } = await fan.settled();
+      const result = await fan.settled();
+      const { forks, summary } = result;
       expect(forks.map((f) => f.status)).toEqual(forks.map(() => 'completed'));
       const failed = forks.reduce((n, f) => n + (f.failedAttempts?.length ?? 0), 0);
       expect(failed).toBeGreaterThan(0); // billed attempts that failed did happen
@@ -45,6 +47,10 @@ describe('the ledger under faults (issue 15, case 6)', () => {
         output: summary.usage.output_tokens,
       }).toEqual({ input: stats.tokens.uncached, read: stats.tokens.cacheRead, write: stats.tokens.cacheWrite, output: stats.tokens.output });
       expect(summary.requests).toBe(stats.requests.messages);
+      // the run's summary states turns and attempts apart
+      const turns = forks.reduce((n, f) => n + f.requests.length, 0);
+      expect(attemptCounts(result)).toEqual({ turns, failed_attempts: failed, unknown_outcome: 0 });
+      expect(turns + failed).toBe(stats.requests.messages);
     } finally {
       await engine.close();
       await emulator.close();
