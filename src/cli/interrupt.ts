@@ -3,30 +3,66 @@ import type { FanOut } from '../engine/fan-out-types.ts';
 /** Exit code of a run stopped by Ctrl-C (128 + SIGINT), as shells report it. */
 export const INTERRUPTED_EXIT_CODE = 130;
 
+/** How long forks get to stop on their own after Ctrl-C before their threads are ended. */
+export const INTERRUPT_GRACE_MS = 3_000;
+
+export interface InterruptOptions {
+  /**
+   * Ends the forks that did not stop in time (`engine.destroy()`: their threads are
+   * terminated, they end `cancelled`), so the summary is printed even when a fork is stuck in
+   * code that never looks at its signal.
+   */
+  stop?: (() => Promise<void>) | undefined;
+  graceMs?: number | undefined;
+  /** Injected for tests; default `setTimeout` (unref'd: it never keeps the process alive). */
+  schedule?: ((run: () => void, ms: number) => { cancel(): void }) | undefined;
+}
+
+function defaultSchedule(run: () => void, ms: number): { cancel(): void } {
+  const timer = setTimeout(run, ms);
+  timer.unref();
+  return { cancel: () => clearTimeout(timer) };
+}
+
 /**
- * Ctrl-C during a run is graceful: the first SIGINT cancels every running fork (their turns
- * stop, transcripts are flushed with a `cancelled` end, the summary is still printed); a
- * second one quits at once. `interrupted` tells the caller to exit with 130.
+ * Ctrl-C during a run is graceful and bounded: the first SIGINT cancels every running fork
+ * (their turns and tool calls stop, transcripts end `cancelled`); forks still running after
+ * `graceMs` are stopped by `stop`, and a second Ctrl-C stops them at once. Either way the run
+ * ends with its summary; only a third Ctrl-C quits without one. `interrupted` tells the caller
+ * to exit with 130.
  */
-export function cancelOnInterrupt(log: (line: string) => void): { watch(fan: FanOut): void; readonly interrupted: boolean; dispose(): void } {
+export function cancelOnInterrupt(log: (line: string) => void, options: InterruptOptions = {}): { watch(fan: FanOut): void; readonly interrupted: boolean; dispose(): void } {
   const fans: FanOut[] = [];
-  let interrupted = false;
+  const schedule = options.schedule ?? defaultSchedule;
+  let signals = 0;
+  let grace: { cancel(): void } | undefined;
+  let stopping: Promise<void> | undefined;
+  const stopNow = (): void => {
+    grace?.cancel();
+    if (stopping || !options.stop) return;
+    log('interrupted: stopping the forks that are still running');
+    stopping = options.stop().catch((err: unknown) => log(`interrupted: could not stop the forks: ${(err as Error).message}`));
+  };
   const onSignal = (): void => {
-    if (interrupted) process.exit(INTERRUPTED_EXIT_CODE);
-    interrupted = true;
-    log('interrupted: cancelling the running forks (Ctrl-C again to quit at once)');
-    for (const fan of fans) fan.cancel();
+    signals += 1;
+    if (signals === 1) {
+      log('interrupted: cancelling the running forks (Ctrl-C again to stop them now)');
+      for (const fan of fans) fan.cancel();
+      grace = schedule(stopNow, options.graceMs ?? INTERRUPT_GRACE_MS);
+    } else if (signals === 2 && options.stop) stopNow();
+    else process.exit(INTERRUPTED_EXIT_CODE);
   };
   process.on('SIGINT', onSignal);
   return {
     watch(fan) {
       fans.push(fan);
-      if (interrupted) fan.cancel();
+      if (signals > 0) fan.cancel();
     },
     get interrupted() {
-      return interrupted;
+      return signals > 0;
     },
     dispose() {
+      grace?.cancel();
       process.off('SIGINT', onSignal);
     },
   };

@@ -40,6 +40,8 @@ export const planSchema = z.strictObject({
   permissions: permissionPolicySchema.optional(),
   /** `worktree`: each fork in its own git worktree and branch (the workspace must be a git repository). */
   isolation: z.enum(['none', 'worktree']).default('none'),
+  /** Where `bash` runs: `auto` (bubblewrap when it works here), `bwrap` (required), `none`. */
+  sandbox: z.enum(['auto', 'bwrap', 'none']).default('auto'),
   /** Used only when the run goes to the embedded emulator. */
   emulator: z.strictObject({ script: z.string().min(1).default('echo'), latency: latencyNameSchema.default('fast') }).default({ script: 'echo', latency: 'fast' }),
 });

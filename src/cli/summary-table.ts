@@ -7,6 +7,14 @@ const n = (x: number): string => x.toLocaleString('en-US');
 const usd = (x: number | null): string => (x === null ? 'n/a' : `$${x.toFixed(4)}`);
 const percent = (x: number | null): string => (x === null ? 'n/a' : `${(100 * x).toFixed(1)}%`);
 
+function requestsLine(c: { turns: number; failed_attempts: number; unknown_outcome: number }): string {
+  const extra = [
+    c.failed_attempts > 0 ? `${n(c.failed_attempts)} failed attempt(s) billed and retried (in the totals)` : '',
+    c.unknown_outcome > 0 ? `${n(c.unknown_outcome)} in flight at a crash (outcome unknown, not in the totals)` : '',
+  ].filter((x) => x !== '');
+  return `requests ${n(c.turns)} turn(s)${extra.length > 0 ? ` + ${extra.join(' + ')}` : ''}`;
+}
+
 // A fixed-width table is a dozen lines; a table library would add a dependency for no gain.
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
@@ -24,6 +32,7 @@ export function formatFanOutResult(result: FanOutResult, model: string, catalogu
     rows.push([fork.forkId, fork.status, String(fork.turns), String(fork.toolCalls), n(usage.cache_read_input_tokens), n(usage.cache_creation_input_tokens), n(usage.input_tokens), n(usage.output_tokens), usd(cost)]);
   }
   const s = result.summary;
+  const problems = problemLines(result);
   rows.push(['tree total', '', '', '', n(s.usage.cache_read_input_tokens), n(s.usage.cache_creation_input_tokens), n(s.usage.input_tokens), n(s.usage.output_tokens), usd(s.cost_usd.actual)]);
   return [
     table(rows),
@@ -31,8 +40,33 @@ export function formatFanOutResult(result: FanOutResult, model: string, catalogu
     `cache   fan-out hit ratio ${percent(s.cache.fanout_hit_ratio)}, cache efficiency ${s.cache.cache_efficiency.toFixed(3)} (read ${n(s.cache.fanout_cache_read_input_tokens)} of at most ${n(s.cache.max_fanout_reads)}), warm-ups ${s.warmups}`,
     `cost    actual ${usd(s.cost_usd.actual)} | no cache ${usd(s.cost_usd.no_cache)} (saved ${percent(s.savings.vs_no_cache)}) | fresh agents ${usd(s.cost_usd.fresh_agents)} (saved ${percent(s.savings.vs_fresh_agents)})`,
     ...s.warnings.map((w) => `model   ${w}`),
+    requestsLine(attemptCounts(result)),
+    ...(problems.length > 0 ? ['', ...problems] : []),
     `prefix  ${s.prefix.sha256.slice(0, 16)}  ${n(s.prefix.bytes)} bytes, ${s.prefix.shared_tokens === null ? 'n/a' : n(s.prefix.shared_tokens)} tokens shared, drift events ${s.prefix.drift_events}${s.prefix.source === 'fallback' ? ' (no parent snapshot: fallback prompt, nothing shared with a parent)' : ''}`,
   ].join('\n');
+}
+
+/** Requests the forks sent: one per turn, plus billed attempts that failed and were retried, plus unknown ones (in flight at a crash). */
+export function attemptCounts(result: FanOutResult): { turns: number; failed_attempts: number; unknown_outcome: number } {
+  const sum = (f: (x: FanOutResult['forks'][number]) => number): number => result.forks.reduce((n, x) => n + f(x), 0);
+  return { turns: sum((f) => f.requests.length), failed_attempts: sum((f) => f.failedAttempts?.length ?? 0), unknown_outcome: sum((f) => f.unknownOutcome ?? 0) };
+}
+
+/** Edits a fork meant to make and could not (`fork path (code)`), in fork order. */
+export function editsNotApplied(result: FanOutResult): { fork: string; path: string; code: string }[] {
+  return result.forks.flatMap((f) => (f.editsNotApplied ?? []).map((e) => ({ fork: f.forkId, ...e })));
+}
+
+/**
+ * What went wrong, one line each, for the terminal: every failed fork with its reason (a 401,
+ * a max-turns stop...) and every edit that was not applied. Empty when all went well.
+ */
+export function problemLines(result: FanOutResult): string[] {
+  const lines = result.forks
+    .filter((f) => f.status === 'failed' && f.error)
+    .map((f) => `failed  ${f.forkId}: ${f.error!.code}: ${f.error!.message}`);
+  for (const e of editsNotApplied(result)) lines.push(`edit not applied  ${e.fork}: ${e.path} (${e.code}); the fork's last edit of this file failed`);
+  return lines;
 }
 
 /** The `--json` summary object: the fields the README documents, plus the ledger's detail. */
@@ -50,6 +84,8 @@ export function jsonSummary(result: FanOutResult, extra: Record<string, unknown>
     model_table_date: s.model_table_date,
     prefix: { sha256: s.prefix.sha256, bytes: s.prefix.bytes, shared_tokens: s.prefix.shared_tokens, drift_events: s.prefix.drift_events, source: s.prefix.source },
     run_dir: s.run_dir ?? null,
+    requests: attemptCounts(result),
+    edits_not_applied: editsNotApplied(result),
     fork_results: result.forks.map((f) => ({ id: f.forkId, status: f.status, turns: f.turns, tool_calls: f.toolCalls, files_changed: f.filesChanged, report: f.report ?? null, error: f.error ?? null })),
   };
 }

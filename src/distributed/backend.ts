@@ -100,7 +100,7 @@ export class DistributedBackend {
       // never a credential in Redis: hosts take the key from their own environment
       api: { baseURL: options.api.baseURL, headers: withoutCredentials(options.api.headers), maxRetries: options.api.maxRetries, timeoutMs: options.api.timeoutMs },
       loop: { maxTurns: options.maxTurns, maxTokens: options.maxTokens, querySource: agent ? `agent:custom:${agent.type}` : FORK_QUERY_SOURCE, marker: prefix.childMarker, retry: options.turnRetry },
-      tools: { workspace: ctx.workspace, allow: [...(agent?.allow ?? options.allow)], limits: options.toolLimits },
+      tools: { workspace: ctx.workspace, allow: [...(agent?.allow ?? options.allow)], limits: options.toolLimits, sandbox: options.sandbox },
       permissions: options.permissions,
       transcriptPath: ctx.transcriptPath,
     };

@@ -117,7 +117,7 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
       turnsDone: start.turnsDone,
       api: { ...data.api, apiKey },
       loop: data.loop,
-      tools: { workspace: data.tools.workspace, allow: data.tools.allow as ExecutableToolName[], limits: data.tools.limits },
+      tools: { workspace: data.tools.workspace, allow: data.tools.allow as ExecutableToolName[], limits: data.tools.limits, sandbox: data.tools.sandbox ?? 'auto', secrets: [] },
       transcriptPath: data.transcriptPath,
       permissions: data.permissions,
       testHooks: {},

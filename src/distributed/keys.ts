@@ -25,7 +25,8 @@ export interface ForkJobData {
   base: ForkChild;
   api: { baseURL: string; headers: Record<string, string>; maxRetries: number; timeoutMs: number };
   loop: { maxTurns: number; maxTokens: number; querySource: string; marker: CacheTtl | false; retry: TurnRetryOptions };
-  tools: { workspace: string; allow: string[]; limits: Partial<ToolLimits> };
+  /** No secrets here: jobs sit in Redis; each host redacts its own API key. */
+  tools: { workspace: string; allow: string[]; limits: Partial<ToolLimits>; sandbox: 'auto' | 'bwrap' | 'none' };
   permissions: PermissionPolicy;
   transcriptPath: string | undefined;
 }

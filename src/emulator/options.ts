@@ -43,6 +43,8 @@ export interface EmulatorOptions {
   scripts?: ScriptList;
   /** Largest accepted request body (default 32 MiB); larger → 413. */
   maxBodyBytes?: number;
+  /** Open connections served at once (default 1,024); more are closed at once by the server. */
+  maxConnections?: number;
   /** Token counter (default: the Claude BPE of `@anthropic-ai/tokenizer`). */
   tokenizer?: Tokenizer;
   /** Hidden token costs (tool-use system prompt, images). */
@@ -62,6 +64,7 @@ const plainSchema = z.strictObject({
   port: z.number().int().min(0).max(65535).default(0),
   seed: z.number().int().default(0),
   maxBodyBytes: z.number().int().positive().default(DEFAULT_MAX_BODY_BYTES),
+  maxConnections: z.number().int().positive().default(1024),
   minCacheableTokens: z.union([z.number().int().nonnegative(), z.record(z.string(), z.number().int().nonnegative())]).optional(),
   apiKey: z.string().min(1).optional(),
   retryAfterSeconds: z.number().nonnegative().default(1),
@@ -75,6 +78,7 @@ export interface ResolvedOptions {
   port: number;
   seed: number;
   maxBodyBytes: number;
+  maxConnections: number;
   apiKey: string | undefined;
   retryAfterSeconds: number;
   lookback: number;
@@ -107,6 +111,7 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
     port: p.port,
     seed: p.seed,
     maxBodyBytes: p.maxBodyBytes,
+    maxConnections: p.maxConnections,
     apiKey: p.apiKey,
     retryAfterSeconds: p.retryAfterSeconds,
     lookback: p.lookback,

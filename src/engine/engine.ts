@@ -28,6 +28,7 @@ import { readFanOutDir, writeManifest } from '../run-dir/manifest.ts';
 import { transcriptPath } from '../run-dir/files.ts';
 import { readTranscript } from '../run-dir/transcript-reader.ts';
 import { writeSummary } from '../run-dir/writers.ts';
+import { checkLocalPaths } from './local-paths.ts';
 import { type ForkEngineOptions, type ResolvedEngineOptions, resolveEngineOptions } from './options.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from './worker-file.ts';
 
@@ -117,6 +118,7 @@ export class ForkEngine {
   /** Validate the options and start the pool. */
   static async create(options: ForkEngineOptions = {}): Promise<ForkEngine> {
     const resolved = resolveEngineOptions(options);
+    checkLocalPaths(resolved);
     // bullmq/ioredis load only for a distributed engine: they are optional peer dependencies
     const remote = resolved.distributed
       ? await (await importOptional('distributed', () => import('../distributed/backend.ts'))).DistributedBackend.connect(resolved.distributed, resolved.concurrency)
@@ -287,3 +289,4 @@ export class ForkEngine {
     await this.#remote?.close();
   }
 }
+

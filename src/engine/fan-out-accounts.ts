@@ -11,6 +11,8 @@ export class FanOutAccounts {
   readonly #deps: FanOutDeps;
   readonly #prefix: FrozenPrefix;
   readonly #recorded = new Map<string, Set<number>>();
+  /** Failed attempts recorded, by message id (an event and a transcript may both report one). */
+  readonly #failed = new Set<string>();
   /** Exact tokens of the shared prefix (from the API's count), when known. */
   sharedTokens: number | undefined;
   /** A fresh agent's input before its directive (fallback prompt + tools), when known. */
@@ -48,6 +50,15 @@ export class FanOutAccounts {
         ? { freshInputTokens: this.freshBase + Math.max(0, totalInputTokens(request.usage) - this.sharedTokens) }
         : {};
     ledger.record({ ...common, kind: 'fork', prefixId: this.#prefix.id, ...(first ? this.#shared() : {}), ...fresh });
+  }
+
+  /** A billed attempt that failed after its response began (retried, or cancelled). */
+  failedAttempt(forkId: string, request: RequestRecord, at: number = request.sentAt): void {
+    if (this.#failed.has(request.messageId)) return;
+    this.#failed.add(request.messageId);
+    const { ledger, rootId, agent } = this.#deps;
+    const common = { forkId, parentId: rootId, turn: request.turn - 1, model: this.#prefix.snapshot.model, usage: request.usage, at, attempt: 'failed' as const };
+    ledger.record(agent ? { ...common, kind: 'fresh' } : { ...common, kind: 'fork', prefixId: this.#prefix.id });
   }
 
   status(forkId: string, status: 'completed' | 'failed' | 'cancelled'): void {

@@ -134,6 +134,7 @@ export class FanOutRun implements FanOut {
   #recordEarlierTurns(): void {
     this.#specs.forEach((spec, i) => {
       for (const request of spec.start.previous.requests) this.#accounts.request(this.#states[i]!.id, request);
+      for (const request of spec.start.previous.failedAttempts) this.#accounts.failedAttempt(this.#states[i]!.id, request);
     });
   }
 
@@ -184,6 +185,7 @@ export class FanOutRun implements FanOut {
         onRestart: (attempt, start) => {
           // an event posted just before the worker died may be lost; the transcript is not
           for (const request of start.previous.requests) this.#accounts.request(state.id, request);
+          for (const request of start.previous.failedAttempts) this.#accounts.failedAttempt(state.id, request);
           this.#emitRestart(state, attempt, start);
         },
       });
@@ -227,7 +229,8 @@ export class FanOutRun implements FanOut {
     if (event.type === 'turn-end') {
       state.turns = event.turn;
       this.#accounts.request(state.id, event.request, this.#turnStartedAt.get(state.id) ?? at);
-    } else if (event.type === 'tool-call') state.lastTool = event.name;
+    } else if (event.type === 'attempt-failed') this.#accounts.failedAttempt(state.id, event.request, this.#turnStartedAt.get(state.id) ?? at);
+    else if (event.type === 'tool-call') state.lastTool = event.name;
     this.#emit({ forkId: state.id, ...event, at });
   }
 

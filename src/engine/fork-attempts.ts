@@ -10,12 +10,12 @@ export interface StartPoint {
   child: ForkChild;
   turnsDone: number;
   /** What the earlier turns did (from the transcript): merged into the final outcome. */
-  previous: { requests: RequestRecord[]; toolCalls: number; filesChanged: string[] };
+  previous: { requests: RequestRecord[]; failedAttempts: RequestRecord[]; unknownOutcome: number; toolCalls: number; filesChanged: string[] };
   /** Tool calls that were running when the earlier run stopped (reported to the model). */
   interrupted: string[];
 }
 
-export const FRESH_START = (child: ForkChild): StartPoint => ({ child, turnsDone: 0, previous: { requests: [], toolCalls: 0, filesChanged: [] }, interrupted: [] });
+export const FRESH_START = (child: ForkChild): StartPoint => ({ child, turnsDone: 0, previous: { requests: [], failedAttempts: [], unknownOutcome: 0, toolCalls: 0, filesChanged: [] }, interrupted: [] });
 
 /** The start point a transcript gives: the base child continued by the fork's own turns. */
 export function startFromTranscript(base: ForkChild, transcript: ReadTranscript): StartPoint {
@@ -35,7 +35,7 @@ export function startFromTranscript(base: ForkChild, transcript: ReadTranscript)
   return {
     child: { tailBlocks: base.tailBlocks, messages: [...base.messages, ...messages] },
     turnsDone,
-    previous: { requests: transcript.turns.map((t) => t.request), toolCalls, filesChanged: [...files] },
+    previous: { requests: transcript.turns.map((t) => t.request), failedAttempts: transcript.failedAttempts, unknownOutcome: transcript.unknownOutcome, toolCalls, filesChanged: [...files] },
     interrupted,
   };
 }
@@ -54,6 +54,8 @@ export function finishedOutcome(start: StartPoint, transcript: ReadTranscript): 
     turns: start.turnsDone,
     toolCalls: start.previous.toolCalls,
     requests: start.previous.requests,
+    failedAttempts: start.previous.failedAttempts,
+    unknownOutcome: start.previous.unknownOutcome,
     finalText,
     report: parseReport(finalText),
     messages: [...start.child.messages],
@@ -67,6 +69,8 @@ export function mergeOutcome(start: StartPoint, outcome: ForkOutcome): ForkOutco
     ...outcome,
     toolCalls: start.previous.toolCalls + outcome.toolCalls,
     requests: [...start.previous.requests, ...outcome.requests],
+    failedAttempts: [...start.previous.failedAttempts, ...(outcome.failedAttempts ?? [])],
+    unknownOutcome: start.previous.unknownOutcome + (outcome.unknownOutcome ?? 0),
     filesChanged: [...new Set([...start.previous.filesChanged, ...outcome.filesChanged])].sort(),
   };
 }

@@ -49,7 +49,7 @@ export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, a
     turnsDone: start.turnsDone,
     api: options.api,
     loop: { maxTurns: options.maxTurns, maxTokens: options.maxTokens, querySource: agent ? `agent:custom:${agent.type}` : FORK_QUERY_SOURCE, marker: ctx.prefix.childMarker, retry: options.turnRetry },
-    tools: { workspace: ctx.workspace, allow: [...(agent?.allow ?? options.allow)], limits: options.toolLimits },
+    tools: { workspace: ctx.workspace, allow: [...(agent?.allow ?? options.allow)], limits: options.toolLimits, sandbox: options.sandbox, secrets: options.secrets },
     transcriptPath: ctx.transcriptPath,
     permissions: options.permissions,
     testHooks: attempt === 0 && exitWorker?.forkIndex === ctx.index ? { exitAfterTurn: exitWorker.afterTurn, how: exitWorker.how ?? 'exit' } : {},

@@ -12,6 +12,7 @@ import type { CacheTtl } from '../prefix/markers.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from '../tools/names.ts';
 import { toolLimitsSchema } from '../tools/limits.ts';
+import type { SandboxChoice } from '../tools/sandbox.ts';
 import { permissionPolicySchema, type PermissionHandler, type PermissionPolicy } from '../tools/permissions.ts';
 import { ForkcacheError } from '../errors.ts';
 import { parseOrThrow } from '../validation.ts';
@@ -55,6 +56,10 @@ export interface ForkEngineOptions {
   /** Tools a fork may execute (default: the file tools; `bash` only when listed). */
   allow?: ExecutableToolName[];
   toolLimits?: Partial<ToolLimits>;
+  /** Where `bash` runs: `auto` (default) uses bubblewrap when it works here, `none` never does. */
+  sandbox?: SandboxChoice;
+  /** Values removed from every tool result, besides the API key (tokens a command might print). */
+  secrets?: string[];
   modelTable?: ModelCatalogue;
   clock?: Clock;
   /**
@@ -112,6 +117,8 @@ const optionsSchema = z.strictObject({
   layout: z.enum(FORK_LAYOUTS as [ForkLayout, ...ForkLayout[]]).optional(),
   allow: z.array(z.enum(EXECUTABLE_TOOL_NAMES)).optional(),
   toolLimits: toolLimitsSchema.optional(),
+  sandbox: z.enum(['auto', 'bwrap', 'none']).optional(),
+  secrets: z.array(z.string()).optional(),
   modelTable: z.custom<ModelCatalogue>((v) => typeof v === 'object' && v !== null && 'models' in v).optional(),
   clock: z.custom<Clock>((v) => typeof v === 'object' && v !== null && 'now' in v && 'sleep' in v).optional(),
   maxWorkerRestarts: z.number().int().min(0).max(10).optional(),
@@ -139,6 +146,8 @@ export interface ResolvedEngineOptions {
   layout: ForkLayout;
   allow: readonly ExecutableToolName[];
   toolLimits: Partial<ToolLimits>;
+  sandbox: SandboxChoice;
+  secrets: string[];
   maxWorkerRestarts: number;
   turnRetry: TurnRetryOptions;
   permissions: PermissionPolicy;
@@ -176,6 +185,8 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     layout: o.layout ?? 'claude',
     allow: o.allow ?? [...FILE_TOOL_NAMES],
     toolLimits: (o.toolLimits ?? {}) as Partial<ToolLimits>,
+    sandbox: o.sandbox ?? 'auto',
+    secrets: o.secrets ?? [],
     maxWorkerRestarts: o.maxWorkerRestarts ?? 2,
     turnRetry: { ...DEFAULT_TURN_RETRY, ...(o.turnRetry as Partial<TurnRetryOptions> | undefined) },
     permissions: (o.permissions ?? {}) as PermissionPolicy,

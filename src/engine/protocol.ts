@@ -5,6 +5,7 @@ import type { CacheTtl } from '../prefix/markers.ts';
 import type { LoopEvent } from '../loop/types.ts';
 import type { ExecutableToolName } from '../tools/names.ts';
 import type { ToolLimits } from '../tools/limits.ts';
+import type { SandboxChoice } from '../tools/sandbox.ts';
 import type { PermissionPolicy } from '../tools/permissions.ts';
 
 /**
@@ -58,6 +59,9 @@ export interface ForkTask {
     workspace: string;
     allow: ExecutableToolName[];
     limits: Partial<ToolLimits>;
+    sandbox: SandboxChoice;
+    /** Removed from every tool result, with the API key. */
+    secrets: string[];
   };
   /** JSONL transcript of this fork, appended after every turn (undefined: none). */
   transcriptPath: string | undefined;

@@ -134,7 +134,14 @@ async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<Fork
     const text = first && 'text' in first ? String(first.text) : '';
     transcript.start(task.forkId, prefix.sha256, unwrapDirective(text) ?? text);
   }
-  const tools = createToolExecutor({ workspace: task.tools.workspace, allow: task.tools.allow, limits: task.tools.limits });
+  // the key must never reach the model through a tool result (bash can find it: issue 15, case 3)
+  const tools = createToolExecutor({
+    workspace: task.tools.workspace,
+    allow: task.tools.allow,
+    limits: task.tools.limits,
+    sandbox: task.tools.sandbox,
+    redact: [task.api.apiKey, ...task.tools.secrets],
+  });
   try {
     const client = clientFor(task, prefix);
     return await runForkLoop({

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
+import { findJsonShapeProblem } from '../json-shape.ts';
 import { ForkcacheError } from '../errors.ts';
 import { MAX_CACHE_MARKERS } from '../prefix/markers.ts';
 import { parseOrThrow } from '../validation.ts';
@@ -66,6 +67,8 @@ function snapshotVersion(system: unknown, tools: unknown): string {
  * @throws ForkcacheError `SNAPSHOT_INVALID`, naming the path (`messages[3].content[1].tool_use_id: …`).
  */
 export function captureSnapshot(request: unknown): ParentSnapshot {
+  const problem = findJsonShapeProblem(request);
+  if (problem) throw new ForkcacheError('SNAPSHOT_INVALID', `snapshot: ${problem.path}: ${problem.message}`, { data: { path: problem.path } });
   parseOrThrow(snapshotInputSchema, request, 'SNAPSHOT_INVALID', 'snapshot');
   const input = cloneJson(request as Record<string, unknown>);
   const messages = input['messages'] as Anthropic.MessageParam[];

@@ -63,10 +63,11 @@ interface Group {
   records: LedgerRecord[];
 }
 
-/** A fork child's first request: lowest turn, then first to arrive. */
+/** A fork child's first request: lowest turn, then first to arrive; a failed attempt only when there is nothing else. */
 export function firstRequest(node: AgentNode): LedgerRecord | undefined {
   let first: LedgerRecord | undefined;
-  for (const r of node.records) {
+  const done = node.records.filter((r) => r.attempt !== 'failed');
+  for (const r of done.length > 0 ? done : node.records) {
     if (!first || r.turn < first.turn || (r.turn === first.turn && r.seq < first.seq)) first = r;
   }
   return first;

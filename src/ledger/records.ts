@@ -35,6 +35,11 @@ export interface LedgerRecordInput {
   prefixId?: string;
   /** Start of the request, epoch milliseconds (from the injected clock). */
   at: number;
+  /**
+   * `failed`: an attempt whose response began and then failed (billed, then retried). It counts
+   * in every total; the fan-out metrics take a fork's first successful request.
+   */
+  attempt?: 'failed';
 }
 
 /** A validated record, as stored. `seq` is the order of arrival. */
@@ -52,6 +57,7 @@ export interface LedgerRecord {
   freshInputTokens?: number;
   prefixId?: string;
   at: number;
+  attempt?: 'failed';
 }
 
 const tokens = z.number().int().nonnegative();
@@ -68,6 +74,7 @@ const recordSchema = z.strictObject({
   freshInputTokens: tokens.optional(),
   prefixId: z.string().min(1).optional(),
   at: z.number().finite().nonnegative(),
+  attempt: z.literal('failed').optional(),
 });
 
 function invalid(field: string, message: string): ForkcacheError {
@@ -99,5 +106,6 @@ export function parseRecord(input: unknown, seq: number, table: ModelCatalogue):
   if (raw.cachedPrefixTokens !== undefined) record.cachedPrefixTokens = raw.cachedPrefixTokens;
   if (raw.freshInputTokens !== undefined) record.freshInputTokens = raw.freshInputTokens;
   if (raw.prefixId !== undefined) record.prefixId = raw.prefixId;
+  if (raw.attempt !== undefined) record.attempt = raw.attempt;
   return { record, info };
 }

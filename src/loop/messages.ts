@@ -25,12 +25,17 @@ export function toAssistantParam(message: Anthropic.Message): Anthropic.MessageP
 
 const WRITING_TOOLS = new Set(['edit_file', 'write_file']);
 
-/** The workspace-relative path a successful write/edit touched, normalised (`./a/../b.ts` → `b.ts`). */
-export function writtenPath(use: Anthropic.ToolUseBlock, isError: boolean): string | undefined {
-  if (isError || !WRITING_TOOLS.has(use.name)) return undefined;
+/** The workspace-relative path a write/edit call named (successful or not), normalised. */
+export function targetPath(use: Anthropic.ToolUseBlock): string | undefined {
+  if (!WRITING_TOOLS.has(use.name)) return undefined;
   const path = (use.input as { path?: unknown } | null)?.path;
   if (typeof path !== 'string') return undefined;
   return posix.normalize(path.replace(/\\/g, '/')).replace(/^\.\//, '');
+}
+
+/** The workspace-relative path a successful write/edit touched, normalised (`./a/../b.ts` → `b.ts`). */
+export function writtenPath(use: Anthropic.ToolUseBlock, isError: boolean): string | undefined {
+  return isError ? undefined : targetPath(use);
 }
 
 /** The text of a message or response (its text blocks, joined by newlines). */

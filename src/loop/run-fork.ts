@@ -9,8 +9,9 @@ import { normalizeUsage } from '../ledger/usage.ts';
 import { childRequestBody } from '../prefix/body.ts';
 import type { CacheTtl } from '../prefix/markers.ts';
 import type { HeadEnd } from '../prefix/sab.ts';
+import { startedMessageOf } from '../provider/send.ts';
 import type { ToolExecutor } from '../tools/executor.ts';
-import { textOf, toAssistantParam, writtenPath } from './messages.ts';
+import { targetPath, textOf, toAssistantParam, writtenPath } from './messages.ts';
 import { backoffMs, DEFAULT_TURN_RETRY, isRetryableTurnError, type TurnRetryOptions } from './retry.ts';
 import type { TranscriptSink } from './transcript-sink.ts';
 import { type ForkOutcome, type LoopEvent, type ModelTransport, OPEN_GATE, type RequestGate, type RequestRecord } from './types.ts';
@@ -59,7 +60,9 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
   const emit = options.onEvent ?? (() => {});
   const own: Anthropic.MessageParam[] = [...options.child.messages];
   const requests: RequestRecord[] = [];
+  const failedAttempts: RequestRecord[] = [];
   const filesChanged = new Set<string>();
+  const notApplied = new Map<string, string>();
   let turn = options.turnsDone ?? 0;
   let toolCalls = 0;
   let finalText = '';
@@ -70,10 +73,12 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       turns: turn,
       toolCalls,
       requests,
+      failedAttempts,
       finalText,
       report: status === 'completed' ? parseReport(finalText) : undefined,
       messages: own,
       filesChanged: [...filesChanged].sort(),
+      editsNotApplied: [...notApplied].sort(([a], [b]) => (a < b ? -1 : 1)).map(([path, code]) => ({ path, code })),
       ...(error ? { error } : {}),
     };
     options.transcript?.end(result);
@@ -90,7 +95,7 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       const child: ForkChild = { tailBlocks: options.child.tailBlocks, messages: own };
       const body = childRequestBody(options.prefix, child, { max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS, stream: true }, { marker: options.marker ?? '5m' });
       emit({ type: 'turn-start', turn, at: clock.now() });
-      const { message, requestId, sentAt, startedAt } = await sendWithRetries({ options, gate, clock, body, turn, emit });
+      const { message, requestId, sentAt, startedAt } = await sendWithRetries({ options, gate, clock, body, turn, emit, failedAttempts });
       const record: RequestRecord = {
         turn,
         requestId,
@@ -126,6 +131,11 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
         toolCalls += 1;
         const path = writtenPath(use, result.isError);
         if (path) filesChanged.add(path);
+        const target = targetPath(use);
+        if (target !== undefined) {
+          if (result.isError) notApplied.set(target, result.code);
+          else notApplied.delete(target);
+        }
         options.transcript?.toolEnd({ turn, id: use.id, isError: result.isError, content: result.content });
         emit({ type: 'tool-call', turn, at: clock.now(), name: use.name, id: use.id, isError: result.isError, code: result.isError ? result.code : undefined, path });
         results.push({ type: 'tool_result', tool_use_id: use.id, content: result.content, ...(result.isError ? { is_error: true } : {}) });
@@ -148,6 +158,7 @@ interface TurnSend {
   body: Uint8Array;
   turn: number;
   emit: (event: LoopEvent) => void;
+  failedAttempts: RequestRecord[];
 }
 
 /** Send a turn; when it fails in a retryable way, send the same bytes again after a backoff. */
@@ -155,9 +166,11 @@ async function sendWithRetries(send: TurnSend): ReturnType<typeof sendThroughGat
   const { options, clock, turn, emit } = send;
   const retry = options.retry ?? DEFAULT_TURN_RETRY;
   for (let attempt = 0; ; attempt++) {
+    const sentAt = clock.now();
     try {
-      return await sendThroughGate(send);
+      return await sendThroughGate(send, attempt);
     } catch (err) {
+      recordFailedAttempt(send, attempt, sentAt, err);
       if (options.signal?.aborted || attempt >= retry.retries || !isRetryableTurnError(err)) throw err;
       const wait = backoffMs(retry, attempt);
       emit({ type: 'turn-retry', turn, at: clock.now(), attempt: attempt + 1, waitMs: wait, error: describeFailure(err) });
@@ -166,8 +179,24 @@ async function sendWithRetries(send: TurnSend): ReturnType<typeof sendThroughGat
   }
 }
 
-async function sendThroughGate({ options, gate, clock, body, turn, emit }: TurnSend): Promise<{ message: Anthropic.Message; requestId: string | null; sentAt: number; startedAt: number }> {
+/** A failed attempt whose response had begun was billed: keep it for the ledger (issue 15, case 6). */
+function recordFailedAttempt({ options, clock, turn, emit, failedAttempts }: TurnSend, attempt: number, sentAt: number, err: unknown): void {
+  const started = startedMessageOf(err);
+  if (!started) {
+    options.transcript?.attemptFailed?.({ turn, attempt, request: undefined });
+    return;
+  }
+  const at = clock.now();
+  const request: RequestRecord = { turn, requestId: null, messageId: started.id, usage: normalizeUsage(started.usage), stopReason: null, sentAt, startedAt: sentAt, endedAt: at };
+  failedAttempts.push(request);
+  options.transcript?.attemptFailed?.({ turn, attempt, request });
+  emit({ type: 'attempt-failed', turn, at, request });
+}
+
+async function sendThroughGate({ options, gate, clock, body, turn, emit }: TurnSend, attempt: number): Promise<{ message: Anthropic.Message; requestId: string | null; sentAt: number; startedAt: number }> {
   const permit = await gate.acquire({ turn, first: turn === (options.turnsDone ?? 0) + 1, signal: options.signal });
+  // written ahead once the request is really about to leave (not while it queues for a permit)
+  options.transcript?.requestStart?.({ turn, attempt });
   const sentAt = clock.now();
   let startedAt = sentAt;
   try {

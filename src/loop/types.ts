@@ -48,6 +48,11 @@ export type LoopEvent =
   | { type: 'turn-end'; turn: number; at: number; request: RequestRecord }
   /** The turn failed in a retryable way and is sent again (same bytes) after `waitMs`. */
   | { type: 'turn-retry'; turn: number; at: number; attempt: number; waitMs: number; error: WireError }
+  /**
+   * An attempt whose response began and then failed (a mid-stream error, a cancel): the
+   * endpoint billed it, so the ledger records it with the usage of its `message_start`.
+   */
+  | { type: 'attempt-failed'; turn: number; at: number; request: RequestRecord }
   | { type: 'tool-call'; turn: number; at: number; name: string; id: string; isError: boolean; code?: string | undefined; path?: string | undefined };
 
 export type ForkStatus = 'completed' | 'failed' | 'cancelled';
@@ -66,5 +71,15 @@ export interface ForkOutcome {
   messages: Anthropic.MessageParam[];
   /** Files the fork wrote or edited successfully (workspace-relative). */
   filesChanged: string[];
+  /**
+   * Files whose last `edit_file`/`write_file` by this fork failed and was not followed by a
+   * successful one (e.g. a conflict with a sibling): work the fork meant to do and did not.
+   * Absent or empty: none. The run's summary names them, and the run does not exit 0.
+   */
+  /** Billed attempts that failed after their response began (see `attempt-failed`). */
+  failedAttempts?: RequestRecord[] | undefined;
+  /** Requests in flight when an earlier run died (resume): billed or not, unknown. */
+  unknownOutcome?: number | undefined;
+  editsNotApplied?: { path: string; code: string }[] | undefined;
   error?: WireError | undefined;
 }

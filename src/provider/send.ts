@@ -12,6 +12,17 @@ export interface SendOptions {
   headers?: Record<string, string> | undefined;
 }
 
+const STARTED = Symbol.for('forkcache.startedMessage');
+
+/**
+ * The `message_start` snapshot of a streamed request that failed after its response began, if
+ * any. The endpoint bills such an attempt (its input, cache reads and writes, and what output
+ * had been reported): the ledger records it with this usage.
+ */
+export function startedMessageOf(err: unknown): Anthropic.Message | undefined {
+  return typeof err === 'object' && err !== null ? ((err as Record<symbol, unknown>)[STARTED] as Anthropic.Message | undefined) : undefined;
+}
+
 export interface SentMessage {
   message: Anthropic.Message;
   requestId: string | null;
@@ -37,14 +48,17 @@ export async function streamMessageBytes(client: Anthropic, body: Uint8Array, op
     stream.abort();
   };
   options.signal?.addEventListener('abort', onAbort, { once: true });
+  let started: Anthropic.Message | undefined;
   try {
-    if (options.onStart) {
-      const onStart = options.onStart;
-      stream.on('streamEvent', (event, snapshot) => {
-        if (event.type === 'message_start') onStart(snapshot);
-      });
-    }
+    stream.on('streamEvent', (event, snapshot) => {
+      if (event.type !== 'message_start') return;
+      started = structuredClone(snapshot);
+      options.onStart?.(snapshot);
+    });
     return { message: await stream.finalMessage(), requestId: request_id ?? null };
+  } catch (err) {
+    if (started && typeof err === 'object' && err !== null) Object.defineProperty(err, STARTED, { value: started, enumerable: false });
+    throw err;
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
   }

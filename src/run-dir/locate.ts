@@ -27,13 +27,14 @@ function startedAt(dir: string): number {
  * `code` is the error when there is none (callers report bad input with their own code).
  */
 export function locateFanOuts(runDir: string, code: ErrorCode): string[] {
-  let isDir: boolean;
+  let kind: 'dir' | 'file' | 'missing';
   try {
-    isDir = statSync(runDir).isDirectory();
+    kind = statSync(runDir).isDirectory() ? 'dir' : 'file';
   } catch {
-    isDir = false;
+    kind = 'missing';
   }
-  if (!isDir) throw new ForkcacheError(code, `${runDir}: no such directory`, { data: { path: runDir } });
+  if (kind === 'file') throw new ForkcacheError(code, `${runDir} is a file; expected a fan-out directory or a runs directory`, { data: { path: runDir } });
+  if (kind === 'missing') throw new ForkcacheError(code, `${runDir}: no such directory`, { data: { path: runDir } });
   if (isFanOutDir(runDir)) return [runDir];
   const dirs = readdirSync(runDir, { withFileTypes: true })
     .filter((e) => e.isDirectory() && isFanOutDir(join(runDir, e.name)))

@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
 import type Anthropic from '@anthropic-ai/sdk';
-import { z } from 'zod';
-import type { ErrorCode } from '../errors.ts';
+import type { z } from 'zod';
+import { ForkcacheError, type ErrorCode } from '../errors.ts';
 import type { RequestRecord } from '../loop/types.ts';
-import { parseOrThrow } from '../validation.ts';
+import { formatZodIssues } from '../validation.ts';
 import { readJsonl, recordType } from './jsonl.ts';
 import type { TranscriptRecord } from './transcript.ts';
+import { transcriptRecordSchemas, type TranscriptRecordType } from './transcript-schema.ts';
 
 export interface TranscriptTool {
   id: string;
@@ -26,59 +27,84 @@ export interface ReadTranscript {
   prefixSha256: string | undefined;
   directive: string | undefined;
   turns: TranscriptTurn[];
+  /** Attempts that failed after their response began: billed, recorded in the ledger. */
+  failedAttempts: RequestRecord[];
+  /**
+   * Requests written ahead and never answered: in flight when the process died. The endpoint
+   * may or may not have billed them; the summary counts them as "unknown outcome".
+   */
+  unknownOutcome: number;
   end: Extract<TranscriptRecord, { type: 'end' }> | undefined;
 }
 
-const count = z.number().int().nonnegative();
-
-/**
- * The records whose fields resume and the report both rely on, checked (loosely: records may
- * gain fields). Turn and tool records are the writer's own and go to the model as written.
- */
-const checked = {
-  start: z.looseObject({ forkId: z.string(), prefixSha256: z.string(), directive: z.string() }),
-  end: z.looseObject({ status: z.enum(['completed', 'failed', 'cancelled']), turns: count, toolCalls: count, finalText: z.string() }),
-} as const;
-
 /**
  * Read a fork's JSONL transcript (none yet: no turns). The one reader of transcripts, for
- * resume, the distributed hosts and the report. A last line cut short by a crash is ignored,
- * any other malformed line is an error naming the file and line (the rule of `readJsonl`); a
- * `start` or `end` record with bad fields is an error naming the line, with `code`. A later
- * `start` (a run appended to the file) clears the `end` before it.
+ * resume, the distributed hosts and the report. Lines follow `readJsonl`'s rule (a last line
+ * cut short by a crash is dropped, any other malformed line is an error naming file:line);
+ * every known record is checked against its schema (file:line, record type and field), and a
+ * turn recorded twice or missing is an error. Unknown record types (newer writers) are
+ * skipped. A later `start` (a run appended to the file) clears the `end` before it.
  */
 export function readTranscript(path: string, code: ErrorCode = 'INVALID_ARGUMENT'): ReadTranscript {
-  const out: ReadTranscript = { forkId: undefined, prefixSha256: undefined, directive: undefined, turns: [], end: undefined };
+  const out: ReadTranscript = { forkId: undefined, prefixSha256: undefined, directive: undefined, turns: [], failedAttempts: [], unknownOutcome: 0, end: undefined };
   if (!existsSync(path)) return out;
+  const pending = new Set<string>(); // request-start records not answered yet: `turn:attempt`
   for (const { line, value } of readJsonl(path, 'transcript', code)) {
     const type = recordType(value);
-    const schema: z.ZodType | undefined = type === 'start' || type === 'end' ? checked[type] : undefined;
-    if (schema) parseOrThrow(schema, value, code, `transcript ${path}:${line}`);
-    const record = value as TranscriptRecord;
-    switch (record.type) {
-      case 'start':
+    if (type === undefined) throw new ForkcacheError(code, `transcript ${path}:${line}: expected a JSON object with a "type"`, { data: { path, line } });
+    if (!(type in transcriptRecordSchemas)) continue;
+    const parse = <T extends TranscriptRecordType>(t: T): z.output<(typeof transcriptRecordSchemas)[T]> => {
+      const result = transcriptRecordSchemas[t].safeParse(value);
+      if (!result.success) throw new ForkcacheError(code, `transcript ${path}:${line}: ${t} record: ${formatZodIssues(result.error.issues)}`, { data: { path, line } });
+      return result.data as z.output<(typeof transcriptRecordSchemas)[T]>;
+    };
+    switch (type as TranscriptRecordType) {
+      case 'start': {
+        const record = parse('start');
         out.forkId = record.forkId;
         out.prefixSha256 = record.prefixSha256;
         out.directive = record.directive;
         out.end = undefined;
         break;
-      case 'turn':
-        out.turns.push({ turn: record.turn, assistant: record.assistant as Anthropic.MessageParam, request: record.request as RequestRecord, tools: [] });
+      }
+      case 'request-start': {
+        const record = parse('request-start');
+        pending.add(`${record.turn}:${record.attempt}`);
         break;
-      case 'tool-start':
+      }
+      case 'attempt': {
+        const record = parse('attempt');
+        pending.delete(`${record.turn}:${record.attempt}`);
+        if (record.status === 'billed' && record.request) out.failedAttempts.push(record.request as unknown as RequestRecord);
+        break;
+      }
+      case 'turn': {
+        const record = parse('turn');
+        const expected = (out.turns.at(-1)?.turn ?? record.turn - 1) + 1;
+        if (out.turns.length > 0 && record.turn !== expected) {
+          const message = record.turn < expected ? `turn ${record.turn} is recorded twice` : `turn ${record.turn} follows turn ${expected - 1}: a turn is missing`;
+          throw new ForkcacheError(code, `transcript ${path}:${line}: ${message}`, { data: { path, line } });
+        }
+        for (const key of pending) if (key.startsWith(`${record.turn}:`)) pending.delete(key);
+        out.turns.push({ turn: record.turn, assistant: record.assistant as Anthropic.MessageParam, request: record.request as unknown as RequestRecord, tools: [] });
+        break;
+      }
+      case 'tool-start': {
+        const record = parse('tool-start');
         out.turns.at(-1)?.tools.push({ id: record.id, name: record.name, result: undefined });
         break;
+      }
       case 'tool-end': {
+        const record = parse('tool-end');
         const tool = out.turns.at(-1)?.tools.find((t) => t.id === record.id);
         if (tool) tool.result = { isError: record.isError, content: record.content };
         break;
       }
       case 'end':
-        out.end = record;
+        out.end = { v: 1, type: 'end', ...parse('end') } as ReadTranscript['end'];
         break;
-      default:
-        break; // newer record kinds: not needed here
     }
   }
+  out.unknownOutcome = pending.size;
   return out;
 }

@@ -6,6 +6,8 @@ import type { ForkOutcome } from '../loop/types.ts';
 /** One line of a fork's JSONL transcript. `v` is the format version. */
 export type TranscriptRecord =
   | { v: 1; type: 'start'; forkId: string; prefixSha256: string; directive: string; at: string }
+  | { v: 1; type: 'request-start'; turn: number; attempt: number }
+  | { v: 1; type: 'attempt'; turn: number; attempt: number; status: 'billed' | 'not-billed'; request?: unknown }
   | { v: 1; type: 'turn'; turn: number; assistant: unknown; request: unknown }
   | { v: 1; type: 'tool-start'; turn: number; id: string; name: string; input: unknown }
   | { v: 1; type: 'tool-end'; turn: number; id: string; isError: boolean; content: string }
@@ -43,6 +45,15 @@ export class JsonlTranscript implements TranscriptSink {
 
   start(forkId: string, prefixSha256: string, directive: string): void {
     this.write({ v: 1, type: 'start', forkId, prefixSha256, directive, at: new Date().toISOString() });
+  }
+
+  requestStart(record: { turn: number; attempt: number }): void {
+    this.write({ v: 1, type: 'request-start', ...record });
+  }
+
+  attemptFailed(record: { turn: number; attempt: number; request: unknown }): void {
+    const { request, ...rest } = record;
+    this.write(request === undefined ? { v: 1, type: 'attempt', status: 'not-billed', ...rest } : { v: 1, type: 'attempt', status: 'billed', ...rest, request });
   }
 
   turn(record: { turn: number; assistant: unknown; request: unknown }): void {

@@ -1,31 +1,10 @@
 import { spawn } from 'node:child_process';
+import { Capture } from './capture.ts';
 import type { ToolContext } from './context.ts';
+import { killTree, watchParentDeath } from './process-group.ts';
 import { toolFailure } from './result.ts';
+import { spawnSpec } from './sandbox.ts';
 import type { BashInput } from './schemas.ts';
-
-/** Output of one stream, kept up to a byte cap (the rest is counted, not stored). */
-class Capture {
-  readonly #chunks: Buffer[] = [];
-  #kept = 0;
-  #dropped = 0;
-  readonly #max: number;
-
-  constructor(max: number) {
-    this.#max = max;
-  }
-
-  push(chunk: Buffer): void {
-    const room = this.#max - this.#kept;
-    if (room > 0) this.#chunks.push(chunk.subarray(0, room));
-    this.#kept += Math.min(room, chunk.length);
-    this.#dropped += Math.max(0, chunk.length - Math.max(room, 0));
-  }
-
-  text(): string {
-    const body = Buffer.concat(this.#chunks).toString('utf8');
-    return this.#dropped > 0 ? `${body}\n[truncated: ${this.#dropped} more bytes]` : body;
-  }
-}
 
 interface Outcome {
   readonly code: number | null;
@@ -43,42 +22,38 @@ function format(out: Outcome): string {
 
 /**
  * bash: `bash -c command` with the workspace root as cwd, a timeout, capped output, no stdin
- * and a minimal environment. This is not a sandbox: the command runs with the process's own
- * rights and can `cd` anywhere, which is why bash is off unless a fork is allowed it.
+ * and a minimal environment, in the sandbox the executor chose (sandbox.ts): bubblewrap where
+ * it exists, otherwise a plain process with the user's rights (the run says so).
  *
- * spawn rather than execFile: the command runs in its own process group, so a timeout or an
- * abort kills its children too; with execFile an orphaned `sleep` keeps the pipes open and
- * the call waits for it.
+ * The command runs in its own process group, killed when the call ends in any way (done,
+ * timeout, abort), so nothing it started in the background outlives the call; a watchdog
+ * kills it if this process dies (bubblewrap's `--die-with-parent` does that in the sandbox).
  */
 export async function runBash(input: BashInput, ctx: ToolContext): Promise<string> {
   const { signal } = ctx;
   signal?.throwIfAborted();
+  const spec = spawnSpec(ctx.sandbox, ctx.jail.root, input.command, ctx.bashEnv);
   const outcome = await new Promise<Outcome>((resolve, reject) => {
-    const child = spawn('bash', ['-c', input.command], {
+    const child = spawn(spec.file, spec.args, {
       cwd: ctx.jail.root,
-      env: { ...ctx.bashEnv },
+      env: spec.env,
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: process.platform !== 'win32',
     });
+    const stopWatchdog = ctx.sandbox === 'bwrap' ? () => {} : watchParentDeath(child);
     const stdout = new Capture(ctx.limits.maxBashOutputBytes);
     const stderr = new Capture(ctx.limits.maxBashOutputBytes);
     let timedOut = false;
-    const killGroup = (): void => {
-      try {
-        if (child.pid !== undefined) process.kill(process.platform === 'win32' ? child.pid : -child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    };
     const timer = setTimeout(() => {
       timedOut = true;
-      killGroup();
+      killTree(child);
     }, ctx.limits.bashTimeoutMs);
-    const onAbort = (): void => killGroup();
+    const onAbort = (): void => killTree(child);
     signal?.addEventListener('abort', onAbort, { once: true });
     const cleanup = (): void => {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
+      stopWatchdog();
     };
     child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
@@ -86,6 +61,8 @@ export async function runBash(input: BashInput, ctx: ToolContext): Promise<strin
       cleanup();
       reject(toolFailure('TOOL_COMMAND_FAILED', `could not start bash: ${err.message}`));
     });
+    // what the command left running in the background ends with it (and stops holding the pipes)
+    child.on('exit', () => killTree(child));
     child.on('close', (code) => {
       cleanup();
       resolve({ code, timedOut, stdout: stdout.text(), stderr: stderr.text() });

@@ -1,5 +1,7 @@
 import type { WorkspaceJail } from './jail.ts';
 import type { ToolLimits } from './limits.ts';
+import type { SandboxKind } from './sandbox.ts';
+import type { SeenVersions } from './versions.ts';
 
 /** What every tool implementation receives besides its parsed input. */
 export interface ToolContext {
@@ -8,4 +10,8 @@ export interface ToolContext {
   readonly signal: AbortSignal | undefined;
   /** Environment for bash (never the host's whole environment: it holds API keys). */
   readonly bashEnv: Readonly<Record<string, string>>;
+  /** Where bash runs (resolved once per executor). */
+  readonly sandbox: SandboxKind;
+  /** Files this fork has read or written, and their versions then (edit conflicts). */
+  readonly seen: SeenVersions;
 }

@@ -42,11 +42,11 @@ const declarations: Anthropic.Tool[] = [
   {
     name: 'grep',
     description:
-      'Search file contents line by line with a JavaScript regular expression. Returns `file:line:text` lines, files relative to the workspace root, sorted; output is capped. `path` (default: the workspace root) is a directory or a file. `glob` filters files: without `/` it matches the file name, otherwise the path relative to `path`. Binary files, files over the size limit and symbolic links are skipped.',
+      'Search file contents line by line with a regular expression (RE2 syntax: JavaScript\'s, without lookaround or backreferences; matching takes linear time). Returns `file:line:text` lines, files relative to the workspace root, sorted; output is capped. `path` (default: the workspace root) is a directory or a file. `glob` filters files: without `/` it matches the file name, otherwise the path relative to `path`. Binary files, files over the size limit and symbolic links are skipped.',
     input_schema: {
       type: 'object',
       properties: {
-        pattern: { type: 'string', description: 'JavaScript regular expression, without slashes or flags.' },
+        pattern: { type: 'string', description: 'Regular expression (RE2 syntax), without slashes or flags; `(?i)` makes it case-insensitive.' },
         path: { type: 'string', description: 'Directory or file to search, relative to the workspace root.' },
         glob: { type: 'string', description: 'File filter, e.g. `*.ts` or `src/**/*.md`.' },
       },

@@ -1,5 +1,6 @@
 import type { ToolContext } from './context.ts';
-import { looksBinary, openRegularFile, overwrite, readAll } from './file-io.ts';
+import { looksBinary, openRegularFile, readAll, replaceAtomically } from './file-io.ts';
+import { withPathLock } from './path-lock.ts';
 import { toolFailure } from './result.ts';
 import type { EditFileInput } from './schemas.ts';
 
@@ -10,23 +11,44 @@ function countOccurrences(haystack: string, needle: string): number {
   return count;
 }
 
-/** edit_file: exact-text replacement, refusing absent, ambiguous and no-op edits. */
+/**
+ * edit_file: exact-text replacement, refusing absent, ambiguous and no-op edits.
+ *
+ * Forks share the workspace (`isolation: 'none'`), so the read-modify-write runs under the
+ * file's lock (no sibling writes between our read and our rename) and the result replaces the
+ * file atomically (no sibling reads a half-written file). When `old_string` is gone because a
+ * sibling changed the file since this fork read it, the model is told it is a conflict to
+ * retry after re-reading, not that its text was wrong.
+ */
 export async function editFile(input: EditFileInput, ctx: ToolContext): Promise<string> {
   if (input.old_string === input.new_string) {
     throw toolFailure('TOOL_EDIT_FAILED', 'old_string and new_string are identical: the edit would change nothing', { reason: 'noop' });
   }
   const { real } = await ctx.jail.resolve(input.path, 'existing');
-  const file = await openRegularFile(real, input.path, true);
-  try {
-    if (await looksBinary(file.handle)) {
-      throw toolFailure('TOOL_BINARY_FILE', `${input.path} is a binary file (it contains NUL bytes); edit_file only edits text`);
+  return withPathLock(real, ctx.signal, async () => {
+    const file = await openRegularFile(real, input.path, ctx.jail.root);
+    let text: string;
+    try {
+      if (await looksBinary(file.handle)) {
+        throw toolFailure('TOOL_BINARY_FILE', `${input.path} is a binary file (it contains NUL bytes); edit_file only edits text`);
+      }
+      if (file.size > ctx.limits.maxEditBytes) {
+        throw toolFailure('TOOL_FILE_TOO_LARGE', `${input.path} is ${file.size} bytes, over the edit limit of ${ctx.limits.maxEditBytes} bytes`);
+      }
+      text = (await readAll(file, ctx.signal)).toString('utf8');
+    } finally {
+      await file.handle.close();
     }
-    if (file.size > ctx.limits.maxEditBytes) {
-      throw toolFailure('TOOL_FILE_TOO_LARGE', `${input.path} is ${file.size} bytes, over the edit limit of ${ctx.limits.maxEditBytes} bytes`);
-    }
-    const text = (await readAll(file, ctx.signal)).toString('utf8');
     const count = countOccurrences(text, input.old_string);
     if (count === 0) {
+      if (ctx.seen.changedSince(real, file.version)) {
+        ctx.seen.see(real, file.version);
+        throw toolFailure(
+          'TOOL_EDIT_CONFLICT',
+          `${input.path} was changed by another fork or process since you last read it, and old_string is no longer in it; read the file again, then retry the edit`,
+          { reason: 'conflict' },
+        );
+      }
       throw toolFailure(
         'TOOL_EDIT_FAILED',
         `old_string was not found in ${input.path}; it must match the file exactly, whitespace and indentation included (read the file again)`,
@@ -43,9 +65,7 @@ export async function editFile(input: EditFileInput, ctx: ToolContext): Promise<
     // split/join, not String.replace: a replacement string's `$&` or `$1` must stay literal.
     const updated = text.split(input.old_string).join(input.new_string);
     ctx.signal?.throwIfAborted(); // last point where stopping leaves the file untouched
-    await overwrite(file.handle, Buffer.from(updated, 'utf8'));
+    ctx.seen.see(real, await replaceAtomically(real, Buffer.from(updated, 'utf8'), ctx.jail.root, input.path, file.mode));
     return `Edited ${input.path}: replaced ${count} occurrence${count === 1 ? '' : 's'}.`;
-  } finally {
-    await file.handle.close();
-  }
+  });
 }

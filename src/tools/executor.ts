@@ -14,6 +14,9 @@ import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, isToolName, type ExecutableTool
 import { readFile } from './read-file.ts';
 import { fromFsError, isToolFailure, toolError, toolOk, type ToolResult } from './result.ts';
 import { TOOL_INPUT_SCHEMAS } from './schemas.ts';
+import { redactor } from './redact.ts';
+import { resolveSandbox, type SandboxChoice, type SandboxKind } from './sandbox.ts';
+import { SeenVersions } from './versions.ts';
 import { writeFile } from './write-file.ts';
 
 export interface ToolExecutorOptions {
@@ -28,6 +31,13 @@ export interface ToolExecutorOptions {
   readonly limits?: Partial<ToolLimits> | undefined;
   /** Environment for bash commands (default: PATH, HOME and LANG of this process, nothing else). */
   readonly bashEnv?: Readonly<Record<string, string>> | undefined;
+  /** Where bash runs: `auto` (default) uses bubblewrap when it works here, see sandbox.ts. */
+  readonly sandbox?: SandboxChoice | undefined;
+  /**
+   * Secrets removed from every tool result (the API key, configured secrets): a command may
+   * still find one (a `.env` file, another process's environment); the model never sees it.
+   */
+  readonly redact?: readonly string[] | undefined;
 }
 
 export interface ExecuteOptions {
@@ -41,6 +51,8 @@ export interface ToolExecutor {
   readonly workspace: string;
   readonly allowed: readonly ExecutableToolName[];
   readonly limits: Readonly<ToolLimits>;
+  /** Where this fork's bash runs (`none` when bash is not allowed or no sandbox works here). */
+  readonly sandbox: SandboxKind;
   isAllowed(name: string): boolean;
   /**
    * Run one tool call. Model mistakes (unknown or refused tool, bad input, missing file, path
@@ -62,11 +74,16 @@ const HANDLERS: Readonly<Record<ExecutableToolName, Handler>> = {
   bash: runBash,
 };
 
+/** Tools that change files (see the deadline in `execute`). */
+const WRITES: ReadonlySet<string> = new Set(['edit_file', 'write_file']);
+
 const optionsSchema = z.strictObject({
   workspace: z.string().min(1, 'expected a directory path'),
   allow: z.array(z.enum(EXECUTABLE_TOOL_NAMES)).optional(),
   limits: toolLimitsSchema.optional(),
   bashEnv: z.record(z.string(), z.string()).optional(),
+  sandbox: z.enum(['auto', 'bwrap', 'none']).optional(),
+  redact: z.array(z.string()).optional(),
 });
 
 function defaultBashEnv(): Record<string, string> {
@@ -84,9 +101,14 @@ class ForkToolExecutor implements ToolExecutor {
   readonly #jail: WorkspaceJail;
   readonly #allowed: ReadonlySet<string>;
   readonly #bashEnv: Readonly<Record<string, string>>;
+  readonly #seen = new SeenVersions();
+  readonly #redact: (text: string) => string;
+  readonly sandbox: SandboxKind;
 
-  constructor(jail: WorkspaceJail, allowed: readonly ExecutableToolName[], limits: ToolLimits, bashEnv: Record<string, string>) {
+  constructor(jail: WorkspaceJail, allowed: readonly ExecutableToolName[], limits: ToolLimits, bashEnv: Record<string, string>, extra: { sandbox: SandboxKind; redact: readonly string[] }) {
     this.#jail = jail;
+    this.sandbox = extra.sandbox;
+    this.#redact = redactor(extra.redact);
     this.allowed = Object.freeze([...new Set(allowed)]);
     this.#allowed = new Set(allowed);
     this.limits = Object.freeze(limits);
@@ -102,6 +124,11 @@ class ForkToolExecutor implements ToolExecutor {
   }
 
   async execute(name: string, input: unknown, options: ExecuteOptions = {}): Promise<ToolResult> {
+    const result = await this.#execute(name, input, options);
+    return { ...result, content: this.#redact(result.content) };
+  }
+
+  async #execute(name: string, input: unknown, options: ExecuteOptions): Promise<ToolResult> {
     const { signal } = options;
     signal?.throwIfAborted();
     if (!isToolName(name)) {
@@ -115,17 +142,41 @@ class ForkToolExecutor implements ToolExecutor {
     }
     const parsed = TOOL_INPUT_SCHEMAS[name].safeParse(input);
     if (!parsed.success) return toolError('TOOL_INPUT_INVALID', formatZodIssues(parsed.error.issues, name));
-    const ctx: ToolContext = { jail: this.#jail, limits: this.limits, signal, bashEnv: this.#bashEnv };
+    // bash has its own timeout (it kills the process group); every other tool gets this one.
+    const deadline = name === 'bash' ? undefined : AbortSignal.timeout(this.limits.toolTimeoutMs);
+    const callSignal = deadline === undefined ? signal : signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
+    const ctx: ToolContext = { jail: this.#jail, limits: this.limits, signal: callSignal, bashEnv: this.#bashEnv, seen: this.#seen, sandbox: this.sandbox };
     try {
-      return toolOk(await (HANDLERS[name] as (input: unknown, ctx: ToolContext) => Promise<string>)(parsed.data, ctx));
+      const handler = HANDLERS[name] as (input: unknown, ctx: ToolContext) => Promise<string>;
+      // A write is awaited to its end: it stops at its own checkpoints, and reporting a timeout
+      // for an edit that then lands would tell the model a lie. Reads return at once.
+      const work = handler(parsed.data, ctx);
+      return toolOk(await (WRITES.has(name) ? work : untilAborted(work, callSignal)));
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
+      if (deadline?.aborted) {
+        return toolError('TOOL_TIMEOUT', `${name} did not finish within ${this.limits.toolTimeoutMs} ms and was stopped; narrow the path, glob or pattern`);
+      }
       // fs errors that escaped a tool's own mapping still name the path the model gave.
       const failure = isToolFailure(err) ? err : fromFsError(err, displayPath(parsed.data));
       if (isToolFailure(failure)) return toolError(failure.code, failure.message);
       throw err;
     }
   }
+}
+
+/**
+ * The tool's promise, or the signal's reason as soon as it aborts: a cancelled or timed-out
+ * call returns now, not when the tool next looks at its signal (it stops there on its own).
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return work;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 function displayPath(input: object): string {
@@ -154,10 +205,8 @@ export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
   // An explicit `undefined` means "the default", not "no limit".
   const overrides = Object.entries(parsed.limits ?? {}).filter(([, value]) => value !== undefined);
   const limits: ToolLimits = { ...DEFAULT_TOOL_LIMITS, ...(Object.fromEntries(overrides) as Partial<ToolLimits>) };
-  return new ForkToolExecutor(
-    new WorkspaceJail(parsed.workspace),
-    parsed.allow ?? FILE_TOOL_NAMES,
-    limits,
-    parsed.bashEnv ?? defaultBashEnv(),
-  );
+  const allow = parsed.allow ?? FILE_TOOL_NAMES;
+  // probing for bubblewrap runs a process: only for forks that may use bash
+  const sandbox = (allow as readonly string[]).includes('bash') ? resolveSandbox(parsed.sandbox ?? 'auto') : 'none';
+  return new ForkToolExecutor(new WorkspaceJail(parsed.workspace), allow, limits, parsed.bashEnv ?? defaultBashEnv(), { sandbox, redact: parsed.redact ?? [] });
 }

@@ -1,6 +1,10 @@
 import { constants } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
 import { BINARY_SNIFF_BYTES } from './limits.ts';
+import { escapedWhileOpening, makeDirInside, openDirInside, realPathOfFd } from './dir-handle.ts';
+import { isInside } from './jail.ts';
 import { fromFsError, toolFailure } from './result.ts';
 
 // The jail resolved every symlink already; O_NOFOLLOW makes a symlink swapped in since then an
@@ -13,22 +17,33 @@ export const OPEN_GUARDS = (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?
 export interface OpenFile {
   readonly handle: FileHandle;
   readonly size: number;
+  /** Permission bits, kept when the file is replaced. */
+  readonly mode: number;
+  readonly version: FileVersion;
 }
 
-/** Open a jailed path for reading (or read-write); refuses directories and other non-files. */
-export async function openRegularFile(real: string, display: string, writable = false): Promise<OpenFile> {
+/** Throw TOOL_PATH_ESCAPE when the open file is not under `root` (the workspace realpath). */
+export async function assertOpenedInside(handle: FileHandle, root: string, display: string): Promise<void> {
+  const real = await realPathOfFd(handle);
+  if (real !== undefined && !isInside(root, real)) throw escapedWhileOpening(display);
+}
+
+
+
+/** Open a jailed path for reading; refuses directories, other non-files and files not under `root`. */
+export async function openRegularFile(real: string, display: string, root: string): Promise<OpenFile> {
   let handle: FileHandle;
   try {
-    handle = await open(real, (writable ? constants.O_RDWR : constants.O_RDONLY) | OPEN_GUARDS);
+    handle = await open(real, constants.O_RDONLY | OPEN_GUARDS);
   } catch (err) {
-    // Opening a directory for writing fails here rather than at the stat below.
     if ((err as { code?: unknown }).code === 'EISDIR') throw notAFile(display, true);
     throw fromFsError(err, display);
   }
   try {
+    await assertOpenedInside(handle, root, display);
     const stat = await handle.stat();
     if (!stat.isFile()) throw notAFile(display, stat.isDirectory());
-    return { handle, size: stat.size };
+    return { handle, size: stat.size, mode: stat.mode & 0o7777, version: versionOf(stat) };
   } catch (err) {
     await handle.close();
     throw fromFsError(err, display);
@@ -60,12 +75,48 @@ export async function readAll(file: OpenFile, signal: AbortSignal | undefined): 
   return buffer.subarray(0, offset);
 }
 
-/** Replace the file's contents in place, keeping its inode (mode, hard links, owner). */
-export async function overwrite(handle: FileHandle, data: Buffer): Promise<void> {
-  await handle.truncate(0);
-  let offset = 0;
-  while (offset < data.length) {
-    const { bytesWritten } = await handle.write(data, offset, data.length - offset, offset);
-    offset += bytesWritten;
+/**
+ * A file's version as a fork saw it: inode, size and modification time. Every write goes
+ * through `replaceAtomically`, which gives the file a new inode, so any change shows here.
+ */
+export type FileVersion = string;
+
+export function versionOf(stat: { ino: number; size: number; mtimeMs: number }): FileVersion {
+  return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+}
+
+/**
+ * Replace (or create) the file at `real` with `data` atomically: write a temp file in the same
+ * directory, then rename it over the target. A reader opens either the old file or the new
+ * one, never a truncated or half-written one (the in-place truncate-and-write it replaces let
+ * a sibling fork read an empty file). `mode` keeps the old file's permissions. The directory
+ * is opened once and checked inside `root`; the temp file and the rename go through that open
+ * directory (dir-handle.ts), so a directory swapped for a symlink meanwhile changes nothing.
+ * `create`: make missing parent directories the same way. Returns the new file's version.
+ */
+export async function replaceAtomically(real: string, data: Buffer, root: string, display: string, mode = 0o666, create = false): Promise<FileVersion> {
+  const dir = create ? await makeDirInside(path.dirname(real), root, display) : await openDirInside(path.dirname(real), root, display);
+  try {
+    const temp = dir.entry(`.${path.basename(real)}.${randomBytes(6).toString('hex')}.forkcache-tmp`);
+    const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | OPEN_GUARDS, mode);
+    let renamed = false;
+    try {
+      let offset = 0;
+      while (offset < data.length) {
+        const { bytesWritten } = await handle.write(data, offset, data.length - offset, offset);
+        offset += bytesWritten;
+      }
+      await handle.chmod(mode); // the umask must not narrow the mode the file had
+      await handle.sync();
+      const version = versionOf(await handle.stat());
+      await rename(temp, dir.entry(path.basename(real)));
+      renamed = true;
+      return version;
+    } finally {
+      await handle.close();
+      if (!renamed) await unlink(temp).catch(() => {});
+    }
+  } finally {
+    await dir.close();
   }
 }

@@ -33,7 +33,9 @@ function toPosix(rel: string): string {
  *
  * Tools then use `real`, never the model's string: the kernel never sees a `link/..` the jail
  * did not resolve itself. What remains is a race with a concurrent process that swaps a
- * checked directory for a symlink; files are opened with O_NOFOLLOW to close the last step.
+ * checked directory for a symlink: files are opened with O_NOFOLLOW and then checked inside
+ * the root through their open fd, and writes go through an open, checked directory
+ * (file-io.ts, dir-handle.ts), so the race cannot lead outside.
  */
 export class WorkspaceJail {
   /** The workspace realpath (tmpdirs are often reached through a symlink, e.g. on macOS). */

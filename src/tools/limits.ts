@@ -18,6 +18,8 @@ export interface ToolLimits {
   readonly maxListEntries: number;
   /** glob and grep stop walking after visiting this many entries (a huge tree, node_modules). */
   readonly maxWalkEntries: number;
+  /** Deadline of every other tool call (grep over a huge tree, a slow disk): then TOOL_TIMEOUT. */
+  readonly toolTimeoutMs: number;
   /** bash is killed after this long. */
   readonly bashTimeoutMs: number;
   /** Most bytes of stdout (and of stderr) bash returns. */
@@ -33,6 +35,7 @@ export const DEFAULT_TOOL_LIMITS: Readonly<ToolLimits> = Object.freeze({
   maxGlobResults: 1000,
   maxListEntries: 1000,
   maxWalkEntries: 50_000,
+  toolTimeoutMs: 60_000,
   bashTimeoutMs: 30_000,
   maxBashOutputBytes: 64 * 1024,
 });
@@ -51,6 +54,7 @@ export const toolLimitsSchema = z.strictObject({
   maxGlobResults: limit,
   maxListEntries: limit,
   maxWalkEntries: limit,
+  toolTimeoutMs: limit,
   bashTimeoutMs: limit,
   maxBashOutputBytes: limit,
 }).partial();

@@ -7,7 +7,10 @@ import type { ReadFileInput } from './schemas.ts';
 /** read_file: the file's text, whole or lines `offset .. offset+limit-1`. */
 export async function readFile(input: ReadFileInput, ctx: ToolContext): Promise<string> {
   const { real } = await ctx.jail.resolve(input.path, 'existing');
-  const file = await openRegularFile(real, input.path);
+  const file = await openRegularFile(real, input.path, ctx.jail.root);
+  // Files are replaced by rename, never rewritten in place: this open file stays the version
+  // it was at open, whatever a sibling does meanwhile. That version is what the fork saw.
+  ctx.seen.see(real, file.version);
   try {
     if (await looksBinary(file.handle)) {
       throw toolFailure('TOOL_BINARY_FILE', `${input.path} is a binary file (it contains NUL bytes); read_file only returns text`);

@@ -90,7 +90,8 @@ describe('ForkEngine.fanOut through real workers and the emulator', () => {
       const { forks } = await fan.settled();
       await engine.close();
       const lines = readFileSync(forks[0]!.transcriptPath!, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; directive?: string });
-      expect(lines.map((l) => l.type)).toEqual(['start', 'turn', 'end']);
+      // each request is written ahead (`request-start`): one left unanswered by a crash is known on resume
+      expect(lines.map((l) => l.type)).toEqual(['start', 'request-start', 'turn', 'end']);
       expect(lines[0]!.directive).toBe('read a.ts and report');
       const summary = JSON.parse(readFileSync(`${runDir}/${fan.id}/summary.json`, 'utf8')) as { forks: { completed: number } };
       expect(summary.forks.completed).toBe(1);

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
@@ -62,7 +62,12 @@ describe('a fork cannot leave its workspace, spawn, or run what it is not allowe
 
 describe('a fork that cannot start', () => {
   it('fails with its own reason, not as a dead worker, and is not restarted', async () => {
-    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: join(workspace(), 'does-not-exist'), pool: { maxThreads: 1 } });
+    // a missing workspace is refused up front (issue 15, case 8); one removed after start is
+    // found by the fork itself
+    await expect(ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: join(workspace(), 'does-not-exist') })).rejects.toThrow(/^workspace: .*does-not-exist does not exist$/);
+    const ws = workspace();
+    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: ws, pool: { maxThreads: 1 } });
+    rmSync(ws, { recursive: true, force: true });
     try {
       const fan = engine.fanOut(bigSnapshot(), ['read a.ts and report']);
       let restarts = 0;

@@ -69,7 +69,7 @@ describe('resume from a transcript', () => {
     const assistant = { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'write_file', input: { path: 'x', content: 'y' } }, { type: 'tool_use', id: 't2', name: 'read_file', input: { path: 'x' } }, { type: 'tool_use', id: 't3', name: 'list_dir', input: { path: '.' } }] };
     const lines = [
       { v: 1, type: 'start', forkId: 'f1', prefixSha256: 'abc', directive: 'd', at: '' },
-      { v: 1, type: 'turn', turn: 1, assistant, request: { turn: 1 } },
+      { v: 1, type: 'turn', turn: 1, assistant, request: { turn: 1, requestId: null, messageId: 'msg_1', usage: { input_tokens: 1, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 }, stopReason: 'tool_use', sentAt: 0, startedAt: 0, endedAt: 0 } },
       { v: 1, type: 'tool-start', turn: 1, id: 't1', name: 'write_file', input: {} },
       { v: 1, type: 'tool-end', turn: 1, id: 't1', isError: false, content: 'wrote x' },
       { v: 1, type: 'tool-start', turn: 1, id: 't2', name: 'read_file', input: {} },

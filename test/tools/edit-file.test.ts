@@ -1,4 +1,4 @@
-import { chmod, link, readFile, stat } from 'node:fs/promises';
+import { chmod, link, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { errorOf, executorIn, makeSandbox, okContent, type Sandbox } from './helpers.ts';
@@ -59,13 +59,15 @@ describe('edit_file', () => {
     expect(await read('d.txt')).toBe('price: $& $1 $$ $`\n');
   });
 
-  it('keeps the file itself: mode and hard links survive', async () => {
+  it('replaces the file atomically, keeping its mode (a hard link keeps the old text: the price of never showing a half-written file)', async () => {
     const file = path.join(sandbox.workspace, 'a.ts');
     await chmod(file, 0o640);
     await link(file, path.join(sandbox.workspace, 'hard.ts'));
     okContent(await executorIn(sandbox).execute('edit_file', { path: 'a.ts', old_string: 'const b = 2;', new_string: 'const b = 22;' }));
     expect((await stat(file)).mode & 0o777).toBe(0o640);
-    expect(await read('hard.ts')).toContain('const b = 22;');
+    expect(await read('a.ts')).toContain('const b = 22;');
+    expect(await read('hard.ts')).toContain('const b = 2;');
+    expect((await readdir(sandbox.workspace)).filter((f) => f.includes('forkcache-tmp'))).toEqual([]);
   });
 
   it('shrinks a file correctly (no stale tail)', async () => {

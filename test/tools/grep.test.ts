@@ -24,7 +24,7 @@ describe('grep', () => {
     ]);
   });
 
-  it('takes JavaScript regular expressions', async () => {
+  it('takes regular expressions (RE2 syntax)', async () => {
     const tools = executorIn(sandbox);
     expect(okContent(await tools.execute('grep', { pattern: '^export\\s+const\\s+\\w+ = \\d;$' }))).toBe('src/b.ts:1:export const b = 1;');
     expect(okContent(await tools.execute('grep', { pattern: 'b"?;?$', path: 'src/a.ts' }))).toBe('src/a.ts:1:import { b } from "./b";');
@@ -87,7 +87,7 @@ describe('grep', () => {
     const tools = executorIn(sandbox);
     const regex = errorOf(await tools.execute('grep', { pattern: '(unclosed' }));
     expect(regex.code).toBe('TOOL_BAD_PATTERN');
-    expect(regex.content).toMatch(/^invalid regular expression: /);
+    expect(regex.content).toMatch(/^invalid regular expression \(RE2 syntax: no lookaround, no backreferences\): /);
     expect(errorOf(await tools.execute('grep', { pattern: 'x', glob: '[z-a]' })).code).toBe('TOOL_BAD_PATTERN');
     expect(errorOf(await tools.execute('grep', { pattern: 'x', path: 'nope' }))).toEqual({
       code: 'TOOL_NOT_FOUND',

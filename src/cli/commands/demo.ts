@@ -6,7 +6,7 @@ import { DEMO_MODEL, runDemo } from '../demo/run-demo.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
 import { DEMO_NEW_NAME, DEMO_OLD_NAME } from '../demo/workspace.ts';
 import { intFlag, parseFlags } from '../flags.ts';
-import { formatFanOutResult, jsonSummary } from '../summary-table.ts';
+import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-table.ts';
 import { modelCheck } from '../model-check.ts';
 import { reportAfterRun, reportFlag } from './report.ts';
 
@@ -38,11 +38,12 @@ export function registerDemoCommand(program: Command): void {
       const opts = parseFlags(optionsSchema, raw);
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
       const catalogue = modelCheck(opts.model, opts.modelTable, log);
-      const interrupt = cancelOnInterrupt(log);
-      const demo = await runDemo({ model: opts.model, catalogue, forks: opts.forks, warm: opts.warm, latency: opts.latency, seed: opts.seed, plain: opts.json, log, watch: (fan) => interrupt.watch(fan) }).finally(() =>
+      let engine: { destroy(): Promise<void> } | undefined;
+      const interrupt = cancelOnInterrupt(log, { stop: async () => engine?.destroy() });
+      const demo = await runDemo({ model: opts.model, catalogue, forks: opts.forks, warm: opts.warm, latency: opts.latency, seed: opts.seed, plain: opts.json, log, watch: (fan) => interrupt.watch(fan), onEngine: (e) => (engine = e) }).finally(() =>
         interrupt.dispose(),
       );
-      const failed = demo.result.forks.filter((f) => f.status !== 'completed').length;
+      const failed = demo.result.forks.filter((f) => f.status !== 'completed').length + editsNotApplied(demo.result).length;
       const report = await reportAfterRun(demo.result.summary.run_dir, opts.report, log, catalogue);
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(jsonSummary(demo.result, { workspace: demo.workspace, leftovers: demo.leftovers, ...(report.path ? { report: report.path } : {}) }))}\n`);

@@ -14,7 +14,8 @@ import { terminalPermissionHandler } from '../permission-prompt.ts';
 import type { PermissionPolicy } from '../../tools/permissions.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
 import { ProgressBoard } from '../progress-board.ts';
-import { formatFanOutResult, jsonSummary } from '../summary-table.ts';
+import { resolveSandbox, UNSANDBOXED_NOTE } from '../../tools/sandbox.ts';
+import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-table.ts';
 
 const optionsSchema = z.object({
   api: z.enum(['auto', 'anthropic', 'emulator'], { error: 'expected auto, anthropic or emulator' }).default('auto'),
@@ -39,10 +40,13 @@ export function registerResumeCommand(program: Command): void {
       const opts = parseFlags(optionsSchema, raw);
       const catalogue = loadCatalogue(opts.modelTable);
       let failed = 0;
-      const interrupt = cancelOnInterrupt((line) => void process.stderr.write(`${line}\n`));
+      // the engine of the fan-out being resumed: what a stuck Ctrl-C stops
+      let current: ForkEngine | undefined;
+      const interrupt = cancelOnInterrupt((line) => void process.stderr.write(`${line}\n`), { stop: async () => current?.destroy() });
       for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
         const { manifest } = readFanOutDir(dir);
         const emulator = emulatorMeta.safeParse((manifest.meta as { emulator?: unknown }).emulator).data ?? { script: 'echo', latency: 'fast' as const };
+        if (manifest.engine.allow.includes('bash') && resolveSandbox(manifest.engine.sandbox) === 'none') process.stderr.write(`note: ${UNSANDBOXED_NOTE}\n`);
         const target = await openEndpoint(opts.api, emulator, catalogue);
         process.stderr.write(`forkcache resume: ${manifest.fanoutId} (${manifest.directives.length} forks) against ${target.label}\n`);
         const engine = await ForkEngine.create({
@@ -58,6 +62,7 @@ export function registerResumeCommand(program: Command): void {
           onPermission: terminalPermissionHandler({ allowAll: opts.allowAsks }),
           isolation: manifest.engine.isolation,
           toolLimits: manifest.engine.toolLimits,
+          sandbox: manifest.engine.sandbox,
           ...(manifest.engine.turnRetry ? { turnRetry: manifest.engine.turnRetry } : {}),
           ...(manifest.engine.concurrency ? { concurrency: manifest.engine.concurrency } : {}),
           runDir: dirname(dir),
@@ -67,6 +72,7 @@ export function registerResumeCommand(program: Command): void {
           await target.close();
           throw err;
         });
+        current = engine;
         try {
           const fan = engine.resume(dir);
           interrupt.watch(fan);
@@ -74,7 +80,7 @@ export function registerResumeCommand(program: Command): void {
           for await (const event of fan) board.onEvent(event);
           board.stop();
           const result = await fan.settled();
-          failed += result.forks.filter((f) => f.status !== 'completed').length;
+          failed += result.forks.filter((f) => f.status !== 'completed').length + editsNotApplied(result).length;
           if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, { api: target.kind, fanout: manifest.fanoutId }))}\n`);
           else process.stdout.write(`\n${formatFanOutResult(result, fan.prefix.snapshot.model, catalogue)}\n`);
         } finally {

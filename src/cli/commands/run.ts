@@ -8,8 +8,9 @@ import type { PermissionPolicy } from '../../tools/permissions.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
 import { loadPlan } from '../plan.ts';
 import { modelCheck } from '../model-check.ts';
+import { resolveSandbox, UNSANDBOXED_NOTE } from '../../tools/sandbox.ts';
 import { ProgressBoard } from '../progress-board.ts';
-import { formatFanOutResult, jsonSummary } from '../summary-table.ts';
+import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-table.ts';
 import { reportAfterRun, reportFlag } from './report.ts';
 
 const optionsSchema = z.object({
@@ -41,6 +42,7 @@ export function registerRunCommand(program: Command): void {
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
       for (const note of notes) log(`parent: ${note}`);
       const catalogue = modelCheck(snapshot.model, opts.modelTable ?? modelTable, log);
+      if (plan.allow?.includes('bash') && resolveSandbox(plan.sandbox) === 'none') log(`note: ${UNSANDBOXED_NOTE}`);
       const target = await openEndpoint(opts.api, plan.emulator, catalogue);
       log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);
       // a setup error must not leave the embedded emulator holding the process open
@@ -58,13 +60,14 @@ export function registerRunCommand(program: Command): void {
         ...(plan.limits.concurrency ? { concurrency: plan.limits.concurrency } : {}),
         pool: { maxThreads: plan.limits.maxThreads ?? 2 },
         ...(plan.permissions ? { permissions: plan.permissions as PermissionPolicy, onPermission: terminalPermissionHandler({ allowAll: opts.allowAsks }) } : {}),
+        sandbox: plan.sandbox,
         ...(plan.isolation === 'worktree' ? { isolation: 'worktree' as const } : {}),
         ...(opts.redis ? { distributed: { redis: opts.redis } } : {}),
       }).catch(async (err: unknown) => {
         await target.close();
         throw err;
       });
-      const interrupt = cancelOnInterrupt(log);
+      const interrupt = cancelOnInterrupt(log, { stop: () => engine.destroy() });
       try {
         // the manifest remembers the emulator script, so `forkcache resume` answers the same way
         const fan = engine.fanOut(snapshot, plan.directives, { meta: { emulator: plan.emulator } });
@@ -77,7 +80,9 @@ export function registerRunCommand(program: Command): void {
         const extra = { api: target.kind, ...(interrupt.interrupted ? { interrupted: true } : {}), ...(report.path ? { report: report.path } : {}) };
         if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, extra))}\n`);
         else process.stdout.write(`\n${formatFanOutResult(result, snapshot.model, catalogue)}\n`);
-        process.exitCode = interrupt.interrupted ? INTERRUPTED_EXIT_CODE : result.forks.every((f) => f.status === 'completed') && !report.failed ? 0 : 1;
+        // an edit a fork could not apply is lost work: never a silent 0
+        const clean = result.forks.every((f) => f.status === 'completed') && editsNotApplied(result).length === 0 && !report.failed;
+        process.exitCode = interrupt.interrupted ? INTERRUPTED_EXIT_CODE : clean ? 0 : 1;
       } finally {
         interrupt.dispose();
         await engine.close();

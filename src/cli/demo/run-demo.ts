@@ -20,6 +20,8 @@ export const DEMO_MODEL = DEFAULT_MODEL;
 export interface DemoOptions {
   /** Called with each fan-out as it starts (e.g. to cancel it on Ctrl-C). */
   watch?: (fan: FanOut) => void;
+  /** The engine, once created (Ctrl-C stops its stuck forks). */
+  onEngine?: (engine: ForkEngine) => void;
   forks: number;
   warm: WarmStrategy;
   latency: LatencyName;
@@ -67,6 +69,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     await emulator.close();
     throw err;
   });
+  options.onEngine?.(engine);
   const client = createAnthropicClient({ baseURL: emulator.url, apiKey: 'demo', defaultHeaders: headers });
   const ledger = new UsageLedger({ table: catalogue });
   let board: Promise<FanOutResult> | undefined;

@@ -26,7 +26,14 @@ function lastIndex(list: readonly ToolExchange[], test: (e: ToolExchange) => boo
   return -1;
 }
 
-function rename(request: Readonly<MessagesRequest>, calls: ToolExchange[], from: string, to: string, path: string): ScriptedTurn {
+/** A write the workspace refused because a sibling changed the file since it was read. */
+const isConflict = (e: ToolExchange): boolean => e.result?.isError === true && /changed by another fork or process since you last read it/.test(e.result.text);
+const MAX_CONFLICT_RETRIES = 3;
+
+function rename(request: Readonly<MessagesRequest>, all: ToolExchange[], from: string, to: string, path: string): ScriptedTurn {
+  // After a conflict, start over from a fresh read (what a careful model does), a few times.
+  const conflicts = all.filter(isConflict).length;
+  const calls = conflicts > 0 && conflicts <= MAX_CONFLICT_RETRIES ? all.slice(lastIndex(all, isConflict) + 1) : all;
   const scope = `rename ${from} to ${to} in ${path}`;
   const tools = declaredTools(request);
   const isRead = (e: ToolExchange): boolean => e.name === 'read_file' && e.input['path'] === path;

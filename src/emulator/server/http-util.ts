@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { findJsonShapeProblem } from '../../json-shape.ts';
 import { ApiError, invalidRequest } from '../api-error.ts';
 import { API_VERSIONS } from '../request/validate.ts';
 
@@ -22,13 +23,20 @@ export function tooLargeError(limit: number): ApiError {
   return new ApiError('EMULATOR_REQUEST_TOO_LARGE', 'request_too_large', `Request exceeds the maximum allowed number of bytes (${limit}).`, { limit });
 }
 
-/** Parse a JSON body (400 on syntax errors). */
+/**
+ * Parse a JSON body: 400 on syntax errors, and on nesting too deep to validate (a 5,000-deep
+ * schema overflowed the validator's stack: a 500, which the SDK retries in vain).
+ */
 export function parseJson(body: Buffer): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(body.toString('utf8'));
+    value = JSON.parse(body.toString('utf8'));
   } catch (err) {
     throw invalidRequest(`There was an error parsing the body of your request: ${(err as Error).message}`);
   }
+  const problem = findJsonShapeProblem(value);
+  if (problem?.kind === 'depth') throw invalidRequest(`${problem.path}: ${problem.message}`);
+  return value;
 }
 
 /** One request header's value (the first, if repeated). */

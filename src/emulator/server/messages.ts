@@ -130,12 +130,16 @@ export async function handleMessages(core: EmulatorCore, ctx: RequestContext, bo
   // The response begins here: only now may other requests read what this one wrote.
   commitWrites(core.store, plan, ctx.startedAt, core.clock.now());
   core.diagnostics.remember(message.id, prefix.fingerprint, usage.cache_read_input_tokens + usage.cache_creation_input_tokens);
-  core.stats.response(usage, stream, plan.eligible, plan.writes.length);
   const failMidStream = fault === 'stream-error';
+  const startUsage = { ...usage, output_tokens: Math.min(1, usage.output_tokens) };
+  // What the endpoint bills: a complete response, its usage; a stream that fails after
+  // `message_start`, what that event reported (all a client can ever know of it); a
+  // non-streamed response that fails, nothing (the client got an error, not a message).
+  if (!failMidStream) core.stats.response(usage, stream, plan.eligible, plan.writes.length);
+  else if (stream) core.stats.response(startUsage, stream, plan.eligible, plan.writes.length);
 
   if (stream) {
     startSse(ctx.res);
-    const startUsage = { ...usage, output_tokens: Math.min(1, usage.output_tokens) };
     ctx.res.write(sseFrame('message_start', { type: 'message_start', message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: startUsage } }));
     core.events.emit('response-start', event);
     await streamBody(ctx.res, message, { clock: core.clock, profile: core.profile, signal: ctx.signal, blockTokens: output.blockTokens, failMidStream });

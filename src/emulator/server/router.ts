@@ -58,12 +58,15 @@ export async function route(core: EmulatorCore, req: IncomingMessage, res: Serve
       : req.method === 'GET' && path === '/v1/models' ? 'models'
       : modelId !== undefined ? 'model'
       : undefined;
-    const body = await readBody(req, core.options.maxBodyBytes);
+    // Route, key and version first: a body is buffered only for a request that may use it
+    // (32 MiB were buffered before the key was checked). A refused request's body is drained
+    // unbuffered after the answer (in the catch below).
     if (!endpoint) throw new ApiError('EMULATOR_NOT_FOUND', 'not_found_error', `Not found: ${req.method} ${path || '/'}`);
     checkAuth(req, core.options.apiKey);
     const apiVersion = checkVersion(req);
     if (endpoint === 'models') return sendJson(res, 200, listModels(core, url.searchParams));
     if (endpoint === 'model' && modelId !== undefined) return sendJson(res, 200, retrieveModel(core, modelId));
+    const body = await readBody(req, core.options.maxBodyBytes);
     if (body === 'too-large') throw tooLargeError(core.options.maxBodyBytes);
     const ctx: RequestContext = { req, res, requestId, apiVersion, signal, startedAt };
     const json = parseJson(body);
@@ -76,6 +79,7 @@ export async function route(core: EmulatorCore, req: IncomingMessage, res: Serve
       return;
     }
     sendError(core, res, err, requestId);
+    if (!req.readableEnded) req.resume(); // answered: drop the rest of the body unbuffered
     core.events.emit('request-end', { requestId, status: err instanceof ApiError ? err.status : 500, error: (err as Error)?.message ?? String(err) });
   }
 }

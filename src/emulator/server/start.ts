@@ -64,6 +64,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     entry.done = route(core, req, res, controller.signal).finally(() => inFlight.delete(entry));
     inFlight.add(entry);
   });
+  // A cap on open connections: without one, a flood of idle sockets holds memory and file
+  // descriptors without limit (issue 15, case 8). Past it Node closes new sockets at once.
+  server.maxConnections = resolved.maxConnections;
   server.listen(resolved.port, resolved.host);
   await Promise.race([once(server, 'listening'), once(server, 'error').then(([err]) => Promise.reject(err))]);
   const port = (server.address() as AddressInfo).port;

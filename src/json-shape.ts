@@ -1,0 +1,43 @@
+import { formatPath } from './validation.ts';
+
+/**
+ * Deepest JSON nesting accepted in a parent, a plan or a request. Real tool schemas and
+ * messages stay far below it; a 5,000-deep schema overflowed the stack of every recursive
+ * step (validation, cloning, serialization) with a bare RangeError.
+ */
+export const MAX_JSON_DEPTH = 256;
+
+// A high surrogate not followed by a low one, or a low one not preceded by a high one.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+const wellFormed = (text: string): boolean => !LONE_SURROGATE.test(text);
+
+export type JsonShapeProblem = { kind: 'depth' | 'surrogate'; path: string; message: string };
+
+/**
+ * The first problem of a parsed JSON value that JSON.parse let through: nesting deeper than
+ * `maxDepth`, or a string (value or key) holding a lone UTF-16 surrogate (`"\ud800"`), which
+ * cannot be encoded as UTF-8 and would be replaced by U+FFFD on the way out, silently
+ * changing the prompt. Iterative: it must not overflow on the input it exists to refuse.
+ */
+export function findJsonShapeProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): JsonShapeProblem | undefined {
+  const stack: { value: unknown; path: PropertyKey[] }[] = [{ value, path: [] }];
+  while (stack.length > 0) {
+    const { value: current, path } = stack.pop()!;
+    if (typeof current === 'string') {
+      if (!wellFormed(current)) return { kind: 'surrogate', path: formatPath(path), message: 'contains a lone UTF-16 surrogate (not valid Unicode text)' };
+      continue;
+    }
+    if (typeof current !== 'object' || current === null) continue;
+    if (path.length >= maxDepth) return { kind: 'depth', path: `${formatPath(path.slice(0, 8))}…`, message: `nested deeper than ${maxDepth} levels` };
+    if (Array.isArray(current)) {
+      current.forEach((item, i) => stack.push({ value: item, path: [...path, i] }));
+      continue;
+    }
+    for (const [key, item] of Object.entries(current)) {
+      if (!wellFormed(key)) return { kind: 'surrogate', path: formatPath(path), message: `has a key with a lone UTF-16 surrogate` };
+      stack.push({ value: item, path: [...path, key] });
+    }
+  }
+  return undefined;
+}
