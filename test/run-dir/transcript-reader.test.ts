@@ -14,7 +14,7 @@ describe('readTranscript: the one transcript reader', () => {
   it('checks start and end records, naming the line, with the caller’s code', () => {
     const path = join(dir, 'bad-end.jsonl');
     writeFileSync(path, line(START) + line({ ...END, status: 'finished' }));
-    expect(() => readTranscript(path)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/^transcript \S+bad-end\.jsonl:2: status: /) }));
+    expect(() => readTranscript(path)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/^transcript \S+bad-end\.jsonl:2: end record: status: /) }));
     expect(() => readTranscript(path, 'REPORT_FILE_INVALID')).toThrow(expect.objectContaining({ code: 'REPORT_FILE_INVALID' }));
   });
 
