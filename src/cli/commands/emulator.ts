@@ -55,7 +55,7 @@ export function registerEmulatorCommand(program: Command): void {
     .option('--seed <n>', 'seed for fault draws (default 0) and ids (default: random, unique across restarts)')
     .option('--log-dir <dir>', 'write one JSON file per exchange (request, headers with keys masked, response, cache plan)')
     .option('--strict-billing-block', "count Claude Code's x-anthropic-billing-header system block and hash it into the cache key", false)
-    .option('--script <name>', 'default scripted model: echo | refactor (| replay with --replay)', 'echo')
+    .option('--script <name>', 'default scripted model: echo | refactor | claude-code (| replay with --replay)', 'echo')
     .option('--replay <file>', 'JSON fixture for the replay model (registered as "replay")')
     .option('--model-table <file>', 'JSON model table override (minimum cacheable lengths, ids)')
     .action(async (raw: Record<string, unknown>) => {
