@@ -112,4 +112,21 @@ describe('API 2026-10-21 request shapes', () => {
     const standard = (await (await rawPost(emu, '/v1/messages', body('standard'))).json()) as { usage: { cache_read_input_tokens: number } };
     expect(standard.usage.cache_read_input_tokens).toBeGreaterThan(fast.usage.cache_read_input_tokens);
   });
+
+  it("a system turn's own effort renders from that turn on; clear_at next_user_message drops it from the prompt later", async () => {
+    const emu = await emulator();
+    const turn = (extra: Body) => ({ role: 'system', content: [{ type: 'text', text: words(20, 'e') }], ...extra });
+    const send = async (messages: unknown[]) =>
+      ((await (await rawPost(emu, '/v1/messages', JSON.stringify({ model: CURRENT, max_tokens: 100, messages }))).json()) as { usage: Record<string, number> }).usage;
+    const user = { role: 'user', content: [{ type: 'text', text: words(20, 'u'), cache_control: cc }] };
+    const tail = (extra: Body) => [user, { ...turn(extra), content: [{ type: 'text', text: words(20, 'e'), cache_control: cc }] }];
+    await send(tail({ output_config: { effort: 'low' } }));
+    expect((await send(tail({ output_config: { effort: 'low' } })))['cache_read_input_tokens']).toBe(40);
+    expect((await send(tail({ output_config: { effort: 'high' } })))['cache_read_input_tokens']).toBe(20);
+    // Shown while it is the last turn (40 tokens); once a user turn follows it is not rendered.
+    const cleared = { ...turn({ clear_at: 'next_user_message' }) };
+    expect((await send([user, cleared]))['input_tokens']).toBe(20);
+    const later = await send([user, cleared, { role: 'assistant', content: 'ok' }, { role: 'user', content: words(5, 'n') }]);
+    expect(later['cache_read_input_tokens']! + later['input_tokens']! + later['cache_creation_input_tokens']!).toBe(20 + 1 + 5);
+  });
 });

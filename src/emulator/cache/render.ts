@@ -91,6 +91,21 @@ function settingsDigest(req: MessagesRequest): string {
 const RUN_TYPES = new Set(['tool_use', 'tool_result']);
 
 /**
+ * A system turn with `clear_at: "next_user_message"` is no longer shown to the model once a
+ * later user turn exists (it stays in `messages`, sent unchanged): it is then no part of the
+ * prompt, so no position either.
+ */
+function isCleared(messages: MessagesRequest['messages'], m: number): boolean {
+  const message = messages[m]!;
+  return message.role === 'system' && message.clear_at === 'next_user_message' && messages.slice(m + 1).some((later) => later.role === 'user');
+}
+
+/** A system turn's own `output_config` (per-turn effort) renders from that turn on, like effort does. */
+function turnSettings(message: MessagesRequest['messages'][number]): string {
+  return message.role === 'system' && message.output_config != null ? `\n${JSON.stringify(message.output_config)}` : '';
+}
+
+/**
  * Lay the request out as cache positions with chained hashes and token counts. The chain starts
  * from the model id (a different model never shares a cache) and mixes in the settings digest
  * where the messages begin, so tool_choice/thinking/effort changes invalidate only the messages
@@ -147,7 +162,9 @@ export function renderPrefix(req: MessagesRequest, model: string, counter: Block
   });
   hash = sha256(`${hash}\nsettings\n${settings}`);
   req.messages.forEach((message, m) => {
-    const digests = asBlocks(message.content).map((block, b) => push('messages', m, b, block, b === 0 ? `message:${message.role}` : 'block'));
+    if (isCleared(req.messages, m)) return;
+    const tag = `message:${message.role}${turnSettings(message)}`;
+    const digests = asBlocks(message.content).map((block, b) => push('messages', m, b, block, b === 0 ? tag : 'block'));
     messageDigests.push(sha256(`${message.role}\n${digests.join('\n')}`));
   });
 
