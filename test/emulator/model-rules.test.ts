@@ -61,6 +61,10 @@ describe('model rules from the catalogue', () => {
     expect(refused).toMatchObject({ status: 400, message: expect.stringContaining('The block is bound to a different conversation') });
     const dropped = await api.messages.create({ model: OPUS, max_tokens: 200, messages: edited, thinking: { type: 'adaptive', block_binding: { prefix_mismatch_behavior: 'drop_block' } } } as Params);
     expect(dropped.type).toBe('message');
+    // A signature the emulator did not make (the API's own, in an imported transcript) cannot be checked: taken as valid.
+    const foreign: Anthropic.MessageParam[] = [...edited];
+    foreign[1] = { role: 'assistant', content: [{ type: 'thinking', thinking: 'real', signature: 'EqQBCkgIBxABGAIiQL' }, { type: 'text', text: 'ok' }] };
+    expect((await api.messages.create({ model: OPUS, max_tokens: 200, messages: foreign })).type).toBe('message');
     // A block whose text was changed fails on every model.
     const tampered = next(first);
     (tampered[1]!.content as Anthropic.ThinkingBlockParam[])[0]!.thinking = 'rewritten';

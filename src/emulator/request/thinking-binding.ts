@@ -54,8 +54,8 @@ export interface BindingOptions {
 
 /**
  * Replayed thinking blocks: an emulator-signed block whose text was changed is a 400 on every
- * model; on a binding model, a block whose conversation before it differs (or that carries no
- * record of one) is the API's 400 — unless `thinking.block_binding.prefix_mismatch_behavior`
+ * model; on a binding model, an emulator-signed block whose conversation before it differs is
+ * the API's 400 — unless `thinking.block_binding.prefix_mismatch_behavior`
  * is `drop_block`, where the API drops it and goes on. The emulator then keeps the block in
  * the prompt (it cannot un-send bytes the cache already hashed) and answers normally.
  */
@@ -70,8 +70,10 @@ export function checkThinkingBlocks(req: MessagesRequest, model: string, options
       if (parsed && parsed.mac !== mac(parsed.digest, String(block['thinking'] ?? ''))) {
         throw invalidRequest(`${at}: Invalid \`signature\` in \`thinking\` block`);
       }
-      if (!options.binds || drop) return;
-      if (!parsed || parsed.digest !== conversationDigest(model, req.messages.slice(0, i))) {
+      // A signature the emulator did not make (the real API's, in an imported transcript) cannot
+      // be checked here: it is taken as valid rather than failing a request the API would take.
+      if (!parsed || !options.binds || drop) return;
+      if (parsed.digest !== conversationDigest(model, req.messages.slice(0, i))) {
         throw invalidRequest(
           `${at}: The block is bound to a different conversation: the messages before it differ from those it was created after. Send thinking blocks back only under their original history, or set thinking.block_binding.prefix_mismatch_behavior to "drop_block".`,
         );
