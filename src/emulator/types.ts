@@ -107,7 +107,14 @@ export interface ResponseUsage {
   cache_read_input_tokens: number;
   cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
   output_tokens: number;
+  /** Output tokens of the thinking block (always ≤ output_tokens). */
+  output_tokens_details: { thinking_tokens: number };
   service_tier: 'standard';
+  /** Where inference ran: the request's `inference_geo`, else null. */
+  inference_geo: string | null;
+  speed: 'standard' | 'fast';
+  /** The emulator runs no server tools. */
+  server_tool_use: null;
 }
 
 export type CacheMissReason =

@@ -74,7 +74,10 @@ describe('API 2026-10-21 request shapes', () => {
       inference_geo: 'us',
       metadata: { user_id: 'u' },
     });
-    expect((await post(extras)).status).toBe(200);
+    const answered = await post(extras);
+    expect(answered.status).toBe(200);
+    expect(answered.json.usage).toMatchObject({ speed: 'fast', inference_geo: 'us', service_tier: 'standard', server_tool_use: null });
+    expect(answered.json.usage.output_tokens_details.thinking_tokens).toBeGreaterThan(0); // an always-adaptive model thinks
   });
 
   it('refuses unknown fields alike at every level, in the API wording', async () => {

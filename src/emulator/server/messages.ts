@@ -46,7 +46,7 @@ export function requireApiModel(core: EmulatorCore, id: string): ModelEntry {
   return model;
 }
 
-function toUsage(plan: CachePlan, outputTokens: number): ResponseUsage {
+function toUsage(plan: CachePlan, outputTokens: number, thinkingTokens: number, request: MessagesRequest): ResponseUsage {
   const u = plan.usage;
   return {
     input_tokens: u.input_tokens,
@@ -54,7 +54,11 @@ function toUsage(plan: CachePlan, outputTokens: number): ResponseUsage {
     cache_read_input_tokens: u.cache_read_input_tokens,
     cache_creation: { ephemeral_5m_input_tokens: u.ephemeral_5m_input_tokens, ephemeral_1h_input_tokens: u.ephemeral_1h_input_tokens },
     output_tokens: outputTokens,
+    output_tokens_details: { thinking_tokens: thinkingTokens },
     service_tier: 'standard',
+    inference_geo: request.inference_geo ?? null,
+    speed: request.speed === 'fast' ? 'fast' : 'standard',
+    server_tool_use: null,
   };
 }
 
@@ -123,7 +127,8 @@ export async function handleMessages(core: EmulatorCore, ctx: RequestContext, bo
     thinking: thinkingBlock(request, model),
   });
   const stream = request.stream === true;
-  const usage = toUsage(plan, output.outputTokens);
+  const thinkingTokens = output.content[0]?.type === 'thinking' ? (output.blockTokens[0] ?? 0) : 0;
+  const usage = toUsage(plan, output.outputTokens, thinkingTokens, request);
   const message: ResponseMessage = {
     id: core.ids.next('msg'),
     type: 'message',
