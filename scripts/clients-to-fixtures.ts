@@ -4,7 +4,7 @@
 // (scripts/real-clients.sh runs it). Thinking-block signatures are the emulator's own and
 // cover the conversation text, so they are re-signed after scrubbing, or replays would fail
 // the binding check for a reason the client never caused.
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { signThinking } from '../src/emulator/request/thinking-binding.ts';
 import type { RequestMessage } from '../src/emulator/types.ts';
@@ -19,11 +19,16 @@ if (!logs || !out || !project || !work) {
 const KEEP_HEADERS = ['anthropic-version', 'anthropic-beta', 'content-type', 'user-agent', 'x-app'];
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 
+// The clients' install may be a link elsewhere; its real path shows up in their messages.
+const modules = join(work, 'clients', 'node_modules');
+const realModules = existsSync(modules) ? realpathSync(modules) : modules;
+
 /** Same id in, same placeholder out (per scenario), so equal ids stay equal. */
 function scrubber(): (text: string) => string {
   const ids = new Map<string, string>();
   return (text) =>
     text
+      .split(realModules).join('/home/user/clients/node_modules')
       .split(project!).join('/home/user/project')
       .split(work!).join('/home/user')
       // Claude Code and Qwen Code name per-project directories after the path, slashes as dashes.

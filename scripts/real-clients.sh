@@ -69,6 +69,9 @@ claude_env tools
 _CLAUDE_CODE_ASSUME_FIRST_PARTY_BASE_URL=1 run cc-first-party-read-bash claude-code "$CLAUDE" -p 'read notes.txt then run `wc -l notes.txt`' --allowedTools Read Bash
 claude_env fork; run cc-fork-fanout claude-code "$CLAUDE" -p 'fork read notes.txt | count the lines of notes.txt' --allowedTools Agent Read Bash
 claude_env agent-sdk; run agent-sdk-query echo node "$REPO/scripts/real-clients/agent-sdk-query.mjs" "$CLIENTS" "say hi"
+for model in claude-fable-5-2 claude-mythos-5-2 claude-opus-5-5 claude-sonnet-5-5 claude-haiku-5-5; do
+  claude_env "agent-sdk-$model"; run "agent-sdk-query-$model" echo node "$REPO/scripts/real-clients/agent-sdk-query.mjs" "$CLIENTS" "say hi" "$model"
+done
 
 QWEN="$CLIENTS/node_modules/.bin/qwen"
 export ANTHROPIC_MODEL=claude-opus-5-5
