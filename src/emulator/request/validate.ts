@@ -42,9 +42,8 @@ function checkSystemTurns(messages: readonly RequestMessage[]): void {
 }
 
 function checkRoles(messages: readonly RequestMessage[]): void {
-  if (messages[0]?.role === 'system') checkSystemTurns(messages);
-  if (messages[0]?.role !== 'user') throw invalidRequest('messages: first message must use the "user" role');
   checkSystemTurns(messages);
+  if (messages[0]?.role !== 'user') throw invalidRequest('messages: first message must use the "user" role');
   const turns = messages.filter((m) => m.role !== 'system');
   for (let i = 1; i < turns.length; i++) {
     const role = turns[i]!.role;
