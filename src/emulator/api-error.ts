@@ -23,22 +23,29 @@ export type ApiErrorType = keyof typeof API_ERROR_STATUS;
 export class ApiError extends ForkcacheError {
   readonly type: ApiErrorType;
   readonly status: number;
+  /**
+   * `error.details` on the wire: `{ error_code }` where the API names a specific condition
+   * (clients switch on it, e.g. Claude Code on `mid_conversation_system_not_supported`).
+   */
+  readonly details: { error_code: string } | undefined;
 
-  constructor(code: ErrorCode, type: ApiErrorType, message: string, data?: Record<string, unknown>) {
+  constructor(code: ErrorCode, type: ApiErrorType, message: string, data?: Record<string, unknown>, details?: { error_code: string }) {
     super(code, message, data === undefined ? {} : { data });
     this.type = type;
     this.status = API_ERROR_STATUS[type];
+    this.details = details;
   }
 
-  /** `{ type: "error", error: { type, message }, request_id }`: the body every API error has. */
+  /** `{ type: "error", error: { type, message[, details] }, request_id }`: every API error's body. */
   body(requestId: string): ApiErrorBody {
-    return { type: 'error', error: { type: this.type, message: this.message }, request_id: requestId };
+    const error = this.details === undefined ? { type: this.type, message: this.message } : { type: this.type, message: this.message, details: this.details };
+    return { type: 'error', error, request_id: requestId };
   }
 }
 
 export interface ApiErrorBody {
   type: 'error';
-  error: { type: ApiErrorType; message: string };
+  error: { type: ApiErrorType; message: string; details?: { error_code: string } };
   request_id: string;
 }
 

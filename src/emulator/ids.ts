@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -29,17 +29,18 @@ export function seededRandom(seed: number): () => number {
 }
 
 /**
- * Ids in the API's shapes. Message and request ids come from the seed and a counter, so a run
- * with the same seed and the same request order gives the same ids. Tool-use ids come from the
- * prompt itself (`toolUseId`), so replaying a conversation gives byte-identical ids whatever
- * else the emulator did in between.
+ * Ids in the API's shapes. Message and request ids come from a salt and a counter: with a seed
+ * the salt is the seed, so a run with the same seed and request order gives the same ids;
+ * without one it is random, so ids never repeat across restarts (clients persist message ids
+ * and send them back in `diagnostics.previous_message_id`). Tool-use ids come from the prompt
+ * itself (`toolUseId`), so replaying a conversation gives byte-identical ids either way.
  */
 export class IdSource {
-  readonly #seed: number;
+  readonly #seed: string;
   #counter = 0;
 
-  constructor(seed: number) {
-    this.#seed = seed;
+  constructor(seed: number | undefined) {
+    this.#seed = seed === undefined ? `random:${randomBytes(16).toString('hex')}` : String(seed);
   }
 
   /** `msg_01…` or `req_011C…`: one per call, never repeated in this emulator. */

@@ -29,8 +29,20 @@ export interface EmulatorOptions {
    * turn"). Consulted when no header forces one, before the seeded rules; undefined = no say.
    */
   faultFor?: (body: unknown) => FaultKind | 'none' | undefined;
-  /** Seeds fault draws and message/request ids (default 0). */
+  /**
+   * Seeds fault draws (default 0) and, when given, message/request ids: the same seed gives the
+   * same ids. Without one, ids carry a random per-process salt, so they never repeat across
+   * restarts (clients persist message ids and send them back as `previous_message_id`).
+   */
   seed?: number;
+  /**
+   * Hash and count Claude Code's `x-anthropic-billing-header:` first system block like any other
+   * (default false: it is request metadata, left out of the cache key and of the token counts,
+   * as the API evidently does — see docs/emulator.md).
+   */
+  strictBillingBlock?: boolean;
+  /** Write one JSON file per exchange into this directory (created if missing). */
+  logDir?: string;
   /** Time source for TTLs and latency; pass a ManualClock in tests (default: system clock). */
   clock?: Clock;
   /** Model table (ids, minimum cacheable lengths); default: the built-in one. */
@@ -62,7 +74,9 @@ export interface EmulatorOptions {
 const plainSchema = z.strictObject({
   host: z.string().min(1).default('127.0.0.1'),
   port: z.number().int().min(0).max(65535).default(0),
-  seed: z.number().int().default(0),
+  seed: z.number().int().optional(),
+  strictBillingBlock: z.boolean().default(false),
+  logDir: z.string().min(1).optional(),
   maxBodyBytes: z.number().int().positive().default(DEFAULT_MAX_BODY_BYTES),
   maxConnections: z.number().int().positive().default(1024),
   minCacheableTokens: z.union([z.number().int().nonnegative(), z.record(z.string(), z.number().int().nonnegative())]).optional(),
@@ -76,7 +90,12 @@ const plainSchema = z.strictObject({
 export interface ResolvedOptions {
   host: string;
   port: number;
+  /** Seed of fault draws (0 when none was given). */
   seed: number;
+  /** Seed of message/request ids; undefined = a random salt per emulator. */
+  idSeed: number | undefined;
+  strictBillingBlock: boolean;
+  logDir: string | undefined;
   maxBodyBytes: number;
   maxConnections: number;
   apiKey: string | undefined;
@@ -109,7 +128,10 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
   return {
     host: p.host,
     port: p.port,
-    seed: p.seed,
+    seed: p.seed ?? 0,
+    idSeed: p.seed,
+    strictBillingBlock: p.strictBillingBlock,
+    logDir: p.logDir,
     maxBodyBytes: p.maxBodyBytes,
     maxConnections: p.maxConnections,
     apiKey: p.apiKey,

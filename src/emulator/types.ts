@@ -37,11 +37,16 @@ export interface ToolResultBlockParam extends RequestBlock {
   is_error?: boolean;
 }
 
-export type Role = 'user' | 'assistant';
+/** `system` turns inside `messages` are GA in API 2026-10-21 (the SDK's `SystemMessageParam`). */
+export type Role = 'user' | 'assistant' | 'system';
 
 export interface RequestMessage {
   role: Role;
+  /** Optional on a system turn that carries only `output_config`. */
   content: string | RequestBlock[];
+  /** System turns only: per-turn effort. */
+  output_config?: { effort?: string | null } | null;
+  clear_at?: 'next_user_message' | 'never' | null;
 }
 
 export interface ToolDefinition {
@@ -60,8 +65,10 @@ export interface ToolChoice {
 }
 
 export interface ThinkingConfig {
-  type: 'enabled' | 'disabled' | 'adaptive';
+  type: 'enabled' | 'disabled' | 'adaptive' | 'between_tools';
   budget_tokens?: number;
+  display?: 'summarized' | 'omitted' | 'updates' | null;
+  block_binding?: { prefix_mismatch_behavior?: 'error' | 'drop_block' | null } | null;
 }
 
 /** A `POST /v1/messages` body (also `count_tokens`, without `max_tokens`). */
@@ -79,6 +86,8 @@ export interface MessagesRequest {
   cache_control?: CacheControl | null;
   output_config?: Record<string, unknown>;
   diagnostics?: { previous_message_id?: string | null } | null;
+  speed?: 'standard' | 'fast' | null;
+  inference_geo?: string | null;
   temperature?: number;
   top_p?: number;
   top_k?: number;
@@ -88,6 +97,7 @@ export interface MessagesRequest {
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal';
 
 export type ResponseBlock =
+  | { type: 'thinking'; thinking: string; signature: string }
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
 
@@ -97,7 +107,14 @@ export interface ResponseUsage {
   cache_read_input_tokens: number;
   cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
   output_tokens: number;
+  /** Output tokens of the thinking block (always ≤ output_tokens). */
+  output_tokens_details: { thinking_tokens: number };
   service_tier: 'standard';
+  /** Where inference ran: the request's `inference_geo`, else null. */
+  inference_geo: string | null;
+  speed: 'standard' | 'fast';
+  /** The emulator runs no server tools. */
+  server_tool_use: null;
 }
 
 export type CacheMissReason =

@@ -42,6 +42,7 @@ export interface ModelConstraints {
   forcedToolChoice: boolean;
   prefill: boolean;
   bindsThinkingBlocks: boolean;
+  systemMessages: boolean;
 }
 
 export interface ModelEntry {
@@ -78,7 +79,7 @@ export interface ModelCatalogue {
 
 const DEFAULT_MULTIPLIERS = { write5m: 1.25, write1h: 2, read: 0.1 };
 const DEFAULT_MODIFIERS: PriceModifiers = { batchMultiplier: 0.5, inferenceGeoMultipliers: { us: 1.1 } };
-const DEFAULT_CONSTRAINTS: ModelConstraints = { adaptiveThinkingOnly: false, forcedToolChoice: true, prefill: true, bindsThinkingBlocks: false };
+const DEFAULT_CONSTRAINTS: ModelConstraints = { adaptiveThinkingOnly: false, forcedToolChoice: true, prefill: true, bindsThinkingBlocks: false, systemMessages: true };
 
 type RatesInput = {
   inputPerMTok: number;

@@ -57,6 +57,12 @@ const constraintsSchema = z.strictObject({
   prefill: z.boolean().default(true),
   /** A replayed thinking block must belong to the same conversation prefix. */
   bindsThinkingBlocks: z.boolean().default(false),
+  /**
+   * `role: "system"` turns inside `messages` are accepted. Claude Code sends them on every
+   * 4.8+/5.x model and not before, so the catalogue marks 4.7 and older false (an inference:
+   * the API's per-model support is not published).
+   */
+  systemMessages: z.boolean().default(true),
 });
 
 export const STATUSES = ['current', 'legacy', 'deprecated', 'retired'] as const;

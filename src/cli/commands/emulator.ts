@@ -19,7 +19,9 @@ const optionsSchema = z.object({
   port: intFlag(0, 65535).default(0),
   latency: latencyNameSchema.default('fast'),
   faults: z.string().default(''),
-  seed: intFlag(-2147483648, 2147483647).default(0),
+  seed: intFlag(-2147483648, 2147483647).optional(),
+  logDir: z.string().min(1).optional(),
+  strictBillingBlock: z.boolean().default(false),
   script: z.string().min(1).default('echo'),
   replay: z.string().min(1).optional(),
   modelTable: z.string().min(1).optional(),
@@ -50,8 +52,10 @@ export function registerEmulatorCommand(program: Command): void {
     .option('--port <n>', 'TCP port; 0 picks a free one', '0')
     .option('--latency <mode>', 'off | fast | realistic', 'fast')
     .option('--faults <spec>', 'injected faults, e.g. 429:0.1,529:0.05,stream-error:0.05,reset:0.02,slow:0.1', '')
-    .option('--seed <n>', 'seed for fault draws and ids', '0')
-    .option('--script <name>', 'default scripted model: echo | refactor (| replay with --replay)', 'echo')
+    .option('--seed <n>', 'seed for fault draws (default 0) and ids (default: random, unique across restarts)')
+    .option('--log-dir <dir>', 'write one JSON file per exchange (request, headers with keys masked, response, cache plan)')
+    .option('--strict-billing-block', "count Claude Code's x-anthropic-billing-header system block and hash it into the cache key", false)
+    .option('--script <name>', 'default scripted model: echo | refactor | claude-code (| replay with --replay)', 'echo')
     .option('--replay <file>', 'JSON fixture for the replay model (registered as "replay")')
     .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (adds models the stand-in API serves, overrides minimum cacheable lengths)')
     .action(async (raw: Record<string, unknown>) => {
@@ -61,7 +65,9 @@ export function registerEmulatorCommand(program: Command): void {
         port: o.port,
         latency: o.latency,
         faults: o.faults,
-        seed: o.seed,
+        ...(o.seed === undefined ? {} : { seed: o.seed }),
+        ...(o.logDir === undefined ? {} : { logDir: o.logDir }),
+        strictBillingBlock: o.strictBillingBlock,
         script: o.script,
         ...(o.replay === undefined ? {} : { scripts: [ReplayModel.fromFile(o.replay)] }),
         ...(o.modelTable === undefined ? {} : { modelTable: loadCatalogue(o.modelTable) }),

@@ -41,6 +41,26 @@ export interface RenderedPrefix {
   /** Hash of the whole prompt (used to derive deterministic tool_use ids). */
   finalHash: string;
   fingerprint: PromptFingerprint;
+  /** The first system block was a billing header, left out of the positions (and the key). */
+  billingBlockIgnored: boolean;
+}
+
+export interface RenderOptions {
+  /** Keep a billing-header block in the key and the counts (the emulator's old behaviour). */
+  strictBillingBlock?: boolean;
+}
+
+/** How Claude Code's per-session (per-subagent, per-request) metadata block begins. */
+export const BILLING_HEADER_PREFIX = 'x-anthropic-billing-header:';
+
+/**
+ * Claude Code's first system text block `x-anthropic-billing-header: cc_version=…;` changes per
+ * session, per subagent and (first-party) per request, yet Claude Code gets cache hits on the
+ * API: the API treats it as request metadata, not prompt. So it is no position, no key input and
+ * no tokens — unless it carries its own cache_control (then it is prompt by the client's word).
+ */
+export function isBillingBlock(block: RequestBlock | undefined): boolean {
+  return block?.type === 'text' && typeof block['text'] === 'string' && block['text'].startsWith(BILLING_HEADER_PREFIX) && block.cache_control == null;
 }
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
@@ -71,12 +91,27 @@ function settingsDigest(req: MessagesRequest): string {
 const RUN_TYPES = new Set(['tool_use', 'tool_result']);
 
 /**
+ * A system turn with `clear_at: "next_user_message"` is no longer shown to the model once a
+ * later user turn exists (it stays in `messages`, sent unchanged): it is then no part of the
+ * prompt, so no position either.
+ */
+function isCleared(messages: MessagesRequest['messages'], m: number): boolean {
+  const message = messages[m]!;
+  return message.role === 'system' && message.clear_at === 'next_user_message' && messages.slice(m + 1).some((later) => later.role === 'user');
+}
+
+/** A system turn's own `output_config` (per-turn effort) renders from that turn on, like effort does. */
+function turnSettings(message: MessagesRequest['messages'][number]): string {
+  return message.role === 'system' && message.output_config != null ? `\n${JSON.stringify(message.output_config)}` : '';
+}
+
+/**
  * Lay the request out as cache positions with chained hashes and token counts. The chain starts
  * from the model id (a different model never shares a cache) and mixes in the settings digest
  * where the messages begin, so tool_choice/thinking/effort changes invalidate only the messages
  * part while a tools change invalidates everything after it, i.e. everything.
  */
-export function renderPrefix(req: MessagesRequest, model: string, counter: BlockTokenCounter): RenderedPrefix {
+export function renderPrefix(req: MessagesRequest, model: string, counter: BlockTokenCounter, options: RenderOptions = {}): RenderedPrefix {
   const positions: Position[] = [];
   let hash = sha256(`forkcache-emulator/v1\nmodel\n${model}`);
   let cum = 0;
@@ -115,10 +150,21 @@ export function renderPrefix(req: MessagesRequest, model: string, counter: Block
   (req.tools ?? []).forEach((tool, i) => {
     push('tools', -1, i, tool as RequestBlock, 'tool', i === 0 ? counter.costs.toolPromptTokens : 0);
   });
-  asBlocks(req.system).forEach((block, i) => push('system', -1, i, block, 'system'));
+  // Fast mode is another serving path: a speed change invalidates system and messages (not the
+  // tools). `standard` (or absent) leaves the chain as it always was.
+  const fast = req['speed'] === 'fast';
+  if (fast) hash = sha256(`${hash}\nspeed\nfast`);
+  const system = asBlocks(req.system);
+  const billingBlockIgnored = options.strictBillingBlock !== true && isBillingBlock(system[0]);
+  // Skipped blocks keep their wire index in `block`, so logs and errors name them as sent.
+  system.forEach((block, i) => {
+    if (i > 0 || !billingBlockIgnored) push('system', -1, i, block, 'system');
+  });
   hash = sha256(`${hash}\nsettings\n${settings}`);
   req.messages.forEach((message, m) => {
-    const digests = asBlocks(message.content).map((block, b) => push('messages', m, b, block, b === 0 ? `message:${message.role}` : 'block'));
+    if (isCleared(req.messages, m)) return;
+    const tag = `message:${message.role}${turnSettings(message)}`;
+    const digests = asBlocks(message.content).map((block, b) => push('messages', m, b, block, b === 0 ? tag : 'block'));
     messageDigests.push(sha256(`${message.role}\n${digests.join('\n')}`));
   });
 
@@ -127,8 +173,10 @@ export function renderPrefix(req: MessagesRequest, model: string, counter: Block
     positions,
     totalTokens: cum,
     finalHash: hash,
+    billingBlockIgnored,
     fingerprint: {
-      model,
+      // The API reports a speed change as model_changed.
+      model: fast ? `${model} (fast)` : model,
       tools: sha256(partDigests.tools.join('\n')),
       system: sha256(partDigests.system.join('\n')),
       settings,

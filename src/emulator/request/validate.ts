@@ -14,18 +14,40 @@ export interface SemanticOptions {
 }
 
 function blocksOf(message: RequestMessage): RequestBlock[] {
-  return typeof message.content === 'string' ? [] : message.content;
+  return typeof message.content === 'string' || message.content === undefined ? [] : message.content;
 }
 
 function isEmptyContent(message: RequestMessage): boolean {
+  if (message.content === undefined) return true;
   return typeof message.content === 'string' ? message.content === '' : message.content.length === 0;
 }
 
+/*
+ * System turns (GA 2026-10-21): never first (that is the top-level `system`), and they sit
+ * between a user turn and the assistant turn that answers it, which is where clients put them
+ * (Claude Code: last, after the user's turn). The wording is the API's, which clients match to
+ * decide whether to fall back to a top-level system prompt.
+ */
+function checkSystemTurns(messages: readonly RequestMessage[]): void {
+  messages.forEach((message, i) => {
+    if (message.role !== 'system') return;
+    if (i === 0) throw invalidRequest('messages.0: use the top-level "system" parameter for the initial system prompt');
+    if (messages[i - 1]!.role !== 'user') throw invalidRequest(`messages.${i}: role "system" must follow a user message`);
+    const next = messages[i + 1];
+    if (next && next.role !== 'assistant') throw invalidRequest(`messages.${i}: role "system" must precede an assistant message`);
+    if (isEmptyContent(message) && message.output_config == null) {
+      throw invalidRequest(`messages.${i}: a system message needs content or output_config`);
+    }
+  });
+}
+
 function checkRoles(messages: readonly RequestMessage[]): void {
+  checkSystemTurns(messages);
   if (messages[0]?.role !== 'user') throw invalidRequest('messages: first message must use the "user" role');
-  for (let i = 1; i < messages.length; i++) {
-    const role = messages[i]!.role;
-    if (role === messages[i - 1]!.role) {
+  const turns = messages.filter((m) => m.role !== 'system');
+  for (let i = 1; i < turns.length; i++) {
+    const role = turns[i]!.role;
+    if (role === turns[i - 1]!.role) {
       throw invalidRequest(`messages: roles must alternate between "user" and "assistant", but found multiple "${role}" roles in a row`);
     }
   }
@@ -34,7 +56,7 @@ function checkRoles(messages: readonly RequestMessage[]): void {
 function checkBlocks(messages: readonly RequestMessage[]): void {
   messages.forEach((message, i) => {
     const last = i === messages.length - 1;
-    if (isEmptyContent(message) && !(last && message.role === 'assistant')) {
+    if (message.role !== 'system' && isEmptyContent(message) && !(last && message.role === 'assistant')) {
       throw invalidRequest(`messages.${i}: all messages must have non-empty content except for the optional final assistant message`);
     }
     blocksOf(message).forEach((block, j) => {

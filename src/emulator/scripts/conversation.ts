@@ -8,13 +8,22 @@ import type { MessagesRequest, RequestBlock, RequestMessage } from '../types.ts'
 
 /** A message's content as blocks (a string is one text block). */
 export function blocksOf(message: RequestMessage): RequestBlock[] {
-  return typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+  // A system turn may carry only output_config (no content).
+  return typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : (message.content ?? []);
 }
 
-/** The text blocks of a message, joined by newlines (tool results excluded). */
+/**
+ * Clients' injected context, not the user's words: Claude Code opens a user turn with
+ * `<system-reminder>` blocks ahead of what the user typed.
+ */
+export function isSystemReminder(text: string): boolean {
+  return text.trimStart().startsWith('<system-reminder>');
+}
+
+/** The text blocks of a message, joined by newlines (tool results and system reminders excluded). */
 export function textOf(message: RequestMessage): string {
   return blocksOf(message)
-    .filter((b) => b.type === 'text')
+    .filter((b) => b.type === 'text' && !isSystemReminder(String(b['text'])))
     .map((b) => String(b['text']))
     .join('\n');
 }

@@ -1,5 +1,6 @@
 import { ForkcacheError } from '../../errors.ts';
 import { invalidRequest } from '../api-error.ts';
+import { claudeCodeModel } from './claude-code.ts';
 import { echoModel } from './echo.ts';
 import { refactorModel } from './refactor.ts';
 import { SCRIPT_HEADER, type ScriptedModel } from './types.ts';
@@ -8,6 +9,7 @@ import { SCRIPT_HEADER, type ScriptedModel } from './types.ts';
 export const BUILTIN_SCRIPTS: Readonly<Record<string, ScriptedModel>> = Object.freeze({
   echo: echoModel,
   refactor: refactorModel,
+  'claude-code': claudeCodeModel,
 });
 
 export type ScriptList = Readonly<Record<string, ScriptedModel>> | readonly ScriptedModel[];

@@ -10,6 +10,7 @@ import type { ResolvedOptions } from '../options.ts';
 import { ScriptRegistry } from '../scripts/registry.ts';
 import { BlockTokenCounter } from '../tokens/block-tokens.ts';
 import type { ResponseUsage } from '../types.ts';
+import { ExchangeLog } from './exchange-log.ts';
 import { StatsCollector } from './stats.ts';
 
 /** Noun-verb event names, in the order one request emits them. */
@@ -47,6 +48,8 @@ export interface EmulatorCore {
   ids: IdSource;
   stats: StatsCollector;
   events: EventEmitter;
+  /** `logDir`: one JSON file per exchange; undefined when not logging. */
+  log: ExchangeLog | undefined;
   minCacheable(model: ModelEntry): number;
 }
 
@@ -64,9 +67,10 @@ export function createCore(options: ResolvedOptions): EmulatorCore {
     counter: new BlockTokenCounter(options.tokenizer, options.tokenCosts),
     scripts: new ScriptRegistry(options.script, options.scripts),
     faults: new FaultInjector(options.faults, options.seed),
-    ids: new IdSource(options.seed),
+    ids: new IdSource(options.idSeed),
     stats: new StatsCollector(),
     events,
+    log: options.logDir === undefined ? undefined : new ExchangeLog(options.logDir),
     minCacheable: options.minCacheable,
   };
 }

@@ -1,6 +1,7 @@
 import { collectMarkers } from '../cache/markers.ts';
 import { renderPrefix } from '../cache/render.ts';
 import { checkCountTokensRequest } from '../request/schema.ts';
+import { checkModelRules } from '../request/model-rules.ts';
 import { validateSemantics } from '../request/validate.ts';
 import type { EmulatorCore } from './core.ts';
 import { sendJson } from './http-util.ts';
@@ -14,7 +15,8 @@ export function handleCountTokens(core: EmulatorCore, ctx: RequestContext, body:
   const request = checkCountTokensRequest(body);
   validateSemantics(request, { apiVersion: ctx.apiVersion, countTokens: true });
   const model = requireApiModel(core, request.model);
-  const prefix = renderPrefix(request, model.id, core.counter);
+  checkModelRules(request, model, { countTokens: true });
+  const prefix = renderPrefix(request, model.id, core.counter, { strictBillingBlock: core.options.strictBillingBlock });
   // Marker mistakes are request errors here too.
   collectMarkers(prefix.positions, request.cache_control);
   core.stats.countTokens();

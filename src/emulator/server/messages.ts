@@ -8,10 +8,13 @@ import { renderPrefix } from '../cache/render.ts';
 import { FAULT_HEADER, type FaultKind } from '../faults.ts';
 import { outputMs, timeToFirstTokenMs } from '../latency.ts';
 import { checkMessagesRequest } from '../request/schema.ts';
+import { answersWithThinking, checkModelRules } from '../request/model-rules.ts';
+import { signThinking } from '../request/thinking-binding.ts';
 import { validateSemantics } from '../request/validate.ts';
 import { SCRIPT_HEADER, type ScriptedTurn } from '../scripts/types.ts';
 import type { MessagesRequest, ResponseMessage, ResponseUsage } from '../types.ts';
 import type { EmulatorCore } from './core.ts';
+import { describePlan, type Exchange } from './exchange-log.ts';
 import { getHeader, sendJson, startSse } from './http-util.ts';
 import { buildOutput } from './output.ts';
 import { sseFrame, streamBody } from './sse.ts';
@@ -25,6 +28,8 @@ export interface RequestContext {
   signal: AbortSignal;
   /** Arrival time on the emulator clock: TTLs run from here. */
   startedAt: number;
+  /** Set when `logDir` is on: the handler adds its cache plan to the exchange's record. */
+  exchange?: Exchange | undefined;
 }
 
 const ERROR_FAULTS: Partial<Record<FaultKind, [ApiErrorType, string]>> = {
@@ -41,7 +46,7 @@ export function requireApiModel(core: EmulatorCore, id: string): ModelEntry {
   return model;
 }
 
-function toUsage(plan: CachePlan, outputTokens: number): ResponseUsage {
+function toUsage(plan: CachePlan, outputTokens: number, thinkingTokens: number, request: MessagesRequest): ResponseUsage {
   const u = plan.usage;
   return {
     input_tokens: u.input_tokens,
@@ -49,7 +54,11 @@ function toUsage(plan: CachePlan, outputTokens: number): ResponseUsage {
     cache_read_input_tokens: u.cache_read_input_tokens,
     cache_creation: { ephemeral_5m_input_tokens: u.ephemeral_5m_input_tokens, ephemeral_1h_input_tokens: u.ephemeral_1h_input_tokens },
     output_tokens: outputTokens,
+    output_tokens_details: { thinking_tokens: thinkingTokens },
     service_tier: 'standard',
+    inference_geo: request.inference_geo ?? null,
+    speed: request.speed === 'fast' ? 'fast' : 'standard',
+    server_tool_use: null,
   };
 }
 
@@ -72,6 +81,15 @@ async function runScript(core: EmulatorCore, ctx: RequestContext, request: Messa
   }
 }
 
+/** The scripted models do not reason; with `display: "omitted"` the API sends no text either. */
+const THINKING_SUMMARY = 'The scripted model follows fixed rules; there is no reasoning to summarize.';
+
+function thinkingBlock(request: MessagesRequest, model: ModelEntry): { thinking: string; signature: string } | undefined {
+  if (!answersWithThinking(request, model)) return undefined;
+  const thinking = request.thinking?.display === 'omitted' ? '' : THINKING_SUMMARY;
+  return { thinking, signature: signThinking(model.id, request.messages, thinking) };
+}
+
 /**
  * `POST /v1/messages`: fault → validate → cache lookup (reads apply at once) → scripted turn →
  * wait out the time to first token → the response begins: cache writes become readable →
@@ -92,9 +110,11 @@ export async function handleMessages(core: EmulatorCore, ctx: RequestContext, bo
   const request = checkMessagesRequest(body);
   validateSemantics(request, { apiVersion: ctx.apiVersion });
   const model = requireApiModel(core, request.model);
-  const prefix = renderPrefix(request, model.id, core.counter);
+  checkModelRules(request, model);
+  const prefix = renderPrefix(request, model.id, core.counter, { strictBillingBlock: core.options.strictBillingBlock });
   const markers = collectMarkers(prefix.positions, request.cache_control);
   const plan = planCache(prefix, markers, core.store, { now: ctx.startedAt, minCacheableTokens: core.minCacheable(model), lookback: core.options.lookback });
+  if (ctx.exchange) ctx.exchange.cache = describePlan(model.id, prefix.positions, markers, plan, prefix.billingBlockIgnored);
   applyRead(core.store, plan, ctx.startedAt, core.clock.now());
   const missReason = core.diagnostics.reason(request.diagnostics?.previous_message_id, prefix.fingerprint, plan.usage.cache_read_input_tokens);
 
@@ -104,9 +124,11 @@ export async function handleMessages(core: EmulatorCore, ctx: RequestContext, bo
     stopSequences: request.stop_sequences ?? [],
     promptHash: prefix.finalHash,
     count: (text) => core.counter.text(text),
+    thinking: thinkingBlock(request, model),
   });
   const stream = request.stream === true;
-  const usage = toUsage(plan, output.outputTokens);
+  const thinkingTokens = output.content[0]?.type === 'thinking' ? (output.blockTokens[0] ?? 0) : 0;
+  const usage = toUsage(plan, output.outputTokens, thinkingTokens, request);
   const message: ResponseMessage = {
     id: core.ids.next('msg'),
     type: 'message',

@@ -17,9 +17,12 @@ export interface OutputOptions {
   /** Hash of the prompt: tool_use ids derive from it, so replays get the same ids. */
   promptHash: string;
   count(text: string): number;
+  /** A thinking block to open the answer with (adaptive-thinking models; see model-rules). */
+  thinking?: { thinking: string; signature: string } | undefined;
 }
 
 function tokensOf(block: ResponseBlock, count: (text: string) => number): number {
+  if (block.type === 'thinking') return count(block.thinking);
   return block.type === 'text' ? count(block.text) : count(block.name) + count(JSON.stringify(block.input));
 }
 
@@ -58,6 +61,7 @@ export function buildOutput(turn: ScriptedTurn, options: OutputOptions): BuiltOu
       ? { type: 'text', text: b.text }
       : { type: 'tool_use', id: b.id ?? toolUseId(options.promptHash, toolIndex++), name: b.name, input: b.input },
   );
+  if (options.thinking) blocks.unshift({ type: 'thinking', ...options.thinking });
   const stopped = applyStopSequences(blocks, options.stopSequences);
   const content: ResponseBlock[] = [];
   const blockTokens: number[] = [];

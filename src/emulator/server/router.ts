@@ -44,12 +44,13 @@ export async function route(core: EmulatorCore, req: IncomingMessage, res: Serve
   core.stats.request();
   res.setHeader('request-id', requestId);
   res.on('finish', () => core.stats.status(res.statusCode));
+  const logged = core.log?.begin(req, res, requestId, startedAt);
   try {
     const url = new URL(req.url ?? '/', 'http://emulator');
     const path = url.pathname.replace(/\/+$/, '');
     const modelId = req.method === 'GET' ? modelIdOf(path) : undefined;
     if (req.method === 'GET' && path === '/v1/emulator/stats') {
-      await readBody(req, core.options.maxBodyBytes);
+      logged?.body(await readBody(req, core.options.maxBodyBytes));
       return sendJson(res, 200, statsOf(core));
     }
     const endpoint =
@@ -67,8 +68,9 @@ export async function route(core: EmulatorCore, req: IncomingMessage, res: Serve
     if (endpoint === 'models') return sendJson(res, 200, listModels(core, url.searchParams));
     if (endpoint === 'model' && modelId !== undefined) return sendJson(res, 200, retrieveModel(core, modelId));
     const body = await readBody(req, core.options.maxBodyBytes);
+    logged?.body(body);
     if (body === 'too-large') throw tooLargeError(core.options.maxBodyBytes);
-    const ctx: RequestContext = { req, res, requestId, apiVersion, signal, startedAt };
+    const ctx: RequestContext = { req, res, requestId, apiVersion, signal, startedAt, exchange: logged?.exchange };
     const json = parseJson(body);
     if (endpoint === 'count_tokens') return handleCountTokens(core, ctx, json);
     await handleMessages(core, ctx, json);

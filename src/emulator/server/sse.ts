@@ -44,7 +44,25 @@ async function pace(options: StreamOptions, tokens: number): Promise<void> {
 }
 
 function startBlock(block: ResponseBlock): Record<string, unknown> {
+  if (block.type === 'thinking') return { type: 'thinking', thinking: '', signature: '' };
   return block.type === 'text' ? { type: 'text', text: '' } : { type: 'tool_use', id: block.id, name: block.name, input: {} };
+}
+
+/** The deltas of one block, as the API streams them (a thinking block ends with its signature). */
+function deltasOf(block: ResponseBlock): { text: string; deltas: { piece: string; delta: Record<string, unknown> }[] } {
+  if (block.type === 'thinking') {
+    const pieces = block.thinking === '' ? [] : textChunks(block.thinking);
+    return {
+      text: block.thinking,
+      deltas: [
+        ...pieces.map((piece) => ({ piece, delta: { type: 'thinking_delta', thinking: piece } })),
+        { piece: '', delta: { type: 'signature_delta', signature: block.signature } },
+      ],
+    };
+  }
+  if (block.type === 'text') return { text: block.text, deltas: textChunks(block.text).map((piece) => ({ piece, delta: { type: 'text_delta', text: piece } })) };
+  const json = JSON.stringify(block.input);
+  return { text: json, deltas: jsonChunks(json).map((piece) => ({ piece, delta: { type: 'input_json_delta', partial_json: piece } })) };
 }
 
 /**
@@ -62,12 +80,10 @@ export async function streamBody(res: ServerResponse, message: ResponseMessage, 
       pinged = true;
       await write(res, sseFrame('ping', { type: 'ping' }), options.signal);
     }
-    const text = block.type === 'text' ? block.text : JSON.stringify(block.input);
-    const pieces = block.type === 'text' ? textChunks(text) : jsonChunks(text);
+    const { text, deltas } = deltasOf(block);
     const tokens = options.blockTokens[index] ?? 0;
-    for (const piece of pieces) {
+    for (const { piece, delta } of deltas) {
       await pace(options, text.length === 0 ? tokens : (tokens * piece.length) / text.length);
-      const delta = block.type === 'text' ? { type: 'text_delta', text: piece } : { type: 'input_json_delta', partial_json: piece };
       await write(res, sseFrame('content_block_delta', { type: 'content_block_delta', index, delta }), options.signal);
       if (options.failMidStream) return failStream(res);
     }

@@ -1,0 +1,93 @@
+import { FORK_BOILERPLATE_OPEN } from '../../fork/constants.ts';
+import { blocksOf, declaredTools, isSystemReminder, lastUserText, toolExchanges } from './conversation.ts';
+import { formatReport } from './directive.ts';
+import type { ScriptBlock, ScriptedModel, ScriptedTurn } from './types.ts';
+
+/*
+ * `claude-code`: the refactor script's directive idea with Claude Code's own tool names
+ * (`Agent`, `Read`, `Bash`), so Claude Code itself can be driven offline through a tool session
+ * and a real fork fan-out (its Agent tool with `subagent_type: "fork"`). One step per request,
+ * derived from the conversation, like every scripted model.
+ *
+ *   fork <directive> | <directive> [| …]   → one assistant turn with one Agent fork call each
+ *                                            (run in the foreground, so their reports come back
+ *                                            as tool results), then a summary
+ *   read <path> then run `<command>`       → Read, then Bash, then a summary
+ *   read <path>                            → Read, then a summary
+ * A fork child (a user text with `<fork-boilerplate>`) answers its directive with a report at
+ * once. Anything else gets an echo-style report.
+ */
+
+const FORK = /^fork\s+(.+)$/i;
+const READ_THEN_RUN = /^read\s+`?([^`\s]+)`?\s+then\s+run\s+`([^`]+)`\s*$/i;
+const READ = /^read\s+`?([^`\s]+)`?\s*$/i;
+
+const firstLine = (text: string): string => (text.split('\n').find((l) => l.trim() !== '') ?? '').trim();
+
+function report(scope: string, result: string, issues: string[] = []): ScriptedTurn {
+  return { content: [{ type: 'text', text: formatReport({ scope, result, keyFiles: [], filesChanged: [], issues }) }], stop_reason: 'end_turn' };
+}
+
+/** The user's own words in a message: its text blocks minus injected reminders. */
+function typed(text: string): string {
+  return firstLine(text);
+}
+
+function isDirective(text: string): boolean {
+  const line = typed(text);
+  return FORK.test(line) || READ_THEN_RUN.test(line) || READ.test(line);
+}
+
+/** Text of the fork child's own task: the last non-reminder text block of the tagged message. */
+function forkChildTask(request: Parameters<ScriptedModel['respond']>[0]['request']): string | undefined {
+  const tagged = lastUserText(request.messages, (text) => text.includes(FORK_BOILERPLATE_OPEN));
+  if (!tagged) return undefined;
+  const texts = blocksOf(request.messages[tagged.message]!)
+    .filter((b) => b.type === 'text' && !isSystemReminder(String(b['text'])))
+    .map((b) => String(b['text']));
+  const last = texts[texts.length - 1] ?? '';
+  const after = last.includes('</fork-boilerplate>') ? last.slice(last.lastIndexOf('</fork-boilerplate>') + '</fork-boilerplate>'.length) : last;
+  return after.trim() || last.trim();
+}
+
+export const claudeCodeModel: ScriptedModel = {
+  name: 'claude-code',
+  respond({ request }): ScriptedTurn {
+    const child = forkChildTask(request);
+    if (child !== undefined) return report(firstLine(child.replace(/^Directive:\s*/i, '')) || '(fork child)', 'done by the claude-code script as a fork child');
+    const instruction = lastUserText(request.messages, isDirective);
+    if (!instruction) {
+      const last = lastUserText(request.messages)?.text ?? '';
+      return report(firstLine(last) || '(no user text)', `claude-code script: ${request.messages.length} message(s)`, ['unknown directive (known: fork <a> | <b>; read <path> then run `<command>`; read <path>)']);
+    }
+    const line = typed(instruction.text);
+    const done = toolExchanges(request.messages, instruction.message);
+    const tools = declaredTools(request);
+    const fork = FORK.exec(line);
+    if (fork) {
+      if (!tools.has('Agent')) return report(line, 'not done', ['the Agent tool is not declared']);
+      if (done.length === 0) {
+        const calls: ScriptBlock[] = fork[1]!
+          .split('|')
+          .map((d) => d.trim())
+          .filter(Boolean)
+          .map((directive, i) => ({
+            type: 'tool_use',
+            name: 'Agent',
+            input: { description: `Fork ${i + 1}: ${directive.split(/\s+/).slice(0, 4).join(' ')}`, prompt: directive, subagent_type: 'fork', run_in_background: false },
+          }));
+        return { content: [{ type: 'text', text: `Forking ${calls.length} children.` }, ...calls], stop_reason: 'tool_use' };
+      }
+      return report(line, `${done.length} fork(s) finished`, done.filter((d) => d.result?.isError).map((d) => `fork ${d.id} failed`));
+    }
+    const readThenRun = READ_THEN_RUN.exec(line);
+    const read = readThenRun ?? READ.exec(line);
+    const path = read![1]!;
+    if (done.length === 0) return { content: [{ type: 'tool_use', name: 'Read', input: { file_path: path } }], stop_reason: 'tool_use' };
+    if (readThenRun && done.length === 1) {
+      return { content: [{ type: 'tool_use', name: 'Bash', input: { command: readThenRun[2]!, description: 'Run the requested command' } }], stop_reason: 'tool_use' };
+    }
+    const issues = done.filter((d) => d.result?.isError).map((d) => `${d.name} failed: ${firstLine(d.result!.text)}`);
+    return report(line, done.map((d) => `${d.name}: ${firstLine(d.result?.text ?? '')}`).join('; '), issues);
+  },
+};

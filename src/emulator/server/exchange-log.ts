@@ -1,0 +1,137 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import type { CachePlan } from '../cache/plan.ts';
+import type { Position } from '../cache/render.ts';
+
+/** Headers whose values are credentials: logged masked, never in clear. */
+const SECRET_HEADERS = new Set(['x-api-key', 'authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
+
+/** Keep the scheme word of `Bearer xyz` (a reader wants to see which auth style came in). */
+export function maskHeaderValue(name: string, value: string): string {
+  if (!SECRET_HEADERS.has(name.toLowerCase())) return value;
+  const scheme = /^(Bearer|Basic)\s+/i.exec(value)?.[1];
+  return scheme ? `${scheme} ***` : '***';
+}
+
+function maskHeaders(headers: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    out[name] = Array.isArray(value) ? value.map((v) => maskHeaderValue(name, String(v))) : value === undefined ? value : maskHeaderValue(name, String(value));
+  }
+  return out;
+}
+
+/** Where one cache position sits, as the API names fields (`system.1`, `messages.3.content.0`). */
+export function positionPath(p: Position): string {
+  return p.segment === 'messages' ? `messages.${p.message}.content.${p.block}` : `${p.segment}.${p.block}`;
+}
+
+/** The cache plan as a user debugging a miss wants it: what was read and written, and where. */
+export interface LoggedCachePlan {
+  model: string;
+  totalTokens: number;
+  markers: { path: string; ttl: string; tokens: number }[];
+  read: { path: string; tokens: number } | null;
+  writes: { path: string; tokens: number; ttl: string }[];
+  usage: CachePlan['usage'];
+  /** A billing-header block left out of the cache key (see `strictBillingBlock`). */
+  billingBlockIgnored: boolean;
+}
+
+export function describePlan(
+  model: string,
+  positions: readonly Position[],
+  markers: readonly { position: number; ttl: string }[],
+  plan: CachePlan,
+  billingBlockIgnored: boolean,
+): LoggedCachePlan {
+  const at = (i: number): Position => positions[i]!;
+  return {
+    model,
+    totalTokens: plan.totalTokens,
+    markers: markers.map((m) => ({ path: positionPath(at(m.position)), ttl: m.ttl, tokens: at(m.position).cumTokens })),
+    read: plan.read ? { path: positionPath(at(plan.read.position)), tokens: plan.read.tokens } : null,
+    writes: plan.writes.map((w) => ({ path: positionPath(at(w.position)), tokens: w.tokens, ttl: w.ttl })),
+    usage: plan.usage,
+    billingBlockIgnored,
+  };
+}
+
+/** One request/response exchange, collected while it happens and written when it ends. */
+export interface Exchange {
+  cache?: LoggedCachePlan;
+}
+
+/**
+ * `--log-dir DIR`: one JSON file per exchange (request line, headers with keys masked, body,
+ * status, response headers, the response body or SSE text, and the cache plan). Files are
+ * numbered in arrival order so `ls` shows a session in sequence.
+ */
+export class ExchangeLog {
+  readonly #dir: string;
+  #counter = 0;
+
+  constructor(dir: string) {
+    this.#dir = dir;
+    mkdirSync(dir, { recursive: true });
+  }
+
+  /** Start recording one exchange: taps the response's writes; writes the file when it ends. */
+  begin(req: IncomingMessage, res: ServerResponse, requestId: string, startedAt: number): { exchange: Exchange; body(raw: Buffer | 'too-large'): void } {
+    const seq = ++this.#counter;
+    const exchange: Exchange = {};
+    const chunks: Buffer[] = [];
+    let requestBody: unknown = null;
+    const tap = (chunk: unknown, encoding?: unknown): void => {
+      if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
+      chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk), typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8'));
+    };
+    const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+    const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+    res.write = ((...args: unknown[]) => {
+      tap(args[0], args[1]);
+      return write(...args);
+    }) as ServerResponse['write'];
+    res.end = ((...args: unknown[]) => {
+      tap(args[0], args[1]);
+      return end(...args);
+    }) as ServerResponse['end'];
+    res.once('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const contentType = String(res.getHeader('content-type') ?? '');
+      let responseBody: unknown = text;
+      if (contentType.startsWith('application/json')) {
+        try {
+          responseBody = JSON.parse(text);
+        } catch {
+          // keep the text: a truncated body is itself worth seeing
+        }
+      }
+      const record = {
+        requestId,
+        startedAt: new Date(startedAt).toISOString(),
+        request: { method: req.method, url: req.url, httpVersion: req.httpVersion, headers: maskHeaders(req.headers), body: requestBody },
+        response: { status: res.statusCode, headers: maskHeaders(res.getHeaders() as Record<string, unknown>), completed: res.writableFinished, body: responseBody },
+        cache: exchange.cache ?? null,
+      };
+      const name = `${String(seq).padStart(5, '0')}-${requestId}.json`;
+      writeFileSync(join(this.#dir, name), `${JSON.stringify(record, null, 2)}\n`);
+    });
+    return {
+      exchange,
+      body(raw) {
+        if (raw === 'too-large') {
+          requestBody = '(body over the size limit: not logged)';
+          return;
+        }
+        const text = raw.toString('utf8');
+        try {
+          requestBody = text === '' ? null : JSON.parse(text);
+        } catch {
+          requestBody = text;
+        }
+      },
+    };
+  }
+}
