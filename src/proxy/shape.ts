@@ -1,0 +1,109 @@
+import { collectMarkers, type Marker } from '../emulator/cache/markers.ts';
+import { renderPrefix, type Position, type PromptFingerprint } from '../emulator/cache/render.ts';
+import { BlockTokenCounter } from '../emulator/tokens/block-tokens.ts';
+import type { MessagesRequest, RequestBlock } from '../emulator/types.ts';
+import { FORK_BOILERPLATE_OPEN } from '../fork/constants.ts';
+
+/** Claude Code's per-session/per-subagent system block (see the facts file). */
+export const BILLING_PREFIX = 'x-anthropic-billing-header:';
+
+export interface BillingBlock {
+  /** Index of the block in `system`. */
+  index: number;
+  text: string;
+  /** `cc_is_subagent=true;`: the request comes from one of Claude Code's subagents. */
+  subagent: boolean;
+}
+
+/** What the proxy reads from a `POST /v1/messages` body, without changing it. */
+export interface RequestShape {
+  model: string;
+  stream: boolean;
+  /** The request as parsed (key order kept). */
+  request: MessagesRequest;
+  /** Cache positions with chained hashes, as the API keys them (the billing block left out). */
+  positions: Position[];
+  markers: Marker[];
+  fingerprint: PromptFingerprint;
+  finalHash: string;
+  billing: BillingBlock | undefined;
+  /** The last user message carries the fork boilerplate: a fork child's request. */
+  fork: boolean;
+}
+
+// Hashes only: the gate runs before forwarding, so no tokenizing on that path (tokens are
+// estimated after the response, off the request's critical path).
+const hashOnly = new BlockTokenCounter({ count: () => 0 }, { toolPromptTokens: 0, imageTokens: 0 });
+
+function findBilling(system: MessagesRequest['system']): BillingBlock | undefined {
+  if (!Array.isArray(system)) return undefined;
+  const index = system.findIndex((b) => b?.type === 'text' && typeof b.text === 'string' && b.text.startsWith(BILLING_PREFIX));
+  if (index < 0) return undefined;
+  const text = system[index]!.text;
+  return { index, text, subagent: /\bcc_is_subagent=true\b/.test(text) };
+}
+
+/** The request without its billing block (the same object when there is none). */
+export function withoutBilling(request: MessagesRequest, billing: BillingBlock | undefined): MessagesRequest {
+  if (!billing || !Array.isArray(request.system)) return request;
+  const system = request.system.filter((_, i) => i !== billing.index);
+  const { system: _dropped, ...rest } = request;
+  return (system.length > 0 ? { ...rest, system } : rest) as MessagesRequest;
+}
+
+function lastUserHasBoilerplate(request: MessagesRequest): boolean {
+  const last = [...request.messages].reverse().find((m) => m?.role === 'user');
+  if (!last) return false;
+  if (typeof last.content === 'string') return last.content.includes(FORK_BOILERPLATE_OPEN);
+  return last.content.some((b: RequestBlock) => b?.type === 'text' && typeof b['text'] === 'string' && (b['text'] as string).includes(FORK_BOILERPLATE_OPEN));
+}
+
+function looksLikeMessages(json: unknown): json is MessagesRequest {
+  if (typeof json !== 'object' || json === null) return false;
+  const r = json as Record<string, unknown>;
+  return typeof r['model'] === 'string' && Array.isArray(r['messages']) && r['messages'].every((m) => typeof m === 'object' && m !== null && (typeof (m as { content?: unknown }).content === 'string' || Array.isArray((m as { content?: unknown }).content)));
+}
+
+/**
+ * Read a Messages request. Undefined when the body is not one the proxy can lay out (it is
+ * forwarded all the same: the upstream is the judge of what is valid).
+ */
+export function shapeOf(body: Buffer): RequestShape | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (!looksLikeMessages(json)) return undefined;
+  const billing = findBilling(json.system);
+  try {
+    const keyed = withoutBilling(json, billing);
+    const rendered = renderPrefix(keyed, json.model, hashOnly);
+    const markers = collectMarkers(rendered.positions, json.cache_control);
+    return {
+      model: json.model,
+      stream: json.stream === true,
+      request: json,
+      positions: rendered.positions,
+      markers,
+      fingerprint: rendered.fingerprint,
+      finalHash: rendered.finalHash,
+      billing,
+      fork: lastUserHasBoilerplate(json),
+    };
+  } catch {
+    // More than 4 markers, a malformed block...: the upstream will answer 400 itself.
+    return undefined;
+  }
+}
+
+/** The body with the billing block removed (re-serialized: key order kept, no whitespace). */
+export function stripBillingBody(shape: RequestShape): Buffer {
+  return Buffer.from(JSON.stringify(withoutBilling(shape.request, shape.billing)));
+}
+
+/** Estimated tokens per position (the emulator's tokenizer; exact against the emulator). */
+export function estimateTokens(shape: RequestShape, counter: BlockTokenCounter): number[] {
+  return renderPrefix(withoutBilling(shape.request, shape.billing), shape.model, counter).positions.map((p) => p.cumTokens);
+}
