@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EmulatorEvent } from '../../src/emulator/index.ts';
-import { childParams, emulator, proxy, sdk, words } from './helpers.ts';
+import { childParams, complete, emulator, proxy, sdk, words } from './helpers.ts';
 
 describe('proxy ledger on a fan-out (real SDK → proxy → emulator)', () => {
   it("records each request's read/write exactly as the emulator billed it, and groups the siblings", async () => {
@@ -14,9 +14,7 @@ describe('proxy ledger on a fan-out (real SDK → proxy → emulator)', () => {
     await client.messages.create(childParams(shared, 'directive 0', false));
     await Promise.all(
       [1, 2, 3, 4].map(async (i) => {
-        if (i % 2 === 0) return client.messages.create(childParams(shared, `directive ${i}`, false));
-        const stream = client.messages.stream(childParams(shared, `directive ${i}`, true));
-        return stream.finalMessage();
+        return complete(client, childParams(shared, `directive ${i}`, i % 2 === 1));
       }),
     );
     const records = px.ledger.records();

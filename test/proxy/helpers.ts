@@ -62,5 +62,14 @@ export function childParams(shared: string, directive: string, stream: boolean):
       },
     ],
     ...(stream ? { stream: true } : {}),
-  } as Anthropic.MessageCreateParamsNonStreaming;
+  } as unknown as Anthropic.MessageCreateParamsNonStreaming;
+}
+
+/** Send through the SDK and read the answer to its end (a stream through `messages.stream`). */
+export async function complete(client: Anthropic, params: Anthropic.MessageCreateParamsNonStreaming): Promise<Anthropic.Message> {
+  if ((params as { stream?: boolean }).stream) {
+    const { stream: _stream, ...rest } = params as Anthropic.MessageCreateParamsNonStreaming & { stream?: boolean };
+    return client.messages.stream(rest).finalMessage();
+  }
+  return client.messages.create(params);
 }

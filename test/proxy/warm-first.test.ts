@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
-import { childParams, emulator, proxy, sdk, until, words } from './helpers.ts';
+import { childParams, complete, emulator, proxy, sdk, until, words } from './helpers.ts';
 
 // TTFT of 100 ms on the emulator's manual clock: siblings sent together reach it before the
 // first response has begun, exactly as on the API, and time moves only when the test says so.
@@ -14,7 +14,7 @@ async function fanOut(warmFirst: boolean) {
   const px = await proxy({ upstream: emu.url, warmFirst });
   const client = sdk(px.url);
   const shared = words(2000, `cold${String(warmFirst)}`);
-  const all = Promise.all([0, 1, 2, 3].map((i) => client.messages.create(childParams(shared, `directive ${i}`, i % 2 === 0))));
+  const all = Promise.all([0, 1, 2, 3].map((i) => complete(client, childParams(shared, `directive ${i}`, i % 2 === 0))));
   return { clock, emu, px, all, arrived: () => arrived };
 }
 
