@@ -1,20 +1,25 @@
-// `npm run bench [-- --quick] [-- --only=name,name]`: runs the suites in one process and writes
-// bench/results/latest.json and latest.md (ratios measured in one run, on one machine).
-import { mkdirSync, writeFileSync } from 'node:fs';
+// `npm run bench [-- --quick] [-- --only=name,name] [-- --merge]`: runs the suites in one process and
+// writes bench/results/latest.json and latest.md (ratios measured in one run, on one machine).
+// `--merge` keeps the other suites of the previous latest.json (each suite's ratios are still
+// from one run of that suite).
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { arch, cpus, platform, totalmem } from 'node:os';
 import { boundarySuite, dispatchSuite } from './boundary.ts';
 import { economicsSuite } from './economics.ts';
 import { memorySuite } from './memory.ts';
 import { overheadSuite } from './overhead.ts';
+import { proxyFanoutSuite, proxyOverheadSuite } from './proxy.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';
 
-// In issue order: 1 dispatch, 2 memory, 3 boundary, 4 economics, 5 overhead.
+// In issue order: 1 dispatch, 2 memory, 3 boundary, 4 economics, 5 overhead; then the proxy (issue 18).
 const SUITES: Record<string, (o: SuiteOptions) => Promise<SuiteResult>> = {
   dispatch: dispatchSuite,
   memory: memorySuite,
   boundary: boundarySuite,
   economics: economicsSuite,
   overhead: overheadSuite,
+  'proxy-fanout': proxyFanoutSuite,
+  'proxy-overhead': proxyOverheadSuite,
 };
 
 function markdown(results: SuiteResult[], machine: string): string {
@@ -45,6 +50,14 @@ for (const name of names) {
 }
 const dir = new URL('./results/', import.meta.url);
 mkdirSync(dir, { recursive: true });
+if (args.includes('--merge') && existsSync(new URL('latest.json', dir))) {
+  const previous = (JSON.parse(readFileSync(new URL('latest.json', dir), 'utf8')) as { suites: SuiteResult[] }).suites;
+  const order = Object.keys(SUITES);
+  const fresh = new Map(results.map((r) => [r.name, r]));
+  const merged = [...previous.filter((r) => !fresh.has(r.name)), ...results];
+  merged.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
+  results.splice(0, results.length, ...merged);
+}
 writeFileSync(new URL('latest.json', dir), `${JSON.stringify({ date: new Date().toISOString(), machine, quick, suites: results }, null, 2)}\n`);
 const md = markdown(results, machine);
 writeFileSync(new URL('latest.md', dir), md);

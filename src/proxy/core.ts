@@ -52,6 +52,7 @@ export class ProxyCore {
   #seq = 0;
   readonly #past = new Map<number, PastShape>();
   readonly #lastOfSession = new Map<string, number>();
+  readonly #lastOfModel = new Map<string, number>();
 
   constructor(options: ResolvedProxyOptions) {
     this.options = options;
@@ -73,13 +74,16 @@ export class ProxyCore {
     const seq = bySession ?? sharedSeq;
     if (seq !== undefined) return this.#past.get(seq);
     // Nothing shared at all: compare with the latest request of the same model.
-    for (const past of [...this.#past.values()].reverse()) if (past.shape.model === model) return past;
-    return undefined;
+    const last = this.#lastOfModel.get(model);
+    return last === undefined ? undefined : this.#past.get(last);
   }
 
   remember(seq: number, shape: { model: string; fingerprint: PromptFingerprint }, session: string | undefined): void {
     this.#past.set(seq, { seq, shape });
     if (this.#past.size > PAST_LIMIT) this.#past.delete(this.#past.keys().next().value!);
+    this.#lastOfModel.delete(shape.model);
+    this.#lastOfModel.set(shape.model, seq);
+    if (this.#lastOfModel.size > PAST_LIMIT) this.#lastOfModel.delete(this.#lastOfModel.keys().next().value!);
     if (session !== undefined) {
       this.#lastOfSession.delete(session);
       this.#lastOfSession.set(session, seq);

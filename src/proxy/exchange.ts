@@ -70,9 +70,12 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
   if (raw === 'too-large') return tooLarge(res, core.options.maxBodyBytes);
   const path = req.url ?? '/';
   const isMessages = req.method === 'POST' && /^\/v1\/messages(\?|$)/.test(path);
-  const shape = isMessages ? shapeOf(raw) : undefined;
+  // Read the request before sending only when a fix needs it; otherwise right after, so that
+  // laying out its prefix costs the request nothing (the response cannot arrive in between).
+  const readFirst = core.gate !== undefined || core.options.stripBillingBlock;
+  let shape = isMessages && readFirst ? shapeOf(raw) : undefined;
   const strip = shape !== undefined && core.options.stripBillingBlock && shape.billing !== undefined;
-  const body = strip ? stripBillingBody(shape) : raw;
+  const body = strip ? stripBillingBody(shape!) : raw;
 
   let passage: Passage | undefined;
   if (shape && core.gate) {
@@ -83,11 +86,16 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
     }
   }
   const sentAt = clock.now();
-  const analysis = shape ? analyse(core, seq, shape, sentAt, header(req, SESSION_HEADER)) : undefined;
-  const diagnosis = analysis ? diagnoseAtSend(analysis.ctx) : undefined;
-  core.log?.write({ type: 'request', seq, at: sentAt, method: req.method, path, headers: maskHeaders(req.headers), body: loggedBody(body), ...(strip ? { stripped_billing_block: shape!.billing!.text } : {}) });
-  core.inFlight++;
-  core.events.emit('exchange-start', { seq, method: req.method ?? 'GET', path, model: shape?.model, heldMs: passage?.heldMs ?? 0 });
+  let analysis: Analysis | undefined;
+  let diagnosis: ReturnType<typeof diagnoseAtSend> | undefined;
+  const afterSend = (): void => {
+    if (isMessages && !readFirst) shape = shapeOf(raw);
+    analysis = shape ? analyse(core, seq, shape, sentAt, header(req, SESSION_HEADER)) : undefined;
+    diagnosis = analysis ? diagnoseAtSend(analysis.ctx) : undefined;
+    core.log?.write({ type: 'request', seq, at: sentAt, method: req.method, path, headers: maskHeaders(req.headers), body: loggedBody(body), ...(strip ? { stripped_billing_block: shape!.billing!.text } : {}) });
+    core.inFlight++;
+    core.events.emit('exchange-start', { seq, method: req.method ?? 'GET', path, model: shape?.model, heldMs: passage?.heldMs ?? 0 });
+  };
 
   let status: number | undefined;
   let responseHeaders: Record<string, string | string[]> = {};
@@ -117,9 +125,11 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
         loggedBytes += chunk.length;
       },
       onEnd(error) {
-        void finish(error).then(resolve, resolve);
+        // After the last bytes are on their way: the bookkeeping waits for the I/O of this turn.
+        setImmediate(() => void finish(error).then(resolve, resolve));
       },
     });
+    afterSend();
   });
 
   async function finish(error: string | undefined): Promise<void> {

@@ -74,6 +74,8 @@ export function forward(core: ProxyCore, req: IncomingMessage, res: ServerRespon
     // Headers go out at once, even before the first body byte (an SSE stream may idle at first).
     res.flushHeaders();
     hooks.onResponse(up);
+    // Piped first: each chunk (and the end) reaches the client before the proxy looks at it.
+    up.pipe(res);
     up.on('data', (chunk: Buffer) => hooks.onChunk(chunk));
     up.on('end', () => end(undefined));
     up.on('aborted', () => {
@@ -84,7 +86,6 @@ export function forward(core: ProxyCore, req: IncomingMessage, res: ServerRespon
       res.destroy();
       end('upstream cut the response');
     });
-    up.pipe(res);
   });
   upReq.on('error', (err: NodeJS.ErrnoException) => {
     if (ended) return;
