@@ -162,6 +162,7 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
       session: analysis?.placement.session,
       thread: analysis?.placement.thread,
       kind: analysis?.placement.kind,
+      label: shape?.label,
       fanout: analysis?.placement.fanout?.id,
       diagnosis,
       apiMissReason: facts?.missReason,

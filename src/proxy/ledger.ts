@@ -16,7 +16,7 @@ export interface FanoutSummary {
   cache_efficiency: number;
   cost_usd: number | null;
   no_cache_usd: number | null;
-  members: { seq: number; kind: string | undefined; thread: string | undefined; read: number; written: number; uncached: number; hit_ratio: number; reason: MissReason | undefined; warm: string | undefined }[];
+  members: { seq: number; kind: string | undefined; label: string | undefined; thread: string | undefined; read: number; written: number; uncached: number; hit_ratio: number; reason: MissReason | undefined; warm: string | undefined }[];
 }
 
 interface Fanout {
@@ -114,6 +114,7 @@ export class ProxyLedger {
         members: members.map((r) => ({
           seq: r.seq,
           kind: r.kind,
+          label: r.label,
           thread: r.thread,
           read: r.usage!.cache_read_input_tokens,
           written: r.usage!.cache_creation_input_tokens,

@@ -32,7 +32,7 @@ function savedByProxy(s: ProxySummary): string {
 
 function fanoutSection(f: FanoutSummary): string {
   const head = `<h3>${escapeHtml(f.id)}: ${f.requests} requests</h3><p class="meta">shared prefix about ${n(f.shared_tokens)} tokens · hit ratio ${percent(f.hit_ratio)} (theoretical maximum ${percent(f.max_hit_ratio)}) · cache efficiency ${f.cache_efficiency.toFixed(3)} (read ${n(Math.round(f.cache_efficiency * f.max_reads))} of at most ${n(f.max_reads)}) · cost ${usd(f.cost_usd)} against ${usd(f.no_cache_usd)} without caching</p>`;
-  const rows = f.members.map((m) => [`#${m.seq}`, m.kind ?? '', m.thread ?? '', m.read, m.written, m.uncached, percent(m.hit_ratio), m.warm ?? '', m.reason ?? '']);
+  const rows = f.members.map((m) => [`#${m.seq}`, m.label ? `${m.kind ?? ''}: ${m.label}` : m.kind ?? '', m.thread ?? '', m.read, m.written, m.uncached, percent(m.hit_ratio), m.warm ?? '', m.reason ?? '']);
   return head + table(['request', 'kind', 'thread', 'read', 'written', 'uncached', 'hit ratio', 'warm-first', 'diagnosis'], rows, 'forks');
 }
 

@@ -29,6 +29,8 @@ export interface RequestShape {
   billing: BillingBlock | undefined;
   /** The last user message carries the fork boilerplate: a fork child's request. */
   fork: boolean;
+  /** A fork's name: its spawning call's `description` (Claude Code) or its directive (forkcache). */
+  label: string | undefined;
 }
 
 // Hashes only: the gate runs before forwarding, so no tokenizing on that path (tokens are
@@ -58,6 +60,26 @@ function lastUserHasBoilerplate(request: MessagesRequest): boolean {
   return last.content.some((b: RequestBlock) => b?.type === 'text' && typeof b['text'] === 'string' && (b['text'] as string).includes(FORK_BOILERPLATE_OPEN));
 }
 
+const clip = (text: string): string => {
+  const line = text.trim().split('\n')[0] ?? '';
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+};
+
+// Claude Code's fork repeats only its own spawning call in the last assistant turn; forkcache's
+// children carry `Directive: ...` after the boilerplate.
+function forkLabel(request: MessagesRequest): string | undefined {
+  const messages = request.messages;
+  const user = messages[messages.length - 1];
+  const text = user && Array.isArray(user.content) ? user.content.map((b) => (b?.type === 'text' ? String(b['text']) : '')).join('\n') : String(user?.content ?? '');
+  const directive = /Directive:\s*(.+)/.exec(text)?.[1];
+  const assistant = messages[messages.length - 2];
+  const calls = assistant?.role === 'assistant' && Array.isArray(assistant.content) ? assistant.content.filter((b) => b?.type === 'tool_use') : [];
+  const input = calls.length === 1 ? (calls[0]!['input'] as Record<string, unknown> | undefined) : undefined;
+  const named = input?.['description'] ?? input?.['prompt'];
+  if (typeof named === 'string') return clip(named);
+  return directive === undefined ? undefined : clip(directive);
+}
+
 function looksLikeMessages(json: unknown): json is MessagesRequest {
   if (typeof json !== 'object' || json === null) return false;
   const r = json as Record<string, unknown>;
@@ -81,6 +103,7 @@ export function shapeOf(body: Buffer): RequestShape | undefined {
     const keyed = withoutBilling(json, billing);
     const rendered = renderPrefix(keyed, json.model, hashOnly);
     const markers = collectMarkers(rendered.positions, json.cache_control);
+    const fork = lastUserHasBoilerplate(json);
     return {
       model: json.model,
       stream: json.stream === true,
@@ -90,7 +113,8 @@ export function shapeOf(body: Buffer): RequestShape | undefined {
       fingerprint: rendered.fingerprint,
       finalHash: rendered.finalHash,
       billing,
-      fork: lastUserHasBoilerplate(json),
+      fork,
+      label: fork ? forkLabel(json) : undefined,
     };
   } catch {
     // More than 4 markers, a malformed block...: the upstream will answer 400 itself.

@@ -64,6 +64,8 @@ export interface ExchangeRecord {
   session: string | undefined;
   thread: string | undefined;
   kind: ThreadKind | undefined;
+  /** A fork's name (its spawning call's description, or its directive). */
+  label: string | undefined;
   fanout: string | undefined;
   diagnosis: Diagnosis | undefined;
   /** `diagnostics.cache_miss_reason` from the API, when the client asked for it. */

@@ -82,6 +82,7 @@ describe('miss diagnosis', () => {
     expect(new Set(records.map((r) => r.session))).toEqual(new Set(['sess-1']));
     const children = records.slice(1);
     expect(children.map((r) => r.kind)).toEqual(['fork', 'fork', 'fork']);
+    expect(children.map((r) => r.label).sort()).toEqual(['part 0', 'part 1', 'part 2']);
     expect(new Set(children.map((r) => r.thread)).size).toBe(3);
     const [fanout] = px.summary().fanouts;
     expect(fanout!.members.map((m) => m.seq).sort()).toEqual([2, 3, 4]);
