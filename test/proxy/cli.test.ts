@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { childParams, complete, emulator, sdk, words } from './helpers.ts';
+import { childParams, complete, emulator, sdk, until, words } from './helpers.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const children: ChildProcess[] = [];
@@ -63,6 +63,23 @@ describe('forkcache proxy (command)', () => {
     expect(html.match(/<svg/g)?.length).toBe(4);
     expect(readFileSync(join(dir, 'log', 'exchanges.jsonl'), 'utf8').trim().split('\n')).toHaveLength(6);
     expect(run.err()).toMatch(/^#\d POST \/v1\/messages 200 /m);
+  });
+
+  it('a killed proxy leaves every exchange it recorded in the log, each line whole', async () => {
+    const emu = await emulator();
+    const dir = mkdtempSync(join(tmpdir(), 'proxy-kill-'));
+    dirs.push(dir);
+    const run = start(['--upstream', emu.url, '--log-dir', dir]);
+    const url = /listening on (\S+)$/.exec(await firstLine(run.child))![1]!;
+    const client = sdk(url);
+    for (let i = 0; i < 3; i++) await complete(client, childParams(words(200, 'kill'), `directive ${i}`, i === 0));
+    // Its progress line for #3 is printed after #3's log line is written.
+    await until(() => /^#3 /m.test(run.err()), 'the third exchange recorded');
+    const exited = once(run.child, 'exit');
+    run.child.kill('SIGKILL');
+    await exited;
+    const lines = readFileSync(join(dir, 'exchanges.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; seq: number });
+    expect(lines.map((l) => `${l.type}${l.seq}`)).toEqual(['request1', 'response1', 'request2', 'response2', 'request3', 'response3']);
   });
 
   it('exits 2 on a bad flag, naming it', async () => {

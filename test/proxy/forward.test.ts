@@ -134,3 +134,24 @@ describe('forwarding', () => {
     }
   });
 });
+
+describe('compressed responses', () => {
+  it('passes gzip bytes through unchanged and still reads the usage', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const message = { id: 'msg_z', type: 'message', role: 'assistant', model: 'claude-opus-5-5', content: [{ type: 'text', text: 'hi' }], usage: { input_tokens: 3, cache_creation_input_tokens: 0, cache_read_input_tokens: 40, output_tokens: 2 } };
+    const zipped = gzipSync(JSON.stringify(message));
+    const upstream = await stub((_req, _body, res) => res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': zipped.length }).end(zipped));
+    const px = await proxy({ upstream });
+    const target = new URL(px.url);
+    const req = request({ host: target.hostname, port: target.port, path: '/v1/messages', method: 'POST', headers: { 'accept-encoding': 'gzip' } });
+    req.end('{"model":"claude-opus-5-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}');
+    const [res] = (await once(req, 'response')) as [IncomingMessage];
+    const chunks: Buffer[] = [];
+    for await (const chunk of res) chunks.push(chunk as Buffer);
+    expect(Buffer.concat(chunks).equals(zipped)).toBe(true);
+    expect(res.headers['content-encoding']).toBe('gzip');
+    await until(() => px.ledger.records().length === 1, 'recorded');
+    expect(px.ledger.records()[0]!.usage).toMatchObject({ cache_read_input_tokens: 40, output_tokens: 2 });
+    expect(px.ledger.records()[0]!.messageId).toBe('msg_z');
+  });
+});
