@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { childParams, complete, emulator, sdk, until, words } from './helpers.ts';
+import { childParams, complete, emulator, sdk, words } from './helpers.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const children: ChildProcess[] = [];
@@ -19,6 +19,20 @@ function start(args: string[]): { child: ChildProcess; out: () => string; err: (
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
   return { child, out: () => out, err: () => err };
+}
+
+/** Resolves once stderr matches (on its data events: no timer, no polling). */
+function stderrMatch(run: { child: ChildProcess; err: () => string }, pattern: RegExp): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = (): void => {
+      if (!pattern.test(run.err())) return;
+      run.child.stderr!.off('data', check);
+      resolve();
+    };
+    run.child.stderr!.on('data', check);
+    run.child.once('exit', () => reject(new Error(`exited before stderr matched ${pattern}`)));
+    check();
+  });
 }
 
 /** The first stdout line (the listening line), without timers: resolves on data or exit. */
@@ -74,7 +88,7 @@ describe('forkcache proxy (command)', () => {
     const client = sdk(url);
     for (let i = 0; i < 3; i++) await complete(client, childParams(words(200, 'kill'), `directive ${i}`, i === 0));
     // Its progress line for #3 is printed after #3's log line is written.
-    await until(() => /^#3 /m.test(run.err()), 'the third exchange recorded');
+    await stderrMatch(run, /^#3 /m);
     const exited = once(run.child, 'exit');
     run.child.kill('SIGKILL');
     await exited;
