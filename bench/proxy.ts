@@ -1,4 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import { startEmulator, type Emulator } from '../src/emulator/server/start.ts';
 import { claudeTokenizer } from '../src/emulator/tokens/tokenizer.ts';
 import { startProxy } from '../src/proxy/server.ts';
@@ -128,15 +131,45 @@ export async function proxyFanoutSuite(options: SuiteOptions): Promise<SuiteResu
   return { name: 'proxy-fanout', title: `forkcache proxy: a cold fan-out of ${FORKS} on a new ${PREFIX_TOKENS.toLocaleString('en-US')}-token prefix, --warm-first off and on`, rows, conclusion };
 }
 
-/** Suite 7, the hop: what streaming through the proxy adds per request at latency off. */
+/** Start a `forkcache` command in its own process; resolves with the URL it listens on. */
+async function spawnCommand(args: string[]): Promise<{ url: string; stop: () => Promise<void> }> {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening on (\S+)/.exec(out);
+      if (match) resolve(match[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`forkcache ${args[0]} exited with ${code} before listening`)));
+  });
+  return {
+    url,
+    stop: async () => {
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/**
+ * Suite 7, the hop: what streaming through the proxy adds per request at latency off. The
+ * emulator and the proxy run as the commands a user starts (`forkcache emulator`, `forkcache
+ * proxy`), each in its own process, the SDK client in this one: the deployment being measured.
+ */
 export async function proxyOverheadSuite(options: SuiteOptions): Promise<SuiteResult> {
   const count = options.quick ? 300 : 1000;
-  const off = await startEmulator({ latency: 'off', seed: 19 });
-  const proxy = await startProxy({ upstream: off.url });
+  const emulator = await spawnCommand(['emulator', '--latency', 'off', '--seed', '19']);
+  const proxy = await spawnCommand(['proxy', '--upstream', emulator.url, '--json']).catch(async (err: unknown) => {
+    await emulator.stop();
+    throw err;
+  });
   const direct: number[] = [];
   const proxied: number[] = [];
   try {
-    const viaDirect = new Anthropic({ apiKey: 'bench', baseURL: off.url, maxRetries: 0 });
+    const viaDirect = new Anthropic({ apiKey: 'bench', baseURL: emulator.url, maxRetries: 0 });
     const viaProxy = new Anthropic({ apiKey: 'bench', baseURL: proxy.url, maxRetries: 0 });
     await perRequestMs(viaDirect, 100, 'warm-up');
     await perRequestMs(viaProxy, 100, 'warm-up');
@@ -149,8 +182,8 @@ export async function proxyOverheadSuite(options: SuiteOptions): Promise<SuiteRe
       proxied.push(i % 2 === 0 ? b : a);
     }
   } finally {
-    await proxy.close();
-    await off.close();
+    await proxy.stop();
+    await emulator.stop();
   }
   const addedMs = median(proxied.map((p, i) => p - direct[i]!));
   const round = (x: number): number => Math.round(x * 1000) / 1000;
@@ -159,6 +192,6 @@ export async function proxyOverheadSuite(options: SuiteOptions): Promise<SuiteRe
     { arm: 'SDK → emulator', requests: count, median_ms: round(median(direct)), p90_ms: p90(direct), added_ms_median_of_pairs: 0 },
     { arm: 'SDK → proxy → emulator', requests: count, median_ms: round(median(proxied)), p90_ms: p90(proxied), added_ms_median_of_pairs: round(addedMs) },
   ];
-  const conclusion = `Streaming through the proxy (ledger, diagnosis and grouping on; warm-first off) added ${addedMs.toFixed(3)} ms per request (median of ${count} paired requests; medians ${round(median(direct))} → ${round(median(proxied))} ms) at emulator latency off, client, proxy and emulator in one process.`;
+  const conclusion = `Streaming through \`forkcache proxy\` (ledger, diagnosis and grouping on; warm-first off) added ${addedMs.toFixed(3)} ms per request (median of ${count} paired requests; medians ${round(median(direct))} → ${round(median(proxied))} ms) at emulator latency off; client, proxy and emulator in three processes on one machine.`;
   return { name: 'proxy-overhead', title: 'forkcache proxy: time added per streaming request (emulator latency off)', rows, conclusion };
 }

@@ -2,14 +2,12 @@ import { EventEmitter } from 'node:events';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { PromptFingerprint } from '../emulator/cache/render.ts';
-import { BlockTokenCounter } from '../emulator/tokens/block-tokens.ts';
-import { claudeTokenizer } from '../emulator/tokens/tokenizer.ts';
 import { ExchangeLog } from './exchange-log.ts';
 import { Grouper } from './groups.ts';
 import { ProxyLedger } from './ledger.ts';
 import type { ResolvedProxyOptions } from './options.ts';
 import { PrefixIndex } from './prefix-index.ts';
-import type { RequestShape } from './shape.ts';
+import { PrefixTokenCounter, type RequestShape } from './shape.ts';
 import type { ExchangeRecord } from './types.ts';
 import { ProxyWarmFirst } from './warm-first.ts';
 
@@ -45,7 +43,7 @@ export class ProxyCore {
   readonly gate: ProxyWarmFirst | undefined;
   readonly log: ExchangeLog | undefined;
   /** Token estimates for diagnoses and fan-out ceilings (the emulator's tokenizer, memoized per block). */
-  readonly counter = new BlockTokenCounter(claudeTokenizer);
+  readonly counter = new PrefixTokenCounter();
   readonly events = new EventEmitter<ProxyEvents>();
   readonly startedAt: number;
   inFlight = 0;

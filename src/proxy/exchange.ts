@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readBody } from '../emulator/server/http-util.ts';
 import { normalizeUsage, type Usage } from '../ledger/usage.ts';
 import type { ProxyCore } from './core.ts';
 import { diagnoseAtSend, settle, type SendContext } from './diagnose.ts';
@@ -17,6 +16,20 @@ const SESSION_HEADER = 'x-claude-code-session-id';
 function header(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];
   return Array.isArray(value) ? value[0] : value;
+}
+
+/** The whole request body, or 'too-large' past `limit` (the rest is drained so the client reads the 413). */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) chunks.push(chunk);
+    });
+    req.once('end', () => resolve(size > limit ? 'too-large' : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+    req.once('error', reject);
+  });
 }
 
 /** The API's own 413, for a body the proxy will not hold in memory. */
@@ -88,7 +101,10 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
   const sentAt = clock.now();
   let analysis: Analysis | undefined;
   let diagnosis: ReturnType<typeof diagnoseAtSend> | undefined;
+  let analysed = false;
   const afterSend = (): void => {
+    if (analysed) return;
+    analysed = true;
     if (isMessages && !readFirst) shape = shapeOf(raw);
     analysis = shape ? analyse(core, seq, shape, sentAt, header(req, SESSION_HEADER)) : undefined;
     diagnosis = analysis ? diagnoseAtSend(analysis.ctx) : undefined;
@@ -114,6 +130,7 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
   await new Promise<void>((resolve) => {
     forward(core, req, res, body, controller.signal, {
       onResponse(up) {
+        afterSend(); // (in case the response came before the deferred analysis ran)
         status = up.statusCode;
         ttfbMs = clock.now() - sentAt;
         responseHeaders = maskHeaders(up.headers);
@@ -125,11 +142,14 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
         loggedBytes += chunk.length;
       },
       onEnd(error) {
+        afterSend();
         // After the last bytes are on their way: the bookkeeping waits for the I/O of this turn.
         setImmediate(() => void finish(error).then(resolve, resolve));
       },
     });
-    afterSend();
+    // The request only leaves once its socket is assigned (next tick): lay it out after that,
+    // while the upstream works, not before. A response arriving first runs it first.
+    setImmediate(afterSend);
   });
 
   async function finish(error: string | undefined): Promise<void> {
@@ -173,7 +193,9 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
       error: error ?? (facts?.error ? `${facts.error.type}: ${facts.error.message}` : undefined),
     };
     if (analysis && usage && model) {
-      const cum = estimateTokens(analysis.shape, core.counter);
+      const { read: r, blocked, tooFar } = analysis.ctx.lookback;
+      const needed = Math.max(r?.index ?? -1, blocked?.index ?? -1, tooFar?.index ?? -1, analysis.placement.fanout?.branchIndex ?? -1);
+      const cum = estimateTokens(analysis.shape, core.counter, needed);
       record.diagnosis = settle(diagnosis!, analysis.ctx, cum, usage.cache_read_input_tokens, strip);
       const read = analysis.ctx.lookback.read;
       const readTokens = read ? cum[read.index] ?? 0 : 0;

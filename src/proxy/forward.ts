@@ -71,8 +71,10 @@ export function forward(core: ProxyCore, req: IncomingMessage, res: ServerRespon
   signal.addEventListener('abort', onAbort, { once: true });
   upReq.on('response', (up) => {
     res.writeHead(up.statusCode ?? 502, up.statusMessage, responseHeaders(up));
-    // Headers go out at once, even before the first body byte (an SSE stream may idle at first).
-    res.flushHeaders();
+    // Headers go out with the first body bytes (one packet, as most upstreams send them), or on
+    // their own if the body is slow to start: an SSE stream may idle until its first event.
+    const flush = setImmediate(() => res.headersSent || res.flushHeaders());
+    up.once('data', () => clearImmediate(flush));
     hooks.onResponse(up);
     // Piped first: each chunk (and the end) reaches the client before the proxy looks at it.
     up.pipe(res);

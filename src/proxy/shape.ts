@@ -1,6 +1,7 @@
 import { collectMarkers, type Marker } from '../emulator/cache/markers.ts';
 import { renderPrefix, type Position, type PromptFingerprint } from '../emulator/cache/render.ts';
 import { BlockTokenCounter } from '../emulator/tokens/block-tokens.ts';
+import { claudeTokenizer } from '../emulator/tokens/tokenizer.ts';
 import type { MessagesRequest, RequestBlock } from '../emulator/types.ts';
 import { FORK_BOILERPLATE_OPEN } from '../fork/constants.ts';
 
@@ -127,7 +128,34 @@ export function stripBillingBody(shape: RequestShape): Buffer {
   return Buffer.from(JSON.stringify(withoutBilling(shape.request, shape.billing)));
 }
 
-/** Estimated tokens per position (the emulator's tokenizer; exact against the emulator). */
-export function estimateTokens(shape: RequestShape, counter: BlockTokenCounter): number[] {
+/**
+ * Token estimates with the emulator's tokenizer (exact against the emulator), memoized per
+ * block. Only the positions up to `upTo` are counted: the blocks after the last one a
+ * diagnosis or a fan-out needs (a new question, a fork's own directive) are never tokenized,
+ * which keeps the tokenizer off the proxy's per-request bill.
+ */
+export class PrefixTokenCounter extends BlockTokenCounter {
+  #limit = Number.POSITIVE_INFINITY;
+  #calls = 0;
+
+  constructor() {
+    super(claudeTokenizer);
+  }
+
+  upTo(limit: number): void {
+    this.#limit = limit;
+    this.#calls = 0;
+  }
+
+  // renderPrefix counts blocks in position order, so the call number is the position index.
+  override block(digest: string, block: Record<string, unknown>, json: string, asTool = false): number {
+    return this.#calls++ > this.#limit ? 0 : super.block(digest, block, json, asTool);
+  }
+}
+
+/** Cumulative estimated tokens per position; exact up to `upTo`, not beyond it. */
+export function estimateTokens(shape: RequestShape, counter: PrefixTokenCounter, upTo: number): number[] {
+  if (upTo < 0) return [];
+  counter.upTo(upTo);
   return renderPrefix(withoutBilling(shape.request, shape.billing), shape.model, counter).positions.map((p) => p.cumTokens);
 }
