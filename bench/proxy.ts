@@ -131,10 +131,10 @@ export async function proxyFanoutSuite(options: SuiteOptions): Promise<SuiteResu
   return { name: 'proxy-fanout', title: `forkcache proxy: a cold fan-out of ${FORKS} on a new ${PREFIX_TOKENS.toLocaleString('en-US')}-token prefix, --warm-first off and on`, rows, conclusion };
 }
 
-/** Start a `forkcache` command in its own process; resolves with the URL it listens on. */
-async function spawnCommand(args: string[]): Promise<{ url: string; stop: () => Promise<void> }> {
+/** Start a `forkcache` command (or a bench script) in its own process; resolves with its URL. */
+async function spawnCommand(args: string[], script = 'src/cli/main.ts'): Promise<{ url: string; stop: () => Promise<void> }> {
   const root = fileURLToPath(new URL('..', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -161,37 +161,41 @@ async function spawnCommand(args: string[]): Promise<{ url: string; stop: () => 
  */
 export async function proxyOverheadSuite(options: SuiteOptions): Promise<SuiteResult> {
   const count = options.quick ? 300 : 1000;
-  const emulator = await spawnCommand(['emulator', '--latency', 'off', '--seed', '19']);
-  const proxy = await spawnCommand(['proxy', '--upstream', emulator.url, '--json']).catch(async (err: unknown) => {
-    await emulator.stop();
-    throw err;
-  });
-  const direct: number[] = [];
-  const proxied: number[] = [];
+  const started: { stop: () => Promise<void> }[] = [];
+  const times: Record<'direct' | 'pipe' | 'proxy', number[]> = { direct: [], pipe: [], proxy: [] };
   try {
-    const viaDirect = new Anthropic({ apiKey: 'bench', baseURL: emulator.url, maxRetries: 0 });
-    const viaProxy = new Anthropic({ apiKey: 'bench', baseURL: proxy.url, maxRetries: 0 });
-    await perRequestMs(viaDirect, 100, 'warm-up');
-    await perRequestMs(viaProxy, 100, 'warm-up');
-    // Paired, alternating which goes first: the machine's drift (other processes on 2 cores)
-    // moves both requests of a pair alike, so the pair's difference is the hop's cost.
+    const emulator = await spawnCommand(['emulator', '--latency', 'off', '--seed', '19']);
+    started.push(emulator);
+    const proxy = await spawnCommand(['proxy', '--upstream', emulator.url, '--json']);
+    started.push(proxy);
+    const pipe = await spawnCommand([emulator.url], 'bench/support/pipe-proxy.ts');
+    started.push(pipe);
+    const clients = {
+      direct: new Anthropic({ apiKey: 'bench', baseURL: emulator.url, maxRetries: 0 }),
+      pipe: new Anthropic({ apiKey: 'bench', baseURL: pipe.url, maxRetries: 0 }),
+      proxy: new Anthropic({ apiKey: 'bench', baseURL: proxy.url, maxRetries: 0 }),
+    };
+    for (const client of Object.values(clients)) await perRequestMs(client, 100, 'warm-up');
+    // Rounds of one request per arm, rotating which goes first: the machine's drift (other
+    // processes on 2 cores) moves the requests of a round alike, so a round's differences are
+    // what each hop costs.
+    const arms = ['direct', 'pipe', 'proxy'] as const;
     for (let i = 0; i < count; i++) {
-      const pair = i % 2 === 0 ? [viaDirect, viaProxy] : [viaProxy, viaDirect];
-      const [a, b] = [(await perRequestMs(pair[0]!, 1, `a${i}`))[0]!, (await perRequestMs(pair[1]!, 1, `b${i}`))[0]!];
-      direct.push(i % 2 === 0 ? a : b);
-      proxied.push(i % 2 === 0 ? b : a);
+      for (let k = 0; k < arms.length; k++) {
+        const arm = arms[(i + k) % arms.length]!;
+        times[arm].push((await perRequestMs(clients[arm], 1, `${arm}${i}`))[0]!);
+      }
     }
   } finally {
-    await proxy.stop();
-    await emulator.stop();
+    for (const s of started.reverse()) await s.stop();
   }
-  const addedMs = median(proxied.map((p, i) => p - direct[i]!));
+  const added = (arm: 'pipe' | 'proxy'): number => median(times[arm].map((t, i) => t - times.direct[i]!));
   const round = (x: number): number => Math.round(x * 1000) / 1000;
   const p90 = (xs: number[]): number => round([...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)]!);
-  const rows = [
-    { arm: 'SDK → emulator', requests: count, median_ms: round(median(direct)), p90_ms: p90(direct), added_ms_median_of_pairs: 0 },
-    { arm: 'SDK → proxy → emulator', requests: count, median_ms: round(median(proxied)), p90_ms: p90(proxied), added_ms_median_of_pairs: round(addedMs) },
-  ];
-  const conclusion = `Streaming through \`forkcache proxy\` (ledger, diagnosis and grouping on; warm-first off) added ${addedMs.toFixed(3)} ms per request (median of ${count} paired requests; medians ${round(median(direct))} → ${round(median(proxied))} ms) at emulator latency off; client, proxy and emulator in three processes on one machine.`;
+  const row = (arm: string, xs: number[], addedMs: number) => ({ arm, requests: count, median_ms: round(median(xs)), p90_ms: p90(xs), added_ms_median_of_rounds: round(addedMs) });
+  const rows = [row('SDK → emulator', times.direct, 0), row('SDK → bare Node pipe proxy → emulator', times.pipe, added('pipe')), row('SDK → forkcache proxy → emulator', times.proxy, added('proxy'))];
+  const conclusion =
+    `Streaming through \`forkcache proxy\` (ledger, diagnosis and grouping on; warm-first off) added ${added('proxy').toFixed(3)} ms per request, against ${added('pipe').toFixed(3)} ms for a bare Node pipe proxy ` +
+    `(medians of ${count} rounds; direct ${round(median(times.direct))} ms) at emulator latency off; client, proxies and emulator each in its own process on one machine.`;
   return { name: 'proxy-overhead', title: 'forkcache proxy: time added per streaming request (emulator latency off)', rows, conclusion };
 }
