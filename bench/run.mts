@@ -32,7 +32,7 @@ function markdown(results: SuiteResult[], machine: string): string {
       if (Number.isInteger(v) || Math.abs(v) >= 100) return Math.round(v).toLocaleString('en-US');
       return v.toPrecision(3);
     };
-    parts.push(`## ${r.title}\n\n| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|\n${r.rows.map((row) => `| ${cols.map((c) => fmt(row[c])).join(' | ')} |`).join('\n')}\n${r.conclusion ? `\n${r.conclusion}\n` : ''}`);
+    parts.push(`## ${r.title}\n\n${r.ranOn ? `(kept from an earlier run: ${r.ranOn})\n\n` : ''}| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|\n${r.rows.map((row) => `| ${cols.map((c) => fmt(row[c])).join(' | ')} |`).join('\n')}\n${r.conclusion ? `\n${r.conclusion}\n` : ''}`);
   }
   return parts.join('\n');
 }
@@ -51,10 +51,11 @@ for (const name of names) {
 const dir = new URL('./results/', import.meta.url);
 mkdirSync(dir, { recursive: true });
 if (args.includes('--merge') && existsSync(new URL('latest.json', dir))) {
-  const previous = (JSON.parse(readFileSync(new URL('latest.json', dir), 'utf8')) as { suites: SuiteResult[] }).suites;
+  const previous = JSON.parse(readFileSync(new URL('latest.json', dir), 'utf8')) as { date: string; machine: string; suites: SuiteResult[] };
   const order = Object.keys(SUITES);
   const fresh = new Map(results.map((r) => [r.name, r]));
-  const merged = [...previous.filter((r) => !fresh.has(r.name)), ...results];
+  const kept = previous.suites.filter((r) => !fresh.has(r.name)).map((r) => ({ ...r, ranOn: r.ranOn ?? `${previous.machine}, ${previous.date.slice(0, 10)}` }));
+  const merged = [...kept, ...results];
   merged.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
   results.splice(0, results.length, ...merged);
 }
