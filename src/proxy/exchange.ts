@@ -29,6 +29,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-la
     });
     req.once('end', () => resolve(size > limit ? 'too-large' : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
     req.once('error', reject);
+    // A client that leaves mid-body never sends its end: without this the exchange would hang.
+    req.once('close', () => req.complete || reject(new Error('client closed the connection while sending')));
   });
 }
 

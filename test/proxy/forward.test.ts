@@ -113,6 +113,20 @@ describe('forwarding', () => {
     expect(px.ledger.records()[0]!.error).toBe('client closed the connection');
   });
 
+  it('a client that leaves in the middle of its body is dropped: nothing is sent, nothing hangs', async () => {
+    let upstreamCalls = 0;
+    const upstream = await stub(() => upstreamCalls++);
+    const px = await proxy({ upstream });
+    const target = new URL(px.url);
+    const req = request({ host: target.hostname, port: target.port, path: '/v1/messages', method: 'POST', headers: { 'content-length': '1000' } });
+    req.on('error', () => undefined);
+    await new Promise<void>((resolve) => req.write('{"model":', () => resolve()));
+    req.destroy();
+    await px.destroy(); // waits for every exchange: it would never return if this one hung
+    expect(upstreamCalls).toBe(0);
+    expect(px.ledger.records()).toHaveLength(0);
+  });
+
   it('--log-dir appends every exchange with the keys masked', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'proxy-log-'));
     try {
