@@ -14,11 +14,13 @@ describe('miss diagnosis', () => {
     const px = await proxy({ upstream: (await emulator()).url });
     const client = sdk(px.url);
     const system = [{ type: 'text' as const, text: words(500, 'sys'), cache_control: cc }];
-    await send(client, { tools: [tool('read', 'read a file')], system });
-    await send(client, { tools: [tool('read', 'read a file, faster')], system });
+    const first = await send(client, { tools: [tool('read', 'read a file')], system });
+    // The API's own diagnosis, when asked for, is recorded next to the proxy's.
+    await send(client, { tools: [tool('read', 'read a file, faster')], system, diagnostics: { previous_message_id: first.id } } as Partial<Anthropic.MessageCreateParamsNonStreaming>);
     const [, second] = px.ledger.records();
     expect(second!.usage!.cache_read_input_tokens).toBe(0);
     expect(second!.diagnosis).toMatchObject({ reason: 'tools_changed', relatedTo: 1 });
+    expect(second!.apiMissReason).toMatchObject({ type: 'tools_changed' });
   });
 
   it('names a marker whose lookback cannot reach the entry an earlier request wrote', async () => {
