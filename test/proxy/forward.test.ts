@@ -169,3 +169,37 @@ describe('compressed responses', () => {
     expect(px.ledger.records()[0]!.messageId).toBe('msg_z');
   });
 });
+
+describe('backpressure', () => {
+  it('a client that stops reading stops the upstream, instead of the proxy buffering the stream', async () => {
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    const total = 2048; // chunks: 128 MiB, far more than the sockets between them can hold
+    const upstreamState = { written: 0, done: false };
+    const upstream = await stub(async (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (let i = 0; i < total; i++) {
+        upstreamState.written++;
+        if (!res.write(chunk)) await once(res, 'drain');
+      }
+      res.end();
+      upstreamState.done = true;
+    });
+    const px = await proxy({ upstream });
+    const target = new URL(px.url);
+    const req = request({ host: target.hostname, port: target.port, path: '/v1/other', method: 'POST' });
+    req.end('{}');
+    const [res] = (await once(req, 'response')) as [IncomingMessage];
+    res.pause();
+    // Give the event loop many turns (not time): without backpressure the proxy would read the
+    // whole stream into memory in far fewer; with it, the upstream stays blocked on 'drain'.
+    for (let i = 0; i < 3000; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(upstreamState.done).toBe(false);
+    expect(upstreamState.written).toBeLessThan(total / 2);
+    let received = 0;
+    res.on('data', (c: Buffer) => (received += c.length));
+    res.resume();
+    await once(res, 'end');
+    expect(received).toBe(total * chunk.length);
+    expect(upstreamState.done).toBe(true);
+  });
+});
