@@ -8,6 +8,7 @@ import { boundarySuite, dispatchSuite } from './boundary.ts';
 import { economicsSuite } from './economics.ts';
 import { memorySuite } from './memory.ts';
 import { overheadSuite } from './overhead.ts';
+import { proxyMemorySuite } from './proxy-memory.ts';
 import { proxyFanoutSuite, proxyOverheadSuite } from './proxy.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';
 
@@ -20,6 +21,7 @@ const SUITES: Record<string, (o: SuiteOptions) => Promise<SuiteResult>> = {
   overhead: overheadSuite,
   'proxy-fanout': proxyFanoutSuite,
   'proxy-overhead': proxyOverheadSuite,
+  'proxy-memory': proxyMemorySuite,
 };
 
 function markdown(results: SuiteResult[], machine: string): string {
