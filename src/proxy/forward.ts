@@ -70,6 +70,8 @@ export function forward(core: ProxyCore, req: IncomingMessage, res: ServerRespon
   };
   signal.addEventListener('abort', onAbort, { once: true });
   upReq.on('response', (up) => {
+    // The upstream's headers only: Node would add a `Date` of its own otherwise.
+    res.sendDate = false;
     res.writeHead(up.statusCode ?? 502, up.statusMessage, responseHeaders(up));
     // Headers go out with the first body bytes (one packet, as most upstreams send them), or on
     // their own if the body is slow to start: an SSE stream may idle until its first event.

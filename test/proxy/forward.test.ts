@@ -43,6 +43,7 @@ describe('forwarding', () => {
     const bytes = Buffer.from(SSE);
     const upstream = await stub((req, body, res) => {
       seen = { body, headers: req.headers, url: req.url };
+      res.sendDate = false; // so that a Date the client sees could only come from the proxy
       res.writeHead(200, 'OK', { 'Content-Type': 'text/event-stream', 'request-id': 'req_42', 'X-Custom': 'kept' });
       // Split inside a frame and inside a multi-byte character.
       const cut = [17, bytes.indexOf('h\u00e9') + 2, bytes.length - 3];
@@ -61,6 +62,7 @@ describe('forwarding', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('request-id')).toBe('req_42');
     expect(response.headers.get('x-custom')).toBe('kept');
+    expect(response.headers.get('date')).toBeNull();
     expect(seen!.url).toBe('/base/v1/messages?beta=true');
     expect(seen!.body.equals(sent)).toBe(true);
     expect(seen!.headers['authorization']).toBe('Bearer sk-ant-secret-0123456789');
