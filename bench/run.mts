@@ -1,15 +1,19 @@
-// `npm run bench [-- --quick] [-- --only=name,name]`: runs the suites in one process and writes
-// bench/results/latest.json and latest.md (ratios measured in one run, on one machine).
-import { mkdirSync, writeFileSync } from 'node:fs';
+// `npm run bench [-- --quick] [-- --only=name,name] [-- --merge]`: runs the suites in one process and
+// writes bench/results/latest.json and latest.md (ratios measured in one run, on one machine).
+// `--merge` keeps the other suites of the previous latest.json (each suite's ratios are still
+// from one run of that suite).
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { arch, cpus, platform, totalmem } from 'node:os';
 import { boundarySuite, dispatchSuite } from './boundary.ts';
 import { economicsSuite } from './economics.ts';
 import { economicsModelsSuite } from './economics-models.ts';
 import { memorySuite } from './memory.ts';
 import { overheadSuite } from './overhead.ts';
+import { proxyMemorySuite } from './proxy-memory.ts';
+import { proxyFanoutSuite, proxyOverheadSuite } from './proxy.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';
 
-// In issue order: 1 dispatch, 2 memory, 3 boundary, 4 economics (4b by read multiplier), 5 overhead.
+// In issue order: 1 dispatch, 2 memory, 3 boundary, 4 economics (4b by read multiplier), 5 overhead; then the proxy (issue 18).
 const SUITES: Record<string, (o: SuiteOptions) => Promise<SuiteResult>> = {
   dispatch: dispatchSuite,
   memory: memorySuite,
@@ -17,6 +21,9 @@ const SUITES: Record<string, (o: SuiteOptions) => Promise<SuiteResult>> = {
   economics: economicsSuite,
   'economics-models': economicsModelsSuite,
   overhead: overheadSuite,
+  'proxy-fanout': proxyFanoutSuite,
+  'proxy-overhead': proxyOverheadSuite,
+  'proxy-memory': proxyMemorySuite,
 };
 
 function markdown(results: SuiteResult[], machine: string): string {
@@ -29,7 +36,7 @@ function markdown(results: SuiteResult[], machine: string): string {
       if (Number.isInteger(v) || Math.abs(v) >= 100) return Math.round(v).toLocaleString('en-US');
       return v.toPrecision(3);
     };
-    parts.push(`## ${r.title}\n\n| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|\n${r.rows.map((row) => `| ${cols.map((c) => fmt(row[c])).join(' | ')} |`).join('\n')}\n${r.conclusion ? `\n${r.conclusion}\n` : ''}`);
+    parts.push(`## ${r.title}\n\n${r.ranOn ? `(kept from an earlier run: ${r.ranOn})\n\n` : ''}| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|\n${r.rows.map((row) => `| ${cols.map((c) => fmt(row[c])).join(' | ')} |`).join('\n')}\n${r.conclusion ? `\n${r.conclusion}\n` : ''}`);
   }
   return parts.join('\n');
 }
@@ -47,6 +54,15 @@ for (const name of names) {
 }
 const dir = new URL('./results/', import.meta.url);
 mkdirSync(dir, { recursive: true });
+if (args.includes('--merge') && existsSync(new URL('latest.json', dir))) {
+  const previous = JSON.parse(readFileSync(new URL('latest.json', dir), 'utf8')) as { date: string; machine: string; suites: SuiteResult[] };
+  const order = Object.keys(SUITES);
+  const fresh = new Map(results.map((r) => [r.name, r]));
+  const kept = previous.suites.filter((r) => !fresh.has(r.name)).map((r) => ({ ...r, ranOn: r.ranOn ?? `${previous.machine}, ${previous.date.slice(0, 10)}` }));
+  const merged = [...kept, ...results];
+  merged.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
+  results.splice(0, results.length, ...merged);
+}
 writeFileSync(new URL('latest.json', dir), `${JSON.stringify({ date: new Date().toISOString(), machine, quick, suites: results }, null, 2)}\n`);
 const md = markdown(results, machine);
 writeFileSync(new URL('latest.md', dir), md);

@@ -9,4 +9,6 @@ export interface SuiteResult {
   rows: Record<string, unknown>[];
   /** What the numbers decided, in one sentence. */
   conclusion?: string;
+  /** Set on suites kept by `--merge` from an earlier run: where and when they ran. */
+  ranOn?: string;
 }

@@ -4,6 +4,7 @@ import { registerDemoCommand } from './commands/demo.ts';
 import { registerEconomicsCommand } from './commands/economics.ts';
 import { registerEmulatorCommand } from './commands/emulator.ts';
 import { registerModelsCommand } from './commands/models.ts';
+import { registerProxyCommand } from './commands/proxy.ts';
 import { registerReportCommand } from './commands/report.ts';
 import { registerResumeCommand } from './commands/resume.ts';
 import { registerRunCommand } from './commands/run.ts';
@@ -24,6 +25,7 @@ export function createProgram(): Command {
   registerEconomicsCommand(program);
   registerEmulatorCommand(program);
   registerModelsCommand(program);
+  registerProxyCommand(program);
   registerReportCommand(program);
   registerRunCommand(program);
   registerResumeCommand(program);

@@ -1,5 +1,6 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import { type Clock, systemClock } from '../clock.ts';
+import { WarmEntry, type WarmState } from '../gate/warm-entry.ts';
 import type { GatePermit, RequestGate } from '../loop/types.ts';
 
 export type WarmStrategy = 'first-child' | 'prewarm' | 'none';
@@ -19,8 +20,6 @@ export interface WarmGateOptions {
   clock?: Clock;
 }
 
-type WarmState = 'cold' | 'warming' | 'warm';
-
 /**
  * The scheduler of one fan-out's requests. A cache entry becomes readable only once the
  * response that wrote it has begun, so with `first-child` the first request of the first
@@ -30,92 +29,60 @@ type WarmState = 'cold' | 'warming' | 'warm';
  * TTL awareness: each first request that passes the warm entry refreshes it (a read
  * refreshes the lifetime from the request's start). A queue that waits longer than the
  * lifetime finds the entry expired, and the next first request warms it again instead of N
- * siblings missing together.
+ * siblings missing together. The rule itself is `WarmEntry` (src/gate), shared with the proxy.
  */
 export class WarmGate implements RequestGate {
-  readonly #options: Required<Omit<WarmGateOptions, 'marginMs'>> & { marginMs: number };
-  #state: WarmState = 'cold';
-  #lastTouch = Number.NEGATIVE_INFINITY;
-  #waiting: (() => void)[] = [];
-  #warmups = 0;
-  #warmedOnce!: () => void;
-  /** Resolves the first time the shared entry is readable (see `whenWarm`). */
-  readonly #firstWarm = new Promise<void>((resolve) => (this.#warmedOnce = resolve));
+  readonly #strategy: WarmStrategy;
+  readonly #limit: LimitFunction;
+  readonly #entry: WarmEntry;
 
   constructor(options: WarmGateOptions) {
-    this.#options = { clock: systemClock, marginMs: options.ttlMs / 10, ...options };
+    this.#strategy = options.strategy;
+    this.#limit = options.limit;
+    this.#entry = new WarmEntry({ ttlMs: options.ttlMs, clock: options.clock ?? systemClock, ...(options.marginMs === undefined ? {} : { marginMs: options.marginMs }) });
   }
 
   /** How many requests warmed (or re-warmed) the shared prefix. */
   get warmups(): number {
-    return this.#warmups;
+    return this.#entry.warmups;
   }
 
   get state(): WarmState {
-    return this.#expired() ? 'cold' : this.#state;
-  }
-
-  #expired(): boolean {
-    return this.#state === 'warm' && this.#options.clock.now() - this.#lastTouch >= this.#options.ttlMs - this.#options.marginMs;
+    return this.#entry.state;
   }
 
   /**
    * Mark the entry warm from outside (a `prewarm` request the engine sent itself, or a parent
    * whose own last request already wrote the prefix).
    */
-  markWarm(at = this.#options.clock.now()): void {
-    this.#warmedOnce();
-    this.#state = 'warm';
-    this.#lastTouch = at;
-    this.#wakeAll();
+  markWarm(at?: number): void {
+    this.#entry.markWarm(at);
   }
 
   /** Resolves once the shared prefix has first become readable (at once with `none`). */
   whenWarm(): Promise<void> {
-    return this.#options.strategy === 'none' ? Promise.resolve() : this.#firstWarm;
+    return this.#strategy === 'none' ? Promise.resolve() : this.#entry.whenWarm();
   }
 
   /** Before a `prewarm` request: hold every first request until `markWarm`. */
   beginWarming(): void {
-    this.#state = 'warming';
-    this.#warmups += 1;
+    this.#entry.beginWarming();
   }
 
   /** A warm-up that failed before its response began: the next first request warms instead. */
   warmingFailed(): void {
-    if (this.#state === 'warming') {
-      this.#state = 'cold';
-      this.#wakeOne();
-    }
+    this.#entry.warmingFailed();
   }
 
   async acquire(request: { turn: number; first: boolean; signal?: AbortSignal | undefined }): Promise<GatePermit> {
-    const first = request.first;
-    let warmer = false;
-    if (first && this.#options.strategy !== 'none') {
-      for (;;) {
-        request.signal?.throwIfAborted();
-        if (this.#expired()) this.#state = 'cold';
-        if (this.#state === 'warm') {
-          this.#lastTouch = this.#options.clock.now();
-          break;
-        }
-        if (this.#state === 'cold') {
-          this.#state = 'warming';
-          this.#warmups += 1;
-          warmer = true;
-          break;
-        }
-        await this.#wait(request.signal);
-      }
-    }
+    const warmer = request.first && this.#strategy !== 'none' && (await this.#entry.admit(request.signal)) === 'warmer';
     return this.#slot(warmer, request.signal);
   }
 
   /** Hold a concurrency slot until the permit is released. */
   #slot(warmer: boolean, signal: AbortSignal | undefined): Promise<GatePermit> {
     return new Promise<GatePermit>((resolve, reject) => {
-      void this.#options.limit(
+      void this.#limit(
         () =>
           new Promise<void>((releaseSlot) => {
             if (signal?.aborted) {
@@ -142,31 +109,6 @@ export class WarmGate implements RequestGate {
           }),
       );
     });
-  }
-
-  #wait(signal: AbortSignal | undefined): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const wake = (): void => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      };
-      const onAbort = (): void => {
-        this.#waiting = this.#waiting.filter((w) => w !== wake);
-        reject(signal!.reason);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.#waiting.push(wake);
-    });
-  }
-
-  #wakeAll(): void {
-    const waiting = this.#waiting;
-    this.#waiting = [];
-    for (const wake of waiting) wake();
-  }
-
-  #wakeOne(): void {
-    this.#waiting.shift()?.();
   }
 }
 

@@ -1,0 +1,95 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { loadCatalogue } from '../../models/catalogue.ts';
+import { parseFlags } from '../flags.ts';
+
+const port = z
+  .string()
+  .regex(/^\d+$/, 'expected a port number')
+  .transform(Number)
+  .pipe(z.number().max(65535, 'at most 65535'));
+
+const optionsSchema = z.object({
+  upstream: z.string().refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'expected an http:// or https:// URL'),
+  host: z.string().min(1),
+  port,
+  warmFirst: z.boolean().default(false),
+  warmWait: z
+    .string()
+    .regex(/^\d+$/, 'expected milliseconds')
+    .transform(Number)
+    .pipe(z.number().max(600_000, 'at most 600000 (10 minutes)')),
+  stripBillingBlock: z.boolean().default(false),
+  logDir: z.string().min(1, 'expected a directory').optional(),
+  report: z.string().min(1, 'expected a file name').optional(),
+  json: z.boolean().default(false),
+  modelTable: z.string().min(1).optional(),
+});
+
+/** Resolves on the first SIGINT or SIGTERM. */
+function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (signal: NodeJS.Signals): void => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+      resolve(signal);
+    };
+    process.on('SIGINT', on);
+    process.on('SIGTERM', on);
+  });
+}
+
+/**
+ * Register `forkcache proxy`: an Anthropic-compatible reverse proxy with a cache ledger, until
+ * SIGINT/SIGTERM; then it drains, prints the `--json` summary and writes the `--report`.
+ */
+export function registerProxyCommand(program: Command): void {
+  program
+    .command('proxy')
+    .description('Proxy any client to the Anthropic API (ANTHROPIC_BASE_URL=...) and show, and fix, the cache economics of its fan-outs.')
+    .option('--upstream <url>', 'where requests go: the real API, a gateway, or `forkcache emulator`', 'https://api.anthropic.com')
+    .option('--host <host>', 'interface to bind', '127.0.0.1')
+    .option('--port <n>', 'TCP port; 0 picks a free one', '0')
+    .option('--warm-first', 'hold siblings sharing a prefix that is still being written until its writer has begun (bounded)')
+    .option('--warm-wait <ms>', 'the longest --warm-first holds a request', '30000')
+    .option('--strip-billing-block', "drop Claude Code's x-anthropic-billing-header system block before forwarding")
+    .option('--log-dir <dir>', 'append every exchange to DIR/exchanges.jsonl (keys masked)')
+    .option('--report <file>', 'write the HTML report on exit')
+    .option('--json', 'print the summary as one JSON object on exit (progress as plain lines)')
+    .option('--model-table <file>', 'JSON model table merged over the built-in catalogue (prices)')
+    .action(async (raw: Record<string, unknown>) => {
+      const o = parseFlags(optionsSchema, raw);
+      const modelTable = o.modelTable === undefined ? undefined : loadCatalogue(o.modelTable);
+      const [{ startProxy }, { attachBoard }] = await Promise.all([import('../../proxy/server.ts'), import('../../proxy/board.ts')]);
+      const proxy = await startProxy({
+        upstream: o.upstream,
+        host: o.host,
+        port: o.port,
+        warmFirst: o.warmFirst,
+        warmWaitMs: o.warmWait,
+        stripBillingBlock: o.stripBillingBlock,
+        ...(o.logDir === undefined ? {} : { logDir: o.logDir }),
+        ...(modelTable === undefined ? {} : { modelTable }),
+      });
+      process.stdout.write(`forkcache proxy listening on ${proxy.url}\n`);
+      const detach = attachBoard(proxy, process.stderr, o.json);
+      const signal = await untilSignal();
+      process.stderr.write(`forkcache proxy: ${signal}, closing\n`);
+      await proxy.close();
+      detach();
+      const summary = proxy.summary();
+      let reportFailed = false;
+      if (o.report !== undefined) {
+        try {
+          const { writeProxyReport } = await import('../../proxy/report.ts');
+          const bytes = writeProxyReport(o.report, summary, proxy.ledger.records());
+          process.stderr.write(`report written to ${o.report} (${bytes.toLocaleString('en-US')} bytes)\n`);
+        } catch (err) {
+          reportFailed = true;
+          process.stderr.write(`--report: could not write ${o.report}: ${(err as Error).message}\n`);
+        }
+      }
+      if (o.json) process.stdout.write(`${JSON.stringify({ ...summary, ...(o.report === undefined ? {} : { report: o.report }) })}\n`);
+      if (reportFailed) process.exitCode = 1;
+    });
+}

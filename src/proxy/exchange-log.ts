@@ -1,0 +1,63 @@
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import type { IncomingHttpHeaders } from 'node:http';
+
+/** Headers that carry credentials: logged masked, never in full. */
+const SECRET_HEADERS = new Set(['x-api-key', 'authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'anthropic-admin-api-key']);
+
+/** `Bearer sk-ant-api03-…wxyz` → `Bearer ****wxyz`: enough to tell two keys apart, not to use one. */
+export function maskSecret(value: string): string {
+  const [scheme, token] = /^(\w+)\s+(.+)$/.exec(value)?.slice(1) ?? ['', value];
+  const tail = token!.length >= 12 ? token!.slice(-4) : '';
+  return `${scheme ? `${scheme} ` : ''}****${tail}`;
+}
+
+export function maskHeaders(headers: IncomingHttpHeaders | Record<string, string | string[] | number | undefined>): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    const text = Array.isArray(value) ? value.map(String) : String(value);
+    out[name] = SECRET_HEADERS.has(name.toLowerCase()) ? (Array.isArray(text) ? text.map(maskSecret) : maskSecret(text)) : text;
+  }
+  return out;
+}
+
+/** A response body kept for the log up to this size; the rest is counted, not kept. */
+export const LOGGED_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * `--log-dir`: every exchange as JSON lines in `exchanges.jsonl`, appended with one synchronous
+ * write per line: a `request` line when it is forwarded and a `response` line when it ends, so
+ * a crash of the proxy loses no line already written and leaves at most a request without its
+ * response. Credentials are masked. The file is only ever appended to.
+ */
+export class ExchangeLog {
+  readonly path: string;
+  #fd: number | undefined;
+
+  constructor(dir: string) {
+    mkdirSync(dir, { recursive: true });
+    this.path = join(dir, 'exchanges.jsonl');
+    this.#fd = openSync(this.path, 'a');
+  }
+
+  write(line: Record<string, unknown>): void {
+    if (this.#fd === undefined) return;
+    writeSync(this.#fd, `${JSON.stringify(line)}\n`);
+  }
+
+  close(): void {
+    if (this.#fd !== undefined) closeSync(this.#fd);
+    this.#fd = undefined;
+  }
+}
+
+/** The request body as logged: its JSON when it parses, else its text. */
+export function loggedBody(body: Buffer): unknown {
+  const text = body.toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,217 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { normalizeUsage, type Usage } from '../ledger/usage.ts';
+import type { ProxyCore } from './core.ts';
+import { diagnoseAtSend, settle, type SendContext } from './diagnose.ts';
+import { LOGGED_BODY_LIMIT, loggedBody, maskHeaders } from './exchange-log.ts';
+import { forward } from './forward.ts';
+import type { Placement } from './groups.ts';
+import { priceOf, readSavedUsd } from './pricing.ts';
+import { ResponseTap } from './response-tap.ts';
+import { estimateTokens, shapeOf, stripBillingBody, type RequestShape } from './shape.ts';
+import type { ExchangeRecord } from './types.ts';
+import type { Passage } from './warm-first.ts';
+
+const SESSION_HEADER = 'x-claude-code-session-id';
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The whole request body, or 'too-large' past `limit` (the rest is drained so the client reads the 413). */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) chunks.push(chunk);
+    });
+    req.once('end', () => resolve(size > limit ? 'too-large' : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+    req.once('error', reject);
+    // A client that leaves mid-body never sends its end: without this the exchange would hang.
+    req.once('close', () => req.complete || reject(new Error('client closed the connection while sending')));
+  });
+}
+
+/** The API's own 413, for a body the proxy will not hold in memory. */
+function tooLarge(res: ServerResponse, limit: number): void {
+  const body = JSON.stringify({ type: 'error', error: { type: 'request_too_large', message: `Request exceeds the maximum allowed number of bytes (${limit}).` } });
+  res.writeHead(413, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+}
+
+interface Analysis {
+  shape: RequestShape;
+  ctx: SendContext;
+  placement: Placement;
+}
+
+// At the moment of sending: what is shared, what the cache rules say it reads, where it belongs.
+function analyse(core: ProxyCore, seq: number, shape: RequestShape, sentAt: number, session: string | undefined): Analysis {
+  const shared = core.index.longestShared(shape);
+  const lookback = core.index.lookback(shape, sentAt);
+  const placement = core.grouper.place(seq, shape, shared, session);
+  const related = core.related(placement.session, shared?.seq, shape.model);
+  core.index.sent(seq, shape, sentAt, lookback.read);
+  core.remember(seq, { model: shape.model, fingerprint: shape.fingerprint }, placement.session);
+  if (placement.fanout) core.ledger.fanout(placement.fanout.id, placement.fanout.members);
+  return { shape, ctx: { shape, lookback, shared, related }, placement };
+}
+
+function usageOf(raw: Record<string, unknown> | undefined): Usage | undefined {
+  if (!raw) return undefined;
+  try {
+    return normalizeUsage(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+// A compressed body is logged as base64 (its bytes as sent), anything else as text.
+function loggedResponse(bytes: Buffer, encoding: string | string[] | undefined): Record<string, string> {
+  return encoding === undefined || encoding === 'identity' ? { body: bytes.toString('utf8') } : { body_base64: bytes.toString('base64'), body_encoding: String(encoding) };
+}
+
+/** One client request through the proxy, from arrival to the last byte and its ledger record. */
+export async function handleExchange(core: ProxyCore, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { clock } = core.options;
+  const seq = core.nextSeq();
+  const receivedAt = clock.now();
+  const controller = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) controller.abort(new DOMException('client closed the connection', 'AbortError'));
+  });
+  const raw = await readBody(req, core.options.maxBodyBytes);
+  if (raw === 'too-large') return tooLarge(res, core.options.maxBodyBytes);
+  const path = req.url ?? '/';
+  const isMessages = req.method === 'POST' && /^\/v1\/messages(\?|$)/.test(path);
+  // Read the request before sending only when a fix needs it; otherwise right after, so that
+  // laying out its prefix costs the request nothing (the response cannot arrive in between).
+  const readFirst = core.gate !== undefined || core.options.stripBillingBlock;
+  let shape = isMessages && readFirst ? shapeOf(raw) : undefined;
+  const strip = shape !== undefined && core.options.stripBillingBlock && shape.billing !== undefined;
+  const body = strip ? stripBillingBody(shape!) : raw;
+
+  let passage: Passage | undefined;
+  if (shape && core.gate) {
+    try {
+      passage = await core.gate.pass(shape, controller.signal);
+    } catch {
+      return; // The client left while held: nothing was sent upstream.
+    }
+  }
+  const sentAt = clock.now();
+  let analysis: Analysis | undefined;
+  let diagnosis: ReturnType<typeof diagnoseAtSend> | undefined;
+  let analysed = false;
+  const afterSend = (): void => {
+    if (analysed) return;
+    analysed = true;
+    if (isMessages && !readFirst) shape = shapeOf(raw);
+    analysis = shape ? analyse(core, seq, shape, sentAt, header(req, SESSION_HEADER)) : undefined;
+    diagnosis = analysis ? diagnoseAtSend(analysis.ctx) : undefined;
+    core.log?.write({ type: 'request', seq, at: sentAt, method: req.method, path, headers: maskHeaders(req.headers), body: loggedBody(body), ...(strip ? { stripped_billing_block: shape!.billing!.text } : {}) });
+    core.inFlight++;
+    core.events.emit('exchange-start', { seq, method: req.method ?? 'GET', path, model: shape?.model, heldMs: passage?.heldMs ?? 0 });
+  };
+
+  let status: number | undefined;
+  let responseHeaders: Record<string, string | string[]> = {};
+  let ttfbMs: number | undefined;
+  let began = false;
+  let tap: ResponseTap | undefined;
+  const logged: Buffer[] = [];
+  let loggedBytes = 0;
+  const begin = (): void => {
+    if (began || status === undefined || status >= 300) return;
+    began = true;
+    core.index.began(seq, clock.now());
+    if (passage && core.gate) core.gate.began(passage);
+  };
+
+  await new Promise<void>((resolve) => {
+    forward(core, req, res, body, controller.signal, {
+      onResponse(up) {
+        afterSend(); // (in case the response came before the deferred analysis ran)
+        status = up.statusCode;
+        ttfbMs = clock.now() - sentAt;
+        responseHeaders = maskHeaders(up.headers);
+        tap = new ResponseTap(up.headers['content-type'], up.headers['content-encoding'] as string | undefined, begin);
+      },
+      onChunk(chunk) {
+        tap?.write(chunk);
+        if (core.log && loggedBytes < LOGGED_BODY_LIMIT) logged.push(chunk.subarray(0, LOGGED_BODY_LIMIT - loggedBytes));
+        loggedBytes += chunk.length;
+      },
+      onEnd(error) {
+        afterSend();
+        // After the last bytes are on their way: the bookkeeping waits for the I/O of this turn.
+        setImmediate(() => void finish(error).then(resolve, resolve));
+      },
+    });
+    // The request only leaves once its socket is assigned (next tick): lay it out after that,
+    // while the upstream works, not before. A response arriving first runs it first.
+    setImmediate(afterSend);
+  });
+
+  async function finish(error: string | undefined): Promise<void> {
+    core.inFlight--;
+    await tap?.end();
+    if (!began) {
+      core.index.failed(seq);
+      if (passage && core.gate) core.gate.failed(passage);
+    }
+    const facts = tap?.facts;
+    const usage = usageOf(facts?.usage);
+    const model = shape?.model;
+    const prices = usage && model ? priceOf(usage, model, sentAt, core.options.modelTable) : { cost: null, noCache: null };
+    const record: ExchangeRecord = {
+      seq,
+      method: req.method ?? 'GET',
+      path,
+      status,
+      model,
+      stream: shape?.stream ?? false,
+      receivedAt,
+      sentAt,
+      ttfbMs,
+      durationMs: clock.now() - sentAt,
+      requestId: typeof responseHeaders['request-id'] === 'string' ? responseHeaders['request-id'] : undefined,
+      messageId: facts?.messageId,
+      usage,
+      costUsd: prices.cost,
+      noCacheUsd: prices.noCache,
+      session: analysis?.placement.session,
+      thread: analysis?.placement.thread,
+      kind: analysis?.placement.kind,
+      label: shape?.label,
+      fanout: analysis?.placement.fanout?.id,
+      diagnosis,
+      apiMissReason: facts?.missReason,
+      warm: passage && passage.outcome !== 'free' ? passage.outcome : undefined,
+      heldMs: passage?.heldMs ?? 0,
+      strippedBilling: strip,
+      savedUsd: { warmFirst: 0, stripBilling: 0 },
+      error: error ?? (facts?.error ? `${facts.error.type}: ${facts.error.message}` : undefined),
+    };
+    if (analysis && usage && model) {
+      const { read: r, blocked, tooFar } = analysis.ctx.lookback;
+      const needed = Math.max(r?.index ?? -1, blocked?.index ?? -1, tooFar?.index ?? -1, analysis.placement.fanout?.branchIndex ?? -1);
+      const cum = estimateTokens(analysis.shape, core.counter, needed);
+      record.diagnosis = settle(diagnosis!, analysis.ctx, cum, usage.cache_read_input_tokens, strip);
+      const read = analysis.ctx.lookback.read;
+      const readTokens = read ? cum[read.index] ?? 0 : 0;
+      // Held, then read what a sibling was writing: without the hold it would have written it.
+      if (record.warm === 'held') record.savedUsd.warmFirst = readSavedUsd(usage, readTokens, model, sentAt, core.options.modelTable);
+      // Stripped, and read an entry another billing block's request wrote: kept, it would have missed.
+      if (strip && read && read.entry.billing !== undefined && read.entry.billing !== shape!.billing!.text) {
+        record.savedUsd.stripBilling = readSavedUsd(usage, readTokens, model, sentAt, core.options.modelTable);
+      }
+      const fanout = analysis.placement.fanout;
+      if (fanout) core.ledger.fanout(fanout.id, fanout.members, cum[fanout.branchIndex] ?? 0);
+    }
+    core.ledger.add(record);
+    core.log?.write({ type: 'response', seq, at: clock.now(), status, headers: responseHeaders, ...loggedResponse(Buffer.concat(logged), responseHeaders['content-encoding']), body_bytes: loggedBytes, record });
+    core.events.emit('exchange-end', record);
+  }
+}

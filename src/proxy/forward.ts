@@ -1,0 +1,100 @@
+import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { ProxyCore } from './core.ts';
+
+/** Hop-by-hop headers belong to one connection; they are never forwarded (RFC 9110 §7.6.1). */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
+
+/** The upstream URL of a request: the upstream's base path, then the client's path and query. */
+export function targetUrl(upstream: URL, path: string): URL {
+  const base = upstream.pathname.replace(/\/+$/, '');
+  return new URL(`${upstream.protocol}//${upstream.host}${base}${path.startsWith('/') ? path : `/${path}`}`);
+}
+
+/** The client's headers as sent (names as written), minus hop-by-hop ones; host and length set. */
+export function upstreamHeaders(req: IncomingMessage, target: URL, bodyBytes: number): OutgoingHttpHeaders {
+  const headers: Record<string, string | string[]> = {};
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    const lower = name.toLowerCase();
+    if (HOP_BY_HOP.has(lower) || lower === 'host' || lower === 'content-length') continue;
+    const existing = headers[name];
+    headers[name] = existing === undefined ? raw[i + 1]! : ([] as string[]).concat(existing, raw[i + 1]!);
+  }
+  headers['host'] = target.host;
+  if (bodyBytes > 0 || req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH') headers['content-length'] = String(bodyBytes);
+  return headers;
+}
+
+/** The upstream's response headers as a flat raw list (names and order kept), minus hop-by-hop. */
+export function responseHeaders(up: IncomingMessage): string[] {
+  const out: string[] = [];
+  const raw = up.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (!HOP_BY_HOP.has(raw[i]!.toLowerCase())) out.push(raw[i]!, raw[i + 1]!);
+  }
+  return out;
+}
+
+export interface ForwardHooks {
+  /** The upstream's status line and headers arrived (they are already on their way to the client). */
+  onResponse(up: IncomingMessage): void;
+  /** A chunk of the body, exactly as passed to the client. */
+  onChunk(chunk: Buffer): void;
+  /** The exchange is over: completely, or cut (`error` says by whom). */
+  onEnd(error: string | undefined): void;
+}
+
+/**
+ * Forward one request and stream the response back as it comes: status, headers and bytes
+ * unchanged, through `pipe` (so a slow client slows the upstream read: backpressure). A client
+ * that goes away cancels the upstream request. An upstream that cannot be reached, or that cuts
+ * the stream, cuts the client's connection the same way: the client sees what it would have
+ * seen talking to the upstream directly (its SDK retries connection errors by itself).
+ */
+export function forward(core: ProxyCore, req: IncomingMessage, res: ServerResponse, body: Buffer, signal: AbortSignal, hooks: ForwardHooks): void {
+  const target = targetUrl(core.upstream, req.url ?? '/');
+  const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  let ended = false;
+  const end = (error: string | undefined): void => {
+    if (ended) return;
+    ended = true;
+    signal.removeEventListener('abort', onAbort);
+    hooks.onEnd(error);
+  };
+  const upReq = send(target, { method: req.method, headers: upstreamHeaders(req, target, body.length), agent: core.agent });
+  const onAbort = (): void => {
+    upReq.destroy();
+    end('client closed the connection');
+  };
+  signal.addEventListener('abort', onAbort, { once: true });
+  upReq.on('response', (up) => {
+    // The upstream's headers only: Node would add a `Date` of its own otherwise.
+    res.sendDate = false;
+    res.writeHead(up.statusCode ?? 502, up.statusMessage, responseHeaders(up));
+    // Headers go out with the first body bytes (one packet, as most upstreams send them), or on
+    // their own if the body is slow to start: an SSE stream may idle until its first event.
+    const flush = setImmediate(() => res.headersSent || res.flushHeaders());
+    up.once('data', () => clearImmediate(flush));
+    hooks.onResponse(up);
+    // Piped first: each chunk (and the end) reaches the client before the proxy looks at it.
+    up.pipe(res);
+    up.on('data', (chunk: Buffer) => hooks.onChunk(chunk));
+    up.on('end', () => end(undefined));
+    up.on('aborted', () => {
+      res.destroy();
+      end('upstream cut the response');
+    });
+    up.on('error', () => {
+      res.destroy();
+      end('upstream cut the response');
+    });
+  });
+  upReq.on('error', (err: NodeJS.ErrnoException) => {
+    if (ended) return;
+    res.destroy();
+    end(`upstream: ${err.code ?? err.message}`);
+  });
+  upReq.end(body);
+}

@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { systemClock, type Clock } from '../clock.ts';
+import { ForkcacheError } from '../errors.ts';
+import { BUILTIN_CATALOGUE, type ModelCatalogue } from '../models/catalogue.ts';
+import { parseOrThrow } from '../validation.ts';
+
+/** The real API: the default upstream. */
+export const DEFAULT_UPSTREAM = 'https://api.anthropic.com';
+
+/** Options of `startProxy`. */
+export interface ProxyOptions {
+  /** Base URL requests are forwarded to (default the real API); a path prefix is kept. */
+  upstream?: string;
+  /** Interface to bind (default 127.0.0.1: loopback only). */
+  host?: string;
+  /** TCP port; 0 (default) picks a free one. */
+  port?: number;
+  /** Hold siblings until the writer of their shared prefix has begun its response. */
+  warmFirst?: boolean;
+  /** The longest a request is held by `warmFirst` (default 30 s). */
+  warmWaitMs?: number;
+  /** Drop Claude Code's `x-anthropic-billing-header` system block before forwarding. */
+  stripBillingBlock?: boolean;
+  /** Directory for the append-only exchange log (`exchanges.jsonl`, keys masked). */
+  logDir?: string;
+  /** Request bodies larger than this are refused with the API's 413 (default 32 MiB). */
+  maxBodyBytes?: number;
+  /** Prices for the ledger (default the built-in catalogue). */
+  modelTable?: ModelCatalogue;
+  /** Time source (tests pass a ManualClock for the warm-first bound). */
+  clock?: Clock;
+}
+
+const schema = z.strictObject({
+  upstream: z
+    .string()
+    .default(DEFAULT_UPSTREAM)
+    .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'expected an http:// or https:// URL'),
+  host: z.string().min(1).default('127.0.0.1'),
+  port: z.number().int().min(0).max(65535).default(0),
+  warmFirst: z.boolean().default(false),
+  warmWaitMs: z.number().int().min(0).max(600_000).default(30_000),
+  stripBillingBlock: z.boolean().default(false),
+  logDir: z.string().min(1).optional(),
+  maxBodyBytes: z.number().int().positive().default(32 * 1024 * 1024),
+});
+
+export type ResolvedProxyOptions = z.output<typeof schema> & { clock: Clock; modelTable: ModelCatalogue };
+
+/** Validate and fill defaults; bad input is INVALID_ARGUMENT naming the option. */
+export function resolveProxyOptions(options: ProxyOptions = {}): ResolvedProxyOptions {
+  const { clock, modelTable, ...plain } = options;
+  const parsed = parseOrThrow(schema, plain, 'INVALID_ARGUMENT', 'proxy options');
+  if (clock !== undefined && (typeof clock.now !== 'function' || typeof clock.sleep !== 'function')) {
+    throw new ForkcacheError('INVALID_ARGUMENT', 'proxy options: clock: expected a Clock with now() and sleep()');
+  }
+  return { ...parsed, clock: clock ?? systemClock, modelTable: modelTable ?? BUILTIN_CATALOGUE };
+}

@@ -1,0 +1,157 @@
+import { StringDecoder } from 'node:string_decoder';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import type { Transform } from 'node:stream';
+
+/** What the proxy learns from a response as it streams by (the bytes themselves are untouched). */
+export interface ResponseFacts {
+  messageId: string | undefined;
+  /** Usage: `message_start`'s, updated by `message_delta` (output tokens are cumulative). */
+  usage: Record<string, unknown> | undefined;
+  /** `diagnostics.cache_miss_reason`, when the client asked for it. */
+  missReason: Record<string, unknown> | undefined;
+  /** An `event: error` frame, or an error body. */
+  error: { type: string; message: string } | undefined;
+}
+
+/** A JSON body larger than this is forwarded but not read (no usage recorded for it). */
+const JSON_LIMIT = 16 * 1024 * 1024;
+/** An SSE frame is never this large; a stream that claims one is not read further. */
+const FRAME_LIMIT = 4 * 1024 * 1024;
+
+const INTERESTING = new Set(['message_start', 'message_delta', 'error']);
+
+function decoderFor(encoding: string | undefined): Transform | undefined {
+  switch (encoding?.trim().toLowerCase()) {
+    case 'gzip':
+    case 'x-gzip':
+      return createGunzip();
+    case 'br':
+      return createBrotliDecompress();
+    case 'deflate':
+      return createInflate();
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Reads a response as it goes by: SSE frames one at a time (only `message_start`,
+ * `message_delta` and `error` are parsed; content deltas are skipped unparsed), or a JSON body.
+ * A compressed response is decompressed on a copy: the client still gets the upstream's bytes.
+ * `onStart` fires once, when the response has begun (`message_start`, or a JSON body's headers).
+ */
+export class ResponseTap {
+  readonly facts: ResponseFacts = { messageId: undefined, usage: undefined, missReason: undefined, error: undefined };
+  readonly #sse: boolean;
+  readonly #decoder = new StringDecoder('utf8');
+  readonly #inflate: Transform | undefined;
+  #carry = '';
+  #json: Buffer[] = [];
+  #jsonBytes = 0;
+  #gaveUp = false;
+  #onStart: (() => void) | undefined;
+
+  constructor(contentType: string | undefined, contentEncoding: string | undefined, onStart: () => void) {
+    this.#sse = (contentType ?? '').includes('text/event-stream');
+    this.#onStart = onStart;
+    this.#inflate = decoderFor(contentEncoding);
+    this.#inflate?.on('data', (chunk: Buffer) => this.#read(chunk));
+    this.#inflate?.on('error', () => (this.#gaveUp = true));
+    if (!this.#sse) this.#started();
+  }
+
+  #started(): void {
+    const onStart = this.#onStart;
+    this.#onStart = undefined;
+    onStart?.();
+  }
+
+  /** Feed a chunk exactly as it was sent to the client. */
+  write(chunk: Buffer): void {
+    if (this.#gaveUp) return;
+    if (this.#inflate) this.#inflate.write(chunk);
+    else this.#read(chunk);
+  }
+
+  /** The response ended: parse a JSON body. Resolves once a compressed copy is drained. */
+  async end(): Promise<void> {
+    if (this.#inflate && !this.#gaveUp) {
+      const done = new Promise<void>((resolve) => {
+        this.#inflate!.once('end', resolve);
+        this.#inflate!.once('error', () => resolve());
+      });
+      this.#inflate.end();
+      this.#inflate.resume();
+      await done;
+    }
+    if (!this.#sse && !this.#gaveUp && this.#jsonBytes > 0) this.#readJson(Buffer.concat(this.#json).toString('utf8'));
+    this.#json = [];
+  }
+
+  #read(chunk: Buffer): void {
+    if (!this.#sse) {
+      this.#jsonBytes += chunk.length;
+      if (this.#jsonBytes > JSON_LIMIT) this.#gaveUp = true;
+      else this.#json.push(chunk);
+      return;
+    }
+    this.#carry += this.#decoder.write(chunk);
+    for (;;) {
+      const match = /\r?\n\r?\n/.exec(this.#carry);
+      if (!match) break;
+      this.#frame(this.#carry.slice(0, match.index));
+      this.#carry = this.#carry.slice(match.index + match[0].length);
+    }
+    if (this.#carry.length > FRAME_LIMIT) this.#gaveUp = true;
+  }
+
+  #frame(frame: string): void {
+    let event: string | undefined;
+    const data: string[] = [];
+    for (const line of frame.split(/\r?\n/)) {
+      if (line.startsWith('event:')) event = line.slice(6).trim();
+      else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+    }
+    if (event === undefined || !INTERESTING.has(event)) return;
+    let json: Record<string, unknown>;
+    try {
+      json = JSON.parse(data.join('\n')) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    if (event === 'message_start') {
+      this.#message(json['message'] as Record<string, unknown> | undefined);
+      this.#started();
+    } else if (event === 'message_delta') {
+      const usage = json['usage'] as Record<string, unknown> | undefined;
+      // Streaming usage is cumulative: a delta's counters replace message_start's (as the SDK does).
+      if (usage) this.facts.usage = { ...this.facts.usage, ...Object.fromEntries(Object.entries(usage).filter(([, v]) => v !== null && v !== undefined)) };
+    } else {
+      this.#error(json);
+    }
+  }
+
+  #message(message: Record<string, unknown> | undefined): void {
+    if (!message) return;
+    if (typeof message['id'] === 'string') this.facts.messageId = message['id'];
+    if (typeof message['usage'] === 'object' && message['usage'] !== null) this.facts.usage = { ...(message['usage'] as Record<string, unknown>) };
+    const reason = (message['diagnostics'] as { cache_miss_reason?: unknown } | null | undefined)?.cache_miss_reason;
+    if (typeof reason === 'object' && reason !== null) this.facts.missReason = reason as Record<string, unknown>;
+  }
+
+  #error(json: Record<string, unknown>): void {
+    const error = json['error'] as { type?: unknown; message?: unknown } | undefined;
+    if (error) this.facts.error = { type: String(error.type ?? 'error'), message: String(error.message ?? '') };
+  }
+
+  #readJson(text: string): void {
+    let json: Record<string, unknown>;
+    try {
+      json = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    if (json['type'] === 'message') this.#message(json);
+    else if (json['type'] === 'error') this.#error(json);
+  }
+}

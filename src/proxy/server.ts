@@ -1,0 +1,93 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ProxyCore, type ProxyEvents } from './core.ts';
+import { handleExchange } from './exchange.ts';
+import type { ProxyLedger } from './ledger.ts';
+import { resolveProxyOptions, type ProxyOptions } from './options.ts';
+import { proxySummary, type ProxySummary } from './summary.ts';
+
+/** A running proxy. */
+export interface Proxy {
+  /** Base URL for clients: `ANTHROPIC_BASE_URL=<url>`. */
+  readonly url: string;
+  readonly port: number;
+  readonly ledger: ProxyLedger;
+  /** Requests on their way (held, sent, or streaming back). */
+  readonly inFlight: number;
+  /** Requests parked at the warm-first gate now. */
+  readonly held: number;
+  summary(): ProxySummary;
+  on<K extends keyof ProxyEvents>(event: K, listener: (...args: ProxyEvents[K]) => void): () => void;
+  /** Stop accepting; let exchanges in flight finish (up to `timeoutMs`, default 10 s), then stop. */
+  close(timeoutMs?: number): Promise<void>;
+  /** Stop now: exchanges in flight are cut. */
+  destroy(): Promise<void>;
+}
+
+/**
+ * Start an Anthropic-compatible reverse proxy: clients point `ANTHROPIC_BASE_URL` at it, it
+ * forwards every request to `upstream` and streams the answer back unchanged, and keeps a
+ * ledger of what went through (usage, cost, time to first byte, why each request read what it
+ * read, sessions and fan-outs).
+ *
+ * @example
+ * const proxy = await startProxy({ upstream: emulator.url, warmFirst: true });
+ * const client = new Anthropic({ baseURL: proxy.url, apiKey });
+ * ... ; console.log(proxy.summary().fanouts); await proxy.close();
+ */
+export async function startProxy(options: ProxyOptions = {}): Promise<Proxy> {
+  const core = new ProxyCore(resolveProxyOptions(options));
+  const exchanges = new Set<Promise<void>>();
+  const server = createServer((req, res) => {
+    const done = handleExchange(core, req, res).catch(() => {
+      if (!res.headersSent) res.destroy();
+    });
+    exchanges.add(done);
+    void done.finally(() => exchanges.delete(done));
+  });
+  // Requests can be held at the gate or stream for minutes: no server-side timeouts of our own.
+  server.requestTimeout = 0;
+  server.headersTimeout = 0;
+  server.listen(core.options.port, core.options.host);
+  await Promise.race([once(server, 'listening'), once(server, 'error').then(([err]) => Promise.reject(err))]);
+  const port = (server.address() as AddressInfo).port;
+  const host = core.options.host.includes(':') ? `[${core.options.host}]` : core.options.host;
+
+  const stop = async (drainMs: number): Promise<void> => {
+    const closed = server.listening ? once(server, 'close') : Promise.resolve();
+    server.close();
+    server.closeIdleConnections();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, drainMs);
+      timer.unref();
+    });
+    await Promise.race([Promise.all(exchanges), timeout]);
+    clearTimeout(timer);
+    server.closeAllConnections();
+    await Promise.all(exchanges);
+    await closed;
+    core.agent.destroy();
+    core.log?.close();
+  };
+
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    ledger: core.ledger,
+    get inFlight() {
+      return core.inFlight;
+    },
+    get held() {
+      return core.gate?.waiting ?? 0;
+    },
+    summary: () => proxySummary(core),
+    on(event, listener) {
+      core.events.on(event, listener as never);
+      return () => core.events.off(event, listener as never);
+    },
+    close: (timeoutMs = 10_000) => stop(timeoutMs),
+    destroy: () => stop(0),
+  };
+}
