@@ -38,8 +38,8 @@ describe('miss diagnosis', () => {
   it("names Claude Code's billing block when the upstream caches it, and --strip-billing-block fixes it (measured)", async () => {
     const system = (cch: string) => [billing(cch), { type: 'text' as const, text: words(800, 'cc'), cache_control: cc }];
     const run = async (strip: boolean) => {
-      // This branch's emulator keys the billing block, as third-party gateways do.
-      const px = await proxy({ upstream: (await emulator()).url, stripBillingBlock: strip });
+      // An upstream that keys the billing block, as third-party gateways do (the emulator's strict mode).
+      const px = await proxy({ upstream: (await emulator({ strictBillingBlock: true })).url, stripBillingBlock: strip });
       const client = sdk(px.url);
       await send(client, { system: system('aaa') });
       await send(client, { system: system('bbb') });
