@@ -23,6 +23,10 @@ export type ApiErrorType = keyof typeof API_ERROR_STATUS;
 export class ApiError extends ForkcacheError {
   readonly type: ApiErrorType;
   readonly status: number;
+  /** `error.details.error_code` of the body (rate limits: `ramp_limit_exceeded`, `enforced_spend_limit_reached`). */
+  errorCode?: string | undefined;
+  /** `retry-after` seconds of a 429 (undefined: the emulator's default; null: none, as for the spend cap). */
+  retryAfter?: number | null | undefined;
 
   constructor(code: ErrorCode, type: ApiErrorType, message: string, data?: Record<string, unknown>) {
     super(code, message, data === undefined ? {} : { data });
@@ -32,13 +36,14 @@ export class ApiError extends ForkcacheError {
 
   /** `{ type: "error", error: { type, message }, request_id }`: the body every API error has. */
   body(requestId: string): ApiErrorBody {
-    return { type: 'error', error: { type: this.type, message: this.message }, request_id: requestId };
+    const details = this.errorCode === undefined ? {} : { details: { error_code: this.errorCode } };
+    return { type: 'error', error: { type: this.type, message: this.message, ...details }, request_id: requestId };
   }
 }
 
 export interface ApiErrorBody {
   type: 'error';
-  error: { type: ApiErrorType; message: string };
+  error: { type: ApiErrorType; message: string; details?: { error_code: string } };
   request_id: string;
 }
 

@@ -11,6 +11,7 @@ import { ScriptRegistry } from '../scripts/registry.ts';
 import { BlockTokenCounter } from '../tokens/block-tokens.ts';
 import type { ResponseUsage } from '../types.ts';
 import { StatsCollector } from './stats.ts';
+import { RateLimiter } from '../rate-limits/limiter.ts';
 
 /** Noun-verb event names, in the order one request emits them. */
 export type EmulatorEventName = 'request-start' | 'response-start' | 'request-end';
@@ -47,6 +48,7 @@ export interface EmulatorCore {
   ids: IdSource;
   stats: StatsCollector;
   events: EventEmitter;
+  rateLimits: RateLimiter;
   minCacheable(model: ModelEntry): number;
 }
 
@@ -67,6 +69,7 @@ export function createCore(options: ResolvedOptions): EmulatorCore {
     ids: new IdSource(options.seed),
     stats: new StatsCollector(),
     events,
+    rateLimits: new RateLimiter(options.rateLimits, options.clock, options.modelTable),
     minCacheable: options.minCacheable,
   };
 }
