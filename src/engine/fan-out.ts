@@ -13,6 +13,7 @@ import type { FanOutEvent, ForkHandle, ForkResult } from './fork-handle.ts';
 import { ForkState } from './fork-handle.ts';
 import { measureFreshBase, measureSharedTokens, sendPrewarm } from './measure.ts';
 import { WarmGate } from './warm-gate.ts';
+import { FanOutGate } from '../gate/admission/fan-out-gate.ts';
 import { closeWorktree, openWorktree, type Worktree, type WorktreeResult } from './worktree.ts';
 
 export type { FanOut, FanOutDeps, FanOutResult, FanOutSummary, ForkSpec } from './fan-out-types.ts';
@@ -27,6 +28,8 @@ export class FanOutRun implements FanOut {
   readonly #specs: readonly ForkSpec[];
   readonly #queue = new EventQueue<FanOutEvent>();
   readonly #gate: WarmGate;
+  /** The warm gate behind the engine's rate-limit admission: what each fork's requests ask. */
+  readonly #admission: FanOutGate;
   readonly #settled: Promise<FanOutResult>;
   readonly #accounts: FanOutAccounts;
   readonly #log: WriteStream | undefined;
@@ -46,6 +49,16 @@ export class FanOutRun implements FanOut {
       strategy: deps.options.warm,
       limit: deps.api,
       ttlMs: prefix.ttl === '1h' ? 3_600_000 : 300_000,
+      clock: deps.clock,
+    });
+    deps.admission.retryAfterStop();
+    this.#admission = new FanOutGate({
+      scheduler: deps.admission,
+      inner: this.#gate,
+      prefixReadable: () => prefix.markers === 'boundary' && this.#gate.state === 'warm',
+      turnsRead: prefix.childMarker !== false,
+      modelClass: deps.modelClass(prefix.snapshot.model),
+      tokensPerByte: () => (this.#accounts.sharedTokens ?? prefix.approxTokens) / Math.max(1, prefix.byteLength),
       clock: deps.clock,
     });
     this.#log = deps.runDir ? createWriteStream(join(deps.runDir, 'events.jsonl'), { flags: 'a' }) : undefined;
@@ -92,6 +105,7 @@ export class FanOutRun implements FanOut {
     // fresh agents are what they are: no fresh-agent baseline to measure for them
     if (!this.#deps.agent) this.#accounts.freshBase = await measureFreshBase(client, this.prefix.snapshot, signal);
     if (options.warm === 'prewarm' && !signal.aborted) await this.#prewarm();
+    const stopSampling = this.#sampleBudget();
     try {
       this.#recordEarlierTurns();
       const results = await Promise.all(this.#states.map((state) => this.#dispatch(state)));
@@ -99,6 +113,7 @@ export class FanOutRun implements FanOut {
       this.#logLine({ type: 'fanout-end', at: this.#deps.clock.now() });
       return { fanoutId: this.id, forks: results, summary };
     } finally {
+      stopSampling();
       // whatever happened, iterators end and the log is closed
       this.#queue.end();
       await new Promise<void>((resolve) => (this.#log ? this.#log.end(resolve) : resolve()));
@@ -161,7 +176,7 @@ export class FanOutRun implements FanOut {
       const ctx = {
         deps: this.#deps,
         prefix: this.prefix,
-        gate: this.#gate,
+        gate: this.#admission.forFork(state.id),
         forkId: state.id,
         index: state.index,
         base: spec.base,
@@ -264,7 +279,31 @@ export class FanOutRun implements FanOut {
       },
       warmups: this.#gate.warmups,
       run_dir: this.#deps.runDir,
+      rate_limits: {
+        admission: this.#deps.admission.mode,
+        http_429: this.#admission.counts.http429,
+        http_529: this.#admission.counts.http529,
+        ramp_limit_exceeded: this.#admission.counts.rampErrors,
+        spend_limit_reached: this.#admission.counts.spendCap,
+        stopped: results.some((r) => r.error?.code === 'RATE_LIMIT_SPEND_CAP') ? 'enforced_spend_limit_reached' : null,
+      },
     };
+  }
+
+  /**
+   * The budget over time, for the report: one `budget` line in the event log per second of
+   * engine time at most, while the budget moves (admissions, settlements).
+   */
+  #sampleBudget(): () => void {
+    if (!this.#log) return () => undefined;
+    let last = Number.NEGATIVE_INFINITY;
+    return this.#deps.admission.onChange((view) => {
+      const at = this.#deps.clock.now();
+      if (at - last < 1000) return;
+      last = at;
+      const classes = view.classes.map(({ modelClass, limits, used, queued, inFlight }) => ({ modelClass, limits, used, queued, inFlight }));
+      this.#logLine({ type: 'budget', at, waiting: view.waiting, classes });
+    });
   }
 }
 

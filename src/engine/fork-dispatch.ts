@@ -47,8 +47,9 @@ export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, a
     child: start.child,
     port: port2,
     turnsDone: start.turnsDone,
-    api: options.api,
-    loop: { maxTurns: options.maxTurns, maxTokens: options.maxTokens, querySource: agent ? `agent:custom:${agent.type}` : FORK_QUERY_SOURCE, marker: ctx.prefix.childMarker, retry: options.turnRetry },
+    // under admission the scheduler owns 429/529 retries: the SDK must not retry on its own
+    api: options.admission === 'on' ? { ...options.api, maxRetries: 0 } : options.api,
+    loop: { maxTurns: options.maxTurns, maxTokens: options.maxTokens, querySource: agent ? `agent:custom:${agent.type}` : FORK_QUERY_SOURCE, marker: ctx.prefix.childMarker, retry: options.turnRetry, gateRetries: options.admission === 'on' },
     tools: { workspace: ctx.workspace, allow: [...(agent?.allow ?? options.allow)], limits: options.toolLimits },
     transcriptPath: ctx.transcriptPath,
     permissions: options.permissions,
