@@ -1,15 +1,16 @@
-// `npm run bench [-- --quick] [-- --only=name,name]`: runs the suites in one process and writes
+// `npm run bench [-- --quick] [-- --only=name,name] [-- --merge]`: runs the suites in one process and writes
 // bench/results/latest.json and latest.md (ratios measured in one run, on one machine).
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { arch, cpus, platform, totalmem } from 'node:os';
 import { boundarySuite, dispatchSuite } from './boundary.ts';
 import { economicsSuite } from './economics.ts';
 import { economicsModelsSuite } from './economics-models.ts';
 import { memorySuite } from './memory.ts';
 import { overheadSuite } from './overhead.ts';
+import { rateLimitsSuite } from './rate-limits.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';
 
-// In issue order: 1 dispatch, 2 memory, 3 boundary, 4 economics (4b by read multiplier), 5 overhead.
+// In issue order: 1 dispatch, 2 memory, 3 boundary, 4 economics (4b by read multiplier), 5 overhead, 6 rate limits.
 const SUITES: Record<string, (o: SuiteOptions) => Promise<SuiteResult>> = {
   dispatch: dispatchSuite,
   memory: memorySuite,
@@ -17,6 +18,7 @@ const SUITES: Record<string, (o: SuiteOptions) => Promise<SuiteResult>> = {
   economics: economicsSuite,
   'economics-models': economicsModelsSuite,
   overhead: overheadSuite,
+  'rate-limits': rateLimitsSuite,
 };
 
 function markdown(results: SuiteResult[], machine: string): string {
@@ -47,6 +49,14 @@ for (const name of names) {
 }
 const dir = new URL('./results/', import.meta.url);
 mkdirSync(dir, { recursive: true });
+// `--merge`: keep the other suites of the last results (re-run one suite without the hour the rest take)
+if (args.includes('--merge') && existsSync(new URL('latest.json', dir))) {
+  const previous = JSON.parse(readFileSync(new URL('latest.json', dir), 'utf8')) as { suites: SuiteResult[] };
+  const order = Object.keys(SUITES);
+  const fresh = new Set(results.map((r) => r.name));
+  results.push(...previous.suites.filter((s) => !fresh.has(s.name)));
+  results.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
+}
 writeFileSync(new URL('latest.json', dir), `${JSON.stringify({ date: new Date().toISOString(), machine, quick, suites: results }, null, 2)}\n`);
 const md = markdown(results, machine);
 writeFileSync(new URL('latest.md', dir), md);

@@ -11,6 +11,7 @@ import { modelCheck } from '../model-check.ts';
 import { ProgressBoard } from '../progress-board.ts';
 import { formatFanOutResult, jsonSummary } from '../summary-table.ts';
 import { reportAfterRun, reportFlag } from './report.ts';
+import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
 
 const optionsSchema = z.object({
   api: z.enum(['auto', 'anthropic', 'emulator'], { error: 'expected auto, anthropic or emulator' }).default('auto'),
@@ -69,7 +70,7 @@ export function registerRunCommand(program: Command): void {
         // the manifest remembers the emulator script, so `forkcache resume` answers the same way
         const fan = engine.fanOut(snapshot, plan.directives, { meta: { emulator: plan.emulator } });
         interrupt.watch(fan);
-        const board = new ProgressBoard({ model: snapshot.model, plain: opts.json, catalogue });
+        const board = new ProgressBoard({ model: snapshot.model, plain: opts.json, catalogue, budget: () => engine.admission });
         for await (const event of fan) board.onEvent(event);
         board.stop();
         const result = await fan.settled();
@@ -77,7 +78,9 @@ export function registerRunCommand(program: Command): void {
         const extra = { api: target.kind, ...(interrupt.interrupted ? { interrupted: true } : {}), ...(report.path ? { report: report.path } : {}) };
         if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, extra))}\n`);
         else process.stdout.write(`\n${formatFanOutResult(result, snapshot.model, catalogue)}\n`);
-        process.exitCode = interrupt.interrupted ? INTERRUPTED_EXIT_CODE : result.forks.every((f) => f.status === 'completed') && !report.failed ? 0 : 1;
+        const spendCap = result.summary.rate_limits.stopped !== null;
+        if (spendCap) log(spendCapMessage(result.summary.run_dir, result.forks.filter((f) => f.error?.code === 'RATE_LIMIT_SPEND_CAP').length));
+        process.exitCode = interrupt.interrupted ? INTERRUPTED_EXIT_CODE : spendCap ? SPEND_CAP_EXIT_CODE : result.forks.every((f) => f.status === 'completed') && !report.failed ? 0 : 1;
       } finally {
         interrupt.dispose();
         await engine.close();

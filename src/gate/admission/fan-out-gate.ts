@@ -54,7 +54,10 @@ export class FanOutGate {
         scheduler.waiting++;
         this.queuedForks.add(forkId);
         try {
-          if (notBefore > clock.now()) await clock.sleep(notBefore - clock.now(), request.signal);
+          if (notBefore > clock.now()) {
+            scheduler.sleepers.count++;
+            await clock.sleep(notBefore - clock.now(), request.signal).finally(() => scheduler.sleepers.count--);
+          }
           const permit = await this.#o.inner.acquire(request);
           let reservation;
           try {

@@ -26,6 +26,8 @@ export interface AdmissionView {
   mode: AdmissionMode;
   /** Permit requests not granted yet, whatever holds them (warm-first, concurrency, budget, backoff). */
   waiting: number;
+  /** Of those, how many sleep on the clock (a budget wait or a backoff): lets a driver of emulated time know the engine is parked. */
+  sleepers: number;
   classes: ClassView[];
   stopped: { errorCode: string; modelClass: string } | undefined;
 }
@@ -50,11 +52,13 @@ class ClassQueue {
   readonly #clock: Clock;
   readonly #name: string;
   readonly #onChange: () => void;
+  readonly #sleepers: { count: number };
   #pumping = false;
   #wake: AbortController | undefined;
   inFlight = 0;
 
-  constructor(name: string, clock: Clock, onChange: () => void) {
+  constructor(name: string, clock: Clock, onChange: () => void, sleepers: { count: number }) {
+    this.#sleepers = sleepers;
     this.#name = name;
     this.#clock = clock;
     this.#onChange = onChange;
@@ -107,7 +111,9 @@ class ClassQueue {
           continue;
         }
         this.#wake = new AbortController();
+        this.#sleepers.count++;
         await this.#clock.sleep(wait, this.#wake.signal).catch(() => undefined);
+        this.#sleepers.count--;
         this.#wake = undefined;
       }
     } finally {
@@ -150,6 +156,8 @@ export class AdmissionScheduler {
   readonly #classes = new Map<string, ClassQueue>();
   readonly #listeners = new Set<(view: AdmissionView) => void>();
   waiting = 0;
+  /** Waits on the clock in progress (shared with the fan-out gates' per-fork backoffs). */
+  readonly sleepers = { count: 0 };
 
   constructor(options: { clock: Clock; mode: AdmissionMode }) {
     this.mode = options.mode;
@@ -158,7 +166,7 @@ export class AdmissionScheduler {
 
   #queue(modelClass: string): ClassQueue {
     let queue = this.#classes.get(modelClass);
-    if (!queue) this.#classes.set(modelClass, (queue = new ClassQueue(modelClass, this.#clock, () => this.#changed())));
+    if (!queue) this.#classes.set(modelClass, (queue = new ClassQueue(modelClass, this.#clock, () => this.#changed(), this.sleepers)));
     return queue;
   }
 
@@ -209,7 +217,7 @@ export class AdmissionScheduler {
       if (q.budget.stopped && !stopped) stopped = { errorCode: q.budget.stopped.errorCode, modelClass };
       return { modelClass, queued: q.queued, inFlight: q.inFlight, ...q.budget.snapshot(now) };
     });
-    return { mode: this.mode, waiting: this.waiting, classes, stopped };
+    return { mode: this.mode, waiting: this.waiting, sleepers: this.sleepers.count, classes, stopped };
   }
 
   /**
