@@ -50,6 +50,7 @@ export function jsonSummary(result: FanOutResult, extra: Record<string, unknown>
     model_table_date: s.model_table_date,
     prefix: { sha256: s.prefix.sha256, bytes: s.prefix.bytes, shared_tokens: s.prefix.shared_tokens, drift_events: s.prefix.drift_events, source: s.prefix.source },
     run_dir: s.run_dir ?? null,
+    rate_limits: s.rate_limits,
     fork_results: result.forks.map((f) => ({ id: f.forkId, status: f.status, turns: f.turns, tool_calls: f.toolCalls, files_changed: f.filesChanged, report: f.report ?? null, error: f.error ?? null })),
   };
 }

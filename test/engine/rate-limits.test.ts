@@ -3,6 +3,10 @@ import { ManualClock } from '../../src/clock.ts';
 import { startEmulator } from '../../src/emulator/server/start.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';
 import { bigSnapshot, driveClock, workspace } from './helpers.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { formatBudget } from '../../src/cli/budget-line.ts';
+import { writeRunReport } from '../../src/report/write-report.ts';
 
 const FILES = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`m${i}.ts`, `export const fetchData = ${i};\n`]));
 const directives = (n: number): string[] => Object.keys(FILES).slice(0, n).map((f) => `rename fetchData to loadData in ${f}`);
@@ -18,7 +22,7 @@ async function setup(rateLimits: Record<string, unknown>, engineExtra: Record<st
 
 describe('rate-limit admission', () => {
   it('paces a fan-out to the RPM it learned from the first response: no 429, no failed fork', async () => {
-    const { clock, emulator, engine, close } = await setup(limits(12));
+    const { clock, emulator, engine, runDir, close } = await setup(limits(12));
     try {
       const t0 = clock.now();
       const fan = engine.fanOut(bigSnapshot(`pace-${Date.now()}`), directives(8));
@@ -30,6 +34,13 @@ describe('rate-limit admission', () => {
       // 32 requests at 12 a minute with a 12-request burst: at least (32 - 12) / 12 minutes
       expect(clock.now() - t0).toBeGreaterThanOrEqual(100_000);
       expect(engine.admission.classes[0]).toMatchObject({ modelClass: 'sonnet-4', limits: { rpm: 12, itpm: 10_000_000 }, queued: 0, inFlight: 0 });
+      // the board's line and the report's chart: the budget against the limits, over time
+      expect(formatBudget(engine.admission)[0]).toMatch(/^budget sonnet-4 {2}RPM \d+\/12 {2}ITPM [\d,.KM]+\/10\.00M {2}OTPM [\d,.KM]+\/10\.00M {2}in flight 0 {2}queued 0$/);
+      const written = writeRunReport(runDir, { out: join(runDir, 'report.html') });
+      const html = readFileSync(written.out, 'utf8');
+      expect(html).toContain('<h3>Rate-limit budget</h3>');
+      expect(html).toMatch(/This run met 0 429s and 0 529s/);
+      expect(written.charts).toBe(5);
     } finally {
       await close();
     }
