@@ -18,8 +18,8 @@ export const RAMP_WINDOW_MS = 10_000;
  * API allows doubling; an idle window starts again from the floor, as the API's does).
  */
 const RAMP_GROWTH = 1.5;
-/** Ramp control ends after this long without a ramp error. */
-const RAMP_CALM_MS = 60_000;
+/** Ramp control ends once a window may carry this many requests (or the RPM bucket's share of a window, if more). */
+const RAMP_DONE = 64;
 /** 529 (global load): one backoff for all, 0.5 s doubling to 30 s. */
 const OVERLOAD_BASE_MS = 500;
 const OVERLOAD_MAX_MS = 30_000;
@@ -72,7 +72,6 @@ export class ClassBudget {
       // a request larger than the bucket waits for a full bucket, then goes (the API admits it on an estimate)
       wait = Math.max(wait, bucket.msUntil(Math.min(need[kind], bucket.capacity), now));
     }
-    if (this.#ramp && now - this.#ramp.since >= RAMP_CALM_MS) this.#ramp = undefined;
     const cap = this.#rampCap(now);
     if (cap !== undefined) {
       const window = this.#recent.filter((t) => t > now - RAMP_WINDOW_MS);
@@ -120,7 +119,7 @@ export class ClassBudget {
       this.#outputMean = this.#outputMean === undefined ? u.output_tokens : 0.8 * this.#outputMean + 0.2 * u.output_tokens;
       return;
     }
-    if (report.status === 429) this.#rateLimited(cost, report, now);
+    if (report.status === 429) this.#rateLimited(cost, report, sentAt, now);
     else if (report.status === 529) {
       this.counters.http529++;
       this.#overloads++;
@@ -128,8 +127,11 @@ export class ClassBudget {
     }
   }
 
-  #rateLimited(cost: Cost, report: RequestReport, now: number): void {
+  #rateLimited(cost: Cost, report: RequestReport, sentAt: number, now: number): void {
     this.counters.http429++;
+    // a refused request is not part of the rate the API saw (its ramp counts what it accepted)
+    const i = this.#recent.lastIndexOf(sentAt);
+    if (i >= 0) this.#recent.splice(i, 1);
     // a rejected request spent no tokens
     this.#buckets.get('input-tokens')?.take(-cost.itpm, now);
     this.#buckets.get('output-tokens')?.take(-cost.otpm, now);
@@ -139,7 +141,7 @@ export class ClassBudget {
     }
     if (report.errorCode === RAMP_LIMIT_EXCEEDED) {
       this.counters.rampErrors++;
-      const sent = this.#recent.filter((t) => t > now - RAMP_WINDOW_MS).length;
+      const sent = this.#recent.filter((t) => t > now - RAMP_WINDOW_MS).length + 1;
       this.#ramp = { floor: Math.max(1, Math.floor(Math.min(sent, this.#ramp?.floor ?? sent) / 2)), since: now };
       this.#backoff(now + (report.retryAfterMs ?? RAMP_WINDOW_MS));
       return;
@@ -161,8 +163,16 @@ export class ClassBudget {
   /** Requests allowed in the sliding window now: the floor, or 1.5 × what the window before carried. */
   #rampCap(now: number): number | undefined {
     if (!this.#ramp) return undefined;
-    const before = this.#recent.filter((t) => t > now - 2 * RAMP_WINDOW_MS && t <= now - RAMP_WINDOW_MS).length;
-    return Math.max(this.#ramp.floor, Math.floor(RAMP_GROWTH * before));
+    // only what was sent since the last ramp error counts as a basis: the burst the API refused does not
+    const since = this.#ramp.since;
+    const before = this.#recent.filter((t) => t > since && t > now - 2 * RAMP_WINDOW_MS && t <= now - RAMP_WINDOW_MS).length;
+    const cap = Math.max(this.#ramp.floor, Math.ceil(RAMP_GROWTH * before));
+    const rpm = this.#buckets.get('requests')?.perMinute ?? 0;
+    if (cap >= Math.max(RAMP_DONE, (rpm * RAMP_WINDOW_MS) / 60_000)) {
+      this.#ramp = undefined; // no longer below what the buckets allow: the ramp is over
+      return undefined;
+    }
+    return cap;
   }
 
   snapshot(now: number): BudgetSnapshot {
