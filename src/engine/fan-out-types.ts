@@ -75,7 +75,7 @@ export interface FanOutDeps {
   /** Forks start in the foreground (their caller waits for them). */
   foreground?: boolean | undefined;
   /** The distributed backend: forks run as BullMQ jobs on other hosts instead of the local pool. */
-  remote?: { run(ctx: DispatchContext): Promise<ForkOutcome> } | undefined;
+  remote?: { run(ctx: DispatchContext): Promise<ForkOutcome>; retryAfterStop?(modelClass: string): void } | undefined;
 }
 
 /** One fork of a fan-out: its directive, its base continuation, where it starts. */

@@ -52,6 +52,7 @@ export class FanOutRun implements FanOut {
       clock: deps.clock,
     });
     deps.admission.retryAfterStop();
+    if (deps.options.admission === 'on') deps.remote?.retryAfterStop?.(deps.modelClass(prefix.snapshot.model));
     this.#admission = new FanOutGate({
       scheduler: deps.admission,
       inner: this.#gate,
@@ -176,7 +177,13 @@ export class FanOutRun implements FanOut {
       const ctx = {
         deps: this.#deps,
         prefix: this.prefix,
-        gate: this.#admission.forFork(state.id),
+        // remote hosts reserve from the budget they share in Redis: here only the warm-first barrier
+        gate: this.#deps.remote ? this.#gate : this.#admission.forFork(state.id),
+        shared: () => ({
+          modelClass: this.#deps.modelClass(this.prefix.snapshot.model),
+          tokensPerByte: (this.#accounts.sharedTokens ?? this.prefix.approxTokens) / Math.max(1, this.prefix.byteLength),
+          readsShared: this.prefix.markers === 'boundary' && this.#gate.state === 'warm',
+        }),
         forkId: state.id,
         index: state.index,
         base: spec.base,
@@ -243,6 +250,7 @@ export class FanOutRun implements FanOut {
       state.turns = event.turn;
       this.#accounts.request(state.id, event.request, this.#turnStartedAt.get(state.id) ?? at);
     } else if (event.type === 'tool-call') state.lastTool = event.name;
+    else if (event.type === 'turn-retry' && this.#deps.remote) this.#admission.countRemote(event.error); // hosts' 429s, for the summary
     this.#emit({ forkId: state.id, ...event, at });
   }
 

@@ -25,6 +25,8 @@ export interface DispatchContext {
   /** The distributed backend names the host running the fork (again when another takes over). */
   onHost?(hostId: string): void;
   onAsk(tool: string, input: unknown): Promise<PermissionAnswer>;
+  /** For the distributed backend's shared admission: the model class, tokens per byte, and whether the prefix is readable now. */
+  shared?(): { modelClass: string; tokensPerByte: number; readsShared: boolean };
 }
 
 /**

@@ -99,6 +99,12 @@ export class FanOutGate {
     return { itpm, otpm: this.#o.scheduler.outputEstimate(this.#o.modelClass, cost.maxTokens) };
   }
 
+  /** A 429/529 met on a remote host (the distributed backend), from its `turn-retry` event. */
+  countRemote(error: { data?: Record<string, unknown> | undefined }): void {
+    const status = error.data?.['status'];
+    if (status === 429 || status === 529) this.#count({ status });
+  }
+
   #count(report: RequestReport | undefined): void {
     if (report?.status === 429) {
       this.counts.http429++;
