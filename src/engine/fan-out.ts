@@ -307,7 +307,8 @@ export class FanOutRun implements FanOut {
     let last = Number.NEGATIVE_INFINITY;
     return this.#deps.admission.onChange((view) => {
       const at = this.#deps.clock.now();
-      if (at - last < 1000) return;
+      // nothing to draw against until the API has told its limits (the emulator sends none by default)
+      if (at - last < 1000 || !view.classes.some((c) => c.limits.rpm !== undefined || c.limits.itpm !== undefined)) return;
       last = at;
       const classes = view.classes.map(({ modelClass, limits, used, queued, inFlight }) => ({ modelClass, limits, used, queued, inFlight }));
       this.#logLine({ type: 'budget', at, waiting: view.waiting, classes });

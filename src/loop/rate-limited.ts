@@ -7,10 +7,10 @@ import Anthropic from '@anthropic-ai/sdk';
  */
 export const MAX_GATE_RETRIES = 100;
 
-/** A 429 (rate limit) or 529 (overloaded), also when it arrives mid-stream as an `error` event. */
+/**
+ * A 429 (rate limit) or 529 (overloaded) answer. An `error` event mid-stream is not one: the
+ * request was admitted and its response began; it stays a turn failure (bounded retries).
+ */
 export function isRateLimitOrOverload(err: unknown): boolean {
-  if (!(err instanceof Anthropic.APIError)) return false;
-  if (err.status === 429 || err.status === 529) return true;
-  const type = (err.error as { error?: { type?: unknown } } | undefined)?.error?.type;
-  return err.status === undefined && (type === 'overloaded_error' || type === 'rate_limit_error');
+  return err instanceof Anthropic.APIError && (err.status === 429 || err.status === 529);
 }

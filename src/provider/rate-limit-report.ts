@@ -10,8 +10,8 @@ export function reportOfError(err: unknown): RequestReport {
   const errorType = typeof body?.error?.type === 'string' ? body.error.type : undefined;
   const errorCode = typeof body?.error?.details?.error_code === 'string' ? body.error.details.error_code : undefined;
   return {
-    // a mid-stream `event: error` has no status: it is the error type's
-    status: err.status ?? (errorType === 'overloaded_error' ? 529 : errorType === 'rate_limit_error' ? 429 : null),
+    // a mid-stream `event: error` has no status: the request was admitted, its stream broke
+    status: err.status ?? null,
     ...(headers ? { rateLimits: parseRateLimitHeaders(headers), retryAfterMs: parseRetryAfterMs(headers) } : {}),
     errorType,
     errorCode,

@@ -71,7 +71,7 @@ describe('rate-limit admission', () => {
       expect(summary.rate_limits.ramp_limit_exceeded).toBe(refused.length);
       // only the siblings' first burst was refused: after it, the slower ramp never tripped the limit again
       expect(new Set(refused).size).toBe(1);
-      expect(refused.length).toBeLessThanOrEqual(7);
+      expect(refused.length).toBeLessThanOrEqual(8); // at most one per fork: what was in flight when the first came back
     } finally {
       await close();
     }
