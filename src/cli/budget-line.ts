@@ -9,7 +9,7 @@ const pair = (used: number, limit: number | undefined): string => (limit === und
 /**
  * One line per model class: the rate-limit budget in use against the limits learned from the
  * API (RPM, ITPM, OTPM: what the bucket is short of full), the requests queued for a permit,
- * and a backoff or ramp in progress. Undefined when no request has been admitted yet.
+ * and a backoff or ramp in progress. Empty before any request was admitted.
  */
 export function formatBudget(view: AdmissionView): string[] {
   return view.classes.map((c) => {

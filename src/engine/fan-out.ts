@@ -14,6 +14,7 @@ import { ForkState } from './fork-handle.ts';
 import { measureFreshBase, measureSharedTokens, sendPrewarm } from './measure.ts';
 import { WarmGate } from './warm-gate.ts';
 import { FanOutGate } from '../gate/admission/fan-out-gate.ts';
+import { sampleBudget } from '../gate/admission/budget-log.ts';
 import { closeWorktree, openWorktree, type Worktree, type WorktreeResult } from './worktree.ts';
 
 export type { FanOut, FanOutDeps, FanOutResult, FanOutSummary, ForkSpec } from './fan-out-types.ts';
@@ -106,7 +107,7 @@ export class FanOutRun implements FanOut {
     // fresh agents are what they are: no fresh-agent baseline to measure for them
     if (!this.#deps.agent) this.#accounts.freshBase = await measureFreshBase(client, this.prefix.snapshot, signal);
     if (options.warm === 'prewarm' && !signal.aborted) await this.#prewarm();
-    const stopSampling = this.#sampleBudget();
+    const stopSampling = this.#log ? sampleBudget(this.#deps.admission, this.#deps.clock, (line) => this.#logLine(line)) : () => undefined;
     try {
       this.#recordEarlierTurns();
       const results = await Promise.all(this.#states.map((state) => this.#dispatch(state)));
@@ -287,32 +288,8 @@ export class FanOutRun implements FanOut {
       },
       warmups: this.#gate.warmups,
       run_dir: this.#deps.runDir,
-      rate_limits: {
-        admission: this.#deps.admission.mode,
-        http_429: this.#admission.counts.http429,
-        http_529: this.#admission.counts.http529,
-        ramp_limit_exceeded: this.#admission.counts.rampErrors,
-        spend_limit_reached: this.#admission.counts.spendCap,
-        stopped: results.some((r) => r.error?.code === 'RATE_LIMIT_SPEND_CAP') ? 'enforced_spend_limit_reached' : null,
-      },
+      rate_limits: this.#admission.summary(results.some((r) => r.error?.code === 'RATE_LIMIT_SPEND_CAP')),
     };
-  }
-
-  /**
-   * The budget over time, for the report: one `budget` line in the event log per second of
-   * engine time at most, while the budget moves (admissions, settlements).
-   */
-  #sampleBudget(): () => void {
-    if (!this.#log) return () => undefined;
-    let last = Number.NEGATIVE_INFINITY;
-    return this.#deps.admission.onChange((view) => {
-      const at = this.#deps.clock.now();
-      // nothing to draw against until the API has told its limits (the emulator sends none by default)
-      if (at - last < 1000 || !view.classes.some((c) => c.limits.rpm !== undefined || c.limits.itpm !== undefined)) return;
-      last = at;
-      const classes = view.classes.map(({ modelClass, limits, used, queued, inFlight }) => ({ modelClass, limits, used, queued, inFlight }));
-      this.#logLine({ type: 'budget', at, waiting: view.waiting, classes });
-    });
   }
 }
 

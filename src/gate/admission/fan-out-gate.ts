@@ -99,6 +99,12 @@ export class FanOutGate {
     return { itpm, otpm: this.#o.scheduler.outputEstimate(this.#o.modelClass, cost.maxTokens) };
   }
 
+  /** The fan-out summary's `rate_limits`; `stopped`: some fork stopped at the spend cap. */
+  summary(stopped: boolean): { admission: 'on' | 'off'; http_429: number; http_529: number; ramp_limit_exceeded: number; spend_limit_reached: number; stopped: string | null } {
+    const c = this.counts;
+    return { admission: this.#o.scheduler.mode, http_429: c.http429, http_529: c.http529, ramp_limit_exceeded: c.rampErrors, spend_limit_reached: c.spendCap, stopped: stopped ? 'enforced_spend_limit_reached' : null };
+  }
+
   /** A 429/529 met on a remote host (the distributed backend), from its `turn-retry` event. */
   countRemote(error: { data?: Record<string, unknown> | undefined }): void {
     const status = error.data?.['status'];
