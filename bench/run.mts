@@ -11,9 +11,10 @@ import { memorySuite } from './memory.ts';
 import { overheadSuite } from './overhead.ts';
 import { proxyMemorySuite } from './proxy-memory.ts';
 import { proxyFanoutSuite, proxyOverheadSuite } from './proxy.ts';
+import { rateLimitsSuite } from './rate-limits.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';
 
-// In issue order: 1 dispatch, 2 memory, 3 boundary, 4 economics (4b by read multiplier), 5 overhead; then the proxy (issue 18).
+// In issue order: 1 dispatch, 2 memory, 3 boundary, 4 economics (4b by read multiplier), 5 overhead, 6 rate limits; then the proxy (issue 18).
 const SUITES: Record<string, (o: SuiteOptions) => Promise<SuiteResult>> = {
   dispatch: dispatchSuite,
   memory: memorySuite,
@@ -21,6 +22,7 @@ const SUITES: Record<string, (o: SuiteOptions) => Promise<SuiteResult>> = {
   economics: economicsSuite,
   'economics-models': economicsModelsSuite,
   overhead: overheadSuite,
+  'rate-limits': rateLimitsSuite,
   'proxy-fanout': proxyFanoutSuite,
   'proxy-overhead': proxyOverheadSuite,
   'proxy-memory': proxyMemorySuite,

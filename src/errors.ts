@@ -29,6 +29,9 @@ export const ERROR_CODES = [
   'FORK_WORKER_FAILED',
   'ENGINE_CLOSED',
   'ENGINE_DESTROYED',
+  // rate limits: the API's spend cap stops admission (resume once it lifts); admission gave up
+  'RATE_LIMIT_SPEND_CAP',
+  'RATE_LIMIT_GAVE_UP',
   // emulator (server side)
   'EMULATOR_INVALID_REQUEST',
   'EMULATOR_TOO_MANY_BREAKPOINTS',
@@ -41,6 +44,7 @@ export const ERROR_CODES = [
   'EMULATOR_REPLAY_MISMATCH',
   'EMULATOR_REPLAY_UNCONSUMED',
   'EMULATOR_INTERNAL',
+  'EMULATOR_RATE_LIMITED',
   // tools (model mistakes become error results with these codes; only TOOL_CONFIG_INVALID is thrown)
   'TOOL_CONFIG_INVALID',
   'TOOL_UNKNOWN',

@@ -17,6 +17,15 @@ export interface DriveOptions {
   warm: WarmStrategy;
   /** Wall-clock ms without progress after which the clock is stepped anyway (a safety net). */
   stallMs?: number;
+  /**
+   * The engine's permit requests not granted yet and, of those, the ones sleeping on the clock
+   * (`engine.admission`): with it, a request held by the gate for any reason (warm-first,
+   * concurrency, rate-limit budget, a backoff) counts as parked, so a fan-out that waits on
+   * its budget is driven as exactly as one that waits on the emulator.
+   */
+  gate?: () => { waiting: number; sleepers: number };
+  /** Forks run at once (the engine's fork slots; default: all). */
+  slots?: number;
 }
 
 type ForkPhase = 'working' | 'requesting' | 'done';
@@ -67,9 +76,11 @@ export async function driveFanOut(clock: ManualClock, emulator: Emulator, start:
       await new Promise((resolve) => (idle < 8 ? setImmediate(resolve) : setTimeout(resolve, 1)));
       let working = 0;
       let requesting = 0;
+      let done = 0;
       for (const p of phase.values()) {
         if (p === 'working') working++;
         else if (p === 'requesting') requesting++;
+        else done++;
       }
       const key = `${phase.size}/${working}/${requesting}/${parked.size}/${clock.pending}/${clock.now()}`;
       if (key !== lastKey) {
@@ -79,11 +90,13 @@ export async function driveFanOut(clock: ManualClock, emulator: Emulator, start:
       } else idle++;
       if (clock.pending === 0) continue;
       const held = options.warm !== 'none' && !firstResponseBegun;
-      const quiescent =
-        (phase.size === options.forks || (phase.size === 0 && options.warm === 'prewarm')) &&
-        working === 0 &&
-        clock.pending === parked.size &&
-        (held ? parked.size === 1 : requesting === parked.size);
+      const gate = options.gate?.();
+      const quiescent = gate
+        ? phase.size === Math.min(options.forks, (options.slots ?? options.forks) + done) && working === 0 && requesting === parked.size + gate.waiting && clock.pending === parked.size + gate.sleepers
+        : (phase.size === options.forks || (phase.size === 0 && options.warm === 'prewarm')) &&
+          working === 0 &&
+          clock.pending === parked.size &&
+          (held ? parked.size === 1 : requesting === parked.size);
       if (quiescent) clock.advanceToNext();
       else if (performance.now() - lastChange > (options.stallMs ?? 5_000)) {
         forcedSteps++;

@@ -2,6 +2,8 @@ import cliProgress from 'cli-progress';
 import type { FanOutEvent } from '../engine/fork-handle.ts';
 import { costUsd } from '../ledger/cost.ts';
 import type { ModelCatalogue } from '../models/catalogue.ts';
+import type { AdmissionView } from '../gate/admission/scheduler.ts';
+import { formatBudget } from './budget-line.ts';
 import { addUsage, totalInputTokens, type Usage, ZERO_USAGE } from '../ledger/usage.ts';
 
 interface Row {
@@ -23,6 +25,8 @@ export interface BoardOptions {
   plain?: boolean;
   /** Where NO_COLOR is read (default `process.env`). */
   env?: Readonly<Record<string, string | undefined>>;
+  /** The engine's rate-limit budget (`engine.admission`): shown under the totals. */
+  budget?: (() => AdmissionView) | undefined;
 }
 
 // SGR colours for the status word; https://no-color.org: a non-empty NO_COLOR turns them off.
@@ -52,6 +56,8 @@ export class ProgressBoard {
   readonly #multi: cliProgress.MultiBar | undefined;
   readonly #totals: cliProgress.SingleBar | undefined;
   readonly #color: boolean;
+  readonly #budget: (() => AdmissionView) | undefined;
+  readonly #budgetBar: cliProgress.SingleBar | undefined;
 
   constructor(options: BoardOptions) {
     this.#model = options.model;
@@ -64,7 +70,9 @@ export class ProgressBoard {
         cliProgress.Presets.legacy,
       );
       this.#totals = this.#multi.create(1, 0, { line: 'starting' });
+      if (options.budget) this.#budgetBar = this.#multi.create(1, 0, { line: '' });
     }
+    this.#budget = options.budget;
   }
 
   onEvent(event: FanOutEvent): void {
@@ -88,6 +96,9 @@ export class ProgressBoard {
       case 'fork-end':
         row.status = event.status;
         this.#plain(`${event.forkId} ${event.status} after ${event.result.turns} turns, ${event.result.toolCalls} tool calls, cache hit ${pct(row.usage).trim()}`);
+        if (event.result.error?.code === 'RATE_LIMIT_SPEND_CAP' || (this.#budget?.().classes.some((c) => c.limits.rpm !== undefined) ?? false)) {
+          for (const line of formatBudget(this.#budget!())) this.#plain(line);
+        }
         break;
       default:
         break;
@@ -121,6 +132,7 @@ export class ProgressBoard {
       cost = cost === null || r.cost === null ? null : cost + r.cost;
       if (r.status !== 'queued' && r.status !== 'running') done += 1;
     }
+    if (this.#budget) this.#budgetBar?.update(0, { line: formatBudget(this.#budget()).join(' | ') });
     this.#totals?.update(0, { line: `${done}/${this.#rows.size} forks done   read ${fmt(total.cache_read_input_tokens)}  written ${fmt(total.cache_creation_input_tokens)}  uncached ${fmt(total.input_tokens)}  hit ${pct(total)}  cost ${cost === null ? 'unpriced' : `$${cost.toFixed(4)}`}` });
   }
 

@@ -86,6 +86,7 @@ export function jsonSummary(result: FanOutResult, extra: Record<string, unknown>
     run_dir: s.run_dir ?? null,
     requests: attemptCounts(result),
     edits_not_applied: editsNotApplied(result),
+    rate_limits: s.rate_limits,
     fork_results: result.forks.map((f) => ({ id: f.forkId, status: f.status, turns: f.turns, tool_calls: f.toolCalls, files_changed: f.filesChanged, report: f.report ?? null, error: f.error ?? null })),
   };
 }

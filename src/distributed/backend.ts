@@ -9,6 +9,7 @@ import { cancelChannel, DEFAULT_QUEUE, type ForkJobData, type ForkJobProgress } 
 import { withoutCredentials } from '../provider/headers.ts';
 import { connectRedis } from './redis.ts';
 import { storePrefix } from './prefix-store.ts';
+import { SharedBudget } from './shared-budget.ts';
 
 export interface DistributedOptions {
   /** Redis URL, e.g. `redis://127.0.0.1:6379`. */
@@ -90,6 +91,7 @@ export class DistributedBackend {
     const release = (): void => {
       if (!released) (released = true), permit.release();
     };
+    const admission = options.admission === 'on' && ctx.shared ? ctx.shared() : undefined;
     const data: ForkJobData = {
       v: 1,
       fanoutId: ctx.forkId.replace(/-f\d+$/, ''),
@@ -98,8 +100,10 @@ export class DistributedBackend {
       prefixSha256: prefix.sha256,
       base: ctx.base,
       // never a credential in Redis: hosts take the key from their own environment
-      api: { baseURL: options.api.baseURL, headers: withoutCredentials(options.api.headers), maxRetries: options.api.maxRetries, timeoutMs: options.api.timeoutMs },
-      loop: { maxTurns: options.maxTurns, maxTokens: options.maxTokens, querySource: agent ? `agent:custom:${agent.type}` : FORK_QUERY_SOURCE, marker: prefix.childMarker, retry: options.turnRetry },
+      // under admission the hosts' gates own 429/529 retries: the SDK must not retry on its own
+      api: { baseURL: options.api.baseURL, headers: withoutCredentials(options.api.headers), maxRetries: admission ? 0 : options.api.maxRetries, timeoutMs: options.api.timeoutMs },
+      loop: { maxTurns: options.maxTurns, maxTokens: options.maxTokens, querySource: agent ? `agent:custom:${agent.type}` : FORK_QUERY_SOURCE, marker: prefix.childMarker, retry: options.turnRetry, gateRetries: admission !== undefined },
+      admission,
       tools: { workspace: ctx.workspace, allow: [...(agent?.allow ?? options.allow)], limits: options.toolLimits, sandbox: options.sandbox },
       permissions: options.permissions,
       transcriptPath: ctx.transcriptPath,
@@ -144,6 +148,11 @@ export class DistributedBackend {
       this.#progress.delete(job.id!);
       ctx.abort.signal.removeEventListener('abort', onAbort);
     }
+  }
+
+  /** A new fan-out tries again after a spend-cap stop (it may have been lifted): every host's too. */
+  retryAfterStop(modelClass: string): void {
+    void new SharedBudget(this.#redis).clearStop(modelClass).catch(() => undefined);
   }
 
   /** Close the queue and both Redis connections (BullMQ leaves connections it was given open). */

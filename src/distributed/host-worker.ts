@@ -12,6 +12,8 @@ import type { ExecutableToolName } from '../tools/names.ts';
 import { cancelChannel, DEFAULT_QUEUE, type ForkJobData, type ForkJobProgress } from './keys.ts';
 import { loadPrefix } from './prefix-store.ts';
 import { connectRedis } from './redis.ts';
+import { SharedBudget } from './shared-budget.ts';
+import { sharedAdmissionGate } from './shared-gate.ts';
 
 export interface HostWorkerOptions {
   redis: string;
@@ -77,6 +79,7 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
     }
   });
 
+  const budget = new SharedBudget(connection);
   const prefixFor = (sha256: string): Promise<SharedArrayBuffer> => {
     let sab = prefixes.get(sha256);
     if (!sab) {
@@ -105,7 +108,9 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
     const abort = new AbortController();
     running.set(data.forkId, abort);
     const { port1, port2 } = new MessageChannel();
-    const server = servePort(port1, OPEN_GATE, abort.signal, (event) => void report(event), async () => ({ allow: false, reason: 'no one can be asked on a distributed host' }));
+    // with admission on, every host reserves from the one budget in Redis
+    const gate = data.admission ? sharedAdmissionGate(budget, data.admission) : OPEN_GATE;
+    const server = servePort(port1, gate, abort.signal, (event) => void report(event), async () => ({ allow: false, reason: 'no one can be asked on a distributed host' }));
     const onAbort = (): void => port1.postMessage({ t: 'cancel' });
     abort.signal.addEventListener('abort', onAbort, { once: true });
     const task: ForkTask = {

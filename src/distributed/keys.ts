@@ -3,6 +3,7 @@ import type { TurnRetryOptions } from '../loop/retry.ts';
 import type { CacheTtl } from '../prefix/markers.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import type { PermissionPolicy } from '../tools/permissions.ts';
+import type { SharedAdmission } from './shared-gate.ts';
 
 /** Default BullMQ queue of fork jobs. */
 export const DEFAULT_QUEUE = 'forkcache-forks';
@@ -24,7 +25,9 @@ export interface ForkJobData {
   /** The child's continuation before any turn: hosts continue from the transcript when there is one. */
   base: ForkChild;
   api: { baseURL: string; headers: Record<string, string>; maxRetries: number; timeoutMs: number };
-  loop: { maxTurns: number; maxTokens: number; querySource: string; marker: CacheTtl | false; retry: TurnRetryOptions };
+  loop: { maxTurns: number; maxTokens: number; querySource: string; marker: CacheTtl | false; retry: TurnRetryOptions; gateRetries?: boolean | undefined };
+  /** Rate-limit admission on: the host reserves each request from the budget shared in Redis. */
+  admission?: SharedAdmission | undefined;
   /** No secrets here: jobs sit in Redis; each host redacts its own API key. */
   tools: { workspace: string; allow: string[]; limits: Partial<ToolLimits>; sandbox: 'auto' | 'bwrap' | 'none' };
   permissions: PermissionPolicy;

@@ -28,6 +28,8 @@ export class ApiError extends ForkcacheError {
    * (clients switch on it, e.g. Claude Code on `mid_conversation_system_not_supported`).
    */
   readonly details: { error_code: string } | undefined;
+  /** `retry-after` seconds of a 429 (undefined: the emulator's default; null: none, as for the spend cap). */
+  retryAfter?: number | null | undefined;
 
   constructor(code: ErrorCode, type: ApiErrorType, message: string, data?: Record<string, unknown>, details?: { error_code: string }) {
     super(code, message, data === undefined ? {} : { data });

@@ -10,6 +10,7 @@ import type { ScriptedModel } from './scripts/types.ts';
 import { DEFAULT_TOKEN_COSTS, type TokenCosts } from './tokens/block-tokens.ts';
 import { claudeTokenizer, type Tokenizer } from './tokens/tokenizer.ts';
 import { LOOKBACK_POSITIONS } from './cache/plan.ts';
+import { presetTable, RATE_LIMIT_TIERS, type RateLimitTable, type RateLimitTier, tableFromFile } from '../rate-limits/presets.ts';
 
 /** The API's request size limit for the Messages API: 32 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
@@ -69,6 +70,11 @@ export interface EmulatorOptions {
   lookback?: number;
   /** How long `close()` waits for in-flight requests before cutting them (default 10 s, wall clock). */
   closeTimeoutMs?: number;
+  /**
+   * The API's rate limits: a tier preset (`start`, `build`, `scale`), a table, or the
+   * `--rate-limits FILE` format (parsed JSON). Default: none (no limits, no headers).
+   */
+  rateLimits?: RateLimitTier | RateLimitTable | Record<string, unknown>;
 }
 
 const plainSchema = z.strictObject({
@@ -112,11 +118,12 @@ export interface ResolvedOptions {
   script: string | ScriptedModel;
   scripts: ScriptList;
   minCacheable(model: ModelEntry): number;
+  rateLimits: RateLimitTable | undefined;
 }
 
 /** Validate options and fill defaults. Bad input → ForkcacheError INVALID_ARGUMENT naming the field. */
 export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
-  const { latency, faults, faultFor, clock, modelTable, tokenizer, script, scripts, ...plain } = options;
+  const { latency, faults, faultFor, clock, modelTable, tokenizer, script, scripts, rateLimits, ...plain } = options;
   const p = parseOrThrow(plainSchema, plain, 'INVALID_ARGUMENT', 'emulator options');
   if (tokenizer !== undefined && typeof tokenizer.count !== 'function') {
     throw new ForkcacheError('INVALID_ARGUMENT', 'emulator options: tokenizer: expected an object with a count(text) method');
@@ -150,6 +157,18 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
     },
     script: script ?? 'echo',
     scripts: scripts ?? {},
+    rateLimits: resolveRateLimitOption(rateLimits),
     minCacheable: (model) => (typeof min === 'number' ? min : min?.[model.id] ?? model.minCacheableTokens),
   };
+}
+
+function resolveRateLimitOption(value: EmulatorOptions['rateLimits']): RateLimitTable | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'string') {
+    if (!(RATE_LIMIT_TIERS as readonly string[]).includes(value)) throw new ForkcacheError('INVALID_ARGUMENT', `emulator options: rateLimits: expected ${RATE_LIMIT_TIERS.join(', ')}, a table or a file object, got "${value}"`);
+    return presetTable(value as RateLimitTier);
+  }
+  // a resolved table has `source` and per-class rows; anything else is the file format
+  if (typeof value === 'object' && value !== null && 'source' in value && 'classes' in value && 'windowSeconds' in value) return value as RateLimitTable;
+  return tableFromFile(value, 'emulator options: rateLimits');
 }

@@ -13,7 +13,8 @@ import { parseOrThrow } from '../validation.ts';
 import { TOOL_DECLARATIONS } from '../tools/declarations.ts';
 import type { PermissionHandler } from '../tools/permissions.ts';
 import { UsageLedger } from '../ledger/ledger.ts';
-import { BUILTIN_CATALOGUE, type ModelCatalogue } from '../models/catalogue.ts';
+import { BUILTIN_CATALOGUE, findModel, type ModelCatalogue } from '../models/catalogue.ts';
+import { AdmissionScheduler, type AdmissionView } from '../gate/admission/scheduler.ts';
 import { checkModel } from '../models/status.ts';
 import { DEFAULT_MODEL } from '../models/defaults.ts';
 import { freeze, type FrozenPrefix } from '../prefix/freeze.ts';
@@ -87,6 +88,7 @@ export class ForkEngine {
   readonly #table: ModelCatalogue;
   readonly #api: ReturnType<typeof pLimit>;
   readonly #slots: ReturnType<typeof pLimit>;
+  readonly #admission: AdmissionScheduler;
   readonly #running = new Set<FanOutRun>();
   readonly #onPermission: PermissionHandler | undefined;
   #state: 'open' | 'closing' | 'closed' | 'destroyed' = 'open';
@@ -103,6 +105,7 @@ export class ForkEngine {
     this.#client = input.client ?? createAnthropicClient({ ...options.api, defaultHeaders: options.api.headers });
     this.#api = pLimit(options.concurrency);
     this.#slots = pLimit(options.maxThreads * options.concurrentTasksPerWorker);
+    this.#admission = new AdmissionScheduler({ clock: this.#clock, mode: options.admission });
     this.#pool = new Piscina({
       filename: forkWorkerFile(),
       execArgv: forkWorkerExecArgv(),
@@ -227,6 +230,8 @@ export class ForkEngine {
       pool: this.#pool,
       slots: this.#slots,
       api: this.#api,
+      admission: this.#admission,
+      modelClass: (model: string) => findModel(model, this.#table)?.family ?? model,
       client: this.#client,
       ledger,
       clock: this.#clock,
@@ -264,6 +269,11 @@ export class ForkEngine {
   #assertOpen(): void {
     if (this.#state === 'destroyed') throw new ForkcacheError('ENGINE_DESTROYED', 'the engine was destroyed: create a new one');
     if (this.#state !== 'open') throw new ForkcacheError('ENGINE_CLOSED', 'the engine is closed: create a new one');
+  }
+
+  /** The rate-limit budget now: per model class, the limits learned, what is in use, queued and in flight. */
+  get admission(): AdmissionView {
+    return this.#admission.view();
   }
 
   /** The spawn tool for an agent's loop: forks (or fresh agents of a type) behind one tool call. */

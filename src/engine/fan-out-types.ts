@@ -13,12 +13,18 @@ import type { StartPoint } from './fork-attempts.ts';
 import type { DispatchContext } from './fork-dispatch.ts';
 import type { FanOutEvent, ForkHandle, ForkResult } from './fork-handle.ts';
 import type { ResolvedEngineOptions } from './options.ts';
+import type { AdmissionScheduler } from '../gate/admission/scheduler.ts';
 
 /** The JSON summary of a fan-out: the ledger's, plus the prefix and where the run lives. */
 export interface FanOutSummary extends LedgerSummary {
   prefix: { id: string; sha256: string; bytes: number; approx_tokens: number; shared_tokens: number | null; drift_events: number; source: 'parent' | 'fallback' };
   warmups: number;
   run_dir: string | undefined;
+  /**
+   * Rate limits met by this fan-out: 429s (of which ramp and spend-cap), 529s, and `stopped`
+   * when the spend cap ended admission (the run is resumable once it lifts).
+   */
+  rate_limits: { admission: 'on' | 'off'; http_429: number; http_529: number; ramp_limit_exceeded: number; spend_limit_reached: number; stopped: string | null };
 }
 
 export interface FanOutResult {
@@ -51,6 +57,10 @@ export interface FanOutDeps {
   slots: LimitFunction;
   /** API requests in flight at most, shared by every fan-out of the engine. */
   api: LimitFunction;
+  /** The engine's rate-limit admission (one budget for every fan-out and thread). */
+  admission: AdmissionScheduler;
+  /** The model class of a model id (the catalogue's family: the API's rate-limit bucket). */
+  modelClass(model: string): string;
   client: Anthropic;
   ledger: UsageLedger;
   clock: Clock;
@@ -65,7 +75,7 @@ export interface FanOutDeps {
   /** Forks start in the foreground (their caller waits for them). */
   foreground?: boolean | undefined;
   /** The distributed backend: forks run as BullMQ jobs on other hosts instead of the local pool. */
-  remote?: { run(ctx: DispatchContext): Promise<ForkOutcome> } | undefined;
+  remote?: { run(ctx: DispatchContext): Promise<ForkOutcome>; retryAfterStop?(modelClass: string): void } | undefined;
 }
 
 /** One fork of a fan-out: its directive, its base continuation, where it starts. */

@@ -15,6 +15,8 @@ import type { FanOutEvent, ForkHandle, ForkResult } from './fork-handle.ts';
 import { ForkState } from './fork-handle.ts';
 import { measureFreshBase, measureSharedTokens, sendPrewarm } from './measure.ts';
 import { WarmGate } from './warm-gate.ts';
+import { FanOutGate } from '../gate/admission/fan-out-gate.ts';
+import { sampleBudget } from '../gate/admission/budget-log.ts';
 import { closeWorktree, openWorktree, type Worktree, type WorktreeResult } from './worktree.ts';
 
 export type { FanOut, FanOutDeps, FanOutResult, FanOutSummary, ForkSpec } from './fan-out-types.ts';
@@ -29,6 +31,8 @@ export class FanOutRun implements FanOut {
   readonly #specs: readonly ForkSpec[];
   readonly #queue = new EventQueue<FanOutEvent>();
   readonly #gate: WarmGate;
+  /** The warm gate behind the engine's rate-limit admission: what each fork's requests ask. */
+  readonly #admission: FanOutGate;
   readonly #settled: Promise<FanOutResult>;
   readonly #accounts: FanOutAccounts;
   readonly #log: WriteStream | undefined;
@@ -48,6 +52,17 @@ export class FanOutRun implements FanOut {
       strategy: deps.options.warm,
       limit: deps.api,
       ttlMs: prefix.ttl === '1h' ? 3_600_000 : 300_000,
+      clock: deps.clock,
+    });
+    deps.admission.retryAfterStop();
+    if (deps.options.admission === 'on') deps.remote?.retryAfterStop?.(deps.modelClass(prefix.snapshot.model));
+    this.#admission = new FanOutGate({
+      scheduler: deps.admission,
+      inner: this.#gate,
+      prefixReadable: () => prefix.markers === 'boundary' && this.#gate.state === 'warm',
+      turnsRead: prefix.childMarker !== false,
+      modelClass: deps.modelClass(prefix.snapshot.model),
+      tokensPerByte: () => (this.#accounts.sharedTokens ?? prefix.approxTokens) / Math.max(1, prefix.byteLength),
       clock: deps.clock,
     });
     this.#log = deps.runDir ? openEventLog(deps.runDir) : undefined;
@@ -92,6 +107,7 @@ export class FanOutRun implements FanOut {
     // fresh agents are what they are: no fresh-agent baseline to measure for them
     if (!this.#deps.agent) this.#accounts.freshBase = await measureFreshBase(client, this.prefix.snapshot, signal);
     if (options.warm === 'prewarm' && !signal.aborted) await this.#prewarm();
+    const stopSampling = this.#log ? sampleBudget(this.#deps.admission, this.#deps.clock, (line) => this.#logLine(line)) : () => undefined;
     try {
       this.#recordEarlierTurns();
       const results = await Promise.all(this.#states.map((state) => this.#dispatch(state)));
@@ -99,6 +115,7 @@ export class FanOutRun implements FanOut {
       this.#logLine({ type: 'fanout-end', at: this.#deps.clock.now() });
       return { fanoutId: this.id, forks: results, summary };
     } finally {
+      stopSampling();
       // whatever happened, iterators end and the log is closed
       this.#queue.end();
       await new Promise<void>((resolve) => (this.#log ? this.#log.end(resolve) : resolve()));
@@ -162,7 +179,13 @@ export class FanOutRun implements FanOut {
       const ctx = {
         deps: this.#deps,
         prefix: this.prefix,
-        gate: this.#gate,
+        // remote hosts reserve from the budget they share in Redis: here only the warm-first barrier
+        gate: this.#deps.remote ? this.#gate : this.#admission.forFork(state.id),
+        shared: () => ({
+          modelClass: this.#deps.modelClass(this.prefix.snapshot.model),
+          tokensPerByte: (this.#accounts.sharedTokens ?? this.prefix.approxTokens) / Math.max(1, this.prefix.byteLength),
+          readsShared: this.prefix.markers === 'boundary' && this.#gate.state === 'warm',
+        }),
         forkId: state.id,
         index: state.index,
         base: spec.base,
@@ -231,6 +254,7 @@ export class FanOutRun implements FanOut {
       this.#accounts.request(state.id, event.request, this.#turnStartedAt.get(state.id) ?? at);
     } else if (event.type === 'attempt-failed') this.#accounts.failedAttempt(state.id, event.request, this.#turnStartedAt.get(state.id) ?? at);
     else if (event.type === 'tool-call') state.lastTool = event.name;
+    else if (event.type === 'turn-retry' && this.#deps.remote) this.#admission.countRemote(event.error); // hosts' 429s, for the summary
     this.#emit({ forkId: state.id, ...event, at });
   }
 
@@ -267,6 +291,7 @@ export class FanOutRun implements FanOut {
       },
       warmups: this.#gate.warmups,
       run_dir: this.#deps.runDir,
+      rate_limits: this.#admission.summary(results.some((r) => r.error?.code === 'RATE_LIMIT_SPEND_CAP')),
     };
   }
 }

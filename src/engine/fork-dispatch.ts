@@ -25,6 +25,8 @@ export interface DispatchContext {
   /** The distributed backend names the host running the fork (again when another takes over). */
   onHost?(hostId: string): void;
   onAsk(tool: string, input: unknown): Promise<PermissionAnswer>;
+  /** For the distributed backend's shared admission: the model class, tokens per byte, and whether the prefix is readable now. */
+  shared?(): { modelClass: string; tokensPerByte: number; readsShared: boolean };
 }
 
 /**
@@ -47,8 +49,9 @@ export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, a
     child: start.child,
     port: port2,
     turnsDone: start.turnsDone,
-    api: options.api,
-    loop: { maxTurns: options.maxTurns, maxTokens: options.maxTokens, querySource: agent ? `agent:custom:${agent.type}` : FORK_QUERY_SOURCE, marker: ctx.prefix.childMarker, retry: options.turnRetry },
+    // under admission the scheduler owns 429/529 retries: the SDK must not retry on its own
+    api: options.admission === 'on' ? { ...options.api, maxRetries: 0 } : options.api,
+    loop: { maxTurns: options.maxTurns, maxTokens: options.maxTokens, querySource: agent ? `agent:custom:${agent.type}` : FORK_QUERY_SOURCE, marker: ctx.prefix.childMarker, retry: options.turnRetry, gateRetries: options.admission === 'on' },
     tools: { workspace: ctx.workspace, allow: [...(agent?.allow ?? options.allow)], limits: options.toolLimits, sandbox: options.sandbox, secrets: options.secrets },
     transcriptPath: ctx.transcriptPath,
     permissions: options.permissions,

@@ -41,6 +41,15 @@ export interface ForkEngineOptions {
   };
   /** API requests in flight at most, across every fork (default 16). */
   concurrency?: number;
+  /**
+   * Rate-limit admission (default `on`): every request reserves its predicted ITPM, RPM and
+   * OTPM from budgets learned from the API's `anthropic-ratelimit-*` headers, a 429 or 529
+   * holds the whole engine for one backoff, `ramp_limit_exceeded` slows the ramp, and the spend
+   * cap stops admission (forks stop after their turn, resumable). The SDK's own retries are
+   * then off on fork requests: the scheduler owns them. `off`: no admission; each call retries
+   * on its own (the SDK's way, `maxRetries`).
+   */
+  admission?: 'on' | 'off';
   warm?: WarmStrategy;
   /** Lifetime of the shared-boundary marker (default 5m). */
   ttl?: CacheTtl;
@@ -107,6 +116,7 @@ const optionsSchema = z.strictObject({
     })
     .optional(),
   concurrency: z.number().int().positive().optional(),
+  admission: z.enum(['on', 'off']).optional(),
   warm: z.enum(WARM_STRATEGIES as [WarmStrategy, ...WarmStrategy[]]).optional(),
   ttl: z.enum(['5m', '1h']).optional(),
   markers: z.enum(MARKER_STRATEGIES as [MarkerStrategy, ...MarkerStrategy[]]).optional(),
@@ -136,6 +146,7 @@ export interface ResolvedEngineOptions {
   maxQueue: number;
   resourceLimits: NonNullable<NonNullable<ForkEngineOptions['pool']>['resourceLimits']> | undefined;
   concurrency: number;
+  admission: 'on' | 'off';
   warm: WarmStrategy;
   ttl: CacheTtl;
   markers: MarkerStrategy;
@@ -175,6 +186,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     maxQueue: o.pool?.maxQueue ?? Infinity,
     resourceLimits: o.pool?.resourceLimits as ResolvedEngineOptions['resourceLimits'],
     concurrency: o.concurrency ?? 16,
+    admission: o.admission ?? 'on',
     warm: o.warm ?? 'first-child',
     ttl: o.ttl ?? '5m',
     markers: o.markers ?? 'boundary',

@@ -23,20 +23,20 @@ export function servePort(
   port.on('message', (message: WorkerToMain) => {
     switch (message.t) {
       case 'acquire':
-        gate.acquire({ turn: message.turn, first: message.first, signal }).then(
+        gate.acquire({ turn: message.turn, first: message.first, signal, cost: message.cost }).then(
           (permit) => {
             if (closed) return permit.release();
             permits.set(message.seq, permit);
             post({ t: 'grant', seq: message.seq });
           },
-          (err: unknown) => post({ t: 'deny', seq: message.seq, message: err instanceof Error ? err.message : String(err) }),
+          (err: unknown) => !closed && post({ t: 'deny', seq: message.seq, message: err instanceof Error ? err.message : String(err), code: (err as { code?: unknown })?.code === undefined ? undefined : String((err as { code: unknown }).code) }),
         );
         break;
       case 'started':
-        permits.get(message.seq)?.started();
+        permits.get(message.seq)?.started(message.report);
         break;
       case 'release':
-        permits.get(message.seq)?.release();
+        permits.get(message.seq)?.release(message.report);
         permits.delete(message.seq);
         break;
       case 'event':

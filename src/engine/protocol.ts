@@ -3,6 +3,7 @@ import type { ForkChild } from '../fork/layouts.ts';
 import type { TurnRetryOptions } from '../loop/retry.ts';
 import type { CacheTtl } from '../prefix/markers.ts';
 import type { LoopEvent } from '../loop/types.ts';
+import type { RequestCost, RequestReport } from '../rate-limits/report.ts';
 import type { ExecutableToolName } from '../tools/names.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import type { SandboxChoice } from '../tools/sandbox.ts';
@@ -15,9 +16,9 @@ import type { PermissionPolicy } from '../tools/permissions.ts';
  * way to move them (see bench/boundary.ts).
  */
 export type WorkerToMain =
-  | { t: 'acquire'; seq: number; turn: number; first: boolean }
-  | { t: 'started'; seq: number }
-  | { t: 'release'; seq: number }
+  | { t: 'acquire'; seq: number; turn: number; first: boolean; cost?: RequestCost | undefined }
+  | { t: 'started'; seq: number; report?: RequestReport | undefined }
+  | { t: 'release'; seq: number; report?: RequestReport | undefined }
   | { t: 'event'; event: LoopEvent }
   /** The permission policy says ask: the main thread decides (a callback, a person, or no). */
   | { t: 'ask'; seq: number; tool: string; input: unknown }
@@ -26,7 +27,8 @@ export type WorkerToMain =
 
 export type MainToWorker =
   | { t: 'grant'; seq: number }
-  | { t: 'deny'; seq: number; message: string }
+  /** `code`: the ForkcacheError code, rebuilt in the worker (e.g. `RATE_LIMIT_SPEND_CAP`: the fork stops, resumable). */
+  | { t: 'deny'; seq: number; message: string; code?: string | undefined }
   | { t: 'answer'; seq: number; allow: boolean; reason?: string | undefined }
   | { t: 'cancel' };
 
@@ -54,6 +56,8 @@ export interface ForkTask {
     /** The child's moving marker (`false`: send no marker at all). */
     marker: CacheTtl | false;
     retry: TurnRetryOptions;
+    /** The main thread's admission owns 429/529 waits (see `ForkLoopOptions.gateRetries`). */
+    gateRetries?: boolean | undefined;
   };
   tools: {
     workspace: string;

@@ -7,7 +7,8 @@ import { createAnthropicClient } from '../provider/client.ts';
 import { streamMessageBytes } from '../provider/send.ts';
 import { driftCheckedFetch } from '../prefix/drift.ts';
 import { type AttachedPrefix, attachFrozenPrefix } from '../prefix/sab.ts';
-import { toWireError } from '../errors.ts';
+import { fromWireError, toWireError } from '../errors.ts';
+import type { RequestCost } from '../rate-limits/report.ts';
 import { createToolExecutor } from '../tools/executor.ts';
 import { decide } from '../tools/permissions.ts';
 import type { ForkTask, MainToWorker, WorkerToMain } from './protocol.ts';
@@ -38,22 +39,23 @@ class PortGate implements RequestGate {
     if (!waiter) return;
     this.#pending.delete(message.seq);
     if (message.t === 'deny') {
-      waiter.reject(new Error(message.message));
+      // a coded denial (the spend cap) ends the fork with that code, not as an API error
+      waiter.reject(message.code?.startsWith('RATE_LIMIT_') ? fromWireError({ code: message.code, message: message.message }) : new Error(message.message));
       return;
     }
     const seq = message.seq;
     waiter.resolve({
-      started: () => this.#post({ t: 'started', seq }),
-      release: () => this.#post({ t: 'release', seq }),
+      started: (report) => this.#post({ t: 'started', seq, report }),
+      release: (report) => this.#post({ t: 'release', seq, report }),
     });
   }
 
-  acquire(request: { turn: number; first: boolean; signal?: AbortSignal | undefined }): Promise<GatePermit> {
+  acquire(request: { turn: number; first: boolean; signal?: AbortSignal | undefined; cost?: RequestCost | undefined }): Promise<GatePermit> {
     request.signal?.throwIfAborted();
     const seq = ++this.#seq;
     return new Promise<GatePermit>((resolve, reject) => {
       this.#pending.set(seq, { resolve, reject });
-      this.#post({ t: 'acquire', seq, turn: request.turn, first: request.first });
+      this.#post({ t: 'acquire', seq, turn: request.turn, first: request.first, cost: request.cost });
     });
   }
 
@@ -156,6 +158,7 @@ async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<Fork
       querySource: task.loop.querySource,
       marker: task.loop.marker,
       retry: task.loop.retry,
+      gateRetries: task.loop.gateRetries,
       permit: async ({ name, input }) => {
         const decision = decide(task.permissions, name);
         if (decision === 'allow') return { allow: true };

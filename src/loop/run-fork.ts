@@ -14,6 +14,9 @@ import type { ToolExecutor } from '../tools/executor.ts';
 import { targetPath, textOf, toAssistantParam, writtenPath } from './messages.ts';
 import { backoffMs, DEFAULT_TURN_RETRY, isRetryableTurnError, type TurnRetryOptions } from './retry.ts';
 import type { TranscriptSink } from './transcript-sink.ts';
+import { reportOfError } from '../provider/rate-limit-report.ts';
+import type { RequestReport } from '../rate-limits/report.ts';
+import { isRateLimitOrOverload, MAX_GATE_RETRIES } from './rate-limited.ts';
 import { type ForkOutcome, type LoopEvent, type ModelTransport, OPEN_GATE, type RequestGate, type RequestRecord } from './types.ts';
 
 export const DEFAULT_MAX_TURNS = 200;
@@ -41,6 +44,11 @@ export interface ForkLoopOptions {
   marker?: CacheTtl | false | undefined;
   /** Retries of a whole turn after a mid-stream failure (default: 3, 0.5 s doubling to 8 s). */
   retry?: TurnRetryOptions | undefined;
+  /**
+   * The gate owns the waits after a 429 or 529 (rate-limit admission: one backoff for the
+   * whole fan-out): those retries are neither counted against `retry` nor backed off here.
+   */
+  gateRetries?: boolean | undefined;
   /** Asked before each tool call runs (the permission policy); default: everything allowed. */
   permit?: ((call: { id: string; name: string; input: unknown }) => Promise<{ allow: boolean; reason?: string | undefined }>) | undefined;
 }
@@ -66,6 +74,8 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
   let turn = options.turnsDone ?? 0;
   let toolCalls = 0;
   let finalText = '';
+  // bytes this fork has sent before: the frozen head at first, then its last request's body
+  let sentBytes = options.prefix.head.byteLength;
 
   const outcome = (status: ForkOutcome['status'], error?: WireError): ForkOutcome => {
     const result: ForkOutcome = {
@@ -95,7 +105,8 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       const child: ForkChild = { tailBlocks: options.child.tailBlocks, messages: own };
       const body = childRequestBody(options.prefix, child, { max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS, stream: true }, { marker: options.marker ?? '5m' });
       emit({ type: 'turn-start', turn, at: clock.now() });
-      const { message, requestId, sentAt, startedAt } = await sendWithRetries({ options, gate, clock, body, turn, emit, failedAttempts });
+      const { message, requestId, sentAt, startedAt } = await sendWithRetries({ options, gate, clock, body, turn, emit, failedAttempts, sentBytes });
+      sentBytes = body.byteLength;
       const record: RequestRecord = {
         turn,
         requestId,
@@ -159,21 +170,29 @@ interface TurnSend {
   turn: number;
   emit: (event: LoopEvent) => void;
   failedAttempts: RequestRecord[];
+  sentBytes: number;
 }
 
 /** Send a turn; when it fails in a retryable way, send the same bytes again after a backoff. */
 async function sendWithRetries(send: TurnSend): ReturnType<typeof sendThroughGate> {
   const { options, clock, turn, emit } = send;
   const retry = options.retry ?? DEFAULT_TURN_RETRY;
-  for (let attempt = 0; ; attempt++) {
+  let limited = 0;
+  // `tries` numbers every attempt (transcript, ledger); `attempt` counts the backoff retries, `limited`
+  // the 429/529s the gate owns under admission.
+  for (let attempt = 0, tries = 0; ; tries++) {
     const sentAt = clock.now();
     try {
-      return await sendThroughGate(send, attempt);
+      return await sendThroughGate(send, tries);
     } catch (err) {
-      recordFailedAttempt(send, attempt, sentAt, err);
-      if (options.signal?.aborted || attempt >= retry.retries || !isRetryableTurnError(err)) throw err;
-      const wait = backoffMs(retry, attempt);
-      emit({ type: 'turn-retry', turn, at: clock.now(), attempt: attempt + 1, waitMs: wait, error: describeFailure(err) });
+      recordFailedAttempt(send, tries, sentAt, err);
+      if (options.signal?.aborted || !isRetryableTurnError(err)) throw err;
+      // a 429/529 under admission: the gate holds the next attempt for as long as the API asked
+      const owned = options.gateRetries === true && isRateLimitOrOverload(err);
+      if (owned ? ++limited > MAX_GATE_RETRIES : attempt >= retry.retries) throw err;
+      const wait = owned ? 0 : backoffMs(retry, attempt);
+      if (!owned) attempt++;
+      emit({ type: 'turn-retry', turn, at: clock.now(), attempt: attempt + limited, waitMs: wait, error: describeFailure(err) });
       await clock.sleep(wait, options.signal);
     }
   }
@@ -193,24 +212,31 @@ function recordFailedAttempt({ options, clock, turn, emit, failedAttempts }: Tur
   emit({ type: 'attempt-failed', turn, at, request });
 }
 
-async function sendThroughGate({ options, gate, clock, body, turn, emit }: TurnSend, attempt: number): Promise<{ message: Anthropic.Message; requestId: string | null; sentAt: number; startedAt: number }> {
-  const permit = await gate.acquire({ turn, first: turn === (options.turnsDone ?? 0) + 1, signal: options.signal });
+async function sendThroughGate({ options, gate, clock, body, turn, emit, sentBytes }: TurnSend, attempt: number): Promise<{ message: Anthropic.Message; requestId: string | null; sentAt: number; startedAt: number }> {
+  const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
+  const cost = { bytes: body.byteLength, freshBytes: Math.max(0, body.byteLength - sentBytes), maxTokens };
+  const permit = await gate.acquire({ turn, first: turn === (options.turnsDone ?? 0) + 1, signal: options.signal, cost });
   // written ahead once the request is really about to leave (not while it queues for a permit)
   options.transcript?.requestStart?.({ turn, attempt });
   const sentAt = clock.now();
   let startedAt = sentAt;
+  let report: RequestReport = { status: null };
   try {
     const sent = await options.transport.send(body, {
       signal: options.signal,
-      onStart: () => {
+      onStart: (_message, rateLimits) => {
         startedAt = clock.now();
-        permit.started();
+        permit.started({ status: 200, rateLimits });
         emit({ type: 'response-start', turn, at: startedAt });
       },
     });
+    report = { status: 200, rateLimits: sent.rateLimits, usage: normalizeUsage(sent.message.usage) };
     return { ...sent, sentAt, startedAt };
+  } catch (err) {
+    report = reportOfError(err);
+    throw err;
   } finally {
-    permit.release();
+    permit.release(report);
   }
 }
 

@@ -3,26 +3,30 @@ import type { WireError } from '../errors.ts';
 import type { ForkReport } from '../fork/report.ts';
 import type { Usage } from '../ledger/usage.ts';
 import type { SendOptions, SentMessage } from '../provider/send.ts';
+import type { RequestCost, RequestReport } from '../rate-limits/report.ts';
+
+export type { RequestCost, RequestReport } from '../rate-limits/report.ts';
 
 /** How a fork sends one request body: the SDK in production, the same SDK against the emulator in tests. */
 export interface ModelTransport {
   send(body: Uint8Array, options: SendOptions): Promise<SentMessage>;
 }
 
-/** A permit to send one request, from the scheduler (warm-first barrier + API concurrency). */
+/** A permit to send one request, from the scheduler (warm-first barrier, API concurrency, rate-limit admission). */
 export interface GatePermit {
-  /** The response has begun: the request's cache writes are readable now. */
-  started(): void;
-  /** The request is over (success or failure). Idempotent. */
-  release(): void;
+  /** The response has begun: the request's cache writes are readable now (`report`: its status and rate-limit headers). */
+  started(report?: RequestReport): void;
+  /** The request is over (success or failure; `report`: its usage, or the error's status, `retry-after` and code). Idempotent. */
+  release(report?: RequestReport): void;
 }
 
 export interface RequestGate {
   /**
    * `first`: the fork's first request in this run (turn 1, or the first turn after a resume):
    * the request that reads the shared prefix, which the warm-first barrier holds.
+   * `cost`: what the request is predicted to spend (the rate-limit admission reserves it).
    */
-  acquire(request: { turn: number; first: boolean; signal?: AbortSignal | undefined }): Promise<GatePermit>;
+  acquire(request: { turn: number; first: boolean; signal?: AbortSignal | undefined; cost?: RequestCost | undefined }): Promise<GatePermit>;
 }
 
 /** A gate that lets everything through at once (no scheduling). */

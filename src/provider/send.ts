@@ -1,13 +1,17 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import type { Stream } from '@anthropic-ai/sdk/core/streaming';
+import { parseRateLimitHeaders, type RateLimitHeaders } from '../rate-limits/headers.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
 export interface SendOptions {
   signal?: AbortSignal | undefined;
-  /** Called once, when the response has begun (`message_start`): its cache writes are now readable. */
-  onStart?: ((message: Anthropic.Message) => void) | undefined;
+  /**
+   * Called once, when the response has begun (`message_start`): its cache writes are now
+   * readable. `rateLimits`: the response's `anthropic-ratelimit-*` headers.
+   */
+  onStart?: ((message: Anthropic.Message, rateLimits: RateLimitHeaders) => void) | undefined;
   /** Extra headers for this request only (e.g. the emulator's script selection). */
   headers?: Record<string, string> | undefined;
 }
@@ -26,6 +30,8 @@ export function startedMessageOf(err: unknown): Anthropic.Message | undefined {
 export interface SentMessage {
   message: Anthropic.Message;
   requestId: string | null;
+  /** The response's `anthropic-ratelimit-*` headers (empty when the endpoint sends none). */
+  rateLimits?: RateLimitHeaders | undefined;
 }
 
 /**
@@ -34,7 +40,7 @@ export interface SentMessage {
  * `message_start` is reported through `onStart` as it arrives.
  */
 export async function streamMessageBytes(client: Anthropic, body: Uint8Array, options: SendOptions = {}): Promise<SentMessage> {
-  const { data, request_id } = await client
+  const { data, request_id, response } = await client
     .post<Stream<Anthropic.RawMessageStreamEvent>>('/v1/messages', {
       body,
       headers: { ...JSON_HEADERS, ...options.headers },
@@ -42,6 +48,7 @@ export async function streamMessageBytes(client: Anthropic, body: Uint8Array, op
       ...(options.signal ? { signal: options.signal } : {}),
     })
     .withResponse();
+  const rateLimits = parseRateLimitHeaders(response.headers);
   const stream = MessageStream.fromReadableStream(data.toReadableStream());
   const onAbort = (): void => {
     data.controller.abort();
@@ -53,9 +60,9 @@ export async function streamMessageBytes(client: Anthropic, body: Uint8Array, op
     stream.on('streamEvent', (event, snapshot) => {
       if (event.type !== 'message_start') return;
       started = structuredClone(snapshot);
-      options.onStart?.(snapshot);
+      options.onStart?.(snapshot, rateLimits);
     });
-    return { message: await stream.finalMessage(), requestId: request_id ?? null };
+    return { message: await stream.finalMessage(), requestId: request_id ?? null, rateLimits };
   } catch (err) {
     if (started && typeof err === 'object' && err !== null) Object.defineProperty(err, STARTED, { value: started, enumerable: false });
     throw err;
@@ -66,15 +73,16 @@ export async function streamMessageBytes(client: Anthropic, body: Uint8Array, op
 
 /** Send exact bytes without streaming (pre-warm requests with `max_tokens: 0`). */
 export async function sendMessageBytes(client: Anthropic, body: Uint8Array, options: SendOptions = {}): Promise<SentMessage> {
-  const { data, request_id } = await client
+  const { data, request_id, response } = await client
     .post<Anthropic.Message>('/v1/messages', {
       body,
       headers: { ...JSON_HEADERS, ...options.headers },
       ...(options.signal ? { signal: options.signal } : {}),
     })
     .withResponse();
-  options.onStart?.(data);
-  return { message: data, requestId: request_id ?? null };
+  const rateLimits = parseRateLimitHeaders(response.headers);
+  options.onStart?.(data, rateLimits);
+  return { message: data, requestId: request_id ?? null, rateLimits };
 }
 
 /** Exact token count of a request body (`POST /v1/messages/count_tokens`). */

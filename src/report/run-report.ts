@@ -1,6 +1,7 @@
 import type { ForkReport } from '../fork/report.ts';
 import { escapeHtml, figure, type Html, page, raw, table } from './html.ts';
 import { costChart, hitChart, timelineChart, tokensChart } from './run-charts.ts';
+import { budgetChart } from './budget-chart.ts';
 import type { ForkRow, RunModel } from './run-model.ts';
 
 const n = (x: number): string => x.toLocaleString('en-US');
@@ -59,6 +60,15 @@ function list(items: string[], empty: string): string {
   return `<ul class="diagnostics">${items.map((d) => `<li>${escapeHtml(d)}</li>`).join('')}</ul>`;
 }
 
+/** The rate-limit budget over time, when the run met an API that sends rate-limit headers. */
+function rateLimitSection(model: RunModel): string[] {
+  const chart = budgetChart(model);
+  if (!chart) return [];
+  const r = model.files.summary?.['rate_limits'] as { http_429?: number; http_529?: number; stopped?: string | null } | undefined;
+  const counts = r ? ` This run met ${r.http_429 ?? 0} 429s and ${r.http_529 ?? 0} 529s${r.stopped ? `, and stopped at the spend cap (${r.stopped})` : ''}.` : '';
+  return ['<h3>Rate-limit budget</h3>', figure('budget', chart, `What each rate-limit bucket is short of full, as a share of its per-minute limit (learned from the API's headers), against the limit, and the requests queued for a permit (right axis).${counts}`)];
+}
+
 /** One fan-out's section: overview, diagnostics, the four charts, the fork table. */
 export function runSection(model: RunModel): string {
   const start = model.files.events.find((e) => e.type === 'fanout-start')!.at;
@@ -81,6 +91,7 @@ export function runSection(model: RunModel): string {
       : '<p><em>Requests are not priced (no model, or a model missing from the table).</em></p>',
     '<h3>Hit ratio against the theoretical maximum</h3>',
     figure('hit-ratio', hitChart(model), 'Cache reads over all input tokens for each fan-out request, and for the whole fan-out; the grey marks are the ceilings (every shared token read; for the fan-out, less the shared tokens that had to be written once).'),
+    ...rateLimitSection(model),
     '<h3>Forks</h3>',
     forkTable(model),
     '</section>',

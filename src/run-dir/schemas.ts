@@ -45,6 +45,18 @@ export const eventSchemas = {
   'turn-end': z.looseObject({ forkId: z.string(), turn: count, at: ms, request: requestSchema }),
   'tool-call': z.looseObject({ forkId: z.string(), turn: count, at: ms, name: z.string(), isError: z.boolean().default(false), path: z.string().nullish() }),
   'fork-restart': z.looseObject({ forkId: z.string(), at: ms, attempt: count.optional() }),
+  // the rate-limit budget in use, sampled by the admission scheduler (the report draws it)
+  budget: z.looseObject({
+    at: ms,
+    waiting: count.default(0),
+    classes: z.array(
+      z.looseObject({
+        modelClass: z.string(),
+        limits: z.looseObject({ rpm: z.number().nullish(), itpm: z.number().nullish(), otpm: z.number().nullish() }),
+        used: z.looseObject({ rpm: z.number(), itpm: z.number(), otpm: z.number() }),
+      }),
+    ),
+  }),
   'fork-end': z.looseObject({
     forkId: z.string(),
     at: ms,

@@ -6,6 +6,7 @@ import type { EmulatorOptions } from '../../emulator/options.ts';
 import { ReplayModel } from '../../emulator/scripts/replay.ts';
 import { startEmulator } from '../../emulator/server/start.ts';
 import { parseFlags } from '../flags.ts';
+import { resolveRateLimits } from '../../rate-limits/presets.ts';
 
 const intFlag = (min: number, max: number) =>
   z
@@ -25,6 +26,7 @@ const optionsSchema = z.object({
   script: z.string().min(1).default('echo'),
   replay: z.string().min(1).optional(),
   modelTable: z.string().min(1).optional(),
+  rateLimits: z.string().min(1, 'expected start, build, scale or a JSON file').optional(),
 });
 
 /** Resolves on the first SIGINT or SIGTERM. */
@@ -58,6 +60,7 @@ export function registerEmulatorCommand(program: Command): void {
     .option('--script <name>', 'default scripted model: echo | refactor | claude-code (| replay with --replay)', 'echo')
     .option('--replay <file>', 'JSON fixture for the replay model (registered as "replay")')
     .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (adds models the stand-in API serves, overrides minimum cacheable lengths)')
+    .option('--rate-limits <tier|file>', 'the API\'s rate limits per key and model class: start | build | scale (the published tables; the 5.5 models\' rows are placeholders) | a JSON file ({ preset?, classes?, windowSeconds?, ramp?, spendLimitUsd? })')
     .action(async (raw: Record<string, unknown>) => {
       const o = parseFlags(optionsSchema, raw);
       const options: EmulatorOptions = {
@@ -71,9 +74,11 @@ export function registerEmulatorCommand(program: Command): void {
         script: o.script,
         ...(o.replay === undefined ? {} : { scripts: [ReplayModel.fromFile(o.replay)] }),
         ...(o.modelTable === undefined ? {} : { modelTable: loadCatalogue(o.modelTable) }),
+        ...(o.rateLimits === undefined ? {} : { rateLimits: resolveRateLimits(o.rateLimits) }),
       };
       const emulator = await startEmulator(options);
       process.stdout.write(`forkcache emulator listening on ${emulator.url}\n`);
+      if (emulator.rateLimits.table) process.stderr.write(`forkcache emulator: rate limits from ${emulator.rateLimits.table.source}\n`);
       const signal = await untilSignal();
       process.stderr.write(`forkcache emulator: ${signal}, closing\n`);
       await emulator.close();

@@ -10,6 +10,7 @@ import type { ExecutableToolName } from '../../tools/names.ts';
 import { openEndpoint } from '../endpoint.ts';
 import { loadCatalogue } from '../../models/catalogue.ts';
 import { parseFlags } from '../flags.ts';
+import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
 import type { PermissionPolicy } from '../../tools/permissions.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
@@ -40,6 +41,7 @@ export function registerResumeCommand(program: Command): void {
       const opts = parseFlags(optionsSchema, raw);
       const catalogue = loadCatalogue(opts.modelTable);
       let failed = 0;
+      let spendCap = false;
       // the engine of the fan-out being resumed: what a stuck Ctrl-C stops
       let current: ForkEngine | undefined;
       const interrupt = cancelOnInterrupt((line) => void process.stderr.write(`${line}\n`), { stop: async () => current?.destroy() });
@@ -76,11 +78,15 @@ export function registerResumeCommand(program: Command): void {
         try {
           const fan = engine.resume(dir);
           interrupt.watch(fan);
-          const board = new ProgressBoard({ model: fan.prefix.snapshot.model, plain: opts.json, catalogue });
+          const board = new ProgressBoard({ model: fan.prefix.snapshot.model, plain: opts.json, catalogue, budget: () => engine.admission });
           for await (const event of fan) board.onEvent(event);
           board.stop();
           const result = await fan.settled();
           failed += result.forks.filter((f) => f.status !== 'completed').length + editsNotApplied(result).length;
+          if (result.summary.rate_limits.stopped !== null) {
+            spendCap = true;
+            process.stderr.write(`${spendCapMessage(dir, result.forks.filter((f) => f.error?.code === 'RATE_LIMIT_SPEND_CAP').length)}\n`);
+          }
           if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, { api: target.kind, fanout: manifest.fanoutId }))}\n`);
           else process.stdout.write(`\n${formatFanOutResult(result, fan.prefix.snapshot.model, catalogue)}\n`);
         } finally {
@@ -89,6 +95,6 @@ export function registerResumeCommand(program: Command): void {
         }
       }
       interrupt.dispose();
-      process.exitCode = interrupt.interrupted ? INTERRUPTED_EXIT_CODE : failed === 0 ? 0 : 1;
+      process.exitCode = interrupt.interrupted ? INTERRUPTED_EXIT_CODE : spendCap ? SPEND_CAP_EXIT_CODE : failed === 0 ? 0 : 1;
     });
 }

@@ -12,6 +12,7 @@ import { resolveSandbox, UNSANDBOXED_NOTE } from '../../tools/sandbox.ts';
 import { ProgressBoard } from '../progress-board.ts';
 import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-table.ts';
 import { reportAfterRun, reportFlag } from './report.ts';
+import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
 
 const optionsSchema = z.object({
   api: z.enum(['auto', 'anthropic', 'emulator'], { error: 'expected auto, anthropic or emulator' }).default('auto'),
@@ -72,7 +73,7 @@ export function registerRunCommand(program: Command): void {
         // the manifest remembers the emulator script, so `forkcache resume` answers the same way
         const fan = engine.fanOut(snapshot, plan.directives, { meta: { emulator: plan.emulator } });
         interrupt.watch(fan);
-        const board = new ProgressBoard({ model: snapshot.model, plain: opts.json, catalogue });
+        const board = new ProgressBoard({ model: snapshot.model, plain: opts.json, catalogue, budget: () => engine.admission });
         for await (const event of fan) board.onEvent(event);
         board.stop();
         const result = await fan.settled();
@@ -80,9 +81,11 @@ export function registerRunCommand(program: Command): void {
         const extra = { api: target.kind, ...(interrupt.interrupted ? { interrupted: true } : {}), ...(report.path ? { report: report.path } : {}) };
         if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, extra))}\n`);
         else process.stdout.write(`\n${formatFanOutResult(result, snapshot.model, catalogue)}\n`);
+        const spendCap = result.summary.rate_limits.stopped !== null;
+        if (spendCap) log(spendCapMessage(result.summary.run_dir, result.forks.filter((f) => f.error?.code === 'RATE_LIMIT_SPEND_CAP').length));
         // an edit a fork could not apply is lost work: never a silent 0
         const clean = result.forks.every((f) => f.status === 'completed') && editsNotApplied(result).length === 0 && !report.failed;
-        process.exitCode = interrupt.interrupted ? INTERRUPTED_EXIT_CODE : clean ? 0 : 1;
+        process.exitCode = interrupt.interrupted ? INTERRUPTED_EXIT_CODE : spendCap ? SPEND_CAP_EXIT_CODE : clean ? 0 : 1;
       } finally {
         interrupt.dispose();
         await engine.close();

@@ -12,6 +12,7 @@ import { BlockTokenCounter } from '../tokens/block-tokens.ts';
 import type { ResponseUsage } from '../types.ts';
 import { ExchangeLog } from './exchange-log.ts';
 import { StatsCollector } from './stats.ts';
+import { RateLimiter } from '../rate-limits/limiter.ts';
 
 /** Noun-verb event names, in the order one request emits them. */
 export type EmulatorEventName = 'request-start' | 'response-start' | 'request-end';
@@ -50,6 +51,7 @@ export interface EmulatorCore {
   events: EventEmitter;
   /** `logDir`: one JSON file per exchange; undefined when not logging. */
   log: ExchangeLog | undefined;
+  rateLimits: RateLimiter;
   minCacheable(model: ModelEntry): number;
 }
 
@@ -71,6 +73,7 @@ export function createCore(options: ResolvedOptions): EmulatorCore {
     stats: new StatsCollector(),
     events,
     log: options.logDir === undefined ? undefined : new ExchangeLog(options.logDir),
+    rateLimits: new RateLimiter(options.rateLimits, options.clock, options.modelTable),
     minCacheable: options.minCacheable,
   };
 }

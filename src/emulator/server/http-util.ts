@@ -45,6 +45,11 @@ export function getHeader(req: IncomingMessage, name: string): string | undefine
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** The request's API key (either auth style): rate limits are per key. */
+export function apiKeyOf(req: IncomingMessage): string {
+  return getHeader(req, 'x-api-key') || /^Bearer\s+(.+)$/i.exec(getHeader(req, 'authorization') ?? '')?.[1] || '';
+}
+
 /**
  * Both auth styles: `x-api-key` (SDK 0.x) and `Authorization: Bearer` (SDK 1.x). Any non-empty
  * key is accepted unless the emulator was given one.

@@ -15,7 +15,7 @@ import { SCRIPT_HEADER, type ScriptedTurn } from '../scripts/types.ts';
 import type { MessagesRequest, ResponseMessage, ResponseUsage } from '../types.ts';
 import type { EmulatorCore } from './core.ts';
 import { describePlan, type Exchange } from './exchange-log.ts';
-import { getHeader, sendJson, startSse } from './http-util.ts';
+import { apiKeyOf, getHeader, sendJson, startSse } from './http-util.ts';
 import { buildOutput } from './output.ts';
 import { sseFrame, streamBody } from './sse.ts';
 
@@ -115,6 +115,8 @@ export async function handleMessages(core: EmulatorCore, ctx: RequestContext, bo
   const markers = collectMarkers(prefix.positions, request.cache_control);
   const plan = planCache(prefix, markers, core.store, { now: ctx.startedAt, minCacheableTokens: core.minCacheable(model), lookback: core.options.lookback });
   if (ctx.exchange) ctx.exchange.cache = describePlan(model.id, prefix.positions, markers, plan, prefix.billingBlockIgnored);
+  // Rate limits are checked once the cache plan says what counts (reads are exempt), before anything is read or written.
+  const limited = core.rateLimits.admit(ctx.res, apiKeyOf(ctx.req), model, plan.usage);
   applyRead(core.store, plan, ctx.startedAt, core.clock.now());
   const missReason = core.diagnostics.reason(request.diagnostics?.previous_message_id, prefix.fingerprint, plan.usage.cache_read_input_tokens);
 
@@ -129,6 +131,7 @@ export async function handleMessages(core: EmulatorCore, ctx: RequestContext, bo
   const stream = request.stream === true;
   const thinkingTokens = output.content[0]?.type === 'thinking' ? (output.blockTokens[0] ?? 0) : 0;
   const usage = toUsage(plan, output.outputTokens, thinkingTokens, request);
+  limited.settle(usage);
   const message: ResponseMessage = {
     id: core.ids.next('msg'),
     type: 'message',
@@ -164,7 +167,7 @@ export async function handleMessages(core: EmulatorCore, ctx: RequestContext, bo
     startSse(ctx.res);
     ctx.res.write(sseFrame('message_start', { type: 'message_start', message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: startUsage } }));
     core.events.emit('response-start', event);
-    await streamBody(ctx.res, message, { clock: core.clock, profile: core.profile, signal: ctx.signal, blockTokens: output.blockTokens, failMidStream });
+    await streamBody(ctx.res, message, { clock: core.clock, profile: core.profile, signal: ctx.signal, blockTokens: output.blockTokens, failMidStream, onTokens: limited.output });
     if (failMidStream) core.stats.streamError();
     core.events.emit('request-end', { ...event, status: 200, ...(failMidStream ? { error: 'overloaded_error' } : {}) });
     return;
@@ -173,6 +176,7 @@ export async function handleMessages(core: EmulatorCore, ctx: RequestContext, bo
   if (failMidStream) throw new ApiError('EMULATOR_FAULT', 'api_error', 'Internal server error (emulated stream-error)', { fault });
   const ms = outputMs(core.profile, usage.output_tokens);
   if (ms > 0) await core.clock.sleep(ms, ctx.signal);
+  limited.output(usage.output_tokens);
   sendJson(ctx.res, 200, message);
   core.events.emit('request-end', { ...event, status: 200 });
 }

@@ -31,7 +31,8 @@ function sendError(core: EmulatorCore, res: ServerResponse, err: unknown, reques
     return;
   }
   const headers: Record<string, string> = {};
-  if (apiError.type === 'rate_limit_error') headers['retry-after'] = String(core.options.retryAfterSeconds);
+  const retryAfter = apiError.retryAfter === undefined ? core.options.retryAfterSeconds : apiError.retryAfter;
+  if (apiError.type === 'rate_limit_error' && retryAfter !== null) headers['retry-after'] = String(retryAfter);
   // A broken script or fixture will not heal on retry: tell the SDK not to.
   if (apiError.code === 'EMULATOR_SCRIPT' || apiError.code === 'EMULATOR_REPLAY_MISMATCH') headers['x-should-retry'] = 'false';
   sendJson(res, apiError.status, apiError.body(requestId), headers);

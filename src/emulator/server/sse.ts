@@ -31,6 +31,8 @@ export interface StreamOptions {
   blockTokens: readonly number[];
   /** Fail after the first delta with `event: error` (the `stream-error` fault). */
   failMidStream: boolean;
+  /** Output tokens as they are generated (the OTPM bucket counts them then). */
+  onTokens?: ((tokens: number) => void) | undefined;
 }
 
 /** Write a frame; wait for `drain` when the socket is full, unless the client has left. */
@@ -41,6 +43,7 @@ async function write(res: ServerResponse, frame: string, signal?: AbortSignal): 
 async function pace(options: StreamOptions, tokens: number): Promise<void> {
   const ms = outputMs(options.profile, tokens);
   if (ms > 0) await options.clock.sleep(ms, options.signal);
+  options.onTokens?.(tokens);
 }
 
 function startBlock(block: ResponseBlock): Record<string, unknown> {

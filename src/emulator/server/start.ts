@@ -6,6 +6,7 @@ import { resolveOptions, type EmulatorOptions } from '../options.ts';
 import { createCore, type EmulatorEvent, type EmulatorEventName } from './core.ts';
 import { route, statsOf } from './router.ts';
 import type { EmulatorStats } from './stats.ts';
+import type { RateLimitTable } from '../../rate-limits/presets.ts';
 
 /** A running emulator. */
 export interface Emulator {
@@ -23,6 +24,8 @@ export interface Emulator {
   cacheEntries(): CacheEntry[];
   /** Forget every cache entry. */
   clearCache(): void;
+  /** The rate limits in force (undefined: none), and the spend cap to change mid-run (a billing change; undefined lifts it). */
+  readonly rateLimits: { readonly table: RateLimitTable | undefined; setSpendLimit(usd: number | undefined): void; spent(apiKey: string): number };
 }
 
 interface InFlight {
@@ -104,5 +107,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     },
     cacheEntries: () => core.store.entries(core.clock.now()),
     clearCache: () => core.store.clear(),
+    rateLimits: {
+      get table() {
+        return core.rateLimits.table;
+      },
+      setSpendLimit: (usd) => core.rateLimits.setSpendLimit(usd),
+      spent: (apiKey) => core.rateLimits.spent(apiKey),
+    },
   };
 }

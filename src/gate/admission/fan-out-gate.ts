@@ -1,0 +1,121 @@
+import type { Clock } from '../../clock.ts';
+import type { GatePermit, RequestGate } from '../../loop/types.ts';
+import type { RequestCost, RequestReport } from '../../rate-limits/report.ts';
+import type { AdmissionScheduler } from './scheduler.ts';
+
+/** What the admission needs to know of a fan-out. */
+export interface FanOutGateOptions {
+  scheduler: AdmissionScheduler;
+  /** The warm-first barrier and the concurrency limit, asked first. */
+  inner: RequestGate;
+  /** Whether a sibling's first request would read the shared prefix now (it is warm and marked). */
+  prefixReadable: () => boolean;
+  /** Whether a fork's later turns read its own earlier turn (false when no marker is sent). */
+  turnsRead: boolean;
+  /** The model class the requests are counted in (the catalogue's family). */
+  modelClass: string;
+  /** Tokens per request byte, measured on the shared prefix. */
+  tokensPerByte: () => number;
+  clock: Clock;
+}
+
+/** Counts of one fan-out's requests, for its summary. */
+export interface FanOutRateCounts {
+  http429: number;
+  http529: number;
+  rampErrors: number;
+  spendCap: number;
+}
+
+/**
+ * A fan-out's view of the engine's admission: each fork gets its own gate (`forFork`) that
+ * first passes the warm-first barrier, then reserves the request's predicted cost. The ITPM a
+ * request counts is what the API will not read from the cache: the whole body for a warmer
+ * (or any first request while the prefix is cold), only what this fork has not sent before
+ * otherwise. With admission `off`, each fork waits out its own 429's `retry-after` before its
+ * next attempt, as the SDK's per-call retries do (no global backoff).
+ */
+export class FanOutGate {
+  readonly #o: FanOutGateOptions;
+  readonly counts: FanOutRateCounts = { http429: 0, http529: 0, rampErrors: 0, spendCap: 0 };
+  /** Forks with a request waiting for its permit. */
+  readonly queuedForks = new Set<string>();
+
+  constructor(options: FanOutGateOptions) {
+    this.#o = options;
+  }
+
+  forFork(forkId: string): RequestGate {
+    let notBefore = Number.NEGATIVE_INFINITY;
+    let failures = 0;
+    return {
+      acquire: async (request) => {
+        const { scheduler, clock } = this.#o;
+        scheduler.waiting++;
+        this.queuedForks.add(forkId);
+        try {
+          if (notBefore > clock.now()) {
+            scheduler.sleepers.count++;
+            await clock.sleep(notBefore - clock.now(), request.signal).finally(() => scheduler.sleepers.count--);
+          }
+          const permit = await this.#o.inner.acquire(request);
+          let reservation;
+          try {
+            reservation = await scheduler.reserve(this.#o.modelClass, this.#cost(request.first, request.cost), request.signal);
+          } catch (err) {
+            permit.release();
+            throw err;
+          }
+          const r = reservation;
+          return {
+            started: (report?: RequestReport) => {
+              r.started(report);
+              permit.started(report);
+            },
+            release: (report?: RequestReport) => {
+              this.#count(report);
+              r.settle(report);
+              if (scheduler.mode === 'off') {
+                const limited = report?.status === 429 || report?.status === 529;
+                failures = limited ? failures + 1 : 0;
+                // the SDK's wait: retry-after, else 0.5 s doubling to 8 s
+                if (limited) notBefore = clock.now() + (report.retryAfterMs ?? Math.min(8_000, 500 * 2 ** (failures - 1)));
+              }
+              permit.release(report);
+            },
+          } satisfies GatePermit;
+        } finally {
+          scheduler.waiting--;
+          this.queuedForks.delete(forkId);
+        }
+      },
+    };
+  }
+
+  #cost(first: boolean, cost: RequestCost | undefined): { itpm: number; otpm: number } {
+    if (!cost) return { itpm: 0, otpm: 0 };
+    const reads = first ? this.#o.prefixReadable() : this.#o.turnsRead;
+    const itpm = Math.ceil((reads ? cost.freshBytes : cost.bytes) * this.#o.tokensPerByte());
+    return { itpm, otpm: this.#o.scheduler.outputEstimate(this.#o.modelClass, cost.maxTokens) };
+  }
+
+  /** The fan-out summary's `rate_limits`; `stopped`: some fork stopped at the spend cap. */
+  summary(stopped: boolean): { admission: 'on' | 'off'; http_429: number; http_529: number; ramp_limit_exceeded: number; spend_limit_reached: number; stopped: string | null } {
+    const c = this.counts;
+    return { admission: this.#o.scheduler.mode, http_429: c.http429, http_529: c.http529, ramp_limit_exceeded: c.rampErrors, spend_limit_reached: c.spendCap, stopped: stopped ? 'enforced_spend_limit_reached' : null };
+  }
+
+  /** A 429/529 met on a remote host (the distributed backend), from its `turn-retry` event. */
+  countRemote(error: { data?: Record<string, unknown> | undefined }): void {
+    const status = error.data?.['status'];
+    if (status === 429 || status === 529) this.#count({ status });
+  }
+
+  #count(report: RequestReport | undefined): void {
+    if (report?.status === 429) {
+      this.counts.http429++;
+      if (report.errorCode === 'ramp_limit_exceeded') this.counts.rampErrors++;
+      if (report.errorCode === 'enforced_spend_limit_reached') this.counts.spendCap++;
+    } else if (report?.status === 529) this.counts.http529++;
+  }
+}
