@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { untilSignal } from '../until-signal.ts';
 import { z } from 'zod';
 import { latencyNameSchema } from '../../emulator/latency.ts';
 import { loadCatalogue } from '../../models/catalogue.ts';
@@ -28,19 +29,6 @@ const optionsSchema = z.object({
   modelTable: z.string().min(1).optional(),
   rateLimits: z.string().min(1, 'expected start, build, scale or a JSON file').optional(),
 });
-
-/** Resolves on the first SIGINT or SIGTERM. */
-function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const on = (signal: NodeJS.Signals): void => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
-      resolve(signal);
-    };
-    process.on('SIGINT', on);
-    process.on('SIGTERM', on);
-  });
-}
 
 /**
  * Register `forkcache emulator`: serve the Anthropic-compatible emulator until SIGINT/SIGTERM,

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { untilSignal } from '../until-signal.ts';
 import { z } from 'zod';
 import { loadCatalogue } from '../../models/catalogue.ts';
 import { parseFlags } from '../flags.ts';
@@ -25,19 +26,6 @@ const optionsSchema = z.object({
   json: z.boolean().default(false),
   modelTable: z.string().min(1).optional(),
 });
-
-/** Resolves on the first SIGINT or SIGTERM. */
-function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const on = (signal: NodeJS.Signals): void => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
-      resolve(signal);
-    };
-    process.on('SIGINT', on);
-    process.on('SIGTERM', on);
-  });
-}
 
 /**
  * Register `forkcache proxy`: an Anthropic-compatible reverse proxy with a cache ledger, until
