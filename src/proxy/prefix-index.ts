@@ -1,6 +1,6 @@
 import { LOOKBACK_POSITIONS } from '../emulator/cache/plan.ts';
 import { TTL_MS } from '../emulator/cache/store.ts';
-import type { RequestShape } from './shape.ts';
+import { lookbackWalk, type RequestShape } from './shape.ts';
 
 /** A cache entry some request wrote at one of its markers, as the proxy saw it go by. */
 export interface ShadowEntry {
@@ -67,25 +67,16 @@ export class PrefixIndex {
     let read: Lookback['read'];
     let blocked: Lookback['blocked'];
     const reachable = new Set<number>();
-    for (let k = markers.length - 1; k >= 0 && !read; k--) {
-      let units = 0;
-      let unit: number | undefined;
-      for (let i = markers[k]!.position; i >= 0; i--) {
-        const p = positions[i]!;
-        if (p.unit !== unit) {
-          unit = p.unit;
-          if (++units > this.#lookback) break;
-        }
-        reachable.add(i);
-        const entry = this.#entries.get(p.hash);
-        if (!entry) continue;
-        if (entry.readableAt !== undefined && entry.readableAt <= at && entry.expiresAt > at) {
-          read = { index: i, entry };
-          break;
-        }
-        const why = entry.readableAt !== undefined && entry.readableAt <= at ? 'expired' : 'pending';
-        if (!blocked || i > blocked.index) blocked = { index: i, entry, why };
+    for (const i of lookbackWalk(shape, this.#lookback)) {
+      reachable.add(i);
+      const entry = this.#entries.get(positions[i]!.hash);
+      if (!entry) continue;
+      if (entry.readableAt !== undefined && entry.readableAt <= at && entry.expiresAt > at) {
+        read = { index: i, entry };
+        break;
       }
+      const why = entry.readableAt !== undefined && entry.readableAt <= at ? 'expired' : 'pending';
+      if (!blocked || i > blocked.index) blocked = { index: i, entry, why };
     }
     let tooFar: Lookback['tooFar'];
     for (let i = positions.length - 1; i > (read?.index ?? -1); i--) {

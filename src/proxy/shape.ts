@@ -159,3 +159,24 @@ export function estimateTokens(shape: RequestShape, counter: PrefixTokenCounter,
   counter.upTo(upTo);
   return renderPrefix(withoutBilling(shape.request, shape.billing), shape.model, counter).positions.map((p) => p.cumTokens);
 }
+
+/**
+ * The positions a request's cache lookup visits, in the API's order: from the last marker
+ * back, at most `limit` positions (a run of tool_use or tool_result blocks is one), then from
+ * the previous marker. Callers stop at the first entry that answers.
+ */
+export function* lookbackWalk(shape: RequestShape, limit: number): Generator<number> {
+  const { positions, markers } = shape;
+  for (let k = markers.length - 1; k >= 0; k--) {
+    let units = 0;
+    let unit: number | undefined;
+    for (let i = markers[k]!.position; i >= 0; i--) {
+      const p = positions[i]!;
+      if (p.unit !== unit) {
+        unit = p.unit;
+        if (++units > limit) break;
+      }
+      yield i;
+    }
+  }
+}

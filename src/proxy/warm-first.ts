@@ -2,7 +2,7 @@ import type { Clock } from '../clock.ts';
 import { LOOKBACK_POSITIONS } from '../emulator/cache/plan.ts';
 import { TTL_MS } from '../emulator/cache/store.ts';
 import { admitWithin, WarmEntry } from '../gate/warm-entry.ts';
-import type { RequestShape } from './shape.ts';
+import { lookbackWalk, type RequestShape } from './shape.ts';
 
 /** How a request went through the gate. */
 export interface Passage {
@@ -41,21 +41,11 @@ export class ProxyWarmFirst {
   // The longest entry this request's lookback reaches that is warm or being warmed, as the
   // API would look (from the last marker back, 20 positions per marker).
   #target(shape: RequestShape): WarmEntry | undefined {
-    const { positions, markers } = shape;
-    for (let k = markers.length - 1; k >= 0; k--) {
-      let units = 0;
-      let unit: number | undefined;
-      for (let i = markers[k]!.position; i >= 0; i--) {
-        const p = positions[i]!;
-        if (p.unit !== unit) {
-          unit = p.unit;
-          if (++units > LOOKBACK_POSITIONS) break;
-        }
-        const entry = this.#entries.get(p.hash);
-        const state = entry?.state;
-        if (state === 'warm') return undefined;
-        if (state === 'warming') return entry;
-      }
+    for (const i of lookbackWalk(shape, LOOKBACK_POSITIONS)) {
+      const entry = this.#entries.get(shape.positions[i]!.hash);
+      const state = entry?.state;
+      if (state === 'warm') return undefined;
+      if (state === 'warming') return entry;
     }
     return undefined;
   }
