@@ -38,6 +38,12 @@ export interface FanoutMetrics {
   uncachedAtStart: number;
   inputTokens: number;
   cacheReadTokens: number;
+  /**
+   * Of the cache reads, those within each request's shared prefix: what the efficiency counts.
+   * A fork's first request re-sent after its host died reads its own earlier write of the
+   * directive too; that is not sharing, and must not push the efficiency past 1.
+   */
+  sharedReadTokens: number;
   maxReads: number;
   hitRatio: number;
   efficiency: number;
@@ -118,12 +124,15 @@ function metricsOf(group: Group, owner: AgentNode | undefined, table: ModelCatal
   const shared = given.length > 0 ? Math.max(...given) : 0;
   let inputTokens = 0;
   let cacheReadTokens = 0;
+  let sharedReadTokens = 0;
   let sharedSum = 0;
   for (const r of group.records) {
     const total = totalInputTokens(r.usage);
+    const sharedHere = Math.min(declared(r) ?? shared, total);
     inputTokens += total;
     cacheReadTokens += r.usage.cache_read_input_tokens;
-    sharedSum += Math.min(declared(r) ?? shared, total);
+    sharedReadTokens += Math.min(r.usage.cache_read_input_tokens, sharedHere);
+    sharedSum += sharedHere;
   }
   const cached = cachedAtStart(group, shared, owner);
   const uncached = shared - cached;
@@ -139,9 +148,10 @@ function metricsOf(group: Group, owner: AgentNode | undefined, table: ModelCatal
     uncachedAtStart: uncached,
     inputTokens,
     cacheReadTokens,
+    sharedReadTokens,
     maxReads,
     hitRatio: ratio(cacheReadTokens, inputTokens, 0),
-    efficiency: ratio(cacheReadTokens, maxReads, 1),
+    efficiency: ratio(sharedReadTokens, maxReads, 1),
   };
 }
 
@@ -158,6 +168,7 @@ export function computeFanouts(
   const sum = (pick: (m: FanoutMetrics) => number): number => groups.reduce((acc, m) => acc + pick(m), 0);
   const inputTokens = sum((m) => m.inputTokens);
   const cacheReadTokens = sum((m) => m.cacheReadTokens);
+  const sharedReadTokens = sum((m) => m.sharedReadTokens);
   const maxReads = sum((m) => m.maxReads);
   return {
     groups,
@@ -168,7 +179,7 @@ export function computeFanouts(
       cacheReadTokens,
       maxReads,
       hitRatio: ratio(cacheReadTokens, inputTokens, 0),
-      efficiency: ratio(cacheReadTokens, maxReads, 1),
+      efficiency: ratio(sharedReadTokens, maxReads, 1),
     },
   };
 }

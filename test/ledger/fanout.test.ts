@@ -137,3 +137,21 @@ describe('baselines', () => {
     expect(make({ defaultFreshInputTokens: 2_000 }).summary().cost_usd.fresh_agents).toBe(0.00615);
   });
 });
+
+describe('cache efficiency counts reads of the shared prefix only', () => {
+  it('a first request re-sent after its host died reads its own earlier write too: efficiency stays 1', () => {
+    // S = 4,000, cold. f1 writes S; f2 reads S; f3's first request was answered once on a host
+    // that died before reporting it, then re-sent with the same bytes: it reads S plus its own
+    // directive (300 tokens) from that earlier write. Sharing read 2 × S of at most 2 × S.
+    const ledger = new UsageLedger();
+    const child = { parentId: 'root', kind: 'fork', turn: 0, at: 1_000, sharedPrefixTokens: 4_000 } as const;
+    ledger.record(rec({ ...child, forkId: 'f1', usage: { cache_creation_input_tokens: 4_300, output_tokens: 10 } }));
+    ledger.record(rec({ ...child, forkId: 'f2', usage: { cache_creation_input_tokens: 300, cache_read_input_tokens: 4_000, output_tokens: 10 } }));
+    ledger.record(rec({ ...child, forkId: 'f3', usage: { cache_read_input_tokens: 4_300, output_tokens: 10 } }));
+    const cache = ledger.summary().cache;
+    expect(cache.max_fanout_reads).toBe(8_000);
+    expect(cache.fanout_cache_read_input_tokens).toBe(8_300); // every read, as billed
+    expect(cache.cache_efficiency).toBe(1); // 8,000 of 8,000: the extra 300 are not sharing
+    expect(cache.fanout_hit_ratio).toBe(8_300 / 12_900);
+  });
+});
