@@ -9,7 +9,8 @@ import { totalInputTokens } from './usage.ts';
  * - `fanout_hit_ratio` = cache reads / total input tokens over the fan-out requests;
  * - `max_fanout_reads` = Σ shared-prefix tokens of the fan-out requests − the shared tokens
  *   not yet cached when the fan-out started (those must be written once);
- * - `cache_efficiency` = actual fan-out cache reads / `max_fanout_reads` (1.0 = perfect).
+ * - `cache_efficiency` = fan-out cache reads within each request's shared prefix / `max_fanout_reads` (1.0 = perfect);
+ *   reads past the shared prefix (a re-sent first request reading its own earlier write) are not sharing.
  *
  * Choices the definitions leave open (documented here, tested in test/ledger):
  * - A fan-out is keyed by the records' `prefixId` when given, else by its owner: a fork
