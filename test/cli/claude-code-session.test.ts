@@ -39,7 +39,7 @@ function copyWith(edit: (text: string) => string): string {
 describe('a Claude Code 2.1.332 session as the parent', () => {
   it('rebuilds the last wire request byte for byte up to its last marker (billing block removed)', () => {
     const rebuilt = rebuildWireRequest(SESSION, lines(SESSION))!;
-    const sent = { ...LAST.body, system: withoutBilling(LAST.body['system'] as { text: string }[]) };
+    const sent: Record<string, unknown> = { ...LAST.body, system: withoutBilling(LAST.body['system'] as { text: string }[]) };
     expect(upToLastMarker(rebuilt.request)).toBe(upToLastMarker(sent));
     expect(upToLastMarker(sent).length).toBeGreaterThan(50_000);
     for (const key of ['thinking', 'output_config', 'context_management', 'model']) expect(rebuilt.request[key]).toEqual(sent[key]);
