@@ -6,6 +6,7 @@ import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
 import { readJsonl } from '../run-dir/jsonl.ts';
 import { TOOL_DECLARATIONS } from '../tools/declarations.ts';
 import { formatZodIssues } from '../validation.ts';
+import { importQwenChat, isQwenChat } from './qwen-transcript.ts';
 import { malformed, rebuildWireRequest, WIRE_RECORD_TYPES, type Line } from './claude-wire.ts';
 
 /*
@@ -44,8 +45,8 @@ export interface ImportedParent {
   snapshot: ParentSnapshot;
   /** What was used, dropped or substituted, for the user to read. */
   notes: string[];
-  /** `wire`: rebuilt from the api-request records; `messages`: approximated from the message records. */
-  source: 'wire' | 'messages';
+  /** `wire`: rebuilt from the api-request records; `messages`: approximated from the message records; `qwen`: a Qwen Code chat. */
+  source: 'wire' | 'messages' | 'qwen';
   /**
    * The tokens the session's cache should hold for this prefix (up to its last marker): the
    * last main-chain assistant record's cache read + cache write, when it reports usage.
@@ -130,6 +131,7 @@ export function importClaudeTranscript(path: string, options: { model?: string |
     if (!KNOWN_TYPES.has(type)) unknown.set(type, (unknown.get(type) ?? 0) + 1);
   }
   if (unknown.size > 0) notes.push(`skipped ${[...unknown.values()].reduce((a, b) => a + b, 0)} record(s) of type(s) not known here: ${[...unknown].map(([t, n]) => `${t} (${n})`).join(', ')}`);
+  if (isQwenChat(lines)) return { ...importQwenChat(path, lines, options), source: 'qwen' };
   const expectedCachedTokens = expectedCache(lines);
   const wire = rebuildWireRequest(path, lines);
   if (wire) return fromWire(path, wire, options.model, notes, expectedCachedTokens);

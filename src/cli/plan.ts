@@ -80,7 +80,9 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
       throw new ForkcacheError('INVALID_ARGUMENT', `plan ${path}: parent: remove it, or drop --parent-from-claude-transcript / parentTranscript (the parent comes from one of them)`, { data: { field: 'parent' } });
     }
     const imported = importClaudeTranscript(transcript, { model: plan.model });
-    return { plan, snapshot: imported.snapshot, ...paths, notes: imported.notes, expectedCachedTokens: imported.expectedCachedTokens, fromTranscript: true };
+    // A Qwen Code session's forks run in the layout Qwen Code forks in.
+    const layoutPlan = imported.source === 'qwen' ? { ...plan, layout: 'qwen' as const } : plan;
+    return { plan: layoutPlan, snapshot: imported.snapshot, ...paths, notes: imported.notes, expectedCachedTokens: imported.expectedCachedTokens, fromTranscript: true };
   }
   if (plan.parent === undefined) {
     throw new ForkcacheError('INVALID_ARGUMENT', `plan ${path}: parent: required (a request JSON file or object), unless --parent-from-claude-transcript is given (or the plan names a parentTranscript)`, { data: { field: 'parent' } });

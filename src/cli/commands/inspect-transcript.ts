@@ -44,7 +44,7 @@ export function registerInspectTranscriptCommand(program: Command): void {
         return;
       }
       const out = [
-        `${file}: ${source === 'wire' ? "the session's last wire request (exact)" : 'approximated from the message records'}`,
+        `${file}: ${source === 'wire' ? "the session's last wire request (exact)" : source === 'qwen' ? 'a Qwen Code chat (approximated: no system, tools or reminders recorded)' : 'approximated from the message records'}`,
         `model ${shape.model}`,
         `system   ${shape.system.blocks} block(s), ~${shape.system.tokens} tokens`,
         `tools    ${shape.tools.count}, ~${shape.tools.tokens} tokens`,
