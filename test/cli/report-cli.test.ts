@@ -80,7 +80,13 @@ describe('forkcache run --parent-from-claude-transcript', () => {
     expect(() => loadPlan(plan(tmp()))).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/parent: required .* unless --parent-from-claude-transcript is given/) }));
     const loaded = loadPlan(plan(tmp(), { model: 'claude-opus-4-5' }), { claudeTranscript: TRANSCRIPT });
     expect(loaded.snapshot.model).toBe('claude-opus-4-5');
-    expect(loaded.notes).toHaveLength(3);
+    // The hand-written fixture has no api-request records: the approximation is noted first.
+    expect(loaded.notes).toHaveLength(4);
+    expect(loaded.notes[0]).toMatch(/^no api-request records/);
+    // A plan may name the transcript itself (relative to the plan), but not with a parent too.
+    const named = loadPlan(plan(tmp(), { parentTranscript: resolve(TRANSCRIPT) }));
+    expect(named.snapshot.messages).toEqual(loaded.snapshot.messages);
+    expect(() => loadPlan(plan(tmp(), { parent: 'parent.json', parentTranscript: TRANSCRIPT }))).toThrow(/parent: remove it/);
   });
 
   it('exits 2 on a malformed transcript, naming the line', async () => {
