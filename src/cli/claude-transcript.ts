@@ -39,6 +39,8 @@ interface Merged {
   blocks: Block[];
   /** The transcript line of each block, for errors that name a block. */
   lines: number[];
+  /** The API message id (`message.id`) of an assistant turn. */
+  id?: unknown;
 }
 
 export interface ImportedParent {
@@ -120,6 +122,7 @@ export function importClaudeTranscript(path: string, options: { model?: string |
   let tools: z.output<typeof toolsField> | undefined;
   let model: string | undefined;
   let sidechain = 0;
+  let regrouped = 0;
   const lines = readJsonl(path, 'Claude Code session', CODES);
   const first = lines[0]?.value as Record<string, unknown> | undefined;
   if (first?.['type'] === 'fork-context-ref') {
@@ -160,12 +163,24 @@ export function importClaudeTranscript(path: string, options: { model?: string |
     if (type === 'assistant' && message.model && message.model !== '<synthetic>') model = message.model;
     const blocks = toBlocks(message.content as string | Block[]);
     if (blocks.length === 0) continue;
+    // Parallel tool calls of one API message may be written interleaved with their results
+    // (tool_use, tool_result, tool_use, tool_result): a block of the assistant message before
+    // the trailing results rejoins it (grouped by message.id), so the turn is not split.
+    const id = (message as { id?: unknown }).id;
+    const before = merged.at(-2);
+    if (type === 'assistant' && id !== undefined && before?.role === 'assistant' && before.id === id && merged.at(-1)?.role === 'user') {
+      before.blocks.push(...blocks);
+      before.lines.push(...blocks.map(() => line));
+      regrouped += 1;
+      continue;
+    }
     const last = merged.at(-1);
     if (last && last.role === message.role) {
       last.blocks.push(...blocks);
       last.lines.push(...blocks.map(() => line));
-    } else merged.push({ role: message.role, blocks, lines: blocks.map(() => line) });
+    } else merged.push({ role: message.role, blocks, lines: blocks.map(() => line), id });
   }
+  if (regrouped > 0) notes.push(`${regrouped} assistant record(s) written between tool results rejoined their message (same message.id)`);
   if (merged.length === 0) fail(path, lines.length, 'no user or assistant messages on the main chain');
   if (sidechain > 0) notes.push(`${sidechain} sidechain record(s) (sub-agents) dropped`);
   const chosenModel = options.model ?? model;

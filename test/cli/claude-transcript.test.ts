@@ -56,6 +56,21 @@ describe('a parent from a Claude Code transcript', () => {
     expect(notes).toEqual(['skipped 1 record(s) of type(s) not known here: session-meta (1)', expect.stringMatching(/^no api-request records/)]);
   });
 
+  it('rejoins parallel tool calls written interleaved with their results (grouped by message.id)', () => {
+    const call = (id: string) => ({ type: 'tool_use', id, name: 'Read', input: { file_path: `${id}.txt` } });
+    const result = (id: string) => ({ type: 'tool_result', tool_use_id: id, content: 'x' });
+    const turn = (block: unknown) => ({ type: 'assistant', isSidechain: false, message: { id: 'msg_1', role: 'assistant', model: 'claude-opus-5-5', content: [block] } });
+    const path = transcript([user('read both'), turn(text('Reading.')), turn(call('t1')), user([result('t1')]), turn(call('t2')), user([result('t2')]), { type: 'assistant', isSidechain: false, message: { id: 'msg_2', role: 'assistant', model: 'claude-opus-5-5', content: [text('done')] } }]);
+    const { snapshot, notes } = importClaudeTranscript(path);
+    expect(snapshot.messages).toEqual([
+      { role: 'user', content: [text('read both')] },
+      { role: 'assistant', content: [text('Reading.'), call('t1'), call('t2')] },
+      { role: 'user', content: [result('t1'), result('t2')] },
+      { role: 'assistant', content: [text('done')] },
+    ]);
+    expect(notes).toContain('1 assistant record(s) written between tool results rejoined their message (same message.id)');
+  });
+
   it('restarts the history at a compaction boundary, and drops empty text and cache markers', () => {
     const path = transcript([
       user('old question'),
