@@ -23,6 +23,12 @@ export class CacheContinuity {
     return { expected: this.expected, minRead, forks: reads.length, share };
   }
 
+  /** For `--json`: expected tokens, the smallest first-request read, its share, the forks counted. */
+  json(): { expected_tokens: number | null; min_first_read: number | null; share: number | null; forks: number } {
+    const r = this.result();
+    return { expected_tokens: r.expected ?? null, min_first_read: r.minRead ?? null, share: r.share ?? null, forks: r.forks };
+  }
+
   line(): string {
     const { expected, minRead, forks, share } = this.result();
     if (expected === undefined) return 'parent cache: the transcript reports no usage, so the cached prefix is unknown';

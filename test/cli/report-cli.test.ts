@@ -68,6 +68,10 @@ describe('forkcache run --parent-from-claude-transcript', () => {
     const summary = lastJson(stdout);
     expect(summary.report).toBe(out);
     expect(summary.forks.completed).toBe(2);
+    // The session's last assistant record reports its usage: that much the forks should read
+    // (an emulator that never served the session has none of it: the share is what was read).
+    expect(summary.parent_cache).toMatchObject({ expected_tokens: 14084, forks: 2 });
+    expect(stderr).toContain('parent cache: the session should hold 14084 tokens of this prefix');
     // The echo model reports what reached it: the 4 imported messages + the fork's own turn.
     for (const fork of summary.fork_results) expect(fork.report.result).toMatch(/^echo: 5 message\(s\), 8 tool\(s\) declared, model claude-opus-5-5, fork child/);
     const snapshot = JSON.parse(readFileSync(join(summary.run_dir, 'snapshot.json'), 'utf8'));

@@ -84,7 +84,7 @@ export function registerRunCommand(program: Command): void {
         if (continuity) log(continuity.line());
         const result = await fan.settled();
         const report = await reportAfterRun(result.summary.run_dir, opts.report, log, catalogue);
-        const extra = { api: target.kind, ...(interrupt.interrupted ? { interrupted: true } : {}), ...(report.path ? { report: report.path } : {}) };
+        const extra = { api: target.kind, ...(interrupt.interrupted ? { interrupted: true } : {}), ...(report.path ? { report: report.path } : {}), ...(continuity ? { parent_cache: continuity.json() } : {}) };
         if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, extra))}\n`);
         else process.stdout.write(`\n${formatFanOutResult(result, snapshot.model, catalogue)}\n`);
         const spendCap = result.summary.rate_limits.stopped !== null;
