@@ -59,6 +59,28 @@ export interface ImportedParent {
 /** Record types Claude Code writes that are not conversation messages: skipped without a note. */
 const KNOWN_TYPES = new Set(['user', 'assistant', 'system', 'summary', 'file-history-snapshot', 'attachment', 'queue-operation', 'last-prompt', 'atis-latch', 'cost-state', 'tools-used', 'custom-title', ...WIRE_RECORD_TYPES]);
 
+/**
+ * The uuids on the `parentUuid` chain that ends at the last main-chain message: a session
+ * edited or retried in place leaves abandoned branches in the file, which are not the
+ * history the session continued from. Undefined when the records carry no uuids (then the
+ * file order is used).
+ */
+function mainChain(lines: readonly Line[]): Set<string> | undefined {
+  const byUuid = new Map<string, Record<string, unknown>>();
+  let leaf: Record<string, unknown> | undefined;
+  for (const { value } of lines) {
+    const r = value as Record<string, unknown>;
+    if (typeof r['uuid'] === 'string') byUuid.set(r['uuid'], r);
+    if ((r['type'] === 'user' || r['type'] === 'assistant') && r['isSidechain'] !== true) {
+      if (typeof r['uuid'] !== 'string') return undefined;
+      leaf = r;
+    }
+  }
+  const chain = new Set<string>();
+  for (let r = leaf; r && typeof r['uuid'] === 'string' && !chain.has(r['uuid']); r = byUuid.get(String(r['parentUuid'] ?? r['logicalParentUuid']))) chain.add(r['uuid']);
+  return leaf ? chain : undefined;
+}
+
 function expectedCache(lines: readonly Line[]): number | undefined {
   for (let i = lines.length - 1; i >= 0; i--) {
     const r = lines[i]!.value as { type?: unknown; isSidechain?: unknown; message?: { usage?: Record<string, unknown> } };
@@ -139,6 +161,8 @@ export function importClaudeTranscript(path: string, options: { model?: string |
   const wire = rebuildWireRequest(path, lines);
   if (wire) return fromWire(path, wire, options.model, notes, expectedCachedTokens);
   notes.push('no api-request records (a Claude Code older than 2.1.3xx): the parent is approximated from the message records (assistant blocks grouped by message.id); reminders rendered from attachments are missing, so the prefix will differ from what the session cached');
+  const chain = mainChain(lines);
+  let offChain = 0;
   for (const { line, value } of lines) {
     const record = value as Record<string, unknown>;
     const type = record['type'];
@@ -156,6 +180,10 @@ export function importClaudeTranscript(path: string, options: { model?: string |
     if (type !== 'user' && type !== 'assistant') continue;
     if (record['isSidechain'] === true) {
       sidechain += 1;
+      continue;
+    }
+    if (chain && !chain.has(String(record['uuid']))) {
+      offChain += 1;
       continue;
     }
     const { message } = parseAtLine(messageRecord, record, path, line, type);
@@ -183,6 +211,7 @@ export function importClaudeTranscript(path: string, options: { model?: string |
   if (regrouped > 0) notes.push(`${regrouped} assistant record(s) written between tool results rejoined their message (same message.id)`);
   if (merged.length === 0) fail(path, lines.length, 'no user or assistant messages on the main chain');
   if (sidechain > 0) notes.push(`${sidechain} sidechain record(s) (sub-agents) dropped`);
+  if (offChain > 0) notes.push(`${offChain} message record(s) off the parentUuid chain of the last message dropped (abandoned branches)`);
   const chosenModel = options.model ?? model;
   if (!chosenModel) fail(path, lines.length, 'no assistant record names a model: give the plan a "model"');
   if (system === undefined) notes.push('no system prompt in the transcript: the fork agent\'s own prompt is used');

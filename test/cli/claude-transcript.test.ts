@@ -71,6 +71,20 @@ describe('a parent from a Claude Code transcript', () => {
     expect(notes).toContain('1 assistant record(s) written between tool results rejoined their message (same message.id)');
   });
 
+  it('follows the parentUuid chain of the last message: an abandoned branch is dropped', () => {
+    const at = (uuid: string, parentUuid: string | null, record: Record<string, unknown>) => ({ ...record, uuid, parentUuid });
+    const path = transcript([
+      at('u1', null, user('question')),
+      at('a1', 'u1', assistant([text('first try')])),
+      at('a2', 'u1', assistant([text('retry')])),
+      at('u2', 'a2', user('thanks')),
+      at('a3', 'u2', assistant([text('welcome')])),
+    ]);
+    const { snapshot, notes } = importClaudeTranscript(path);
+    expect(snapshot.messages.map((m) => (m.content as { text: string }[])[0]!.text)).toEqual(['question', 'retry', 'thanks', 'welcome']);
+    expect(notes).toContain('1 message record(s) off the parentUuid chain of the last message dropped (abandoned branches)');
+  });
+
   it('restarts the history at a compaction boundary, and drops empty text and cache markers', () => {
     const path = transcript([
       user('old question'),
