@@ -101,6 +101,11 @@ export function rebuildWireRequest(path: string, lines: readonly Line[]): WireRe
     }
   }
   if (!last) return undefined;
+  // Side queries (titles, summaries) may be logged too: the main thread's requests share the
+  // querySource of the request behind the last main-chain assistant record (its requestRef).
+  const ref = [...lines].reverse().map((l) => l.value as Record<string, unknown>).find((r) => r['type'] === 'assistant' && r['isSidechain'] !== true && typeof r['requestRef'] === 'string');
+  const main = ref ? requests.get(String(ref['requestRef'])) : undefined;
+  if (main) last = [...requests.values()].filter((q) => q.record['querySource'] === main.record['querySource']).reduce((a, b) => (b.line > a.line ? b : a));
   const notes: string[] = [];
   const messagesOf = (req: { line: number; record: z.output<typeof requestRecord> }, depth: number): Message[] => {
     const { record, line } = req;

@@ -63,6 +63,15 @@ describe('a Claude Code 2.1.332 session as the parent', () => {
     expect(notes[0]).toBe('skipped 2 record(s) of type(s) not known here: brand-new-record (2)');
   });
 
+  it('a side query logged after the main thread (another querySource) is not taken for the parent', () => {
+    const side = { type: 'api-request', id: 'side-1', querySource: 'generate_session_title', shapeHash: 'side-shape', params: { model: 'claude-haiku-5-5' }, keep: 0, tail: ['side-blob'], cacheControl: [] };
+    const extra = [{ type: 'api-request-shape', shapeHash: 'side-shape', shape: { system: [{ type: 'text', text: 'Title this.' }], tools: [] } }, { type: 'api-request-blob', hash: 'side-blob', message: { role: 'user', content: 'hi' } }, side];
+    const path = copyWith((t) => t + extra.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    const { snapshot, notes } = importClaudeTranscript(path);
+    expect(snapshot.model).toBe('claude-opus-5-5');
+    expect(notes).toContain('rebuilt from the api-request record at line 28 (4 messages, 3 markers, 12 tools)');
+  });
+
   it('a malformed api-request record names file, line and record type', () => {
     const path = copyWith((t) => t.replace(/("type":"api-request".*?)"tail":\[[^\]]*\]/s, '$1"tail":7'));
     expect(() => importClaudeTranscript(path)).toThrow(expect.objectContaining({ code: 'TRANSCRIPT_INVALID', message: expect.stringMatching(/session\.jsonl:17: api-request record: tail: /) }));
