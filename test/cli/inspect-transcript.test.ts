@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -26,5 +28,20 @@ describe('forkcache inspect-transcript', () => {
     const res = cli(join(DIR, 'session/subagents/agent-a3df335d75f9e1451.jsonl'));
     expect(res.status).toBe(2);
     expect(res.stderr).toMatch(/this is a fork child of session 00000000-0000-4000-8000-000000000001; import the parent/);
+  });
+
+  it('a malformed record: exit 2, naming file, line and record type', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fc-inspect-'));
+    try {
+      const path = join(dir, 'session.jsonl');
+      const lines = readFileSync(join(DIR, 'session.jsonl'), 'utf8').split('\n');
+      lines[13] = JSON.stringify({ ...(JSON.parse(lines[13]!) as object), shape: { system: 'not blocks', tools: [] } });
+      writeFileSync(path, lines.join('\n'));
+      const res = cli(path);
+      expect(res.status).toBe(2);
+      expect(res.stderr).toContain(`${path}:14: api-request-shape record: shape.system:`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
