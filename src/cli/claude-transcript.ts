@@ -6,6 +6,8 @@ import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
 import { readJsonl } from '../run-dir/jsonl.ts';
 import { TOOL_DECLARATIONS } from '../tools/declarations.ts';
 import { formatZodIssues } from '../validation.ts';
+import { importQwenChat, isQwenChat } from './qwen-transcript.ts';
+import { malformed, rebuildWireRequest, WIRE_RECORD_TYPES, type Line } from './claude-wire.ts';
 
 /*
  * A Claude Code session transcript (`~/.claude/projects/<project>/<session>.jsonl`): one JSON
@@ -37,21 +39,67 @@ interface Merged {
   blocks: Block[];
   /** The transcript line of each block, for errors that name a block. */
   lines: number[];
+  /** The API message id (`message.id`) of an assistant turn. */
+  id?: unknown;
 }
 
 export interface ImportedParent {
   snapshot: ParentSnapshot;
   /** What was used, dropped or substituted, for the user to read. */
   notes: string[];
+  /** `wire`: rebuilt from the api-request records; `messages`: approximated from the message records; `qwen`: a Qwen Code chat. */
+  source: 'wire' | 'messages' | 'qwen';
+  /**
+   * The tokens the session's cache should hold for this prefix (up to its last marker): the
+   * last main-chain assistant record's cache read + cache write, when it reports usage.
+   */
+  expectedCachedTokens: number | undefined;
+}
+
+/** Record types Claude Code writes that are not conversation messages: skipped without a note. */
+const KNOWN_TYPES = new Set(['user', 'assistant', 'system', 'summary', 'file-history-snapshot', 'attachment', 'queue-operation', 'last-prompt', 'atis-latch', 'cost-state', 'tools-used', 'custom-title', ...WIRE_RECORD_TYPES]);
+
+/**
+ * The uuids on the `parentUuid` chain that ends at the last main-chain message: a session
+ * edited or retried in place leaves abandoned branches in the file, which are not the
+ * history the session continued from. Undefined when the records carry no uuids (then the
+ * file order is used).
+ */
+function mainChain(lines: readonly Line[]): Set<string> | undefined {
+  const byUuid = new Map<string, Record<string, unknown>>();
+  let leaf: Record<string, unknown> | undefined;
+  for (const { value } of lines) {
+    const r = value as Record<string, unknown>;
+    if (typeof r['uuid'] === 'string') byUuid.set(r['uuid'], r);
+    if ((r['type'] === 'user' || r['type'] === 'assistant') && r['isSidechain'] !== true) {
+      if (typeof r['uuid'] !== 'string') return undefined;
+      leaf = r;
+    }
+  }
+  const chain = new Set<string>();
+  for (let r = leaf; r && typeof r['uuid'] === 'string' && !chain.has(r['uuid']); r = byUuid.get(String(r['parentUuid'] ?? r['logicalParentUuid']))) chain.add(r['uuid']);
+  return leaf ? chain : undefined;
+}
+
+function expectedCache(lines: readonly Line[]): number | undefined {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const r = lines[i]!.value as { type?: unknown; isSidechain?: unknown; message?: { usage?: Record<string, unknown> } };
+    if (r.type !== 'assistant' || r.isSidechain === true) continue;
+    const u = r.message?.usage;
+    if (!u) return undefined;
+    const n = Number(u['cache_read_input_tokens'] ?? 0) + Number(u['cache_creation_input_tokens'] ?? 0);
+    return Number.isFinite(n) && n > 0 ? n : undefined;
+  }
+  return undefined;
 }
 
 function fail(path: string, line: number | string, message: string): never {
   throw new ForkcacheError('TRANSCRIPT_INVALID', `${path}:${line}: ${message}`, { data: { file: path, line } });
 }
 
-function parseAtLine<S extends z.ZodType>(schema: S, value: unknown, path: string, line: number): z.output<S> {
+function parseAtLine<S extends z.ZodType>(schema: S, value: unknown, path: string, line: number, type: string): z.output<S> {
   const result = schema.safeParse(value);
-  if (!result.success) fail(path, line, formatZodIssues(result.error.issues));
+  if (!result.success) malformed(path, line, type, formatZodIssues(result.error.issues));
   return result.data;
 }
 
@@ -96,12 +144,34 @@ export function importClaudeTranscript(path: string, options: { model?: string |
   let tools: z.output<typeof toolsField> | undefined;
   let model: string | undefined;
   let sidechain = 0;
+  let regrouped = 0;
   const lines = readJsonl(path, 'Claude Code session', CODES);
+  const first = lines[0]?.value as Record<string, unknown> | undefined;
+  if (first?.['type'] === 'fork-context-ref') {
+    throw new ForkcacheError('TRANSCRIPT_INVALID', `${path}: this is a fork child of session ${String(first['parentSessionId'])}; import the parent (the session's own .jsonl)`, { data: { file: path, line: 1 } });
+  }
+  const unknown = new Map<string, number>();
+  for (const { value } of lines) {
+    const type = String((value as { type?: unknown }).type);
+    if (!KNOWN_TYPES.has(type)) unknown.set(type, (unknown.get(type) ?? 0) + 1);
+  }
+  if (unknown.size > 0) notes.push(`skipped ${[...unknown.values()].reduce((a, b) => a + b, 0)} record(s) of type(s) not known here: ${[...unknown].map(([t, n]) => `${t} (${n})`).join(', ')}`);
+  if (isQwenChat(lines)) return { ...importQwenChat(path, lines, options), source: 'qwen' };
+  const expectedCachedTokens = expectedCache(lines);
+  const wire = rebuildWireRequest(path, lines);
+  if (wire) return fromWire(path, wire, options.model, notes, expectedCachedTokens);
+  notes.push('no api-request records (a Claude Code older than 2.1.3xx): the parent is approximated from the message records (assistant blocks grouped by message.id); reminders rendered from attachments are missing, so the prefix will differ from what the session cached');
+  const chain = mainChain(lines);
+  let offChain = 0;
   for (const { line, value } of lines) {
     const record = value as Record<string, unknown>;
-    if (record['system'] !== undefined) system = parseAtLine(systemField, record['system'], path, line);
-    if (record['tools'] !== undefined) tools = parseAtLine(toolsField, record['tools'], path, line);
     const type = record['type'];
+    // Only a record of a type not known here may carry a system prompt or tool definitions (a
+    // hand-written session-meta); `tools-used` lists tool names, not definitions.
+    if (typeof type !== 'string' || !KNOWN_TYPES.has(type)) {
+      if (record['system'] !== undefined) system = parseAtLine(systemField, record['system'], path, line, String(type));
+      if (record['tools'] !== undefined) tools = parseAtLine(toolsField, record['tools'], path, line, String(type));
+    }
     if (type === 'system' && record['subtype'] === 'compact_boundary') {
       notes.push(`line ${line}: compaction boundary: the ${merged.length} message(s) before it are not part of the parent`);
       merged = [];
@@ -112,19 +182,36 @@ export function importClaudeTranscript(path: string, options: { model?: string |
       sidechain += 1;
       continue;
     }
-    const { message } = parseAtLine(messageRecord, record, path, line);
+    if (chain && !chain.has(String(record['uuid']))) {
+      offChain += 1;
+      continue;
+    }
+    const { message } = parseAtLine(messageRecord, record, path, line, type);
     if (message.role !== type) fail(path, line, `a "${type}" record holds a message with role "${message.role}"`);
     if (type === 'assistant' && message.model && message.model !== '<synthetic>') model = message.model;
     const blocks = toBlocks(message.content as string | Block[]);
     if (blocks.length === 0) continue;
+    // Parallel tool calls of one API message may be written interleaved with their results
+    // (tool_use, tool_result, tool_use, tool_result): a block of the assistant message before
+    // the trailing results rejoins it (grouped by message.id), so the turn is not split.
+    const id = (message as { id?: unknown }).id;
+    const before = merged.at(-2);
+    if (type === 'assistant' && id !== undefined && before?.role === 'assistant' && before.id === id && merged.at(-1)?.role === 'user') {
+      before.blocks.push(...blocks);
+      before.lines.push(...blocks.map(() => line));
+      regrouped += 1;
+      continue;
+    }
     const last = merged.at(-1);
     if (last && last.role === message.role) {
       last.blocks.push(...blocks);
       last.lines.push(...blocks.map(() => line));
-    } else merged.push({ role: message.role, blocks, lines: blocks.map(() => line) });
+    } else merged.push({ role: message.role, blocks, lines: blocks.map(() => line), id });
   }
+  if (regrouped > 0) notes.push(`${regrouped} assistant record(s) written between tool results rejoined their message (same message.id)`);
   if (merged.length === 0) fail(path, lines.length, 'no user or assistant messages on the main chain');
   if (sidechain > 0) notes.push(`${sidechain} sidechain record(s) (sub-agents) dropped`);
+  if (offChain > 0) notes.push(`${offChain} message record(s) off the parentUuid chain of the last message dropped (abandoned branches)`);
   const chosenModel = options.model ?? model;
   if (!chosenModel) fail(path, lines.length, 'no assistant record names a model: give the plan a "model"');
   if (system === undefined) notes.push('no system prompt in the transcript: the fork agent\'s own prompt is used');
@@ -136,7 +223,7 @@ export function importClaudeTranscript(path: string, options: { model?: string |
     messages: merged.map((m) => ({ role: m.role, content: m.blocks })) as unknown as Anthropic.MessageParam[],
   };
   try {
-    return { snapshot: captureSnapshot(request), notes };
+    return { snapshot: captureSnapshot(request), notes, source: 'messages', expectedCachedTokens };
   } catch (err) {
     if ((err as ForkcacheError).code !== 'SNAPSHOT_INVALID') throw err;
     // History errors name one `path`; schema errors a list of `issues`: the first one locates it.
@@ -144,5 +231,18 @@ export function importClaudeTranscript(path: string, options: { model?: string |
     const where = linesOf(data.path ?? data.issues?.[0]?.path, merged);
     const message = (err as Error).message.replace(/^snapshot: /, '');
     throw new ForkcacheError('TRANSCRIPT_INVALID', `${path}${where ? `:${where}` : ''}: cannot use this history as a parent: ${message}`, { cause: err, data: { file: path } });
+  }
+}
+
+function fromWire(path: string, wire: ReturnType<typeof rebuildWireRequest> & object, model: string | undefined, notes: string[], expectedCachedTokens: number | undefined): ImportedParent {
+  const request = model ? { ...wire.request, model } : wire.request;
+  if (model && model !== wire.request['model']) notes.push(`model ${model} instead of the session's ${String(wire.request['model'])}: the forks cannot read its cache`);
+  // The engine sends its own context_management-free requests; the rest of the params are kept.
+  if (request['context_management'] !== undefined) notes.push('context_management dropped (not part of the cached prefix)');
+  try {
+    return { snapshot: captureSnapshot(request), notes: [...notes, ...wire.notes], source: 'wire', expectedCachedTokens };
+  } catch (err) {
+    if ((err as ForkcacheError).code !== 'SNAPSHOT_INVALID') throw err;
+    throw new ForkcacheError('TRANSCRIPT_INVALID', `${path}:${wire.line}: api-request record: cannot use this request as a parent: ${(err as Error).message.replace(/^snapshot: /, '')}`, { cause: err, data: { file: path, line: wire.line } });
   }
 }

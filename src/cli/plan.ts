@@ -23,6 +23,8 @@ export const planSchema = z.strictObject({
    * when the parent comes from elsewhere (`--parent-from-claude-transcript`).
    */
   parent: z.union([z.string().min(1), z.record(z.string(), z.unknown())]).optional(),
+  /** A Claude Code (or Qwen Code) session transcript to rebuild the parent from, instead of `parent`. */
+  parentTranscript: z.string().min(1).optional(),
   directives: z.array(z.string()).min(1, 'expected at least one directive'),
   /** Overrides the parent's model (the cache key includes the model: all forks use one). */
   model: z.string().min(1).optional(),
@@ -57,6 +59,9 @@ export interface LoadedPlan {
   modelTable: string | undefined;
   /** What importing the parent used, dropped or substituted (a transcript import). */
   notes: string[];
+  /** A transcript import: the tokens the session's cache should hold for this prefix. */
+  expectedCachedTokens?: number | undefined;
+  fromTranscript?: boolean;
 }
 
 export interface LoadPlanOptions {
@@ -69,15 +74,18 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
   const base = dirname(resolve(path));
   const plan = parseOrThrow(planSchema, readJsonFile(path, 'plan'), 'INVALID_ARGUMENT', `plan ${path}`);
   const paths = { workspace: resolve(base, plan.workspace), runDir: resolve(base, plan.runDir), modelTable: plan.modelTable === undefined ? undefined : resolve(base, plan.modelTable) };
-  if (options.claudeTranscript !== undefined) {
+  const transcript = options.claudeTranscript ?? (plan.parentTranscript === undefined ? undefined : resolve(base, plan.parentTranscript));
+  if (transcript !== undefined) {
     if (plan.parent !== undefined) {
-      throw new ForkcacheError('INVALID_ARGUMENT', `plan ${path}: parent: remove it, or drop --parent-from-claude-transcript (the parent comes from one of them)`, { data: { field: 'parent' } });
+      throw new ForkcacheError('INVALID_ARGUMENT', `plan ${path}: parent: remove it, or drop --parent-from-claude-transcript / parentTranscript (the parent comes from one of them)`, { data: { field: 'parent' } });
     }
-    const imported = importClaudeTranscript(options.claudeTranscript, { model: plan.model });
-    return { plan, snapshot: imported.snapshot, ...paths, notes: imported.notes };
+    const imported = importClaudeTranscript(transcript, { model: plan.model });
+    // A Qwen Code session's forks run in the layout Qwen Code forks in.
+    const layoutPlan = imported.source === 'qwen' ? { ...plan, layout: 'qwen' as const } : plan;
+    return { plan: layoutPlan, snapshot: imported.snapshot, ...paths, notes: imported.notes, expectedCachedTokens: imported.expectedCachedTokens, fromTranscript: true };
   }
   if (plan.parent === undefined) {
-    throw new ForkcacheError('INVALID_ARGUMENT', `plan ${path}: parent: required (a request JSON file or object), unless --parent-from-claude-transcript is given`, { data: { field: 'parent' } });
+    throw new ForkcacheError('INVALID_ARGUMENT', `plan ${path}: parent: required (a request JSON file or object), unless --parent-from-claude-transcript is given (or the plan names a parentTranscript)`, { data: { field: 'parent' } });
   }
   const request = typeof plan.parent === 'string' ? readJsonFile(resolve(base, plan.parent), 'plan.parent') : plan.parent;
   const withModel = plan.model ? { ...(request as Record<string, unknown>), model: plan.model } : request;

@@ -3,6 +3,7 @@ import { VERSION } from '../version.ts';
 import { registerDemoCommand } from './commands/demo.ts';
 import { registerEconomicsCommand } from './commands/economics.ts';
 import { registerEmulatorCommand } from './commands/emulator.ts';
+import { registerInspectTranscriptCommand } from './commands/inspect-transcript.ts';
 import { registerModelsCommand } from './commands/models.ts';
 import { registerProxyCommand } from './commands/proxy.ts';
 import { registerReportCommand } from './commands/report.ts';
@@ -24,6 +25,7 @@ export function createProgram(): Command {
   registerDemoCommand(program);
   registerEconomicsCommand(program);
   registerEmulatorCommand(program);
+  registerInspectTranscriptCommand(program);
   registerModelsCommand(program);
   registerProxyCommand(program);
   registerReportCommand(program);

@@ -35,28 +35,31 @@ export interface HistoryCheckOptions {
  * user's, roles alternate, every `tool_result` answers a `tool_use` of the message right
  * before it, and no `tool_use` is left unanswered.
  */
-export function checkHistory(messages: readonly Anthropic.MessageParam[], options: HistoryCheckOptions): void {
-  if (messages.length > 0 && messages[0]!.role !== 'user') fail('messages[0].role', 'the first message must have role "user"');
+export function checkHistory(all: readonly Anthropic.MessageParam[], options: HistoryCheckOptions): void {
+  // System turns sit between the others without taking part in alternation or tool pairing.
+  const messages = all.filter((m) => (m.role as string) !== 'system');
+  const at = all.flatMap((m, i) => ((m.role as string) === 'system' ? [] : [i]));
+  if (messages.length > 0 && messages[0]!.role !== 'user') fail(`messages[${at[0]}].role`, 'the first message must have role "user"');
   messages.forEach((message, i) => {
     const previous = messages[i - 1];
     if (previous && previous.role === message.role) {
-      fail(`messages[${i}].role`, `roles must alternate; messages[${i - 1}] is also "${message.role}"`);
+      fail(`messages[${at[i]}].role`, `roles must alternate; messages[${at[i - 1]}] is also "${message.role}"`);
     }
     const uses = toolUsesOf(message);
     const ids = new Set<string>();
     for (const { block, index } of uses) {
-      if (message.role !== 'assistant') fail(`messages[${i}].content[${index}]`, 'tool_use blocks belong in assistant messages');
-      if (ids.has(block.id)) fail(`messages[${i}].content[${index}].id`, `duplicate tool_use id "${block.id}"`);
+      if (message.role !== 'assistant') fail(`messages[${at[i]}].content[${index}]`, 'tool_use blocks belong in assistant messages');
+      if (ids.has(block.id)) fail(`messages[${at[i]}].content[${index}].id`, `duplicate tool_use id "${block.id}"`);
       ids.add(block.id);
     }
-    checkResults(message, i, previous);
+    checkResults(message, at[i]!, previous);
     const next = messages[i + 1];
     const last = i === messages.length - 1;
     if (uses.length > 0 && !(last && options.allowDanglingAtEnd)) {
       const answered = new Set(next ? resultIdsOf(next) : []);
       for (const { block, index } of uses) {
         if (!answered.has(block.id)) {
-          fail(`messages[${i}].content[${index}]`, `tool_use "${block.id}" has no tool_result in messages[${i + 1}]`);
+          fail(`messages[${at[i]}].content[${index}]`, `tool_use "${block.id}" has no tool_result in messages[${at[i + 1] ?? all.length}]`);
         }
       }
     }

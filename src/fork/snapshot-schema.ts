@@ -46,7 +46,8 @@ const contentBlock = z.custom<unknown>().superRefine((value, ctx) => {
 });
 
 export const messageSchema = z.looseObject({
-  role: z.enum(['user', 'assistant']),
+  // `system`: a mid-conversation system turn (Claude Code 2.1.3xx sends them; the API accepts them).
+  role: z.enum(['user', 'assistant', 'system']),
   content: z.union([z.string(), z.array(contentBlock)]),
 });
 

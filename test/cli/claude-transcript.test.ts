@@ -36,6 +36,7 @@ describe('a parent from a Claude Code transcript', () => {
     expect(snapshot.system).toBe(FORK_FALLBACK_SYSTEM_PROMPT);
     expect(snapshot.tools).toEqual(TOOL_DECLARATIONS);
     expect(notes).toEqual([
+      expect.stringMatching(/^no api-request records .*approximated from the message records/),
       '2 sidechain record(s) (sub-agents) dropped',
       "no system prompt in the transcript: the fork agent's own prompt is used",
       expect.stringMatching(/^no tool definitions in the transcript: forkcache's tools are used \(read_file, /),
@@ -52,7 +53,36 @@ describe('a parent from a Claude Code transcript', () => {
     expect(snapshot.system).toEqual([text('You are the parent.')]);
     expect(snapshot.tools).toEqual([{ name: 'Read', input_schema: { type: 'object' } }]);
     expect(snapshot.model).toBe('claude-opus-4-5');
-    expect(notes).toEqual([]);
+    expect(notes).toEqual(['skipped 1 record(s) of type(s) not known here: session-meta (1)', expect.stringMatching(/^no api-request records/)]);
+  });
+
+  it('rejoins parallel tool calls written interleaved with their results (grouped by message.id)', () => {
+    const call = (id: string) => ({ type: 'tool_use', id, name: 'Read', input: { file_path: `${id}.txt` } });
+    const result = (id: string) => ({ type: 'tool_result', tool_use_id: id, content: 'x' });
+    const turn = (block: unknown) => ({ type: 'assistant', isSidechain: false, message: { id: 'msg_1', role: 'assistant', model: 'claude-opus-5-5', content: [block] } });
+    const path = transcript([user('read both'), turn(text('Reading.')), turn(call('t1')), user([result('t1')]), turn(call('t2')), user([result('t2')]), { type: 'assistant', isSidechain: false, message: { id: 'msg_2', role: 'assistant', model: 'claude-opus-5-5', content: [text('done')] } }]);
+    const { snapshot, notes } = importClaudeTranscript(path);
+    expect(snapshot.messages).toEqual([
+      { role: 'user', content: [text('read both')] },
+      { role: 'assistant', content: [text('Reading.'), call('t1'), call('t2')] },
+      { role: 'user', content: [result('t1'), result('t2')] },
+      { role: 'assistant', content: [text('done')] },
+    ]);
+    expect(notes).toContain('1 assistant record(s) written between tool results rejoined their message (same message.id)');
+  });
+
+  it('follows the parentUuid chain of the last message: an abandoned branch is dropped', () => {
+    const at = (uuid: string, parentUuid: string | null, record: Record<string, unknown>) => ({ ...record, uuid, parentUuid });
+    const path = transcript([
+      at('u1', null, user('question')),
+      at('a1', 'u1', assistant([text('first try')])),
+      at('a2', 'u1', assistant([text('retry')])),
+      at('u2', 'a2', user('thanks')),
+      at('a3', 'u2', assistant([text('welcome')])),
+    ]);
+    const { snapshot, notes } = importClaudeTranscript(path);
+    expect(snapshot.messages.map((m) => (m.content as { text: string }[])[0]!.text)).toEqual(['question', 'retry', 'thanks', 'welcome']);
+    expect(notes).toContain('1 message record(s) off the parentUuid chain of the last message dropped (abandoned branches)');
   });
 
   it('restarts the history at a compaction boundary, and drops empty text and cache markers', () => {
@@ -68,7 +98,7 @@ describe('a parent from a Claude Code transcript', () => {
       { role: 'user', content: [text('This session is being continued from a previous conversation. Summary: ...')] },
       { role: 'assistant', content: [text('continuing')] },
     ]);
-    expect(notes[0]).toBe('line 3: compaction boundary: the 2 message(s) before it are not part of the parent');
+    expect(notes[1]).toBe('line 3: compaction boundary: the 2 message(s) before it are not part of the parent');
   });
 });
 
@@ -76,7 +106,7 @@ describe('errors name the transcript line', () => {
   const cases: [string, (Record<string, unknown> | string)[], RegExp][] = [
     ['a line that is not JSON', [user('hi'), '{"type":"assistant",'], /session\.jsonl:2: not valid JSON/],
     ['a record whose message has the other role', [user('hi'), { type: 'assistant', message: { role: 'user', content: 'x' } }], /session\.jsonl:2: a "assistant" record holds a message with role "user"/],
-    ['content that is neither text nor blocks', [user('hi'), assistant(42)], /session\.jsonl:2: message\.content: expected a string or an array of content blocks/],
+    ['content that is neither text nor blocks', [user('hi'), assistant(42)], /session\.jsonl:2: assistant record: message\.content: expected a string or an array of content blocks/],
     ['no conversation at all', [{ type: 'summary', summary: 'x', leafUuid: 'u' }], /session\.jsonl:1: no user or assistant messages on the main chain/],
     ['no model anywhere', [user('hi')], /session\.jsonl:1: no assistant record names a model: give the plan a "model"/],
     // The tool_use lived on a sidechain (dropped): its tool_result on line 4 answers nothing.

@@ -68,6 +68,10 @@ describe('forkcache run --parent-from-claude-transcript', () => {
     const summary = lastJson(stdout);
     expect(summary.report).toBe(out);
     expect(summary.forks.completed).toBe(2);
+    // The session's last assistant record reports its usage: that much the forks should read
+    // (an emulator that never served the session has none of it: the share is what was read).
+    expect(summary.parent_cache).toMatchObject({ expected_tokens: 14084, forks: 2 });
+    expect(stderr).toContain('parent cache: the session should hold 14084 tokens of this prefix');
     // The echo model reports what reached it: the 4 imported messages + the fork's own turn.
     for (const fork of summary.fork_results) expect(fork.report.result).toMatch(/^echo: 5 message\(s\), 8 tool\(s\) declared, model claude-opus-5-5, fork child/);
     const snapshot = JSON.parse(readFileSync(join(summary.run_dir, 'snapshot.json'), 'utf8'));
@@ -80,7 +84,13 @@ describe('forkcache run --parent-from-claude-transcript', () => {
     expect(() => loadPlan(plan(tmp()))).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/parent: required .* unless --parent-from-claude-transcript is given/) }));
     const loaded = loadPlan(plan(tmp(), { model: 'claude-opus-4-5' }), { claudeTranscript: TRANSCRIPT });
     expect(loaded.snapshot.model).toBe('claude-opus-4-5');
-    expect(loaded.notes).toHaveLength(3);
+    // The hand-written fixture has no api-request records: the approximation is noted first.
+    expect(loaded.notes).toHaveLength(4);
+    expect(loaded.notes[0]).toMatch(/^no api-request records/);
+    // A plan may name the transcript itself (relative to the plan), but not with a parent too.
+    const named = loadPlan(plan(tmp(), { parentTranscript: resolve(TRANSCRIPT) }));
+    expect(named.snapshot.messages).toEqual(loaded.snapshot.messages);
+    expect(() => loadPlan(plan(tmp(), { parent: 'parent.json', parentTranscript: TRANSCRIPT }))).toThrow(/parent: remove it/);
   });
 
   it('exits 2 on a malformed transcript, naming the line', async () => {

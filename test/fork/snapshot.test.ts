@@ -99,6 +99,24 @@ describe('captureSnapshot', () => {
   });
 });
 
+describe('system turns (Claude Code 2.1.3xx sends them mid-conversation)', () => {
+  const use = { type: 'tool_use', id: 'toolu_1', name: 'Read', input: {} };
+  it('are kept in place and take no part in alternation or tool pairing', () => {
+    const messages = [
+      { role: 'user', content: 'hi' },
+      { role: 'system', content: '# Environment' },
+      { role: 'assistant', content: [use] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'x' }] },
+    ];
+    expect(captureSnapshot({ model: 'claude-opus-5-5', messages }).messages).toEqual(messages);
+  });
+
+  it('errors still name the real message index', () => {
+    const messages = [{ role: 'user', content: 'hi' }, { role: 'system', content: 'env' }, { role: 'assistant', content: [use] }, { role: 'user', content: 'no result' }, { role: 'assistant', content: 'ok' }];
+    expectInvalid({ model: 'claude-opus-5-5', messages }, /messages\[2\]\.content\[0\]: tool_use "toolu_1" has no tool_result in messages\[3\]/);
+  });
+});
+
 describe('fallback snapshot', () => {
   it('is used only when there is no parent snapshot, and says so', () => {
     const fallback = { model: 'claude-opus-5-5', system: 'fallback prompt', tools: [{ name: 'read_file', input_schema: { type: 'object' as const } }] };

@@ -19,6 +19,7 @@ const optionsSchema = z.object({
   report: reportFlag,
   model: z.string().min(1).default(DEMO_MODEL),
   modelTable: z.string().min(1).optional(),
+  parentFromClaudeTranscript: z.string().min(1, 'expected a .jsonl file').optional(),
 });
 
 /** Register `forkcache demo`: the main job, end to end on the embedded emulator. */
@@ -34,9 +35,19 @@ export function registerDemoCommand(program: Command): void {
     .option('--model-table <file>', 'model catalogue JSON merged over the built-in one')
     .option('--json', 'print one JSON summary object last (progress goes to stderr as plain lines)')
     .option('--report [file]', 'write the HTML report of the fan-out (default: report.html in its run directory)')
+    .option('--parent-from-claude-transcript <file>', 'fork from a parent rebuilt from a Claude Code session transcript (.jsonl) instead of the scripted parent agent')
     .action(async (raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
+      if (opts.parentFromClaudeTranscript !== undefined) {
+        const { runTranscriptDemo } = await import('../demo/transcript-demo.ts');
+        const model = raw['model'] === undefined ? undefined : opts.model;
+        const demo = await runTranscriptDemo({ transcript: opts.parentFromClaudeTranscript, model, forks: opts.forks, warm: opts.warm, latency: opts.latency, seed: opts.seed, plain: opts.json, log, catalogue: modelCheck(model ?? DEMO_MODEL, opts.modelTable, () => {}) });
+        if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(demo.result, { workspace: demo.workspace }))}\n`);
+        else process.stdout.write(`\n${formatFanOutResult(demo.result, demo.model)}\n`);
+        process.exitCode = demo.result.forks.every((f) => f.status === 'completed') ? 0 : 1;
+        return;
+      }
       const catalogue = modelCheck(opts.model, opts.modelTable, log);
       let engine: { destroy(): Promise<void> } | undefined;
       const interrupt = cancelOnInterrupt(log, { stop: async () => engine?.destroy() });

@@ -12,6 +12,7 @@ import { resolveSandbox, UNSANDBOXED_NOTE } from '../../tools/sandbox.ts';
 import { ProgressBoard } from '../progress-board.ts';
 import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-table.ts';
 import { reportAfterRun, reportFlag } from './report.ts';
+import { CacheContinuity } from '../cache-continuity.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
 
 const optionsSchema = z.object({
@@ -39,7 +40,8 @@ export function registerRunCommand(program: Command): void {
     .option('--allow-asks', "answer yes to the plan's `ask` permissions (otherwise: a y/N prompt on a terminal, no elsewhere)")
     .action(async (planPath: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
-      const { plan, snapshot, workspace, runDir, notes, modelTable } = loadPlan(planPath, { claudeTranscript: opts.parentFromClaudeTranscript });
+      const { plan, snapshot, workspace, runDir, notes, modelTable, expectedCachedTokens, fromTranscript } = loadPlan(planPath, { claudeTranscript: opts.parentFromClaudeTranscript });
+      const continuity = fromTranscript ? new CacheContinuity(expectedCachedTokens) : undefined;
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
       for (const note of notes) log(`parent: ${note}`);
       const catalogue = modelCheck(snapshot.model, opts.modelTable ?? modelTable, log);
@@ -74,11 +76,15 @@ export function registerRunCommand(program: Command): void {
         const fan = engine.fanOut(snapshot, plan.directives, { meta: { emulator: plan.emulator } });
         interrupt.watch(fan);
         const board = new ProgressBoard({ model: snapshot.model, plain: opts.json, catalogue, budget: () => engine.admission });
-        for await (const event of fan) board.onEvent(event);
+        for await (const event of fan) {
+          board.onEvent(event);
+          continuity?.onEvent(event as Parameters<CacheContinuity['onEvent']>[0]);
+        }
         board.stop();
+        if (continuity) log(continuity.line());
         const result = await fan.settled();
         const report = await reportAfterRun(result.summary.run_dir, opts.report, log, catalogue);
-        const extra = { api: target.kind, ...(interrupt.interrupted ? { interrupted: true } : {}), ...(report.path ? { report: report.path } : {}) };
+        const extra = { api: target.kind, ...(interrupt.interrupted ? { interrupted: true } : {}), ...(report.path ? { report: report.path } : {}), ...(continuity ? { parent_cache: continuity.json() } : {}) };
         if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, extra))}\n`);
         else process.stdout.write(`\n${formatFanOutResult(result, snapshot.model, catalogue)}\n`);
         const spendCap = result.summary.rate_limits.stopped !== null;

@@ -1,0 +1,121 @@
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { importClaudeTranscript } from '../../src/cli/claude-transcript.ts';
+import { rebuildWireRequest } from '../../src/cli/claude-wire.ts';
+import { CacheContinuity } from '../../src/cli/cache-continuity.ts';
+import { startEmulator } from '../../src/emulator/server/start.ts';
+import { ForkEngine } from '../../src/engine/engine.ts';
+import { workspace } from '../engine/helpers.ts';
+
+/*
+ * A real Claude Code 2.1.332 session (fork fan-out through its Agent tool, then the tool
+ * results) run on the emulator and scrubbed by scripts/session-to-fixture.ts: its transcript
+ * and the four wire requests the emulator logged (parent, two fork children, parent again).
+ */
+const DIR = join(import.meta.dirname, '../fixtures/claude-code/2.1.332/fork-fanout');
+const SESSION = join(DIR, 'session.jsonl');
+const wire = (n: string) => JSON.parse(readFileSync(join(DIR, 'wire', n), 'utf8')) as { body: Record<string, unknown>; cache: { markers: { path: string; tokens: number }[] } };
+const LAST = wire('04.json');
+const lines = (path: string) => readFileSync(path, 'utf8').trim().split('\n').map((l, i) => ({ line: i + 1, value: JSON.parse(l) as unknown }));
+const withoutBilling = (system: { text: string }[]) => system.filter((b) => !b.text.startsWith('x-anthropic-billing-header:'));
+
+/** The request's bytes from the start up to the end of its last marked block. */
+function upToLastMarker(request: Record<string, unknown>): string {
+  const text = JSON.stringify({ tools: request['tools'], system: request['system'], messages: request['messages'] });
+  return text.slice(0, text.lastIndexOf('"cache_control":{"type":"ephemeral"}}') + '"cache_control":{"type":"ephemeral"}}'.length);
+}
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+function copyWith(edit: (text: string) => string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'fc-cc-session-'));
+  dirs.push(dir);
+  writeFileSync(join(dir, 'session.jsonl'), edit(readFileSync(SESSION, 'utf8')));
+  return join(dir, 'session.jsonl');
+}
+
+describe('a Claude Code 2.1.332 session as the parent', () => {
+  it('rebuilds the last wire request byte for byte up to its last marker (billing block removed)', () => {
+    const rebuilt = rebuildWireRequest(SESSION, lines(SESSION))!;
+    const sent: Record<string, unknown> = { ...LAST.body, system: withoutBilling(LAST.body['system'] as { text: string }[]) };
+    expect(upToLastMarker(rebuilt.request)).toBe(upToLastMarker(sent));
+    expect(upToLastMarker(sent).length).toBeGreaterThan(50_000);
+    for (const key of ['thinking', 'output_config', 'context_management', 'model']) expect(rebuilt.request[key]).toEqual(sent[key]);
+  });
+
+  it('imports it as a snapshot with the session\'s system, tools and messages, and expects the cache the session wrote', () => {
+    const { snapshot, source, expectedCachedTokens, notes } = importClaudeTranscript(SESSION);
+    expect(source).toBe('wire');
+    expect(JSON.stringify(snapshot.messages)).toBe(JSON.stringify(LAST.body['messages']));
+    expect(JSON.stringify(snapshot.tools)).toBe(JSON.stringify(LAST.body['tools']));
+    // The session's last request cached its prefix up to the last marker: the importer expects exactly that.
+    expect(expectedCachedTokens).toBe(LAST.cache.markers.at(-1)!.tokens);
+    expect(notes).toContain('context_management dropped (not part of the cached prefix)');
+  });
+
+  it('skips and counts record types it does not know; tools-used is not read as tool definitions', () => {
+    const path = copyWith((t) => `${t}{"type":"brand-new-record","tools":["Read"]}\n{"type":"brand-new-record"}\n`);
+    expect(readFileSync(SESSION, 'utf8')).toContain('"type":"tools-used","tools":["Agent"');
+    const { notes, source } = importClaudeTranscript(path);
+    expect(source).toBe('wire');
+    expect(notes[0]).toBe('skipped 2 record(s) of type(s) not known here: brand-new-record (2)');
+  });
+
+  it('a side query logged after the main thread (another querySource) is not taken for the parent', () => {
+    const side = { type: 'api-request', id: 'side-1', querySource: 'generate_session_title', shapeHash: 'side-shape', params: { model: 'claude-haiku-5-5' }, keep: 0, tail: ['side-blob'], cacheControl: [] };
+    const extra = [{ type: 'api-request-shape', shapeHash: 'side-shape', shape: { system: [{ type: 'text', text: 'Title this.' }], tools: [] } }, { type: 'api-request-blob', hash: 'side-blob', message: { role: 'user', content: 'hi' } }, side];
+    const path = copyWith((t) => t + extra.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    const { snapshot, notes } = importClaudeTranscript(path);
+    expect(snapshot.model).toBe('claude-opus-5-5');
+    expect(notes).toContain('rebuilt from the api-request record at line 28 (4 messages, 3 markers, 12 tools)');
+  });
+
+  it('a malformed api-request record names file, line and record type', () => {
+    const path = copyWith((t) => t.replace(/("type":"api-request".*?)"tail":\[[^\]]*\]/s, '$1"tail":7'));
+    expect(() => importClaudeTranscript(path)).toThrow(expect.objectContaining({ code: 'TRANSCRIPT_INVALID', message: expect.stringMatching(/session\.jsonl:17: api-request record: tail: /) }));
+  });
+
+  it('refuses a fork child\'s own transcript, naming the parent session', () => {
+    const sub = join(DIR, 'session', 'subagents');
+    const child = readdirSync(sub).find((f) => f.endsWith('.jsonl'))!;
+    expect(() => importClaudeTranscript(join(sub, child))).toThrow(/this is a fork child of session 00000000-0000-4000-8000-000000000001; import the parent/);
+  });
+
+  it('forks on an emulator that served the session read >= 90% of its cached prefix in every first request', async () => {
+    const emu = await startEmulator({ latency: 'off', script: 'claude-code' });
+    try {
+      // Serve the session again: the four requests it sent, as it sent them. The last one's
+      // usage is what this emulator cached of the (scrubbed) prefix.
+      let served = 0;
+      for (const n of ['01.json', '02.json', '03.json', '04.json']) {
+        const res = await fetch(`${emu.url}/v1/messages?beta=true`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01' }, body: JSON.stringify(wire(n).body) });
+        expect(res.status).toBe(200);
+        const text = await res.text();
+        const usage = (k: string) => Number(new RegExp(`"${k}":(\\d+)`).exec(text)![1]);
+        served = usage('cache_read_input_tokens') + usage('cache_creation_input_tokens');
+      }
+      const { snapshot, expectedCachedTokens } = importClaudeTranscript(SESSION);
+      const engine = await ForkEngine.create({ baseURL: emu.url, apiKey: 'sk-ant-test', workspace: workspace(), pool: { maxThreads: 2 } });
+      const continuity = new CacheContinuity(expectedCachedTokens);
+      try {
+        const fan = engine.fanOut(snapshot, ['read notes.txt', 'count the lines of notes.txt', 'say hi']);
+        for await (const event of fan) continuity.onEvent(event as Parameters<CacheContinuity['onEvent']>[0]);
+        const { forks } = await fan.settled();
+        expect(forks.map((f) => f.status)).toEqual(['completed', 'completed', 'completed']);
+      } finally {
+        await engine.close();
+      }
+      const { share, forks, minRead } = continuity.result();
+      expect(forks).toBe(3);
+      // Every fork's first request read all of it. (The importer's figure comes from the live
+      // session's usage, before local paths were scrubbed out of the fixture: a few tokens more.)
+      expect(minRead).toBe(served);
+      expect(Math.abs(served - expectedCachedTokens!)).toBeLessThan(20);
+      expect(share).toBeGreaterThanOrEqual(0.9);
+    } finally {
+      await emu.close();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,47 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '../..');
+const DIR = join(ROOT, 'test/fixtures/claude-code/2.1.332/fork-fanout');
+const cli = (...args: string[]) => spawnSync(process.execPath, [join(ROOT, 'bin/forkcache.js'), 'inspect-transcript', ...args], { encoding: 'utf8', env: { ...process.env, ANTHROPIC_API_KEY: '' } });
+
+describe('forkcache inspect-transcript', () => {
+  it('prints the rebuilt parent of a real Claude Code session without running it', () => {
+    const res = cli(join(DIR, 'session.jsonl'), '--json');
+    expect(res.status).toBe(0);
+    const shape = JSON.parse(res.stdout) as Record<string, unknown>;
+    expect(shape).toMatchObject({
+      source: 'wire',
+      model: 'claude-opus-5-5',
+      system: { blocks: 2 },
+      tools: { count: 12 },
+      messages: { count: 4, roles: 'user,system,assistant,user', blocks: 9 },
+      markers: ['system[0]', 'system[1]', 'messages[3].content[1]'],
+      expected_cached_tokens: 12179,
+    });
+  });
+
+  it('refuses a fork child\'s transcript with exit 2, naming the parent session', () => {
+    const res = cli(join(DIR, 'session/subagents/agent-a3df335d75f9e1451.jsonl'));
+    expect(res.status).toBe(2);
+    expect(res.stderr).toMatch(/this is a fork child of session 00000000-0000-4000-8000-000000000001; import the parent/);
+  });
+
+  it('a malformed record: exit 2, naming file, line and record type', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fc-inspect-'));
+    try {
+      const path = join(dir, 'session.jsonl');
+      const lines = readFileSync(join(DIR, 'session.jsonl'), 'utf8').split('\n');
+      lines[13] = JSON.stringify({ ...(JSON.parse(lines[13]!) as object), shape: { system: 'not blocks', tools: [] } });
+      writeFileSync(path, lines.join('\n'));
+      const res = cli(path);
+      expect(res.status).toBe(2);
+      expect(res.stderr).toContain(`${path}:14: api-request-shape record: shape.system:`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
