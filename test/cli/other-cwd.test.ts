@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
+import { runNode } from './run-cli.ts';
 
 // Issue 15, case 7: with dist/ not built (the state after `npm ci`), `run` from any directory
 // but the package's died with "Cannot find package 'tsx'": workers resolved `--import tsx`
@@ -18,15 +18,7 @@ describe('source mode from another directory (issue 15, case 7)', { timeout: 60_
     writeFileSync(join(dir, 'a.ts'), 'export const a = 1;\n');
     const parent = { ...(JSON.parse(readFileSync(join(ROOT, 'examples/plan/parent.json'), 'utf8')) as Record<string, unknown>), tools: TOOL_DECLARATIONS };
     writeFileSync(join(dir, 'plan.json'), JSON.stringify({ parent, directives: ['read a.ts and report'], emulator: { script: 'refactor', latency: 'off' } }));
-    const run = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [join(ROOT, 'bin/forkcache.js'), 'run', 'plan.json', '--json'], { cwd: dir, env: { ...process.env, ANTHROPIC_API_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d));
-      child.stderr.on('data', (d: Buffer) => (stderr += d));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+    const run = await runNode([join(ROOT, 'bin/forkcache.js'), 'run', 'plan.json', '--json'], { cwd: dir, env: { ANTHROPIC_API_KEY: '' } });
     expect(run.stderr).not.toMatch(/Cannot find package/);
     expect(run.code).toBe(0);
     const summary = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { forks: { completed: number } };

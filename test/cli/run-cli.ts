@@ -1,14 +1,25 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** Run the real `forkcache` command in a child process. */
-export function forkcache(args: string[], env: Record<string, string | undefined> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run the real `forkcache` command (from its sources, in the package root) in a child process. */
+export function forkcache(args: string[], env: Record<string, string | undefined> = {}): Promise<RunResult> {
+  return runNode(['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env: { NO_COLOR: '1', ANTHROPIC_API_KEY: undefined, ...env } });
+}
+
+/** Run `node ARGS` in `cwd` with `env` over this process's, collecting its output. */
+export function runNode(args: string[], options: { cwd: string; env?: Record<string, string | undefined> }): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-      cwd: ROOT,
-      env: { ...process.env, NO_COLOR: '1', ANTHROPIC_API_KEY: undefined, ...env } as NodeJS.ProcessEnv,
+    const child = spawn(process.execPath, args, {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env } as NodeJS.ProcessEnv,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -23,4 +34,17 @@ export function forkcache(args: string[], env: Record<string, string | undefined
 /** The last line of stdout as JSON (`--json` prints one summary object last). */
 export function lastJson<T = Record<string, any>>(stdout: string): T {
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as T;
+}
+
+/** The first stdout line of a child (a server's listening line), without timers: resolves on data or exit. */
+export function firstLine(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const end = out.indexOf('\n');
+      if (end >= 0) resolve(out.slice(0, end));
+    });
+    child.once('exit', (code) => reject(new Error(`exited with ${code} before printing a line`)));
+  });
 }

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { firstLine } from '../cli/run-cli.ts';
 import { MODEL } from './helpers.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -12,19 +13,6 @@ function start(args: string[]): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'emulator', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   return child;
-}
-
-/** The first stdout line (the listening line), without timers: resolves on data or exit. */
-function firstLine(child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const end = out.indexOf('\n');
-      if (end >= 0) resolve(out.slice(0, end));
-    });
-    child.once('exit', (code) => reject(new Error(`exited with ${code} before printing a line`)));
-  });
 }
 
 afterEach(() => {

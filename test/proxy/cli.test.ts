@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { firstLine } from '../cli/run-cli.ts';
 import { childParams, complete, emulator, sdk, words } from './helpers.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -32,19 +33,6 @@ function stderrMatch(run: { child: ChildProcess; err: () => string }, pattern: R
     run.child.stderr!.on('data', check);
     run.child.once('exit', () => reject(new Error(`exited before stderr matched ${pattern}`)));
     check();
-  });
-}
-
-/** The first stdout line (the listening line), without timers: resolves on data or exit. */
-function firstLine(child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const end = out.indexOf('\n');
-      if (end >= 0) resolve(out.slice(0, end));
-    });
-    child.once('exit', (code) => reject(new Error(`exited with ${code} before printing a line`)));
   });
 }
 
