@@ -1,10 +1,8 @@
 import { COLORS, renderSvg } from '../report/svg-chart.ts';
+import { CHART_WIDTH as WIDTH, categoryLabels, chartLegend as legend, inputTokensChart } from '../report/tokens-chart.ts';
 import type { FanoutSummary } from './ledger.ts';
 import type { ExchangeRecord } from './types.ts';
 
-const WIDTH = 960;
-const legend = { top: 0, type: 'plain' };
-const categoryLabels = (count: number) => ({ rotate: count > 12 ? 60 : 0, fontSize: 10, interval: 0 });
 const label = (r: ExchangeRecord): string => `#${r.seq}${r.fanout ? ` ${r.fanout}` : ''}`;
 
 interface RenderApi {
@@ -50,23 +48,7 @@ export function timelineChart(records: readonly ExchangeRecord[]): string {
 
 /** Input tokens of every request, stacked as read / written / uncached. */
 export function tokensChart(records: readonly ExchangeRecord[]): string {
-  const priced = records.filter((r) => r.usage);
-  const labels = priced.map(label);
-  const bar = (name: string, color: string, pick: (r: ExchangeRecord) => number) => ({ type: 'bar', stack: 'input', name, itemStyle: { color }, data: priced.map(pick) });
-  return renderSvg(
-    {
-      legend,
-      grid: { left: 70, right: 30, top: 40, bottom: labels.length > 12 ? 80 : 40 },
-      xAxis: { type: 'category', data: labels, axisLabel: categoryLabels(labels.length) },
-      yAxis: { type: 'value', name: 'input tokens' },
-      series: [
-        bar('cache read', COLORS.read, (r) => r.usage!.cache_read_input_tokens),
-        bar('cache written', COLORS.written, (r) => r.usage!.cache_creation_input_tokens),
-        bar('uncached', COLORS.uncached, (r) => r.usage!.input_tokens),
-      ],
-    },
-    { width: WIDTH, height: 340 },
-  );
+  return inputTokensChart(records.flatMap((r) => (r.usage ? [{ label: label(r), usage: r.usage }] : [])));
 }
 
 /** Cumulative cost in the order sent, against the same requests without caching. */

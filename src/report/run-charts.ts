@@ -1,8 +1,8 @@
 import { totalInputTokens } from '../ledger/usage.ts';
-import { type RequestPoint, type RunModel, hitRatio, PHASES, type Phase } from './run-model.ts';
+import { type RunModel, hitRatio, PHASES, type Phase } from './run-model.ts';
 import { COLORS, renderSvg } from './svg-chart.ts';
+import { CHART_WIDTH as WIDTH, categoryLabels, chartLegend as legend, inputTokensChart } from './tokens-chart.ts';
 
-const WIDTH = 960;
 const PHASE_LABELS: Record<Phase, string> = {
   queued: 'queued',
   warming: 'warming (1st request held)',
@@ -17,8 +17,6 @@ interface RenderApi {
   size(point: [number, number]): [number, number];
 }
 
-const legend = { top: 0, type: 'plain' };
-const categoryLabels = (count: number) => ({ rotate: count > 12 ? 60 : 0, fontSize: 10, interval: 0 });
 
 /** Per-fork timeline from events.jsonl: one row per fork, one coloured span per phase. */
 export function timelineChart(model: RunModel): string {
@@ -53,22 +51,7 @@ export function timelineChart(model: RunModel): string {
 
 /** Input tokens of every request, stacked as read from cache / written to cache / uncached. */
 export function tokensChart(model: RunModel): string {
-  const labels = model.requests.map((r) => r.label);
-  const bar = (name: string, color: string, pick: (r: RequestPoint) => number) => ({ type: 'bar', stack: 'input', name, itemStyle: { color }, data: model.requests.map(pick) });
-  return renderSvg(
-    {
-      legend,
-      grid: { left: 70, right: 30, top: 40, bottom: labels.length > 12 ? 80 : 40 },
-      xAxis: { type: 'category', data: labels, axisLabel: categoryLabels(labels.length) },
-      yAxis: { type: 'value', name: 'input tokens' },
-      series: [
-        bar('cache read', COLORS.read, (r) => r.usage.cache_read_input_tokens),
-        bar('cache written', COLORS.written, (r) => r.usage.cache_creation_input_tokens),
-        bar('uncached', COLORS.uncached, (r) => r.usage.input_tokens),
-      ],
-    },
-    { width: WIDTH, height: 340 },
-  );
+  return inputTokensChart(model.requests);
 }
 
 /**
