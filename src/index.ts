@@ -25,11 +25,11 @@ export type { ExecutableToolName, ToolName } from './tools/names.ts';
 export type { ToolLimits } from './tools/limits.ts';
 
 // the agent tool, and a parent loop built on it
-export { AGENT_PLACEHOLDER_RESULT, AgentTool, DEFAULT_AUTO_BACKGROUND_MS } from './engine/agent-tool.ts';
-export type { AgentToolOptions, SpawnCallResult, SpawnTurn } from './engine/agent-tool.ts';
-export type { AgentType } from './engine/agent-type.ts';
-export { runParentAgent } from './engine/parent-agent.ts';
-export type { ParentAgentOptions, ParentAgentResult } from './engine/parent-agent.ts';
+export { AGENT_PLACEHOLDER_RESULT, AgentTool, DEFAULT_AUTO_BACKGROUND_MS } from './agent/agent-tool.ts';
+export type { AgentToolOptions, SpawnCallResult, SpawnTurn } from './agent/agent-tool.ts';
+export type { AgentType } from './agent/agent-type.ts';
+export { runParentAgent } from './agent/parent-agent.ts';
+export type { ParentAgentOptions, ParentAgentResult } from './agent/parent-agent.ts';
 export { createToolExecutor } from './tools/executor.ts';
 export type { ToolExecutor, ToolExecutorOptions } from './tools/executor.ts';
 export { TOOL_DECLARATIONS } from './tools/declarations.ts';

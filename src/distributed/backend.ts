@@ -2,7 +2,7 @@ import { type Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ForkcacheError, toWireError } from '../errors.ts';
 import { emptyOutcome } from '../engine/fan-out-types.ts';
-import type { DispatchContext } from '../engine/fork-dispatch.ts';
+import type { DispatchContext } from '../pool/fork-dispatch.ts';
 import { FORK_QUERY_SOURCE } from '../fork/constants.ts';
 import type { ForkOutcome } from '../loop/types.ts';
 import { cancelChannel, DEFAULT_QUEUE, type ForkJobData, type ForkJobProgress } from './keys.ts';

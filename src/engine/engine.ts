@@ -20,18 +20,18 @@ import { DEFAULT_MODEL } from '../models/defaults.ts';
 import { freeze, type FrozenPrefix } from '../prefix/freeze.ts';
 import { createAnthropicClient } from '../provider/client.ts';
 import { type FanOut, type FanOutDeps, FanOutRun, type ForkSpec, forkIdOf } from './fan-out.ts';
-import { type AgentType, agentTypeSchema } from './agent-type.ts';
-import { AgentTool, type AgentToolOptions } from './agent-tool.ts';
+import { type AgentType, agentTypeSchema } from '../agent/agent-type.ts';
+import { AgentTool, type AgentToolOptions } from '../agent/agent-tool.ts';
 import type { DistributedBackend } from '../distributed/backend.ts';
 import { importOptional } from '../optional-import.ts';
-import { FRESH_START, finishedOutcome, startFromTranscript } from './fork-attempts.ts';
+import { FRESH_START, finishedOutcome, startFromTranscript } from '../pool/fork-attempts.ts';
 import { readFanOutDir, writeManifest } from '../run-dir/manifest.ts';
 import { transcriptPath } from '../run-dir/files.ts';
 import { readTranscript } from '../run-dir/transcript-reader.ts';
 import { writeSummary } from '../run-dir/writers.ts';
 import { checkLocalPaths } from './local-paths.ts';
 import { type ForkEngineOptions, type ResolvedEngineOptions, resolveEngineOptions } from './options.ts';
-import { forkWorkerExecArgv, forkWorkerFile } from './worker-file.ts';
+import { forkWorkerExecArgv, forkWorkerFile } from '../pool/worker-file.ts';
 
 /** The Messages API's request size limit (32 MiB): a larger shared prefix can never be sent. */
 export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;

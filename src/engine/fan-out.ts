@@ -9,15 +9,15 @@ import { DENY_UNASKED, type PermissionAnswer } from '../tools/permissions.ts';
 import { EventQueue } from './event-queue.ts';
 import { FanOutAccounts } from './fan-out-accounts.ts';
 import { emptyOutcome, type FanOut, type FanOutDeps, type FanOutResult, type FanOutSummary, type ForkSpec, forkIdOf } from './fan-out-types.ts';
-import { FRESH_START, mergeOutcome, runWithRestarts, type StartPoint } from './fork-attempts.ts';
-import { runForkInWorker } from './fork-dispatch.ts';
+import { FRESH_START, mergeOutcome, runWithRestarts, type StartPoint } from '../pool/fork-attempts.ts';
+import { runForkInWorker } from '../pool/fork-dispatch.ts';
 import type { FanOutEvent, ForkHandle, ForkResult } from './fork-handle.ts';
 import { ForkState } from './fork-handle.ts';
 import { measureFreshBase, measureSharedTokens, sendPrewarm } from './measure.ts';
 import { WarmGate } from './warm-gate.ts';
 import { FanOutGate } from '../gate/admission/fan-out-gate.ts';
 import { sampleBudget } from '../gate/admission/budget-log.ts';
-import { closeWorktree, openWorktree, type Worktree, type WorktreeResult } from './worktree.ts';
+import { closeWorktree, openWorktree, type Worktree, type WorktreeResult } from '../tools/worktree.ts';
 
 export type { FanOut, FanOutDeps, FanOutResult, FanOutSummary, ForkSpec } from './fan-out-types.ts';
 export { forkIdOf } from './fan-out-types.ts';

@@ -1,6 +1,6 @@
 import type { ForkReport } from '../fork/report.ts';
 import type { ForkOutcome, LoopEvent } from '../loop/types.ts';
-import type { WorktreeResult } from './worktree.ts';
+import type { WorktreeResult } from '../tools/worktree.ts';
 
 export type ForkHandleStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
 

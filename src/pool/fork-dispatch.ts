@@ -5,7 +5,7 @@ import type { ForkChild } from '../fork/layouts.ts';
 import type { ForkOutcome, LoopEvent, RequestGate } from '../loop/types.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
 import type { PermissionAnswer } from '../tools/permissions.ts';
-import { emptyOutcome, type FanOutDeps } from './fan-out-types.ts';
+import { emptyOutcome, type FanOutDeps } from '../engine/fan-out-types.ts';
 import type { StartPoint } from './fork-attempts.ts';
 import { servePort } from './port-server.ts';
 import type { ForkTask } from './protocol.ts';

@@ -6,9 +6,9 @@ import { captureSnapshot } from '../fork/snapshot.ts';
 import type { UsageLedger } from '../ledger/ledger.ts';
 import { TOOL_DECLARATIONS } from '../tools/declarations.ts';
 import type { AgentType } from './agent-type.ts';
-import type { ForkEngine } from './engine.ts';
-import type { FanOut } from './fan-out.ts';
-import type { ForkHandle, ForkResult } from './fork-handle.ts';
+import type { ForkEngine } from '../engine/engine.ts';
+import type { FanOut } from '../engine/fan-out.ts';
+import type { ForkHandle, ForkResult } from '../engine/fork-handle.ts';
 import { formatTaskNotification } from './notification.ts';
 
 /** What a fresh (non-fork) agent's call returns at once. */

@@ -3,7 +3,7 @@ import type { ForkChild } from '../fork/layouts.ts';
 import { parseReport } from '../fork/report.ts';
 import { textOf, writtenPath } from '../loop/messages.ts';
 import type { ForkOutcome, RequestRecord } from '../loop/types.ts';
-import { type ReadTranscript, readTranscript, resumeMessages } from './transcript-reader.ts';
+import { type ReadTranscript, readTranscript, resumeMessages } from './resume-messages.ts';
 
 /** Where a fork starts from: nothing yet, or the turns its transcript holds. */
 export interface StartPoint {
