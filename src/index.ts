@@ -21,7 +21,7 @@ export type { CacheTtl } from './prefix/markers.ts';
 export { ManualClock, systemClock } from './clock.ts';
 export type { Clock } from './clock.ts';
 export type { PermissionAnswer, PermissionDecision, PermissionHandler, PermissionPolicy, PermissionRequest } from './tools/permissions.ts';
-export type { ExecutableToolName, ToolName } from './tools/names.ts';
+export type { ExecutableToolName, ToolName } from './wire/tool-names.ts';
 export type { ToolLimits } from './tools/limits.ts';
 
 // the agent tool, and a parent loop built on it

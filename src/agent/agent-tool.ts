@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { type Clock, systemClock } from '../clock.ts';
-import { FORK_PLACEHOLDER_RESULT, SPAWN_TOOL_NAME } from '../fork/constants.ts';
+import { FORK_PLACEHOLDER_RESULT, SPAWN_TOOL_NAME } from '../wire/fork-text.ts';
 import { decideSpawn, FORK_RECURSION_MESSAGE, isForkChild } from '../fork/guard.ts';
 import { captureSnapshot } from '../fork/snapshot.ts';
 import type { UsageLedger } from '../ledger/ledger.ts';

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { ForkcacheError, toWireError } from '../errors.ts';
 import { emptyOutcome } from '../engine/fan-out-types.ts';
 import type { DispatchContext } from '../pool/fork-dispatch.ts';
-import { FORK_QUERY_SOURCE } from '../fork/constants.ts';
+import { FORK_QUERY_SOURCE } from '../wire/fork-text.ts';
 import type { ForkOutcome } from '../loop/types.ts';
 import { cancelChannel, DEFAULT_QUEUE, type ForkJobData, type ForkJobProgress } from './keys.ts';
 import { withoutCredentials } from '../provider/headers.ts';

@@ -8,7 +8,7 @@ import type { ForkTask } from '../pool/protocol.ts';
 import { readTranscript } from '../run-dir/transcript-reader.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from '../pool/worker-file.ts';
 import { type ForkOutcome, type LoopEvent, OPEN_GATE } from '../loop/types.ts';
-import type { ExecutableToolName } from '../tools/names.ts';
+import type { ExecutableToolName } from '../wire/tool-names.ts';
 import { cancelChannel, DEFAULT_QUEUE, type ForkJobData, type ForkJobProgress } from './keys.ts';
 import { loadPrefix } from './prefix-store.ts';
 import { connectRedis } from './redis.ts';

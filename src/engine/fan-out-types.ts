@@ -7,7 +7,7 @@ import type { UsageLedger } from '../ledger/ledger.ts';
 import type { LedgerSummary } from '../ledger/summary.ts';
 import type { ForkOutcome } from '../loop/types.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
-import type { ExecutableToolName } from '../tools/names.ts';
+import type { ExecutableToolName } from '../wire/tool-names.ts';
 import type { PermissionHandler } from '../tools/permissions.ts';
 import type { StartPoint } from '../pool/fork-attempts.ts';
 import type { DispatchContext } from '../pool/fork-dispatch.ts';

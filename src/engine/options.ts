@@ -10,7 +10,7 @@ import { DEFAULT_TURN_RETRY, type TurnRetryOptions } from '../loop/retry.ts';
 import { MARKER_STRATEGIES, type MarkerStrategy } from '../prefix/freeze.ts';
 import type { CacheTtl } from '../prefix/markers.ts';
 import type { ToolLimits } from '../tools/limits.ts';
-import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from '../tools/names.ts';
+import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from '../wire/tool-names.ts';
 import { toolLimitsSchema } from '../tools/limits.ts';
 import type { SandboxChoice } from '../tools/sandbox.ts';
 import { permissionPolicySchema, type PermissionHandler, type PermissionPolicy } from '../tools/permissions.ts';

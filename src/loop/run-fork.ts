@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { type Clock, systemClock } from '../clock.ts';
 import { ForkcacheError, toWireError, type WireError } from '../errors.ts';
-import { FORK_QUERY_SOURCE, SPAWN_TOOL_NAME } from '../fork/constants.ts';
+import { FORK_QUERY_SOURCE, SPAWN_TOOL_NAME } from '../wire/fork-text.ts';
 import { assertMaySpawn } from '../fork/guard.ts';
 import type { ForkChild } from '../fork/layouts.ts';
 import { parseReport } from '../fork/report.ts';

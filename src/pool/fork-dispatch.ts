@@ -1,6 +1,6 @@
 import { MessageChannel } from 'node:worker_threads';
 import { ForkcacheError, toWireError } from '../errors.ts';
-import { FORK_QUERY_SOURCE } from '../fork/constants.ts';
+import { FORK_QUERY_SOURCE } from '../wire/fork-text.ts';
 import type { ForkChild } from '../fork/layouts.ts';
 import type { ForkOutcome, LoopEvent, RequestGate } from '../loop/types.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';

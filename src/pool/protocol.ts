@@ -4,7 +4,7 @@ import type { TurnRetryOptions } from '../loop/retry.ts';
 import type { CacheTtl } from '../prefix/markers.ts';
 import type { LoopEvent } from '../loop/types.ts';
 import type { RequestCost, RequestReport } from '../rate-limits/report.ts';
-import type { ExecutableToolName } from '../tools/names.ts';
+import type { ExecutableToolName } from '../wire/tool-names.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import type { SandboxChoice } from '../tools/sandbox.ts';
 import type { PermissionPolicy } from '../tools/permissions.ts';

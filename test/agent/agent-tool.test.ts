@@ -5,7 +5,7 @@ import type { ScriptedModel } from '../../src/emulator/scripts/types.ts';
 import { startEmulator } from '../../src/emulator/server/start.ts';
 import { AGENT_PLACEHOLDER_RESULT } from '../../src/agent/agent-tool.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';
-import { FORK_PLACEHOLDER_RESULT, FORK_QUERY_SOURCE } from '../../src/fork/constants.ts';
+import { FORK_PLACEHOLDER_RESULT, FORK_QUERY_SOURCE } from '../../src/wire/fork-text.ts';
 import { wrapDirective } from '../../src/fork/directive.ts';
 import { UsageLedger } from '../../src/ledger/ledger.ts';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
