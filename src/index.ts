@@ -17,7 +17,7 @@ export type { FanOutEvent, ForkHandle, ForkHandleStatus, ForkResult } from './en
 export type { ForkOutcome, LoopEvent } from './loop/types.ts';
 export { WARM_STRATEGIES } from './engine/warm-gate.ts';
 export type { WarmStrategy } from './engine/warm-gate.ts';
-export type { CacheTtl } from './prefix/markers.ts';
+export type { CacheTtl } from './wire/cache.ts';
 export { ManualClock, systemClock } from './clock.ts';
 export type { Clock } from './clock.ts';
 export type { PermissionAnswer, PermissionDecision, PermissionHandler, PermissionPolicy, PermissionRequest } from './tools/permissions.ts';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
 import { findJsonShapeProblem } from '../json-shape.ts';
 import { ForkcacheError } from '../errors.ts';
-import { MAX_CACHE_MARKERS } from '../prefix/markers.ts';
+import { MAX_CACHE_MARKERS } from '../wire/cache.ts';
 import { parseOrThrow } from '../validation.ts';
 import { checkHistory, markerPaths } from './history.ts';
 import { snapshotInputSchema } from './snapshot-schema.ts';

@@ -7,7 +7,7 @@ import type { ForkChild } from '../fork/layouts.ts';
 import { parseReport } from '../fork/report.ts';
 import { normalizeUsage } from '../ledger/usage.ts';
 import { childRequestBody } from '../prefix/body.ts';
-import type { CacheTtl } from '../prefix/markers.ts';
+import type { CacheTtl } from '../wire/cache.ts';
 import type { HeadEnd } from '../prefix/sab.ts';
 import { startedMessageOf } from '../provider/send.ts';
 import type { ToolExecutor } from '../tools/executor.ts';

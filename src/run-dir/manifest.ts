@@ -10,6 +10,7 @@ import { permissionPolicySchema } from '../tools/permissions.ts';
 import { parseOrThrow } from '../validation.ts';
 import type { ResolvedEngineOptions } from '../engine/options.ts';
 import { FORKS_DIR, MANIFEST_FILE, SNAPSHOT_FILE } from './files.ts';
+import { CACHE_TTLS } from '../wire/cache.ts';
 
 /**
  * What a fan-out directory holds, for `resume` (in this process or another): the fan-out id,
@@ -25,7 +26,7 @@ export const manifestSchema = z.strictObject({
     sha256: z.string().regex(/^[0-9a-f]{64}$/),
     bytes: z.number().int().nonnegative(),
     layout: z.enum(FORK_LAYOUTS as [ForkLayout, ...ForkLayout[]]),
-    ttl: z.enum(['5m', '1h']),
+    ttl: z.enum(CACHE_TTLS),
     markers: z.enum(MARKER_STRATEGIES as [MarkerStrategy, ...MarkerStrategy[]]),
     headEnd: z.enum(['content-open', 'messages-open']),
     source: z.enum(['parent', 'fallback']),
