@@ -13,7 +13,7 @@ export { ForkEngine } from './engine/engine.ts';
 export type { FanOutOptions } from './engine/engine.ts';
 export type { ForkEngineOptions } from './engine/options.ts';
 export type { FanOut, FanOutResult, FanOutSummary } from './engine/fan-out.ts';
-export type { FanOutEvent, ForkHandle, ForkHandleStatus, ForkResult } from './engine/fork-handle.ts';
+export type { FanOutEvent, ForkHandle, ForkHandleStatus, ForkResult } from './agent/fork-handle.ts';
 export type { ForkOutcome, LoopEvent } from './loop/types.ts';
 export { WARM_STRATEGIES } from './engine/warm-gate.ts';
 export type { WarmStrategy } from './engine/warm-gate.ts';

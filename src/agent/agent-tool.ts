@@ -8,7 +8,7 @@ import { TOOL_DECLARATIONS } from '../tools/declarations.ts';
 import type { AgentType } from './agent-type.ts';
 import type { ForkEngine } from '../engine/engine.ts';
 import type { FanOut } from '../engine/fan-out.ts';
-import type { ForkHandle, ForkResult } from '../engine/fork-handle.ts';
+import type { ForkHandle, ForkResult } from './fork-handle.ts';
 import { formatTaskNotification } from './notification.ts';
 
 /** What a fresh (non-fork) agent's call returns at once. */

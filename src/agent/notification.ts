@@ -1,5 +1,5 @@
 import { sumUsage } from '../ledger/usage.ts';
-import type { ForkResult } from '../engine/fork-handle.ts';
+import type { ForkResult } from './fork-handle.ts';
 
 /** XML text escaping: a fork's output can never close or forge a notification tag. */
 export function escapeXml(text: string): string {

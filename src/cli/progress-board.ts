@@ -1,5 +1,5 @@
 import cliProgress from 'cli-progress';
-import type { FanOutEvent } from '../engine/fork-handle.ts';
+import type { FanOutEvent } from '../agent/fork-handle.ts';
 import { costUsd } from '../ledger/cost.ts';
 import type { ModelCatalogue } from '../models/catalogue.ts';
 import type { AdmissionView } from '../gate/admission/scheduler.ts';

@@ -11,7 +11,7 @@ import type { ExecutableToolName } from '../wire/tool-names.ts';
 import type { PermissionHandler } from '../tools/permissions.ts';
 import type { StartPoint } from '../pool/fork-attempts.ts';
 import type { DispatchContext } from '../pool/fork-dispatch.ts';
-import type { FanOutEvent, ForkHandle, ForkResult } from './fork-handle.ts';
+import type { FanOutEvent, ForkHandle, ForkResult } from '../agent/fork-handle.ts';
 import type { ResolvedEngineOptions } from './options.ts';
 import type { AdmissionScheduler } from '../gate/admission/scheduler.ts';
 

@@ -16,7 +16,7 @@ import type { SandboxChoice } from '../tools/sandbox.ts';
 import { permissionPolicySchema, type PermissionHandler, type PermissionPolicy } from '../tools/permissions.ts';
 import { ForkcacheError } from '../errors.ts';
 import { parseOrThrow } from '../validation.ts';
-import { type TestHooks, testHooksOf } from './test-hooks.ts';
+import { type TestHooks, testHooksOf } from '../pool/test-hooks.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from './warm-gate.ts';
 
 /** Options of `ForkEngine.create`. Every field is optional. */

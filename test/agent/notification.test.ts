@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ForkResult } from '../../src/engine/fork-handle.ts';
+import type { ForkResult } from '../../src/agent/fork-handle.ts';
 import { formatTaskNotification } from '../../src/agent/notification.ts';
 
 const result = (finalText: string): ForkResult => ({

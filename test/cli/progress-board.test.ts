@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FanOutEvent, ForkResult } from '../../src/engine/fork-handle.ts';
+import type { FanOutEvent, ForkResult } from '../../src/agent/fork-handle.ts';
 import { colorEnabled, ProgressBoard } from '../../src/cli/progress-board.ts';
 
 /** A stream that records what is written; a TTY or not. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseOrThrow } from '../validation.ts';
-import type { ForkEngineOptions } from './options.ts';
+import type { ForkEngineOptions } from '../engine/options.ts';
 
 /**
  * Faults for tests only: one fork's worker thread exits (`exit`) or runs out of memory
