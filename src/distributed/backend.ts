@@ -1,7 +1,7 @@
 import { type Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ForkcacheError, toWireError } from '../errors.ts';
-import { emptyOutcome } from '../engine/fan-out-types.ts';
+import { emptyOutcome } from '../pool/fork-attempts.ts';
 import type { DispatchContext } from '../pool/fork-dispatch.ts';
 import { FORK_QUERY_SOURCE } from '../wire/fork-text.ts';
 import type { ForkOutcome } from '../loop/types.ts';

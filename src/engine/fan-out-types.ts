@@ -1,16 +1,14 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { LimitFunction } from 'p-limit';
-import type { Piscina } from 'piscina';
 import type { Clock } from '../clock.ts';
 import type { ForkChild } from '../fork/layouts.ts';
 import type { UsageLedger } from '../ledger/ledger.ts';
 import type { LedgerSummary } from '../ledger/summary.ts';
 import type { ForkOutcome } from '../loop/types.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
-import type { ExecutableToolName } from '../wire/tool-names.ts';
 import type { PermissionHandler } from '../tools/permissions.ts';
 import type { StartPoint } from '../pool/fork-attempts.ts';
-import type { DispatchContext } from '../pool/fork-dispatch.ts';
+import type { DispatchContext, DispatchDeps } from '../pool/fork-dispatch.ts';
 import type { FanOutEvent, ForkHandle, ForkResult } from '../agent/fork-handle.ts';
 import type { ResolvedEngineOptions } from './options.ts';
 import type { AdmissionScheduler } from '../gate/admission/scheduler.ts';
@@ -50,9 +48,9 @@ export interface FanOut extends AsyncIterable<FanOutEvent> {
   cancel(): void;
 }
 
-export interface FanOutDeps {
+/** The dispatch deps (`pool`, `agent`) and what the fan-out itself needs. */
+export interface FanOutDeps extends DispatchDeps {
   options: ResolvedEngineOptions;
-  pool: Piscina;
   /** Fork tasks in flight at most (threads × tasks per thread): the queue in front of the pool. */
   slots: LimitFunction;
   /** API requests in flight at most, shared by every fan-out of the engine. */
@@ -67,11 +65,6 @@ export interface FanOutDeps {
   rootId: string;
   runDir: string | undefined;
   onPermission: PermissionHandler | undefined;
-  /**
-   * `fork` (default): children share the parent's prefix. `fresh`: agents of an explicit type,
-   * with their own system prompt and tools, sharing nothing (recorded as such in the ledger).
-   */
-  agent?: { kind: 'fresh'; type: string; allow: readonly ExecutableToolName[] } | undefined;
   /** Forks start in the foreground (their caller waits for them). */
   foreground?: boolean | undefined;
   /** The distributed backend: forks run as BullMQ jobs on other hosts instead of the local pool. */
@@ -90,8 +83,4 @@ export interface ForkSpec {
 /** Fork ids are stable: the fan-out id and the fork's position (`fo001-ab12cd34-f03`). */
 export function forkIdOf(fanoutId: string, index: number): string {
   return `${fanoutId}-f${String(index + 1).padStart(2, '0')}`;
-}
-
-export function emptyOutcome(status: ForkOutcome['status'], error: ForkOutcome['error']): ForkOutcome {
-  return { status, turns: 0, toolCalls: 0, requests: [], finalText: '', report: undefined, messages: [], filesChanged: [], error };
 }

@@ -15,6 +15,11 @@ export interface StartPoint {
   interrupted: string[];
 }
 
+/** The outcome of a fork that ran no turn (cancelled while queued, its worker failed at once…). */
+export function emptyOutcome(status: ForkOutcome['status'], error: ForkOutcome['error']): ForkOutcome {
+  return { status, turns: 0, toolCalls: 0, requests: [], finalText: '', report: undefined, messages: [], filesChanged: [], error };
+}
+
 export const FRESH_START = (child: ForkChild): StartPoint => ({ child, turnsDone: 0, previous: { requests: [], failedAttempts: [], unknownOutcome: 0, toolCalls: 0, filesChanged: [] }, interrupted: [] });
 
 /** The start point a transcript gives: the base child continued by the fork's own turns. */
