@@ -3,50 +3,15 @@ import type { LimitFunction } from 'p-limit';
 import type { Clock } from '../clock.ts';
 import type { ForkChild } from '../fork/layouts.ts';
 import type { UsageLedger } from '../ledger/ledger.ts';
-import type { LedgerSummary } from '../ledger/summary.ts';
 import type { ForkOutcome } from '../loop/types.ts';
-import type { FrozenPrefix } from '../prefix/freeze.ts';
 import type { PermissionHandler } from '../tools/permissions.ts';
 import type { StartPoint } from '../pool/fork-attempts.ts';
 import type { DispatchContext, DispatchDeps } from '../pool/fork-dispatch.ts';
-import type { FanOutEvent, ForkHandle, ForkResult } from '../agent/fork-handle.ts';
 import type { ResolvedEngineOptions } from './options.ts';
 import type { AdmissionScheduler } from '../gate/admission/scheduler.ts';
 
-/** The JSON summary of a fan-out: the ledger's, plus the prefix and where the run lives. */
-export interface FanOutSummary extends LedgerSummary {
-  prefix: { id: string; sha256: string; bytes: number; approx_tokens: number; shared_tokens: number | null; drift_events: number; source: 'parent' | 'fallback' };
-  warmups: number;
-  run_dir: string | undefined;
-  /**
-   * Rate limits met by this fan-out: 429s (of which ramp and spend-cap), 529s, and `stopped`
-   * when the spend cap ended admission (the run is resumable once it lifts).
-   */
-  rate_limits: { admission: 'on' | 'off'; http_429: number; http_529: number; ramp_limit_exceeded: number; spend_limit_reached: number; stopped: string | null };
-}
-
-export interface FanOutResult {
-  fanoutId: string;
-  forks: ForkResult[];
-  summary: FanOutSummary;
-}
-
-/** A running fan-out. Iterate it (or `events`) for progress; `settled()` for the results. */
-export interface FanOut extends AsyncIterable<FanOutEvent> {
-  readonly id: string;
-  readonly prefix: FrozenPrefix;
-  readonly forks: readonly ForkHandle[];
-  readonly events: AsyncIterable<FanOutEvent>;
-  settled(): Promise<FanOutResult>;
-  /**
-   * Resolves once the shared prefix is in the cache (the warm-up's or first child's response
-   * has begun), or when the fan-out is over: a parent that waits for it before its own next
-   * request reads the children's prefix instead of writing it a second time.
-   */
-  warm(): Promise<void>;
-  /** Cancel every fork that has not finished. */
-  cancel(): void;
-}
+// What a fan-out hands its caller lives with the handles (src/agent/fork-handle.ts).
+export type { FanOut, FanOutResult, FanOutSummary } from '../agent/fork-handle.ts';
 
 /** The dispatch deps (`pool`, `agent`) and what the fan-out itself needs. */
 export interface FanOutDeps extends DispatchDeps {
