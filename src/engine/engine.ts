@@ -30,7 +30,7 @@ import { transcriptPath } from '../run-dir/files.ts';
 import { readTranscript } from '../run-dir/transcript-reader.ts';
 import { writeSummary } from '../run-dir/writers.ts';
 import { checkLocalPaths } from './local-paths.ts';
-import { type ForkEngineOptions, type ResolvedEngineOptions, resolveEngineOptions } from './options.ts';
+import { type ForkEngineOptions, manifestEngine, type ResolvedEngineOptions, resolveEngineOptions } from './options.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from '../pool/worker-file.ts';
 
 /** The Messages API's request size limit (32 MiB): a larger shared prefix can never be sent. */
@@ -154,7 +154,7 @@ export class ForkEngine {
     });
     const id = this.#freshId('fo', prefix.id.slice(0, 8));
     const runDir = this.#options.runDir ? join(this.#options.runDir, id) : undefined;
-    if (runDir) writeManifest(runDir, id, prefix, directives, this.#options, options.meta ?? {});
+    if (runDir) writeManifest(runDir, id, prefix, directives, manifestEngine(this.#options), options.meta ?? {});
     return this.#start(id, prefix, specs, runDir, options);
   }
 
@@ -204,7 +204,7 @@ export class ForkEngine {
     });
     const id = this.#freshId('ag', agent.name.replace(/[^\w-]/g, '_').slice(0, 24));
     const runDir = this.#options.runDir ? join(this.#options.runDir, id) : undefined;
-    if (runDir) writeManifest(runDir, id, prefix, directives, this.#options, { ...options.meta, agentType: agent.name });
+    if (runDir) writeManifest(runDir, id, prefix, directives, manifestEngine(this.#options), { ...options.meta, agentType: agent.name });
     return this.#start(id, prefix, specs, runDir, options, { kind: 'fresh', type: agent.name, allow });
   }
 

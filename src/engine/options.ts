@@ -15,6 +15,8 @@ import { toolLimitsSchema } from '../tools/limits.ts';
 import type { SandboxChoice } from '../tools/sandbox.ts';
 import { permissionPolicySchema, type PermissionHandler, type PermissionPolicy } from '../tools/permissions.ts';
 import { ForkcacheError } from '../errors.ts';
+import { withoutCredentials } from '../provider/headers.ts';
+import type { ManifestEngine } from '../run-dir/manifest.ts';
 import { parseOrThrow } from '../validation.ts';
 import { type TestHooks, testHooksOf } from '../pool/test-hooks.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from './warm-gate.ts';
@@ -205,5 +207,26 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     isolation: o.isolation ?? 'none',
     distributed: o.distributed as ResolvedEngineOptions['distributed'],
     testHooks: testHooksOf(input),
+  };
+}
+
+/**
+ * The settings a run's manifest keeps, so that `resume` runs as safe and as bounded as the
+ * first run: no credentials (headers without keys), nothing a resumed run cannot honour.
+ */
+export function manifestEngine(options: ResolvedEngineOptions): ManifestEngine {
+  return {
+    workspace: options.workspace,
+    headers: withoutCredentials(options.api.headers),
+    maxTurns: options.maxTurns,
+    maxTokens: options.maxTokens,
+    allow: [...options.allow],
+    warm: options.warm,
+    permissions: options.permissions,
+    isolation: options.isolation,
+    toolLimits: options.toolLimits as Record<string, number>,
+    sandbox: options.sandbox,
+    turnRetry: options.turnRetry,
+    concurrency: options.concurrency,
   };
 }

@@ -1,7 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { ForkcacheError } from '../errors.ts';
 import { SPAWN_TOOL_NAME } from '../wire/fork-text.ts';
-import { deepFreeze } from '../fork/snapshot.ts';
+import { deepFreeze } from '../deep-freeze.ts';
 import { TOOL_NAMES } from '../wire/tool-names.ts';
 
 /*
