@@ -85,11 +85,12 @@ export class ProgressBoard {
       case 'turn-start':
         row.turn = event.turn;
         break;
-      case 'turn-end':
+      case 'turn-end': {
         row.usage = addUsage(row.usage, event.request.usage);
         const turnCost = costUsd(event.request.usage, this.#model, { at: event.request.sentAt, ...(this.#catalogue ? { catalogue: this.#catalogue } : {}) })?.total;
         row.cost = row.cost === null || turnCost === undefined ? null : row.cost + turnCost;
         break;
+      }
       case 'tool-call':
         row.tool = event.name + (event.isError ? '!' : '');
         break;

@@ -89,7 +89,9 @@ export class DistributedBackend {
     }
     let released = false;
     const release = (): void => {
-      if (!released) (released = true), permit.release();
+      if (released) return;
+      released = true;
+      permit.release();
     };
     const admission = options.admission === 'on' && ctx.shared ? ctx.shared() : undefined;
     const data: ForkJobData = {

@@ -167,7 +167,6 @@ export class FanOutRun implements FanOut {
     if (state.cancelRequested) state.onCancel();
     const run = this.#deps.slots(async () => {
       if (state.final) return state.final;
-      let outcome: ForkOutcome;
       state.status = 'running';
       this.#emit({ type: 'fork-start', forkId: state.id, at: this.#deps.clock.now() });
       let tree: Worktree | undefined;
@@ -197,7 +196,7 @@ export class FanOutRun implements FanOut {
         onAsk: (tool: string, input: unknown) => this.#ask(state, tool, input),
       };
       const remote = this.#deps.remote;
-      outcome = await runWithRestarts({
+      const outcome: ForkOutcome = await runWithRestarts({
         base: spec.base,
         // a remote host reads the transcript itself and reports the whole fork
         start: remote ? FRESH_START(spec.base) : spec.start,

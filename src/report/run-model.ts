@@ -6,7 +6,7 @@ import { totalInputTokens, type Usage } from '../ledger/usage.ts';
 import { missDiagnostics } from './diagnostics.ts';
 import type { RunEvent, RunEventOf } from '../run-dir/schemas.ts';
 import { type FanOutFiles, usageAt } from './run-files.ts';
-import type { ForkRow, Phase, RequestPoint, RunModel, Segment } from './run-types.ts';
+import type { ForkRow, RequestPoint, RunModel, Segment } from './run-types.ts';
 
 // The model's shapes live in run-types.ts: diagnostics.ts reads them too, and run-model imports it.
 export { type ForkRow, type Phase, PHASES, type RequestPoint, type RunModel, type Segment } from './run-types.ts';

@@ -22,6 +22,7 @@ function events(forkId: string, status: ForkResult['status']): FanOutEvent[] {
   ];
 }
 
+// eslint-disable-next-line no-control-regex -- the escape character is what the test looks for
 const SGR = /\x1b\[[0-9;]*m/;
 
 describe('progress board', () => {
