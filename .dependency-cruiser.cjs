@@ -125,7 +125,6 @@ module.exports = {
     // `./x.ts` specifiers (allowImportingTsExtensions) resolve as written.
     enhancedResolveOptions: { extensions: ['.ts', '.js', '.json'] },
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^node_modules/' },
     reporterOptions: { text: { highlightFocused: true } },
   },
 };
