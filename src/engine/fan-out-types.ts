@@ -1,7 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { LimitFunction } from 'p-limit';
 import type { Clock } from '../clock.ts';
-import type { ForkChild } from '../fork/layouts.ts';
+import type { ForkChild, ForkLayout } from '../fork/layouts.ts';
 import type { UsageLedger } from '../ledger/ledger.ts';
 import type { ForkOutcome } from '../loop/types.ts';
 import type { PermissionHandler } from '../tools/permissions.ts';
@@ -12,6 +12,34 @@ import type { AdmissionScheduler } from '../gate/admission/scheduler.ts';
 
 // What a fan-out hands its caller lives with the handles (src/agent/fork-handle.ts).
 export type { FanOut, FanOutResult, FanOutSummary } from '../agent/fork-handle.ts';
+
+export interface FanOutOptions {
+  layout?: ForkLayout;
+  /**
+   * Model of a fan-out without a parent snapshot (first turn): forks then run on the fork
+   * agent's fallback system prompt and the tool registry's declarations, sharing nothing
+   * with a parent. Ignored when a snapshot is given (its model is the cache key's).
+   */
+  model?: string;
+  /** The agent that fans out (the ledger's parent node; default `parent`). */
+  parentId?: string;
+  /**
+   * The parent's last request usage, if the caller has it: tells the ledger how much of the
+   * shared prefix the parent had already cached (a warm parent).
+   */
+  parentUsage?: Anthropic.Usage | undefined;
+  /**
+   * Record into this ledger (e.g. one that already holds the parent's own turns, so the
+   * summary is the whole tree's). Default: a new ledger per fan-out.
+   */
+  ledger?: UsageLedger;
+  /** Aborting it cancels every fork of the fan-out (like `fan.cancel()`). */
+  signal?: AbortSignal;
+  /** Facts to keep in the run's manifest (e.g. the emulator script a CLI run used), for resume. */
+  meta?: Record<string, unknown>;
+  /** Start the forks in the foreground (see `ForkHandle.mode`); default background. */
+  foreground?: boolean;
+}
 
 /** The dispatch deps (`pool`, `agent`) and what the fan-out itself needs. */
 export interface FanOutDeps extends DispatchDeps {
