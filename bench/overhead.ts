@@ -103,7 +103,7 @@ export async function overheadSuite(options: SuiteOptions): Promise<SuiteResult>
   });
   const engineRuns: ArmRun[] = [];
   const plainRuns: ArmRun[] = [];
-  let sharedTokens = 0;
+  let sharedTokens: number;
   try {
     const parent = await parentOfSize(client, 4_000, ['survey the repository and report']);
     sharedTokens = parent.sharedTokens;

@@ -26,7 +26,7 @@ async function openStreams(baseUrl: string, n: number, open: ServerResponse[]): 
   global.gc?.();
   const { rss, heapUsed } = process.memoryUsage();
   for (const res of open.splice(0)) res.end('event: message_stop\ndata: {"type":"message_stop"}\n\n');
-  await Promise.all(responses.map((r) => (r.complete ? undefined : once(r, 'end'))));
+  await Promise.all(responses.filter((r) => !r.complete).map((r) => once(r, 'end')));
   return { rssMib: mib(rss), heapMib: mib(heapUsed) };
 }
 

@@ -7,7 +7,7 @@ import { ForkEngine } from '../src/engine/engine.ts';
 import type { ForkEngineOptions } from '../src/engine/options.ts';
 import { findModel } from '../src/models/catalogue.ts';
 import { limitsFor, presetTable } from '../src/rate-limits/presets.ts';
-import type { ForkResult } from '../src/engine/fork-handle.ts';
+import type { ForkResult } from '../src/agent/fork-handle.ts';
 import { SCRIPT_HEADER } from '../src/emulator/scripts/types.ts';
 import { driveFanOut, type DrivenResult } from './support/drive.ts';
 import { BENCH_EPOCH, BENCH_MODEL, parentOfSize } from './support/parent.ts';

@@ -3,7 +3,7 @@ import { DEFAULT_MODEL } from '../../src/models/defaults.ts';
 import type Anthropic from '@anthropic-ai/sdk';
 import { DEMO_SYSTEM_PROMPT } from '../../src/cli/demo/system-prompt.ts';
 import { measureSharedTokens } from '../../src/engine/measure.ts';
-import { SPAWN_TOOL_NAME } from '../../src/fork/constants.ts';
+import { SPAWN_TOOL_NAME } from '../../src/wire/fork-text.ts';
 import { captureSnapshot, type ParentSnapshot } from '../../src/fork/snapshot.ts';
 import { freeze } from '../../src/prefix/freeze.ts';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';

@@ -6,7 +6,7 @@ import { ForkcacheError } from '../errors.ts';
 import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
 import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
 import { readJsonFile } from '../json-file.ts';
-import { EXECUTABLE_TOOL_NAMES } from '../tools/names.ts';
+import { EXECUTABLE_TOOL_NAMES } from '../wire/tool-names.ts';
 import { permissionPolicySchema } from '../tools/permissions.ts';
 import { parseOrThrow } from '../validation.ts';
 import { importClaudeTranscript } from './claude-transcript.ts';

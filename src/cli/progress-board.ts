@@ -1,5 +1,5 @@
 import cliProgress from 'cli-progress';
-import type { FanOutEvent } from '../engine/fork-handle.ts';
+import type { FanOutEvent } from '../agent/fork-handle.ts';
 import { costUsd } from '../ledger/cost.ts';
 import type { ModelCatalogue } from '../models/catalogue.ts';
 import type { AdmissionView } from '../gate/admission/scheduler.ts';
@@ -85,11 +85,12 @@ export class ProgressBoard {
       case 'turn-start':
         row.turn = event.turn;
         break;
-      case 'turn-end':
+      case 'turn-end': {
         row.usage = addUsage(row.usage, event.request.usage);
         const turnCost = costUsd(event.request.usage, this.#model, { at: event.request.sentAt, ...(this.#catalogue ? { catalogue: this.#catalogue } : {}) })?.total;
         row.cost = row.cost === null || turnCost === undefined ? null : row.cost + turnCost;
         break;
+      }
       case 'tool-call':
         row.tool = event.name + (event.isError ? '!' : '');
         break;

@@ -1,9 +1,9 @@
 import { type Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { ForkcacheError, toWireError } from '../errors.ts';
-import { emptyOutcome } from '../engine/fan-out-types.ts';
-import type { DispatchContext } from '../engine/fork-dispatch.ts';
-import { FORK_QUERY_SOURCE } from '../fork/constants.ts';
+import { emptyOutcome } from '../pool/fork-attempts.ts';
+import type { DispatchContext } from '../pool/fork-dispatch.ts';
+import { FORK_QUERY_SOURCE } from '../wire/fork-text.ts';
 import type { ForkOutcome } from '../loop/types.ts';
 import { cancelChannel, DEFAULT_QUEUE, type ForkJobData, type ForkJobProgress } from './keys.ts';
 import { withoutCredentials } from '../provider/headers.ts';
@@ -89,7 +89,9 @@ export class DistributedBackend {
     }
     let released = false;
     const release = (): void => {
-      if (!released) (released = true), permit.release();
+      if (released) return;
+      released = true;
+      permit.release();
     };
     const admission = options.admission === 'on' && ctx.shared ? ctx.shared() : undefined;
     const data: ForkJobData = {

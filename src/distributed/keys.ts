@@ -1,6 +1,6 @@
 import type { ForkChild } from '../fork/layouts.ts';
 import type { TurnRetryOptions } from '../loop/retry.ts';
-import type { CacheTtl } from '../prefix/markers.ts';
+import type { CacheTtl } from '../wire/cache.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import type { PermissionPolicy } from '../tools/permissions.ts';
 import type { SharedAdmission } from './shared-gate.ts';

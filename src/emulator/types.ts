@@ -4,7 +4,9 @@
  * emulator never rebuilds a request from a schema's output.
  */
 
-export type CacheTtl = '5m' | '1h';
+import type { CacheTtl } from '../wire/cache.ts';
+
+export type { CacheTtl };
 
 export interface CacheControl {
   type: 'ephemeral';

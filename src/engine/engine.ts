@@ -6,7 +6,6 @@ import { Piscina } from 'piscina';
 import { type Clock, systemClock } from '../clock.ts';
 import { ForkcacheError } from '../errors.ts';
 import { validateDirective } from '../fork/directive.ts';
-import type { ForkLayout } from '../fork/layouts.ts';
 import { FORK_FALLBACK_SYSTEM_PROMPT } from '../fork/fallback.ts';
 import { captureSnapshot, type ParentSnapshot, snapshotOrFallback } from '../fork/snapshot.ts';
 import { parseOrThrow } from '../validation.ts';
@@ -20,49 +19,25 @@ import { DEFAULT_MODEL } from '../models/defaults.ts';
 import { freeze, type FrozenPrefix } from '../prefix/freeze.ts';
 import { createAnthropicClient } from '../provider/client.ts';
 import { type FanOut, type FanOutDeps, FanOutRun, type ForkSpec, forkIdOf } from './fan-out.ts';
-import { type AgentType, agentTypeSchema } from './agent-type.ts';
-import { AgentTool, type AgentToolOptions } from './agent-tool.ts';
+import type { FanOutOptions } from './fan-out-types.ts';
+import { type AgentType, agentTypeSchema } from '../agent/agent-type.ts';
+import { AgentTool, type AgentToolOptions } from '../agent/agent-tool.ts';
 import type { DistributedBackend } from '../distributed/backend.ts';
 import { importOptional } from '../optional-import.ts';
-import { FRESH_START, finishedOutcome, startFromTranscript } from './fork-attempts.ts';
+import { FRESH_START, finishedOutcome, startFromTranscript } from '../pool/fork-attempts.ts';
 import { readFanOutDir, writeManifest } from '../run-dir/manifest.ts';
 import { transcriptPath } from '../run-dir/files.ts';
 import { readTranscript } from '../run-dir/transcript-reader.ts';
 import { writeSummary } from '../run-dir/writers.ts';
 import { checkLocalPaths } from './local-paths.ts';
-import { type ForkEngineOptions, type ResolvedEngineOptions, resolveEngineOptions } from './options.ts';
-import { forkWorkerExecArgv, forkWorkerFile } from './worker-file.ts';
+import { type ForkEngineOptions, manifestEngine, type ResolvedEngineOptions, resolveEngineOptions } from './options.ts';
+import { forkWorkerExecArgv, forkWorkerFile } from '../pool/worker-file.ts';
 
 /** The Messages API's request size limit (32 MiB): a larger shared prefix can never be sent. */
 export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
 
-export interface FanOutOptions {
-  layout?: ForkLayout;
-  /**
-   * Model of a fan-out without a parent snapshot (first turn): forks then run on the fork
-   * agent's fallback system prompt and the tool registry's declarations, sharing nothing
-   * with a parent. Ignored when a snapshot is given (its model is the cache key's).
-   */
-  model?: string;
-  /** The agent that fans out (the ledger's parent node; default `parent`). */
-  parentId?: string;
-  /**
-   * The parent's last request usage, if the caller has it: tells the ledger how much of the
-   * shared prefix the parent had already cached (a warm parent).
-   */
-  parentUsage?: Anthropic.Usage | undefined;
-  /**
-   * Record into this ledger (e.g. one that already holds the parent's own turns, so the
-   * summary is the whole tree's). Default: a new ledger per fan-out.
-   */
-  ledger?: UsageLedger;
-  /** Aborting it cancels every fork of the fan-out (like `fan.cancel()`). */
-  signal?: AbortSignal;
-  /** Facts to keep in the run's manifest (e.g. the emulator script a CLI run used), for resume. */
-  meta?: Record<string, unknown>;
-  /** Start the forks in the foreground (see `ForkHandle.mode`); default background. */
-  foreground?: boolean;
-}
+// The options of one fan-out live with the fan-out's other types.
+export type { FanOutOptions } from './fan-out-types.ts';
 
 /**
  * Runs fork fan-outs on a Piscina pool of worker threads. Every fork's requests start with the
@@ -154,7 +129,7 @@ export class ForkEngine {
     });
     const id = this.#freshId('fo', prefix.id.slice(0, 8));
     const runDir = this.#options.runDir ? join(this.#options.runDir, id) : undefined;
-    if (runDir) writeManifest(runDir, id, prefix, directives, this.#options, options.meta ?? {});
+    if (runDir) writeManifest(runDir, id, prefix, directives, manifestEngine(this.#options), options.meta ?? {});
     return this.#start(id, prefix, specs, runDir, options);
   }
 
@@ -204,7 +179,7 @@ export class ForkEngine {
     });
     const id = this.#freshId('ag', agent.name.replace(/[^\w-]/g, '_').slice(0, 24));
     const runDir = this.#options.runDir ? join(this.#options.runDir, id) : undefined;
-    if (runDir) writeManifest(runDir, id, prefix, directives, this.#options, { ...options.meta, agentType: agent.name });
+    if (runDir) writeManifest(runDir, id, prefix, directives, manifestEngine(this.#options), { ...options.meta, agentType: agent.name });
     return this.#start(id, prefix, specs, runDir, options, { kind: 'fresh', type: agent.name, allow });
   }
 

@@ -1,58 +1,49 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { LimitFunction } from 'p-limit';
-import type { Piscina } from 'piscina';
 import type { Clock } from '../clock.ts';
-import type { ForkChild } from '../fork/layouts.ts';
+import type { ForkChild, ForkLayout } from '../fork/layouts.ts';
 import type { UsageLedger } from '../ledger/ledger.ts';
-import type { LedgerSummary } from '../ledger/summary.ts';
 import type { ForkOutcome } from '../loop/types.ts';
-import type { FrozenPrefix } from '../prefix/freeze.ts';
-import type { ExecutableToolName } from '../tools/names.ts';
 import type { PermissionHandler } from '../tools/permissions.ts';
-import type { StartPoint } from './fork-attempts.ts';
-import type { DispatchContext } from './fork-dispatch.ts';
-import type { FanOutEvent, ForkHandle, ForkResult } from './fork-handle.ts';
+import type { StartPoint } from '../pool/fork-attempts.ts';
+import type { DispatchContext, DispatchDeps } from '../pool/fork-dispatch.ts';
 import type { ResolvedEngineOptions } from './options.ts';
 import type { AdmissionScheduler } from '../gate/admission/scheduler.ts';
 
-/** The JSON summary of a fan-out: the ledger's, plus the prefix and where the run lives. */
-export interface FanOutSummary extends LedgerSummary {
-  prefix: { id: string; sha256: string; bytes: number; approx_tokens: number; shared_tokens: number | null; drift_events: number; source: 'parent' | 'fallback' };
-  warmups: number;
-  run_dir: string | undefined;
+// What a fan-out hands its caller lives with the handles (src/agent/fork-handle.ts).
+export type { FanOut, FanOutResult, FanOutSummary } from '../agent/fork-handle.ts';
+
+export interface FanOutOptions {
+  layout?: ForkLayout;
   /**
-   * Rate limits met by this fan-out: 429s (of which ramp and spend-cap), 529s, and `stopped`
-   * when the spend cap ended admission (the run is resumable once it lifts).
+   * Model of a fan-out without a parent snapshot (first turn): forks then run on the fork
+   * agent's fallback system prompt and the tool registry's declarations, sharing nothing
+   * with a parent. Ignored when a snapshot is given (its model is the cache key's).
    */
-  rate_limits: { admission: 'on' | 'off'; http_429: number; http_529: number; ramp_limit_exceeded: number; spend_limit_reached: number; stopped: string | null };
-}
-
-export interface FanOutResult {
-  fanoutId: string;
-  forks: ForkResult[];
-  summary: FanOutSummary;
-}
-
-/** A running fan-out. Iterate it (or `events`) for progress; `settled()` for the results. */
-export interface FanOut extends AsyncIterable<FanOutEvent> {
-  readonly id: string;
-  readonly prefix: FrozenPrefix;
-  readonly forks: readonly ForkHandle[];
-  readonly events: AsyncIterable<FanOutEvent>;
-  settled(): Promise<FanOutResult>;
+  model?: string;
+  /** The agent that fans out (the ledger's parent node; default `parent`). */
+  parentId?: string;
   /**
-   * Resolves once the shared prefix is in the cache (the warm-up's or first child's response
-   * has begun), or when the fan-out is over: a parent that waits for it before its own next
-   * request reads the children's prefix instead of writing it a second time.
+   * The parent's last request usage, if the caller has it: tells the ledger how much of the
+   * shared prefix the parent had already cached (a warm parent).
    */
-  warm(): Promise<void>;
-  /** Cancel every fork that has not finished. */
-  cancel(): void;
+  parentUsage?: Anthropic.Usage | undefined;
+  /**
+   * Record into this ledger (e.g. one that already holds the parent's own turns, so the
+   * summary is the whole tree's). Default: a new ledger per fan-out.
+   */
+  ledger?: UsageLedger;
+  /** Aborting it cancels every fork of the fan-out (like `fan.cancel()`). */
+  signal?: AbortSignal;
+  /** Facts to keep in the run's manifest (e.g. the emulator script a CLI run used), for resume. */
+  meta?: Record<string, unknown>;
+  /** Start the forks in the foreground (see `ForkHandle.mode`); default background. */
+  foreground?: boolean;
 }
 
-export interface FanOutDeps {
+/** The dispatch deps (`pool`, `agent`) and what the fan-out itself needs. */
+export interface FanOutDeps extends DispatchDeps {
   options: ResolvedEngineOptions;
-  pool: Piscina;
   /** Fork tasks in flight at most (threads × tasks per thread): the queue in front of the pool. */
   slots: LimitFunction;
   /** API requests in flight at most, shared by every fan-out of the engine. */
@@ -67,11 +58,6 @@ export interface FanOutDeps {
   rootId: string;
   runDir: string | undefined;
   onPermission: PermissionHandler | undefined;
-  /**
-   * `fork` (default): children share the parent's prefix. `fresh`: agents of an explicit type,
-   * with their own system prompt and tools, sharing nothing (recorded as such in the ledger).
-   */
-  agent?: { kind: 'fresh'; type: string; allow: readonly ExecutableToolName[] } | undefined;
   /** Forks start in the foreground (their caller waits for them). */
   foreground?: boolean | undefined;
   /** The distributed backend: forks run as BullMQ jobs on other hosts instead of the local pool. */
@@ -90,8 +76,4 @@ export interface ForkSpec {
 /** Fork ids are stable: the fan-out id and the fork's position (`fo001-ab12cd34-f03`). */
 export function forkIdOf(fanoutId: string, index: number): string {
   return `${fanoutId}-f${String(index + 1).padStart(2, '0')}`;
-}
-
-export function emptyOutcome(status: ForkOutcome['status'], error: ForkOutcome['error']): ForkOutcome {
-  return { status, turns: 0, toolCalls: 0, requests: [], finalText: '', report: undefined, messages: [], filesChanged: [], error };
 }

@@ -8,16 +8,16 @@ import { openEventLog } from '../run-dir/writers.ts';
 import { DENY_UNASKED, type PermissionAnswer } from '../tools/permissions.ts';
 import { EventQueue } from './event-queue.ts';
 import { FanOutAccounts } from './fan-out-accounts.ts';
-import { emptyOutcome, type FanOut, type FanOutDeps, type FanOutResult, type FanOutSummary, type ForkSpec, forkIdOf } from './fan-out-types.ts';
-import { FRESH_START, mergeOutcome, runWithRestarts, type StartPoint } from './fork-attempts.ts';
-import { runForkInWorker } from './fork-dispatch.ts';
-import type { FanOutEvent, ForkHandle, ForkResult } from './fork-handle.ts';
-import { ForkState } from './fork-handle.ts';
+import { type FanOut, type FanOutDeps, type FanOutResult, type FanOutSummary, type ForkSpec, forkIdOf } from './fan-out-types.ts';
+import { emptyOutcome, FRESH_START, mergeOutcome, runWithRestarts, type StartPoint } from '../pool/fork-attempts.ts';
+import { runForkInWorker } from '../pool/fork-dispatch.ts';
+import type { FanOutEvent, ForkHandle, ForkResult } from '../agent/fork-handle.ts';
+import { ForkState } from '../agent/fork-handle.ts';
 import { measureFreshBase, measureSharedTokens, sendPrewarm } from './measure.ts';
 import { WarmGate } from './warm-gate.ts';
 import { FanOutGate } from '../gate/admission/fan-out-gate.ts';
 import { sampleBudget } from '../gate/admission/budget-log.ts';
-import { closeWorktree, openWorktree, type Worktree, type WorktreeResult } from './worktree.ts';
+import { closeWorktree, openWorktree, type Worktree, type WorktreeResult } from '../tools/worktree.ts';
 
 export type { FanOut, FanOutDeps, FanOutResult, FanOutSummary, ForkSpec } from './fan-out-types.ts';
 export { forkIdOf } from './fan-out-types.ts';
@@ -167,7 +167,6 @@ export class FanOutRun implements FanOut {
     if (state.cancelRequested) state.onCancel();
     const run = this.#deps.slots(async () => {
       if (state.final) return state.final;
-      let outcome: ForkOutcome;
       state.status = 'running';
       this.#emit({ type: 'fork-start', forkId: state.id, at: this.#deps.clock.now() });
       let tree: Worktree | undefined;
@@ -197,7 +196,7 @@ export class FanOutRun implements FanOut {
         onAsk: (tool: string, input: unknown) => this.#ask(state, tool, input),
       };
       const remote = this.#deps.remote;
-      outcome = await runWithRestarts({
+      const outcome: ForkOutcome = await runWithRestarts({
         base: spec.base,
         // a remote host reads the transcript itself and reports the whole fork
         start: remote ? FRESH_START(spec.base) : spec.start,

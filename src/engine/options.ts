@@ -8,15 +8,17 @@ import type { ModelCatalogue } from '../models/catalogue.ts';
 import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../loop/run-fork.ts';
 import { DEFAULT_TURN_RETRY, type TurnRetryOptions } from '../loop/retry.ts';
 import { MARKER_STRATEGIES, type MarkerStrategy } from '../prefix/freeze.ts';
-import type { CacheTtl } from '../prefix/markers.ts';
+import { CACHE_TTLS, type CacheTtl } from '../wire/cache.ts';
 import type { ToolLimits } from '../tools/limits.ts';
-import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from '../tools/names.ts';
+import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from '../wire/tool-names.ts';
 import { toolLimitsSchema } from '../tools/limits.ts';
 import type { SandboxChoice } from '../tools/sandbox.ts';
 import { permissionPolicySchema, type PermissionHandler, type PermissionPolicy } from '../tools/permissions.ts';
 import { ForkcacheError } from '../errors.ts';
+import { withoutCredentials } from '../provider/headers.ts';
+import type { ManifestEngine } from '../run-dir/manifest.ts';
 import { parseOrThrow } from '../validation.ts';
-import { type TestHooks, testHooksOf } from './test-hooks.ts';
+import { type TestHooks, testHooksOf } from '../pool/test-hooks.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from './warm-gate.ts';
 
 /** Options of `ForkEngine.create`. Every field is optional. */
@@ -118,7 +120,7 @@ const optionsSchema = z.strictObject({
   concurrency: z.number().int().positive().optional(),
   admission: z.enum(['on', 'off']).optional(),
   warm: z.enum(WARM_STRATEGIES as [WarmStrategy, ...WarmStrategy[]]).optional(),
-  ttl: z.enum(['5m', '1h']).optional(),
+  ttl: z.enum(CACHE_TTLS).optional(),
   markers: z.enum(MARKER_STRATEGIES as [MarkerStrategy, ...MarkerStrategy[]]).optional(),
   maxTurns: z.number().int().positive().optional(),
   maxTokens: z.number().int().positive().optional(),
@@ -205,5 +207,26 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     isolation: o.isolation ?? 'none',
     distributed: o.distributed as ResolvedEngineOptions['distributed'],
     testHooks: testHooksOf(input),
+  };
+}
+
+/**
+ * The settings a run's manifest keeps, so that `resume` runs as safe and as bounded as the
+ * first run: no credentials (headers without keys), nothing a resumed run cannot honour.
+ */
+export function manifestEngine(options: ResolvedEngineOptions): ManifestEngine {
+  return {
+    workspace: options.workspace,
+    headers: withoutCredentials(options.api.headers),
+    maxTurns: options.maxTurns,
+    maxTokens: options.maxTokens,
+    allow: [...options.allow],
+    warm: options.warm,
+    permissions: options.permissions,
+    isolation: options.isolation,
+    toolLimits: options.toolLimits as Record<string, number>,
+    sandbox: options.sandbox,
+    turnRetry: options.turnRetry,
+    concurrency: options.concurrency,
   };
 }

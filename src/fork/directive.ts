@@ -1,5 +1,5 @@
 import { ForkcacheError } from '../errors.ts';
-import { DIRECTIVE_PREFIX, FORK_BOILERPLATE_CLOSE, FORK_BOILERPLATE_OPEN, REPORT_FIELDS } from './constants.ts';
+import { DIRECTIVE_PREFIX, FORK_BOILERPLATE_CLOSE, FORK_BOILERPLATE_OPEN, REPORT_FIELDS } from '../wire/fork-text.ts';
 
 /**
  * The rules every fork child receives, before its directive. A constant: the same bytes for

@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { ForkcacheError } from '../errors.ts';
-import { FORK_BOILERPLATE_OPEN, FORK_QUERY_SOURCE } from './constants.ts';
+import { FORK_BOILERPLATE_OPEN, FORK_QUERY_SOURCE } from '../wire/fork-text.ts';
 import { blocksOf } from './history.ts';
 
 export interface ForkContext {

@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { ForkcacheError } from '../errors.ts';
-import { FORK_PLACEHOLDER_RESULT, QWEN_ACK, QWEN_BEGIN } from './constants.ts';
+import { FORK_PLACEHOLDER_RESULT, QWEN_ACK, QWEN_BEGIN } from '../wire/fork-text.ts';
 import { blocksOf, toolUsesOf } from './history.ts';
 
 type Block = Anthropic.ContentBlockParam;

@@ -1,4 +1,4 @@
-import { REPORT_FIELDS } from './constants.ts';
+import { REPORT_FIELDS } from '../wire/fork-text.ts';
 
 export type ReportField = (typeof REPORT_FIELDS)[number];
 

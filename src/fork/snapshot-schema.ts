@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CACHE_TTLS } from '../wire/cache.ts';
 
 /**
  * Validation of a parent request at the edge. These schemas only *check*: the snapshot keeps
@@ -7,7 +8,7 @@ import { z } from 'zod';
  * Unknown block types and unknown fields pass through untouched (the API grows).
  */
 
-const cacheControl = z.looseObject({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() });
+const cacheControl = z.looseObject({ type: z.literal('ephemeral'), ttl: z.enum(CACHE_TTLS).optional() });
 
 const textBlock = z.looseObject({ type: z.literal('text'), text: z.string(), cache_control: cacheControl.nullish() });
 

@@ -2,10 +2,11 @@ import { createHash } from 'node:crypto';
 import type Anthropic from '@anthropic-ai/sdk';
 import { findJsonShapeProblem } from '../json-shape.ts';
 import { ForkcacheError } from '../errors.ts';
-import { MAX_CACHE_MARKERS } from '../prefix/markers.ts';
+import { MAX_CACHE_MARKERS } from '../wire/cache.ts';
 import { parseOrThrow } from '../validation.ts';
 import { checkHistory, markerPaths } from './history.ts';
 import { snapshotInputSchema } from './snapshot-schema.ts';
+import { deepFreeze } from '../deep-freeze.ts';
 
 /**
  * Generation settings that are part of the cache key (changing any of them invalidates the
@@ -37,14 +38,6 @@ export interface ParentSnapshot {
   readonly version: string;
   /** `fallback`: there was no parent request; forks run without sharing a parent's cache. */
   readonly source: 'parent' | 'fallback';
-}
-
-export function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
 }
 
 /** Deep clone through JSON: drops `undefined`, keeps key order; the wire sees the same. */

@@ -6,6 +6,7 @@ import { BUILTIN_CATALOGUE, findModel, type ModelCatalogue } from '../models/cat
 import { DEFAULT_MODEL } from '../models/defaults.ts';
 import { PRICING_HINT } from '../models/status.ts';
 import type { Usage } from './usage.ts';
+import { CACHE_TTLS, type CacheTtl } from '../wire/cache.ts';
 
 /**
  * Break-even economics of one fan-out (input tokens only: every strategy is assumed to produce
@@ -17,7 +18,7 @@ import type { Usage } from './usage.ts';
  *   5-minute entry, 2 for 1 hour).
  */
 export type EconomicsConvention = 'seed' | 'real';
-export type EconomicsTtl = '5m' | '1h';
+export type EconomicsTtl = CacheTtl;
 
 /** Default model of the economics command: the documentation's recommended model. */
 export const DEFAULT_ECONOMICS_MODEL = DEFAULT_MODEL;
@@ -123,7 +124,7 @@ const inputSchema = z.strictObject({
   directiveTokens: tokens,
   children: z.number().int().min(1).max(MAX_CHILDREN),
   model: z.string().min(1).default(DEFAULT_ECONOMICS_MODEL),
-  ttl: z.enum(['5m', '1h']).default('5m'),
+  ttl: z.enum(CACHE_TTLS).default('5m'),
   warmParent: z.boolean().default(false),
   cachedPrefixTokens: tokens.optional(),
   freshTokens: tokens.default(DEFAULT_FRESH_AGENT_TOKENS),

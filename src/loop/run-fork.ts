@@ -1,13 +1,13 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { type Clock, systemClock } from '../clock.ts';
 import { ForkcacheError, toWireError, type WireError } from '../errors.ts';
-import { FORK_QUERY_SOURCE, SPAWN_TOOL_NAME } from '../fork/constants.ts';
+import { FORK_QUERY_SOURCE, SPAWN_TOOL_NAME } from '../wire/fork-text.ts';
 import { assertMaySpawn } from '../fork/guard.ts';
 import type { ForkChild } from '../fork/layouts.ts';
 import { parseReport } from '../fork/report.ts';
 import { normalizeUsage } from '../ledger/usage.ts';
 import { childRequestBody } from '../prefix/body.ts';
-import type { CacheTtl } from '../prefix/markers.ts';
+import type { CacheTtl } from '../wire/cache.ts';
 import type { HeadEnd } from '../prefix/sab.ts';
 import { startedMessageOf } from '../provider/send.ts';
 import type { ToolExecutor } from '../tools/executor.ts';

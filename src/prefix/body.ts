@@ -2,7 +2,8 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { ForkcacheError } from '../errors.ts';
 import { childMessages, type ForkChild } from '../fork/layouts.ts';
 import { CACHE_SETTING_KEYS } from '../fork/snapshot.ts';
-import { type CacheTtl, isMarkable, withMarker, withoutMarker } from './markers.ts';
+import type { CacheTtl } from '../wire/cache.ts';
+import { isMarkable, withMarker, withoutMarker } from './markers.ts';
 import type { HeadEnd } from './sab.ts';
 import type { SharedRequest } from './shared-request.ts';
 

@@ -2,7 +2,7 @@ import { ForkcacheError } from '../errors.ts';
 import { type WrapOptions, wrapDirective } from '../fork/directive.ts';
 import { type ForkChild, type ForkLayout, type ForkPlan, planFork } from '../fork/layouts.ts';
 import type { ParentSnapshot } from '../fork/snapshot.ts';
-import { type CacheTtl } from './markers.ts';
+import { CACHE_TTLS, type CacheTtl, DEFAULT_CACHE_TTL } from '../wire/cache.ts';
 import { type HeadEnd, SAB_HEADER_BYTES, writeFrozenSab } from './sab.ts';
 import { buildSharedRequest, type SharedRequest } from './shared-request.ts';
 
@@ -68,8 +68,8 @@ const encoder = new TextEncoder();
 /** Freeze a snapshot's shared head into a SharedArrayBuffer. */
 export function freeze(snapshot: ParentSnapshot, options: FreezeOptions = {}): FrozenPrefix {
   const layout = options.layout ?? 'claude';
-  const ttl = options.ttl ?? '5m';
-  if (ttl !== '5m' && ttl !== '1h') throw new ForkcacheError('INVALID_ARGUMENT', `ttl: expected "5m" or "1h", got "${String(ttl)}"`, { data: { field: 'ttl' } });
+  const ttl = options.ttl ?? DEFAULT_CACHE_TTL;
+  if (!CACHE_TTLS.includes(ttl)) throw new ForkcacheError('INVALID_ARGUMENT', `ttl: expected "5m" or "1h", got "${String(ttl)}"`, { data: { field: 'ttl' } });
   const markers = options.markers ?? 'boundary';
   if (!MARKER_STRATEGIES.includes(markers)) throw new ForkcacheError('INVALID_ARGUMENT', `markers: expected one of ${MARKER_STRATEGIES.join(', ')}, got "${String(markers)}"`, { data: { field: 'markers' } });
   const plan = planFork(snapshot.messages, layout);

@@ -1,7 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 
-export type CacheTtl = '5m' | '1h';
-export const MAX_CACHE_MARKERS = 4;
+import type { CacheTtl } from '../wire/cache.ts';
 
 /** The marker object, in the API's shape; 5m is the default and is sent without `ttl`. */
 export function cacheMarker(ttl: CacheTtl): Anthropic.CacheControlEphemeral {

@@ -1,7 +1,8 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ForkPlan } from '../fork/layouts.ts';
 import { CACHE_SETTING_KEYS, type ParentSnapshot } from '../fork/snapshot.ts';
-import { type CacheTtl, isMarkable, markerOf, ttlOf, withMarker, withoutMarker } from './markers.ts';
+import type { CacheTtl } from '../wire/cache.ts';
+import { isMarkable, markerOf, ttlOf, withMarker, withoutMarker } from './markers.ts';
 
 /**
  * The shared part of every child's request as an object, with its cache markers placed:

@@ -3,7 +3,7 @@ import { renderPrefix, type Position, type PromptFingerprint } from '../emulator
 import { BlockTokenCounter } from '../emulator/tokens/block-tokens.ts';
 import { claudeTokenizer } from '../emulator/tokens/tokenizer.ts';
 import type { MessagesRequest, RequestBlock } from '../emulator/types.ts';
-import { FORK_BOILERPLATE_OPEN } from '../fork/constants.ts';
+import { FORK_BOILERPLATE_OPEN } from '../wire/fork-text.ts';
 
 /** Claude Code's per-session/per-subagent system block (see the facts file). */
 export const BILLING_PREFIX = 'x-anthropic-billing-header:';

@@ -1,5 +1,5 @@
 import type { FanOutFiles } from './run-files.ts';
-import type { ForkRow, RequestPoint } from './run-model.ts';
+import type { ForkRow, RequestPoint } from './run-types.ts';
 
 const n = (x: number): string => x.toLocaleString('en-US');
 

@@ -1,67 +1,15 @@
 import { basename } from 'node:path';
-import { type ForkReport, parseReport } from '../fork/report.ts';
+import { parseReport } from '../fork/report.ts';
 import { costNano, nanoToUsd, noCacheNano } from '../ledger/cost.ts';
 import { BUILTIN_CATALOGUE, findModel, type ModelCatalogue } from '../models/catalogue.ts';
 import { totalInputTokens, type Usage } from '../ledger/usage.ts';
 import { missDiagnostics } from './diagnostics.ts';
 import type { RunEvent, RunEventOf } from '../run-dir/schemas.ts';
 import { type FanOutFiles, usageAt } from './run-files.ts';
+import type { ForkRow, RequestPoint, RunModel, Segment } from './run-types.ts';
 
-/**
- * Where a fork is, over time. `warming` is the wait before its first request is sent
- * (turn-start → sent: the warm-first gate, and the API concurrency limit); `request` is a
- * model call, for later turns including their API queue; `running` is the rest of the fork's
- * life in a worker (tools, thread pickup).
- */
-export type Phase = 'queued' | 'warming' | 'running' | 'request' | 'done';
-/** In reading order (the legend's). */
-export const PHASES: readonly Phase[] = ['queued', 'warming', 'running', 'request', 'done'];
-
-export interface Segment {
-  /** Row label: the fork's short id (`f03`) or `warm-up`. */
-  row: string;
-  phase: Phase;
-  /** Milliseconds since the fan-out started. */
-  start: number;
-  end: number;
-}
-
-export interface RequestPoint {
-  label: string;
-  forkId: string | undefined;
-  kind: 'warmup' | 'fork';
-  turn: number;
-  sentAt: number;
-  usage: Usage;
-  /** USD, when the model is in the table. */
-  cost: number | undefined;
-  noCache: number | undefined;
-}
-
-export interface ForkRow {
-  forkId: string;
-  short: string;
-  directive: string;
-  status: string;
-  turns: number;
-  toolCalls: number;
-  filesChanged: string[];
-  /** Times its worker died and the fork went on in a new one. */
-  restarts: number;
-  report: ForkReport | undefined;
-  error: { code: string; message: string } | undefined;
-}
-
-export interface RunModel {
-  files: FanOutFiles;
-  id: string;
-  rows: string[];
-  segments: Segment[];
-  requests: RequestPoint[];
-  forks: ForkRow[];
-  durationMs: number;
-  diagnostics: string[];
-}
+// The model's shapes live in run-types.ts: diagnostics.ts reads them too, and run-model imports it.
+export { type ForkRow, type Phase, PHASES, type RequestPoint, type RunModel, type Segment } from './run-types.ts';
 
 /** `fo001-e3a67061-f03` → `f03` (the fan-out id is in the page title already). */
 export function shortForkId(forkId: string, fanoutId: string): string {

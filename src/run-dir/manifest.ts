@@ -2,14 +2,14 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
-import { captureSnapshot, deepFreeze, type ParentSnapshot } from '../fork/snapshot.ts';
+import { deepFreeze } from '../deep-freeze.ts';
+import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
 import { readJsonFile } from '../json-file.ts';
 import { type FrozenPrefix, MARKER_STRATEGIES, type MarkerStrategy } from '../prefix/freeze.ts';
-import { withoutCredentials } from '../provider/headers.ts';
 import { permissionPolicySchema } from '../tools/permissions.ts';
 import { parseOrThrow } from '../validation.ts';
-import type { ResolvedEngineOptions } from '../engine/options.ts';
 import { FORKS_DIR, MANIFEST_FILE, SNAPSHOT_FILE } from './files.ts';
+import { CACHE_TTLS } from '../wire/cache.ts';
 
 /**
  * What a fan-out directory holds, for `resume` (in this process or another): the fan-out id,
@@ -25,7 +25,7 @@ export const manifestSchema = z.strictObject({
     sha256: z.string().regex(/^[0-9a-f]{64}$/),
     bytes: z.number().int().nonnegative(),
     layout: z.enum(FORK_LAYOUTS as [ForkLayout, ...ForkLayout[]]),
-    ttl: z.enum(['5m', '1h']),
+    ttl: z.enum(CACHE_TTLS),
     markers: z.enum(MARKER_STRATEGIES as [MarkerStrategy, ...MarkerStrategy[]]),
     headEnd: z.enum(['content-open', 'messages-open']),
     source: z.enum(['parent', 'fallback']),
@@ -67,7 +67,10 @@ export const manifestCoreSchema = z.looseObject({
 
 export type ManifestCore = z.output<typeof manifestCoreSchema>;
 
-export function writeManifest(dir: string, fanoutId: string, prefix: FrozenPrefix, directives: readonly string[], options: ResolvedEngineOptions, meta: Record<string, unknown>): void {
+/** The engine settings a manifest keeps (the engine derives them from its options: `manifestEngine`). */
+export type ManifestEngine = Manifest['engine'];
+
+export function writeManifest(dir: string, fanoutId: string, prefix: FrozenPrefix, directives: readonly string[], engine: ManifestEngine, meta: Record<string, unknown>): void {
   mkdirSync(join(dir, FORKS_DIR), { recursive: true });
   writeFileSync(join(dir, SNAPSHOT_FILE), `${JSON.stringify(prefix.snapshot)}\n`);
   const manifest: Manifest = {
@@ -76,20 +79,7 @@ export function writeManifest(dir: string, fanoutId: string, prefix: FrozenPrefi
     createdAt: new Date().toISOString(),
     prefix: { sha256: prefix.sha256, bytes: prefix.byteLength, layout: prefix.layout, ttl: prefix.ttl, markers: prefix.markers, headEnd: prefix.headEnd, source: prefix.snapshot.source },
     directives: [...directives],
-    engine: {
-      workspace: options.workspace,
-      headers: withoutCredentials(options.api.headers),
-      maxTurns: options.maxTurns,
-      maxTokens: options.maxTokens,
-      allow: [...options.allow],
-      warm: options.warm,
-      permissions: options.permissions,
-      isolation: options.isolation,
-      toolLimits: options.toolLimits as Record<string, number>,
-      sandbox: options.sandbox,
-      turnRetry: options.turnRetry,
-      concurrency: options.concurrency,
-    },
+    engine,
     meta,
   };
   writeFileSync(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);

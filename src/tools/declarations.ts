@@ -1,8 +1,8 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { ForkcacheError } from '../errors.ts';
-import { SPAWN_TOOL_NAME } from '../fork/constants.ts';
-import { deepFreeze } from '../fork/snapshot.ts';
-import { TOOL_NAMES } from './names.ts';
+import { SPAWN_TOOL_NAME } from '../wire/fork-text.ts';
+import { deepFreeze } from '../deep-freeze.ts';
+import { TOOL_NAMES } from '../wire/tool-names.ts';
 
 /*
  * The JSON schemas are written out by hand rather than generated from the zod schemas: their

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ForkcacheError } from '../errors.ts';
-import { SPAWN_TOOL_NAME } from '../fork/constants.ts';
+import { SPAWN_TOOL_NAME } from '../wire/fork-text.ts';
 import { formatZodIssues, parseOrThrow } from '../validation.ts';
 import { runBash } from './bash.ts';
 import type { ToolContext } from './context.ts';
@@ -10,7 +10,7 @@ import { grep } from './grep.ts';
 import { WorkspaceJail } from './jail.ts';
 import { DEFAULT_TOOL_LIMITS, toolLimitsSchema, type ToolLimits } from './limits.ts';
 import { listDir } from './list-dir.ts';
-import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, isToolName, type ExecutableToolName } from './names.ts';
+import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, isToolName, type ExecutableToolName } from '../wire/tool-names.ts';
 import { readFile } from './read-file.ts';
 import { fromFsError, isToolFailure, toolError, toolOk, type ToolResult } from './result.ts';
 import { TOOL_INPUT_SCHEMAS } from './schemas.ts';

@@ -22,7 +22,11 @@ function descendants(root: number): number[] {
   }
   const found: number[] = [];
   const walk = (pid: number): void => {
-    for (const [child, parent] of parents) if (parent === pid) found.push(child), walk(child);
+    for (const [child, parent] of parents) {
+      if (parent !== pid) continue;
+      found.push(child);
+      walk(child);
+    }
   };
   walk(root);
   return found;

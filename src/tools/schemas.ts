@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ExecutableToolName } from './names.ts';
+import type { ExecutableToolName } from '../wire/tool-names.ts';
 
 /*
  * Input schemas, checked before a tool runs. Strict objects: a misspelt optional field (say

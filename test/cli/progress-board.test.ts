@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FanOutEvent, ForkResult } from '../../src/engine/fork-handle.ts';
+import type { FanOutEvent, ForkResult } from '../../src/agent/fork-handle.ts';
 import { colorEnabled, ProgressBoard } from '../../src/cli/progress-board.ts';
 
 /** A stream that records what is written; a TTY or not. */
@@ -22,6 +22,7 @@ function events(forkId: string, status: ForkResult['status']): FanOutEvent[] {
   ];
 }
 
+// eslint-disable-next-line no-control-regex -- the escape character is what the test looks for
 const SGR = /\x1b\[[0-9;]*m/;
 
 describe('progress board', () => {

@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
-import { DIRECTIVE_PREFIX, FORK_BOILERPLATE_CLOSE, FORK_BOILERPLATE_OPEN, FORK_PLACEHOLDER_RESULT } from '../../src/fork/constants.ts';
+import { DIRECTIVE_PREFIX, FORK_BOILERPLATE_CLOSE, FORK_BOILERPLATE_OPEN, FORK_PLACEHOLDER_RESULT } from '../../src/wire/fork-text.ts';
 import { parseDirective } from '../../src/emulator/index.ts';
 import { MODEL, client, emulator } from './helpers.ts';
 import { TOOLS, agentLoop, finalText, type Files } from './workspace.ts';

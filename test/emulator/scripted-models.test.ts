@@ -2,7 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ReplayModel, type ScriptedModel } from '../../src/emulator/index.ts';
-import { DIRECTIVE_PREFIX, FORK_BOILERPLATE_CLOSE, FORK_BOILERPLATE_OPEN } from '../../src/fork/constants.ts';
+import { DIRECTIVE_PREFIX, FORK_BOILERPLATE_CLOSE, FORK_BOILERPLATE_OPEN } from '../../src/wire/fork-text.ts';
 import { MODEL, apiError, client, emulator } from './helpers.ts';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/emulator/${name}`, import.meta.url));

@@ -1,5 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { FORK_PLACEHOLDER_RESULT } from '../../src/fork/constants.ts';
+import { FORK_PLACEHOLDER_RESULT } from '../../src/wire/fork-text.ts';
 import { MODEL } from './helpers.ts';
 
 /*

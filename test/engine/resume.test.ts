@@ -2,8 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ForkEngine } from '../../src/engine/engine.ts';
-import { INTERRUPTED_TOOL_MESSAGE, NOT_STARTED_TOOL_MESSAGE, readTranscript, resumeMessages } from '../../src/engine/transcript-reader.ts';
-import { withTestHooks } from '../../src/engine/test-hooks.ts';
+import { INTERRUPTED_TOOL_MESSAGE, NOT_STARTED_TOOL_MESSAGE, readTranscript, resumeMessages } from '../../src/pool/resume-messages.ts';
+import { withTestHooks } from '../../src/pool/test-hooks.ts';
 import { bigSnapshot, sharedEmulator, workspace } from './helpers.ts';
 
 const emulator = sharedEmulator({ script: 'refactor' });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FORK_BOILERPLATE_CLOSE, FORK_BOILERPLATE_OPEN, REPORT_FIELDS } from '../../src/fork/constants.ts';
+import { FORK_BOILERPLATE_CLOSE, FORK_BOILERPLATE_OPEN, REPORT_FIELDS } from '../../src/wire/fork-text.ts';
 import { FORK_BOILERPLATE, escapeDirective, unwrapDirective, wrapDirective } from '../../src/fork/directive.ts';
 
 describe('wrapDirective', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FORK_QUERY_SOURCE } from '../../src/fork/constants.ts';
+import { FORK_QUERY_SOURCE } from '../../src/wire/fork-text.ts';
 import { wrapDirective } from '../../src/fork/directive.ts';
 import { assertMaySpawn, decideSpawn, isForkChild } from '../../src/fork/guard.ts';
 

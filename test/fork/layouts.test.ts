@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
-import { FORK_PLACEHOLDER_RESULT, QWEN_ACK, QWEN_BEGIN } from '../../src/fork/constants.ts';
+import { FORK_PLACEHOLDER_RESULT, QWEN_ACK, QWEN_BEGIN } from '../../src/wire/fork-text.ts';
 import { wrapDirective } from '../../src/fork/directive.ts';
 import { checkHistory } from '../../src/fork/history.ts';
 import { childMessages, planFork } from '../../src/fork/layouts.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FORK_PLACEHOLDER_RESULT } from '../../src/fork/constants.ts';
+import { FORK_PLACEHOLDER_RESULT } from '../../src/wire/fork-text.ts';
 import { captureSnapshot } from '../../src/fork/snapshot.ts';
 import { childRequestBody, childRequestObject } from '../../src/prefix/body.ts';
 import { freeze } from '../../src/prefix/freeze.ts';

@@ -1,10 +1,10 @@
 import { Piscina } from 'piscina';
 import { afterAll, describe, expect, it } from 'vitest';
-import { forkWorkerExecArgv, forkWorkerFile } from '../../src/engine/worker-file.ts';
+import { forkWorkerExecArgv, forkWorkerFile } from '../../src/pool/worker-file.ts';
 import { captureSnapshot } from '../../src/fork/snapshot.ts';
 import { freeze } from '../../src/prefix/freeze.ts';
 import { attachCount } from '../../src/prefix/sab.ts';
-import type { ProbeResult } from '../../workers/fork-worker.ts';
+import type { ProbeResult } from '../../src/pool/fork-worker.ts';
 import { fixture } from '../helpers.ts';
 
 const THREADS = 3;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { forkWorkerExecArgv } from '../../src/engine/worker-file.ts';
+import { forkWorkerExecArgv } from '../../src/pool/worker-file.ts';
 import { errorOf, executorIn, makeSandbox, okContent, type Sandbox } from './helpers.ts';
 
 // Issue 15 case 1: forks sharing a workspace edit one file at once. Before atomic writes and

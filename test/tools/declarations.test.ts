@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { SPAWN_TOOL_NAME } from '../../src/fork/constants.ts';
+import { SPAWN_TOOL_NAME } from '../../src/wire/fork-text.ts';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
-import { TOOL_NAMES } from '../../src/tools/names.ts';
+import { TOOL_NAMES } from '../../src/wire/tool-names.ts';
 import { TOOL_INPUT_SCHEMAS } from '../../src/tools/schemas.ts';
 import { executorIn, makeSandbox, type Sandbox } from './helpers.ts';
 

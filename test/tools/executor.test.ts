@@ -2,10 +2,10 @@ import { existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ForkcacheError } from '../../src/errors.ts';
-import { SPAWN_TOOL_NAME } from '../../src/fork/constants.ts';
+import { SPAWN_TOOL_NAME } from '../../src/wire/fork-text.ts';
 import { createToolExecutor } from '../../src/tools/executor.ts';
 import { DEFAULT_TOOL_LIMITS } from '../../src/tools/limits.ts';
-import { FILE_TOOL_NAMES } from '../../src/tools/names.ts';
+import { FILE_TOOL_NAMES } from '../../src/wire/tool-names.ts';
 import { errorOf, executorIn, makeSandbox, okContent, type Sandbox } from './helpers.ts';
 
 let sandbox: Sandbox;

@@ -7,13 +7,14 @@ import { formatEconomics } from '../../ledger/economics-format.ts';
 import { loadCatalogue, type ModelCatalogue } from '../../models/catalogue.ts';
 import { statusAt } from '../../models/status.ts';
 import { formatComparison } from '../../ledger/economics-compare.ts';
+import { CACHE_TTLS } from '../../wire/cache.ts';
 
 const optionsSchema = z.object({
   prefix: intFlag,
   directive: intFlag,
   children: intFlag.pipe(z.number().min(1, 'at least 1').max(100_000, 'at most 100,000')),
   model: z.string().min(1).default(DEFAULT_ECONOMICS_MODEL),
-  ttl: z.enum(['5m', '1h'], { error: 'expected 5m or 1h' }).default('5m'),
+  ttl: z.enum(CACHE_TTLS, { error: 'expected 5m or 1h' }).default('5m'),
   warmParent: z.boolean().default(false),
   cachedPrefix: intFlag.optional(),
   freshTokens: intFlag.optional(),

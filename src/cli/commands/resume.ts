@@ -6,7 +6,7 @@ import { ForkEngine } from '../../engine/engine.ts';
 import { readFanOutDir } from '../../run-dir/manifest.ts';
 import { locateFanOuts } from '../../run-dir/locate.ts';
 import type { WarmStrategy } from '../../engine/warm-gate.ts';
-import type { ExecutableToolName } from '../../tools/names.ts';
+import type { ExecutableToolName } from '../../wire/tool-names.ts';
 import { openEndpoint } from '../endpoint.ts';
 import { loadCatalogue } from '../../models/catalogue.ts';
 import { parseFlags } from '../flags.ts';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { startEmulator } from '../../emulator/server/start.ts';
 import { ForkEngine } from '../../engine/engine.ts';
 import type { FanOut, FanOutResult } from '../../engine/fan-out.ts';
-import { runParentAgent } from '../../engine/parent-agent.ts';
+import { runParentAgent } from '../../agent/parent-agent.ts';
 import { UsageLedger } from '../../ledger/ledger.ts';
 import { createAnthropicClient } from '../../provider/client.ts';
 import { TOOL_DECLARATIONS } from '../../tools/declarations.ts';

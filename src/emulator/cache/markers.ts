@@ -1,9 +1,10 @@
 import { ApiError, invalidRequest } from '../api-error.ts';
 import type { CacheControl, CacheTtl } from '../types.ts';
 import type { Position } from './render.ts';
+import { MAX_CACHE_MARKERS } from '../../wire/cache.ts';
 
-/** The API's limit on cache_control blocks per request. */
-export const MAX_CACHE_MARKERS = 4;
+/** The API's limit on cache_control blocks per request (re-exported: `forkcache/testing` has it from here). */
+export { MAX_CACHE_MARKERS };
 
 export interface Marker {
   /** Index into the rendered positions. */

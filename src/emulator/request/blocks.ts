@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CACHE_TTLS } from '../../wire/cache.ts';
 
 /*
  * Content blocks of a Messages request, field for field from the SDK 1.14 declarations
@@ -15,7 +16,7 @@ import { z } from 'zod';
  * a scope changes nothing here; it is accepted, not modelled.
  */
 export const cacheControl = z
-  .strictObject({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional(), scope: z.enum(['global']).nullable().optional() })
+  .strictObject({ type: z.literal('ephemeral'), ttl: z.enum(CACHE_TTLS).optional(), scope: z.enum(['global']).nullable().optional() })
   .nullable()
   .optional();
 

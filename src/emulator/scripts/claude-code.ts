@@ -1,4 +1,4 @@
-import { FORK_BOILERPLATE_OPEN } from '../../fork/constants.ts';
+import { FORK_BOILERPLATE_OPEN } from '../../wire/fork-text.ts';
 import { blocksOf, declaredTools, isSystemReminder, lastUserText, toolExchanges } from './conversation.ts';
 import { formatReport } from './directive.ts';
 import type { ScriptBlock, ScriptedModel, ScriptedTurn } from './types.ts';

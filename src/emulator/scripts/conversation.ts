@@ -1,4 +1,4 @@
-import { DIRECTIVE_PREFIX, FORK_BOILERPLATE_CLOSE, FORK_BOILERPLATE_OPEN } from '../../fork/constants.ts';
+import { DIRECTIVE_PREFIX, FORK_BOILERPLATE_CLOSE, FORK_BOILERPLATE_OPEN } from '../../wire/fork-text.ts';
 import type { MessagesRequest, RequestBlock, RequestMessage } from '../types.ts';
 
 /*

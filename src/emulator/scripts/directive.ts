@@ -1,4 +1,4 @@
-import { REPORT_FIELDS } from '../../fork/constants.ts';
+import { REPORT_FIELDS } from '../../wire/fork-text.ts';
 
 /**
  * The directive language the `refactor` model understands (documented in the emulator README):

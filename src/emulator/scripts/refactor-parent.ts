@@ -1,4 +1,4 @@
-import { SPAWN_TOOL_NAME } from '../../fork/constants.ts';
+import { SPAWN_TOOL_NAME } from '../../wire/fork-text.ts';
 import type { MessagesRequest } from '../types.ts';
 import { declaredTools, toolExchanges, userTextsAfter } from './conversation.ts';
 import { escapeRegExp } from './directive.ts';

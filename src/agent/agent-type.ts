@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EXECUTABLE_TOOL_NAMES, type ExecutableToolName } from '../tools/names.ts';
+import { EXECUTABLE_TOOL_NAMES, type ExecutableToolName } from '../wire/tool-names.ts';
 
 /** An explicit agent type: its own system prompt, tools and model. Spawning one is not a fork. */
 export interface AgentType {

@@ -1,6 +1,8 @@
 import type { ForkReport } from '../fork/report.ts';
 import type { ForkOutcome, LoopEvent } from '../loop/types.ts';
-import type { WorktreeResult } from './worktree.ts';
+import type { WorktreeResult } from '../tools/worktree.ts';
+import type { LedgerSummary } from '../ledger/summary.ts';
+import type { FrozenPrefix } from '../prefix/freeze.ts';
 
 export type ForkHandleStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
 
@@ -47,6 +49,41 @@ export interface ForkHandle {
   background(): void;
   /** Resolves when the fork is moved to the background. */
   readonly backgrounded: Promise<void>;
+  cancel(): void;
+}
+
+/** The JSON summary of a fan-out: the ledger's, plus the prefix and where the run lives. */
+export interface FanOutSummary extends LedgerSummary {
+  prefix: { id: string; sha256: string; bytes: number; approx_tokens: number; shared_tokens: number | null; drift_events: number; source: 'parent' | 'fallback' };
+  warmups: number;
+  run_dir: string | undefined;
+  /**
+   * Rate limits met by this fan-out: 429s (of which ramp and spend-cap), 529s, and `stopped`
+   * when the spend cap ended admission (the run is resumable once it lifts).
+   */
+  rate_limits: { admission: 'on' | 'off'; http_429: number; http_529: number; ramp_limit_exceeded: number; spend_limit_reached: number; stopped: string | null };
+}
+
+export interface FanOutResult {
+  fanoutId: string;
+  forks: ForkResult[];
+  summary: FanOutSummary;
+}
+
+/** A running fan-out. Iterate it (or `events`) for progress; `settled()` for the results. */
+export interface FanOut extends AsyncIterable<FanOutEvent> {
+  readonly id: string;
+  readonly prefix: FrozenPrefix;
+  readonly forks: readonly ForkHandle[];
+  readonly events: AsyncIterable<FanOutEvent>;
+  settled(): Promise<FanOutResult>;
+  /**
+   * Resolves once the shared prefix is in the cache (the warm-up's or first child's response
+   * has begun), or when the fan-out is over: a parent that waits for it before its own next
+   * request reads the children's prefix instead of writing it a second time.
+   */
+  warm(): Promise<void>;
+  /** Cancel every fork that has not finished. */
   cancel(): void;
 }
 

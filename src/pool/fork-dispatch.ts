@@ -1,17 +1,51 @@
 import { MessageChannel } from 'node:worker_threads';
+import type { Piscina } from 'piscina';
 import { ForkcacheError, toWireError } from '../errors.ts';
-import { FORK_QUERY_SOURCE } from '../fork/constants.ts';
+import { FORK_QUERY_SOURCE } from '../wire/fork-text.ts';
 import type { ForkChild } from '../fork/layouts.ts';
 import type { ForkOutcome, LoopEvent, RequestGate } from '../loop/types.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
-import type { PermissionAnswer } from '../tools/permissions.ts';
-import { emptyOutcome, type FanOutDeps } from './fan-out-types.ts';
-import type { StartPoint } from './fork-attempts.ts';
+import type { PermissionAnswer, PermissionPolicy } from '../tools/permissions.ts';
+import type { TurnRetryOptions } from '../loop/retry.ts';
+import type { ToolLimits } from '../tools/limits.ts';
+import type { SandboxChoice } from '../tools/sandbox.ts';
+import type { ExecutableToolName } from '../wire/tool-names.ts';
+import { emptyOutcome, type StartPoint } from './fork-attempts.ts';
 import { servePort } from './port-server.ts';
 import type { ForkTask } from './protocol.ts';
+import type { TestHooks } from './test-hooks.ts';
+
+/**
+ * The engine's settings a fork's task is built from. The engine's resolved options satisfy
+ * it; the pool (and the distributed backend) read only these, and never import the engine.
+ */
+export interface DispatchSettings {
+  api: ForkTask['api'];
+  admission: 'on' | 'off';
+  maxTurns: number;
+  maxTokens: number;
+  turnRetry: TurnRetryOptions;
+  allow: readonly ExecutableToolName[];
+  toolLimits: Partial<ToolLimits>;
+  sandbox: SandboxChoice;
+  secrets: string[];
+  permissions: PermissionPolicy;
+  testHooks: TestHooks;
+}
+
+export interface DispatchDeps {
+  options: DispatchSettings;
+  pool: Piscina;
+  /**
+   * `fork` (default, undefined): children share the parent's prefix. `fresh`: agents of an
+   * explicit type, with their own system prompt and tools, sharing nothing (recorded as such
+   * in the ledger).
+   */
+  agent?: { kind: 'fresh'; type: string; allow: readonly ExecutableToolName[] } | undefined;
+}
 
 export interface DispatchContext {
-  deps: FanOutDeps;
+  deps: DispatchDeps;
   prefix: FrozenPrefix;
   gate: RequestGate;
   forkId: string;

@@ -1,10 +1,10 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { ForkChild } from '../fork/layouts.ts';
 import type { TurnRetryOptions } from '../loop/retry.ts';
-import type { CacheTtl } from '../prefix/markers.ts';
+import type { CacheTtl } from '../wire/cache.ts';
 import type { LoopEvent } from '../loop/types.ts';
 import type { RequestCost, RequestReport } from '../rate-limits/report.ts';
-import type { ExecutableToolName } from '../tools/names.ts';
+import type { ExecutableToolName } from '../wire/tool-names.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import type { SandboxChoice } from '../tools/sandbox.ts';
 import type { PermissionPolicy } from '../tools/permissions.ts';

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { parseOrThrow } from '../validation.ts';
-import type { ForkEngineOptions } from './options.ts';
 
 /**
  * Faults for tests only: one fork's worker thread exits (`exit`) or runs out of memory
@@ -20,13 +19,13 @@ const testHooksSchema = z.strictObject({
   exitWorker: z.strictObject({ forkIndex: z.number().int().nonnegative(), afterTurn: z.number().int().positive(), how: z.enum(['exit', 'out-of-memory']).optional() }).optional(),
 });
 
-/** Engine options carrying test hooks (for `ForkEngine.create`). */
-export function withTestHooks(options: ForkEngineOptions, hooks: TestHooks): ForkEngineOptions {
-  return { ...options, [TEST_HOOKS]: hooks } as ForkEngineOptions;
+/** Engine options carrying test hooks (for `ForkEngine.create`). Generic: the pool does not know the engine's options. */
+export function withTestHooks<T extends object>(options: T, hooks: TestHooks): T {
+  return { ...options, [TEST_HOOKS]: hooks } as T;
 }
 
 /** The validated test hooks of engine options (`{}` without any). */
-export function testHooksOf(options: ForkEngineOptions): TestHooks {
+export function testHooksOf(options: object): TestHooks {
   const hooks = (options as { [TEST_HOOKS]?: unknown })[TEST_HOOKS];
   return hooks === undefined ? {} : (parseOrThrow(testHooksSchema, hooks, 'INVALID_ARGUMENT', 'test hooks') as TestHooks);
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ForkResult } from '../../src/engine/fork-handle.ts';
-import { formatTaskNotification } from '../../src/engine/notification.ts';
+import type { ForkResult } from '../../src/agent/fork-handle.ts';
+import { formatTaskNotification } from '../../src/agent/notification.ts';
 
 const result = (finalText: string): ForkResult => ({
   forkId: 'fo001-ab-f01',

@@ -3,14 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import type { ScriptedModel } from '../../src/emulator/scripts/types.ts';
 import { startEmulator } from '../../src/emulator/server/start.ts';
-import { AGENT_PLACEHOLDER_RESULT } from '../../src/engine/agent-tool.ts';
+import { AGENT_PLACEHOLDER_RESULT } from '../../src/agent/agent-tool.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';
-import { FORK_PLACEHOLDER_RESULT, FORK_QUERY_SOURCE } from '../../src/fork/constants.ts';
+import { FORK_PLACEHOLDER_RESULT, FORK_QUERY_SOURCE } from '../../src/wire/fork-text.ts';
 import { wrapDirective } from '../../src/fork/directive.ts';
 import { UsageLedger } from '../../src/ledger/ledger.ts';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
 import { fixture } from '../helpers.ts';
-import { driveClock, workspace, sharedEmulator } from './helpers.ts';
+import { driveClock, workspace, sharedEmulator } from '../engine/helpers.ts';
 
 /** Records the system prompt of every request it answers. */
 const seen: string[] = [];

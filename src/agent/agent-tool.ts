@@ -1,14 +1,12 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { type Clock, systemClock } from '../clock.ts';
-import { FORK_PLACEHOLDER_RESULT, SPAWN_TOOL_NAME } from '../fork/constants.ts';
+import { FORK_PLACEHOLDER_RESULT, SPAWN_TOOL_NAME } from '../wire/fork-text.ts';
 import { decideSpawn, FORK_RECURSION_MESSAGE, isForkChild } from '../fork/guard.ts';
-import { captureSnapshot } from '../fork/snapshot.ts';
+import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
 import type { UsageLedger } from '../ledger/ledger.ts';
 import { TOOL_DECLARATIONS } from '../tools/declarations.ts';
 import type { AgentType } from './agent-type.ts';
-import type { ForkEngine } from './engine.ts';
-import type { FanOut } from './fan-out.ts';
-import type { ForkHandle, ForkResult } from './fork-handle.ts';
+import type { FanOut, ForkHandle, ForkResult } from './fork-handle.ts';
 import { formatTaskNotification } from './notification.ts';
 
 /** What a fresh (non-fork) agent's call returns at once. */
@@ -52,6 +50,24 @@ export interface SpawnCallResult {
 
 type Call = { id: string; directive: string; type: string | undefined };
 
+/** What the tool passes on to each fan-out it starts. */
+export interface SpawnOptions {
+  parentId?: string;
+  ledger?: UsageLedger;
+  meta?: Record<string, unknown>;
+  model?: string;
+  foreground?: boolean;
+}
+
+/**
+ * What the tool needs of the engine. `ForkEngine` satisfies it and creates the tool with
+ * `engine.agentTool()`: the engine imports the agent tool, so the tool names no engine type.
+ */
+export interface ForkSpawner {
+  fanOut(parent: ParentSnapshot | undefined, directives: readonly string[], options: SpawnOptions): FanOut;
+  runAgents(type: AgentType, directives: readonly string[], options: Omit<SpawnOptions, 'model' | 'foreground'>): FanOut;
+}
+
 /**
  * The spawn tool for an agent's loop. Without `subagent_type` a call forks: it returns the
  * constant placeholder at once (the same bytes every child saw) and the fork's result arrives
@@ -61,13 +77,13 @@ type Call = { id: string; directive: string; type: string | undefined };
 export class AgentTool {
   readonly definition: Anthropic.Tool = TOOL_DECLARATIONS.find((t) => t.name === SPAWN_TOOL_NAME)!;
   readonly fanOuts: FanOut[] = [];
-  readonly #engine: ForkEngine;
+  readonly #engine: ForkSpawner;
   readonly #options: AgentToolOptions & { clock: Clock };
   readonly #ready: string[] = [];
   readonly #delivered = new Set<string>();
   readonly #outstanding = new Set<Promise<unknown>>();
 
-  constructor(engine: ForkEngine, options: AgentToolOptions) {
+  constructor(engine: ForkSpawner, options: AgentToolOptions) {
     this.#engine = engine;
     this.#options = { clock: systemClock, ...options };
   }

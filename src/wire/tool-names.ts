@@ -1,4 +1,4 @@
-import { SPAWN_TOOL_NAME } from '../fork/constants.ts';
+import { SPAWN_TOOL_NAME } from './fork-text.ts';
 
 /**
  * Every tool forkcache declares, in declaration order. The order is part of the cached prefix

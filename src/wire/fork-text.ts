@@ -1,7 +1,8 @@
 /**
- * Constants shared by the fork builder, the recursion guard, the tools and the emulator's
- * scripted models. Every one of them ends up in request bytes: changing one changes every
- * frozen prefix hash.
+ * The fork's text conventions, shared by the fork builder, the recursion guard, the tools and
+ * the emulator's scripted models (which must recognise a fork child without importing the fork
+ * modules). Every one of them ends up in request bytes: changing one changes every frozen
+ * prefix hash.
  */
 
 /** The tag that wraps the fork rules and marks a conversation as a fork child. */

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readTranscript } from '../../src/engine/transcript-reader.ts';
+import { readTranscript } from '../../src/pool/resume-messages.ts';
 
 // Issue 15: case 6 (a request in flight at kill -9 is reconciled on resume as "unknown
 // outcome"; a failed billed attempt is read back for the ledger) and case 8 (a `null` or

@@ -3,7 +3,7 @@ import type { ForkChild } from '../fork/layouts.ts';
 import { parseReport } from '../fork/report.ts';
 import { textOf, writtenPath } from '../loop/messages.ts';
 import type { ForkOutcome, RequestRecord } from '../loop/types.ts';
-import { type ReadTranscript, readTranscript, resumeMessages } from './transcript-reader.ts';
+import { type ReadTranscript, readTranscript, resumeMessages } from './resume-messages.ts';
 
 /** Where a fork starts from: nothing yet, or the turns its transcript holds. */
 export interface StartPoint {
@@ -13,6 +13,11 @@ export interface StartPoint {
   previous: { requests: RequestRecord[]; failedAttempts: RequestRecord[]; unknownOutcome: number; toolCalls: number; filesChanged: string[] };
   /** Tool calls that were running when the earlier run stopped (reported to the model). */
   interrupted: string[];
+}
+
+/** The outcome of a fork that ran no turn (cancelled while queued, its worker failed at once…). */
+export function emptyOutcome(status: ForkOutcome['status'], error: ForkOutcome['error']): ForkOutcome {
+  return { status, turns: 0, toolCalls: 0, requests: [], finalText: '', report: undefined, messages: [], filesChanged: [], error };
 }
 
 export const FRESH_START = (child: ForkChild): StartPoint => ({ child, turnsDone: 0, previous: { requests: [], failedAttempts: [], unknownOutcome: 0, toolCalls: 0, filesChanged: [] }, interrupted: [] });

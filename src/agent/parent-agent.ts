@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { ForkcacheError } from '../errors.ts';
-import { SPAWN_TOOL_NAME } from '../fork/constants.ts';
+import { SPAWN_TOOL_NAME } from '../wire/fork-text.ts';
 import { textOf, toAssistantParam } from '../loop/messages.ts';
 import { markChild } from '../prefix/body.ts';
 import type { ToolExecutor } from '../tools/executor.ts';

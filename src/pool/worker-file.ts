@@ -7,7 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
  */
 export function forkWorkerFile(): string {
   const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
-  return fileURLToPath(new URL(`../../workers/fork-worker.${ext}`, import.meta.url));
+  return fileURLToPath(new URL(`./fork-worker.${ext}`, import.meta.url));
 }
 
 /**

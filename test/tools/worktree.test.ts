@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ForkEngine } from '../../src/engine/engine.ts';
-import { bigSnapshot, sharedEmulator, workspace } from './helpers.ts';
+import { bigSnapshot, sharedEmulator, workspace } from '../engine/helpers.ts';
 
 const emulator = sharedEmulator({ script: 'refactor' });
 

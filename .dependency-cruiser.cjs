@@ -1,0 +1,129 @@
+// The layering check (`npm run check:layers`, run by .ci/run): who may import whom inside
+// src/. CONTRIBUTING.md ("Directions") explains the layers; this file is what enforces them.
+// Type-only imports count like any other (tsPreCompilationDeps): a type is a dependency too.
+
+// Modules every layer may use: the root utilities (errors, validation, clock, JSON reading…)
+// and src/wire/ (constants of the request bytes both the client side and the emulator share).
+// They import nothing but each other.
+const BASE = '^src/(wire/|[^/]+[.]ts$)';
+const ENTRIES = '^src/(index|testing)[.]ts$';
+
+/** `folder` may import only itself, the base and the listed folders under src/. */
+function only(folder, allowed) {
+  const to = [folder, ...allowed].join('|');
+  return {
+    name: `${folder}-imports-only`,
+    comment: `src/${folder}/ may import ${allowed.length ? allowed.map((f) => `src/${f}/`).join(', ') : 'nothing of forkcache'} (and the base: root utilities, src/wire/)`,
+    severity: 'error',
+    from: { path: `^src/${folder}/` },
+    to: { path: '^src/', pathNot: [`^src/(${to})/`, BASE] },
+  };
+}
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'base-imports-base',
+      comment: 'The root utilities and src/wire/ import nothing of forkcache but each other',
+      severity: 'error',
+      from: { path: BASE, pathNot: ENTRIES },
+      to: { path: '^src/', pathNot: BASE },
+    },
+    {
+      name: 'nothing-imports-cli',
+      comment: 'src/cli/ is the top: it may import everything, nothing imports it',
+      severity: 'error',
+      from: { pathNot: '^src/cli/' },
+      to: { path: '^src/cli/' },
+    },
+    {
+      name: 'nothing-imports-the-entries',
+      comment: 'src/index.ts and src/testing.ts are for users; code inside src/ imports the module itself',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ENTRIES },
+      to: { path: ENTRIES },
+    },
+    only('models', []),
+    only('rate-limits', []),
+    only('fork', []),
+    only('tools', []),
+    only('ledger', ['models']),
+    only('prefix', ['fork']),
+    only('provider', ['rate-limits']),
+    only('gate', ['rate-limits', 'loop']),
+    only('loop', ['provider', 'tools', 'fork', 'prefix', 'ledger', 'rate-limits']),
+    only('run-dir', ['ledger', 'fork', 'prefix', 'tools', 'loop']),
+    only('pool', ['loop', 'prefix', 'provider', 'tools', 'fork', 'rate-limits', 'run-dir']),
+    only('agent', ['fork', 'ledger', 'loop', 'prefix', 'tools']),
+    only('distributed', ['pool', 'run-dir', 'loop', 'prefix', 'provider', 'gate', 'rate-limits', 'tools', 'fork']),
+    only('engine', [
+      'agent',
+      'pool',
+      'distributed',
+      'gate',
+      'run-dir',
+      'prefix',
+      'fork',
+      'ledger',
+      'models',
+      'provider',
+      'loop',
+      'tools',
+    ]),
+    // The emulator stands in for the API: it knows the wire, never forkcache's client side.
+    only('emulator', ['models', 'ledger', 'rate-limits']),
+    only('proxy', ['emulator', 'gate', 'ledger', 'models', 'report']),
+    only('report', ['run-dir', 'ledger', 'models', 'fork']),
+    {
+      name: 'no-folder-cycles',
+      comment: 'Two folders that import each other are one layer in disguise',
+      severity: 'error',
+      scope: 'folder',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'no-circular',
+      comment: 'Modules that import each other (types included) cannot be read or tested apart',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'no-orphans',
+      comment: 'A module nothing imports is dead code (entries, the worker and the CLI excepted)',
+      severity: 'error',
+      from: { orphan: true, path: '^src/', pathNot: [ENTRIES, '^src/pool/fork-worker[.]ts$', '^src/cli/main[.]ts$'] },
+      to: {},
+    },
+    {
+      name: 'src-not-to-tests',
+      comment: 'The package never imports its tests, benchmarks or scripts',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(test|bench|scripts)/' },
+    },
+    {
+      name: 'not-to-unresolvable',
+      comment: 'An import that does not resolve (a moved file, a typo in a .ts specifier)',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+    {
+      name: 'not-to-dev-dep',
+      comment: 'src/ ships: it may not import a devDependency (optional peers are loaded on first use)',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only', 'npm-peer'] },
+    },
+  ],
+  options: {
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    // `./x.ts` specifiers (allowImportingTsExtensions) resolve as written.
+    enhancedResolveOptions: { extensions: ['.ts', '.js', '.json'] },
+    doNotFollow: { path: 'node_modules' },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};
