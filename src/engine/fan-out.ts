@@ -15,6 +15,9 @@ import type { FanOutEvent, ForkHandle, ForkResult } from './fork-handle.ts';
 import { ForkState } from './fork-handle.ts';
 import { measureFreshBase, measureSharedTokens, sendPrewarm } from './measure.ts';
 import { WarmGate } from './warm-gate.ts';
+import { readabilityOf } from '../provider/ids.ts';
+import { sendChatWarmup } from '../provider/openai/warmup.ts';
+import { normalizeUsage, totalInputTokens } from '../ledger/usage.ts';
 import { FanOutGate } from '../gate/admission/fan-out-gate.ts';
 import { sampleBudget } from '../gate/admission/budget-log.ts';
 import { closeWorktree, openWorktree, type Worktree, type WorktreeResult } from './worktree.ts';
@@ -53,6 +56,7 @@ export class FanOutRun implements FanOut {
       limit: deps.api,
       ttlMs: prefix.ttl === '1h' ? 3_600_000 : 300_000,
       clock: deps.clock,
+      readable: readabilityOf(prefix.provider),
     });
     deps.admission.retryAfterStop();
     if (deps.options.admission === 'on') deps.remote?.retryAfterStop?.(deps.modelClass(prefix.snapshot.model));
@@ -103,10 +107,15 @@ export class FanOutRun implements FanOut {
   async #run(): Promise<FanOutResult> {
     const { client, options } = this.#deps;
     const signal = this.#abort.signal;
-    this.#accounts.sharedTokens = await measureSharedTokens(client, this.prefix, signal);
-    // fresh agents are what they are: no fresh-agent baseline to measure for them
-    if (!this.#deps.agent) this.#accounts.freshBase = await measureFreshBase(client, this.prefix.snapshot, signal);
-    if (options.warm === 'prewarm' && !signal.aborted) await this.#prewarm();
+    if (this.#deps.chatClient) {
+      // Chat Completions: no token count; the warm-up measures the shared prefix as it writes it
+      if (options.warm !== 'none') await this.#chatWarmup(this.#deps.chatClient);
+    } else {
+      this.#accounts.sharedTokens = await measureSharedTokens(client, this.prefix, signal);
+      // fresh agents are what they are: no fresh-agent baseline to measure for them
+      if (!this.#deps.agent) this.#accounts.freshBase = await measureFreshBase(client, this.prefix.snapshot, signal);
+      if (options.warm === 'prewarm' && !signal.aborted) await this.#prewarm();
+    }
     const stopSampling = this.#log ? sampleBudget(this.#deps.admission, this.#deps.clock, (line) => this.#logLine(line)) : () => undefined;
     try {
       this.#recordEarlierTurns();
@@ -135,6 +144,21 @@ export class FanOutRun implements FanOut {
     } catch (err) {
       this.#logLine({ type: 'warmup-failed', at: this.#deps.clock.now(), error: toWireError(err) });
       this.#gate.warmingFailed(); // the first child warms instead
+    }
+  }
+
+  async #chatWarmup(client: NonNullable<FanOutDeps['chatClient']>): Promise<void> {
+    this.#gate.beginWarming();
+    const at = this.#deps.clock.now();
+    try {
+      this.#logLine({ type: 'warmup-start', at });
+      const message = await sendChatWarmup(client, this.prefix, () => this.#gate.markWarm(), this.#abort.signal);
+      this.#accounts.sharedTokens = totalInputTokens(normalizeUsage(message.usage));
+      this.#logLine({ type: 'warmup-end', at: this.#deps.clock.now(), usage: message.usage });
+      this.#accounts.warmup(message.usage, at);
+    } catch (err) {
+      this.#logLine({ type: 'warmup-failed', at: this.#deps.clock.now(), error: toWireError(err) });
+      this.#gate.warmingFailed();
     }
   }
 

@@ -6,6 +6,7 @@ import { captureSnapshot, deepFreeze, type ParentSnapshot } from '../fork/snapsh
 import { readJsonFile } from '../json-file.ts';
 import { type FrozenPrefix, MARKER_STRATEGIES, type MarkerStrategy } from '../prefix/freeze.ts';
 import { withoutCredentials } from '../provider/headers.ts';
+import { providerIdSchema } from '../provider/ids.ts';
 import { permissionPolicySchema } from '../tools/permissions.ts';
 import { parseOrThrow } from '../validation.ts';
 import type { ResolvedEngineOptions } from '../engine/options.ts';
@@ -27,7 +28,9 @@ export const manifestSchema = z.strictObject({
     layout: z.enum(FORK_LAYOUTS as [ForkLayout, ...ForkLayout[]]),
     ttl: z.enum(['5m', '1h']),
     markers: z.enum(MARKER_STRATEGIES as [MarkerStrategy, ...MarkerStrategy[]]),
-    headEnd: z.enum(['content-open', 'messages-open']),
+    headEnd: z.enum(['content-open', 'messages-open', 'message-closed']),
+    /** Older runs have none: they spoke the Messages API. */
+    provider: providerIdSchema.default('anthropic'),
     source: z.enum(['parent', 'fallback']),
   }),
   directives: z.array(z.string()).min(1),
@@ -74,7 +77,7 @@ export function writeManifest(dir: string, fanoutId: string, prefix: FrozenPrefi
     v: 1,
     fanoutId,
     createdAt: new Date().toISOString(),
-    prefix: { sha256: prefix.sha256, bytes: prefix.byteLength, layout: prefix.layout, ttl: prefix.ttl, markers: prefix.markers, headEnd: prefix.headEnd, source: prefix.snapshot.source },
+    prefix: { sha256: prefix.sha256, bytes: prefix.byteLength, layout: prefix.layout, ttl: prefix.ttl, markers: prefix.markers, headEnd: prefix.headEnd, provider: prefix.provider, source: prefix.snapshot.source },
     directives: [...directives],
     engine: {
       workspace: options.workspace,
