@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { claudeTokenizer } from '../../../src/emulator/index.ts';
 import { chatClient, chatEmulator, usageOf } from './helpers.ts';
 
 /*
  * Replays what Qwen Code 0.24.4 sent to `forkcache emulator --api dashscope` (see the README,
  * "Qwen Code against the emulator"): its main turn and its memory-extractor side request, with
  * its headers, markers (system part, last user part, last tool) and extra fields, through the
- * real `openai` client. The emulator's default tokenizer counts as it did when recorded.
+ * real `openai` client, counted with the emulator's default tokenizer, as when recorded.
  */
 
 interface Recorded {
@@ -44,7 +45,7 @@ describe('Qwen Code 0.24.4 requests, replayed against the DashScope mode', () =>
   });
 
   it('writes the whole prompt at the last marker, ignores the tool marker, and answers in the recorded usage shape', async () => {
-    const emu = await chatEmulator('dashscope', { tokenizer: undefined });
+    const emu = await chatEmulator('dashscope', { tokenizer: claudeTokenizer });
     const usage = await replay(emu, main);
     expect(Object.keys(usage).sort()).toEqual(Object.keys(main.response.usage).sort());
     expect(Object.keys(usage['prompt_tokens_details']).sort()).toEqual(Object.keys(main.response.usage['prompt_tokens_details']).sort());
@@ -55,7 +56,7 @@ describe('Qwen Code 0.24.4 requests, replayed against the DashScope mode', () =>
   });
 
   it('a second session with the same prompt reads all of it; the memory extractor (another system prompt) misses', async () => {
-    const emu = await chatEmulator('dashscope', { tokenizer: undefined });
+    const emu = await chatEmulator('dashscope', { tokenizer: claudeTokenizer });
     const first = await replay(emu, main);
     const again = await replay(emu, main);
     expect(again['prompt_tokens_details']).toMatchObject({ cached_tokens: first['prompt_tokens'], cache_creation_input_tokens: 0 });
