@@ -153,9 +153,10 @@ export class FanOutRun implements FanOut {
     try {
       this.#logLine({ type: 'warmup-start', at });
       const message = await sendChatWarmup(client, this.prefix, () => this.#gate.markWarm(), this.#abort.signal);
-      this.#accounts.sharedTokens = totalInputTokens(normalizeUsage(message.usage));
+      const usage = normalizeUsage(message.usage);
+      this.#accounts.sharedTokens = totalInputTokens(usage);
       this.#logLine({ type: 'warmup-end', at: this.#deps.clock.now(), usage: message.usage });
-      this.#accounts.warmup(message.usage, at);
+      this.#accounts.warmup(message.usage, at, usage.cache_read_input_tokens);
     } catch (err) {
       this.#logLine({ type: 'warmup-failed', at: this.#deps.clock.now(), error: toWireError(err) });
       this.#gate.warmingFailed();

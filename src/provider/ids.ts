@@ -34,3 +34,14 @@ export function readabilityOf(provider: ProviderId): Readability {
 export function isChatProvider(provider: ProviderId): provider is Exclude<ProviderId, 'anthropic'> {
   return provider !== 'anthropic';
 }
+
+/**
+ * The model a provider's demo and economics runs use when none is given: a dated catalogue
+ * row for each hosted provider; for a local server any id is served (and runs unpriced).
+ */
+export const PROVIDER_DEFAULT_MODELS: Readonly<Record<Exclude<ProviderId, 'anthropic'>, string>> = {
+  openai: 'gpt-5',
+  dashscope: 'qwen3-coder-plus',
+  deepseek: 'deepseek-chat',
+  'openai-compatible': 'qwen3-coder-30b-a3b-instruct',
+};

@@ -8,7 +8,7 @@ import type { ChatDialect } from './dialects.ts';
 
 type Tool = Anthropic.ToolUnion;
 
-function chatTools(tools: readonly Tool[], markLast: boolean): unknown[] {
+export function chatTools(tools: readonly Tool[], markLast: boolean): unknown[] {
   return tools.map((tool, i) => {
     if (!('input_schema' in tool)) {
       throw new ForkcacheError('INVALID_ARGUMENT', `snapshot.tools[${i}]: "${String((tool as { name?: unknown }).name ?? tool.type)}" is a server tool; Chat Completions has only function tools`, { data: { field: `snapshot.tools[${i}]` } });
@@ -18,7 +18,7 @@ function chatTools(tools: readonly Tool[], markLast: boolean): unknown[] {
   });
 }
 
-function chatToolChoice(choice: Anthropic.ToolChoice): unknown {
+export function chatToolChoice(choice: Anthropic.ToolChoice): unknown {
   switch (choice.type) {
     case 'auto':
       return 'auto';
@@ -31,7 +31,7 @@ function chatToolChoice(choice: Anthropic.ToolChoice): unknown {
   }
 }
 
-function systemMessage(system: string | readonly Anthropic.TextBlockParam[], dialect: ChatDialect, mark: boolean): ChatMessage {
+export function systemMessage(system: string | readonly Anthropic.TextBlockParam[], dialect: ChatDialect, mark: boolean): ChatMessage {
   if (!mark) {
     if (typeof system === 'string') return { role: 'system', content: system };
     return { role: 'system', content: system.map((b, i) => toPart({ type: 'text', text: b.text }, dialect, `snapshot.system[${i}]`)) };
