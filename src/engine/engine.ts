@@ -173,6 +173,9 @@ export class ForkEngine {
   resume(dir: string, options: Omit<FanOutOptions, 'layout' | 'model'> = {}): FanOut {
     this.#assertOpen();
     const { manifest, snapshot } = readFanOutDir(dir);
+    if (manifest.prefix.provider !== this.#options.api.provider) {
+      throw new ForkcacheError('INVALID_ARGUMENT', `resume ${dir}: provider: the run was frozen for ${manifest.prefix.provider}, this engine speaks ${this.#options.api.provider}`, { data: { field: 'provider' } });
+    }
     const prefix = freeze(snapshot, { layout: manifest.prefix.layout, ttl: manifest.prefix.ttl, markers: manifest.prefix.markers, provider: manifest.prefix.provider });
     if (prefix.sha256 !== manifest.prefix.sha256) {
       throw new ForkcacheError('FORK_PREFIX_DRIFT', `resume ${dir}: the snapshot freezes to ${prefix.sha256.slice(0, 16)}, not the recorded head ${manifest.prefix.sha256.slice(0, 16)}`, {
