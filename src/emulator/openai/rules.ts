@@ -1,7 +1,7 @@
 /**
  * The emulator's API modes and, for the OpenAI-compatible ones, each provider's prompt-cache
- * rule as data. Sources: the providers' caching pages as summarised in docs/emulator-openai.md;
- * where a provider documents nothing (OpenAI's moment of readability) the choice is marked.
+ * rule as data (summarised in docs/emulator-openai.md). Where a provider documents nothing
+ * (OpenAI's moment of readability) the choice is marked.
  */
 
 export const EMULATOR_APIS = ['anthropic', 'openai', 'dashscope', 'deepseek'] as const;
@@ -41,8 +41,6 @@ export const CACHE_RULES: Readonly<Record<OpenAiCompatibleApi, CacheRule>> = {
 export const DASHSCOPE_MAX_MARKERS = 4;
 /** How many blocks back from a marker DashScope looks for an entry. */
 export const DASHSCOPE_LOOKBACK_BLOCKS = 20;
-/** Qwen Code's header for DashScope's explicit cache (see docs/emulator-openai.md: not required). */
-export const DASHSCOPE_CACHE_HEADER = 'x-dashscope-cachecontrol';
 
 /** Whole steps of `step` tokens, and nothing below the minimum. */
 export function reportedHit(tokens: number, rule: Pick<CacheRule, 'minTokens' | 'step'>): number {
