@@ -1,6 +1,7 @@
 import { totalInputTokens, type UsageInput } from '../ledger/usage.ts';
 import type { RequestRecord } from '../loop/types.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
+import { stepDown } from '../provider/ids.ts';
 import type { FanOutDeps } from './fan-out-types.ts';
 
 /**
@@ -23,8 +24,9 @@ export class FanOutAccounts {
     this.#prefix = prefix;
   }
 
+  /** What of the shared prefix a request could read (rounded down to the provider's read step). */
   #shared(): { sharedPrefixTokens?: number } {
-    return this.sharedTokens === undefined ? {} : { sharedPrefixTokens: this.sharedTokens };
+    return this.sharedTokens === undefined ? {} : { sharedPrefixTokens: stepDown(this.#prefix.provider, this.sharedTokens) };
   }
 
   /**
@@ -33,7 +35,7 @@ export class FanOutAccounts {
    * Completions: an automatic cache reports no writes, so the parent's usage cannot).
    */
   warmup(usage: UsageInput, at: number, cachedPrefixTokens?: number): void {
-    const cached = cachedPrefixTokens === undefined ? {} : { cachedPrefixTokens };
+    const cached = cachedPrefixTokens === undefined ? {} : { cachedPrefixTokens: stepDown(this.#prefix.provider, cachedPrefixTokens) };
     this.#deps.ledger.record({ forkId: this.#deps.rootId, kind: 'warmup', turn: 0, model: this.#prefix.snapshot.model, usage, at, prefixId: this.#prefix.id, ...this.#shared(), ...cached });
   }
 

@@ -2,7 +2,6 @@ import { findModel, type ModelCatalogue } from '../models/catalogue.ts';
 import type { LedgerRecord } from './records.ts';
 import type { AgentNode } from './tree.ts';
 import { totalInputTokens } from './usage.ts';
-import { cacheStepOf, stepDown } from './cache-step.ts';
 
 /**
  * Fan-out metrics, exactly as docs/architecture.md "Ledger definitions" states them:
@@ -27,8 +26,6 @@ import { cacheStepOf, stepDown } from './cache-step.ts';
  *   lifetime (1 h when it wrote 1-hour entries, else 5 min) nothing is cached.
  * - A shared prefix shorter than the model's minimum cacheable length cannot be cached at
  *   all: that fan-out's maximum is 0.
- * - Where the provider's cache reads in steps (OpenAI 128 tokens, DeepSeek 64; see
- *   cache-step.ts) the shared and cached token counts are rounded down to the step first.
  * - `cache_efficiency` is 1 when `max_fanout_reads` is 0 (nothing could be read, nothing was
  *   missed); `fanout_hit_ratio` is 0 when there were no fan-out input tokens. Reads are not
  *   capped, so an efficiency above 1 means `sharedPrefixTokens` was under-estimated.
@@ -126,22 +123,21 @@ function metricsOf(group: Group, owner: AgentNode | undefined, table: ModelCatal
   const declared = (r: LedgerRecord): number | undefined => r.sharedPrefixTokens ?? (r.kind === 'warmup' ? totalInputTokens(r.usage) : undefined);
   const given = group.records.map(declared).filter((n): n is number => n !== undefined);
   const shared = given.length > 0 ? Math.max(...given) : 0;
-  const model = group.records[0] ? findModel(group.records[0].model, table) : undefined;
-  const step = cacheStepOf(model);
   let inputTokens = 0;
   let cacheReadTokens = 0;
   let sharedReadTokens = 0;
   let sharedSum = 0;
   for (const r of group.records) {
     const total = totalInputTokens(r.usage);
-    const sharedHere = stepDown(Math.min(declared(r) ?? shared, total), step);
+    const sharedHere = Math.min(declared(r) ?? shared, total);
     inputTokens += total;
     cacheReadTokens += r.usage.cache_read_input_tokens;
     sharedReadTokens += Math.min(r.usage.cache_read_input_tokens, sharedHere);
     sharedSum += sharedHere;
   }
   const cached = cachedAtStart(group, shared, owner);
-  const uncached = stepDown(shared, step) - stepDown(cached, step);
+  const uncached = shared - cached;
+  const model = group.records[0] ? findModel(group.records[0].model, table) : undefined;
   const cacheable = shared >= (model?.minCacheableTokens ?? 0);
   const maxReads = cacheable ? Math.max(0, sharedSum - uncached) : 0;
   return {

@@ -45,3 +45,15 @@ export const PROVIDER_DEFAULT_MODELS: Readonly<Record<Exclude<ProviderId, 'anthr
   deepseek: 'deepseek-chat',
   'openai-compatible': 'qwen3-coder-30b-a3b-instruct',
 };
+
+/**
+ * Providers whose automatic cache reads in whole steps: OpenAI reports hits in 128-token
+ * increments, DeepSeek stores prefixes in 64-token units. A request there can read at most its
+ * shared prefix rounded down to the step, which is what the ledger is told it could read.
+ */
+const CACHE_STEP_TOKENS: Readonly<Partial<Record<ProviderId, number>>> = { openai: 128, deepseek: 64 };
+
+export function stepDown(provider: ProviderId, tokens: number): number {
+  const step = CACHE_STEP_TOKENS[provider] ?? 1;
+  return Math.floor(tokens / step) * step;
+}
