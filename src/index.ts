@@ -17,6 +17,8 @@ export type { FanOutEvent, ForkHandle, ForkHandleStatus, ForkResult } from './en
 export type { ForkOutcome, LoopEvent } from './loop/types.ts';
 export { WARM_STRATEGIES } from './engine/warm-gate.ts';
 export type { WarmStrategy } from './engine/warm-gate.ts';
+export { PROVIDER_IDS } from './provider/ids.ts';
+export type { ProviderId } from './provider/ids.ts';
 export type { CacheTtl } from './prefix/markers.ts';
 export { ManualClock, systemClock } from './clock.ts';
 export type { Clock } from './clock.ts';

@@ -16,8 +16,7 @@ import { ForkState } from './fork-handle.ts';
 import { measureFreshBase, measureSharedTokens, sendPrewarm } from './measure.ts';
 import { WarmGate } from './warm-gate.ts';
 import { readabilityOf } from '../provider/ids.ts';
-import { sendChatWarmup } from '../provider/openai/warmup.ts';
-import { normalizeUsage, totalInputTokens } from '../ledger/usage.ts';
+import { chatWarmup, sendChatWarmup } from '../provider/openai/warmup.ts';
 import { FanOutGate } from '../gate/admission/fan-out-gate.ts';
 import { sampleBudget } from '../gate/admission/budget-log.ts';
 import { closeWorktree, openWorktree, type Worktree, type WorktreeResult } from './worktree.ts';
@@ -108,8 +107,14 @@ export class FanOutRun implements FanOut {
     const { client, options } = this.#deps;
     const signal = this.#abort.signal;
     if (this.#deps.chatClient) {
-      // Chat Completions: no token count; the warm-up measures the shared prefix as it writes it
-      if (options.warm !== 'none') await this.#chatWarmup(this.#deps.chatClient);
+      // Chat Completions: no token count; the warm-up measures the shared prefix as it writes it.
+      // A single fork has no sibling to warm for: the warm-up would only add a request.
+      if (options.warm !== 'none' && this.#specs.length > 1) {
+        const client = this.#deps.chatClient;
+        const measured = await chatWarmup({ send: (ready) => sendChatWarmup(client, this.prefix, ready, signal), gate: this.#gate, clock: this.#deps.clock, log: (line) => this.#logLine(line) });
+        this.#accounts.sharedTokens = measured?.sharedTokens;
+        if (measured) this.#accounts.warmup(measured.usage, measured.at, measured.cachedTokens);
+      }
     } else {
       this.#accounts.sharedTokens = await measureSharedTokens(client, this.prefix, signal);
       // fresh agents are what they are: no fresh-agent baseline to measure for them
@@ -144,22 +149,6 @@ export class FanOutRun implements FanOut {
     } catch (err) {
       this.#logLine({ type: 'warmup-failed', at: this.#deps.clock.now(), error: toWireError(err) });
       this.#gate.warmingFailed(); // the first child warms instead
-    }
-  }
-
-  async #chatWarmup(client: NonNullable<FanOutDeps['chatClient']>): Promise<void> {
-    this.#gate.beginWarming();
-    const at = this.#deps.clock.now();
-    try {
-      this.#logLine({ type: 'warmup-start', at });
-      const message = await sendChatWarmup(client, this.prefix, () => this.#gate.markWarm(), this.#abort.signal);
-      const usage = normalizeUsage(message.usage);
-      this.#accounts.sharedTokens = totalInputTokens(usage);
-      this.#logLine({ type: 'warmup-end', at: this.#deps.clock.now(), usage: message.usage });
-      this.#accounts.warmup(message.usage, at, usage.cache_read_input_tokens);
-    } catch (err) {
-      this.#logLine({ type: 'warmup-failed', at: this.#deps.clock.now(), error: toWireError(err) });
-      this.#gate.warmingFailed();
     }
   }
 
