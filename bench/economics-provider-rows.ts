@@ -22,17 +22,18 @@ export function providerRows(cells: readonly (ProviderCell & { efficiency: numbe
   });
 }
 
-/** One sentence per provider: the largest cell, forkcache against fork-naive. */
+/** One sentence over the providers: the largest cell they all ran, forkcache against fork-naive. */
 export function providerSentence(rows: readonly Record<string, unknown>[]): string {
+  const last = rows.at(-1);
+  if (!last) return '';
   const providers = [...new Set(rows.map((r) => String(r['provider'])))];
   const parts = providers.map((provider) => {
-    const mine = rows.filter((r) => r['provider'] === provider);
-    const last = mine.at(-1)!;
-    const at = (strategy: string): Record<string, unknown> => mine.find((r) => r['prefix'] === last['prefix'] && r['forks'] === last['forks'] && r['strategy'] === strategy)!;
+    const at = (strategy: string): Record<string, unknown> | undefined =>
+      rows.find((r) => r['provider'] === provider && r['prefix'] === last['prefix'] && r['forks'] === last['forks'] && r['strategy'] === strategy);
     const fc = at('forkcache');
     const naive = at('fork-naive');
-    return `${provider}: $${Number(fc['cost_usd']).toFixed(4)} (${String(fc['savings_vs_no_cache'])} saved, efficiency ${String(fc['cache_efficiency'])}) against fork-naive $${Number(naive['cost_usd']).toFixed(4)} (${String(naive['savings_vs_no_cache'])}, ${String(naive['cache_efficiency'])})`;
+    if (!fc || !naive) return `${provider}: not run`;
+    return `${provider} $${Number(fc['cost_usd']).toFixed(4)} (${String(fc['savings_vs_no_cache'])} below no cache, efficiency ${String(fc['cache_efficiency'])}) against $${Number(naive['cost_usd']).toFixed(4)} (${String(naive['savings_vs_no_cache'])}, ${String(naive['cache_efficiency'])})`;
   });
-  const last = rows.at(-1);
-  return last ? `At ${String(last['forks'])} forks over ${String(last['prefix'])}, forkcache against fork-naive: ${parts.join('; ')}.` : '';
+  return `At ${String(last['forks'])} forks over ${String(last['prefix'])}, forkcache against fork-naive: ${parts.join('; ')}.`;
 }
