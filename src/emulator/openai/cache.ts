@@ -45,7 +45,8 @@ function planAutomatic(prefix: RenderedPrefix, store: CacheStore, rule: CacheRul
 /**
  * DashScope's explicit cache: markers on content parts (≤ 4, else 400), each looking back 20
  * blocks for an entry; the marked prefixes after the hit are created at 125%. The lookback and
- * the read/write split are the Messages API's rule, which DashScope's documentation mirrors.
+ * the read/write split are the Messages API's rule, which DashScope's documentation mirrors
+ * (one difference kept from it: a run of tool calls, or of tool results, counts as one block).
  */
 function planExplicit(prefix: RenderedPrefix, store: CacheStore, rule: CacheRule, now: number): ChatCachePlan {
   const marked = prefix.positions.filter((p) => p.segment === 'messages' && p.cacheControl);
