@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/clock.ts';
-import { chatClient, chatEmulator, ephemeral, openAiError, part, usageOf, words } from './helpers.ts';
+import { chatClient, chatEmulator, drive, ephemeral, openAiError, part, usageOf, waitForEvents, words } from './helpers.ts';
 
 /*
  * DashScope's explicit cache, through the real `openai` client at /compatible-mode/v1:
@@ -81,6 +81,22 @@ describe('DashScope explicit cache', () => {
     clock.advance(5 * 60_000);
     const expired = usageOf(await ask(emu, messages('d'))).prompt_tokens_details;
     expect(expired).toMatchObject({ cached_tokens: 0, cache_creation_input_tokens: 2_000 });
+  });
+
+  it('makes a created entry readable only once its response is complete: a sibling sent before that creates again', async () => {
+    const clock = new ManualClock();
+    const emu = await chatEmulator('dashscope', { clock, latency: { baseMs: 100, prefillMsPerToken: 0, cacheReadMsPerToken: 0, outputTokensPerSecond: 10 } });
+    const messages = (q: string) => [{ role: 'system', content: [part(words(2_000, 'c'), true)] }, { role: 'user', content: q }];
+    const begun = waitForEvents(emu, 'response-start');
+    const first = ask(emu, messages('first'));
+    await drive(clock, begun); // its response has begun; the body is still being generated
+    const planned = waitForEvents(emu, 'request-start');
+    const sibling = ask(emu, messages('sibling'));
+    expect((await planned)[0]!.usage).toMatchObject({ cache_read_input_tokens: 0, cache_creation_input_tokens: 2_000 });
+    const [, early] = await drive(clock, Promise.all([first, sibling]));
+    expect(usageOf(early).prompt_tokens_details).toMatchObject({ cached_tokens: 0, cache_creation_input_tokens: 2_000 });
+    const late = await drive(clock, ask(emu, messages('late')));
+    expect(usageOf(late).prompt_tokens_details).toMatchObject({ cached_tokens: 2_000, cache_creation_input_tokens: 0 });
   });
 
   it('serves the same API at /v1 and accepts Qwen Code\'s X-DashScope-CacheControl header without needing it', async () => {
