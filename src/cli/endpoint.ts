@@ -42,7 +42,8 @@ export async function openEndpoint(
   provider: ProviderId = 'anthropic',
 ): Promise<Endpoint> {
   const real = realEndpoint(provider);
-  const configured = provider === 'openai-compatible' ? process.env['OPENAI_BASE_URL'] !== undefined : real.apiKey !== undefined;
+  // An empty key is no key (tests and users clear a variable with KEY=), as before providers existed.
+  const configured = provider === 'openai-compatible' ? Boolean(process.env['OPENAI_BASE_URL']) : Boolean(real.apiKey);
   const insist = api === 'real' || api === 'anthropic';
   if (insist && !configured) throw new ForkcacheError('INVALID_ARGUMENT', `--api ${api}: ${provider === 'openai-compatible' ? 'OPENAI_BASE_URL' : real.keyName} is not set`, { data: { field: 'api' } });
   if (insist || (api === 'auto' && configured)) {
