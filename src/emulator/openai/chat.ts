@@ -30,14 +30,14 @@ const ERROR_FAULTS: Partial<Record<FaultKind, [ApiErrorType, string]>> = {
  * serves any name, so an id the catalogue does not know is served with the provider's cache
  * rule (and runs unpriced in the ledger); a retired catalogue model is a 404, as on the API.
  */
-export function chatModel(core: EmulatorCore, id: string, rule: CacheRule): ModelEntry {
+export function chatModel(core: EmulatorCore, id: string, api: OpenAiCompatibleApi, rule: CacheRule): ModelEntry {
   const known = findModel(id, core.modelTable);
   if (known && statusAt(known, core.clock.now()) === 'retired') {
     throw new OpenAiError('EMULATOR_UNKNOWN_MODEL', 404, 'invalid_request_error', `The model \`${id}\` does not exist or you do not have access to it.`, 'model', 'model_not_found');
   }
   if (known) return known;
   return {
-    id, aliases: [], family: id, provider: 'openai', status: 'current', endOfLife: null, replacement: null,
+    id, aliases: [], family: id, provider: api, status: 'current', endOfLife: null, replacement: null,
     minCacheableTokens: rule.minTokens, contextWindow: 128_000, maxOutputTokens: 32_768,
     constraints: { adaptiveThinkingOnly: false, forcedToolChoice: true, prefill: true, bindsThinkingBlocks: false, systemMessages: true },
     inferenceGeo: false, prices: [], note: null,
@@ -77,7 +77,7 @@ export async function handleChatCompletions(core: EmulatorCore, ctx: RequestCont
 
   const chat = checkChatRequest(body);
   const base = CACHE_RULES[api];
-  const model = chatModel(core, chat.model, base);
+  const model = chatModel(core, chat.model, api, base);
   const rule: CacheRule = { ...base, minTokens: core.minCacheable(model) };
   const request = toMessagesRequest(chat);
   const prefix = renderPrefix(request, model.id, core.counter, { strictBillingBlock: true });
