@@ -47,7 +47,7 @@ export async function openEndpoint(
   const insist = api === 'real' || api === 'anthropic';
   if (insist && !configured) throw new ForkcacheError('INVALID_ARGUMENT', `--api ${api}: ${provider === 'openai-compatible' ? 'OPENAI_BASE_URL' : real.keyName} is not set`, { data: { field: 'api' } });
   if (insist || (api === 'auto' && configured)) {
-    return { baseURL: real.baseURL, apiKey: real.apiKey ?? 'no-key', kind: isChatProvider(provider) ? provider : 'anthropic', provider, label: real.label, close: async () => {} };
+    return { baseURL: real.baseURL, apiKey: real.apiKey || 'no-key', kind: isChatProvider(provider) ? provider : 'anthropic', provider, label: real.label, close: async () => {} };
   }
   // A model the user priced with --model-table is one the stand-in API serves too.
   const server = await startEmulator({ script: emulator.script, latency: emulator.latency, api: emulatorApiOf(provider), ...(catalogue ? { modelTable: catalogue } : {}) });

@@ -20,9 +20,9 @@ export function isConnectionError(err: unknown): boolean {
   return err instanceof Anthropic.APIConnectionError || err instanceof OpenAI.APIConnectionError;
 }
 
-/** The error's type as the body names it: Anthropic's `error.type`, OpenAI's `type` (or `code`). */
+/** The error's type as the body names it: Anthropic's `error.type`, OpenAI's `type` (from the body's `error` object). */
 export function apiErrorType(err: AnyApiError): string | undefined {
-  const body = err.error as { error?: { type?: unknown }; type?: unknown; code?: unknown } | undefined;
-  const type = body?.error?.type ?? body?.type ?? (err instanceof OpenAI.APIError ? err.type : undefined);
+  if (err instanceof OpenAI.APIError) return typeof err.type === 'string' ? err.type : undefined;
+  const type = (err.error as { error?: { type?: unknown } } | undefined)?.error?.type;
   return typeof type === 'string' ? type : undefined;
 }

@@ -48,10 +48,11 @@ export const PROVIDER_DEFAULT_MODELS: Readonly<Record<Exclude<ProviderId, 'anthr
 
 /**
  * Providers whose automatic cache reads in whole steps: OpenAI reports hits in 128-token
- * increments, DeepSeek stores prefixes in 64-token units. A request there can read at most its
- * shared prefix rounded down to the step, which is what the ledger is told it could read.
+ * increments, DeepSeek stores prefixes in 64-token units, vLLM caches full blocks (16 tokens by
+ * default). A request there can read at most its shared prefix rounded down to the step, which
+ * is what the ledger is told it could read.
  */
-const CACHE_STEP_TOKENS: Readonly<Partial<Record<ProviderId, number>>> = { openai: 128, deepseek: 64 };
+const CACHE_STEP_TOKENS: Readonly<Partial<Record<ProviderId, number>>> = { openai: 128, deepseek: 64, 'openai-compatible': 16 };
 
 export function stepDown(provider: ProviderId, tokens: number): number {
   const step = CACHE_STEP_TOKENS[provider] ?? 1;
