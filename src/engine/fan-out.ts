@@ -16,7 +16,7 @@ import { ForkState } from './fork-handle.ts';
 import { measureFreshBase, measureSharedTokens, sendPrewarm } from './measure.ts';
 import { WarmGate } from './warm-gate.ts';
 import { readabilityOf } from '../provider/ids.ts';
-import { chatWarmup, sendChatWarmup } from '../provider/openai/warmup.ts';
+import { warmUpChatFanOut } from './chat-warmup.ts';
 import { FanOutGate } from '../gate/admission/fan-out-gate.ts';
 import { sampleBudget } from '../gate/admission/budget-log.ts';
 import { closeWorktree, openWorktree, type Worktree, type WorktreeResult } from './worktree.ts';
@@ -107,14 +107,9 @@ export class FanOutRun implements FanOut {
     const { client, options } = this.#deps;
     const signal = this.#abort.signal;
     if (this.#deps.chatClient) {
-      // Chat Completions: no token count; the warm-up measures the shared prefix as it writes it.
-      // A single fork has no sibling to warm for: the warm-up would only add a request.
-      if (options.warm !== 'none' && this.#specs.length > 1) {
-        const client = this.#deps.chatClient;
-        const measured = await chatWarmup({ send: (ready) => sendChatWarmup(client, this.prefix, ready, signal), gate: this.#gate, clock: this.#deps.clock, log: (line) => this.#logLine(line) });
-        this.#accounts.sharedTokens = measured?.sharedTokens;
-        if (measured) this.#accounts.warmup(measured.usage, measured.at, measured.cachedTokens);
-      }
+      // Chat Completions has no token count: the warm-up measures the prefix as it writes it
+      const { chatClient: chat, clock } = this.#deps;
+      await warmUpChatFanOut({ client: chat, prefix: this.prefix, forks: this.#specs.length, warm: options.warm, gate: this.#gate, accounts: this.#accounts, clock, log: (line) => this.#logLine(line), signal });
     } else {
       this.#accounts.sharedTokens = await measureSharedTokens(client, this.prefix, signal);
       // fresh agents are what they are: no fresh-agent baseline to measure for them
