@@ -36,12 +36,17 @@ describe('one plan, any provider', () => {
     expect(providers).toEqual(['dashscope', 'openai']);
   }, 90_000);
 
-  it('resume refuses a provider other than the one the run was frozen for, naming it', async () => {
+  it('resume refuses a provider other than the one the run was frozen for, naming it, and takes the run\'s own by default', async () => {
     const { path, dir } = planWithProvider('dashscope');
     expect((await forkcache(['run', path, '--json'], NO_KEYS)).code).toBe(0);
     const run = join(dir, 'runs', readdirSync(join(dir, 'runs'))[0]!);
     const wrong = await forkcache(['resume', run, '--provider', 'openai'], NO_KEYS);
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toMatch(/provider: the run was frozen for dashscope, this engine speaks openai/);
-  }, 60_000);
+    // without the flag, resume takes the run's own provider (nothing left to do: every fork completed)
+    const again = await forkcache(['resume', run, '--json'], NO_KEYS);
+    expect(again.stderr).toMatch(/embedded emulator .*dashscope mode/);
+    expect(again.code).toBe(0);
+    expect(lastJson(again.stdout).forks.completed).toBe(3);
+  }, 90_000);
 });
