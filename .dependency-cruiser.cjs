@@ -49,7 +49,9 @@ module.exports = {
     only('tools', []),
     only('ledger', ['models']),
     only('prefix', ['fork']),
-    only('provider', ['rate-limits']),
+    // A provider lays out the frozen head (prefix) and the fork's suffix in its wire format and
+    // maps its usage to the ledger's; the loop drives it.
+    only('provider', ['rate-limits', 'prefix', 'fork', 'ledger']),
     only('gate', ['rate-limits', 'loop']),
     only('loop', ['provider', 'tools', 'fork', 'prefix', 'ledger', 'rate-limits']),
     only('run-dir', ['ledger', 'fork', 'prefix', 'tools', 'loop']),

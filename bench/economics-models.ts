@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
 import { ManualClock } from '../src/clock.ts';
-import { startEmulator } from '../src/emulator/server/start.ts';
+import { startEmulator } from '../src/emulator/start.ts';
 import { findModel } from '../src/models/catalogue.ts';
 import { priceRowAt, readMultiplier } from '../src/models/pricing.ts';
 import { driveFanOut } from './support/drive.ts';

@@ -1,12 +1,14 @@
 import { rmSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
 import { ManualClock } from '../src/clock.ts';
-import { startEmulator } from '../src/emulator/server/start.ts';
+import { startEmulator } from '../src/emulator/start.ts';
 import type { WarmStrategy } from '../src/engine/warm-gate.ts';
 import type { MarkerStrategy } from '../src/prefix/freeze.ts';
 import { driveFanOut, type DrivenResult } from './support/drive.ts';
 import { BENCH_EPOCH, BENCH_MODEL, parentOfSize, type SizedParent } from './support/parent.ts';
 import { SURVEY_SCRIPT, surveyEngine, surveyModel, surveyWorkspace } from './support/survey-model.ts';
+import { providerCells } from './economics-providers.ts';
+import { providerRows, providerSentence } from './economics-provider-rows.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';
 
 type StrategyName = 'forkcache' | 'fork-naive' | 'fresh-agents' | 'no-cache';
@@ -57,6 +59,7 @@ export async function economicsSuite(options: SuiteOptions): Promise<SuiteResult
   const client = new Anthropic({ apiKey: 'bench', baseURL: emulator.url, maxRetries: 0 });
   const workspace = surveyWorkspace();
   const cells: Cell[] = [];
+  let chatRows: Record<string, unknown>[];
   try {
     const parents = new Map<string, SizedParent>();
     for (const prefix of prefixes) for (const n of sizes) parents.set(`${prefix}/${n}`, await parentOfSize(client, prefix, directivesFor(n), SEED));
@@ -82,12 +85,16 @@ export async function economicsSuite(options: SuiteOptions): Promise<SuiteResult
         await engine.close();
       }
     }
+    // The provider axis: DashScope (explicit) and OpenAI (automatic) at 1, 4 and 16 forks.
+    const axis = sizes.filter((n) => [1, 4, 16].includes(n));
+    const snapshots = new Map([...parents].map(([key, parent]) => [key, parent.snapshot]));
+    chatRows = providerRows(await providerCells(clock, snapshots, prefixes, axis, workspace, SEED));
   } finally {
     await emulator.close();
     rmSync(workspace, { recursive: true, force: true });
   }
-  const rows = tabulate(cells, prefixes, sizes);
-  return { name: 'economics', title: 'Cache economics sweep (emulator, realistic latency on emulated time, 3-turn forks, cold cache)', rows, conclusion: conclude(rows) };
+  const rows = [...tabulate(cells, prefixes, sizes), ...chatRows];
+  return { name: 'economics', title: 'Cache economics sweep by provider (emulator, realistic latency on emulated time, 3-turn forks, cold cache)', rows, conclusion: `${conclude(rows)} ${providerSentence(rows)}` };
 }
 
 function tabulate(cells: Cell[], prefixes: number[], sizes: number[]): Record<string, unknown>[] {
@@ -100,6 +107,7 @@ function tabulate(cells: Cell[], prefixes: number[], sizes: number[]): Record<st
       for (const strategy of Object.keys(STRATEGIES) as StrategyName[]) {
         const { summary, makespanMs } = find(prefix, forks, strategy).run;
         rows.push({
+          provider: 'anthropic',
           prefix: `${prefix / 1000}K`,
           forks,
           strategy,
@@ -118,8 +126,8 @@ function tabulate(cells: Cell[], prefixes: number[], sizes: number[]): Record<st
 
 /** One sentence from the rows: the largest cell, forkcache against its rivals. */
 function conclude(rows: Record<string, unknown>[]): string {
-  const last = rows.at(-1)!;
-  const cell = (strategy: StrategyName): Record<string, unknown> => rows.find((r) => r['prefix'] === last['prefix'] && r['forks'] === last['forks'] && r['strategy'] === strategy)!;
+  const last = rows.filter((r) => r['provider'] === 'anthropic').at(-1)!;
+  const cell = (strategy: StrategyName): Record<string, unknown> => rows.find((r) => r['provider'] === 'anthropic' && r['prefix'] === last['prefix'] && r['forks'] === last['forks'] && r['strategy'] === strategy)!;
   const fc = cell('forkcache');
   const naive = cell('fork-naive');
   const fresh = cell('fresh-agents');

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import type Anthropic from '@anthropic-ai/sdk';
 import pLimit from 'p-limit';
-import { startEmulator, type Emulator } from '../src/emulator/server/start.ts';
+import { startEmulator, type Emulator } from '../src/emulator/start.ts';
 import { SCRIPT_HEADER } from '../src/emulator/scripts/types.ts';
 import { ForkEngine } from '../src/engine/engine.ts';
 import { toAssistantParam } from '../src/loop/messages.ts';

@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { startEmulator, type Emulator } from '../src/emulator/server/start.ts';
+import { startEmulator, type Emulator } from '../src/emulator/start.ts';
 import { claudeTokenizer } from '../src/emulator/tokens/tokenizer.ts';
 import { startProxy } from '../src/proxy/server.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';

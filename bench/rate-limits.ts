@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
 import { ManualClock } from '../src/clock.ts';
 import { LATENCY_PROFILES, outputMs, timeToFirstTokenMs } from '../src/emulator/latency.ts';
-import { startEmulator } from '../src/emulator/server/start.ts';
+import { startEmulator } from '../src/emulator/start.ts';
 import { ForkEngine } from '../src/engine/engine.ts';
 import type { ForkEngineOptions } from '../src/engine/options.ts';
 import { findModel } from '../src/models/catalogue.ts';

@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmulator } from '../src/emulator/server/start.ts';
+import { startEmulator } from '../src/emulator/start.ts';
 import { ForkEngine, type ForkEngineOptions } from '../src/index.ts';
 import { captureSnapshot } from '../src/fork/snapshot.ts';
 import { TOOL_DECLARATIONS } from '../src/tools/declarations.ts';

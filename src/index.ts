@@ -17,6 +17,8 @@ export type { FanOutEvent, ForkHandle, ForkHandleStatus, ForkResult } from './ag
 export type { ForkOutcome, LoopEvent } from './loop/types.ts';
 export { WARM_STRATEGIES } from './engine/warm-gate.ts';
 export type { WarmStrategy } from './engine/warm-gate.ts';
+export { PROVIDER_IDS } from './wire/providers.ts';
+export type { ProviderId } from './wire/providers.ts';
 export type { CacheTtl } from './wire/cache.ts';
 export { ManualClock, systemClock } from './clock.ts';
 export type { Clock } from './clock.ts';

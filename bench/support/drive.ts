@@ -1,5 +1,5 @@
 import type { ManualClock } from '../../src/clock.ts';
-import type { Emulator } from '../../src/emulator/server/start.ts';
+import type { Emulator } from '../../src/emulator/start.ts';
 import type { FanOut, FanOutResult } from '../../src/engine/fan-out.ts';
 import type { WarmStrategy } from '../../src/engine/warm-gate.ts';
 

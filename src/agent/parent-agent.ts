@@ -8,6 +8,11 @@ import type { AgentTool } from './agent-tool.ts';
 
 export interface ParentAgentOptions {
   client: Anthropic;
+  /**
+   * How a turn is sent (default: `client.messages.create`). Another provider's parent sends
+   * the same neutral request through its own wire (e.g. `sendChatRequest`).
+   */
+  send?: ((request: Anthropic.MessageCreateParamsNonStreaming) => Promise<Anthropic.Message>) | undefined;
   model: string;
   system: string | Anthropic.TextBlockParam[];
   tools: readonly Anthropic.ToolUnion[];
@@ -43,7 +48,8 @@ export async function runParentAgent(options: ParentAgentOptions): Promise<Paren
     const marked = markChild({ tailBlocks: [], messages }, '5m').messages as Anthropic.MessageParam[];
     const request = { model: options.model, max_tokens: options.maxTokens ?? 8192, system, tools: [...options.tools], messages: marked };
     const sentAt = Date.now();
-    const message = await options.client.messages.create(request as Anthropic.MessageCreateParamsNonStreaming);
+    const params = request as Anthropic.MessageCreateParamsNonStreaming;
+    const message = await (options.send ? options.send(params) : options.client.messages.create(params));
     usages.push(message.usage);
     options.onTurn?.({ turn, usage: message.usage, message, sentAt });
     const uses = message.content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');

@@ -1,35 +1,63 @@
-import { startEmulator } from '../emulator/server/start.ts';
+import { startEmulator } from '../emulator/start.ts';
 import { ForkcacheError } from '../errors.ts';
 import type { ModelCatalogue } from '../models/catalogue.ts';
+import { isChatProvider, type ProviderId } from '../wire/providers.ts';
+import { chatEndpointFromEnv } from '../provider/openai/client.ts';
+import { dialectOf } from '../prefix/chat-dialects.ts';
+import { emulatorApiOf } from './demo/provider-wire.ts';
 
-export type ApiChoice = 'auto' | 'anthropic' | 'emulator';
+/** `anthropic` is the historical name of "the provider's real API" (`real` says the same for any provider). */
+export type ApiChoice = 'auto' | 'anthropic' | 'real' | 'emulator';
+export const API_CHOICES = ['auto', 'anthropic', 'real', 'emulator'] as const;
 
 export interface Endpoint {
   baseURL: string;
   apiKey: string;
-  kind: 'anthropic' | 'emulator';
+  kind: 'anthropic' | 'emulator' | Exclude<ProviderId, 'anthropic'>;
+  provider: ProviderId;
   /** For the log line: where requests go. */
   label: string;
   close(): Promise<void>;
 }
 
+/** The real endpoint of a provider and its key variable, from the environment. */
+function realEndpoint(provider: ProviderId): { baseURL: string; apiKey: string | undefined; keyName: string; label: string } {
+  if (!isChatProvider(provider)) {
+    return { baseURL: process.env['ANTHROPIC_BASE_URL'] ?? 'https://api.anthropic.com', apiKey: process.env['ANTHROPIC_API_KEY'], keyName: 'ANTHROPIC_API_KEY', label: 'the Anthropic API' };
+  }
+  const env = chatEndpointFromEnv(provider);
+  return { ...env, keyName: dialectOf(provider).keyEnv.join(' or '), label: `the ${provider} API at ${env.baseURL}` };
+}
+
 /**
- * Where requests go: the real API when `ANTHROPIC_API_KEY` is set (or `--api anthropic`,
- * which insists on it), else an embedded emulator started here.
+ * Where requests go: the provider's real API when its key is set (`ANTHROPIC_API_KEY`,
+ * `OPENAI_API_KEY`, `DASHSCOPE_API_KEY`, `DEEPSEEK_API_KEY`), or with `--api real` (which
+ * insists on it), else an embedded emulator started here in that provider's mode. A local
+ * vLLM/SGLang server (`openai-compatible`) is real when `OPENAI_BASE_URL` names it.
  */
-export async function openEndpoint(api: ApiChoice, emulator: { script: string; latency: 'off' | 'fast' | 'realistic' }, catalogue?: ModelCatalogue): Promise<Endpoint> {
-  const key = process.env['ANTHROPIC_API_KEY'];
-  if (api === 'anthropic' && !key) throw new ForkcacheError('INVALID_ARGUMENT', '--api anthropic: ANTHROPIC_API_KEY is not set');
-  if (api === 'anthropic' || (api === 'auto' && key)) {
-    return { baseURL: process.env['ANTHROPIC_BASE_URL'] ?? 'https://api.anthropic.com', apiKey: key!, kind: 'anthropic', label: 'the Anthropic API', close: async () => {} };
+export async function openEndpoint(
+  api: ApiChoice,
+  emulator: { script: string; latency: 'off' | 'fast' | 'realistic' },
+  catalogue?: ModelCatalogue,
+  provider: ProviderId = 'anthropic',
+): Promise<Endpoint> {
+  const real = realEndpoint(provider);
+  // An empty key is no key (tests and users clear a variable with KEY=), as before providers existed.
+  const configured = provider === 'openai-compatible' ? Boolean(process.env['OPENAI_BASE_URL']) : Boolean(real.apiKey);
+  const insist = api === 'real' || api === 'anthropic';
+  if (insist && !configured) throw new ForkcacheError('INVALID_ARGUMENT', `--api ${api}: ${provider === 'openai-compatible' ? 'OPENAI_BASE_URL' : real.keyName} is not set`, { data: { field: 'api' } });
+  if (insist || (api === 'auto' && configured)) {
+    return { baseURL: real.baseURL, apiKey: real.apiKey || 'no-key', kind: isChatProvider(provider) ? provider : 'anthropic', provider, label: real.label, close: async () => {} };
   }
   // A model the user priced with --model-table is one the stand-in API serves too.
-  const server = await startEmulator({ script: emulator.script, latency: emulator.latency, ...(catalogue ? { modelTable: catalogue } : {}) });
+  const server = await startEmulator({ script: emulator.script, latency: emulator.latency, api: emulatorApiOf(provider), ...(catalogue ? { modelTable: catalogue } : {}) });
+  const mode = isChatProvider(provider) ? `, ${provider} mode` : '';
   return {
-    baseURL: server.url,
+    baseURL: isChatProvider(provider) ? `${server.url}/v1` : server.url,
     apiKey: 'emulator',
     kind: 'emulator',
-    label: `the embedded emulator at ${server.url} (script ${emulator.script}${key ? '' : '; no ANTHROPIC_API_KEY'})`,
+    provider,
+    label: `the embedded emulator at ${server.url} (script ${emulator.script}${mode}${configured ? '' : `; no ${real.keyName}`})`,
     close: () => server.close(),
   };
 }

@@ -10,6 +10,7 @@ import { EXECUTABLE_TOOL_NAMES } from '../wire/tool-names.ts';
 import { permissionPolicySchema } from '../tools/permissions.ts';
 import { parseOrThrow } from '../validation.ts';
 import { importClaudeTranscript } from './claude-transcript.ts';
+import { providerIdSchema } from '../wire/providers.ts';
 
 const positive = z.number().int().positive();
 
@@ -34,6 +35,8 @@ export const planSchema = z.strictObject({
   runDir: z.string().min(1).default('.forkcache/runs'),
   warm: z.enum(WARM_STRATEGIES as [WarmStrategy, ...WarmStrategy[]]).default('first-child'),
   layout: z.enum(FORK_LAYOUTS as [ForkLayout, ...ForkLayout[]]).default('claude'),
+  /** The API the forks speak (`--provider` overrides it): the same plan runs on any of them. */
+  provider: providerIdSchema.default('anthropic'),
   allow: z.array(z.enum(EXECUTABLE_TOOL_NAMES)).optional(),
   limits: z
     .strictObject({ maxTurns: positive.optional(), maxTokens: positive.optional(), concurrency: positive.optional(), maxThreads: positive.optional() })
@@ -67,12 +70,15 @@ export interface LoadedPlan {
 export interface LoadPlanOptions {
   /** Rebuild the parent from this Claude Code session transcript instead of `plan.parent`. */
   claudeTranscript?: string | undefined;
+  /** Overrides the plan's model (`--model`). */
+  model?: string | undefined;
 }
 
 /** Read and validate a plan file and the parent it names. Every error names the field or file. */
 export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPlan {
   const base = dirname(resolve(path));
-  const plan = parseOrThrow(planSchema, readJsonFile(path, 'plan'), 'INVALID_ARGUMENT', `plan ${path}`);
+  const parsed = parseOrThrow(planSchema, readJsonFile(path, 'plan'), 'INVALID_ARGUMENT', `plan ${path}`);
+  const plan = options.model === undefined ? parsed : { ...parsed, model: options.model };
   const paths = { workspace: resolve(base, plan.workspace), runDir: resolve(base, plan.runDir), modelTable: plan.modelTable === undefined ? undefined : resolve(base, plan.modelTable) };
   const transcript = options.claudeTranscript ?? (plan.parentTranscript === undefined ? undefined : resolve(base, plan.parentTranscript));
   if (transcript !== undefined) {

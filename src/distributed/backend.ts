@@ -103,7 +103,7 @@ export class DistributedBackend {
       base: ctx.base,
       // never a credential in Redis: hosts take the key from their own environment
       // under admission the hosts' gates own 429/529 retries: the SDK must not retry on its own
-      api: { baseURL: options.api.baseURL, headers: withoutCredentials(options.api.headers), maxRetries: admission ? 0 : options.api.maxRetries, timeoutMs: options.api.timeoutMs },
+      api: { provider: options.api.provider, baseURL: options.api.baseURL, headers: withoutCredentials(options.api.headers), maxRetries: admission ? 0 : options.api.maxRetries, timeoutMs: options.api.timeoutMs },
       loop: { maxTurns: options.maxTurns, maxTokens: options.maxTokens, querySource: agent ? `agent:custom:${agent.type}` : FORK_QUERY_SOURCE, marker: prefix.childMarker, retry: options.turnRetry, gateRetries: admission !== undefined },
       admission,
       tools: { workspace: ctx.workspace, allow: [...(agent?.allow ?? options.allow)], limits: options.toolLimits, sandbox: options.sandbox },

@@ -4,6 +4,8 @@ import { type Job, Worker } from 'bullmq';
 import { Piscina } from 'piscina';
 import { FRESH_START, finishedOutcome, mergeOutcome, startFromTranscript } from '../pool/fork-attempts.ts';
 import { servePort } from '../pool/port-server.ts';
+import { isChatProvider } from '../wire/providers.ts';
+import { chatEndpointFromEnv } from '../provider/openai/client.ts';
 import type { ForkTask } from '../pool/protocol.ts';
 import { readTranscript } from '../run-dir/transcript-reader.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from '../pool/worker-file.ts';
@@ -120,7 +122,8 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
       child: start.child,
       port: port2,
       turnsDone: start.turnsDone,
-      api: { ...data.api, apiKey },
+      // a Chat provider's key comes from its own variable (OPENAI_API_KEY, DASHSCOPE_API_KEY, ...)
+      api: { ...data.api, apiKey: options.apiKey || (data.api.provider && isChatProvider(data.api.provider) ? chatEndpointFromEnv(data.api.provider).apiKey : undefined) || apiKey },
       loop: data.loop,
       tools: { workspace: data.tools.workspace, allow: data.tools.allow as ExecutableToolName[], limits: data.tools.limits, sandbox: data.tools.sandbox ?? 'auto', secrets: [] },
       transcriptPath: data.transcriptPath,

@@ -1,3 +1,4 @@
+import type { ProviderId } from '../wire/providers.ts';
 import type { ForkChild } from '../fork/layouts.ts';
 import type { TurnRetryOptions } from '../loop/retry.ts';
 import type { CacheTtl } from '../wire/cache.ts';
@@ -24,7 +25,8 @@ export interface ForkJobData {
   prefixSha256: string;
   /** The child's continuation before any turn: hosts continue from the transcript when there is one. */
   base: ForkChild;
-  api: { baseURL: string; headers: Record<string, string>; maxRetries: number; timeoutMs: number };
+  /** `provider` absent: a job of an older engine, on the Messages API. */
+  api: { provider?: ProviderId | undefined; baseURL: string; headers: Record<string, string>; maxRetries: number; timeoutMs: number };
   loop: { maxTurns: number; maxTokens: number; querySource: string; marker: CacheTtl | false; retry: TurnRetryOptions; gateRetries?: boolean | undefined };
   /** Rate-limit admission on: the host reserves each request from the budget shared in Redis. */
   admission?: SharedAdmission | undefined;

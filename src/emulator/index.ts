@@ -1,6 +1,6 @@
 // The emulator's public surface (re-exported from `forkcache/testing`).
-export { startEmulator } from './server/start.ts';
-export type { Emulator } from './server/start.ts';
+export { startEmulator } from './start.ts';
+export type { Emulator } from './start.ts';
 export type { EmulatorEvent, EmulatorEventName } from './server/core.ts';
 export type { EmulatorStats } from './server/stats.ts';
 export { DEFAULT_MAX_BODY_BYTES } from './options.ts';

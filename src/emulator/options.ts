@@ -10,6 +10,7 @@ import type { ScriptedModel } from './scripts/types.ts';
 import { DEFAULT_TOKEN_COSTS, type TokenCosts } from './tokens/block-tokens.ts';
 import { claudeTokenizer, type Tokenizer } from './tokens/tokenizer.ts';
 import { LOOKBACK_POSITIONS } from './cache/plan.ts';
+import { EMULATOR_APIS, type EmulatorApi } from './openai/rules.ts';
 import { presetTable, RATE_LIMIT_TIERS, type RateLimitTable, type RateLimitTier, tableFromFile } from '../rate-limits/presets.ts';
 
 /** The API's request size limit for the Messages API: 32 MiB. */
@@ -17,6 +18,12 @@ export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 /** Options of `startEmulator`. Every field is optional. */
 export interface EmulatorOptions {
+  /**
+   * Which API to serve: `anthropic` (default: the Messages API), or an OpenAI-compatible Chat
+   * Completions API with that provider's prompt-cache rule and usage fields (`openai`,
+   * `dashscope`, `deepseek`).
+   */
+  api?: EmulatorApi;
   /** Interface to bind (default `127.0.0.1`: loopback only). */
   host?: string;
   /** TCP port; 0 (default) picks a free one. */
@@ -78,6 +85,7 @@ export interface EmulatorOptions {
 }
 
 const plainSchema = z.strictObject({
+  api: z.enum(EMULATOR_APIS).default('anthropic'),
   host: z.string().min(1).default('127.0.0.1'),
   port: z.number().int().min(0).max(65535).default(0),
   seed: z.number().int().optional(),
@@ -94,6 +102,7 @@ const plainSchema = z.strictObject({
 });
 
 export interface ResolvedOptions {
+  api: EmulatorApi;
   host: string;
   port: number;
   /** Seed of fault draws (0 when none was given). */
@@ -133,6 +142,7 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
   }
   const min = p.minCacheableTokens;
   return {
+    api: p.api,
     host: p.host,
     port: p.port,
     seed: p.seed ?? 0,
@@ -152,7 +162,8 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
     modelTable: modelTable ?? BUILTIN_CATALOGUE,
     tokenizer: tokenizer ?? claudeTokenizer,
     tokenCosts: {
-      toolPromptTokens: p.tokenCosts?.toolPromptTokens ?? DEFAULT_TOKEN_COSTS.toolPromptTokens,
+      // The hidden tool-use system prompt is the Messages API's; Chat APIs bill the tools as sent.
+      toolPromptTokens: p.tokenCosts?.toolPromptTokens ?? (p.api === 'anthropic' ? DEFAULT_TOKEN_COSTS.toolPromptTokens : 0),
       imageTokens: p.tokenCosts?.imageTokens ?? DEFAULT_TOKEN_COSTS.imageTokens,
     },
     script: script ?? 'echo',

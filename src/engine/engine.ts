@@ -18,6 +18,9 @@ import { checkModel } from '../models/status.ts';
 import { DEFAULT_MODEL } from '../models/defaults.ts';
 import { freeze, type FrozenPrefix } from '../prefix/freeze.ts';
 import { createAnthropicClient } from '../provider/client.ts';
+import type OpenAI from 'openai';
+import { isChatProvider } from '../wire/providers.ts';
+import { createChatClient } from '../provider/openai/client.ts';
 import { type FanOut, type FanOutDeps, FanOutRun, type ForkSpec, forkIdOf } from './fan-out.ts';
 import type { FanOutOptions } from './fan-out-types.ts';
 import { type AgentType, agentTypeSchema } from '../agent/agent-type.ts';
@@ -59,6 +62,7 @@ export class ForkEngine {
   }
   readonly #pool: Piscina;
   readonly #client: Anthropic;
+  readonly #chatClient: OpenAI | undefined;
   readonly #clock: Clock;
   readonly #table: ModelCatalogue;
   readonly #api: ReturnType<typeof pLimit>;
@@ -78,6 +82,8 @@ export class ForkEngine {
     this.#table = input.modelTable ?? BUILTIN_CATALOGUE;
     this.#onPermission = input.onPermission;
     this.#client = input.client ?? createAnthropicClient({ ...options.api, defaultHeaders: options.api.headers });
+    const provider = options.api.provider;
+    this.#chatClient = isChatProvider(provider) ? createChatClient({ ...options.api, provider, defaultHeaders: options.api.headers }) : undefined;
     this.#api = pLimit(options.concurrency);
     this.#slots = pLimit(options.maxThreads * options.concurrentTasksPerWorker);
     this.#admission = new AdmissionScheduler({ clock: this.#clock, mode: options.admission });
@@ -117,7 +123,7 @@ export class ForkEngine {
     }
     // A retired model is refused here; an unknown one runs unpriced (the API is the judge).
     checkModel(snapshot.model, { catalogue: this.#table, at: this.#clock.now(), field: 'snapshot.model' });
-    const prefix = freeze(snapshot, { layout: options.layout ?? this.#options.layout, ttl: this.#options.ttl, markers: this.#options.markers });
+    const prefix = freeze(snapshot, { layout: options.layout ?? this.#options.layout, ttl: this.#options.ttl, markers: this.#options.markers, provider: this.#options.api.provider });
     if (prefix.byteLength > MAX_REQUEST_BYTES) {
       throw new ForkcacheError('INVALID_ARGUMENT', `snapshot: the shared prefix is ${prefix.byteLength} bytes, over the API's request limit of ${MAX_REQUEST_BYTES} bytes`, {
         data: { field: 'snapshot', bytes: prefix.byteLength },
@@ -142,7 +148,10 @@ export class ForkEngine {
   resume(dir: string, options: Omit<FanOutOptions, 'layout' | 'model'> = {}): FanOut {
     this.#assertOpen();
     const { manifest, snapshot } = readFanOutDir(dir);
-    const prefix = freeze(snapshot, { layout: manifest.prefix.layout, ttl: manifest.prefix.ttl, markers: manifest.prefix.markers });
+    if (manifest.prefix.provider !== this.#options.api.provider) {
+      throw new ForkcacheError('INVALID_ARGUMENT', `resume ${dir}: provider: the run was frozen for ${manifest.prefix.provider}, this engine speaks ${this.#options.api.provider}`, { data: { field: 'provider' } });
+    }
+    const prefix = freeze(snapshot, { layout: manifest.prefix.layout, ttl: manifest.prefix.ttl, markers: manifest.prefix.markers, provider: manifest.prefix.provider });
     if (prefix.sha256 !== manifest.prefix.sha256) {
       throw new ForkcacheError('FORK_PREFIX_DRIFT', `resume ${dir}: the snapshot freezes to ${prefix.sha256.slice(0, 16)}, not the recorded head ${manifest.prefix.sha256.slice(0, 16)}`, {
         data: { expected: manifest.prefix.sha256, actual: prefix.sha256 },
@@ -172,7 +181,7 @@ export class ForkEngine {
     const tools = TOOL_DECLARATIONS.filter((t) => (allow as string[]).includes(t.name));
     const snapshot = captureSnapshot({ model: agent.model, system: agent.system, tools, messages: [] });
     checkModel(snapshot.model, { catalogue: this.#table, at: this.#clock.now(), field: `agent type ${agent.name}: model` });
-    const prefix = freeze(snapshot, { ttl: this.#options.ttl, markers: this.#options.markers });
+    const prefix = freeze(snapshot, { ttl: this.#options.ttl, markers: this.#options.markers, provider: this.#options.api.provider });
     const specs: ForkSpec[] = directives.map((d, i) => {
       const base = prefix.plan.continuation(validateDirective(d, { field: `directives[${i}]` }).trim());
       return { directive: d, base, start: FRESH_START(base) };
@@ -208,6 +217,7 @@ export class ForkEngine {
       admission: this.#admission,
       modelClass: (model: string) => findModel(model, this.#table)?.family ?? model,
       client: this.#client,
+      chatClient: this.#chatClient,
       ledger,
       clock: this.#clock,
       rootId,

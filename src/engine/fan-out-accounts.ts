@@ -1,6 +1,7 @@
 import { totalInputTokens, type UsageInput } from '../ledger/usage.ts';
 import type { RequestRecord } from '../loop/types.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
+import { stepDown } from '../wire/providers.ts';
 import type { FanOutDeps } from './fan-out-types.ts';
 
 /**
@@ -23,13 +24,19 @@ export class FanOutAccounts {
     this.#prefix = prefix;
   }
 
+  /** What of the shared prefix a request could read (rounded down to the provider's read step). */
   #shared(): { sharedPrefixTokens?: number } {
-    return this.sharedTokens === undefined ? {} : { sharedPrefixTokens: this.sharedTokens };
+    return this.sharedTokens === undefined ? {} : { sharedPrefixTokens: stepDown(this.#prefix.provider, this.sharedTokens) };
   }
 
-  /** The `max_tokens: 0` pre-warm, under the agent that fans out. */
-  warmup(usage: UsageInput, at: number): void {
-    this.#deps.ledger.record({ forkId: this.#deps.rootId, kind: 'warmup', turn: 0, model: this.#prefix.snapshot.model, usage, at, prefixId: this.#prefix.id, ...this.#shared() });
+  /**
+   * The pre-warm, under the agent that fans out. `cachedPrefixTokens`: what of the shared
+   * prefix was cached when the fan-out began, when the warm-up's own read tells it (Chat
+   * Completions: an automatic cache reports no writes, so the parent's usage cannot).
+   */
+  warmup(usage: UsageInput, at: number, cachedPrefixTokens?: number): void {
+    const cached = cachedPrefixTokens === undefined ? {} : { cachedPrefixTokens: stepDown(this.#prefix.provider, cachedPrefixTokens) };
+    this.#deps.ledger.record({ forkId: this.#deps.rootId, kind: 'warmup', turn: 0, model: this.#prefix.snapshot.model, usage, at, prefixId: this.#prefix.id, ...this.#shared(), ...cached });
   }
 
   /** Record one request; `at` is when it started on the engine's clock (default: as the worker saw it). */

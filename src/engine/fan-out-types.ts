@@ -1,4 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
+import type OpenAI from 'openai';
 import type { LimitFunction } from 'p-limit';
 import type { Clock } from '../clock.ts';
 import type { ForkChild, ForkLayout } from '../fork/layouts.ts';
@@ -53,6 +54,8 @@ export interface FanOutDeps extends DispatchDeps {
   /** The model class of a model id (the catalogue's family: the API's rate-limit bucket). */
   modelClass(model: string): string;
   client: Anthropic;
+  /** The Chat Completions client of a fan-out on another provider (its warm-up goes through it). */
+  chatClient?: OpenAI | undefined;
   ledger: UsageLedger;
   clock: Clock;
   rootId: string;

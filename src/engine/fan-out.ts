@@ -15,6 +15,8 @@ import type { FanOutEvent, ForkHandle, ForkResult } from '../agent/fork-handle.t
 import { ForkState } from '../agent/fork-handle.ts';
 import { measureFreshBase, measureSharedTokens, sendPrewarm } from './measure.ts';
 import { WarmGate } from './warm-gate.ts';
+import { readabilityOf } from '../wire/providers.ts';
+import { warmUpChatFanOut } from './chat-warmup.ts';
 import { FanOutGate } from '../gate/admission/fan-out-gate.ts';
 import { sampleBudget } from '../gate/admission/budget-log.ts';
 import { closeWorktree, openWorktree, type Worktree, type WorktreeResult } from '../tools/worktree.ts';
@@ -53,6 +55,7 @@ export class FanOutRun implements FanOut {
       limit: deps.api,
       ttlMs: prefix.ttl === '1h' ? 3_600_000 : 300_000,
       clock: deps.clock,
+      readable: readabilityOf(prefix.provider),
     });
     deps.admission.retryAfterStop();
     if (deps.options.admission === 'on') deps.remote?.retryAfterStop?.(deps.modelClass(prefix.snapshot.model));
@@ -103,10 +106,16 @@ export class FanOutRun implements FanOut {
   async #run(): Promise<FanOutResult> {
     const { client, options } = this.#deps;
     const signal = this.#abort.signal;
-    this.#accounts.sharedTokens = await measureSharedTokens(client, this.prefix, signal);
-    // fresh agents are what they are: no fresh-agent baseline to measure for them
-    if (!this.#deps.agent) this.#accounts.freshBase = await measureFreshBase(client, this.prefix.snapshot, signal);
-    if (options.warm === 'prewarm' && !signal.aborted) await this.#prewarm();
+    if (this.#deps.chatClient) {
+      // Chat Completions has no token count: the warm-up measures the prefix as it writes it
+      const { chatClient: chat, clock } = this.#deps;
+      await warmUpChatFanOut({ client: chat, prefix: this.prefix, forks: this.#specs.length, warm: options.warm, gate: this.#gate, accounts: this.#accounts, clock, log: (line) => this.#logLine(line), signal });
+    } else {
+      this.#accounts.sharedTokens = await measureSharedTokens(client, this.prefix, signal);
+      // fresh agents are what they are: no fresh-agent baseline to measure for them
+      if (!this.#deps.agent) this.#accounts.freshBase = await measureFreshBase(client, this.prefix.snapshot, signal);
+      if (options.warm === 'prewarm' && !signal.aborted) await this.#prewarm();
+    }
     const stopSampling = this.#log ? sampleBudget(this.#deps.admission, this.#deps.clock, (line) => this.#logLine(line)) : () => undefined;
     try {
       this.#recordEarlierTurns();

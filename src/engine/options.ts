@@ -19,12 +19,21 @@ import { withoutCredentials } from '../provider/headers.ts';
 import type { ManifestEngine } from '../run-dir/manifest.ts';
 import { parseOrThrow } from '../validation.ts';
 import { type TestHooks, testHooksOf } from '../pool/test-hooks.ts';
+import { isChatProvider, providerIdSchema, type ProviderId } from '../wire/providers.ts';
+import { chatEndpointFromEnv } from '../provider/openai/client.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from './warm-gate.ts';
 
 /** Options of `ForkEngine.create`. Every field is optional. */
 export interface ForkEngineOptions {
   /** An SDK client: its `baseURL` and `apiKey` are what the workers use too. */
   client?: Anthropic;
+  /**
+   * The API the forks speak (default `anthropic`). `openai`, `dashscope`, `deepseek` and
+   * `openai-compatible` (vLLM, SGLang) speak Chat Completions through the `openai` client;
+   * `baseURL` then includes `/v1`, and defaults come from `OPENAI_BASE_URL`/`OPENAI_API_KEY`,
+   * `DASHSCOPE_BASE_URL`/`DASHSCOPE_API_KEY`, `DEEPSEEK_BASE_URL`/`DEEPSEEK_API_KEY`.
+   */
+  provider?: ProviderId;
   baseURL?: string;
   apiKey?: string;
   /** Extra headers on every request (e.g. `x-forkcache-script` for the emulator). */
@@ -102,6 +111,7 @@ export interface ForkEngineOptions {
 
 const optionsSchema = z.strictObject({
   client: z.custom<Anthropic>((v) => typeof v === 'object' && v !== null && 'baseURL' in v, 'expected an Anthropic client').optional(),
+  provider: providerIdSchema.optional(),
   baseURL: z.url().optional(),
   apiKey: z.string().min(1).optional(),
   headers: z.record(z.string(), z.string()).optional(),
@@ -142,7 +152,7 @@ const optionsSchema = z.strictObject({
 });
 
 export interface ResolvedEngineOptions {
-  api: { baseURL: string; apiKey: string; maxRetries: number; timeoutMs: number; headers: Record<string, string> };
+  api: { provider: ProviderId; baseURL: string; apiKey: string; maxRetries: number; timeoutMs: number; headers: Record<string, string> };
   maxThreads: number;
   concurrentTasksPerWorker: number;
   maxQueue: number;
@@ -179,10 +189,12 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
   if (o.isolation === 'worktree' && !o.runDir) {
     throw new ForkcacheError('INVALID_ARGUMENT', "isolation: 'worktree' needs runDir (the worktrees live in the run directory)", { data: { field: 'isolation' } });
   }
-  const baseURL = o.baseURL ?? o.client?.baseURL ?? process.env['ANTHROPIC_BASE_URL'] ?? 'https://api.anthropic.com';
-  const apiKey = o.apiKey || o.client?.apiKey || process.env['ANTHROPIC_API_KEY'] || 'no-key';
+  const provider = o.provider ?? 'anthropic';
+  const chat = isChatProvider(provider) ? chatEndpointFromEnv(provider) : undefined;
+  const baseURL = o.baseURL ?? (chat ? chat.baseURL : (o.client?.baseURL ?? process.env['ANTHROPIC_BASE_URL'] ?? 'https://api.anthropic.com'));
+  const apiKey = o.apiKey || (chat ? chat.apiKey : o.client?.apiKey || process.env['ANTHROPIC_API_KEY']) || 'no-key';
   return {
-    api: { baseURL, apiKey, maxRetries: o.maxRetries ?? 2, timeoutMs: o.timeoutMs ?? 600_000, headers: o.headers ?? {} },
+    api: { provider, baseURL, apiKey, maxRetries: o.maxRetries ?? 2, timeoutMs: o.timeoutMs ?? 600_000, headers: o.headers ?? {} },
     maxThreads: o.pool?.maxThreads ?? Math.min(4, availableParallelism()),
     concurrentTasksPerWorker: o.pool?.concurrentTasksPerWorker ?? 8,
     maxQueue: o.pool?.maxQueue ?? Infinity,

@@ -2,6 +2,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { type Clock, systemClock } from '../clock.ts';
 import { WarmEntry, type WarmState } from '../gate/warm-entry.ts';
 import type { GatePermit, RequestGate } from '../loop/types.ts';
+import type { Readability } from '../wire/providers.ts';
 
 export type WarmStrategy = 'first-child' | 'prewarm' | 'none';
 export const WARM_STRATEGIES: readonly WarmStrategy[] = ['first-child', 'prewarm', 'none'];
@@ -18,6 +19,12 @@ export interface WarmGateOptions {
    */
   marginMs?: number;
   clock?: Clock;
+  /**
+   * When the warmer's writes become readable (default `response-start`, Anthropic's rule):
+   * `response-end` holds siblings until the warmer's response completes (DashScope, DeepSeek,
+   * OpenAI); `none` holds nothing (vLLM/SGLang share blocks within one batch).
+   */
+  readable?: Readability;
 }
 
 /**
@@ -35,9 +42,11 @@ export class WarmGate implements RequestGate {
   readonly #strategy: WarmStrategy;
   readonly #limit: LimitFunction;
   readonly #entry: WarmEntry;
+  readonly #atEnd: boolean;
 
   constructor(options: WarmGateOptions) {
-    this.#strategy = options.strategy;
+    this.#strategy = options.readable === 'none' ? 'none' : options.strategy;
+    this.#atEnd = options.readable === 'response-end';
     this.#limit = options.limit;
     this.#entry = new WarmEntry({ ttlMs: options.ttlMs, clock: options.clock ?? systemClock, ...(options.marginMs === undefined ? {} : { marginMs: options.marginMs }) });
   }
@@ -97,12 +106,13 @@ export class WarmGate implements RequestGate {
               started: () => {
                 if (started) return;
                 started = true;
-                if (warmer) this.markWarm();
+                if (warmer && !this.#atEnd) this.markWarm();
               },
-              release: () => {
+              release: (report) => {
                 if (released) return;
                 released = true;
-                if (warmer && !started) this.warmingFailed();
+                if (warmer && this.#atEnd && started && report?.status === 200) this.markWarm();
+                else if (warmer && (!started || this.#atEnd)) this.warmingFailed();
                 releaseSlot();
               },
             });

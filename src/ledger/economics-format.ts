@@ -27,9 +27,23 @@ function savedBy(fraction: number | null): string {
   return fraction >= 0 ? `fork saves ${pct(fraction)}` : `fork costs ${pct(-fraction)} more`;
 }
 
+/**
+ * The write price the children paid, as a multiple of the input price, read back from the
+ * writing child's cost: 1.25x (5m) and 2x (1h) on Anthropic and DashScope, 1x where writes are
+ * free (OpenAI's automatic cache).
+ */
+function writeMultiplierOf(r: EconomicsResult): number | undefined {
+  const writer = r.perChild.find((c) => c.cacheWriteTokens > 0);
+  if (!writer) return undefined;
+  return (writer.tokenEquivalents - writer.inputTokens - writer.cacheReadTokens * r.readMultiplier) / writer.cacheWriteTokens;
+}
+
 function conventionTitle(r: EconomicsResult): string {
   if (r.convention === 'seed') return 'convention seed (no write premium, reads at 0.1x, as the seed chapter counts)';
-  return `convention real (writes at ${r.ttl === '1h' ? '2x (1h TTL)' : '1.25x (5m TTL)'})`;
+  const m = writeMultiplierOf(r);
+  const ttl = r.ttl === '1h' ? '1h TTL' : '5m TTL';
+  if (m === undefined) return `convention real (writes at ${r.ttl === '1h' ? '2x (1h TTL)' : '1.25x (5m TTL)'})`;
+  return `convention real (writes at ${Number(m.toFixed(2))}x (${ttl}))`;
 }
 
 /** Render one or more results (same inputs, different conventions) as a plain-text report. */

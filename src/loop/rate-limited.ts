@@ -1,4 +1,4 @@
-import Anthropic from '@anthropic-ai/sdk';
+import { isApiError } from '../provider/api-error.ts';
 
 /**
  * Consecutive 429/529 answers one turn may get when the gate owns rate-limit retries: the
@@ -12,5 +12,5 @@ export const MAX_GATE_RETRIES = 100;
  * request was admitted and its response began; it stays a turn failure (bounded retries).
  */
 export function isRateLimitOrOverload(err: unknown): boolean {
-  return err instanceof Anthropic.APIError && (err.status === 429 || err.status === 529);
+  return isApiError(err) && (err.status === 429 || err.status === 529);
 }

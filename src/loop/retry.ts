@@ -1,5 +1,5 @@
-import Anthropic from '@anthropic-ai/sdk';
 import { ForkcacheError } from '../errors.ts';
+import { isApiError, isConnectionError, isUserAbort } from '../provider/api-error.ts';
 
 /** Engine-level retries of a whole turn (the SDK already retried the HTTP request itself). */
 export interface TurnRetryOptions {
@@ -20,11 +20,11 @@ export const DEFAULT_TURN_RETRY: TurnRetryOptions = { retries: 3, baseMs: 500, m
  */
 export function isRetryableTurnError(err: unknown): boolean {
   if (err instanceof ForkcacheError) return false;
-  if (err instanceof Anthropic.APIUserAbortError) return false;
-  if (err instanceof Anthropic.APIConnectionError) {
+  if (isUserAbort(err)) return false;
+  if (isConnectionError(err)) {
     return !((err as { cause?: unknown }).cause instanceof ForkcacheError); // a drift rejected in fetch
   }
-  if (err instanceof Anthropic.APIError) {
+  if (isApiError(err)) {
     const status = err.status;
     return status === undefined || status === 408 || status === 409 || status === 429 || status >= 500;
   }

@@ -6,7 +6,7 @@ import { assertMaySpawn } from '../fork/guard.ts';
 import type { ForkChild } from '../fork/layouts.ts';
 import { parseReport } from '../fork/report.ts';
 import { normalizeUsage } from '../ledger/usage.ts';
-import { childRequestBody } from '../prefix/body.ts';
+import { childRequestBody, type PerRequest } from '../prefix/body.ts';
 import type { CacheTtl } from '../wire/cache.ts';
 import type { HeadEnd } from '../prefix/sab.ts';
 import { startedMessageOf } from '../provider/send.ts';
@@ -15,6 +15,7 @@ import { targetPath, textOf, toAssistantParam, writtenPath } from './messages.ts
 import { backoffMs, DEFAULT_TURN_RETRY, isRetryableTurnError, type TurnRetryOptions } from './retry.ts';
 import type { TranscriptSink } from './transcript-sink.ts';
 import { reportOfError } from '../provider/rate-limit-report.ts';
+import { apiErrorType, isApiError } from '../provider/api-error.ts';
 import type { RequestReport } from '../rate-limits/report.ts';
 import { isRateLimitOrOverload, MAX_GATE_RETRIES } from './rate-limited.ts';
 import { type ForkOutcome, type LoopEvent, type ModelTransport, OPEN_GATE, type RequestGate, type RequestRecord } from './types.ts';
@@ -28,6 +29,11 @@ export interface ForkLoopOptions {
   /** This child's continuation: its directive, and on resume its earlier turns. */
   child: ForkChild;
   transport: ModelTransport;
+  /**
+   * The provider's request layout: head bytes + this child's suffix (default: the Messages
+   * API's, `childRequestBody`). Chat Completions providers bring their own (src/provider).
+   */
+  body?: ((child: ForkChild, perRequest: PerRequest, marker: CacheTtl | false) => Uint8Array) | undefined;
   tools: ToolExecutor;
   gate?: RequestGate | undefined;
   maxTurns?: number | undefined;
@@ -103,7 +109,9 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       }
       turn += 1;
       const child: ForkChild = { tailBlocks: options.child.tailBlocks, messages: own };
-      const body = childRequestBody(options.prefix, child, { max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS, stream: true }, { marker: options.marker ?? '5m' });
+      const perRequest = { max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS, stream: true };
+      const marker = options.marker ?? '5m';
+      const body = options.body ? options.body(child, perRequest, marker) : childRequestBody(options.prefix, child, perRequest, { marker });
       emit({ type: 'turn-start', turn, at: clock.now() });
       const { message, requestId, sentAt, startedAt } = await sendWithRetries({ options, gate, clock, body, turn, emit, failedAttempts, sentBytes });
       sentBytes = body.byteLength;
@@ -268,9 +276,8 @@ export function describeFailure(err: unknown): WireError {
     if (current instanceof ForkcacheError) return current.toWire();
     current = (current as { cause?: unknown }).cause;
   }
-  if (err instanceof Anthropic.APIError) {
-    const type = (err.error as { error?: { type?: string } } | undefined)?.error?.type;
-    return { code: 'FORK_API_ERROR', message: err.message, data: { status: err.status ?? null, type: type ?? null, requestId: err.requestID ?? null } };
+  if (isApiError(err)) {
+    return { code: 'FORK_API_ERROR', message: err.message, data: { status: err.status ?? null, type: apiErrorType(err) ?? null, requestId: err.requestID ?? null } };
   }
   return toWireError(err);
 }

@@ -2,15 +2,11 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type { WireError } from '../errors.ts';
 import type { ForkReport } from '../fork/report.ts';
 import type { Usage } from '../ledger/usage.ts';
-import type { SendOptions, SentMessage } from '../provider/send.ts';
 import type { RequestCost, RequestReport } from '../rate-limits/report.ts';
 
 export type { RequestCost, RequestReport } from '../rate-limits/report.ts';
 
-/** How a fork sends one request body: the SDK in production, the same SDK against the emulator in tests. */
-export interface ModelTransport {
-  send(body: Uint8Array, options: SendOptions): Promise<SentMessage>;
-}
+export type { ModelTransport } from '../provider/send.ts';
 
 /** A permit to send one request, from the scheduler (warm-first barrier, API concurrency, rate-limit admission). */
 export interface GatePermit {

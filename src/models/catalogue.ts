@@ -2,7 +2,7 @@ import builtinFile from './catalogue.json' with { type: 'json' };
 import { ForkcacheError } from '../errors.ts';
 import { readJsonFile } from '../json-file.ts';
 import { formatPath } from '../validation.ts';
-import { catalogueFileSchema, type CatalogueFile, type ModelRow, type ModelStatus, type PriceRowInput, type TokenClass } from './schema.ts';
+import { catalogueFileSchema, type CatalogueFile, type ModelRow, type ModelProvider, type ModelStatus, type PriceRowInput, type TokenClass } from './schema.ts';
 
 /**
  * The model catalogue: every model forkcache knows, with its status, prices (as dated rows),
@@ -49,6 +49,8 @@ export interface ModelEntry {
   id: string;
   aliases: readonly string[];
   family: string;
+  /** Who serves it (wire format and cache rule); `anthropic` unless the row says otherwise. */
+  provider: ModelProvider;
   status: ModelStatus;
   endOfLife: string | null;
   replacement: string | null;
@@ -130,6 +132,7 @@ function entryOf(row: ModelRow): ModelEntry {
     id: row.id,
     aliases: row.aliases,
     family: row.family ?? row.id,
+    provider: row.provider,
     status: row.status,
     endOfLife: row.endOfLife ?? null,
     replacement: row.replacement ?? null,

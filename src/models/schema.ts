@@ -68,11 +68,20 @@ const constraintsSchema = z.strictObject({
 export const STATUSES = ['current', 'legacy', 'deprecated', 'retired'] as const;
 export type ModelStatus = (typeof STATUSES)[number];
 
+/**
+ * Who serves a model, and so its wire format and cache rule: the Messages API (`anthropic`) or
+ * an OpenAI-compatible Chat Completions API with its provider's own caching.
+ */
+export const PROVIDERS = ['anthropic', 'openai', 'dashscope', 'deepseek'] as const;
+export type ModelProvider = (typeof PROVIDERS)[number];
+
 export const modelRowSchema = z.strictObject({
   id: z.string().min(1),
   /** Dated snapshots and other names the API accepts for the same model. */
   aliases: z.array(z.string().min(1)).default([]),
   family: z.string().min(1).optional(),
+  /** Absent: `anthropic` (every row before providers existed). */
+  provider: z.enum(PROVIDERS).default('anthropic'),
   status: z.enum(STATUSES).default('current'),
   /** The first day requests fail (the deprecations page's retirement date). */
   endOfLife: isoDate.optional(),

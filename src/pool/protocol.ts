@@ -8,6 +8,7 @@ import type { ExecutableToolName } from '../wire/tool-names.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import type { SandboxChoice } from '../tools/sandbox.ts';
 import type { PermissionPolicy } from '../tools/permissions.ts';
+import type { ProviderId } from '../wire/providers.ts';
 
 /**
  * Messages on a fork's private MessagePort. The worker asks the main thread for a permit
@@ -42,6 +43,8 @@ export interface ForkTask {
   /** Turns already done (resume). */
   turnsDone: number;
   api: {
+    /** The wire (default `anthropic`). */
+    provider?: ProviderId | undefined;
     baseURL: string;
     /** Never logged, never written: used to build the SDK client inside the worker. */
     apiKey: string;

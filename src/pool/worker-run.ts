@@ -1,11 +1,8 @@
-import type Anthropic from '@anthropic-ai/sdk';
 import type { MessagePort } from 'node:worker_threads';
 import { unwrapDirective } from '../fork/directive.ts';
 import { runForkLoop } from '../loop/run-fork.ts';
 import type { ForkOutcome, GatePermit, LoopEvent, RequestGate } from '../loop/types.ts';
-import { createAnthropicClient } from '../provider/client.ts';
-import { streamMessageBytes } from '../provider/send.ts';
-import { driftCheckedFetch } from '../prefix/drift.ts';
+import { openForkWire } from '../provider/fork-wire.ts';
 import { type AttachedPrefix, attachFrozenPrefix } from '../prefix/sab.ts';
 import { fromWireError, toWireError } from '../errors.ts';
 import type { RequestCost } from '../rate-limits/report.ts';
@@ -80,27 +77,6 @@ class PortGate implements RequestGate {
   }
 }
 
-// One SDK client per (prefix, endpoint) and thread: the drift check is bound to the prefix.
-const clients = new Map<string, Anthropic>();
-
-function clientFor(task: ForkTask, prefix: AttachedPrefix): Anthropic {
-  const key = `${prefix.sha256}\n${task.api.baseURL}\n${task.api.apiKey}\n${JSON.stringify(task.api.headers)}`;
-  let client = clients.get(key);
-  if (!client) {
-    if (clients.size >= 32) clients.delete(clients.keys().next().value!);
-    client = createAnthropicClient({
-      baseURL: task.api.baseURL,
-      apiKey: task.api.apiKey,
-      maxRetries: task.api.maxRetries,
-      timeoutMs: task.api.timeoutMs,
-      defaultHeaders: task.api.headers,
-      fetch: driftCheckedFetch({ head: prefix.head, prefixId: prefix.sha256.slice(0, 16) }),
-    });
-    clients.set(key, client);
-  }
-  return client;
-}
-
 /** Test-only: allocate until the worker's `resourceLimits` kill it. */
 function exhaustHeap(): never {
   const hoard: number[][] = [];
@@ -145,12 +121,13 @@ async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<Fork
     redact: [task.api.apiKey, ...task.tools.secrets],
   });
   try {
-    const client = clientFor(task, prefix);
+    const wire = openForkWire(task.api, prefix);
     return await runForkLoop({
       prefix,
       child: task.child,
       turnsDone: task.turnsDone,
-      transport: { send: (body, options) => streamMessageBytes(client, body, options) },
+      transport: wire.transport,
+      body: wire.body,
       tools,
       gate,
       maxTurns: task.loop.maxTurns,

@@ -39,20 +39,24 @@ export interface DriftCheckOptions {
   prefixId?: string;
   /** The fetch that really sends (default: the global one). */
   fetch?: typeof fetch;
+  /** The endpoint whose bodies are checked (default `/v1/messages`; Chat Completions: `/chat/completions`). */
+  path?: string;
   /** Called before the rejection, e.g. to count drift events. */
   onDrift?: (error: ForkcacheError) => void;
 }
 
 /**
- * A `fetch` for the SDK client (`new Anthropic({ fetch })`) that checks every
- * `POST …/v1/messages` body against the head before it leaves the process.
+ * A `fetch` for the SDK client (`new Anthropic({ fetch })`, `new OpenAI({ fetch })`) that
+ * checks every `POST …/v1/messages` (or `options.path`) body against the head before it
+ * leaves the process.
  * Other requests (count_tokens, stats) pass through unchecked.
  */
 export function driftCheckedFetch(options: DriftCheckOptions): typeof fetch {
   const inner = options.fetch ?? fetch;
+  const path = options.path ?? '/v1/messages';
   return async (input, init) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    if (init?.method === 'POST' && new URL(url).pathname.endsWith('/v1/messages')) {
+    if (init?.method === 'POST' && new URL(url).pathname.endsWith(path)) {
       const bytes = bodyBytes(init.body);
       try {
         if (!bytes) throw new ForkcacheError('FORK_PREFIX_DRIFT', 'request body is not raw bytes: it was re-serialized, not sent from the frozen head', { data: { prefixId: options.prefixId ?? '' } });

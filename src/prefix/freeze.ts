@@ -5,6 +5,9 @@ import type { ParentSnapshot } from '../fork/snapshot.ts';
 import { CACHE_TTLS, type CacheTtl, DEFAULT_CACHE_TTL } from '../wire/cache.ts';
 import { type HeadEnd, SAB_HEADER_BYTES, writeFrozenSab } from './sab.ts';
 import { buildSharedRequest, type SharedRequest } from './shared-request.ts';
+import { isChatProvider, PROVIDER_IDS, type ProviderId } from '../wire/providers.ts';
+import { renderChatHead } from './chat-head.ts';
+import { dialectOf } from './chat-dialects.ts';
 
 export interface FreezeOptions {
   /** Message layout of every child (default `claude`). */
@@ -18,6 +21,11 @@ export interface FreezeOptions {
    * `none`: no caching at all (a baseline).
    */
   markers?: MarkerStrategy;
+  /**
+   * The wire the head is frozen in (default `anthropic`). The snapshot, the layout and the
+   * marker placement stay the same; a Chat Completions provider renders them in its own format.
+   */
+  provider?: ProviderId;
 }
 
 export type MarkerStrategy = 'boundary' | 'last-only' | 'none';
@@ -39,6 +47,7 @@ export interface FrozenPrefix {
   readonly layout: ForkLayout;
   readonly ttl: CacheTtl;
   readonly markers: MarkerStrategy;
+  readonly provider: ProviderId;
   /** The marker each child puts on its own last block (`false` with `markers: 'none'`). */
   readonly childMarker: CacheTtl | false;
   readonly snapshot: ParentSnapshot;
@@ -74,7 +83,9 @@ export function freeze(snapshot: ParentSnapshot, options: FreezeOptions = {}): F
   if (!MARKER_STRATEGIES.includes(markers)) throw new ForkcacheError('INVALID_ARGUMENT', `markers: expected one of ${MARKER_STRATEGIES.join(', ')}, got "${String(markers)}"`, { data: { field: 'markers' } });
   const plan = planFork(snapshot.messages, layout);
   const shared = buildSharedRequest(snapshot, plan, markers === 'boundary' ? ttl : false);
-  const { text, headEnd } = renderHead(shared);
+  const provider = options.provider ?? 'anthropic';
+  if (!PROVIDER_IDS.includes(provider)) throw new ForkcacheError('INVALID_ARGUMENT', `provider: expected one of ${PROVIDER_IDS.join(', ')}, got "${String(provider)}"`, { data: { field: 'provider' } });
+  const { text, headEnd } = isChatProvider(provider) ? renderChatHead(shared, { dialect: dialectOf(provider), layout }) : renderHead(shared);
   const bytes = encoder.encode(text);
   const { sab, sha256 } = writeFrozenSab(bytes, headEnd);
   return Object.freeze({
@@ -87,6 +98,7 @@ export function freeze(snapshot: ParentSnapshot, options: FreezeOptions = {}): F
     layout,
     ttl,
     markers,
+    provider,
     childMarker: markers === 'none' ? false : '5m',
     snapshot,
     plan,

@@ -6,7 +6,8 @@ import { ForkcacheError } from '../errors.ts';
  *
  *   0  u32  magic "FKCP"
  *   4  u16  format version
- *   6  u16  flags (bit 0: the head ends inside the boundary message's content array)
+ *   6  u16  flags (bit 0: the head ends inside the boundary message's content array;
+ *                 bit 1: it ends right after a complete message, Chat Completions only)
  *   8  u32  head byte length
  *  12  i32  attach counter: hash verifications so far, across threads (Atomics; not hashed)
  *  16  32B  sha256 of the head bytes
@@ -22,13 +23,19 @@ export const SAB_OFFSET_ATTACHES = 12;
 export const SAB_OFFSET_SHA256 = 16;
 export const SAB_HEADER_BYTES = 48;
 export const SAB_FLAG_CONTENT_OPEN = 1;
+export const SAB_FLAG_MESSAGE_CLOSED = 2;
 
 /**
  * Where the head stops: inside the boundary message's content array (`content-open`, a child
  * continues with `,{block}` or `]}`), or right after `"messages":[` (`messages-open`: nothing
- * of the history is shared).
+ * of the history is shared), or (Chat Completions, where tool results are messages of their
+ * own) right after a complete message (`message-closed`: a child continues with `,{message}`).
  */
-export type HeadEnd = 'content-open' | 'messages-open';
+export type HeadEnd = 'content-open' | 'messages-open' | 'message-closed';
+
+function flagsOf(headEnd: HeadEnd): number {
+  return headEnd === 'content-open' ? SAB_FLAG_CONTENT_OPEN : headEnd === 'message-closed' ? SAB_FLAG_MESSAGE_CLOSED : 0;
+}
 
 export function sha256Hex(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
@@ -41,7 +48,7 @@ export function writeFrozenSab(head: Uint8Array, headEnd: HeadEnd): { sab: Share
   const digest = createHash('sha256').update(head).digest();
   view.setUint32(SAB_OFFSET_MAGIC, SAB_MAGIC, true);
   view.setUint16(SAB_OFFSET_VERSION, SAB_FORMAT_VERSION, true);
-  view.setUint16(SAB_OFFSET_FLAGS, headEnd === 'content-open' ? SAB_FLAG_CONTENT_OPEN : 0, true);
+  view.setUint16(SAB_OFFSET_FLAGS, flagsOf(headEnd), true);
   view.setUint32(SAB_OFFSET_LENGTH, head.byteLength, true);
   new Uint8Array(sab, SAB_OFFSET_SHA256, 32).set(digest);
   new Uint8Array(sab, SAB_HEADER_BYTES).set(head);
@@ -72,7 +79,7 @@ export function readFrozenHeader(sab: SharedArrayBuffer): { sha256: string; byte
   if (SAB_HEADER_BYTES + byteLength !== sab.byteLength) throw corrupt(`length ${byteLength} does not match the buffer`, { byteLength });
   const flags = view.getUint16(SAB_OFFSET_FLAGS, true);
   const sha256 = Buffer.from(sab, SAB_OFFSET_SHA256, 32).toString('hex');
-  return { sha256, byteLength, headEnd: flags & SAB_FLAG_CONTENT_OPEN ? 'content-open' : 'messages-open' };
+  return { sha256, byteLength, headEnd: flags & SAB_FLAG_CONTENT_OPEN ? 'content-open' : flags & SAB_FLAG_MESSAGE_CLOSED ? 'message-closed' : 'messages-open' };
 }
 
 /** How many times any thread has verified this buffer's hash. */

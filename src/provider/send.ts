@@ -27,6 +27,11 @@ export function startedMessageOf(err: unknown): Anthropic.Message | undefined {
   return typeof err === 'object' && err !== null ? ((err as Record<symbol, unknown>)[STARTED] as Anthropic.Message | undefined) : undefined;
 }
 
+/** How a fork sends one request body: the SDK in production, the same SDK against the emulator in tests. */
+export interface ModelTransport {
+  send(body: Uint8Array, options: SendOptions): Promise<SentMessage>;
+}
+
 export interface SentMessage {
   message: Anthropic.Message;
   requestId: string | null;

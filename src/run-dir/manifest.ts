@@ -6,6 +6,7 @@ import { deepFreeze } from '../deep-freeze.ts';
 import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
 import { readJsonFile } from '../json-file.ts';
 import { type FrozenPrefix, MARKER_STRATEGIES, type MarkerStrategy } from '../prefix/freeze.ts';
+import { providerIdSchema } from '../wire/providers.ts';
 import { permissionPolicySchema } from '../tools/permissions.ts';
 import { parseOrThrow } from '../validation.ts';
 import { FORKS_DIR, MANIFEST_FILE, SNAPSHOT_FILE } from './files.ts';
@@ -27,7 +28,9 @@ export const manifestSchema = z.strictObject({
     layout: z.enum(FORK_LAYOUTS as [ForkLayout, ...ForkLayout[]]),
     ttl: z.enum(CACHE_TTLS),
     markers: z.enum(MARKER_STRATEGIES as [MarkerStrategy, ...MarkerStrategy[]]),
-    headEnd: z.enum(['content-open', 'messages-open']),
+    headEnd: z.enum(['content-open', 'messages-open', 'message-closed']),
+    /** Older runs have none: they spoke the Messages API. */
+    provider: providerIdSchema.default('anthropic'),
     source: z.enum(['parent', 'fallback']),
   }),
   directives: z.array(z.string()).min(1),
@@ -77,7 +80,7 @@ export function writeManifest(dir: string, fanoutId: string, prefix: FrozenPrefi
     v: 1,
     fanoutId,
     createdAt: new Date().toISOString(),
-    prefix: { sha256: prefix.sha256, bytes: prefix.byteLength, layout: prefix.layout, ttl: prefix.ttl, markers: prefix.markers, headEnd: prefix.headEnd, source: prefix.snapshot.source },
+    prefix: { sha256: prefix.sha256, bytes: prefix.byteLength, layout: prefix.layout, ttl: prefix.ttl, markers: prefix.markers, headEnd: prefix.headEnd, provider: prefix.provider, source: prefix.snapshot.source },
     directives: [...directives],
     engine,
     meta,

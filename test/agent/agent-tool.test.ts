@@ -2,7 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import type { ScriptedModel } from '../../src/emulator/scripts/types.ts';
-import { startEmulator } from '../../src/emulator/server/start.ts';
+import { startEmulator } from '../../src/emulator/start.ts';
 import { AGENT_PLACEHOLDER_RESULT } from '../../src/agent/agent-tool.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';
 import { FORK_PLACEHOLDER_RESULT, FORK_QUERY_SOURCE } from '../../src/wire/fork-text.ts';

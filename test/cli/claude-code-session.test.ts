@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { importClaudeTranscript } from '../../src/cli/claude-transcript.ts';
 import { rebuildWireRequest } from '../../src/cli/claude-wire.ts';
 import { CacheContinuity } from '../../src/cli/cache-continuity.ts';
-import { startEmulator } from '../../src/emulator/server/start.ts';
+import { startEmulator } from '../../src/emulator/start.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';
 import { workspace } from '../engine/helpers.ts';
 

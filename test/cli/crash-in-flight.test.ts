@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator/server/start.ts';
+import { startEmulator } from '../../src/emulator/start.ts';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
 import { forkcache, lastJson } from './run-cli.ts';
 

@@ -18,7 +18,7 @@ describe('forkcache models: the table', () => {
     // Sonnet 4.5's end of life is 2026-11-30: retired that day, so hidden.
     expect(out).not.toMatch(/^claude-sonnet-4-5 /m);
     expect(out).not.toMatch(/^claude-opus-4-1 /m);
-    expect(out).toContain('17 models; 9 retired hidden (--all shows them)');
+    expect(out).toContain('23 models; 9 retired hidden (--all shows them)');
   });
 
   it('takes status and prices at the date: the row in force then, a deprecated model before its end of life', () => {
@@ -33,7 +33,7 @@ describe('forkcache models: the table', () => {
     expect(out).toMatch(/^claude-opus-4-1 +retired +- +- +- +- +- /m);
     expect(out).toMatch(/^claude-opus-4-1 .*\n {2}also claude-opus-4-1-20250805\n {2}retired: requests fail; use claude-opus-5-5 instead$/m);
     expect(out).toMatch(/^ {2}retired on 2026-11-30: requests fail; use claude-sonnet-5-5 instead$/m);
-    expect(out).toContain('26 models.');
+    expect(out).toContain('32 models.');
   });
 
   it('prints prices to the cent at least, without losing digits', () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator/server/start.ts';
+import { startEmulator } from '../../src/emulator/start.ts';
 import { BUILTIN_CATALOGUE, mergeCatalogue } from '../../src/models/catalogue.ts';
 import { statusAt } from '../../src/models/status.ts';
 import { forkcache, lastJson } from './run-cli.ts';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import type { ScriptedModel } from '../../src/emulator/scripts/types.ts';
-import { startEmulator } from '../../src/emulator/server/start.ts';
+import { startEmulator } from '../../src/emulator/start.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';
 import { bigSnapshot, sharedEmulator, workspace } from './helpers.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
-import { startEmulator } from '../../src/emulator/server/start.ts';
+import { startEmulator } from '../../src/emulator/start.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';
 import { bigSnapshot, driveClock, workspace } from './helpers.ts';
 import { readFileSync } from 'node:fs';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { attemptCounts } from '../../src/cli/summary-table.ts';
 import type { FaultKind } from '../../src/emulator/faults.ts';
-import { startEmulator } from '../../src/emulator/server/start.ts';
+import { startEmulator } from '../../src/emulator/start.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';
 import { bigSnapshot, workspace } from '../engine/helpers.ts';
 

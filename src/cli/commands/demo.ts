@@ -2,7 +2,9 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { latencyNameSchema } from '../../emulator/latency.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from '../../engine/warm-gate.ts';
-import { DEMO_MODEL, runDemo } from '../demo/run-demo.ts';
+import { DEMO_MODEL, demoModelOf, runDemo } from '../demo/run-demo.ts';
+import { PROVIDER_IDS, providerIdSchema } from '../../wire/providers.ts';
+import { ForkcacheError } from '../../errors.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
 import { DEMO_NEW_NAME, DEMO_OLD_NAME } from '../demo/workspace.ts';
 import { intFlag, parseFlags } from '../flags.ts';
@@ -17,7 +19,8 @@ const optionsSchema = z.object({
   seed: intFlag.default(0),
   json: z.boolean().default(false),
   report: reportFlag,
-  model: z.string().min(1).default(DEMO_MODEL),
+  model: z.string().min(1).optional(),
+  provider: providerIdSchema.default('anthropic'),
   modelTable: z.string().min(1).optional(),
   parentFromClaudeTranscript: z.string().min(1, 'expected a .jsonl file').optional(),
 });
@@ -31,15 +34,18 @@ export function registerDemoCommand(program: Command): void {
     .option('--warm <strategy>', `warm-up strategy: ${WARM_STRATEGIES.join(' | ')}`, 'first-child')
     .option('--latency <profile>', 'emulated latency: off | fast | realistic', 'fast')
     .option('--seed <n>', 'emulator seed', '0')
-    .option('--model <id>', `model of the parent and the forks (default ${DEMO_MODEL})`)
+    .option('--model <id>', `model of the parent and the forks (default ${DEMO_MODEL}; on another provider its catalogue model)`)
+    .option('--provider <name>', `the API the emulator stands in for: ${PROVIDER_IDS.join(' | ')} (dashscope runs Qwen Code's fork layout)`, 'anthropic')
     .option('--model-table <file>', 'model catalogue JSON merged over the built-in one')
     .option('--json', 'print one JSON summary object last (progress goes to stderr as plain lines)')
     .option('--report [file]', 'write the HTML report of the fan-out (default: report.html in its run directory)')
     .option('--parent-from-claude-transcript <file>', 'fork from a parent rebuilt from a Claude Code session transcript (.jsonl) instead of the scripted parent agent')
     .action(async (raw: Record<string, unknown>) => {
-      const opts = parseFlags(optionsSchema, raw);
+      const flags = parseFlags(optionsSchema, raw);
+      const opts = { ...flags, model: flags.model ?? demoModelOf(flags.provider) };
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
       if (opts.parentFromClaudeTranscript !== undefined) {
+        if (opts.provider !== 'anthropic') throw new ForkcacheError('INVALID_ARGUMENT', '--provider: the transcript demo runs on the anthropic emulator only', { data: { field: 'provider' } });
         const { runTranscriptDemo } = await import('../demo/transcript-demo.ts');
         const model = raw['model'] === undefined ? undefined : opts.model;
         const demo = await runTranscriptDemo({ transcript: opts.parentFromClaudeTranscript, model, forks: opts.forks, warm: opts.warm, latency: opts.latency, seed: opts.seed, plain: opts.json, log, catalogue: modelCheck(model ?? DEMO_MODEL, opts.modelTable, () => {}) });
@@ -51,7 +57,7 @@ export function registerDemoCommand(program: Command): void {
       const catalogue = modelCheck(opts.model, opts.modelTable, log);
       let engine: { destroy(): Promise<void> } | undefined;
       const interrupt = cancelOnInterrupt(log, { stop: async () => engine?.destroy() });
-      const demo = await runDemo({ model: opts.model, catalogue, forks: opts.forks, warm: opts.warm, latency: opts.latency, seed: opts.seed, plain: opts.json, log, watch: (fan) => interrupt.watch(fan), onEngine: (e) => (engine = e) }).finally(() =>
+      const demo = await runDemo({ model: opts.model, provider: opts.provider, catalogue, forks: opts.forks, warm: opts.warm, latency: opts.latency, seed: opts.seed, plain: opts.json, log, watch: (fan) => interrupt.watch(fan), onEngine: (e) => (engine = e) }).finally(() =>
         interrupt.dispose(),
       );
       const failed = demo.result.forks.filter((f) => f.status !== 'completed').length + editsNotApplied(demo.result).length;

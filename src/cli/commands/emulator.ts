@@ -5,7 +5,8 @@ import { latencyNameSchema } from '../../emulator/latency.ts';
 import { loadCatalogue } from '../../models/catalogue.ts';
 import type { EmulatorOptions } from '../../emulator/options.ts';
 import { ReplayModel } from '../../emulator/scripts/replay.ts';
-import { startEmulator } from '../../emulator/server/start.ts';
+import { startEmulator } from '../../emulator/start.ts';
+import { EMULATOR_APIS } from '../../emulator/openai/rules.ts';
 import { parseFlags } from '../flags.ts';
 import { resolveRateLimits } from '../../rate-limits/presets.ts';
 
@@ -17,6 +18,7 @@ const intFlag = (min: number, max: number) =>
     .pipe(z.number().min(min, `at least ${min}`).max(max, `at most ${max}`));
 
 const optionsSchema = z.object({
+  api: z.enum(EMULATOR_APIS, { error: `expected ${EMULATOR_APIS.join(', ')}` }).default('anthropic'),
   host: z.string().min(1).default('127.0.0.1'),
   port: intFlag(0, 65535).default(0),
   latency: latencyNameSchema.default('fast'),
@@ -38,6 +40,7 @@ export function registerEmulatorCommand(program: Command): void {
   program
     .command('emulator')
     .description('Serve a local Anthropic-compatible Messages API with the prompt-cache rules (scripted models, no API key).')
+    .option('--api <api>', 'anthropic (Messages API) | openai | dashscope | deepseek (Chat Completions with that provider\'s cache rule and usage fields)', 'anthropic')
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--port <n>', 'TCP port; 0 picks a free one', '0')
     .option('--latency <mode>', 'off | fast | realistic', 'fast')
@@ -52,6 +55,7 @@ export function registerEmulatorCommand(program: Command): void {
     .action(async (raw: Record<string, unknown>) => {
       const o = parseFlags(optionsSchema, raw);
       const options: EmulatorOptions = {
+        api: o.api,
         host: o.host,
         port: o.port,
         latency: o.latency,
@@ -66,6 +70,7 @@ export function registerEmulatorCommand(program: Command): void {
       };
       const emulator = await startEmulator(options);
       process.stdout.write(`forkcache emulator listening on ${emulator.url}\n`);
+      if (o.api !== 'anthropic') process.stderr.write(`forkcache emulator: ${o.api} Chat Completions API; base URL ${emulator.url}${o.api === 'dashscope' ? '/compatible-mode/v1' : '/v1'}\n`);
       if (emulator.rateLimits.table) process.stderr.write(`forkcache emulator: rate limits from ${emulator.rateLimits.table.source}\n`);
       const signal = await untilSignal();
       process.stderr.write(`forkcache emulator: ${signal}, closing\n`);

@@ -7,7 +7,8 @@ import { readFanOutDir } from '../../run-dir/manifest.ts';
 import { locateFanOuts } from '../../run-dir/locate.ts';
 import type { WarmStrategy } from '../../engine/warm-gate.ts';
 import type { ExecutableToolName } from '../../wire/tool-names.ts';
-import { openEndpoint } from '../endpoint.ts';
+import { API_CHOICES, openEndpoint } from '../endpoint.ts';
+import { PROVIDER_IDS, providerIdSchema } from '../../wire/providers.ts';
 import { loadCatalogue } from '../../models/catalogue.ts';
 import { parseFlags } from '../flags.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
@@ -19,7 +20,8 @@ import { resolveSandbox, UNSANDBOXED_NOTE } from '../../tools/sandbox.ts';
 import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-table.ts';
 
 const optionsSchema = z.object({
-  api: z.enum(['auto', 'anthropic', 'emulator'], { error: 'expected auto, anthropic or emulator' }).default('auto'),
+  api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
+  provider: providerIdSchema.optional(),
   json: z.boolean().default(false),
   allowAsks: z.boolean().default(false),
   modelTable: z.string().min(1).optional(),
@@ -33,7 +35,8 @@ export function registerResumeCommand(program: Command): void {
     .command('resume')
     .description('continue every unfinished fork of a run from its last complete turn (completed forks are not re-run)')
     .argument('<run-dir>', 'a fan-out directory, or a runs directory holding several')
-    .option('--api <target>', 'auto | anthropic | emulator (as for run)', 'auto')
+    .option('--api <target>', 'auto | real (alias anthropic) | emulator (as for run)', 'auto')
+    .option('--provider <name>', `${PROVIDER_IDS.join(' | ')}: must be the one the run was frozen for (default: the run's)`)
     .option('--json', 'print one JSON summary object per fan-out, last')
     .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (as for run)')
     .option('--allow-asks', "answer yes to the run's `ask` permissions (otherwise: a y/N prompt on a terminal, no elsewhere)")
@@ -49,9 +52,11 @@ export function registerResumeCommand(program: Command): void {
         const { manifest } = readFanOutDir(dir);
         const emulator = emulatorMeta.safeParse((manifest.meta as { emulator?: unknown }).emulator).data ?? { script: 'echo', latency: 'fast' as const };
         if (manifest.engine.allow.includes('bash') && resolveSandbox(manifest.engine.sandbox) === 'none') process.stderr.write(`note: ${UNSANDBOXED_NOTE}\n`);
-        const target = await openEndpoint(opts.api, emulator, catalogue);
+        const provider = opts.provider ?? manifest.prefix.provider;
+        const target = await openEndpoint(opts.api, emulator, catalogue, provider);
         process.stderr.write(`forkcache resume: ${manifest.fanoutId} (${manifest.directives.length} forks) against ${target.label}\n`);
         const engine = await ForkEngine.create({
+          provider,
           baseURL: target.baseURL,
           apiKey: target.apiKey,
           headers: manifest.engine.headers,

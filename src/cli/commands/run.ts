@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ForkEngine } from '../../engine/engine.ts';
-import { openEndpoint } from '../endpoint.ts';
+import { API_CHOICES, openEndpoint } from '../endpoint.ts';
+import { PROVIDER_IDS, providerIdSchema } from '../../wire/providers.ts';
 import { parseFlags } from '../flags.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
 import type { PermissionPolicy } from '../../tools/permissions.ts';
@@ -16,7 +17,9 @@ import { CacheContinuity } from '../cache-continuity.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
 
 const optionsSchema = z.object({
-  api: z.enum(['auto', 'anthropic', 'emulator'], { error: 'expected auto, anthropic or emulator' }).default('auto'),
+  api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
+  provider: providerIdSchema.optional(),
+  model: z.string().min(1).optional(),
   json: z.boolean().default(false),
   parentFromClaudeTranscript: z.string().min(1, 'expected a .jsonl file').optional(),
   report: reportFlag,
@@ -31,7 +34,9 @@ export function registerRunCommand(program: Command): void {
     .command('run')
     .description('fan out the directives of a plan file over its parent snapshot')
     .argument('<plan>', 'plan JSON file: { parent, directives, workspace?, model?, warm?, layout?, limits?, allow? }')
-    .option('--api <target>', 'auto (the real API when ANTHROPIC_API_KEY is set, else the emulator) | anthropic | emulator', 'auto')
+    .option('--api <target>', "auto (the provider's real API when its key is set, else the emulator) | real (alias anthropic) | emulator", 'auto')
+    .option('--provider <name>', `the API the forks speak: ${PROVIDER_IDS.join(' | ')} (overrides the plan's provider)`)
+    .option('--model <id>', "model of every fork (overrides the plan's model and the parent's)")
     .option('--json', 'print one JSON summary object last')
     .option('--parent-from-claude-transcript <file>', 'rebuild the parent from a Claude Code session transcript (.jsonl); the plan then has no "parent"')
     .option('--report [file]', 'write the HTML report of the run (default: report.html in the fan-out directory)')
@@ -40,16 +45,18 @@ export function registerRunCommand(program: Command): void {
     .option('--allow-asks', "answer yes to the plan's `ask` permissions (otherwise: a y/N prompt on a terminal, no elsewhere)")
     .action(async (planPath: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
-      const { plan, snapshot, workspace, runDir, notes, modelTable, expectedCachedTokens, fromTranscript } = loadPlan(planPath, { claudeTranscript: opts.parentFromClaudeTranscript });
+      const { plan, snapshot, workspace, runDir, notes, modelTable, expectedCachedTokens, fromTranscript } = loadPlan(planPath, { claudeTranscript: opts.parentFromClaudeTranscript, model: opts.model });
+      const provider = opts.provider ?? plan.provider;
       const continuity = fromTranscript ? new CacheContinuity(expectedCachedTokens) : undefined;
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
       for (const note of notes) log(`parent: ${note}`);
       const catalogue = modelCheck(snapshot.model, opts.modelTable ?? modelTable, log);
       if (plan.allow?.includes('bash') && resolveSandbox(plan.sandbox) === 'none') log(`note: ${UNSANDBOXED_NOTE}`);
-      const target = await openEndpoint(opts.api, plan.emulator, catalogue);
+      const target = await openEndpoint(opts.api, plan.emulator, catalogue, provider);
       log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);
       // a setup error must not leave the embedded emulator holding the process open
       const engine = await ForkEngine.create({
+        provider,
         baseURL: target.baseURL,
         apiKey: target.apiKey,
         workspace,

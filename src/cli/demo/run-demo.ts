@@ -1,7 +1,9 @@
 import { BUILTIN_CATALOGUE, type ModelCatalogue } from '../../models/catalogue.ts';
 import { DEFAULT_MODEL } from '../../models/defaults.ts';
+import { isChatProvider, PROVIDER_DEFAULT_MODELS, type ProviderId } from '../../wire/providers.ts';
+import { demoWire, emulatorApiOf } from './provider-wire.ts';
 import { join } from 'node:path';
-import { startEmulator } from '../../emulator/server/start.ts';
+import { startEmulator } from '../../emulator/start.ts';
 import { ForkEngine } from '../../engine/engine.ts';
 import type { FanOut, FanOutResult } from '../../engine/fan-out.ts';
 import { runParentAgent } from '../../agent/parent-agent.ts';
@@ -16,6 +18,11 @@ import { DEMO_SYSTEM_PROMPT } from './system-prompt.ts';
 import { DEMO_NEW_NAME, DEMO_OLD_NAME, filesMentioning, prepareDemoWorkspace } from './workspace.ts';
 
 export const DEMO_MODEL = DEFAULT_MODEL;
+
+/** The demo's model on a provider (the Anthropic default, else the provider's catalogue row). */
+export function demoModelOf(provider: ProviderId): string {
+  return isChatProvider(provider) ? PROVIDER_DEFAULT_MODELS[provider] : DEMO_MODEL;
+}
 
 export interface DemoOptions {
   /** Called with each fan-out as it starts (e.g. to cancel it on Ctrl-C). */
@@ -32,6 +39,8 @@ export interface DemoOptions {
   /** The model (default DEMO_MODEL) and the catalogue that prices it (default built-in). */
   model?: string | undefined;
   catalogue?: ModelCatalogue | undefined;
+  /** The wire (default `anthropic`): the embedded emulator runs in that provider's mode. */
+  provider?: ProviderId | undefined;
 }
 
 export interface DemoResult {
@@ -50,15 +59,19 @@ export interface DemoResult {
  */
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const workspace = prepareDemoWorkspace(options.forks);
-  const model = options.model ?? DEMO_MODEL;
+  const provider = options.provider ?? 'anthropic';
+  const model = options.model ?? demoModelOf(provider);
   const catalogue = options.catalogue ?? BUILTIN_CATALOGUE;
-  const emulator = await startEmulator({ latency: options.latency, seed: options.seed, script: 'refactor', modelTable: catalogue });
+  const emulator = await startEmulator({ latency: options.latency, seed: options.seed, script: 'refactor', modelTable: catalogue, api: emulatorApiOf(provider) });
   const headers = { 'x-forkcache-script': 'refactor' };
-  options.log(`forkcache demo: ${options.forks} forks on the local emulator (latency ${options.latency}, warm ${options.warm}), no API key needed`);
+  const wire = demoWire(provider, emulator.url, headers);
+  options.log(`forkcache demo: ${options.forks} forks on the local emulator (${provider === 'anthropic' ? '' : `${provider} mode, ${wire.layout} layout, `}latency ${options.latency}, warm ${options.warm}), no API key needed`);
   options.log(`workspace ${workspace}`);
   const engine = await ForkEngine.create({
     modelTable: catalogue,
-    baseURL: emulator.url,
+    provider,
+    baseURL: wire.baseURL,
+    layout: wire.layout,
     apiKey: 'demo',
     headers,
     workspace,
@@ -76,7 +89,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const agentTool = engine.agentTool({
     parentId: 'parent',
     ledger,
-    meta: { api: 'emulator', emulator: { script: 'refactor', latency: options.latency } },
+    meta: { api: 'emulator', provider, emulator: { script: 'refactor', latency: options.latency } },
     onFanOut: (fan) => {
       options.watch?.(fan);
       board = showProgress(fan, options.plain, model, catalogue);
@@ -85,6 +98,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   try {
     const parent = await runParentAgent({
       client,
+      send: wire.send,
       model,
       system: DEMO_SYSTEM_PROMPT,
       tools: TOOL_DECLARATIONS,

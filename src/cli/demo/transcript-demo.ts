@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { startEmulator } from '../../emulator/server/start.ts';
+import { startEmulator } from '../../emulator/start.ts';
 import { ForkEngine } from '../../engine/engine.ts';
 import type { FanOutResult } from '../../engine/fan-out.ts';
 import type { WarmStrategy } from '../../engine/warm-gate.ts';

@@ -62,14 +62,14 @@ function toUsage(plan: CachePlan, outputTokens: number, thinkingTokens: number, 
   };
 }
 
-function checkTurn(turn: unknown, name: string): ScriptedTurn {
+export function checkTurn(turn: unknown, name: string): ScriptedTurn {
   const content = (turn as ScriptedTurn | undefined)?.content;
   const ok = Array.isArray(content) && content.every((b) => (b?.type === 'text' && typeof b.text === 'string') || (b?.type === 'tool_use' && typeof b.name === 'string' && typeof b.input === 'object' && b.input !== null));
   if (!ok) throw new ApiError('EMULATOR_SCRIPT', 'api_error', `scripted model "${name}" returned an invalid turn (expected { content: [text | tool_use blocks] })`);
   return turn as ScriptedTurn;
 }
 
-async function runScript(core: EmulatorCore, ctx: RequestContext, request: MessagesRequest, model: ModelEntry): Promise<ScriptedTurn> {
+export async function runScript(core: EmulatorCore, ctx: RequestContext, request: MessagesRequest, model: ModelEntry): Promise<ScriptedTurn> {
   if (request.max_tokens === 0) return { content: [] };
   const script = core.scripts.resolve(getHeader(ctx.req, SCRIPT_HEADER));
   try {

@@ -1,12 +1,13 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { CacheEntry } from '../cache/store.ts';
-import { resolveOptions, type EmulatorOptions } from '../options.ts';
-import { createCore, type EmulatorEvent, type EmulatorEventName } from './core.ts';
-import { route, statsOf } from './router.ts';
-import type { EmulatorStats } from './stats.ts';
-import type { RateLimitTable } from '../../rate-limits/presets.ts';
+import type { CacheEntry } from './cache/store.ts';
+import { resolveOptions, type EmulatorOptions } from './options.ts';
+import { createCore, type EmulatorEvent, type EmulatorEventName } from './server/core.ts';
+import { routeOpenAi } from './openai/router.ts';
+import { route, statsOf } from './server/router.ts';
+import type { EmulatorStats } from './server/stats.ts';
+import type { RateLimitTable } from '../rate-limits/presets.ts';
 
 /** A running emulator. */
 export interface Emulator {
@@ -64,7 +65,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       if (!res.writableFinished) controller.abort(new DOMException('client closed the connection', 'AbortError'));
     });
     const entry: InFlight = { controller, done: Promise.resolve() };
-    entry.done = route(core, req, res, controller.signal).finally(() => inFlight.delete(entry));
+    const api = resolved.api;
+    const handled = api === 'anthropic' ? route(core, req, res, controller.signal) : routeOpenAi(core, api, req, res, controller.signal);
+    entry.done = handled.finally(() => inFlight.delete(entry));
     inFlight.add(entry);
   });
   // A cap on open connections: without one, a flood of idle sockets holds memory and file

@@ -1,0 +1,28 @@
+import type OpenAI from 'openai';
+import type { Clock } from '../clock.ts';
+import type { FrozenPrefix } from '../prefix/freeze.ts';
+import { chatWarmup, sendChatWarmup } from '../provider/openai/warmup.ts';
+import type { FanOutAccounts } from './fan-out-accounts.ts';
+import type { WarmGate, WarmStrategy } from './warm-gate.ts';
+
+/**
+ * What a Chat Completions fan-out does before its forks: the API has no token count, so the
+ * warm-up measures the shared prefix as it writes it (see `chatWarmup`). A single fork has no
+ * sibling to warm for, and `warm: 'none'` asks for nothing: then nothing is measured.
+ */
+export async function warmUpChatFanOut(run: {
+  client: OpenAI;
+  prefix: FrozenPrefix;
+  forks: number;
+  warm: WarmStrategy;
+  gate: WarmGate;
+  accounts: FanOutAccounts;
+  clock: Clock;
+  log: (record: Record<string, unknown>) => void;
+  signal: AbortSignal;
+}): Promise<void> {
+  if (run.warm === 'none' || run.forks < 2) return;
+  const measured = await chatWarmup({ send: (ready) => sendChatWarmup(run.client, run.prefix, ready, run.signal), gate: run.gate, clock: run.clock, log: run.log });
+  run.accounts.sharedTokens = measured?.sharedTokens;
+  if (measured) run.accounts.warmup(measured.usage, measured.at, measured.cachedTokens);
+}

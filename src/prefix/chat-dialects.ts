@@ -1,0 +1,71 @@
+import type { ProviderId } from '../wire/providers.ts';
+
+export type ChatProviderId = Exclude<ProviderId, 'anthropic'>;
+
+/** What differs between the Chat Completions providers, as data. */
+export interface ChatDialect {
+  id: ChatProviderId;
+  /**
+   * Explicit `cache_control` markers on content parts (DashScope). Elsewhere markers are
+   * stripped: the cache is automatic and a strict endpoint would refuse the unknown field.
+   */
+  markers: boolean;
+  /** The output limit's name: OpenAI's newer models refuse `max_tokens`. */
+  maxTokensField: 'max_tokens' | 'max_completion_tokens';
+  /** `prompt_cache_key` routes requests with one prefix to the same cache machines (OpenAI). */
+  cacheKey: boolean;
+  /** Environment variables: the key, and the base URL. */
+  keyEnv: readonly string[];
+  baseUrlEnv: readonly string[];
+  defaultBaseURL: string;
+  /** Headers on every request (Qwen Code sends DashScope's cache header; harmless elsewhere). */
+  headers: Readonly<Record<string, string>>;
+}
+
+export const CHAT_DIALECTS: Readonly<Record<ChatProviderId, ChatDialect>> = {
+  openai: {
+    id: 'openai',
+    markers: false,
+    maxTokensField: 'max_completion_tokens',
+    cacheKey: true,
+    keyEnv: ['OPENAI_API_KEY'],
+    baseUrlEnv: ['OPENAI_BASE_URL'],
+    defaultBaseURL: 'https://api.openai.com/v1',
+    headers: {},
+  },
+  dashscope: {
+    id: 'dashscope',
+    markers: true,
+    maxTokensField: 'max_tokens',
+    cacheKey: false,
+    keyEnv: ['DASHSCOPE_API_KEY'],
+    baseUrlEnv: ['DASHSCOPE_BASE_URL'],
+    defaultBaseURL: 'https://dashscope-intl.aliyuncs.com/compatible-mode/v1',
+    headers: { 'X-DashScope-CacheControl': 'enable' },
+  },
+  deepseek: {
+    id: 'deepseek',
+    markers: false,
+    maxTokensField: 'max_tokens',
+    cacheKey: false,
+    keyEnv: ['DEEPSEEK_API_KEY'],
+    baseUrlEnv: ['DEEPSEEK_BASE_URL'],
+    defaultBaseURL: 'https://api.deepseek.com/v1',
+    headers: {},
+  },
+  // a local vLLM or SGLang server: OPENAI_BASE_URL names it, any key is accepted
+  'openai-compatible': {
+    id: 'openai-compatible',
+    markers: false,
+    maxTokensField: 'max_tokens',
+    cacheKey: false,
+    keyEnv: ['OPENAI_API_KEY'],
+    baseUrlEnv: ['OPENAI_BASE_URL'],
+    defaultBaseURL: 'http://127.0.0.1:8000/v1',
+    headers: {},
+  },
+};
+
+export function dialectOf(id: ChatProviderId): ChatDialect {
+  return CHAT_DIALECTS[id];
+}

@@ -1,0 +1,86 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import type OpenAI from 'openai';
+import type { ForkChild } from '../fork/layouts.ts';
+import { childRequestBody, type PerRequest } from '../prefix/body.ts';
+import { driftCheckedFetch } from '../prefix/drift.ts';
+import type { CacheTtl } from '../wire/cache.ts';
+import type { HeadEnd } from '../prefix/sab.ts';
+import { createAnthropicClient } from './client.ts';
+import { isChatProvider, type ProviderId } from '../wire/providers.ts';
+import { chatRequestBody } from './openai/body.ts';
+import { createChatClient } from './openai/client.ts';
+import { dialectOf } from '../prefix/chat-dialects.ts';
+import { streamChatBytes } from './openai/stream.ts';
+import { type ModelTransport, streamMessageBytes } from './send.ts';
+
+/** Where requests go, as the engine resolved it (the key is never logged or written). */
+export interface ApiEndpoint {
+  provider?: ProviderId | undefined;
+  baseURL: string;
+  apiKey: string;
+  maxRetries: number;
+  timeoutMs: number;
+  headers: Record<string, string>;
+}
+
+/** A frozen head as a worker holds it. */
+export interface WirePrefix {
+  readonly head: Uint8Array;
+  readonly headEnd: HeadEnd;
+  readonly sha256: string;
+}
+
+/**
+ * The provider boundary as one fork's loop sees it: request bodies are the frozen head bytes
+ * plus this child's suffix in the provider's own format, and the transport sends them and
+ * answers with the provider-neutral message (text and tool_use blocks, stop reason, usage as
+ * uncached/written/read/output). What the loop, the gate and the ledger do never depends on
+ * which provider it is.
+ */
+export interface ForkWire {
+  readonly provider: ProviderId;
+  body(child: ForkChild, perRequest: PerRequest, marker: CacheTtl | false): Uint8Array;
+  readonly transport: ModelTransport;
+}
+
+/** OpenAI's `prompt_cache_key` of a fan-out: one per frozen head (resume keeps it). */
+export function cacheKeyOf(sha256: string): string {
+  return `forkcache-${sha256.slice(0, 16)}`;
+}
+
+// One SDK client per (prefix, endpoint) and thread: the drift check is bound to the prefix.
+const clients = new Map<string, Anthropic | OpenAI>();
+
+function cached<T extends Anthropic | OpenAI>(key: string, make: () => T): T {
+  let client = clients.get(key) as T | undefined;
+  if (!client) {
+    if (clients.size >= 32) clients.delete(clients.keys().next().value!);
+    client = make();
+    clients.set(key, client);
+  }
+  return client;
+}
+
+/** The wire of one fork: its provider's body layout and transport, behind the drift check. */
+export function openForkWire(api: ApiEndpoint, prefix: WirePrefix): ForkWire {
+  const provider = api.provider ?? 'anthropic';
+  const key = `${provider}\n${prefix.sha256}\n${api.baseURL}\n${api.apiKey}\n${JSON.stringify(api.headers)}`;
+  const common = { baseURL: api.baseURL, apiKey: api.apiKey, maxRetries: api.maxRetries, timeoutMs: api.timeoutMs, defaultHeaders: api.headers };
+  const prefixId = prefix.sha256.slice(0, 16);
+  if (!isChatProvider(provider)) {
+    const client = cached(key, () => createAnthropicClient({ ...common, fetch: driftCheckedFetch({ head: prefix.head, prefixId }) }));
+    return {
+      provider,
+      body: (child, perRequest, marker) => childRequestBody(prefix, child, perRequest, { marker }),
+      transport: { send: (body, options) => streamMessageBytes(client, body, options) },
+    };
+  }
+  const dialect = dialectOf(provider);
+  const client = cached(key, () => createChatClient({ provider, ...common, fetch: driftCheckedFetch({ head: prefix.head, prefixId, path: '/chat/completions' }) }));
+  const cacheKey = cacheKeyOf(prefix.sha256);
+  return {
+    provider,
+    body: (child, perRequest, marker) => chatRequestBody(prefix, child, perRequest, { dialect, marker, cacheKey }),
+    transport: { send: (body, options) => streamChatBytes(client, body, options) },
+  };
+}
