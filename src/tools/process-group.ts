@@ -49,12 +49,16 @@ function kill(pid: number): void {
 export function killTree(child: ChildProcess): void {
   if (child.pid === undefined) return;
   if (process.platform === 'win32') return kill(child.pid);
-  for (const pid of descendants(child.pid)) kill(pid);
+  // Find the tree first (once the root dies its children are re-parented and out of sight),
+  // then kill the group before the stragglers: killing a child first lets its parent run on
+  // for a moment (a shell would start its next command).
+  const tree = descendants(child.pid);
   try {
     process.kill(-child.pid, 'SIGKILL');
   } catch {
     // the group is gone
   }
+  for (const pid of tree) kill(pid);
 }
 
 /**
