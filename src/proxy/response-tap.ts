@@ -46,6 +46,7 @@ export class ResponseTap {
   readonly #decoder = new StringDecoder('utf8');
   readonly #inflate: Transform | undefined;
   #carry = '';
+  #pending: Buffer[] = [];
   #json: Buffer[] = [];
   #jsonBytes = 0;
   #gaveUp = false;
@@ -66,15 +67,30 @@ export class ResponseTap {
     onStart?.();
   }
 
-  /** Feed a chunk exactly as it was sent to the client. */
+  /**
+   * Feed a chunk exactly as it was sent to the client. It is read on the next tick: the write
+   * to the client is corked until then, so reading it now would hold back the bytes it reads
+   * (a whole streamed answer often arrives in one socket read, as a dozen chunks).
+   */
   write(chunk: Buffer): void {
     if (this.#gaveUp) return;
-    if (this.#inflate) this.#inflate.write(chunk);
-    else this.#read(chunk);
+    this.#pending.push(chunk);
+    if (this.#pending.length === 1) process.nextTick(this.#drain);
   }
+
+  readonly #drain = (): void => {
+    const chunks = this.#pending;
+    this.#pending = [];
+    for (const chunk of chunks) {
+      if (this.#gaveUp) return;
+      if (this.#inflate) this.#inflate.write(chunk);
+      else this.#read(chunk);
+    }
+  };
 
   /** The response ended: parse a JSON body. Resolves once a compressed copy is drained. */
   async end(): Promise<void> {
+    this.#drain();
     if (this.#inflate && !this.#gaveUp) {
       const done = new Promise<void>((resolve) => {
         this.#inflate!.once('end', resolve);
