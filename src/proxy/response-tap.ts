@@ -122,6 +122,13 @@ export class ResponseTap {
   }
 
   #frame(frame: string): void {
+    // Most frames are content deltas: tell them by their first line, without splitting them
+    // (unless a later line names the event again: the last one counts).
+    if (frame.startsWith('event:')) {
+      const end = frame.indexOf('\n');
+      const only = end < 0 || !frame.includes('\nevent:', end);
+      if (only && !INTERESTING.has(frame.slice(6, end < 0 ? undefined : end).trim())) return;
+    }
     let event: string | undefined;
     const data: string[] = [];
     for (const line of frame.split(/\r?\n/)) {
