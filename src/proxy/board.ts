@@ -2,9 +2,7 @@ import type { Proxy } from './server.ts';
 import type { ProxySummary } from './summary.ts';
 import type { ExchangeRecord } from './types.ts';
 
-// One formatter for every line: toLocaleString builds a new one per call, per number.
-const numbers = new Intl.NumberFormat('en-US');
-const fmt = (n: number): string => numbers.format(n);
+const fmt = (n: number): string => n.toLocaleString('en-US');
 const usd = (x: number | null): string => (x === null ? 'n/a' : `$${x.toFixed(4)}`);
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 
