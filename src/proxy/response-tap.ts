@@ -68,14 +68,15 @@ export class ResponseTap {
   }
 
   /**
-   * Feed a chunk exactly as it was sent to the client. It is read on the next tick: the write
-   * to the client is corked until then, so reading it now would hold back the bytes it reads
-   * (a whole streamed answer often arrives in one socket read, as a dozen chunks).
+   * Feed a chunk exactly as it was sent to the client. It is read once this turn's I/O is done:
+   * the write to the client is corked until the next tick and the end of the stream follows in
+   * later ticks, so reading it any sooner would hold back the bytes it reads (a short answer
+   * often arrives in one socket read, a dozen chunks and the end).
    */
   write(chunk: Buffer): void {
     if (this.#gaveUp) return;
     this.#pending.push(chunk);
-    if (this.#pending.length === 1) process.nextTick(this.#drain);
+    if (this.#pending.length === 1) setImmediate(this.#drain);
   }
 
   readonly #drain = (): void => {
