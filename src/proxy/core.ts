@@ -27,6 +27,7 @@ export interface ExchangeStart {
 }
 
 export interface ProxyEvents {
+  /** A request was laid out: from the backlog, by the time an exchange ends or 50 ms after it was sent. */
   'exchange-start': [ExchangeStart];
   'exchange-end': [ExchangeRecord];
 }
