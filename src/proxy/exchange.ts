@@ -130,8 +130,6 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
     if (passage && core.gate) core.gate.began(passage);
   };
 
-  core.inFlight++;
-  core.later(afterSend);
   await new Promise<void>((resolve) => {
     forward(core, req, res, body, controller.signal, {
       onResponse(up) {
@@ -150,6 +148,8 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
         setImmediate(() => void finish(error).then(resolve, resolve));
       },
     });
+    core.inFlight++;
+    core.later(afterSend);
     if (core.log) setImmediate(logRequest);
   });
 
