@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { startEmulator, type Emulator } from '../src/emulator/start.ts';
 import { claudeTokenizer } from '../src/emulator/tokens/tokenizer.ts';
@@ -132,7 +133,7 @@ export async function proxyFanoutSuite(options: SuiteOptions): Promise<SuiteResu
 }
 
 /** Start a `forkcache` command (or a bench script) in its own process; resolves with its URL. */
-async function spawnCommand(args: string[], script = 'src/cli/main.ts'): Promise<{ url: string; stop: () => Promise<void> }> {
+async function spawnCommand(args: string[], script = 'src/cli/main.ts'): Promise<{ url: string; pid: number | undefined; stop: () => Promise<void> }> {
   const root = fileURLToPath(new URL('..', import.meta.url));
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] });
   const url = await new Promise<string>((resolve, reject) => {
@@ -146,12 +147,26 @@ async function spawnCommand(args: string[], script = 'src/cli/main.ts'): Promise
   });
   return {
     url,
+    pid: child.pid,
     stop: async () => {
       const exited = once(child, 'exit');
       child.kill('SIGTERM');
       await exited;
     },
   };
+}
+
+/** CPU seconds a process has used (all its threads), where the OS shows it (Linux); else undefined. */
+function cpuSeconds(pid: number | undefined): number | undefined {
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and
+    // 13th, in clock ticks (USER_HZ, 100 on Linux).
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -163,6 +178,7 @@ export async function proxyOverheadSuite(options: SuiteOptions): Promise<SuiteRe
   const count = options.quick ? 300 : 1000;
   const started: { stop: () => Promise<void> }[] = [];
   const times: Record<'direct' | 'pipe' | 'proxy', number[]> = { direct: [], pipe: [], proxy: [] };
+  const cpuMs: Record<'pipe' | 'proxy', number | undefined> = { pipe: undefined, proxy: undefined };
   try {
     const emulator = await spawnCommand(['emulator', '--latency', 'off', '--seed', '19']);
     started.push(emulator);
@@ -176,9 +192,11 @@ export async function proxyOverheadSuite(options: SuiteOptions): Promise<SuiteRe
       proxy: new Anthropic({ apiKey: 'bench', baseURL: proxy.url, maxRetries: 0 }),
     };
     for (const client of Object.values(clients)) await perRequestMs(client, 100, 'warm-up');
+    const cpuBefore = { pipe: cpuSeconds(pipe.pid), proxy: cpuSeconds(proxy.pid) };
     // Rounds of one request per arm, rotating which goes first: the machine's drift (other
     // processes on 2 cores) moves the requests of a round alike, so a round's differences are
-    // what each hop costs.
+    // what each hop costs. What a hop does once an answer is out still takes CPU from the
+    // requests after it: its CPU per request is reported beside its latency.
     const arms = ['direct', 'pipe', 'proxy'] as const;
     for (let i = 0; i < count; i++) {
       for (let k = 0; k < arms.length; k++) {
@@ -186,16 +204,26 @@ export async function proxyOverheadSuite(options: SuiteOptions): Promise<SuiteRe
         times[arm].push((await perRequestMs(clients[arm], 1, `${arm}${i}`))[0]!);
       }
     }
+    for (const arm of ['pipe', 'proxy'] as const) {
+      const [before, after] = [cpuBefore[arm], cpuSeconds(arm === 'pipe' ? pipe.pid : proxy.pid)];
+      if (before !== undefined && after !== undefined) cpuMs[arm] = ((after - before) * 1000) / count;
+    }
   } finally {
     for (const s of started.reverse()) await s.stop();
   }
   const added = (arm: 'pipe' | 'proxy'): number => median(times[arm].map((t, i) => t - times.direct[i]!));
   const round = (x: number): number => Math.round(x * 1000) / 1000;
   const p90 = (xs: number[]): number => round([...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)]!);
-  const row = (arm: string, xs: number[], addedMs: number) => ({ arm, requests: count, median_ms: round(median(xs)), p90_ms: p90(xs), added_ms_median_of_rounds: round(addedMs) });
-  const rows = [row('SDK → emulator', times.direct, 0), row('SDK → bare Node pipe proxy → emulator', times.pipe, added('pipe')), row('SDK → forkcache proxy → emulator', times.proxy, added('proxy'))];
+  const cpu = (ms: number | undefined): number | string => (ms === undefined ? 'n/a' : Math.round(ms * 100) / 100);
+  const row = (arm: string, xs: number[], addedMs: number, hopCpu: number | string) => ({ arm, requests: count, median_ms: round(median(xs)), p90_ms: p90(xs), added_ms_median_of_rounds: round(addedMs), hop_cpu_ms_per_request: hopCpu });
+  const rows = [
+    row('SDK → emulator', times.direct, 0, '-'),
+    row('SDK → bare Node pipe proxy → emulator', times.pipe, added('pipe'), cpu(cpuMs.pipe)),
+    row('SDK → forkcache proxy → emulator', times.proxy, added('proxy'), cpu(cpuMs.proxy)),
+  ];
+  const cpuNote = cpuMs.proxy === undefined ? '' : `; the hop's own CPU per request (all its threads) ${cpu(cpuMs.proxy)} ms for the proxy, ${cpu(cpuMs.pipe)} ms for the pipe`;
   const conclusion =
     `Streaming through \`forkcache proxy\` (ledger, diagnosis and grouping on; warm-first off) added ${added('proxy').toFixed(3)} ms per request, against ${added('pipe').toFixed(3)} ms for a bare Node pipe proxy ` +
-    `(medians of ${count} rounds; direct ${round(median(times.direct))} ms) at emulator latency off; client, proxies and emulator each in its own process on one machine.`;
+    `(medians of ${count} rounds; direct ${round(median(times.direct))} ms) at emulator latency off${cpuNote}; client, proxies and emulator each in its own process on one machine.`;
   return { name: 'proxy-overhead', title: 'forkcache proxy: time added per streaming request (emulator latency off)', rows, conclusion };
 }

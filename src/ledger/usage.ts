@@ -98,6 +98,37 @@ export function fromParsedUsage(parsed: z.output<typeof usageInputSchema>, field
   return usage;
 }
 
+const isCount = (v: unknown): boolean => v === undefined || v === null || (Number.isSafeInteger(v) && (v as number) >= 0);
+const isText = (v: unknown): boolean => v === undefined || v === null || typeof v === 'string';
+const isPlain = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype;
+
+/**
+ * The schema's answer for the usage every response carries (plain counters), without running
+ * the schema: a proxy normalises one per exchange, and the schema is most of that cost. Anything
+ * else (undefined when not plainly valid) goes through the schema for its error message.
+ */
+function plainUsage(raw: unknown): z.output<typeof usageInputSchema> | undefined {
+  if (!isPlain(raw)) return undefined;
+  const { input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens, cache_creation, service_tier, inference_geo, speed } = raw;
+  if (!isCount(input_tokens) || !isCount(cache_creation_input_tokens) || !isCount(cache_read_input_tokens) || !isCount(output_tokens)) return undefined;
+  if (!isText(service_tier) || !isText(inference_geo) || !isText(speed)) return undefined;
+  let split: z.output<typeof usageInputSchema>['cache_creation'] = cache_creation as null | undefined;
+  if (cache_creation !== undefined && cache_creation !== null) {
+    if (!isPlain(cache_creation) || !isCount(cache_creation['ephemeral_5m_input_tokens']) || !isCount(cache_creation['ephemeral_1h_input_tokens'])) return undefined;
+    split = { ephemeral_5m_input_tokens: cache_creation['ephemeral_5m_input_tokens'] as number | null | undefined, ephemeral_1h_input_tokens: cache_creation['ephemeral_1h_input_tokens'] as number | null | undefined };
+  }
+  return {
+    input_tokens: input_tokens as number | null | undefined,
+    cache_creation_input_tokens: cache_creation_input_tokens as number | null | undefined,
+    cache_read_input_tokens: cache_read_input_tokens as number | null | undefined,
+    output_tokens: output_tokens as number | null | undefined,
+    cache_creation: split,
+    service_tier: service_tier as string | null | undefined,
+    inference_geo: inference_geo as string | null | undefined,
+    speed: speed as string | null | undefined,
+  };
+}
+
 /**
  * Normalise any usage shape (e.g. `Anthropic.Usage`) to `Usage`. Negative or fractional
  * counters throw `LEDGER_INVALID_USAGE` naming the field.
@@ -105,6 +136,8 @@ export function fromParsedUsage(parsed: z.output<typeof usageInputSchema>, field
  * @example normalizeUsage(message.usage) // { input_tokens: 12, cache_read_input_tokens: 48500, ... }
  */
 export function normalizeUsage(raw: UsageInput, field = 'usage'): Usage {
+  const plain = plainUsage(raw);
+  if (plain) return fromParsedUsage(plain, field, 'LEDGER_INVALID_USAGE');
   const result = usageInputSchema.safeParse(raw);
   if (!result.success) {
     const issue = result.error.issues[0];

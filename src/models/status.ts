@@ -2,9 +2,16 @@ import { ForkcacheError } from '../errors.ts';
 import { BUILTIN_CATALOGUE, findModel, type ModelCatalogue, type ModelEntry } from './catalogue.ts';
 import type { ModelStatus } from './schema.ts';
 
+const DAY_MS = 86_400_000;
+let lastDay = { start: Number.NaN, text: '' };
+
 /** `at` (epoch ms) as a UTC date `YYYY-MM-DD`, the form catalogue dates are written in. */
 export function isoDay(at: number): string {
-  return new Date(at).toISOString().slice(0, 10);
+  // Pricing asks this several times per request (a proxy prices every exchange it sees), and
+  // the answer changes once a day: formatting a Date each time is most of a price lookup.
+  const start = Math.floor(at / DAY_MS) * DAY_MS;
+  if (start !== lastDay.start) lastDay = { start, text: new Date(at).toISOString().slice(0, 10) };
+  return lastDay.text;
 }
 
 /** A deprecated model is retired from its end-of-life date on. */

@@ -3,6 +3,7 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { PromptFingerprint } from '../emulator/cache/render.ts';
 import { ExchangeLog } from './exchange-log.ts';
+import { upstreamTarget, type UpstreamTarget } from './forward.ts';
 import { Grouper } from './groups.ts';
 import { ProxyLedger } from './ledger.ts';
 import type { ResolvedProxyOptions } from './options.ts';
@@ -26,16 +27,20 @@ export interface ExchangeStart {
 }
 
 export interface ProxyEvents {
+  /** A request was laid out: from the backlog, by the time an exchange ends or 50 ms after it was sent. */
   'exchange-start': [ExchangeStart];
   'exchange-end': [ExchangeRecord];
 }
 
 const PAST_LIMIT = 5_000;
+/** The longest the backlog waits for an exchange to end before it is worked off anyway. */
+const BACKLOG_MS = 50;
 
 /** The proxy's shared state: one per running proxy. */
 export class ProxyCore {
   readonly options: ResolvedProxyOptions;
   readonly upstream: URL;
+  readonly target: UpstreamTarget;
   readonly agent: HttpAgent;
   readonly index = new PrefixIndex();
   readonly grouper = new Grouper();
@@ -51,15 +56,42 @@ export class ProxyCore {
   readonly #past = new Map<number, PastShape>();
   readonly #lastOfSession = new Map<string, number>();
   readonly #lastOfModel = new Map<string, number>();
+  readonly #backlog: (() => void)[] = [];
+  #backlogTimer: NodeJS.Timeout | undefined;
 
   constructor(options: ResolvedProxyOptions) {
     this.options = options;
     this.upstream = new URL(options.upstream);
+    this.target = upstreamTarget(this.upstream);
     // Keep-alive to the upstream: a new TLS handshake per request would cost more than the proxy.
     this.agent = this.upstream.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
     this.gate = options.warmFirst ? new ProxyWarmFirst({ clock: options.clock, maxWaitMs: options.warmWaitMs }) : undefined;
     this.log = options.logDir === undefined ? undefined : new ExchangeLog(options.logDir);
     this.startedAt = options.clock.now();
+  }
+
+  /**
+   * Bookkeeping kept off the request path: between sending a request and passing its answer
+   * on, the proxy should be as idle as a bare pipe, since on a small machine the upstream (or a
+   * local emulator) may need the same core. Tasks run in the order queued, each with the times
+   * it was given, so the prefix model sees sends and response starts in the order they
+   * happened; an exchange that ends works the backlog off, and a long stream lets it wait at
+   * most BACKLOG_MS.
+   */
+  later(task: () => void): void {
+    this.#backlog.push(task);
+    if (this.#backlogTimer === undefined) {
+      this.#backlogTimer = setTimeout(() => this.catchUp(), BACKLOG_MS);
+      this.#backlogTimer.unref();
+    }
+  }
+
+  /** Run the queued bookkeeping now (before reading the ledger, and when an exchange ends). */
+  catchUp(): void {
+    clearTimeout(this.#backlogTimer);
+    this.#backlogTimer = undefined;
+    // One at a time: a task that throws leaves the rest queued, in order, for the next call.
+    while (this.#backlog.length > 0) this.#backlog.shift()!();
   }
 
   nextSeq(): number {

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { normalizeUsage, type Usage } from '../ledger/usage.ts';
 import type { ProxyCore } from './core.ts';
 import { diagnoseAtSend, settle, type SendContext } from './diagnose.ts';
@@ -85,8 +85,8 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
   if (raw === 'too-large') return tooLarge(res, core.options.maxBodyBytes);
   const path = req.url ?? '/';
   const isMessages = req.method === 'POST' && /^\/v1\/messages(\?|$)/.test(path);
-  // Read the request before sending only when a fix needs it; otherwise right after, so that
-  // laying out its prefix costs the request nothing (the response cannot arrive in between).
+  // Read the request before sending only when a fix needs it; otherwise from the backlog, so
+  // that laying out its prefix costs the request nothing.
   const readFirst = core.gate !== undefined || core.options.stripBillingBlock;
   let shape = isMessages && readFirst ? shapeOf(raw) : undefined;
   const strip = shape !== undefined && core.options.stripBillingBlock && shape.billing !== undefined;
@@ -103,20 +103,20 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
   const sentAt = clock.now();
   let analysis: Analysis | undefined;
   let diagnosis: ReturnType<typeof diagnoseAtSend> | undefined;
-  let analysed = false;
   const afterSend = (): void => {
-    if (analysed) return;
-    analysed = true;
     if (isMessages && !readFirst) shape = shapeOf(raw);
     analysis = shape ? analyse(core, seq, shape, sentAt, header(req, SESSION_HEADER)) : undefined;
     diagnosis = analysis ? diagnoseAtSend(analysis.ctx) : undefined;
-    core.log?.write({ type: 'request', seq, at: sentAt, method: req.method, path, headers: maskHeaders(req.headers), body: loggedBody(body), ...(strip ? { stripped_billing_block: shape!.billing!.text } : {}) });
-    core.inFlight++;
     core.events.emit('exchange-start', { seq, method: req.method ?? 'GET', path, model: shape?.model, heldMs: passage?.heldMs ?? 0 });
+  };
+  // The log line is written as soon as the request has left (its socket is assigned on the next
+  // tick), not with the backlog: a crash mid-stream must not lose it.
+  const logRequest = (): void => {
+    core.log?.write({ type: 'request', seq, at: sentAt, method: req.method, path, headers: maskHeaders(req.headers), body: loggedBody(body), ...(strip ? { stripped_billing_block: shape!.billing!.text } : {}) });
   };
 
   let status: number | undefined;
-  let responseHeaders: Record<string, string | string[]> = {};
+  let upHeaders: IncomingHttpHeaders = {};
   let ttfbMs: number | undefined;
   let began = false;
   let tap: ResponseTap | undefined;
@@ -125,17 +125,17 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
   const begin = (): void => {
     if (began || status === undefined || status >= 300) return;
     began = true;
-    core.index.began(seq, clock.now());
+    const at = clock.now();
+    core.later(() => core.index.began(seq, at));
     if (passage && core.gate) core.gate.began(passage);
   };
 
   await new Promise<void>((resolve) => {
     forward(core, req, res, body, controller.signal, {
       onResponse(up) {
-        afterSend(); // (in case the response came before the deferred analysis ran)
         status = up.statusCode;
         ttfbMs = clock.now() - sentAt;
-        responseHeaders = maskHeaders(up.headers);
+        upHeaders = up.headers;
         tap = new ResponseTap(up.headers['content-type'], up.headers['content-encoding'] as string | undefined, begin);
       },
       onChunk(chunk) {
@@ -144,23 +144,24 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
         loggedBytes += chunk.length;
       },
       onEnd(error) {
-        afterSend();
         // After the last bytes are on their way: the bookkeeping waits for the I/O of this turn.
         setImmediate(() => void finish(error).then(resolve, resolve));
       },
     });
-    // The request only leaves once its socket is assigned (next tick): lay it out after that,
-    // while the upstream works, not before. A response arriving first runs it first.
-    setImmediate(afterSend);
+    core.inFlight++;
+    core.later(afterSend);
+    if (core.log) setImmediate(logRequest);
   });
 
   async function finish(error: string | undefined): Promise<void> {
     core.inFlight--;
     await tap?.end();
     if (!began) {
-      core.index.failed(seq);
+      core.later(() => core.index.failed(seq));
       if (passage && core.gate) core.gate.failed(passage);
     }
+    core.catchUp();
+    const responseHeaders = maskHeaders(upHeaders);
     const facts = tap?.facts;
     const usage = usageOf(facts?.usage);
     const model = shape?.model;

@@ -5,14 +5,35 @@ import type { ProxyCore } from './core.ts';
 /** Hop-by-hop headers belong to one connection; they are never forwarded (RFC 9110 §7.6.1). */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
 
-/** The upstream URL of a request: the upstream's base path, then the client's path and query. */
-export function targetUrl(upstream: URL, path: string): URL {
-  const base = upstream.pathname.replace(/\/+$/, '');
-  return new URL(`${upstream.protocol}//${upstream.host}${base}${path.startsWith('/') ? path : `/${path}`}`);
+/** Where requests go, worked out once from the upstream URL (not per request). */
+export interface UpstreamTarget {
+  protocol: 'http:' | 'https:';
+  /** Without IPv6 brackets, as `http.request` wants it. */
+  hostname: string;
+  port: string;
+  /** The `Host` header: the URL's host, port included when not the default. */
+  host: string;
+  /** The upstream's base path without a trailing slash ('' for none). */
+  basePath: string;
+}
+
+export function upstreamTarget(upstream: URL): UpstreamTarget {
+  return {
+    protocol: upstream.protocol === 'https:' ? 'https:' : 'http:',
+    hostname: upstream.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: upstream.port,
+    host: upstream.host,
+    basePath: upstream.pathname.replace(/\/+$/, ''),
+  };
+}
+
+/** The upstream path of a request: the upstream's base path, then the client's path and query. */
+export function targetPath(target: UpstreamTarget, path: string): string {
+  return `${target.basePath}${path.startsWith('/') ? path : `/${path}`}`;
 }
 
 /** The client's headers as sent (names as written), minus hop-by-hop ones; host and length set. */
-export function upstreamHeaders(req: IncomingMessage, target: URL, bodyBytes: number): OutgoingHttpHeaders {
+export function upstreamHeaders(req: IncomingMessage, host: string, bodyBytes: number): OutgoingHttpHeaders {
   const headers: Record<string, string | string[]> = {};
   const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {
@@ -22,7 +43,7 @@ export function upstreamHeaders(req: IncomingMessage, target: URL, bodyBytes: nu
     const existing = headers[name];
     headers[name] = existing === undefined ? raw[i + 1]! : ([] as string[]).concat(existing, raw[i + 1]!);
   }
-  headers['host'] = target.host;
+  headers['host'] = host;
   if (bodyBytes > 0 || req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH') headers['content-length'] = String(bodyBytes);
   return headers;
 }
@@ -54,7 +75,7 @@ export interface ForwardHooks {
  * seen talking to the upstream directly (its SDK retries connection errors by itself).
  */
 export function forward(core: ProxyCore, req: IncomingMessage, res: ServerResponse, body: Buffer, signal: AbortSignal, hooks: ForwardHooks): void {
-  const target = targetUrl(core.upstream, req.url ?? '/');
+  const { target } = core;
   const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
   let ended = false;
   const end = (error: string | undefined): void => {
@@ -63,7 +84,7 @@ export function forward(core: ProxyCore, req: IncomingMessage, res: ServerRespon
     signal.removeEventListener('abort', onAbort);
     hooks.onEnd(error);
   };
-  const upReq = send(target, { method: req.method, headers: upstreamHeaders(req, target, body.length), agent: core.agent });
+  const upReq = send({ hostname: target.hostname, port: target.port, path: targetPath(target, req.url ?? '/'), method: req.method, headers: upstreamHeaders(req, target.host, body.length), agent: core.agent });
   const onAbort = (): void => {
     upReq.destroy();
     end('client closed the connection');

@@ -46,6 +46,7 @@ export class ResponseTap {
   readonly #decoder = new StringDecoder('utf8');
   readonly #inflate: Transform | undefined;
   #carry = '';
+  #pending: Buffer[] = [];
   #json: Buffer[] = [];
   #jsonBytes = 0;
   #gaveUp = false;
@@ -66,15 +67,31 @@ export class ResponseTap {
     onStart?.();
   }
 
-  /** Feed a chunk exactly as it was sent to the client. */
+  /**
+   * Feed a chunk exactly as it was sent to the client. It is read once this turn's I/O is done:
+   * the write to the client is corked until the next tick and the end of the stream follows in
+   * later ticks, so reading it any sooner would hold back the bytes it reads (a short answer
+   * often arrives in one socket read, a dozen chunks and the end).
+   */
   write(chunk: Buffer): void {
     if (this.#gaveUp) return;
-    if (this.#inflate) this.#inflate.write(chunk);
-    else this.#read(chunk);
+    this.#pending.push(chunk);
+    if (this.#pending.length === 1) setImmediate(this.#drain);
   }
+
+  readonly #drain = (): void => {
+    const chunks = this.#pending;
+    this.#pending = [];
+    for (const chunk of chunks) {
+      if (this.#gaveUp) return;
+      if (this.#inflate) this.#inflate.write(chunk);
+      else this.#read(chunk);
+    }
+  };
 
   /** The response ended: parse a JSON body. Resolves once a compressed copy is drained. */
   async end(): Promise<void> {
+    this.#drain();
     if (this.#inflate && !this.#gaveUp) {
       const done = new Promise<void>((resolve) => {
         this.#inflate!.once('end', resolve);
@@ -106,6 +123,13 @@ export class ResponseTap {
   }
 
   #frame(frame: string): void {
+    // Most frames are content deltas: tell them by their first line, without splitting them
+    // (unless a later line names the event again: the last one counts).
+    if (frame.startsWith('event:')) {
+      const end = frame.indexOf('\n');
+      const only = end < 0 || !frame.includes('\nevent:', end);
+      if (only && !INTERESTING.has(frame.slice(6, end < 0 ? undefined : end).trim())) return;
+    }
     let event: string | undefined;
     const data: string[] = [];
     for (const line of frame.split(/\r?\n/)) {

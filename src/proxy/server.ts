@@ -67,6 +67,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<Proxy> {
     clearTimeout(timer);
     server.closeAllConnections();
     await Promise.all(exchanges);
+    core.catchUp();
     await closed;
     core.agent.destroy();
     core.log?.close();
@@ -75,14 +76,20 @@ export async function startProxy(options: ProxyOptions = {}): Promise<Proxy> {
   return {
     url: `http://${host}:${port}`,
     port,
-    ledger: core.ledger,
+    get ledger() {
+      core.catchUp();
+      return core.ledger;
+    },
     get inFlight() {
       return core.inFlight;
     },
     get held() {
       return core.gate?.waiting ?? 0;
     },
-    summary: () => proxySummary(core),
+    summary: () => {
+      core.catchUp();
+      return proxySummary(core);
+    },
     on(event, listener) {
       core.events.on(event, listener as never);
       return () => core.events.off(event, listener as never);

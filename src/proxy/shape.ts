@@ -1,5 +1,5 @@
 import { collectMarkers, type Marker } from '../emulator/cache/markers.ts';
-import { renderPrefix, type Position, type PromptFingerprint } from '../emulator/cache/render.ts';
+import { blockJson, renderPrefix, type Position, type PromptFingerprint } from '../emulator/cache/render.ts';
 import { BlockTokenCounter } from '../emulator/tokens/block-tokens.ts';
 import { claudeTokenizer } from '../emulator/tokens/tokenizer.ts';
 import type { MessagesRequest, RequestBlock } from '../emulator/types.ts';
@@ -24,6 +24,8 @@ export interface RequestShape {
   request: MessagesRequest;
   /** Cache positions with chained hashes, as the API keys them (the billing block left out). */
   positions: Position[];
+  /** The block at each position, for token estimates. */
+  blocks: KeyedBlock[];
   markers: Marker[];
   fingerprint: PromptFingerprint;
   finalHash: string;
@@ -34,9 +36,32 @@ export interface RequestShape {
   label: string | undefined;
 }
 
-// Hashes only: the gate runs before forwarding, so no tokenizing on that path (tokens are
-// estimated after the response, off the request's critical path).
-const hashOnly = new BlockTokenCounter({ count: () => 0 }, { toolPromptTokens: 0, imageTokens: 0 });
+/** A block as the layout keyed it, kept so that counting its tokens later needs no new layout. */
+export interface KeyedBlock {
+  /** The counter's memo key (the block's digest, tool or not). */
+  key: string;
+  block: Record<string, unknown>;
+  asTool: boolean;
+}
+
+/**
+ * Hashes only: the gate runs before forwarding, so no tokenizing on that path (tokens are
+ * estimated after the response, off the request's critical path). It notes each block the
+ * layout counts, in position order, so the estimate does not hash the prefix a second time.
+ */
+class KeyRecorder extends BlockTokenCounter {
+  blocks: KeyedBlock[] = [];
+
+  constructor() {
+    super({ count: () => 0 }, { toolPromptTokens: 0, imageTokens: 0 });
+  }
+
+  override block(digest: string, block: Record<string, unknown>, _json: string, asTool = false): number {
+    this.blocks.push({ key: digest, block, asTool });
+    return 0;
+  }
+}
+const recorder = new KeyRecorder();
 
 function findBilling(system: MessagesRequest['system']): BillingBlock | undefined {
   if (!Array.isArray(system)) return undefined;
@@ -102,7 +127,8 @@ export function shapeOf(body: Buffer): RequestShape | undefined {
   const billing = findBilling(json.system);
   try {
     const keyed = withoutBilling(json, billing);
-    const rendered = renderPrefix(keyed, json.model, hashOnly);
+    recorder.blocks = [];
+    const rendered = renderPrefix(keyed, json.model, recorder);
     const markers = collectMarkers(rendered.positions, json.cache_control);
     const fork = lastUserHasBoilerplate(json);
     return {
@@ -110,6 +136,7 @@ export function shapeOf(body: Buffer): RequestShape | undefined {
       stream: json.stream === true,
       request: json,
       positions: rendered.positions,
+      blocks: recorder.blocks,
       markers,
       fingerprint: rendered.fingerprint,
       finalHash: rendered.finalHash,
@@ -128,36 +155,31 @@ export function stripBillingBody(shape: RequestShape): Buffer {
   return Buffer.from(JSON.stringify(withoutBilling(shape.request, shape.billing)));
 }
 
-/**
- * Token estimates with the emulator's tokenizer (exact against the emulator), memoized per
- * block. Only the positions up to `upTo` are counted: the blocks after the last one a
- * diagnosis or a fan-out needs (a new question, a fork's own directive) are never tokenized,
- * which keeps the tokenizer off the proxy's per-request bill.
- */
+/** Token estimates with the emulator's tokenizer (exact against the emulator), memoized per block. */
 export class PrefixTokenCounter extends BlockTokenCounter {
-  #limit = Number.POSITIVE_INFINITY;
-  #calls = 0;
-
   constructor() {
     super(claudeTokenizer);
   }
-
-  upTo(limit: number): void {
-    this.#limit = limit;
-    this.#calls = 0;
-  }
-
-  // renderPrefix counts blocks in position order, so the call number is the position index.
-  override block(digest: string, block: Record<string, unknown>, json: string, asTool = false): number {
-    return this.#calls++ > this.#limit ? 0 : super.block(digest, block, json, asTool);
-  }
 }
 
-/** Cumulative estimated tokens per position; exact up to `upTo`, not beyond it. */
+/**
+ * Cumulative estimated tokens per position; exact up to `upTo`, flat beyond it: the blocks after
+ * the last one a diagnosis or a fan-out needs (a new question, a fork's own directive) are never
+ * tokenized, which keeps the tokenizer off the proxy's per-request bill. Counted as the layout
+ * does (the tool prompt on the first tool), from the blocks it keyed: no second layout.
+ */
 export function estimateTokens(shape: RequestShape, counter: PrefixTokenCounter, upTo: number): number[] {
   if (upTo < 0) return [];
-  counter.upTo(upTo);
-  return renderPrefix(withoutBilling(shape.request, shape.billing), shape.model, counter).positions.map((p) => p.cumTokens);
+  const cum: number[] = [];
+  let total = 0;
+  shape.blocks.forEach(({ key, block, asTool }, i) => {
+    if (i <= upTo) {
+      total += counter.known(key) ?? counter.block(key, block, blockJson(block), asTool);
+      if (i === 0 && asTool) total += counter.costs.toolPromptTokens;
+    }
+    cum.push(total);
+  });
+  return cum;
 }
 
 /**

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { ExchangeStart } from '../../src/proxy/core.ts';
 import { proxy, until } from './helpers.ts';
 
 const servers: Server[] = [];
@@ -84,6 +85,24 @@ describe('forwarding', () => {
     expect(await response.text()).toBe(error);
     await until(() => px.ledger.records().length === 1, 'recorded');
     expect(px.ledger.records()[0]!.error).toBe('overloaded_error: Overloaded');
+  });
+
+  it('lays a request out while its answer is still streaming: a long stream does not hold its analysis back', async () => {
+    const split = SSE.indexOf('event: ping');
+    let release: (() => void) | undefined;
+    const upstream = await stub((_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).write(SSE.slice(0, split));
+      release = () => res.end(SSE.slice(split));
+    });
+    const px = await proxy({ upstream });
+    const started = new Promise<ExchangeStart>((resolve) => px.on('exchange-start', resolve));
+    const response = await fetch(`${px.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":"claude-opus-5-5","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"hi"}]}' });
+    expect((await started).model).toBe('claude-opus-5-5');
+    expect(px.inFlight).toBe(1); // still streaming
+    release!();
+    expect(await response.text()).toBe(SSE);
+    await until(() => px.ledger.records().length === 1, 'recorded');
+    expect(px.ledger.records()[0]!.usage?.output_tokens).toBe(9);
   });
 
   it('an upstream it cannot reach is a connection error for the client too', async () => {

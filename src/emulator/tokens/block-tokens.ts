@@ -83,6 +83,11 @@ export class BlockTokenCounter {
     return this.#tokenized;
   }
 
+  /** A block's count if it is memoized: a caller can then skip rendering its JSON. */
+  known(digest: string): number | undefined {
+    return this.#memo.get(digest);
+  }
+
   /**
    * Tokens of one block. `digest` identifies its content (sha256 of `json`); `json` is its
    * rendering without cache_control; `asTool` counts a tool definition (its JSON is what the
