@@ -19,7 +19,10 @@ function pool(threads: number): Piscina {
   });
 }
 
-async function measure(options: SuiteOptions, tasks: Record<string, () => Promise<unknown>>): Promise<Record<string, number>> {
+async function measure(
+  options: SuiteOptions,
+  tasks: Record<string, () => Promise<unknown>>,
+): Promise<Record<string, number>> {
   const bench = new Bench({ time: options.quick ? 150 : 1000, warmupTime: options.quick ? 50 : 200 });
   for (const [name, fn] of Object.entries(tasks)) bench.add(name, fn);
   await bench.run();
@@ -45,18 +48,32 @@ export async function boundarySuite(options: SuiteOptions): Promise<SuiteResult>
     for (const bytes of [200, 100_000]) {
       const ms = await measure(options, {
         clone: () => p.run({ kind: 'produce', mode: 'clone', bytes } satisfies BoundaryTask),
-        msgpackr: async () => packr.unpack((await p.run({ kind: 'produce', mode: 'msgpackr', bytes } satisfies BoundaryTask)) as Uint8Array),
+        msgpackr: async () =>
+          packr.unpack(
+            (await p.run({ kind: 'produce', mode: 'msgpackr', bytes } satisfies BoundaryTask)) as Uint8Array,
+          ),
       });
-      rows.push({ payload_bytes: bytes, clone_ms: ms['clone'], msgpackr_ms: ms['msgpackr'], msgpackr_vs_clone: ratio(ms['msgpackr']!, ms['clone']!) });
+      rows.push({
+        payload_bytes: bytes,
+        clone_ms: ms['clone'],
+        msgpackr_ms: ms['msgpackr'],
+        msgpackr_vs_clone: ratio(ms['msgpackr']!, ms['clone']!),
+      });
     }
   } finally {
     await p.destroy();
   }
   const big = rows.at(-1)!;
-  const conclusion = Number(big['msgpackr_vs_clone']) > 1
-    ? 'Structured clone is the faster path here: fork results and events cross as plain objects (msgpackr is not used on the boundary).'
-    : 'msgpackr + transfer beat structured clone for large results in this run: revisit the boundary encoding.';
-  return { name: 'boundary', title: 'Result crossing the worker boundary (round trip per message, ms)', rows, conclusion };
+  const conclusion =
+    Number(big['msgpackr_vs_clone']) > 1
+      ? 'Structured clone is the faster path here: fork results and events cross as plain objects (msgpackr is not used on the boundary).'
+      : 'msgpackr + transfer beat structured clone for large results in this run: revisit the boundary encoding.';
+  return {
+    name: 'boundary',
+    title: 'Result crossing the worker boundary (round trip per message, ms)',
+    rows,
+    conclusion,
+  };
 }
 
 /**
@@ -79,7 +96,14 @@ export async function dispatchSuite(options: SuiteOptions): Promise<SuiteResult>
           return p.run({ kind: 'dispatch-msgpackr', prefix: packed } satisfies BoundaryTask);
         },
       });
-      rows.push({ prefix_bytes: prefix.byteLength, sab_ms: ms['sab'], string_ms: ms['string'], msgpackr_ms: ms['msgpackr'], string_vs_sab: ratio(ms['string']!, ms['sab']!), msgpackr_vs_sab: ratio(ms['msgpackr']!, ms['sab']!) });
+      rows.push({
+        prefix_bytes: prefix.byteLength,
+        sab_ms: ms['sab'],
+        string_ms: ms['string'],
+        msgpackr_ms: ms['msgpackr'],
+        string_vs_sab: ratio(ms['string']!, ms['sab']!),
+        msgpackr_vs_sab: ratio(ms['msgpackr']!, ms['sab']!),
+      });
     }
   } finally {
     await p.destroy();
@@ -88,6 +112,7 @@ export async function dispatchSuite(options: SuiteOptions): Promise<SuiteResult>
     name: 'dispatch',
     title: 'Handing the frozen prefix to a worker (round trip per task, ms)',
     rows,
-    conclusion: 'The SharedArrayBuffer costs the same at any size (it travels by reference; the hash is checked once per thread); a cloned string or a msgpackr copy grows with the prefix.',
+    conclusion:
+      'The SharedArrayBuffer costs the same at any size (it travels by reference; the hash is checked once per thread); a cloned string or a msgpackr copy grows with the prefix.',
   };
 }

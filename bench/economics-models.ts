@@ -26,11 +26,19 @@ const directives = Array.from({ length: FORKS }, (_, i) => `survey part ${i + 1}
  */
 export async function economicsModelsSuite(_options: SuiteOptions): Promise<SuiteResult> {
   const clock = new ManualClock(BENCH_EPOCH);
-  const emulator = await startEmulator({ latency: 'realistic', clock, seed: SEED, scripts: { [SURVEY_SCRIPT]: surveyModel } });
+  const emulator = await startEmulator({
+    latency: 'realistic',
+    clock,
+    seed: SEED,
+    scripts: { [SURVEY_SCRIPT]: surveyModel },
+  });
   const client = new Anthropic({ apiKey: 'bench', baseURL: emulator.url, maxRetries: 0 });
   const workspace = surveyWorkspace();
   const rows: Record<string, unknown>[] = [];
-  const arms = { forkcache: { markers: 'boundary', warm: 'first-child' }, 'no-cache': { markers: 'none', warm: 'none' } } as const;
+  const arms = {
+    forkcache: { markers: 'boundary', warm: 'first-child' },
+    'no-cache': { markers: 'none', warm: 'none' },
+  } as const;
   try {
     for (const model of MODELS) {
       const parent = await parentOfSize(client, PREFIX, directives, SEED, model);
@@ -40,9 +48,13 @@ export async function economicsModelsSuite(_options: SuiteOptions): Promise<Suit
         const engine = await surveyEngine(emulator, clock, workspace, s, FORKS);
         try {
           emulator.clearCache();
-          const run = await driveFanOut(clock, emulator, () => engine.fanOut(parent.snapshot, directives), { forks: FORKS, warm: s.warm });
+          const run = await driveFanOut(clock, emulator, () => engine.fanOut(parent.snapshot, directives), {
+            forks: FORKS,
+            warm: s.warm,
+          });
           const failed = run.forks.filter((f) => f.status !== 'completed');
-          if (failed.length > 0) throw new Error(`economics-models: ${model} ${arm}: ${failed.length} fork(s) ${failed[0]!.status}`);
+          if (failed.length > 0)
+            throw new Error(`economics-models: ${model} ${arm}: ${failed.length} fork(s) ${failed[0]!.status}`);
           if (run.summary.cost_usd.actual === null) throw new Error(`economics-models: ${model} is not priced`);
           costs[arm] = run.summary.cost_usd.actual;
           if (arm === 'forkcache') forkcache = run;

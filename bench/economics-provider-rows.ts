@@ -29,7 +29,13 @@ export function providerSentence(rows: readonly Record<string, unknown>[]): stri
   const providers = [...new Set(rows.map((r) => String(r['provider'])))];
   const parts = providers.map((provider) => {
     const at = (strategy: string): Record<string, unknown> | undefined =>
-      rows.find((r) => r['provider'] === provider && r['prefix'] === last['prefix'] && r['forks'] === last['forks'] && r['strategy'] === strategy);
+      rows.find(
+        (r) =>
+          r['provider'] === provider &&
+          r['prefix'] === last['prefix'] &&
+          r['forks'] === last['forks'] &&
+          r['strategy'] === strategy,
+      );
     const fc = at('forkcache');
     const naive = at('fork-naive');
     if (!fc || !naive) return `${provider}: not run`;

@@ -63,14 +63,30 @@ function coldEfficiency(provider: 'dashscope' | 'openai', run: DrivenResult, sha
  * (readable after completion, writes 1.25×) and OpenAI's automatic mode (128-token steps,
  * writes free), every cell from a cold cache on emulated time.
  */
-export async function providerCells(clock: ManualClock, parents: ReadonlyMap<string, ParentSnapshot>, prefixes: readonly number[], sizes: readonly number[], workspace: string, seed: number): Promise<(ProviderCell & { efficiency: number })[]> {
+export async function providerCells(
+  clock: ManualClock,
+  parents: ReadonlyMap<string, ParentSnapshot>,
+  prefixes: readonly number[],
+  sizes: readonly number[],
+  workspace: string,
+  seed: number,
+): Promise<(ProviderCell & { efficiency: number })[]> {
   const out: (ProviderCell & { efficiency: number })[] = [];
   for (const p of PROVIDERS) {
-    const emulator = await startEmulator({ latency: 'realistic', clock, seed, api: p.api as EmulatorApi, scripts: { [SURVEY_SCRIPT]: surveyModel } });
+    const emulator = await startEmulator({
+      latency: 'realistic',
+      clock,
+      seed,
+      api: p.api as EmulatorApi,
+      scripts: { [SURVEY_SCRIPT]: surveyModel },
+    });
     try {
       for (const prefix of prefixes) {
         for (const n of sizes) {
-          const snapshot: ParentSnapshot = { ...parents.get(`${prefix}/${n}`)!, model: PROVIDER_DEFAULT_MODELS[p.provider] };
+          const snapshot: ParentSnapshot = {
+            ...parents.get(`${prefix}/${n}`)!,
+            model: PROVIDER_DEFAULT_MODELS[p.provider],
+          };
           const directives = Array.from({ length: n }, (_, i) => `survey part ${i + 1} of ${n} and report`);
           const runs = new Map<ArmName, DrivenResult>();
           for (const [arm, s] of Object.entries(ARMS) as [ArmName, (typeof ARMS)[ArmName]][]) {
@@ -91,9 +107,15 @@ export async function providerCells(clock: ManualClock, parents: ReadonlyMap<str
             try {
               emulator.clearCache();
               // a Chat warm-up goes out before any fork starts, as a pre-warm does
-              const run = await driveFanOut(clock, emulator, () => engine.fanOut(snapshot, directives), { forks: n, warm: s.warm === 'none' ? 'none' : 'prewarm' });
+              const run = await driveFanOut(clock, emulator, () => engine.fanOut(snapshot, directives), {
+                forks: n,
+                warm: s.warm === 'none' ? 'none' : 'prewarm',
+              });
               const failed = run.forks.filter((f) => f.status !== 'completed');
-              if (failed.length > 0) throw new Error(`economics: ${p.provider} ${arm} N=${n} prefix=${prefix}: ${failed.length} fork(s) ${failed[0]!.status}: ${failed[0]!.error?.message ?? ''}`);
+              if (failed.length > 0)
+                throw new Error(
+                  `economics: ${p.provider} ${arm} N=${n} prefix=${prefix}: ${failed.length} fork(s) ${failed[0]!.status}: ${failed[0]!.error?.message ?? ''}`,
+                );
               runs.set(arm, run);
             } finally {
               await engine.close();
@@ -101,7 +123,17 @@ export async function providerCells(clock: ManualClock, parents: ReadonlyMap<str
           }
           const shared = runs.get('forkcache')!.summary.prefix.shared_tokens ?? undefined;
           const noCacheUsd = runs.get('fork-naive')!.summary.cost_usd.no_cache!;
-          for (const [arm, run] of runs) out.push({ provider: p.label, prefix, forks: n, arm, run, sharedTokens: shared, noCacheUsd, efficiency: coldEfficiency(p.provider, run, shared ?? 0) });
+          for (const [arm, run] of runs)
+            out.push({
+              provider: p.label,
+              prefix,
+              forks: n,
+              arm,
+              run,
+              sharedTokens: shared,
+              noCacheUsd,
+              efficiency: coldEfficiency(p.provider, run, shared ?? 0),
+            });
         }
       }
     } finally {

@@ -36,7 +36,8 @@ const STRATEGIES: Readonly<Record<StrategyName, Strategy>> = {
 
 const SEED = 6;
 const round = (x: number, digits: number): number => Math.round(x * 10 ** digits) / 10 ** digits;
-const directivesFor = (n: number): string[] => Array.from({ length: n }, (_, i) => `survey part ${i + 1} of ${n} and report`);
+const directivesFor = (n: number): string[] =>
+  Array.from({ length: n }, (_, i) => `survey part ${i + 1} of ${n} and report`);
 
 interface Cell {
   prefix: number;
@@ -55,14 +56,20 @@ export async function economicsSuite(options: SuiteOptions): Promise<SuiteResult
   const prefixes = [10_000, 100_000];
   // Emulated time starts on the catalogue's date, so each request is priced with the rows in force then.
   const clock = new ManualClock(BENCH_EPOCH);
-  const emulator = await startEmulator({ latency: 'realistic', clock, seed: SEED, scripts: { [SURVEY_SCRIPT]: surveyModel } });
+  const emulator = await startEmulator({
+    latency: 'realistic',
+    clock,
+    seed: SEED,
+    scripts: { [SURVEY_SCRIPT]: surveyModel },
+  });
   const client = new Anthropic({ apiKey: 'bench', baseURL: emulator.url, maxRetries: 0 });
   const workspace = surveyWorkspace();
   const cells: Cell[] = [];
   let chatRows: Record<string, unknown>[];
   try {
     const parents = new Map<string, SizedParent>();
-    for (const prefix of prefixes) for (const n of sizes) parents.set(`${prefix}/${n}`, await parentOfSize(client, prefix, directivesFor(n), SEED));
+    for (const prefix of prefixes)
+      for (const n of sizes) parents.set(`${prefix}/${n}`, await parentOfSize(client, prefix, directivesFor(n), SEED));
     for (const [strategy, s] of Object.entries(STRATEGIES) as [StrategyName, Strategy][]) {
       const engine = await surveyEngine(emulator, clock, workspace, s, Math.max(...sizes));
       try {
@@ -71,13 +78,27 @@ export async function economicsSuite(options: SuiteOptions): Promise<SuiteResult
             emulator.clearCache(); // every cell starts cold
             const parent = parents.get(`${prefix}/${n}`)!;
             const directives = directivesFor(n);
-            const run = await driveFanOut(clock, emulator, () => (s.fork ? engine.fanOut(parent.snapshot, directives) : engine.fanOut(undefined, directives, { model: BENCH_MODEL })), {
-              forks: n,
-              warm: s.warm,
-            });
+            const run = await driveFanOut(
+              clock,
+              emulator,
+              () =>
+                s.fork
+                  ? engine.fanOut(parent.snapshot, directives)
+                  : engine.fanOut(undefined, directives, { model: BENCH_MODEL }),
+              {
+                forks: n,
+                warm: s.warm,
+              },
+            );
             const failed = run.forks.filter((f) => f.status !== 'completed');
-            if (failed.length > 0) throw new Error(`economics: ${strategy} N=${n} prefix=${prefix}: ${failed.length} fork(s) ${failed[0]!.status}: ${failed[0]!.error?.message ?? ''}`);
-            if (run.forcedSteps > 0) process.stderr.write(`economics: ${strategy} N=${n} prefix=${prefix}: ${run.forcedSteps} forced clock step(s)\n`);
+            if (failed.length > 0)
+              throw new Error(
+                `economics: ${strategy} N=${n} prefix=${prefix}: ${failed.length} fork(s) ${failed[0]!.status}: ${failed[0]!.error?.message ?? ''}`,
+              );
+            if (run.forcedSteps > 0)
+              process.stderr.write(
+                `economics: ${strategy} N=${n} prefix=${prefix}: ${run.forcedSteps} forced clock step(s)\n`,
+              );
             cells.push({ prefix, forks: n, strategy, run });
           }
         }
@@ -94,12 +115,18 @@ export async function economicsSuite(options: SuiteOptions): Promise<SuiteResult
     rmSync(workspace, { recursive: true, force: true });
   }
   const rows = [...tabulate(cells, prefixes, sizes), ...chatRows];
-  return { name: 'economics', title: 'Cache economics sweep by provider (emulator, realistic latency on emulated time, 3-turn forks, cold cache)', rows, conclusion: `${conclude(rows)} ${providerSentence(rows)}` };
+  return {
+    name: 'economics',
+    title: 'Cache economics sweep by provider (emulator, realistic latency on emulated time, 3-turn forks, cold cache)',
+    rows,
+    conclusion: `${conclude(rows)} ${providerSentence(rows)}`,
+  };
 }
 
 function tabulate(cells: Cell[], prefixes: number[], sizes: number[]): Record<string, unknown>[] {
   const rows: Record<string, unknown>[] = [];
-  const find = (prefix: number, forks: number, strategy: StrategyName): Cell => cells.find((c) => c.prefix === prefix && c.forks === forks && c.strategy === strategy)!;
+  const find = (prefix: number, forks: number, strategy: StrategyName): Cell =>
+    cells.find((c) => c.prefix === prefix && c.forks === forks && c.strategy === strategy)!;
   for (const prefix of prefixes) {
     for (const forks of sizes) {
       // The bench model is in the catalogue: every cost is priced (never null).
@@ -127,7 +154,14 @@ function tabulate(cells: Cell[], prefixes: number[], sizes: number[]): Record<st
 /** One sentence from the rows: the largest cell, forkcache against its rivals. */
 function conclude(rows: Record<string, unknown>[]): string {
   const last = rows.filter((r) => r['provider'] === 'anthropic').at(-1)!;
-  const cell = (strategy: StrategyName): Record<string, unknown> => rows.find((r) => r['provider'] === 'anthropic' && r['prefix'] === last['prefix'] && r['forks'] === last['forks'] && r['strategy'] === strategy)!;
+  const cell = (strategy: StrategyName): Record<string, unknown> =>
+    rows.find(
+      (r) =>
+        r['provider'] === 'anthropic' &&
+        r['prefix'] === last['prefix'] &&
+        r['forks'] === last['forks'] &&
+        r['strategy'] === strategy,
+    )!;
   const fc = cell('forkcache');
   const naive = cell('fork-naive');
   const fresh = cell('fresh-agents');

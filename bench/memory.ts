@@ -54,7 +54,13 @@ interface Sample {
  * N tasks live at once on a fresh 2-thread pool: warm both threads first (module loading, the
  * one hash check per thread), collect garbage, then measure peak RSS while all N hold.
  */
-async function measure(prefix: FrozenPrefix, text: string, arm: Arm, forks: number, gc: () => Promise<void>): Promise<Sample> {
+async function measure(
+  prefix: FrozenPrefix,
+  text: string,
+  arm: Arm,
+  forks: number,
+  gc: () => Promise<void>,
+): Promise<Sample> {
   const pool = new Piscina({
     filename: fileURLToPath(new URL('./workers/memory-worker.ts', import.meta.url)),
     execArgv: ['--import', 'tsx'],
@@ -63,9 +69,15 @@ async function measure(prefix: FrozenPrefix, text: string, arm: Arm, forks: numb
     concurrentTasksPerWorker: Math.max(8, forks),
     idleTimeout: 60_000,
   });
-  const hold = async (n: number, payload: SharedArrayBuffer | string): Promise<{ peak: NodeJS.MemoryUsage; results: HoldResult[] }> => {
+  const hold = async (
+    n: number,
+    payload: SharedArrayBuffer | string,
+  ): Promise<{ peak: NodeJS.MemoryUsage; results: HoldResult[] }> => {
     const control = new Int32Array(new SharedArrayBuffer(8));
-    const tasks = Array.from({ length: n }, () => pool.run({ prefix: payload, control } satisfies HoldTask) as Promise<HoldResult>);
+    const tasks = Array.from(
+      { length: n },
+      () => pool.run({ prefix: payload, control } satisfies HoldTask) as Promise<HoldResult>,
+    );
     while (Atomics.load(control, 0) < n) await new Promise((resolve) => setImmediate(resolve));
     const peak = process.memoryUsage();
     Atomics.store(control, 1, 1);
@@ -124,13 +136,19 @@ export async function memorySuite(options: SuiteOptions): Promise<SuiteResult> {
       });
     }
   }
-  const at = (arm: Arm, forks: number): Record<string, unknown> | undefined => rows.find((r) => r['arm'] === arm && r['forks'] === forks);
+  const at = (arm: Arm, forks: number): Record<string, unknown> | undefined =>
+    rows.find((r) => r['arm'] === arm && r['forks'] === forks);
   const sabTop = at('shared SAB', sizes.at(-1)!)!;
   const copyTop = at('cloned string', Math.min(COPY_MAX_FORKS, sizes.at(-1)!))!;
   const conclusion =
     `With the shared SharedArrayBuffer, peak RSS grew ${String(sabTop['rss_growth_mib'])} MiB for ${String(sabTop['forks'])} live forks ` +
     `(${String(sabTop['growth_per_fork_kib'])} KiB per fork, ${String(sabTop['per_fork_pct_of_prefix'])}% of the ${mib(prefix.byteLength)} MiB prefix), ` +
     `against ${String(copyTop['rss_growth_mib'])} MiB for ${String(copyTop['forks'])} forks with a cloned copy per task (${String(copyTop['per_fork_pct_of_prefix'])}% of the prefix per fork): ` +
-    'the prefix is held once (measured on the Piscina pool with the engine\'s task shape, so that per-request HTTP bodies — bounded by API concurrency, not by N — and the in-process emulator do not mask it).';
-  return { name: 'memory', title: `Memory while N forks are live over an ${mib(prefix.byteLength)} MiB frozen prefix (process RSS; heaps per isolate)`, rows, conclusion };
+    "the prefix is held once (measured on the Piscina pool with the engine's task shape, so that per-request HTTP bodies — bounded by API concurrency, not by N — and the in-process emulator do not mask it).";
+  return {
+    name: 'memory',
+    title: `Memory while N forks are live over an ${mib(prefix.byteLength)} MiB frozen prefix (process RSS; heaps per isolate)`,
+    rows,
+    conclusion,
+  };
 }

@@ -25,7 +25,12 @@ const TURNS = SURVEY_TOOL_TURNS + 1;
  * The first fork's first request goes alone and siblings wait for its response to begin, as
  * the engine's default warm-first gate does, so that both arms send the same requests.
  */
-async function plainFanOut(client: Anthropic, prefix: FrozenPrefix, directives: readonly string[], tools: ToolExecutor): Promise<void> {
+async function plainFanOut(
+  client: Anthropic,
+  prefix: FrozenPrefix,
+  directives: readonly string[],
+  tools: ToolExecutor,
+): Promise<void> {
   const limit = pLimit(CONCURRENCY);
   let openGate!: () => void;
   const gate = new Promise<void>((resolve) => (openGate = resolve));
@@ -36,7 +41,11 @@ async function plainFanOut(client: Anthropic, prefix: FrozenPrefix, directives: 
         const child = prefix.child(directive);
         const own: Anthropic.MessageParam[] = [...child.messages];
         for (let turn = 1; ; turn++) {
-          const body = childRequestBody(prefix, { tailBlocks: child.tailBlocks, messages: own }, { max_tokens: DEFAULT_MAX_TOKENS, stream: true });
+          const body = childRequestBody(
+            prefix,
+            { tailBlocks: child.tailBlocks, messages: own },
+            { max_tokens: DEFAULT_MAX_TOKENS, stream: true },
+          );
           const warmer = turn === 1 && !warmerTaken;
           if (warmer) warmerTaken = true;
           else if (turn === 1) await gate;
@@ -47,7 +56,12 @@ async function plainFanOut(client: Anthropic, prefix: FrozenPrefix, directives: 
           const results: Anthropic.ToolResultBlockParam[] = [];
           for (const use of uses) {
             const result = await tools.execute(use.name, use.input);
-            results.push({ type: 'tool_result', tool_use_id: use.id, content: result.content, ...(result.isError ? { is_error: true } : {}) });
+            results.push({
+              type: 'tool_result',
+              tool_use_id: use.id,
+              content: result.content,
+              ...(result.isError ? { is_error: true } : {}),
+            });
           }
           own.push({ role: 'user', content: results });
         }
@@ -74,8 +88,14 @@ async function timed(emulator: Emulator, run: () => Promise<void>): Promise<ArmR
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   const after = emulator.stats();
-  const input = (s: ReturnType<Emulator['stats']>): number => s.tokens.uncached + s.tokens.cacheRead + s.tokens.cacheWrite;
-  return { ms, cpuMs: (cpu.user + cpu.system) / 1000, requests: after.requests.messages - before.requests.messages, inputTokens: input(after) - input(before) };
+  const input = (s: ReturnType<Emulator['stats']>): number =>
+    s.tokens.uncached + s.tokens.cacheRead + s.tokens.cacheWrite;
+  return {
+    ms,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    requests: after.requests.messages - before.requests.messages,
+    inputTokens: input(after) - input(before),
+  };
 }
 
 /**
@@ -89,7 +109,12 @@ export async function overheadSuite(options: SuiteOptions): Promise<SuiteResult>
   const reps = 3;
   const emulator = await startEmulator({ latency: 'off', seed: 6, scripts: { [SURVEY_SCRIPT]: surveyModel } });
   const headers = { [SCRIPT_HEADER]: SURVEY_SCRIPT };
-  const client = createAnthropicClient({ baseURL: emulator.url, apiKey: 'bench', maxRetries: 0, defaultHeaders: headers });
+  const client = createAnthropicClient({
+    baseURL: emulator.url,
+    apiKey: 'bench',
+    maxRetries: 0,
+    defaultHeaders: headers,
+  });
   const workspace = surveyWorkspace();
   const tools = createToolExecutor({ workspace });
   const engine = await ForkEngine.create({
@@ -108,11 +133,15 @@ export async function overheadSuite(options: SuiteOptions): Promise<SuiteResult>
     const parent = await parentOfSize(client, 4_000, ['survey the repository and report']);
     sharedTokens = parent.sharedTokens;
     const prefix = freeze(parent.snapshot);
-    const directives = (n: number, tag: string): string[] => Array.from({ length: n }, (_, i) => `survey part ${i + 1} of ${n} and report (${tag})`);
+    const directives = (n: number, tag: string): string[] =>
+      Array.from({ length: n }, (_, i) => `survey part ${i + 1} of ${n} and report (${tag})`);
     const viaEngine = async (list: string[]): Promise<void> => {
       const { forks: results } = await engine.fanOut(parent.snapshot, list).settled();
       const bad = results.find((f) => f.status !== 'completed' || f.turns !== TURNS);
-      if (bad) throw new Error(`overhead: engine fork ${bad.forkId} ${bad.status} after ${bad.turns} turn(s): ${bad.error?.message ?? ''}`);
+      if (bad)
+        throw new Error(
+          `overhead: engine fork ${bad.forkId} ${bad.status} after ${bad.turns} turn(s): ${bad.error?.message ?? ''}`,
+        );
     };
     // Warm-up, untimed: both threads started and the JIT warm; then the timed list once, so
     // that the emulator has memoized the token counts of every block both arms will send
@@ -122,7 +151,10 @@ export async function overheadSuite(options: SuiteOptions): Promise<SuiteResult>
     await plainFanOut(client, prefix, list, tools);
     // Alternate which arm goes first, so that neither always inherits the other's garbage.
     for (let rep = 0; rep < reps; rep++) {
-      const arms = [async () => engineRuns.push(await timed(emulator, () => viaEngine(list))), async () => plainRuns.push(await timed(emulator, () => plainFanOut(client, prefix, list, tools)))];
+      const arms = [
+        async () => engineRuns.push(await timed(emulator, () => viaEngine(list))),
+        async () => plainRuns.push(await timed(emulator, () => plainFanOut(client, prefix, list, tools))),
+      ];
       if (rep % 2 === 1) arms.reverse();
       for (const arm of arms) await arm();
     }
@@ -132,7 +164,10 @@ export async function overheadSuite(options: SuiteOptions): Promise<SuiteResult>
     rmSync(workspace, { recursive: true, force: true });
   }
   for (const r of [...engineRuns, ...plainRuns]) {
-    if (r.requests !== forks * TURNS || r.inputTokens !== engineRuns[0]!.inputTokens) throw new Error(`overhead: the arms did not send the same requests (${JSON.stringify({ engineRuns, plainRuns })})`);
+    if (r.requests !== forks * TURNS || r.inputTokens !== engineRuns[0]!.inputTokens)
+      throw new Error(
+        `overhead: the arms did not send the same requests (${JSON.stringify({ engineRuns, plainRuns })})`,
+      );
   }
   // Each rep runs both arms back to back: the machine's state (other processes on 2 cores,
   // the heap) drifts between reps more than between the two arms of one rep, so ratios are
@@ -144,7 +179,8 @@ export async function overheadSuite(options: SuiteOptions): Promise<SuiteResult>
     return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
   };
   const turns = forks * TURNS;
-  const paired = (pick: (r: ArmRun) => number): number => median(engineRuns.map((r, i) => pick(r) / pick(plainRuns[i]!)));
+  const paired = (pick: (r: ArmRun) => number): number =>
+    median(engineRuns.map((r, i) => pick(r) / pick(plainRuns[i]!)));
   const wallRatio = paired((r) => r.ms);
   const cpuRatio = paired((r) => r.cpuMs);
   const cpuExtraPerTurn = median(engineRuns.map((r, i) => (r.cpuMs - plainRuns[i]!.cpuMs) / turns));
@@ -163,12 +199,20 @@ export async function overheadSuite(options: SuiteOptions): Promise<SuiteResult>
       runs_wall_s: runs.map((r) => (r.ms / 1000).toFixed(2)).join(' / '),
     };
   };
-  const rows = [row('ForkEngine (2 threads)', engineRuns, wallRatio, cpuRatio), row('plain Promise.all', plainRuns, 1, 1)];
+  const rows = [
+    row('ForkEngine (2 threads)', engineRuns, wallRatio, cpuRatio),
+    row('plain Promise.all', plainRuns, 1, 1),
+  ];
   const conclusion =
     `Through the engine ${forks} forks × ${TURNS} turns ran at ${String(rows[0]!['forks_per_s'])} forks/s against ${String(rows[1]!['forks_per_s'])} for the plain loop ` +
     `(${wallRatio.toFixed(2)}× the wall time, median of ${reps} paired runs over a ${sharedTokens.toLocaleString('en-US')}-token prefix), and ` +
     (cpuExtraPerTurn >= 0
       ? `it adds ${cpuExtraPerTurn.toFixed(3)} ms of CPU per turn (${cpuRatio.toFixed(2)}× the plain loop's ${String(rows[1]!['cpu_ms_per_turn'])} ms, which includes the emulator's own work) for its worker threads, gate round trips and ledger.`
       : `it used ${(-cpuExtraPerTurn).toFixed(3)} ms less CPU per turn (${cpuRatio.toFixed(2)}× the plain loop's ${String(rows[1]!['cpu_ms_per_turn'])} ms).`);
-  return { name: 'overhead', title: `Engine overhead (emulator, latency off, ${CONCURRENCY} forks at once; wall and CPU time)`, rows, conclusion };
+  return {
+    name: 'overhead',
+    title: `Engine overhead (emulator, latency off, ${CONCURRENCY} forks at once; wall and CPU time)`,
+    rows,
+    conclusion,
+  };
 }

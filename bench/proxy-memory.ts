@@ -4,19 +4,37 @@ import type { AddressInfo } from 'node:net';
 import { startProxy } from '../src/proxy/server.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';
 
-const START = 'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_m","type":"message","role":"assistant","model":"claude-opus-5-5","content":[],"usage":{"input_tokens":5,"cache_creation_input_tokens":0,"cache_read_input_tokens":4000,"output_tokens":1}}}\n\n';
+const START =
+  'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_m","type":"message","role":"assistant","model":"claude-opus-5-5","content":[],"usage":{"input_tokens":5,"cache_creation_input_tokens":0,"cache_read_input_tokens":4000,"output_tokens":1}}}\n\n';
 const DELTA = `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"${'word '.repeat(40)}"}}\n\n`;
 
 const mib = (bytes: number): number => Math.round((bytes / 2 ** 20) * 10) / 10;
 
 /** Open `n` streams at once (each has begun and streamed 100 deltas), measure, then end them. */
-async function openStreams(baseUrl: string, n: number, open: ServerResponse[]): Promise<{ rssMib: number; heapMib: number }> {
+async function openStreams(
+  baseUrl: string,
+  n: number,
+  open: ServerResponse[],
+): Promise<{ rssMib: number; heapMib: number }> {
   const url = new URL(baseUrl);
   const responses: IncomingMessage[] = [];
   await Promise.all(
     Array.from({ length: n }, async () => {
-      const req = request({ host: url.hostname, port: url.port, path: '/v1/messages', method: 'POST', headers: { 'content-type': 'application/json' } });
-      req.end(JSON.stringify({ model: 'claude-opus-5-5', max_tokens: 8, stream: true, messages: [{ role: 'user', content: 'hold' }] }));
+      const req = request({
+        host: url.hostname,
+        port: url.port,
+        path: '/v1/messages',
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+      });
+      req.end(
+        JSON.stringify({
+          model: 'claude-opus-5-5',
+          max_tokens: 8,
+          stream: true,
+          messages: [{ role: 'user', content: 'hold' }],
+        }),
+      );
       const [res] = (await once(req, 'response')) as [IncomingMessage];
       res.resume();
       responses.push(res);
@@ -58,7 +76,14 @@ export async function proxyMemorySuite(options: SuiteOptions): Promise<SuiteResu
     for (const n of sizes) {
       const base = await openStreams(upstreamUrl, n, open);
       const via = await openStreams(proxy.url, n, open);
-      rows.push({ streams: n, direct_rss_mib: base.rssMib, proxied_rss_mib: via.rssMib, direct_heap_mib: base.heapMib, proxied_heap_mib: via.heapMib, proxy_kib_per_stream: Math.round(((via.rssMib - base.rssMib) * 1024) / n) });
+      rows.push({
+        streams: n,
+        direct_rss_mib: base.rssMib,
+        proxied_rss_mib: via.rssMib,
+        direct_heap_mib: base.heapMib,
+        proxied_heap_mib: via.heapMib,
+        proxy_kib_per_stream: Math.round(((via.rssMib - base.rssMib) * 1024) / n),
+      });
     }
   } finally {
     await proxy.close();

@@ -21,7 +21,8 @@ const median = (xs: number[]): number => {
 
 /** A new prefix of about `tokens` tokens (the nonce makes every arm start cold). */
 function prefixText(tokens: number, nonce: string): string {
-  const line = (i: number): string => `Line ${i} of the shared context ${nonce}: the build uses esbuild, tests run with vitest, and every module exports one thing.\n`;
+  const line = (i: number): string =>
+    `Line ${i} of the shared context ${nonce}: the build uses esbuild, tests run with vitest, and every module exports one thing.\n`;
   const perLine = claudeTokenizer.count(line(1000));
   const lines = Array.from({ length: Math.ceil(tokens / perLine) }, (_, i) => line(i));
   return lines.join('');
@@ -33,7 +34,15 @@ function forkParams(prefix: string, i: number): Anthropic.MessageCreateParamsStr
     max_tokens: 16,
     stream: true,
     system: [{ type: 'text', text: 'You are a fork of the parent agent. Do your directive and report.' }],
-    messages: [{ role: 'user', content: [{ type: 'text', text: prefix, cache_control: cc }, { type: 'text', text: `Directive: survey part ${i + 1} of ${FORKS} and report.`, cache_control: cc }] }],
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: prefix, cache_control: cc },
+          { type: 'text', text: `Directive: survey part ${i + 1} of ${FORKS} and report.`, cache_control: cc },
+        ],
+      },
+    ],
   };
 }
 
@@ -59,12 +68,24 @@ async function coldFanOut(emulator: Emulator, warmFirst: boolean, nonce: string)
     const client = new Anthropic({ apiKey: 'bench', baseURL: proxy.url, maxRetries: 0 });
     const prefix = prefixText(PREFIX_TOKENS, nonce);
     const t0 = performance.now();
-    await Promise.all(Array.from({ length: FORKS }, async (_, i) => drain(await client.messages.create(forkParams(prefix, i)))));
+    await Promise.all(
+      Array.from({ length: FORKS }, async (_, i) => drain(await client.messages.create(forkParams(prefix, i)))),
+    );
     const makespanMs = performance.now() - t0;
     const summary = proxy.summary();
     const fanout = summary.fanouts[0];
-    if (!fanout || fanout.requests !== FORKS) throw new Error(`proxy bench: expected one fan-out of ${FORKS}, got ${JSON.stringify(summary.fanouts.map((f) => f.requests))}`);
-    return { makespanMs, efficiency: fanout.cache_efficiency, hitRatio: fanout.hit_ratio, maxHitRatio: fanout.max_hit_ratio, costUsd: fanout.cost_usd ?? Number.NaN, held: summary.requests.held };
+    if (!fanout || fanout.requests !== FORKS)
+      throw new Error(
+        `proxy bench: expected one fan-out of ${FORKS}, got ${JSON.stringify(summary.fanouts.map((f) => f.requests))}`,
+      );
+    return {
+      makespanMs,
+      efficiency: fanout.cache_efficiency,
+      hitRatio: fanout.hit_ratio,
+      maxHitRatio: fanout.max_hit_ratio,
+      costUsd: fanout.cost_usd ?? Number.NaN,
+      held: summary.requests.held,
+    };
   } finally {
     await proxy.close();
   }
@@ -129,13 +150,24 @@ export async function proxyFanoutSuite(options: SuiteOptions): Promise<SuiteResu
   const conclusion =
     `A cold simultaneous fan-out of ${FORKS} streaming requests on a new ${PREFIX_TOKENS.toLocaleString('en-US')}-token prefix reached cache efficiency ${String(offRow!['cache_efficiency'])} through the proxy as is and ${String(onRow!['cache_efficiency'])} with --warm-first, ` +
     `in ${String(onRow!['makespan_vs_off'])}× the makespan (median of ${reps} paired runs, emulator latency realistic) and ${String(onRow!['cost_usd'])} against ${String(offRow!['cost_usd'])} USD.`;
-  return { name: 'proxy-fanout', title: `forkcache proxy: a cold fan-out of ${FORKS} on a new ${PREFIX_TOKENS.toLocaleString('en-US')}-token prefix, --warm-first off and on`, rows, conclusion };
+  return {
+    name: 'proxy-fanout',
+    title: `forkcache proxy: a cold fan-out of ${FORKS} on a new ${PREFIX_TOKENS.toLocaleString('en-US')}-token prefix, --warm-first off and on`,
+    rows,
+    conclusion,
+  };
 }
 
 /** Start a `forkcache` command (or a bench script) in its own process; resolves with its URL. */
-async function spawnCommand(args: string[], script = 'src/cli/main.ts'): Promise<{ url: string; pid: number | undefined; stop: () => Promise<void> }> {
+async function spawnCommand(
+  args: string[],
+  script = 'src/cli/main.ts',
+): Promise<{ url: string; pid: number | undefined; stop: () => Promise<void> }> {
   const root = fileURLToPath(new URL('..', import.meta.url));
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -215,15 +247,30 @@ export async function proxyOverheadSuite(options: SuiteOptions): Promise<SuiteRe
   const round = (x: number): number => Math.round(x * 1000) / 1000;
   const p90 = (xs: number[]): number => round([...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)]!);
   const cpu = (ms: number | undefined): number | string => (ms === undefined ? 'n/a' : Math.round(ms * 100) / 100);
-  const row = (arm: string, xs: number[], addedMs: number, hopCpu: number | string) => ({ arm, requests: count, median_ms: round(median(xs)), p90_ms: p90(xs), added_ms_median_of_rounds: round(addedMs), hop_cpu_ms_per_request: hopCpu });
+  const row = (arm: string, xs: number[], addedMs: number, hopCpu: number | string) => ({
+    arm,
+    requests: count,
+    median_ms: round(median(xs)),
+    p90_ms: p90(xs),
+    added_ms_median_of_rounds: round(addedMs),
+    hop_cpu_ms_per_request: hopCpu,
+  });
   const rows = [
     row('SDK → emulator', times.direct, 0, '-'),
     row('SDK → bare Node pipe proxy → emulator', times.pipe, added('pipe'), cpu(cpuMs.pipe)),
     row('SDK → forkcache proxy → emulator', times.proxy, added('proxy'), cpu(cpuMs.proxy)),
   ];
-  const cpuNote = cpuMs.proxy === undefined ? '' : `; the hop's own CPU per request (all its threads) ${cpu(cpuMs.proxy)} ms for the proxy, ${cpu(cpuMs.pipe)} ms for the pipe`;
+  const cpuNote =
+    cpuMs.proxy === undefined
+      ? ''
+      : `; the hop's own CPU per request (all its threads) ${cpu(cpuMs.proxy)} ms for the proxy, ${cpu(cpuMs.pipe)} ms for the pipe`;
   const conclusion =
     `Streaming through \`forkcache proxy\` (ledger, diagnosis and grouping on; warm-first off) added ${added('proxy').toFixed(3)} ms per request, against ${added('pipe').toFixed(3)} ms for a bare Node pipe proxy ` +
     `(medians of ${count} rounds; direct ${round(median(times.direct))} ms) at emulator latency off${cpuNote}; client, proxies and emulator each in its own process on one machine.`;
-  return { name: 'proxy-overhead', title: 'forkcache proxy: time added per streaming request (emulator latency off)', rows, conclusion };
+  return {
+    name: 'proxy-overhead',
+    title: 'forkcache proxy: time added per streaming request (emulator latency off)',
+    rows,
+    conclusion,
+  };
 }

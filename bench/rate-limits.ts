@@ -24,8 +24,21 @@ type ArmName = 'forkcache' | 'fork-naive' | 'capped-20';
  */
 const ARMS: Readonly<Record<ArmName, Partial<ForkEngineOptions> & { slots: number | undefined }>> = {
   forkcache: { markers: 'boundary', warm: 'first-child', admission: 'on', slots: undefined },
-  'fork-naive': { markers: 'last-only', warm: 'none', admission: 'off', turnRetry: { retries: 2, baseMs: 0 }, slots: undefined },
-  'capped-20': { markers: 'last-only', warm: 'none', admission: 'off', turnRetry: { retries: 2, baseMs: 0 }, concurrency: 20, slots: 20 },
+  'fork-naive': {
+    markers: 'last-only',
+    warm: 'none',
+    admission: 'off',
+    turnRetry: { retries: 2, baseMs: 0 },
+    slots: undefined,
+  },
+  'capped-20': {
+    markers: 'last-only',
+    warm: 'none',
+    admission: 'off',
+    turnRetry: { retries: 2, baseMs: 0 },
+    concurrency: 20,
+    slots: 20,
+  },
 };
 
 const SEED = 6;
@@ -51,7 +64,13 @@ export async function rateLimitsSuite(options: SuiteOptions): Promise<SuiteResul
   const directives = Array.from({ length: forks }, (_, i) => `survey part ${i + 1} of ${forks} and report`);
   const clock = new ManualClock(BENCH_EPOCH);
   const table = presetTable('start');
-  const emulator = await startEmulator({ latency: 'realistic', clock, seed: SEED, scripts: { [SURVEY_SCRIPT]: surveyModel }, rateLimits: table });
+  const emulator = await startEmulator({
+    latency: 'realistic',
+    clock,
+    seed: SEED,
+    scripts: { [SURVEY_SCRIPT]: surveyModel },
+    rateLimits: table,
+  });
   const client = new Anthropic({ apiKey: 'bench-sizing', baseURL: emulator.url, maxRetries: 0 });
   const workspace = surveyWorkspace();
   const runs: ArmRun[] = [];
@@ -137,8 +156,20 @@ function minimumMakespan(forks: readonly ForkResult[], limits: { rpm: number; it
   const minute = (work: number, perMinute: number): number => (Math.max(0, work - perMinute) / perMinute) * 60_000;
   const profile = LATENCY_PROFILES.realistic;
   const chain = (f: ForkResult): number =>
-    f.requests.reduce((ms, r) => ms + timeToFirstTokenMs(profile, { uncachedTokens: r.usage.input_tokens + r.usage.cache_creation_input_tokens, cacheReadTokens: r.usage.cache_read_input_tokens }) + outputMs(profile, r.usage.output_tokens), 0);
-  const warmer = [...forks].sort((a, b) => (b.requests[0]?.usage.cache_creation_input_tokens ?? 0) - (a.requests[0]?.usage.cache_creation_input_tokens ?? 0))[0]!;
+    f.requests.reduce(
+      (ms, r) =>
+        ms +
+        timeToFirstTokenMs(profile, {
+          uncachedTokens: r.usage.input_tokens + r.usage.cache_creation_input_tokens,
+          cacheReadTokens: r.usage.cache_read_input_tokens,
+        }) +
+        outputMs(profile, r.usage.output_tokens),
+      0,
+    );
+  const warmer = [...forks].sort(
+    (a, b) =>
+      (b.requests[0]?.usage.cache_creation_input_tokens ?? 0) - (a.requests[0]?.usage.cache_creation_input_tokens ?? 0),
+  )[0]!;
   const bounds: [string, number][] = [
     ['ITPM', minute(itpm, limits.itpm)],
     ['RPM', minute(requests.length, limits.rpm)],
@@ -154,7 +185,8 @@ function conclude(rows: Record<string, unknown>[], min: Minimum): string {
   const fc = row('forkcache');
   const naive = row('fork-naive');
   const capped = row('capped-20');
-  const f = (r: Record<string, unknown>): string => `${String(r['makespan_s'])} s (${String(r['ratio_to_min'])}× the minimum, ${String(r['http_429'])} 429s, ${String(r['forks_failed'])} forks failed, $${String(r['cost_usd'])})`;
+  const f = (r: Record<string, unknown>): string =>
+    `${String(r['makespan_s'])} s (${String(r['ratio_to_min'])}× the minimum, ${String(r['http_429'])} 429s, ${String(r['forks_failed'])} forks failed, $${String(r['cost_usd'])})`;
   return (
     `The minimum for this work is ${round(min.ms / 1000, 2)} s (bound: ${min.bound}). forkcache finished in ${f(fc)}; fork-naive in ${f(naive)}; capped-20 in ${f(capped)}. ` +
     'A failed fork stops early and spends nothing more: the makespan and cost of an arm that lost forks are those of a run that did not finish its work.'

@@ -38,7 +38,9 @@ function markdown(results: SuiteResult[], machine: string): string {
       if (Number.isInteger(v) || Math.abs(v) >= 100) return Math.round(v).toLocaleString('en-US');
       return v.toPrecision(3);
     };
-    parts.push(`## ${r.title}\n\n${r.ranOn ? `(kept from an earlier run: ${r.ranOn})\n\n` : ''}| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|\n${r.rows.map((row) => `| ${cols.map((c) => fmt(row[c])).join(' | ')} |`).join('\n')}\n${r.conclusion ? `\n${r.conclusion}\n` : ''}`);
+    parts.push(
+      `## ${r.title}\n\n${r.ranOn ? `(kept from an earlier run: ${r.ranOn})\n\n` : ''}| ${cols.join(' | ')} |\n|${cols.map(() => '---').join('|')}|\n${r.rows.map((row) => `| ${cols.map((c) => fmt(row[c])).join(' | ')} |`).join('\n')}\n${r.conclusion ? `\n${r.conclusion}\n` : ''}`,
+    );
   }
   return parts.join('\n');
 }
@@ -47,7 +49,8 @@ const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const onlyArg = args.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const names = onlyArg ? onlyArg.split(',') : Object.keys(SUITES);
-for (const name of names) if (!SUITES[name]) throw new Error(`--only: unknown suite "${name}" (known: ${Object.keys(SUITES).join(', ')})`);
+for (const name of names)
+  if (!SUITES[name]) throw new Error(`--only: unknown suite "${name}" (known: ${Object.keys(SUITES).join(', ')})`);
 const machine = `${cpus()[0]?.model ?? 'cpu'} × ${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB, ${platform()} ${arch()}, Node ${process.version}`;
 const results: SuiteResult[] = [];
 for (const name of names) {
@@ -57,15 +60,24 @@ for (const name of names) {
 const dir = new URL('./results/', import.meta.url);
 mkdirSync(dir, { recursive: true });
 if (args.includes('--merge') && existsSync(new URL('latest.json', dir))) {
-  const previous = JSON.parse(readFileSync(new URL('latest.json', dir), 'utf8')) as { date: string; machine: string; suites: SuiteResult[] };
+  const previous = JSON.parse(readFileSync(new URL('latest.json', dir), 'utf8')) as {
+    date: string;
+    machine: string;
+    suites: SuiteResult[];
+  };
   const order = Object.keys(SUITES);
   const fresh = new Map(results.map((r) => [r.name, r]));
-  const kept = previous.suites.filter((r) => !fresh.has(r.name)).map((r) => ({ ...r, ranOn: r.ranOn ?? `${previous.machine}, ${previous.date.slice(0, 10)}` }));
+  const kept = previous.suites
+    .filter((r) => !fresh.has(r.name))
+    .map((r) => ({ ...r, ranOn: r.ranOn ?? `${previous.machine}, ${previous.date.slice(0, 10)}` }));
   const merged = [...kept, ...results];
   merged.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
   results.splice(0, results.length, ...merged);
 }
-writeFileSync(new URL('latest.json', dir), `${JSON.stringify({ date: new Date().toISOString(), machine, quick, suites: results }, null, 2)}\n`);
+writeFileSync(
+  new URL('latest.json', dir),
+  `${JSON.stringify({ date: new Date().toISOString(), machine, quick, suites: results }, null, 2)}\n`,
+);
 const md = markdown(results, machine);
 writeFileSync(new URL('latest.md', dir), md);
 process.stdout.write(md);

@@ -28,11 +28,15 @@ function scrubber(): (text: string) => string {
   const ids = new Map<string, string>();
   return (text) =>
     text
-      .split(realModules).join('/home/user/clients/node_modules')
-      .split(project!).join('/home/user/project')
-      .split(work!).join('/home/user')
+      .split(realModules)
+      .join('/home/user/clients/node_modules')
+      .split(project!)
+      .join('/home/user/project')
+      .split(work!)
+      .join('/home/user')
       // Claude Code and Qwen Code name per-project directories after the path, slashes as dashes.
-      .split(project!.replace(/[/.]/g, '-')).join('-home-user-project')
+      .split(project!.replace(/[/.]/g, '-'))
+      .join('-home-user-project')
       .replace(/OS Version: Linux [^\\"]*/g, 'OS Version: Linux 6.1.0')
       .replace(/sk-ant-[A-Za-z0-9_-]+/g, 'sk-ant-REDACTED')
       .replace(/\\"device_id\\":\\"[0-9a-f]{64}\\"/g, '\\"device_id\\":\\"' + '0'.repeat(64) + '\\"')
@@ -48,21 +52,28 @@ function resign(body: { model?: string; messages?: RequestMessage[] }): void {
   body.messages.forEach((message, i) => {
     if (message.role !== 'assistant' || typeof message.content === 'string') return;
     for (const block of message.content) {
-      if (block.type === 'thinking' && Buffer.from(String(block['signature']), 'base64').toString().startsWith('fcemu1.')) {
+      if (
+        block.type === 'thinking' &&
+        Buffer.from(String(block['signature']), 'base64').toString().startsWith('fcemu1.')
+      ) {
         block['signature'] = signThinking(model, body.messages!.slice(0, i), String(block['thinking']));
       }
     }
   });
 }
 
-for (const scenario of readdirSync(logs).filter((n) => statSync(join(logs, n)).isDirectory()).sort()) {
+for (const scenario of readdirSync(logs)
+  .filter((n) => statSync(join(logs, n)).isDirectory())
+  .sort()) {
   const scrub = scrubber();
   const exchanges = readdirSync(join(logs, scenario))
     .filter((f) => f.endsWith('.json'))
     .sort()
     .map((f) => JSON.parse(scrub(readFileSync(join(logs, scenario, f), 'utf8'))))
     .map((x) => {
-      const headers = Object.fromEntries(KEEP_HEADERS.filter((h) => x.request.headers[h] !== undefined).map((h) => [h, x.request.headers[h]]));
+      const headers = Object.fromEntries(
+        KEEP_HEADERS.filter((h) => x.request.headers[h] !== undefined).map((h) => [h, x.request.headers[h]]),
+      );
       const auth = x.request.headers['authorization'] ? 'bearer' : 'x-api-key';
       if (x.request.body && typeof x.request.body === 'object') resign(x.request.body);
       const u = x.cache?.usage;
@@ -84,10 +95,16 @@ for (const scenario of readdirSync(logs).filter((n) => statSync(join(logs, n)).i
         },
       };
     });
-  const client = readFileSync(join(logs, `${scenario}.client.txt`), 'utf8').split('\n').slice(0, 8).join('\n');
+  const client = readFileSync(join(logs, `${scenario}.client.txt`), 'utf8')
+    .split('\n')
+    .slice(0, 8)
+    .join('\n');
   // The scripted model the emulator ran: a replay must answer alike for the next request to match.
   const script = readFileSync(join(logs, `${scenario}.script`), 'utf8').trim();
   const command = readFileSync(join(logs, `${scenario}.command`), 'utf8').trim();
-  writeFileSync(join(out, `${scenario}.json`), `${JSON.stringify({ scenario, command: scrub(command), script, clientOutput: scrub(client), exchanges }, null, 1)}\n`);
+  writeFileSync(
+    join(out, `${scenario}.json`),
+    `${JSON.stringify({ scenario, command: scrub(command), script, clientOutput: scrub(client), exchanges }, null, 1)}\n`,
+  );
   console.error(`${scenario}: ${exchanges.length} exchange(s)`);
 }

@@ -26,7 +26,10 @@ function freePort(): Promise<number> {
 
 function startUntil(command: string, args: string[], ready: RegExp): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ANTHROPIC_API_KEY: '' } });
+    const child = spawn(command, args, {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, ANTHROPIC_API_KEY: '' },
+    });
     children.push(child);
     let out = '';
     child.stdout!.on('data', (d: Buffer) => ((out += d), ready.test(out) && resolve()));
@@ -37,11 +40,23 @@ function startUntil(command: string, args: string[], ready: RegExp): Promise<voi
 const emulator = await startEmulator({ latency: 'off', scripts: [threeTurns], script: 'three-turns' });
 const ws = mkdtempSync(join(tmpdir(), 'fc-dist-bench-'));
 writeFileSync(join(ws, 'a.ts'), 'export const a = 1;\n');
-const snapshot = captureSnapshot({ model: 'claude-opus-5-5', system: 'You are a careful engineer. '.repeat(300), tools: TOOL_DECLARATIONS, messages: [{ role: 'user', content: 'Survey the workspace.' }] });
+const snapshot = captureSnapshot({
+  model: 'claude-opus-5-5',
+  system: 'You are a careful engineer. '.repeat(300),
+  tools: TOOL_DECLARATIONS,
+  messages: [{ role: 'user', content: 'Survey the workspace.' }],
+});
 const directives = Array.from({ length: forks }, (_, i) => `list the workspace, task ${i + 1}`);
 
 async function measure(extra: Partial<ForkEngineOptions>): Promise<{ seconds: number; completed: number }> {
-  const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'bench', workspace: ws, runDir: mkdtempSync(join(tmpdir(), 'fc-dist-runs-')), concurrency: 32, ...extra });
+  const engine = await ForkEngine.create({
+    baseURL: emulator.url,
+    apiKey: 'bench',
+    workspace: ws,
+    runDir: mkdtempSync(join(tmpdir(), 'fc-dist-runs-')),
+    concurrency: 32,
+    ...extra,
+  });
   const started = performance.now();
   const { forks: results } = await engine.fanOut(snapshot, directives).settled();
   const seconds = (performance.now() - started) / 1000;
@@ -51,18 +66,41 @@ async function measure(extra: Partial<ForkEngineOptions>): Promise<{ seconds: nu
 
 try {
   const port = await freePort();
-  await startUntil('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], /Ready to accept connections/);
+  await startUntil(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    /Ready to accept connections/,
+  );
   const redis = `redis://127.0.0.1:${port}`;
-  for (let i = 0; i < 2; i++) await startUntil(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--redis', redis, '--threads', '1', '--concurrency', '16'], /serving/);
+  for (let i = 0; i < 2; i++)
+    await startUntil(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--redis', redis, '--threads', '1', '--concurrency', '16'],
+      /serving/,
+    );
   const local = await measure({ pool: { maxThreads: 2, concurrentTasksPerWorker: 16 } });
   const distributed = await measure({ distributed: { redis } });
-  const row = (name: string, r: { seconds: number; completed: number }) => ({ backend: name, forks, completed: r.completed, seconds: Number(r.seconds.toFixed(2)), forks_per_s: Number((forks / r.seconds).toFixed(1)), ms_per_fork: Number(((r.seconds * 1000) / forks).toFixed(2)) });
-  const rows = [row('single machine (1 process, 2 threads)', local), row('distributed (2 hosts x 1 thread, BullMQ)', distributed)];
-  process.stdout.write(`${JSON.stringify({ rows, overhead_ms_per_fork: Number((((distributed.seconds - local.seconds) * 1000) / forks).toFixed(2)), ratio: Number((distributed.seconds / local.seconds).toFixed(2)) }, null, 2)}\n`);
+  const row = (name: string, r: { seconds: number; completed: number }) => ({
+    backend: name,
+    forks,
+    completed: r.completed,
+    seconds: Number(r.seconds.toFixed(2)),
+    forks_per_s: Number((forks / r.seconds).toFixed(1)),
+    ms_per_fork: Number(((r.seconds * 1000) / forks).toFixed(2)),
+  });
+  const rows = [
+    row('single machine (1 process, 2 threads)', local),
+    row('distributed (2 hosts x 1 thread, BullMQ)', distributed),
+  ];
+  process.stdout.write(
+    `${JSON.stringify({ rows, overhead_ms_per_fork: Number((((distributed.seconds - local.seconds) * 1000) / forks).toFixed(2)), ratio: Number((distributed.seconds / local.seconds).toFixed(2)) }, null, 2)}\n`,
+  );
 } finally {
   // the hosts first (they finish and disconnect), then their Redis
   const [redisServer, ...hostProcesses] = children;
-  await Promise.all(hostProcesses.map((child) => new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGTERM')))));
+  await Promise.all(
+    hostProcesses.map((child) => new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGTERM')))),
+  );
   redisServer?.kill('SIGTERM');
   await emulator.close();
 }

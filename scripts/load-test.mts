@@ -21,7 +21,14 @@ const latency = arg('latency', 'fast') as 'off' | 'fast' | 'realistic';
 const ws = mkdtempSync(join(tmpdir(), 'fc-load-'));
 writeFileSync(join(ws, 'a.ts'), 'export const a = 1;\n');
 const emulator = await startEmulator({ latency, scripts: [threeTurns], script: 'three-turns' });
-const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'load', workspace: ws, runDir: join(ws, 'runs'), pool: { maxThreads: 2, concurrentTasksPerWorker: 32 }, concurrency: 32 });
+const engine = await ForkEngine.create({
+  baseURL: emulator.url,
+  apiKey: 'load',
+  workspace: ws,
+  runDir: join(ws, 'runs'),
+  pool: { maxThreads: 2, concurrentTasksPerWorker: 32 },
+  concurrency: 32,
+});
 const snapshot = captureSnapshot({
   model: 'claude-opus-5-5',
   system: 'You are a careful engineer. '.repeat(300),
@@ -31,7 +38,10 @@ const snapshot = captureSnapshot({
 const started = performance.now();
 let peakRss = process.memoryUsage().rss;
 const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
-const fan = engine.fanOut(snapshot, Array.from({ length: forks }, (_, i) => `list the workspace, task ${i + 1}`));
+const fan = engine.fanOut(
+  snapshot,
+  Array.from({ length: forks }, (_, i) => `list the workspace, task ${i + 1}`),
+);
 const { forks: results, summary } = await fan.settled();
 const seconds = (performance.now() - started) / 1000;
 clearInterval(sampler);

@@ -20,9 +20,12 @@ const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 const ids = new Map<string, string>();
 const scrub = (text: string): string =>
   text
-    .split(join(work, 'project')).join('/home/user/project')
-    .split(work).join('/home/user')
-    .split(join(work, 'project').replace(/[/.]/g, '-')).join('-home-user-project')
+    .split(join(work, 'project'))
+    .join('/home/user/project')
+    .split(work)
+    .join('/home/user')
+    .split(join(work, 'project').replace(/[/.]/g, '-'))
+    .join('-home-user-project')
     .replace(/OS Version: Linux [^\\"]*/g, 'OS Version: Linux 6.1.0')
     .replace(/"osVersion":"Linux [^"]*"/g, '"osVersion":"Linux 6.1.0"')
     .replace(/sk-ant-[A-Za-z0-9_-]+/g, 'sk-ant-REDACTED')
@@ -50,17 +53,24 @@ function resign(body: { model?: string; messages?: RequestMessage[] }): void {
 mkdirSync(join(out, 'wire'), { recursive: true });
 // Scrub the transcript first so the session id becomes placeholder 1 everywhere.
 const transcript = scrub(readFileSync(session, 'utf8'));
-const wire = readdirSync(logs).filter((f) => f.endsWith('.json')).sort().map((f, i) => {
-  const x = JSON.parse(scrub(readFileSync(join(logs, f), 'utf8')));
-  if (x.request.body && typeof x.request.body === 'object') resign(x.request.body);
-  return { name: `${String(i + 1).padStart(2, '0')}.json`, exchange: { body: x.request.body, cache: x.cache } };
-});
+const wire = readdirSync(logs)
+  .filter((f) => f.endsWith('.json'))
+  .sort()
+  .map((f, i) => {
+    const x = JSON.parse(scrub(readFileSync(join(logs, f), 'utf8')));
+    if (x.request.body && typeof x.request.body === 'object') resign(x.request.body);
+    return { name: `${String(i + 1).padStart(2, '0')}.json`, exchange: { body: x.request.body, cache: x.cache } };
+  });
 const resigned = (text: string): string => [...signatures].reduce((t, [from, to]) => t.split(from).join(to), text);
 writeFileSync(join(out, 'session.jsonl'), resigned(transcript));
 for (const { name, exchange } of wire) writeFileSync(join(out, 'wire', name), `${JSON.stringify(exchange, null, 1)}\n`);
 const sub = join(session.replace(/\.jsonl$/, ''), 'subagents');
 if (existsSync(sub)) {
   mkdirSync(join(out, 'session', 'subagents'), { recursive: true });
-  for (const f of readdirSync(sub)) writeFileSync(join(out, 'session', 'subagents', scrub(basename(f))), resigned(scrub(readFileSync(join(sub, f), 'utf8'))));
+  for (const f of readdirSync(sub))
+    writeFileSync(
+      join(out, 'session', 'subagents', scrub(basename(f))),
+      resigned(scrub(readFileSync(join(sub, f), 'utf8'))),
+    );
 }
 console.error(`${out}: transcript, ${wire.length} wire request(s)`);

@@ -9,5 +9,9 @@ export const threeTurns: ScriptedModel = {
   respond: ({ request }) =>
     request.messages.filter((m) => m.role === 'assistant').length < 2
       ? { content: [{ type: 'tool_use', name: 'list_dir', input: { path: '.' } }] }
-      : { content: [{ type: 'text', text: 'Scope: load\nResult: done\nKey files: -\nFiles changed: none\nIssues: none' }] },
+      : {
+          content: [
+            { type: 'text', text: 'Scope: load\nResult: done\nKey files: -\nFiles changed: none\nIssues: none' },
+          ],
+        },
 };

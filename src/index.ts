@@ -22,7 +22,13 @@ export type { ProviderId } from './wire/providers.ts';
 export type { CacheTtl } from './wire/cache.ts';
 export { ManualClock, systemClock } from './clock.ts';
 export type { Clock } from './clock.ts';
-export type { PermissionAnswer, PermissionDecision, PermissionHandler, PermissionPolicy, PermissionRequest } from './tools/permissions.ts';
+export type {
+  PermissionAnswer,
+  PermissionDecision,
+  PermissionHandler,
+  PermissionPolicy,
+  PermissionRequest,
+} from './tools/permissions.ts';
 export type { ExecutableToolName, ToolName } from './wire/tool-names.ts';
 export type { ToolLimits } from './tools/limits.ts';
 

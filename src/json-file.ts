@@ -40,12 +40,18 @@ export function readTextFile(path: string, what: string, codes: JsonFileCodes = 
   } catch (cause) {
     const err = cause as NodeJS.ErrnoException;
     const reason = err.code === 'ENOENT' ? 'no such file' : err.code === 'EISDIR' ? 'is a directory' : err.message;
-    throw new ForkcacheError(err.code === 'ENOENT' ? missing : invalid, `${what} ${path}: cannot read (${reason})`, { cause, data: { path } });
+    throw new ForkcacheError(err.code === 'ENOENT' ? missing : invalid, `${what} ${path}: cannot read (${reason})`, {
+      cause,
+      data: { path },
+    });
   }
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch (cause) {
-    throw new ForkcacheError(invalid, `${what} ${path}: not valid UTF-8 (at byte ${firstInvalidUtf8(bytes)})`, { cause, data: { path } });
+    throw new ForkcacheError(invalid, `${what} ${path}: not valid UTF-8 (at byte ${firstInvalidUtf8(bytes)})`, {
+      cause,
+      data: { path },
+    });
   }
 }
 
@@ -62,10 +68,17 @@ export function readJsonFile(path: string, what: string, codes: JsonFileCodes = 
   try {
     value = JSON.parse(text) as unknown;
   } catch (cause) {
-    throw new ForkcacheError(splitCodes(codes).invalid, `${what} ${path}: not valid JSON (${(cause as Error).message})`, { cause, data: { path } });
+    throw new ForkcacheError(
+      splitCodes(codes).invalid,
+      `${what} ${path}: not valid JSON (${(cause as Error).message})`,
+      { cause, data: { path } },
+    );
   }
   // What JSON.parse lets through but nothing downstream can use: runaway nesting, lone surrogates.
   const problem = findJsonShapeProblem(value);
-  if (problem) throw new ForkcacheError(splitCodes(codes).invalid, `${what} ${path}: ${problem.path}: ${problem.message}`, { data: { path, field: problem.path } });
+  if (problem)
+    throw new ForkcacheError(splitCodes(codes).invalid, `${what} ${path}: ${problem.path}: ${problem.message}`, {
+      data: { path, field: problem.path },
+    });
   return value;
 }

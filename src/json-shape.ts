@@ -25,17 +25,28 @@ export function findJsonShapeProblem(value: unknown, maxDepth = MAX_JSON_DEPTH):
   while (stack.length > 0) {
     const { value: current, path } = stack.pop()!;
     if (typeof current === 'string') {
-      if (!wellFormed(current)) return { kind: 'surrogate', path: formatPath(path), message: 'contains a lone UTF-16 surrogate (not valid Unicode text)' };
+      if (!wellFormed(current))
+        return {
+          kind: 'surrogate',
+          path: formatPath(path),
+          message: 'contains a lone UTF-16 surrogate (not valid Unicode text)',
+        };
       continue;
     }
     if (typeof current !== 'object' || current === null) continue;
-    if (path.length >= maxDepth) return { kind: 'depth', path: `${formatPath(path.slice(0, 8))}…`, message: `nested deeper than ${maxDepth} levels` };
+    if (path.length >= maxDepth)
+      return {
+        kind: 'depth',
+        path: `${formatPath(path.slice(0, 8))}…`,
+        message: `nested deeper than ${maxDepth} levels`,
+      };
     if (Array.isArray(current)) {
       current.forEach((item, i) => stack.push({ value: item, path: [...path, i] }));
       continue;
     }
     for (const [key, item] of Object.entries(current)) {
-      if (!wellFormed(key)) return { kind: 'surrogate', path: formatPath(path), message: `has a key with a lone UTF-16 surrogate` };
+      if (!wellFormed(key))
+        return { kind: 'surrogate', path: formatPath(path), message: `has a key with a lone UTF-16 surrogate` };
       stack.push({ value: item, path: [...path, key] });
     }
   }

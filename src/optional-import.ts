@@ -41,9 +41,13 @@ export async function importOptional<T>(feature: OptionalFeature, load: () => Pr
     const names = specs.map(packageName).join(' and ');
     const absent = missing.map(packageName).join(' and ');
     const peers = specs.length === 1 ? 'an optional peer dependency' : 'optional peer dependencies';
-    throw new ForkcacheError('DEPENDENCY_MISSING', `${FEATURE_NAMES[feature]} needs ${names} (${peers} of forkcache, not installed with it); ${absent} cannot be found: run npm install ${specs.join(' ')}`, {
-      cause: err,
-      data: { feature, packages: specs.map(packageName) },
-    });
+    throw new ForkcacheError(
+      'DEPENDENCY_MISSING',
+      `${FEATURE_NAMES[feature]} needs ${names} (${peers} of forkcache, not installed with it); ${absent} cannot be found: run npm install ${specs.join(' ')}`,
+      {
+        cause: err,
+        data: { feature, packages: specs.map(packageName) },
+      },
+    );
   }
 }

@@ -3,4 +3,5 @@ import { join } from 'node:path';
 import { packageRoot } from './package-root.ts';
 
 /** The package version, read once from package.json. */
-export const VERSION = (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+export const VERSION = (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string })
+  .version;

@@ -34,7 +34,9 @@ describe('isForkcacheError', () => {
   });
 
   it('is false for look-alikes and for an error that lost its class crossing a thread', () => {
-    expect(isForkcacheError(Object.assign(new Error('x'), { code: 'FORK_RECURSION', name: 'ForkcacheError' }))).toBe(false);
+    expect(isForkcacheError(Object.assign(new Error('x'), { code: 'FORK_RECURSION', name: 'ForkcacheError' }))).toBe(
+      false,
+    );
     expect(isForkcacheError({ code: 'INTERNAL', message: 'x' })).toBe(false);
     expect(isForkcacheError(null)).toBe(false);
     expect(isForkcacheError('FORK_RECURSION')).toBe(false);

@@ -29,17 +29,36 @@ describe('readJsonFile: one reader, one error style', () => {
   it('names what the file is and its path, and says why', () => {
     writeFileSync(join(dir, 'ok.json'), '{"a":1}');
     expect(readJsonFile(join(dir, 'ok.json'), 'thing')).toEqual({ a: 1 });
-    expect(failure(() => readJsonFile(absent, 'thing'))).toMatchObject({ code: 'INVALID_ARGUMENT', message: `thing ${absent}: cannot read (no such file)`, data: { path: absent } });
+    expect(failure(() => readJsonFile(absent, 'thing'))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: `thing ${absent}: cannot read (no such file)`,
+      data: { path: absent },
+    });
     expect(failure(() => readJsonFile(dir, 'thing')).message).toBe(`thing ${dir}: cannot read (is a directory)`);
-    expect(failure(() => readJsonFile(broken, 'thing', 'MODEL_CATALOGUE_INVALID'))).toMatchObject({ code: 'MODEL_CATALOGUE_INVALID', message: expect.stringMatching(new RegExp(`^thing ${esc(broken)}: not valid JSON \\(.+\\)$`)) });
+    expect(failure(() => readJsonFile(broken, 'thing', 'MODEL_CATALOGUE_INVALID'))).toMatchObject({
+      code: 'MODEL_CATALOGUE_INVALID',
+      message: expect.stringMatching(new RegExp(`^thing ${esc(broken)}: not valid JSON \\(.+\\)$`)),
+    });
   });
 
   it('is what the plan, the fan-out directory, the report and the replay fixture read with', () => {
     // each keeps its error code; the message style is the same everywhere
-    expect(failure(() => loadPlan(broken))).toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(new RegExp(`^plan ${esc(broken)}: not valid JSON`)) });
-    expect(failure(() => readFanOutDir(dir))).toMatchObject({ code: 'INVALID_ARGUMENT', message: `fan-out manifest ${join(dir, 'manifest.json')}: cannot read (no such file)` });
-    expect(failure(() => readReportJson(absent, 'fan-out summary'))).toMatchObject({ code: 'REPORT_FILE_MISSING', message: `fan-out summary ${absent}: cannot read (no such file)` });
+    expect(failure(() => loadPlan(broken))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringMatching(new RegExp(`^plan ${esc(broken)}: not valid JSON`)),
+    });
+    expect(failure(() => readFanOutDir(dir))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: `fan-out manifest ${join(dir, 'manifest.json')}: cannot read (no such file)`,
+    });
+    expect(failure(() => readReportJson(absent, 'fan-out summary'))).toMatchObject({
+      code: 'REPORT_FILE_MISSING',
+      message: `fan-out summary ${absent}: cannot read (no such file)`,
+    });
     expect(failure(() => readReportJson(broken, 'fan-out summary')).code).toBe('REPORT_FILE_INVALID');
-    expect(failure(() => ReplayModel.fromFile(broken))).toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(new RegExp(`^replay fixture ${esc(broken)}: not valid JSON`)) });
+    expect(failure(() => ReplayModel.fromFile(broken))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringMatching(new RegExp(`^replay fixture ${esc(broken)}: not valid JSON`)),
+    });
   });
 });

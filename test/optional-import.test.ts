@@ -18,9 +18,14 @@ function moduleImporting(specifier: string): string {
 
 describe('optional peer dependencies', () => {
   it('are declared in package.json as optional peers with the ranges the error message names, and as dev dependencies', () => {
-    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as Record<string, Record<string, unknown>>;
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as Record<
+      string,
+      Record<string, unknown>
+    >;
     const specs = Object.values(OPTIONAL_PEERS).flat();
-    const declared = Object.fromEntries(specs.map((spec) => [spec.slice(0, spec.indexOf('@', 1)), spec.slice(spec.indexOf('@', 1) + 1)]));
+    const declared = Object.fromEntries(
+      specs.map((spec) => [spec.slice(0, spec.indexOf('@', 1)), spec.slice(spec.indexOf('@', 1) + 1)]),
+    );
     expect(pkg['peerDependencies']).toEqual(declared);
     for (const name of Object.keys(declared)) {
       expect(pkg['peerDependenciesMeta']?.[name]).toEqual({ optional: true });
@@ -45,15 +50,20 @@ describe('optional peer dependencies', () => {
         catch (err) { out.push({ code: err.code, message: err.message }); }
       }
       process.stdout.write(JSON.stringify(out));`;
-    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+    });
     expect(run.status, run.stderr).toBe(0);
     const [report, distributed, other] = JSON.parse(run.stdout) as { code: string; message: string }[];
     expect(report).toEqual({
       code: 'DEPENDENCY_MISSING',
-      message: 'the HTML report needs echarts (an optional peer dependency of forkcache, not installed with it); echarts cannot be found: run npm install echarts@^6.1.0',
+      message:
+        'the HTML report needs echarts (an optional peer dependency of forkcache, not installed with it); echarts cannot be found: run npm install echarts@^6.1.0',
     });
     expect(distributed!.code).toBe('DEPENDENCY_MISSING');
-    expect(distributed!.message).toMatch(/needs bullmq and ioredis .*; ioredis cannot be found: run npm install bullmq@\^5\.\d+\.\d+ ioredis@\^5/);
+    expect(distributed!.message).toMatch(
+      /needs bullmq and ioredis .*; ioredis cannot be found: run npm install bullmq@\^5\.\d+\.\d+ ioredis@\^5/,
+    );
     // bullmq is not the report's package: Node's own error, untouched
     expect(other!.code).toBe('ERR_MODULE_NOT_FOUND');
   });

@@ -11,16 +11,24 @@ import * as testing from '../src/testing.ts';
  * statements (the entries re-export by name only; `export *` would hide what is public).
  */
 function exportedNames(file: string): { values: string[]; types: string[] } {
-  const source = ts.createSourceFile(file, readFileSync(new URL(`../src/${file}`, import.meta.url), 'utf8'), ts.ScriptTarget.Latest);
+  const source = ts.createSourceFile(
+    file,
+    readFileSync(new URL(`../src/${file}`, import.meta.url), 'utf8'),
+    ts.ScriptTarget.Latest,
+  );
   const values: string[] = [];
   const types: string[] = [];
   for (const statement of source.statements) {
     if (!ts.isExportDeclaration(statement)) {
-      expect(ts.getModifiers(statement as ts.HasModifiers)?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword) ?? false, `${file}: only re-exports`).toBe(false);
+      expect(
+        ts.getModifiers(statement as ts.HasModifiers)?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword) ?? false,
+        `${file}: only re-exports`,
+      ).toBe(false);
       continue;
     }
     const clause = statement.exportClause;
-    if (!clause || !ts.isNamedExports(clause)) throw new Error(`${file}: \`export *\` hides what is public; name each export`);
+    if (!clause || !ts.isNamedExports(clause))
+      throw new Error(`${file}: \`export *\` hides what is public; name each export`);
     for (const spec of clause.elements) (statement.isTypeOnly || spec.isTypeOnly ? types : values).push(spec.name.text);
   }
   return { values: values.sort(), types: types.sort() };

@@ -13,6 +13,11 @@ for (const length of [27, 41, 10_000, 1_000_000]) {
   const tools = createToolExecutor({ workspace: dir, limits: { maxGrepFileBytes: 4 * 1024 * 1024 } });
   const t0 = performance.now();
   const result = await tools.execute('grep', { pattern: '(a+)+$' });
-  rows.push({ line_chars: length + 1, pattern: '(a+)+$', ms: Math.round((performance.now() - t0) * 10) / 10, result: result.content });
+  rows.push({
+    line_chars: length + 1,
+    pattern: '(a+)+$',
+    ms: Math.round((performance.now() - t0) * 10) / 10,
+    result: result.content,
+  });
 }
 console.log(rows.map((r) => JSON.stringify(r)).join('\n'));

@@ -45,7 +45,12 @@ type ForkPhase = 'working' | 'requesting' | 'done';
  * Requests in transit (worker → main → emulator, or the gate's grant on its way) keep time
  * still, so a request sent at emulated time t arrives at t, whatever the wall clock did.
  */
-export async function driveFanOut(clock: ManualClock, emulator: Emulator, start: () => FanOut, options: DriveOptions): Promise<DrivenResult> {
+export async function driveFanOut(
+  clock: ManualClock,
+  emulator: Emulator,
+  start: () => FanOut,
+  options: DriveOptions,
+): Promise<DrivenResult> {
   const parked = new Set<string>();
   let firstResponseBegun = false;
   const off = [
@@ -61,7 +66,8 @@ export async function driveFanOut(clock: ManualClock, emulator: Emulator, start:
     const listen = (async () => {
       for await (const event of fan) {
         if (event.type === 'turn-start') phase.set(event.forkId, 'requesting');
-        else if (event.type === 'fork-start' || event.type === 'turn-end' || event.type === 'fork-restart') phase.set(event.forkId, 'working');
+        else if (event.type === 'fork-start' || event.type === 'turn-end' || event.type === 'fork-restart')
+          phase.set(event.forkId, 'working');
         else if (event.type === 'fork-end') phase.set(event.forkId, 'done');
       }
     })();
@@ -92,7 +98,10 @@ export async function driveFanOut(clock: ManualClock, emulator: Emulator, start:
       const held = options.warm !== 'none' && !firstResponseBegun;
       const gate = options.gate?.();
       const quiescent = gate
-        ? phase.size === Math.min(options.forks, (options.slots ?? options.forks) + done) && working === 0 && requesting === parked.size + gate.waiting && clock.pending === parked.size + gate.sleepers
+        ? phase.size === Math.min(options.forks, (options.slots ?? options.forks) + done) &&
+          working === 0 &&
+          requesting === parked.size + gate.waiting &&
+          clock.pending === parked.size + gate.sleepers
         : (phase.size === options.forks || (phase.size === 0 && options.warm === 'prewarm')) &&
           working === 0 &&
           clock.pending === parked.size &&

@@ -26,7 +26,20 @@ function random(seed: number): () => number {
   };
 }
 
-const NOUNS = ['user', 'order', 'invoice', 'session', 'token', 'cart', 'report', 'payment', 'account', 'address', 'product', 'review'];
+const NOUNS = [
+  'user',
+  'order',
+  'invoice',
+  'session',
+  'token',
+  'cart',
+  'report',
+  'payment',
+  'account',
+  'address',
+  'product',
+  'review',
+];
 const VERBS = ['load', 'save', 'find', 'update', 'remove', 'validate', 'format', 'parse', 'merge', 'sync'];
 const cap = (s: string): string => s[0]!.toUpperCase() + s.slice(1);
 
@@ -68,20 +81,39 @@ const FILE_LINES = 150;
  * assistant message that calls `agent` once per directive — what a fan-out freezes.
  */
 export function parentRequest(shape: ParentShape): Record<string, unknown> {
-  const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'Survey this repository module by module and summarise what each part does. Fork one child per part.' }];
+  const messages: Anthropic.MessageParam[] = [
+    {
+      role: 'user',
+      content: 'Survey this repository module by module and summarise what each part does. Fork one child per part.',
+    },
+  ];
   const reads = shape.files + (shape.partialLines > 0 ? 1 : 0);
   for (let i = 0; i < reads; i++) {
     const id = `toolu_bench_read_${i}`;
     const path = `src/module-${i}.ts`;
-    messages.push({ role: 'assistant', content: [{ type: 'text', text: `Reading ${path}.` }, { type: 'tool_use', id, name: 'read_file', input: { path } }] });
+    messages.push({
+      role: 'assistant',
+      content: [
+        { type: 'text', text: `Reading ${path}.` },
+        { type: 'tool_use', id, name: 'read_file', input: { path } },
+      ],
+    });
     const lines = i < shape.files ? FILE_LINES : shape.partialLines;
-    messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: sourceFile(shape.seed, i, lines) }] });
+    messages.push({
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: id, content: sourceFile(shape.seed, i, lines) }],
+    });
   }
   messages.push({
     role: 'assistant',
     content: [
       { type: 'text', text: `I have read the code; forking ${shape.spawn.length} children, one per part.` },
-      ...shape.spawn.map((directive, i): Anthropic.ToolUseBlockParam => ({ type: 'tool_use', id: `toolu_bench_spawn_${i}`, name: SPAWN_TOOL_NAME, input: { directive, description: `part ${i + 1}` } })),
+      ...shape.spawn.map((directive, i): Anthropic.ToolUseBlockParam => ({
+        type: 'tool_use',
+        id: `toolu_bench_spawn_${i}`,
+        name: SPAWN_TOOL_NAME,
+        input: { directive, description: `part ${i + 1}` },
+      })),
     ],
   });
   return {
@@ -106,7 +138,13 @@ export interface SizedParent {
  * A parent whose forks share about `target` tokens (±1%), as the emulator's count_tokens
  * counts the closed head: full files are added, then the last file's length is fitted.
  */
-export async function parentOfSize(client: Anthropic, target: number, spawn: readonly string[], seed = 6, model = BENCH_MODEL): Promise<SizedParent> {
+export async function parentOfSize(
+  client: Anthropic,
+  target: number,
+  spawn: readonly string[],
+  seed = 6,
+  model = BENCH_MODEL,
+): Promise<SizedParent> {
   const measure = async (files: number, partialLines: number): Promise<SizedParent> => {
     const snapshot = captureSnapshot(parentRequest({ spawn, files, partialLines, seed, model }));
     const sharedTokens = await measureSharedTokens(client, freeze(snapshot));

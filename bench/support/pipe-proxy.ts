@@ -13,16 +13,21 @@ const server = createServer((req, res) => {
     const body = Buffer.concat(chunks);
     const headers = { ...req.headers, host: upstream.host, 'content-length': String(body.length) };
     delete headers.connection;
-    const up = request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers, agent }, (answer) => {
-      const out = { ...answer.headers };
-      delete out.connection;
-      delete out['transfer-encoding'];
-      res.writeHead(answer.statusCode ?? 502, out);
-      answer.pipe(res);
-    });
+    const up = request(
+      { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers, agent },
+      (answer) => {
+        const out = { ...answer.headers };
+        delete out.connection;
+        delete out['transfer-encoding'];
+        res.writeHead(answer.statusCode ?? 502, out);
+        answer.pipe(res);
+      },
+    );
     up.on('error', () => res.destroy());
     up.end(body);
   });
 });
-server.listen(0, '127.0.0.1', () => process.stdout.write(`pipe proxy listening on http://127.0.0.1:${(server.address() as AddressInfo).port}\n`));
+server.listen(0, '127.0.0.1', () =>
+  process.stdout.write(`pipe proxy listening on http://127.0.0.1:${(server.address() as AddressInfo).port}\n`),
+);
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

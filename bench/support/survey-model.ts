@@ -49,7 +49,8 @@ export function surveyWorkspace(): string {
   mkdirSync(join(dir, 'src'));
   writeFileSync(join(dir, 'README.md'), '# sample\n');
   writeFileSync(join(dir, 'package.json'), '{ "name": "sample" }\n');
-  for (const name of ['http.ts', 'users.ts', 'orders.ts', 'index.ts']) writeFileSync(join(dir, 'src', name), `export const ${name.split('.')[0]} = 1;\n`);
+  for (const name of ['http.ts', 'users.ts', 'orders.ts', 'index.ts'])
+    writeFileSync(join(dir, 'src', name), `export const ${name.split('.')[0]} = 1;\n`);
   return dir;
 }
 
@@ -58,7 +59,13 @@ export function surveyWorkspace(): string {
  * and warm strategies, every fork dispatched at once (no request held by the API limit: only
  * the warm gate decides).
  */
-export function surveyEngine(emulator: { url: string }, clock: Clock, workspace: string, strategy: { markers: MarkerStrategy; warm: WarmStrategy }, maxForks: number): Promise<ForkEngine> {
+export function surveyEngine(
+  emulator: { url: string },
+  clock: Clock,
+  workspace: string,
+  strategy: { markers: MarkerStrategy; warm: WarmStrategy },
+  maxForks: number,
+): Promise<ForkEngine> {
   return ForkEngine.create({
     baseURL: emulator.url,
     apiKey: 'bench',

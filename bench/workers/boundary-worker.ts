@@ -20,7 +20,23 @@ function payload(bytes: number): unknown {
       status: 'completed',
       turns: 3,
       toolCalls: 2,
-      requests: [{ turn: 1, requestId: 'req_1', messageId: 'msg_1', usage: { input_tokens: 0, cache_creation_input_tokens: 120, cache_read_input_tokens: 48_500, output_tokens: 80 }, stopReason: 'tool_use', sentAt: 1, startedAt: 2, endedAt: 3 }],
+      requests: [
+        {
+          turn: 1,
+          requestId: 'req_1',
+          messageId: 'msg_1',
+          usage: {
+            input_tokens: 0,
+            cache_creation_input_tokens: 120,
+            cache_read_input_tokens: 48_500,
+            output_tokens: 80,
+          },
+          stopReason: 'tool_use',
+          sentAt: 1,
+          startedAt: 2,
+          endedAt: 3,
+        },
+      ],
       finalText: 'x'.repeat(bytes),
       filesChanged: ['src/a.ts'],
     });

@@ -22,7 +22,9 @@ export interface HoldResult {
 }
 
 // Node 20 has Atomics.waitAsync; the project's TypeScript lib (before ES2024) does not declare it.
-const waitAsync = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number): { value: Promise<string> | string } }).waitAsync;
+const waitAsync = (
+  Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number): { value: Promise<string> | string } }
+).waitAsync;
 
 export default async function run(task: HoldTask): Promise<HoldResult> {
   // Keep the reference in a local until the end: the task is "live" while it holds it.
@@ -31,5 +33,11 @@ export default async function run(task: HoldTask): Promise<HoldResult> {
   Atomics.notify(task.control, 0);
   if (Atomics.load(task.control, 1) === 0) await waitAsync(task.control, 1, 0).value;
   const memory = process.memoryUsage();
-  return { threadId, held: held.length, heapUsed: memory.heapUsed, external: memory.external, arrayBuffers: memory.arrayBuffers };
+  return {
+    threadId,
+    held: held.length,
+    heapUsed: memory.heapUsed,
+    external: memory.external,
+    arrayBuffers: memory.arrayBuffers,
+  };
 }

@@ -9,7 +9,10 @@ const [clients, prompt = 'say hi', model] = process.argv.slice(2);
 const require = createRequire(join(clients, 'package.json'));
 const { query } = await import(pathToFileURL(require.resolve('@anthropic-ai/claude-agent-sdk')).href);
 let result;
-for await (const message of query({ prompt, options: { cwd: process.cwd(), maxTurns: 4, ...(model ? { model } : {}) } })) {
+for await (const message of query({
+  prompt,
+  options: { cwd: process.cwd(), maxTurns: 4, ...(model ? { model } : {}) },
+})) {
   if (message.type === 'result') result = message;
 }
 console.log(JSON.stringify({ subtype: result?.subtype, is_error: result?.is_error, result: result?.result }));

@@ -65,7 +65,11 @@ export interface SpawnOptions {
  */
 export interface ForkSpawner {
   fanOut(parent: ParentSnapshot | undefined, directives: readonly string[], options: SpawnOptions): FanOut;
-  runAgents(type: AgentType, directives: readonly string[], options: Omit<SpawnOptions, 'model' | 'foreground'>): FanOut;
+  runAgents(
+    type: AgentType,
+    directives: readonly string[],
+    options: Omit<SpawnOptions, 'model' | 'foreground'>,
+  ): FanOut;
 }
 
 /**
@@ -95,7 +99,9 @@ export class AgentTool {
 
   /** Handle every spawn call of one assistant turn; one result per call id. */
   async handle(turn: SpawnTurn): Promise<Map<string, SpawnCallResult>> {
-    const uses = turn.message.content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use' && b.name === SPAWN_TOOL_NAME);
+    const uses = turn.message.content.filter(
+      (b): b is Anthropic.ToolUseBlock => b.type === 'tool_use' && b.name === SPAWN_TOOL_NAME,
+    );
     const results = new Map<string, SpawnCallResult>();
     if (isForkChild({ querySource: turn.querySource, messages: turn.request?.messages ?? [] })) {
       for (const use of uses) results.set(use.id, { content: FORK_RECURSION_MESSAGE, isError: true });
@@ -108,7 +114,8 @@ export class AgentTool {
         results.set(use.id, { content: 'agent.directive: expected a non-empty string', isError: true });
         continue;
       }
-      const type = typeof input.subagent_type === 'string' && input.subagent_type !== '' ? input.subagent_type : undefined;
+      const type =
+        typeof input.subagent_type === 'string' && input.subagent_type !== '' ? input.subagent_type : undefined;
       calls.push({ id: use.id, directive: input.directive, type });
     }
     const waits: Promise<void>[] = [];
@@ -153,11 +160,17 @@ export class AgentTool {
   #groups(calls: Call[], results: Map<string, SpawnCallResult>): Map<string | undefined, Call[]> {
     const groups = new Map<string | undefined, Call[]>();
     for (const call of calls) {
-      const decision = decideSpawn({ subagentType: call.type, coordinatorMode: this.#options.coordinatorMode ?? false });
+      const decision = decideSpawn({
+        subagentType: call.type,
+        coordinatorMode: this.#options.coordinatorMode ?? false,
+      });
       const key = decision.kind === 'fork' ? undefined : decision.agentType;
       if (key !== undefined && !this.#options.agentTypes?.some((t) => t.name === key)) {
         const known = (this.#options.agentTypes ?? []).map((t) => t.name).join(', ') || 'none';
-        results.set(call.id, { content: `agent.subagent_type: unknown agent type "${key}" (known: ${known})`, isError: true });
+        results.set(call.id, {
+          content: `agent.subagent_type: unknown agent type "${key}" (known: ${known})`,
+          isError: true,
+        });
         continue;
       }
       groups.set(key, [...(groups.get(key) ?? []), call]);
@@ -172,10 +185,24 @@ export class AgentTool {
       ...(this.#options.meta ? { meta: this.#options.meta } : {}),
     };
     const directives = calls.map((c) => c.directive);
-    if (type !== undefined) return this.#engine.runAgents(this.#options.agentTypes!.find((t) => t.name === type)!, directives, common);
+    if (type !== undefined)
+      return this.#engine.runAgents(
+        this.#options.agentTypes!.find((t) => t.name === type)!,
+        directives,
+        common,
+      );
     // The child's shared part is the parent's request as sent plus the spawning message.
-    const snapshot = turn.request ? captureSnapshot({ ...turn.request, messages: [...turn.request.messages, { role: 'assistant', content: turn.message.content }] }) : undefined;
-    return this.#engine.fanOut(snapshot, directives, { ...common, ...(this.#options.model ? { model: this.#options.model } : {}), foreground: this.#options.foreground ?? false });
+    const snapshot = turn.request
+      ? captureSnapshot({
+          ...turn.request,
+          messages: [...turn.request.messages, { role: 'assistant', content: turn.message.content }],
+        })
+      : undefined;
+    return this.#engine.fanOut(snapshot, directives, {
+      ...common,
+      ...(this.#options.model ? { model: this.#options.model } : {}),
+      foreground: this.#options.foreground ?? false,
+    });
   }
 
   /** The call's result now (foreground, finished in time) or the placeholder and a notification later. */
@@ -192,8 +219,17 @@ export class AgentTool {
     void done.finally(() => this.#outstanding.delete(done));
     if (handle.mode === 'foreground') {
       const timer = new AbortController();
-      const autoBackground = this.#options.clock.sleep(this.#options.autoBackgroundMs ?? DEFAULT_AUTO_BACKGROUND_MS, timer.signal).then(() => 'timeout' as const, () => 'stopped' as const);
-      const first = await Promise.race([handle.result, handle.backgrounded.then(() => 'moved' as const), autoBackground]);
+      const autoBackground = this.#options.clock
+        .sleep(this.#options.autoBackgroundMs ?? DEFAULT_AUTO_BACKGROUND_MS, timer.signal)
+        .then(
+          () => 'timeout' as const,
+          () => 'stopped' as const,
+        );
+      const first = await Promise.race([
+        handle.result,
+        handle.backgrounded.then(() => 'moved' as const),
+        autoBackground,
+      ]);
       timer.abort();
       if (typeof first === 'object') {
         decide(true);

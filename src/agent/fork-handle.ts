@@ -54,14 +54,29 @@ export interface ForkHandle {
 
 /** The JSON summary of a fan-out: the ledger's, plus the prefix and where the run lives. */
 export interface FanOutSummary extends LedgerSummary {
-  prefix: { id: string; sha256: string; bytes: number; approx_tokens: number; shared_tokens: number | null; drift_events: number; source: 'parent' | 'fallback' };
+  prefix: {
+    id: string;
+    sha256: string;
+    bytes: number;
+    approx_tokens: number;
+    shared_tokens: number | null;
+    drift_events: number;
+    source: 'parent' | 'fallback';
+  };
   warmups: number;
   run_dir: string | undefined;
   /**
    * Rate limits met by this fan-out: 429s (of which ramp and spend-cap), 529s, and `stopped`
    * when the spend cap ended admission (the run is resumable once it lifts).
    */
-  rate_limits: { admission: 'on' | 'off'; http_429: number; http_529: number; ramp_limit_exceeded: number; spend_limit_reached: number; stopped: string | null };
+  rate_limits: {
+    admission: 'on' | 'off';
+    http_429: number;
+    http_529: number;
+    ramp_limit_exceeded: number;
+    spend_limit_reached: number;
+    stopped: string | null;
+  };
 }
 
 export interface FanOutResult {

@@ -46,19 +46,33 @@ export async function runParentAgent(options: ParentAgentOptions): Promise<Paren
   const maxTurns = options.maxTurns ?? 50;
   for (let turn = 1; turn <= maxTurns; turn++) {
     const marked = markChild({ tailBlocks: [], messages }, '5m').messages as Anthropic.MessageParam[];
-    const request = { model: options.model, max_tokens: options.maxTokens ?? 8192, system, tools: [...options.tools], messages: marked };
+    const request = {
+      model: options.model,
+      max_tokens: options.maxTokens ?? 8192,
+      system,
+      tools: [...options.tools],
+      messages: marked,
+    };
     const sentAt = Date.now();
     const params = request as Anthropic.MessageCreateParamsNonStreaming;
     const message = await (options.send ? options.send(params) : options.client.messages.create(params));
     usages.push(message.usage);
     options.onTurn?.({ turn, usage: message.usage, message, sentAt });
     const uses = message.content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
-    const spawned = uses.some((u) => u.name === SPAWN_TOOL_NAME) ? await options.agentTool.handle({ request, message }) : new Map();
+    const spawned = uses.some((u) => u.name === SPAWN_TOOL_NAME)
+      ? await options.agentTool.handle({ request, message })
+      : new Map();
     messages.push(toAssistantParam(message));
     const content: Anthropic.ContentBlockParam[] = [];
     for (const use of uses) {
-      const result = use.name === SPAWN_TOOL_NAME ? spawned.get(use.id) : await options.executor.execute(use.name, use.input);
-      content.push({ type: 'tool_result', tool_use_id: use.id, content: result?.content ?? 'no result', ...(result?.isError ? { is_error: true } : {}) });
+      const result =
+        use.name === SPAWN_TOOL_NAME ? spawned.get(use.id) : await options.executor.execute(use.name, use.input);
+      content.push({
+        type: 'tool_result',
+        tool_use_id: use.id,
+        content: result?.content ?? 'no result',
+        ...(result?.isError ? { is_error: true } : {}),
+      });
     }
     if (uses.length === 0) {
       if (options.agentTool.pending === 0 && options.agentTool.notificationsReady === 0) {

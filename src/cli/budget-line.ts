@@ -3,8 +3,10 @@ import type { AdmissionView } from '../gate/admission/scheduler.ts';
 /** Exit code of a run stopped by the API's spend cap (`enforced_spend_limit_reached`): resume it once the cap is lifted. */
 export const SPEND_CAP_EXIT_CODE = 3;
 
-const short = (n: number): string => (n >= 1e6 ? `${(n / 1e6).toFixed(2)}M` : n >= 1e4 ? `${Math.round(n / 1e3)}K` : n.toLocaleString('en-US'));
-const pair = (used: number, limit: number | undefined): string => (limit === undefined ? `${short(used)}/?` : `${short(used)}/${short(limit)}`);
+const short = (n: number): string =>
+  n >= 1e6 ? `${(n / 1e6).toFixed(2)}M` : n >= 1e4 ? `${Math.round(n / 1e3)}K` : n.toLocaleString('en-US');
+const pair = (used: number, limit: number | undefined): string =>
+  limit === undefined ? `${short(used)}/?` : `${short(used)}/${short(limit)}`;
 
 /**
  * One line per model class: the rate-limit budget in use against the limits learned from the

@@ -57,7 +57,21 @@ export interface ImportedParent {
 }
 
 /** Record types Claude Code writes that are not conversation messages: skipped without a note. */
-const KNOWN_TYPES = new Set(['user', 'assistant', 'system', 'summary', 'file-history-snapshot', 'attachment', 'queue-operation', 'last-prompt', 'atis-latch', 'cost-state', 'tools-used', 'custom-title', ...WIRE_RECORD_TYPES]);
+const KNOWN_TYPES = new Set([
+  'user',
+  'assistant',
+  'system',
+  'summary',
+  'file-history-snapshot',
+  'attachment',
+  'queue-operation',
+  'last-prompt',
+  'atis-latch',
+  'cost-state',
+  'tools-used',
+  'custom-title',
+  ...WIRE_RECORD_TYPES,
+]);
 
 /**
  * The uuids on the `parentUuid` chain that ends at the last main-chain message: a session
@@ -77,13 +91,22 @@ function mainChain(lines: readonly Line[]): Set<string> | undefined {
     }
   }
   const chain = new Set<string>();
-  for (let r = leaf; r && typeof r['uuid'] === 'string' && !chain.has(r['uuid']); r = byUuid.get(String(r['parentUuid'] ?? r['logicalParentUuid']))) chain.add(r['uuid']);
+  for (
+    let r = leaf;
+    r && typeof r['uuid'] === 'string' && !chain.has(r['uuid']);
+    r = byUuid.get(String(r['parentUuid'] ?? r['logicalParentUuid']))
+  )
+    chain.add(r['uuid']);
   return leaf ? chain : undefined;
 }
 
 function expectedCache(lines: readonly Line[]): number | undefined {
   for (let i = lines.length - 1; i >= 0; i--) {
-    const r = lines[i]!.value as { type?: unknown; isSidechain?: unknown; message?: { usage?: Record<string, unknown> } };
+    const r = lines[i]!.value as {
+      type?: unknown;
+      isSidechain?: unknown;
+      message?: { usage?: Record<string, unknown> };
+    };
     if (r.type !== 'assistant' || r.isSidechain === true) continue;
     const u = r.message?.usage;
     if (!u) return undefined;
@@ -97,7 +120,13 @@ function fail(path: string, line: number | string, message: string): never {
   throw new ForkcacheError('TRANSCRIPT_INVALID', `${path}:${line}: ${message}`, { data: { file: path, line } });
 }
 
-function parseAtLine<S extends z.ZodType>(schema: S, value: unknown, path: string, line: number, type: string): z.output<S> {
+function parseAtLine<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  path: string,
+  line: number,
+  type: string,
+): z.output<S> {
   const result = schema.safeParse(value);
   if (!result.success) malformed(path, line, type, formatZodIssues(result.error.issues));
   return result.data;
@@ -148,19 +177,28 @@ export function importClaudeTranscript(path: string, options: { model?: string |
   const lines = readJsonl(path, 'Claude Code session', CODES);
   const first = lines[0]?.value as Record<string, unknown> | undefined;
   if (first?.['type'] === 'fork-context-ref') {
-    throw new ForkcacheError('TRANSCRIPT_INVALID', `${path}: this is a fork child of session ${String(first['parentSessionId'])}; import the parent (the session's own .jsonl)`, { data: { file: path, line: 1 } });
+    throw new ForkcacheError(
+      'TRANSCRIPT_INVALID',
+      `${path}: this is a fork child of session ${String(first['parentSessionId'])}; import the parent (the session's own .jsonl)`,
+      { data: { file: path, line: 1 } },
+    );
   }
   const unknown = new Map<string, number>();
   for (const { value } of lines) {
     const type = String((value as { type?: unknown }).type);
     if (!KNOWN_TYPES.has(type)) unknown.set(type, (unknown.get(type) ?? 0) + 1);
   }
-  if (unknown.size > 0) notes.push(`skipped ${[...unknown.values()].reduce((a, b) => a + b, 0)} record(s) of type(s) not known here: ${[...unknown].map(([t, n]) => `${t} (${n})`).join(', ')}`);
+  if (unknown.size > 0)
+    notes.push(
+      `skipped ${[...unknown.values()].reduce((a, b) => a + b, 0)} record(s) of type(s) not known here: ${[...unknown].map(([t, n]) => `${t} (${n})`).join(', ')}`,
+    );
   if (isQwenChat(lines)) return { ...importQwenChat(path, lines, options), source: 'qwen' };
   const expectedCachedTokens = expectedCache(lines);
   const wire = rebuildWireRequest(path, lines);
   if (wire) return fromWire(path, wire, options.model, notes, expectedCachedTokens);
-  notes.push('no api-request records (a Claude Code older than 2.1.3xx): the parent is approximated from the message records (assistant blocks grouped by message.id); reminders rendered from attachments are missing, so the prefix will differ from what the session cached');
+  notes.push(
+    'no api-request records (a Claude Code older than 2.1.3xx): the parent is approximated from the message records (assistant blocks grouped by message.id); reminders rendered from attachments are missing, so the prefix will differ from what the session cached',
+  );
   const chain = mainChain(lines);
   let offChain = 0;
   for (const { line, value } of lines) {
@@ -173,7 +211,9 @@ export function importClaudeTranscript(path: string, options: { model?: string |
       if (record['tools'] !== undefined) tools = parseAtLine(toolsField, record['tools'], path, line, String(type));
     }
     if (type === 'system' && record['subtype'] === 'compact_boundary') {
-      notes.push(`line ${line}: compaction boundary: the ${merged.length} message(s) before it are not part of the parent`);
+      notes.push(
+        `line ${line}: compaction boundary: the ${merged.length} message(s) before it are not part of the parent`,
+      );
       merged = [];
       continue;
     }
@@ -196,7 +236,13 @@ export function importClaudeTranscript(path: string, options: { model?: string |
     // the trailing results rejoins it (grouped by message.id), so the turn is not split.
     const id = (message as { id?: unknown }).id;
     const before = merged.at(-2);
-    if (type === 'assistant' && id !== undefined && before?.role === 'assistant' && before.id === id && merged.at(-1)?.role === 'user') {
+    if (
+      type === 'assistant' &&
+      id !== undefined &&
+      before?.role === 'assistant' &&
+      before.id === id &&
+      merged.at(-1)?.role === 'user'
+    ) {
       before.blocks.push(...blocks);
       before.lines.push(...blocks.map(() => line));
       regrouped += 1;
@@ -208,14 +254,23 @@ export function importClaudeTranscript(path: string, options: { model?: string |
       last.lines.push(...blocks.map(() => line));
     } else merged.push({ role: message.role, blocks, lines: blocks.map(() => line), id });
   }
-  if (regrouped > 0) notes.push(`${regrouped} assistant record(s) written between tool results rejoined their message (same message.id)`);
+  if (regrouped > 0)
+    notes.push(
+      `${regrouped} assistant record(s) written between tool results rejoined their message (same message.id)`,
+    );
   if (merged.length === 0) fail(path, lines.length, 'no user or assistant messages on the main chain');
   if (sidechain > 0) notes.push(`${sidechain} sidechain record(s) (sub-agents) dropped`);
-  if (offChain > 0) notes.push(`${offChain} message record(s) off the parentUuid chain of the last message dropped (abandoned branches)`);
+  if (offChain > 0)
+    notes.push(
+      `${offChain} message record(s) off the parentUuid chain of the last message dropped (abandoned branches)`,
+    );
   const chosenModel = options.model ?? model;
   if (!chosenModel) fail(path, lines.length, 'no assistant record names a model: give the plan a "model"');
-  if (system === undefined) notes.push('no system prompt in the transcript: the fork agent\'s own prompt is used');
-  if (tools === undefined) notes.push(`no tool definitions in the transcript: forkcache's tools are used (${TOOL_DECLARATIONS.map((t) => t.name).join(', ')})`);
+  if (system === undefined) notes.push("no system prompt in the transcript: the fork agent's own prompt is used");
+  if (tools === undefined)
+    notes.push(
+      `no tool definitions in the transcript: forkcache's tools are used (${TOOL_DECLARATIONS.map((t) => t.name).join(', ')})`,
+    );
   const request = {
     model: chosenModel,
     system: system ?? FORK_FALLBACK_SYSTEM_PROMPT,
@@ -230,19 +285,42 @@ export function importClaudeTranscript(path: string, options: { model?: string |
     const data = (err as ForkcacheError).data as { path?: unknown; issues?: { path?: unknown }[] };
     const where = linesOf(data.path ?? data.issues?.[0]?.path, merged);
     const message = (err as Error).message.replace(/^snapshot: /, '');
-    throw new ForkcacheError('TRANSCRIPT_INVALID', `${path}${where ? `:${where}` : ''}: cannot use this history as a parent: ${message}`, { cause: err, data: { file: path } });
+    throw new ForkcacheError(
+      'TRANSCRIPT_INVALID',
+      `${path}${where ? `:${where}` : ''}: cannot use this history as a parent: ${message}`,
+      { cause: err, data: { file: path } },
+    );
   }
 }
 
-function fromWire(path: string, wire: ReturnType<typeof rebuildWireRequest> & object, model: string | undefined, notes: string[], expectedCachedTokens: number | undefined): ImportedParent {
+function fromWire(
+  path: string,
+  wire: ReturnType<typeof rebuildWireRequest> & object,
+  model: string | undefined,
+  notes: string[],
+  expectedCachedTokens: number | undefined,
+): ImportedParent {
   const request = model ? { ...wire.request, model } : wire.request;
-  if (model && model !== wire.request['model']) notes.push(`model ${model} instead of the session's ${String(wire.request['model'])}: the forks cannot read its cache`);
+  if (model && model !== wire.request['model'])
+    notes.push(
+      `model ${model} instead of the session's ${String(wire.request['model'])}: the forks cannot read its cache`,
+    );
   // The engine sends its own context_management-free requests; the rest of the params are kept.
-  if (request['context_management'] !== undefined) notes.push('context_management dropped (not part of the cached prefix)');
+  if (request['context_management'] !== undefined)
+    notes.push('context_management dropped (not part of the cached prefix)');
   try {
-    return { snapshot: captureSnapshot(request), notes: [...notes, ...wire.notes], source: 'wire', expectedCachedTokens };
+    return {
+      snapshot: captureSnapshot(request),
+      notes: [...notes, ...wire.notes],
+      source: 'wire',
+      expectedCachedTokens,
+    };
   } catch (err) {
     if ((err as ForkcacheError).code !== 'SNAPSHOT_INVALID') throw err;
-    throw new ForkcacheError('TRANSCRIPT_INVALID', `${path}:${wire.line}: api-request record: cannot use this request as a parent: ${(err as Error).message.replace(/^snapshot: /, '')}`, { cause: err, data: { file: path, line: wire.line } });
+    throw new ForkcacheError(
+      'TRANSCRIPT_INVALID',
+      `${path}:${wire.line}: api-request record: cannot use this request as a parent: ${(err as Error).message.replace(/^snapshot: /, '')}`,
+      { cause: err, data: { file: path, line: wire.line } },
+    );
   }
 }

@@ -28,8 +28,17 @@ export interface WireRebuild {
   notes: string[];
 }
 
-const shapeRecord = z.looseObject({ shapeHash: z.string(), shape: z.looseObject({ system: z.array(z.looseObject({ type: z.string() })), tools: z.array(z.looseObject({ name: z.string() })) }) });
-const blobRecord = z.looseObject({ hash: z.string(), message: z.looseObject({ role: z.string(), content: z.unknown() }) });
+const shapeRecord = z.looseObject({
+  shapeHash: z.string(),
+  shape: z.looseObject({
+    system: z.array(z.looseObject({ type: z.string() })),
+    tools: z.array(z.looseObject({ name: z.string() })),
+  }),
+});
+const blobRecord = z.looseObject({
+  hash: z.string(),
+  message: z.looseObject({ role: z.string(), content: z.unknown() }),
+});
 const requestRecord = z.looseObject({
   id: z.string(),
   shapeHash: z.string(),
@@ -37,16 +46,24 @@ const requestRecord = z.looseObject({
   base: z.string().optional(),
   keep: z.number().int().nonnegative(),
   tail: z.array(z.string()),
-  cacheControl: z.array(z.looseObject({ path: z.array(z.union([z.string(), z.number()])), value: z.unknown() })).default([]),
+  cacheControl: z
+    .array(z.looseObject({ path: z.array(z.union([z.string(), z.number()])), value: z.unknown() }))
+    .default([]),
 });
 
 export const WIRE_RECORD_TYPES = ['api-request-shape', 'api-request-blob', 'api-request'] as const;
-const SCHEMAS = { 'api-request-shape': shapeRecord, 'api-request-blob': blobRecord, 'api-request': requestRecord } as const;
+const SCHEMAS = {
+  'api-request-shape': shapeRecord,
+  'api-request-blob': blobRecord,
+  'api-request': requestRecord,
+} as const;
 
 type Message = { role: string; content: unknown };
 
 export function malformed(path: string, line: number, type: string, message: string): never {
-  throw new ForkcacheError('TRANSCRIPT_INVALID', `${path}:${line}: ${type} record: ${message}`, { data: { file: path, line, type } });
+  throw new ForkcacheError('TRANSCRIPT_INVALID', `${path}:${line}: ${type} record: ${message}`, {
+    data: { file: path, line, type },
+  });
 }
 
 /** The main chain's message records as wire messages: assistant blocks grouped by `message.id`, consecutive user records merged. */
@@ -54,7 +71,8 @@ function conversation(lines: readonly Line[], from: number, to: number): Message
   const out: (Message & { id?: unknown })[] = [];
   for (const { line, value } of lines) {
     const r = value as Record<string, unknown>;
-    if (line <= from || line >= to || (r['type'] !== 'user' && r['type'] !== 'assistant') || r['isSidechain'] === true) continue;
+    if (line <= from || line >= to || (r['type'] !== 'user' && r['type'] !== 'assistant') || r['isSidechain'] === true)
+      continue;
     const m = r['message'] as { id?: unknown; role: string; content: unknown };
     const blocks = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : (m.content as unknown[]);
     const last = out.at(-1);
@@ -103,9 +121,15 @@ export function rebuildWireRequest(path: string, lines: readonly Line[]): WireRe
   if (!last) return undefined;
   // Side queries (titles, summaries) may be logged too: the main thread's requests share the
   // querySource of the request behind the last main-chain assistant record (its requestRef).
-  const ref = [...lines].reverse().map((l) => l.value as Record<string, unknown>).find((r) => r['type'] === 'assistant' && r['isSidechain'] !== true && typeof r['requestRef'] === 'string');
+  const ref = [...lines]
+    .reverse()
+    .map((l) => l.value as Record<string, unknown>)
+    .find((r) => r['type'] === 'assistant' && r['isSidechain'] !== true && typeof r['requestRef'] === 'string');
   const main = ref ? requests.get(String(ref['requestRef'])) : undefined;
-  if (main) last = [...requests.values()].filter((q) => q.record['querySource'] === main.record['querySource']).reduce((a, b) => (b.line > a.line ? b : a));
+  if (main)
+    last = [...requests.values()]
+      .filter((q) => q.record['querySource'] === main.record['querySource'])
+      .reduce((a, b) => (b.line > a.line ? b : a));
   const notes: string[] = [];
   const messagesOf = (req: { line: number; record: z.output<typeof requestRecord> }, depth: number): Message[] => {
     const { record, line } = req;
@@ -113,14 +137,16 @@ export function rebuildWireRequest(path: string, lines: readonly Line[]): WireRe
     let from = 0;
     if (record.base !== undefined) {
       const base = requests.get(record.base);
-      if (!base || depth > 10_000) malformed(path, line, 'api-request', `base: no earlier api-request "${record.base}"`);
+      if (!base || depth > 10_000)
+        malformed(path, line, 'api-request', `base: no earlier api-request "${record.base}"`);
       head = messagesOf(base, depth + 1).slice(0, record.keep);
       from = base.line;
     }
     const fresh = conversation(lines, from, line);
     const missing = record.tail.filter((h) => !blobs.has(h)).length;
     const added = fresh.slice(Math.max(0, fresh.length - missing));
-    if (added.length < missing) malformed(path, line, 'api-request', `tail: ${missing} message(s) have neither a blob nor a message record`);
+    if (added.length < missing)
+      malformed(path, line, 'api-request', `tail: ${missing} message(s) have neither a blob nor a message record`);
     let next = 0;
     return [...head, ...record.tail.map((h) => structuredClone(blobs.get(h) ?? added[next++]!))];
   };
@@ -129,18 +155,33 @@ export function rebuildWireRequest(path: string, lines: readonly Line[]): WireRe
   if (!shape) malformed(path, line, 'api-request', `shapeHash: no api-request-shape "${record.shapeHash}"`);
   const body = { system: structuredClone(shape.shape.system), messages: messagesOf(last, 0) };
   for (const { path: at, value } of record.cacheControl) {
-    if (!setAt(body as unknown as Record<string, unknown>, at, value)) notes.push(`marker at ${at.join('.')}: no such block; dropped`);
+    if (!setAt(body as unknown as Record<string, unknown>, at, value))
+      notes.push(`marker at ${at.join('.')}: no such block; dropped`);
   }
   // Claude Code sends a system turn that has one unmarked text block as a string.
   for (const m of body.messages) {
     const blocks = m.content as { type: string; text?: string; cache_control?: unknown }[];
-    if (m.role === 'system' && Array.isArray(blocks) && blocks.length === 1 && blocks[0]!.type === 'text' && blocks[0]!.cache_control === undefined) m.content = blocks[0]!.text;
+    if (
+      m.role === 'system' &&
+      Array.isArray(blocks) &&
+      blocks.length === 1 &&
+      blocks[0]!.type === 'text' &&
+      blocks[0]!.cache_control === undefined
+    )
+      m.content = blocks[0]!.text;
   }
   const { model, thinking, context_management, output_config } = record.params as Record<string, unknown>;
-  const request: Record<string, unknown> = { model, system: body.system, tools: shape.shape.tools, messages: body.messages };
+  const request: Record<string, unknown> = {
+    model,
+    system: body.system,
+    tools: shape.shape.tools,
+    messages: body.messages,
+  };
   if (thinking !== undefined) request['thinking'] = thinking;
   if (context_management !== undefined) request['context_management'] = context_management;
   if (output_config !== undefined) request['output_config'] = output_config;
-  notes.push(`rebuilt from the api-request record at line ${line} (${body.messages.length} messages, ${record.cacheControl.length} markers, ${shape.shape.tools.length} tools)`);
+  notes.push(
+    `rebuilt from the api-request record at line ${line} (${body.messages.length} messages, ${record.cacheControl.length} markers, ${shape.shape.tools.length} tools)`,
+  );
   return { request, line, notes };
 }

@@ -21,9 +21,19 @@ export interface Endpoint {
 }
 
 /** The real endpoint of a provider and its key variable, from the environment. */
-function realEndpoint(provider: ProviderId): { baseURL: string; apiKey: string | undefined; keyName: string; label: string } {
+function realEndpoint(provider: ProviderId): {
+  baseURL: string;
+  apiKey: string | undefined;
+  keyName: string;
+  label: string;
+} {
   if (!isChatProvider(provider)) {
-    return { baseURL: process.env['ANTHROPIC_BASE_URL'] ?? 'https://api.anthropic.com', apiKey: process.env['ANTHROPIC_API_KEY'], keyName: 'ANTHROPIC_API_KEY', label: 'the Anthropic API' };
+    return {
+      baseURL: process.env['ANTHROPIC_BASE_URL'] ?? 'https://api.anthropic.com',
+      apiKey: process.env['ANTHROPIC_API_KEY'],
+      keyName: 'ANTHROPIC_API_KEY',
+      label: 'the Anthropic API',
+    };
   }
   const env = chatEndpointFromEnv(provider);
   return { ...env, keyName: dialectOf(provider).keyEnv.join(' or '), label: `the ${provider} API at ${env.baseURL}` };
@@ -45,12 +55,29 @@ export async function openEndpoint(
   // An empty key is no key (tests and users clear a variable with KEY=), as before providers existed.
   const configured = provider === 'openai-compatible' ? Boolean(process.env['OPENAI_BASE_URL']) : Boolean(real.apiKey);
   const insist = api === 'real' || api === 'anthropic';
-  if (insist && !configured) throw new ForkcacheError('INVALID_ARGUMENT', `--api ${api}: ${provider === 'openai-compatible' ? 'OPENAI_BASE_URL' : real.keyName} is not set`, { data: { field: 'api' } });
+  if (insist && !configured)
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `--api ${api}: ${provider === 'openai-compatible' ? 'OPENAI_BASE_URL' : real.keyName} is not set`,
+      { data: { field: 'api' } },
+    );
   if (insist || (api === 'auto' && configured)) {
-    return { baseURL: real.baseURL, apiKey: real.apiKey || 'no-key', kind: isChatProvider(provider) ? provider : 'anthropic', provider, label: real.label, close: async () => {} };
+    return {
+      baseURL: real.baseURL,
+      apiKey: real.apiKey || 'no-key',
+      kind: isChatProvider(provider) ? provider : 'anthropic',
+      provider,
+      label: real.label,
+      close: async () => {},
+    };
   }
   // A model the user priced with --model-table is one the stand-in API serves too.
-  const server = await startEmulator({ script: emulator.script, latency: emulator.latency, api: emulatorApiOf(provider), ...(catalogue ? { modelTable: catalogue } : {}) });
+  const server = await startEmulator({
+    script: emulator.script,
+    latency: emulator.latency,
+    api: emulatorApiOf(provider),
+    ...(catalogue ? { modelTable: catalogue } : {}),
+  });
   const mode = isChatProvider(provider) ? `, ${provider} mode` : '';
   return {
     baseURL: isChatProvider(provider) ? `${server.url}/v1` : server.url,

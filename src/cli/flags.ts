@@ -30,5 +30,7 @@ export function parseFlags<S extends z.ZodType>(schema: S, raw: Record<string, u
       return `${flagName(key)}: ${issue.message}${got}`;
     })
     .join('; ');
-  throw new ForkcacheError('INVALID_ARGUMENT', message, { data: { flags: result.error.issues.map((i) => flagName(String(i.path[0]))) } });
+  throw new ForkcacheError('INVALID_ARGUMENT', message, {
+    data: { flags: result.error.issues.map((i) => flagName(String(i.path[0]))) },
+  });
 }

@@ -31,7 +31,10 @@ function defaultSchedule(run: () => void, ms: number): { cancel(): void } {
  * ends with its summary; only a third Ctrl-C quits without one. `interrupted` tells the caller
  * to exit with 130.
  */
-export function cancelOnInterrupt(log: (line: string) => void, options: InterruptOptions = {}): { watch(fan: FanOut): void; readonly interrupted: boolean; dispose(): void } {
+export function cancelOnInterrupt(
+  log: (line: string) => void,
+  options: InterruptOptions = {},
+): { watch(fan: FanOut): void; readonly interrupted: boolean; dispose(): void } {
   const fans: FanOut[] = [];
   const schedule = options.schedule ?? defaultSchedule;
   let signals = 0;
@@ -41,7 +44,9 @@ export function cancelOnInterrupt(log: (line: string) => void, options: Interrup
     grace?.cancel();
     if (stopping || !options.stop) return;
     log('interrupted: stopping the forks that are still running');
-    stopping = options.stop().catch((err: unknown) => log(`interrupted: could not stop the forks: ${(err as Error).message}`));
+    stopping = options
+      .stop()
+      .catch((err: unknown) => log(`interrupted: could not stop the forks: ${(err as Error).message}`));
   };
   const onSignal = (): void => {
     signals += 1;

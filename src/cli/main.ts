@@ -1,7 +1,19 @@
 import { VERSION } from '../version.ts';
 
 /** Errors that mean the input was wrong (exit code 2), not that the work failed (1). */
-const BAD_INPUT = new Set(['INVALID_ARGUMENT', 'CLI_USAGE', 'SNAPSHOT_INVALID', 'FORK_EMPTY_DIRECTIVE', 'FORK_DIRECTIVE_TOO_LARGE', 'FORK_DIRECTIVE_HAS_TAG', 'REPORT_FILE_MISSING', 'REPORT_FILE_INVALID', 'TRANSCRIPT_INVALID', 'MODEL_RETIRED', 'MODEL_CATALOGUE_INVALID']);
+const BAD_INPUT = new Set([
+  'INVALID_ARGUMENT',
+  'CLI_USAGE',
+  'SNAPSHOT_INVALID',
+  'FORK_EMPTY_DIRECTIVE',
+  'FORK_DIRECTIVE_TOO_LARGE',
+  'FORK_DIRECTIVE_HAS_TAG',
+  'REPORT_FILE_MISSING',
+  'REPORT_FILE_INVALID',
+  'TRANSCRIPT_INVALID',
+  'MODEL_RETIRED',
+  'MODEL_CATALOGUE_INVALID',
+]);
 
 // The `forkcache` command. Exit codes: 0 success, 1 some work failed, 2 bad input.
 const args = process.argv.slice(2);

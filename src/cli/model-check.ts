@@ -7,7 +7,12 @@ import { checkModel } from '../models/status.ts';
  * once on stderr when the model is deprecated or cannot be priced. An unknown id still runs:
  * the API is the judge of which models exist.
  */
-export function modelCheck(model: string, tablePath: string | undefined, log: (line: string) => void, at = Date.now()): ModelCatalogue {
+export function modelCheck(
+  model: string,
+  tablePath: string | undefined,
+  log: (line: string) => void,
+  at = Date.now(),
+): ModelCatalogue {
   const catalogue = loadCatalogue(tablePath);
   const check = checkModel(model, { catalogue, at, field: 'model' });
   if (check.warning) log(`warning: ${check.warning}`);

@@ -31,7 +31,12 @@ function priceCells(label: string, r: RatesView, multiplier: number): string[] {
 }
 
 function bandLabel(band: BandView, previous: BandView | undefined): string {
-  const limit = band.up_to_prompt_tokens !== null ? `≤${count(band.up_to_prompt_tokens)}` : previous?.up_to_prompt_tokens != null ? `>${count(previous.up_to_prompt_tokens)}` : '';
+  const limit =
+    band.up_to_prompt_tokens !== null
+      ? `≤${count(band.up_to_prompt_tokens)}`
+      : previous?.up_to_prompt_tokens != null
+        ? `>${count(previous.up_to_prompt_tokens)}`
+        : '';
   return `${band.name} ${limit}: `;
 }
 
@@ -44,15 +49,25 @@ function modelLines(m: ModelView): Line[] {
   if (m.bands) {
     m.bands.forEach((band, i) => {
       const head = i === 0 ? [m.id, m.status] : ['', ''];
-      lines.push({ cells: [...head, ...priceCells(bandLabel(band, m.bands?.[i - 1]), band, band.read_multiplier), ...(i === 0 ? tail : ['', ''])] });
+      lines.push({
+        cells: [
+          ...head,
+          ...priceCells(bandLabel(band, m.bands?.[i - 1]), band, band.read_multiplier),
+          ...(i === 0 ? tail : ['', '']),
+        ],
+      });
     });
   } else {
-    const cells = m.prices && m.read_multiplier !== null ? priceCells('', m.prices, m.read_multiplier) : ['-', '-', '-', '-', '-'];
+    const cells =
+      m.prices && m.read_multiplier !== null ? priceCells('', m.prices, m.read_multiplier) : ['-', '-', '-', '-', '-'];
     lines.push({ cells: [m.id, m.status, ...cells, ...tail] });
   }
   if (m.aliases.length > 0) lines.push({ note: `also ${m.aliases.join(', ')}` });
   if (m.status === 'deprecated') lines.push({ note: `end of life ${m.end_of_life}; use ${m.replacement} instead` });
-  if (m.status === 'retired') lines.push({ note: `retired${m.end_of_life ? ` on ${m.end_of_life}` : ''}: requests fail; use ${m.replacement} instead` });
+  if (m.status === 'retired')
+    lines.push({
+      note: `retired${m.end_of_life ? ` on ${m.end_of_life}` : ''}: requests fail; use ${m.replacement} instead`,
+    });
   return lines;
 }
 
@@ -61,10 +76,27 @@ function table(lines: Line[]): string[] {
   const rows = lines.flatMap((l) => ('cells' in l ? [l.cells] : []));
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]?.length ?? 0)));
   const indent = ' '.repeat(2);
-  return lines.map((l) => ('cells' in l ? l.cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd() : `${indent}${l.note}`));
+  return lines.map((l) =>
+    'cells' in l
+      ? l.cells
+          .map((c, i) => c.padEnd(widths[i]!))
+          .join('  ')
+          .trimEnd()
+      : `${indent}${l.note}`,
+  );
 }
 
-const HEADER = ['model', 'status', 'input / output', '5m write', '1h write', 'read', 'read x', 'min cache', 'context / out'];
+const HEADER = [
+  'model',
+  'status',
+  'input / output',
+  '5m write',
+  '1h write',
+  'read',
+  'read x',
+  'min cache',
+  'context / out',
+];
 
 export function formatModels(view: ModelsView, source: string): string {
   const lines: Line[] = [{ cells: HEADER }, ...view.models.flatMap(modelLines)];
@@ -84,9 +116,21 @@ export function formatModels(view: ModelsView, source: string): string {
 export function formatApi(api: ApiView): string {
   const rows: Line[] = [{ cells: ['id', 'lifecycle', 'catalogue'] }];
   for (const m of api.models) {
-    const mark = m.mark === 'unpriced' ? 'unpriced: not in the catalogue' : m.mark === 'retired' ? `retired in the catalogue (${m.catalogue_id})` : m.catalogue_id === m.id ? 'priced' : `priced as ${m.catalogue_id}`;
+    const mark =
+      m.mark === 'unpriced'
+        ? 'unpriced: not in the catalogue'
+        : m.mark === 'retired'
+          ? `retired in the catalogue (${m.catalogue_id})`
+          : m.catalogue_id === m.id
+            ? 'priced'
+            : `priced as ${m.catalogue_id}`;
     rows.push({ cells: [m.id, m.lifecycle ?? '-', mark] });
   }
-  const missing = api.not_listed.length > 0 ? `Catalogue models the endpoint does not list: ${api.not_listed.join(', ')}` : 'The endpoint lists every catalogue model.';
-  return [`GET /v1/models at ${api.base_url}: ${api.models.length} models`, '', ...table(rows), '', missing, ''].join('\n');
+  const missing =
+    api.not_listed.length > 0
+      ? `Catalogue models the endpoint does not list: ${api.not_listed.join(', ')}`
+      : 'The endpoint lists every catalogue model.';
+  return [`GET /v1/models at ${api.base_url}: ${api.models.length} models`, '', ...table(rows), '', missing, ''].join(
+    '\n',
+  );
 }

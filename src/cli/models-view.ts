@@ -74,9 +74,19 @@ function modelView(entry: ModelEntry, at: number): ModelView {
     status,
     end_of_life: entry.endOfLife,
     replacement: entry.replacement,
-    prices: row && first ? { effective_from: row.effectiveFrom, ...rates(first), fast: first.fast ? rates(first.fast) : null } : null,
+    prices:
+      row && first
+        ? { effective_from: row.effectiveFrom, ...rates(first), fast: first.fast ? rates(first.fast) : null }
+        : null,
     read_multiplier: first ? readMultiplier(first) : null,
-    bands: banded ? row.tiers.map((t) => ({ name: t.name ?? '', up_to_prompt_tokens: t.upToPromptTokens, ...rates(t), read_multiplier: readMultiplier(t) })) : null,
+    bands: banded
+      ? row.tiers.map((t) => ({
+          name: t.name ?? '',
+          up_to_prompt_tokens: t.upToPromptTokens,
+          ...rates(t),
+          read_multiplier: readMultiplier(t),
+        }))
+      : null,
     min_cacheable_tokens: entry.minCacheableTokens,
     context_window: entry.contextWindow,
     max_output_tokens: entry.maxOutputTokens,
@@ -116,13 +126,24 @@ export interface ListedModel {
 }
 
 /** Set an endpoint's model list beside the catalogue at `at`. */
-export function apiView(baseURL: string, listed: readonly ListedModel[], catalogue: ModelCatalogue, at: number): ApiView {
+export function apiView(
+  baseURL: string,
+  listed: readonly ListedModel[],
+  catalogue: ModelCatalogue,
+  at: number,
+): ApiView {
   const seen = new Set<string>();
   const models = listed.map((m): ApiModelView => {
     const entry = findModel(m.id, catalogue);
     if (entry) seen.add(entry.id);
     const mark = !entry ? 'unpriced' : statusAt(entry, at) === 'retired' ? 'retired' : 'priced';
-    return { id: m.id, display_name: m.display_name ?? null, lifecycle: m.lifecycle ?? null, catalogue_id: entry?.id ?? null, mark };
+    return {
+      id: m.id,
+      display_name: m.display_name ?? null,
+      lifecycle: m.lifecycle ?? null,
+      catalogue_id: entry?.id ?? null,
+      mark,
+    };
   });
   const notListed = catalogue.models.filter((e) => statusAt(e, at) !== 'retired' && !seen.has(e.id)).map((e) => e.id);
   return { base_url: baseURL, models, not_listed: notListed };

@@ -21,7 +21,8 @@ export function terminalPermissionHandler(options: PromptOptions): PermissionHan
   const input = options.input ?? process.stdin;
   const output = options.output ?? process.stderr;
   if (options.allowAll) return () => ({ allow: true, reason: 'allowed by --allow-asks' });
-  if (!input.isTTY) return () => ({ allow: false, reason: 'not an interactive terminal; run with --allow-asks to allow' });
+  if (!input.isTTY)
+    return () => ({ allow: false, reason: 'not an interactive terminal; run with --allow-asks to allow' });
   let queue: Promise<unknown> = Promise.resolve();
   return (request) => {
     const answer = queue.then(async (): Promise<PermissionAnswer> => {

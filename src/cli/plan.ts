@@ -39,7 +39,12 @@ export const planSchema = z.strictObject({
   provider: providerIdSchema.default('anthropic'),
   allow: z.array(z.enum(EXECUTABLE_TOOL_NAMES)).optional(),
   limits: z
-    .strictObject({ maxTurns: positive.optional(), maxTokens: positive.optional(), concurrency: positive.optional(), maxThreads: positive.optional() })
+    .strictObject({
+      maxTurns: positive.optional(),
+      maxTokens: positive.optional(),
+      concurrency: positive.optional(),
+      maxThreads: positive.optional(),
+    })
     .default({}),
   /** Which tool calls need asking (`ask`), are refused (`deny`) or run freely (`allow`, the default). */
   permissions: permissionPolicySchema.optional(),
@@ -48,7 +53,9 @@ export const planSchema = z.strictObject({
   /** Where `bash` runs: `auto` (bubblewrap when it works here), `bwrap` (required), `none`. */
   sandbox: z.enum(['auto', 'bwrap', 'none']).default('auto'),
   /** Used only when the run goes to the embedded emulator. */
-  emulator: z.strictObject({ script: z.string().min(1).default('echo'), latency: latencyNameSchema.default('fast') }).default({ script: 'echo', latency: 'fast' }),
+  emulator: z
+    .strictObject({ script: z.string().min(1).default('echo'), latency: latencyNameSchema.default('fast') })
+    .default({ script: 'echo', latency: 'fast' }),
 });
 
 export type Plan = z.output<typeof planSchema>;
@@ -79,21 +86,43 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
   const base = dirname(resolve(path));
   const parsed = parseOrThrow(planSchema, readJsonFile(path, 'plan'), 'INVALID_ARGUMENT', `plan ${path}`);
   const plan = options.model === undefined ? parsed : { ...parsed, model: options.model };
-  const paths = { workspace: resolve(base, plan.workspace), runDir: resolve(base, plan.runDir), modelTable: plan.modelTable === undefined ? undefined : resolve(base, plan.modelTable) };
-  const transcript = options.claudeTranscript ?? (plan.parentTranscript === undefined ? undefined : resolve(base, plan.parentTranscript));
+  const paths = {
+    workspace: resolve(base, plan.workspace),
+    runDir: resolve(base, plan.runDir),
+    modelTable: plan.modelTable === undefined ? undefined : resolve(base, plan.modelTable),
+  };
+  const transcript =
+    options.claudeTranscript ??
+    (plan.parentTranscript === undefined ? undefined : resolve(base, plan.parentTranscript));
   if (transcript !== undefined) {
     if (plan.parent !== undefined) {
-      throw new ForkcacheError('INVALID_ARGUMENT', `plan ${path}: parent: remove it, or drop --parent-from-claude-transcript / parentTranscript (the parent comes from one of them)`, { data: { field: 'parent' } });
+      throw new ForkcacheError(
+        'INVALID_ARGUMENT',
+        `plan ${path}: parent: remove it, or drop --parent-from-claude-transcript / parentTranscript (the parent comes from one of them)`,
+        { data: { field: 'parent' } },
+      );
     }
     const imported = importClaudeTranscript(transcript, { model: plan.model });
     // A Qwen Code session's forks run in the layout Qwen Code forks in.
     const layoutPlan = imported.source === 'qwen' ? { ...plan, layout: 'qwen' as const } : plan;
-    return { plan: layoutPlan, snapshot: imported.snapshot, ...paths, notes: imported.notes, expectedCachedTokens: imported.expectedCachedTokens, fromTranscript: true };
+    return {
+      plan: layoutPlan,
+      snapshot: imported.snapshot,
+      ...paths,
+      notes: imported.notes,
+      expectedCachedTokens: imported.expectedCachedTokens,
+      fromTranscript: true,
+    };
   }
   if (plan.parent === undefined) {
-    throw new ForkcacheError('INVALID_ARGUMENT', `plan ${path}: parent: required (a request JSON file or object), unless --parent-from-claude-transcript is given (or the plan names a parentTranscript)`, { data: { field: 'parent' } });
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `plan ${path}: parent: required (a request JSON file or object), unless --parent-from-claude-transcript is given (or the plan names a parentTranscript)`,
+      { data: { field: 'parent' } },
+    );
   }
-  const request = typeof plan.parent === 'string' ? readJsonFile(resolve(base, plan.parent), 'plan.parent') : plan.parent;
+  const request =
+    typeof plan.parent === 'string' ? readJsonFile(resolve(base, plan.parent), 'plan.parent') : plan.parent;
   const withModel = plan.model ? { ...(request as Record<string, unknown>), model: plan.model } : request;
   return { plan, snapshot: captureSnapshot(withModel), ...paths, notes: [] };
 }

@@ -33,7 +33,10 @@ export interface BoardOptions {
 const STATUS_COLORS: Record<string, number> = { running: 36, completed: 32, failed: 31, cancelled: 33 };
 
 /** Colour on a TTY unless NO_COLOR is set (to anything but the empty string). */
-export function colorEnabled(stream: { isTTY?: boolean }, env: Readonly<Record<string, string | undefined>> = process.env): boolean {
+export function colorEnabled(
+  stream: { isTTY?: boolean },
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): boolean {
   return stream.isTTY === true && !env['NO_COLOR'];
 }
 
@@ -87,7 +90,10 @@ export class ProgressBoard {
         break;
       case 'turn-end': {
         row.usage = addUsage(row.usage, event.request.usage);
-        const turnCost = costUsd(event.request.usage, this.#model, { at: event.request.sentAt, ...(this.#catalogue ? { catalogue: this.#catalogue } : {}) })?.total;
+        const turnCost = costUsd(event.request.usage, this.#model, {
+          at: event.request.sentAt,
+          ...(this.#catalogue ? { catalogue: this.#catalogue } : {}),
+        })?.total;
         row.cost = row.cost === null || turnCost === undefined ? null : row.cost + turnCost;
         break;
       }
@@ -96,8 +102,13 @@ export class ProgressBoard {
         break;
       case 'fork-end':
         row.status = event.status;
-        this.#plain(`${event.forkId} ${event.status} after ${event.result.turns} turns, ${event.result.toolCalls} tool calls, cache hit ${pct(row.usage).trim()}`);
-        if (event.result.error?.code === 'RATE_LIMIT_SPEND_CAP' || (this.#budget?.().classes.some((c) => c.limits.rpm !== undefined) ?? false)) {
+        this.#plain(
+          `${event.forkId} ${event.status} after ${event.result.turns} turns, ${event.result.toolCalls} tool calls, cache hit ${pct(row.usage).trim()}`,
+        );
+        if (
+          event.result.error?.code === 'RATE_LIMIT_SPEND_CAP' ||
+          (this.#budget?.().classes.some((c) => c.limits.rpm !== undefined) ?? false)
+        ) {
           for (const line of formatBudget(this.#budget!())) this.#plain(line);
         }
         break;
@@ -124,7 +135,9 @@ export class ProgressBoard {
   #render(forkId: string, row: Row): void {
     if (!this.#multi) return;
     const tokens = totalInputTokens(row.usage) + row.usage.output_tokens;
-    row.bar?.update(0, { line: `${forkId.padEnd(20)} ${this.#paint(row.status.padEnd(9), row.status)} turn ${String(row.turn).padStart(3)}  ${row.tool.padEnd(11)} ${fmt(tokens).padStart(9)} tok  hit ${pct(row.usage)}` });
+    row.bar?.update(0, {
+      line: `${forkId.padEnd(20)} ${this.#paint(row.status.padEnd(9), row.status)} turn ${String(row.turn).padStart(3)}  ${row.tool.padEnd(11)} ${fmt(tokens).padStart(9)} tok  hit ${pct(row.usage)}`,
+    });
     let total: Usage = ZERO_USAGE;
     let done = 0;
     let cost: number | null = 0;
@@ -134,7 +147,9 @@ export class ProgressBoard {
       if (r.status !== 'queued' && r.status !== 'running') done += 1;
     }
     if (this.#budget) this.#budgetBar?.update(0, { line: formatBudget(this.#budget()).join(' | ') });
-    this.#totals?.update(0, { line: `${done}/${this.#rows.size} forks done   read ${fmt(total.cache_read_input_tokens)}  written ${fmt(total.cache_creation_input_tokens)}  uncached ${fmt(total.input_tokens)}  hit ${pct(total)}  cost ${cost === null ? 'unpriced' : `$${cost.toFixed(4)}`}` });
+    this.#totals?.update(0, {
+      line: `${done}/${this.#rows.size} forks done   read ${fmt(total.cache_read_input_tokens)}  written ${fmt(total.cache_creation_input_tokens)}  uncached ${fmt(total.input_tokens)}  hit ${pct(total)}  cost ${cost === null ? 'unpriced' : `$${cost.toFixed(4)}`}`,
+    });
   }
 
   #paint(text: string, status: string): string {

@@ -18,7 +18,9 @@ function requestsLine(c: { turns: number; failed_attempts: number; unknown_outco
 // A fixed-width table is a dozen lines; a table library would add a dependency for no gain.
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ')).join('\n');
+  return rows
+    .map((r) => r.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '))
+    .join('\n');
 }
 
 /** The ledger of a fan-out as a table plus the cache and cost lines, for the terminal. */
@@ -27,13 +29,35 @@ export function formatFanOutResult(result: FanOutResult, model: string, catalogu
   for (const fork of result.forks) {
     const usage = sumUsage(fork.requests.map((r) => r.usage));
     // Priced request by request: each has its own date (price row) and prompt length (band).
-    const costs = fork.requests.map((r) => costUsd(r.usage, model, { at: r.sentAt, ...(catalogue ? { catalogue } : {}) })?.total ?? null);
+    const costs = fork.requests.map(
+      (r) => costUsd(r.usage, model, { at: r.sentAt, ...(catalogue ? { catalogue } : {}) })?.total ?? null,
+    );
     const cost = costs.includes(null) ? null : (costs as number[]).reduce((a, b) => a + b, 0);
-    rows.push([fork.forkId, fork.status, String(fork.turns), String(fork.toolCalls), n(usage.cache_read_input_tokens), n(usage.cache_creation_input_tokens), n(usage.input_tokens), n(usage.output_tokens), usd(cost)]);
+    rows.push([
+      fork.forkId,
+      fork.status,
+      String(fork.turns),
+      String(fork.toolCalls),
+      n(usage.cache_read_input_tokens),
+      n(usage.cache_creation_input_tokens),
+      n(usage.input_tokens),
+      n(usage.output_tokens),
+      usd(cost),
+    ]);
   }
   const s = result.summary;
   const problems = problemLines(result);
-  rows.push(['tree total', '', '', '', n(s.usage.cache_read_input_tokens), n(s.usage.cache_creation_input_tokens), n(s.usage.input_tokens), n(s.usage.output_tokens), usd(s.cost_usd.actual)]);
+  rows.push([
+    'tree total',
+    '',
+    '',
+    '',
+    n(s.usage.cache_read_input_tokens),
+    n(s.usage.cache_creation_input_tokens),
+    n(s.usage.input_tokens),
+    n(s.usage.output_tokens),
+    usd(s.cost_usd.actual),
+  ]);
   return [
     table(rows),
     '',
@@ -47,9 +71,17 @@ export function formatFanOutResult(result: FanOutResult, model: string, catalogu
 }
 
 /** Requests the forks sent: one per turn, plus billed attempts that failed and were retried, plus unknown ones (in flight at a crash). */
-export function attemptCounts(result: FanOutResult): { turns: number; failed_attempts: number; unknown_outcome: number } {
+export function attemptCounts(result: FanOutResult): {
+  turns: number;
+  failed_attempts: number;
+  unknown_outcome: number;
+} {
   const sum = (f: (x: FanOutResult['forks'][number]) => number): number => result.forks.reduce((n, x) => n + f(x), 0);
-  return { turns: sum((f) => f.requests.length), failed_attempts: sum((f) => f.failedAttempts?.length ?? 0), unknown_outcome: sum((f) => f.unknownOutcome ?? 0) };
+  return {
+    turns: sum((f) => f.requests.length),
+    failed_attempts: sum((f) => f.failedAttempts?.length ?? 0),
+    unknown_outcome: sum((f) => f.unknownOutcome ?? 0),
+  };
 }
 
 /** Edits a fork meant to make and could not (`fork path (code)`), in fork order. */
@@ -65,7 +97,8 @@ export function problemLines(result: FanOutResult): string[] {
   const lines = result.forks
     .filter((f) => f.status === 'failed' && f.error)
     .map((f) => `failed  ${f.forkId}: ${f.error!.code}: ${f.error!.message}`);
-  for (const e of editsNotApplied(result)) lines.push(`edit not applied  ${e.fork}: ${e.path} (${e.code}); the fork's last edit of this file failed`);
+  for (const e of editsNotApplied(result))
+    lines.push(`edit not applied  ${e.fork}: ${e.path} (${e.code}); the fork's last edit of this file failed`);
   return lines;
 }
 
@@ -75,18 +108,42 @@ export function jsonSummary(result: FanOutResult, extra: Record<string, unknown>
   return {
     ...extra,
     forks: { total: s.forks.total, completed: s.forks.completed, failed: s.forks.failed, cancelled: s.forks.cancelled },
-    usage: { input_tokens: s.usage.input_tokens, cache_creation_input_tokens: s.usage.cache_creation_input_tokens, cache_read_input_tokens: s.usage.cache_read_input_tokens, output_tokens: s.usage.output_tokens },
-    cache: { fanout_hit_ratio: s.cache.fanout_hit_ratio, max_fanout_reads: s.cache.max_fanout_reads, cache_efficiency: s.cache.cache_efficiency, warmups: s.warmups },
+    usage: {
+      input_tokens: s.usage.input_tokens,
+      cache_creation_input_tokens: s.usage.cache_creation_input_tokens,
+      cache_read_input_tokens: s.usage.cache_read_input_tokens,
+      output_tokens: s.usage.output_tokens,
+    },
+    cache: {
+      fanout_hit_ratio: s.cache.fanout_hit_ratio,
+      max_fanout_reads: s.cache.max_fanout_reads,
+      cache_efficiency: s.cache.cache_efficiency,
+      warmups: s.warmups,
+    },
     cost_usd: { actual: s.cost_usd.actual, no_cache: s.cost_usd.no_cache, fresh_agents: s.cost_usd.fresh_agents },
     savings: s.savings,
     unpriced: s.unpriced,
     warnings: s.warnings,
     model_table_date: s.model_table_date,
-    prefix: { sha256: s.prefix.sha256, bytes: s.prefix.bytes, shared_tokens: s.prefix.shared_tokens, drift_events: s.prefix.drift_events, source: s.prefix.source },
+    prefix: {
+      sha256: s.prefix.sha256,
+      bytes: s.prefix.bytes,
+      shared_tokens: s.prefix.shared_tokens,
+      drift_events: s.prefix.drift_events,
+      source: s.prefix.source,
+    },
     run_dir: s.run_dir ?? null,
     requests: attemptCounts(result),
     edits_not_applied: editsNotApplied(result),
     rate_limits: s.rate_limits,
-    fork_results: result.forks.map((f) => ({ id: f.forkId, status: f.status, turns: f.turns, tool_calls: f.toolCalls, files_changed: f.filesChanged, report: f.report ?? null, error: f.error ?? null })),
+    fork_results: result.forks.map((f) => ({
+      id: f.forkId,
+      status: f.status,
+      turns: f.turns,
+      tool_calls: f.toolCalls,
+      files_changed: f.filesChanged,
+      report: f.report ?? null,
+      error: f.error ?? null,
+    })),
   };
 }

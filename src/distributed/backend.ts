@@ -36,7 +36,13 @@ export class DistributedBackend {
 
   readonly #eventsConnection: Redis;
 
-  private constructor(name: string, queue: Queue<ForkJobData, ForkOutcome>, events: QueueEvents, redis: Redis, eventsConnection: Redis) {
+  private constructor(
+    name: string,
+    queue: Queue<ForkJobData, ForkOutcome>,
+    events: QueueEvents,
+    redis: Redis,
+    eventsConnection: Redis,
+  ) {
     this.#eventsConnection = eventsConnection;
     this.#name = name;
     this.#queue = queue;
@@ -45,7 +51,9 @@ export class DistributedBackend {
     // `waitUntilFinished` listens per job: hundreds of forks in flight are expected, not a leak
     events.setMaxListeners(0);
     queue.setMaxListeners(0);
-    events.on('progress', ({ jobId, data }: { jobId: string; data: unknown }) => this.#progress.get(jobId)?.(data as ForkJobProgress));
+    events.on('progress', ({ jobId, data }: { jobId: string; data: unknown }) =>
+      this.#progress.get(jobId)?.(data as ForkJobProgress),
+    );
   }
 
   static async connect(options: DistributedOptions, concurrency: number): Promise<DistributedBackend> {
@@ -103,16 +111,39 @@ export class DistributedBackend {
       base: ctx.base,
       // never a credential in Redis: hosts take the key from their own environment
       // under admission the hosts' gates own 429/529 retries: the SDK must not retry on its own
-      api: { provider: options.api.provider, baseURL: options.api.baseURL, headers: withoutCredentials(options.api.headers), maxRetries: admission ? 0 : options.api.maxRetries, timeoutMs: options.api.timeoutMs },
-      loop: { maxTurns: options.maxTurns, maxTokens: options.maxTokens, querySource: agent ? `agent:custom:${agent.type}` : FORK_QUERY_SOURCE, marker: prefix.childMarker, retry: options.turnRetry, gateRetries: admission !== undefined },
+      api: {
+        provider: options.api.provider,
+        baseURL: options.api.baseURL,
+        headers: withoutCredentials(options.api.headers),
+        maxRetries: admission ? 0 : options.api.maxRetries,
+        timeoutMs: options.api.timeoutMs,
+      },
+      loop: {
+        maxTurns: options.maxTurns,
+        maxTokens: options.maxTokens,
+        querySource: agent ? `agent:custom:${agent.type}` : FORK_QUERY_SOURCE,
+        marker: prefix.childMarker,
+        retry: options.turnRetry,
+        gateRetries: admission !== undefined,
+      },
       admission,
-      tools: { workspace: ctx.workspace, allow: [...(agent?.allow ?? options.allow)], limits: options.toolLimits, sandbox: options.sandbox },
+      tools: {
+        workspace: ctx.workspace,
+        allow: [...(agent?.allow ?? options.allow)],
+        limits: options.toolLimits,
+        sandbox: options.sandbox,
+      },
       permissions: options.permissions,
       transcriptPath: ctx.transcriptPath,
     };
     let job: Job<ForkJobData, ForkOutcome>;
     try {
-      job = await this.#queue.add('fork', data, { jobId: `${ctx.forkId}.${Date.now()}.${++this.#submissions}`, attempts: 1, removeOnComplete: 1000, removeOnFail: 1000 });
+      job = await this.#queue.add('fork', data, {
+        jobId: `${ctx.forkId}.${Date.now()}.${++this.#submissions}`,
+        attempts: 1,
+        removeOnComplete: 1000,
+        removeOnFail: 1000,
+      });
     } catch (err) {
       release(); // a slot held by a job that never existed would stall every sibling
       throw err;
@@ -144,7 +175,10 @@ export class DistributedBackend {
       return await Promise.race([job.waitUntilFinished(this.#events) as Promise<ForkOutcome>, removedWhileWaiting]);
     } catch (err) {
       if (ctx.abort.signal.aborted) return cancelled();
-      return emptyOutcome('failed', new ForkcacheError('FORK_WORKER_FAILED', `job ${job.id} failed: ${(err as Error).message}`).toWire());
+      return emptyOutcome(
+        'failed',
+        new ForkcacheError('FORK_WORKER_FAILED', `job ${job.id} failed: ${(err as Error).message}`).toWire(),
+      );
     } finally {
       release();
       this.#progress.delete(job.id!);

@@ -49,7 +49,14 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
   const hostId = options.hostId ?? `${hostname()}-${process.pid}`;
   const threads = options.threads ?? 2;
   const apiKey = options.apiKey || process.env['ANTHROPIC_API_KEY'] || 'no-key';
-  const pool = new Piscina({ filename: forkWorkerFile(), execArgv: forkWorkerExecArgv(), minThreads: 1, maxThreads: threads, concurrentTasksPerWorker: 8, idleTimeout: 30_000 });
+  const pool = new Piscina({
+    filename: forkWorkerFile(),
+    execArgv: forkWorkerExecArgv(),
+    minThreads: 1,
+    maxThreads: threads,
+    concurrentTasksPerWorker: 8,
+    idleTimeout: 30_000,
+  });
   const prefixes = new Map<string, Promise<SharedArrayBuffer>>();
   const running = new Map<string, AbortController>();
   // ioredis reconnects by itself; say once that Redis is unreachable instead of on every retry
@@ -95,7 +102,8 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
   const processJob = async (job: Job<ForkJobData, ForkOutcome>): Promise<ForkOutcome> => {
     const data = job.data;
     // progress is best effort: a Redis hiccup must not take the host (and its forks) down
-    const report = (event: LoopEvent): Promise<void> => job.updateProgress({ hostId, event } satisfies ForkJobProgress as unknown as object).catch(() => undefined);
+    const report = (event: LoopEvent): Promise<void> =>
+      job.updateProgress({ hostId, event } satisfies ForkJobProgress as unknown as object).catch(() => undefined);
     const transcript = data.transcriptPath ? readTranscript(data.transcriptPath) : undefined;
     let start = FRESH_START(data.base);
     if (transcript && transcript.turns.length > 0) {
@@ -103,7 +111,8 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
       const finished = finishedOutcome(start, transcript);
       if (finished) return finished; // never complete a fork twice
       // the submitter's ledger may have missed the turns a dead host did: tell it (it de-duplicates)
-      for (const turn of transcript.turns) await report({ type: 'turn-end', turn: turn.turn, at: Date.now(), request: turn.request });
+      for (const turn of transcript.turns)
+        await report({ type: 'turn-end', turn: turn.turn, at: Date.now(), request: turn.request });
     }
     await job.updateProgress({ hostId } satisfies ForkJobProgress); // names this host at once
     const sab = await prefixFor(data.prefixSha256);
@@ -112,7 +121,13 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
     const { port1, port2 } = new MessageChannel();
     // with admission on, every host reserves from the one budget in Redis
     const gate = data.admission ? sharedAdmissionGate(budget, data.admission) : OPEN_GATE;
-    const server = servePort(port1, gate, abort.signal, (event) => void report(event), async () => ({ allow: false, reason: 'no one can be asked on a distributed host' }));
+    const server = servePort(
+      port1,
+      gate,
+      abort.signal,
+      (event) => void report(event),
+      async () => ({ allow: false, reason: 'no one can be asked on a distributed host' }),
+    );
     const onAbort = (): void => port1.postMessage({ t: 'cancel' });
     abort.signal.addEventListener('abort', onAbort, { once: true });
     const task: ForkTask = {
@@ -123,9 +138,23 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
       port: port2,
       turnsDone: start.turnsDone,
       // a Chat provider's key comes from its own variable (OPENAI_API_KEY, DASHSCOPE_API_KEY, ...)
-      api: { ...data.api, apiKey: options.apiKey || (data.api.provider && isChatProvider(data.api.provider) ? chatEndpointFromEnv(data.api.provider).apiKey : undefined) || apiKey },
+      api: {
+        ...data.api,
+        apiKey:
+          options.apiKey ||
+          (data.api.provider && isChatProvider(data.api.provider)
+            ? chatEndpointFromEnv(data.api.provider).apiKey
+            : undefined) ||
+          apiKey,
+      },
       loop: data.loop,
-      tools: { workspace: data.tools.workspace, allow: data.tools.allow as ExecutableToolName[], limits: data.tools.limits, sandbox: data.tools.sandbox ?? 'auto', secrets: [] },
+      tools: {
+        workspace: data.tools.workspace,
+        allow: data.tools.allow as ExecutableToolName[],
+        limits: data.tools.limits,
+        sandbox: data.tools.sandbox ?? 'auto',
+        secrets: [],
+      },
       transcriptPath: data.transcriptPath,
       permissions: data.permissions,
       testHooks: {},

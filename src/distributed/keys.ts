@@ -26,8 +26,21 @@ export interface ForkJobData {
   /** The child's continuation before any turn: hosts continue from the transcript when there is one. */
   base: ForkChild;
   /** `provider` absent: a job of an older engine, on the Messages API. */
-  api: { provider?: ProviderId | undefined; baseURL: string; headers: Record<string, string>; maxRetries: number; timeoutMs: number };
-  loop: { maxTurns: number; maxTokens: number; querySource: string; marker: CacheTtl | false; retry: TurnRetryOptions; gateRetries?: boolean | undefined };
+  api: {
+    provider?: ProviderId | undefined;
+    baseURL: string;
+    headers: Record<string, string>;
+    maxRetries: number;
+    timeoutMs: number;
+  };
+  loop: {
+    maxTurns: number;
+    maxTokens: number;
+    querySource: string;
+    marker: CacheTtl | false;
+    retry: TurnRetryOptions;
+    gateRetries?: boolean | undefined;
+  };
   /** Rate-limit admission on: the host reserves each request from the budget shared in Redis. */
   admission?: SharedAdmission | undefined;
   /** No secrets here: jobs sit in Redis; each host redacts its own API key. */

@@ -11,7 +11,11 @@ export const PREFIX_TTL_SECONDS = 24 * 60 * 60;
 export async function storePrefix(redis: Redis, prefix: FrozenPrefix): Promise<void> {
   const key = prefixKey(prefix.sha256);
   if ((await redis.expire(key, PREFIX_TTL_SECONDS)) === 1) return;
-  await redis.multi().hset(key, { head: Buffer.from(prefix.head), headEnd: prefix.headEnd }).expire(key, PREFIX_TTL_SECONDS).exec();
+  await redis
+    .multi()
+    .hset(key, { head: Buffer.from(prefix.head), headEnd: prefix.headEnd })
+    .expire(key, PREFIX_TTL_SECONDS)
+    .exec();
 }
 
 /**
@@ -22,9 +26,16 @@ export async function loadPrefix(redis: Redis, sha256: string): Promise<SharedAr
   const key = prefixKey(sha256);
   const [head, headEnd] = await Promise.all([redis.hgetBuffer(key, 'head'), redis.hget(key, 'headEnd')]);
   if (!head || (headEnd !== 'content-open' && headEnd !== 'messages-open')) {
-    throw new ForkcacheError('FORK_PREFIX_CORRUPT', `frozen prefix ${sha256.slice(0, 16)} is not in Redis (${key})`, { data: { sha256 } });
+    throw new ForkcacheError('FORK_PREFIX_CORRUPT', `frozen prefix ${sha256.slice(0, 16)} is not in Redis (${key})`, {
+      data: { sha256 },
+    });
   }
   const actual = sha256Hex(head);
-  if (actual !== sha256) throw new ForkcacheError('FORK_PREFIX_CORRUPT', `frozen prefix in Redis hashes to ${actual.slice(0, 16)}, not ${sha256.slice(0, 16)}`, { data: { expected: sha256, actual } });
+  if (actual !== sha256)
+    throw new ForkcacheError(
+      'FORK_PREFIX_CORRUPT',
+      `frozen prefix in Redis hashes to ${actual.slice(0, 16)}, not ${sha256.slice(0, 16)}`,
+      { data: { expected: sha256, actual } },
+    );
   return writeFrozenSab(head, headEnd as HeadEnd).sab;
 }

@@ -18,7 +18,17 @@ export function connectRedis(url: string, onError?: (err: Error) => void): { cli
     onError?.(err);
   });
   const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new ForkcacheError('INVALID_ARGUMENT', `redis: cannot connect to ${shown} (${first?.message ?? 'no answer'})`, { data: { field: 'redis' } })), CONNECT_TIMEOUT_MS);
+    const timer = setTimeout(
+      () =>
+        reject(
+          new ForkcacheError(
+            'INVALID_ARGUMENT',
+            `redis: cannot connect to ${shown} (${first?.message ?? 'no answer'})`,
+            { data: { field: 'redis' } },
+          ),
+        ),
+      CONNECT_TIMEOUT_MS,
+    );
     client.once('ready', () => {
       clearTimeout(timer);
       resolve();

@@ -79,7 +79,9 @@ export class SharedBudget {
 
   /** 0: admitted; 'stopped': the spend cap holds; otherwise ms to wait before asking again. */
   async reserve(modelClass: string, cost: { itpm: number; otpm: number }, now: number): Promise<number | 'stopped'> {
-    const result = Number(await this.#redis.eval(RESERVE, 1, budgetKey(modelClass), String(now), String(cost.itpm), String(cost.otpm)));
+    const result = Number(
+      await this.#redis.eval(RESERVE, 1, budgetKey(modelClass), String(now), String(cost.itpm), String(cost.otpm)),
+    );
     return result < 0 ? 'stopped' : result;
   }
 
@@ -89,7 +91,15 @@ export class SharedBudget {
 
   /** `seen`: the API's remaining plus what refilled since the request was admitted. */
   async learn(modelClass: string, kind: keyof typeof KIND, limit: number, seen: number, now: number): Promise<void> {
-    await this.#redis.eval(LEARN, 1, budgetKey(modelClass), String(now), KIND[kind], String(limit), String(Math.min(limit, seen)));
+    await this.#redis.eval(
+      LEARN,
+      1,
+      budgetKey(modelClass),
+      String(now),
+      KIND[kind],
+      String(limit),
+      String(Math.min(limit, seen)),
+    );
   }
 
   async backoff(modelClass: string, until: number): Promise<void> {

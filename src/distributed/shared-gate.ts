@@ -25,7 +25,11 @@ const OUTPUT_ESTIMATE = 1024;
  * stops every host's admissions. (The ramp control of the in-process scheduler is not
  * shared: each host ramps on its own after a `ramp_limit_exceeded`, behind the shared backoff.)
  */
-export function sharedAdmissionGate(budget: SharedBudget, admission: SharedAdmission, clock: Clock = systemClock): RequestGate {
+export function sharedAdmissionGate(
+  budget: SharedBudget,
+  admission: SharedAdmission,
+  clock: Clock = systemClock,
+): RequestGate {
   const { modelClass } = admission;
   const costOf = (first: boolean, cost: RequestCost | undefined): { itpm: number; otpm: number } => {
     if (!cost) return { itpm: 0, otpm: 0 };
@@ -47,7 +51,14 @@ export function sharedAdmissionGate(budget: SharedBudget, admission: SharedAdmis
         const now = clock.now();
         for (const kind of ['requests', 'input-tokens', 'output-tokens'] as const) {
           const h = report?.rateLimits?.[kind];
-          if (h && h.limit > 0) await budget.learn(modelClass, kind, h.limit, h.remaining + (Math.max(0, now - sentAt) * h.limit) / 60_000, now);
+          if (h && h.limit > 0)
+            await budget.learn(
+              modelClass,
+              kind,
+              h.limit,
+              h.remaining + (Math.max(0, now - sentAt) * h.limit) / 60_000,
+              now,
+            );
         }
       };
       let released = false;
@@ -63,12 +74,21 @@ export function sharedAdmissionGate(budget: SharedBudget, admission: SharedAdmis
               await learn(report);
               const now = clock.now();
               if (report?.usage) {
-                await budget.adjust(modelClass, 'input-tokens', report.usage.input_tokens + report.usage.cache_creation_input_tokens - cost.itpm, now);
+                await budget.adjust(
+                  modelClass,
+                  'input-tokens',
+                  report.usage.input_tokens + report.usage.cache_creation_input_tokens - cost.itpm,
+                  now,
+                );
                 await budget.adjust(modelClass, 'output-tokens', report.usage.output_tokens - cost.otpm, now);
               } else if (report?.status === 429) {
                 await budget.adjust(modelClass, 'input-tokens', -cost.itpm, now);
                 if (report.errorCode === SPEND_LIMIT_REACHED) await budget.stop(modelClass);
-                else await budget.backoff(modelClass, now + (report.retryAfterMs ?? (report.errorCode === RAMP_LIMIT_EXCEEDED ? 10_000 : 1_000)));
+                else
+                  await budget.backoff(
+                    modelClass,
+                    now + (report.retryAfterMs ?? (report.errorCode === RAMP_LIMIT_EXCEEDED ? 10_000 : 1_000)),
+                  );
               } else if (report?.status === 529) await budget.backoff(modelClass, now + 1_000);
             })(),
           );

@@ -31,7 +31,13 @@ export class ApiError extends ForkcacheError {
   /** `retry-after` seconds of a 429 (undefined: the emulator's default; null: none, as for the spend cap). */
   retryAfter?: number | null | undefined;
 
-  constructor(code: ErrorCode, type: ApiErrorType, message: string, data?: Record<string, unknown>, details?: { error_code: string }) {
+  constructor(
+    code: ErrorCode,
+    type: ApiErrorType,
+    message: string,
+    data?: Record<string, unknown>,
+    details?: { error_code: string },
+  ) {
     super(code, message, data === undefined ? {} : { data });
     this.type = type;
     this.status = API_ERROR_STATUS[type];
@@ -40,7 +46,10 @@ export class ApiError extends ForkcacheError {
 
   /** `{ type: "error", error: { type, message[, details] }, request_id }`: every API error's body. */
   body(requestId: string): ApiErrorBody {
-    const error = this.details === undefined ? { type: this.type, message: this.message } : { type: this.type, message: this.message, details: this.details };
+    const error =
+      this.details === undefined
+        ? { type: this.type, message: this.message }
+        : { type: this.type, message: this.message, details: this.details };
     return { type: 'error', error, request_id: requestId };
   }
 }

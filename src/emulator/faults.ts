@@ -30,14 +30,21 @@ export function validateFaultRules(rules: readonly FaultRule[], source = 'faults
   let total = 0;
   for (const [i, rule] of rules.entries()) {
     if (!isKind(rule.kind)) {
-      throw new ForkcacheError('INVALID_ARGUMENT', `${source}[${i}].kind: unknown fault "${rule.kind}" (known: ${FAULT_KINDS.join(', ')})`);
+      throw new ForkcacheError(
+        'INVALID_ARGUMENT',
+        `${source}[${i}].kind: unknown fault "${rule.kind}" (known: ${FAULT_KINDS.join(', ')})`,
+      );
     }
     if (!(rule.probability >= 0 && rule.probability <= 1)) {
-      throw new ForkcacheError('INVALID_ARGUMENT', `${source}[${i}].probability: expected a number from 0 to 1, got ${rule.probability}`);
+      throw new ForkcacheError(
+        'INVALID_ARGUMENT',
+        `${source}[${i}].probability: expected a number from 0 to 1, got ${rule.probability}`,
+      );
     }
     total += rule.probability;
   }
-  if (total > 1 + 1e-9) throw new ForkcacheError('INVALID_ARGUMENT', `${source}: the chances add up to ${total}, more than 1`);
+  if (total > 1 + 1e-9)
+    throw new ForkcacheError('INVALID_ARGUMENT', `${source}: the chances add up to ${total}, more than 1`);
   return rules.map((r) => ({ ...r }));
 }
 
@@ -47,10 +54,17 @@ export function validateFaultRules(rules: readonly FaultRule[], source = 'faults
  */
 export function parseFaultSpec(spec: string): FaultRule[] {
   const rules: FaultRule[] = [];
-  for (const [i, part] of spec.split(',').map((p) => p.trim()).entries()) {
+  for (const [i, part] of spec
+    .split(',')
+    .map((p) => p.trim())
+    .entries()) {
     if (part === '') continue;
     const match = /^([a-z0-9-]+):([0-9.]+)$/.exec(part);
-    if (!match) throw new ForkcacheError('INVALID_ARGUMENT', `faults: "${part}" (item ${i + 1}) is not kind:probability, e.g. 429:0.1`);
+    if (!match)
+      throw new ForkcacheError(
+        'INVALID_ARGUMENT',
+        `faults: "${part}" (item ${i + 1}) is not kind:probability, e.g. 429:0.1`,
+      );
     rules.push({ kind: match[1] as FaultKind, probability: Number(match[2]) });
   }
   return validateFaultRules(rules);
@@ -75,7 +89,8 @@ export class FaultInjector {
     if (forced !== undefined) {
       const value = forced.trim().toLowerCase();
       if (value === 'none' || value === '') return undefined;
-      if (!isKind(value)) throw invalidRequest(`${FAULT_HEADER}: unknown fault "${forced}" (known: none, ${FAULT_KINDS.join(', ')})`);
+      if (!isKind(value))
+        throw invalidRequest(`${FAULT_HEADER}: unknown fault "${forced}" (known: none, ${FAULT_KINDS.join(', ')})`);
       return value;
     }
     if (this.#rules.length === 0) return undefined;

@@ -33,9 +33,30 @@ export const latencyNameSchema = z.enum(LATENCY_NAMES, { error: `expected ${LATE
  * `fast`: the same shape ~100× faster, for demos and benches. `off`: no waiting at all (tests).
  */
 export const LATENCY_PROFILES: Readonly<Record<LatencyName, Readonly<LatencyProfile>>> = {
-  off: { baseMs: 0, prefillMsPerToken: 0, cacheReadMsPerToken: 0, outputTokensPerSecond: Infinity, slowFactor: 1, slowExtraMs: 0 },
-  fast: { baseMs: 4, prefillMsPerToken: 0.0025, cacheReadMsPerToken: 0.0002, outputTokensPerSecond: 6000, slowFactor: 10, slowExtraMs: 100 },
-  realistic: { baseMs: 400, prefillMsPerToken: 0.25, cacheReadMsPerToken: 0.02, outputTokensPerSecond: 60, slowFactor: 10, slowExtraMs: 10_000 },
+  off: {
+    baseMs: 0,
+    prefillMsPerToken: 0,
+    cacheReadMsPerToken: 0,
+    outputTokensPerSecond: Infinity,
+    slowFactor: 1,
+    slowExtraMs: 0,
+  },
+  fast: {
+    baseMs: 4,
+    prefillMsPerToken: 0.0025,
+    cacheReadMsPerToken: 0.0002,
+    outputTokensPerSecond: 6000,
+    slowFactor: 10,
+    slowExtraMs: 100,
+  },
+  realistic: {
+    baseMs: 400,
+    prefillMsPerToken: 0.25,
+    cacheReadMsPerToken: 0.02,
+    outputTokensPerSecond: 60,
+    slowFactor: 10,
+    slowExtraMs: 10_000,
+  },
 };
 
 const profileSchema = z.strictObject({
@@ -43,7 +64,10 @@ const profileSchema = z.strictObject({
   prefillMsPerToken: z.number().nonnegative(),
   cacheReadMsPerToken: z.number().nonnegative(),
   // Infinity (no output pacing) is allowed: zod's number() rejects it, hence the custom check.
-  outputTokensPerSecond: z.custom<number>((v) => typeof v === 'number' && v > 0, 'expected a positive number (Infinity: no pacing)'),
+  outputTokensPerSecond: z.custom<number>(
+    (v) => typeof v === 'number' && v > 0,
+    'expected a positive number (Infinity: no pacing)',
+  ),
   slowFactor: z.number().min(1).default(10),
   slowExtraMs: z.number().nonnegative().default(0),
 });
@@ -66,7 +90,10 @@ export interface TtftInput {
 
 /** Time to first token, in ms. */
 export function timeToFirstTokenMs(profile: LatencyProfile, input: TtftInput): number {
-  const ms = profile.baseMs + input.uncachedTokens * profile.prefillMsPerToken + input.cacheReadTokens * profile.cacheReadMsPerToken;
+  const ms =
+    profile.baseMs +
+    input.uncachedTokens * profile.prefillMsPerToken +
+    input.cacheReadTokens * profile.cacheReadMsPerToken;
   return input.slow ? ms * profile.slowFactor + profile.slowExtraMs : ms;
 }
 

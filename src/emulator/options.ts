@@ -11,7 +11,13 @@ import { DEFAULT_TOKEN_COSTS, type TokenCosts } from './tokens/block-tokens.ts';
 import { claudeTokenizer, type Tokenizer } from './tokens/tokenizer.ts';
 import { LOOKBACK_POSITIONS } from './cache/plan.ts';
 import { EMULATOR_APIS, type EmulatorApi } from './openai/rules.ts';
-import { presetTable, RATE_LIMIT_TIERS, type RateLimitTable, type RateLimitTier, tableFromFile } from '../rate-limits/presets.ts';
+import {
+  presetTable,
+  RATE_LIMIT_TIERS,
+  type RateLimitTable,
+  type RateLimitTier,
+  tableFromFile,
+} from '../rate-limits/presets.ts';
 
 /** The API's request size limit for the Messages API: 32 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
@@ -93,12 +99,19 @@ const plainSchema = z.strictObject({
   logDir: z.string().min(1).optional(),
   maxBodyBytes: z.number().int().positive().default(DEFAULT_MAX_BODY_BYTES),
   maxConnections: z.number().int().positive().default(1024),
-  minCacheableTokens: z.union([z.number().int().nonnegative(), z.record(z.string(), z.number().int().nonnegative())]).optional(),
+  minCacheableTokens: z
+    .union([z.number().int().nonnegative(), z.record(z.string(), z.number().int().nonnegative())])
+    .optional(),
   apiKey: z.string().min(1).optional(),
   retryAfterSeconds: z.number().nonnegative().default(1),
   lookback: z.number().int().positive().default(LOOKBACK_POSITIONS),
   closeTimeoutMs: z.number().nonnegative().default(10_000),
-  tokenCosts: z.strictObject({ toolPromptTokens: z.number().int().nonnegative().optional(), imageTokens: z.number().int().nonnegative().optional() }).optional(),
+  tokenCosts: z
+    .strictObject({
+      toolPromptTokens: z.number().int().nonnegative().optional(),
+      imageTokens: z.number().int().nonnegative().optional(),
+    })
+    .optional(),
 });
 
 export interface ResolvedOptions {
@@ -135,7 +148,10 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
   const { latency, faults, faultFor, clock, modelTable, tokenizer, script, scripts, rateLimits, ...plain } = options;
   const p = parseOrThrow(plainSchema, plain, 'INVALID_ARGUMENT', 'emulator options');
   if (tokenizer !== undefined && typeof tokenizer.count !== 'function') {
-    throw new ForkcacheError('INVALID_ARGUMENT', 'emulator options: tokenizer: expected an object with a count(text) method');
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      'emulator options: tokenizer: expected an object with a count(text) method',
+    );
   }
   if (clock !== undefined && (typeof clock.now !== 'function' || typeof clock.sleep !== 'function')) {
     throw new ForkcacheError('INVALID_ARGUMENT', 'emulator options: clock: expected a Clock with now() and sleep()');
@@ -163,23 +179,35 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
     tokenizer: tokenizer ?? claudeTokenizer,
     tokenCosts: {
       // The hidden tool-use system prompt is the Messages API's; Chat APIs bill the tools as sent.
-      toolPromptTokens: p.tokenCosts?.toolPromptTokens ?? (p.api === 'anthropic' ? DEFAULT_TOKEN_COSTS.toolPromptTokens : 0),
+      toolPromptTokens:
+        p.tokenCosts?.toolPromptTokens ?? (p.api === 'anthropic' ? DEFAULT_TOKEN_COSTS.toolPromptTokens : 0),
       imageTokens: p.tokenCosts?.imageTokens ?? DEFAULT_TOKEN_COSTS.imageTokens,
     },
     script: script ?? 'echo',
     scripts: scripts ?? {},
     rateLimits: resolveRateLimitOption(rateLimits),
-    minCacheable: (model) => (typeof min === 'number' ? min : min?.[model.id] ?? model.minCacheableTokens),
+    minCacheable: (model) => (typeof min === 'number' ? min : (min?.[model.id] ?? model.minCacheableTokens)),
   };
 }
 
 function resolveRateLimitOption(value: EmulatorOptions['rateLimits']): RateLimitTable | undefined {
   if (value === undefined) return undefined;
   if (typeof value === 'string') {
-    if (!(RATE_LIMIT_TIERS as readonly string[]).includes(value)) throw new ForkcacheError('INVALID_ARGUMENT', `emulator options: rateLimits: expected ${RATE_LIMIT_TIERS.join(', ')}, a table or a file object, got "${value}"`);
+    if (!(RATE_LIMIT_TIERS as readonly string[]).includes(value))
+      throw new ForkcacheError(
+        'INVALID_ARGUMENT',
+        `emulator options: rateLimits: expected ${RATE_LIMIT_TIERS.join(', ')}, a table or a file object, got "${value}"`,
+      );
     return presetTable(value as RateLimitTier);
   }
   // a resolved table has `source` and per-class rows; anything else is the file format
-  if (typeof value === 'object' && value !== null && 'source' in value && 'classes' in value && 'windowSeconds' in value) return value as RateLimitTable;
+  if (
+    typeof value === 'object' &&
+    value !== null &&
+    'source' in value &&
+    'classes' in value &&
+    'windowSeconds' in value
+  )
+    return value as RateLimitTable;
   return tableFromFile(value, 'emulator options: rateLimits');
 }

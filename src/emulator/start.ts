@@ -26,7 +26,11 @@ export interface Emulator {
   /** Forget every cache entry. */
   clearCache(): void;
   /** The rate limits in force (undefined: none), and the spend cap to change mid-run (a billing change; undefined lifts it). */
-  readonly rateLimits: { readonly table: RateLimitTable | undefined; setSpendLimit(usd: number | undefined): void; spent(apiKey: string): number };
+  readonly rateLimits: {
+    readonly table: RateLimitTable | undefined;
+    setSpendLimit(usd: number | undefined): void;
+    spent(apiKey: string): number;
+  };
 }
 
 interface InFlight {
@@ -66,7 +70,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     });
     const entry: InFlight = { controller, done: Promise.resolve() };
     const api = resolved.api;
-    const handled = api === 'anthropic' ? route(core, req, res, controller.signal) : routeOpenAi(core, api, req, res, controller.signal);
+    const handled =
+      api === 'anthropic'
+        ? route(core, req, res, controller.signal)
+        : routeOpenAi(core, api, req, res, controller.signal);
     entry.done = handled.finally(() => inFlight.delete(entry));
     inFlight.add(entry);
   });

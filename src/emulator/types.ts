@@ -120,7 +120,10 @@ export interface ResponseUsage {
 }
 
 export type CacheMissReason =
-  | { type: 'model_changed' | 'system_changed' | 'tools_changed' | 'messages_changed'; cache_missed_input_tokens: number }
+  | {
+      type: 'model_changed' | 'system_changed' | 'tools_changed' | 'messages_changed';
+      cache_missed_input_tokens: number;
+    }
   | { type: 'previous_message_not_found' | 'unavailable' };
 
 export interface ResponseMessage {

@@ -22,7 +22,12 @@ export async function warmUpChatFanOut(run: {
   signal: AbortSignal;
 }): Promise<void> {
   if (run.warm === 'none' || run.forks < 2) return;
-  const measured = await chatWarmup({ send: (ready) => sendChatWarmup(run.client, run.prefix, ready, run.signal), gate: run.gate, clock: run.clock, log: run.log });
+  const measured = await chatWarmup({
+    send: (ready) => sendChatWarmup(run.client, run.prefix, ready, run.signal),
+    gate: run.gate,
+    clock: run.clock,
+    log: run.log,
+  });
   run.accounts.sharedTokens = measured?.sharedTokens;
   if (measured) run.accounts.warmup(measured.usage, measured.at, measured.cachedTokens);
 }

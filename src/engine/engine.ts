@@ -75,7 +75,11 @@ export class ForkEngine {
 
   readonly #remote: DistributedBackend | undefined;
 
-  private constructor(options: ResolvedEngineOptions, input: ForkEngineOptions, remote: DistributedBackend | undefined) {
+  private constructor(
+    options: ResolvedEngineOptions,
+    input: ForkEngineOptions,
+    remote: DistributedBackend | undefined,
+  ) {
     this.#remote = remote;
     this.#options = Object.freeze(options);
     this.#clock = input.clock ?? systemClock;
@@ -83,7 +87,9 @@ export class ForkEngine {
     this.#onPermission = input.onPermission;
     this.#client = input.client ?? createAnthropicClient({ ...options.api, defaultHeaders: options.api.headers });
     const provider = options.api.provider;
-    this.#chatClient = isChatProvider(provider) ? createChatClient({ ...options.api, provider, defaultHeaders: options.api.headers }) : undefined;
+    this.#chatClient = isChatProvider(provider)
+      ? createChatClient({ ...options.api, provider, defaultHeaders: options.api.headers })
+      : undefined;
     this.#api = pLimit(options.concurrency);
     this.#slots = pLimit(options.maxThreads * options.concurrentTasksPerWorker);
     this.#admission = new AdmissionScheduler({ clock: this.#clock, mode: options.admission });
@@ -105,7 +111,9 @@ export class ForkEngine {
     checkLocalPaths(resolved);
     // bullmq/ioredis load only for a distributed engine: they are optional peer dependencies
     const remote = resolved.distributed
-      ? await (await importOptional('distributed', () => import('../distributed/backend.ts'))).DistributedBackend.connect(resolved.distributed, resolved.concurrency)
+      ? await (
+          await importOptional('distributed', () => import('../distributed/backend.ts'))
+        ).DistributedBackend.connect(resolved.distributed, resolved.concurrency)
       : undefined;
     return new ForkEngine(resolved, options, remote);
   }
@@ -117,20 +125,37 @@ export class ForkEngine {
   fanOut(parent: ParentSnapshot | undefined, directives: readonly string[], options: FanOutOptions = {}): FanOut {
     this.#assertOpen();
     // Without a parent the forks run on the fallback prompt, on options.model or the default model.
-    const snapshot = snapshotOrFallback(parent, { model: options.model ?? DEFAULT_MODEL, system: FORK_FALLBACK_SYSTEM_PROMPT, tools: TOOL_DECLARATIONS });
+    const snapshot = snapshotOrFallback(parent, {
+      model: options.model ?? DEFAULT_MODEL,
+      system: FORK_FALLBACK_SYSTEM_PROMPT,
+      tools: TOOL_DECLARATIONS,
+    });
     if (!Array.isArray(directives) || directives.length === 0) {
-      throw new ForkcacheError('INVALID_ARGUMENT', 'directives: expected a non-empty array of strings', { data: { field: 'directives' } });
+      throw new ForkcacheError('INVALID_ARGUMENT', 'directives: expected a non-empty array of strings', {
+        data: { field: 'directives' },
+      });
     }
     // A retired model is refused here; an unknown one runs unpriced (the API is the judge).
     checkModel(snapshot.model, { catalogue: this.#table, at: this.#clock.now(), field: 'snapshot.model' });
-    const prefix = freeze(snapshot, { layout: options.layout ?? this.#options.layout, ttl: this.#options.ttl, markers: this.#options.markers, provider: this.#options.api.provider });
+    const prefix = freeze(snapshot, {
+      layout: options.layout ?? this.#options.layout,
+      ttl: this.#options.ttl,
+      markers: this.#options.markers,
+      provider: this.#options.api.provider,
+    });
     if (prefix.byteLength > MAX_REQUEST_BYTES) {
-      throw new ForkcacheError('INVALID_ARGUMENT', `snapshot: the shared prefix is ${prefix.byteLength} bytes, over the API's request limit of ${MAX_REQUEST_BYTES} bytes`, {
-        data: { field: 'snapshot', bytes: prefix.byteLength },
-      });
+      throw new ForkcacheError(
+        'INVALID_ARGUMENT',
+        `snapshot: the shared prefix is ${prefix.byteLength} bytes, over the API's request limit of ${MAX_REQUEST_BYTES} bytes`,
+        {
+          data: { field: 'snapshot', bytes: prefix.byteLength },
+        },
+      );
     }
     const specs: ForkSpec[] = directives.map((d, i) => {
-      const base = prefix.child(validateDirective(d, { field: `directives[${i}]`, rejectTag: true }), { field: `directives[${i}]` });
+      const base = prefix.child(validateDirective(d, { field: `directives[${i}]`, rejectTag: true }), {
+        field: `directives[${i}]`,
+      });
       return { directive: d, base, start: FRESH_START(base) };
     });
     const id = this.#freshId('fo', prefix.id.slice(0, 8));
@@ -149,19 +174,36 @@ export class ForkEngine {
     this.#assertOpen();
     const { manifest, snapshot } = readFanOutDir(dir);
     if (manifest.prefix.provider !== this.#options.api.provider) {
-      throw new ForkcacheError('INVALID_ARGUMENT', `resume ${dir}: provider: the run was frozen for ${manifest.prefix.provider}, this engine speaks ${this.#options.api.provider}`, { data: { field: 'provider' } });
+      throw new ForkcacheError(
+        'INVALID_ARGUMENT',
+        `resume ${dir}: provider: the run was frozen for ${manifest.prefix.provider}, this engine speaks ${this.#options.api.provider}`,
+        { data: { field: 'provider' } },
+      );
     }
-    const prefix = freeze(snapshot, { layout: manifest.prefix.layout, ttl: manifest.prefix.ttl, markers: manifest.prefix.markers, provider: manifest.prefix.provider });
+    const prefix = freeze(snapshot, {
+      layout: manifest.prefix.layout,
+      ttl: manifest.prefix.ttl,
+      markers: manifest.prefix.markers,
+      provider: manifest.prefix.provider,
+    });
     if (prefix.sha256 !== manifest.prefix.sha256) {
-      throw new ForkcacheError('FORK_PREFIX_DRIFT', `resume ${dir}: the snapshot freezes to ${prefix.sha256.slice(0, 16)}, not the recorded head ${manifest.prefix.sha256.slice(0, 16)}`, {
-        data: { expected: manifest.prefix.sha256, actual: prefix.sha256 },
-      });
+      throw new ForkcacheError(
+        'FORK_PREFIX_DRIFT',
+        `resume ${dir}: the snapshot freezes to ${prefix.sha256.slice(0, 16)}, not the recorded head ${manifest.prefix.sha256.slice(0, 16)}`,
+        {
+          data: { expected: manifest.prefix.sha256, actual: prefix.sha256 },
+        },
+      );
     }
     const specs: ForkSpec[] = manifest.directives.map((directive, i) => {
       const base = prefix.child(directive);
       const transcript = readTranscript(transcriptPath(dir, forkIdOf(manifest.fanoutId, i)));
       if (transcript.prefixSha256 !== undefined && transcript.prefixSha256 !== prefix.sha256) {
-        throw new ForkcacheError('FORK_PREFIX_DRIFT', `resume ${dir}: fork ${i + 1}'s transcript was written on another head`, { data: { fork: i } });
+        throw new ForkcacheError(
+          'FORK_PREFIX_DRIFT',
+          `resume ${dir}: fork ${i + 1}'s transcript was written on another head`,
+          { data: { fork: i } },
+        );
       }
       const start = transcript.turns.length > 0 ? startFromTranscript(base, transcript) : FRESH_START(base);
       return { directive, base, start, finished: finishedOutcome(start, transcript) };
@@ -174,21 +216,37 @@ export class ForkEngine {
    * the directive as a plain user message. Nothing is shared with the parent (that is what
    * forking is for); the ledger records them as `fresh`, so the difference shows.
    */
-  runAgents(type: AgentType, directives: readonly string[], options: Omit<FanOutOptions, 'layout' | 'model'> = {}): FanOut {
+  runAgents(
+    type: AgentType,
+    directives: readonly string[],
+    options: Omit<FanOutOptions, 'layout' | 'model'> = {},
+  ): FanOut {
     this.#assertOpen();
     const agent = parseOrThrow(agentTypeSchema, type, 'INVALID_ARGUMENT', 'agent type');
     const allow = agent.tools ?? [...this.#options.allow];
     const tools = TOOL_DECLARATIONS.filter((t) => (allow as string[]).includes(t.name));
     const snapshot = captureSnapshot({ model: agent.model, system: agent.system, tools, messages: [] });
-    checkModel(snapshot.model, { catalogue: this.#table, at: this.#clock.now(), field: `agent type ${agent.name}: model` });
-    const prefix = freeze(snapshot, { ttl: this.#options.ttl, markers: this.#options.markers, provider: this.#options.api.provider });
+    checkModel(snapshot.model, {
+      catalogue: this.#table,
+      at: this.#clock.now(),
+      field: `agent type ${agent.name}: model`,
+    });
+    const prefix = freeze(snapshot, {
+      ttl: this.#options.ttl,
+      markers: this.#options.markers,
+      provider: this.#options.api.provider,
+    });
     const specs: ForkSpec[] = directives.map((d, i) => {
       const base = prefix.plan.continuation(validateDirective(d, { field: `directives[${i}]` }).trim());
       return { directive: d, base, start: FRESH_START(base) };
     });
     const id = this.#freshId('ag', agent.name.replace(/[^\w-]/g, '_').slice(0, 24));
     const runDir = this.#options.runDir ? join(this.#options.runDir, id) : undefined;
-    if (runDir) writeManifest(runDir, id, prefix, directives, manifestEngine(this.#options), { ...options.meta, agentType: agent.name });
+    if (runDir)
+      writeManifest(runDir, id, prefix, directives, manifestEngine(this.#options), {
+        ...options.meta,
+        agentType: agent.name,
+      });
     return this.#start(id, prefix, specs, runDir, options, { kind: 'fresh', type: agent.name, allow });
   }
 
@@ -203,11 +261,25 @@ export class ForkEngine {
     }
   }
 
-  #start(id: string, prefix: FrozenPrefix, specs: ForkSpec[], runDir: string | undefined, options: Omit<FanOutOptions, 'layout' | 'model'>, agent?: FanOutDeps['agent']): FanOut {
+  #start(
+    id: string,
+    prefix: FrozenPrefix,
+    specs: ForkSpec[],
+    runDir: string | undefined,
+    options: Omit<FanOutOptions, 'layout' | 'model'>,
+    agent?: FanOutDeps['agent'],
+  ): FanOut {
     const rootId = options.parentId ?? 'parent';
     const ledger = options.ledger ?? new UsageLedger({ table: this.#table });
     if (options.parentUsage) {
-      ledger.record({ forkId: rootId, kind: 'parent', turn: 0, model: prefix.snapshot.model, usage: options.parentUsage, at: this.#clock.now() });
+      ledger.record({
+        forkId: rootId,
+        kind: 'parent',
+        turn: 0,
+        model: prefix.snapshot.model,
+        usage: options.parentUsage,
+        at: this.#clock.now(),
+      });
     }
     const run = new FanOutRun(id, prefix, specs, {
       options: this.#options,
@@ -252,7 +324,8 @@ export class ForkEngine {
   }
 
   #assertOpen(): void {
-    if (this.#state === 'destroyed') throw new ForkcacheError('ENGINE_DESTROYED', 'the engine was destroyed: create a new one');
+    if (this.#state === 'destroyed')
+      throw new ForkcacheError('ENGINE_DESTROYED', 'the engine was destroyed: create a new one');
     if (this.#state !== 'open') throw new ForkcacheError('ENGINE_CLOSED', 'the engine is closed: create a new one');
   }
 
@@ -284,4 +357,3 @@ export class ForkEngine {
     await this.#remote?.close();
   }
 }
-

@@ -26,7 +26,9 @@ export class FanOutAccounts {
 
   /** What of the shared prefix a request could read (rounded down to the provider's read step). */
   #shared(): { sharedPrefixTokens?: number } {
-    return this.sharedTokens === undefined ? {} : { sharedPrefixTokens: stepDown(this.#prefix.provider, this.sharedTokens) };
+    return this.sharedTokens === undefined
+      ? {}
+      : { sharedPrefixTokens: stepDown(this.#prefix.provider, this.sharedTokens) };
   }
 
   /**
@@ -35,8 +37,21 @@ export class FanOutAccounts {
    * Completions: an automatic cache reports no writes, so the parent's usage cannot).
    */
   warmup(usage: UsageInput, at: number, cachedPrefixTokens?: number): void {
-    const cached = cachedPrefixTokens === undefined ? {} : { cachedPrefixTokens: stepDown(this.#prefix.provider, cachedPrefixTokens) };
-    this.#deps.ledger.record({ forkId: this.#deps.rootId, kind: 'warmup', turn: 0, model: this.#prefix.snapshot.model, usage, at, prefixId: this.#prefix.id, ...this.#shared(), ...cached });
+    const cached =
+      cachedPrefixTokens === undefined
+        ? {}
+        : { cachedPrefixTokens: stepDown(this.#prefix.provider, cachedPrefixTokens) };
+    this.#deps.ledger.record({
+      forkId: this.#deps.rootId,
+      kind: 'warmup',
+      turn: 0,
+      model: this.#prefix.snapshot.model,
+      usage,
+      at,
+      prefixId: this.#prefix.id,
+      ...this.#shared(),
+      ...cached,
+    });
   }
 
   /** Record one request; `at` is when it started on the engine's clock (default: as the worker saw it). */
@@ -46,7 +61,14 @@ export class FanOutAccounts {
     if (seen.has(request.turn)) return;
     seen.add(request.turn);
     const { ledger, rootId, agent } = this.#deps;
-    const common = { forkId, parentId: rootId, turn: request.turn - 1, model: this.#prefix.snapshot.model, usage: request.usage, at };
+    const common = {
+      forkId,
+      parentId: rootId,
+      turn: request.turn - 1,
+      model: this.#prefix.snapshot.model,
+      usage: request.usage,
+      at,
+    };
     if (agent) {
       ledger.record({ ...common, kind: 'fresh' });
       return;
@@ -64,11 +86,22 @@ export class FanOutAccounts {
     if (this.#failed.has(request.messageId)) return;
     this.#failed.add(request.messageId);
     const { ledger, rootId, agent } = this.#deps;
-    const common = { forkId, parentId: rootId, turn: request.turn - 1, model: this.#prefix.snapshot.model, usage: request.usage, at, attempt: 'failed' as const };
+    const common = {
+      forkId,
+      parentId: rootId,
+      turn: request.turn - 1,
+      model: this.#prefix.snapshot.model,
+      usage: request.usage,
+      at,
+      attempt: 'failed' as const,
+    };
     ledger.record(agent ? { ...common, kind: 'fresh' } : { ...common, kind: 'fork', prefixId: this.#prefix.id });
   }
 
   status(forkId: string, status: 'completed' | 'failed' | 'cancelled'): void {
-    this.#deps.ledger.setStatus(forkId, status, { parentId: this.#deps.rootId, kind: this.#deps.agent ? 'fresh' : 'fork' });
+    this.#deps.ledger.setStatus(forkId, status, {
+      parentId: this.#deps.rootId,
+      kind: this.#deps.agent ? 'fresh' : 'fork',
+    });
   }
 }

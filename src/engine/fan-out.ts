@@ -8,7 +8,14 @@ import { openEventLog } from '../run-dir/writers.ts';
 import { DENY_UNASKED, type PermissionAnswer } from '../tools/permissions.ts';
 import { EventQueue } from './event-queue.ts';
 import { FanOutAccounts } from './fan-out-accounts.ts';
-import { type FanOut, type FanOutDeps, type FanOutResult, type FanOutSummary, type ForkSpec, forkIdOf } from './fan-out-types.ts';
+import {
+  type FanOut,
+  type FanOutDeps,
+  type FanOutResult,
+  type FanOutSummary,
+  type ForkSpec,
+  forkIdOf,
+} from './fan-out-types.ts';
 import { emptyOutcome, FRESH_START, mergeOutcome, runWithRestarts, type StartPoint } from '../pool/fork-attempts.ts';
 import { runForkInWorker } from '../pool/fork-dispatch.ts';
 import type { FanOutEvent, ForkHandle, ForkResult } from '../agent/fork-handle.ts';
@@ -69,7 +76,11 @@ export class FanOutRun implements FanOut {
       clock: deps.clock,
     });
     this.#log = deps.runDir ? openEventLog(deps.runDir) : undefined;
-    this.#logLine({ type: 'fanout-start', at: deps.clock.now(), forks: this.#states.map((s) => ({ forkId: s.id, directive: s.directive })) });
+    this.#logLine({
+      type: 'fanout-start',
+      at: deps.clock.now(),
+      forks: this.#states.map((s) => ({ forkId: s.id, directive: s.directive })),
+    });
     this.#settled = this.#run();
   }
 
@@ -109,14 +120,26 @@ export class FanOutRun implements FanOut {
     if (this.#deps.chatClient) {
       // Chat Completions has no token count: the warm-up measures the prefix as it writes it
       const { chatClient: chat, clock } = this.#deps;
-      await warmUpChatFanOut({ client: chat, prefix: this.prefix, forks: this.#specs.length, warm: options.warm, gate: this.#gate, accounts: this.#accounts, clock, log: (line) => this.#logLine(line), signal });
+      await warmUpChatFanOut({
+        client: chat,
+        prefix: this.prefix,
+        forks: this.#specs.length,
+        warm: options.warm,
+        gate: this.#gate,
+        accounts: this.#accounts,
+        clock,
+        log: (line) => this.#logLine(line),
+        signal,
+      });
     } else {
       this.#accounts.sharedTokens = await measureSharedTokens(client, this.prefix, signal);
       // fresh agents are what they are: no fresh-agent baseline to measure for them
       if (!this.#deps.agent) this.#accounts.freshBase = await measureFreshBase(client, this.prefix.snapshot, signal);
       if (options.warm === 'prewarm' && !signal.aborted) await this.#prewarm();
     }
-    const stopSampling = this.#log ? sampleBudget(this.#deps.admission, this.#deps.clock, (line) => this.#logLine(line)) : () => undefined;
+    const stopSampling = this.#log
+      ? sampleBudget(this.#deps.admission, this.#deps.clock, (line) => this.#logLine(line))
+      : () => undefined;
     try {
       this.#recordEarlierTurns();
       const results = await Promise.all(this.#states.map((state) => this.#dispatch(state)));
@@ -138,7 +161,12 @@ export class FanOutRun implements FanOut {
     const at = this.#deps.clock.now();
     try {
       this.#logLine({ type: 'warmup-start', at });
-      const message = await sendPrewarm(this.#deps.client, this.prefix, () => this.#gate.markWarm(), this.#abort.signal);
+      const message = await sendPrewarm(
+        this.#deps.client,
+        this.prefix,
+        () => this.#gate.markWarm(),
+        this.#abort.signal,
+      );
       this.#logLine({ type: 'warmup-end', at: this.#deps.clock.now(), usage: message.usage });
       this.#accounts.warmup(message.usage, at);
     } catch (err) {
@@ -152,7 +180,16 @@ export class FanOutRun implements FanOut {
     if (!this.#log) return;
     if (event.type === 'fork-end') {
       const { result } = event;
-      this.#logLine({ type: 'fork-end', forkId: event.forkId, at: event.at, status: event.status, turns: result.turns, toolCalls: result.toolCalls, filesChanged: result.filesChanged, error: result.error ?? null });
+      this.#logLine({
+        type: 'fork-end',
+        forkId: event.forkId,
+        at: event.at,
+        status: event.status,
+        turns: result.turns,
+        toolCalls: result.toolCalls,
+        filesChanged: result.filesChanged,
+        error: result.error ?? null,
+      });
     } else this.#logLine(event);
   }
 
@@ -160,7 +197,8 @@ export class FanOutRun implements FanOut {
   #recordEarlierTurns(): void {
     this.#specs.forEach((spec, i) => {
       for (const request of spec.start.previous.requests) this.#accounts.request(this.#states[i]!.id, request);
-      for (const request of spec.start.previous.failedAttempts) this.#accounts.failedAttempt(this.#states[i]!.id, request);
+      for (const request of spec.start.previous.failedAttempts)
+        this.#accounts.failedAttempt(this.#states[i]!.id, request);
     });
   }
 
@@ -171,7 +209,8 @@ export class FanOutRun implements FanOut {
     state.onCancel = () => {
       abort.abort(new ForkcacheError('FORK_CANCELLED', 'fork cancelled'));
       // a queued fork ends at once; the slot it waited for will find it finished
-      if (state.status === 'queued') this.#finish(state, mergeOutcome(spec.start, emptyOutcome('cancelled', toWireError(abort.signal.reason))));
+      if (state.status === 'queued')
+        this.#finish(state, mergeOutcome(spec.start, emptyOutcome('cancelled', toWireError(abort.signal.reason))));
     };
     if (state.cancelRequested) state.onCancel();
     const run = this.#deps.slots(async () => {
@@ -180,7 +219,8 @@ export class FanOutRun implements FanOut {
       this.#emit({ type: 'fork-start', forkId: state.id, at: this.#deps.clock.now() });
       let tree: Worktree | undefined;
       try {
-        if (this.#deps.options.isolation === 'worktree' && this.#deps.runDir) tree = await openWorktree(this.#deps.options.workspace, join(this.#deps.runDir, 'worktrees'), state.id);
+        if (this.#deps.options.isolation === 'worktree' && this.#deps.runDir)
+          tree = await openWorktree(this.#deps.options.workspace, join(this.#deps.runDir, 'worktrees'), state.id);
       } catch (err) {
         return this.#finish(state, emptyOutcome('failed', toWireError(err)));
       }
@@ -191,7 +231,8 @@ export class FanOutRun implements FanOut {
         gate: this.#deps.remote ? this.#gate : this.#admission.forFork(state.id),
         shared: () => ({
           modelClass: this.#deps.modelClass(this.prefix.snapshot.model),
-          tokensPerByte: (this.#accounts.sharedTokens ?? this.prefix.approxTokens) / Math.max(1, this.prefix.byteLength),
+          tokensPerByte:
+            (this.#accounts.sharedTokens ?? this.prefix.approxTokens) / Math.max(1, this.prefix.byteLength),
           readsShared: this.prefix.markers === 'boundary' && this.#gate.state === 'warm',
         }),
         forkId: state.id,
@@ -201,7 +242,8 @@ export class FanOutRun implements FanOut {
         transcriptPath: this.#transcriptPath(state),
         abort,
         onEvent: (event: LoopEvent) => this.#onLoopEvent(state, event),
-        onHost: (hostId: string) => this.#emit({ type: 'fork-host', forkId: state.id, at: this.#deps.clock.now(), hostId }),
+        onHost: (hostId: string) =>
+          this.#emit({ type: 'fork-host', forkId: state.id, at: this.#deps.clock.now(), hostId }),
         onAsk: (tool: string, input: unknown) => this.#ask(state, tool, input),
       };
       const remote = this.#deps.remote;
@@ -221,7 +263,9 @@ export class FanOutRun implements FanOut {
         },
       });
       if (tree) {
-        const closed = await closeWorktree(tree, `forkcache ${state.id}: ${state.directive.slice(0, 200)}`).catch((err: unknown) => toWireError(err));
+        const closed = await closeWorktree(tree, `forkcache ${state.id}: ${state.directive.slice(0, 200)}`).catch(
+          (err: unknown) => toWireError(err),
+        );
         if ('code' in closed) return this.#finish(state, { ...outcome, status: 'failed', error: closed });
         return this.#finish(state, outcome, closed);
       }
@@ -229,11 +273,20 @@ export class FanOutRun implements FanOut {
     });
     // A fork that fails in an unexpected way (a broken transcript, the ledger, Redis) ends as
     // failed with the reason; its siblings and the fan-out go on.
-    return run.catch((err: unknown) => this.#finish(state, mergeOutcome(spec.start, emptyOutcome('failed', toWireError(err)))));
+    return run.catch((err: unknown) =>
+      this.#finish(state, mergeOutcome(spec.start, emptyOutcome('failed', toWireError(err)))),
+    );
   }
 
   #emitRestart(state: ForkState, attempt: number, start: StartPoint): void {
-    this.#emit({ type: 'fork-restart', forkId: state.id, at: this.#deps.clock.now(), attempt, turnsDone: start.turnsDone, interrupted: start.interrupted });
+    this.#emit({
+      type: 'fork-restart',
+      forkId: state.id,
+      at: this.#deps.clock.now(),
+      attempt,
+      turnsDone: start.turnsDone,
+      interrupted: start.interrupted,
+    });
   }
 
   /** A fork's permission question: the embedder's handler decides; without one the answer is no. */
@@ -241,7 +294,14 @@ export class FanOutRun implements FanOut {
     const handler = this.#deps.onPermission ?? DENY_UNASKED;
     const answer = await handler({ forkId: state.id, tool, input });
     const result = typeof answer === 'boolean' ? { allow: answer } : answer;
-    this.#logLine({ type: 'permission', forkId: state.id, at: this.#deps.clock.now(), tool, allow: result.allow, reason: result.reason ?? null });
+    this.#logLine({
+      type: 'permission',
+      forkId: state.id,
+      at: this.#deps.clock.now(),
+      tool,
+      allow: result.allow,
+      reason: result.reason ?? null,
+    });
     return result;
   }
 
@@ -260,7 +320,8 @@ export class FanOutRun implements FanOut {
     if (event.type === 'turn-end') {
       state.turns = event.turn;
       this.#accounts.request(state.id, event.request, this.#turnStartedAt.get(state.id) ?? at);
-    } else if (event.type === 'attempt-failed') this.#accounts.failedAttempt(state.id, event.request, this.#turnStartedAt.get(state.id) ?? at);
+    } else if (event.type === 'attempt-failed')
+      this.#accounts.failedAttempt(state.id, event.request, this.#turnStartedAt.get(state.id) ?? at);
     else if (event.type === 'tool-call') state.lastTool = event.name;
     else if (event.type === 'turn-retry' && this.#deps.remote) this.#admission.countRemote(event.error); // hosts' 429s, for the summary
     this.#emit({ forkId: state.id, ...event, at });
@@ -303,4 +364,3 @@ export class FanOutRun implements FanOut {
     };
   }
 }
-

@@ -15,10 +15,16 @@ export function checkLocalPaths(options: ResolvedEngineOptions): void {
   if (!options.distributed) {
     const workspace = kind(options.workspace);
     if (workspace !== 'dir') {
-      throw new ForkcacheError('INVALID_ARGUMENT', `workspace: ${options.workspace} ${workspace === 'missing' ? 'does not exist' : 'is not a directory'}`, { data: { field: 'workspace' } });
+      throw new ForkcacheError(
+        'INVALID_ARGUMENT',
+        `workspace: ${options.workspace} ${workspace === 'missing' ? 'does not exist' : 'is not a directory'}`,
+        { data: { field: 'workspace' } },
+      );
     }
   }
   if (options.runDir !== undefined && kind(options.runDir) === 'other') {
-    throw new ForkcacheError('INVALID_ARGUMENT', `runDir: ${options.runDir} is a file, not a directory`, { data: { field: 'runDir' } });
+    throw new ForkcacheError('INVALID_ARGUMENT', `runDir: ${options.runDir} is a file, not a directory`, {
+      data: { field: 'runDir' },
+    });
   }
 }

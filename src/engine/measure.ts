@@ -16,7 +16,9 @@ const PROBE_MESSAGE = '{"role":"user","content":"x"}';
  */
 export function closedHeadBody(prefix: FrozenPrefix, extra: Record<string, unknown> = {}): Uint8Array {
   const close = prefix.headEnd === 'content-open' ? ']}]' : `${PROBE_MESSAGE}]`;
-  const fields = Object.entries(extra).map(([k, v]) => `,${JSON.stringify(k)}:${JSON.stringify(v)}`).join('');
+  const fields = Object.entries(extra)
+    .map(([k, v]) => `,${JSON.stringify(k)}:${JSON.stringify(v)}`)
+    .join('');
   return withSuffix(prefix.head, `${close}${fields}}`);
 }
 
@@ -24,11 +26,19 @@ export function closedHeadBody(prefix: FrozenPrefix, extra: Record<string, unkno
  * Exact tokens of the shared prefix (for the ledger's `max_fanout_reads`), from the API's own
  * count. Undefined when counting fails: the run goes on, the metric is then unavailable.
  */
-export async function measureSharedTokens(client: Anthropic, prefix: FrozenPrefix, signal?: AbortSignal): Promise<number | undefined> {
+export async function measureSharedTokens(
+  client: Anthropic,
+  prefix: FrozenPrefix,
+  signal?: AbortSignal,
+): Promise<number | undefined> {
   try {
     const total = await countTokensBytes(client, closedHeadBody(prefix), { signal });
     if (prefix.headEnd === 'content-open') return total;
-    const probe = await countTokensBytes(client, encoder.encode(`{"model":${JSON.stringify(prefix.snapshot.model)},"messages":[${PROBE_MESSAGE}]}`), { signal });
+    const probe = await countTokensBytes(
+      client,
+      encoder.encode(`{"model":${JSON.stringify(prefix.snapshot.model)},"messages":[${PROBE_MESSAGE}]}`),
+      { signal },
+    );
     return Math.max(0, total - probe);
   } catch {
     return undefined;
@@ -39,9 +49,18 @@ export async function measureSharedTokens(client: Anthropic, prefix: FrozenPrefi
  * Input tokens of a fresh agent before its directive: the fork agent's fallback system prompt
  * and the registry's tools (the `fresh_agents` baseline). Undefined when counting fails.
  */
-export async function measureFreshBase(client: Anthropic, snapshot: ParentSnapshot, signal?: AbortSignal): Promise<number | undefined> {
+export async function measureFreshBase(
+  client: Anthropic,
+  snapshot: ParentSnapshot,
+  signal?: AbortSignal,
+): Promise<number | undefined> {
   try {
-    const body = { model: snapshot.model, system: FORK_FALLBACK_SYSTEM_PROMPT, tools: TOOL_DECLARATIONS, messages: [{ role: 'user', content: 'x' }] };
+    const body = {
+      model: snapshot.model,
+      system: FORK_FALLBACK_SYSTEM_PROMPT,
+      tools: TOOL_DECLARATIONS,
+      messages: [{ role: 'user', content: 'x' }],
+    };
     return await countTokensBytes(client, encoder.encode(JSON.stringify(body)), { signal });
   } catch {
     return undefined;
@@ -49,7 +68,12 @@ export async function measureFreshBase(client: Anthropic, snapshot: ParentSnapsh
 }
 
 /** `max_tokens: 0` request of the head: writes the shared entry without generating anything. */
-export async function sendPrewarm(client: Anthropic, prefix: FrozenPrefix, onStart: () => void, signal?: AbortSignal): Promise<Anthropic.Message> {
+export async function sendPrewarm(
+  client: Anthropic,
+  prefix: FrozenPrefix,
+  onStart: () => void,
+  signal?: AbortSignal,
+): Promise<Anthropic.Message> {
   const { message } = await sendMessageBytes(client, closedHeadBody(prefix, { max_tokens: 0 }), { onStart, signal });
   return message;
 }

@@ -48,7 +48,12 @@ export interface ForkEngineOptions {
     /** Forks queued beyond the running ones; default unbounded. A queue, never a rejection. */
     maxQueue?: number;
     /** Memory limits of each worker thread (Node's `resourceLimits`); a worker over them dies and its forks continue on a fresh one. */
-    resourceLimits?: { maxOldGenerationSizeMb?: number; maxYoungGenerationSizeMb?: number; codeRangeSizeMb?: number; stackSizeMb?: number };
+    resourceLimits?: {
+      maxOldGenerationSizeMb?: number;
+      maxYoungGenerationSizeMb?: number;
+      codeRangeSizeMb?: number;
+      stackSizeMb?: number;
+    };
   };
   /** API requests in flight at most, across every fork (default 16). */
   concurrency?: number;
@@ -110,7 +115,9 @@ export interface ForkEngineOptions {
 }
 
 const optionsSchema = z.strictObject({
-  client: z.custom<Anthropic>((v) => typeof v === 'object' && v !== null && 'baseURL' in v, 'expected an Anthropic client').optional(),
+  client: z
+    .custom<Anthropic>((v) => typeof v === 'object' && v !== null && 'baseURL' in v, 'expected an Anthropic client')
+    .optional(),
   provider: providerIdSchema.optional(),
   baseURL: z.url().optional(),
   apiKey: z.string().min(1).optional(),
@@ -123,7 +130,12 @@ const optionsSchema = z.strictObject({
       concurrentTasksPerWorker: z.number().int().positive().optional(),
       maxQueue: z.number().int().nonnegative().or(z.literal(Infinity)).optional(),
       resourceLimits: z
-        .strictObject({ maxOldGenerationSizeMb: z.number().positive().optional(), maxYoungGenerationSizeMb: z.number().positive().optional(), codeRangeSizeMb: z.number().positive().optional(), stackSizeMb: z.number().positive().optional() })
+        .strictObject({
+          maxOldGenerationSizeMb: z.number().positive().optional(),
+          maxYoungGenerationSizeMb: z.number().positive().optional(),
+          codeRangeSizeMb: z.number().positive().optional(),
+          stackSizeMb: z.number().positive().optional(),
+        })
         .optional(),
     })
     .optional(),
@@ -144,15 +156,33 @@ const optionsSchema = z.strictObject({
   modelTable: z.custom<ModelCatalogue>((v) => typeof v === 'object' && v !== null && 'models' in v).optional(),
   clock: z.custom<Clock>((v) => typeof v === 'object' && v !== null && 'now' in v && 'sleep' in v).optional(),
   maxWorkerRestarts: z.number().int().min(0).max(10).optional(),
-  turnRetry: z.strictObject({ retries: z.number().int().min(0).max(20).optional(), baseMs: z.number().nonnegative().optional(), maxMs: z.number().nonnegative().optional() }).optional(),
+  turnRetry: z
+    .strictObject({
+      retries: z.number().int().min(0).max(20).optional(),
+      baseMs: z.number().nonnegative().optional(),
+      maxMs: z.number().nonnegative().optional(),
+    })
+    .optional(),
   permissions: permissionPolicySchema.optional(),
   isolation: z.enum(['none', 'worktree']).optional(),
-  distributed: z.strictObject({ redis: z.string().regex(/^rediss?:\/\//, 'expected a redis:// URL'), queue: z.string().min(1).optional() }).optional(),
+  distributed: z
+    .strictObject({
+      redis: z.string().regex(/^rediss?:\/\//, 'expected a redis:// URL'),
+      queue: z.string().min(1).optional(),
+    })
+    .optional(),
   onPermission: z.custom<PermissionHandler>((v) => typeof v === 'function', 'expected a function').optional(),
 });
 
 export interface ResolvedEngineOptions {
-  api: { provider: ProviderId; baseURL: string; apiKey: string; maxRetries: number; timeoutMs: number; headers: Record<string, string> };
+  api: {
+    provider: ProviderId;
+    baseURL: string;
+    apiKey: string;
+    maxRetries: number;
+    timeoutMs: number;
+    headers: Record<string, string>;
+  };
   maxThreads: number;
   concurrentTasksPerWorker: number;
   maxQueue: number;
@@ -184,17 +214,34 @@ export interface ResolvedEngineOptions {
 export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOptions {
   const o = parseOrThrow(optionsSchema, input, 'INVALID_ARGUMENT', 'ForkEngine options');
   if (o.isolation === 'worktree' && o.distributed) {
-    throw new ForkcacheError('INVALID_ARGUMENT', "isolation: 'worktree' is not available with the distributed backend", { data: { field: 'isolation' } });
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      "isolation: 'worktree' is not available with the distributed backend",
+      { data: { field: 'isolation' } },
+    );
   }
   if (o.isolation === 'worktree' && !o.runDir) {
-    throw new ForkcacheError('INVALID_ARGUMENT', "isolation: 'worktree' needs runDir (the worktrees live in the run directory)", { data: { field: 'isolation' } });
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      "isolation: 'worktree' needs runDir (the worktrees live in the run directory)",
+      { data: { field: 'isolation' } },
+    );
   }
   const provider = o.provider ?? 'anthropic';
   const chat = isChatProvider(provider) ? chatEndpointFromEnv(provider) : undefined;
-  const baseURL = o.baseURL ?? (chat ? chat.baseURL : (o.client?.baseURL ?? process.env['ANTHROPIC_BASE_URL'] ?? 'https://api.anthropic.com'));
+  const baseURL =
+    o.baseURL ??
+    (chat ? chat.baseURL : (o.client?.baseURL ?? process.env['ANTHROPIC_BASE_URL'] ?? 'https://api.anthropic.com'));
   const apiKey = o.apiKey || (chat ? chat.apiKey : o.client?.apiKey || process.env['ANTHROPIC_API_KEY']) || 'no-key';
   return {
-    api: { provider, baseURL, apiKey, maxRetries: o.maxRetries ?? 2, timeoutMs: o.timeoutMs ?? 600_000, headers: o.headers ?? {} },
+    api: {
+      provider,
+      baseURL,
+      apiKey,
+      maxRetries: o.maxRetries ?? 2,
+      timeoutMs: o.timeoutMs ?? 600_000,
+      headers: o.headers ?? {},
+    },
     maxThreads: o.pool?.maxThreads ?? Math.min(4, availableParallelism()),
     concurrentTasksPerWorker: o.pool?.concurrentTasksPerWorker ?? 8,
     maxQueue: o.pool?.maxQueue ?? Infinity,

@@ -48,7 +48,11 @@ export class WarmGate implements RequestGate {
     this.#strategy = options.readable === 'none' ? 'none' : options.strategy;
     this.#atEnd = options.readable === 'response-end';
     this.#limit = options.limit;
-    this.#entry = new WarmEntry({ ttlMs: options.ttlMs, clock: options.clock ?? systemClock, ...(options.marginMs === undefined ? {} : { marginMs: options.marginMs }) });
+    this.#entry = new WarmEntry({
+      ttlMs: options.ttlMs,
+      clock: options.clock ?? systemClock,
+      ...(options.marginMs === undefined ? {} : { marginMs: options.marginMs }),
+    });
   }
 
   /** How many requests warmed (or re-warmed) the shared prefix. */

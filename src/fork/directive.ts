@@ -45,21 +45,33 @@ export interface WrapOptions {
 export function validateDirective(directive: unknown, options: WrapOptions = {}): string {
   const field = options.field ?? 'directive';
   if (typeof directive !== 'string') {
-    throw new ForkcacheError('INVALID_ARGUMENT', `${field}: expected a string, got ${directive === null ? 'null' : typeof directive}`, { data: { field } });
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `${field}: expected a string, got ${directive === null ? 'null' : typeof directive}`,
+      { data: { field } },
+    );
   }
   if (directive.trim() === '') {
     throw new ForkcacheError('FORK_EMPTY_DIRECTIVE', `${field}: a directive must not be empty`, { data: { field } });
   }
   const max = options.maxChars ?? DEFAULT_MAX_DIRECTIVE_CHARS;
   if (directive.length > max) {
-    throw new ForkcacheError('FORK_DIRECTIVE_TOO_LARGE', `${field}: ${directive.length} characters, more than the limit of ${max}`, {
-      data: { field, length: directive.length, max },
-    });
+    throw new ForkcacheError(
+      'FORK_DIRECTIVE_TOO_LARGE',
+      `${field}: ${directive.length} characters, more than the limit of ${max}`,
+      {
+        data: { field, length: directive.length, max },
+      },
+    );
   }
   if (options.rejectTag && HAS_TAG.test(directive)) {
-    throw new ForkcacheError('FORK_DIRECTIVE_HAS_TAG', `${field}: contains the ${FORK_BOILERPLATE_OPEN} tag, which marks fork children; rephrase the directive`, {
-      data: { field },
-    });
+    throw new ForkcacheError(
+      'FORK_DIRECTIVE_HAS_TAG',
+      `${field}: contains the ${FORK_BOILERPLATE_OPEN} tag, which marks fork children; rephrase the directive`,
+      {
+        data: { field },
+      },
+    );
   }
   return directive;
 }

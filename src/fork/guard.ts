@@ -20,7 +20,9 @@ export interface ForkContext {
 export function isForkChild(context: ForkContext): boolean {
   if (context.querySource === FORK_QUERY_SOURCE) return true;
   return context.messages.some(
-    (message) => message.role === 'user' && blocksOf(message).some((block) => block.type === 'text' && block.text.includes(FORK_BOILERPLATE_OPEN)),
+    (message) =>
+      message.role === 'user' &&
+      blocksOf(message).some((block) => block.type === 'text' && block.text.includes(FORK_BOILERPLATE_OPEN)),
   );
 }
 
@@ -45,8 +47,7 @@ export interface SpawnRequest {
 }
 
 export type SpawnDecision =
-  | { kind: 'fork' }
-  | { kind: 'fresh'; agentType: string; reason: 'explicit-agent-type' | 'coordinator-mode' };
+  { kind: 'fork' } | { kind: 'fresh'; agentType: string; reason: 'explicit-agent-type' | 'coordinator-mode' };
 
 /** The general-purpose agent used when forking is off (coordinator mode). */
 export const GENERAL_PURPOSE_AGENT = 'general-purpose';

@@ -5,7 +5,9 @@ type Block = Anthropic.ContentBlockParam;
 
 /** A message's content as blocks (a string is one text block, as the API renders it). */
 export function blocksOf(message: Anthropic.MessageParam): Block[] {
-  return typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : [...(message.content as Block[])];
+  return typeof message.content === 'string'
+    ? [{ type: 'text', text: message.content }]
+    : [...(message.content as Block[])];
 }
 
 /** The `tool_use` blocks of a message, with their positions. */
@@ -39,7 +41,8 @@ export function checkHistory(all: readonly Anthropic.MessageParam[], options: Hi
   // System turns sit between the others without taking part in alternation or tool pairing.
   const messages = all.filter((m) => (m.role as string) !== 'system');
   const at = all.flatMap((m, i) => ((m.role as string) === 'system' ? [] : [i]));
-  if (messages.length > 0 && messages[0]!.role !== 'user') fail(`messages[${at[0]}].role`, 'the first message must have role "user"');
+  if (messages.length > 0 && messages[0]!.role !== 'user')
+    fail(`messages[${at[0]}].role`, 'the first message must have role "user"');
   messages.forEach((message, i) => {
     const previous = messages[i - 1];
     if (previous && previous.role === message.role) {
@@ -48,7 +51,8 @@ export function checkHistory(all: readonly Anthropic.MessageParam[], options: Hi
     const uses = toolUsesOf(message);
     const ids = new Set<string>();
     for (const { block, index } of uses) {
-      if (message.role !== 'assistant') fail(`messages[${at[i]}].content[${index}]`, 'tool_use blocks belong in assistant messages');
+      if (message.role !== 'assistant')
+        fail(`messages[${at[i]}].content[${index}]`, 'tool_use blocks belong in assistant messages');
       if (ids.has(block.id)) fail(`messages[${at[i]}].content[${index}].id`, `duplicate tool_use id "${block.id}"`);
       ids.add(block.id);
     }
@@ -59,7 +63,10 @@ export function checkHistory(all: readonly Anthropic.MessageParam[], options: Hi
       const answered = new Set(next ? resultIdsOf(next) : []);
       for (const { block, index } of uses) {
         if (!answered.has(block.id)) {
-          fail(`messages[${at[i]}].content[${index}]`, `tool_use "${block.id}" has no tool_result in messages[${at[i + 1] ?? all.length}]`);
+          fail(
+            `messages[${at[i]}].content[${index}]`,
+            `tool_use "${block.id}" has no tool_result in messages[${at[i + 1] ?? all.length}]`,
+          );
         }
       }
     }
@@ -89,12 +96,14 @@ export function markerPaths(request: {
   tools?: readonly unknown[] | undefined;
   messages: readonly Anthropic.MessageParam[];
 }): string[] {
-  const has = (x: unknown): boolean => typeof x === 'object' && x !== null && (x as { cache_control?: unknown }).cache_control != null;
+  const has = (x: unknown): boolean =>
+    typeof x === 'object' && x !== null && (x as { cache_control?: unknown }).cache_control != null;
   const paths: string[] = [];
   request.tools?.forEach((tool, i) => has(tool) && paths.push(`tools[${i}]`));
   if (Array.isArray(request.system)) request.system.forEach((block, i) => has(block) && paths.push(`system[${i}]`));
   request.messages.forEach((message, i) => {
-    if (typeof message.content !== 'string') message.content.forEach((block, j) => has(block) && paths.push(`messages[${i}].content[${j}]`));
+    if (typeof message.content !== 'string')
+      message.content.forEach((block, j) => has(block) && paths.push(`messages[${i}].content[${j}]`));
   });
   return paths;
 }

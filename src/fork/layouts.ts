@@ -38,7 +38,11 @@ function text(value: string): Anthropic.TextBlockParam {
 
 /** One constant placeholder result per tool_use: byte-identical blocks for every child. */
 function placeholders(assistant: Message): Anthropic.ToolResultBlockParam[] {
-  return toolUsesOf(assistant).map(({ block }) => ({ type: 'tool_result', tool_use_id: block.id, content: FORK_PLACEHOLDER_RESULT }));
+  return toolUsesOf(assistant).map(({ block }) => ({
+    type: 'tool_result',
+    tool_use_id: block.id,
+    content: FORK_PLACEHOLDER_RESULT,
+  }));
 }
 
 function classify(history: readonly Message[]): HistoryCase {
@@ -58,7 +62,12 @@ function withBoundaryInBlockForm(shared: Message[]): Message[] {
   return shared;
 }
 
-function plan(layout: ForkLayout, historyCase: HistoryCase, shared: Message[], continuation: (w: string) => ForkChild): ForkPlan {
+function plan(
+  layout: ForkLayout,
+  historyCase: HistoryCase,
+  shared: Message[],
+  continuation: (w: string) => ForkChild,
+): ForkPlan {
   return { layout, historyCase, shared: withBoundaryInBlockForm(shared), continuation };
 }
 
@@ -77,7 +86,12 @@ function planClaude(history: Message[], historyCase: HistoryCase): ForkPlan {
     case 'ends-with-model':
       return plan('claude', historyCase, history, appendUserTurn);
     case 'ends-with-calls':
-      return plan('claude', historyCase, [...history, { role: 'user', content: placeholders(history.at(-1)!) }], appendToBoundary);
+      return plan(
+        'claude',
+        historyCase,
+        [...history, { role: 'user', content: placeholders(history.at(-1)!) }],
+        appendToBoundary,
+      );
     case 'ends-with-user':
       return plan('claude', historyCase, history, appendToBoundary);
   }
@@ -117,7 +131,11 @@ function planQwen(history: Message[], historyCase: HistoryCase): ForkPlan {
  */
 export function planFork(history: readonly Message[], layout: ForkLayout = 'claude'): ForkPlan {
   if (!FORK_LAYOUTS.includes(layout)) {
-    throw new ForkcacheError('INVALID_ARGUMENT', `layout: expected one of ${FORK_LAYOUTS.join(', ')}, got "${String(layout)}"`, { data: { field: 'layout' } });
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `layout: expected one of ${FORK_LAYOUTS.join(', ')}, got "${String(layout)}"`,
+      { data: { field: 'layout' } },
+    );
   }
   const copy = [...history];
   return layout === 'claude' ? planClaude(copy, classify(copy)) : planQwen(copy, classify(copy));

@@ -43,7 +43,12 @@ function listFiles(value: string | undefined): string[] {
   if (!value) return [];
   return value
     .split(/[\n,]/)
-    .map((item) => item.replace(/^[ \t]*[-*+][ \t]+/, '').replace(/`/g, '').trim())
+    .map((item) =>
+      item
+        .replace(/^[ \t]*[-*+][ \t]+/, '')
+        .replace(/`/g, '')
+        .trim(),
+    )
     .filter((item) => item !== '' && !NONE.test(item));
 }
 

@@ -34,12 +34,17 @@ const otherBlock = z.looseObject({ type: z.string().min(1) });
 const contentBlock = z.custom<unknown>().superRefine((value, ctx) => {
   const type = typeof value === 'object' && value !== null ? (value as { type?: unknown }).type : undefined;
   const schema =
-    type === 'text' ? textBlock
-    : type === 'tool_use' ? toolUseBlock
-    : type === 'tool_result' ? toolResultBlock
-    : type === 'thinking' ? thinkingBlock
-    : type === 'redacted_thinking' ? redactedThinkingBlock
-    : otherBlock;
+    type === 'text'
+      ? textBlock
+      : type === 'tool_use'
+        ? toolUseBlock
+        : type === 'tool_result'
+          ? toolResultBlock
+          : type === 'thinking'
+            ? thinkingBlock
+            : type === 'redacted_thinking'
+              ? redactedThinkingBlock
+              : otherBlock;
   const result = schema.safeParse(value);
   if (!result.success) {
     for (const issue of result.error.issues) ctx.addIssue({ ...issue, path: issue.path } as never);

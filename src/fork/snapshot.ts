@@ -12,7 +12,15 @@ import { deepFreeze } from '../deep-freeze.ts';
  * Generation settings that are part of the cache key (changing any of them invalidates the
  * messages part of the cache), in the fixed order they are serialized.
  */
-export const CACHE_SETTING_KEYS = ['tool_choice', 'thinking', 'output_config', 'temperature', 'top_p', 'top_k', 'metadata'] as const;
+export const CACHE_SETTING_KEYS = [
+  'tool_choice',
+  'thinking',
+  'output_config',
+  'temperature',
+  'top_p',
+  'top_k',
+  'metadata',
+] as const;
 
 /**
  * The parent's last request, by value: what a fork child inherits (the "cache-safe params").
@@ -61,7 +69,10 @@ function snapshotVersion(system: unknown, tools: unknown): string {
  */
 export function captureSnapshot(request: unknown): ParentSnapshot {
   const problem = findJsonShapeProblem(request);
-  if (problem) throw new ForkcacheError('SNAPSHOT_INVALID', `snapshot: ${problem.path}: ${problem.message}`, { data: { path: problem.path } });
+  if (problem)
+    throw new ForkcacheError('SNAPSHOT_INVALID', `snapshot: ${problem.path}: ${problem.message}`, {
+      data: { path: problem.path },
+    });
   parseOrThrow(snapshotInputSchema, request, 'SNAPSHOT_INVALID', 'snapshot');
   const input = cloneJson(request as Record<string, unknown>);
   const messages = input['messages'] as Anthropic.MessageParam[];
@@ -83,9 +94,13 @@ function checkToolNames(tools: readonly { name: string }[] | undefined): void {
   tools?.forEach((tool, i) => {
     const first = seen.get(tool.name);
     if (first !== undefined) {
-      throw new ForkcacheError('SNAPSHOT_INVALID', `snapshot: tools[${i}].name: duplicate tool name "${tool.name}" (also tools[${first}])`, {
-        data: { path: `tools[${i}].name` },
-      });
+      throw new ForkcacheError(
+        'SNAPSHOT_INVALID',
+        `snapshot: tools[${i}].name: duplicate tool name "${tool.name}" (also tools[${first}])`,
+        {
+          data: { path: `tools[${i}].name` },
+        },
+      );
     }
     seen.set(tool.name, i);
   });
@@ -117,7 +132,12 @@ export interface FallbackOptions {
  * parent's cache (siblings still share this head with each other).
  */
 export function fallbackSnapshot(options: FallbackOptions): ParentSnapshot {
-  const snapshot = captureSnapshot({ model: options.model, system: options.system, tools: options.tools, messages: [] });
+  const snapshot = captureSnapshot({
+    model: options.model,
+    system: options.system,
+    tools: options.tools,
+    messages: [],
+  });
   return deepFreeze({ ...snapshot, source: 'fallback' as const });
 }
 

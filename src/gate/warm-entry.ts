@@ -143,7 +143,12 @@ export class WarmEntry {
  * `admit`, bounded: after `maxWaitMs` on the clock the caller is let go (`timeout`) and sends
  * anyway: a writer whose response never begins must not hold its siblings forever.
  */
-export async function admitWithin(entry: WarmEntry, maxWaitMs: number, clock: Clock, signal?: AbortSignal): Promise<Admission | 'timeout'> {
+export async function admitWithin(
+  entry: WarmEntry,
+  maxWaitMs: number,
+  clock: Clock,
+  signal?: AbortSignal,
+): Promise<Admission | 'timeout'> {
   const stop = new AbortController();
   const onAbort = (): void => stop.abort(signal!.reason);
   signal?.addEventListener('abort', onAbort, { once: true });

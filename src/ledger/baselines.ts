@@ -37,7 +37,11 @@ export interface Baselines {
 }
 
 /** Compute the baselines over the agents in `scope`. */
-export function computeBaselines(scope: readonly AgentNode[], table: ModelCatalogue, defaultFresh: number | undefined): Baselines {
+export function computeBaselines(
+  scope: readonly AgentNode[],
+  table: ModelCatalogue,
+  defaultFresh: number | undefined,
+): Baselines {
   let actual = 0;
   let noCache = 0;
   let fanoutActual = 0;
@@ -66,17 +70,32 @@ export function computeBaselines(scope: readonly AgentNode[], table: ModelCatalo
     const info = findModel(first.model, table);
     if (!info || info.prices.length === 0) continue;
     fanoutActual += costNano(first.usage, info, first.at, table).total;
-    const fresh = first.freshInputTokens ?? node.records.find((r) => r.freshInputTokens !== undefined)?.freshInputTokens ?? defaultFresh;
+    const fresh =
+      first.freshInputTokens ??
+      node.records.find((r) => r.freshInputTokens !== undefined)?.freshInputTokens ??
+      defaultFresh;
     if (fresh === undefined) {
       missingFresh.push(node.id);
       continue;
     }
     // A fresh agent's request: F uncached input tokens and the same output, priced as one.
-    const freshUsage = { input_tokens: fresh, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: first.usage.output_tokens };
+    const freshUsage = {
+      input_tokens: fresh,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      output_tokens: first.usage.output_tokens,
+    };
     freshCost += costNano(freshUsage, info, first.at, table).total;
   }
   const models = [...unpriced.models].sort();
-  if (unpriced.requests > 0) return { actual: null, noCache: null, freshAgents: null, missingFresh, unpriced: { requests: unpriced.requests, models } };
+  if (unpriced.requests > 0)
+    return {
+      actual: null,
+      noCache: null,
+      freshAgents: null,
+      missingFresh,
+      unpriced: { requests: unpriced.requests, models },
+    };
   const freshAgents = missingFresh.length > 0 ? null : actual - fanoutActual + freshCost;
   return { actual, noCache, freshAgents, missingFresh, unpriced: { requests: 0, models } };
 }

@@ -41,21 +41,35 @@ export function billingContext(usage: Usage): BillingContext {
  * The terms one request was billed on: the price row in force at `at` (epoch ms), the band its
  * prompt length falls in, the modifiers its usage reports. Throws for a model without prices.
  */
-export function termsFor(usage: Usage, info: ModelEntry, at: number, catalogue: ModelCatalogue = BUILTIN_CATALOGUE): PriceTerms {
+export function termsFor(
+  usage: Usage,
+  info: ModelEntry,
+  at: number,
+  catalogue: ModelCatalogue = BUILTIN_CATALOGUE,
+): PriceTerms {
   const terms = priceTerms(info, catalogue, at, billingContext(usage));
-  if (!terms) throw new ForkcacheError('MODEL_RETIRED', `model "${info.id}" has no prices (status ${info.status})`, { data: { model: info.id } });
+  if (!terms)
+    throw new ForkcacheError('MODEL_RETIRED', `model "${info.id}" has no prices (status ${info.status})`, {
+      data: { model: info.id },
+    });
   return terms;
 }
 
 /** Per-token rates in nano-dollars of a request of this usage at `at`. */
-export function ratesFor(info: ModelEntry, at: number, usage: Usage = { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 }, catalogue: ModelCatalogue = BUILTIN_CATALOGUE): Rates {
+export function ratesFor(
+  info: ModelEntry,
+  at: number,
+  usage: Usage = { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 },
+  catalogue: ModelCatalogue = BUILTIN_CATALOGUE,
+): Rates {
   return termsFor(usage, info, at, catalogue).rates;
 }
 
 function exact(value: number): number {
   value = Math.round(value);
   // Past 2^53 integers stop being exact; at these rates that is millions of dollars.
-  if (!Number.isSafeInteger(value)) throw new ForkcacheError('INTERNAL', `cost overflow: ${value} nano-dollars is not a safe integer`);
+  if (!Number.isSafeInteger(value))
+    throw new ForkcacheError('INTERNAL', `cost overflow: ${value} nano-dollars is not a safe integer`);
   return value;
 }
 
@@ -63,7 +77,12 @@ function exact(value: number): number {
  * Cost of one usage in integer nano-dollars, by component (each rounded to a nano-dollar once,
  * so sums stay exact). `at` picks the price row in force on the request's date.
  */
-export function costNano(usage: Usage, info: ModelEntry, at: number, catalogue: ModelCatalogue = BUILTIN_CATALOGUE): CostBreakdown {
+export function costNano(
+  usage: Usage,
+  info: ModelEntry,
+  at: number,
+  catalogue: ModelCatalogue = BUILTIN_CATALOGUE,
+): CostBreakdown {
   const rates = ratesFor(info, at, usage, catalogue);
   const split = creationSplit(usage);
   const parts = {
@@ -73,7 +92,10 @@ export function costNano(usage: Usage, info: ModelEntry, at: number, catalogue: 
     cacheRead: exact(usage.cache_read_input_tokens * rates.cacheRead),
     output: exact(usage.output_tokens * rates.output),
   };
-  return { ...parts, total: exact(parts.input + parts.cacheWrite5m + parts.cacheWrite1h + parts.cacheRead + parts.output) };
+  return {
+    ...parts,
+    total: exact(parts.input + parts.cacheWrite5m + parts.cacheWrite1h + parts.cacheRead + parts.output),
+  };
 }
 
 /** A breakdown of all zeros. */
@@ -130,7 +152,12 @@ export function costUsd(
 }
 
 /** The same request with no caching at all: every input token at base price, plus output. */
-export function noCacheNano(usage: Usage, info: ModelEntry, at: number, catalogue: ModelCatalogue = BUILTIN_CATALOGUE): number {
+export function noCacheNano(
+  usage: Usage,
+  info: ModelEntry,
+  at: number,
+  catalogue: ModelCatalogue = BUILTIN_CATALOGUE,
+): number {
   // The band is the same (same prompt length); only the cache classes are billed at base price.
   const rates = ratesFor(info, at, usage, catalogue);
   return exact(totalInputTokens(usage) * rates.input + usage.output_tokens * rates.output);

@@ -9,13 +9,32 @@ import type { EconomicsResult } from './economics.ts';
 export function formatComparison(results: readonly EconomicsResult[]): string {
   const first = results[0];
   if (!first) return 'no current model in the catalogue\n';
-  const state = first.cachedPrefixTokens === first.prefixTokens && first.prefixTokens > 0 ? 'warm' : first.cachedPrefixTokens === 0 ? 'cold' : 'partly cached';
+  const state =
+    first.cachedPrefixTokens === first.prefixTokens && first.prefixTokens > 0
+      ? 'warm'
+      : first.cachedPrefixTokens === 0
+        ? 'cold'
+        : 'partly cached';
   const header = [
     `forkcache economics --compare: current models (catalogue of ${first.modelTableDate}, prices of ${first.date}), convention ${first.convention}`,
     `prefix ${first.prefixTokens.toLocaleString('en-US')}, directive ${first.directiveTokens.toLocaleString('en-US')}, ${first.children} children, TTL ${first.ttl}, parent cache ${state}`,
     '',
   ];
-  const rows = [['model', 'read x', 'band', 'child 1', 'later child', 'fork', 'no cache', 'fresh agents', 'fork-side saved', 'all-in saved', 'vs no cache']];
+  const rows = [
+    [
+      'model',
+      'read x',
+      'band',
+      'child 1',
+      'later child',
+      'fork',
+      'no cache',
+      'fresh agents',
+      'fork-side saved',
+      'all-in saved',
+      'vs no cache',
+    ],
+  ];
   for (const r of results) {
     const later = r.perChild[r.perChild.length - 1];
     rows.push([
@@ -34,8 +53,8 @@ export function formatComparison(results: readonly EconomicsResult[]): string {
   }
   const notes = [
     '',
-    'fork-side: the children\'s cost of the shared prefix against sending it uncached (1 - read multiplier when the parent is warm);',
-    'all-in: the same with the parent\'s last request counted (its write of the prefix at the write price, or uncached when cold).',
+    "fork-side: the children's cost of the shared prefix against sending it uncached (1 - read multiplier when the parent is warm);",
+    "all-in: the same with the parent's last request counted (its write of the prefix at the write price, or uncached when cold).",
   ];
   return `${[...header, ...textTable(rows), ...notes].join('\n')}\n`;
 }

@@ -19,7 +19,12 @@ export function textTable(rows: string[][], textLast = false): string[] {
   const last = widths.length - 1;
   // Labels (first column) and remarks (a last column of text) left-aligned, numbers right-aligned.
   const left = (col: number): boolean => col === 0 || (textLast && col === last);
-  return rows.map((r) => r.map((cell, col) => (left(col) ? cell.padEnd(widths[col] ?? 0) : cell.padStart(widths[col] ?? 0))).join('  ').trimEnd());
+  return rows.map((r) =>
+    r
+      .map((cell, col) => (left(col) ? cell.padEnd(widths[col] ?? 0) : cell.padStart(widths[col] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 function savedBy(fraction: number | null): string {
@@ -35,7 +40,9 @@ function savedBy(fraction: number | null): string {
 function writeMultiplierOf(r: EconomicsResult): number | undefined {
   const writer = r.perChild.find((c) => c.cacheWriteTokens > 0);
   if (!writer) return undefined;
-  return (writer.tokenEquivalents - writer.inputTokens - writer.cacheReadTokens * r.readMultiplier) / writer.cacheWriteTokens;
+  return (
+    (writer.tokenEquivalents - writer.inputTokens - writer.cacheReadTokens * r.readMultiplier) / writer.cacheWriteTokens
+  );
 }
 
 function conventionTitle(r: EconomicsResult): string {
@@ -50,31 +57,55 @@ function conventionTitle(r: EconomicsResult): string {
 export function formatEconomics(results: readonly EconomicsResult[]): string {
   const first = results[0];
   if (!first) return '';
-  const state = first.cachedPrefixTokens === first.prefixTokens && first.prefixTokens > 0 ? 'warm' : first.cachedPrefixTokens === 0 ? 'cold' : `${tok(first.cachedPrefixTokens)} tokens cached`;
+  const state =
+    first.cachedPrefixTokens === first.prefixTokens && first.prefixTokens > 0
+      ? 'warm'
+      : first.cachedPrefixTokens === 0
+        ? 'cold'
+        : `${tok(first.cachedPrefixTokens)} tokens cached`;
   const lines = [
     `forkcache economics: ${first.model} (catalogue of ${first.modelTableDate}, price row from ${first.pricesFrom}${first.band ? `, band ${first.band}` : ''}), input tokens only`,
     `prefix ${tok(first.prefixTokens)}, directive ${tok(first.directiveTokens)}, ${first.children} children, TTL ${first.ttl}, parent cache ${state}`,
     `fresh agent = ${tok(first.freshTokens)} system+tools + ${tok(first.directiveTokens)} directive, full price, no sharing`,
   ];
-  if (!first.cacheable) lines.push('note: the prefix is below the model\'s minimum cacheable length: nothing is cached');
+  if (!first.cacheable) lines.push("note: the prefix is below the model's minimum cacheable length: nothing is cached");
   for (const r of results) {
     lines.push('', conventionTitle(r));
     const childRows = [['children', 'read', 'write', 'input', 'token-eq each', 'USD each']];
     for (const c of r.perChild) {
-      childRows.push([c.children, tok(c.cacheReadTokens), tok(c.cacheWriteTokens), tok(c.inputTokens), tok(c.tokenEquivalents), usd(c.usd)]);
+      childRows.push([
+        c.children,
+        tok(c.cacheReadTokens),
+        tok(c.cacheWriteTokens),
+        tok(c.inputTokens),
+        tok(c.tokenEquivalents),
+        usd(c.usd),
+      ]);
     }
     lines.push(...textTable(childRows).map((l) => `  ${l}`), '');
     lines.push(
-      ...textTable([
-        ['strategy', 'token-eq', 'USD', ''],
-        ['fork', tok(r.fork.tokenEquivalents), usd(r.fork.usd), ''],
-        ['fresh agents', tok(r.freshAgents.tokenEquivalents), usd(r.freshAgents.usd), savedBy(r.savingsVsFreshAgents)],
-        ['no cache', tok(r.noCache.tokenEquivalents), usd(r.noCache.usd), savedBy(r.savingsVsNoCache)],
-      ], true).map((l) => `  ${l}`),
+      ...textTable(
+        [
+          ['strategy', 'token-eq', 'USD', ''],
+          ['fork', tok(r.fork.tokenEquivalents), usd(r.fork.usd), ''],
+          [
+            'fresh agents',
+            tok(r.freshAgents.tokenEquivalents),
+            usd(r.freshAgents.usd),
+            savedBy(r.savingsVsFreshAgents),
+          ],
+          ['no cache', tok(r.noCache.tokenEquivalents), usd(r.noCache.usd), savedBy(r.savingsVsNoCache)],
+        ],
+        true,
+      ).map((l) => `  ${l}`),
     );
     const n = (v: number | null): string => (v === null ? 'never' : String(v));
-    lines.push(`  break-even N: vs no cache ${n(r.breakEven.vsNoCache)}, vs fresh agents ${n(r.breakEven.vsFreshAgents)}`);
-    lines.push(`  shared prefix saved: fork-side ${pct(r.forkSideSavings)} (children alone, read ${r.readMultiplier}x), all-in ${pct(r.allInSavings)} (parent's write included)`);
+    lines.push(
+      `  break-even N: vs no cache ${n(r.breakEven.vsNoCache)}, vs fresh agents ${n(r.breakEven.vsFreshAgents)}`,
+    );
+    lines.push(
+      `  shared prefix saved: fork-side ${pct(r.forkSideSavings)} (children alone, read ${r.readMultiplier}x), all-in ${pct(r.allInSavings)} (parent's write included)`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }

@@ -130,7 +130,10 @@ const inputSchema = z.strictObject({
   freshTokens: tokens.default(DEFAULT_FRESH_AGENT_TOKENS),
   convention: z.enum(['seed', 'real']).default('real'),
   table: z.custom<ModelCatalogue>((v) => typeof v === 'object' && v !== null).optional(),
-  date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD').optional(),
+  date: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD')
+    .optional(),
 });
 
 function invalid(field: string, message: string): ForkcacheError {
@@ -181,13 +184,19 @@ interface Priced {
  */
 export function forkEconomics(input: EconomicsInput, field = 'model'): EconomicsResult {
   const parsed = inputSchema.safeParse(input);
-  if (!parsed.success) throw new ForkcacheError('INVALID_ARGUMENT', `economics: ${formatZodIssues(parsed.error.issues)}`);
+  if (!parsed.success)
+    throw new ForkcacheError('INVALID_ARGUMENT', `economics: ${formatZodIssues(parsed.error.issues)}`);
   const opts = parsed.data;
   const table = opts.table ?? BUILTIN_CATALOGUE;
   const at = opts.date === undefined ? Date.now() : Date.parse(`${opts.date}T00:00:00Z`);
   const info = findModel(opts.model, table);
   if (!info || info.prices.length === 0) {
-    throw invalid(field, info ? `"${opts.model}" has no prices (${info.status}; use ${info.replacement})` : `"${opts.model}" is not in the model catalogue (${table.date}): it cannot be priced; ${PRICING_HINT}`);
+    throw invalid(
+      field,
+      info
+        ? `"${opts.model}" has no prices (${info.status}; use ${info.replacement})`
+        : `"${opts.model}" is not in the model catalogue (${table.date}): it cannot be priced; ${PRICING_HINT}`,
+    );
   }
   const P = opts.prefixTokens;
   const D = opts.directiveTokens;
@@ -203,13 +212,25 @@ export function forkEconomics(input: EconomicsInput, field = 'model'): Economics
   const seed = opts.convention === 'seed';
 
   const price = (req: Req): Priced => {
-    const usage: Usage = { input_tokens: req.i, cache_creation_input_tokens: req.w, cache_read_input_tokens: req.r, output_tokens: 0 };
+    const usage: Usage = {
+      input_tokens: req.i,
+      cache_creation_input_tokens: req.w,
+      cache_read_input_tokens: req.r,
+      output_tokens: 0,
+    };
     const terms = termsFor(usage, info, at, table);
     const rates = terms.rates;
     // The seed chapter counts writes at full price and reads at 0.1x, whatever the model.
     const write = seed ? rates.input : opts.ttl === '1h' ? rates.cacheWrite1h : rates.cacheWrite5m;
     const read = seed ? rates.input * SEED_READ_MULTIPLIER : rates.cacheRead;
-    return { nano: req.r * read + req.w * write + req.i * rates.input, input: rates.input, read, write, band: terms.band, pricesFrom: terms.effectiveFrom };
+    return {
+      nano: req.r * read + req.w * write + req.i * rates.input,
+      input: rates.input,
+      read,
+      write,
+      band: terms.band,
+      pricesFrom: terms.effectiveFrom,
+    };
   };
 
   // A prefix below the minimum cacheable length is neither written nor read.
@@ -240,7 +261,10 @@ export function forkEconomics(input: EconomicsInput, field = 'model'): Economics
   const freshTotal = N * fresh.nano;
   const noCacheTotal = N * noCache.nano;
   // The shared prefix alone: what the children pay for it, and the parent's last request.
-  const prefixOf = (req: Req, p: Priced): number => Math.min(req.r, P) * p.read + Math.min(req.w, P) * p.write + Math.max(0, Math.min(req.i, P - req.r - req.w)) * p.input;
+  const prefixOf = (req: Req, p: Priced): number =>
+    Math.min(req.r, P) * p.read +
+    Math.min(req.w, P) * p.write +
+    Math.max(0, Math.min(req.i, P - req.r - req.w)) * p.input;
   const childrenPrefix = prefixOf(firstUsage, first) + (N - 1) * prefixOf(laterUsage, later);
   const parentReq: Req = C === P && cacheable ? { r: 0, w: P, i: 0 } : { r: 0, w: 0, i: P };
   const parent = price(parentReq);
@@ -268,7 +292,10 @@ export function forkEconomics(input: EconomicsInput, field = 'model'): Economics
     savingsVsNoCache: ratio(noCacheTotal - forkTotal, noCacheTotal),
     savingsVsFreshAgents: ratio(freshTotal - forkTotal, freshTotal),
     forkSideSavings: ratio(N * prefixBaseline - childrenPrefix, N * prefixBaseline),
-    allInSavings: ratio(N * prefixBaseline + P * parent.input - childrenPrefix - parentPrefix, N * prefixBaseline + P * parent.input),
+    allInSavings: ratio(
+      N * prefixBaseline + P * parent.input - childrenPrefix - parentPrefix,
+      N * prefixBaseline + P * parent.input,
+    ),
     breakEven: {
       vsNoCache: breakEvenChildren(first.nano, later.nano, noCache.nano),
       vsFreshAgents: breakEvenChildren(first.nano, later.nano, fresh.nano),

@@ -120,7 +120,8 @@ function cachedAtStart(group: Group, shared: number, owner: AgentNode | undefine
 }
 
 function metricsOf(group: Group, owner: AgentNode | undefined, table: ModelCatalogue): FanoutMetrics {
-  const declared = (r: LedgerRecord): number | undefined => r.sharedPrefixTokens ?? (r.kind === 'warmup' ? totalInputTokens(r.usage) : undefined);
+  const declared = (r: LedgerRecord): number | undefined =>
+    r.sharedPrefixTokens ?? (r.kind === 'warmup' ? totalInputTokens(r.usage) : undefined);
   const given = group.records.map(declared).filter((n): n is number => n !== undefined);
   const shared = given.length > 0 ? Math.max(...given) : 0;
   let inputTokens = 0;
@@ -165,7 +166,9 @@ export function computeFanouts(
   lookup: (id: string) => AgentNode | undefined,
   table: ModelCatalogue,
 ): { groups: FanoutMetrics[]; totals: FanoutTotals } {
-  const groups = fanoutGroups(scope).map((g) => metricsOf(g, g.ownerId === undefined ? undefined : lookup(g.ownerId), table));
+  const groups = fanoutGroups(scope).map((g) =>
+    metricsOf(g, g.ownerId === undefined ? undefined : lookup(g.ownerId), table),
+  );
   const sum = (pick: (m: FanoutMetrics) => number): number => groups.reduce((acc, m) => acc + pick(m), 0);
   const inputTokens = sum((m) => m.inputTokens);
   const cacheReadTokens = sum((m) => m.cacheReadTokens);

@@ -57,9 +57,13 @@ export class UsageLedger {
     this.#table = options.table ?? BUILTIN_CATALOGUE;
     const fresh = options.defaultFreshInputTokens;
     if (fresh !== undefined && !(Number.isInteger(fresh) && fresh >= 0)) {
-      throw new ForkcacheError('INVALID_ARGUMENT', `defaultFreshInputTokens: expected a non-negative integer, got ${fresh}`, {
-        data: { field: 'defaultFreshInputTokens' },
-      });
+      throw new ForkcacheError(
+        'INVALID_ARGUMENT',
+        `defaultFreshInputTokens: expected a non-negative integer, got ${fresh}`,
+        {
+          data: { field: 'defaultFreshInputTokens' },
+        },
+      );
     }
     this.#defaultFresh = fresh;
   }
@@ -88,12 +92,18 @@ export class UsageLedger {
    */
   setStatus(forkId: string, status: ForkStatus, options: { parentId?: string; kind?: 'fork' | 'fresh' } = {}): void {
     if (!STATUSES.includes(status)) {
-      throw new ForkcacheError('LEDGER_INVALID_STATUS', `status: expected one of ${STATUSES.join(', ')}, got "${String(status)}"`, {
-        data: { field: 'status' },
-      });
+      throw new ForkcacheError(
+        'LEDGER_INVALID_STATUS',
+        `status: expected one of ${STATUSES.join(', ')}, got "${String(status)}"`,
+        {
+          data: { field: 'status' },
+        },
+      );
     }
     if (typeof forkId !== 'string' || forkId === '') {
-      throw new ForkcacheError('LEDGER_INVALID_STATUS', 'forkId: expected a non-empty string', { data: { field: 'forkId' } });
+      throw new ForkcacheError('LEDGER_INVALID_STATUS', 'forkId: expected a non-empty string', {
+        data: { field: 'forkId' },
+      });
     }
     this.#tree.setStatus(forkId, status, options.parentId, options.kind ?? 'fork');
   }
@@ -138,6 +148,10 @@ export class UsageLedger {
       const info = findModel(r.model, this.#table);
       cost = info && info.prices.length > 0 && cost ? addCost(cost, costNano(r.usage, info, r.at, this.#table)) : null;
     }
-    return { requests: records.length, usage: sumUsage(records.map((r) => r.usage)), cost: cost && breakdownToUsd(cost) };
+    return {
+      requests: records.length,
+      usage: sumUsage(records.map((r) => r.usage)),
+      cost: cost && breakdownToUsd(cost),
+    };
   }
 }

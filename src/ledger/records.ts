@@ -85,7 +85,11 @@ function invalid(field: string, message: string): ForkcacheError {
  * Validate a record and resolve its model (undefined: an id the catalogue cannot price). Every failure is a `LEDGER_INVALID_RECORD` whose
  * message and `data.field` name the offending field (`usage.input_tokens`, `model`, ...).
  */
-export function parseRecord(input: unknown, seq: number, table: ModelCatalogue): { record: LedgerRecord; info: ModelEntry | undefined } {
+export function parseRecord(
+  input: unknown,
+  seq: number,
+  table: ModelCatalogue,
+): { record: LedgerRecord; info: ModelEntry | undefined } {
   const result = recordSchema.safeParse(input);
   if (!result.success) {
     const issue = result.error.issues[0];
@@ -97,9 +101,20 @@ export function parseRecord(input: unknown, seq: number, table: ModelCatalogue):
   const info = findModel(raw.model, table);
   const usage = fromParsedUsage(raw.usage, 'usage', 'LEDGER_INVALID_RECORD');
   if (raw.cachedPrefixTokens !== undefined && raw.cachedPrefixTokens > (raw.sharedPrefixTokens ?? 0)) {
-    throw invalid('cachedPrefixTokens', `${raw.cachedPrefixTokens} exceeds sharedPrefixTokens (${raw.sharedPrefixTokens ?? 'absent'})`);
+    throw invalid(
+      'cachedPrefixTokens',
+      `${raw.cachedPrefixTokens} exceeds sharedPrefixTokens (${raw.sharedPrefixTokens ?? 'absent'})`,
+    );
   }
-  const record: LedgerRecord = { seq, forkId: raw.forkId, kind: raw.kind, turn: raw.turn, model: info?.id ?? raw.model, usage, at: raw.at };
+  const record: LedgerRecord = {
+    seq,
+    forkId: raw.forkId,
+    kind: raw.kind,
+    turn: raw.turn,
+    model: info?.id ?? raw.model,
+    usage,
+    at: raw.at,
+  };
   // exactOptionalPropertyTypes: copy optional fields only when present.
   if (raw.parentId !== undefined) record.parentId = raw.parentId;
   if (raw.sharedPrefixTokens !== undefined) record.sharedPrefixTokens = raw.sharedPrefixTokens;

@@ -144,7 +144,10 @@ export function summarize(
     },
     unpriced: base.unpriced,
     warnings: modelWarnings(records, table),
-    savings: { vs_no_cache: savings(base.actual, base.noCache), vs_fresh_agents: savings(base.actual, base.freshAgents) },
+    savings: {
+      vs_no_cache: savings(base.actual, base.noCache),
+      vs_fresh_agents: savings(base.actual, base.freshAgents),
+    },
     missing_fresh_input: base.missingFresh,
   };
 }

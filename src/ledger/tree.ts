@@ -68,9 +68,13 @@ export class AgentTree {
   setStatus(id: string, status: ForkStatus, parentId: string | undefined, kind: 'fork' | 'fresh'): void {
     const existing = this.#nodes.get(id);
     if (existing && existing.status !== 'running' && existing.status !== status) {
-      throw new ForkcacheError('LEDGER_INVALID_STATUS', `fork "${id}" is already ${existing.status}; cannot become ${status}`, {
-        data: { forkId: id, from: existing.status, to: status },
-      });
+      throw new ForkcacheError(
+        'LEDGER_INVALID_STATUS',
+        `fork "${id}" is already ${existing.status}; cannot become ${status}`,
+        {
+          data: { forkId: id, from: existing.status, to: status },
+        },
+      );
     }
     if (parentId !== undefined) this.#checkParent(id, parentId, existing);
     const node = existing ?? this.#create(id, kind);

@@ -98,9 +98,11 @@ export function fromParsedUsage(parsed: z.output<typeof usageInputSchema>, field
   return usage;
 }
 
-const isCount = (v: unknown): boolean => v === undefined || v === null || (Number.isSafeInteger(v) && (v as number) >= 0);
+const isCount = (v: unknown): boolean =>
+  v === undefined || v === null || (Number.isSafeInteger(v) && (v as number) >= 0);
 const isText = (v: unknown): boolean => v === undefined || v === null || typeof v === 'string';
-const isPlain = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype;
+const isPlain = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype;
 
 /**
  * The schema's answer for the usage every response carries (plain counters), without running
@@ -109,13 +111,36 @@ const isPlain = (v: unknown): v is Record<string, unknown> => typeof v === 'obje
  */
 function plainUsage(raw: unknown): z.output<typeof usageInputSchema> | undefined {
   if (!isPlain(raw)) return undefined;
-  const { input_tokens, cache_creation_input_tokens, cache_read_input_tokens, output_tokens, cache_creation, service_tier, inference_geo, speed } = raw;
-  if (!isCount(input_tokens) || !isCount(cache_creation_input_tokens) || !isCount(cache_read_input_tokens) || !isCount(output_tokens)) return undefined;
+  const {
+    input_tokens,
+    cache_creation_input_tokens,
+    cache_read_input_tokens,
+    output_tokens,
+    cache_creation,
+    service_tier,
+    inference_geo,
+    speed,
+  } = raw;
+  if (
+    !isCount(input_tokens) ||
+    !isCount(cache_creation_input_tokens) ||
+    !isCount(cache_read_input_tokens) ||
+    !isCount(output_tokens)
+  )
+    return undefined;
   if (!isText(service_tier) || !isText(inference_geo) || !isText(speed)) return undefined;
   let split: z.output<typeof usageInputSchema>['cache_creation'] = cache_creation as null | undefined;
   if (cache_creation !== undefined && cache_creation !== null) {
-    if (!isPlain(cache_creation) || !isCount(cache_creation['ephemeral_5m_input_tokens']) || !isCount(cache_creation['ephemeral_1h_input_tokens'])) return undefined;
-    split = { ephemeral_5m_input_tokens: cache_creation['ephemeral_5m_input_tokens'] as number | null | undefined, ephemeral_1h_input_tokens: cache_creation['ephemeral_1h_input_tokens'] as number | null | undefined };
+    if (
+      !isPlain(cache_creation) ||
+      !isCount(cache_creation['ephemeral_5m_input_tokens']) ||
+      !isCount(cache_creation['ephemeral_1h_input_tokens'])
+    )
+      return undefined;
+    split = {
+      ephemeral_5m_input_tokens: cache_creation['ephemeral_5m_input_tokens'] as number | null | undefined,
+      ephemeral_1h_input_tokens: cache_creation['ephemeral_1h_input_tokens'] as number | null | undefined,
+    };
   }
   return {
     input_tokens: input_tokens as number | null | undefined,
@@ -142,7 +167,9 @@ export function normalizeUsage(raw: UsageInput, field = 'usage'): Usage {
   if (!result.success) {
     const issue = result.error.issues[0];
     const path = issue ? formatPath([field, ...issue.path]) : field;
-    throw new ForkcacheError('LEDGER_INVALID_USAGE', `${path}: ${issue?.message ?? 'invalid usage'}`, { data: { field: path } });
+    throw new ForkcacheError('LEDGER_INVALID_USAGE', `${path}: ${issue?.message ?? 'invalid usage'}`, {
+      data: { field: path },
+    });
   }
   return fromParsedUsage(result.data, field, 'LEDGER_INVALID_USAGE');
 }
@@ -154,7 +181,12 @@ export function totalInputTokens(usage: Usage): number {
 
 /** The TTL split of a usage; without an explicit split every write counts as 5m. */
 export function creationSplit(usage: Usage): CacheCreationSplit {
-  return usage.cache_creation ?? { ephemeral_5m_input_tokens: usage.cache_creation_input_tokens, ephemeral_1h_input_tokens: 0 };
+  return (
+    usage.cache_creation ?? {
+      ephemeral_5m_input_tokens: usage.cache_creation_input_tokens,
+      ephemeral_1h_input_tokens: 0,
+    }
+  );
 }
 
 /**

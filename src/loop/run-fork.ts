@@ -18,7 +18,14 @@ import { reportOfError } from '../provider/rate-limit-report.ts';
 import { apiErrorType, isApiError } from '../provider/api-error.ts';
 import type { RequestReport } from '../rate-limits/report.ts';
 import { isRateLimitOrOverload, MAX_GATE_RETRIES } from './rate-limited.ts';
-import { type ForkOutcome, type LoopEvent, type ModelTransport, OPEN_GATE, type RequestGate, type RequestRecord } from './types.ts';
+import {
+  type ForkOutcome,
+  type LoopEvent,
+  type ModelTransport,
+  OPEN_GATE,
+  type RequestGate,
+  type RequestRecord,
+} from './types.ts';
 
 export const DEFAULT_MAX_TURNS = 200;
 export const DEFAULT_MAX_TOKENS = 8192;
@@ -56,7 +63,9 @@ export interface ForkLoopOptions {
    */
   gateRetries?: boolean | undefined;
   /** Asked before each tool call runs (the permission policy); default: everything allowed. */
-  permit?: ((call: { id: string; name: string; input: unknown }) => Promise<{ allow: boolean; reason?: string | undefined }>) | undefined;
+  permit?:
+    | ((call: { id: string; name: string; input: unknown }) => Promise<{ allow: boolean; reason?: string | undefined }>)
+    | undefined;
 }
 
 type Block = Anthropic.ContentBlockParam;
@@ -105,15 +114,31 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
     for (;;) {
       options.signal?.throwIfAborted();
       if (turn >= maxTurns) {
-        return outcome('failed', new ForkcacheError('FORK_MAX_TURNS', `fork stopped after ${maxTurns} turns without finishing`, { data: { maxTurns } }).toWire());
+        return outcome(
+          'failed',
+          new ForkcacheError('FORK_MAX_TURNS', `fork stopped after ${maxTurns} turns without finishing`, {
+            data: { maxTurns },
+          }).toWire(),
+        );
       }
       turn += 1;
       const child: ForkChild = { tailBlocks: options.child.tailBlocks, messages: own };
       const perRequest = { max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS, stream: true };
       const marker = options.marker ?? '5m';
-      const body = options.body ? options.body(child, perRequest, marker) : childRequestBody(options.prefix, child, perRequest, { marker });
+      const body = options.body
+        ? options.body(child, perRequest, marker)
+        : childRequestBody(options.prefix, child, perRequest, { marker });
       emit({ type: 'turn-start', turn, at: clock.now() });
-      const { message, requestId, sentAt, startedAt } = await sendWithRetries({ options, gate, clock, body, turn, emit, failedAttempts, sentBytes });
+      const { message, requestId, sentAt, startedAt } = await sendWithRetries({
+        options,
+        gate,
+        clock,
+        body,
+        turn,
+        emit,
+        failedAttempts,
+        sentBytes,
+      });
       sentBytes = body.byteLength;
       const record: RequestRecord = {
         turn,
@@ -133,7 +158,10 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       finalText = textOf(message);
 
       if (message.stop_reason === 'refusal') {
-        return outcome('failed', new ForkcacheError('FORK_MODEL_REFUSED', 'the model refused the directive', { data: { turn } }).toWire());
+        return outcome(
+          'failed',
+          new ForkcacheError('FORK_MODEL_REFUSED', 'the model refused the directive', { data: { turn } }).toWire(),
+        );
       }
       const uses = message.content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
       if (uses.length === 0) {
@@ -144,9 +172,14 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       for (const use of uses) {
         options.signal?.throwIfAborted();
         options.transcript?.toolStart({ turn, id: use.id, name: use.name, input: use.input });
-        const result: LoopToolResult = message.stop_reason === 'max_tokens' && use === uses.at(-1)
-          ? { isError: true, code: 'TOOL_INPUT_INVALID', content: 'This tool call was cut off by max_tokens; send it again, shorter.' }
-          : await runTool(options, use, [{ role: 'user', content: [...child.tailBlocks] }, ...own]);
+        const result: LoopToolResult =
+          message.stop_reason === 'max_tokens' && use === uses.at(-1)
+            ? {
+                isError: true,
+                code: 'TOOL_INPUT_INVALID',
+                content: 'This tool call was cut off by max_tokens; send it again, shorter.',
+              }
+            : await runTool(options, use, [{ role: 'user', content: [...child.tailBlocks] }, ...own]);
         toolCalls += 1;
         const path = writtenPath(use, result.isError);
         if (path) filesChanged.add(path);
@@ -156,8 +189,22 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
           else notApplied.delete(target);
         }
         options.transcript?.toolEnd({ turn, id: use.id, isError: result.isError, content: result.content });
-        emit({ type: 'tool-call', turn, at: clock.now(), name: use.name, id: use.id, isError: result.isError, code: result.isError ? result.code : undefined, path });
-        results.push({ type: 'tool_result', tool_use_id: use.id, content: result.content, ...(result.isError ? { is_error: true } : {}) });
+        emit({
+          type: 'tool-call',
+          turn,
+          at: clock.now(),
+          name: use.name,
+          id: use.id,
+          isError: result.isError,
+          code: result.isError ? result.code : undefined,
+          path,
+        });
+        results.push({
+          type: 'tool_result',
+          tool_use_id: use.id,
+          content: result.content,
+          ...(result.isError ? { is_error: true } : {}),
+        });
       }
       own.push({ role: 'user', content: results });
     }
@@ -200,30 +247,59 @@ async function sendWithRetries(send: TurnSend): ReturnType<typeof sendThroughGat
       if (owned ? ++limited > MAX_GATE_RETRIES : attempt >= retry.retries) throw err;
       const wait = owned ? 0 : backoffMs(retry, attempt);
       if (!owned) attempt++;
-      emit({ type: 'turn-retry', turn, at: clock.now(), attempt: attempt + limited, waitMs: wait, error: describeFailure(err) });
+      emit({
+        type: 'turn-retry',
+        turn,
+        at: clock.now(),
+        attempt: attempt + limited,
+        waitMs: wait,
+        error: describeFailure(err),
+      });
       await clock.sleep(wait, options.signal);
     }
   }
 }
 
 /** A failed attempt whose response had begun was billed: keep it for the ledger (issue 15, case 6). */
-function recordFailedAttempt({ options, clock, turn, emit, failedAttempts }: TurnSend, attempt: number, sentAt: number, err: unknown): void {
+function recordFailedAttempt(
+  { options, clock, turn, emit, failedAttempts }: TurnSend,
+  attempt: number,
+  sentAt: number,
+  err: unknown,
+): void {
   const started = startedMessageOf(err);
   if (!started) {
     options.transcript?.attemptFailed?.({ turn, attempt, request: undefined });
     return;
   }
   const at = clock.now();
-  const request: RequestRecord = { turn, requestId: null, messageId: started.id, usage: normalizeUsage(started.usage), stopReason: null, sentAt, startedAt: sentAt, endedAt: at };
+  const request: RequestRecord = {
+    turn,
+    requestId: null,
+    messageId: started.id,
+    usage: normalizeUsage(started.usage),
+    stopReason: null,
+    sentAt,
+    startedAt: sentAt,
+    endedAt: at,
+  };
   failedAttempts.push(request);
   options.transcript?.attemptFailed?.({ turn, attempt, request });
   emit({ type: 'attempt-failed', turn, at, request });
 }
 
-async function sendThroughGate({ options, gate, clock, body, turn, emit, sentBytes }: TurnSend, attempt: number): Promise<{ message: Anthropic.Message; requestId: string | null; sentAt: number; startedAt: number }> {
+async function sendThroughGate(
+  { options, gate, clock, body, turn, emit, sentBytes }: TurnSend,
+  attempt: number,
+): Promise<{ message: Anthropic.Message; requestId: string | null; sentAt: number; startedAt: number }> {
   const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
   const cost = { bytes: body.byteLength, freshBytes: Math.max(0, body.byteLength - sentBytes), maxTokens };
-  const permit = await gate.acquire({ turn, first: turn === (options.turnsDone ?? 0) + 1, signal: options.signal, cost });
+  const permit = await gate.acquire({
+    turn,
+    first: turn === (options.turnsDone ?? 0) + 1,
+    signal: options.signal,
+    cost,
+  });
   // written ahead once the request is really about to leave (not while it queues for a permit)
   options.transcript?.requestStart?.({ turn, attempt });
   const sentAt = clock.now();
@@ -254,7 +330,11 @@ type LoopToolResult = { isError: false; content: string } | { isError: true; cod
  * Run one tool call. The spawn tool is refused inside a fork by the recursion guard, both
  * layers: the task's query source, and the boilerplate tag in the child's own messages.
  */
-async function runTool(options: ForkLoopOptions, use: Anthropic.ToolUseBlock, history: Anthropic.MessageParam[]): Promise<LoopToolResult> {
+async function runTool(
+  options: ForkLoopOptions,
+  use: Anthropic.ToolUseBlock,
+  history: Anthropic.MessageParam[],
+): Promise<LoopToolResult> {
   if (use.name === SPAWN_TOOL_NAME) {
     try {
       assertMaySpawn({ querySource: options.querySource ?? FORK_QUERY_SOURCE, messages: history });
@@ -264,7 +344,12 @@ async function runTool(options: ForkLoopOptions, use: Anthropic.ToolUseBlock, hi
   }
   if (options.permit && options.tools.isAllowed(use.name)) {
     const answer = await options.permit({ id: use.id, name: use.name, input: use.input });
-    if (!answer.allow) return { isError: true, code: 'PERMISSION_DENIED', content: `Permission denied for ${use.name}${answer.reason ? `: ${answer.reason}` : ''}. Do without it, or report that it is needed.` };
+    if (!answer.allow)
+      return {
+        isError: true,
+        code: 'PERMISSION_DENIED',
+        content: `Permission denied for ${use.name}${answer.reason ? `: ${answer.reason}` : ''}. Do without it, or report that it is needed.`,
+      };
   }
   return options.tools.execute(use.name, use.input, { signal: options.signal });
 }
@@ -277,7 +362,11 @@ export function describeFailure(err: unknown): WireError {
     current = (current as { cause?: unknown }).cause;
   }
   if (isApiError(err)) {
-    return { code: 'FORK_API_ERROR', message: err.message, data: { status: err.status ?? null, type: apiErrorType(err) ?? null, requestId: err.requestID ?? null } };
+    return {
+      code: 'FORK_API_ERROR',
+      message: err.message,
+      data: { status: err.status ?? null, type: apiErrorType(err) ?? null, requestId: err.requestID ?? null },
+    };
   }
   return toWireError(err);
 }

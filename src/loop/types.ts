@@ -22,7 +22,12 @@ export interface RequestGate {
    * the request that reads the shared prefix, which the warm-first barrier holds.
    * `cost`: what the request is predicted to spend (the rate-limit admission reserves it).
    */
-  acquire(request: { turn: number; first: boolean; signal?: AbortSignal | undefined; cost?: RequestCost | undefined }): Promise<GatePermit>;
+  acquire(request: {
+    turn: number;
+    first: boolean;
+    signal?: AbortSignal | undefined;
+    cost?: RequestCost | undefined;
+  }): Promise<GatePermit>;
 }
 
 /** A gate that lets everything through at once (no scheduling). */
@@ -53,7 +58,16 @@ export type LoopEvent =
    * endpoint billed it, so the ledger records it with the usage of its `message_start`.
    */
   | { type: 'attempt-failed'; turn: number; at: number; request: RequestRecord }
-  | { type: 'tool-call'; turn: number; at: number; name: string; id: string; isError: boolean; code?: string | undefined; path?: string | undefined };
+  | {
+      type: 'tool-call';
+      turn: number;
+      at: number;
+      name: string;
+      id: string;
+      isError: boolean;
+      code?: string | undefined;
+      path?: string | undefined;
+    };
 
 export type ForkStatus = 'completed' | 'failed' | 'cancelled';
 

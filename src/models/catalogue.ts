@@ -2,7 +2,15 @@ import builtinFile from './catalogue.json' with { type: 'json' };
 import { ForkcacheError } from '../errors.ts';
 import { readJsonFile } from '../json-file.ts';
 import { formatPath } from '../validation.ts';
-import { catalogueFileSchema, type CatalogueFile, type ModelRow, type ModelProvider, type ModelStatus, type PriceRowInput, type TokenClass } from './schema.ts';
+import {
+  catalogueFileSchema,
+  type CatalogueFile,
+  type ModelRow,
+  type ModelProvider,
+  type ModelStatus,
+  type PriceRowInput,
+  type TokenClass,
+} from './schema.ts';
 
 /**
  * The model catalogue: every model forkcache knows, with its status, prices (as dated rows),
@@ -81,7 +89,13 @@ export interface ModelCatalogue {
 
 const DEFAULT_MULTIPLIERS = { write5m: 1.25, write1h: 2, read: 0.1 };
 const DEFAULT_MODIFIERS: PriceModifiers = { batchMultiplier: 0.5, inferenceGeoMultipliers: { us: 1.1 } };
-const DEFAULT_CONSTRAINTS: ModelConstraints = { adaptiveThinkingOnly: false, forcedToolChoice: true, prefill: true, bindsThinkingBlocks: false, systemMessages: true };
+const DEFAULT_CONSTRAINTS: ModelConstraints = {
+  adaptiveThinkingOnly: false,
+  forcedToolChoice: true,
+  prefill: true,
+  bindsThinkingBlocks: false,
+  systemMessages: true,
+};
 
 type RatesInput = {
   inputPerMTok: number;
@@ -96,10 +110,20 @@ type RatesInput = {
 
 function resolveRates(r: RatesInput, like?: TierRates): TierRates {
   // Fast-mode rates keep the tier's cache multipliers unless they say otherwise.
-  const ratio = (price: number | undefined, base: number): number | undefined => (price === undefined || base === 0 ? undefined : price / base);
-  const m5 = r.cacheWrite5mMultiplier ?? (like ? ratio(like.cacheWrite5mPerMTok, like.inputPerMTok) : undefined) ?? DEFAULT_MULTIPLIERS.write5m;
-  const m1 = r.cacheWrite1hMultiplier ?? (like ? ratio(like.cacheWrite1hPerMTok, like.inputPerMTok) : undefined) ?? DEFAULT_MULTIPLIERS.write1h;
-  const mr = r.cacheReadMultiplier ?? (like ? ratio(like.cacheReadPerMTok, like.inputPerMTok) : undefined) ?? DEFAULT_MULTIPLIERS.read;
+  const ratio = (price: number | undefined, base: number): number | undefined =>
+    price === undefined || base === 0 ? undefined : price / base;
+  const m5 =
+    r.cacheWrite5mMultiplier ??
+    (like ? ratio(like.cacheWrite5mPerMTok, like.inputPerMTok) : undefined) ??
+    DEFAULT_MULTIPLIERS.write5m;
+  const m1 =
+    r.cacheWrite1hMultiplier ??
+    (like ? ratio(like.cacheWrite1hPerMTok, like.inputPerMTok) : undefined) ??
+    DEFAULT_MULTIPLIERS.write1h;
+  const mr =
+    r.cacheReadMultiplier ??
+    (like ? ratio(like.cacheReadPerMTok, like.inputPerMTok) : undefined) ??
+    DEFAULT_MULTIPLIERS.read;
   // Derived prices are rounded to 1e-9 $/MTok: 3 × 0.1 is 0.3, not 0.30000000000000004.
   const derive = (multiple: number): number => Math.round(r.inputPerMTok * multiple * 1e9) / 1e9;
   return {
@@ -111,7 +135,11 @@ function resolveRates(r: RatesInput, like?: TierRates): TierRates {
   };
 }
 
-function tierOf(name: string | null, upTo: number | null, r: RatesInput & { fast?: RatesInput | undefined }): PriceTier {
+function tierOf(
+  name: string | null,
+  upTo: number | null,
+  r: RatesInput & { fast?: RatesInput | undefined },
+): PriceTier {
   const rates = resolveRates(r);
   return { name, upToPromptTokens: upTo, ...rates, fast: r.fast ? resolveRates(r.fast, rates) : null };
 }
@@ -155,20 +183,28 @@ function checkRow(row: ModelRow, where: string, source: string): void {
   if (row.status === 'deprecated' && (!row.endOfLife || !row.replacement)) {
     throw invalid(source, `${where}: a deprecated model needs endOfLife and replacement`, `${where}.status`);
   }
-  if (row.status === 'retired' && !row.replacement) throw invalid(source, `${where}.replacement: a retired model needs its replacement`, `${where}.replacement`);
-  if (row.status !== 'retired' && row.prices.length === 0) throw invalid(source, `${where}.prices: a ${row.status} model needs at least one price row`, `${where}.prices`);
+  if (row.status === 'retired' && !row.replacement)
+    throw invalid(source, `${where}.replacement: a retired model needs its replacement`, `${where}.replacement`);
+  if (row.status !== 'retired' && row.prices.length === 0)
+    throw invalid(source, `${where}.prices: a ${row.status} model needs at least one price row`, `${where}.prices`);
   row.prices.forEach((price, p) => {
     const prev = row.prices[p - 1];
     if (prev && prev.effectiveFrom >= price.effectiveFrom) {
-      throw invalid(source, `${where}.prices[${p}].effectiveFrom: ${price.effectiveFrom} must come after ${prev.effectiveFrom}`, `${where}.prices[${p}].effectiveFrom`);
+      throw invalid(
+        source,
+        `${where}.prices[${p}].effectiveFrom: ${price.effectiveFrom} must come after ${prev.effectiveFrom}`,
+        `${where}.prices[${p}].effectiveFrom`,
+      );
     }
     if (!('bands' in price)) return;
     const tiers = price.bands.tiers;
     tiers.forEach((tier, t) => {
       const field = `${where}.prices[${p}].bands.tiers[${t}].upToPromptTokens`;
       const last = t === tiers.length - 1;
-      if (last && tier.upToPromptTokens !== undefined) throw invalid(source, `${field}: the last tier has no upper bound`, field);
-      if (!last && tier.upToPromptTokens === undefined) throw invalid(source, `${field}: required on every tier but the last`, field);
+      if (last && tier.upToPromptTokens !== undefined)
+        throw invalid(source, `${field}: the last tier has no upper bound`, field);
+      if (!last && tier.upToPromptTokens === undefined)
+        throw invalid(source, `${field}: required on every tier but the last`, field);
       const before = tiers[t - 1]?.upToPromptTokens;
       if (before !== undefined && tier.upToPromptTokens !== undefined && tier.upToPromptTokens <= before) {
         throw invalid(source, `${field}: must be above the previous tier's ${before}`, field);
@@ -208,13 +244,18 @@ function build(date: string, rows: readonly ModelRow[], modifiers: PriceModifier
   for (const row of rows) {
     for (const name of [row.id, ...row.aliases]) {
       const owner = names.get(name);
-      if (owner !== undefined) throw invalid(source, `model "${name}" is named twice (${owner} and ${row.id})`, 'models');
+      if (owner !== undefined)
+        throw invalid(source, `model "${name}" is named twice (${owner} and ${row.id})`, 'models');
       names.set(name, row.id);
     }
   }
   for (const row of rows) {
     if (row.replacement !== undefined && !names.has(row.replacement)) {
-      throw invalid(source, `${row.id}.replacement: "${row.replacement}" is not in the catalogue`, `${row.id}.replacement`);
+      throw invalid(
+        source,
+        `${row.id}.replacement: "${row.replacement}" is not in the catalogue`,
+        `${row.id}.replacement`,
+      );
     }
   }
   return Object.freeze({ date, models: Object.freeze(rows.map(entryOf)), modifiers });
@@ -223,7 +264,12 @@ function build(date: string, rows: readonly ModelRow[], modifiers: PriceModifier
 const BUILTIN_FILE = parseCatalogueFile(builtinFile, 'built-in model catalogue');
 
 /** The catalogue shipped with the package. */
-export const BUILTIN_CATALOGUE: ModelCatalogue = build(BUILTIN_FILE.date, BUILTIN_FILE.models, BUILTIN_FILE.modifiers ?? DEFAULT_MODIFIERS, 'built-in model catalogue');
+export const BUILTIN_CATALOGUE: ModelCatalogue = build(
+  BUILTIN_FILE.date,
+  BUILTIN_FILE.models,
+  BUILTIN_FILE.modifiers ?? DEFAULT_MODIFIERS,
+  'built-in model catalogue',
+);
 
 /**
  * Merge a user file (parsed JSON) over the built-in catalogue: rows replace built-in rows of
@@ -248,7 +294,8 @@ export function loadCatalogue(path?: string): ModelCatalogue {
  * Undefined for an id the catalogue does not know (which the API may still accept).
  */
 export function findModel(id: string, catalogue: ModelCatalogue = BUILTIN_CATALOGUE): ModelEntry | undefined {
-  const match = (name: string): ModelEntry | undefined => catalogue.models.find((m) => m.id === name || m.aliases.includes(name));
+  const match = (name: string): ModelEntry | undefined =>
+    catalogue.models.find((m) => m.id === name || m.aliases.includes(name));
   const exact = match(id);
   if (exact) return exact;
   const stripped = id.replace(/-(\d{8}|latest)$/, '');

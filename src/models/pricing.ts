@@ -47,7 +47,9 @@ export function priceRowAt(entry: ModelEntry, at: number): PriceRow | undefined 
 /** The tier a request of this prompt length pays: every token class of it, output included. */
 export function tierFor(row: PriceRow, ctx: BillingContext): PriceTier {
   const prompt = row.bandCounts.reduce((sum, cls) => sum + ctx[cls], 0);
-  const tier = row.tiers.find((t) => t.upToPromptTokens === null || prompt <= t.upToPromptTokens) ?? row.tiers[row.tiers.length - 1];
+  const tier =
+    row.tiers.find((t) => t.upToPromptTokens === null || prompt <= t.upToPromptTokens) ??
+    row.tiers[row.tiers.length - 1];
   if (!tier) throw new Error('price row without tiers');
   return tier;
 }
@@ -64,13 +66,19 @@ function nano(perMTok: number, factor: number): number {
  * Price one request: its date picks the row, its prompt length the band, and its usage the
  * modifiers (batch, inference geography, fast mode), which stack with caching.
  */
-export function priceTerms(entry: ModelEntry, catalogue: ModelCatalogue, at: number, ctx: BillingContext): PriceTerms | undefined {
+export function priceTerms(
+  entry: ModelEntry,
+  catalogue: ModelCatalogue,
+  at: number,
+  ctx: BillingContext,
+): PriceTerms | undefined {
   const row = priceRowAt(entry, at);
   if (!row) return undefined;
   const tier = tierFor(row, ctx);
   const base: TierRates = ctx.speed === 'fast' && tier.fast ? tier.fast : tier;
   let factor = ctx.serviceTier === 'batch' ? catalogue.modifiers.batchMultiplier : 1;
-  const geo = ctx.inferenceGeo === undefined ? undefined : catalogue.modifiers.inferenceGeoMultipliers[ctx.inferenceGeo];
+  const geo =
+    ctx.inferenceGeo === undefined ? undefined : catalogue.modifiers.inferenceGeoMultipliers[ctx.inferenceGeo];
   if (entry.inferenceGeo && geo !== undefined) factor *= geo;
   return {
     effectiveFrom: row.effectiveFrom,

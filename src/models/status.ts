@@ -32,7 +32,8 @@ export interface ModelCheck {
 }
 
 /** How a user prices a model the catalogue does not know. */
-export const PRICING_HINT = 'price it with --model-table FILE (or the plan\'s "modelTable" field): a JSON file { "date": "YYYY-MM-DD", "models": [{ "id", "prices": [{ "effectiveFrom", "inputPerMTok", "outputPerMTok" }] }] } merged over the built-in catalogue';
+export const PRICING_HINT =
+  'price it with --model-table FILE (or the plan\'s "modelTable" field): a JSON file { "date": "YYYY-MM-DD", "models": [{ "id", "prices": [{ "effectiveFrom", "inputPerMTok", "outputPerMTok" }] }] } merged over the built-in catalogue';
 
 /**
  * Check a model id against the catalogue at a date. A retired id is refused (`MODEL_RETIRED`,
@@ -40,17 +41,25 @@ export const PRICING_HINT = 'price it with --model-table FILE (or the plan\'s "m
  * does not know both run, with one warning. An unknown id is never refused: new models appear
  * every few weeks, and the API is the judge of what it accepts.
  */
-export function checkModel(id: string, options: { catalogue?: ModelCatalogue; at: number; field?: string }): ModelCheck {
+export function checkModel(
+  id: string,
+  options: { catalogue?: ModelCatalogue; at: number; field?: string },
+): ModelCheck {
   const check = describeModel(id, options);
   if (check.status === 'retired') {
     const entry = check.entry;
-    throw new ForkcacheError('MODEL_RETIRED', check.warning ?? `${id} was retired`, { data: { field: options.field ?? 'model', model: id, replacement: entry?.replacement ?? null } });
+    throw new ForkcacheError('MODEL_RETIRED', check.warning ?? `${id} was retired`, {
+      data: { field: options.field ?? 'model', model: id, replacement: entry?.replacement ?? null },
+    });
   }
   return check;
 }
 
 /** Like `checkModel`, but a retired model is described (with its warning), not refused. */
-export function describeModel(id: string, options: { catalogue?: ModelCatalogue; at: number; field?: string }): ModelCheck {
+export function describeModel(
+  id: string,
+  options: { catalogue?: ModelCatalogue; at: number; field?: string },
+): ModelCheck {
   const catalogue = options.catalogue ?? BUILTIN_CATALOGUE;
   const field = options.field ?? 'model';
   const entry = findModel(id, catalogue);
@@ -61,8 +70,16 @@ export function describeModel(id: string, options: { catalogue?: ModelCatalogue;
   const status = statusAt(entry, options.at);
   if (status === 'retired') {
     const when = entry.endOfLife ? ` on ${entry.endOfLife}` : '';
-    return { model: id, entry, status, warning: `${field}: "${id}" was retired${when}: requests to it fail; use ${entry.replacement} instead` };
+    return {
+      model: id,
+      entry,
+      status,
+      warning: `${field}: "${id}" was retired${when}: requests to it fail; use ${entry.replacement} instead`,
+    };
   }
-  const warning = status === 'deprecated' ? `${field}: "${id}" is deprecated: its end of life is ${entry.endOfLife}; use ${entry.replacement} instead` : null;
+  const warning =
+    status === 'deprecated'
+      ? `${field}: "${id}" is deprecated: its end of life is ${entry.endOfLife}; use ${entry.replacement} instead`
+      : null;
   return { model: id, entry, status, warning };
 }

@@ -10,17 +10,38 @@ export interface StartPoint {
   child: ForkChild;
   turnsDone: number;
   /** What the earlier turns did (from the transcript): merged into the final outcome. */
-  previous: { requests: RequestRecord[]; failedAttempts: RequestRecord[]; unknownOutcome: number; toolCalls: number; filesChanged: string[] };
+  previous: {
+    requests: RequestRecord[];
+    failedAttempts: RequestRecord[];
+    unknownOutcome: number;
+    toolCalls: number;
+    filesChanged: string[];
+  };
   /** Tool calls that were running when the earlier run stopped (reported to the model). */
   interrupted: string[];
 }
 
 /** The outcome of a fork that ran no turn (cancelled while queued, its worker failed at once…). */
 export function emptyOutcome(status: ForkOutcome['status'], error: ForkOutcome['error']): ForkOutcome {
-  return { status, turns: 0, toolCalls: 0, requests: [], finalText: '', report: undefined, messages: [], filesChanged: [], error };
+  return {
+    status,
+    turns: 0,
+    toolCalls: 0,
+    requests: [],
+    finalText: '',
+    report: undefined,
+    messages: [],
+    filesChanged: [],
+    error,
+  };
 }
 
-export const FRESH_START = (child: ForkChild): StartPoint => ({ child, turnsDone: 0, previous: { requests: [], failedAttempts: [], unknownOutcome: 0, toolCalls: 0, filesChanged: [] }, interrupted: [] });
+export const FRESH_START = (child: ForkChild): StartPoint => ({
+  child,
+  turnsDone: 0,
+  previous: { requests: [], failedAttempts: [], unknownOutcome: 0, toolCalls: 0, filesChanged: [] },
+  interrupted: [],
+});
 
 /** The start point a transcript gives: the base child continued by the fork's own turns. */
 export function startFromTranscript(base: ForkChild, transcript: ReadTranscript): StartPoint {
@@ -28,7 +49,9 @@ export function startFromTranscript(base: ForkChild, transcript: ReadTranscript)
   const files = new Set<string>();
   let toolCalls = 0;
   for (const turn of transcript.turns) {
-    const uses = (Array.isArray(turn.assistant.content) ? turn.assistant.content : []).filter((b): b is Anthropic.ToolUseBlockParam => b.type === 'tool_use');
+    const uses = (Array.isArray(turn.assistant.content) ? turn.assistant.content : []).filter(
+      (b): b is Anthropic.ToolUseBlockParam => b.type === 'tool_use',
+    );
     for (const tool of turn.tools) {
       if (!tool.result) continue;
       toolCalls += 1;
@@ -40,7 +63,13 @@ export function startFromTranscript(base: ForkChild, transcript: ReadTranscript)
   return {
     child: { tailBlocks: base.tailBlocks, messages: [...base.messages, ...messages] },
     turnsDone,
-    previous: { requests: transcript.turns.map((t) => t.request), failedAttempts: transcript.failedAttempts, unknownOutcome: transcript.unknownOutcome, toolCalls, filesChanged: [...files] },
+    previous: {
+      requests: transcript.turns.map((t) => t.request),
+      failedAttempts: transcript.failedAttempts,
+      unknownOutcome: transcript.unknownOutcome,
+      toolCalls,
+      filesChanged: [...files],
+    },
     interrupted,
   };
 }
@@ -51,7 +80,8 @@ export function startFromTranscript(base: ForkChild, transcript: ReadTranscript)
  */
 export function finishedOutcome(start: StartPoint, transcript: ReadTranscript): ForkOutcome | undefined {
   const last = transcript.turns.at(-1);
-  const finalTurn = last && !(Array.isArray(last.assistant.content) && last.assistant.content.some((b) => b.type === 'tool_use'));
+  const finalTurn =
+    last && !(Array.isArray(last.assistant.content) && last.assistant.content.some((b) => b.type === 'tool_use'));
   if (transcript.end?.status !== 'completed' && !finalTurn) return undefined;
   const finalText = transcript.end?.finalText ?? textOf(last?.assistant);
   return {
@@ -101,7 +131,8 @@ export async function runWithRestarts(options: AttemptOptions): Promise<ForkOutc
   for (let attempt = 0; ; attempt++) {
     const outcome = await options.run(start, attempt);
     const workerDied = outcome.status === 'failed' && outcome.error?.code === 'FORK_WORKER_FAILED';
-    if (!workerDied || options.aborted() || !options.transcriptPath || attempt >= options.maxRestarts) return mergeOutcome(start, outcome);
+    if (!workerDied || options.aborted() || !options.transcriptPath || attempt >= options.maxRestarts)
+      return mergeOutcome(start, outcome);
     const transcript = readTranscript(options.transcriptPath);
     start = startFromTranscript(options.base, transcript);
     const finished = finishedOutcome(start, transcript);

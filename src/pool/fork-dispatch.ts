@@ -85,11 +85,27 @@ export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, a
     turnsDone: start.turnsDone,
     // under admission the scheduler owns 429/529 retries: the SDK must not retry on its own
     api: options.admission === 'on' ? { ...options.api, maxRetries: 0 } : options.api,
-    loop: { maxTurns: options.maxTurns, maxTokens: options.maxTokens, querySource: agent ? `agent:custom:${agent.type}` : FORK_QUERY_SOURCE, marker: ctx.prefix.childMarker, retry: options.turnRetry, gateRetries: options.admission === 'on' },
-    tools: { workspace: ctx.workspace, allow: [...(agent?.allow ?? options.allow)], limits: options.toolLimits, sandbox: options.sandbox, secrets: options.secrets },
+    loop: {
+      maxTurns: options.maxTurns,
+      maxTokens: options.maxTokens,
+      querySource: agent ? `agent:custom:${agent.type}` : FORK_QUERY_SOURCE,
+      marker: ctx.prefix.childMarker,
+      retry: options.turnRetry,
+      gateRetries: options.admission === 'on',
+    },
+    tools: {
+      workspace: ctx.workspace,
+      allow: [...(agent?.allow ?? options.allow)],
+      limits: options.toolLimits,
+      sandbox: options.sandbox,
+      secrets: options.secrets,
+    },
     transcriptPath: ctx.transcriptPath,
     permissions: options.permissions,
-    testHooks: attempt === 0 && exitWorker?.forkIndex === ctx.index ? { exitAfterTurn: exitWorker.afterTurn, how: exitWorker.how ?? 'exit' } : {},
+    testHooks:
+      attempt === 0 && exitWorker?.forkIndex === ctx.index
+        ? { exitAfterTurn: exitWorker.afterTurn, how: exitWorker.how ?? 'exit' }
+        : {},
   };
   try {
     const outcome = (await pool.run(task, { transferList: [port2] })) as ForkOutcome;
@@ -97,7 +113,10 @@ export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, a
     return outcome;
   } catch (err) {
     if (ctx.abort.signal.aborted) return emptyOutcome('cancelled', toWireError(ctx.abort.signal.reason));
-    return emptyOutcome('failed', new ForkcacheError('FORK_WORKER_FAILED', `worker failed: ${(err as Error).message}`, { cause: err }).toWire());
+    return emptyOutcome(
+      'failed',
+      new ForkcacheError('FORK_WORKER_FAILED', `worker failed: ${(err as Error).message}`, { cause: err }).toWire(),
+    );
   } finally {
     ctx.abort.signal.removeEventListener('abort', onAbort);
     server.close();

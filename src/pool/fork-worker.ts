@@ -21,7 +21,12 @@ export interface ProbeResult {
 
 function probe(task: ProbeTask): ProbeResult {
   const attached = attachFrozenPrefix(task.prefix);
-  return { threadId, sha256: attached.sha256, byteLength: attached.byteLength, shared: task.prefix instanceof SharedArrayBuffer };
+  return {
+    threadId,
+    sha256: attached.sha256,
+    byteLength: attached.byteLength,
+    shared: task.prefix instanceof SharedArrayBuffer,
+  };
 }
 
 export default function run(task: ProbeTask | ForkTask): ProbeResult | Promise<ForkOutcome> {

@@ -29,7 +29,15 @@ export function servePort(
             permits.set(message.seq, permit);
             post({ t: 'grant', seq: message.seq });
           },
-          (err: unknown) => !closed && post({ t: 'deny', seq: message.seq, message: err instanceof Error ? err.message : String(err), code: (err as { code?: unknown })?.code === undefined ? undefined : String((err as { code: unknown }).code) }),
+          (err: unknown) =>
+            !closed &&
+            post({
+              t: 'deny',
+              seq: message.seq,
+              message: err instanceof Error ? err.message : String(err),
+              code:
+                (err as { code?: unknown })?.code === undefined ? undefined : String((err as { code: unknown }).code),
+            }),
         );
         break;
       case 'started':
@@ -45,7 +53,14 @@ export function servePort(
       case 'ask':
         onAsk(message.tool, message.input).then(
           (answer) => !closed && post({ t: 'answer', seq: message.seq, allow: answer.allow, reason: answer.reason }),
-          (err: unknown) => !closed && post({ t: 'answer', seq: message.seq, allow: false, reason: `the permission handler failed: ${(err as Error).message}` }),
+          (err: unknown) =>
+            !closed &&
+            post({
+              t: 'answer',
+              seq: message.seq,
+              allow: false,
+              reason: `the permission handler failed: ${(err as Error).message}`,
+            }),
         );
         break;
       case 'end':

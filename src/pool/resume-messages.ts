@@ -8,7 +8,8 @@ export type { ReadTranscript, TranscriptTool, TranscriptTurn } from '../run-dir/
 /** What the model is told about a tool call that was running when the process stopped. */
 export const INTERRUPTED_TOOL_MESSAGE =
   'This tool call was interrupted: the run stopped while it was executing, so its effect is unknown (it may have completed, partly or not at all). Check the current state before you repeat it.';
-export const NOT_STARTED_TOOL_MESSAGE = 'This tool call did not run: the run stopped before it started. Run it again if it is still needed.';
+export const NOT_STARTED_TOOL_MESSAGE =
+  'This tool call did not run: the run stopped before it started. Run it again if it is still needed.';
 
 /**
  * Rebuild a fork's own messages from its transcript, to continue from its last complete turn.
@@ -16,18 +17,35 @@ export const NOT_STARTED_TOOL_MESSAGE = 'This tool call did not run: the run sto
  * saying it was interrupted (started, effect unknown) or never started. Nothing is re-executed
  * behind the model's back.
  */
-export function resumeMessages(transcript: ReadTranscript): { messages: Anthropic.MessageParam[]; turnsDone: number; interrupted: string[] } {
+export function resumeMessages(transcript: ReadTranscript): {
+  messages: Anthropic.MessageParam[];
+  turnsDone: number;
+  interrupted: string[];
+} {
   const messages: Anthropic.MessageParam[] = [];
   const interrupted: string[] = [];
   for (const turn of transcript.turns) {
     messages.push(turn.assistant);
-    const uses = (Array.isArray(turn.assistant.content) ? turn.assistant.content : []).filter((b): b is Anthropic.ToolUseBlockParam => b.type === 'tool_use');
+    const uses = (Array.isArray(turn.assistant.content) ? turn.assistant.content : []).filter(
+      (b): b is Anthropic.ToolUseBlockParam => b.type === 'tool_use',
+    );
     if (uses.length === 0) continue;
     const results: Anthropic.ToolResultBlockParam[] = uses.map((use) => {
       const recorded = turn.tools.find((t) => t.id === use.id);
-      if (recorded?.result) return { type: 'tool_result', tool_use_id: use.id, content: recorded.result.content, ...(recorded.result.isError ? { is_error: true } : {}) };
+      if (recorded?.result)
+        return {
+          type: 'tool_result',
+          tool_use_id: use.id,
+          content: recorded.result.content,
+          ...(recorded.result.isError ? { is_error: true } : {}),
+        };
       if (recorded) interrupted.push(use.id);
-      return { type: 'tool_result', tool_use_id: use.id, content: recorded ? INTERRUPTED_TOOL_MESSAGE : NOT_STARTED_TOOL_MESSAGE, is_error: true };
+      return {
+        type: 'tool_result',
+        tool_use_id: use.id,
+        content: recorded ? INTERRUPTED_TOOL_MESSAGE : NOT_STARTED_TOOL_MESSAGE,
+        is_error: true,
+      };
     });
     messages.push({ role: 'user', content: results });
   }

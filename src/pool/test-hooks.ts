@@ -16,7 +16,13 @@ export interface TestHooks {
 const TEST_HOOKS = Symbol('forkcache.testHooks');
 
 const testHooksSchema = z.strictObject({
-  exitWorker: z.strictObject({ forkIndex: z.number().int().nonnegative(), afterTurn: z.number().int().positive(), how: z.enum(['exit', 'out-of-memory']).optional() }).optional(),
+  exitWorker: z
+    .strictObject({
+      forkIndex: z.number().int().nonnegative(),
+      afterTurn: z.number().int().positive(),
+      how: z.enum(['exit', 'out-of-memory']).optional(),
+    })
+    .optional(),
 });
 
 /** Engine options carrying test hooks (for `ForkEngine.create`). Generic: the pool does not know the engine's options. */
@@ -27,5 +33,7 @@ export function withTestHooks<T extends object>(options: T, hooks: TestHooks): T
 /** The validated test hooks of engine options (`{}` without any). */
 export function testHooksOf(options: object): TestHooks {
   const hooks = (options as { [TEST_HOOKS]?: unknown })[TEST_HOOKS];
-  return hooks === undefined ? {} : (parseOrThrow(testHooksSchema, hooks, 'INVALID_ARGUMENT', 'test hooks') as TestHooks);
+  return hooks === undefined
+    ? {}
+    : (parseOrThrow(testHooksSchema, hooks, 'INVALID_ARGUMENT', 'test hooks') as TestHooks);
 }

@@ -37,7 +37,11 @@ class PortGate implements RequestGate {
     this.#pending.delete(message.seq);
     if (message.t === 'deny') {
       // a coded denial (the spend cap) ends the fork with that code, not as an API error
-      waiter.reject(message.code?.startsWith('RATE_LIMIT_') ? fromWireError({ code: message.code, message: message.message }) : new Error(message.message));
+      waiter.reject(
+        message.code?.startsWith('RATE_LIMIT_')
+          ? fromWireError({ code: message.code, message: message.message })
+          : new Error(message.message),
+      );
       return;
     }
     const seq = message.seq;
@@ -47,7 +51,12 @@ class PortGate implements RequestGate {
     });
   }
 
-  acquire(request: { turn: number; first: boolean; signal?: AbortSignal | undefined; cost?: RequestCost | undefined }): Promise<GatePermit> {
+  acquire(request: {
+    turn: number;
+    first: boolean;
+    signal?: AbortSignal | undefined;
+    cost?: RequestCost | undefined;
+  }): Promise<GatePermit> {
     request.signal?.throwIfAborted();
     const seq = ++this.#seq;
     return new Promise<GatePermit>((resolve, reject) => {
@@ -92,7 +101,17 @@ export async function runForkTask(task: ForkTask): Promise<ForkOutcome> {
     // reason: thrown, it would pass for a dead worker and be restarted in vain
     task.port.postMessage({ t: 'end' } satisfies WorkerToMain);
     task.port.close();
-    return { status: 'failed', turns: task.turnsDone, toolCalls: 0, requests: [], finalText: '', report: undefined, messages: [...task.child.messages], filesChanged: [], error: toWireError(err) };
+    return {
+      status: 'failed',
+      turns: task.turnsDone,
+      toolCalls: 0,
+      requests: [],
+      finalText: '',
+      report: undefined,
+      messages: [...task.child.messages],
+      filesChanged: [],
+      error: toWireError(err),
+    };
   }
 }
 

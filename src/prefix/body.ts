@@ -22,17 +22,27 @@ const HEAD_KEYS = new Set<string>(['model', 'system', 'tools', 'messages', ...CA
 function checkPerRequest(perRequest: PerRequest): void {
   for (const key of Object.keys(perRequest)) {
     if (HEAD_KEYS.has(key)) {
-      throw new ForkcacheError('INVALID_ARGUMENT', `perRequest.${key}: "${key}" is part of the frozen head and cannot be set per request`, { data: { field: `perRequest.${key}` } });
+      throw new ForkcacheError(
+        'INVALID_ARGUMENT',
+        `perRequest.${key}: "${key}" is part of the frozen head and cannot be set per request`,
+        { data: { field: `perRequest.${key}` } },
+      );
     }
   }
   const maxTokens = perRequest.max_tokens;
   if (!Number.isInteger(maxTokens) || maxTokens < 0) {
-    throw new ForkcacheError('INVALID_ARGUMENT', `perRequest.max_tokens: expected a non-negative integer, got ${String(maxTokens)}`, { data: { field: 'perRequest.max_tokens' } });
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `perRequest.max_tokens: expected a non-negative integer, got ${String(maxTokens)}`,
+      { data: { field: 'perRequest.max_tokens' } },
+    );
   }
 }
 
 function asBlocks(message: Message): Block[] {
-  return typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : [...(message.content as Block[])];
+  return typeof message.content === 'string'
+    ? [{ type: 'text', text: message.content }]
+    : [...(message.content as Block[])];
 }
 
 /**
@@ -42,7 +52,9 @@ function asBlocks(message: Message): Block[] {
  */
 export function markChild(child: ForkChild, marker: CacheTtl | false): ForkChild {
   const tailBlocks = child.tailBlocks.map((b) => withoutMarker(b));
-  const messages = child.messages.map((m) => (typeof m.content === 'string' ? m : { ...m, content: m.content.map((b) => withoutMarker(b)) }) as Message);
+  const messages = child.messages.map(
+    (m) => (typeof m.content === 'string' ? m : { ...m, content: m.content.map((b) => withoutMarker(b)) }) as Message,
+  );
   if (marker === false) return { tailBlocks, messages };
   for (let i = messages.length - 1; i >= 0; i--) {
     const blocks = asBlocks(messages[i]!);
@@ -76,7 +88,8 @@ export function serializeSuffix(headEnd: HeadEnd, child: ForkChild, perRequest: 
     out += child.messages.map((m) => JSON.stringify(m)).join(',');
   }
   out += ']';
-  for (const [key, value] of Object.entries(perRequest)) if (value !== undefined) out += `,${JSON.stringify(key)}:${JSON.stringify(value)}`;
+  for (const [key, value] of Object.entries(perRequest))
+    if (value !== undefined) out += `,${JSON.stringify(key)}:${JSON.stringify(value)}`;
   return `${out}}`;
 }
 
@@ -117,7 +130,12 @@ export function withSuffix(head: Uint8Array, suffix: string): Uint8Array {
  * The same request built as an object, the ordinary way. Equal (as parsed JSON) to
  * `childRequestBody`'s bytes; used to check the byte path and for diagnostics.
  */
-export function childRequestObject(shared: SharedRequest, child: ForkChild, perRequest: PerRequest, options: ChildBodyOptions = {}): Record<string, unknown> {
+export function childRequestObject(
+  shared: SharedRequest,
+  child: ForkChild,
+  perRequest: PerRequest,
+  options: ChildBodyOptions = {},
+): Record<string, unknown> {
   checkPerRequest(perRequest);
   const marked = markChild(child, options.marker ?? '5m');
   const messages = childMessages(shared.object['messages'] as Message[], marked);

@@ -11,10 +11,22 @@ type Tool = Anthropic.ToolUnion;
 export function chatTools(tools: readonly Tool[], markLast: boolean): unknown[] {
   return tools.map((tool, i) => {
     if (!('input_schema' in tool)) {
-      throw new ForkcacheError('INVALID_ARGUMENT', `snapshot.tools[${i}]: "${String((tool as { name?: unknown }).name ?? tool.type)}" is a server tool; Chat Completions has only function tools`, { data: { field: `snapshot.tools[${i}]` } });
+      throw new ForkcacheError(
+        'INVALID_ARGUMENT',
+        `snapshot.tools[${i}]: "${String((tool as { name?: unknown }).name ?? tool.type)}" is a server tool; Chat Completions has only function tools`,
+        { data: { field: `snapshot.tools[${i}]` } },
+      );
     }
-    const fn = { name: tool.name, ...(tool.description === undefined ? {} : { description: tool.description }), parameters: tool.input_schema };
-    return { type: 'function', function: fn, ...(markLast && i === tools.length - 1 ? { cache_control: { type: 'ephemeral' } } : {}) };
+    const fn = {
+      name: tool.name,
+      ...(tool.description === undefined ? {} : { description: tool.description }),
+      parameters: tool.input_schema,
+    };
+    return {
+      type: 'function',
+      function: fn,
+      ...(markLast && i === tools.length - 1 ? { cache_control: { type: 'ephemeral' } } : {}),
+    };
   });
 }
 
@@ -31,10 +43,17 @@ export function chatToolChoice(choice: Anthropic.ToolChoice): unknown {
   }
 }
 
-export function systemMessage(system: string | readonly Anthropic.TextBlockParam[], dialect: ChatDialect, mark: boolean): ChatMessage {
+export function systemMessage(
+  system: string | readonly Anthropic.TextBlockParam[],
+  dialect: ChatDialect,
+  mark: boolean,
+): ChatMessage {
   if (!mark) {
     if (typeof system === 'string') return { role: 'system', content: system };
-    return { role: 'system', content: system.map((b, i) => toPart({ type: 'text', text: b.text }, dialect, `snapshot.system[${i}]`)) };
+    return {
+      role: 'system',
+      content: system.map((b, i) => toPart({ type: 'text', text: b.text }, dialect, `snapshot.system[${i}]`)),
+    };
   }
   // Qwen Code's own placement: the system message in array form, marked (the stable prefix)
   const blocks = typeof system === 'string' ? [{ type: 'text' as const, text: system }] : system;
@@ -63,18 +82,26 @@ export function renderChatHead(shared: SharedRequest, options: ChatHeadOptions):
   const object: Record<string, unknown> = { model: source['model'] };
   const tools = source['tools'] as Tool[] | undefined;
   if (tools && tools.length > 0) object['tools'] = chatTools(tools, cached && options.layout === 'qwen');
-  if (source['tool_choice'] !== undefined) object['tool_choice'] = chatToolChoice(source['tool_choice'] as Anthropic.ToolChoice);
+  if (source['tool_choice'] !== undefined)
+    object['tool_choice'] = chatToolChoice(source['tool_choice'] as Anthropic.ToolChoice);
   for (const key of ['temperature', 'top_p'] as const) if (source[key] !== undefined) object[key] = source[key];
   const messages: ChatMessage[] = [];
   const system = source['system'] as string | Anthropic.TextBlockParam[] | undefined;
-  if (system !== undefined && system !== '' && !(Array.isArray(system) && system.length === 0)) messages.push(systemMessage(system, dialect, cached));
-  (source['messages'] as Anthropic.MessageParam[]).forEach((m, i) => messages.push(...toChatMessages(m, dialect, `snapshot.messages[${i}]`)));
+  if (system !== undefined && system !== '' && !(Array.isArray(system) && system.length === 0))
+    messages.push(systemMessage(system, dialect, cached));
+  (source['messages'] as Anthropic.MessageParam[]).forEach((m, i) =>
+    messages.push(...toChatMessages(m, dialect, `snapshot.messages[${i}]`)),
+  );
   object['messages'] = messages;
   const json = JSON.stringify(object);
   const last = messages.at(-1);
   const history = (source['messages'] as unknown[]).length > 0;
   // a child continues the boundary message only when it is a user message in array form
-  const [tail, headEnd]: [string, HeadEnd] = !last ? [']}', 'messages-open'] : history && last.role === 'user' && Array.isArray(last.content) ? [']}]}', 'content-open'] : [']}', 'message-closed'];
+  const [tail, headEnd]: [string, HeadEnd] = !last
+    ? [']}', 'messages-open']
+    : history && last.role === 'user' && Array.isArray(last.content)
+      ? [']}]}', 'content-open']
+      : [']}', 'message-closed'];
   if (!json.endsWith(tail)) throw new ForkcacheError('INTERNAL', `chat head JSON does not end with ${tail}`);
   return { text: json.slice(0, json.length - tail.length), headEnd };
 }
@@ -83,7 +110,12 @@ export function renderChatHead(shared: SharedRequest, options: ChatHeadOptions):
  * What follows the head for one child: its tail parts (appended to the open user message, or
  * as a new user message after a closed one), its own turns, then the per-request fields.
  */
-export function serializeChatSuffix(headEnd: HeadEnd, child: ForkChild, perRequest: Readonly<Record<string, unknown>>, dialect: ChatDialect): string {
+export function serializeChatSuffix(
+  headEnd: HeadEnd,
+  child: ForkChild,
+  perRequest: Readonly<Record<string, unknown>>,
+  dialect: ChatDialect,
+): string {
   let out = '';
   const messages: ChatMessage[] = [];
   if (headEnd === 'content-open') {
@@ -95,6 +127,7 @@ export function serializeChatSuffix(headEnd: HeadEnd, child: ForkChild, perReque
   child.messages.forEach((m, i) => messages.push(...toChatMessages(m, dialect, `child.messages[${i}]`)));
   messages.forEach((m, i) => (out += `${i === 0 && headEnd === 'messages-open' ? '' : ','}${JSON.stringify(m)}`));
   out += ']';
-  for (const [key, value] of Object.entries(perRequest)) if (value !== undefined) out += `,${JSON.stringify(key)}:${JSON.stringify(value)}`;
+  for (const [key, value] of Object.entries(perRequest))
+    if (value !== undefined) out += `,${JSON.stringify(key)}:${JSON.stringify(value)}`;
   return `${out}}`;
 }

@@ -4,7 +4,11 @@ import { ForkcacheError } from '../errors.ts';
 export function firstDifference(body: Uint8Array, head: Uint8Array): number {
   const n = Math.min(body.byteLength, head.byteLength);
   // memcmp first (fast path for multi-MiB heads); only a mismatch pays for the byte scan.
-  if (n === head.byteLength && Buffer.from(body.buffer, body.byteOffset, n).equals(Buffer.from(head.buffer, head.byteOffset, n))) return -1;
+  if (
+    n === head.byteLength &&
+    Buffer.from(body.buffer, body.byteOffset, n).equals(Buffer.from(head.buffer, head.byteOffset, n))
+  )
+    return -1;
   for (let i = 0; i < n; i++) if (body[i] !== head[i]) return i;
   return n;
 }
@@ -21,9 +25,19 @@ function excerpt(bytes: Uint8Array, at: number): string {
 export function assertStartsWithHead(body: Uint8Array, head: Uint8Array, prefixId = ''): void {
   const at = firstDifference(body, head);
   if (at < 0) return;
-  throw new ForkcacheError('FORK_PREFIX_DRIFT', `request body drifts from frozen prefix ${prefixId} at byte ${at} of ${head.byteLength}`, {
-    data: { prefixId, offset: at, headBytes: head.byteLength, expected: excerpt(head, at), actual: excerpt(body, at) },
-  });
+  throw new ForkcacheError(
+    'FORK_PREFIX_DRIFT',
+    `request body drifts from frozen prefix ${prefixId} at byte ${at} of ${head.byteLength}`,
+    {
+      data: {
+        prefixId,
+        offset: at,
+        headBytes: head.byteLength,
+        expected: excerpt(head, at),
+        actual: excerpt(body, at),
+      },
+    },
+  );
 }
 
 function bodyBytes(body: unknown): Uint8Array | undefined {
@@ -59,7 +73,12 @@ export function driftCheckedFetch(options: DriftCheckOptions): typeof fetch {
     if (init?.method === 'POST' && new URL(url).pathname.endsWith(path)) {
       const bytes = bodyBytes(init.body);
       try {
-        if (!bytes) throw new ForkcacheError('FORK_PREFIX_DRIFT', 'request body is not raw bytes: it was re-serialized, not sent from the frozen head', { data: { prefixId: options.prefixId ?? '' } });
+        if (!bytes)
+          throw new ForkcacheError(
+            'FORK_PREFIX_DRIFT',
+            'request body is not raw bytes: it was re-serialized, not sent from the frozen head',
+            { data: { prefixId: options.prefixId ?? '' } },
+          );
         assertStartsWithHead(bytes, options.head, options.prefixId);
       } catch (err) {
         options.onDrift?.(err as ForkcacheError);

@@ -78,14 +78,29 @@ const encoder = new TextEncoder();
 export function freeze(snapshot: ParentSnapshot, options: FreezeOptions = {}): FrozenPrefix {
   const layout = options.layout ?? 'claude';
   const ttl = options.ttl ?? DEFAULT_CACHE_TTL;
-  if (!CACHE_TTLS.includes(ttl)) throw new ForkcacheError('INVALID_ARGUMENT', `ttl: expected "5m" or "1h", got "${String(ttl)}"`, { data: { field: 'ttl' } });
+  if (!CACHE_TTLS.includes(ttl))
+    throw new ForkcacheError('INVALID_ARGUMENT', `ttl: expected "5m" or "1h", got "${String(ttl)}"`, {
+      data: { field: 'ttl' },
+    });
   const markers = options.markers ?? 'boundary';
-  if (!MARKER_STRATEGIES.includes(markers)) throw new ForkcacheError('INVALID_ARGUMENT', `markers: expected one of ${MARKER_STRATEGIES.join(', ')}, got "${String(markers)}"`, { data: { field: 'markers' } });
+  if (!MARKER_STRATEGIES.includes(markers))
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `markers: expected one of ${MARKER_STRATEGIES.join(', ')}, got "${String(markers)}"`,
+      { data: { field: 'markers' } },
+    );
   const plan = planFork(snapshot.messages, layout);
   const shared = buildSharedRequest(snapshot, plan, markers === 'boundary' ? ttl : false);
   const provider = options.provider ?? 'anthropic';
-  if (!PROVIDER_IDS.includes(provider)) throw new ForkcacheError('INVALID_ARGUMENT', `provider: expected one of ${PROVIDER_IDS.join(', ')}, got "${String(provider)}"`, { data: { field: 'provider' } });
-  const { text, headEnd } = isChatProvider(provider) ? renderChatHead(shared, { dialect: dialectOf(provider), layout }) : renderHead(shared);
+  if (!PROVIDER_IDS.includes(provider))
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `provider: expected one of ${PROVIDER_IDS.join(', ')}, got "${String(provider)}"`,
+      { data: { field: 'provider' } },
+    );
+  const { text, headEnd } = isChatProvider(provider)
+    ? renderChatHead(shared, { dialect: dialectOf(provider), layout })
+    : renderHead(shared);
   const bytes = encoder.encode(text);
   const { sab, sha256 } = writeFrozenSab(bytes, headEnd);
   return Object.freeze({

@@ -34,7 +34,11 @@ export const SAB_FLAG_MESSAGE_CLOSED = 2;
 export type HeadEnd = 'content-open' | 'messages-open' | 'message-closed';
 
 function flagsOf(headEnd: HeadEnd): number {
-  return headEnd === 'content-open' ? SAB_FLAG_CONTENT_OPEN : headEnd === 'message-closed' ? SAB_FLAG_MESSAGE_CLOSED : 0;
+  return headEnd === 'content-open'
+    ? SAB_FLAG_CONTENT_OPEN
+    : headEnd === 'message-closed'
+      ? SAB_FLAG_MESSAGE_CLOSED
+      : 0;
 }
 
 export function sha256Hex(bytes: Uint8Array): string {
@@ -74,12 +78,23 @@ export function readFrozenHeader(sab: SharedArrayBuffer): { sha256: string; byte
   const view = new DataView(sab);
   if (view.getUint32(SAB_OFFSET_MAGIC, true) !== SAB_MAGIC) throw corrupt('bad magic');
   const version = view.getUint16(SAB_OFFSET_VERSION, true);
-  if (version !== SAB_FORMAT_VERSION) throw corrupt(`format version ${version}, expected ${SAB_FORMAT_VERSION}`, { version });
+  if (version !== SAB_FORMAT_VERSION)
+    throw corrupt(`format version ${version}, expected ${SAB_FORMAT_VERSION}`, { version });
   const byteLength = view.getUint32(SAB_OFFSET_LENGTH, true);
-  if (SAB_HEADER_BYTES + byteLength !== sab.byteLength) throw corrupt(`length ${byteLength} does not match the buffer`, { byteLength });
+  if (SAB_HEADER_BYTES + byteLength !== sab.byteLength)
+    throw corrupt(`length ${byteLength} does not match the buffer`, { byteLength });
   const flags = view.getUint16(SAB_OFFSET_FLAGS, true);
   const sha256 = Buffer.from(sab, SAB_OFFSET_SHA256, 32).toString('hex');
-  return { sha256, byteLength, headEnd: flags & SAB_FLAG_CONTENT_OPEN ? 'content-open' : flags & SAB_FLAG_MESSAGE_CLOSED ? 'message-closed' : 'messages-open' };
+  return {
+    sha256,
+    byteLength,
+    headEnd:
+      flags & SAB_FLAG_CONTENT_OPEN
+        ? 'content-open'
+        : flags & SAB_FLAG_MESSAGE_CLOSED
+          ? 'message-closed'
+          : 'messages-open',
+  };
 }
 
 /** How many times any thread has verified this buffer's hash. */
@@ -107,7 +122,8 @@ export function attachFrozenPrefix(sab: SharedArrayBuffer, options: AttachOption
   if (cached && options.verify !== 'always' && cached.byteLength === header.byteLength) return cached;
   const head = new Uint8Array(sab, SAB_HEADER_BYTES, header.byteLength);
   const actual = sha256Hex(head);
-  if (actual !== header.sha256) throw corrupt('sha256 of the head does not match its header', { expected: header.sha256, actual });
+  if (actual !== header.sha256)
+    throw corrupt('sha256 of the head does not match its header', { expected: header.sha256, actual });
   Atomics.add(new Int32Array(sab, SAB_OFFSET_ATTACHES, 1), 0, 1);
   const attached: AttachedPrefix = Object.freeze({ ...header, head });
   if (verified.size >= MAX_VERIFIED) verified.delete(verified.keys().next().value!);

@@ -34,11 +34,15 @@ export function buildSharedRequest(snapshot: ParentSnapshot, plan: ForkPlan, ttl
     typeof snapshot.system === 'string' || snapshot.system === undefined ? snapshot.system : [...snapshot.system];
   // Shared messages keep string content as sent (no marker can sit there); block content loses
   // the parent's markers.
-  const messages = plan.shared.map((m) => (typeof m.content === 'string' ? m : { ...m, content: m.content.map((b) => withoutMarker(b)) }));
+  const messages = plan.shared.map((m) =>
+    typeof m.content === 'string' ? m : { ...m, content: m.content.map((b) => withoutMarker(b)) },
+  );
 
   // Prefix order, as the API renders it: tools, then system, then message blocks.
   const positions: Position[] = [];
-  tools?.forEach((_, i) => positions.push({ path: `tools[${i}]`, get: () => tools[i], set: (v) => (tools[i] = v as Anthropic.ToolUnion) }));
+  tools?.forEach((_, i) =>
+    positions.push({ path: `tools[${i}]`, get: () => tools[i], set: (v) => (tools[i] = v as Anthropic.ToolUnion) }),
+  );
   // A string system prompt stays a string unless a marker has to go on it.
   const getSystem = (i: number): unknown => (typeof system === 'string' ? { type: 'text', text: system } : system![i]);
   const setSystem = (i: number, value: unknown): void => {
@@ -46,11 +50,18 @@ export function buildSharedRequest(snapshot: ParentSnapshot, plan: ForkPlan, ttl
     system![i] = value as Anthropic.TextBlockParam;
   };
   const systemCount = typeof system === 'string' ? (system === '' ? 0 : 1) : (system?.length ?? 0);
-  for (let i = 0; i < systemCount; i++) positions.push({ path: `system[${i}]`, get: () => getSystem(i), set: (v) => setSystem(i, v) });
+  for (let i = 0; i < systemCount; i++)
+    positions.push({ path: `system[${i}]`, get: () => getSystem(i), set: (v) => setSystem(i, v) });
   messages.forEach((m, i) => {
     const content = m.content;
     if (typeof content === 'string') return;
-    content.forEach((_, j) => positions.push({ path: `messages[${i}].content[${j}]`, get: () => content[j], set: (v) => (content[j] = v as Block) }));
+    content.forEach((_, j) =>
+      positions.push({
+        path: `messages[${i}].content[${j}]`,
+        get: () => content[j],
+        set: (v) => (content[j] = v as Block),
+      }),
+    );
   });
 
   const stable = positions.filter((p) => !p.path.startsWith('messages') && markerOf(p.get()));

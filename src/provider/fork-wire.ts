@@ -65,10 +65,18 @@ function cached<T extends Anthropic | OpenAI>(key: string, make: () => T): T {
 export function openForkWire(api: ApiEndpoint, prefix: WirePrefix): ForkWire {
   const provider = api.provider ?? 'anthropic';
   const key = `${provider}\n${prefix.sha256}\n${api.baseURL}\n${api.apiKey}\n${JSON.stringify(api.headers)}`;
-  const common = { baseURL: api.baseURL, apiKey: api.apiKey, maxRetries: api.maxRetries, timeoutMs: api.timeoutMs, defaultHeaders: api.headers };
+  const common = {
+    baseURL: api.baseURL,
+    apiKey: api.apiKey,
+    maxRetries: api.maxRetries,
+    timeoutMs: api.timeoutMs,
+    defaultHeaders: api.headers,
+  };
   const prefixId = prefix.sha256.slice(0, 16);
   if (!isChatProvider(provider)) {
-    const client = cached(key, () => createAnthropicClient({ ...common, fetch: driftCheckedFetch({ head: prefix.head, prefixId }) }));
+    const client = cached(key, () =>
+      createAnthropicClient({ ...common, fetch: driftCheckedFetch({ head: prefix.head, prefixId }) }),
+    );
     return {
       provider,
       body: (child, perRequest, marker) => childRequestBody(prefix, child, perRequest, { marker }),
@@ -76,7 +84,13 @@ export function openForkWire(api: ApiEndpoint, prefix: WirePrefix): ForkWire {
     };
   }
   const dialect = dialectOf(provider);
-  const client = cached(key, () => createChatClient({ provider, ...common, fetch: driftCheckedFetch({ head: prefix.head, prefixId, path: '/chat/completions' }) }));
+  const client = cached(key, () =>
+    createChatClient({
+      provider,
+      ...common,
+      fetch: driftCheckedFetch({ head: prefix.head, prefixId, path: '/chat/completions' }),
+    }),
+  );
   const cacheKey = cacheKeyOf(prefix.sha256);
   return {
     provider,

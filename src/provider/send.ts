@@ -24,7 +24,9 @@ const STARTED = Symbol.for('forkcache.startedMessage');
  * had been reported): the ledger records it with this usage.
  */
 export function startedMessageOf(err: unknown): Anthropic.Message | undefined {
-  return typeof err === 'object' && err !== null ? ((err as Record<symbol, unknown>)[STARTED] as Anthropic.Message | undefined) : undefined;
+  return typeof err === 'object' && err !== null
+    ? ((err as Record<symbol, unknown>)[STARTED] as Anthropic.Message | undefined)
+    : undefined;
 }
 
 /** How a fork sends one request body: the SDK in production, the same SDK against the emulator in tests. */
@@ -44,7 +46,11 @@ export interface SentMessage {
  * `MessageStream` assembles the events (text deltas, partial tool-input JSON, usage);
  * `message_start` is reported through `onStart` as it arrives.
  */
-export async function streamMessageBytes(client: Anthropic, body: Uint8Array, options: SendOptions = {}): Promise<SentMessage> {
+export async function streamMessageBytes(
+  client: Anthropic,
+  body: Uint8Array,
+  options: SendOptions = {},
+): Promise<SentMessage> {
   const { data, request_id, response } = await client
     .post<Stream<Anthropic.RawMessageStreamEvent>>('/v1/messages', {
       body,
@@ -69,7 +75,8 @@ export async function streamMessageBytes(client: Anthropic, body: Uint8Array, op
     });
     return { message: await stream.finalMessage(), requestId: request_id ?? null, rateLimits };
   } catch (err) {
-    if (started && typeof err === 'object' && err !== null) Object.defineProperty(err, STARTED, { value: started, enumerable: false });
+    if (started && typeof err === 'object' && err !== null)
+      Object.defineProperty(err, STARTED, { value: started, enumerable: false });
     throw err;
   } finally {
     options.signal?.removeEventListener('abort', onAbort);
@@ -77,7 +84,11 @@ export async function streamMessageBytes(client: Anthropic, body: Uint8Array, op
 }
 
 /** Send exact bytes without streaming (pre-warm requests with `max_tokens: 0`). */
-export async function sendMessageBytes(client: Anthropic, body: Uint8Array, options: SendOptions = {}): Promise<SentMessage> {
+export async function sendMessageBytes(
+  client: Anthropic,
+  body: Uint8Array,
+  options: SendOptions = {},
+): Promise<SentMessage> {
   const { data, request_id, response } = await client
     .post<Anthropic.Message>('/v1/messages', {
       body,
@@ -91,7 +102,11 @@ export async function sendMessageBytes(client: Anthropic, body: Uint8Array, opti
 }
 
 /** Exact token count of a request body (`POST /v1/messages/count_tokens`). */
-export async function countTokensBytes(client: Anthropic, body: Uint8Array, options: SendOptions = {}): Promise<number> {
+export async function countTokensBytes(
+  client: Anthropic,
+  body: Uint8Array,
+  options: SendOptions = {},
+): Promise<number> {
   const result = await client.post<{ input_tokens: number }>('/v1/messages/count_tokens', {
     body,
     headers: { ...JSON_HEADERS, ...options.headers },

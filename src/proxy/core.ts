@@ -64,8 +64,11 @@ export class ProxyCore {
     this.upstream = new URL(options.upstream);
     this.target = upstreamTarget(this.upstream);
     // Keep-alive to the upstream: a new TLS handshake per request would cost more than the proxy.
-    this.agent = this.upstream.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
-    this.gate = options.warmFirst ? new ProxyWarmFirst({ clock: options.clock, maxWaitMs: options.warmWaitMs }) : undefined;
+    this.agent =
+      this.upstream.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+    this.gate = options.warmFirst
+      ? new ProxyWarmFirst({ clock: options.clock, maxWaitMs: options.warmWaitMs })
+      : undefined;
     this.log = options.logDir === undefined ? undefined : new ExchangeLog(options.logDir);
     this.startedAt = options.clock.now();
   }

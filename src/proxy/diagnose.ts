@@ -24,7 +24,8 @@ function changedPart(now: RequestShape, before: Pick<RequestShape, 'model' | 'fi
   if (now.fingerprint.system !== before.fingerprint.system) return 'system_changed';
   const a = before.fingerprint.messages;
   const b = now.fingerprint.messages;
-  if (now.fingerprint.settings !== before.fingerprint.settings || !a.every((d, i) => d === b[i])) return 'messages_changed';
+  if (now.fingerprint.settings !== before.fingerprint.settings || !a.every((d, i) => d === b[i]))
+    return 'messages_changed';
   return undefined;
 }
 
@@ -36,20 +37,46 @@ function changedPart(now: RequestShape, before: Pick<RequestShape, 'model' | 'fi
 export function diagnoseAtSend(ctx: SendContext): Diagnosis {
   const { shape, lookback, shared, related } = ctx;
   const next = shape.positions[(shared?.index ?? -1) + 1];
-  const base = { firstDiff: next && shared ? blockRef(next) : undefined, sharedBlocks: (shared?.index ?? -1) + 1, relatedTo: shared?.seq ?? related?.seq, predictedReadTokens: 0, missedTokens: 0 };
+  const base = {
+    firstDiff: next && shared ? blockRef(next) : undefined,
+    sharedBlocks: (shared?.index ?? -1) + 1,
+    relatedTo: shared?.seq ?? related?.seq,
+    predictedReadTokens: 0,
+    missedTokens: 0,
+  };
   const where = (index: number): string => blockRef(shape.positions[index]!).path;
   const { read, blocked, tooFar } = lookback;
   if (blocked?.why === 'pending') {
-    return { ...base, reason: 'sibling_not_readable', relatedTo: blocked.entry.writer, detail: `#${blocked.entry.writer} was writing the entry at ${where(blocked.index)}, but its response had not begun when this request was sent (an entry is readable only from then): hold siblings until it begins (--warm-first)` };
+    return {
+      ...base,
+      reason: 'sibling_not_readable',
+      relatedTo: blocked.entry.writer,
+      detail: `#${blocked.entry.writer} was writing the entry at ${where(blocked.index)}, but its response had not begun when this request was sent (an entry is readable only from then): hold siblings until it begins (--warm-first)`,
+    };
   }
   if (blocked?.why === 'expired') {
-    return { ...base, reason: 'expired', relatedTo: blocked.entry.writer, detail: `the entry at ${where(blocked.index)} written by #${blocked.entry.writer} had expired (lifetime ${blocked.entry.ttlMs / 60_000} min since its last use)` };
+    return {
+      ...base,
+      reason: 'expired',
+      relatedTo: blocked.entry.writer,
+      detail: `the entry at ${where(blocked.index)} written by #${blocked.entry.writer} had expired (lifetime ${blocked.entry.ttlMs / 60_000} min since its last use)`,
+    };
   }
   if (tooFar) {
-    return { ...base, reason: 'marker_too_far_back', relatedTo: tooFar.entry.writer, detail: `#${tooFar.entry.writer} wrote an entry at ${where(tooFar.index)}, ${Number.isFinite(tooFar.distance) ? `${tooFar.distance} positions back from the next marker` : 'after the last marker'}; a marker looks back at most 20 positions: put a marker within reach` };
+    return {
+      ...base,
+      reason: 'marker_too_far_back',
+      relatedTo: tooFar.entry.writer,
+      detail: `#${tooFar.entry.writer} wrote an entry at ${where(tooFar.index)}, ${Number.isFinite(tooFar.distance) ? `${tooFar.distance} positions back from the next marker` : 'after the last marker'}; a marker looks back at most 20 positions: put a marker within reach`,
+    };
   }
   if (read) {
-    return { ...base, reason: 'read', relatedTo: read.entry.writer, detail: `reads the entry at ${where(read.index)} written by #${read.entry.writer}` };
+    return {
+      ...base,
+      reason: 'read',
+      relatedTo: read.entry.writer,
+      detail: `reads the entry at ${where(read.index)} written by #${read.entry.writer}`,
+    };
   }
   const changed = related ? changedPart(shape, related.shape) : undefined;
   if (changed && (!shared || base.firstDiff?.segment !== 'messages')) {
@@ -62,7 +89,11 @@ export function diagnoseAtSend(ctx: SendContext): Diagnosis {
     return { ...base, reason: changed, detail: detail[changed] ?? changed };
   }
   if (shared) {
-    return { ...base, reason: 'no_marker_on_shared_prefix', detail: `shares ${base.sharedBlocks} blocks with #${shared.seq} up to ${where(shared.index)}, but no earlier request wrote an entry there (writes happen only at markers)` };
+    return {
+      ...base,
+      reason: 'no_marker_on_shared_prefix',
+      detail: `shares ${base.sharedBlocks} blocks with #${shared.seq} up to ${where(shared.index)}, but no earlier request wrote an entry there (writes happen only at markers)`,
+    };
   }
   return { ...base, reason: 'new_prefix', detail: 'nothing shared with an earlier request: the first of its prefix' };
 }
@@ -72,16 +103,32 @@ export function diagnoseAtSend(ctx: SendContext): Diagnosis {
  * When the API read clearly less than the rules predict, the upstream is keying something the
  * rules leave out: Claude Code's billing block if it differs from the writer's, else unknown.
  */
-export function settle(diagnosis: Diagnosis, ctx: SendContext, cumTokens: readonly number[], actualRead: number, stripped: boolean): Diagnosis {
+export function settle(
+  diagnosis: Diagnosis,
+  ctx: SendContext,
+  cumTokens: readonly number[],
+  actualRead: number,
+  stripped: boolean,
+): Diagnosis {
   const { read, blocked, tooFar } = ctx.lookback;
-  const predicted = read ? cumTokens[read.index] ?? 0 : 0;
+  const predicted = read ? (cumTokens[read.index] ?? 0) : 0;
   const better = blocked ?? tooFar;
-  const possible = better ? cumTokens[better.index] ?? 0 : predicted;
+  const possible = better ? (cumTokens[better.index] ?? 0) : predicted;
   const settled = { ...diagnosis, predictedReadTokens: predicted, missedTokens: Math.max(0, possible - actualRead) };
   if (diagnosis.reason !== 'read' || actualRead >= predicted / 2) return settled;
   const writerBilling = read!.entry.billing;
   if (!stripped && ctx.shape.billing && writerBilling !== undefined && writerBilling !== ctx.shape.billing.text) {
-    return { ...settled, reason: 'volatile_system_block', missedTokens: predicted - actualRead, detail: `Claude Code's billing block (${ctx.shape.billing.text.slice(0, 60)}) differs from #${read!.entry.writer}'s and the upstream caches it: it sits ahead of every marker (--strip-billing-block)` };
+    return {
+      ...settled,
+      reason: 'volatile_system_block',
+      missedTokens: predicted - actualRead,
+      detail: `Claude Code's billing block (${ctx.shape.billing.text.slice(0, 60)}) differs from #${read!.entry.writer}'s and the upstream caches it: it sits ahead of every marker (--strip-billing-block)`,
+    };
   }
-  return { ...settled, reason: 'upstream_miss', missedTokens: predicted - actualRead, detail: `the upstream read ${actualRead} tokens where the cache rules predict about ${predicted} (${diagnosis.detail})` };
+  return {
+    ...settled,
+    reason: 'upstream_miss',
+    missedTokens: predicted - actualRead,
+    detail: `the upstream read ${actualRead} tokens where the cache rules predict about ${predicted} (${diagnosis.detail})`,
+  };
 }

@@ -3,7 +3,14 @@ import { join } from 'node:path';
 import type { IncomingHttpHeaders } from 'node:http';
 
 /** Headers that carry credentials: logged masked, never in full. */
-const SECRET_HEADERS = new Set(['x-api-key', 'authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'anthropic-admin-api-key']);
+const SECRET_HEADERS = new Set([
+  'x-api-key',
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'anthropic-admin-api-key',
+]);
 
 /** `Bearer sk-ant-api03-…wxyz` → `Bearer ****wxyz`: enough to tell two keys apart, not to use one. */
 export function maskSecret(value: string): string {
@@ -12,12 +19,18 @@ export function maskSecret(value: string): string {
   return `${scheme ? `${scheme} ` : ''}****${tail}`;
 }
 
-export function maskHeaders(headers: IncomingHttpHeaders | Record<string, string | string[] | number | undefined>): Record<string, string | string[]> {
+export function maskHeaders(
+  headers: IncomingHttpHeaders | Record<string, string | string[] | number | undefined>,
+): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
     const text = Array.isArray(value) ? value.map(String) : String(value);
-    out[name] = SECRET_HEADERS.has(name.toLowerCase()) ? (Array.isArray(text) ? text.map(maskSecret) : maskSecret(text)) : text;
+    out[name] = SECRET_HEADERS.has(name.toLowerCase())
+      ? Array.isArray(text)
+        ? text.map(maskSecret)
+        : maskSecret(text)
+      : text;
   }
   return out;
 }

@@ -27,7 +27,9 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-la
       size += chunk.length;
       if (size <= limit) chunks.push(chunk);
     });
-    req.once('end', () => resolve(size > limit ? 'too-large' : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+    req.once('end', () =>
+      resolve(size > limit ? 'too-large' : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)),
+    );
     req.once('error', reject);
     // A client that leaves mid-body never sends its end: without this the exchange would hang.
     req.once('close', () => req.complete || reject(new Error('client closed the connection while sending')));
@@ -36,7 +38,10 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-la
 
 /** The API's own 413, for a body the proxy will not hold in memory. */
 function tooLarge(res: ServerResponse, limit: number): void {
-  const body = JSON.stringify({ type: 'error', error: { type: 'request_too_large', message: `Request exceeds the maximum allowed number of bytes (${limit}).` } });
+  const body = JSON.stringify({
+    type: 'error',
+    error: { type: 'request_too_large', message: `Request exceeds the maximum allowed number of bytes (${limit}).` },
+  });
   res.writeHead(413, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
 }
 
@@ -47,7 +52,13 @@ interface Analysis {
 }
 
 // At the moment of sending: what is shared, what the cache rules say it reads, where it belongs.
-function analyse(core: ProxyCore, seq: number, shape: RequestShape, sentAt: number, session: string | undefined): Analysis {
+function analyse(
+  core: ProxyCore,
+  seq: number,
+  shape: RequestShape,
+  sentAt: number,
+  session: string | undefined,
+): Analysis {
   const shared = core.index.longestShared(shape);
   const lookback = core.index.lookback(shape, sentAt);
   const placement = core.grouper.place(seq, shape, shared, session);
@@ -69,7 +80,9 @@ function usageOf(raw: Record<string, unknown> | undefined): Usage | undefined {
 
 // A compressed body is logged as base64 (its bytes as sent), anything else as text.
 function loggedResponse(bytes: Buffer, encoding: string | string[] | undefined): Record<string, string> {
-  return encoding === undefined || encoding === 'identity' ? { body: bytes.toString('utf8') } : { body_base64: bytes.toString('base64'), body_encoding: String(encoding) };
+  return encoding === undefined || encoding === 'identity'
+    ? { body: bytes.toString('utf8') }
+    : { body_base64: bytes.toString('base64'), body_encoding: String(encoding) };
 }
 
 /** One client request through the proxy, from arrival to the last byte and its ledger record. */
@@ -107,12 +120,27 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
     if (isMessages && !readFirst) shape = shapeOf(raw);
     analysis = shape ? analyse(core, seq, shape, sentAt, header(req, SESSION_HEADER)) : undefined;
     diagnosis = analysis ? diagnoseAtSend(analysis.ctx) : undefined;
-    core.events.emit('exchange-start', { seq, method: req.method ?? 'GET', path, model: shape?.model, heldMs: passage?.heldMs ?? 0 });
+    core.events.emit('exchange-start', {
+      seq,
+      method: req.method ?? 'GET',
+      path,
+      model: shape?.model,
+      heldMs: passage?.heldMs ?? 0,
+    });
   };
   // The log line is written as soon as the request has left (its socket is assigned on the next
   // tick), not with the backlog: a crash mid-stream must not lose it.
   const logRequest = (): void => {
-    core.log?.write({ type: 'request', seq, at: sentAt, method: req.method, path, headers: maskHeaders(req.headers), body: loggedBody(body), ...(strip ? { stripped_billing_block: shape!.billing!.text } : {}) });
+    core.log?.write({
+      type: 'request',
+      seq,
+      at: sentAt,
+      method: req.method,
+      path,
+      headers: maskHeaders(req.headers),
+      body: loggedBody(body),
+      ...(strip ? { stripped_billing_block: shape!.billing!.text } : {}),
+    });
   };
 
   let status: number | undefined;
@@ -140,7 +168,8 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
       },
       onChunk(chunk) {
         tap?.write(chunk);
-        if (core.log && loggedBytes < LOGGED_BODY_LIMIT) logged.push(chunk.subarray(0, LOGGED_BODY_LIMIT - loggedBytes));
+        if (core.log && loggedBytes < LOGGED_BODY_LIMIT)
+          logged.push(chunk.subarray(0, LOGGED_BODY_LIMIT - loggedBytes));
         loggedBytes += chunk.length;
       },
       onEnd(error) {
@@ -165,7 +194,8 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
     const facts = tap?.facts;
     const usage = usageOf(facts?.usage);
     const model = shape?.model;
-    const prices = usage && model ? priceOf(usage, model, sentAt, core.options.modelTable) : { cost: null, noCache: null };
+    const prices =
+      usage && model ? priceOf(usage, model, sentAt, core.options.modelTable) : { cost: null, noCache: null };
     const record: ExchangeRecord = {
       seq,
       method: req.method ?? 'GET',
@@ -197,13 +227,19 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
     };
     if (analysis && usage && model) {
       const { read: r, blocked, tooFar } = analysis.ctx.lookback;
-      const needed = Math.max(r?.index ?? -1, blocked?.index ?? -1, tooFar?.index ?? -1, analysis.placement.fanout?.branchIndex ?? -1);
+      const needed = Math.max(
+        r?.index ?? -1,
+        blocked?.index ?? -1,
+        tooFar?.index ?? -1,
+        analysis.placement.fanout?.branchIndex ?? -1,
+      );
       const cum = estimateTokens(analysis.shape, core.counter, needed);
       record.diagnosis = settle(diagnosis!, analysis.ctx, cum, usage.cache_read_input_tokens, strip);
       const read = analysis.ctx.lookback.read;
-      const readTokens = read ? cum[read.index] ?? 0 : 0;
+      const readTokens = read ? (cum[read.index] ?? 0) : 0;
       // Held, then read what a sibling was writing: without the hold it would have written it.
-      if (record.warm === 'held') record.savedUsd.warmFirst = readSavedUsd(usage, readTokens, model, sentAt, core.options.modelTable);
+      if (record.warm === 'held')
+        record.savedUsd.warmFirst = readSavedUsd(usage, readTokens, model, sentAt, core.options.modelTable);
       // Stripped, and read an entry another billing block's request wrote: kept, it would have missed.
       if (strip && read && read.entry.billing !== undefined && read.entry.billing !== shape!.billing!.text) {
         record.savedUsd.stripBilling = readSavedUsd(usage, readTokens, model, sentAt, core.options.modelTable);
@@ -212,7 +248,16 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
       if (fanout) core.ledger.fanout(fanout.id, fanout.members, cum[fanout.branchIndex] ?? 0);
     }
     core.ledger.add(record);
-    core.log?.write({ type: 'response', seq, at: clock.now(), status, headers: responseHeaders, ...loggedResponse(Buffer.concat(logged), responseHeaders['content-encoding']), body_bytes: loggedBytes, record });
+    core.log?.write({
+      type: 'response',
+      seq,
+      at: clock.now(),
+      status,
+      headers: responseHeaders,
+      ...loggedResponse(Buffer.concat(logged), responseHeaders['content-encoding']),
+      body_bytes: loggedBytes,
+      record,
+    });
     core.events.emit('exchange-end', record);
   }
 }

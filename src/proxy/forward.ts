@@ -3,7 +3,15 @@ import { request as httpsRequest } from 'node:https';
 import type { ProxyCore } from './core.ts';
 
 /** Hop-by-hop headers belong to one connection; they are never forwarded (RFC 9110 §7.6.1). */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+]);
 
 /** Where requests go, worked out once from the upstream URL (not per request). */
 export interface UpstreamTarget {
@@ -44,7 +52,8 @@ export function upstreamHeaders(req: IncomingMessage, host: string, bodyBytes: n
     headers[name] = existing === undefined ? raw[i + 1]! : ([] as string[]).concat(existing, raw[i + 1]!);
   }
   headers['host'] = host;
-  if (bodyBytes > 0 || req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH') headers['content-length'] = String(bodyBytes);
+  if (bodyBytes > 0 || req.method === 'POST' || req.method === 'PUT' || req.method === 'PATCH')
+    headers['content-length'] = String(bodyBytes);
   return headers;
 }
 
@@ -74,7 +83,14 @@ export interface ForwardHooks {
  * the stream, cuts the client's connection the same way: the client sees what it would have
  * seen talking to the upstream directly (its SDK retries connection errors by itself).
  */
-export function forward(core: ProxyCore, req: IncomingMessage, res: ServerResponse, body: Buffer, signal: AbortSignal, hooks: ForwardHooks): void {
+export function forward(
+  core: ProxyCore,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer,
+  signal: AbortSignal,
+  hooks: ForwardHooks,
+): void {
   const { target } = core;
   const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
   let ended = false;
@@ -84,7 +100,14 @@ export function forward(core: ProxyCore, req: IncomingMessage, res: ServerRespon
     signal.removeEventListener('abort', onAbort);
     hooks.onEnd(error);
   };
-  const upReq = send({ hostname: target.hostname, port: target.port, path: targetPath(target, req.url ?? '/'), method: req.method, headers: upstreamHeaders(req, target.host, body.length), agent: core.agent });
+  const upReq = send({
+    hostname: target.hostname,
+    port: target.port,
+    path: targetPath(target, req.url ?? '/'),
+    method: req.method,
+    headers: upstreamHeaders(req, target.host, body.length),
+    agent: core.agent,
+  });
   const onAbort = (): void => {
     upReq.destroy();
     end('client closed the connection');

@@ -52,7 +52,12 @@ export class Grouper {
   #threads = 0;
   #fanoutIds = 0;
 
-  place(seq: number, shape: RequestShape, shared: { index: number; seq: number } | undefined, sessionHeader: string | undefined): Placement {
+  place(
+    seq: number,
+    shape: RequestShape,
+    shared: { index: number; seq: number } | undefined,
+    sessionHeader: string | undefined,
+  ): Placement {
     const kind = kindOf(shape);
     const { positions } = shape;
     let placement: Placement | undefined;
@@ -62,7 +67,12 @@ export class Grouper {
       const forkOfMain = kind !== 'main' && earlier.kind === 'main';
       if (earlier.successor === undefined && !forkOfMain) {
         earlier.successor = seq;
-        placement = { session: sessionHeader ?? earlier.session, thread: earlier.thread, kind: earlier.kind, fanout: undefined };
+        placement = {
+          session: sessionHeader ?? earlier.session,
+          thread: earlier.thread,
+          kind: earlier.kind,
+          fanout: undefined,
+        };
       } else {
         const fanout = this.#fanout(`after:${earlier.seq}`, i, earlier.successor);
         placement = { session: sessionHeader ?? earlier.session, thread: this.#newThread(), kind, fanout };
@@ -71,11 +81,22 @@ export class Grouper {
     }
     if (!placement && shared && positions[shared.index]!.segment === 'messages') {
       const fanout = this.#fanout(`at:${positions[shared.index]!.hash}`, shared.index, shared.seq);
-      placement = { session: sessionHeader ?? this.#sessions.get(shared.seq) ?? `s${seq}`, thread: this.#newThread(), kind, fanout };
+      placement = {
+        session: sessionHeader ?? this.#sessions.get(shared.seq) ?? `s${seq}`,
+        thread: this.#newThread(),
+        kind,
+        fanout,
+      };
     }
     placement ??= { session: sessionHeader ?? `s${seq}`, thread: this.#newThread(), kind, fanout: undefined };
     placement.fanout?.members.push(seq);
-    const prompt: Prompt = { seq, thread: placement.thread, session: placement.session, kind: placement.kind, successor: undefined };
+    const prompt: Prompt = {
+      seq,
+      thread: placement.thread,
+      session: placement.session,
+      kind: placement.kind,
+      successor: undefined,
+    };
     this.#sessions.set(seq, placement.session);
     if (this.#sessions.size > PROMPT_LIMIT) this.#sessions.delete(this.#sessions.keys().next().value!);
     this.#prompts.delete(shape.finalHash);

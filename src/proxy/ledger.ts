@@ -16,7 +16,18 @@ export interface FanoutSummary {
   cache_efficiency: number;
   cost_usd: number | null;
   no_cache_usd: number | null;
-  members: { seq: number; kind: string | undefined; label: string | undefined; thread: string | undefined; read: number; written: number; uncached: number; hit_ratio: number; reason: MissReason | undefined; warm: string | undefined }[];
+  members: {
+    seq: number;
+    kind: string | undefined;
+    label: string | undefined;
+    thread: string | undefined;
+    read: number;
+    written: number;
+    uncached: number;
+    hit_ratio: number;
+    reason: MissReason | undefined;
+    warm: string | undefined;
+  }[];
 }
 
 interface Fanout {
@@ -28,7 +39,8 @@ interface Fanout {
 const RECORD_LIMIT = 20_000;
 
 const ratio = (a: number, b: number): number => (b === 0 ? 0 : a / b);
-const sumOrNull = (values: (number | null)[]): number | null => (values.some((v) => v === null) ? null : values.reduce<number>((s, v) => s + v!, 0));
+const sumOrNull = (values: (number | null)[]): number | null =>
+  values.some((v) => v === null) ? null : values.reduce<number>((s, v) => s + v!, 0);
 
 /**
  * The proxy's ledger: the last `RECORD_LIMIT` exchanges (the exchange log on disk keeps all),
@@ -38,7 +50,21 @@ export class ProxyLedger {
   readonly #records = new Map<number, ExchangeRecord>();
   readonly #fanouts = new Map<string, Fanout>();
   readonly #memberOf = new Map<number, string>();
-  readonly totals = { requests: 0, errors: 0, input: 0, written: 0, read: 0, output: 0, cost: 0, noCache: 0, unpriced: 0, savedWarm: 0, savedStrip: 0, held: 0, stripped: 0 };
+  readonly totals = {
+    requests: 0,
+    errors: 0,
+    input: 0,
+    written: 0,
+    read: 0,
+    output: 0,
+    cost: 0,
+    noCache: 0,
+    unpriced: 0,
+    savedWarm: 0,
+    savedStrip: 0,
+    held: 0,
+    stripped: 0,
+  };
   readonly reasons: Partial<Record<MissReason, number>> = {};
 
   add(record: ExchangeRecord): void {
@@ -92,7 +118,10 @@ export class ProxyLedger {
   fanoutSummaries(): FanoutSummary[] {
     const out: FanoutSummary[] = [];
     for (const f of this.#fanouts.values()) {
-      const members = f.members.map((seq) => this.#records.get(seq)).filter((r): r is ExchangeRecord => r?.usage !== undefined).sort((a, b) => a.sentAt - b.sentAt);
+      const members = f.members
+        .map((seq) => this.#records.get(seq))
+        .filter((r): r is ExchangeRecord => r?.usage !== undefined)
+        .sort((a, b) => a.sentAt - b.sentAt);
       if (members.length < 2) continue;
       const input = members.reduce((s, r) => s + totalInputTokens(r.usage!), 0);
       const read = members.reduce((s, r) => s + Math.min(f.sharedTokens, r.usage!.cache_read_input_tokens), 0);
@@ -105,7 +134,10 @@ export class ProxyLedger {
         shared_tokens: f.sharedTokens,
         input_tokens: input,
         cache_read_input_tokens: members.reduce((s, r) => s + r.usage!.cache_read_input_tokens, 0),
-        hit_ratio: ratio(members.reduce((s, r) => s + r.usage!.cache_read_input_tokens, 0), input),
+        hit_ratio: ratio(
+          members.reduce((s, r) => s + r.usage!.cache_read_input_tokens, 0),
+          input,
+        ),
         max_reads: maxReads,
         max_hit_ratio: ratio(maxReads, input),
         cache_efficiency: maxReads === 0 ? 1 : Math.min(1, read / maxReads),

@@ -42,7 +42,11 @@ const schema = z.strictObject({
   warmWaitMs: z.number().int().min(0).max(600_000).default(30_000),
   stripBillingBlock: z.boolean().default(false),
   logDir: z.string().min(1).optional(),
-  maxBodyBytes: z.number().int().positive().default(32 * 1024 * 1024),
+  maxBodyBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(32 * 1024 * 1024),
 });
 
 export type ResolvedProxyOptions = z.output<typeof schema> & { clock: Clock; modelTable: ModelCatalogue };

@@ -84,7 +84,10 @@ export class PrefixIndex {
       const entry = this.#entries.get(positions[i]!.hash);
       if (entry && entry.readableAt !== undefined && entry.readableAt <= at && entry.expiresAt > at) {
         const nextMarker = markers.find((m) => m.position >= i);
-        const distance = nextMarker === undefined ? Number.POSITIVE_INFINITY : positions[nextMarker.position]!.unit - positions[i]!.unit + 1;
+        const distance =
+          nextMarker === undefined
+            ? Number.POSITIVE_INFINITY
+            : positions[nextMarker.position]!.unit - positions[i]!.unit + 1;
         tooFar = { index: i, entry, distance };
         break;
       }
@@ -109,7 +112,15 @@ export class PrefixIndex {
       const existing = this.#entries.get(p.hash);
       if (existing && (existing.readableAt === undefined || existing.expiresAt > at)) continue;
       const ttlMs = TTL_MS[marker.ttl];
-      const entry: ShadowEntry = { hash: p.hash, writer: seq, position: marker.position, ttlMs, readableAt: undefined, expiresAt: at + ttlMs, billing: shape.billing?.text };
+      const entry: ShadowEntry = {
+        hash: p.hash,
+        writer: seq,
+        position: marker.position,
+        ttlMs,
+        readableAt: undefined,
+        expiresAt: at + ttlMs,
+        billing: shape.billing?.text,
+      };
       remember(this.#entries, p.hash, entry, ENTRY_LIMIT);
       pending.push(entry);
     }

@@ -149,7 +149,11 @@ export class ResponseTap {
     } else if (event === 'message_delta') {
       const usage = json['usage'] as Record<string, unknown> | undefined;
       // Streaming usage is cumulative: a delta's counters replace message_start's (as the SDK does).
-      if (usage) this.facts.usage = { ...this.facts.usage, ...Object.fromEntries(Object.entries(usage).filter(([, v]) => v !== null && v !== undefined)) };
+      if (usage)
+        this.facts.usage = {
+          ...this.facts.usage,
+          ...Object.fromEntries(Object.entries(usage).filter(([, v]) => v !== null && v !== undefined)),
+        };
     } else {
       this.#error(json);
     }
@@ -158,7 +162,8 @@ export class ResponseTap {
   #message(message: Record<string, unknown> | undefined): void {
     if (!message) return;
     if (typeof message['id'] === 'string') this.facts.messageId = message['id'];
-    if (typeof message['usage'] === 'object' && message['usage'] !== null) this.facts.usage = { ...(message['usage'] as Record<string, unknown>) };
+    if (typeof message['usage'] === 'object' && message['usage'] !== null)
+      this.facts.usage = { ...(message['usage'] as Record<string, unknown>) };
     const reason = (message['diagnostics'] as { cache_miss_reason?: unknown } | null | undefined)?.cache_miss_reason;
     if (typeof reason === 'object' && reason !== null) this.facts.missReason = reason as Record<string, unknown>;
   }

@@ -65,7 +65,9 @@ const recorder = new KeyRecorder();
 
 function findBilling(system: MessagesRequest['system']): BillingBlock | undefined {
   if (!Array.isArray(system)) return undefined;
-  const index = system.findIndex((b) => b?.type === 'text' && typeof b.text === 'string' && b.text.startsWith(BILLING_PREFIX));
+  const index = system.findIndex(
+    (b) => b?.type === 'text' && typeof b.text === 'string' && b.text.startsWith(BILLING_PREFIX),
+  );
   if (index < 0) return undefined;
   const text = system[index]!.text;
   return { index, text, subagent: /\bcc_is_subagent=true\b/.test(text) };
@@ -83,7 +85,10 @@ function lastUserHasBoilerplate(request: MessagesRequest): boolean {
   const last = [...request.messages].reverse().find((m) => m?.role === 'user');
   if (!last) return false;
   if (typeof last.content === 'string') return last.content.includes(FORK_BOILERPLATE_OPEN);
-  return last.content.some((b: RequestBlock) => b?.type === 'text' && typeof b['text'] === 'string' && (b['text'] as string).includes(FORK_BOILERPLATE_OPEN));
+  return last.content.some(
+    (b: RequestBlock) =>
+      b?.type === 'text' && typeof b['text'] === 'string' && (b['text'] as string).includes(FORK_BOILERPLATE_OPEN),
+  );
 }
 
 const clip = (text: string): string => {
@@ -96,10 +101,16 @@ const clip = (text: string): string => {
 function forkLabel(request: MessagesRequest): string | undefined {
   const messages = request.messages;
   const user = messages[messages.length - 1];
-  const text = user && Array.isArray(user.content) ? user.content.map((b) => (b?.type === 'text' ? String(b['text']) : '')).join('\n') : String(user?.content ?? '');
+  const text =
+    user && Array.isArray(user.content)
+      ? user.content.map((b) => (b?.type === 'text' ? String(b['text']) : '')).join('\n')
+      : String(user?.content ?? '');
   const directive = /Directive:\s*(.+)/.exec(text)?.[1];
   const assistant = messages[messages.length - 2];
-  const calls = assistant?.role === 'assistant' && Array.isArray(assistant.content) ? assistant.content.filter((b) => b?.type === 'tool_use') : [];
+  const calls =
+    assistant?.role === 'assistant' && Array.isArray(assistant.content)
+      ? assistant.content.filter((b) => b?.type === 'tool_use')
+      : [];
   const input = calls.length === 1 ? (calls[0]!['input'] as Record<string, unknown> | undefined) : undefined;
   const named = input?.['description'] ?? input?.['prompt'];
   if (typeof named === 'string') return clip(named);
@@ -109,7 +120,17 @@ function forkLabel(request: MessagesRequest): string | undefined {
 function looksLikeMessages(json: unknown): json is MessagesRequest {
   if (typeof json !== 'object' || json === null) return false;
   const r = json as Record<string, unknown>;
-  return typeof r['model'] === 'string' && Array.isArray(r['messages']) && r['messages'].every((m) => typeof m === 'object' && m !== null && (typeof (m as { content?: unknown }).content === 'string' || Array.isArray((m as { content?: unknown }).content)));
+  return (
+    typeof r['model'] === 'string' &&
+    Array.isArray(r['messages']) &&
+    r['messages'].every(
+      (m) =>
+        typeof m === 'object' &&
+        m !== null &&
+        (typeof (m as { content?: unknown }).content === 'string' ||
+          Array.isArray((m as { content?: unknown }).content)),
+    )
+  );
 }
 
 /**

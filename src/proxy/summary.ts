@@ -9,7 +9,12 @@ export interface ProxySummary {
   ended_at: string;
   options: { warm_first: boolean; strip_billing_block: boolean };
   requests: { total: number; errors: number; held: number; stripped_billing_block: number };
-  usage: { input_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number; output_tokens: number };
+  usage: {
+    input_tokens: number;
+    cache_creation_input_tokens: number;
+    cache_read_input_tokens: number;
+    output_tokens: number;
+  };
   cache: { hit_ratio: number };
   cost_usd: { actual: number; no_cache: number; saved_vs_no_cache: number; unpriced_requests: number };
   saved_by_proxy_usd: { warm_first: number; strip_billing_block: number; total: number };
@@ -38,10 +43,24 @@ export function proxySummary(core: ProxyCore): ProxySummary {
     ended_at: new Date(core.options.clock.now()).toISOString(),
     options: { warm_first: core.options.warmFirst, strip_billing_block: core.options.stripBillingBlock },
     requests: { total: t.requests, errors: t.errors, held: t.held, stripped_billing_block: t.stripped },
-    usage: { input_tokens: t.input, cache_creation_input_tokens: t.written, cache_read_input_tokens: t.read, output_tokens: t.output },
+    usage: {
+      input_tokens: t.input,
+      cache_creation_input_tokens: t.written,
+      cache_read_input_tokens: t.read,
+      output_tokens: t.output,
+    },
     cache: { hit_ratio: input === 0 ? 0 : t.read / input },
-    cost_usd: { actual: usd(t.cost), no_cache: usd(t.noCache), saved_vs_no_cache: usd(t.noCache - t.cost), unpriced_requests: t.unpriced },
-    saved_by_proxy_usd: { warm_first: usd(t.savedWarm), strip_billing_block: usd(t.savedStrip), total: usd(t.savedWarm + t.savedStrip) },
+    cost_usd: {
+      actual: usd(t.cost),
+      no_cache: usd(t.noCache),
+      saved_vs_no_cache: usd(t.noCache - t.cost),
+      unpriced_requests: t.unpriced,
+    },
+    saved_by_proxy_usd: {
+      warm_first: usd(t.savedWarm),
+      strip_billing_block: usd(t.savedStrip),
+      total: usd(t.savedWarm + t.savedStrip),
+    },
     diagnoses: { ...core.ledger.reasons },
     sessions: [...sessions.values()],
     fanouts: core.ledger.fanoutSummaries(),

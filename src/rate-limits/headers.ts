@@ -15,7 +15,8 @@ export interface BucketHeader {
 
 export type RateLimitHeaders = Partial<Record<RateLimitKind, BucketHeader>>;
 
-const header = (kind: RateLimitKind, field: 'limit' | 'remaining' | 'reset'): string => `anthropic-ratelimit-${kind}-${field}`;
+const header = (kind: RateLimitKind, field: 'limit' | 'remaining' | 'reset'): string =>
+  `anthropic-ratelimit-${kind}-${field}`;
 
 /** Header name → value, for a response. */
 export function formatRateLimitHeaders(buckets: RateLimitHeaders): Record<string, string> {
@@ -25,7 +26,8 @@ export function formatRateLimitHeaders(buckets: RateLimitHeaders): Record<string
     if (!b) continue;
     out[header(kind, 'limit')] = String(b.limit);
     out[header(kind, 'remaining')] = String(Math.max(0, Math.floor(b.remaining)));
-    if (b.resetAt !== undefined) out[header(kind, 'reset')] = new Date(b.resetAt).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    if (b.resetAt !== undefined)
+      out[header(kind, 'reset')] = new Date(b.resetAt).toISOString().replace(/\.\d{3}Z$/, 'Z');
   }
   return out;
 }
@@ -33,7 +35,8 @@ export function formatRateLimitHeaders(buckets: RateLimitHeaders): Record<string
 type HeaderSource = { get(name: string): string | null } | Record<string, string | string[] | undefined>;
 
 function read(source: HeaderSource, name: string): string | undefined {
-  if (typeof (source as { get?: unknown }).get === 'function') return (source as { get(name: string): string | null }).get(name) ?? undefined;
+  if (typeof (source as { get?: unknown }).get === 'function')
+    return (source as { get(name: string): string | null }).get(name) ?? undefined;
   const value = (source as Record<string, string | string[] | undefined>)[name];
   return Array.isArray(value) ? value[0] : value;
 }

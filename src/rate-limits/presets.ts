@@ -50,7 +50,13 @@ export const rateLimitFileSchema = z.strictObject({
   preset: z.enum(RATE_LIMIT_TIERS).optional(),
   classes: z.record(z.string(), limitsSchema).optional(),
   windowSeconds: z.number().positive().max(60).optional(),
-  ramp: z.strictObject({ windowSeconds: z.number().positive(), factor: z.number().min(1), floor: z.number().int().positive() }).optional(),
+  ramp: z
+    .strictObject({
+      windowSeconds: z.number().positive(),
+      factor: z.number().min(1),
+      floor: z.number().int().positive(),
+    })
+    .optional(),
   spendLimitUsd: z.number().nonnegative().optional(),
 });
 export type RateLimitFile = z.infer<typeof rateLimitFileSchema>;
@@ -64,16 +70,33 @@ export function presetTable(tier: RateLimitTier): RateLimitTable {
   const rows = PRESETS.tiers[tier] as Record<string, ClassLimits>;
   const classes: Record<string, ClassLimits> = { ...rows };
   for (const family of PLACEHOLDER_FAMILIES) classes[family] = { ...rows['default']! };
-  return { source: `preset ${tier} (${PRESETS.date}; ${PLACEHOLDER_FAMILIES.join(', ')}: placeholders)`, classes, windowSeconds: 60 };
+  return {
+    source: `preset ${tier} (${PRESETS.date}; ${PLACEHOLDER_FAMILIES.join(', ')}: placeholders)`,
+    classes,
+    windowSeconds: 60,
+  };
 }
 
 /** A table from the file format (already parsed JSON). */
 export function tableFromFile(json: unknown, source: string): RateLimitTable {
   const file = parseOrThrow(rateLimitFileSchema, json, 'INVALID_ARGUMENT', source);
-  const base = file.preset ? presetTable(file.preset) : { classes: {} as Record<string, ClassLimits>, windowSeconds: 60 };
+  const base = file.preset
+    ? presetTable(file.preset)
+    : { classes: {} as Record<string, ClassLimits>, windowSeconds: 60 };
   const classes = { ...base.classes, ...(file.classes as Record<string, ClassLimits> | undefined) };
-  if (Object.keys(classes).length === 0) throw new ForkcacheError('INVALID_ARGUMENT', `${source}: classes: expected limits for at least one model class (or a preset)`, { data: { field: 'classes' } });
-  return { source, classes, windowSeconds: file.windowSeconds ?? base.windowSeconds, ramp: file.ramp, spendLimitUsd: file.spendLimitUsd };
+  if (Object.keys(classes).length === 0)
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `${source}: classes: expected limits for at least one model class (or a preset)`,
+      { data: { field: 'classes' } },
+    );
+  return {
+    source,
+    classes,
+    windowSeconds: file.windowSeconds ?? base.windowSeconds,
+    ramp: file.ramp,
+    spendLimitUsd: file.spendLimitUsd,
+  };
 }
 
 /** `--rate-limits start|build|scale|FILE`: a preset by name, or a JSON file in the format above. */
@@ -83,13 +106,19 @@ export function resolveRateLimits(spec: string, flag = '--rate-limits'): RateLim
   try {
     text = readFileSync(spec, 'utf8');
   } catch (err) {
-    throw new ForkcacheError('INVALID_ARGUMENT', `${flag}: expected ${RATE_LIMIT_TIERS.join(', ')} or a JSON file; cannot read "${spec}": ${(err as Error).message}`, { data: { field: flag } });
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `${flag}: expected ${RATE_LIMIT_TIERS.join(', ')} or a JSON file; cannot read "${spec}": ${(err as Error).message}`,
+      { data: { field: flag } },
+    );
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new ForkcacheError('INVALID_ARGUMENT', `${flag}: ${spec}: not JSON: ${(err as Error).message}`, { data: { field: flag } });
+    throw new ForkcacheError('INVALID_ARGUMENT', `${flag}: ${spec}: not JSON: ${(err as Error).message}`, {
+      data: { field: flag },
+    });
   }
   return tableFromFile(json, `${flag} ${spec}`);
 }

@@ -24,5 +24,12 @@ export interface RequestReport {
   /** `error.details.error_code` of a 429 (`ramp_limit_exceeded`, `enforced_spend_limit_reached`). */
   errorCode?: string | undefined;
   /** Usage of a completed response: what ITPM and OTPM really spent. */
-  usage?: { input_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number; output_tokens: number } | undefined;
+  usage?:
+    | {
+        input_tokens: number;
+        cache_creation_input_tokens: number;
+        cache_read_input_tokens: number;
+        output_tokens: number;
+      }
+    | undefined;
 }

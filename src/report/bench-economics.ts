@@ -43,7 +43,8 @@ export function economicsShape(suite: { name: string; rows: Row[] }): EconomicsS
   const savingKeys = keys.filter((k) => /sav/i.test(k) && all(k, isSaving));
   if (!nKey || savingKeys.length === 0) return undefined;
   const facetKeys = keys.filter((k) => {
-    if (k === nKey || k === strategyKey || savingKeys.includes(k) || !all(k, (v) => typeof v === 'string')) return false;
+    if (k === nKey || k === strategyKey || savingKeys.includes(k) || !all(k, (v) => typeof v === 'string'))
+      return false;
     const distinct = new Set(rows.map((r) => r[k])).size;
     return distinct > 1 && distinct <= MAX_FACET_VALUES;
   });

@@ -13,7 +13,14 @@ const benchSchema = z.looseObject({
   date: z.string().optional(),
   machine: z.string().optional(),
   quick: z.boolean().optional(),
-  suites: z.array(z.looseObject({ name: z.string().min(1), title: z.string().optional(), rows: z.array(z.record(z.string(), z.unknown())), conclusion: z.string().optional() })),
+  suites: z.array(
+    z.looseObject({
+      name: z.string().min(1),
+      title: z.string().optional(),
+      rows: z.array(z.record(z.string(), z.unknown())),
+      conclusion: z.string().optional(),
+    }),
+  ),
 });
 
 export type BenchResults = z.output<typeof benchSchema>;
@@ -32,13 +39,21 @@ function format(value: unknown): string | number {
 function suiteTable(suite: Suite): string {
   const columns = [...new Set(suite.rows.flatMap((r) => Object.keys(r)))];
   if (columns.length === 0) return '<p><em>no rows</em></p>';
-  return table(columns, suite.rows.map((r) => columns.map((c) => format(r[c]))), 'bench');
+  return table(
+    columns,
+    suite.rows.map((r) => columns.map((c) => format(r[c]))),
+    'bench',
+  );
 }
 
 function suiteSection(suite: Suite): string {
-  const parts = [`<section class="suite" data-suite="${escapeHtml(suite.name)}">`, `<h2>${escapeHtml(suite.title ?? suite.name)}</h2>`];
+  const parts = [
+    `<section class="suite" data-suite="${escapeHtml(suite.name)}">`,
+    `<h2>${escapeHtml(suite.title ?? suite.name)}</h2>`,
+  ];
   const shape = economicsShape(suite);
-  if (shape) for (const chart of economicsCharts(suite.rows, shape)) parts.push(figure(chart.name, chart.svg, chart.caption));
+  if (shape)
+    for (const chart of economicsCharts(suite.rows, shape)) parts.push(figure(chart.name, chart.svg, chart.caption));
   parts.push(suiteTable(suite));
   if (suite.conclusion) parts.push(`<p>${escapeHtml(suite.conclusion)}</p>`);
   parts.push('</section>');
@@ -48,7 +63,9 @@ function suiteSection(suite: Suite): string {
 /** The bench report page: a chart for economics rows, a table for every suite. */
 export function renderBenchReport(results: BenchResults, source: string): string {
   const title = 'forkcache benchmarks';
-  const meta = [source, results.date, results.machine, results.quick ? 'quick run' : undefined].filter(Boolean).join(' · ');
+  const meta = [source, results.date, results.machine, results.quick ? 'quick run' : undefined]
+    .filter(Boolean)
+    .join(' · ');
   const body = [`<h1>${title}</h1>`, `<p class="meta">${escapeHtml(meta)}</p>`, ...results.suites.map(suiteSection)];
   if (results.suites.length === 0) body.push('<p><em>no suites in this file</em></p>');
   return page(title, body.join('\n'));

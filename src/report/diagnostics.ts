@@ -12,22 +12,28 @@ const n = (x: number): string => x.toLocaleString('en-US');
 export function missDiagnostics(files: FanOutFiles, requests: RequestPoint[], forks: ForkRow[]): string[] {
   const out: string[] = [];
   const { summary, manifest } = files;
-  if (summary && summary.prefix.drift_events > 0) out.push(`${summary.prefix.drift_events} fork(s) stopped on prefix drift (FORK_PREFIX_DRIFT)`);
+  if (summary && summary.prefix.drift_events > 0)
+    out.push(`${summary.prefix.drift_events} fork(s) stopped on prefix drift (FORK_PREFIX_DRIFT)`);
   for (const fork of forks) {
     if (fork.error?.code === 'FORK_PREFIX_DRIFT') out.push(`${fork.short}: ${fork.error.message}`);
   }
   for (const [forkId, transcript] of files.transcripts) {
     if (transcript.prefixSha256 && transcript.prefixSha256 !== manifest.prefix.sha256) {
-      out.push(`${forkId}: transcript names prefix ${transcript.prefixSha256.slice(0, 16)}, the manifest ${manifest.prefix.sha256.slice(0, 16)}`);
+      out.push(
+        `${forkId}: transcript names prefix ${transcript.prefixSha256.slice(0, 16)}, the manifest ${manifest.prefix.sha256.slice(0, 16)}`,
+      );
     }
   }
   if (summary && summary.cache.cache_efficiency < 1) {
-    out.push(`cache efficiency ${summary.cache.cache_efficiency.toFixed(3)}: the fan-out requests read ${n(summary.cache.fanout_cache_read_input_tokens)} of at most ${n(summary.cache.max_fanout_reads)} tokens from cache`);
+    out.push(
+      `cache efficiency ${summary.cache.cache_efficiency.toFixed(3)}: the fan-out requests read ${n(summary.cache.fanout_cache_read_input_tokens)} of at most ${n(summary.cache.max_fanout_reads)} tokens from cache`,
+    );
   }
   const shared = summary?.prefix.shared_tokens ?? null;
   // The ledger keys a fan-out by the prefix id (the hash's first 16 hex digits).
   const byFanout = summary?.cache.by_fanout ?? [];
-  const uncached = (byFanout.find((f) => f.key === manifest.prefix.sha256.slice(0, 16)) ?? byFanout[0])?.uncached_at_start ?? 0;
+  const uncached =
+    (byFanout.find((f) => f.key === manifest.prefix.sha256.slice(0, 16)) ?? byFanout[0])?.uncached_at_start ?? 0;
   if (shared !== null) out.push(...firstRequestMisses(requests, shared, uncached));
   out.push(...laterTurnMisses(requests));
   return out;
@@ -47,7 +53,9 @@ function firstRequestMisses(requests: RequestPoint[], shared: number, uncached: 
       writerSeen = true;
       continue;
     }
-    out.push(`${r.label}: read ${n(read)} of ${n(shared)} shared prefix tokens from cache (missed ${n(shared - read)}; sent before the shared entry was readable?)`);
+    out.push(
+      `${r.label}: read ${n(read)} of ${n(shared)} shared prefix tokens from cache (missed ${n(shared - read)}; sent before the shared entry was readable?)`,
+    );
   }
   return out;
 }
@@ -63,7 +71,9 @@ function laterTurnMisses(requests: RequestPoint[]): string[] {
     if (!before || before.turn !== r.turn - 1) continue;
     const cached = before.usage.cache_read_input_tokens + before.usage.cache_creation_input_tokens;
     if (r.usage.cache_read_input_tokens < cached) {
-      out.push(`${r.label}: read ${n(r.usage.cache_read_input_tokens)} tokens from cache, its previous turn had cached ${n(cached)} (expired, or the prefix changed?)`);
+      out.push(
+        `${r.label}: read ${n(r.usage.cache_read_input_tokens)} tokens from cache, its previous turn had cached ${n(cached)} (expired, or the prefix changed?)`,
+      );
     }
   }
   return out;

@@ -10,12 +10,17 @@ export interface Html {
 
 export const raw = (html: string): Html => ({ html });
 
-const cell = (value: string | number | Html): string => (typeof value === 'object' ? value.html : escapeHtml(String(value)));
+const cell = (value: string | number | Html): string =>
+  typeof value === 'object' ? value.html : escapeHtml(String(value));
 
 /** A plain table; numbers are right-aligned. */
 export function table(headers: string[], rows: (string | number | Html)[][], className = ''): string {
   const head = headers.map((h) => `<th>${escapeHtml(h)}</th>`).join('');
-  const body = rows.map((r) => `<tr>${r.map((v) => `<td${typeof v === 'number' ? ' class="num"' : ''}>${cell(v)}</td>`).join('')}</tr>`).join('\n');
+  const body = rows
+    .map(
+      (r) => `<tr>${r.map((v) => `<td${typeof v === 'number' ? ' class="num"' : ''}>${cell(v)}</td>`).join('')}</tr>`,
+    )
+    .join('\n');
   return `<table${className ? ` class="${className}"` : ''}><thead><tr>${head}</tr></thead><tbody>\n${body}\n</tbody></table>`;
 }
 

@@ -16,9 +16,15 @@ export interface LocatedRuns {
  */
 export function locateRuns(runDir: string, options: { all: boolean }): LocatedRuns {
   const ordered = locateFanOuts(runDir, 'REPORT_FILE_MISSING');
-  if (ordered.length === 1 && ordered[0] === runDir) return { dirs: [runDir], found: 1, scope: `fan-out directory ${runDir}` };
-  if (options.all) return { dirs: ordered, found: ordered.length, scope: `all ${ordered.length} fan-outs of ${runDir}, oldest first` };
+  if (ordered.length === 1 && ordered[0] === runDir)
+    return { dirs: [runDir], found: 1, scope: `fan-out directory ${runDir}` };
+  if (options.all)
+    return { dirs: ordered, found: ordered.length, scope: `all ${ordered.length} fan-outs of ${runDir}, oldest first` };
   const latest = ordered.at(-1)!;
   const more = ordered.length > 1 ? `; --all renders all ${ordered.length}` : '';
-  return { dirs: [latest], found: ordered.length, scope: `the latest of ${ordered.length} fan-out(s) in ${runDir}: ${latest}${more}` };
+  return {
+    dirs: [latest],
+    found: ordered.length,
+    scope: `the latest of ${ordered.length} fan-out(s) in ${runDir}: ${latest}${more}`,
+  };
 }

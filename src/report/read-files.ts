@@ -21,5 +21,7 @@ export function readReportJsonl(path: string, what: string): JsonlLine[] {
 export function parseAt<S extends z.ZodType>(schema: S, value: unknown, where: string): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  throw new ForkcacheError('REPORT_FILE_INVALID', `${where}: ${formatZodIssues(result.error.issues)}`, { data: { where } });
+  throw new ForkcacheError('REPORT_FILE_INVALID', `${where}: ${formatZodIssues(result.error.issues)}`, {
+    data: { where },
+  });
 }

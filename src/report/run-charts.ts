@@ -17,7 +17,6 @@ interface RenderApi {
   size(point: [number, number]): [number, number];
 }
 
-
 /** Per-fork timeline from events.jsonl: one row per fork, one coloured span per phase. */
 export function timelineChart(model: RunModel): string {
   const rowIndex = new Map(model.rows.map((r, i) => [r, i]));
@@ -28,20 +27,32 @@ export function timelineChart(model: RunModel): string {
     name: PHASE_LABELS[phase],
     itemStyle: { color: COLORS[phase] },
     encode: { x: [1, 2], y: 0 },
-    data: model.segments.filter((s) => s.phase === phase && s.end >= s.start).map((s) => [rowIndex.get(s.row), s.start, s.end]),
+    data: model.segments
+      .filter((s) => s.phase === phase && s.end >= s.start)
+      .map((s) => [rowIndex.get(s.row), s.start, s.end]),
     renderItem: (_params: unknown, api: RenderApi) => {
       const row = api.value(0);
       const from = api.coord([api.value(1), row]);
       const to = api.coord([api.value(2), row]);
       const height = api.size([0, 1])[1] * (phase === 'request' || phase === 'warming' ? 0.7 : 0.45);
-      return { type: 'rect', shape: { x: from[0], y: from[1] - height / 2, width: Math.max(1, to[0] - from[0]), height }, style: { fill: COLORS[phase] } };
+      return {
+        type: 'rect',
+        shape: { x: from[0], y: from[1] - height / 2, width: Math.max(1, to[0] - from[0]), height },
+        style: { fill: COLORS[phase] },
+      };
     },
   }));
   return renderSvg(
     {
       legend: { ...legend, data: PHASES.map((p) => PHASE_LABELS[p]) },
       grid: { left: 70, right: 30, top: 40, bottom: 40 },
-      xAxis: { type: 'value', name: 'ms since the fan-out started', nameLocation: 'middle', nameGap: 26, max: Math.max(1, Math.ceil(model.durationMs)) },
+      xAxis: {
+        type: 'value',
+        name: 'ms since the fan-out started',
+        nameLocation: 'middle',
+        nameGap: 26,
+        max: Math.max(1, Math.ceil(model.durationMs)),
+      },
       yAxis: { type: 'category', data: model.rows, inverse: true, axisLabel: { fontSize: 11 } },
       series,
     },
@@ -88,7 +99,19 @@ export function costChart(model: RunModel): string | undefined {
     itemStyle: { color },
     data: cumulative(values),
   });
-  const series = [line('actual', COLORS.actual, model.requests.map((r) => r.cost!)), line('no cache', COLORS.noCache, model.requests.map((r) => r.noCache!), true)];
+  const series = [
+    line(
+      'actual',
+      COLORS.actual,
+      model.requests.map((r) => r.cost!),
+    ),
+    line(
+      'no cache',
+      COLORS.noCache,
+      model.requests.map((r) => r.noCache!),
+      true,
+    ),
+  ];
   const fresh = freshPerRequest(model);
   if (fresh) series.push(line('fresh agents', COLORS.fresh, fresh, true));
   const labels = model.requests.map((r) => r.label);
@@ -115,16 +138,32 @@ export function hitChart(model: RunModel): string {
   const fanout = model.requests.filter((r) => r.kind === 'warmup' || r.turn === 1);
   const labels = fanout.map((r) => r.label);
   const actual = fanout.map((r) => hitRatio(r.usage));
-  const ceiling = fanout.map((r) => (shared === null ? null : Math.min(1, shared / Math.max(1, totalInputTokens(r.usage)))));
+  const ceiling = fanout.map((r) =>
+    shared === null ? null : Math.min(1, shared / Math.max(1, totalInputTokens(r.usage))),
+  );
   if (summary) {
     labels.push('fan-out');
     actual.push(summary.cache.fanout_hit_ratio);
-    ceiling.push(summary.cache.fanout_input_tokens === 0 ? null : summary.cache.max_fanout_reads / summary.cache.fanout_input_tokens);
+    ceiling.push(
+      summary.cache.fanout_input_tokens === 0
+        ? null
+        : summary.cache.max_fanout_reads / summary.cache.fanout_input_tokens,
+    );
   }
   const pct = (v: number | null): number | null => (v === null ? null : Number((100 * v).toFixed(2)));
-  const series: Record<string, unknown>[] = [{ type: 'bar', name: 'hit ratio', itemStyle: { color: COLORS.read }, data: actual.map(pct) }];
+  const series: Record<string, unknown>[] = [
+    { type: 'bar', name: 'hit ratio', itemStyle: { color: COLORS.read }, data: actual.map(pct) },
+  ];
   if (ceiling.some((c) => c !== null)) {
-    series.push({ type: 'line', name: 'theoretical maximum', symbol: 'rect', symbolSize: 10, lineStyle: { opacity: 0 }, itemStyle: { color: COLORS.ceiling }, data: ceiling.map(pct) });
+    series.push({
+      type: 'line',
+      name: 'theoretical maximum',
+      symbol: 'rect',
+      symbolSize: 10,
+      lineStyle: { opacity: 0 },
+      itemStyle: { color: COLORS.ceiling },
+      data: ceiling.map(pct),
+    });
   }
   return renderSvg(
     {

@@ -51,8 +51,12 @@ function lastRun<T extends { value: unknown }>(lines: T[], marker: string): { li
 
 function readEvents(path: string, notes: string[]): RunEvent[] {
   const { lines, runs } = lastRun(readReportJsonl(path, 'fan-out events'), 'fanout-start');
-  if (runs === 0) throw new ForkcacheError('REPORT_FILE_INVALID', `${path}: no fanout-start record`, { data: { file: path } });
-  if (runs > 1) notes.push(`events.jsonl holds ${runs} runs of this fan-out id (a resume or a rerun appends): the report shows the last one`);
+  if (runs === 0)
+    throw new ForkcacheError('REPORT_FILE_INVALID', `${path}: no fanout-start record`, { data: { file: path } });
+  if (runs > 1)
+    notes.push(
+      `events.jsonl holds ${runs} runs of this fan-out id (a resume or a rerun appends): the report shows the last one`,
+    );
   const events: RunEvent[] = [];
   for (const { line, value } of lines) {
     const type = recordType(value);
@@ -66,7 +70,12 @@ function readEvents(path: string, notes: string[]): RunEvent[] {
 /** What a report shows of a transcript, from the run directory's one transcript reader. */
 function transcriptFacts(path: string): TranscriptFacts {
   const transcript = readTranscript(path, 'REPORT_FILE_INVALID');
-  return { path, prefixSha256: transcript.prefixSha256, finalText: transcript.end?.finalText, status: transcript.end?.status };
+  return {
+    path,
+    prefixSha256: transcript.prefixSha256,
+    finalText: transcript.end?.finalText,
+    status: transcript.end?.status,
+  };
 }
 
 /**
@@ -81,11 +90,17 @@ export function readReportFiles(dir: string): FanOutFiles {
   const events = readEvents(join(dir, EVENTS_FILE), notes);
   const summaryPath = join(dir, SUMMARY_FILE);
   let summary: FanOutFiles['summary'];
-  if (existsSync(summaryPath)) summary = parseAt(summarySchema, readReportJson(summaryPath, 'fan-out summary'), summaryPath);
+  if (existsSync(summaryPath))
+    summary = parseAt(summarySchema, readReportJson(summaryPath, 'fan-out summary'), summaryPath);
   else notes.push('summary.json is missing (the fan-out did not settle): totals and baselines are not shown');
   const snapshotPath = join(dir, SNAPSHOT_FILE);
   let model: string | undefined;
-  if (existsSync(snapshotPath)) model = parseAt(z.looseObject({ model: z.string().min(1) }), readReportJson(snapshotPath, 'parent snapshot'), snapshotPath).model;
+  if (existsSync(snapshotPath))
+    model = parseAt(
+      z.looseObject({ model: z.string().min(1) }),
+      readReportJson(snapshotPath, 'parent snapshot'),
+      snapshotPath,
+    ).model;
   else notes.push('snapshot.json is missing: requests are not priced');
   if (model && !findModel(model)) notes.push(`model "${model}" is not in the model table: requests are not priced`);
   const transcripts = new Map<string, TranscriptFacts>();

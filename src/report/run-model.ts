@@ -69,18 +69,39 @@ function requests(files: FanOutFiles, id: string, catalogue: ModelCatalogue): Re
   // Each request is priced with the row in force on its own date; a model the catalogue does
   // not know leaves cost and no-cache undefined (the report says it is unpriced).
   const priced = (usage: Usage, at: number): Pick<RequestPoint, 'cost' | 'noCache'> =>
-    info && info.prices.length > 0 ? { cost: nanoToUsd(costNano(usage, info, at, catalogue).total), noCache: nanoToUsd(noCacheNano(usage, info, at, catalogue)) } : { cost: undefined, noCache: undefined };
+    info && info.prices.length > 0
+      ? {
+          cost: nanoToUsd(costNano(usage, info, at, catalogue).total),
+          noCache: nanoToUsd(noCacheNano(usage, info, at, catalogue)),
+        }
+      : { cost: undefined, noCache: undefined };
   const out: RequestPoint[] = [];
   const warmStart = ofType(files.events, 'warmup-start')[0];
   for (const e of ofType(files.events, 'warmup-end')) {
     if (!e.usage) continue;
     const usage = usageAt(e.usage, `${files.dir}/events.jsonl:${e.line}`);
-    out.push({ label: 'warm-up', forkId: undefined, kind: 'warmup', turn: 0, sentAt: warmStart?.at ?? e.at, usage, ...priced(usage, warmStart?.at ?? e.at) });
+    out.push({
+      label: 'warm-up',
+      forkId: undefined,
+      kind: 'warmup',
+      turn: 0,
+      sentAt: warmStart?.at ?? e.at,
+      usage,
+      ...priced(usage, warmStart?.at ?? e.at),
+    });
   }
   for (const e of ofType(files.events, 'turn-end')) {
     const usage = usageAt(e.request.usage, `${files.dir}/events.jsonl:${e.line}`);
     const label = `${shortForkId(e.forkId, id)} t${e.turn}`;
-    out.push({ label, forkId: e.forkId, kind: 'fork', turn: e.turn, sentAt: e.request.sentAt, usage, ...priced(usage, e.request.sentAt) });
+    out.push({
+      label,
+      forkId: e.forkId,
+      kind: 'fork',
+      turn: e.turn,
+      sentAt: e.request.sentAt,
+      usage,
+      ...priced(usage, e.request.sentAt),
+    });
   }
   return out.sort((a, b) => a.sentAt - b.sentAt);
 }
@@ -115,7 +136,16 @@ export function buildRunModel(files: FanOutFiles, catalogue: ModelCatalogue = BU
   const { rows, segments, durationMs } = timeline(files, id);
   const points = requests(files, id, catalogue);
   const forks = forkRows(files, id);
-  return { files, id, rows, segments, requests: points, forks, durationMs, diagnostics: missDiagnostics(files, points, forks) };
+  return {
+    files,
+    id,
+    rows,
+    segments,
+    requests: points,
+    forks,
+    durationMs,
+    diagnostics: missDiagnostics(files, points, forks),
+  };
 }
 
 /** Hit ratio of one request: cache reads over all its input tokens (0 for no input). */

@@ -6,13 +6,21 @@ import type { ForkRow, RunModel } from './run-model.ts';
 
 const n = (x: number): string => x.toLocaleString('en-US');
 const usd = (x: number | null | undefined): string => (x === null || x === undefined ? 'n/a' : `$${x.toFixed(4)}`);
-const percent = (x: number | null | undefined): string => (x === null || x === undefined ? 'n/a' : `${(100 * x).toFixed(1)}%`);
+const percent = (x: number | null | undefined): string =>
+  x === null || x === undefined ? 'n/a' : `${(100 * x).toFixed(1)}%`;
 
 function reportHtml(report: ForkReport | undefined, error: ForkRow['error']): Html {
   const parts: string[] = [];
-  if (error) parts.push(`<p class="status-failed"><code>${escapeHtml(error.code)}</code> ${escapeHtml(error.message)}</p>`);
+  if (error)
+    parts.push(`<p class="status-failed"><code>${escapeHtml(error.code)}</code> ${escapeHtml(error.message)}</p>`);
   if (!report) return raw(parts.join('') || '<em>no final text</em>');
-  const fields: [string, string | undefined][] = [['Scope', report.scope], ['Result', report.result], ['Key files', report.keyFiles], ['Files changed', report.filesChanged], ['Issues', report.issues]];
+  const fields: [string, string | undefined][] = [
+    ['Scope', report.scope],
+    ['Result', report.result],
+    ['Key files', report.keyFiles],
+    ['Files changed', report.filesChanged],
+    ['Issues', report.issues],
+  ];
   const items = fields.filter(([, v]) => v !== undefined).map(([k, v]) => `<dt>${k}</dt><dd>${escapeHtml(v!)}</dd>`);
   parts.push(`<dl class="report">${items.join('')}</dl>`);
   if (report.missing.length > 0) parts.push(`<p><em>missing: ${escapeHtml(report.missing.join(', '))}</em></p>`);
@@ -22,7 +30,9 @@ function reportHtml(report: ForkReport | undefined, error: ForkRow['error']): Ht
 function forkTable(model: RunModel): string {
   const rows = model.forks.map((f) => [
     f.short,
-    raw(`<span class="status-${escapeHtml(f.status)}">${escapeHtml(f.status)}</span>${f.restarts > 0 ? ` (${f.restarts} worker restart${f.restarts > 1 ? 's' : ''})` : ''}`),
+    raw(
+      `<span class="status-${escapeHtml(f.status)}">${escapeHtml(f.status)}</span>${f.restarts > 0 ? ` (${f.restarts} worker restart${f.restarts > 1 ? 's' : ''})` : ''}`,
+    ),
     f.turns,
     f.toolCalls,
     f.filesChanged.length === 0 ? 'none' : f.filesChanged.join(', '),
@@ -37,20 +47,39 @@ function overview(model: RunModel): string {
   const m = model.files.manifest;
   const rows: (string | number)[][] = [
     ['prefix sha256', m.prefix.sha256],
-    ['prefix size', `${n(m.prefix.bytes)} bytes${s?.prefix.shared_tokens != null ? `, ${n(s.prefix.shared_tokens)} tokens shared` : ''}`],
+    [
+      'prefix size',
+      `${n(m.prefix.bytes)} bytes${s?.prefix.shared_tokens != null ? `, ${n(s.prefix.shared_tokens)} tokens shared` : ''}`,
+    ],
     ['layout, cache lifetime', `${m.prefix.layout ?? 'n/a'}, ${m.prefix.ttl ?? 'n/a'}`],
   ];
   if (s) {
     rows.push(
-      ['forks', `${s.forks.total} total: ${s.forks.completed} completed, ${s.forks.failed} failed, ${s.forks.cancelled} cancelled`],
-      ['fan-out hit ratio', `${percent(s.cache.fanout_hit_ratio)} (theoretical maximum ${s.cache.fanout_input_tokens === 0 ? 'n/a' : percent(s.cache.max_fanout_reads / s.cache.fanout_input_tokens)})`],
-      ['cache efficiency', `${s.cache.cache_efficiency.toFixed(3)} (read ${n(s.cache.fanout_cache_read_input_tokens)} of at most ${n(s.cache.max_fanout_reads)})`],
-      ['cost (whole tree)', `actual ${usd(s.cost_usd.actual)} | no cache ${usd(s.cost_usd.no_cache)} (saved ${percent(s.savings.vs_no_cache)}) | fresh agents ${usd(s.cost_usd.fresh_agents)} (saved ${percent(s.savings.vs_fresh_agents)})`],
+      [
+        'forks',
+        `${s.forks.total} total: ${s.forks.completed} completed, ${s.forks.failed} failed, ${s.forks.cancelled} cancelled`,
+      ],
+      [
+        'fan-out hit ratio',
+        `${percent(s.cache.fanout_hit_ratio)} (theoretical maximum ${s.cache.fanout_input_tokens === 0 ? 'n/a' : percent(s.cache.max_fanout_reads / s.cache.fanout_input_tokens)})`,
+      ],
+      [
+        'cache efficiency',
+        `${s.cache.cache_efficiency.toFixed(3)} (read ${n(s.cache.fanout_cache_read_input_tokens)} of at most ${n(s.cache.max_fanout_reads)})`,
+      ],
+      [
+        'cost (whole tree)',
+        `actual ${usd(s.cost_usd.actual)} | no cache ${usd(s.cost_usd.no_cache)} (saved ${percent(s.savings.vs_no_cache)}) | fresh agents ${usd(s.cost_usd.fresh_agents)} (saved ${percent(s.savings.vs_fresh_agents)})`,
+      ],
       ['warm-ups, drift events', `${s.warmups ?? 'n/a'}, ${s.prefix.drift_events}`],
-      ['prices', `model catalogue of ${s.model_table_date ?? 'n/a'}${s.unpriced && s.unpriced.requests > 0 ? `; ${n(s.unpriced.requests)} requests unpriced (${s.unpriced.models.join(', ')}): price them with --model-table FILE` : ''}`],
+      [
+        'prices',
+        `model catalogue of ${s.model_table_date ?? 'n/a'}${s.unpriced && s.unpriced.requests > 0 ? `; ${n(s.unpriced.requests)} requests unpriced (${s.unpriced.models.join(', ')}): price them with --model-table FILE` : ''}`,
+      ],
     );
     for (const warning of s.warnings ?? []) rows.push(['model', warning]);
-    if (s.prefix.source === 'fallback') rows.push(['sharing', 'no parent snapshot: fallback prompt, nothing shared with a parent']);
+    if (s.prefix.source === 'fallback')
+      rows.push(['sharing', 'no parent snapshot: fallback prompt, nothing shared with a parent']);
   }
   return table(['', ''], rows, 'overview');
 }
@@ -64,9 +93,19 @@ function list(items: string[], empty: string): string {
 function rateLimitSection(model: RunModel): string[] {
   const chart = budgetChart(model);
   if (!chart) return [];
-  const r = model.files.summary?.['rate_limits'] as { http_429?: number; http_529?: number; stopped?: string | null } | undefined;
-  const counts = r ? ` This run met ${r.http_429 ?? 0} 429s and ${r.http_529 ?? 0} 529s${r.stopped ? `, and stopped at the spend cap (${r.stopped})` : ''}.` : '';
-  return ['<h3>Rate-limit budget</h3>', figure('budget', chart, `What each rate-limit bucket is short of full, as a share of its per-minute limit (learned from the API's headers), against the limit, and the requests queued for a permit (right axis).${counts}`)];
+  const r = model.files.summary?.['rate_limits'] as
+    { http_429?: number; http_529?: number; stopped?: string | null } | undefined;
+  const counts = r
+    ? ` This run met ${r.http_429 ?? 0} 429s and ${r.http_529 ?? 0} 529s${r.stopped ? `, and stopped at the spend cap (${r.stopped})` : ''}.`
+    : '';
+  return [
+    '<h3>Rate-limit budget</h3>',
+    figure(
+      'budget',
+      chart,
+      `What each rate-limit bucket is short of full, as a share of its per-minute limit (learned from the API's headers), against the limit, and the requests queued for a permit (right axis).${counts}`,
+    ),
+  ];
 }
 
 /** One fan-out's section: overview, diagnostics, the four charts, the fork table. */
@@ -82,15 +121,31 @@ export function runSection(model: RunModel): string {
     list(model.diagnostics, 'No drift; every fan-out request read the shared prefix it could.'),
     model.files.notes.length > 0 ? `<h3>Notes</h3>${list(model.files.notes, '')}` : '',
     '<h3>Timeline</h3>',
-    figure('timeline', timelineChart(model), 'Per fork, from events.jsonl: queued until a worker slot is free, warming while its first request is held (at the warm-first gate until the shared entry is readable, and by the API concurrency limit), model requests (dark) within its running time, done after it reported.'),
+    figure(
+      'timeline',
+      timelineChart(model),
+      'Per fork, from events.jsonl: queued until a worker slot is free, warming while its first request is held (at the warm-first gate until the shared entry is readable, and by the API concurrency limit), model requests (dark) within its running time, done after it reported.',
+    ),
     '<h3>Tokens per request</h3>',
-    figure('tokens', tokensChart(model), 'Input tokens of every request in the order sent (fork and turn), stacked: read from cache, written to cache, uncached.'),
+    figure(
+      'tokens',
+      tokensChart(model),
+      'Input tokens of every request in the order sent (fork and turn), stacked: read from cache, written to cache, uncached.',
+    ),
     '<h3>Cumulative cost</h3>',
     cost
-      ? figure('cost', cost, 'The fan-out requests priced from the model table, cumulated in the order sent, against the same requests without caching and as fresh agents (the ledger\'s fresh-agent total for these requests, its difference spread evenly over the forks\' first requests). The whole tree\'s totals are in the table above.')
+      ? figure(
+          'cost',
+          cost,
+          "The fan-out requests priced from the model table, cumulated in the order sent, against the same requests without caching and as fresh agents (the ledger's fresh-agent total for these requests, its difference spread evenly over the forks' first requests). The whole tree's totals are in the table above.",
+        )
       : '<p><em>Requests are not priced (no model, or a model missing from the table).</em></p>',
     '<h3>Hit ratio against the theoretical maximum</h3>',
-    figure('hit-ratio', hitChart(model), 'Cache reads over all input tokens for each fan-out request, and for the whole fan-out; the grey marks are the ceilings (every shared token read; for the fan-out, less the shared tokens that had to be written once).'),
+    figure(
+      'hit-ratio',
+      hitChart(model),
+      'Cache reads over all input tokens for each fan-out request, and for the whole fan-out; the grey marks are the ceilings (every shared token read; for the fan-out, less the shared tokens that had to be written once).',
+    ),
     ...rateLimitSection(model),
     '<h3>Forks</h3>',
     forkTable(model),
@@ -100,7 +155,12 @@ export function runSection(model: RunModel): string {
 
 /** The whole page for one or more fan-outs; `scope` says which were rendered and why. */
 export function renderRunReport(models: RunModel[], scope: string): string {
-  const title = models.length === 1 ? `forkcache report: ${models[0]!.id}` : `forkcache report: ${models.length} fan-outs`;
-  const body = [`<h1>${escapeHtml(title)}</h1>`, `<p class="meta">${escapeHtml(scope)}</p>`, ...models.map(runSection)].join('\n');
+  const title =
+    models.length === 1 ? `forkcache report: ${models[0]!.id}` : `forkcache report: ${models.length} fan-outs`;
+  const body = [
+    `<h1>${escapeHtml(title)}</h1>`,
+    `<p class="meta">${escapeHtml(scope)}</p>`,
+    ...models.map(runSection),
+  ].join('\n');
   return page(title, body);
 }

@@ -13,7 +13,16 @@ import { GridComponent, LegendComponent, MarkLineComponent, TitleComponent } fro
 import * as echarts from 'echarts/core';
 import { SVGRenderer } from 'echarts/renderers';
 
-echarts.use([BarChart, CustomChart, LineChart, GridComponent, LegendComponent, MarkLineComponent, TitleComponent, SVGRenderer]);
+echarts.use([
+  BarChart,
+  CustomChart,
+  LineChart,
+  GridComponent,
+  LegendComponent,
+  MarkLineComponent,
+  TitleComponent,
+  SVGRenderer,
+]);
 
 /** An ECharts option object (typed loosely: the report builds a handful of fixed shapes). */
 export type ChartOption = Record<string, unknown>;

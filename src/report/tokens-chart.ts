@@ -12,7 +12,13 @@ export const categoryLabels = (count: number) => ({ rotate: count > 12 ? 60 : 0,
  */
 export function inputTokensChart(points: readonly { label: string; usage: Usage }[]): string {
   const labels = points.map((p) => p.label);
-  const bar = (name: string, color: string, pick: (u: Usage) => number) => ({ type: 'bar', stack: 'input', name, itemStyle: { color }, data: points.map((p) => pick(p.usage)) });
+  const bar = (name: string, color: string, pick: (u: Usage) => number) => ({
+    type: 'bar',
+    stack: 'input',
+    name,
+    itemStyle: { color },
+    data: points.map((p) => pick(p.usage)),
+  });
   return renderSvg(
     {
       legend: chartLegend,

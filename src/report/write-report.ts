@@ -27,7 +27,11 @@ function write(out: string, html: string): number {
     writeFileSync(out, html);
   } catch (cause) {
     // Not bad input: the report was built, the disk refused it (exit code 1).
-    throw new ForkcacheError('INTERNAL', `${out}: cannot write the report (${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message})`, { cause });
+    throw new ForkcacheError(
+      'INTERNAL',
+      `${out}: cannot write the report (${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message})`,
+      { cause },
+    );
   }
   return Buffer.byteLength(html);
 }
@@ -38,17 +42,34 @@ const countCharts = (html: string): number => html.match(/<figure class="chart"/
  * Render the HTML report of a run directory (one fan-out, or the latest / all of a runs
  * directory) to `out` (default: `report.html` inside RUN_DIR).
  */
-export function writeRunReport(runDir: string, options: { out?: string | undefined; all?: boolean; catalogue?: ModelCatalogue | undefined } = {}): WrittenReport {
+export function writeRunReport(
+  runDir: string,
+  options: { out?: string | undefined; all?: boolean; catalogue?: ModelCatalogue | undefined } = {},
+): WrittenReport {
   const located = locateRuns(runDir, { all: options.all ?? false });
   const models = located.dirs.map((dir) => buildRunModel(readReportFiles(dir), options.catalogue));
   const html = renderRunReport(models, located.scope);
   const out = options.out ?? join(runDir, 'report.html');
-  return { out, bytes: write(out, html), scope: located.scope, fanouts: models.map((m) => m.id), found: located.found, charts: countCharts(html) };
+  return {
+    out,
+    bytes: write(out, html),
+    scope: located.scope,
+    fanouts: models.map((m) => m.id),
+    found: located.found,
+    charts: countCharts(html),
+  };
 }
 
 /** Render `npm run bench` results (latest.json) to `out` (default: beside it, `.html`). */
 export function writeBenchReport(path: string, options: { out?: string | undefined } = {}): WrittenReport {
   const html = renderBenchReport(readBenchResults(path), path);
   const out = options.out ?? path.replace(/\.json$/i, '') + '.html';
-  return { out, bytes: write(out, html), scope: `benchmark results ${path}`, fanouts: [], found: 0, charts: countCharts(html) };
+  return {
+    out,
+    bytes: write(out, html),
+    scope: `benchmark results ${path}`,
+    fanouts: [],
+    found: 0,
+    charts: countCharts(html),
+  };
 }

@@ -35,7 +35,10 @@ export function readJsonl(path: string, what: string, codes: JsonFileCodes = 'IN
     } catch (cause) {
       // only the very last line can be torn, and only when the file does not end with a newline
       if (index === lines.length - 1) return;
-      throw new ForkcacheError(invalid, `${where}: not valid JSON (${(cause as Error).message})`, { cause, data: { path, line: index + 1 } });
+      throw new ForkcacheError(invalid, `${where}: not valid JSON (${(cause as Error).message})`, {
+        cause,
+        data: { path, line: index + 1 },
+      });
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       throw new ForkcacheError(invalid, `${where}: expected a JSON object`, { data: { path, line: index + 1 } });

@@ -11,7 +11,9 @@ import { readJsonl, recordType } from './jsonl.ts';
  */
 function startedAt(dir: string): number {
   try {
-    const start = readJsonl(join(dir, EVENTS_FILE), 'fan-out events').findLast((l) => recordType(l.value) === 'fanout-start');
+    const start = readJsonl(join(dir, EVENTS_FILE), 'fan-out events').findLast(
+      (l) => recordType(l.value) === 'fanout-start',
+    );
     const at = (start?.value as { at?: unknown } | undefined)?.at;
     if (typeof at === 'number') return at;
   } catch {
@@ -33,16 +35,23 @@ export function locateFanOuts(runDir: string, code: ErrorCode): string[] {
   } catch {
     kind = 'missing';
   }
-  if (kind === 'file') throw new ForkcacheError(code, `${runDir} is a file; expected a fan-out directory or a runs directory`, { data: { path: runDir } });
+  if (kind === 'file')
+    throw new ForkcacheError(code, `${runDir} is a file; expected a fan-out directory or a runs directory`, {
+      data: { path: runDir },
+    });
   if (kind === 'missing') throw new ForkcacheError(code, `${runDir}: no such directory`, { data: { path: runDir } });
   if (isFanOutDir(runDir)) return [runDir];
   const dirs = readdirSync(runDir, { withFileTypes: true })
     .filter((e) => e.isDirectory() && isFanOutDir(join(runDir, e.name)))
     .map((e) => join(runDir, e.name));
   if (dirs.length === 0) {
-    throw new ForkcacheError(code, `${runDir}: no ${MANIFEST_FILE} here nor in any sub-directory (expected a fan-out directory or a runs directory)`, {
-      data: { path: join(runDir, MANIFEST_FILE) },
-    });
+    throw new ForkcacheError(
+      code,
+      `${runDir}: no ${MANIFEST_FILE} here nor in any sub-directory (expected a fan-out directory or a runs directory)`,
+      {
+        data: { path: join(runDir, MANIFEST_FILE) },
+      },
+    );
   }
   return dirs
     .map((dir) => ({ dir, at: startedAt(dir) }))

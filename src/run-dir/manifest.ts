@@ -64,7 +64,13 @@ const prefixShape = manifestSchema.shape.prefix.shape;
  */
 export const manifestCoreSchema = z.looseObject({
   fanoutId: manifestSchema.shape.fanoutId,
-  prefix: z.looseObject({ sha256: prefixShape.sha256, bytes: prefixShape.bytes, layout: prefixShape.layout.optional(), ttl: prefixShape.ttl.optional(), headEnd: prefixShape.headEnd.optional() }),
+  prefix: z.looseObject({
+    sha256: prefixShape.sha256,
+    bytes: prefixShape.bytes,
+    layout: prefixShape.layout.optional(),
+    ttl: prefixShape.ttl.optional(),
+    headEnd: prefixShape.headEnd.optional(),
+  }),
   directives: manifestSchema.shape.directives,
 });
 
@@ -73,14 +79,30 @@ export type ManifestCore = z.output<typeof manifestCoreSchema>;
 /** The engine settings a manifest keeps (the engine derives them from its options: `manifestEngine`). */
 export type ManifestEngine = Manifest['engine'];
 
-export function writeManifest(dir: string, fanoutId: string, prefix: FrozenPrefix, directives: readonly string[], engine: ManifestEngine, meta: Record<string, unknown>): void {
+export function writeManifest(
+  dir: string,
+  fanoutId: string,
+  prefix: FrozenPrefix,
+  directives: readonly string[],
+  engine: ManifestEngine,
+  meta: Record<string, unknown>,
+): void {
   mkdirSync(join(dir, FORKS_DIR), { recursive: true });
   writeFileSync(join(dir, SNAPSHOT_FILE), `${JSON.stringify(prefix.snapshot)}\n`);
   const manifest: Manifest = {
     v: 1,
     fanoutId,
     createdAt: new Date().toISOString(),
-    prefix: { sha256: prefix.sha256, bytes: prefix.byteLength, layout: prefix.layout, ttl: prefix.ttl, markers: prefix.markers, headEnd: prefix.headEnd, provider: prefix.provider, source: prefix.snapshot.source },
+    prefix: {
+      sha256: prefix.sha256,
+      bytes: prefix.byteLength,
+      layout: prefix.layout,
+      ttl: prefix.ttl,
+      markers: prefix.markers,
+      headEnd: prefix.headEnd,
+      provider: prefix.provider,
+      source: prefix.snapshot.source,
+    },
     directives: [...directives],
     engine,
     meta,
@@ -91,8 +113,14 @@ export function writeManifest(dir: string, fanoutId: string, prefix: FrozenPrefi
 /** Read a fan-out directory's manifest and snapshot, validated (errors name the file and field). */
 export function readFanOutDir(dir: string): { manifest: Manifest; snapshot: ParentSnapshot } {
   const manifestPath = join(dir, MANIFEST_FILE);
-  const manifest = parseOrThrow(manifestSchema, readJsonFile(manifestPath, 'fan-out manifest'), 'INVALID_ARGUMENT', manifestPath);
+  const manifest = parseOrThrow(
+    manifestSchema,
+    readJsonFile(manifestPath, 'fan-out manifest'),
+    'INVALID_ARGUMENT',
+    manifestPath,
+  );
   const captured = captureSnapshot(readJsonFile(join(dir, SNAPSHOT_FILE), 'parent snapshot'));
-  const snapshot = captured.source === manifest.prefix.source ? captured : deepFreeze({ ...captured, source: manifest.prefix.source });
+  const snapshot =
+    captured.source === manifest.prefix.source ? captured : deepFreeze({ ...captured, source: manifest.prefix.source });
   return { manifest, snapshot };
 }

@@ -19,23 +19,44 @@ export const summarySchema = z.looseObject({
     fanout_hit_ratio: z.number(),
     max_fanout_reads: count,
     cache_efficiency: z.number(),
-    by_fanout: z.array(z.looseObject({ key: z.string().optional(), shared_prefix_tokens: count, uncached_at_start: count })).default([]),
+    by_fanout: z
+      .array(z.looseObject({ key: z.string().optional(), shared_prefix_tokens: count, uncached_at_start: count }))
+      .default([]),
   }),
   // Null when a request's model could not be priced (an id the catalogue does not know).
-  cost_usd: z.looseObject({ actual: z.number().nullable(), no_cache: z.number().nullable(), fresh_agents: z.number().nullable() }),
+  cost_usd: z.looseObject({
+    actual: z.number().nullable(),
+    no_cache: z.number().nullable(),
+    fresh_agents: z.number().nullable(),
+  }),
   unpriced: z.looseObject({ requests: count, models: z.array(z.string()) }).optional(),
   warnings: z.array(z.string()).optional(),
   model_table_date: z.string().optional(),
   savings: z.looseObject({ vs_no_cache: z.number().nullable(), vs_fresh_agents: z.number().nullable() }),
-  prefix: z.looseObject({ shared_tokens: count.nullable(), drift_events: count, source: z.string().optional(), approx_tokens: count.optional() }),
+  prefix: z.looseObject({
+    shared_tokens: count.nullable(),
+    drift_events: count,
+    source: z.string().optional(),
+    approx_tokens: count.optional(),
+  }),
   warmups: count.optional(),
 });
 
-const requestSchema = z.looseObject({ turn: count, usage: usageInputSchema, sentAt: ms, startedAt: ms, endedAt: ms, stopReason: z.string().nullish() });
+const requestSchema = z.looseObject({
+  turn: count,
+  usage: usageInputSchema,
+  sentAt: ms,
+  startedAt: ms,
+  endedAt: ms,
+  stopReason: z.string().nullish(),
+});
 
 /** The event records a report knows; anything else in events.jsonl is skipped. */
 export const eventSchemas = {
-  'fanout-start': z.looseObject({ at: ms, forks: z.array(z.looseObject({ forkId: z.string(), directive: z.string() })).default([]) }),
+  'fanout-start': z.looseObject({
+    at: ms,
+    forks: z.array(z.looseObject({ forkId: z.string(), directive: z.string() })).default([]),
+  }),
   'fanout-end': z.looseObject({ at: ms }),
   'warmup-start': z.looseObject({ at: ms }),
   'warmup-end': z.looseObject({ at: ms, usage: usageInputSchema.optional() }),
@@ -43,7 +64,14 @@ export const eventSchemas = {
   'turn-start': z.looseObject({ forkId: z.string(), turn: count, at: ms }),
   'response-start': z.looseObject({ forkId: z.string(), turn: count, at: ms }),
   'turn-end': z.looseObject({ forkId: z.string(), turn: count, at: ms, request: requestSchema }),
-  'tool-call': z.looseObject({ forkId: z.string(), turn: count, at: ms, name: z.string(), isError: z.boolean().default(false), path: z.string().nullish() }),
+  'tool-call': z.looseObject({
+    forkId: z.string(),
+    turn: count,
+    at: ms,
+    name: z.string(),
+    isError: z.boolean().default(false),
+    path: z.string().nullish(),
+  }),
   'fork-restart': z.looseObject({ forkId: z.string(), at: ms, attempt: count.optional() }),
   // the rate-limit budget in use, sampled by the admission scheduler (the report draws it)
   budget: z.looseObject({
@@ -69,5 +97,7 @@ export const eventSchemas = {
 } as const;
 
 export type EventSchemas = typeof eventSchemas;
-export type RunEvent = { [K in keyof EventSchemas]: { type: K; line: number } & z.output<EventSchemas[K]> }[keyof EventSchemas];
+export type RunEvent = {
+  [K in keyof EventSchemas]: { type: K; line: number } & z.output<EventSchemas[K]>;
+}[keyof EventSchemas];
 export type RunEventOf<K extends RunEvent['type']> = Extract<RunEvent, { type: K }>;

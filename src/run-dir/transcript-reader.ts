@@ -46,16 +46,32 @@ export interface ReadTranscript {
  * skipped. A later `start` (a run appended to the file) clears the `end` before it.
  */
 export function readTranscript(path: string, code: ErrorCode = 'INVALID_ARGUMENT'): ReadTranscript {
-  const out: ReadTranscript = { forkId: undefined, prefixSha256: undefined, directive: undefined, turns: [], failedAttempts: [], unknownOutcome: 0, end: undefined };
+  const out: ReadTranscript = {
+    forkId: undefined,
+    prefixSha256: undefined,
+    directive: undefined,
+    turns: [],
+    failedAttempts: [],
+    unknownOutcome: 0,
+    end: undefined,
+  };
   if (!existsSync(path)) return out;
   const pending = new Set<string>(); // request-start records not answered yet: `turn:attempt`
   for (const { line, value } of readJsonl(path, 'transcript', code)) {
     const type = recordType(value);
-    if (type === undefined) throw new ForkcacheError(code, `transcript ${path}:${line}: expected a JSON object with a "type"`, { data: { path, line } });
+    if (type === undefined)
+      throw new ForkcacheError(code, `transcript ${path}:${line}: expected a JSON object with a "type"`, {
+        data: { path, line },
+      });
     if (!(type in transcriptRecordSchemas)) continue;
     const parse = <T extends TranscriptRecordType>(t: T): z.output<(typeof transcriptRecordSchemas)[T]> => {
       const result = transcriptRecordSchemas[t].safeParse(value);
-      if (!result.success) throw new ForkcacheError(code, `transcript ${path}:${line}: ${t} record: ${formatZodIssues(result.error.issues)}`, { data: { path, line } });
+      if (!result.success)
+        throw new ForkcacheError(
+          code,
+          `transcript ${path}:${line}: ${t} record: ${formatZodIssues(result.error.issues)}`,
+          { data: { path, line } },
+        );
       return result.data as z.output<(typeof transcriptRecordSchemas)[T]>;
     };
     switch (type as TranscriptRecordType) {
@@ -75,18 +91,27 @@ export function readTranscript(path: string, code: ErrorCode = 'INVALID_ARGUMENT
       case 'attempt': {
         const record = parse('attempt');
         pending.delete(`${record.turn}:${record.attempt}`);
-        if (record.status === 'billed' && record.request) out.failedAttempts.push(record.request as unknown as RequestRecord);
+        if (record.status === 'billed' && record.request)
+          out.failedAttempts.push(record.request as unknown as RequestRecord);
         break;
       }
       case 'turn': {
         const record = parse('turn');
         const expected = (out.turns.at(-1)?.turn ?? record.turn - 1) + 1;
         if (out.turns.length > 0 && record.turn !== expected) {
-          const message = record.turn < expected ? `turn ${record.turn} is recorded twice` : `turn ${record.turn} follows turn ${expected - 1}: a turn is missing`;
+          const message =
+            record.turn < expected
+              ? `turn ${record.turn} is recorded twice`
+              : `turn ${record.turn} follows turn ${expected - 1}: a turn is missing`;
           throw new ForkcacheError(code, `transcript ${path}:${line}: ${message}`, { data: { path, line } });
         }
         for (const key of pending) if (key.startsWith(`${record.turn}:`)) pending.delete(key);
-        out.turns.push({ turn: record.turn, assistant: record.assistant as Anthropic.MessageParam, request: record.request as unknown as RequestRecord, tools: [] });
+        out.turns.push({
+          turn: record.turn,
+          assistant: record.assistant as Anthropic.MessageParam,
+          request: record.request as unknown as RequestRecord,
+          tools: [],
+        });
         break;
       }
       case 'tool-start': {

@@ -15,15 +15,28 @@ const request = z.looseObject({ turn: turnNumber, messageId: z.string(), usage }
 export const transcriptRecordSchemas = {
   start: z.looseObject({ forkId: z.string().min(1), prefixSha256: z.string().min(1), directive: z.string() }),
   'request-start': z.looseObject({ turn: turnNumber, attempt: count }),
-  attempt: z.looseObject({ turn: turnNumber, attempt: count, status: z.enum(['billed', 'not-billed']), request: request.optional() }),
+  attempt: z.looseObject({
+    turn: turnNumber,
+    attempt: count,
+    status: z.enum(['billed', 'not-billed']),
+    request: request.optional(),
+  }),
   turn: z.looseObject({
     turn: turnNumber,
-    assistant: z.looseObject({ role: z.literal('assistant'), content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]) }),
+    assistant: z.looseObject({
+      role: z.literal('assistant'),
+      content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]),
+    }),
     request,
   }),
   'tool-start': z.looseObject({ turn: turnNumber, id: z.string().min(1), name: z.string() }),
   'tool-end': z.looseObject({ turn: turnNumber, id: z.string().min(1), isError: z.boolean(), content: z.string() }),
-  end: z.looseObject({ status: z.enum(['completed', 'failed', 'cancelled']), turns: count, toolCalls: count, finalText: z.string() }),
+  end: z.looseObject({
+    status: z.enum(['completed', 'failed', 'cancelled']),
+    turns: count,
+    toolCalls: count,
+    finalText: z.string(),
+  }),
 } as const;
 
 export type TranscriptRecordType = keyof typeof transcriptRecordSchemas;

@@ -11,7 +11,15 @@ export type TranscriptRecord =
   | { v: 1; type: 'turn'; turn: number; assistant: unknown; request: unknown }
   | { v: 1; type: 'tool-start'; turn: number; id: string; name: string; input: unknown }
   | { v: 1; type: 'tool-end'; turn: number; id: string; isError: boolean; content: string }
-  | { v: 1; type: 'end'; status: ForkOutcome['status']; turns: number; toolCalls: number; finalText: string; error?: unknown };
+  | {
+      v: 1;
+      type: 'end';
+      status: ForkOutcome['status'];
+      turns: number;
+      toolCalls: number;
+      finalText: string;
+      error?: unknown;
+    };
 
 /**
  * A process killed mid-write leaves a last line without its newline; the reader skips it (the
@@ -53,7 +61,11 @@ export class JsonlTranscript implements TranscriptSink {
 
   attemptFailed(record: { turn: number; attempt: number; request: unknown }): void {
     const { request, ...rest } = record;
-    this.write(request === undefined ? { v: 1, type: 'attempt', status: 'not-billed', ...rest } : { v: 1, type: 'attempt', status: 'billed', ...rest, request });
+    this.write(
+      request === undefined
+        ? { v: 1, type: 'attempt', status: 'not-billed', ...rest }
+        : { v: 1, type: 'attempt', status: 'billed', ...rest, request },
+    );
   }
 
   turn(record: { turn: number; assistant: unknown; request: unknown }): void {

@@ -70,7 +70,10 @@ export async function runBash(input: BashInput, ctx: ToolContext): Promise<strin
   });
   signal?.throwIfAborted(); // an abort killed the command: that is cancellation, not a result
   if (outcome.timedOut) {
-    throw toolFailure('TOOL_COMMAND_FAILED', `command timed out after ${ctx.limits.bashTimeoutMs} ms and was killed\n${format(outcome)}`);
+    throw toolFailure(
+      'TOOL_COMMAND_FAILED',
+      `command timed out after ${ctx.limits.bashTimeoutMs} ms and was killed\n${format(outcome)}`,
+    );
   }
   if (outcome.code !== 0) {
     const status = outcome.code === null ? 'was killed by a signal' : `exited with code ${outcome.code}`;

@@ -42,11 +42,14 @@ const declarations: Anthropic.Tool[] = [
   {
     name: 'grep',
     description:
-      'Search file contents line by line with a regular expression (RE2 syntax: JavaScript\'s, without lookaround or backreferences; matching takes linear time). Returns `file:line:text` lines, files relative to the workspace root, sorted; output is capped. `path` (default: the workspace root) is a directory or a file. `glob` filters files: without `/` it matches the file name, otherwise the path relative to `path`. Binary files, files over the size limit and symbolic links are skipped.',
+      "Search file contents line by line with a regular expression (RE2 syntax: JavaScript's, without lookaround or backreferences; matching takes linear time). Returns `file:line:text` lines, files relative to the workspace root, sorted; output is capped. `path` (default: the workspace root) is a directory or a file. `glob` filters files: without `/` it matches the file name, otherwise the path relative to `path`. Binary files, files over the size limit and symbolic links are skipped.",
     input_schema: {
       type: 'object',
       properties: {
-        pattern: { type: 'string', description: 'Regular expression (RE2 syntax), without slashes or flags; `(?i)` makes it case-insensitive.' },
+        pattern: {
+          type: 'string',
+          description: 'Regular expression (RE2 syntax), without slashes or flags; `(?i)` makes it case-insensitive.',
+        },
         path: { type: 'string', description: 'Directory or file to search, relative to the workspace root.' },
         glob: { type: 'string', description: 'File filter, e.g. `*.ts` or `src/**/*.md`.' },
       },
@@ -83,8 +86,7 @@ const declarations: Anthropic.Tool[] = [
   },
   {
     name: 'write_file',
-    description:
-      'Create or overwrite a file of the workspace with `content`. Missing parent directories are created.',
+    description: 'Create or overwrite a file of the workspace with `content`. Missing parent directories are created.',
     input_schema: {
       type: 'object',
       properties: {
@@ -115,7 +117,10 @@ const declarations: Anthropic.Tool[] = [
       properties: {
         directive: { type: 'string', description: 'What the fork must do, self-contained.' },
         description: { type: 'string', description: 'A short label for the task (3-5 words).' },
-        subagent_type: { type: 'string', description: 'A named agent type to run instead of a fork (it does not share the cache).' },
+        subagent_type: {
+          type: 'string',
+          description: 'A named agent type to run instead of a fork (it does not share the cache).',
+        },
       },
       required: ['directive'],
       additionalProperties: false,

@@ -26,7 +26,10 @@ export async function realPathOfFd(handle: FileHandle): Promise<string | undefin
 }
 
 export function escapedWhileOpening(display: string): Error {
-  return toolFailure('TOOL_PATH_ESCAPE', `${display} resolved outside the workspace while it was being opened (a directory was replaced by a symbolic link); nothing was read or written`);
+  return toolFailure(
+    'TOOL_PATH_ESCAPE',
+    `${display} resolved outside the workspace while it was being opened (a directory was replaced by a symbolic link); nothing was read or written`,
+  );
 }
 
 /** An open directory and how to name its entries without going back through its path. */
@@ -44,7 +47,11 @@ async function openDir(at: string, fallback: string, root: string, display: stri
   try {
     handle = await open(at, DIR_FLAGS);
   } catch (err) {
-    if ((err as { code?: unknown }).code === 'ELOOP') throw toolFailure('TOOL_PATH_ESCAPE', `${display} goes through a symbolic link that appeared after the path was checked`);
+    if ((err as { code?: unknown }).code === 'ELOOP')
+      throw toolFailure(
+        'TOOL_PATH_ESCAPE',
+        `${display} goes through a symbolic link that appeared after the path was checked`,
+      );
     throw fromFsError(err, display);
   }
   const real = await realPathOfFd(handle);
@@ -73,7 +80,10 @@ export async function makeDirInside(dir: string, root: string, display: string):
   let current = await openDir(root, root, root, display);
   let fallback = root;
   try {
-    for (const part of path.relative(root, dir).split(path.sep).filter((p) => p !== '')) {
+    for (const part of path
+      .relative(root, dir)
+      .split(path.sep)
+      .filter((p) => p !== '')) {
       fallback = path.join(fallback, part);
       await mkdir(current.entry(part)).catch((err: unknown) => {
         if ((err as { code?: unknown }).code !== 'EEXIST') throw fromFsError(err, display);

@@ -22,7 +22,9 @@ function countOccurrences(haystack: string, needle: string): number {
  */
 export async function editFile(input: EditFileInput, ctx: ToolContext): Promise<string> {
   if (input.old_string === input.new_string) {
-    throw toolFailure('TOOL_EDIT_FAILED', 'old_string and new_string are identical: the edit would change nothing', { reason: 'noop' });
+    throw toolFailure('TOOL_EDIT_FAILED', 'old_string and new_string are identical: the edit would change nothing', {
+      reason: 'noop',
+    });
   }
   const { real } = await ctx.jail.resolve(input.path, 'existing');
   return withPathLock(real, ctx.signal, async () => {
@@ -30,10 +32,16 @@ export async function editFile(input: EditFileInput, ctx: ToolContext): Promise<
     let text: string;
     try {
       if (await looksBinary(file.handle)) {
-        throw toolFailure('TOOL_BINARY_FILE', `${input.path} is a binary file (it contains NUL bytes); edit_file only edits text`);
+        throw toolFailure(
+          'TOOL_BINARY_FILE',
+          `${input.path} is a binary file (it contains NUL bytes); edit_file only edits text`,
+        );
       }
       if (file.size > ctx.limits.maxEditBytes) {
-        throw toolFailure('TOOL_FILE_TOO_LARGE', `${input.path} is ${file.size} bytes, over the edit limit of ${ctx.limits.maxEditBytes} bytes`);
+        throw toolFailure(
+          'TOOL_FILE_TOO_LARGE',
+          `${input.path} is ${file.size} bytes, over the edit limit of ${ctx.limits.maxEditBytes} bytes`,
+        );
       }
       text = (await readAll(file, ctx.signal)).toString('utf8');
     } finally {
@@ -65,7 +73,10 @@ export async function editFile(input: EditFileInput, ctx: ToolContext): Promise<
     // split/join, not String.replace: a replacement string's `$&` or `$1` must stay literal.
     const updated = text.split(input.old_string).join(input.new_string);
     ctx.signal?.throwIfAborted(); // last point where stopping leaves the file untouched
-    ctx.seen.see(real, await replaceAtomically(real, Buffer.from(updated, 'utf8'), ctx.jail.root, input.path, file.mode));
+    ctx.seen.see(
+      real,
+      await replaceAtomically(real, Buffer.from(updated, 'utf8'), ctx.jail.root, input.path, file.mode),
+    );
     return `Edited ${input.path}: replaced ${count} occurrence${count === 1 ? '' : 's'}.`;
   });
 }

@@ -105,7 +105,13 @@ class ForkToolExecutor implements ToolExecutor {
   readonly #redact: (text: string) => string;
   readonly sandbox: SandboxKind;
 
-  constructor(jail: WorkspaceJail, allowed: readonly ExecutableToolName[], limits: ToolLimits, bashEnv: Record<string, string>, extra: { sandbox: SandboxKind; redact: readonly string[] }) {
+  constructor(
+    jail: WorkspaceJail,
+    allowed: readonly ExecutableToolName[],
+    limits: ToolLimits,
+    bashEnv: Record<string, string>,
+    extra: { sandbox: SandboxKind; redact: readonly string[] },
+  ) {
     this.#jail = jail;
     this.sandbox = extra.sandbox;
     this.#redact = redactor(extra.redact);
@@ -132,20 +138,37 @@ class ForkToolExecutor implements ToolExecutor {
     const { signal } = options;
     signal?.throwIfAborted();
     if (!isToolName(name)) {
-      return toolError('TOOL_UNKNOWN', `unknown tool ${JSON.stringify(name)}; this fork may use: ${this.allowed.join(', ')}`);
+      return toolError(
+        'TOOL_UNKNOWN',
+        `unknown tool ${JSON.stringify(name)}; this fork may use: ${this.allowed.join(', ')}`,
+      );
     }
     if (name === SPAWN_TOOL_NAME) {
-      return toolError('TOOL_NOT_EXECUTABLE', `tool ${name} is not executable here: spawning forks is handled by the fork engine`);
+      return toolError(
+        'TOOL_NOT_EXECUTABLE',
+        `tool ${name} is not executable here: spawning forks is handled by the fork engine`,
+      );
     }
     if (!this.#allowed.has(name)) {
-      return toolError('TOOL_NOT_ALLOWED', `tool ${name} is not allowed for this fork; it may use: ${this.allowed.join(', ')}`);
+      return toolError(
+        'TOOL_NOT_ALLOWED',
+        `tool ${name} is not allowed for this fork; it may use: ${this.allowed.join(', ')}`,
+      );
     }
     const parsed = TOOL_INPUT_SCHEMAS[name].safeParse(input);
     if (!parsed.success) return toolError('TOOL_INPUT_INVALID', formatZodIssues(parsed.error.issues, name));
     // bash has its own timeout (it kills the process group); every other tool gets this one.
     const deadline = name === 'bash' ? undefined : AbortSignal.timeout(this.limits.toolTimeoutMs);
-    const callSignal = deadline === undefined ? signal : signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
-    const ctx: ToolContext = { jail: this.#jail, limits: this.limits, signal: callSignal, bashEnv: this.#bashEnv, seen: this.#seen, sandbox: this.sandbox };
+    const callSignal =
+      deadline === undefined ? signal : signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
+    const ctx: ToolContext = {
+      jail: this.#jail,
+      limits: this.limits,
+      signal: callSignal,
+      bashEnv: this.#bashEnv,
+      seen: this.#seen,
+      sandbox: this.sandbox,
+    };
     try {
       const handler = HANDLERS[name] as (input: unknown, ctx: ToolContext) => Promise<string>;
       // A write is awaited to its end: it stops at its own checkpoints, and reporting a timeout
@@ -155,7 +178,10 @@ class ForkToolExecutor implements ToolExecutor {
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       if (deadline?.aborted) {
-        return toolError('TOOL_TIMEOUT', `${name} did not finish within ${this.limits.toolTimeoutMs} ms and was stopped; narrow the path, glob or pattern`);
+        return toolError(
+          'TOOL_TIMEOUT',
+          `${name} did not finish within ${this.limits.toolTimeoutMs} ms and was stopped; narrow the path, glob or pattern`,
+        );
       }
       // fs errors that escaped a tool's own mapping still name the path the model gave.
       const failure = isToolFailure(err) ? err : fromFsError(err, displayPath(parsed.data));
@@ -208,5 +234,8 @@ export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
   const allow = parsed.allow ?? FILE_TOOL_NAMES;
   // probing for bubblewrap runs a process: only for forks that may use bash
   const sandbox = (allow as readonly string[]).includes('bash') ? resolveSandbox(parsed.sandbox ?? 'auto') : 'none';
-  return new ForkToolExecutor(new WorkspaceJail(parsed.workspace), allow, limits, parsed.bashEnv ?? defaultBashEnv(), { sandbox, redact: parsed.redact ?? [] });
+  return new ForkToolExecutor(new WorkspaceJail(parsed.workspace), allow, limits, parsed.bashEnv ?? defaultBashEnv(), {
+    sandbox,
+    redact: parsed.redact ?? [],
+  });
 }

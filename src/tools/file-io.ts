@@ -28,8 +28,6 @@ export async function assertOpenedInside(handle: FileHandle, root: string, displ
   if (real !== undefined && !isInside(root, real)) throw escapedWhileOpening(display);
 }
 
-
-
 /** Open a jailed path for reading; refuses directories, other non-files and files not under `root`. */
 export async function openRegularFile(real: string, display: string, root: string): Promise<OpenFile> {
   let handle: FileHandle;
@@ -51,7 +49,10 @@ export async function openRegularFile(real: string, display: string, root: strin
 }
 
 function notAFile(display: string, directory: boolean): Error {
-  return toolFailure('TOOL_IO_ERROR', directory ? `${display} is a directory; use list_dir` : `${display} is not a regular file`);
+  return toolFailure(
+    'TOOL_IO_ERROR',
+    directory ? `${display} is a directory; use list_dir` : `${display} is not a regular file`,
+  );
 }
 
 /** True when the first bytes hold a NUL byte: the convention git and GNU grep use for binary. */
@@ -94,8 +95,17 @@ export function versionOf(stat: { ino: number; size: number; mtimeMs: number }):
  * directory (dir-handle.ts), so a directory swapped for a symlink meanwhile changes nothing.
  * `create`: make missing parent directories the same way. Returns the new file's version.
  */
-export async function replaceAtomically(real: string, data: Buffer, root: string, display: string, mode = 0o666, create = false): Promise<FileVersion> {
-  const dir = create ? await makeDirInside(path.dirname(real), root, display) : await openDirInside(path.dirname(real), root, display);
+export async function replaceAtomically(
+  real: string,
+  data: Buffer,
+  root: string,
+  display: string,
+  mode = 0o666,
+  create = false,
+): Promise<FileVersion> {
+  const dir = create
+    ? await makeDirInside(path.dirname(real), root, display)
+    : await openDirInside(path.dirname(real), root, display);
   try {
     const temp = dir.entry(`.${path.basename(real)}.${randomBytes(6).toString('hex')}.forkcache-tmp`);
     const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | OPEN_GUARDS, mode);

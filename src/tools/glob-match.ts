@@ -144,7 +144,10 @@ export function globToRegExp(pattern: string): RegExp {
 export function parseGlob(pattern: string): { readonly base: string; readonly regex: RegExp } {
   if (pattern.includes('\0')) throw toolFailure('TOOL_INPUT_INVALID', 'the pattern contains a NUL byte');
   if (pattern.startsWith('/') || pattern.split('/').includes('..')) {
-    throw toolFailure('TOOL_PATH_ESCAPE', `glob ${pattern} leaves the workspace; patterns are relative to the workspace root`);
+    throw toolFailure(
+      'TOOL_PATH_ESCAPE',
+      `glob ${pattern} leaves the workspace; patterns are relative to the workspace root`,
+    );
   }
   // Paths are matched without `.` segments (`./src/*.ts` means `src/*.ts`).
   const segments = pattern.split('/').filter((s) => s !== '.');

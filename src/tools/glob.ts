@@ -27,7 +27,9 @@ export async function glob(input: GlobInput, ctx: ToolContext): Promise<string> 
   const max = ctx.limits.maxGlobResults;
   const lines = matches.slice(0, max);
   if (lines.length === 0 && !walkCut) return 'No files matched.';
-  if (matches.length > max) lines.push(`[truncated: ${matches.length} matches, first ${max} shown; narrow the pattern]`);
-  if (walkCut) lines.push(`[truncated: stopped after ${ctx.limits.maxWalkEntries} entries; start the pattern with a directory]`);
+  if (matches.length > max)
+    lines.push(`[truncated: ${matches.length} matches, first ${max} shown; narrow the pattern]`);
+  if (walkCut)
+    lines.push(`[truncated: stopped after ${ctx.limits.maxWalkEntries} entries; start the pattern with a directory]`);
   return lines.join('\n');
 }

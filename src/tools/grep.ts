@@ -31,7 +31,10 @@ function compilePattern(pattern: string): LinePattern {
     const re = RE2JS.compile(pattern);
     return { test: (line) => re.matcher(line).find() };
   } catch (err) {
-    throw toolFailure('TOOL_BAD_PATTERN', `invalid regular expression (RE2 syntax: no lookaround, no backreferences): ${(err as Error).message}`);
+    throw toolFailure(
+      'TOOL_BAD_PATTERN',
+      `invalid regular expression (RE2 syntax: no lookaround, no backreferences): ${(err as Error).message}`,
+    );
   }
 }
 
@@ -47,7 +50,12 @@ function compileFilter(glob: string | undefined, base: string): ((relative: stri
 }
 
 /** The files to search, workspace-relative and sorted. Symlinks are skipped, never followed. */
-async function candidates(real: string, relative: string, display: string, ctx: ToolContext): Promise<{ files: string[]; cut: boolean }> {
+async function candidates(
+  real: string,
+  relative: string,
+  display: string,
+  ctx: ToolContext,
+): Promise<{ files: string[]; cut: boolean }> {
   let isDir: boolean;
   try {
     isDir = (await lstat(real)).isDirectory();

@@ -64,7 +64,8 @@ export class WorkspaceJail {
   async resolve(input: string, mode: JailMode): Promise<JailedPath> {
     const lexical = this.#lexical(input);
     const real = await this.#realOrMissing(lexical, input, 0);
-    if (!isInside(this.root, real.path)) throw escape(input, 'resolves (through a symbolic link) outside the workspace');
+    if (!isInside(this.root, real.path))
+      throw escape(input, 'resolves (through a symbolic link) outside the workspace');
     if (!real.exists && mode === 'existing') throw toolFailure('TOOL_NOT_FOUND', `${input}: no such file or directory`);
     return { real: real.path, relative: toPosix(path.relative(this.root, real.path)), exists: real.exists };
   }

@@ -45,16 +45,18 @@ export const BINARY_SNIFF_BYTES = 8 * 1024;
 
 const limit = z.number().int().positive();
 
-export const toolLimitsSchema = z.strictObject({
-  maxReadBytes: limit,
-  maxEditBytes: limit,
-  maxGrepFileBytes: limit,
-  maxGrepMatches: limit,
-  maxLineChars: limit,
-  maxGlobResults: limit,
-  maxListEntries: limit,
-  maxWalkEntries: limit,
-  toolTimeoutMs: limit,
-  bashTimeoutMs: limit,
-  maxBashOutputBytes: limit,
-}).partial();
+export const toolLimitsSchema = z
+  .strictObject({
+    maxReadBytes: limit,
+    maxEditBytes: limit,
+    maxGrepFileBytes: limit,
+    maxGrepMatches: limit,
+    maxLineChars: limit,
+    maxGlobResults: limit,
+    maxListEntries: limit,
+    maxWalkEntries: limit,
+    toolTimeoutMs: limit,
+    bashTimeoutMs: limit,
+    maxBashOutputBytes: limit,
+  })
+  .partial();

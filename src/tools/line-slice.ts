@@ -68,7 +68,10 @@ export async function sliceLines(
     // End of file. A final newline does not open one more (empty) line.
     const total = pos === 0 ? 0 : lastByte === NEWLINE ? line - 1 : line;
     if (range.offset > Math.max(total, 1)) {
-      throw toolFailure('TOOL_INPUT_INVALID', `${display}: offset ${range.offset} is past the end of the file (${total} lines)`);
+      throw toolFailure(
+        'TOOL_INPUT_INVALID',
+        `${display}: offset ${range.offset} is past the end of the file (${total} lines)`,
+      );
     }
     end = pos;
   }

@@ -47,7 +47,11 @@ async function isStale(lockPath: string, now: number): Promise<boolean> {
  * Run `work` while holding the lock of the file at `real` (an absolute, jailed path). Waits
  * for another holder with a short backoff; an abort stops the wait with the signal's reason.
  */
-export async function withPathLock<T>(real: string, signal: AbortSignal | undefined, work: () => Promise<T>): Promise<T> {
+export async function withPathLock<T>(
+  real: string,
+  signal: AbortSignal | undefined,
+  work: () => Promise<T>,
+): Promise<T> {
   mkdirSync(LOCK_DIR, { recursive: true });
   const lockPath = lockPathOf(real);
   for (let wait = 1; ; wait = Math.min(wait * 2, 25)) {

@@ -33,7 +33,12 @@ export interface PermissionAnswer {
   reason?: string | undefined;
 }
 
-export type PermissionHandler = (request: PermissionRequest) => Promise<PermissionAnswer | boolean> | PermissionAnswer | boolean;
+export type PermissionHandler = (
+  request: PermissionRequest,
+) => Promise<PermissionAnswer | boolean> | PermissionAnswer | boolean;
 
 /** Nobody to ask (a non-interactive run without a handler): `ask` means no. */
-export const DENY_UNASKED: PermissionHandler = () => ({ allow: false, reason: 'the policy says ask, and nobody can be asked in this run' });
+export const DENY_UNASKED: PermissionHandler = () => ({
+  allow: false,
+  reason: 'the policy says ask, and nobody can be asked in this run',
+});

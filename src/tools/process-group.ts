@@ -70,7 +70,11 @@ export function killTree(child: ChildProcess): void {
 export function watchParentDeath(child: ChildProcess): () => void {
   if (child.pid === undefined || process.platform === 'win32') return () => {};
   const script = 'while kill -0 "$1" 2>/dev/null; do sleep 0.2; done; kill -s KILL -- "-$2" 2>/dev/null';
-  const dog = spawn('sh', ['-c', script, 'forkcache-watchdog', String(process.pid), String(child.pid)], { detached: true, stdio: 'ignore', env: { PATH: '/usr/bin:/bin' } });
+  const dog = spawn('sh', ['-c', script, 'forkcache-watchdog', String(process.pid), String(child.pid)], {
+    detached: true,
+    stdio: 'ignore',
+    env: { PATH: '/usr/bin:/bin' },
+  });
   dog.unref();
   return () => {
     if (dog.pid !== undefined) kill(-dog.pid); // its group: the shell and its current `sleep`

@@ -13,7 +13,10 @@ export async function readFile(input: ReadFileInput, ctx: ToolContext): Promise<
   ctx.seen.see(real, file.version);
   try {
     if (await looksBinary(file.handle)) {
-      throw toolFailure('TOOL_BINARY_FILE', `${input.path} is a binary file (it contains NUL bytes); read_file only returns text`);
+      throw toolFailure(
+        'TOOL_BINARY_FILE',
+        `${input.path} is a binary file (it contains NUL bytes); read_file only returns text`,
+      );
     }
     const max = ctx.limits.maxReadBytes;
     if (input.offset === undefined && input.limit === undefined) {

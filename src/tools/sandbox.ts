@@ -61,33 +61,60 @@ export function resolveSandbox(choice: SandboxChoice): SandboxKind {
   if (choice === 'none') return 'none';
   if (findBubblewrap() !== undefined) return 'bwrap';
   if (choice === 'bwrap') {
-    throw new ForkcacheError('TOOL_CONFIG_INVALID', 'sandbox: "bwrap" was asked for, but bubblewrap is not installed or cannot create namespaces here (Debian: apt-get install bubblewrap)', { data: { field: 'sandbox' } });
+    throw new ForkcacheError(
+      'TOOL_CONFIG_INVALID',
+      'sandbox: "bwrap" was asked for, but bubblewrap is not installed or cannot create namespaces here (Debian: apt-get install bubblewrap)',
+      { data: { field: 'sandbox' } },
+    );
   }
   return 'none';
 }
 
 /** `bwrap … bash -c command`, the workspace bound read-write at its own path. */
-function bwrapSpec(bwrap: string, workspace: string, command: string, env: Readonly<Record<string, string>>): SpawnSpec {
+function bwrapSpec(
+  bwrap: string,
+  workspace: string,
+  command: string,
+  env: Readonly<Record<string, string>>,
+): SpawnSpec {
   const setenv = Object.entries(env).flatMap(([key, value]) => ['--setenv', key, value]);
   const args = [
-    '--ro-bind', '/', '/',
-    '--dev', '/dev',
-    '--proc', '/proc', // a fresh /proc of the new PID namespace: no /proc/$PPID/environ of ours
-    '--tmpfs', '/tmp',
-    '--bind', workspace, workspace, // after /tmp: the workspace may live under it
-    '--unshare-pid', '--unshare-ipc', '--unshare-uts',
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc', // a fresh /proc of the new PID namespace: no /proc/$PPID/environ of ours
+    '--tmpfs',
+    '/tmp',
+    '--bind',
+    workspace,
+    workspace, // after /tmp: the workspace may live under it
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
     '--die-with-parent', // the whole namespace dies with us, kill -9 included; setsid cannot escape
     '--new-session',
-    '--clearenv', ...setenv,
-    '--chdir', workspace,
-    'bash', '-c', command,
+    '--clearenv',
+    ...setenv,
+    '--chdir',
+    workspace,
+    'bash',
+    '-c',
+    command,
   ];
   // bwrap's own environment is readable inside as /proc/1/environ: only PATH, never the key.
   return { file: bwrap, args, env: { PATH: env['PATH'] ?? '/usr/bin:/bin' } };
 }
 
 /** How to spawn `command` in `workspace` with `env`, in the sandbox `kind`. */
-export function spawnSpec(kind: SandboxKind, workspace: string, command: string, env: Readonly<Record<string, string>>): SpawnSpec {
+export function spawnSpec(
+  kind: SandboxKind,
+  workspace: string,
+  command: string,
+  env: Readonly<Record<string, string>>,
+): SpawnSpec {
   const bwrap = kind === 'bwrap' ? findBubblewrap() : undefined;
   if (bwrap !== undefined) return bwrapSpec(bwrap, workspace, command, env);
   return { file: 'bash', args: ['-c', command], env: { ...env } };
@@ -95,4 +122,4 @@ export function spawnSpec(kind: SandboxKind, workspace: string, command: string,
 
 /** The line a run prints when forks may use bash and no sandbox is available. */
 export const UNSANDBOXED_NOTE =
-  'bash is NOT sandboxed (bubblewrap is not installed or cannot run here): commands run with your rights, can read your files and this process\'s environment; their output is redacted of the API key. Install bubblewrap (Debian: apt-get install bubblewrap) to sandbox them.';
+  "bash is NOT sandboxed (bubblewrap is not installed or cannot run here): commands run with your rights, can read your files and this process's environment; their output is redacted of the API key. Install bubblewrap (Debian: apt-get install bubblewrap) to sandbox them.";

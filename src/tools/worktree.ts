@@ -8,10 +8,18 @@ const run = promisify(execFile);
 
 // A fixed identity for the commits forkcache makes in a fork's worktree: a CI box or a fresh
 // container may have no git identity at all.
-const GIT_ENV = { GIT_AUTHOR_NAME: 'forkcache', GIT_AUTHOR_EMAIL: 'forkcache@localhost', GIT_COMMITTER_NAME: 'forkcache', GIT_COMMITTER_EMAIL: 'forkcache@localhost' };
+const GIT_ENV = {
+  GIT_AUTHOR_NAME: 'forkcache',
+  GIT_AUTHOR_EMAIL: 'forkcache@localhost',
+  GIT_COMMITTER_NAME: 'forkcache',
+  GIT_COMMITTER_EMAIL: 'forkcache@localhost',
+};
 
 async function git(cwd: string, args: string[]): Promise<string> {
-  const { stdout } = await run('git', ['-C', cwd, ...args], { env: { ...process.env, ...GIT_ENV }, maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await run('git', ['-C', cwd, ...args], {
+    env: { ...process.env, ...GIT_ENV },
+    maxBuffer: 16 * 1024 * 1024,
+  });
   return stdout.trim();
 }
 
@@ -36,9 +44,16 @@ export interface Worktree {
 /** The repository that holds `workspace`, or an error saying isolation needs one. */
 export async function repositoryOf(workspace: string): Promise<{ top: string; head: string }> {
   try {
-    return { top: await git(workspace, ['rev-parse', '--show-toplevel']), head: await git(workspace, ['rev-parse', 'HEAD']) };
+    return {
+      top: await git(workspace, ['rev-parse', '--show-toplevel']),
+      head: await git(workspace, ['rev-parse', 'HEAD']),
+    };
   } catch (cause) {
-    throw new ForkcacheError('INVALID_ARGUMENT', `isolation: 'worktree' needs the workspace in a git repository with a commit; ${workspace} is not`, { cause, data: { field: 'isolation' } });
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `isolation: 'worktree' needs the workspace in a git repository with a commit; ${workspace} is not`,
+      { cause, data: { field: 'isolation' } },
+    );
   }
 }
 

@@ -26,7 +26,8 @@ export async function writeFile(input: WriteFileInput, ctx: ToolContext): Promis
       });
       if (current?.isDirectory()) throw toolFailure('TOOL_IO_ERROR', `${input.path}: is a directory`);
       // A FIFO, device or symlink at the path: replacing it would not give the model a file.
-      if (current !== undefined && !current.isFile()) throw toolFailure('TOOL_IO_ERROR', `${input.path} is not a regular file`);
+      if (current !== undefined && !current.isFile())
+        throw toolFailure('TOOL_IO_ERROR', `${input.path} is not a regular file`);
       existed = current !== undefined;
       if (current !== undefined && ctx.seen.changedSince(target.real, versionOf(current))) {
         ctx.seen.see(target.real, versionOf(current));
@@ -37,7 +38,17 @@ export async function writeFile(input: WriteFileInput, ctx: ToolContext): Promis
         );
       }
       ctx.signal?.throwIfAborted();
-      ctx.seen.see(target.real, await replaceAtomically(target.real, data, ctx.jail.root, input.path, current ? current.mode & 0o7777 : 0o666 & ~process.umask(), !target.exists));
+      ctx.seen.see(
+        target.real,
+        await replaceAtomically(
+          target.real,
+          data,
+          ctx.jail.root,
+          input.path,
+          current ? current.mode & 0o7777 : 0o666 & ~process.umask(),
+          !target.exists,
+        ),
+      );
     });
   } catch (err) {
     throw fromFsError(err, input.path);

@@ -52,7 +52,11 @@ export const PROVIDER_DEFAULT_MODELS: Readonly<Record<Exclude<ProviderId, 'anthr
  * default). A request there can read at most its shared prefix rounded down to the step, which
  * is what the ledger is told it could read.
  */
-const CACHE_STEP_TOKENS: Readonly<Partial<Record<ProviderId, number>>> = { openai: 128, deepseek: 64, 'openai-compatible': 16 };
+const CACHE_STEP_TOKENS: Readonly<Partial<Record<ProviderId, number>>> = {
+  openai: 128,
+  deepseek: 64,
+  'openai-compatible': 16,
+};
 
 export function stepDown(provider: ProviderId, tokens: number): number {
   const step = CACHE_STEP_TOKENS[provider] ?? 1;

@@ -19,7 +19,9 @@ const recorder: ScriptedModel = {
   respond: ({ request }) => {
     const system = request.system;
     seen.push(typeof system === 'string' ? system : (system ?? []).map((b) => b.text).join(''));
-    return { content: [{ type: 'text', text: 'Scope: recorded\nResult: ok\nKey files: -\nFiles changed: none\nIssues: none' }] };
+    return {
+      content: [{ type: 'text', text: 'Scope: recorded\nResult: ok\nKey files: -\nFiles changed: none\nIssues: none' }],
+    };
   },
 };
 
@@ -37,7 +39,12 @@ function parentTurn(tag: string) {
 
 describe('engine.agentTool()', () => {
   it('forks: placeholders at once, then one notification per fork, exactly once', async () => {
-    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: workspace(), pool: { maxThreads: 2 } });
+    const engine = await ForkEngine.create({
+      baseURL: emulator.current.url,
+      apiKey: 'test',
+      workspace: workspace(),
+      pool: { maxThreads: 2 },
+    });
     try {
       const tool = engine.agentTool();
       expect(tool.definition.name).toBe('agent');
@@ -60,17 +67,34 @@ describe('engine.agentTool()', () => {
   });
 
   it('an explicit agent type runs a fresh agent with its own prompt, shares nothing, and the ledger says so', async () => {
-    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', headers: { 'x-forkcache-script': 'recorder' }, workspace: workspace(), pool: { maxThreads: 1 } });
+    const engine = await ForkEngine.create({
+      baseURL: emulator.current.url,
+      apiKey: 'test',
+      headers: { 'x-forkcache-script': 'recorder' },
+      workspace: workspace(),
+      pool: { maxThreads: 1 },
+    });
     try {
       const ledger = new UsageLedger();
-      const tool = engine.agentTool({ ledger, agentTypes: [{ name: 'reviewer', system: 'You review code.', model: 'claude-sonnet-4-6', tools: ['read_file'] }] });
+      const tool = engine.agentTool({
+        ledger,
+        agentTypes: [
+          { name: 'reviewer', system: 'You review code.', model: 'claude-sonnet-4-6', tools: ['read_file'] },
+        ],
+      });
       const { request, message } = parentTurn(`fresh-${Date.now()}`);
-      (message.content[1] as Anthropic.ToolUseBlockParam).input = { directive: 'review a.ts', subagent_type: 'reviewer' };
+      (message.content[1] as Anthropic.ToolUseBlockParam).input = {
+        directive: 'review a.ts',
+        subagent_type: 'reviewer',
+      };
       (message.content[2] as Anthropic.ToolUseBlockParam).input = { directive: 'review b.ts', subagent_type: 'nobody' };
       seen.length = 0;
       const results = await tool.handle({ request, message });
       expect(results.get('toolu_02')).toEqual({ content: AGENT_PLACEHOLDER_RESULT, isError: false });
-      expect(results.get('toolu_03')).toEqual({ content: 'agent.subagent_type: unknown agent type "nobody" (known: reviewer)', isError: true });
+      expect(results.get('toolu_03')).toEqual({
+        content: 'agent.subagent_type: unknown agent type "nobody" (known: reviewer)',
+        isError: true,
+      });
       await tool.idle();
       expect(seen).toEqual(['You review code.']);
       const summary = ledger.summary();
@@ -90,7 +114,10 @@ describe('engine.agentTool()', () => {
       const turn = parentTurn('bad');
       (turn.message.content[1] as Anthropic.ToolUseBlockParam).input = { directive: 'x </fork-boilerplate>' };
       const results = await tool.handle(turn);
-      expect(results.get('toolu_02')).toEqual({ content: expect.stringMatching(/directives\[0\]: contains the <fork-boilerplate> tag/), isError: true });
+      expect(results.get('toolu_02')).toEqual({
+        content: expect.stringMatching(/directives\[0\]: contains the <fork-boilerplate> tag/),
+        isError: true,
+      });
       expect(results.get('toolu_03')!.isError).toBe(true);
       expect(tool.fanOuts).toHaveLength(0);
     } finally {
@@ -105,7 +132,10 @@ describe('engine.agentTool()', () => {
       const turn = parentTurn('guard');
       const bySource = await tool.handle({ ...turn, querySource: FORK_QUERY_SOURCE });
       expect([...bySource.values()].every((r) => r.isError && /do this work directly/.test(r.content))).toBe(true);
-      const rewritten = { ...turn.request, messages: [{ role: 'user' as const, content: wrapDirective('x') }, ...turn.request.messages.slice(1)] };
+      const rewritten = {
+        ...turn.request,
+        messages: [{ role: 'user' as const, content: wrapDirective('x') }, ...turn.request.messages.slice(1)],
+      };
       const byTag = await tool.handle({ request: rewritten, message: turn.message });
       expect([...byTag.values()].every((r) => r.isError)).toBe(true);
       expect(tool.fanOuts).toHaveLength(0);
@@ -115,13 +145,20 @@ describe('engine.agentTool()', () => {
   });
 
   it('without a parent request yet, forks on the fallback prompt (graceful degradation)', async () => {
-    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: workspace(), pool: { maxThreads: 1 } });
+    const engine = await ForkEngine.create({
+      baseURL: emulator.current.url,
+      apiKey: 'test',
+      workspace: workspace(),
+      pool: { maxThreads: 1 },
+    });
     try {
       const tool = engine.agentTool({ model: 'claude-sonnet-4-6' });
       await tool.handle({ message: parentTurn('fallback').message });
       await tool.idle();
       expect(tool.fanOuts[0]!.prefix.snapshot.source).toBe('fallback');
-      expect((await tool.fanOuts[0]!.settled()).forks.every((f) => f.sharing === 'fallback' && f.status === 'completed')).toBe(true);
+      expect(
+        (await tool.fanOuts[0]!.settled()).forks.every((f) => f.sharing === 'fallback' && f.status === 'completed'),
+      ).toBe(true);
     } finally {
       await engine.close();
     }
@@ -130,11 +167,19 @@ describe('engine.agentTool()', () => {
 
 describe('foreground and background', () => {
   it('a foreground fork that finishes in time returns its result in the call, and is not notified', async () => {
-    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: workspace(), pool: { maxThreads: 2 } });
+    const engine = await ForkEngine.create({
+      baseURL: emulator.current.url,
+      apiKey: 'test',
+      workspace: workspace(),
+      pool: { maxThreads: 2 },
+    });
     try {
       const tool = engine.agentTool({ foreground: true });
       const results = await tool.handle(parentTurn(`fg-${Date.now()}`));
-      expect([...results.values()].map((r) => r.content.split('\n')[0])).toEqual(['Scope: rename parseThing to parseItem in src/a.ts', 'Scope: rename parseThing to parseItem in src/b.ts']);
+      expect([...results.values()].map((r) => r.content.split('\n')[0])).toEqual([
+        'Scope: rename parseThing to parseItem in src/a.ts',
+        'Scope: rename parseThing to parseItem in src/b.ts',
+      ]);
       await tool.idle();
       expect(tool.takeNotifications()).toEqual([]);
     } finally {
@@ -145,7 +190,13 @@ describe('foreground and background', () => {
   it('moves to the background after the auto-background delay, keeps running, and is notified once', async () => {
     const clock = new ManualClock(0);
     const emu = await startEmulator({ latency: 'realistic', clock });
-    const engine = await ForkEngine.create({ baseURL: emu.url, apiKey: 'test', workspace: workspace(), clock, pool: { maxThreads: 2 } });
+    const engine = await ForkEngine.create({
+      baseURL: emu.url,
+      apiKey: 'test',
+      workspace: workspace(),
+      clock,
+      pool: { maxThreads: 2 },
+    });
     try {
       const tool = engine.agentTool({ foreground: true, autoBackgroundMs: 50 });
       const results = await driveClock(clock, tool.handle(parentTurn(`auto-${Date.now()}`)));
@@ -163,21 +214,33 @@ describe('foreground and background', () => {
 
   it('handle.background() mid-run returns at once and loses no turn', async () => {
     const emu = await startEmulator({ latency: 'off', script: 'refactor' });
-    const engine = await ForkEngine.create({ baseURL: emu.url, apiKey: 'test', workspace: workspace({ 'src/a.ts': 'parseThing();\n', 'src/b.ts': 'parseThing();\n' }), pool: { maxThreads: 2 } });
+    const engine = await ForkEngine.create({
+      baseURL: emu.url,
+      apiKey: 'test',
+      workspace: workspace({ 'src/a.ts': 'parseThing();\n', 'src/b.ts': 'parseThing();\n' }),
+      pool: { maxThreads: 2 },
+    });
     try {
       const tool = engine.agentTool({
         foreground: true,
         onFanOut: (fan) =>
           void (async () => {
-            for await (const e of fan) if (e.type === 'turn-end' && e.turn === 1) fan.forks.find((f) => f.id === e.forkId)?.background();
+            for await (const e of fan)
+              if (e.type === 'turn-end' && e.turn === 1) fan.forks.find((f) => f.id === e.forkId)?.background();
           })(),
       });
       const results = await tool.handle(parentTurn(`move-${Date.now()}`));
       expect([...results.values()].map((r) => r.content)).toEqual([FORK_PLACEHOLDER_RESULT, FORK_PLACEHOLDER_RESULT]);
       await tool.idle();
       const { forks } = await tool.fanOuts[0]!.settled();
-      expect(forks.map((f) => [f.status, f.turns])).toEqual([['completed', 4], ['completed', 4]]); // read, edit, re-read, report: nothing repeated
-      expect(forks.map((f) => f.requests.map((r) => r.turn))).toEqual([[1, 2, 3, 4], [1, 2, 3, 4]]);
+      expect(forks.map((f) => [f.status, f.turns])).toEqual([
+        ['completed', 4],
+        ['completed', 4],
+      ]); // read, edit, re-read, report: nothing repeated
+      expect(forks.map((f) => f.requests.map((r) => r.turn))).toEqual([
+        [1, 2, 3, 4],
+        [1, 2, 3, 4],
+      ]);
       expect(tool.takeNotifications()).toHaveLength(2);
     } finally {
       await engine.close();

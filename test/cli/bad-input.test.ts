@@ -11,19 +11,35 @@ import { forkcache } from './run-cli.ts';
 // a raw error; each is now refused up front (exit 2) naming the file or field, or printed.
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const parent = () => ({ ...(JSON.parse(readFileSync(join(ROOT, 'examples/plan/parent.json'), 'utf8')) as Record<string, unknown>), tools: TOOL_DECLARATIONS });
+const parent = () => ({
+  ...(JSON.parse(readFileSync(join(ROOT, 'examples/plan/parent.json'), 'utf8')) as Record<string, unknown>),
+  tools: TOOL_DECLARATIONS,
+});
 
 function planIn(plan: Record<string, unknown> | string): { dir: string; path: string } {
   const dir = mkdtempSync(join(tmpdir(), 'fc-bad-'));
   const path = join(dir, 'plan.json');
-  writeFileSync(path, typeof plan === 'string' ? plan : JSON.stringify({ parent: parent(), directives: ['read a.ts and report'], emulator: { script: 'refactor', latency: 'off' }, ...plan }));
+  writeFileSync(
+    path,
+    typeof plan === 'string'
+      ? plan
+      : JSON.stringify({
+          parent: parent(),
+          directives: ['read a.ts and report'],
+          emulator: { script: 'refactor', latency: 'off' },
+          ...plan,
+        }),
+  );
   return { dir, path };
 }
 
 describe('bad input to the CLI (issue 15, case 8)', { timeout: 60_000 }, () => {
   it('refuses invalid UTF-8 in a plan, naming the file and byte', async () => {
     const { path } = planIn('{}');
-    writeFileSync(path, Buffer.concat([Buffer.from('{"directives":["caf'), Buffer.from([0xc3, 0x28]), Buffer.from('"]}')]));
+    writeFileSync(
+      path,
+      Buffer.concat([Buffer.from('{"directives":["caf'), Buffer.from([0xc3, 0x28]), Buffer.from('"]}')]),
+    );
     const run = await forkcache(['run', path]);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`plan ${path}: not valid UTF-8 (at byte 20)`);
@@ -31,7 +47,10 @@ describe('bad input to the CLI (issue 15, case 8)', { timeout: 60_000 }, () => {
 
   it('refuses a lone surrogate in the parent, naming the field', async () => {
     const { path } = planIn('{}');
-    const text = JSON.stringify({ parent: { ...parent(), system: 'ok' }, directives: ['read a.ts and report'] }).replace('"system":"ok"', '"system":"bad \\ud800 text"');
+    const text = JSON.stringify({
+      parent: { ...parent(), system: 'ok' },
+      directives: ['read a.ts and report'],
+    }).replace('"system":"ok"', '"system":"bad \\ud800 text"');
     writeFileSync(path, text);
     const run = await forkcache(['run', path]);
     expect(run.code).toBe(2);
@@ -41,7 +60,10 @@ describe('bad input to the CLI (issue 15, case 8)', { timeout: 60_000 }, () => {
   it('refuses a 5,000-deep tool schema with exit 2, not a stack overflow', async () => {
     const { path } = planIn('{}');
     const schema = `${'{"type":"object","properties":{"a":'.repeat(5000)}{"type":"string"}${'}}'.repeat(5000)}`;
-    writeFileSync(path, `{"parent":{"model":"claude-sonnet-4-6","messages":[{"role":"user","content":"hi"}],"tools":[{"name":"t","input_schema":${schema}}]},"directives":["read a.ts and report"]}`);
+    writeFileSync(
+      path,
+      `{"parent":{"model":"claude-sonnet-4-6","messages":[{"role":"user","content":"hi"}],"tools":[{"name":"t","input_schema":${schema}}]},"directives":["read a.ts and report"]}`,
+    );
     const run = await forkcache(['run', path]);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/parent\.tools\[0\]\.input_schema\.properties\.a.*: nested deeper than 256 levels/);
@@ -72,7 +94,10 @@ describe('bad input to the CLI (issue 15, case 8)', { timeout: 60_000 }, () => {
     try {
       const { dir, path } = planIn({});
       writeFileSync(join(dir, 'a.ts'), 'x\n');
-      const run = await forkcache(['run', path], { ANTHROPIC_API_KEY: 'a-wrong-key-123', ANTHROPIC_BASE_URL: refusing.url });
+      const run = await forkcache(['run', path], {
+        ANTHROPIC_API_KEY: 'a-wrong-key-123',
+        ANTHROPIC_BASE_URL: refusing.url,
+      });
       expect(run.code).toBe(1);
       expect(run.stdout).toMatch(/failed {2}fo[\w-]+: FORK_API_ERROR: 401/);
     } finally {

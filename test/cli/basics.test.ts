@@ -10,7 +10,8 @@ describe('forkcache --help / --version', () => {
     expect(version.stdout.trim()).toBe(pkg.version);
     const help = await forkcache(['--help']);
     expect(help.code).toBe(0);
-    for (const command of ['demo', 'run', 'economics', 'emulator', 'report']) expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
+    for (const command of ['demo', 'run', 'economics', 'emulator', 'report'])
+      expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
     const unknown = await forkcache(['frobnicate']);
     expect(unknown.code).toBe(2);
   });

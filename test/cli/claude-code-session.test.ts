@@ -16,15 +16,27 @@ import { workspace } from '../engine/helpers.ts';
  */
 const DIR = join(import.meta.dirname, '../fixtures/claude-code/2.1.332/fork-fanout');
 const SESSION = join(DIR, 'session.jsonl');
-const wire = (n: string) => JSON.parse(readFileSync(join(DIR, 'wire', n), 'utf8')) as { body: Record<string, unknown>; cache: { markers: { path: string; tokens: number }[] } };
+const wire = (n: string) =>
+  JSON.parse(readFileSync(join(DIR, 'wire', n), 'utf8')) as {
+    body: Record<string, unknown>;
+    cache: { markers: { path: string; tokens: number }[] };
+  };
 const LAST = wire('04.json');
-const lines = (path: string) => readFileSync(path, 'utf8').trim().split('\n').map((l, i) => ({ line: i + 1, value: JSON.parse(l) as unknown }));
-const withoutBilling = (system: { text: string }[]) => system.filter((b) => !b.text.startsWith('x-anthropic-billing-header:'));
+const lines = (path: string) =>
+  readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l, i) => ({ line: i + 1, value: JSON.parse(l) as unknown }));
+const withoutBilling = (system: { text: string }[]) =>
+  system.filter((b) => !b.text.startsWith('x-anthropic-billing-header:'));
 
 /** The request's bytes from the start up to the end of its last marked block. */
 function upToLastMarker(request: Record<string, unknown>): string {
   const text = JSON.stringify({ tools: request['tools'], system: request['system'], messages: request['messages'] });
-  return text.slice(0, text.lastIndexOf('"cache_control":{"type":"ephemeral"}}') + '"cache_control":{"type":"ephemeral"}}'.length);
+  return text.slice(
+    0,
+    text.lastIndexOf('"cache_control":{"type":"ephemeral"}}') + '"cache_control":{"type":"ephemeral"}}'.length,
+  );
 }
 
 const dirs: string[] = [];
@@ -39,13 +51,17 @@ function copyWith(edit: (text: string) => string): string {
 describe('a Claude Code 2.1.332 session as the parent', () => {
   it('rebuilds the last wire request byte for byte up to its last marker (billing block removed)', () => {
     const rebuilt = rebuildWireRequest(SESSION, lines(SESSION))!;
-    const sent: Record<string, unknown> = { ...LAST.body, system: withoutBilling(LAST.body['system'] as { text: string }[]) };
+    const sent: Record<string, unknown> = {
+      ...LAST.body,
+      system: withoutBilling(LAST.body['system'] as { text: string }[]),
+    };
     expect(upToLastMarker(rebuilt.request)).toBe(upToLastMarker(sent));
     expect(upToLastMarker(sent).length).toBeGreaterThan(50_000);
-    for (const key of ['thinking', 'output_config', 'context_management', 'model']) expect(rebuilt.request[key]).toEqual(sent[key]);
+    for (const key of ['thinking', 'output_config', 'context_management', 'model'])
+      expect(rebuilt.request[key]).toEqual(sent[key]);
   });
 
-  it('imports it as a snapshot with the session\'s system, tools and messages, and expects the cache the session wrote', () => {
+  it("imports it as a snapshot with the session's system, tools and messages, and expects the cache the session wrote", () => {
     const { snapshot, source, expectedCachedTokens, notes } = importClaudeTranscript(SESSION);
     expect(source).toBe('wire');
     expect(JSON.stringify(snapshot.messages)).toBe(JSON.stringify(LAST.body['messages']));
@@ -64,8 +80,25 @@ describe('a Claude Code 2.1.332 session as the parent', () => {
   });
 
   it('a side query logged after the main thread (another querySource) is not taken for the parent', () => {
-    const side = { type: 'api-request', id: 'side-1', querySource: 'generate_session_title', shapeHash: 'side-shape', params: { model: 'claude-haiku-5-5' }, keep: 0, tail: ['side-blob'], cacheControl: [] };
-    const extra = [{ type: 'api-request-shape', shapeHash: 'side-shape', shape: { system: [{ type: 'text', text: 'Title this.' }], tools: [] } }, { type: 'api-request-blob', hash: 'side-blob', message: { role: 'user', content: 'hi' } }, side];
+    const side = {
+      type: 'api-request',
+      id: 'side-1',
+      querySource: 'generate_session_title',
+      shapeHash: 'side-shape',
+      params: { model: 'claude-haiku-5-5' },
+      keep: 0,
+      tail: ['side-blob'],
+      cacheControl: [],
+    };
+    const extra = [
+      {
+        type: 'api-request-shape',
+        shapeHash: 'side-shape',
+        shape: { system: [{ type: 'text', text: 'Title this.' }], tools: [] },
+      },
+      { type: 'api-request-blob', hash: 'side-blob', message: { role: 'user', content: 'hi' } },
+      side,
+    ];
     const path = copyWith((t) => t + extra.map((r) => `${JSON.stringify(r)}\n`).join(''));
     const { snapshot, notes } = importClaudeTranscript(path);
     expect(snapshot.model).toBe('claude-opus-5-5');
@@ -74,13 +107,20 @@ describe('a Claude Code 2.1.332 session as the parent', () => {
 
   it('a malformed api-request record names file, line and record type', () => {
     const path = copyWith((t) => t.replace(/("type":"api-request".*?)"tail":\[[^\]]*\]/s, '$1"tail":7'));
-    expect(() => importClaudeTranscript(path)).toThrow(expect.objectContaining({ code: 'TRANSCRIPT_INVALID', message: expect.stringMatching(/session\.jsonl:17: api-request record: tail: /) }));
+    expect(() => importClaudeTranscript(path)).toThrow(
+      expect.objectContaining({
+        code: 'TRANSCRIPT_INVALID',
+        message: expect.stringMatching(/session\.jsonl:17: api-request record: tail: /),
+      }),
+    );
   });
 
-  it('refuses a fork child\'s own transcript, naming the parent session', () => {
+  it("refuses a fork child's own transcript, naming the parent session", () => {
     const sub = join(DIR, 'session', 'subagents');
     const child = readdirSync(sub).find((f) => f.endsWith('.jsonl'))!;
-    expect(() => importClaudeTranscript(join(sub, child))).toThrow(/this is a fork child of session 00000000-0000-4000-8000-000000000001; import the parent/);
+    expect(() => importClaudeTranscript(join(sub, child))).toThrow(
+      /this is a fork child of session 00000000-0000-4000-8000-000000000001; import the parent/,
+    );
   });
 
   it('forks on an emulator that served the session read >= 90% of its cached prefix in every first request', async () => {
@@ -90,14 +130,27 @@ describe('a Claude Code 2.1.332 session as the parent', () => {
       // usage is what this emulator cached of the (scrubbed) prefix.
       let served = 0;
       for (const n of ['01.json', '02.json', '03.json', '04.json']) {
-        const res = await fetch(`${emu.url}/v1/messages?beta=true`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01' }, body: JSON.stringify(wire(n).body) });
+        const res = await fetch(`${emu.url}/v1/messages?beta=true`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'x-api-key': 'sk-ant-test',
+            'anthropic-version': '2023-06-01',
+          },
+          body: JSON.stringify(wire(n).body),
+        });
         expect(res.status).toBe(200);
         const text = await res.text();
         const usage = (k: string) => Number(new RegExp(`"${k}":(\\d+)`).exec(text)![1]);
         served = usage('cache_read_input_tokens') + usage('cache_creation_input_tokens');
       }
       const { snapshot, expectedCachedTokens } = importClaudeTranscript(SESSION);
-      const engine = await ForkEngine.create({ baseURL: emu.url, apiKey: 'sk-ant-test', workspace: workspace(), pool: { maxThreads: 2 } });
+      const engine = await ForkEngine.create({
+        baseURL: emu.url,
+        apiKey: 'sk-ant-test',
+        workspace: workspace(),
+        pool: { maxThreads: 2 },
+      });
       const continuity = new CacheContinuity(expectedCachedTokens);
       try {
         const fan = engine.fanOut(snapshot, ['read notes.txt', 'count the lines of notes.txt', 'say hi']);

@@ -18,7 +18,9 @@ function transcript(runs: string): string {
   if (!existsSync(runs)) return '';
   const fan = readdirSync(runs).find((d) => existsSync(join(runs, d, 'forks')));
   if (!fan) return '';
-  return readdirSync(join(runs, fan, 'forks')).map((f) => readFileSync(join(runs, fan, 'forks', f), 'utf8')).join('');
+  return readdirSync(join(runs, fan, 'forks'))
+    .map((f) => readFileSync(join(runs, fan, 'forks', f), 'utf8'))
+    .join('');
 }
 
 describe('kill -9 while a request is in flight (issue 15, case 6)', () => {
@@ -27,16 +29,33 @@ describe('kill -9 while a request is in flight (issue 15, case 6)', () => {
     let requests = 0;
     const held = await startEmulator({
       script: 'refactor',
-      latency: { baseMs: 0, prefillMsPerToken: 0, cacheReadMsPerToken: 0, outputTokensPerSecond: Infinity, slowFactor: 1, slowExtraMs: 60_000 },
+      latency: {
+        baseMs: 0,
+        prefillMsPerToken: 0,
+        cacheReadMsPerToken: 0,
+        outputTokensPerSecond: Infinity,
+        slowFactor: 1,
+        slowExtraMs: 60_000,
+      },
       faultFor: () => (++requests === 2 ? 'slow' : 'none'),
     });
     const dir = mkdtempSync(join(tmpdir(), 'fc-inflight-'));
     const runs = join(dir, 'runs');
     writeFileSync(join(dir, 'a.ts'), 'export const a = 1;\n');
-    const parent = { ...(JSON.parse(readFileSync(join(ROOT, 'examples/plan/parent.json'), 'utf8')) as Record<string, unknown>), tools: TOOL_DECLARATIONS };
-    writeFileSync(join(dir, 'plan.json'), JSON.stringify({ parent, directives: ['read a.ts and report'], workspace: '.', runDir: 'runs' }));
+    const parent = {
+      ...(JSON.parse(readFileSync(join(ROOT, 'examples/plan/parent.json'), 'utf8')) as Record<string, unknown>),
+      tools: TOOL_DECLARATIONS,
+    };
+    writeFileSync(
+      join(dir, 'plan.json'),
+      JSON.stringify({ parent, directives: ['read a.ts and report'], workspace: '.', runDir: 'runs' }),
+    );
     const env = { ...process.env, ANTHROPIC_API_KEY: 'k-inflight-test', ANTHROPIC_BASE_URL: held.url };
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'run', join(dir, 'plan.json'), '--json'], { cwd: ROOT, stdio: 'ignore', env });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'run', join(dir, 'plan.json'), '--json'],
+      { cwd: ROOT, stdio: 'ignore', env },
+    );
     const exited = new Promise((resolve) => child.on('exit', resolve));
     try {
       while (!transcript(runs).includes('"type":"request-start","turn":2')) await new Promise((r) => setTimeout(r, 20));
@@ -47,7 +66,10 @@ describe('kill -9 while a request is in flight (issue 15, case 6)', () => {
     }
     const server = await startEmulator({ script: 'refactor', latency: 'off' });
     try {
-      const resumed = await forkcache(['resume', runs, '--json'], { ANTHROPIC_API_KEY: 'k-inflight-test', ANTHROPIC_BASE_URL: server.url });
+      const resumed = await forkcache(['resume', runs, '--json'], {
+        ANTHROPIC_API_KEY: 'k-inflight-test',
+        ANTHROPIC_BASE_URL: server.url,
+      });
       expect(resumed.code).toBe(0);
       const summary = lastJson(resumed.stdout);
       expect(summary.forks.completed).toBe(1);

@@ -19,14 +19,21 @@ function transcriptLines(runs: string, forkSuffix: string): string[] {
   const fan = readdirSync(runs).find((d) => existsSync(join(runs, d, 'forks')));
   if (!fan) return [];
   const file = readdirSync(join(runs, fan, 'forks')).find((f) => f.endsWith(`${forkSuffix}.jsonl`));
-  return file ? readFileSync(join(runs, fan, 'forks', file), 'utf8').split('\n').filter(Boolean) : [];
+  return file
+    ? readFileSync(join(runs, fan, 'forks', file), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+    : [];
 }
 
 describe('the whole process killed mid fan-out (SIGKILL)', () => {
   it('forkcache resume finishes the rest; no completed fork re-runs; the interrupted tool call is reported as interrupted', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fc-kill-'));
     const runs = join(dir, 'runs');
-    const parent = { ...(JSON.parse(readFileSync(join(ROOT, 'examples/plan/parent.json'), 'utf8')) as Record<string, unknown>), tools: TOOL_DECLARATIONS };
+    const parent = {
+      ...(JSON.parse(readFileSync(join(ROOT, 'examples/plan/parent.json'), 'utf8')) as Record<string, unknown>),
+      tools: TOOL_DECLARATIONS,
+    };
     writeFileSync(join(dir, 'a.ts'), 'export const a = 1;\n');
     const plan = {
       parent,
@@ -39,10 +46,20 @@ describe('the whole process killed mid fan-out (SIGKILL)', () => {
     };
     writeFileSync(join(dir, 'plan.json'), JSON.stringify(plan));
 
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'run', join(dir, 'plan.json'), '--json'], { cwd: ROOT, stdio: 'ignore', env: { ...process.env, ANTHROPIC_API_KEY: '' } });
-    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'run', join(dir, 'plan.json'), '--json'],
+      { cwd: ROOT, stdio: 'ignore', env: { ...process.env, ANTHROPIC_API_KEY: '' } },
+    );
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      child.on('exit', (_code, signal) => resolve(signal)),
+    );
     // the first fork finishes; the second is inside its bash call: kill the whole process there
-    await until(() => transcriptLines(runs, 'f01').some((l) => l.includes('"type":"end"')) && transcriptLines(runs, 'f02').some((l) => l.includes('"tool-start"')));
+    await until(
+      () =>
+        transcriptLines(runs, 'f01').some((l) => l.includes('"type":"end"')) &&
+        transcriptLines(runs, 'f02').some((l) => l.includes('"tool-start"')),
+    );
     child.kill('SIGKILL');
     expect(await exited).toBe('SIGKILL');
     const before01 = transcriptLines(runs, 'f01').length;

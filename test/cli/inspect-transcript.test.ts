@@ -6,7 +6,11 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '../..');
 const DIR = join(ROOT, 'test/fixtures/claude-code/2.1.332/fork-fanout');
-const cli = (...args: string[]) => spawnSync(process.execPath, [join(ROOT, 'bin/forkcache.js'), 'inspect-transcript', ...args], { encoding: 'utf8', env: { ...process.env, ANTHROPIC_API_KEY: '' } });
+const cli = (...args: string[]) =>
+  spawnSync(process.execPath, [join(ROOT, 'bin/forkcache.js'), 'inspect-transcript', ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, ANTHROPIC_API_KEY: '' },
+  });
 
 describe('forkcache inspect-transcript', () => {
   it('prints the rebuilt parent of a real Claude Code session without running it', () => {
@@ -24,10 +28,12 @@ describe('forkcache inspect-transcript', () => {
     });
   });
 
-  it('refuses a fork child\'s transcript with exit 2, naming the parent session', () => {
+  it("refuses a fork child's transcript with exit 2, naming the parent session", () => {
     const res = cli(join(DIR, 'session/subagents/agent-a3df335d75f9e1451.jsonl'));
     expect(res.status).toBe(2);
-    expect(res.stderr).toMatch(/this is a fork child of session 00000000-0000-4000-8000-000000000001; import the parent/);
+    expect(res.stderr).toMatch(
+      /this is a fork child of session 00000000-0000-4000-8000-000000000001; import the parent/,
+    );
   });
 
   it('a malformed record: exit 2, naming file, line and record type', () => {

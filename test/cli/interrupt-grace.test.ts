@@ -29,7 +29,11 @@ describe('Ctrl-C is bounded (issue 15, case 2)', () => {
     const stops: string[] = [];
     const lines: string[] = [];
     const cancelled: string[] = [];
-    const interrupt = cancelOnInterrupt((l) => lines.push(l), { stop: async () => void stops.push('stop'), graceMs: 3000, schedule: timer.schedule });
+    const interrupt = cancelOnInterrupt((l) => lines.push(l), {
+      stop: async () => void stops.push('stop'),
+      graceMs: 3000,
+      schedule: timer.schedule,
+    });
     dispose = interrupt.dispose;
     interrupt.watch({ cancel: () => cancelled.push('fan') } as unknown as FanOut);
     process.emit('SIGINT');
@@ -45,7 +49,10 @@ describe('Ctrl-C is bounded (issue 15, case 2)', () => {
   it('a second Ctrl-C stops the forks at once instead of quitting without the summary', () => {
     const timer = manualTimer();
     const stops: string[] = [];
-    const interrupt = cancelOnInterrupt(() => {}, { stop: async () => void stops.push('stop'), schedule: timer.schedule });
+    const interrupt = cancelOnInterrupt(() => {}, {
+      stop: async () => void stops.push('stop'),
+      schedule: timer.schedule,
+    });
     dispose = interrupt.dispose;
     process.emit('SIGINT');
     process.emit('SIGINT'); // before this change: process.exit(130), no summary

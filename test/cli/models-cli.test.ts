@@ -20,7 +20,8 @@ function table(name: string, json: unknown): string {
 
 // No key and no base URL unless a test sets them: the command must not reach any real endpoint.
 const HERMETIC = { ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: undefined };
-const run = (args: string[], env: Record<string, string | undefined> = {}) => forkcache(['models', ...args], { ...HERMETIC, ...env });
+const run = (args: string[], env: Record<string, string | undefined> = {}) =>
+  forkcache(['models', ...args], { ...HERMETIC, ...env });
 
 interface ModelsJson {
   date: string;
@@ -45,7 +46,9 @@ describe('forkcache models (child process)', () => {
     const out = await run(['--date', '2026-11-30']);
     expect(out.stderr).toBe('');
     expect(out.code).toBe(0);
-    expect(out.stdout).toMatch(/^Model catalogue of 2026-11-30 \(built in\): status and prices on 2026-11-30, USD per million tokens$/m);
+    expect(out.stdout).toMatch(
+      /^Model catalogue of 2026-11-30 \(built in\): status and prices on 2026-11-30, USD per million tokens$/m,
+    );
     expect(out.stdout).toMatch(/^claude-opus-5-5 +current +4 \/ 20 +5 +8 +0\.20 +0\.05x +512 +1M \/ 128K$/m);
     expect(out.stdout).toMatch(/^ +B >100,000: 0\.50 \/ 2\.50 +0\.625 +1 +0\.05 +0\.1x$/m);
     expect(out.stdout).not.toMatch(/^claude-sonnet-4-5 /m);
@@ -57,17 +60,33 @@ describe('forkcache models (child process)', () => {
     const out = await json(['--date', '2026-11-30', '--all']);
     expect(out).toMatchObject({ date: '2026-11-30', as_of: '2026-11-30' });
     const models = byId(out);
-    expect(models.get('claude-opus-5-5')).toMatchObject({ status: 'current', read_multiplier: 0.05, prices: { effective_from: '2026-10-07', input_per_mtok: 4 } });
-    expect(models.get('claude-sonnet-4-5')).toMatchObject({ status: 'retired', prices: null, read_multiplier: null, replacement: 'claude-sonnet-5-5' });
+    expect(models.get('claude-opus-5-5')).toMatchObject({
+      status: 'current',
+      read_multiplier: 0.05,
+      prices: { effective_from: '2026-10-07', input_per_mtok: 4 },
+    });
+    expect(models.get('claude-sonnet-4-5')).toMatchObject({
+      status: 'retired',
+      prices: null,
+      read_multiplier: null,
+      replacement: 'claude-sonnet-5-5',
+    });
     expect(models.get('claude-opus-4-1')).toMatchObject({ status: 'retired', replacement: 'claude-opus-5-5' });
   });
 
-  it('--model-table merges a file over the built-in catalogue, at today\'s date without --date', async () => {
+  it("--model-table merges a file over the built-in catalogue, at today's date without --date", async () => {
     const file = table('extra.json', {
       date: '2026-12-01',
       models: [
-        { id: 'claude-local-1', prices: [{ effectiveFrom: '2026-12-01', inputPerMTok: 1, outputPerMTok: 2, cacheReadMultiplier: 0.05 }] },
-        { id: 'claude-opus-5-5', minCacheableTokens: 1024, prices: [{ effectiveFrom: '2026-10-07', inputPerMTok: 3, outputPerMTok: 15 }] },
+        {
+          id: 'claude-local-1',
+          prices: [{ effectiveFrom: '2026-12-01', inputPerMTok: 1, outputPerMTok: 2, cacheReadMultiplier: 0.05 }],
+        },
+        {
+          id: 'claude-opus-5-5',
+          minCacheableTokens: 1024,
+          prices: [{ effectiveFrom: '2026-10-07', inputPerMTok: 3, outputPerMTok: 15 }],
+        },
       ],
     });
     const before = new Date().toISOString().slice(0, 10);
@@ -76,8 +95,16 @@ describe('forkcache models (child process)', () => {
     expect([before, after]).toContain(out.as_of);
     expect(out.date).toBe('2026-12-01');
     const models = byId(out);
-    expect(models.get('claude-local-1')).toMatchObject({ status: 'current', read_multiplier: 0.05, prices: { input_per_mtok: 1, cache_read_per_mtok: 0.05, cache_write_5m_per_mtok: 1.25 } });
-    expect(models.get('claude-opus-5-5')).toMatchObject({ min_cacheable_tokens: 1024, read_multiplier: 0.1, prices: { input_per_mtok: 3 } });
+    expect(models.get('claude-local-1')).toMatchObject({
+      status: 'current',
+      read_multiplier: 0.05,
+      prices: { input_per_mtok: 1, cache_read_per_mtok: 0.05, cache_write_5m_per_mtok: 1.25 },
+    });
+    expect(models.get('claude-opus-5-5')).toMatchObject({
+      min_cacheable_tokens: 1024,
+      read_multiplier: 0.1,
+      prices: { input_per_mtok: 3 },
+    });
     expect(models.get('claude-fable-5-2')).toMatchObject({ read_multiplier: 0.025 });
   });
 
@@ -88,7 +115,10 @@ describe('forkcache models (child process)', () => {
     const missing = await run(['--model-table', join(dir, 'nope.json')]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain(`model table ${join(dir, 'nope.json')}: cannot read (no such file)`);
-    const badRow = table('bad-row.json', { date: '2026-12-01', models: [{ id: 'claude-x', prices: [{ effectiveFrom: '2026-12-01', outputPerMTok: 2 }] }] });
+    const badRow = table('bad-row.json', {
+      date: '2026-12-01',
+      models: [{ id: 'claude-x', prices: [{ effectiveFrom: '2026-12-01', outputPerMTok: 2 }] }],
+    });
     const row = await run(['--model-table', badRow]);
     expect(row.code).toBe(2);
     expect(row.stderr).toContain(`model table ${badRow}: models[0] (claude-x).prices[0]`);
@@ -99,23 +129,45 @@ describe('forkcache models (child process)', () => {
 describe('forkcache models --api anthropic (child process, emulator on 127.0.0.1)', () => {
   // The endpoint knows claude-opus-6, which the CLI's catalogue lacks; the CLI's table has a
   // claude-local-1 the endpoint does not serve.
-  const serverTable = mergeCatalogue({ date: '2026-11-30', models: [{ id: 'claude-opus-6', prices: [{ effectiveFrom: '2026-11-30', inputPerMTok: 4, outputPerMTok: 20 }] }] });
-  const cliTable = () => table('local.json', { date: '2026-11-30', models: [{ id: 'claude-local-1', prices: [{ effectiveFrom: '2026-11-30', inputPerMTok: 1, outputPerMTok: 2 }] }] });
+  const serverTable = mergeCatalogue({
+    date: '2026-11-30',
+    models: [{ id: 'claude-opus-6', prices: [{ effectiveFrom: '2026-11-30', inputPerMTok: 4, outputPerMTok: 20 }] }],
+  });
+  const cliTable = () =>
+    table('local.json', {
+      date: '2026-11-30',
+      models: [{ id: 'claude-local-1', prices: [{ effectiveFrom: '2026-11-30', inputPerMTok: 1, outputPerMTok: 2 }] }],
+    });
 
   it('lists what GET /v1/models returns, marks the ids it cannot price and the catalogue ids not listed', async () => {
-    const emu = await emulator({ modelTable: serverTable, clock: new ManualClock(Date.parse('2026-11-30T12:00:00Z')), apiKey: 'sk-test' });
+    const emu = await emulator({
+      modelTable: serverTable,
+      clock: new ManualClock(Date.parse('2026-11-30T12:00:00Z')),
+      apiKey: 'sk-test',
+    });
     const env = { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: emu.url };
     const local = cliTable();
     const out = await json(['--api', 'anthropic', '--model-table', local, '--date', '2026-11-30'], env);
     const api = out.api!;
     expect(api.base_url).toBe(emu.url);
     const marks = new Map(api.models.map((m) => [m.id, m]));
-    expect(marks.get('claude-opus-6')).toEqual({ id: 'claude-opus-6', display_name: 'Claude Opus 6', lifecycle: 'active', catalogue_id: null, mark: 'unpriced' });
+    expect(marks.get('claude-opus-6')).toEqual({
+      id: 'claude-opus-6',
+      display_name: 'Claude Opus 6',
+      lifecycle: 'active',
+      catalogue_id: null,
+      mark: 'unpriced',
+    });
     expect(marks.get('claude-opus-5-5')).toMatchObject({ mark: 'priced', catalogue_id: 'claude-opus-5-5' });
     expect(marks.get('claude-opus-4-5')).toMatchObject({ mark: 'priced', lifecycle: 'deprecated' });
     expect(api.models.filter((m) => m.mark === 'unpriced').map((m) => m.id)).toEqual(['claude-opus-6']);
     expect(api.not_listed).toEqual(['claude-local-1']);
-    expect(api.models.map((m) => m.id)).toEqual(out.models.filter((m) => m.id !== 'claude-local-1').map((m) => m.id).concat('claude-opus-6'));
+    expect(api.models.map((m) => m.id)).toEqual(
+      out.models
+        .filter((m) => m.id !== 'claude-local-1')
+        .map((m) => m.id)
+        .concat('claude-opus-6'),
+    );
 
     // As a table, with the CLI's catalogue built in: the endpoint's section follows it.
     const text = await run(['--api', 'anthropic', '--date', '2026-11-30'], env);

@@ -4,17 +4,24 @@ import { apiView, catalogueView } from '../../src/cli/models-view.ts';
 import { BUILTIN_CATALOGUE, mergeCatalogue } from '../../src/models/catalogue.ts';
 
 const day = (d: string): number => Date.parse(`${d}T00:00:00Z`);
-const text = (d: string, all = false): string => formatModels(catalogueView(BUILTIN_CATALOGUE, day(d), all), 'built in');
+const text = (d: string, all = false): string =>
+  formatModels(catalogueView(BUILTIN_CATALOGUE, day(d), all), 'built in');
 
 describe('forkcache models: the table', () => {
   it('shows prices, read multiplier, minimum and context of the row in force, each band on its own line', () => {
     const out = text('2026-11-30');
-    expect(out).toMatch(/^Model catalogue of 2026-11-30 \(built in\): status and prices on 2026-11-30, USD per million tokens$/m);
+    expect(out).toMatch(
+      /^Model catalogue of 2026-11-30 \(built in\): status and prices on 2026-11-30, USD per million tokens$/m,
+    );
     expect(out).toMatch(/^claude-opus-5-5 +current +4 \/ 20 +5 +8 +0\.20 +0\.05x +512 +1M \/ 128K$/m);
     expect(out).toMatch(/^claude-fable-5-2 +current +8 \/ 40 +10 +16 +0\.20 +0\.025x /m);
-    expect(out).toMatch(/^claude-haiku-5-5 +current +A ≤100,000: 0\.10 \/ 0\.50 +0\.125 +0\.20 +0\.01 +0\.1x +512 +1M \/ 128K$/m);
+    expect(out).toMatch(
+      /^claude-haiku-5-5 +current +A ≤100,000: 0\.10 \/ 0\.50 +0\.125 +0\.20 +0\.01 +0\.1x +512 +1M \/ 128K$/m,
+    );
     expect(out).toMatch(/^ +B >100,000: 0\.50 \/ 2\.50 +0\.625 +1 +0\.05 +0\.1x$/m);
-    expect(out).toMatch(/^claude-opus-4-5 +deprecated +5 \/ 25 +6\.25 +10 +0\.50 +0\.1x +4,096 +200K \/ 64K\n {2}also claude-opus-4-5-20251101\n {2}end of life 2027-01-22; use claude-opus-5-5 instead$/m);
+    expect(out).toMatch(
+      /^claude-opus-4-5 +deprecated +5 \/ 25 +6\.25 +10 +0\.50 +0\.1x +4,096 +200K \/ 64K\n {2}also claude-opus-4-5-20251101\n {2}end of life 2027-01-22; use claude-opus-5-5 instead$/m,
+    );
     // Sonnet 4.5's end of life is 2026-11-30: retired that day, so hidden.
     expect(out).not.toMatch(/^claude-sonnet-4-5 /m);
     expect(out).not.toMatch(/^claude-opus-4-1 /m);
@@ -24,14 +31,18 @@ describe('forkcache models: the table', () => {
   it('takes status and prices at the date: the row in force then, a deprecated model before its end of life', () => {
     const october = text('2026-10-01');
     expect(october).toMatch(/^claude-sonnet-5-5 +current +2 \/ 10 +2\.50 +4 +0\.20 +0\.1x /m);
-    expect(october).toMatch(/^claude-sonnet-4-5 +deprecated .*\n.*\n {2}end of life 2026-11-30; use claude-sonnet-5-5 instead$/m);
+    expect(october).toMatch(
+      /^claude-sonnet-4-5 +deprecated .*\n.*\n {2}end of life 2026-11-30; use claude-sonnet-5-5 instead$/m,
+    );
     expect(text('2026-10-07')).toMatch(/^claude-sonnet-5-5 +current +2 \/ 10 +2\.50 +4 +0\.10 +0\.05x /m);
   });
 
   it('with all, shows retired models without prices, with their replacement', () => {
     const out = text('2026-11-30', true);
     expect(out).toMatch(/^claude-opus-4-1 +retired +- +- +- +- +- /m);
-    expect(out).toMatch(/^claude-opus-4-1 .*\n {2}also claude-opus-4-1-20250805\n {2}retired: requests fail; use claude-opus-5-5 instead$/m);
+    expect(out).toMatch(
+      /^claude-opus-4-1 .*\n {2}also claude-opus-4-1-20250805\n {2}retired: requests fail; use claude-opus-5-5 instead$/m,
+    );
     expect(out).toMatch(/^ {2}retired on 2026-11-30: requests fail; use claude-sonnet-5-5 instead$/m);
     expect(out).toContain('32 models.');
   });
@@ -59,7 +70,13 @@ describe('forkcache models: the JSON view', () => {
         cache_write_5m_per_mtok: 5,
         cache_write_1h_per_mtok: 8,
         cache_read_per_mtok: 0.2,
-        fast: { input_per_mtok: 8, output_per_mtok: 40, cache_write_5m_per_mtok: 10, cache_write_1h_per_mtok: 16, cache_read_per_mtok: 0.4 },
+        fast: {
+          input_per_mtok: 8,
+          output_per_mtok: 40,
+          cache_write_5m_per_mtok: 10,
+          cache_write_1h_per_mtok: 16,
+          cache_read_per_mtok: 0.4,
+        },
       },
       read_multiplier: 0.05,
       bands: null,
@@ -68,18 +85,29 @@ describe('forkcache models: the JSON view', () => {
       max_output_tokens: 128_000,
       note: "the documentation's recommended default",
     });
-    expect(models.get('claude-haiku-5-5')?.bands?.map((b) => [b.name, b.up_to_prompt_tokens, b.input_per_mtok, b.read_multiplier])).toEqual([
+    expect(
+      models
+        .get('claude-haiku-5-5')
+        ?.bands?.map((b) => [b.name, b.up_to_prompt_tokens, b.input_per_mtok, b.read_multiplier]),
+    ).toEqual([
       ['A', 100_000, 0.1, 0.1],
       ['B', null, 0.5, 0.1],
     ]);
     expect(models.get('claude-sonnet-5-5')?.prices?.effective_from).toBe('2026-10-07');
-    expect(catalogueView(BUILTIN_CATALOGUE, day('2026-10-06'), false).models.find((m) => m.id === 'claude-sonnet-5-5')).toMatchObject({ read_multiplier: 0.1, prices: { effective_from: '2026-09-28' } });
+    expect(
+      catalogueView(BUILTIN_CATALOGUE, day('2026-10-06'), false).models.find((m) => m.id === 'claude-sonnet-5-5'),
+    ).toMatchObject({ read_multiplier: 0.1, prices: { effective_from: '2026-09-28' } });
   });
 });
 
 describe('forkcache models: beside an endpoint', () => {
-  const catalogue = mergeCatalogue({ date: '2026-11-30', models: [{ id: 'claude-local-1', prices: [{ effectiveFrom: '2026-11-30', inputPerMTok: 1, outputPerMTok: 2 }] }] });
-  const current = catalogue.models.filter((m) => m.prices.length > 0 && m.id !== 'claude-local-1' && m.id !== 'claude-sonnet-4-5');
+  const catalogue = mergeCatalogue({
+    date: '2026-11-30',
+    models: [{ id: 'claude-local-1', prices: [{ effectiveFrom: '2026-11-30', inputPerMTok: 1, outputPerMTok: 2 }] }],
+  });
+  const current = catalogue.models.filter(
+    (m) => m.prices.length > 0 && m.id !== 'claude-local-1' && m.id !== 'claude-sonnet-4-5',
+  );
   const listed = [
     ...current.map((m) => ({ id: m.id, display_name: m.id, lifecycle: 'active' })),
     { id: 'claude-opus-6', display_name: 'Claude Opus 6', lifecycle: 'active' },

@@ -13,15 +13,31 @@ import { runNode } from './run-cli.ts';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 describe('source mode from another directory (issue 15, case 7)', { timeout: 60_000 }, () => {
-  it.runIf(!existsSync(join(ROOT, 'dist/src/cli/main.js')))('runs forks on worker threads when started from a directory without node_modules', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'fc-cwd-'));
-    writeFileSync(join(dir, 'a.ts'), 'export const a = 1;\n');
-    const parent = { ...(JSON.parse(readFileSync(join(ROOT, 'examples/plan/parent.json'), 'utf8')) as Record<string, unknown>), tools: TOOL_DECLARATIONS };
-    writeFileSync(join(dir, 'plan.json'), JSON.stringify({ parent, directives: ['read a.ts and report'], emulator: { script: 'refactor', latency: 'off' } }));
-    const run = await runNode([join(ROOT, 'bin/forkcache.js'), 'run', 'plan.json', '--json'], { cwd: dir, env: { ANTHROPIC_API_KEY: '' } });
-    expect(run.stderr).not.toMatch(/Cannot find package/);
-    expect(run.code).toBe(0);
-    const summary = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { forks: { completed: number } };
-    expect(summary.forks.completed).toBe(1);
-  });
+  it.runIf(!existsSync(join(ROOT, 'dist/src/cli/main.js')))(
+    'runs forks on worker threads when started from a directory without node_modules',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'fc-cwd-'));
+      writeFileSync(join(dir, 'a.ts'), 'export const a = 1;\n');
+      const parent = {
+        ...(JSON.parse(readFileSync(join(ROOT, 'examples/plan/parent.json'), 'utf8')) as Record<string, unknown>),
+        tools: TOOL_DECLARATIONS,
+      };
+      writeFileSync(
+        join(dir, 'plan.json'),
+        JSON.stringify({
+          parent,
+          directives: ['read a.ts and report'],
+          emulator: { script: 'refactor', latency: 'off' },
+        }),
+      );
+      const run = await runNode([join(ROOT, 'bin/forkcache.js'), 'run', 'plan.json', '--json'], {
+        cwd: dir,
+        env: { ANTHROPIC_API_KEY: '' },
+      });
+      expect(run.stderr).not.toMatch(/Cannot find package/);
+      expect(run.code).toBe(0);
+      const summary = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as { forks: { completed: number } };
+      expect(summary.forks.completed).toBe(1);
+    },
+  );
 });

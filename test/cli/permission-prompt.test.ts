@@ -6,9 +6,15 @@ const request = { forkId: 'f01', tool: 'edit_file', input: { path: 'a.ts' } };
 
 describe('terminalPermissionHandler', () => {
   it('allows everything with --allow-asks and denies without a terminal', async () => {
-    expect(await terminalPermissionHandler({ allowAll: true })(request)).toEqual({ allow: true, reason: 'allowed by --allow-asks' });
+    expect(await terminalPermissionHandler({ allowAll: true })(request)).toEqual({
+      allow: true,
+      reason: 'allowed by --allow-asks',
+    });
     const notTty = Object.assign(new PassThrough(), { isTTY: false });
-    expect(await terminalPermissionHandler({ allowAll: false, input: notTty })(request)).toMatchObject({ allow: false, reason: expect.stringMatching(/--allow-asks/) });
+    expect(await terminalPermissionHandler({ allowAll: false, input: notTty })(request)).toMatchObject({
+      allow: false,
+      reason: expect.stringMatching(/--allow-asks/),
+    });
   });
 
   it('asks one question at a time on a terminal and reads y/N', async () => {

@@ -5,14 +5,31 @@ import { colorEnabled, ProgressBoard } from '../../src/cli/progress-board.ts';
 /** A stream that records what is written; a TTY or not. */
 function fakeStream(isTTY: boolean): { stream: NodeJS.WriteStream; text: () => string } {
   let out = '';
-  const stream = { isTTY, columns: 160, rows: 40, write: (chunk: string) => ((out += chunk), true), on: () => stream, once: () => stream, removeListener: () => stream };
+  const stream = {
+    isTTY,
+    columns: 160,
+    rows: 40,
+    write: (chunk: string) => ((out += chunk), true),
+    on: () => stream,
+    once: () => stream,
+    removeListener: () => stream,
+  };
   return { stream: stream as unknown as NodeJS.WriteStream, text: () => out };
 }
 
 const usage = { input_tokens: 10, cache_creation_input_tokens: 30, cache_read_input_tokens: 60, output_tokens: 5 };
 
 function events(forkId: string, status: ForkResult['status']): FanOutEvent[] {
-  const request = { turn: 1, requestId: null, messageId: 'msg_1', usage, stopReason: 'end_turn', sentAt: 1, startedAt: 2, endedAt: 3 };
+  const request = {
+    turn: 1,
+    requestId: null,
+    messageId: 'msg_1',
+    usage,
+    stopReason: 'end_turn',
+    sentAt: 1,
+    startedAt: 2,
+    endedAt: 3,
+  };
   return [
     { type: 'fork-start', forkId, at: 0 },
     { type: 'turn-start', forkId, turn: 1, at: 1 },

@@ -23,7 +23,9 @@ describe('a Qwen Code chat as the parent', () => {
     const { snapshot, source, notes, expectedCachedTokens } = importClaudeTranscript(SESSION);
     expect(source).toBe('qwen');
     expect(snapshot.model).toBe('claude-opus-5-5');
-    expect(snapshot.messages.map((m) => [m.role, (m.content as { type: string }[]).map((b) => b.type).join('+')])).toEqual([
+    expect(
+      snapshot.messages.map((m) => [m.role, (m.content as { type: string }[]).map((b) => b.type).join('+')]),
+    ).toEqual([
       ['user', 'text'],
       ['assistant', 'tool_use'],
       ['user', 'tool_result'],
@@ -36,12 +38,21 @@ describe('a Qwen Code chat as the parent', () => {
 
   it('a plan naming it as parentTranscript runs in the qwen layout, and its forks complete on the emulator', async () => {
     const dir = tmp();
-    writeFileSync(join(dir, 'plan.json'), JSON.stringify({ parentTranscript: SESSION, directives: ['say hi', 'say bye'] }));
+    writeFileSync(
+      join(dir, 'plan.json'),
+      JSON.stringify({ parentTranscript: SESSION, directives: ['say hi', 'say bye'] }),
+    );
     const { plan, snapshot } = loadPlan(join(dir, 'plan.json'));
     expect(plan.layout).toBe('qwen');
     const emu = await startEmulator({ latency: 'off', script: 'echo' });
     try {
-      const engine = await ForkEngine.create({ baseURL: emu.url, apiKey: 'test', workspace: workspace(), layout: plan.layout, pool: { maxThreads: 1 } });
+      const engine = await ForkEngine.create({
+        baseURL: emu.url,
+        apiKey: 'test',
+        workspace: workspace(),
+        layout: plan.layout,
+        pool: { maxThreads: 1 },
+      });
       try {
         const { forks } = await engine.fanOut(snapshot, plan.directives).settled();
         expect(forks.map((f) => f.error?.message ?? f.status)).toEqual(['completed', 'completed']);
@@ -56,6 +67,11 @@ describe('a Qwen Code chat as the parent', () => {
   it('a malformed part names file, line and record type', () => {
     const path = join(tmp(), 'chat.jsonl');
     writeFileSync(path, readFileSync(SESSION, 'utf8').replace('{"functionResponse":', '{"inlineData":{},"x":'));
-    expect(() => importClaudeTranscript(path)).toThrow(expect.objectContaining({ code: 'TRANSCRIPT_INVALID', message: expect.stringMatching(/chat\.jsonl:6: tool_result record: message\.parts: a part with neither/) }));
+    expect(() => importClaudeTranscript(path)).toThrow(
+      expect.objectContaining({
+        code: 'TRANSCRIPT_INVALID',
+        message: expect.stringMatching(/chat\.jsonl:6: tool_result record: message\.parts: a part with neither/),
+      }),
+    );
   });
 });

@@ -18,7 +18,9 @@ describe('forkcache resume RUN_DIR', () => {
     expect(summary.fork_results.map((f: { turns: number }) => f.turns)).toEqual([4, 4]);
     const fanDir = join(workspace, '.forkcache', 'runs', readdirSync(join(workspace, '.forkcache', 'runs'))[0]!);
     for (const file of readdirSync(join(fanDir, 'forks'))) {
-      const turns = readFileSync(join(fanDir, 'forks', file), 'utf8').split('\n').filter((l) => l.includes('"type":"turn"'));
+      const turns = readFileSync(join(fanDir, 'forks', file), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"type":"turn"'));
       expect(turns).toHaveLength(4); // nothing appended by the resume
     }
   });

@@ -11,11 +11,17 @@ export interface RunResult {
 
 /** Run the real `forkcache` command (from its sources, in the package root) in a child process. */
 export function forkcache(args: string[], env: Record<string, string | undefined> = {}): Promise<RunResult> {
-  return runNode(['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env: { NO_COLOR: '1', ANTHROPIC_API_KEY: undefined, ...env } });
+  return runNode(['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    cwd: ROOT,
+    env: { NO_COLOR: '1', ANTHROPIC_API_KEY: undefined, ...env },
+  });
 }
 
 /** Run `node ARGS` in `cwd` with `env` over this process's, collecting its output. */
-export function runNode(args: string[], options: { cwd: string; env?: Record<string, string | undefined> }): Promise<RunResult> {
+export function runNode(
+  args: string[],
+  options: { cwd: string; env?: Record<string, string | undefined> },
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, {
       cwd: options.cwd,

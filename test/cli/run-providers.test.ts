@@ -10,11 +10,20 @@ function planWithProvider(provider: string): { path: string; dir: string } {
   cpSync('examples/plan/parent.json', join(dir, 'parent.json'));
   const plan = JSON.parse(readFileSync('examples/plan/plan.json', 'utf8')) as Record<string, unknown>;
   const path = join(dir, 'plan.json');
-  writeFileSync(path, JSON.stringify({ ...plan, workspace: join(process.cwd(), 'examples', 'sample-repo'), runDir: 'runs', provider }));
+  writeFileSync(
+    path,
+    JSON.stringify({ ...plan, workspace: join(process.cwd(), 'examples', 'sample-repo'), runDir: 'runs', provider }),
+  );
   return { path, dir };
 }
 
-const NO_KEYS = { OPENAI_API_KEY: undefined, DASHSCOPE_API_KEY: undefined, DEEPSEEK_API_KEY: undefined, OPENAI_BASE_URL: undefined, DASHSCOPE_BASE_URL: undefined };
+const NO_KEYS = {
+  OPENAI_API_KEY: undefined,
+  DASHSCOPE_API_KEY: undefined,
+  DEEPSEEK_API_KEY: undefined,
+  OPENAI_BASE_URL: undefined,
+  DASHSCOPE_BASE_URL: undefined,
+};
 
 describe('one plan, any provider', () => {
   it('the plan says dashscope; --provider openai runs the same plan on the other wire; the manifest records it', async () => {
@@ -32,11 +41,13 @@ describe('one plan, any provider', () => {
     }
     // two wires, two frozen heads of one snapshot
     expect(a.prefix.sha256).not.toBe(b.prefix.sha256);
-    const providers = readdirSync(join(dir, 'runs')).map((id) => JSON.parse(readFileSync(join(dir, 'runs', id, 'manifest.json'), 'utf8')).prefix.provider).sort();
+    const providers = readdirSync(join(dir, 'runs'))
+      .map((id) => JSON.parse(readFileSync(join(dir, 'runs', id, 'manifest.json'), 'utf8')).prefix.provider)
+      .sort();
     expect(providers).toEqual(['dashscope', 'openai']);
   }, 90_000);
 
-  it('resume refuses a provider other than the one the run was frozen for, naming it, and takes the run\'s own by default', async () => {
+  it("resume refuses a provider other than the one the run was frozen for, naming it, and takes the run's own by default", async () => {
     const { path, dir } = planWithProvider('dashscope');
     expect((await forkcache(['run', path, '--json'], NO_KEYS)).code).toBe(0);
     const run = join(dir, 'runs', readdirSync(join(dir, 'runs'))[0]!);

@@ -20,13 +20,17 @@ describe('forkcache run PLAN.json', () => {
     expect(summary.api).toBe('emulator');
     expect(summary.forks).toEqual({ total: 3, completed: 3, failed: 0, cancelled: 0 });
     expect(summary.cache.cache_efficiency).toBe(1);
-    for (const key of ['input_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens', 'output_tokens']) expect(typeof summary.usage[key]).toBe('number');
+    for (const key of ['input_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens', 'output_tokens'])
+      expect(typeof summary.usage[key]).toBe('number');
     expect(summary.prefix.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(typeof summary.run_dir).toBe('string');
   });
 
   it('exits 2 on a plan that names a bad field, or bad JSON', async () => {
-    const bad = await forkcache(['run', planFile({ parent: { model: 'claude-sonnet-4-6', messages: [] }, directives: [''] })]);
+    const bad = await forkcache([
+      'run',
+      planFile({ parent: { model: 'claude-sonnet-4-6', messages: [] }, directives: [''] }),
+    ]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/directives\[0\]: a directive must not be empty/);
     const missing = await forkcache(['run', planFile({ parent: 'nope.json', directives: ['x'] })]);
@@ -51,9 +55,18 @@ describe('forkcache run PLAN.json', () => {
 describe('forkcache run: permissions from the plan', () => {
   it('ask means no without a terminal, and yes with --allow-asks', async () => {
     const plan = JSON.parse(readFileSync('examples/plan/plan.json', 'utf8')) as Record<string, unknown>;
-    const path = planFile({ ...plan, parent: join(process.cwd(), 'examples/plan/parent.json'), workspace: join(process.cwd(), 'examples/sample-repo'), runDir: mkdtempSync(join(tmpdir(), 'fc-perm-')), directives: ['read src/lib/http.ts and report'], permissions: { tools: { read_file: 'ask' } } });
+    const path = planFile({
+      ...plan,
+      parent: join(process.cwd(), 'examples/plan/parent.json'),
+      workspace: join(process.cwd(), 'examples/sample-repo'),
+      runDir: mkdtempSync(join(tmpdir(), 'fc-perm-')),
+      directives: ['read src/lib/http.ts and report'],
+      permissions: { tools: { read_file: 'ask' } },
+    });
     const denied = lastJson((await forkcache(['run', path, '--json'])).stdout);
-    expect(denied.fork_results[0].report.issues).toMatch(/Permission denied for read_file: not an interactive terminal; run with --allow-asks/);
+    expect(denied.fork_results[0].report.issues).toMatch(
+      /Permission denied for read_file: not an interactive terminal; run with --allow-asks/,
+    );
     const allowed = lastJson((await forkcache(['run', path, '--json', '--allow-asks'])).stdout);
     expect(allowed.fork_results[0].report.issues).toBe('none');
   });

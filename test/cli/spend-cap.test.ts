@@ -13,15 +13,27 @@ describe('forkcache run at the API spend cap', () => {
       const plan = JSON.parse(readFileSync('examples/plan/plan.json', 'utf8')) as Record<string, unknown>;
       const dir = mkdtempSync(join(tmpdir(), 'fc-spend-'));
       const path = join(dir, 'plan.json');
-      writeFileSync(path, JSON.stringify({ ...plan, parent: join(process.cwd(), 'examples/plan/parent.json'), workspace: join(process.cwd(), 'examples/sample-repo'), runDir: join(dir, 'runs') }));
+      writeFileSync(
+        path,
+        JSON.stringify({
+          ...plan,
+          parent: join(process.cwd(), 'examples/plan/parent.json'),
+          workspace: join(process.cwd(), 'examples/sample-repo'),
+          runDir: join(dir, 'runs'),
+        }),
+      );
       const env = { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: emulator.url };
       const run = await forkcache(['run', path, '--json', '--api', 'anthropic'], env);
       expect(run.code).toBe(3);
-      expect(run.stderr).toMatch(/stopped: the API's spend limit was reached \(enforced_spend_limit_reached\); \d fork\(s\) stopped .*continue with: forkcache resume /);
+      expect(run.stderr).toMatch(
+        /stopped: the API's spend limit was reached \(enforced_spend_limit_reached\); \d fork\(s\) stopped .*continue with: forkcache resume /,
+      );
       const summary = lastJson(run.stdout);
       expect(summary.rate_limits).toMatchObject({ admission: 'on', stopped: 'enforced_spend_limit_reached' });
       expect(summary.forks.completed).toBeGreaterThanOrEqual(1); // the first request ran before the cap was known
-      const stopped = (summary.fork_results as { status: string; error: { code: string } | null }[]).filter((f) => f.status !== 'completed');
+      const stopped = (summary.fork_results as { status: string; error: { code: string } | null }[]).filter(
+        (f) => f.status !== 'completed',
+      );
       expect(stopped.length).toBeGreaterThan(0);
       for (const f of stopped) expect(f.error?.code).toBe('RATE_LIMIT_SPEND_CAP');
       // no retries: one 429 at most per stopped fork

@@ -23,7 +23,11 @@ function freePort(): Promise<number> {
 /** Start a process and resolve once a line of its stdout matches. */
 function startUntil(command: string, args: string[], ready: RegExp): Promise<{ child: ChildProcess; line: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ANTHROPIC_API_KEY: '' } });
+    const child = spawn(command, args, {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ANTHROPIC_API_KEY: '' },
+    });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
       out += d;
@@ -42,11 +46,19 @@ const emulator = sharedEmulator({ script: 'refactor' });
 beforeAll(async () => {
   if (!HAVE_REDIS) return;
   const port = await freePort();
-  const redis = await startUntil(REDIS, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], /Ready to accept connections/);
+  const redis = await startUntil(
+    REDIS,
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    /Ready to accept connections/,
+  );
   processes.push(redis.child);
   redisUrl = `redis://127.0.0.1:${port}`;
   for (let i = 0; i < 2; i++) {
-    const host = await startUntil(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--redis', redisUrl, '--threads', '1', '--lock-ms', '1500'], /^forkcache worker \S+ serving/);
+    const host = await startUntil(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--redis', redisUrl, '--threads', '1', '--lock-ms', '1500'],
+      /^forkcache worker \S+ serving/,
+    );
     processes.push(host.child);
     hosts.set(host.line.split(' ')[2]!, host.child);
   }
@@ -60,9 +72,22 @@ describe.skipIf(!HAVE_REDIS)(`distributed backend (needs ${REDIS}; .ci/run insta
   it('runs a fan-out on two hosts; a host killed mid-fork: its fork resumes elsewhere, nothing completes twice, the ledger is whole', async () => {
     const ws = workspace({ 'a.ts': 'export const a = 1;\n', 'b.ts': 'export const b = 2;\n' });
     const runDir = workspace({});
-    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: ws, runDir, allow: ['read_file', 'bash'], concurrency: 4, distributed: { redis: redisUrl } });
+    const engine = await ForkEngine.create({
+      baseURL: emulator.current.url,
+      apiKey: 'test',
+      workspace: ws,
+      runDir,
+      allow: ['read_file', 'bash'],
+      concurrency: 4,
+      distributed: { redis: redisUrl },
+    });
     try {
-      const fan = engine.fanOut(bigSnapshot(`dist-${Date.now()}`), ['run `sleep 4` and report', 'read a.ts and report', 'read b.ts and report', 'run `sleep 1` and report']);
+      const fan = engine.fanOut(bigSnapshot(`dist-${Date.now()}`), [
+        'run `sleep 4` and report',
+        'read a.ts and report',
+        'read b.ts and report',
+        'run `sleep 1` and report',
+      ]);
       const hostOf = new Map<string, string>();
       const seenHosts = new Set<string>();
       let killed: string | undefined;
@@ -82,7 +107,10 @@ describe.skipIf(!HAVE_REDIS)(`distributed backend (needs ${REDIS}; .ci/run insta
       expect(seenHosts.size).toBe(2); // both hosts served forks
       expect(hostOf.get(forks[0]!.forkId)).not.toBe(killed); // the killed host's fork moved
       for (const fork of forks) {
-        const lines = readFileSync(fork.transcriptPath!, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; turn?: number; status?: string });
+        const lines = readFileSync(fork.transcriptPath!, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as { type: string; turn?: number; status?: string });
         expect(lines.filter((l) => l.type === 'end')).toEqual([expect.objectContaining({ status: 'completed' })]); // completed once
         const turns = lines.filter((l) => l.type === 'turn').map((l) => l.turn);
         expect(turns).toEqual(turns.map((_, i) => i + 1)); // no turn ran twice
@@ -98,9 +126,21 @@ describe.skipIf(!HAVE_REDIS)(`distributed backend (needs ${REDIS}; .ci/run insta
 
 describe.skipIf(!HAVE_REDIS)('distributed cancellation', () => {
   it('cancels a running fork on its host and a waiting one before any host takes it', async () => {
-    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: workspace(), runDir: workspace({}), allow: ['bash'], concurrency: 1, warm: 'none', distributed: { redis: redisUrl } });
+    const engine = await ForkEngine.create({
+      baseURL: emulator.current.url,
+      apiKey: 'test',
+      workspace: workspace(),
+      runDir: workspace({}),
+      allow: ['bash'],
+      concurrency: 1,
+      warm: 'none',
+      distributed: { redis: redisUrl },
+    });
     try {
-      const fan = engine.fanOut(bigSnapshot(`dist-cancel-${Date.now()}`), ['run `sleep 20` and report', 'run `sleep 20` and report']);
+      const fan = engine.fanOut(bigSnapshot(`dist-cancel-${Date.now()}`), [
+        'run `sleep 20` and report',
+        'run `sleep 20` and report',
+      ]);
       for await (const e of fan) {
         if (e.type === 'turn-end') fan.cancel(); // one fork is in its bash call; the other waits in the queue (global concurrency 1)
       }

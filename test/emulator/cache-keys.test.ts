@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import type { MessagesRequest } from '../../src/emulator/index.ts';
 import { render, request, text } from './cache-fixtures.ts';
 
-const tool = { name: 'read_file', description: 'Read a file', input_schema: { type: 'object', properties: { path: { type: 'string' } } } };
+const tool = {
+  name: 'read_file',
+  description: 'Read a file',
+  input_schema: { type: 'object', properties: { path: { type: 'string' } } },
+};
 
 function base(extra: Partial<MessagesRequest> = {}): MessagesRequest {
   return request({
@@ -23,10 +27,18 @@ describe('cache keys: prefix layout', () => {
   it('orders positions tools → system → messages, with cumulative token counts', () => {
     const prefix = render(base());
     expect(prefix.positions.map((p) => p.segment)).toEqual(['tools', 'system', 'messages', 'messages', 'messages']);
-    expect(prefix.positions.map((p) => [p.message, p.block])).toEqual([[-1, 0], [-1, 0], [0, 0], [1, 0], [2, 0]]);
+    expect(prefix.positions.map((p) => [p.message, p.block])).toEqual([
+      [-1, 0],
+      [-1, 0],
+      [0, 0],
+      [1, 0],
+      [2, 0],
+    ]);
     const tokens = prefix.positions.map((p) => p.tokens);
     expect(tokens.slice(1)).toEqual([12, 5, 5, 5]);
-    expect(prefix.positions.map((p) => p.cumTokens)).toEqual(tokens.map((_, i) => tokens.slice(0, i + 1).reduce((a, b) => a + b, 0)));
+    expect(prefix.positions.map((p) => p.cumTokens)).toEqual(
+      tokens.map((_, i) => tokens.slice(0, i + 1).reduce((a, b) => a + b, 0)),
+    );
     expect(prefix.totalTokens).toBe(prefix.positions.at(-1)!.cumTokens);
   });
 
@@ -45,7 +57,9 @@ describe('cache keys: prefix layout', () => {
   });
 
   it('keeps the received key order: the same block with keys reordered is a different prefix', () => {
-    const reordered = base({ tools: [{ input_schema: tool.input_schema, name: tool.name, description: tool.description }] });
+    const reordered = base({
+      tools: [{ input_schema: tool.input_schema, name: tool.name, description: tool.description }],
+    });
     expect(hashes(reordered)[0]).not.toBe(hashes(base())[0]);
   });
 
@@ -78,13 +92,21 @@ describe('cache keys: prefix layout', () => {
 
   it('hashes string content like the one text block it renders as', () => {
     const asString = request({ system: 'alpha beta', messages: [{ role: 'user', content: 'gamma delta' }] });
-    const asBlocks = request({ system: [{ type: 'text', text: 'alpha beta' }], messages: [{ role: 'user', content: [{ type: 'text', text: 'gamma delta' }] }] });
+    const asBlocks = request({
+      system: [{ type: 'text', text: 'alpha beta' }],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'gamma delta' }] }],
+    });
     expect(hashes(asString)).toEqual(hashes(asBlocks));
   });
 
   it('keeps message boundaries and roles in the key', () => {
     const joined = request({ messages: [{ role: 'user', content: [text(3, 'x'), text(3, 'y')] }] });
-    const split = request({ messages: [{ role: 'user', content: [text(3, 'x')] }, { role: 'assistant', content: [text(3, 'y')] }] });
+    const split = request({
+      messages: [
+        { role: 'user', content: [text(3, 'x')] },
+        { role: 'assistant', content: [text(3, 'y')] },
+      ],
+    });
     expect(hashes(joined)[0]).toBe(hashes(split)[0]);
     expect(hashes(joined)[1]).not.toBe(hashes(split)[1]);
   });
@@ -94,8 +116,17 @@ describe('cache keys: prefix layout', () => {
       request({
         messages: [
           { role: 'user', content: [text(3, 'q')] },
-          { role: 'assistant', content: [text(1, 't'), ...[1, 2, 3].map((i) => ({ type: 'tool_use', id: `t${i}`, name: 'x', input: {} }))] },
-          { role: 'user', content: [...[1, 2, 3].map((i) => ({ type: 'tool_result', tool_use_id: `t${i}`, content: 'ok' })), text(2, 'z')] },
+          {
+            role: 'assistant',
+            content: [text(1, 't'), ...[1, 2, 3].map((i) => ({ type: 'tool_use', id: `t${i}`, name: 'x', input: {} }))],
+          },
+          {
+            role: 'user',
+            content: [
+              ...[1, 2, 3].map((i) => ({ type: 'tool_result', tool_use_id: `t${i}`, content: 'ok' })),
+              text(2, 'z'),
+            ],
+          },
         ],
       }),
     );

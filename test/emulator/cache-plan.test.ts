@@ -4,7 +4,10 @@ import { plan, request, run, text } from './cache-fixtures.ts';
 
 const user = (...content: RequestBlock[]) => request({ messages: [{ role: 'user', content }] });
 const B0 = text(12, 'base');
-const marked = (block: RequestBlock, ttl: '5m' | '1h' = '5m'): RequestBlock => ({ ...block, cache_control: ttl === '5m' ? { type: 'ephemeral' } : { type: 'ephemeral', ttl } });
+const marked = (block: RequestBlock, ttl: '5m' | '1h' = '5m'): RequestBlock => ({
+  ...block,
+  cache_control: ttl === '5m' ? { type: 'ephemeral' } : { type: 'ephemeral', ttl },
+});
 const fillers = (n: number): RequestBlock[] => Array.from({ length: n }, (_, i) => text(1, `f${i}`));
 
 describe('cache plan: writes and reads', () => {
@@ -20,14 +23,30 @@ describe('cache plan: writes and reads', () => {
   it('input_tokens counts only what follows the last marker; a repeat reads the prefix', () => {
     const store = new CacheStore();
     const req = user(text(5, 'a'), marked(text(15, 'b')), text(10, 'c'));
-    expect(run(req, store)).toEqual({ input_tokens: 10, cache_creation_input_tokens: 20, cache_read_input_tokens: 0, ephemeral_5m_input_tokens: 20, ephemeral_1h_input_tokens: 0 });
-    expect(run(req, store)).toEqual({ input_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 20, ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 });
+    expect(run(req, store)).toEqual({
+      input_tokens: 10,
+      cache_creation_input_tokens: 20,
+      cache_read_input_tokens: 0,
+      ephemeral_5m_input_tokens: 20,
+      ephemeral_1h_input_tokens: 0,
+    });
+    expect(run(req, store)).toEqual({
+      input_tokens: 10,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 20,
+      ephemeral_5m_input_tokens: 0,
+      ephemeral_1h_input_tokens: 0,
+    });
   });
 
   it('with no marker, nothing is read or written', () => {
     const store = new CacheStore();
     run(user(marked(B0)), store);
-    expect(run(user(B0, text(3, 'x')), store)).toMatchObject({ input_tokens: 15, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 });
+    expect(run(user(B0, text(3, 'x')), store)).toMatchObject({
+      input_tokens: 15,
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: 0,
+    });
   });
 
   it('looks back 20 positions from a marker (its own included), not 21', () => {
@@ -49,8 +68,17 @@ describe('cache plan: writes and reads', () => {
     const req = request({
       messages: [
         { role: 'user', content: [B0] },
-        { role: 'assistant', content: ids.map((id) => ({ type: 'tool_use', id, name: 'read_file', input: { path: id } })) },
-        { role: 'user', content: [...ids.map((id) => ({ type: 'tool_result', tool_use_id: id, content: 'ok' })), marked(text(2, 'go'))] },
+        {
+          role: 'assistant',
+          content: ids.map((id) => ({ type: 'tool_use', id, name: 'read_file', input: { path: id } })),
+        },
+        {
+          role: 'user',
+          content: [
+            ...ids.map((id) => ({ type: 'tool_result', tool_use_id: id, content: 'ok' })),
+            marked(text(2, 'go')),
+          ],
+        },
       ],
     });
     expect(plan(req, store).usage.cache_read_input_tokens).toBe(12);
@@ -77,16 +105,30 @@ describe('cache plan: writes and reads', () => {
 
   it('below the minimum cacheable length both counters are 0; at it, the prefix is written', () => {
     const store = new CacheStore();
-    expect(run(user(marked(text(9, 'm')), text(4, 'n')), store)).toMatchObject({ input_tokens: 13, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+    expect(run(user(marked(text(9, 'm')), text(4, 'n')), store)).toMatchObject({
+      input_tokens: 13,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+    });
     expect(store.size(0)).toBe(0);
-    expect(run(user(marked(text(10, 'm')), text(4, 'n')), store)).toMatchObject({ input_tokens: 4, cache_creation_input_tokens: 10 });
-    expect(run(user(marked(text(10, 'm')), text(4, 'n')), store, 0, 1024)).toMatchObject({ input_tokens: 14, cache_read_input_tokens: 0 });
+    expect(run(user(marked(text(10, 'm')), text(4, 'n')), store)).toMatchObject({
+      input_tokens: 4,
+      cache_creation_input_tokens: 10,
+    });
+    expect(run(user(marked(text(10, 'm')), text(4, 'n')), store, 0, 1024)).toMatchObject({
+      input_tokens: 14,
+      cache_read_input_tokens: 0,
+    });
   });
 
   it('bills mixed TTLs by the A/B/C rule', () => {
     const store = new CacheStore();
     const [p1, p2, p3] = [text(20, 'p'), text(30, 'q'), text(30, 'r')];
-    expect(run(user(marked(p1, '1h'), p2, p3, text(10, 's')), store)).toMatchObject({ ephemeral_1h_input_tokens: 20, ephemeral_5m_input_tokens: 0, input_tokens: 70 });
+    expect(run(user(marked(p1, '1h'), p2, p3, text(10, 's')), store)).toMatchObject({
+      ephemeral_1h_input_tokens: 20,
+      ephemeral_5m_input_tokens: 0,
+      input_tokens: 70,
+    });
     // A = 20 (read), B = 50 (last 1h marker), C = 80 (last marker): 1h 30, 5m 30, input 10.
     expect(run(user(marked(p1, '1h'), marked(p2, '1h'), marked(p3), text(10, 's')), store)).toEqual({
       input_tokens: 10,

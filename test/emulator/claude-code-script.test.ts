@@ -15,7 +15,11 @@ interface Exchange {
   body: Record<string, unknown>;
 }
 const requests = (name: string): Exchange[] =>
-  (JSON.parse(readFileSync(join(import.meta.dirname, '../fixtures/clients', `${name}.json`), 'utf8')) as { exchanges: Exchange[] }).exchanges;
+  (
+    JSON.parse(readFileSync(join(import.meta.dirname, '../fixtures/clients', `${name}.json`), 'utf8')) as {
+      exchanges: Exchange[];
+    }
+  ).exchanges;
 
 type Block = { type: string; name?: string; input?: Record<string, unknown>; text?: string };
 
@@ -35,14 +39,22 @@ describe('the claude-code scripted model', () => {
       ['Agent', 'fork', 'count the lines of notes.txt'],
     ]);
     const report = await answer(child!);
-    expect(report).toEqual([{ type: 'text', text: expect.stringContaining('done by the claude-code script as a fork child') }]);
+    expect(report).toEqual([
+      { type: 'text', text: expect.stringContaining('done by the claude-code script as a fork child') },
+    ]);
     expect((await answer(after!))[0]?.text).toContain('Result: 2 fork(s) finished');
   });
 
   it('reads, then runs the command, then reports both results', async () => {
     const [first, second, third] = requests('cc-first-party-read-bash');
-    expect(await answer(first!)).toEqual([{ type: 'tool_use', id: expect.any(String), name: 'Read', input: { file_path: 'notes.txt' } }]);
-    expect((await answer(second!))[0]).toMatchObject({ type: 'tool_use', name: 'Bash', input: { command: 'wc -l notes.txt' } });
+    expect(await answer(first!)).toEqual([
+      { type: 'tool_use', id: expect.any(String), name: 'Read', input: { file_path: 'notes.txt' } },
+    ]);
+    expect((await answer(second!))[0]).toMatchObject({
+      type: 'tool_use',
+      name: 'Bash',
+      input: { command: 'wc -l notes.txt' },
+    });
     expect((await answer(third!))[0]?.text).toMatch(/Result: Read: 1\tline one; Bash: 2 notes\.txt/);
   });
 });

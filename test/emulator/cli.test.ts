@@ -10,13 +10,17 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const children: ChildProcess[] = [];
 
 function start(args: string[]): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'emulator', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'emulator', ...args], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   return child;
 }
 
 afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const child of children.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
 describe('forkcache emulator (command)', () => {
@@ -28,7 +32,11 @@ describe('forkcache emulator (command)', () => {
     const match = /^forkcache emulator listening on (http:\/\/127\.0\.0\.1:(\d+))$/.exec(line);
     expect(match, line).not.toBeNull();
     const api = new Anthropic({ apiKey: 'test', baseURL: match![1]!, maxRetries: 0 });
-    const message = await api.messages.create({ model: MODEL, max_tokens: 50, messages: [{ role: 'user', content: 'ping' }] });
+    const message = await api.messages.create({
+      model: MODEL,
+      max_tokens: 50,
+      messages: [{ role: 'user', content: 'ping' }],
+    });
     expect(message.content[0]).toMatchObject({ type: 'text', text: expect.stringMatching(/^Scope: ping/) });
     const exited = once(child, 'exit');
     child.kill('SIGTERM');

@@ -11,7 +11,10 @@ import { cc, client, emulator, rawPost, words } from './helpers.ts';
  */
 
 const MODEL = 'claude-opus-5-5';
-const billing = (session: string) => ({ type: 'text', text: `x-anthropic-billing-header: cc_version=2.1.332.abc; cc_entrypoint=cli; cch=${session};` });
+const billing = (session: string) => ({
+  type: 'text',
+  text: `x-anthropic-billing-header: cc_version=2.1.332.abc; cc_entrypoint=cli; cch=${session};`,
+});
 const body = (session: string): string =>
   JSON.stringify({
     model: MODEL,
@@ -28,17 +31,23 @@ describe('the billing header block', () => {
     const emu = await emulator();
     const first = (await (await rawPost(emu, '/v1/messages', body('one'))).json()) as { usage: Record<string, number> };
     expect(first.usage).toMatchObject({ cache_creation_input_tokens: 40, cache_read_input_tokens: 0, input_tokens: 0 });
-    const second = (await (await rawPost(emu, '/v1/messages', body('two'))).json()) as { usage: Record<string, number> };
+    const second = (await (await rawPost(emu, '/v1/messages', body('two'))).json()) as {
+      usage: Record<string, number>;
+    };
     expect(second.usage).toMatchObject({ cache_read_input_tokens: 40, cache_creation_input_tokens: 0 });
     const { max_tokens: _, ...countable } = JSON.parse(body('three')) as Record<string, unknown>;
-    const counted = (await (await rawPost(emu, '/v1/messages/count_tokens', JSON.stringify(countable))).json()) as { input_tokens: number };
+    const counted = (await (await rawPost(emu, '/v1/messages/count_tokens', JSON.stringify(countable))).json()) as {
+      input_tokens: number;
+    };
     expect(counted.input_tokens).toBe(40);
   });
 
   it('is hashed and counted with strictBillingBlock (the old behaviour)', async () => {
     const emu = await emulator({ strictBillingBlock: true });
     await rawPost(emu, '/v1/messages', body('one'));
-    const second = (await (await rawPost(emu, '/v1/messages', body('two'))).json()) as { usage: Record<string, number> };
+    const second = (await (await rawPost(emu, '/v1/messages', body('two'))).json()) as {
+      usage: Record<string, number>;
+    };
     expect(second.usage['cache_read_input_tokens']).toBe(0);
     expect(second.usage['cache_creation_input_tokens']).toBeGreaterThan(40);
   });
@@ -66,7 +75,15 @@ describe('echo', () => {
     const msg = await api.messages.create({
       model: MODEL,
       max_tokens: 300,
-      messages: [{ role: 'user', content: [{ type: 'text', text: '<system-reminder>\nContext the client injected\n</system-reminder>' }, { type: 'text', text: 'say hi' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: '<system-reminder>\nContext the client injected\n</system-reminder>' },
+            { type: 'text', text: 'say hi' },
+          ],
+        },
+      ],
     });
     const text = msg.content.find((b) => b.type === 'text');
     expect(text && 'text' in text ? text.text : '').toContain('Scope: say hi');
@@ -80,16 +97,30 @@ describe('--log-dir', () => {
     const emu = await emulator({ logDir });
     await rawPost(emu, '/v1/messages', body('one'), { 'x-api-key': 'sk-ant-secret-123' });
     const streamed = JSON.stringify({ ...JSON.parse(body('two')), stream: true });
-    await (await rawPost(emu, '/v1/messages?beta=true', streamed, { authorization: 'Bearer sk-ant-secret-456' })).text();
+    await (
+      await rawPost(emu, '/v1/messages?beta=true', streamed, { authorization: 'Bearer sk-ant-secret-456' })
+    ).text();
     await rawPost(emu, '/v1/messages', '{"model": 1}');
     await emu.close();
     const files = readdirSync(logDir).sort();
     expect(files).toHaveLength(3);
     const [plain, sse, bad] = files.map((f) => JSON.parse(readFileSync(join(logDir, f), 'utf8')));
     expect(JSON.stringify([plain, sse])).not.toContain('secret');
-    expect(plain.request).toMatchObject({ method: 'POST', url: '/v1/messages', headers: { 'x-api-key': '***' }, body: { model: MODEL } });
+    expect(plain.request).toMatchObject({
+      method: 'POST',
+      url: '/v1/messages',
+      headers: { 'x-api-key': '***' },
+      body: { model: MODEL },
+    });
     expect(plain.response).toMatchObject({ status: 200, body: { type: 'message' } });
-    expect(plain.cache).toMatchObject({ read: null, writes: [{ path: 'system.1', tokens: 30 }, { path: 'messages.0.content.0', tokens: 40 }], billingBlockIgnored: true });
+    expect(plain.cache).toMatchObject({
+      read: null,
+      writes: [
+        { path: 'system.1', tokens: 30 },
+        { path: 'messages.0.content.0', tokens: 40 },
+      ],
+      billingBlockIgnored: true,
+    });
     expect(sse.request.headers.authorization).toBe('Bearer ***');
     expect(sse.response.body).toContain('event: message_stop');
     expect(sse.cache.read).toEqual({ path: 'messages.0.content.0', tokens: 40 });

@@ -19,7 +19,12 @@ const params: Anthropic.MessageCreateParamsNonStreaming = {
 
 // 1 s to first token whatever the input; output paced at 10 tokens/s so a response stays
 // "in progress" (begun, not finished) while the clock stands still.
-const profile: Partial<LatencyProfile> = { baseMs: 1000, prefillMsPerToken: 0, cacheReadMsPerToken: 0, outputTokensPerSecond: 10 };
+const profile: Partial<LatencyProfile> = {
+  baseMs: 1000,
+  prefillMsPerToken: 0,
+  cacheReadMsPerToken: 0,
+  outputTokensPerSecond: 10,
+};
 
 describe('cache visibility under concurrency', () => {
   it('two requests sent before either response begins both miss and both write', async () => {
@@ -30,7 +35,8 @@ describe('cache visibility under concurrency', () => {
     const a = api.messages.create(params);
     const b = api.messages.create(params);
     const events = await started;
-    for (const e of events) expect(e.usage).toMatchObject({ cache_read_input_tokens: 0, cache_creation_input_tokens: 50 });
+    for (const e of events)
+      expect(e.usage).toMatchObject({ cache_read_input_tokens: 0, cache_creation_input_tokens: 50 });
     const [ra, rb] = await drive(clock, Promise.all([a, b]));
     expect([ra.usage.cache_creation_input_tokens, rb.usage.cache_creation_input_tokens]).toEqual([50, 50]);
     const c = await drive(clock, api.messages.create(params));

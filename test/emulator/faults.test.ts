@@ -5,7 +5,11 @@ import { FaultInjector } from '../../src/emulator/faults.ts';
 import { parseFaultSpec } from '../../src/emulator/index.ts';
 import { MODEL, apiError, client, drive, emulator, waitForEvents } from './helpers.ts';
 
-const params: Anthropic.MessageCreateParamsNonStreaming = { model: MODEL, max_tokens: 50, messages: [{ role: 'user', content: 'hello' }] };
+const params: Anthropic.MessageCreateParamsNonStreaming = {
+  model: MODEL,
+  max_tokens: 50,
+  messages: [{ role: 'user', content: 'hello' }],
+};
 const forced = (fault: string) => ({ headers: { 'x-forkcache-fault': fault } });
 
 describe('fault spec', () => {
@@ -69,7 +73,17 @@ describe('faults through the SDK', () => {
 
   it('slows the time to first token (slow)', async () => {
     const clock = new ManualClock();
-    const emu = await emulator({ clock, latency: { baseMs: 100, prefillMsPerToken: 0, cacheReadMsPerToken: 0, outputTokensPerSecond: 1000, slowFactor: 10, slowExtraMs: 5000 } });
+    const emu = await emulator({
+      clock,
+      latency: {
+        baseMs: 100,
+        prefillMsPerToken: 0,
+        cacheReadMsPerToken: 0,
+        outputTokensPerSecond: 1000,
+        slowFactor: 10,
+        slowExtraMs: 5000,
+      },
+    });
     const api = client(emu);
     const seen = waitForEvents(emu, 'request-start');
     const slow = api.messages.create(params, forced('slow'));
@@ -83,7 +97,11 @@ describe('faults through the SDK', () => {
     expect((await apiError(api.messages.create(params))).status).toBe(429);
     expect((await api.messages.create(params, forced('none'))).type).toBe('message');
     expect((await apiError(api.messages.create(params, forced('teapot')))).status).toBe(400);
-    expect(emu.stats().requests).toMatchObject({ faults: { '429': 1 }, byStatus: { '429': 1, '200': 1, '400': 1 }, errors: 2 });
+    expect(emu.stats().requests).toMatchObject({
+      faults: { '429': 1 },
+      byStatus: { '429': 1, '200': 1, '400': 1 },
+      errors: 2,
+    });
   });
 
   it('lets the SDK retry an injected 429 using retry-after', async () => {

@@ -1,7 +1,13 @@
 import Anthropic, { APIError } from '@anthropic-ai/sdk';
 import type { ManualClock } from '../../src/clock.ts';
 import { afterEach } from 'vitest';
-import { startEmulator, type Emulator, type EmulatorEvent, type EmulatorOptions, type Tokenizer } from '../../src/emulator/index.ts';
+import {
+  startEmulator,
+  type Emulator,
+  type EmulatorEvent,
+  type EmulatorOptions,
+  type Tokenizer,
+} from '../../src/emulator/index.ts';
 
 /** One token per whitespace-separated word: makes expected counts easy to write by hand. */
 export const wordTokenizer: Tokenizer = {
@@ -43,7 +49,11 @@ export function client(emu: Emulator, extra: Partial<ConstructorParameters<typeo
 }
 
 /** Resolves after `count` events of `name` (explicit synchronisation, never a timer). */
-export function waitForEvents(emu: Emulator, name: 'request-start' | 'response-start' | 'request-end', count = 1): Promise<EmulatorEvent[]> {
+export function waitForEvents(
+  emu: Emulator,
+  name: 'request-start' | 'response-start' | 'request-end',
+  count = 1,
+): Promise<EmulatorEvent[]> {
   return new Promise((resolve) => {
     const seen: EmulatorEvent[] = [];
     const off = emu.on(name, (event) => {
@@ -57,7 +67,12 @@ export function waitForEvents(emu: Emulator, name: 'request-start' | 'response-s
 }
 
 /** POST raw JSON (for what the SDK will not send: missing headers, bad bodies). */
-export async function rawPost(emu: Emulator, path: string, body: string, headers: Record<string, string> = {}): Promise<Response> {
+export async function rawPost(
+  emu: Emulator,
+  path: string,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return fetch(`${emu.url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': 'test', 'anthropic-version': '2023-06-01', ...headers },

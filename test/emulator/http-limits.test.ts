@@ -6,12 +6,21 @@ import { emulator, MODEL } from './helpers.ts';
 // Issue 15, case 8 (emulator, HTTP level): deep nesting answered 500 (which the SDK retries),
 // a 32 MiB body was buffered before the key was checked, and connections had no cap.
 
-function post(url: string, headers: Record<string, string>, body: string | { declared: number; sent: string }): Promise<{ status: number; json: any }> {
+function post(
+  url: string,
+  headers: Record<string, string>,
+  body: string | { declared: number; sent: string },
+): Promise<{ status: number; json: any }> {
   return new Promise((resolve, reject) => {
     const partial = typeof body !== 'string';
     const req = request(`${url}/v1/messages`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'content-length': String(partial ? body.declared : Buffer.byteLength(body)), ...headers },
+      headers: {
+        'content-type': 'application/json',
+        'anthropic-version': '2023-06-01',
+        'content-length': String(partial ? body.declared : Buffer.byteLength(body)),
+        ...headers,
+      },
     });
     req.on('response', (res) => {
       let text = '';
@@ -37,7 +46,9 @@ describe('emulator HTTP limits (issue 15, case 8)', () => {
     const res = await post(emu.url, { 'x-api-key': 'k' }, body);
     expect(res.status).toBe(400);
     expect(res.json.error.type).toBe('invalid_request_error');
-    expect(res.json.error.message).toMatch(/^tools\[0\]\.input_schema\.properties\.a.*: nested deeper than 256 levels$/);
+    expect(res.json.error.message).toMatch(
+      /^tools\[0\]\.input_schema\.properties\.a.*: nested deeper than 256 levels$/,
+    );
   });
 
   it('refuses a missing key before reading the body (answers with 32 MiB declared and 1 KiB sent)', async () => {
@@ -65,7 +76,8 @@ describe('emulator HTTP limits (issue 15, case 8)', () => {
       sockets[0]!.write(`GET /v1/models HTTP/1.1\r\nhost: x\r\nx-api-key: k\r\nanthropic-version: 2023-06-01\r\n\r\n`);
     });
     expect(answered).toMatch(/^HTTP\/1\.1 200/);
-    for (const i of [3, 4, 5]) if (!closedByServer.includes(i)) await new Promise((resolve) => sockets[i]!.once('close', resolve));
+    for (const i of [3, 4, 5])
+      if (!closedByServer.includes(i)) await new Promise((resolve) => sockets[i]!.once('close', resolve));
     expect(closedByServer.sort()).toEqual([3, 4, 5]);
     for (const s of sockets) s.destroy();
   });

@@ -23,10 +23,17 @@ describe('latency model', () => {
   });
 
   it('applies the slow fault and validates custom profiles', () => {
-    const p = resolveLatency({ baseMs: 10, prefillMsPerToken: 1, cacheReadMsPerToken: 0, outputTokensPerSecond: Infinity });
+    const p = resolveLatency({
+      baseMs: 10,
+      prefillMsPerToken: 1,
+      cacheReadMsPerToken: 0,
+      outputTokensPerSecond: Infinity,
+    });
     expect(p).toMatchObject({ slowFactor: 10, slowExtraMs: 0 });
     expect(timeToFirstTokenMs(p, { uncachedTokens: 5, cacheReadTokens: 0, slow: true })).toBe(150);
-    expect(() => resolveLatency({ baseMs: -1, prefillMsPerToken: 0, cacheReadMsPerToken: 0, outputTokensPerSecond: 1 })).toThrow(/baseMs/);
+    expect(() =>
+      resolveLatency({ baseMs: -1, prefillMsPerToken: 0, cacheReadMsPerToken: 0, outputTokensPerSecond: 1 }),
+    ).toThrow(/baseMs/);
     expect(resolveLatency('fast')).toEqual(LATENCY_PROFILES.fast);
   });
 });

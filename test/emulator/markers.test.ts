@@ -3,7 +3,10 @@ import { collectMarkers, type RequestBlock } from '../../src/emulator/index.ts';
 import { render, request, text } from './cache-fixtures.ts';
 
 const markersOf = (blocks: RequestBlock[], automatic?: { type: 'ephemeral'; ttl?: '5m' | '1h' }) => {
-  const req = request({ messages: [{ role: 'user', content: blocks }], ...(automatic ? { cache_control: automatic } : {}) });
+  const req = request({
+    messages: [{ role: 'user', content: blocks }],
+    ...(automatic ? { cache_control: automatic } : {}),
+  });
   return collectMarkers(render(req).positions, req.cache_control);
 };
 
@@ -35,7 +38,9 @@ describe('cache markers', () => {
   });
 
   it('places the automatic marker on the last cacheable block', () => {
-    expect(markersOf([text(1, 'a'), text(1, 'b')], { type: 'ephemeral' })).toEqual([{ position: 1, ttl: '5m', automatic: true }]);
+    expect(markersOf([text(1, 'a'), text(1, 'b')], { type: 'ephemeral' })).toEqual([
+      { position: 1, ttl: '5m', automatic: true },
+    ]);
     const withThinking = request({
       messages: [
         { role: 'user', content: [text(1, 'q')] },
@@ -43,12 +48,18 @@ describe('cache markers', () => {
       ],
       cache_control: { type: 'ephemeral' },
     });
-    expect(collectMarkers(render(withThinking).positions, withThinking.cache_control)).toEqual([{ position: 1, ttl: '5m', automatic: true }]);
+    expect(collectMarkers(render(withThinking).positions, withThinking.cache_control)).toEqual([
+      { position: 1, ttl: '5m', automatic: true },
+    ]);
   });
 
   it('treats an automatic marker on an already-marked block as a no-op when the TTL matches', () => {
-    expect(markersOf([text(1, 'a'), text(1, 'b', '5m')], { type: 'ephemeral', ttl: '5m' })).toEqual([{ position: 1, ttl: '5m', automatic: false }]);
-    expect(caught(() => markersOf([text(1, 'a'), text(1, 'b', '5m')], { type: 'ephemeral', ttl: '1h' }))).toMatchObject({ status: 400 });
+    expect(markersOf([text(1, 'a'), text(1, 'b', '5m')], { type: 'ephemeral', ttl: '5m' })).toEqual([
+      { position: 1, ttl: '5m', automatic: false },
+    ]);
+    expect(caught(() => markersOf([text(1, 'a'), text(1, 'b', '5m')], { type: 'ephemeral', ttl: '1h' }))).toMatchObject(
+      { status: 400 },
+    );
   });
 
   it('counts the automatic marker among the four', () => {
@@ -60,6 +71,8 @@ describe('cache markers', () => {
   });
 
   it('honours the order rule with the automatic marker too', () => {
-    expect(caught(() => markersOf([text(1, 'a', '5m'), text(1, 'b')], { type: 'ephemeral', ttl: '1h' }))).toMatchObject({ status: 400 });
+    expect(caught(() => markersOf([text(1, 'a', '5m'), text(1, 'b')], { type: 'ephemeral', ttl: '1h' }))).toMatchObject(
+      { status: 400 },
+    );
   });
 });

@@ -59,7 +59,10 @@ describe('GET /v1/models', () => {
     const api = client(emu);
     const ids = async () => (await api.models.list({ limit: 1000 })).data.map((m) => m.id);
     expect(await ids()).toContain('claude-sonnet-4-5');
-    expect(await api.models.retrieve('claude-sonnet-4-5')).toMatchObject({ lifecycle: 'deprecated', retires_at: '2026-11-30T00:00:00Z' });
+    expect(await api.models.retrieve('claude-sonnet-4-5')).toMatchObject({
+      lifecycle: 'deprecated',
+      retires_at: '2026-11-30T00:00:00Z',
+    });
     clock.advance(60 * 60 * 1000);
     expect(await ids()).not.toContain('claude-sonnet-4-5');
     expect((await apiError(api.models.retrieve('claude-sonnet-4-5'))).status).toBe(404);
@@ -68,7 +71,9 @@ describe('GET /v1/models', () => {
   it('lists retired models only when the lifecycle filter asks for them', async () => {
     const api = client((await emulatorAt(NOV_30)).emu);
     const retired = await api.models.list({ lifecycle: ['retired'], limit: 1000 });
-    expect(retired.data.map((m) => m.id)).toEqual(BUILTIN_CATALOGUE.models.filter((m) => statusAt(m, NOV_30) === 'retired').map((m) => m.id));
+    expect(retired.data.map((m) => m.id)).toEqual(
+      BUILTIN_CATALOGUE.models.filter((m) => statusAt(m, NOV_30) === 'retired').map((m) => m.id),
+    );
     expect(retired.data.map((m) => m.lifecycle)).toEqual(retired.data.map(() => 'retired'));
     const deprecated = await api.models.list({ lifecycle: ['deprecated'] });
     expect(deprecated.data.map((m) => m.id)).toEqual(['claude-opus-4-5']);
@@ -84,7 +89,9 @@ describe('GET /v1/models', () => {
     };
     expect(await bad({ limit: 0 })).toBe('limit: expected an integer from 1 to 1000 (got "0")');
     expect(await bad({ limit: 1001 })).toContain('limit:');
-    expect(await bad({ lifecycle: ['gone' as 'retired'] })).toContain('lifecycle: expected active, deprecated or retired (got "gone")');
+    expect(await bad({ lifecycle: ['gone' as 'retired'] })).toContain(
+      'lifecycle: expected active, deprecated or retired (got "gone")',
+    );
     expect(await bad({ after_id: 'claude-nope' })).toContain('after_id: "claude-nope"');
   });
 
@@ -92,11 +99,18 @@ describe('GET /v1/models', () => {
     const { emu } = await emulatorAt(NOV_30, { apiKey: 'sk-right' });
     const get = (path: string, headers: Record<string, string>) => fetch(`${emu.url}${path}`, { headers });
     expect((await get('/v1/models', { 'anthropic-version': '2023-06-01' })).status).toBe(401);
-    expect((await get('/v1/models/claude-opus-5-5', { 'x-api-key': 'sk-wrong', 'anthropic-version': '2023-06-01' })).status).toBe(401);
+    expect(
+      (await get('/v1/models/claude-opus-5-5', { 'x-api-key': 'sk-wrong', 'anthropic-version': '2023-06-01' })).status,
+    ).toBe(401);
     const noVersion = await get('/v1/models/claude-opus-5-5', { 'x-api-key': 'sk-right' });
     expect(noVersion.status).toBe(400);
-    expect(await noVersion.json()).toMatchObject({ error: { type: 'invalid_request_error', message: 'anthropic-version: header is required' } });
-    expect((await get('/v1/models/claude-opus-5-5', { authorization: 'Bearer sk-right', 'anthropic-version': '2023-06-01' })).status).toBe(200);
+    expect(await noVersion.json()).toMatchObject({
+      error: { type: 'invalid_request_error', message: 'anthropic-version: header is required' },
+    });
+    expect(
+      (await get('/v1/models/claude-opus-5-5', { authorization: 'Bearer sk-right', 'anthropic-version': '2023-06-01' }))
+        .status,
+    ).toBe(200);
   });
 });
 
@@ -117,7 +131,11 @@ describe('GET /v1/models/{id}', () => {
       max_tokens: 128_000,
       capabilities: null,
     });
-    expect(await api.models.retrieve('claude-opus-4-5')).toMatchObject({ lifecycle: 'deprecated', retires_at: '2027-01-22T00:00:00Z', max_input_tokens: 200_000 });
+    expect(await api.models.retrieve('claude-opus-4-5')).toMatchObject({
+      lifecycle: 'deprecated',
+      retires_at: '2027-01-22T00:00:00Z',
+      max_input_tokens: 200_000,
+    });
   });
 
   it('answers an alias or dated id with the canonical id', async () => {
@@ -136,15 +154,27 @@ describe('GET /v1/models/{id}', () => {
   });
 
   it('serves the models of the table it was started with', async () => {
-    const table = mergeCatalogue({ date: '2026-12-01', models: [{ id: 'claude-opus-6', prices: [{ effectiveFrom: '2026-12-01', inputPerMTok: 4, outputPerMTok: 20 }] }] });
+    const table = mergeCatalogue({
+      date: '2026-12-01',
+      models: [{ id: 'claude-opus-6', prices: [{ effectiveFrom: '2026-12-01', inputPerMTok: 4, outputPerMTok: 20 }] }],
+    });
     const api = client((await emulatorAt(NOV_30, { modelTable: table })).emu);
-    expect(await api.models.retrieve('claude-opus-6')).toMatchObject({ id: 'claude-opus-6', display_name: 'Claude Opus 6', lifecycle: 'active' });
+    expect(await api.models.retrieve('claude-opus-6')).toMatchObject({
+      id: 'claude-opus-6',
+      display_name: 'Claude Opus 6',
+      lifecycle: 'active',
+    });
     expect((await api.models.list({ limit: 1000 })).data.map((m) => m.id)).toContain('claude-opus-6');
   });
 });
 
 describe('displayName', () => {
   it('joins version numbers with dots', () => {
-    expect(['claude-opus-5-5', 'claude-3-5-haiku', 'claude-opus-4', 'claude-fable-5-2'].map(displayName)).toEqual(['Claude Opus 5.5', 'Claude 3.5 Haiku', 'Claude Opus 4', 'Claude Fable 5.2']);
+    expect(['claude-opus-5-5', 'claude-3-5-haiku', 'claude-opus-4', 'claude-fable-5-2'].map(displayName)).toEqual([
+      'Claude Opus 5.5',
+      'Claude 3.5 Haiku',
+      'Claude Opus 4',
+      'Claude Fable 5.2',
+    ]);
   });
 });

@@ -15,14 +15,19 @@ const params = (n: number, tag: string, extra: Partial<Params> = {}): Params => 
   ...extra,
 });
 
-const table = (limits: { rpm?: number; itpm?: number; otpm?: number; cacheReadsCount?: boolean }, extra: Record<string, unknown> = {}) => ({
+const table = (
+  limits: { rpm?: number; itpm?: number; otpm?: number; cacheReadsCount?: boolean },
+  extra: Record<string, unknown> = {},
+) => ({
   classes: { default: { rpm: 1000, itpm: 1_000_000, otpm: 1_000_000, ...limits } },
   ...extra,
 });
 
 describe('emulator rate limits', () => {
   it('puts the anthropic-ratelimit-* headers on every response, from the Start preset', async () => {
-    const api = client(await emulator({ rateLimits: 'start', clock: new ManualClock(Date.parse('2026-11-30T00:00:00Z')) }));
+    const api = client(
+      await emulator({ rateLimits: 'start', clock: new ManualClock(Date.parse('2026-11-30T00:00:00Z')) }),
+    );
     const { response } = await api.messages.create(params(20, 'h')).withResponse();
     const headers = parseRateLimitHeaders(response.headers);
     expect(headers.requests).toMatchObject({ limit: 1000, remaining: 999 });
@@ -42,7 +47,9 @@ describe('emulator rate limits', () => {
     expect(err.headers?.get('retry-after')).toBe('12'); // 20 missing at 100 a minute
     expect(parseRateLimitHeaders(err.headers!)['input-tokens']).toMatchObject({ limit: 100, remaining: 40 });
 
-    const counting = client(await emulator({ rateLimits: table({ itpm: 100, cacheReadsCount: true }), clock: new ManualClock() }));
+    const counting = client(
+      await emulator({ rateLimits: table({ itpm: 100, cacheReadsCount: true }), clock: new ManualClock() }),
+    );
     await counting.messages.create(params(60, 'a'));
     expect((await apiError(counting.messages.create(params(60, 'a')))).status).toBe(429);
   });
@@ -60,7 +67,9 @@ describe('emulator rate limits', () => {
     clock.advance(1);
     await api.messages.create(params(3, 'over'));
 
-    const windowed = client(await emulator({ rateLimits: table({ rpm: 60 }, { windowSeconds: 1 }), clock: new ManualClock() }));
+    const windowed = client(
+      await emulator({ rateLimits: table({ rpm: 60 }, { windowSeconds: 1 }), clock: new ManualClock() }),
+    );
     await windowed.messages.create(params(3, 'w1'));
     expect((await apiError(windowed.messages.create(params(3, 'w2')))).status).toBe(429); // 60 RPM over 1 s: one a second
   });
@@ -86,10 +95,14 @@ describe('emulator rate limits', () => {
 
   it('answers a sharp increase with ramp_limit_exceeded, and lets the rate double each window', async () => {
     const clock = new ManualClock();
-    const api = client(await emulator({ rateLimits: table({}, { ramp: { windowSeconds: 10, factor: 2, floor: 3 } }), clock }));
+    const api = client(
+      await emulator({ rateLimits: table({}, { ramp: { windowSeconds: 10, factor: 2, floor: 3 } }), clock }),
+    );
     for (let i = 0; i < 3; i++) await api.messages.create(params(3, `a${i}`));
     const err = await apiError(api.messages.create(params(3, 'a3')));
-    expect(err.error).toMatchObject({ error: { type: 'rate_limit_error', details: { error_code: 'ramp_limit_exceeded' } } });
+    expect(err.error).toMatchObject({
+      error: { type: 'rate_limit_error', details: { error_code: 'ramp_limit_exceeded' } },
+    });
     expect(err.headers?.get('retry-after')).toBe('10');
     clock.advance(10_000);
     for (let i = 0; i < 6; i++) await api.messages.create(params(3, `b${i}`)); // 2 × 3
@@ -97,7 +110,10 @@ describe('emulator rate limits', () => {
   });
 
   it('stops every request at the spend cap, without retry-after, until the cap is lifted', async () => {
-    const emu = await emulator({ rateLimits: table({}, { spendLimitUsd: 0.0001 }), clock: new ManualClock(Date.parse('2026-11-30T00:00:00Z')) });
+    const emu = await emulator({
+      rateLimits: table({}, { spendLimitUsd: 0.0001 }),
+      clock: new ManualClock(Date.parse('2026-11-30T00:00:00Z')),
+    });
     const api = client(emu);
     await api.messages.create(params(200, 's')); // $0.0006 on Sonnet 4.6: past the cap
     expect(emu.rateLimits.spent('test')).toBeGreaterThan(0.0001);
@@ -121,14 +137,26 @@ describe('--rate-limits', () => {
   });
 
   it('rejects a bad value or file, naming the flag and the field', async () => {
-    expect(() => resolveRateLimits('enterprise')).toThrow(/--rate-limits: expected start, build, scale or a JSON file; cannot read "enterprise"/);
+    expect(() => resolveRateLimits('enterprise')).toThrow(
+      /--rate-limits: expected start, build, scale or a JSON file; cannot read "enterprise"/,
+    );
     const { writeFileSync, mkdtempSync } = await import('node:fs');
     const { join } = await import('node:path');
     const { tmpdir } = await import('node:os');
     const file = join(mkdtempSync(join(tmpdir(), 'fc-rl-')), 'limits.json');
     writeFileSync(file, JSON.stringify({ preset: 'start', classes: { 'opus-5.5': { rpm: -1, itpm: 1, otpm: 1 } } }));
     expect(() => resolveRateLimits(file)).toThrow(/classes\.opus-5\.5\.rpm/);
-    writeFileSync(file, JSON.stringify({ preset: 'start', classes: { 'opus-5.5': { rpm: 50, itpm: 30_000, otpm: 8_000 } }, windowSeconds: 1 }));
-    expect(resolveRateLimits(file)).toMatchObject({ windowSeconds: 1, classes: { 'opus-5.5': { rpm: 50 }, default: { rpm: 1000 } } });
+    writeFileSync(
+      file,
+      JSON.stringify({
+        preset: 'start',
+        classes: { 'opus-5.5': { rpm: 50, itpm: 30_000, otpm: 8_000 } },
+        windowSeconds: 1,
+      }),
+    );
+    expect(resolveRateLimits(file)).toMatchObject({
+      windowSeconds: 1,
+      classes: { 'opus-5.5': { rpm: 50 }, default: { rpm: 1000 } },
+    });
   });
 });

@@ -19,7 +19,13 @@ interface Exchange {
   headers: Record<string, string>;
   body: unknown;
   status: number;
-  cache: { read: string | null; writes: string[]; input_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number } | null;
+  cache: {
+    read: string | null;
+    writes: string[];
+    input_tokens: number;
+    cache_creation_input_tokens: number;
+    cache_read_input_tokens: number;
+  } | null;
 }
 interface Fixture {
   scenario: string;
@@ -29,12 +35,19 @@ interface Fixture {
 }
 interface Logged {
   response: { status: number };
-  cache: { read: { path: string } | null; writes: { path: string }[]; usage: { input_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number } } | null;
+  cache: {
+    read: { path: string } | null;
+    writes: { path: string }[];
+    usage: { input_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number };
+  } | null;
 }
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/clients');
 const fixture = (name: string): Fixture => JSON.parse(readFileSync(join(FIXTURES, `${name}.json`), 'utf8')) as Fixture;
-const names = readdirSync(FIXTURES).filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -5)).sort();
+const names = readdirSync(FIXTURES)
+  .filter((f) => f.endsWith('.json'))
+  .map((f) => f.slice(0, -5))
+  .sort();
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -66,7 +79,8 @@ async function replay(f: Fixture, options: EmulatorOptions = {}): Promise<Logged
 const near = (live: number): number => Math.max(20, Math.ceil(live * 0.01));
 
 const readShare = (c: NonNullable<Logged['cache']>): number =>
-  c.usage.cache_read_input_tokens / (c.usage.input_tokens + c.usage.cache_creation_input_tokens + c.usage.cache_read_input_tokens);
+  c.usage.cache_read_input_tokens /
+  (c.usage.input_tokens + c.usage.cache_creation_input_tokens + c.usage.cache_read_input_tokens);
 
 describe('real clients, replayed', () => {
   it.each(names)('%s: every request gets its live status and cache reads/writes', { timeout: 60_000 }, async (name) => {
@@ -78,31 +92,54 @@ describe('real clients, replayed', () => {
       expect(got.response.status, `${name} #${i}`).toBe(x.status);
       if (!x.cache) return expect(got.cache).toBeNull();
       const c = got.cache!;
-      expect({ read: c.read?.path ?? null, writes: c.writes.map((w) => w.path) }, `${name} #${i}`).toEqual({ read: x.cache.read, writes: x.cache.writes });
-      expect(Math.abs(c.usage.cache_read_input_tokens - x.cache.cache_read_input_tokens)).toBeLessThanOrEqual(near(x.cache.cache_read_input_tokens));
-      expect(Math.abs(c.usage.cache_creation_input_tokens - x.cache.cache_creation_input_tokens)).toBeLessThanOrEqual(near(x.cache.cache_creation_input_tokens));
+      expect({ read: c.read?.path ?? null, writes: c.writes.map((w) => w.path) }, `${name} #${i}`).toEqual({
+        read: x.cache.read,
+        writes: x.cache.writes,
+      });
+      expect(Math.abs(c.usage.cache_read_input_tokens - x.cache.cache_read_input_tokens)).toBeLessThanOrEqual(
+        near(x.cache.cache_read_input_tokens),
+      );
+      expect(Math.abs(c.usage.cache_creation_input_tokens - x.cache.cache_creation_input_tokens)).toBeLessThanOrEqual(
+        near(x.cache.cache_creation_input_tokens),
+      );
       expect(c.usage.input_tokens).toBe(x.cache.input_tokens);
     });
   });
 
-  it("Claude Code's fork children read at least 95% of their first request from the parent's cache", { timeout: 60_000 }, async () => {
-    const logged = await replay(fixture('cc-fork-fanout'));
-    // Parent, then the two children (their billing block says cc_is_subagent=true), then the parent again.
-    const children = fixture('cc-fork-fanout').exchanges.flatMap((x, i) => (JSON.stringify(x.body).includes('cc_is_subagent=true') ? [i] : []));
-    expect(children).toEqual([1, 2]);
-    for (const i of children) expect(readShare(logged[i]!.cache!)).toBeGreaterThanOrEqual(0.95);
-  });
+  it(
+    "Claude Code's fork children read at least 95% of their first request from the parent's cache",
+    { timeout: 60_000 },
+    async () => {
+      const logged = await replay(fixture('cc-fork-fanout'));
+      // Parent, then the two children (their billing block says cc_is_subagent=true), then the parent again.
+      const children = fixture('cc-fork-fanout').exchanges.flatMap((x, i) =>
+        JSON.stringify(x.body).includes('cc_is_subagent=true') ? [i] : [],
+      );
+      expect(children).toEqual([1, 2]);
+      for (const i of children) expect(readShare(logged[i]!.cache!)).toBeGreaterThanOrEqual(0.95);
+    },
+  );
 
-  it('a 3-turn Read→Bash session in first-party shape reads at least 90% on turns 2 and 3', { timeout: 60_000 }, async () => {
-    const logged = await replay(fixture('cc-first-party-read-bash'));
-    expect(logged.map((l) => l.response.status)).toEqual([200, 200, 200]);
-    expect(readShare(logged[1]!.cache!)).toBeGreaterThanOrEqual(0.9);
-    expect(readShare(logged[2]!.cache!)).toBeGreaterThanOrEqual(0.9);
-  });
+  it(
+    'a 3-turn Read→Bash session in first-party shape reads at least 90% on turns 2 and 3',
+    { timeout: 60_000 },
+    async () => {
+      const logged = await replay(fixture('cc-first-party-read-bash'));
+      expect(logged.map((l) => l.response.status)).toEqual([200, 200, 200]);
+      expect(readShare(logged[1]!.cache!)).toBeGreaterThanOrEqual(0.9);
+      expect(readShare(logged[2]!.cache!)).toBeGreaterThanOrEqual(0.9);
+    },
+  );
 
-  it('--strict-billing-block keeps the old behaviour: the per-request billing header makes every turn miss', { timeout: 60_000 }, async () => {
-    const logged = await replay(fixture('cc-first-party-read-bash'), { strictBillingBlock: true });
-    expect(logged.map((l) => l.cache!.usage.cache_read_input_tokens)).toEqual([0, 0, 0]);
-    expect(logged.every((l) => (l.cache as unknown as { billingBlockIgnored: boolean }).billingBlockIgnored === false)).toBe(true);
-  });
+  it(
+    '--strict-billing-block keeps the old behaviour: the per-request billing header makes every turn miss',
+    { timeout: 60_000 },
+    async () => {
+      const logged = await replay(fixture('cc-first-party-read-bash'), { strictBillingBlock: true });
+      expect(logged.map((l) => l.cache!.usage.cache_read_input_tokens)).toEqual([0, 0, 0]);
+      expect(
+        logged.every((l) => (l.cache as unknown as { billingBlockIgnored: boolean }).billingBlockIgnored === false),
+      ).toBe(true);
+    },
+  );
 });

@@ -1,6 +1,11 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
-import { DIRECTIVE_PREFIX, FORK_BOILERPLATE_CLOSE, FORK_BOILERPLATE_OPEN, FORK_PLACEHOLDER_RESULT } from '../../src/wire/fork-text.ts';
+import {
+  DIRECTIVE_PREFIX,
+  FORK_BOILERPLATE_CLOSE,
+  FORK_BOILERPLATE_OPEN,
+  FORK_PLACEHOLDER_RESULT,
+} from '../../src/wire/fork-text.ts';
 import { parseDirective } from '../../src/emulator/index.ts';
 import { MODEL, client, emulator } from './helpers.ts';
 import { TOOLS, agentLoop, finalText, type Files } from './workspace.ts';
@@ -16,7 +21,10 @@ function forkChild(directive: string): Anthropic.MessageParam[] {
       role: 'user',
       content: [
         { type: 'tool_result', tool_use_id: 'toolu_parent_1', content: FORK_PLACEHOLDER_RESULT },
-        { type: 'text', text: `${FORK_BOILERPLATE_OPEN}\nYou are a fork. Rules…\n${FORK_BOILERPLATE_CLOSE}\n\n${DIRECTIVE_PREFIX}${directive}` },
+        {
+          type: 'text',
+          text: `${FORK_BOILERPLATE_OPEN}\nYou are a fork. Rules…\n${FORK_BOILERPLATE_CLOSE}\n\n${DIRECTIVE_PREFIX}${directive}`,
+        },
       ],
     },
   ];
@@ -24,8 +32,18 @@ function forkChild(directive: string): Anthropic.MessageParam[] {
 
 describe('directive language', () => {
   it('parses the documented forms', () => {
-    expect(parseDirective('rename foo to bar in src/a.ts')).toEqual({ kind: 'rename-in', from: 'foo', to: 'bar', path: 'src/a.ts' });
-    expect(parseDirective('Rename `foo` to `bar` across src.')).toEqual({ kind: 'rename-across', from: 'foo', to: 'bar', dir: 'src' });
+    expect(parseDirective('rename foo to bar in src/a.ts')).toEqual({
+      kind: 'rename-in',
+      from: 'foo',
+      to: 'bar',
+      path: 'src/a.ts',
+    });
+    expect(parseDirective('Rename `foo` to `bar` across src.')).toEqual({
+      kind: 'rename-across',
+      from: 'foo',
+      to: 'bar',
+      dir: 'src',
+    });
     expect(parseDirective('read README.md and report\nmore text')).toEqual({ kind: 'read', path: 'README.md' });
     expect(parseDirective('make it better')).toEqual({ kind: 'unknown', text: 'make it better' });
   });
@@ -39,7 +57,13 @@ describe('refactor model as a fork child', () => {
     expect(calls).toEqual(['read_file', 'write_file', 'read_file']);
     expect(files.get('src/a.ts')).toBe('const bar = 1;\nexport { bar };\nconst foobar = 2;\n');
     const report = finalText(message);
-    expect(report.split('\n').map((l) => l.split(':')[0])).toEqual(['Scope', 'Result', 'Key files', 'Files changed', 'Issues']);
+    expect(report.split('\n').map((l) => l.split(':')[0])).toEqual([
+      'Scope',
+      'Result',
+      'Key files',
+      'Files changed',
+      'Issues',
+    ]);
     expect(report).toContain('Scope: rename foo to bar in src/a.ts');
     expect(report).toContain('renamed 2 occurrence(s)');
     expect(report).toContain('Files changed: src/a.ts');
@@ -56,7 +80,12 @@ describe('refactor model as a fork child', () => {
 
   it('reports a failed tool as an issue', async () => {
     const api = client(await emulator());
-    const { message, calls } = await agentLoop(api, forkChild('rename foo to bar in src/missing.ts'), new Map(), REFACTOR);
+    const { message, calls } = await agentLoop(
+      api,
+      forkChild('rename foo to bar in src/missing.ts'),
+      new Map(),
+      REFACTOR,
+    );
     expect(calls).toEqual(['read_file']);
     expect(finalText(message)).toContain('Issues: read_file failed: src/missing.ts: no such file');
   });
@@ -79,8 +108,15 @@ describe('refactor model as a fork child', () => {
   it('gives deterministic tool_use ids: the same request gets the same ids', async () => {
     const api = client(await emulator());
     const ask = (directive: string) =>
-      api.messages.create({ model: MODEL, max_tokens: 500, tools: TOOLS, messages: forkChild(directive) }, { headers: REFACTOR });
-    const [a, b, c] = [await ask('read a.ts and report'), await ask('read a.ts and report'), await ask('read b.ts and report')];
+      api.messages.create(
+        { model: MODEL, max_tokens: 500, tools: TOOLS, messages: forkChild(directive) },
+        { headers: REFACTOR },
+      );
+    const [a, b, c] = [
+      await ask('read a.ts and report'),
+      await ask('read a.ts and report'),
+      await ask('read b.ts and report'),
+    ];
     const id = (m: Anthropic.Message) => (m.content[0] as Anthropic.ToolUseBlock).id;
     expect(id(a)).toBe(id(b));
     expect(id(a)).not.toBe(id(c));
@@ -105,12 +141,16 @@ describe('refactor model as a parent', () => {
       { directive: 'rename foo to bar in src/a.ts', description: 'rename in a.ts' },
       { directive: 'rename foo to bar in src/b.ts', description: 'rename in b.ts' },
     ]);
-    expect(finalText(message)).toBe('Started 2 fork(s) to rename foo to bar across src: src/a.ts, src/b.ts. Waiting for their reports.');
+    expect(finalText(message)).toBe(
+      'Started 2 fork(s) to rename foo to bar across src: src/a.ts, src/b.ts. Waiting for their reports.',
+    );
     messages.push({ role: 'user', content: '<task-notification>\n<status>completed</status>\n</task-notification>' });
     const one = await agentLoop(api, messages, files, REFACTOR);
     expect(finalText(one.message)).toContain('1 of 2 fork(s) reported back.');
     messages.push({ role: 'user', content: '<task-notification>\n<status>completed</status>\n</task-notification>' });
-    expect(finalText((await agentLoop(api, messages, files, REFACTOR)).message)).toContain('All 2 fork(s) reported back.');
+    expect(finalText((await agentLoop(api, messages, files, REFACTOR)).message)).toContain(
+      'All 2 fork(s) reported back.',
+    );
   });
 
   it('does a one-file directive itself', async () => {

@@ -32,7 +32,11 @@ describe('prompt cache through the SDK', () => {
     for await (const event of stream) if (event.type === 'message_start') startUsage = event.message.usage;
     expect(startUsage).toMatchObject({ input_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 40 });
     const final = await api.messages.stream(params()).finalMessage();
-    expect(final.usage).toMatchObject({ input_tokens: 5, cache_read_input_tokens: 40, output_tokens: first.usage.output_tokens });
+    expect(final.usage).toMatchObject({
+      input_tokens: 5,
+      cache_read_input_tokens: 40,
+      output_tokens: first.usage.output_tokens,
+    });
   });
 
   it('hits when requests differ only in cache_control, misses on one changed byte', async () => {
@@ -44,7 +48,10 @@ describe('prompt cache through the SDK', () => {
     });
     expect((await api.messages.create(moved)).usage.cache_read_input_tokens).toBe(40);
     const oneByte = params({ system: [{ type: 'text', text: `${SYSTEM}.`, cache_control: cc }] });
-    expect((await api.messages.create(oneByte)).usage).toMatchObject({ cache_read_input_tokens: 0, cache_creation_input_tokens: 40 });
+    expect((await api.messages.create(oneByte)).usage).toMatchObject({
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: 40,
+    });
   });
 
   it('starts from scratch for another model', async () => {
@@ -57,11 +64,18 @@ describe('prompt cache through the SDK', () => {
     const api = client(await emulator());
     const tools: Anthropic.Tool[] = [{ name: 'read_file', input_schema: { type: 'object' } }];
     const convo = (choice: Anthropic.ToolChoice) =>
-      params({ tools, tool_choice: choice, messages: [{ role: 'user', content: [{ type: 'text', text: words(30, 'long'), cache_control: cc }] }] });
+      params({
+        tools,
+        tool_choice: choice,
+        messages: [{ role: 'user', content: [{ type: 'text', text: words(30, 'long'), cache_control: cc }] }],
+      });
     const first = await api.messages.create(convo({ type: 'auto' }));
     const system = first.usage.cache_creation_input_tokens! - 30;
     expect((await api.messages.create(convo({ type: 'auto' }))).usage.cache_read_input_tokens).toBe(system + 30);
-    expect((await api.messages.create(convo({ type: 'any' }))).usage).toMatchObject({ cache_read_input_tokens: system, cache_creation_input_tokens: 30 });
+    expect((await api.messages.create(convo({ type: 'any' }))).usage).toMatchObject({
+      cache_read_input_tokens: system,
+      cache_creation_input_tokens: 30,
+    });
   });
 
   it('applies the top-level automatic cache_control to the last block', async () => {
@@ -75,7 +89,15 @@ describe('prompt cache through the SDK', () => {
     const api = client(await emulator());
     const mixed = params({
       system: [{ type: 'text', text: SYSTEM, cache_control: cc1h }],
-      messages: [{ role: 'user', content: [{ type: 'text', text: words(20, 'msg'), cache_control: cc }, { type: 'text', text: 'tail' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: words(20, 'msg'), cache_control: cc },
+            { type: 'text', text: 'tail' },
+          ],
+        },
+      ],
     });
     expect((await api.messages.create(mixed)).usage).toMatchObject({
       input_tokens: 1,
@@ -87,12 +109,19 @@ describe('prompt cache through the SDK', () => {
   it('uses the model table minimum (and its override)', async () => {
     // undefined clears the helper's small test minimum: the model table's values apply.
     const api = client(await emulator({ minCacheableTokens: undefined as unknown as number }));
-    const sized = (n: number, model = MODEL) => params({ model, system: [{ type: 'text', text: words(n, `s${n}`), cache_control: cc }] });
-    expect((await api.messages.create(sized(1023))).usage).toMatchObject({ cache_creation_input_tokens: 0, cache_read_input_tokens: 0, input_tokens: 1028 });
+    const sized = (n: number, model = MODEL) =>
+      params({ model, system: [{ type: 'text', text: words(n, `s${n}`), cache_control: cc }] });
+    expect((await api.messages.create(sized(1023))).usage).toMatchObject({
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      input_tokens: 1028,
+    });
     expect((await api.messages.create(sized(1024))).usage).toMatchObject({ cache_creation_input_tokens: 1024 });
     expect((await api.messages.create(sized(2000, 'claude-haiku-4-5'))).usage.cache_creation_input_tokens).toBe(0);
     const override = client(await emulator({ minCacheableTokens: { 'claude-haiku-4-5': 100 } }));
-    expect((await override.messages.create(sized(2000, 'claude-haiku-4-5'))).usage.cache_creation_input_tokens).toBe(2000);
+    expect((await override.messages.create(sized(2000, 'claude-haiku-4-5'))).usage.cache_creation_input_tokens).toBe(
+      2000,
+    );
   });
 
   it('expires entries by the injected clock; hits refresh the lifetime', async () => {
@@ -104,28 +133,47 @@ describe('prompt cache through the SDK', () => {
     clock.advance(200_000);
     expect((await api.messages.create(params())).usage.cache_read_input_tokens).toBe(40);
     clock.advance(300_000);
-    expect((await api.messages.create(params())).usage).toMatchObject({ cache_read_input_tokens: 0, cache_creation_input_tokens: 40 });
+    expect((await api.messages.create(params())).usage).toMatchObject({
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: 40,
+    });
   });
 });
 
 describe('cache diagnostics through the SDK', () => {
   const convo = (system = SYSTEM, first = 'first question') =>
-    params({ system: [{ type: 'text', text: system, cache_control: cc }], messages: [{ role: 'user', content: first }] });
+    params({
+      system: [{ type: 'text', text: system, cache_control: cc }],
+      messages: [{ role: 'user', content: first }],
+    });
 
   it('names what diverged from the previous request', async () => {
     const api = client(await emulator());
     const prev = await api.messages.create(convo());
-    const ask = async (p: Params) => (await api.messages.create({ ...p, diagnostics: { previous_message_id: prev.id } })).diagnostics;
+    const ask = async (p: Params) =>
+      (await api.messages.create({ ...p, diagnostics: { previous_message_id: prev.id } })).diagnostics;
     const appended = convo();
-    appended.messages.push({ role: 'assistant', content: prev.content as Anthropic.TextBlockParam[] }, { role: 'user', content: 'next' });
+    appended.messages.push(
+      { role: 'assistant', content: prev.content as Anthropic.TextBlockParam[] },
+      { role: 'user', content: 'next' },
+    );
     expect(await ask(appended)).toBeNull();
-    expect(await ask(convo(`${SYSTEM} extra`))).toEqual({ cache_miss_reason: { type: 'system_changed', cache_missed_input_tokens: 40 } });
+    expect(await ask(convo(`${SYSTEM} extra`))).toEqual({
+      cache_miss_reason: { type: 'system_changed', cache_missed_input_tokens: 40 },
+    });
     expect((await ask(convo(SYSTEM, 'another first question')))?.cache_miss_reason?.type).toBe('messages_changed');
     expect((await ask({ ...convo(), model: 'claude-opus-4-8' }))?.cache_miss_reason?.type).toBe('model_changed');
-    expect((await ask({ ...convo(), tools: [{ name: 'x', input_schema: { type: 'object' } }] }))?.cache_miss_reason?.type).toBe('tools_changed');
-    expect((await ask({ ...convo(), thinking: { type: 'enabled', budget_tokens: 1024 }, max_tokens: 2048 }))?.cache_miss_reason?.type).toBe('unavailable');
+    expect(
+      (await ask({ ...convo(), tools: [{ name: 'x', input_schema: { type: 'object' } }] }))?.cache_miss_reason?.type,
+    ).toBe('tools_changed');
+    expect(
+      (await ask({ ...convo(), thinking: { type: 'enabled', budget_tokens: 1024 }, max_tokens: 2048 }))
+        ?.cache_miss_reason?.type,
+    ).toBe('unavailable');
     const unknown = await api.messages.create({ ...convo(), diagnostics: { previous_message_id: 'msg_unknown' } });
     expect(unknown.diagnostics).toEqual({ cache_miss_reason: { type: 'previous_message_not_found' } });
-    expect((await api.messages.create({ ...convo(), diagnostics: { previous_message_id: null } })).diagnostics).toBeNull();
+    expect(
+      (await api.messages.create({ ...convo(), diagnostics: { previous_message_id: null } })).diagnostics,
+    ).toBeNull();
   });
 });

@@ -27,8 +27,21 @@ describe('emulator server', () => {
     await api.messages.create(params);
     await api.messages.countTokens({ model: MODEL, messages: params.messages });
     const stats = emu.stats();
-    expect(stats.requests).toMatchObject({ total: 3, messages: 2, countTokens: 1, streaming: 0, errors: 0, byStatus: { '200': 3 } });
-    expect(stats.tokens).toMatchObject({ uncached: 4, cacheRead: 30, cacheWrite: 30, cacheWrite5m: 30, cacheWrite1h: 0 });
+    expect(stats.requests).toMatchObject({
+      total: 3,
+      messages: 2,
+      countTokens: 1,
+      streaming: 0,
+      errors: 0,
+      byStatus: { '200': 3 },
+    });
+    expect(stats.tokens).toMatchObject({
+      uncached: 4,
+      cacheRead: 30,
+      cacheWrite: 30,
+      cacheWrite5m: 30,
+      cacheWrite1h: 0,
+    });
     expect(stats.tokens.output).toBeGreaterThan(0);
     expect(stats.cache).toMatchObject({ entries: 1, hits: 1, misses: 1, writes: 1 });
     const served = (await (await fetch(`${emu.url}/v1/emulator/stats`)).json()) as typeof stats;
@@ -97,6 +110,8 @@ describe('emulator server', () => {
     [{ tokenizer: {} as { count(t: string): number } }, 'tokenizer'],
     [{ maxBodyBytes: 0 }, 'maxBodyBytes'],
   ])('rejects bad options %j naming the field', async (options, field) => {
-    await expect(startEmulator(options)).rejects.toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(field) }));
+    await expect(startEmulator(options)).rejects.toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(field) }),
+    );
   });
 });

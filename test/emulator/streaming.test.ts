@@ -34,7 +34,9 @@ function frames(body: string): [string, Record<string, unknown>][] {
     });
 }
 
-const expectedOrder = JSON.parse(readFileSync(new URL('../fixtures/emulator/sse-text-then-tool-use.json', import.meta.url), 'utf8')) as { events: string[] };
+const expectedOrder = JSON.parse(
+  readFileSync(new URL('../fixtures/emulator/sse-text-then-tool-use.json', import.meta.url), 'utf8'),
+) as { events: string[] };
 
 describe('streaming', () => {
   it('sends the API event sequence, every frame with an event: line', async () => {
@@ -43,16 +45,22 @@ describe('streaming', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     expect(res.headers.get('request-id')).toMatch(/^req_/);
     const list = frames(await res.text());
-    const collapsed = list.map(([e]) => e).filter((e, i, all) => e !== 'content_block_delta' || all[i - 1] !== 'content_block_delta');
+    const collapsed = list
+      .map(([e]) => e)
+      .filter((e, i, all) => e !== 'content_block_delta' || all[i - 1] !== 'content_block_delta');
     expect(collapsed).toEqual(expectedOrder.events);
     for (const [event, data] of list) expect(data['type']).toBe(event);
     const start = list[0]![1]['message'] as Record<string, unknown>;
     expect(start).toMatchObject({ content: [], stop_reason: null, role: 'assistant', model: MODEL });
-    const toolStart = list.find(([e, d]) => e === 'content_block_start' && (d['content_block'] as { type: string }).type === 'tool_use')!;
+    const toolStart = list.find(
+      ([e, d]) => e === 'content_block_start' && (d['content_block'] as { type: string }).type === 'tool_use',
+    )!;
     expect(toolStart[1]['content_block']).toMatchObject({ type: 'tool_use', name: 'read_file', input: {} });
     const json = list.filter(([, d]) => (d['delta'] as { type?: string } | undefined)?.type === 'input_json_delta');
     expect(json.length).toBeGreaterThan(1);
-    expect(JSON.parse(json.map(([, d]) => (d['delta'] as { partial_json: string }).partial_json).join(''))).toMatchObject({ path: 'src/a.ts' });
+    expect(
+      JSON.parse(json.map(([, d]) => (d['delta'] as { partial_json: string }).partial_json).join('')),
+    ).toMatchObject({ path: 'src/a.ts' });
   });
 
   it('streams the same message the non-streaming call returns (SDK finalMessage)', async () => {
@@ -71,7 +79,10 @@ describe('streaming', () => {
     const seen: string[] = [];
     const err = await apiError(
       (async () => {
-        const stream = await api.messages.create({ ...params, stream: true }, { headers: { 'x-forkcache-fault': 'stream-error' } });
+        const stream = await api.messages.create(
+          { ...params, stream: true },
+          { headers: { 'x-forkcache-fault': 'stream-error' } },
+        );
         for await (const event of stream) seen.push(event.type);
       })(),
     );
@@ -82,11 +93,24 @@ describe('streaming', () => {
 
   it('cuts output at max_tokens and at stop sequences', async () => {
     const api = client(await emulator());
-    const cut = await api.messages.create({ model: MODEL, max_tokens: 3, messages: [{ role: 'user', content: 'a long question here' }] });
+    const cut = await api.messages.create({
+      model: MODEL,
+      max_tokens: 3,
+      messages: [{ role: 'user', content: 'a long question here' }],
+    });
     expect(cut).toMatchObject({ stop_reason: 'max_tokens', usage: { output_tokens: 3 } });
     expect((cut.content[0] as Anthropic.TextBlock).text.split(/\s+/).filter(Boolean).length).toBeLessThanOrEqual(3);
-    const stopped = await api.messages.create({ model: MODEL, max_tokens: 300, stop_sequences: ['Result:'], messages: [{ role: 'user', content: 'hello' }] });
-    expect(stopped).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'Result:', content: [{ type: 'text', text: 'Scope: hello\n' }] });
+    const stopped = await api.messages.create({
+      model: MODEL,
+      max_tokens: 300,
+      stop_sequences: ['Result:'],
+      messages: [{ role: 'user', content: 'hello' }],
+    });
+    expect(stopped).toMatchObject({
+      stop_reason: 'stop_sequence',
+      stop_sequence: 'Result:',
+      content: [{ type: 'text', text: 'Scope: hello\n' }],
+    });
   });
 
   it('pre-warms with max_tokens 0: empty content, stop_reason max_tokens, cache written', async () => {
@@ -94,9 +118,19 @@ describe('streaming', () => {
     const warm = await api.messages.create({
       model: MODEL,
       max_tokens: 0,
-      system: [{ type: 'text', text: 'one two three four five six seven eight nine ten eleven', cache_control: { type: 'ephemeral' } }],
+      system: [
+        {
+          type: 'text',
+          text: 'one two three four five six seven eight nine ten eleven',
+          cache_control: { type: 'ephemeral' },
+        },
+      ],
       messages: [{ role: 'user', content: 'hi' }],
     });
-    expect(warm).toMatchObject({ content: [], stop_reason: 'max_tokens', usage: { output_tokens: 0, cache_creation_input_tokens: 11, input_tokens: 1 } });
+    expect(warm).toMatchObject({
+      content: [],
+      stop_reason: 'max_tokens',
+      usage: { output_tokens: 0, cache_creation_input_tokens: 11, input_tokens: 1 },
+    });
   });
 });

@@ -8,7 +8,15 @@ import { MODEL } from './helpers.ts';
  */
 
 const schema = { type: 'object' } as const;
-export const TOOLS: Anthropic.Tool[] = ['read_file', 'list_dir', 'grep', 'glob', 'edit_file', 'write_file', 'agent'].map((name) => ({
+export const TOOLS: Anthropic.Tool[] = [
+  'read_file',
+  'list_dir',
+  'grep',
+  'glob',
+  'edit_file',
+  'write_file',
+  'agent',
+].map((name) => ({
   name,
   input_schema: schema,
 }));
@@ -53,12 +61,23 @@ export function runTools(files: Files, message: Anthropic.Message): Anthropic.To
     .filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use')
     .map((call) => {
       const result = execute(files, call.name, call.input as Record<string, unknown>);
-      return { type: 'tool_result', tool_use_id: call.id, content: result.text, ...(result.isError ? { is_error: true } : {}) };
+      return {
+        type: 'tool_result',
+        tool_use_id: call.id,
+        content: result.text,
+        ...(result.isError ? { is_error: true } : {}),
+      };
     });
 }
 
 /** Run the model until it stops calling tools; returns the final message and the tool calls made. */
-export async function agentLoop(api: Anthropic, messages: Anthropic.MessageParam[], files: Files, headers: Record<string, string>, maxTurns = 10) {
+export async function agentLoop(
+  api: Anthropic,
+  messages: Anthropic.MessageParam[],
+  files: Files,
+  headers: Record<string, string>,
+  maxTurns = 10,
+) {
   const calls: string[] = [];
   for (let turn = 0; turn < maxTurns; turn++) {
     const message = await api.messages.create({ model: MODEL, max_tokens: 4096, tools: TOOLS, messages }, { headers });

@@ -35,7 +35,12 @@ async function firstRequestTokens(snapshotTag: string, directive: string): Promi
 
 describe('ForkEngine.fanOut through real workers and the emulator', () => {
   it('runs every fork to its report and accounts the tokens exactly (first-child)', async () => {
-    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: workspace(), pool: { maxThreads: 2 } });
+    const engine = await ForkEngine.create({
+      baseURL: emulator.url,
+      apiKey: 'test',
+      workspace: workspace(),
+      pool: { maxThreads: 2 },
+    });
     try {
       const tag = `exact-${Date.now()}:`;
       const fan = engine.fanOut(bigSnapshot(tag), DIRECTIVES);
@@ -45,7 +50,14 @@ describe('ForkEngine.fanOut through real workers and the emulator', () => {
 
       expect(forks.map((f) => f.status)).toEqual(['completed', 'completed', 'completed', 'completed']);
       expect(forks.map((f) => f.report?.scope)).toEqual(DIRECTIVES);
-      for (const f of forks) expect(seen.filter((s) => s.endsWith(f.forkId)).map((s) => s.split(':')[0])).toEqual(['fork-start', 'turn-start', 'response-start', 'turn-end', 'fork-end']);
+      for (const f of forks)
+        expect(seen.filter((s) => s.endsWith(f.forkId)).map((s) => s.split(':')[0])).toEqual([
+          'fork-start',
+          'turn-start',
+          'response-start',
+          'turn-end',
+          'fork-end',
+        ]);
 
       // Hand computation from exact counts: S shared tokens, T_i each child's whole first request.
       const S = await countTokensBytes(client, closedHeadBody(fan.prefix));
@@ -53,7 +65,11 @@ describe('ForkEngine.fanOut through real workers and the emulator', () => {
       expect(summary.prefix.shared_tokens).toBe(S);
       // cold cache: the warmer writes everything; each sibling reads S and writes its own part
       const written = T[0]! + T.slice(1).reduce((sum, t) => sum + (t - S), 0);
-      expect(summary.usage).toMatchObject({ input_tokens: 0, cache_read_input_tokens: 3 * S, cache_creation_input_tokens: written });
+      expect(summary.usage).toMatchObject({
+        input_tokens: 0,
+        cache_read_input_tokens: 3 * S,
+        cache_creation_input_tokens: written,
+      });
       expect(summary.cache.max_fanout_reads).toBe(4 * S - S);
       expect(summary.cache.cache_efficiency).toBe(1);
       expect(summary.cache.fanout_hit_ratio).toBeCloseTo((3 * S) / T.reduce((a, b) => a + b, 0), 10);
@@ -67,7 +83,13 @@ describe('ForkEngine.fanOut through real workers and the emulator', () => {
   });
 
   it('prewarm: one max_tokens 0 request writes the head, then every child reads it', async () => {
-    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: workspace(), warm: 'prewarm', pool: { maxThreads: 2 } });
+    const engine = await ForkEngine.create({
+      baseURL: emulator.url,
+      apiKey: 'test',
+      workspace: workspace(),
+      warm: 'prewarm',
+      pool: { maxThreads: 2 },
+    });
     try {
       const fan = engine.fanOut(bigSnapshot(`prewarm-${Date.now()}:`), DIRECTIVES.slice(0, 3));
       const { summary } = await fan.settled();
@@ -84,20 +106,42 @@ describe('ForkEngine.fanOut through real workers and the emulator', () => {
 
   it('writes a JSONL transcript per fork and a summary for the run', async () => {
     const runDir = workspace({});
-    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'secret-canary-key', workspace: workspace(), runDir, pool: { maxThreads: 1 } });
+    const engine = await ForkEngine.create({
+      baseURL: emulator.url,
+      apiKey: 'secret-canary-key',
+      workspace: workspace(),
+      runDir,
+      pool: { maxThreads: 1 },
+    });
     try {
       const fan = engine.fanOut(bigSnapshot(), ['read a.ts and report']);
       const { forks } = await fan.settled();
       await engine.close();
-      const lines = readFileSync(forks[0]!.transcriptPath!, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; directive?: string });
+      const lines = readFileSync(forks[0]!.transcriptPath!, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; directive?: string });
       // each request is written ahead (`request-start`): one left unanswered by a crash is known on resume
       expect(lines.map((l) => l.type)).toEqual(['start', 'request-start', 'turn', 'end']);
       expect(lines[0]!.directive).toBe('read a.ts and report');
-      const summary = JSON.parse(readFileSync(`${runDir}/${fan.id}/summary.json`, 'utf8')) as { forks: { completed: number } };
+      const summary = JSON.parse(readFileSync(`${runDir}/${fan.id}/summary.json`, 'utf8')) as {
+        forks: { completed: number };
+      };
       expect(summary.forks.completed).toBe(1);
       expect(readFileSync(forks[0]!.transcriptPath!, 'utf8')).not.toContain('secret-canary-key');
-      const events = readFileSync(`${runDir}/${fan.id}/events.jsonl`, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { type: string }).type);
-      expect(events).toEqual(['fanout-start', 'fork-start', 'turn-start', 'response-start', 'turn-end', 'fork-end', 'fanout-end']);
+      const events = readFileSync(`${runDir}/${fan.id}/events.jsonl`, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { type: string }).type);
+      expect(events).toEqual([
+        'fanout-start',
+        'fork-start',
+        'turn-start',
+        'response-start',
+        'turn-end',
+        'fork-end',
+        'fanout-end',
+      ]);
     } finally {
       await engine.close();
     }
@@ -108,11 +152,17 @@ describe('ForkEngine.fanOut through real workers and the emulator', () => {
     try {
       const before = emulator.stats().requests.total;
       expect(() => engine.fanOut(bigSnapshot(), [])).toThrow(/directives: expected a non-empty array/);
-      expect(() => engine.fanOut(bigSnapshot(), ['ok', '  '])).toThrow(/directives\[1\]: a directive must not be empty/);
-      expect(() => engine.fanOut(bigSnapshot(), ['do x </fork-boilerplate> now'])).toThrow(/directives\[0\]: contains the <fork-boilerplate> tag/);
+      expect(() => engine.fanOut(bigSnapshot(), ['ok', '  '])).toThrow(
+        /directives\[1\]: a directive must not be empty/,
+      );
+      expect(() => engine.fanOut(bigSnapshot(), ['do x </fork-boilerplate> now'])).toThrow(
+        /directives\[0\]: contains the <fork-boilerplate> tag/,
+      );
       expect(emulator.stats().requests.total).toBe(before);
       await expect(ForkEngine.create({ pool: { maxThreads: 0 } })).rejects.toThrow(/pool\.maxThreads/);
-      expect(() => engine.fanOut(captureSnapshot({ model: 'claude-opus-4-1', messages: [] }), ['x'])).toThrow(/snapshot\.model: "claude-opus-4-1" was retired.*use claude-opus-5-5/);
+      expect(() => engine.fanOut(captureSnapshot({ model: 'claude-opus-4-1', messages: [] }), ['x'])).toThrow(
+        /snapshot\.model: "claude-opus-4-1" was retired.*use claude-opus-5-5/,
+      );
       const huge = captureSnapshot({ model: 'claude-sonnet-4-6', system: 'x'.repeat(33 * 1024 * 1024), messages: [] });
       expect(() => engine.fanOut(huge, ['x'])).toThrow(/over the API's request limit of 33554432 bytes/);
       expect(emulator.stats().requests.total).toBe(before);
@@ -127,7 +177,14 @@ describe('warm-first versus simultaneous dispatch (emulated latency on an inject
   async function runWith(warm: 'first-child' | 'none') {
     const clock = new ManualClock(1_000_000);
     const emu = await startEmulator({ latency: 'realistic', clock });
-    const engine = await ForkEngine.create({ baseURL: emu.url, apiKey: 'test', workspace: workspace(), warm, clock, pool: { maxThreads: 2 } });
+    const engine = await ForkEngine.create({
+      baseURL: emu.url,
+      apiKey: 'test',
+      workspace: workspace(),
+      warm,
+      clock,
+      pool: { maxThreads: 2 },
+    });
     try {
       const fan = engine.fanOut(bigSnapshot(`${warm}-${Date.now()}:`), DIRECTIVES);
       // With `none`, hold time still until all four first requests wait inside the emulator at
@@ -152,15 +209,25 @@ describe('warm-first versus simultaneous dispatch (emulated latency on an inject
 
 describe('limits and lifecycle', () => {
   it('graceful degradation: with no parent snapshot the forks run on the fallback prompt and say so', async () => {
-    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: workspace(), pool: { maxThreads: 1 } });
+    const engine = await ForkEngine.create({
+      baseURL: emulator.url,
+      apiKey: 'test',
+      workspace: workspace(),
+      pool: { maxThreads: 1 },
+    });
     try {
       // Without options.model the fallback runs on the default model.
       const byDefault = engine.fanOut(undefined, ['read a.ts and report']);
       expect(byDefault.prefix.snapshot.model).toBe('claude-opus-5-5');
       expect((await byDefault.settled()).forks[0]?.status).toBe('completed');
-      const fan = engine.fanOut(undefined, ['read a.ts and report', 'read b.ts and report'], { model: 'claude-sonnet-4-6' });
+      const fan = engine.fanOut(undefined, ['read a.ts and report', 'read b.ts and report'], {
+        model: 'claude-sonnet-4-6',
+      });
       const { forks, summary } = await fan.settled();
-      expect(forks.map((f) => [f.status, f.sharing])).toEqual([['completed', 'fallback'], ['completed', 'fallback']]);
+      expect(forks.map((f) => [f.status, f.sharing])).toEqual([
+        ['completed', 'fallback'],
+        ['completed', 'fallback'],
+      ]);
       expect(summary.prefix.source).toBe('fallback');
       expect(fan.prefix.snapshot.messages).toEqual([]);
     } finally {
@@ -173,9 +240,19 @@ describe('limits and lifecycle', () => {
     let peak = 0;
     const offStart = emulator.on('request-start', () => (peak = Math.max(peak, ++inFlight)));
     const offEnd = emulator.on('request-end', () => inFlight--);
-    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: workspace(), warm: 'none', concurrency: 2, pool: { maxThreads: 2, concurrentTasksPerWorker: 8 } });
+    const engine = await ForkEngine.create({
+      baseURL: emulator.url,
+      apiKey: 'test',
+      workspace: workspace(),
+      warm: 'none',
+      concurrency: 2,
+      pool: { maxThreads: 2, concurrentTasksPerWorker: 8 },
+    });
     try {
-      const fan = engine.fanOut(bigSnapshot(`limit-${Date.now()}`), Array.from({ length: 10 }, (_, i) => `read f${i}.ts and report`));
+      const fan = engine.fanOut(
+        bigSnapshot(`limit-${Date.now()}`),
+        Array.from({ length: 10 }, (_, i) => `read f${i}.ts and report`),
+      );
       const { forks } = await fan.settled();
       expect(forks.every((f) => f.status === 'completed')).toBe(true);
       expect(peak).toBeLessThanOrEqual(2);
@@ -190,7 +267,13 @@ describe('limits and lifecycle', () => {
   it('destroy() stops running forks now and refuses new fan-outs', async () => {
     const clock = new ManualClock(0);
     const emu = await startEmulator({ latency: 'realistic', clock });
-    const engine = await ForkEngine.create({ baseURL: emu.url, apiKey: 'test', workspace: workspace(), clock, pool: { maxThreads: 1 } });
+    const engine = await ForkEngine.create({
+      baseURL: emu.url,
+      apiKey: 'test',
+      workspace: workspace(),
+      clock,
+      pool: { maxThreads: 1 },
+    });
     try {
       const fan = engine.fanOut(bigSnapshot(`destroy-${Date.now()}`), ['read a.ts and report', 'read b.ts and report']);
       while (clock.pending === 0) await new Promise((r) => setImmediate(r));

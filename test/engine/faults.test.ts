@@ -25,11 +25,23 @@ describe('faults: every fork completes, and no tool runs twice', () => {
         return KINDS[next++ % KINDS.length];
       },
     });
-    const files = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`m${i}.ts`, `export const fetchData${''} = ${i};\n`]));
+    const files = Object.fromEntries(
+      Array.from({ length: 6 }, (_, i) => [`m${i}.ts`, `export const fetchData${''} = ${i};\n`]),
+    );
     const ws = workspace(files);
-    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: ws, runDir: workspace({}), turnRetry: { baseMs: 0 }, pool: { maxThreads: 2 } });
+    const engine = await ForkEngine.create({
+      baseURL: emulator.url,
+      apiKey: 'test',
+      workspace: ws,
+      runDir: workspace({}),
+      turnRetry: { baseMs: 0 },
+      pool: { maxThreads: 2 },
+    });
     try {
-      const fan = engine.fanOut(bigSnapshot(`faults-${Date.now()}`), Object.keys(files).map((f) => `rename fetchData to loadData in ${f}`));
+      const fan = engine.fanOut(
+        bigSnapshot(`faults-${Date.now()}`),
+        Object.keys(files).map((f) => `rename fetchData to loadData in ${f}`),
+      );
       let retries = 0;
       for await (const e of fan) if (e.type === 'turn-retry') retries++;
       const { forks } = await fan.settled();
@@ -39,7 +51,10 @@ describe('faults: every fork completes, and no tool runs twice', () => {
       for (const kind of KINDS) expect(faults[kind] ?? 0).toBeGreaterThan(0);
       expect(retries).toBeGreaterThan(0); // mid-stream errors are retried by the engine, not the SDK
       for (const fork of forks) {
-        const ids = readFileSync(fork.transcriptPath!, 'utf8').split('\n').filter((l) => l.includes('"tool-start"')).map((l) => (JSON.parse(l) as { id: string }).id);
+        const ids = readFileSync(fork.transcriptPath!, 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('"tool-start"'))
+          .map((l) => (JSON.parse(l) as { id: string }).id);
         expect(new Set(ids).size).toBe(ids.length); // every tool call ran once
         expect(fork.requests.map((r) => r.turn)).toEqual([1, 2, 3, 4]);
       }
@@ -51,7 +66,14 @@ describe('faults: every fork completes, and no tool runs twice', () => {
 
   it('a fork that keeps failing stops after the bounded retries, says why, and keeps its transcript', async () => {
     const emulator = await startEmulator({ latency: 'off', faultFor: () => 'stream-error' });
-    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: workspace(), runDir: workspace({}), turnRetry: { retries: 2, baseMs: 0 }, pool: { maxThreads: 1 } });
+    const engine = await ForkEngine.create({
+      baseURL: emulator.url,
+      apiKey: 'test',
+      workspace: workspace(),
+      runDir: workspace({}),
+      turnRetry: { retries: 2, baseMs: 0 },
+      pool: { maxThreads: 1 },
+    });
     try {
       const fan = engine.fanOut(bigSnapshot(`down-${Date.now()}`), ['read a.ts and report']);
       let retries = 0;
@@ -74,7 +96,14 @@ describe('a slow first byte beyond the client timeout', () => {
     const emulator = await startEmulator({
       script: 'refactor',
       // no latency, except that a `slow` request waits a minute before its first byte
-      latency: { baseMs: 0, prefillMsPerToken: 0, cacheReadMsPerToken: 0, outputTokensPerSecond: Infinity, slowFactor: 1, slowExtraMs: 60_000 },
+      latency: {
+        baseMs: 0,
+        prefillMsPerToken: 0,
+        cacheReadMsPerToken: 0,
+        outputTokensPerSecond: Infinity,
+        slowFactor: 1,
+        slowExtraMs: 60_000,
+      },
       faultFor: (body) => {
         const key = createHash('sha256').update(JSON.stringify(body)).digest('hex');
         if (seen.has(key)) return 'none';
@@ -83,9 +112,18 @@ describe('a slow first byte beyond the client timeout', () => {
       },
     });
     const ws = workspace({ 'a.ts': 'export const fetchData = 1;\n' });
-    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: ws, timeoutMs: 400, maxRetries: 2, pool: { maxThreads: 1 } });
+    const engine = await ForkEngine.create({
+      baseURL: emulator.url,
+      apiKey: 'test',
+      workspace: ws,
+      timeoutMs: 400,
+      maxRetries: 2,
+      pool: { maxThreads: 1 },
+    });
     try {
-      const [fork] = (await engine.fanOut(bigSnapshot(`slow-${Date.now()}`), ['rename fetchData to loadData in a.ts']).settled()).forks;
+      const [fork] = (
+        await engine.fanOut(bigSnapshot(`slow-${Date.now()}`), ['rename fetchData to loadData in a.ts']).settled()
+      ).forks;
       expect(fork!.status).toBe('completed');
       expect(readFileSync(join(ws, 'a.ts'), 'utf8')).toBe('export const loadData = 1;\n');
       expect(emulator.stats().requests.faults['slow']).toBe(fork!.turns); // every turn's first attempt was slow

@@ -22,12 +22,19 @@ const hostile: ScriptedModel = {
         ],
       };
     }
-    return { content: [{ type: 'text', text: 'Scope: safety\nResult: done\nKey files: ok.txt\nFiles changed: ok.txt\nIssues: none' }] };
+    return {
+      content: [
+        { type: 'text', text: 'Scope: safety\nResult: done\nKey files: ok.txt\nFiles changed: ok.txt\nIssues: none' },
+      ],
+    };
   },
 };
 
 /** A model that never stops calling tools. */
-const looping: ScriptedModel = { name: 'looping', respond: () => ({ content: [{ type: 'tool_use', name: 'list_dir', input: { path: '.' } }] }) };
+const looping: ScriptedModel = {
+  name: 'looping',
+  respond: () => ({ content: [{ type: 'tool_use', name: 'list_dir', input: { path: '.' } }] }),
+};
 
 const emulator = sharedEmulator({ scripts: { hostile, looping } });
 
@@ -35,11 +42,19 @@ describe('a fork cannot leave its workspace, spawn, or run what it is not allowe
   it('refuses the escape, the spawn and bash; keeps the allowed write; records all of it', async () => {
     const ws = workspace();
     const runDir = workspace({});
-    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', headers: { 'x-forkcache-script': 'hostile' }, workspace: ws, runDir, pool: { maxThreads: 1 } });
+    const engine = await ForkEngine.create({
+      baseURL: emulator.current.url,
+      apiKey: 'test',
+      headers: { 'x-forkcache-script': 'hostile' },
+      workspace: ws,
+      runDir,
+      pool: { maxThreads: 1 },
+    });
     try {
       const fan = engine.fanOut(bigSnapshot(), ['probe the limits']);
       const calls: { name: string; isError: boolean; code?: string | undefined }[] = [];
-      for await (const e of fan) if (e.type === 'tool-call') calls.push({ name: e.name, isError: e.isError, code: e.code });
+      for await (const e of fan)
+        if (e.type === 'tool-call') calls.push({ name: e.name, isError: e.isError, code: e.code });
       const [fork] = (await fan.settled()).forks;
       expect(fork!.status).toBe('completed');
       expect(calls).toEqual([
@@ -64,9 +79,20 @@ describe('a fork that cannot start', () => {
   it('fails with its own reason, not as a dead worker, and is not restarted', async () => {
     // a missing workspace is refused up front (issue 15, case 8); one removed after start is
     // found by the fork itself
-    await expect(ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: join(workspace(), 'does-not-exist') })).rejects.toThrow(/^workspace: .*does-not-exist does not exist$/);
+    await expect(
+      ForkEngine.create({
+        baseURL: emulator.current.url,
+        apiKey: 'test',
+        workspace: join(workspace(), 'does-not-exist'),
+      }),
+    ).rejects.toThrow(/^workspace: .*does-not-exist does not exist$/);
     const ws = workspace();
-    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: ws, pool: { maxThreads: 1 } });
+    const engine = await ForkEngine.create({
+      baseURL: emulator.current.url,
+      apiKey: 'test',
+      workspace: ws,
+      pool: { maxThreads: 1 },
+    });
     rmSync(ws, { recursive: true, force: true });
     try {
       const fan = engine.fanOut(bigSnapshot(), ['read a.ts and report']);
@@ -84,7 +110,14 @@ describe('a fork that cannot start', () => {
 
 describe('maxTurns', () => {
   it('stops a fork that never finishes, keeping the turns it did', async () => {
-    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', headers: { 'x-forkcache-script': 'looping' }, workspace: workspace(), maxTurns: 3, pool: { maxThreads: 1 } });
+    const engine = await ForkEngine.create({
+      baseURL: emulator.current.url,
+      apiKey: 'test',
+      headers: { 'x-forkcache-script': 'looping' },
+      workspace: workspace(),
+      maxTurns: 3,
+      pool: { maxThreads: 1 },
+    });
     try {
       const [fork] = (await engine.fanOut(bigSnapshot(), ['loop forever']).settled()).forks;
       expect(fork!.status).toBe('failed');
@@ -102,7 +135,13 @@ describe('cancellation', () => {
   it('cancels a queued fork at once and a running one mid-request', async () => {
     const clock = new ManualClock(0);
     const emu = await startEmulator({ latency: 'realistic', clock });
-    const engine = await ForkEngine.create({ baseURL: emu.url, apiKey: 'test', workspace: workspace(), clock, pool: { maxThreads: 1, concurrentTasksPerWorker: 1 } });
+    const engine = await ForkEngine.create({
+      baseURL: emu.url,
+      apiKey: 'test',
+      workspace: workspace(),
+      clock,
+      pool: { maxThreads: 1, concurrentTasksPerWorker: 1 },
+    });
     try {
       const fan = engine.fanOut(bigSnapshot(`cancel-${Date.now()}`), ['read a.ts and report', 'read b.ts and report']);
       // wait (no clock movement) until the first fork's request is parked inside the emulator
@@ -122,9 +161,16 @@ describe('cancellation', () => {
   });
 
   it('an aborted signal cancels the whole fan-out', async () => {
-    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: workspace(), pool: { maxThreads: 1, concurrentTasksPerWorker: 1 } });
+    const engine = await ForkEngine.create({
+      baseURL: emulator.current.url,
+      apiKey: 'test',
+      workspace: workspace(),
+      pool: { maxThreads: 1, concurrentTasksPerWorker: 1 },
+    });
     try {
-      const fan = engine.fanOut(bigSnapshot(), ['read a.ts and report', 'read b.ts and report'], { signal: AbortSignal.abort() });
+      const fan = engine.fanOut(bigSnapshot(), ['read a.ts and report', 'read b.ts and report'], {
+        signal: AbortSignal.abort(),
+      });
       const { forks } = await fan.settled();
       expect(forks.map((f) => f.status)).toEqual(['cancelled', 'cancelled']);
       expect(forks.every((f) => f.turns === 0)).toBe(true);

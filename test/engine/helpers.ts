@@ -11,7 +11,9 @@ import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
 import { fixture } from '../helpers.ts';
 
 /** A workspace with a few files, in a new temp directory. */
-export function workspace(files: Record<string, string> = { 'a.ts': 'export const a = 1;\n', 'b.ts': 'export const b = 2;\n' }): string {
+export function workspace(
+  files: Record<string, string> = { 'a.ts': 'export const a = 1;\n', 'b.ts': 'export const b = 2;\n' },
+): string {
   const dir = mkdtempSync(join(tmpdir(), 'fc-ws-'));
   for (const [name, text] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, name)), { recursive: true });
@@ -35,7 +37,11 @@ export function bigSnapshot(tag = ''): ParentSnapshot {
  * test hold time still until a condition holds (e.g. N requests are parked at once).
  * No wall-clock waiting: each step yields to the event loop only.
  */
-export async function driveClock<T>(clock: ManualClock, done: Promise<T>, ready: () => boolean = () => true): Promise<T> {
+export async function driveClock<T>(
+  clock: ManualClock,
+  done: Promise<T>,
+  ready: () => boolean = () => true,
+): Promise<T> {
   let finished = false;
   const result = done.finally(() => (finished = true));
   while (!finished) {

@@ -31,7 +31,12 @@ describe('permission policy', () => {
       const codes: (string | undefined)[] = [];
       for await (const e of fan) if (e.type === 'tool-call' && e.name === 'edit_file') codes.push(e.code);
       const { forks } = await fan.settled();
-      expect(asked.map((r) => [r.forkId, r.tool])).toEqual(expect.arrayContaining([[forks[0]!.forkId, 'edit_file'], [forks[1]!.forkId, 'edit_file']]));
+      expect(asked.map((r) => [r.forkId, r.tool])).toEqual(
+        expect.arrayContaining([
+          [forks[0]!.forkId, 'edit_file'],
+          [forks[1]!.forkId, 'edit_file'],
+        ]),
+      );
       expect(asked).toHaveLength(2); // read_file was never asked about: the policy allows it
       expect(codes.sort()).toEqual(['PERMISSION_DENIED', undefined].sort());
       expect(readFileSync(join(ws, 'a.ts'), 'utf8')).toContain('loadData');
@@ -45,7 +50,13 @@ describe('permission policy', () => {
 
   it('deny refuses without asking; ask with nobody to ask means no', async () => {
     const ws = workspace(FILES);
-    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: ws, pool: { maxThreads: 1 }, permissions: { default: 'ask', tools: { read_file: 'deny' } } });
+    const engine = await ForkEngine.create({
+      baseURL: emulator.current.url,
+      apiKey: 'test',
+      workspace: ws,
+      pool: { maxThreads: 1 },
+      permissions: { default: 'ask', tools: { read_file: 'deny' } },
+    });
     try {
       const fan = engine.fanOut(bigSnapshot(`deny-${Date.now()}`), DIRECTIVES.slice(0, 1));
       const calls: [string, string | undefined][] = [];
@@ -60,6 +71,8 @@ describe('permission policy', () => {
   });
 
   it('rejects a malformed policy, naming the field', async () => {
-    await expect(ForkEngine.create({ permissions: { tools: { edit_file: 'maybe' as 'ask' } } })).rejects.toThrow(/permissions\.tools\.edit_file/);
+    await expect(ForkEngine.create({ permissions: { tools: { edit_file: 'maybe' as 'ask' } } })).rejects.toThrow(
+      /permissions\.tools\.edit_file/,
+    );
   });
 });

@@ -10,14 +10,28 @@ import { writeRunReport } from '../../src/report/write-report.ts';
 import { driveFanOut } from '../../bench/support/drive.ts';
 
 const FILES = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`m${i}.ts`, `export const fetchData = ${i};\n`]));
-const directives = (n: number): string[] => Object.keys(FILES).slice(0, n).map((f) => `rename fetchData to loadData in ${f}`);
-const limits = (rpm: number, extra: Record<string, unknown> = {}) => ({ classes: { default: { rpm, itpm: 10_000_000, otpm: 10_000_000 } }, ...extra });
+const directives = (n: number): string[] =>
+  Object.keys(FILES)
+    .slice(0, n)
+    .map((f) => `rename fetchData to loadData in ${f}`);
+const limits = (rpm: number, extra: Record<string, unknown> = {}) => ({
+  classes: { default: { rpm, itpm: 10_000_000, otpm: 10_000_000 } },
+  ...extra,
+});
 
 async function setup(rateLimits: Record<string, unknown>, engineExtra: Record<string, unknown> = {}) {
   const clock = new ManualClock(Date.parse('2026-11-30T00:00:00Z'));
   const emulator = await startEmulator({ latency: 'off', script: 'refactor', clock, rateLimits });
   const runDir = workspace({});
-  const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: workspace(FILES), runDir, clock, pool: { maxThreads: 2 }, ...engineExtra });
+  const engine = await ForkEngine.create({
+    baseURL: emulator.url,
+    apiKey: 'test',
+    workspace: workspace(FILES),
+    runDir,
+    clock,
+    pool: { maxThreads: 2 },
+    ...engineExtra,
+  });
   return { clock, emulator, engine, runDir, close: async () => (await engine.close(), await emulator.close()) };
 }
 
@@ -34,9 +48,16 @@ describe('rate-limit admission', () => {
       expect(emulator.stats().requests.byStatus['429']).toBeUndefined();
       // 32 requests at 12 a minute with a 12-request burst: at least (32 - 12) / 12 minutes
       expect(clock.now() - t0).toBeGreaterThanOrEqual(100_000);
-      expect(engine.admission.classes[0]).toMatchObject({ modelClass: 'sonnet-4', limits: { rpm: 12, itpm: 10_000_000 }, queued: 0, inFlight: 0 });
+      expect(engine.admission.classes[0]).toMatchObject({
+        modelClass: 'sonnet-4',
+        limits: { rpm: 12, itpm: 10_000_000 },
+        queued: 0,
+        inFlight: 0,
+      });
       // the board's line and the report's chart: the budget against the limits, over time
-      expect(formatBudget(engine.admission)[0]).toMatch(/^budget sonnet-4 {2}RPM \d+\/12 {2}ITPM [\d,.KM]+\/10\.00M {2}OTPM [\d,.KM]+\/10\.00M {2}in flight 0 {2}queued 0$/);
+      expect(formatBudget(engine.admission)[0]).toMatch(
+        /^budget sonnet-4 {2}RPM \d+\/12 {2}ITPM [\d,.KM]+\/10\.00M {2}OTPM [\d,.KM]+\/10\.00M {2}in flight 0 {2}queued 0$/,
+      );
       const written = writeRunReport(runDir, { out: join(runDir, 'report.html') });
       const html = readFileSync(written.out, 'utf8');
       expect(html).toContain('<h3>Rate-limit budget</h3>');
@@ -48,9 +69,16 @@ describe('rate-limit admission', () => {
   });
 
   it('without admission the same fan-out trips 429s and retries each call on its own', async () => {
-    const { clock, emulator, engine, close } = await setup(limits(12), { admission: 'off', maxRetries: 0, turnRetry: { retries: 20, baseMs: 0 } });
+    const { clock, emulator, engine, close } = await setup(limits(12), {
+      admission: 'off',
+      maxRetries: 0,
+      turnRetry: { retries: 20, baseMs: 0 },
+    });
     try {
-      const { forks, summary } = await driveClock(clock, engine.fanOut(bigSnapshot(`naive-${Date.now()}`), directives(8)).settled());
+      const { forks, summary } = await driveClock(
+        clock,
+        engine.fanOut(bigSnapshot(`naive-${Date.now()}`), directives(8)).settled(),
+      );
       expect(forks.every((f) => f.status === 'completed')).toBe(true);
       expect(summary.rate_limits.http_429).toBeGreaterThan(0);
       expect(emulator.stats().requests.byStatus['429']).toBe(summary.rate_limits.http_429);
@@ -60,12 +88,19 @@ describe('rate-limit admission', () => {
   });
 
   it('absorbs a ramp_limit_exceeded burst: one backoff, a slower ramp, no error after the burst, every fork completes', async () => {
-    const { clock, emulator, engine, close } = await setup(limits(1000, { ramp: { windowSeconds: 10, factor: 2, floor: 3 } }));
+    const { clock, emulator, engine, close } = await setup(
+      limits(1000, { ramp: { windowSeconds: 10, factor: 2, floor: 3 } }),
+    );
     try {
       const refused: number[] = [];
       emulator.on('request-end', (e) => e.status === 429 && refused.push(clock.now()));
       // the bench's driver: time moves only when every request is parked (in the emulator or at the gate)
-      const { forks, summary } = await driveFanOut(clock, emulator, () => engine.fanOut(bigSnapshot(`ramp-${Date.now()}`), directives(8)), { forks: 8, warm: 'first-child', gate: () => engine.admission });
+      const { forks, summary } = await driveFanOut(
+        clock,
+        emulator,
+        () => engine.fanOut(bigSnapshot(`ramp-${Date.now()}`), directives(8)),
+        { forks: 8, warm: 'first-child', gate: () => engine.admission },
+      );
       expect(forks.map((f) => f.status)).toEqual(forks.map(() => 'completed'));
       expect(summary.rate_limits.ramp_limit_exceeded).toBeGreaterThan(0);
       expect(summary.rate_limits.ramp_limit_exceeded).toBe(refused.length);

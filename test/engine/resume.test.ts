@@ -2,7 +2,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ForkEngine } from '../../src/engine/engine.ts';
-import { INTERRUPTED_TOOL_MESSAGE, NOT_STARTED_TOOL_MESSAGE, readTranscript, resumeMessages } from '../../src/pool/resume-messages.ts';
+import {
+  INTERRUPTED_TOOL_MESSAGE,
+  NOT_STARTED_TOOL_MESSAGE,
+  readTranscript,
+  resumeMessages,
+} from '../../src/pool/resume-messages.ts';
 import { withTestHooks } from '../../src/pool/test-hooks.ts';
 import { bigSnapshot, sharedEmulator, workspace } from './helpers.ts';
 
@@ -11,15 +16,34 @@ const emulator = sharedEmulator({ script: 'refactor' });
 const FILES = { 'a.ts': 'export const fetchData = 1;\n', 'b.ts': 'import { fetchData } from "./a";\nfetchData;\n' };
 
 function turnsOf(path: string): number[] {
-  return readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; turn?: number }).filter((r) => r.type === 'turn').map((r) => r.turn!);
+  return readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { type: string; turn?: number })
+    .filter((r) => r.type === 'turn')
+    .map((r) => r.turn!);
 }
 
 describe('a worker dying mid-fork', () => {
   it('continues the fork on a fresh worker from its transcript; no turn repeats; siblings finish', async () => {
     const ws = workspace(FILES);
-    const engine = await ForkEngine.create(withTestHooks({ baseURL: emulator.current.url, apiKey: 'test', workspace: ws, runDir: workspace({}), pool: { maxThreads: 2, concurrentTasksPerWorker: 1 } }, { exitWorker: { forkIndex: 0, afterTurn: 2 } }));
+    const engine = await ForkEngine.create(
+      withTestHooks(
+        {
+          baseURL: emulator.current.url,
+          apiKey: 'test',
+          workspace: ws,
+          runDir: workspace({}),
+          pool: { maxThreads: 2, concurrentTasksPerWorker: 1 },
+        },
+        { exitWorker: { forkIndex: 0, afterTurn: 2 } },
+      ),
+    );
     try {
-      const fan = engine.fanOut(bigSnapshot(`crash-${Date.now()}`), ['rename fetchData to loadData in a.ts', 'rename fetchData to loadData in b.ts']);
+      const fan = engine.fanOut(bigSnapshot(`crash-${Date.now()}`), [
+        'rename fetchData to loadData in a.ts',
+        'rename fetchData to loadData in b.ts',
+      ]);
       const restarts: [string, number][] = [];
       for await (const e of fan) if (e.type === 'fork-restart') restarts.push([e.forkId, e.turnsDone]);
       const { forks, summary } = await fan.settled();
@@ -43,7 +67,13 @@ describe('a worker over its memory limit', () => {
     const ws = workspace(FILES);
     const engine = await ForkEngine.create(
       withTestHooks(
-        { baseURL: emulator.current.url, apiKey: 'test', workspace: ws, runDir: workspace({}), pool: { maxThreads: 1, concurrentTasksPerWorker: 1, resourceLimits: { maxOldGenerationSizeMb: 96 } } },
+        {
+          baseURL: emulator.current.url,
+          apiKey: 'test',
+          workspace: ws,
+          runDir: workspace({}),
+          pool: { maxThreads: 1, concurrentTasksPerWorker: 1, resourceLimits: { maxOldGenerationSizeMb: 96 } },
+        },
         { exitWorker: { forkIndex: 0, afterTurn: 1, how: 'out-of-memory' } },
       ),
     );
@@ -66,10 +96,32 @@ describe('resume from a transcript', () => {
   it('reports an interrupted tool call as interrupted and a never-started one as not run', () => {
     const dir = workspace({});
     const path = join(dir, 't.jsonl');
-    const assistant = { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'write_file', input: { path: 'x', content: 'y' } }, { type: 'tool_use', id: 't2', name: 'read_file', input: { path: 'x' } }, { type: 'tool_use', id: 't3', name: 'list_dir', input: { path: '.' } }] };
+    const assistant = {
+      role: 'assistant',
+      content: [
+        { type: 'tool_use', id: 't1', name: 'write_file', input: { path: 'x', content: 'y' } },
+        { type: 'tool_use', id: 't2', name: 'read_file', input: { path: 'x' } },
+        { type: 'tool_use', id: 't3', name: 'list_dir', input: { path: '.' } },
+      ],
+    };
     const lines = [
       { v: 1, type: 'start', forkId: 'f1', prefixSha256: 'abc', directive: 'd', at: '' },
-      { v: 1, type: 'turn', turn: 1, assistant, request: { turn: 1, requestId: null, messageId: 'msg_1', usage: { input_tokens: 1, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 }, stopReason: 'tool_use', sentAt: 0, startedAt: 0, endedAt: 0 } },
+      {
+        v: 1,
+        type: 'turn',
+        turn: 1,
+        assistant,
+        request: {
+          turn: 1,
+          requestId: null,
+          messageId: 'msg_1',
+          usage: { input_tokens: 1, output_tokens: 1, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+          stopReason: 'tool_use',
+          sentAt: 0,
+          startedAt: 0,
+          endedAt: 0,
+        },
+      },
       { v: 1, type: 'tool-start', turn: 1, id: 't1', name: 'write_file', input: {} },
       { v: 1, type: 'tool-end', turn: 1, id: 't1', isError: false, content: 'wrote x' },
       { v: 1, type: 'tool-start', turn: 1, id: 't2', name: 'read_file', input: {} },
@@ -96,8 +148,23 @@ describe('engine.resume(runDir)', () => {
   it('finishes the unfinished fork from its last complete turn and never re-runs a completed one', async () => {
     const ws = workspace(FILES);
     const runs = workspace({});
-    const first = await ForkEngine.create(withTestHooks({ baseURL: emulator.current.url, apiKey: 'test', workspace: ws, runDir: runs, maxWorkerRestarts: 0, pool: { maxThreads: 2, concurrentTasksPerWorker: 1 } }, { exitWorker: { forkIndex: 0, afterTurn: 2 } }));
-    const fan = first.fanOut(bigSnapshot(`resume-${Date.now()}`), ['rename fetchData to loadData in a.ts', 'rename fetchData to loadData in b.ts']);
+    const first = await ForkEngine.create(
+      withTestHooks(
+        {
+          baseURL: emulator.current.url,
+          apiKey: 'test',
+          workspace: ws,
+          runDir: runs,
+          maxWorkerRestarts: 0,
+          pool: { maxThreads: 2, concurrentTasksPerWorker: 1 },
+        },
+        { exitWorker: { forkIndex: 0, afterTurn: 2 } },
+      ),
+    );
+    const fan = first.fanOut(bigSnapshot(`resume-${Date.now()}`), [
+      'rename fetchData to loadData in a.ts',
+      'rename fetchData to loadData in b.ts',
+    ]);
     const before = await fan.settled();
     await first.close();
     expect(before.forks.map((f) => f.status)).toEqual(['failed', 'completed']);
@@ -105,7 +172,12 @@ describe('engine.resume(runDir)', () => {
 
     let requests = 0;
     const off = emulator.current.on('request-start', () => requests++);
-    const second = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: ws, pool: { maxThreads: 1 } });
+    const second = await ForkEngine.create({
+      baseURL: emulator.current.url,
+      apiKey: 'test',
+      workspace: ws,
+      pool: { maxThreads: 1 },
+    });
     try {
       const resumed = second.resume(join(runs, fan.id));
       const { forks, summary } = await resumed.settled();
@@ -126,7 +198,13 @@ describe('engine.resume(runDir)', () => {
 
   it('refuses to resume on a head that changed, and names a missing manifest', async () => {
     const runs = workspace({});
-    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: workspace(FILES), runDir: runs, pool: { maxThreads: 1 } });
+    const engine = await ForkEngine.create({
+      baseURL: emulator.current.url,
+      apiKey: 'test',
+      workspace: workspace(FILES),
+      runDir: runs,
+      pool: { maxThreads: 1 },
+    });
     try {
       const fan = engine.fanOut(bigSnapshot(`drift-${Date.now()}`), ['read a.ts and report']);
       await fan.settled();
@@ -147,9 +225,17 @@ describe('appending to a transcript a killed process left torn', () => {
     const { JsonlTranscript } = await import('../../src/run-dir/transcript.ts');
     const dir = workspace({});
     const path = join(dir, 't.jsonl');
-    writeFileSync(path, '{"v":1,"type":"start","forkId":"f","prefixSha256":"a","directive":"d","at":""}\n{"v":1,"type":"tu');
+    writeFileSync(
+      path,
+      '{"v":1,"type":"start","forkId":"f","prefixSha256":"a","directive":"d","at":""}\n{"v":1,"type":"tu',
+    );
     new JsonlTranscript(path).toolStart({ turn: 1, id: 't1', name: 'read_file', input: {} });
-    expect(readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { type: string }).type)).toEqual(['start', 'tool-start']);
+    expect(
+      readFileSync(path, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { type: string }).type),
+    ).toEqual(['start', 'tool-start']);
     expect(readTranscript(path).forkId).toBe('f');
   });
 });

@@ -9,13 +9,21 @@ const flush = async (): Promise<void> => {
 
 function track(p: Promise<GatePermit>) {
   const state: { permit?: GatePermit; error?: unknown } = {};
-  p.then((permit) => (state.permit = permit), (error: unknown) => (state.error = error));
+  p.then(
+    (permit) => (state.permit = permit),
+    (error: unknown) => (state.error = error),
+  );
   return state;
 }
 
 describe('WarmGate', () => {
   it('first-child: siblings wait until the first response has begun', async () => {
-    const gate = new WarmGate({ strategy: 'first-child', limit: apiLimiter(10), ttlMs: 300_000, clock: new ManualClock() });
+    const gate = new WarmGate({
+      strategy: 'first-child',
+      limit: apiLimiter(10),
+      ttlMs: 300_000,
+      clock: new ManualClock(),
+    });
     const first = track(gate.acquire({ turn: 1, first: true }));
     const siblings = [track(gate.acquire({ turn: 1, first: true })), track(gate.acquire({ turn: 1, first: true }))];
     await flush();
@@ -28,7 +36,12 @@ describe('WarmGate', () => {
   });
 
   it('whenWarm resolves once the first response has begun (at once with none)', async () => {
-    const gate = new WarmGate({ strategy: 'first-child', limit: apiLimiter(10), ttlMs: 300_000, clock: new ManualClock() });
+    const gate = new WarmGate({
+      strategy: 'first-child',
+      limit: apiLimiter(10),
+      ttlMs: 300_000,
+      clock: new ManualClock(),
+    });
     let warm = false;
     void gate.whenWarm().then(() => (warm = true));
     const first = track(gate.acquire({ turn: 1, first: true }));
@@ -41,7 +54,12 @@ describe('WarmGate', () => {
   });
 
   it('later turns never wait for the barrier', async () => {
-    const gate = new WarmGate({ strategy: 'first-child', limit: apiLimiter(10), ttlMs: 300_000, clock: new ManualClock() });
+    const gate = new WarmGate({
+      strategy: 'first-child',
+      limit: apiLimiter(10),
+      ttlMs: 300_000,
+      clock: new ManualClock(),
+    });
     track(gate.acquire({ turn: 1, first: true }));
     const later = track(gate.acquire({ turn: 2, first: false }));
     await flush();
@@ -50,14 +68,23 @@ describe('WarmGate', () => {
 
   it('none: everything goes at once', async () => {
     const gate = new WarmGate({ strategy: 'none', limit: apiLimiter(10), ttlMs: 300_000, clock: new ManualClock() });
-    const all = [track(gate.acquire({ turn: 1, first: true })), track(gate.acquire({ turn: 1, first: true })), track(gate.acquire({ turn: 1, first: true }))];
+    const all = [
+      track(gate.acquire({ turn: 1, first: true })),
+      track(gate.acquire({ turn: 1, first: true })),
+      track(gate.acquire({ turn: 1, first: true })),
+    ];
     await flush();
     expect(all.every((s) => s.permit)).toBe(true);
     expect(gate.warmups).toBe(0);
   });
 
   it('a warmer that fails before its response begins hands the role to the next sibling', async () => {
-    const gate = new WarmGate({ strategy: 'first-child', limit: apiLimiter(10), ttlMs: 300_000, clock: new ManualClock() });
+    const gate = new WarmGate({
+      strategy: 'first-child',
+      limit: apiLimiter(10),
+      ttlMs: 300_000,
+      clock: new ManualClock(),
+    });
     const first = track(gate.acquire({ turn: 1, first: true }));
     const second = track(gate.acquire({ turn: 1, first: true }));
     const third = track(gate.acquire({ turn: 1, first: true }));
@@ -74,7 +101,13 @@ describe('WarmGate', () => {
 
   it('re-warms when the queue outlives the cache lifetime', async () => {
     const clock = new ManualClock();
-    const gate = new WarmGate({ strategy: 'first-child', limit: apiLimiter(10), ttlMs: 300_000, marginMs: 30_000, clock });
+    const gate = new WarmGate({
+      strategy: 'first-child',
+      limit: apiLimiter(10),
+      ttlMs: 300_000,
+      marginMs: 30_000,
+      clock,
+    });
     const first = track(gate.acquire({ turn: 1, first: true }));
     await flush();
     first.permit!.started();
@@ -109,7 +142,12 @@ describe('WarmGate', () => {
   });
 
   it('a waiting request can be aborted without disturbing the others', async () => {
-    const gate = new WarmGate({ strategy: 'first-child', limit: apiLimiter(10), ttlMs: 300_000, clock: new ManualClock() });
+    const gate = new WarmGate({
+      strategy: 'first-child',
+      limit: apiLimiter(10),
+      ttlMs: 300_000,
+      clock: new ManualClock(),
+    });
     const first = track(gate.acquire({ turn: 1, first: true }));
     const ctl = new AbortController();
     const aborted = track(gate.acquire({ turn: 1, first: true, signal: ctl.signal }));

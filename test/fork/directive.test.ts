@@ -36,8 +36,12 @@ describe('wrapDirective', () => {
 
   it('refuses an empty or oversized directive, naming the field', () => {
     expect(() => wrapDirective('   \n')).toThrow(expect.objectContaining({ code: 'FORK_EMPTY_DIRECTIVE' }));
-    expect(() => wrapDirective('', { field: 'directives[2]' })).toThrow(/^directives\[2\]: a directive must not be empty/);
-    expect(() => wrapDirective('x'.repeat(11), { maxChars: 10 })).toThrow(expect.objectContaining({ code: 'FORK_DIRECTIVE_TOO_LARGE' }));
+    expect(() => wrapDirective('', { field: 'directives[2]' })).toThrow(
+      /^directives\[2\]: a directive must not be empty/,
+    );
+    expect(() => wrapDirective('x'.repeat(11), { maxChars: 10 })).toThrow(
+      expect.objectContaining({ code: 'FORK_DIRECTIVE_TOO_LARGE' }),
+    );
     expect(() => wrapDirective(42 as unknown as string)).toThrow(/directive: expected a string, got number/);
   });
 

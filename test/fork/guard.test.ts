@@ -20,14 +20,22 @@ describe('recursion guard', () => {
   it('does not mistake a tool result that shows the tag for a fork', () => {
     const messages = [
       { role: 'user' as const, content: 'read constants.ts' },
-      { role: 'assistant' as const, content: [{ type: 'tool_use' as const, id: 't1', name: 'read_file', input: { path: 'c.ts' } }] },
-      { role: 'user' as const, content: [{ type: 'tool_result' as const, tool_use_id: 't1', content: "const TAG = '<fork-boilerplate>'" }] },
+      {
+        role: 'assistant' as const,
+        content: [{ type: 'tool_use' as const, id: 't1', name: 'read_file', input: { path: 'c.ts' } }],
+      },
+      {
+        role: 'user' as const,
+        content: [{ type: 'tool_result' as const, tool_use_id: 't1', content: "const TAG = '<fork-boilerplate>'" }],
+      },
     ];
     expect(isForkChild({ messages })).toBe(false);
   });
 
   it('refuses a spawn from a fork child with a message telling it to do the work', () => {
-    expect(() => assertMaySpawn({ messages: childMessages })).toThrow(expect.objectContaining({ code: 'FORK_RECURSION', message: expect.stringMatching(/do this work directly/) }));
+    expect(() => assertMaySpawn({ messages: childMessages })).toThrow(
+      expect.objectContaining({ code: 'FORK_RECURSION', message: expect.stringMatching(/do this work directly/) }),
+    );
     expect(() => assertMaySpawn({ messages: [] })).not.toThrow();
   });
 });
@@ -35,7 +43,15 @@ describe('recursion guard', () => {
 describe('decideSpawn', () => {
   it('forks without an agent type; an explicit type or coordinator mode runs a fresh agent', () => {
     expect(decideSpawn({})).toEqual({ kind: 'fork' });
-    expect(decideSpawn({ subagentType: 'reviewer' })).toEqual({ kind: 'fresh', agentType: 'reviewer', reason: 'explicit-agent-type' });
-    expect(decideSpawn({ coordinatorMode: true })).toEqual({ kind: 'fresh', agentType: 'general-purpose', reason: 'coordinator-mode' });
+    expect(decideSpawn({ subagentType: 'reviewer' })).toEqual({
+      kind: 'fresh',
+      agentType: 'reviewer',
+      reason: 'explicit-agent-type',
+    });
+    expect(decideSpawn({ coordinatorMode: true })).toEqual({
+      kind: 'fresh',
+      agentType: 'general-purpose',
+      reason: 'coordinator-mode',
+    });
   });
 });

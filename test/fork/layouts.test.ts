@@ -52,7 +52,13 @@ describe('claude layout', () => {
     const model = [userText('hi'), modelText('hello')];
     expect(full('claude', model)).toEqual([...model, { role: 'user', content: [{ type: 'text', text: W }] }]);
     const user = [userText('hi'), modelText('hello'), userText('more')];
-    expect(full('claude', user).at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: 'more' }, { type: 'text', text: W }] });
+    expect(full('claude', user).at(-1)).toEqual({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'more' },
+        { type: 'text', text: W },
+      ],
+    });
     expect(full('claude', [])).toEqual([{ role: 'user', content: [{ type: 'text', text: W }] }]);
   });
 
@@ -93,13 +99,23 @@ describe('qwen layout', () => {
   it('ends with user: the trailing user message is dropped', () => {
     const h = [userText('hi'), modelText('hello'), userText('unusual')];
     expect(planFork(h, 'qwen').historyCase).toBe('ends-with-user');
-    expect(full('qwen', h)).toEqual([userText('hi'), modelText('hello'), { role: 'user', content: [{ type: 'text', text: W }] }]);
+    expect(full('qwen', h)).toEqual([
+      userText('hi'),
+      modelText('hello'),
+      { role: 'user', content: [{ type: 'text', text: W }] },
+    ]);
     expect(full('qwen', [userText('only')])).toEqual([{ role: 'user', content: [{ type: 'text', text: W }] }]);
   });
 
   it('ends with user after calls: dropping it would leave calls dangling, so they get placeholders', () => {
     const h = history();
-    h.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_02', content: 'r' }, { type: 'tool_result', tool_use_id: 'toolu_03', content: 'r' }] });
+    h.push({
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 'toolu_02', content: 'r' },
+        { type: 'tool_result', tool_use_id: 'toolu_03', content: 'r' },
+      ],
+    });
     const msgs = full('qwen', h);
     expect(() => checkHistory(msgs, { allowDanglingAtEnd: false })).not.toThrow();
     expect(msgs.at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: QWEN_BEGIN }] });

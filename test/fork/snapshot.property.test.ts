@@ -5,12 +5,28 @@ import { captureSnapshot } from '../../src/fork/snapshot.ts';
 
 const block = fc.oneof(
   fc.record({ type: fc.constant('text'), text: fc.oneof(fc.string(), fc.integer(), fc.constant(null)) }),
-  fc.record({ type: fc.constant('tool_use'), id: fc.oneof(fc.constantFrom('t1', 't2', ''), fc.integer()), name: fc.string(), input: fc.oneof(fc.object(), fc.string()) }),
-  fc.record({ type: fc.constant('tool_result'), tool_use_id: fc.oneof(fc.constantFrom('t1', 't2', 'zz'), fc.constant(undefined)), content: fc.oneof(fc.string(), fc.array(fc.record({ type: fc.constant('text'), text: fc.string() }), { maxLength: 2 }), fc.integer()) }),
+  fc.record({
+    type: fc.constant('tool_use'),
+    id: fc.oneof(fc.constantFrom('t1', 't2', ''), fc.integer()),
+    name: fc.string(),
+    input: fc.oneof(fc.object(), fc.string()),
+  }),
+  fc.record({
+    type: fc.constant('tool_result'),
+    tool_use_id: fc.oneof(fc.constantFrom('t1', 't2', 'zz'), fc.constant(undefined)),
+    content: fc.oneof(
+      fc.string(),
+      fc.array(fc.record({ type: fc.constant('text'), text: fc.string() }), { maxLength: 2 }),
+      fc.integer(),
+    ),
+  }),
   fc.anything(),
 );
 const message = fc.oneof(
-  fc.record({ role: fc.constantFrom('user', 'assistant', 'system', 'robot'), content: fc.oneof(fc.string(), fc.array(block, { maxLength: 4 })) }),
+  fc.record({
+    role: fc.constantFrom('user', 'assistant', 'system', 'robot'),
+    content: fc.oneof(fc.string(), fc.array(block, { maxLength: 4 })),
+  }),
   fc.anything(),
 );
 const request = fc.oneof(
@@ -18,7 +34,10 @@ const request = fc.oneof(
     {
       model: fc.oneof(fc.constant('claude-sonnet-4-6'), fc.string(), fc.integer()),
       system: fc.oneof(fc.string(), fc.array(block, { maxLength: 2 }), fc.anything()),
-      tools: fc.oneof(fc.array(fc.record({ name: fc.oneof(fc.constantFrom('a', 'b', ''), fc.integer()) }), { maxLength: 3 }), fc.anything()),
+      tools: fc.oneof(
+        fc.array(fc.record({ name: fc.oneof(fc.constantFrom('a', 'b', ''), fc.integer()) }), { maxLength: 3 }),
+        fc.anything(),
+      ),
       messages: fc.oneof(fc.array(message, { maxLength: 5 }), fc.anything()),
     },
     { requiredKeys: [] },

@@ -19,7 +19,16 @@ describe('captureSnapshot', () => {
   it('keeps system, tools, settings and messages by value and drops per-request fields', () => {
     const request = fixture<Req>('parent-request.json');
     const snap = captureSnapshot(request);
-    expect(Object.keys(snap)).toEqual(['model', 'system', 'tools', 'tool_choice', 'metadata', 'messages', 'version', 'source']);
+    expect(Object.keys(snap)).toEqual([
+      'model',
+      'system',
+      'tools',
+      'tool_choice',
+      'metadata',
+      'messages',
+      'version',
+      'source',
+    ]);
     expect(snap.system).toEqual(request['system']);
     expect(snap.tools!.map((t) => (t as { name: string }).name)).toEqual(['read_file', 'grep', 'agent']);
     expect(snap.source).toBe('parent');
@@ -42,7 +51,11 @@ describe('captureSnapshot', () => {
 
   it('preserves the parent key order of nested objects (their bytes are the cache key)', () => {
     const request = fixture<Req>('parent-request.json');
-    request['tools'][0] = { input_schema: request['tools'][0].input_schema, name: 'read_file', description: 'Read a file.' };
+    request['tools'][0] = {
+      input_schema: request['tools'][0].input_schema,
+      name: 'read_file',
+      description: 'Read a file.',
+    };
     const snap = captureSnapshot(request);
     expect(Object.keys(snap.tools![0]!)).toEqual(['input_schema', 'name', 'description']);
   });
@@ -82,14 +95,29 @@ describe('captureSnapshot', () => {
   });
 
   it('requires alternating roles starting with the user', () => {
-    expectInvalid({ model: 'm', messages: [{ role: 'assistant', content: 'hi' }] }, /messages\[0\]\.role: the first message must have role "user"/);
-    expectInvalid({ model: 'm', messages: [{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }] }, /messages\[1\]\.role: roles must alternate/);
+    expectInvalid(
+      { model: 'm', messages: [{ role: 'assistant', content: 'hi' }] },
+      /messages\[0\]\.role: the first message must have role "user"/,
+    );
+    expectInvalid(
+      {
+        model: 'm',
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'user', content: 'b' },
+        ],
+      },
+      /messages\[1\]\.role: roles must alternate/,
+    );
   });
 
   it('refuses more than 4 cache markers, listing them', () => {
     const request = fixture<Req>('parent-request.json');
     for (const tool of request['tools']) tool.cache_control = { type: 'ephemeral' };
-    expectInvalid(request, /a maximum of 4 blocks with cache_control may be provided\. Found 5 \(tools\[0\], tools\[1\], tools\[2\], system\[1\], messages\[2\]\.content\[0\]\)/);
+    expectInvalid(
+      request,
+      /a maximum of 4 blocks with cache_control may be provided\. Found 5 \(tools\[0\], tools\[1\], tools\[2\], system\[1\], messages\[2\]\.content\[0\]\)/,
+    );
   });
 
   it('refuses duplicate tool names', () => {
@@ -112,14 +140,27 @@ describe('system turns (Claude Code 2.1.3xx sends them mid-conversation)', () =>
   });
 
   it('errors still name the real message index', () => {
-    const messages = [{ role: 'user', content: 'hi' }, { role: 'system', content: 'env' }, { role: 'assistant', content: [use] }, { role: 'user', content: 'no result' }, { role: 'assistant', content: 'ok' }];
-    expectInvalid({ model: 'claude-opus-5-5', messages }, /messages\[2\]\.content\[0\]: tool_use "toolu_1" has no tool_result in messages\[3\]/);
+    const messages = [
+      { role: 'user', content: 'hi' },
+      { role: 'system', content: 'env' },
+      { role: 'assistant', content: [use] },
+      { role: 'user', content: 'no result' },
+      { role: 'assistant', content: 'ok' },
+    ];
+    expectInvalid(
+      { model: 'claude-opus-5-5', messages },
+      /messages\[2\]\.content\[0\]: tool_use "toolu_1" has no tool_result in messages\[3\]/,
+    );
   });
 });
 
 describe('fallback snapshot', () => {
   it('is used only when there is no parent snapshot, and says so', () => {
-    const fallback = { model: 'claude-opus-5-5', system: 'fallback prompt', tools: [{ name: 'read_file', input_schema: { type: 'object' as const } }] };
+    const fallback = {
+      model: 'claude-opus-5-5',
+      system: 'fallback prompt',
+      tools: [{ name: 'read_file', input_schema: { type: 'object' as const } }],
+    };
     const snap = snapshotOrFallback(undefined, fallback);
     expect(snap.source).toBe('fallback');
     expect(snap.messages).toEqual([]);

@@ -3,7 +3,11 @@ import { ManualClock } from '../../src/clock.ts';
 import { AdmissionScheduler, type Reservation } from '../../src/gate/admission/scheduler.ts';
 import type { RateLimitHeaders } from '../../src/rate-limits/headers.ts';
 
-const headers = (rpm: [number, number], itpm: [number, number], otpm: [number, number] = [400_000, 400_000]): RateLimitHeaders => ({
+const headers = (
+  rpm: [number, number],
+  itpm: [number, number],
+  otpm: [number, number] = [400_000, 400_000],
+): RateLimitHeaders => ({
   requests: { limit: rpm[0], remaining: rpm[1], resetAt: undefined },
   'input-tokens': { limit: itpm[0], remaining: itpm[1], resetAt: undefined },
   'output-tokens': { limit: otpm[0], remaining: otpm[1], resetAt: undefined },
@@ -29,12 +33,17 @@ describe('admission scheduler', () => {
     const s = new AdmissionScheduler({ clock, mode: 'on' });
     const first = await s.reserve('opus-5', { itpm: 100_000, otpm: 100 });
     first.started({ status: 200, rateLimits: headers([1000, 999], [200_000, 100_000]) }); // 200K ITPM a minute, 100K left
-    first.settle({ status: 200, usage: { input_tokens: 0, cache_creation_input_tokens: 100_000, cache_read_input_tokens: 0, output_tokens: 100 } });
+    first.settle({
+      status: 200,
+      usage: { input_tokens: 0, cache_creation_input_tokens: 100_000, cache_read_input_tokens: 0, output_tokens: 100 },
+    });
     const a = track(s.reserve('opus-5', { itpm: 60_000, otpm: 100 }));
     const b = track(s.reserve('opus-5', { itpm: 60_000, otpm: 100 })); // 20K short: 6 s at 200K a minute
     await settle();
     expect([a.done, b.done]).toEqual([true, false]);
-    expect(s.view()).toMatchObject({ classes: [{ modelClass: 'opus-5', queued: 1, limits: { rpm: 1000, itpm: 200_000 } }] });
+    expect(s.view()).toMatchObject({
+      classes: [{ modelClass: 'opus-5', queued: 1, limits: { rpm: 1000, itpm: 200_000 } }],
+    });
     clock.advance(5_999);
     await settle();
     expect(b.done).toBe(false);
@@ -47,7 +56,12 @@ describe('admission scheduler', () => {
     const clock = new ManualClock();
     const s = new AdmissionScheduler({ clock, mode: 'on' });
     const r = await s.reserve('opus-5', { itpm: 10, otpm: 10 });
-    r.settle({ status: 429, retryAfterMs: 5_000, errorType: 'rate_limit_error', rateLimits: headers([1000, 900], [2_000_000, 1_000_000]) });
+    r.settle({
+      status: 429,
+      retryAfterMs: 5_000,
+      errorType: 'rate_limit_error',
+      rateLimits: headers([1000, 900], [2_000_000, 1_000_000]),
+    });
     const waiting = Array.from({ length: 20 }, () => track(s.reserve('opus-5', { itpm: 10, otpm: 10 })));
     await settle();
     expect(waiting.filter((w) => w.done)).toHaveLength(0);
@@ -66,7 +80,10 @@ describe('admission scheduler', () => {
     const r = await s.reserve('opus-5', { itpm: 10, otpm: 10 });
     const r2 = await s.reserve('opus-5', { itpm: 10, otpm: 10 });
     r.settle({ status: 429, errorType: 'rate_limit_error', errorCode: 'enforced_spend_limit_reached' });
-    await expect(s.reserve('opus-5', { itpm: 10, otpm: 10 })).rejects.toMatchObject({ code: 'RATE_LIMIT_SPEND_CAP', message: expect.stringMatching(/spend limit was reached .*resume the run once the limit is lifted/) });
+    await expect(s.reserve('opus-5', { itpm: 10, otpm: 10 })).rejects.toMatchObject({
+      code: 'RATE_LIMIT_SPEND_CAP',
+      message: expect.stringMatching(/spend limit was reached .*resume the run once the limit is lifted/),
+    });
     expect(s.view().stopped).toEqual({ errorCode: 'enforced_spend_limit_reached', modelClass: 'opus-5' });
     r2.settle({ status: 200 }); // a running request finishes normally
     s.retryAfterStop();
@@ -77,7 +94,12 @@ describe('admission scheduler', () => {
     const clock = new ManualClock();
     const s = new AdmissionScheduler({ clock, mode: 'on' });
     const burst = await Promise.all(Array.from({ length: 8 }, () => s.reserve('opus-5', { itpm: 1, otpm: 1 })));
-    burst[7]!.settle({ status: 429, retryAfterMs: 1_000, errorType: 'rate_limit_error', errorCode: 'ramp_limit_exceeded' });
+    burst[7]!.settle({
+      status: 429,
+      retryAfterMs: 1_000,
+      errorType: 'rate_limit_error',
+      errorCode: 'ramp_limit_exceeded',
+    });
     const next = Array.from({ length: 12 }, () => track(s.reserve('opus-5', { itpm: 1, otpm: 1 })));
     await settle();
     expect(next.filter((w) => w.done)).toHaveLength(0);

@@ -6,29 +6,72 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Run the real command as a child process, as a user would. */
 function forkcache(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
-const SEED_ARGS = ['economics', '--prefix', '48500', '--directive', '200', '--children', '5', '--model', 'claude-sonnet-4-6'];
+const SEED_ARGS = [
+  'economics',
+  '--prefix',
+  '48500',
+  '--directive',
+  '200',
+  '--children',
+  '5',
+  '--model',
+  'claude-sonnet-4-6',
+];
 
 describe('forkcache economics (child process)', () => {
   it('--json reproduces the seed figures under both conventions', () => {
     const run = forkcache(...SEED_ARGS, '--convention', 'both', '--json');
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
-    const out = JSON.parse(run.stdout) as Record<'seed' | 'real', { perChild: { children: string; tokenEquivalents: number }[]; fork: { tokenEquivalents: number }; breakEven: unknown }>;
-    expect(out.seed.perChild.map((c) => [c.children, c.tokenEquivalents])).toEqual([['1', 48_700], ['2-5', 5_050]]);
+    const out = JSON.parse(run.stdout) as Record<
+      'seed' | 'real',
+      {
+        perChild: { children: string; tokenEquivalents: number }[];
+        fork: { tokenEquivalents: number };
+        breakEven: unknown;
+      }
+    >;
+    expect(out.seed.perChild.map((c) => [c.children, c.tokenEquivalents])).toEqual([
+      ['1', 48_700],
+      ['2-5', 5_050],
+    ]);
     expect(out.seed.fork.tokenEquivalents).toBe(68_900);
-    expect(out.real.perChild.map((c) => [c.children, c.tokenEquivalents])).toEqual([['1', 60_825], ['2-5', 5_050]]);
+    expect(out.real.perChild.map((c) => [c.children, c.tokenEquivalents])).toEqual([
+      ['1', 60_825],
+      ['2-5', 5_050],
+    ]);
     expect(out.real.breakEven).toEqual({ vsNoCache: 2, vsFreshAgents: 6 });
   });
 
   it('per model: Opus 5.5 at 0.05x saves 95% fork-side, Fable 5.2 97.5%, Haiku 5.5 priced in band B', () => {
-    const args = ['economics', '--prefix', '100000', '--directive', '200', '--children', '8', '--warm-parent', '--date', '2026-11-30', '--json'];
-    const opus = (JSON.parse(forkcache(...args, '--model', 'claude-opus-5-5').stdout) as { real: Record<string, unknown> }).real;
+    const args = [
+      'economics',
+      '--prefix',
+      '100000',
+      '--directive',
+      '200',
+      '--children',
+      '8',
+      '--warm-parent',
+      '--date',
+      '2026-11-30',
+      '--json',
+    ];
+    const opus = (
+      JSON.parse(forkcache(...args, '--model', 'claude-opus-5-5').stdout) as { real: Record<string, unknown> }
+    ).real;
     expect(opus).toMatchObject({ model: 'claude-opus-5-5', readMultiplier: 0.05, forkSideSavings: 0.95, band: null });
-    const compare = JSON.parse(forkcache(...args, '--compare').stdout) as { compare: { model: string; savingsVsNoCache: number; forkSideSavings: number; allInSavings: number }[] };
+    const compare = JSON.parse(forkcache(...args, '--compare').stdout) as {
+      compare: { model: string; savingsVsNoCache: number; forkSideSavings: number; allInSavings: number }[];
+    };
     const row = (model: string) => compare.compare.find((r) => r.model === model);
     expect(row('claude-fable-5-2')).toMatchObject({ readMultiplier: 0.025, forkSideSavings: 0.975 });
     expect(row('claude-haiku-5-5')).toMatchObject({ band: 'B', readMultiplier: 0.1 });

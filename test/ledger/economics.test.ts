@@ -9,8 +9,24 @@ describe('seed figures (P = 48,500, D = 200, N = 5, cold cache)', () => {
   it('seed convention: child 1 pays 48,700, children 2-5 pay 48,500 × 0.1 + 200 = 5,050', () => {
     const r = forkEconomics({ ...SEED, convention: 'seed' });
     expect(r.perChild).toEqual([
-      { children: '1', count: 1, cacheReadTokens: 0, cacheWriteTokens: 48_500, inputTokens: 200, tokenEquivalents: 48_700, usd: 0.1461 },
-      { children: '2-5', count: 4, cacheReadTokens: 48_500, cacheWriteTokens: 0, inputTokens: 200, tokenEquivalents: 5_050, usd: 0.01515 },
+      {
+        children: '1',
+        count: 1,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 48_500,
+        inputTokens: 200,
+        tokenEquivalents: 48_700,
+        usd: 0.1461,
+      },
+      {
+        children: '2-5',
+        count: 4,
+        cacheReadTokens: 48_500,
+        cacheWriteTokens: 0,
+        inputTokens: 200,
+        tokenEquivalents: 5_050,
+        usd: 0.01515,
+      },
     ]);
     // fork 48,700 + 4 × 5,050 = 68,900; no cache 5 × 48,700 = 243,500; fresh 5 × (16,000 + 200) = 81,000.
     expect(r.fork).toEqual({ tokenEquivalents: 68_900, usd: 0.2067 });
@@ -48,7 +64,8 @@ describe('seed figures (P = 48,500, D = 200, N = 5, cold cache)', () => {
 });
 
 describe('the seed claim: "100K history, 8 forks, savings over 90%" (D = 200)', () => {
-  const claim = (extra: Partial<EconomicsInput>) => forkEconomics({ prefixTokens: 100_000, directiveTokens: 200, children: 8, model: 'claude-sonnet-4-6', ...extra });
+  const claim = (extra: Partial<EconomicsInput>) =>
+    forkEconomics({ prefixTokens: 100_000, directiveTokens: 200, children: 8, model: 'claude-sonnet-4-6', ...extra });
 
   it('does not hold with a cold cache (first child pays the prefix)', () => {
     // no cache: 8 × 100,200 = 801,600.
@@ -75,10 +92,23 @@ describe('the seed claim: "100K history, 8 forks, savings over 90%" (D = 200)', 
 
   it('no fan-out of any shape saves more than 90 % against no cache', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1_024, max: 1_000_000 }), fc.nat({ max: 5_000 }), fc.integer({ min: 1, max: 64 }), fc.boolean(), (P, D, N, warm) => {
-        const r = forkEconomics({ prefixTokens: P, directiveTokens: D, children: N, warmParent: warm, convention: 'seed', model: 'claude-sonnet-4-6' });
-        expect(r.savingsVsNoCache!).toBeLessThanOrEqual(0.9);
-      }),
+      fc.property(
+        fc.integer({ min: 1_024, max: 1_000_000 }),
+        fc.nat({ max: 5_000 }),
+        fc.integer({ min: 1, max: 64 }),
+        fc.boolean(),
+        (P, D, N, warm) => {
+          const r = forkEconomics({
+            prefixTokens: P,
+            directiveTokens: D,
+            children: N,
+            warmParent: warm,
+            convention: 'seed',
+            model: 'claude-sonnet-4-6',
+          });
+          expect(r.savingsVsNoCache!).toBeLessThanOrEqual(0.9);
+        },
+      ),
     );
   });
 });
@@ -92,7 +122,13 @@ describe('side figures quoted in docs/economics.md', () => {
     expect(tail.perChild[0]?.tokenEquivalents).toBe(7_925);
     expect(tail.savingsVsNoCache).toBe((243_500 - 28_125) / 243_500);
     // 100K history + 16K system/tools, warm: 8 × 11,800 = 94,400 of 929,600 → 89.85 %.
-    const big = forkEconomics({ prefixTokens: 116_000, directiveTokens: 200, children: 8, warmParent: true, model: 'claude-sonnet-4-6' });
+    const big = forkEconomics({
+      prefixTokens: 116_000,
+      directiveTokens: 200,
+      children: 8,
+      warmParent: true,
+      model: 'claude-sonnet-4-6',
+    });
     expect(big.savingsVsNoCache).toBe((929_600 - 94_400) / 929_600);
     // Cold break-even vs fresh agents for the 90 % claim's fan-out: 16 (seed), 20 (5m), 32 (1h).
     const claim = { prefixTokens: 100_000, directiveTokens: 200, children: 8, model: 'claude-sonnet-4-6' } as const;
@@ -125,7 +161,13 @@ describe('cache states and model rules', () => {
   });
 
   it('caches nothing below the minimum cacheable length (Haiku 4.5: 4,096)', () => {
-    const r = forkEconomics({ prefixTokens: 4_000, directiveTokens: 100, children: 3, model: 'claude-haiku-4-5', warmParent: true });
+    const r = forkEconomics({
+      prefixTokens: 4_000,
+      directiveTokens: 100,
+      children: 3,
+      model: 'claude-haiku-4-5',
+      warmParent: true,
+    });
     expect(r.cacheable).toBe(false);
     expect(r.perChild).toEqual([expect.objectContaining({ children: '1-3', tokenEquivalents: 4_100 })]);
     expect(r.fork).toEqual(r.noCache);
@@ -147,12 +189,20 @@ describe('cache states and model rules', () => {
     [{ ...SEED, cachedPrefixTokens: 50_000 }, /cachedPrefixTokens: 50000 exceeds prefixTokens/],
     [{ ...SEED, cachedPrefixTokens: 1, warmParent: true }, /cachedPrefixTokens: contradicts warmParent/],
   ])('rejects bad input %#', (input, message) => {
-    expect(() => forkEconomics(input)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(message) }));
+    expect(() => forkEconomics(input)).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(message) }),
+    );
   });
 });
 
 describe('per-model read multipliers (100K prefix, D = 200, 8 forks, warm parent)', () => {
-  const shape = { prefixTokens: 100_000, directiveTokens: 200, children: 8, warmParent: true, date: '2026-11-30' } as const;
+  const shape = {
+    prefixTokens: 100_000,
+    directiveTokens: 200,
+    children: 8,
+    warmParent: true,
+    date: '2026-11-30',
+  } as const;
 
   it('Opus 5.5 reads at 0.05x: fork-side 95%, all-in 1 − (1.25 + 8 × 0.05) / 9', () => {
     const r = forkEconomics({ ...shape, model: 'claude-opus-5-5' });
@@ -184,8 +234,14 @@ describe('per-model read multipliers (100K prefix, D = 200, 8 forks, warm parent
     expect(forkEconomics({ ...shape, model: 'claude-sonnet-5-5', date: '2026-10-07' }).readMultiplier).toBe(0.05);
   });
 
-  it('the seed convention keeps the seed\'s 0.1x read price whatever the model (figures stay reproducible)', () => {
-    const r = forkEconomics({ prefixTokens: 48_500, directiveTokens: 200, children: 5, convention: 'seed', model: 'claude-opus-5-5' });
+  it("the seed convention keeps the seed's 0.1x read price whatever the model (figures stay reproducible)", () => {
+    const r = forkEconomics({
+      prefixTokens: 48_500,
+      directiveTokens: 200,
+      children: 5,
+      convention: 'seed',
+      model: 'claude-opus-5-5',
+    });
     expect(r.perChild.map((c) => c.tokenEquivalents)).toEqual([48_700, 5_050]);
   });
 });

@@ -29,10 +29,22 @@ describe('the ledger under faults (issue 15, case 6)', () => {
         return n < 2 ? MIX[next++ % MIX.length] : 'none';
       },
     });
-    const files = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`m${i}.ts`, `export const fetchData = ${i};\n`]));
-    const engine = await ForkEngine.create({ baseURL: emulator.url, apiKey: 'test', workspace: workspace(files), runDir: workspace({}), turnRetry: { baseMs: 0, retries: 6 }, pool: { maxThreads: 2 } });
+    const files = Object.fromEntries(
+      Array.from({ length: 6 }, (_, i) => [`m${i}.ts`, `export const fetchData = ${i};\n`]),
+    );
+    const engine = await ForkEngine.create({
+      baseURL: emulator.url,
+      apiKey: 'test',
+      workspace: workspace(files),
+      runDir: workspace({}),
+      turnRetry: { baseMs: 0, retries: 6 },
+      pool: { maxThreads: 2 },
+    });
     try {
-      const fan = engine.fanOut(bigSnapshot(`exact-${Date.now()}`), Object.keys(files).map((f) => `rename fetchData to loadData in ${f}`));
+      const fan = engine.fanOut(
+        bigSnapshot(`exact-${Date.now()}`),
+        Object.keys(files).map((f) => `rename fetchData to loadData in ${f}`),
+      );
       const result = await fan.settled();
       const { forks, summary } = result;
       expect(forks.map((f) => f.status)).toEqual(forks.map(() => 'completed'));
@@ -45,7 +57,12 @@ describe('the ledger under faults (issue 15, case 6)', () => {
         read: summary.usage.cache_read_input_tokens,
         write: summary.usage.cache_creation_input_tokens,
         output: summary.usage.output_tokens,
-      }).toEqual({ input: stats.tokens.uncached, read: stats.tokens.cacheRead, write: stats.tokens.cacheWrite, output: stats.tokens.output });
+      }).toEqual({
+        input: stats.tokens.uncached,
+        read: stats.tokens.cacheRead,
+        write: stats.tokens.cacheWrite,
+        output: stats.tokens.output,
+      });
       expect(summary.requests).toBe(stats.requests.messages);
       // the run's summary states turns and attempts apart
       const turns = forks.reduce((n, f) => n + f.requests.length, 0);

@@ -4,7 +4,9 @@ import type { LedgerRecordInput } from '../../src/ledger/records.ts';
 
 const SONNET = 'claude-sonnet-4-6';
 
-function rec(partial: Partial<LedgerRecordInput> & Pick<LedgerRecordInput, 'forkId' | 'kind' | 'usage'>): LedgerRecordInput {
+function rec(
+  partial: Partial<LedgerRecordInput> & Pick<LedgerRecordInput, 'forkId' | 'kind' | 'usage'>,
+): LedgerRecordInput {
   return { turn: 0, model: SONNET, at: 0, ...partial };
 }
 
@@ -29,19 +31,83 @@ function rec(partial: Partial<LedgerRecordInput> & Pick<LedgerRecordInput, 'fork
  */
 function fanout(start = 20_000, extra: Partial<LedgerRecordInput> = {}): UsageLedger {
   const ledger = new UsageLedger();
-  ledger.record(rec({ forkId: 'root', kind: 'parent', turn: 0, at: 0, usage: { input_tokens: 50, cache_creation_input_tokens: 2_950, output_tokens: 400 } }));
-  ledger.record(rec({ forkId: 'root', kind: 'parent', turn: 1, at: 10_000, usage: { input_tokens: 20, cache_creation_input_tokens: 1_030, cache_read_input_tokens: 2_950, output_tokens: 300 } }));
-  ledger.record(rec({ forkId: 'root', kind: 'warmup', turn: 2, at: start, sharedPrefixTokens: 4_400, usage: { cache_creation_input_tokens: 420, cache_read_input_tokens: 3_980 }, ...extra }));
-  const child = { parentId: 'root', kind: 'fork', turn: 0, at: start + 1_000, sharedPrefixTokens: 4_400, freshInputTokens: 16_100 } as const;
-  ledger.record(rec({ ...child, forkId: 'f1', usage: { cache_creation_input_tokens: 100, cache_read_input_tokens: 4_400, output_tokens: 250 } }));
-  ledger.record(rec({ ...child, forkId: 'f2', usage: { cache_creation_input_tokens: 100, cache_read_input_tokens: 4_400, output_tokens: 250 } }));
-  ledger.record(rec({ ...child, forkId: 'f3', usage: { cache_creation_input_tokens: 520, cache_read_input_tokens: 3_980, output_tokens: 250 } }));
-  ledger.record(rec({ forkId: 'f1', kind: 'fork', turn: 1, at: start + 20_000, usage: { input_tokens: 10, cache_creation_input_tokens: 300, cache_read_input_tokens: 4_500, output_tokens: 200 } }));
+  ledger.record(
+    rec({
+      forkId: 'root',
+      kind: 'parent',
+      turn: 0,
+      at: 0,
+      usage: { input_tokens: 50, cache_creation_input_tokens: 2_950, output_tokens: 400 },
+    }),
+  );
+  ledger.record(
+    rec({
+      forkId: 'root',
+      kind: 'parent',
+      turn: 1,
+      at: 10_000,
+      usage: {
+        input_tokens: 20,
+        cache_creation_input_tokens: 1_030,
+        cache_read_input_tokens: 2_950,
+        output_tokens: 300,
+      },
+    }),
+  );
+  ledger.record(
+    rec({
+      forkId: 'root',
+      kind: 'warmup',
+      turn: 2,
+      at: start,
+      sharedPrefixTokens: 4_400,
+      usage: { cache_creation_input_tokens: 420, cache_read_input_tokens: 3_980 },
+      ...extra,
+    }),
+  );
+  const child = {
+    parentId: 'root',
+    kind: 'fork',
+    turn: 0,
+    at: start + 1_000,
+    sharedPrefixTokens: 4_400,
+    freshInputTokens: 16_100,
+  } as const;
+  ledger.record(
+    rec({
+      ...child,
+      forkId: 'f1',
+      usage: { cache_creation_input_tokens: 100, cache_read_input_tokens: 4_400, output_tokens: 250 },
+    }),
+  );
+  ledger.record(
+    rec({
+      ...child,
+      forkId: 'f2',
+      usage: { cache_creation_input_tokens: 100, cache_read_input_tokens: 4_400, output_tokens: 250 },
+    }),
+  );
+  ledger.record(
+    rec({
+      ...child,
+      forkId: 'f3',
+      usage: { cache_creation_input_tokens: 520, cache_read_input_tokens: 3_980, output_tokens: 250 },
+    }),
+  );
+  ledger.record(
+    rec({
+      forkId: 'f1',
+      kind: 'fork',
+      turn: 1,
+      at: start + 20_000,
+      usage: { input_tokens: 10, cache_creation_input_tokens: 300, cache_read_input_tokens: 4_500, output_tokens: 200 },
+    }),
+  );
   return ledger;
 }
 
 describe('fan-out metrics (docs/architecture.md definitions)', () => {
-  it('matches the hand-worked example, deriving the cached part from the parent\'s last request', () => {
+  it("matches the hand-worked example, deriving the cached part from the parent's last request", () => {
     const s = fanout().summary();
     expect(s.cache).toMatchObject({
       fanouts: 1,
@@ -53,11 +119,17 @@ describe('fan-out metrics (docs/architecture.md definitions)', () => {
     expect(s.cache.fanout_hit_ratio).toBe(16_760 / 17_900);
     expect(s.cache.cache_efficiency).toBe(16_760 / 17_180);
     expect(s.cache.by_fanout).toEqual([
-      expect.objectContaining({ key: 'owner:root', owner_id: 'root', requests: 4, shared_prefix_tokens: 4_400, uncached_at_start: 420 }),
+      expect.objectContaining({
+        key: 'owner:root',
+        owner_id: 'root',
+        requests: 4,
+        shared_prefix_tokens: 4_400,
+        uncached_at_start: 420,
+      }),
     ]);
   });
 
-  it('treats the prefix as uncached when the parent\'s last request is older than the 5-minute lifetime', () => {
+  it("treats the prefix as uncached when the parent's last request is older than the 5-minute lifetime", () => {
     // t1 was at 10 s; the fan-out starts 300.001 s later: U = 4,400, max = 17,600 − 4,400 = 13,200.
     const s = fanout(10_000 + 300_001).summary();
     expect(s.cache.max_fanout_reads).toBe(13_200);
@@ -73,7 +145,15 @@ describe('fan-out metrics (docs/architecture.md definitions)', () => {
     const ledger = new UsageLedger();
     ledger.record(rec({ forkId: 'root', kind: 'parent', usage: { input_tokens: 5_000 } }));
     const child = (forkId: string, prefixId: string, read: number, write: number): LedgerRecordInput =>
-      rec({ forkId, parentId: 'root', kind: 'fork', at: 1_000, prefixId, sharedPrefixTokens: 5_000, usage: { input_tokens: 50, cache_read_input_tokens: read, cache_creation_input_tokens: write } });
+      rec({
+        forkId,
+        parentId: 'root',
+        kind: 'fork',
+        at: 1_000,
+        prefixId,
+        sharedPrefixTokens: 5_000,
+        usage: { input_tokens: 50, cache_read_input_tokens: read, cache_creation_input_tokens: write },
+      });
     // Fan-out A (cold, first-child warm-up): a1 writes 5,000, a2 reads 5,000. max = 10,000 − 5,000.
     ledger.record(child('a1', 'A', 0, 5_000));
     ledger.record(child('a2', 'A', 5_000, 0));
@@ -88,10 +168,12 @@ describe('fan-out metrics (docs/architecture.md definitions)', () => {
     expect(s.cache.fanout_hit_ratio).toBe(5_000 / 15_150);
   });
 
-  it('counts nothing as readable below the model\'s minimum cacheable length', () => {
+  it("counts nothing as readable below the model's minimum cacheable length", () => {
     const ledger = new UsageLedger();
     for (const id of ['c1', 'c2']) {
-      ledger.record(rec({ forkId: id, parentId: 'root', kind: 'fork', sharedPrefixTokens: 900, usage: { input_tokens: 1_000 } }));
+      ledger.record(
+        rec({ forkId: id, parentId: 'root', kind: 'fork', sharedPrefixTokens: 900, usage: { input_tokens: 1_000 } }),
+      );
     }
     expect(ledger.summary().cache).toMatchObject({ max_fanout_reads: 0, cache_efficiency: 1, fanout_hit_ratio: 0 });
   });
@@ -99,7 +181,12 @@ describe('fan-out metrics (docs/architecture.md definitions)', () => {
   it('has a hit ratio of 0 and efficiency of 1 with no fan-out at all', () => {
     const ledger = new UsageLedger();
     ledger.record(rec({ forkId: 'solo', kind: 'parent', usage: { input_tokens: 10 } }));
-    expect(ledger.summary().cache).toMatchObject({ fanouts: 0, fanout_hit_ratio: 0, max_fanout_reads: 0, cache_efficiency: 1 });
+    expect(ledger.summary().cache).toMatchObject({
+      fanouts: 0,
+      fanout_hit_ratio: 0,
+      max_fanout_reads: 0,
+      cache_efficiency: 1,
+    });
   });
 });
 
@@ -129,10 +216,16 @@ describe('baselines', () => {
   it('reports fresh_agents as null when a fork child has no fresh-agent size, unless a default is set', () => {
     const make = (options: ConstructorParameters<typeof UsageLedger>[0]): UsageLedger => {
       const ledger = new UsageLedger(options);
-      ledger.record(rec({ forkId: 'k1', parentId: 'p', kind: 'fork', usage: { input_tokens: 1_000, output_tokens: 10 } }));
+      ledger.record(
+        rec({ forkId: 'k1', parentId: 'p', kind: 'fork', usage: { input_tokens: 1_000, output_tokens: 10 } }),
+      );
       return ledger;
     };
-    expect(make({}).summary()).toMatchObject({ cost_usd: { fresh_agents: null }, missing_fresh_input: ['k1'], savings: { vs_fresh_agents: null } });
+    expect(make({}).summary()).toMatchObject({
+      cost_usd: { fresh_agents: null },
+      missing_fresh_input: ['k1'],
+      savings: { vs_fresh_agents: null },
+    });
     // 2,000 × $3/M + 10 × $15/M = $0.006 + $0.00015.
     expect(make({ defaultFreshInputTokens: 2_000 }).summary().cost_usd.fresh_agents).toBe(0.00615);
   });
@@ -146,7 +239,13 @@ describe('cache efficiency counts reads of the shared prefix only', () => {
     const ledger = new UsageLedger();
     const child = { parentId: 'root', kind: 'fork', turn: 0, at: 1_000, sharedPrefixTokens: 4_000 } as const;
     ledger.record(rec({ ...child, forkId: 'f1', usage: { cache_creation_input_tokens: 4_300, output_tokens: 10 } }));
-    ledger.record(rec({ ...child, forkId: 'f2', usage: { cache_creation_input_tokens: 300, cache_read_input_tokens: 4_000, output_tokens: 10 } }));
+    ledger.record(
+      rec({
+        ...child,
+        forkId: 'f2',
+        usage: { cache_creation_input_tokens: 300, cache_read_input_tokens: 4_000, output_tokens: 10 },
+      }),
+    );
     ledger.record(rec({ ...child, forkId: 'f3', usage: { cache_read_input_tokens: 4_300, output_tokens: 10 } }));
     const cache = ledger.summary().cache;
     expect(cache.max_fanout_reads).toBe(8_000);

@@ -4,7 +4,9 @@ import type { LedgerRecordInput } from '../../src/ledger/records.ts';
 
 const SONNET = 'claude-sonnet-4-6';
 
-function rec(partial: Partial<LedgerRecordInput> & Pick<LedgerRecordInput, 'forkId' | 'kind' | 'usage'>): LedgerRecordInput {
+function rec(
+  partial: Partial<LedgerRecordInput> & Pick<LedgerRecordInput, 'forkId' | 'kind' | 'usage'>,
+): LedgerRecordInput {
   return { turn: 0, model: SONNET, at: 0, ...partial };
 }
 
@@ -19,9 +21,26 @@ function rec(partial: Partial<LedgerRecordInput> & Pick<LedgerRecordInput, 'fork
 function threeLevels(): UsageLedger {
   const ledger = new UsageLedger();
   ledger.record(rec({ forkId: 'root', kind: 'parent', usage: { input_tokens: 1_000, output_tokens: 100 } }));
-  ledger.record(rec({ forkId: 'f1', parentId: 'root', kind: 'fork', usage: { cache_creation_input_tokens: 2_000, output_tokens: 200 } }));
-  ledger.record(rec({ forkId: 'fresh1', parentId: 'root', kind: 'fresh', usage: { input_tokens: 500, output_tokens: 50 } }));
-  ledger.record(rec({ forkId: 'g1', parentId: 'fresh1', kind: 'fork', model: 'claude-haiku-4-5-20251001', usage: { input_tokens: 100, cache_read_input_tokens: 10_000, output_tokens: 10 } }));
+  ledger.record(
+    rec({
+      forkId: 'f1',
+      parentId: 'root',
+      kind: 'fork',
+      usage: { cache_creation_input_tokens: 2_000, output_tokens: 200 },
+    }),
+  );
+  ledger.record(
+    rec({ forkId: 'fresh1', parentId: 'root', kind: 'fresh', usage: { input_tokens: 500, output_tokens: 50 } }),
+  );
+  ledger.record(
+    rec({
+      forkId: 'g1',
+      parentId: 'fresh1',
+      kind: 'fork',
+      model: 'claude-haiku-4-5-20251001',
+      usage: { input_tokens: 100, cache_read_input_tokens: 10_000, output_tokens: 10 },
+    }),
+  );
   return ledger;
 }
 
@@ -35,7 +54,12 @@ describe('UsageLedger roll-up', () => {
     expect(root.own.cost?.total).toBe(0.0045);
     expect(root.subtree.cost?.total).toBe(0.0184);
     expect(root.subtree.requests).toBe(4);
-    expect(root.subtree.usage).toEqual({ input_tokens: 1_600, cache_creation_input_tokens: 2_000, cache_read_input_tokens: 10_000, output_tokens: 360 });
+    expect(root.subtree.usage).toEqual({
+      input_tokens: 1_600,
+      cache_creation_input_tokens: 2_000,
+      cache_read_input_tokens: 10_000,
+      output_tokens: 360,
+    });
     expect(root.children).toEqual(['f1', 'fresh1']);
     expect(ledger.totals('fresh1')).toMatchObject({ kind: 'fresh', parentId: 'root', children: ['g1'] });
   });
@@ -43,7 +67,12 @@ describe('UsageLedger roll-up', () => {
   it('summarises the whole tree and any subtree', () => {
     const ledger = threeLevels();
     const all = ledger.summary();
-    expect(all.usage).toMatchObject({ input_tokens: 1_600, cache_creation_input_tokens: 2_000, cache_read_input_tokens: 10_000, output_tokens: 360 });
+    expect(all.usage).toMatchObject({
+      input_tokens: 1_600,
+      cache_creation_input_tokens: 2_000,
+      cache_read_input_tokens: 10_000,
+      output_tokens: 360,
+    });
     expect(all.cost_usd.actual).toBe(0.0184);
     expect(all.agents).toEqual({ parent: 1, fork: 2, fresh: 1 });
     expect(ledger.summary('fresh1')).toMatchObject({ root: 'fresh1', requests: 2, cost_usd: { actual: 0.0034 } });
@@ -80,7 +109,10 @@ describe('UsageLedger bad records', () => {
     ['model', rec({ forkId: 'x', kind: 'parent', model: '', usage: {} })],
     ['turn', rec({ forkId: 'x', kind: 'parent', turn: -1, usage: {} })],
     ['sharedPrefixTokens', rec({ forkId: 'x', kind: 'fork', usage: {}, sharedPrefixTokens: -1 })],
-    ['cachedPrefixTokens', rec({ forkId: 'x', kind: 'fork', usage: {}, sharedPrefixTokens: 10, cachedPrefixTokens: 11 })],
+    [
+      'cachedPrefixTokens',
+      rec({ forkId: 'x', kind: 'fork', usage: {}, sharedPrefixTokens: 10, cachedPrefixTokens: 11 }),
+    ],
     ['kind', rec({ forkId: 'x', kind: 'child' as never, usage: {} })],
     ['kind', rec({ forkId: 'f1', kind: 'fresh', usage: {} })],
     ['kind', rec({ forkId: 'f1', kind: 'warmup', usage: {} })],
@@ -95,7 +127,9 @@ describe('UsageLedger bad records', () => {
   it('leaves the ledger unchanged after a rejected record', () => {
     const ledger = threeLevels();
     const before = ledger.summary();
-    expect(() => ledger.record(rec({ forkId: 'root', parentId: 'g1', kind: 'parent', usage: { input_tokens: 1 } }))).toThrow();
+    expect(() =>
+      ledger.record(rec({ forkId: 'root', parentId: 'g1', kind: 'parent', usage: { input_tokens: 1 } })),
+    ).toThrow();
     expect(ledger.summary()).toEqual(before);
     expect(ledger.records()).toHaveLength(4);
   });

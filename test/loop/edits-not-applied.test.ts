@@ -21,16 +21,29 @@ describe('an edit a fork could not apply', () => {
     // a sibling fork renames the identifier away just before this fork's edit runs (a real conflict)
     const tools: ToolExecutor = Object.assign(Object.create(mine) as ToolExecutor, {
       execute: async (name: string, input: unknown, options?: { signal?: AbortSignal }) => {
-        if (name === 'edit_file') await sibling.execute('edit_file', { path: 'users.ts', old_string: 'fetchData', new_string: 'takenBySibling', replace_all: true });
+        if (name === 'edit_file')
+          await sibling.execute('edit_file', {
+            path: 'users.ts',
+            old_string: 'fetchData',
+            new_string: 'takenBySibling',
+            replace_all: true,
+          });
         return mine.execute(name, input, options);
       },
     });
     const prefix = freeze(bigSnapshot(`not-applied-${Date.now()}`));
     const client = new Anthropic({ apiKey: 'test', baseURL: emulator.current.url, maxRetries: 0 });
-    const outcome = await runForkLoop({ prefix, child: prefix.child('rename fetchData to loadData in users.ts'), transport: { send: (body, o) => streamMessageBytes(client, body, o) }, tools });
+    const outcome = await runForkLoop({
+      prefix,
+      child: prefix.child('rename fetchData to loadData in users.ts'),
+      transport: { send: (body, o) => streamMessageBytes(client, body, o) },
+      tools,
+    });
     expect(outcome.status).toBe('completed');
     expect(outcome.editsNotApplied).toEqual([{ path: 'users.ts', code: 'TOOL_EDIT_CONFLICT' }]);
     const result = { forks: [{ ...outcome, forkId: 'fo001-x-f01' }] } as unknown as FanOutResult;
-    expect(problemLines(result)).toEqual(["edit not applied  fo001-x-f01: users.ts (TOOL_EDIT_CONFLICT); the fork's last edit of this file failed"]);
+    expect(problemLines(result)).toEqual([
+      "edit not applied  fo001-x-f01: users.ts (TOOL_EDIT_CONFLICT); the fork's last edit of this file failed",
+    ]);
   });
 });

@@ -13,9 +13,16 @@ const emulator = sharedEmulator({ script: 'refactor' });
 
 describe('runForkLoop (in-thread, real SDK, real emulator, real files)', () => {
   it('reads, edits, reports; each turn reads the previous turn from cache (moving marker)', async () => {
-    const ws = workspace({ 'users.ts': 'import { fetchData } from "./http";\nexport const load = () => fetchData("/users");\n' });
+    const ws = workspace({
+      'users.ts': 'import { fetchData } from "./http";\nexport const load = () => fetchData("/users");\n',
+    });
     const prefix = freeze(bigSnapshot(`loop-${Date.now()}`));
-    const client = new Anthropic({ apiKey: 'test', baseURL: emulator.current.url, maxRetries: 0, fetch: driftCheckedFetch({ head: prefix.head }) });
+    const client = new Anthropic({
+      apiKey: 'test',
+      baseURL: emulator.current.url,
+      maxRetries: 0,
+      fetch: driftCheckedFetch({ head: prefix.head }),
+    });
     const events: string[] = [];
     const outcome = await runForkLoop({
       prefix,
@@ -43,7 +50,12 @@ describe('runForkLoop (in-thread, real SDK, real emulator, real files)', () => {
 
   it('reports an API error as a failed outcome with the status, keeping completed turns', async () => {
     const prefix = freeze(bigSnapshot('api-error'));
-    const client = new Anthropic({ apiKey: 'test', baseURL: emulator.current.url, maxRetries: 0, defaultHeaders: { 'x-forkcache-fault': '529' } });
+    const client = new Anthropic({
+      apiKey: 'test',
+      baseURL: emulator.current.url,
+      maxRetries: 0,
+      defaultHeaders: { 'x-forkcache-fault': '529' },
+    });
     const outcome = await runForkLoop({
       prefix,
       child: prefix.child('read users.ts and report'),

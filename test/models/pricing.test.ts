@@ -5,11 +5,23 @@ import type { Usage } from '../../src/ledger/usage.ts';
 
 const at = (day: string) => Date.parse(`${day}T12:00:00Z`);
 const TODAY = at('2026-11-30');
-const u = (partial: Partial<Usage>): Usage => ({ input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0, ...partial });
+const u = (partial: Partial<Usage>): Usage => ({
+  input_tokens: 0,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+  output_tokens: 0,
+  ...partial,
+});
 
 describe('prompt-length bands (Haiku 5.5: A up to 100,000 prompt tokens, B above, for every token class)', () => {
   // prompt = input + cache write + cache read; 1,000 output tokens ride along in the same band.
-  const request = (prompt: number) => u({ input_tokens: 100, cache_creation_input_tokens: 900, cache_read_input_tokens: prompt - 1_000, output_tokens: 1_000 });
+  const request = (prompt: number) =>
+    u({
+      input_tokens: 100,
+      cache_creation_input_tokens: 900,
+      cache_read_input_tokens: prompt - 1_000,
+      output_tokens: 1_000,
+    });
 
   it('99,999 and 100,000 tokens are band A', () => {
     // A: 100 × 0.10 + 900 × 0.125 + 98,999 × 0.01 + 1,000 × 0.50 (per M) = 0.00001 + 0.0001125 + 0.00098999 + 0.0005
@@ -42,8 +54,22 @@ describe('effective-dated rows', () => {
 
   it('the ledger prices each request on its own date and names the catalogue date', () => {
     const ledger = new UsageLedger();
-    ledger.record({ forkId: 'p', kind: 'parent', turn: 0, model: 'claude-sonnet-5-5', usage: read, at: at('2026-10-06') });
-    ledger.record({ forkId: 'p', kind: 'parent', turn: 1, model: 'claude-sonnet-5-5', usage: read, at: at('2026-10-08') });
+    ledger.record({
+      forkId: 'p',
+      kind: 'parent',
+      turn: 0,
+      model: 'claude-sonnet-5-5',
+      usage: read,
+      at: at('2026-10-06'),
+    });
+    ledger.record({
+      forkId: 'p',
+      kind: 'parent',
+      turn: 1,
+      model: 'claude-sonnet-5-5',
+      usage: read,
+      at: at('2026-10-08'),
+    });
     const summary = ledger.summary();
     expect(summary.cost_usd.actual).toBeCloseTo(0.3, 12);
     expect(summary.model_table_date).toBe('2026-11-30');
@@ -69,13 +95,22 @@ describe('modifiers the usage reports', () => {
   it('fast mode uses its own base rates (Opus 5.5 fast 8/40, reads keeping 0.05x); batch and geo stack on it', () => {
     expect(costUsd({ ...base, speed: 'fast' }, 'claude-opus-5-5', { at: TODAY })?.total).toBe(48.4);
     // 48.4 × 0.5 × 1.1, each class rounded to a nano-dollar once.
-    expect(costUsd({ ...base, speed: 'fast', service_tier: 'batch', inference_geo: 'us' }, 'claude-opus-5-5', { at: TODAY })?.total).toBe(26.62);
+    expect(
+      costUsd({ ...base, speed: 'fast', service_tier: 'batch', inference_geo: 'us' }, 'claude-opus-5-5', { at: TODAY })
+        ?.total,
+    ).toBe(26.62);
   });
 
   it('a Haiku 5.5 batch + us request keeps fractional nano-dollar rates exact per request', () => {
     // band A read 0.01/M = 10 nano, × 0.5 × 1.1 = 5.5 nano per token: 3 tokens = 16.5 → 17 (rounded once).
     expect(costUsd(u({ cache_read_input_tokens: 3 }), 'claude-haiku-5-5', { at: TODAY })?.total).toBe(0.00000003);
-    expect(costUsd({ ...u({ cache_read_input_tokens: 3 }), service_tier: 'batch', inference_geo: 'us' }, 'claude-haiku-5-5', { at: TODAY })?.total).toBe(0.000000017);
+    expect(
+      costUsd(
+        { ...u({ cache_read_input_tokens: 3 }), service_tier: 'batch', inference_geo: 'us' },
+        'claude-haiku-5-5',
+        { at: TODAY },
+      )?.total,
+    ).toBe(0.000000017);
   });
 });
 
@@ -84,7 +119,16 @@ describe('unpriced requests (an id the catalogue does not know)', () => {
     const ledger = new UsageLedger({ defaultFreshInputTokens: 1_000 });
     const usage = u({ input_tokens: 10, cache_read_input_tokens: 5_000, output_tokens: 20 });
     ledger.record({ forkId: 'root', kind: 'parent', turn: 0, model: 'claude-opus-6', usage, at: TODAY });
-    ledger.record({ forkId: 'f1', parentId: 'root', kind: 'fork', turn: 0, model: 'claude-opus-6', usage, sharedPrefixTokens: 5_000, at: TODAY });
+    ledger.record({
+      forkId: 'f1',
+      parentId: 'root',
+      kind: 'fork',
+      turn: 0,
+      model: 'claude-opus-6',
+      usage,
+      sharedPrefixTokens: 5_000,
+      at: TODAY,
+    });
     ledger.record({ forkId: 'f1', parentId: 'root', kind: 'fork', turn: 1, model: 'claude-opus-6', usage, at: TODAY });
     ledger.setStatus('f1', 'completed');
     const s = ledger.summary();
@@ -100,7 +144,14 @@ describe('unpriced requests (an id the catalogue does not know)', () => {
 
   it('a priced run has no unpriced requests and no warnings', () => {
     const ledger = new UsageLedger();
-    ledger.record({ forkId: 'root', kind: 'parent', turn: 0, model: 'claude-opus-5-5', usage: u({ input_tokens: 1 }), at: TODAY });
+    ledger.record({
+      forkId: 'root',
+      kind: 'parent',
+      turn: 0,
+      model: 'claude-opus-5-5',
+      usage: u({ input_tokens: 1 }),
+      at: TODAY,
+    });
     expect(ledger.summary()).toMatchObject({ unpriced: { requests: 0, models: [] }, warnings: [] });
   });
 });

@@ -9,9 +9,24 @@ import { readTranscript } from '../../src/pool/resume-messages.ts';
 // wrong-shaped line was a bare TypeError; a duplicated turn was not detected).
 
 const usage = { input_tokens: 3, output_tokens: 5, cache_read_input_tokens: 100, cache_creation_input_tokens: 0 };
-const request = (turn: number, messageId = `msg_${turn}`) => ({ turn, requestId: null, messageId, usage, stopReason: 'tool_use', sentAt: 0, startedAt: 0, endedAt: 0 });
+const request = (turn: number, messageId = `msg_${turn}`) => ({
+  turn,
+  requestId: null,
+  messageId,
+  usage,
+  stopReason: 'tool_use',
+  sentAt: 0,
+  startedAt: 0,
+  endedAt: 0,
+});
 const start = { v: 1, type: 'start', forkId: 'fo1', prefixSha256: 'abc', directive: 'd', at: '2026-11-30T00:00:00Z' };
-const turn = (n: number) => ({ v: 1, type: 'turn', turn: n, assistant: { role: 'assistant', content: [{ type: 'text', text: 'hi' }] }, request: request(n) });
+const turn = (n: number) => ({
+  v: 1,
+  type: 'turn',
+  turn: n,
+  assistant: { role: 'assistant', content: [{ type: 'text', text: 'hi' }] },
+  request: request(n),
+});
 
 function file(lines: unknown[], tail = ''): string {
   const path = join(mkdtempSync(join(tmpdir(), 'fc-tr-')), 'fo1.jsonl');

@@ -43,7 +43,18 @@ describe('driftCheckedFetch through the real SDK', () => {
       req.on('end', () => {
         received.push(Buffer.concat(chunks));
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-opus-5-5', content: [], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 1, output_tokens: 0 } }));
+        res.end(
+          JSON.stringify({
+            id: 'msg_1',
+            type: 'message',
+            role: 'assistant',
+            model: 'claude-opus-5-5',
+            content: [],
+            stop_reason: 'end_turn',
+            stop_sequence: null,
+            usage: { input_tokens: 1, output_tokens: 0 },
+          }),
+        );
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -67,13 +78,17 @@ describe('driftCheckedFetch through the real SDK', () => {
 
     const drifted = Uint8Array.from(body);
     drifted[prefix.byteLength - 5]! ^= 0x20; // one byte inside the head
-    const failure = await client.post('/v1/messages', { body: drifted, headers: { 'content-type': 'application/json' } }).catch((e: unknown) => e as Error & { cause?: { code?: string } });
+    const failure = await client
+      .post('/v1/messages', { body: drifted, headers: { 'content-type': 'application/json' } })
+      .catch((e: unknown) => e as Error & { cause?: { code?: string } });
     expect((failure as Error & { cause?: { code?: string } }).cause?.code).toBe('FORK_PREFIX_DRIFT');
     expect(drifts).toEqual(['FORK_PREFIX_DRIFT']);
     expect(received).toHaveLength(1); // nothing reached the server
 
     // a re-serialized object body is refused too: it was not sent from the frozen bytes
-    await expect(client.messages.create({ model: 'claude-opus-5-5', max_tokens: 1, messages: [{ role: 'user', content: 'x' }] })).rejects.toThrow();
+    await expect(
+      client.messages.create({ model: 'claude-opus-5-5', max_tokens: 1, messages: [{ role: 'user', content: 'x' }] }),
+    ).rejects.toThrow();
     expect(received).toHaveLength(1);
   });
 });

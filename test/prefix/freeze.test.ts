@@ -22,7 +22,11 @@ describe('freeze', () => {
     expect(head.startsWith(expectedStart)).toBe(true);
     expect(head).not.toMatch(/\n(?!")|": /); // no formatting whitespace (newlines inside strings are escaped)
     // ends right after the last shared block: the last placeholder, carrying the boundary marker
-    expect(head.endsWith(`{"type":"tool_result","tool_use_id":"toolu_03","content":"${FORK_PLACEHOLDER_RESULT}","cache_control":{"type":"ephemeral"}}`)).toBe(true);
+    expect(
+      head.endsWith(
+        `{"type":"tool_result","tool_use_id":"toolu_03","content":"${FORK_PLACEHOLDER_RESULT}","cache_control":{"type":"ephemeral"}}`,
+      ),
+    ).toBe(true);
     expect(prefix.headEnd).toBe('content-open');
   });
 
@@ -32,7 +36,16 @@ describe('freeze', () => {
     expect(decode(b.head)).toBe(decode(a.head));
     expect(b.sha256).toBe(a.sha256);
     expect(b.id).toBe(a.sha256.slice(0, 16));
-    const flipped = freeze(snapshot((r) => (r['tools'][0] = { description: r['tools'][0].description, name: 'read_file', input_schema: r['tools'][0].input_schema })));
+    const flipped = freeze(
+      snapshot(
+        (r) =>
+          (r['tools'][0] = {
+            description: r['tools'][0].description,
+            name: 'read_file',
+            input_schema: r['tools'][0].input_schema,
+          }),
+      ),
+    );
     expect(flipped.sha256).not.toBe(a.sha256);
     expect(freeze(snapshot(), { layout: 'qwen' }).sha256).toBe(a.sha256); // same shared part in this case
     expect(freeze(snapshot(), { ttl: '1h' }).sha256).not.toBe(a.sha256);
@@ -49,10 +62,12 @@ describe('freeze', () => {
   it('keeps only the last of several system/tools markers', () => {
     const prefix = freeze(snapshot((r) => (r['tools'][2].cache_control = { type: 'ephemeral' })));
     expect(prefix.shared.markers).toEqual(['system[1]', 'messages[4].content[1]']);
-    const toolsOnly = freeze(snapshot((r) => {
-      r['tools'][2].cache_control = { type: 'ephemeral' };
-      delete r['system'][1].cache_control;
-    }));
+    const toolsOnly = freeze(
+      snapshot((r) => {
+        r['tools'][2].cache_control = { type: 'ephemeral' };
+        delete r['system'][1].cache_control;
+      }),
+    );
     expect(toolsOnly.shared.markers).toEqual(['tools[2]', 'messages[4].content[1]']);
   });
 
@@ -69,7 +84,13 @@ describe('freeze', () => {
     const s = snapshot((r) => {
       r['messages'] = [
         { role: 'user', content: 'hi' },
-        { role: 'assistant', content: [{ type: 'text', text: 'a' }, { type: 'thinking', thinking: 'hmm', signature: 'sig' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'thinking', thinking: 'hmm', signature: 'sig' },
+          ],
+        },
       ];
     });
     const prefix = freeze(s);
@@ -82,12 +103,16 @@ describe('freeze', () => {
     expect(prefix.headEnd).toBe('messages-open');
     expect(decode(prefix.head).endsWith('"messages":[')).toBe(true);
     expect(prefix.shared.markers).toEqual(['system[1]']);
-    const stringSystem = freeze(snapshot((r) => {
-      r['messages'] = [];
-      r['system'] = 'plain system';
-    }));
+    const stringSystem = freeze(
+      snapshot((r) => {
+        r['messages'] = [];
+        r['system'] = 'plain system';
+      }),
+    );
     expect(stringSystem.shared.markers).toEqual(['system[0]']);
-    expect(decode(stringSystem.head)).toContain('"system":[{"type":"text","text":"plain system","cache_control":{"type":"ephemeral"}}]');
+    expect(decode(stringSystem.head)).toContain(
+      '"system":[{"type":"text","text":"plain system","cache_control":{"type":"ephemeral"}}]',
+    );
   });
 
   it('keeps a string system prompt a string when the marker goes elsewhere', () => {
@@ -117,7 +142,10 @@ describe('childRequestBody', () => {
     const turn = {
       tailBlocks: [{ ...child.tailBlocks[0]!, cache_control: { type: 'ephemeral' as const } }],
       messages: [
-        { role: 'assistant' as const, content: [{ type: 'tool_use' as const, id: 't9', name: 'read_file', input: { path: 'a' } }] },
+        {
+          role: 'assistant' as const,
+          content: [{ type: 'tool_use' as const, id: 't9', name: 'read_file', input: { path: 'a' } }],
+        },
         { role: 'user' as const, content: [{ type: 'tool_result' as const, tool_use_id: 't9', content: 'text' }] },
       ],
     };
@@ -132,7 +160,9 @@ describe('childRequestBody', () => {
 
   it('refuses per-request fields that belong to the head, and a bad max_tokens', () => {
     const prefix = freeze(snapshot());
-    expect(() => childRequestBody(prefix, prefix.child('x'), { max_tokens: 10, model: 'other' })).toThrow(/perRequest\.model/);
+    expect(() => childRequestBody(prefix, prefix.child('x'), { max_tokens: 10, model: 'other' })).toThrow(
+      /perRequest\.model/,
+    );
     expect(() => childRequestBody(prefix, prefix.child('x'), { max_tokens: -1 })).toThrow(/perRequest\.max_tokens/);
   });
 
@@ -155,7 +185,11 @@ describe('marker strategies (for comparisons)', () => {
     expect(body.match(/cache_control/g)).toHaveLength(1);
     const none = freeze(snapshot(), { markers: 'none' });
     expect(none.childMarker).toBe(false);
-    expect(decode(childRequestBody(none, none.child('x'), PER, { marker: none.childMarker }))).not.toContain('cache_control');
-    expect(() => freeze(snapshot(), { markers: 'some' as 'none' })).toThrow(/markers: expected one of boundary, last-only, none/);
+    expect(decode(childRequestBody(none, none.child('x'), PER, { marker: none.childMarker }))).not.toContain(
+      'cache_control',
+    );
+    expect(() => freeze(snapshot(), { markers: 'some' as 'none' })).toThrow(
+      /markers: expected one of boundary, last-only, none/,
+    );
   });
 });

@@ -28,7 +28,9 @@ describe('one SharedArrayBuffer, many workers', () => {
     request['messages'][0].content = 'x'.repeat(1 << 20);
     const prefix = freeze(captureSnapshot(request));
     const TASKS = 24;
-    const results = await Promise.all(Array.from({ length: TASKS }, () => pool.run({ kind: 'probe', prefix: prefix.sab }) as Promise<ProbeResult>));
+    const results = await Promise.all(
+      Array.from({ length: TASKS }, () => pool.run({ kind: 'probe', prefix: prefix.sab }) as Promise<ProbeResult>),
+    );
     expect(new Set(results.map((r) => r.sha256))).toEqual(new Set([prefix.sha256]));
     expect(results.every((r) => r.shared && r.byteLength === prefix.byteLength)).toBe(true);
     const threads = new Set(results.map((r) => r.threadId));

@@ -1,10 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import { captureSnapshot } from '../../src/fork/snapshot.ts';
 import { freeze } from '../../src/prefix/freeze.ts';
-import { SAB_HEADER_BYTES, SAB_OFFSET_LENGTH, SAB_OFFSET_MAGIC, attachCount, attachFrozenPrefix, readFrozenHeader } from '../../src/prefix/sab.ts';
+import {
+  SAB_HEADER_BYTES,
+  SAB_OFFSET_LENGTH,
+  SAB_OFFSET_MAGIC,
+  attachCount,
+  attachFrozenPrefix,
+  readFrozenHeader,
+} from '../../src/prefix/sab.ts';
 import { fixture } from '../helpers.ts';
 
-const fresh = (system = 'sab test') => freeze(captureSnapshot({ ...fixture<Record<string, unknown>>('parent-request.json'), system: `${system} ${Math.random()}` }));
+const fresh = (system = 'sab test') =>
+  freeze(
+    captureSnapshot({
+      ...fixture<Record<string, unknown>>('parent-request.json'),
+      system: `${system} ${Math.random()}`,
+    }),
+  );
 
 describe('frozen prefix SharedArrayBuffer', () => {
   it('carries a header with magic, version, length, hash and the head bytes', () => {
@@ -29,7 +42,9 @@ describe('frozen prefix SharedArrayBuffer', () => {
   it('detects a flipped byte in the head', () => {
     const prefix = fresh();
     new Uint8Array(prefix.sab)[SAB_HEADER_BYTES + 10]! ^= 1;
-    expect(() => attachFrozenPrefix(prefix.sab)).toThrow(expect.objectContaining({ code: 'FORK_PREFIX_CORRUPT', message: expect.stringMatching(/sha256/) }));
+    expect(() => attachFrozenPrefix(prefix.sab)).toThrow(
+      expect.objectContaining({ code: 'FORK_PREFIX_CORRUPT', message: expect.stringMatching(/sha256/) }),
+    );
   });
 
   it('detects a bad magic, a bad length and a non-shared buffer', () => {
@@ -39,7 +54,9 @@ describe('frozen prefix SharedArrayBuffer', () => {
     const badLength = fresh();
     new DataView(badLength.sab).setUint32(SAB_OFFSET_LENGTH, 3, true);
     expect(() => attachFrozenPrefix(badLength.sab)).toThrow(/length 3 does not match/);
-    expect(() => attachFrozenPrefix(new ArrayBuffer(64) as unknown as SharedArrayBuffer)).toThrow(/expected a SharedArrayBuffer/);
+    expect(() => attachFrozenPrefix(new ArrayBuffer(64) as unknown as SharedArrayBuffer)).toThrow(
+      /expected a SharedArrayBuffer/,
+    );
     expect(() => attachFrozenPrefix(new SharedArrayBuffer(8))).toThrow(/shorter than the header/);
   });
 });

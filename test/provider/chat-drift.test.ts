@@ -22,7 +22,10 @@ afterAll(async () => {
 describe('the wire-level drift check on Chat Completions', () => {
   it('a body that does not begin with the frozen head never leaves the process: FORK_PREFIX_DRIFT, not a silent miss', async () => {
     const prefix = freeze(bigSnapshot(`drift-${Date.now()}:`), { provider: 'openai' });
-    const wire = openForkWire({ provider: 'openai', baseURL: `${emulator.url}/v1`, apiKey: 'k', maxRetries: 0, timeoutMs: 10_000, headers: {} }, prefix);
+    const wire = openForkWire(
+      { provider: 'openai', baseURL: `${emulator.url}/v1`, apiKey: 'k', maxRetries: 0, timeoutMs: 10_000, headers: {} },
+      prefix,
+    );
     const good = wire.body(prefix.child('read a.ts'), { max_tokens: 64, stream: true }, false);
     const sent = await wire.transport.send(good, {});
     expect(sent.message.stop_reason).toBe('end_turn');
@@ -35,7 +38,10 @@ describe('the wire-level drift check on Chat Completions', () => {
       () => undefined,
       (err: unknown) => err,
     );
-    expect(describeFailure(failure)).toMatchObject({ code: 'FORK_PREFIX_DRIFT', data: { offset: prefix.byteLength - 10 } });
+    expect(describeFailure(failure)).toMatchObject({
+      code: 'FORK_PREFIX_DRIFT',
+      data: { offset: prefix.byteLength - 10 },
+    });
     expect(hasCode(describeFailure(failure), 'FORK_PREFIX_DRIFT')).toBe(true);
     expect(requests).toBe(before);
   });

@@ -23,7 +23,14 @@ async function fanOut(provider: ProviderId, api: EmulatorApi, layout: 'claude' |
   const order: string[] = [];
   const offStart = emulator.on('request-start', (e) => order.push(`start ${e.requestId}`));
   const offEnd = emulator.on('request-end', (e) => order.push(`end ${e.requestId}`));
-  const engine = await ForkEngine.create({ provider, baseURL: `${emulator.url}/v1`, apiKey: 'test', workspace: workspace(), pool: { maxThreads: 2 }, layout });
+  const engine = await ForkEngine.create({
+    provider,
+    baseURL: `${emulator.url}/v1`,
+    apiKey: 'test',
+    workspace: workspace(),
+    pool: { maxThreads: 2 },
+    layout,
+  });
   try {
     const result = await engine.fanOut(bigSnapshot(tag), DIRECTIVES).settled();
     return { result, order };

@@ -17,7 +17,12 @@ function parent(messages?: unknown[]): ReturnType<typeof captureSnapshot> {
   return captureSnapshot(request);
 }
 
-function childBody(provider: ProviderId, layout: 'claude' | 'qwen', directive: string, messages?: unknown[]): { body: Uint8Array; head: Uint8Array; json: Json } {
+function childBody(
+  provider: ProviderId,
+  layout: 'claude' | 'qwen',
+  directive: string,
+  messages?: unknown[],
+): { body: Uint8Array; head: Uint8Array; json: Json } {
   const prefix = freeze(parent(messages), { provider, layout });
   const attached = attachFrozenPrefix(prefix.sab);
   const wire = openForkWire({ ...API, provider }, attached);
@@ -26,7 +31,11 @@ function childBody(provider: ProviderId, layout: 'claude' | 'qwen', directive: s
 }
 
 const markedParts = (messages: Json[]): string[] =>
-  messages.flatMap((m, i) => (Array.isArray(m['content']) ? (m['content'] as Json[]).flatMap((p, j) => (p['cache_control'] ? [`${i}:${m['role']}:${j}`] : [])) : []));
+  messages.flatMap((m, i) =>
+    Array.isArray(m['content'])
+      ? (m['content'] as Json[]).flatMap((p, j) => (p['cache_control'] ? [`${i}:${m['role']}:${j}`] : []))
+      : [],
+  );
 
 describe('a Chat Completions head', () => {
   it('DashScope, qwen layout: the head bytes begin every body; markers where Qwen Code puts them plus the shared boundary; at most 4, none counted on tools', () => {
@@ -36,7 +45,18 @@ describe('a Chat Completions head', () => {
     expect(Buffer.from(a.head).equals(Buffer.from(b.head))).toBe(true);
     const m = a.json['messages'] as Json[];
     // system (stable), the parent's history, the placeholder results of both calls, then the child
-    expect(m.map((x) => x['role'])).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'tool', 'tool', 'user', 'assistant', 'user']);
+    expect(m.map((x) => x['role'])).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
+      'tool',
+      'user',
+      'assistant',
+      'user',
+    ]);
     expect(m[4]!['tool_calls'].map((c: Json) => c['function']['name'])).toEqual(['agent', 'agent']);
     expect(m[8]!['content']).toBe(QWEN_ACK);
     expect(m[9]!['content']).toEqual([{ type: 'text', text: QWEN_BEGIN, cache_control: { type: 'ephemeral' } }]);
@@ -56,7 +76,16 @@ describe('a Chat Completions head', () => {
     const text = new TextDecoder().decode(a.body);
     expect(text).not.toContain('cache_control');
     const m = a.json['messages'] as Json[];
-    expect(m.map((x) => x['role'])).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'tool', 'tool', 'user']);
+    expect(m.map((x) => x['role'])).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'tool',
+      'assistant',
+      'tool',
+      'tool',
+      'user',
+    ]);
     expect(typeof m[0]!['content'] === 'string' || Array.isArray(m[0]!['content'])).toBe(true);
     expect(a.json['max_completion_tokens']).toBe(512);
     expect(a.json['max_tokens']).toBeUndefined();
@@ -84,7 +113,9 @@ describe('a Chat Completions head', () => {
 
   it('the Anthropic head is what it always was (the default provider)', () => {
     const snapshot = parent();
-    expect(Buffer.from(freeze(snapshot, { provider: 'anthropic' }).head).equals(Buffer.from(freeze(snapshot).head))).toBe(true);
+    expect(
+      Buffer.from(freeze(snapshot, { provider: 'anthropic' }).head).equals(Buffer.from(freeze(snapshot).head)),
+    ).toBe(true);
     expect(freeze(snapshot).provider).toBe('anthropic');
   });
 });

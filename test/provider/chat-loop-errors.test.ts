@@ -32,7 +32,17 @@ afterAll(async () => {
 /** One fork's loop, in-thread, through the DashScope wire and the real openai client. */
 async function runOne(tag: string) {
   const prefix = freeze(bigSnapshot(tag), { provider: 'dashscope', layout: 'qwen' });
-  const wire = openForkWire({ provider: 'dashscope', baseURL: `${emulator.url}/v1`, apiKey: 'k', maxRetries: 0, timeoutMs: 10_000, headers: {} }, prefix);
+  const wire = openForkWire(
+    {
+      provider: 'dashscope',
+      baseURL: `${emulator.url}/v1`,
+      apiKey: 'k',
+      maxRetries: 0,
+      timeoutMs: 10_000,
+      headers: {},
+    },
+    prefix,
+  );
   const clock = new ManualClock();
   const events: string[] = [];
   const run = runForkLoop({
@@ -63,7 +73,17 @@ describe('the loop on a Chat Completions wire', () => {
     expect(retried.events).toContain('retry 500');
     fault = 'none';
     const prefix = freeze(bigSnapshot(`bad-${Date.now()}:`), { provider: 'dashscope' });
-    const wire = openForkWire({ provider: 'dashscope', baseURL: `${emulator.url}/v1`, apiKey: 'k', maxRetries: 0, timeoutMs: 10_000, headers: {} }, prefix);
+    const wire = openForkWire(
+      {
+        provider: 'dashscope',
+        baseURL: `${emulator.url}/v1`,
+        apiKey: 'k',
+        maxRetries: 0,
+        timeoutMs: 10_000,
+        headers: {},
+      },
+      prefix,
+    );
     // n = 2: the emulator serves one choice per request, as a 400
     const outcome = await runForkLoop({
       prefix,
@@ -74,7 +94,10 @@ describe('the loop on a Chat Completions wire', () => {
       retry: { retries: 2, baseMs: 0, maxMs: 0 },
     });
     expect(outcome.status).toBe('failed');
-    expect(outcome.error).toMatchObject({ code: 'FORK_API_ERROR', data: { status: 400, type: 'invalid_request_error' } });
+    expect(outcome.error).toMatchObject({
+      code: 'FORK_API_ERROR',
+      data: { status: 400, type: 'invalid_request_error' },
+    });
     expect(outcome.failedAttempts).toEqual([]);
   });
 });

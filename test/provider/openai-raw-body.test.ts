@@ -10,11 +10,58 @@ let baseURL = '';
 const received: { path: string; headers: IncomingMessage['headers']; bytes: Buffer }[] = [];
 
 const CHUNKS = [
-  { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'he' }, finish_reason: null }] },
-  { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'llo' }, finish_reason: null }] },
-  { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"pa' } }] }, finish_reason: null }] },
-  { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: 'th":"a.ts"}' } }] }, finish_reason: 'tool_calls' }] },
-  { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: { prompt_tokens: 3000, completion_tokens: 7, prompt_tokens_details: { cached_tokens: 2944 } } },
+  {
+    id: 'c1',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, delta: { role: 'assistant', content: 'he' }, finish_reason: null }],
+  },
+  {
+    id: 'c1',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, delta: { content: 'llo' }, finish_reason: null }],
+  },
+  {
+    id: 'c1',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'm',
+    choices: [
+      {
+        index: 0,
+        delta: {
+          tool_calls: [
+            { index: 0, id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"pa' } },
+          ],
+        },
+        finish_reason: null,
+      },
+    ],
+  },
+  {
+    id: 'c1',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'm',
+    choices: [
+      {
+        index: 0,
+        delta: { tool_calls: [{ index: 0, function: { arguments: 'th":"a.ts"}' } }] },
+        finish_reason: 'tool_calls',
+      },
+    ],
+  },
+  {
+    id: 'c1',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'm',
+    choices: [],
+    usage: { prompt_tokens: 3000, completion_tokens: 7, prompt_tokens_details: { cached_tokens: 2944 } },
+  },
 ];
 
 beforeAll(async () => {
@@ -39,7 +86,8 @@ afterAll(async () => {
 describe('the openai client with a raw body', () => {
   it('sends a Uint8Array body byte for byte (no re-serialization) and the stream assembles to the neutral message', async () => {
     // not what JSON.stringify would write: spaces, a key order of our own, an escaped slash, a non-ASCII character
-    const text = '{"model":"m", "messages":[{"role":"user","content":"caf\u00e9 \\/ x"}],"stream":true , "stream_options":{"include_usage":true}}';
+    const text =
+      '{"model":"m", "messages":[{"role":"user","content":"caf\u00e9 \\/ x"}],"stream":true , "stream_options":{"include_usage":true}}';
     const body = new TextEncoder().encode(text);
     const client = createChatClient({ provider: 'dashscope', baseURL, apiKey: 'k', maxRetries: 0 });
     let started = 0;
@@ -56,6 +104,11 @@ describe('the openai client with a raw body', () => {
       { type: 'tool_use', id: 'call_1', name: 'read_file', input: { path: 'a.ts' } },
     ]);
     expect(sent.message.stop_reason).toBe('tool_use');
-    expect(sent.message.usage).toEqual({ input_tokens: 56, cache_creation_input_tokens: 0, cache_read_input_tokens: 2944, output_tokens: 7 });
+    expect(sent.message.usage).toEqual({
+      input_tokens: 56,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 2944,
+      output_tokens: 7,
+    });
   });
 });

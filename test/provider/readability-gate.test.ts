@@ -6,8 +6,16 @@ import type { Readability } from '../../src/wire/providers.ts';
 const flush = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** The warmer's permit, and whether a sibling's first request got through after each step. */
-async function sibling(readable: Readability): Promise<{ afterAcquire: boolean; afterStart: boolean; afterEnd: boolean }> {
-  const gate = new WarmGate({ strategy: 'first-child', limit: apiLimiter(8), ttlMs: 300_000, clock: new ManualClock(), readable });
+async function sibling(
+  readable: Readability,
+): Promise<{ afterAcquire: boolean; afterStart: boolean; afterEnd: boolean }> {
+  const gate = new WarmGate({
+    strategy: 'first-child',
+    limit: apiLimiter(8),
+    ttlMs: 300_000,
+    clock: new ManualClock(),
+    readable,
+  });
   const warmer = await gate.acquire({ turn: 1, first: true });
   let through = false;
   void gate.acquire({ turn: 1, first: true }).then(() => (through = true));
@@ -35,7 +43,13 @@ describe('the warm-first gate follows the provider’s readability rule', () => 
   });
 
   it('a warmer that fails after its response began does not open the gate on a completion provider: the next first request warms', async () => {
-    const gate = new WarmGate({ strategy: 'first-child', limit: apiLimiter(8), ttlMs: 300_000, clock: new ManualClock(), readable: 'response-end' });
+    const gate = new WarmGate({
+      strategy: 'first-child',
+      limit: apiLimiter(8),
+      ttlMs: 300_000,
+      clock: new ManualClock(),
+      readable: 'response-end',
+    });
     const warmer = await gate.acquire({ turn: 1, first: true });
     const next = gate.acquire({ turn: 1, first: true });
     warmer.started({ status: 200 });

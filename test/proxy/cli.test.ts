@@ -13,7 +13,10 @@ const children: ChildProcess[] = [];
 const dirs: string[] = [];
 
 function start(args: string[]): { child: ChildProcess; out: () => string; err: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'proxy', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'proxy', ...args], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let out = '';
   let err = '';
@@ -37,7 +40,8 @@ function stderrMatch(run: { child: ChildProcess; err: () => string }, pattern: R
 }
 
 afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const child of children.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -46,7 +50,18 @@ describe('forkcache proxy (command)', () => {
     const emu = await emulator();
     const dir = mkdtempSync(join(tmpdir(), 'proxy-cli-'));
     dirs.push(dir);
-    const run = start(['--upstream', emu.url, '--port', '0', '--warm-first', '--json', '--report', join(dir, 'proxy.html'), '--log-dir', join(dir, 'log')]);
+    const run = start([
+      '--upstream',
+      emu.url,
+      '--port',
+      '0',
+      '--warm-first',
+      '--json',
+      '--report',
+      join(dir, 'proxy.html'),
+      '--log-dir',
+      join(dir, 'log'),
+    ]);
     const line = await firstLine(run.child);
     const match = /^forkcache proxy listening on (http:\/\/127\.0\.0\.1:(\d+))$/.exec(line);
     expect(match, line).not.toBeNull();
@@ -57,13 +72,21 @@ describe('forkcache proxy (command)', () => {
     run.child.kill('SIGTERM');
     const [code] = await exited;
     expect(code, run.err()).toBe(0);
-    const summary = JSON.parse(run.out().trim().split('\n').pop()!) as { requests: { total: number }; fanouts: { id: string; requests: number }[]; report: string };
+    const summary = JSON.parse(run.out().trim().split('\n').pop()!) as {
+      requests: { total: number };
+      fanouts: { id: string; requests: number }[];
+      report: string;
+    };
     expect(summary.requests.total).toBe(3);
     expect(summary.fanouts).toEqual([expect.objectContaining({ requests: 3 })]);
     const html = readFileSync(summary.report, 'utf8');
     expect(html).toContain(`${summary.fanouts[0]!.id}: 3 requests`);
     expect(html.match(/<svg/g)?.length).toBe(4);
-    expect(readFileSync(join(dir, 'log', 'exchanges.jsonl'), 'utf8').trim().split('\n')).toHaveLength(6);
+    expect(
+      readFileSync(join(dir, 'log', 'exchanges.jsonl'), 'utf8')
+        .trim()
+        .split('\n'),
+    ).toHaveLength(6);
     expect(run.err()).toMatch(/^#\d POST \/v1\/messages 200 /m);
   });
 
@@ -80,8 +103,18 @@ describe('forkcache proxy (command)', () => {
     const exited = once(run.child, 'exit');
     run.child.kill('SIGKILL');
     await exited;
-    const lines = readFileSync(join(dir, 'exchanges.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; seq: number });
-    expect(lines.map((l) => `${l.type}${l.seq}`)).toEqual(['request1', 'response1', 'request2', 'response2', 'request3', 'response3']);
+    const lines = readFileSync(join(dir, 'exchanges.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; seq: number });
+    expect(lines.map((l) => `${l.type}${l.seq}`)).toEqual([
+      'request1',
+      'response1',
+      'request2',
+      'response2',
+      'request3',
+      'response3',
+    ]);
   });
 
   it('exits 2 on a bad flag, naming it', async () => {

@@ -2,11 +2,25 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { cc, emulator, MODEL, proxy, sdk, words } from './helpers.ts';
 
-const tool = (name: string, description: string): Anthropic.Tool => ({ name, description, input_schema: { type: 'object', properties: {} } });
-const billing = (cch: string, subagent = false): Anthropic.TextBlockParam => ({ type: 'text', text: `x-anthropic-billing-header: cc_version=2.1.332; cc_entrypoint=cli;${subagent ? ' cc_is_subagent=true;' : ''} cch=${cch};` });
+const tool = (name: string, description: string): Anthropic.Tool => ({
+  name,
+  description,
+  input_schema: { type: 'object', properties: {} },
+});
+const billing = (cch: string, subagent = false): Anthropic.TextBlockParam => ({
+  type: 'text',
+  text: `x-anthropic-billing-header: cc_version=2.1.332; cc_entrypoint=cli;${subagent ? ' cc_is_subagent=true;' : ''} cch=${cch};`,
+});
 
-async function send(client: Anthropic, params: Partial<Anthropic.MessageCreateParamsNonStreaming>, headers: Record<string, string> = {}): Promise<Anthropic.Message> {
-  return client.messages.create({ model: MODEL, max_tokens: 32, messages: [{ role: 'user', content: 'go' }], ...params }, { headers });
+async function send(
+  client: Anthropic,
+  params: Partial<Anthropic.MessageCreateParamsNonStreaming>,
+  headers: Record<string, string> = {},
+): Promise<Anthropic.Message> {
+  return client.messages.create(
+    { model: MODEL, max_tokens: 32, messages: [{ role: 'user', content: 'go' }], ...params },
+    { headers },
+  );
 }
 
 describe('miss diagnosis', () => {
@@ -16,7 +30,11 @@ describe('miss diagnosis', () => {
     const system = [{ type: 'text' as const, text: words(500, 'sys'), cache_control: cc }];
     const first = await send(client, { tools: [tool('read', 'read a file')], system });
     // The API's own diagnosis, when asked for, is recorded next to the proxy's.
-    await send(client, { tools: [tool('read', 'read a file, faster')], system, diagnostics: { previous_message_id: first.id } } as Partial<Anthropic.MessageCreateParamsNonStreaming>);
+    await send(client, {
+      tools: [tool('read', 'read a file, faster')],
+      system,
+      diagnostics: { previous_message_id: first.id },
+    } as Partial<Anthropic.MessageCreateParamsNonStreaming>);
     const [, second] = px.ledger.records();
     expect(second!.usage!.cache_read_input_tokens).toBe(0);
     expect(second!.diagnosis).toMatchObject({ reason: 'tools_changed', relatedTo: 1 });
@@ -27,19 +45,35 @@ describe('miss diagnosis', () => {
     const px = await proxy({ upstream: (await emulator()).url });
     const client = sdk(px.url);
     const blocks = Array.from({ length: 30 }, (_, i) => ({ type: 'text' as const, text: words(40, `b${i}x`) }));
-    await send(client, { messages: [{ role: 'user', content: [...blocks.slice(0, 3).map((b, i) => (i === 2 ? { ...b, cache_control: cc } : b))] }] });
-    await send(client, { messages: [{ role: 'user', content: blocks.map((b, i) => (i === 29 ? { ...b, cache_control: cc } : b)) }] });
+    await send(client, {
+      messages: [
+        { role: 'user', content: [...blocks.slice(0, 3).map((b, i) => (i === 2 ? { ...b, cache_control: cc } : b))] },
+      ],
+    });
+    await send(client, {
+      messages: [{ role: 'user', content: blocks.map((b, i) => (i === 29 ? { ...b, cache_control: cc } : b)) }],
+    });
     const [, second] = px.ledger.records();
     expect(second!.usage!.cache_read_input_tokens).toBe(0);
-    expect(second!.diagnosis).toMatchObject({ reason: 'marker_too_far_back', relatedTo: 1, firstDiff: { path: 'messages.0.content.3' } });
+    expect(second!.diagnosis).toMatchObject({
+      reason: 'marker_too_far_back',
+      relatedTo: 1,
+      firstDiff: { path: 'messages.0.content.3' },
+    });
     expect(second!.diagnosis!.missedTokens).toBeGreaterThan(100);
   });
 
   it("names Claude Code's billing block when the upstream caches it, and --strip-billing-block fixes it (measured)", async () => {
-    const system = (cch: string) => [billing(cch), { type: 'text' as const, text: words(800, 'cc'), cache_control: cc }];
+    const system = (cch: string) => [
+      billing(cch),
+      { type: 'text' as const, text: words(800, 'cc'), cache_control: cc },
+    ];
     const run = async (strip: boolean) => {
       // An upstream that keys the billing block, as third-party gateways do (the emulator's strict mode).
-      const px = await proxy({ upstream: (await emulator({ strictBillingBlock: true })).url, stripBillingBlock: strip });
+      const px = await proxy({
+        upstream: (await emulator({ strictBillingBlock: true })).url,
+        stripBillingBlock: strip,
+      });
       const client = sdk(px.url);
       await send(client, { system: system('aaa') });
       await send(client, { system: system('bbb') });
@@ -53,7 +87,9 @@ describe('miss diagnosis', () => {
     expect(stripped.records[1]!.usage!.cache_read_input_tokens).toBeGreaterThan(800);
     expect(stripped.records[1]!.diagnosis!.reason).toBe('read');
     expect(stripped.records[1]!.savedUsd.stripBilling).toBeGreaterThan(0);
-    expect(stripped.px.summary().saved_by_proxy_usd.strip_billing_block).toBe(stripped.records[1]!.savedUsd.stripBilling);
+    expect(stripped.px.summary().saved_by_proxy_usd.strip_billing_block).toBe(
+      stripped.records[1]!.savedUsd.stripBilling,
+    );
   });
 
   it('groups a Claude Code fork fan-out by session header, boilerplate and shared prefix', async () => {
@@ -61,10 +97,17 @@ describe('miss diagnosis', () => {
     const client = sdk(px.url);
     const session = { 'x-claude-code-session-id': 'sess-1' };
     const tools = [tool('Agent', 'spawn a fork')];
-    const history: Anthropic.MessageParam[] = [{ role: 'user', content: [{ type: 'text', text: words(600, 'task'), cache_control: cc }] }];
+    const history: Anthropic.MessageParam[] = [
+      { role: 'user', content: [{ type: 'text', text: words(600, 'task'), cache_control: cc }] },
+    ];
     const system = [billing('p'), { type: 'text' as const, text: words(300, 'sys'), cache_control: cc }];
     await send(client, { tools, system, messages: history }, session);
-    const calls = [0, 1, 2].map((i) => ({ type: 'tool_use' as const, id: `toolu_${i}`, name: 'Agent', input: { subagent_type: 'fork', prompt: `part ${i}` } }));
+    const calls = [0, 1, 2].map((i) => ({
+      type: 'tool_use' as const,
+      id: `toolu_${i}`,
+      name: 'Agent',
+      input: { subagent_type: 'fork', prompt: `part ${i}` },
+    }));
     const child = (i: number) =>
       send(
         client,
@@ -74,7 +117,17 @@ describe('miss diagnosis', () => {
           messages: [
             ...history.map((m) => ({ ...m, content: [{ type: 'text' as const, text: words(600, 'task') }] })),
             { role: 'assistant', content: [calls[i]!] },
-            { role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${i}`, content: 'Fork started' }, { type: 'text', text: `<fork-boilerplate>rules</fork-boilerplate>\nDirective: part ${i}`, cache_control: cc }] },
+            {
+              role: 'user',
+              content: [
+                { type: 'tool_result', tool_use_id: `toolu_${i}`, content: 'Fork started' },
+                {
+                  type: 'text',
+                  text: `<fork-boilerplate>rules</fork-boilerplate>\nDirective: part ${i}`,
+                  cache_control: cc,
+                },
+              ],
+            },
           ],
         },
         session,

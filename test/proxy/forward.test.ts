@@ -56,8 +56,18 @@ describe('forwarding', () => {
       res.end(bytes.subarray(at));
     });
     const px = await proxy({ upstream: `${upstream}/base/` });
-    const sent = Buffer.from('{"model":"claude-opus-5-5","max_tokens":9,  "stream":true,"messages":[{"role":"user","content":"hi"}]}');
-    const response = await fetch(`${px.url}/v1/messages?beta=true`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-ant-secret-0123456789', 'anthropic-version': '2026-10-21' }, body: sent });
+    const sent = Buffer.from(
+      '{"model":"claude-opus-5-5","max_tokens":9,  "stream":true,"messages":[{"role":"user","content":"hi"}]}',
+    );
+    const response = await fetch(`${px.url}/v1/messages?beta=true`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: 'Bearer sk-ant-secret-0123456789',
+        'anthropic-version': '2026-10-21',
+      },
+      body: sent,
+    });
     const received = Buffer.from(await response.arrayBuffer());
     expect(received.equals(bytes)).toBe(true);
     expect(response.status).toBe(200);
@@ -69,16 +79,29 @@ describe('forwarding', () => {
     expect(seen!.headers['authorization']).toBe('Bearer sk-ant-secret-0123456789');
     await until(() => px.ledger.records().length === 1, 'recorded');
     const [record] = px.ledger.records();
-    expect(record!.usage).toMatchObject({ input_tokens: 5, cache_creation_input_tokens: 7, cache_read_input_tokens: 11, output_tokens: 9 });
+    expect(record!.usage).toMatchObject({
+      input_tokens: 5,
+      cache_creation_input_tokens: 7,
+      cache_read_input_tokens: 11,
+      output_tokens: 9,
+    });
     expect(record!.requestId).toBe('req_42');
     expect(record!.ttfbMs).toBeGreaterThanOrEqual(0);
   });
 
   it('passes upstream errors through as the client would have seen them', async () => {
     const error = '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_9"}';
-    const upstream = await stub((_req, _body, res) => res.writeHead(529, { 'content-type': 'application/json', 'retry-after': '3', 'x-should-retry': 'true' }).end(error));
+    const upstream = await stub((_req, _body, res) =>
+      res
+        .writeHead(529, { 'content-type': 'application/json', 'retry-after': '3', 'x-should-retry': 'true' })
+        .end(error),
+    );
     const px = await proxy({ upstream });
-    const response = await fetch(`${px.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const response = await fetch(`${px.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(response.status).toBe(529);
     expect(response.headers.get('retry-after')).toBe('3');
     expect(response.headers.get('x-should-retry')).toBe('true');
@@ -96,7 +119,11 @@ describe('forwarding', () => {
     });
     const px = await proxy({ upstream });
     const started = new Promise<ExchangeStart>((resolve) => px.on('exchange-start', resolve));
-    const response = await fetch(`${px.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":"claude-opus-5-5","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"hi"}]}' });
+    const response = await fetch(`${px.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"model":"claude-opus-5-5","max_tokens":9,"stream":true,"messages":[{"role":"user","content":"hi"}]}',
+    });
     expect((await started).model).toBe('claude-opus-5-5');
     expect(px.inFlight).toBe(1); // still streaming
     release!();
@@ -139,7 +166,13 @@ describe('forwarding', () => {
     const upstream = await stub(() => upstreamCalls++);
     const px = await proxy({ upstream });
     const target = new URL(px.url);
-    const req = request({ host: target.hostname, port: target.port, path: '/v1/messages', method: 'POST', headers: { 'content-length': '1000' } });
+    const req = request({
+      host: target.hostname,
+      port: target.port,
+      path: '/v1/messages',
+      method: 'POST',
+      headers: { 'content-length': '1000' },
+    });
     req.on('error', () => undefined);
     await new Promise<void>((resolve) => req.write('{"model":', () => resolve()));
     req.destroy();
@@ -151,17 +184,31 @@ describe('forwarding', () => {
   it('--log-dir appends every exchange with the keys masked', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'proxy-log-'));
     try {
-      const upstream = await stub((_req, _body, res) => res.writeHead(200, { 'content-type': 'text/event-stream' }).end(SSE));
+      const upstream = await stub((_req, _body, res) =>
+        res.writeHead(200, { 'content-type': 'text/event-stream' }).end(SSE),
+      );
       const px = await proxy({ upstream, logDir: dir });
       for (let i = 0; i < 2; i++) {
-        const response = await fetch(`${px.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': 'sk-ant-api03-verysecretvalue-WXYZ', 'content-type': 'application/json' }, body: `{"n":${i}}` });
+        const response = await fetch(`${px.url}/v1/messages`, {
+          method: 'POST',
+          headers: { 'x-api-key': 'sk-ant-api03-verysecretvalue-WXYZ', 'content-type': 'application/json' },
+          body: `{"n":${i}}`,
+        });
         await response.text();
       }
       await until(() => px.ledger.records().length === 2, 'recorded');
       const text = readFileSync(join(dir, 'exchanges.jsonl'), 'utf8');
       expect(text).not.toContain('verysecret');
-      const lines = text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-      expect(lines.map((l) => `${String(l['type'])}${String(l['seq'])}`)).toEqual(['request1', 'response1', 'request2', 'response2']);
+      const lines = text
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(lines.map((l) => `${String(l['type'])}${String(l['seq'])}`)).toEqual([
+        'request1',
+        'response1',
+        'request2',
+        'response2',
+      ]);
       expect((lines[0]!['headers'] as Record<string, string>)['x-api-key']).toBe('****WXYZ');
       expect(lines[1]!['body']).toBe(SSE);
     } finally {
@@ -173,12 +220,33 @@ describe('forwarding', () => {
 describe('compressed responses', () => {
   it('passes gzip bytes through unchanged and still reads the usage', async () => {
     const { gzipSync } = await import('node:zlib');
-    const message = { id: 'msg_z', type: 'message', role: 'assistant', model: 'claude-opus-5-5', content: [{ type: 'text', text: 'hi' }], usage: { input_tokens: 3, cache_creation_input_tokens: 0, cache_read_input_tokens: 40, output_tokens: 2 } };
+    const message = {
+      id: 'msg_z',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-opus-5-5',
+      content: [{ type: 'text', text: 'hi' }],
+      usage: { input_tokens: 3, cache_creation_input_tokens: 0, cache_read_input_tokens: 40, output_tokens: 2 },
+    };
     const zipped = gzipSync(JSON.stringify(message));
-    const upstream = await stub((_req, _body, res) => res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': zipped.length }).end(zipped));
+    const upstream = await stub((_req, _body, res) =>
+      res
+        .writeHead(200, {
+          'content-type': 'application/json',
+          'content-encoding': 'gzip',
+          'content-length': zipped.length,
+        })
+        .end(zipped),
+    );
     const px = await proxy({ upstream });
     const target = new URL(px.url);
-    const req = request({ host: target.hostname, port: target.port, path: '/v1/messages', method: 'POST', headers: { 'accept-encoding': 'gzip' } });
+    const req = request({
+      host: target.hostname,
+      port: target.port,
+      path: '/v1/messages',
+      method: 'POST',
+      headers: { 'accept-encoding': 'gzip' },
+    });
     req.end('{"model":"claude-opus-5-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}');
     const [res] = (await once(req, 'response')) as [IncomingMessage];
     const chunks: Buffer[] = [];

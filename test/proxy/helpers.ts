@@ -47,7 +47,11 @@ export async function until(ready: () => boolean, what: string, maxTurns = 50_00
 }
 
 /** A fan-out's request: a shared system + history with a marker on its last block, then one directive. */
-export function childParams(shared: string, directive: string, stream: boolean): Anthropic.MessageCreateParamsNonStreaming {
+export function childParams(
+  shared: string,
+  directive: string,
+  stream: boolean,
+): Anthropic.MessageCreateParamsNonStreaming {
   return {
     model: MODEL,
     max_tokens: 64,
@@ -66,7 +70,10 @@ export function childParams(shared: string, directive: string, stream: boolean):
 }
 
 /** Send through the SDK and read the answer to its end (a stream through `messages.stream`). */
-export async function complete(client: Anthropic, params: Anthropic.MessageCreateParamsNonStreaming): Promise<Anthropic.Message> {
+export async function complete(
+  client: Anthropic,
+  params: Anthropic.MessageCreateParamsNonStreaming,
+): Promise<Anthropic.Message> {
   if ((params as { stream?: boolean }).stream) {
     const { stream: _stream, ...rest } = params as Anthropic.MessageCreateParamsNonStreaming & { stream?: boolean };
     return client.messages.stream(rest).finalMessage();

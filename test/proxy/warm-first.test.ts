@@ -14,7 +14,9 @@ async function fanOut(warmFirst: boolean) {
   const px = await proxy({ upstream: emu.url, warmFirst });
   const client = sdk(px.url);
   const shared = words(2000, `cold${String(warmFirst)}`);
-  const all = Promise.all([0, 1, 2, 3].map((i) => complete(client, childParams(shared, `directive ${i}`, i % 2 === 0))));
+  const all = Promise.all(
+    [0, 1, 2, 3].map((i) => complete(client, childParams(shared, `directive ${i}`, i % 2 === 0))),
+  );
   return { clock, emu, px, all, arrived: () => arrived };
 }
 
@@ -26,7 +28,11 @@ describe('--warm-first', () => {
     await all;
     const records = px.ledger.records();
     expect(records.map((r) => r.usage!.cache_read_input_tokens)).toEqual([0, 0, 0, 0]);
-    expect(records.slice(1).map((r) => r.diagnosis?.reason)).toEqual(['sibling_not_readable', 'sibling_not_readable', 'sibling_not_readable']);
+    expect(records.slice(1).map((r) => r.diagnosis?.reason)).toEqual([
+      'sibling_not_readable',
+      'sibling_not_readable',
+      'sibling_not_readable',
+    ]);
     expect(px.summary().fanouts[0]!.cache_efficiency).toBe(0);
   });
 
@@ -66,6 +72,11 @@ describe('--warm-first', () => {
     await until(() => upstreamClock.pending === 2, 'the held one released at the bound');
     upstreamClock.advance(100);
     await all;
-    expect(px.ledger.records().map((r) => r.warm).sort()).toEqual(['timeout', 'warmer']);
+    expect(
+      px.ledger
+        .records()
+        .map((r) => r.warm)
+        .sort(),
+    ).toEqual(['timeout', 'warmer']);
   });
 });

@@ -31,17 +31,35 @@ describe('bench report', () => {
 
   it('finds the shape of economics rows, and only there', () => {
     const { suites } = readBenchResults(BENCH_FIXTURE);
-    expect(economicsShape(suites[1]!)).toEqual({ nKey: 'children', strategyKey: 'strategy', savingKeys: ['savings_vs_no_cache', 'savings_vs_fresh_agents'], facetKeys: [] });
+    expect(economicsShape(suites[1]!)).toEqual({
+      nKey: 'children',
+      strategyKey: 'strategy',
+      savingKeys: ['savings_vs_no_cache', 'savings_vs_fresh_agents'],
+      facetKeys: [],
+    });
     expect(economicsShape(suites[0]!)).toBeUndefined();
     expect(economicsShape({ name: 'economics', rows: [{ strategy: 'x', savings: 0.5 }] })).toBeUndefined(); // no N: tables only
   });
 
   it('splits rows of several prefix sizes into one chart each, and reads "78.1%" savings', () => {
     const rows = ['10K', '50K'].flatMap((prefix) =>
-      [2, 4, 8].flatMap((forks) => ['forkcache', 'no-cache'].map((strategy) => ({ prefix, forks, strategy, shared_tokens: strategy === 'no-cache' ? 'n/a' : 100, savings_vs_no_cache: strategy === 'no-cache' ? '0.0%' : `${60 + forks}.5%` }))),
+      [2, 4, 8].flatMap((forks) =>
+        ['forkcache', 'no-cache'].map((strategy) => ({
+          prefix,
+          forks,
+          strategy,
+          shared_tokens: strategy === 'no-cache' ? 'n/a' : 100,
+          savings_vs_no_cache: strategy === 'no-cache' ? '0.0%' : `${60 + forks}.5%`,
+        })),
+      ),
     );
     const shape = economicsShape({ name: 'economics', rows })!;
-    expect(shape).toEqual({ nKey: 'forks', strategyKey: 'strategy', savingKeys: ['savings_vs_no_cache'], facetKeys: ['prefix'] });
+    expect(shape).toEqual({
+      nKey: 'forks',
+      strategyKey: 'strategy',
+      savingKeys: ['savings_vs_no_cache'],
+      facetKeys: ['prefix'],
+    });
     const charts = economicsCharts(rows, shape);
     expect(charts.map((c) => c.caption)).toEqual([
       'savings_vs_no_cache against forks (prefix 10K), one line per strategy.',
@@ -54,7 +72,14 @@ describe('bench report', () => {
 
   it('names the file and the field of a malformed results file', () => {
     expect(() => readBenchResults(benchFile('{"suites": ['))).toThrow(/latest\.json: not valid JSON/);
-    expect(() => readBenchResults(benchFile({ suites: [{ title: 'x', rows: [] }] }))).toThrow(expect.objectContaining({ code: 'REPORT_FILE_INVALID', message: expect.stringMatching(/latest\.json: suites\[0\]\.name: /) }));
-    expect(() => readBenchResults(join(tmpdir(), 'no-such-bench.json'))).toThrow(expect.objectContaining({ code: 'REPORT_FILE_MISSING' }));
+    expect(() => readBenchResults(benchFile({ suites: [{ title: 'x', rows: [] }] }))).toThrow(
+      expect.objectContaining({
+        code: 'REPORT_FILE_INVALID',
+        message: expect.stringMatching(/latest\.json: suites\[0\]\.name: /),
+      }),
+    );
+    expect(() => readBenchResults(join(tmpdir(), 'no-such-bench.json'))).toThrow(
+      expect.objectContaining({ code: 'REPORT_FILE_MISSING' }),
+    );
   });
 });

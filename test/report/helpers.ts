@@ -19,7 +19,10 @@ export function copyRun(name = FIXTURE_ID): { runs: string; dir: string } {
 }
 
 /** Rewrite a JSONL file line by line (`undefined` drops the line). */
-export function editJsonl(path: string, edit: (record: Record<string, any>, line: number) => Record<string, any> | undefined): void {
+export function editJsonl(
+  path: string,
+  edit: (record: Record<string, any>, line: number) => Record<string, any> | undefined,
+): void {
   const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
   const out = lines.flatMap((text, i) => {
     const next = edit(JSON.parse(text) as Record<string, any>, i + 1);

@@ -15,7 +15,9 @@ import { BENCH_FIXTURE, FIXTURE_RUN } from './helpers.ts';
  */
 const CHROMIUM = process.env['FORKCACHE_CHROMIUM'] ?? '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
-const why = hasChromium ? `in ${CHROMIUM}` : `SKIPPED: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set FORKCACHE_CHROMIUM)`;
+const why = hasChromium
+  ? `in ${CHROMIUM}`
+  : `SKIPPED: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set FORKCACHE_CHROMIUM)`;
 if (!hasChromium) console.warn(`test/report/report-browser.test.ts ${why}`);
 
 interface ChartView {
@@ -57,7 +59,15 @@ describe('the HTML report in headless Chromium', () => {
       executablePath: CHROMIUM,
       headless: true,
       viewport: { width: 1040, height: 900 },
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
 
@@ -77,7 +87,9 @@ describe('the HTML report in headless Chromium', () => {
 
   it.skipIf(!hasChromium)(`run report: four non-empty charts and a row per fork (${why})`, async () => {
     // A relative RUN_DIR, as a user types it (and as the README's screenshot shows it).
-    const { out } = writeRunReport(relative(process.cwd(), FIXTURE_RUN), { out: join(mkdtempSync(join(tmpdir(), 'fc-report-')), 'report.html') });
+    const { out } = writeRunReport(relative(process.cwd(), FIXTURE_RUN), {
+      out: join(mkdtempSync(join(tmpdir(), 'fc-report-')), 'report.html'),
+    });
     const { page, requests, errors } = await open(out);
     expect(requests.every((u) => u.startsWith('file://'))).toBe(true); // self-contained
     expect(errors).toEqual([]);
@@ -90,14 +102,17 @@ describe('the HTML report in headless Chromium', () => {
     const [timeline, tokens, cost, hit] = charts as [ChartView, ChartView, ChartView, ChartView];
     // 8 forks × (queued + running + warming + 4 requests) spans, plus axes and legend.
     expect(timeline.shapes).toBeGreaterThanOrEqual(8 * 7);
-    for (const label of ['f01', 'f08', 'queued', 'warming (1st request held)', 'model request']) expect(timeline.texts).toContain(label);
+    for (const label of ['f01', 'f08', 'queued', 'warming (1st request held)', 'model request'])
+      expect(timeline.texts).toContain(label);
     // 32 requests, each with a read and a written bar.
     expect(tokens.shapes).toBeGreaterThanOrEqual(64);
     // Three cumulative lines across the plot: actual, no cache, fresh agents.
     expect(cost.strokes).toEqual(expect.arrayContaining(['#1c7ed6', '#e03131', '#7048e8']));
     expect(hit.texts).toContain('fan-out');
     expect(hit.shapes).toBeGreaterThanOrEqual(9);
-    const rows = await page.$$eval('table.forks tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')));
+    const rows = await page.$$eval('table.forks tbody tr', (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')),
+    );
     expect(rows).toHaveLength(8);
     for (const row of rows) {
       expect(row[1]).toBe('completed');
@@ -107,7 +122,10 @@ describe('the HTML report in headless Chromium', () => {
     expect(png.subarray(1, 4).toString()).toBe('PNG');
     if (process.env['FORKCACHE_UPDATE_SCREENSHOT'] === '1') {
       mkdirSync('docs', { recursive: true });
-      writeFileSync('docs/report.png', await page.screenshot({ clip: { x: 0, y: 0, width: 1040, height: 1900 }, fullPage: true }));
+      writeFileSync(
+        'docs/report.png',
+        await page.screenshot({ clip: { x: 0, y: 0, width: 1040, height: 1900 }, fullPage: true }),
+      );
     }
     await page.close();
   });
@@ -124,7 +142,9 @@ describe('the HTML report in headless Chromium', () => {
       expect(chart.strokes.length).toBeGreaterThanOrEqual(3); // one line per strategy
       for (const strategy of ['first-child', 'prewarm', 'none']) expect(chart.texts).toContain(strategy);
     }
-    const rowCounts = await page.$$eval('section.suite table tbody', (bodies) => bodies.map((b) => b.querySelectorAll('tr').length));
+    const rowCounts = await page.$$eval('section.suite table tbody', (bodies) =>
+      bodies.map((b) => b.querySelectorAll('tr').length),
+    );
     expect(rowCounts).toEqual([2, 15, 2]);
     await page.close();
   });

@@ -23,8 +23,11 @@ describe('run model from a real fan-out directory', () => {
     expect(model.diagnostics).toEqual([]);
   });
 
-  it('draws siblings warming until the warmer\'s response began, the warmer hardly at all', () => {
-    const events = readFileSync(join(FIXTURE_RUN, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  it("draws siblings warming until the warmer's response began, the warmer hardly at all", () => {
+    const events = readFileSync(join(FIXTURE_RUN, 'events.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const t0 = events[0].at;
     const warmerBegan = events.find((e) => e.type === 'response-start' && e.forkId.endsWith('f01')).at - t0;
     const warming = (row: string) => segmentsOf(model, row).find((s) => s.phase === 'warming');
@@ -63,17 +66,31 @@ describe('diagnostics', () => {
       }
       return r;
     });
-    expect(load(dir).diagnostics).toEqual([expect.stringMatching(/^f03 t1: read 2,334 of 3,334 shared prefix tokens from cache \(missed 1,000/)]);
+    expect(load(dir).diagnostics).toEqual([
+      expect.stringMatching(/^f03 t1: read 2,334 of 3,334 shared prefix tokens from cache \(missed 1,000/),
+    ]);
   });
 
   it('reports prefix drift from fork-end errors and from transcripts naming another prefix', () => {
     const { dir } = copyRun();
-    editJsonl(join(dir, 'events.jsonl'), (r) => (r.type === 'fork-end' && r.forkId.endsWith('f02') ? { ...r, status: 'failed', error: { code: 'FORK_PREFIX_DRIFT', message: 'body does not start with the frozen head' } } : r));
-    editJsonl(join(dir, 'forks', 'fo001-e3a67061-f05.jsonl'), (r) => (r.type === 'start' ? { ...r, prefixSha256: 'ab'.repeat(32) } : r));
+    editJsonl(join(dir, 'events.jsonl'), (r) =>
+      r.type === 'fork-end' && r.forkId.endsWith('f02')
+        ? {
+            ...r,
+            status: 'failed',
+            error: { code: 'FORK_PREFIX_DRIFT', message: 'body does not start with the frozen head' },
+          }
+        : r,
+    );
+    editJsonl(join(dir, 'forks', 'fo001-e3a67061-f05.jsonl'), (r) =>
+      r.type === 'start' ? { ...r, prefixSha256: 'ab'.repeat(32) } : r,
+    );
     const model = load(dir);
     expect(model.forks[1]!.status).toBe('failed');
     expect(model.diagnostics).toContain('f02: body does not start with the frozen head');
-    expect(model.diagnostics).toContainEqual(expect.stringMatching(/^fo001-e3a67061-f05: transcript names prefix abababab/));
+    expect(model.diagnostics).toContainEqual(
+      expect.stringMatching(/^fo001-e3a67061-f05: transcript names prefix abababab/),
+    );
   });
 });
 
@@ -81,8 +98,14 @@ describe('tolerance and errors', () => {
   it('ignores record types and fields it does not know', () => {
     const { dir } = copyRun();
     editJsonl(join(dir, 'events.jsonl'), (r) => ({ ...r, newField: { nested: true } }));
-    appendFileSync(join(dir, 'events.jsonl'), `${JSON.stringify({ type: 'cache-probe', at: 1, forkId: 'x' })}\n${JSON.stringify({ kind: 'no type at all' })}\n`);
-    appendFileSync(join(dir, 'forks', 'fo001-e3a67061-f01.jsonl'), `${JSON.stringify({ v: 2, type: 'checkpoint', data: [1, 2] })}\n`);
+    appendFileSync(
+      join(dir, 'events.jsonl'),
+      `${JSON.stringify({ type: 'cache-probe', at: 1, forkId: 'x' })}\n${JSON.stringify({ kind: 'no type at all' })}\n`,
+    );
+    appendFileSync(
+      join(dir, 'forks', 'fo001-e3a67061-f01.jsonl'),
+      `${JSON.stringify({ v: 2, type: 'checkpoint', data: [1, 2] })}\n`,
+    );
     const base = load(FIXTURE_RUN);
     const model = load(dir);
     expect(model.segments).toEqual(base.segments);
@@ -93,10 +116,18 @@ describe('tolerance and errors', () => {
   it('closes a turn interrupted by a worker restart, and counts the restart', () => {
     const { dir } = copyRun();
     const path = join(dir, 'events.jsonl');
-    const records = readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const records = readFileSync(path, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const i = records.findIndex((r) => r.type === 'turn-start' && r.forkId.endsWith('f02') && r.turn === 2);
     const restartAt = records[i].at + 1;
-    records.splice(i + 1, 0, { type: 'fork-restart', forkId: records[i].forkId, at: restartAt, attempt: 1, turnsDone: 1, interrupted: [] }, { ...records[i], at: restartAt + 1 });
+    records.splice(
+      i + 1,
+      0,
+      { type: 'fork-restart', forkId: records[i].forkId, at: restartAt, attempt: 1, turnsDone: 1, interrupted: [] },
+      { ...records[i], at: restartAt + 1 },
+    );
     writeFileSync(path, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
     const model = load(dir);
     const t0 = records[0].at;
@@ -111,12 +142,19 @@ describe('tolerance and errors', () => {
   it('shows only the last run when a rerun appended to events.jsonl, and says so', () => {
     const { dir } = copyRun();
     const text = readFileSync(join(dir, 'events.jsonl'), 'utf8');
-    const shifted = text.trim().split('\n').map((l) => JSON.parse(l)).filter((r) => r.forkId === undefined || r.forkId.endsWith('f01')).map((r) => ({ ...r, at: r.at + 60_000 }));
+    const shifted = text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((r) => r.forkId === undefined || r.forkId.endsWith('f01'))
+      .map((r) => ({ ...r, at: r.at + 60_000 }));
     shifted[0].forks = shifted[0].forks.slice(0, 1);
     writeFileSync(join(dir, 'events.jsonl'), text + shifted.map((r) => JSON.stringify(r)).join('\n') + '\n');
     const model = load(dir);
     expect(model.forks).toHaveLength(1);
-    expect(model.files.notes).toContain('events.jsonl holds 2 runs of this fan-out id (a resume or a rerun appends): the report shows the last one');
+    expect(model.files.notes).toContain(
+      'events.jsonl holds 2 runs of this fan-out id (a resume or a rerun appends): the report shows the last one',
+    );
   });
 
   it('names the file and line of a malformed record', () => {
@@ -125,7 +163,12 @@ describe('tolerance and errors', () => {
     const lines = readFileSync(path, 'utf8').split('\n');
     lines[4] = '{"type":"fork-start",';
     writeFileSync(path, lines.join('\n'));
-    expect(() => load(dir)).toThrow(expect.objectContaining({ code: 'REPORT_FILE_INVALID', message: expect.stringContaining(`${path}:5: not valid JSON`) }));
+    expect(() => load(dir)).toThrow(
+      expect.objectContaining({
+        code: 'REPORT_FILE_INVALID',
+        message: expect.stringContaining(`${path}:5: not valid JSON`),
+      }),
+    );
   });
 
   it('names the field of a known record that lacks it', () => {
@@ -139,19 +182,35 @@ describe('tolerance and errors', () => {
       }
       return r;
     });
-    expect(() => load(dir)).toThrow(expect.objectContaining({ code: 'REPORT_FILE_INVALID', message: expect.stringContaining(`${path}:${line}: request.usage:`) }));
+    expect(() => load(dir)).toThrow(
+      expect.objectContaining({
+        code: 'REPORT_FILE_INVALID',
+        message: expect.stringContaining(`${path}:${line}: request.usage:`),
+      }),
+    );
   });
 
   it('names a missing events.jsonl, a malformed manifest and a malformed transcript', () => {
     const missing = copyRun().dir;
     rmSync(join(missing, 'events.jsonl'));
-    expect(() => load(missing)).toThrow(expect.objectContaining({ code: 'REPORT_FILE_MISSING', message: `fan-out events ${join(missing, 'events.jsonl')}: cannot read (no such file)` }));
+    expect(() => load(missing)).toThrow(
+      expect.objectContaining({
+        code: 'REPORT_FILE_MISSING',
+        message: `fan-out events ${join(missing, 'events.jsonl')}: cannot read (no such file)`,
+      }),
+    );
     const manifest = copyRun().dir;
     writeFileSync(join(manifest, 'manifest.json'), '{"fanoutId": "x", "prefix": {"bytes": -1}, "directives": []}');
-    expect(() => load(manifest)).toThrow(expect.objectContaining({ message: expect.stringMatching(/manifest\.json: prefix\.sha256: .*; prefix\.bytes: /) }));
+    expect(() => load(manifest)).toThrow(
+      expect.objectContaining({
+        message: expect.stringMatching(/manifest\.json: prefix\.sha256: .*; prefix\.bytes: /),
+      }),
+    );
     const transcript = copyRun().dir;
     appendFileSync(join(transcript, 'forks', 'fo001-e3a67061-f04.jsonl'), 'not json\n');
-    expect(() => load(transcript)).toThrow(expect.objectContaining({ message: expect.stringContaining('fo001-e3a67061-f04.jsonl:13: not valid JSON') }));
+    expect(() => load(transcript)).toThrow(
+      expect.objectContaining({ message: expect.stringContaining('fo001-e3a67061-f04.jsonl:13: not valid JSON') }),
+    );
   });
 
   it('still reports a run that did not settle, and notes what is missing', () => {
@@ -159,7 +218,9 @@ describe('tolerance and errors', () => {
     rmSync(join(dir, 'summary.json'));
     rmSync(join(dir, 'forks', 'fo001-e3a67061-f08.jsonl'));
     const model = load(dir);
-    expect(model.files.notes).toContain('summary.json is missing (the fan-out did not settle): totals and baselines are not shown');
+    expect(model.files.notes).toContain(
+      'summary.json is missing (the fan-out did not settle): totals and baselines are not shown',
+    );
     expect(model.forks[7]!.report).toBeUndefined();
     expect(model.forks[7]!.status).toBe('completed'); // from fork-end in events.jsonl
   });

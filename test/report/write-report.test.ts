@@ -36,7 +36,12 @@ describe('RUN_DIR: one fan-out, or a runs directory', () => {
 
   it('is an error naming what was expected for an empty or missing directory', () => {
     const empty = mkdtempSync(join(tmpdir(), 'fc-empty-'));
-    expect(() => locateRuns(empty, { all: false })).toThrow(expect.objectContaining({ code: 'REPORT_FILE_MISSING', message: expect.stringContaining(`${empty}: no manifest.json here nor in any sub-directory`) }));
+    expect(() => locateRuns(empty, { all: false })).toThrow(
+      expect.objectContaining({
+        code: 'REPORT_FILE_MISSING',
+        message: expect.stringContaining(`${empty}: no manifest.json here nor in any sub-directory`),
+      }),
+    );
     expect(() => locateRuns(join(empty, 'nope'), { all: false })).toThrow(`${join(empty, 'nope')}: no such directory`);
   });
 });
@@ -48,7 +53,8 @@ describe('the HTML page', () => {
     const written = writeRunReport(dir, { out });
     const html = readFileSync(out, 'utf8');
     expect(written).toMatchObject({ out, charts: 4, found: 1, fanouts: ['fo001-e3a67061'] });
-    for (const name of ['timeline', 'tokens', 'cost', 'hit-ratio']) expect(html).toMatch(new RegExp(`data-chart="${name}"><svg [^>]*>[\\s\\S]*?<path`));
+    for (const name of ['timeline', 'tokens', 'cost', 'hit-ratio'])
+      expect(html).toMatch(new RegExp(`data-chart="${name}"><svg [^>]*>[\\s\\S]*?<path`));
     expect(html.match(/<tr>/g)!.length).toBeGreaterThanOrEqual(8 + 1);
     expect(html).toContain('e3a670619e02d9888d84642d0b71f72030e4573ccf518ff5785147295b944635');
     expect(html).not.toMatch(/<script|<link|src="http|href="http|@import/);

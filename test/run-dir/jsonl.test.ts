@@ -28,9 +28,15 @@ describe('one rule for a torn last line', () => {
   it('rejects a complete last line that does not parse, in resume and in the report alike', () => {
     const path = file(`${START}\n{"v":1,"type":"tu\n`);
     const message = `transcript ${path}:2: not valid JSON`;
-    expect(() => readJsonl(path, 'transcript')).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(message) }));
-    expect(() => readTranscript(path)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(message) }));
-    expect(() => readReportJsonl(path, 'transcript')).toThrow(expect.objectContaining({ code: 'REPORT_FILE_INVALID', message: expect.stringContaining(message) }));
+    expect(() => readJsonl(path, 'transcript')).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(message) }),
+    );
+    expect(() => readTranscript(path)).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(message) }),
+    );
+    expect(() => readReportJsonl(path, 'transcript')).toThrow(
+      expect.objectContaining({ code: 'REPORT_FILE_INVALID', message: expect.stringContaining(message) }),
+    );
   });
 
   it('rejects a malformed line before the last, and a line that is not an object', () => {

@@ -25,7 +25,14 @@ describe('locateFanOuts: the one locator of runs', () => {
 
   it('fails with the caller’s code when there is no fan-out', () => {
     const { runs } = copyRun('fo001-aaaa');
-    expect(() => locateFanOuts(join(runs, 'nope'), 'INVALID_ARGUMENT')).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', message: `${join(runs, 'nope')}: no such directory` }));
-    expect(() => locateFanOuts(join(runs, 'fo001-aaaa', 'forks'), 'REPORT_FILE_MISSING')).toThrow(expect.objectContaining({ code: 'REPORT_FILE_MISSING', message: expect.stringContaining('no manifest.json here nor in any sub-directory') }));
+    expect(() => locateFanOuts(join(runs, 'nope'), 'INVALID_ARGUMENT')).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', message: `${join(runs, 'nope')}: no such directory` }),
+    );
+    expect(() => locateFanOuts(join(runs, 'fo001-aaaa', 'forks'), 'REPORT_FILE_MISSING')).toThrow(
+      expect.objectContaining({
+        code: 'REPORT_FILE_MISSING',
+        message: expect.stringContaining('no manifest.json here nor in any sub-directory'),
+      }),
+    );
   });
 });

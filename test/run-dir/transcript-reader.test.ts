@@ -14,13 +14,23 @@ describe('readTranscript: the one transcript reader', () => {
   it('checks start and end records, naming the line, with the caller’s code', () => {
     const path = join(dir, 'bad-end.jsonl');
     writeFileSync(path, line(START) + line({ ...END, status: 'finished' }));
-    expect(() => readTranscript(path)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/^transcript \S+bad-end\.jsonl:2: end record: status: /) }));
-    expect(() => readTranscript(path, 'REPORT_FILE_INVALID')).toThrow(expect.objectContaining({ code: 'REPORT_FILE_INVALID' }));
+    expect(() => readTranscript(path)).toThrow(
+      expect.objectContaining({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringMatching(/^transcript \S+bad-end\.jsonl:2: end record: status: /),
+      }),
+    );
+    expect(() => readTranscript(path, 'REPORT_FILE_INVALID')).toThrow(
+      expect.objectContaining({ code: 'REPORT_FILE_INVALID' }),
+    );
   });
 
   it('a later start (a run appended to the file) clears the end before it; unknown records pass', () => {
     const path = join(dir, 'appended.jsonl');
-    writeFileSync(path, line(START) + line(END) + line({ type: 'future-kind', x: 1 }) + line({ ...START, prefixSha256: 'b'.repeat(64) }));
+    writeFileSync(
+      path,
+      line(START) + line(END) + line({ type: 'future-kind', x: 1 }) + line({ ...START, prefixSha256: 'b'.repeat(64) }),
+    );
     const transcript = readTranscript(path);
     expect(transcript.end).toBeUndefined();
     expect(transcript.prefixSha256).toBe('b'.repeat(64));

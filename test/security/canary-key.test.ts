@@ -22,7 +22,11 @@ let emulator: Emulator;
 let calls = 0;
 beforeAll(async () => {
   // every third request fails mid-stream, so errors and retries are written too
-  emulator = await startEmulator({ latency: 'off', script: 'refactor', faultFor: () => (++calls % 3 === 0 ? 'stream-error' : 'none') });
+  emulator = await startEmulator({
+    latency: 'off',
+    script: 'refactor',
+    faultFor: () => (++calls % 3 === 0 ? 'stream-error' : 'none'),
+  });
 });
 afterAll(async () => {
   await emulator.close();
@@ -33,15 +37,33 @@ describe('the API key never leaves the process', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fc-canary-'));
     writeFileSync(join(dir, 'a.ts'), 'export const fetchData = 1;\n');
     writeFileSync(join(dir, 'b.ts'), 'export const fetchData = 2;\n');
-    const parent = { ...(JSON.parse(readFileSync(join(ROOT, 'examples/plan/parent.json'), 'utf8')) as Record<string, unknown>), tools: TOOL_DECLARATIONS };
-    writeFileSync(join(dir, 'plan.json'), JSON.stringify({ parent, directives: ['rename fetchData to loadData in a.ts', 'rename fetchData to loadData in b.ts', 'read missing.ts and report'], workspace: '.', runDir: 'runs' }));
+    const parent = {
+      ...(JSON.parse(readFileSync(join(ROOT, 'examples/plan/parent.json'), 'utf8')) as Record<string, unknown>),
+      tools: TOOL_DECLARATIONS,
+    };
+    writeFileSync(
+      join(dir, 'plan.json'),
+      JSON.stringify({
+        parent,
+        directives: [
+          'rename fetchData to loadData in a.ts',
+          'rename fetchData to loadData in b.ts',
+          'read missing.ts and report',
+        ],
+        workspace: '.',
+        runDir: 'runs',
+      }),
+    );
     const env = { ANTHROPIC_API_KEY: CANARY, ANTHROPIC_BASE_URL: emulator.url };
     const ok = await forkcache(['run', join(dir, 'plan.json'), '--json'], env);
     expect(ok.stderr).toMatch(/against the Anthropic API/); // the key path, pointed at the emulator
     expect(ok.code).toBe(0);
     // a failing run: the server refuses the key
     const refusing = await startEmulator({ latency: 'off', apiKey: 'another-key' });
-    const denied = await forkcache(['run', join(dir, 'plan.json'), '--json'], { ANTHROPIC_API_KEY: CANARY, ANTHROPIC_BASE_URL: refusing.url });
+    const denied = await forkcache(['run', join(dir, 'plan.json'), '--json'], {
+      ANTHROPIC_API_KEY: CANARY,
+      ANTHROPIC_BASE_URL: refusing.url,
+    });
     await refusing.close();
     expect(denied.code).toBe(1);
     expect(denied.stdout).toMatch(/authentication_error|401/);

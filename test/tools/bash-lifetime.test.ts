@@ -35,36 +35,46 @@ async function until(test: () => boolean, what: string): Promise<void> {
 
 describe('bash commands never outlive their call (issue 15, case 4)', () => {
   for (const kind of ['none', 'bwrap'] as const) {
-    it.runIf(kind === 'none' || hasBwrap)(`a timeout kills what the command started, setsid included (sandbox ${kind})`, async () => {
-      const marker = path.join(sandbox.workspace, 'ticks');
-      const command = `setsid sh -c 'while :; do echo x >> ${marker}; sleep 0.05; done' & sleep 30`;
-      const tools = executorIn(sandbox, { allow: ['bash'], sandbox: kind, limits: { bashTimeoutMs: 300 } });
-      expect(errorOf(await tools.execute('bash', { command })).content).toMatch(/^command timed out after 300 ms/);
-      // the escaped loop is dead: the file stops growing (checked by state, twice in a row)
-      await until(() => existsSync(marker), 'the loop ran');
-      let last = -1;
-      await until(() => {
-        const size = readFileSync(marker).length;
-        const still = size === last;
-        last = size;
-        return still && !hostPidsOf('echo x >> ' + marker).length;
-      }, 'the loop stopped');
-    });
+    it.runIf(kind === 'none' || hasBwrap)(
+      `a timeout kills what the command started, setsid included (sandbox ${kind})`,
+      async () => {
+        const marker = path.join(sandbox.workspace, 'ticks');
+        const command = `setsid sh -c 'while :; do echo x >> ${marker}; sleep 0.05; done' & sleep 30`;
+        const tools = executorIn(sandbox, { allow: ['bash'], sandbox: kind, limits: { bashTimeoutMs: 300 } });
+        expect(errorOf(await tools.execute('bash', { command })).content).toMatch(/^command timed out after 300 ms/);
+        // the escaped loop is dead: the file stops growing (checked by state, twice in a row)
+        await until(() => existsSync(marker), 'the loop ran');
+        let last = -1;
+        await until(() => {
+          const size = readFileSync(marker).length;
+          const still = size === last;
+          last = size;
+          return still && !hostPidsOf('echo x >> ' + marker).length;
+        }, 'the loop stopped');
+      },
+    );
   }
 
   for (const kind of ['none', 'bwrap'] as const) {
-    it.runIf(kind === 'none' || hasBwrap)(`kill -9 of forkcache ends the running command (sandbox ${kind})`, async () => {
-      const marker = path.join(sandbox.workspace, 'ticks');
-      // without a sandbox only the process group is reachable after a crash (no setsid here);
-      // in bubblewrap the PID namespace dies with its parent, setsid or not
-      const loop = `sh -c 'while :; do echo x >> ${marker}; sleep 0.05; done'`;
-      const command = kind === 'bwrap' ? `setsid ${loop} & sleep 30` : `${loop} & sleep 30`;
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/fixtures/bash-then-crash.ts'), sandbox.workspace, kind, command], { cwd: ROOT, stdio: 'ignore' });
-      await until(() => existsSync(marker), 'the command started');
-      expect(hostPidsOf(`echo x >> ${marker}`).length).toBeGreaterThan(0);
-      child.kill('SIGKILL');
-      await until(() => hostPidsOf(`echo x >> ${marker}`).length === 0, 'the command died with forkcache');
-    });
+    it.runIf(kind === 'none' || hasBwrap)(
+      `kill -9 of forkcache ends the running command (sandbox ${kind})`,
+      async () => {
+        const marker = path.join(sandbox.workspace, 'ticks');
+        // without a sandbox only the process group is reachable after a crash (no setsid here);
+        // in bubblewrap the PID namespace dies with its parent, setsid or not
+        const loop = `sh -c 'while :; do echo x >> ${marker}; sleep 0.05; done'`;
+        const command = kind === 'bwrap' ? `setsid ${loop} & sleep 30` : `${loop} & sleep 30`;
+        const child = spawn(
+          process.execPath,
+          ['--import', 'tsx', path.join(ROOT, 'test/fixtures/bash-then-crash.ts'), sandbox.workspace, kind, command],
+          { cwd: ROOT, stdio: 'ignore' },
+        );
+        await until(() => existsSync(marker), 'the command started');
+        expect(hostPidsOf(`echo x >> ${marker}`).length).toBeGreaterThan(0);
+        child.kill('SIGKILL');
+        await until(() => hostPidsOf(`echo x >> ${marker}`).length === 0, 'the command died with forkcache');
+      },
+    );
   }
 });
 

@@ -21,7 +21,9 @@ describe('bash', () => {
     await sandbox.put('f.txt', 'content');
     const tools = withBash();
     expect(okContent(await tools.execute('bash', { command: 'pwd' }))).toBe(`${realpathSync(sandbox.workspace)}\n`);
-    expect(okContent(await tools.execute('bash', { command: 'cat f.txt; echo oops >&2' }))).toBe('content\n[stderr]\noops\n');
+    expect(okContent(await tools.execute('bash', { command: 'cat f.txt; echo oops >&2' }))).toBe(
+      'content\n[stderr]\noops\n',
+    );
     expect(okContent(await tools.execute('bash', { command: 'true' }))).toBe('(no output)');
   });
 
@@ -33,13 +35,19 @@ describe('bash', () => {
 
   it('kills a command at the timeout, children included', { timeout: 10_000 }, async () => {
     // `sleep` runs as a child of bash and holds the output pipe: only a group kill ends the call early.
-    const { code, content } = errorOf(await withBash({ bashTimeoutMs: 200 }).execute('bash', { command: 'echo started; sleep 20; echo done' }));
+    const { code, content } = errorOf(
+      await withBash({ bashTimeoutMs: 200 }).execute('bash', { command: 'echo started; sleep 20; echo done' }),
+    );
     expect(code).toBe('TOOL_COMMAND_FAILED');
     expect(content).toBe('command timed out after 200 ms and was killed\nstarted\n');
   });
 
   it('caps output', async () => {
-    const out = okContent(await withBash({ maxBashOutputBytes: 1000 }).execute('bash', { command: 'head -c 100000 /dev/zero | tr "\\0" x' }));
+    const out = okContent(
+      await withBash({ maxBashOutputBytes: 1000 }).execute('bash', {
+        command: 'head -c 100000 /dev/zero | tr "\\0" x',
+      }),
+    );
     expect(out).toBe(`${'x'.repeat(1000)}\n[truncated: 99000 more bytes]`);
   });
 
@@ -52,14 +60,19 @@ describe('bash', () => {
     } finally {
       delete process.env['FORKCACHE_TEST_SECRET'];
     }
-    const custom = executorIn(sandbox, { allow: ['bash'], bashEnv: { GREETING: 'hi', PATH: process.env['PATH'] ?? '' } });
+    const custom = executorIn(sandbox, {
+      allow: ['bash'],
+      bashEnv: { GREETING: 'hi', PATH: process.env['PATH'] ?? '' },
+    });
     expect(okContent(await custom.execute('bash', { command: 'echo "$GREETING"' }))).toBe('hi\n');
   });
 
   it('rejects with the abort reason when aborted before or during the command', { timeout: 10_000 }, async () => {
     const tools = withBash();
     const reason = new Error('stop');
-    await expect(tools.execute('bash', { command: 'echo x' }, { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    await expect(tools.execute('bash', { command: 'echo x' }, { signal: AbortSignal.abort(reason) })).rejects.toBe(
+      reason,
+    );
     const controller = new AbortController();
     const running = tools.execute('bash', { command: 'sleep 20' }, { signal: controller.signal });
     controller.abort(reason);

@@ -16,7 +16,8 @@ const IDS = Array.from({ length: 24 }, (_, i) => `ident${String(i).padStart(2, '
 /** ~200 KB of code mentioning every identifier many times. */
 function bigSource(): string {
   const lines: string[] = [];
-  for (let i = 0; lines.join('\n').length < 200_000; i++) lines.push(`export const v${i} = ${IDS[i % IDS.length]}(${i}) + ${IDS[(i * 7) % IDS.length]};`);
+  for (let i = 0; lines.join('\n').length < 200_000; i++)
+    lines.push(`export const v${i} = ${IDS[i % IDS.length]}(${i}) + ${IDS[(i * 7) % IDS.length]};`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -35,7 +36,14 @@ describe('concurrent edits of one file (issue 15, case 1)', () => {
       IDS.map(async (id, i) => {
         const tools = forks[i]!;
         reads.push(okContent(await tools.execute('read_file', { path: 'big.ts' })).length);
-        okContent(await tools.execute('edit_file', { path: 'big.ts', old_string: id, new_string: `${id}_renamed`, replace_all: true }));
+        okContent(
+          await tools.execute('edit_file', {
+            path: 'big.ts',
+            old_string: id,
+            new_string: `${id}_renamed`,
+            replace_all: true,
+          }),
+        );
         reads.push(okContent(await tools.execute('read_file', { path: 'big.ts' })).length);
       }),
     );
@@ -46,8 +54,17 @@ describe('concurrent edits of one file (issue 15, case 1)', () => {
 
   it('applies every rename made by real worker threads at once (a file lock, not an in-process one)', async () => {
     // the engine's own pool: two real threads, 12 forks each, all editing at once
-    const pool = new Piscina({ filename: fileURLToPath(new URL('../fixtures/workers/rename-worker.ts', import.meta.url)), execArgv: forkWorkerExecArgv(), minThreads: 2, maxThreads: 2 });
-    const results = await Promise.all([IDS.slice(0, 12), IDS.slice(12)].map((ids) => pool.run({ workspace: sandbox.workspace, ids }) as Promise<string[]>)).finally(() => pool.destroy());
+    const pool = new Piscina({
+      filename: fileURLToPath(new URL('../fixtures/workers/rename-worker.ts', import.meta.url)),
+      execArgv: forkWorkerExecArgv(),
+      minThreads: 2,
+      maxThreads: 2,
+    });
+    const results = await Promise.all(
+      [IDS.slice(0, 12), IDS.slice(12)].map(
+        (ids) => pool.run({ workspace: sandbox.workspace, ids }) as Promise<string[]>,
+      ),
+    ).finally(() => pool.destroy());
     expect(results.flat()).toEqual(IDS.map(() => 'ok'));
     const text = await readFile(path.join(sandbox.workspace, 'big.ts'), 'utf8');
     for (const id of IDS) expect(text).toContain(`${id}_renamed(`);
@@ -57,15 +74,37 @@ describe('concurrent edits of one file (issue 15, case 1)', () => {
     const mine = executorIn(sandbox);
     const sibling = executorIn(sandbox);
     okContent(await mine.execute('read_file', { path: 'big.ts', limit: 1 }));
-    okContent(await sibling.execute('edit_file', { path: 'big.ts', old_string: 'ident00', new_string: 'gone', replace_all: true }));
-    const conflict = errorOf(await mine.execute('edit_file', { path: 'big.ts', old_string: 'ident00', new_string: 'x', replace_all: true }));
+    okContent(
+      await sibling.execute('edit_file', {
+        path: 'big.ts',
+        old_string: 'ident00',
+        new_string: 'gone',
+        replace_all: true,
+      }),
+    );
+    const conflict = errorOf(
+      await mine.execute('edit_file', { path: 'big.ts', old_string: 'ident00', new_string: 'x', replace_all: true }),
+    );
     expect(conflict.code).toBe('TOOL_EDIT_CONFLICT');
     expect(conflict.content).toMatch(/changed by another fork or process since you last read it.*read the file again/);
     // a write of the stale view would undo the sibling's rename: refused the same way
     okContent(await mine.execute('read_file', { path: 'big.ts', limit: 1 }));
-    okContent(await sibling.execute('edit_file', { path: 'big.ts', old_string: 'ident01', new_string: 'gone1', replace_all: true }));
-    expect(errorOf(await mine.execute('write_file', { path: 'big.ts', content: 'stale' })).code).toBe('TOOL_EDIT_CONFLICT');
+    okContent(
+      await sibling.execute('edit_file', {
+        path: 'big.ts',
+        old_string: 'ident01',
+        new_string: 'gone1',
+        replace_all: true,
+      }),
+    );
+    expect(errorOf(await mine.execute('write_file', { path: 'big.ts', content: 'stale' })).code).toBe(
+      'TOOL_EDIT_CONFLICT',
+    );
     // a fork that never read the file gets the plain not-found
-    expect(errorOf(await executorIn(sandbox).execute('edit_file', { path: 'big.ts', old_string: 'ident00', new_string: 'x' })).code).toBe('TOOL_EDIT_FAILED');
+    expect(
+      errorOf(
+        await executorIn(sandbox).execute('edit_file', { path: 'big.ts', old_string: 'ident00', new_string: 'x' }),
+      ).code,
+    ).toBe('TOOL_EDIT_FAILED');
   });
 });

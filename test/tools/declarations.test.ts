@@ -60,7 +60,9 @@ describe('TOOL_DECLARATIONS', () => {
     const before = sha256(TOOL_DECLARATIONS);
     await sandbox.put('a.txt', 'hello\n');
     const narrow = executorIn(sandbox, { allow: ['read_file'] });
-    const wide = executorIn(sandbox, { allow: ['read_file', 'list_dir', 'grep', 'glob', 'edit_file', 'write_file', 'bash'] });
+    const wide = executorIn(sandbox, {
+      allow: ['read_file', 'list_dir', 'grep', 'glob', 'edit_file', 'write_file', 'bash'],
+    });
     await narrow.execute('read_file', { path: 'a.txt' });
     await narrow.execute('write_file', { path: 'b.txt', content: 'x' });
     await wide.execute('edit_file', { path: 'a.txt', old_string: 'hello', new_string: 'bye' });

@@ -14,40 +14,62 @@ afterEach(() => sandbox.cleanup());
 
 describe('edit_file', () => {
   it('replaces a unique occurrence exactly', async () => {
-    const result = await executorIn(sandbox).execute('edit_file', { path: 'a.ts', old_string: 'const b = 2;', new_string: 'const b = 3;' });
+    const result = await executorIn(sandbox).execute('edit_file', {
+      path: 'a.ts',
+      old_string: 'const b = 2;',
+      new_string: 'const b = 3;',
+    });
     expect(okContent(result)).toBe('Edited a.ts: replaced 1 occurrence.');
     expect(await read('a.ts')).toBe('const a = 1;\nconst b = 3;\nconst a2 = 1;\n');
   });
 
   it('refuses an ambiguous edit, saying how many times the text occurs', async () => {
-    const { code, content } = errorOf(await executorIn(sandbox).execute('edit_file', { path: 'a.ts', old_string: '= 1;', new_string: '= 9;' }));
+    const { code, content } = errorOf(
+      await executorIn(sandbox).execute('edit_file', { path: 'a.ts', old_string: '= 1;', new_string: '= 9;' }),
+    );
     expect(code).toBe('TOOL_EDIT_FAILED');
-    expect(content).toBe('old_string occurs 2 times in a.ts; add surrounding lines to make it unique, or set replace_all: true');
+    expect(content).toBe(
+      'old_string occurs 2 times in a.ts; add surrounding lines to make it unique, or set replace_all: true',
+    );
     expect(await read('a.ts')).toBe('const a = 1;\nconst b = 2;\nconst a2 = 1;\n');
   });
 
   it('replaces every occurrence with replace_all', async () => {
-    const result = await executorIn(sandbox).execute('edit_file', { path: 'a.ts', old_string: '= 1;', new_string: '= 9;', replace_all: true });
+    const result = await executorIn(sandbox).execute('edit_file', {
+      path: 'a.ts',
+      old_string: '= 1;',
+      new_string: '= 9;',
+      replace_all: true,
+    });
     expect(okContent(result)).toBe('Edited a.ts: replaced 2 occurrences.');
     expect(await read('a.ts')).toBe('const a = 9;\nconst b = 2;\nconst a2 = 9;\n');
   });
 
   it('counts non-overlapping occurrences', async () => {
     await sandbox.put('aaa.txt', 'aaaa');
-    const { content } = errorOf(await executorIn(sandbox).execute('edit_file', { path: 'aaa.txt', old_string: 'aa', new_string: 'b' }));
+    const { content } = errorOf(
+      await executorIn(sandbox).execute('edit_file', { path: 'aaa.txt', old_string: 'aa', new_string: 'b' }),
+    );
     expect(content).toContain('occurs 2 times');
   });
 
   it('fails clearly when the text is absent (whitespace counts)', async () => {
-    const { code, content } = errorOf(await executorIn(sandbox).execute('edit_file', { path: 'a.ts', old_string: 'const  b = 2;', new_string: 'x' }));
+    const { code, content } = errorOf(
+      await executorIn(sandbox).execute('edit_file', { path: 'a.ts', old_string: 'const  b = 2;', new_string: 'x' }),
+    );
     expect(code).toBe('TOOL_EDIT_FAILED');
     expect(content).toMatch(/^old_string was not found in a\.ts; it must match the file exactly/);
   });
 
   it('refuses old_string equal to new_string, and an empty old_string', async () => {
     const tools = executorIn(sandbox);
-    const same = errorOf(await tools.execute('edit_file', { path: 'a.ts', old_string: 'const b = 2;', new_string: 'const b = 2;' }));
-    expect(same).toEqual({ code: 'TOOL_EDIT_FAILED', content: 'old_string and new_string are identical: the edit would change nothing' });
+    const same = errorOf(
+      await tools.execute('edit_file', { path: 'a.ts', old_string: 'const b = 2;', new_string: 'const b = 2;' }),
+    );
+    expect(same).toEqual({
+      code: 'TOOL_EDIT_FAILED',
+      content: 'old_string and new_string are identical: the edit would change nothing',
+    });
     const empty = errorOf(await tools.execute('edit_file', { path: 'a.ts', old_string: '', new_string: 'x' }));
     expect(empty.code).toBe('TOOL_INPUT_INVALID');
     expect(empty.content).toMatch(/^edit_file\.old_string: /);
@@ -55,7 +77,9 @@ describe('edit_file', () => {
 
   it('inserts replacement text literally (`$&`, `$1` and `$$` are not patterns)', async () => {
     await sandbox.put('d.txt', 'price: X\n');
-    okContent(await executorIn(sandbox).execute('edit_file', { path: 'd.txt', old_string: 'X', new_string: '$& $1 $$ $`' }));
+    okContent(
+      await executorIn(sandbox).execute('edit_file', { path: 'd.txt', old_string: 'X', new_string: '$& $1 $$ $`' }),
+    );
     expect(await read('d.txt')).toBe('price: $& $1 $$ $`\n');
   });
 
@@ -63,7 +87,13 @@ describe('edit_file', () => {
     const file = path.join(sandbox.workspace, 'a.ts');
     await chmod(file, 0o640);
     await link(file, path.join(sandbox.workspace, 'hard.ts'));
-    okContent(await executorIn(sandbox).execute('edit_file', { path: 'a.ts', old_string: 'const b = 2;', new_string: 'const b = 22;' }));
+    okContent(
+      await executorIn(sandbox).execute('edit_file', {
+        path: 'a.ts',
+        old_string: 'const b = 2;',
+        new_string: 'const b = 22;',
+      }),
+    );
     expect((await stat(file)).mode & 0o777).toBe(0o640);
     expect(await read('a.ts')).toContain('const b = 22;');
     expect(await read('hard.ts')).toContain('const b = 2;');
@@ -71,7 +101,13 @@ describe('edit_file', () => {
   });
 
   it('shrinks a file correctly (no stale tail)', async () => {
-    okContent(await executorIn(sandbox).execute('edit_file', { path: 'a.ts', old_string: 'const a = 1;\nconst b = 2;\n', new_string: '' }));
+    okContent(
+      await executorIn(sandbox).execute('edit_file', {
+        path: 'a.ts',
+        old_string: 'const a = 1;\nconst b = 2;\n',
+        new_string: '',
+      }),
+    );
     expect(await read('a.ts')).toBe('const a2 = 1;\n');
   });
 
@@ -82,16 +118,28 @@ describe('edit_file', () => {
     const tools = executorIn(sandbox, { limits: { maxEditBytes: 1000 } });
     const edit = (p: string) => tools.execute('edit_file', { path: p, old_string: 'A', new_string: 'B' });
     expect(errorOf(await edit('bin.dat')).code).toBe('TOOL_BINARY_FILE');
-    expect(errorOf(await edit('big.txt'))).toEqual({ code: 'TOOL_FILE_TOO_LARGE', content: 'big.txt is 2000 bytes, over the edit limit of 1000 bytes' });
+    expect(errorOf(await edit('big.txt'))).toEqual({
+      code: 'TOOL_FILE_TOO_LARGE',
+      content: 'big.txt is 2000 bytes, over the edit limit of 1000 bytes',
+    });
     expect(errorOf(await edit('missing.txt')).code).toBe('TOOL_NOT_FOUND');
     expect(errorOf(await edit('dir')).content).toBe('dir is a directory; use list_dir');
   });
 
   it('names the bad field in input errors', async () => {
-    const { code, content } = errorOf(await executorIn(sandbox).execute('edit_file', { path: 'a.ts', old_string: 42, new_string: 'x' }));
+    const { code, content } = errorOf(
+      await executorIn(sandbox).execute('edit_file', { path: 'a.ts', old_string: 42, new_string: 'x' }),
+    );
     expect(code).toBe('TOOL_INPUT_INVALID');
     expect(content).toMatch(/^edit_file\.old_string: .*expected string/);
-    const typo = errorOf(await executorIn(sandbox).execute('edit_file', { path: 'a.ts', old_string: 'a', new_string: 'b', replaceAll: true }));
+    const typo = errorOf(
+      await executorIn(sandbox).execute('edit_file', {
+        path: 'a.ts',
+        old_string: 'a',
+        new_string: 'b',
+        replaceAll: true,
+      }),
+    );
     expect(typo.content).toContain('replaceAll');
   });
 });

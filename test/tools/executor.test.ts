@@ -47,8 +47,12 @@ describe('createToolExecutor', () => {
     expect(configError({ workspace: path.join(sandbox.base, 'missing') }).message).toContain('does not exist');
     expect(configError({ workspace: '' }).message).toMatch(/^createToolExecutor: workspace: /);
     expect(configError({ workspace: sandbox.workspace, allow: ['read_file', 'rm_rf'] }).message).toMatch(/allow\[1\]/);
-    expect(configError({ workspace: sandbox.workspace, allow: [SPAWN_TOOL_NAME] }).message).toContain('may not list agent');
-    expect(configError({ workspace: sandbox.workspace, limits: { maxReadBytes: 0 } }).message).toMatch(/limits\.maxReadBytes/);
+    expect(configError({ workspace: sandbox.workspace, allow: [SPAWN_TOOL_NAME] }).message).toContain(
+      'may not list agent',
+    );
+    expect(configError({ workspace: sandbox.workspace, limits: { maxReadBytes: 0 } }).message).toMatch(
+      /limits\.maxReadBytes/,
+    );
     expect(configError({ workspace: sandbox.workspace, limits: { maxReadByte: 10 } }).message).toMatch(/maxReadByte/);
   });
 });
@@ -67,7 +71,8 @@ describe('ToolExecutor.execute', () => {
   it('refuses unknown tools by name', async () => {
     expect(errorOf(await executorIn(sandbox).execute('delete_everything', {}))).toEqual({
       code: 'TOOL_UNKNOWN',
-      content: 'unknown tool "delete_everything"; this fork may use: read_file, list_dir, grep, glob, edit_file, write_file',
+      content:
+        'unknown tool "delete_everything"; this fork may use: read_file, list_dir, grep, glob, edit_file, write_file',
     });
   });
 
@@ -89,7 +94,9 @@ describe('ToolExecutor.execute', () => {
       content: 'read_file: Invalid input: expected object, received string',
     });
     expect(errorOf(await tools.execute('read_file', {})).content).toMatch(/^read_file\.path: .*expected string/);
-    expect(errorOf(await tools.execute('grep', { pattern: '' })).content).toBe('grep.pattern: expected a non-empty pattern');
+    expect(errorOf(await tools.execute('grep', { pattern: '' })).content).toBe(
+      'grep.pattern: expected a non-empty pattern',
+    );
     const two = errorOf(await tools.execute('edit_file', { path: 1, old_string: 'a' })).content;
     expect(two).toMatch(/edit_file\.path: .*; edit_file\.new_string: /);
   });
@@ -114,9 +121,13 @@ describe('ToolExecutor.execute', () => {
 
   it('runs calls concurrently without interference', async () => {
     const tools = executorIn(sandbox);
-    const writes = Array.from({ length: 20 }, (_, i) => tools.execute('write_file', { path: `p/${i % 3}/f${i}.txt`, content: String(i) }));
+    const writes = Array.from({ length: 20 }, (_, i) =>
+      tools.execute('write_file', { path: `p/${i % 3}/f${i}.txt`, content: String(i) }),
+    );
     for (const result of await Promise.all(writes)) okContent(result);
-    const reads = await Promise.all(Array.from({ length: 20 }, (_, i) => tools.execute('read_file', { path: `p/${i % 3}/f${i}.txt` })));
+    const reads = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => tools.execute('read_file', { path: `p/${i % 3}/f${i}.txt` })),
+    );
     expect(reads.map(okContent)).toEqual(Array.from({ length: 20 }, (_, i) => String(i)));
   });
 });

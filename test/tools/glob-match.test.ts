@@ -30,10 +30,23 @@ describe('globToRegExp', () => {
   });
 
   it('`**` spans zero or more whole segments', () => {
-    expect(matches('**/*.ts', PATHS)).toEqual(['a.ts', 'src/a.ts', 'src/a.test.ts', 'src/lib/c.ts', 'src/lib/deep/d.ts', 'test/a.test.ts']);
+    expect(matches('**/*.ts', PATHS)).toEqual([
+      'a.ts',
+      'src/a.ts',
+      'src/a.test.ts',
+      'src/lib/c.ts',
+      'src/lib/deep/d.ts',
+      'test/a.test.ts',
+    ]);
     expect(matches('src/**/*.ts', PATHS)).toEqual(['src/a.ts', 'src/a.test.ts', 'src/lib/c.ts', 'src/lib/deep/d.ts']);
     expect(matches('src/**/d.ts', PATHS)).toEqual(['src/lib/deep/d.ts']);
-    expect(matches('src/**', PATHS)).toEqual(['src/a.ts', 'src/a.test.ts', 'src/b.tsx', 'src/lib/c.ts', 'src/lib/deep/d.ts']);
+    expect(matches('src/**', PATHS)).toEqual([
+      'src/a.ts',
+      'src/a.test.ts',
+      'src/b.tsx',
+      'src/lib/c.ts',
+      'src/lib/deep/d.ts',
+    ]);
     expect(matches('**', PATHS)).toEqual(PATHS);
     expect(matches('**/lib/**/*.ts', PATHS)).toEqual(['src/lib/c.ts', 'src/lib/deep/d.ts']);
   });

@@ -6,7 +6,16 @@ import { errorOf, executorIn, makeSandbox, okContent, type Sandbox } from './hel
 let sandbox: Sandbox;
 beforeEach(async () => {
   sandbox = await makeSandbox();
-  for (const file of ['README.md', 'src/z.ts', 'src/a.ts', 'src/a-b.ts', 'src/a/inner.ts', 'src/lib/util.ts', 'test/a.test.ts', '.config/x.json']) {
+  for (const file of [
+    'README.md',
+    'src/z.ts',
+    'src/a.ts',
+    'src/a-b.ts',
+    'src/a/inner.ts',
+    'src/lib/util.ts',
+    'test/a.test.ts',
+    '.config/x.json',
+  ]) {
     await sandbox.put(file, '');
   }
 });

@@ -30,8 +30,13 @@ describe('grep cannot hang a fork (issue 15, case 2)', () => {
 
   it('stops a call at its deadline with TOOL_TIMEOUT (every tool but bash, which has its own)', async () => {
     for (let i = 0; i < 400; i++) await sandbox.put(`d${i % 20}/f${i}.txt`, 'needle\n'.repeat(50));
-    const error = errorOf(await executorIn(sandbox, { limits: { toolTimeoutMs: 1 } }).execute('grep', { pattern: 'needle' }));
-    expect(error).toEqual({ code: 'TOOL_TIMEOUT', content: 'grep did not finish within 1 ms and was stopped; narrow the path, glob or pattern' });
+    const error = errorOf(
+      await executorIn(sandbox, { limits: { toolTimeoutMs: 1 } }).execute('grep', { pattern: 'needle' }),
+    );
+    expect(error).toEqual({
+      code: 'TOOL_TIMEOUT',
+      content: 'grep did not finish within 1 ms and was stopped; narrow the path, glob or pattern',
+    });
   });
 
   it('returns at once when the fork is cancelled mid-call', async () => {

@@ -26,14 +26,22 @@ describe('grep', () => {
 
   it('takes regular expressions (RE2 syntax)', async () => {
     const tools = executorIn(sandbox);
-    expect(okContent(await tools.execute('grep', { pattern: '^export\\s+const\\s+\\w+ = \\d;$' }))).toBe('src/b.ts:1:export const b = 1;');
-    expect(okContent(await tools.execute('grep', { pattern: 'b"?;?$', path: 'src/a.ts' }))).toBe('src/a.ts:1:import { b } from "./b";');
+    expect(okContent(await tools.execute('grep', { pattern: '^export\\s+const\\s+\\w+ = \\d;$' }))).toBe(
+      'src/b.ts:1:export const b = 1;',
+    );
+    expect(okContent(await tools.execute('grep', { pattern: 'b"?;?$', path: 'src/a.ts' }))).toBe(
+      'src/a.ts:1:import { b } from "./b";',
+    );
   });
 
   it('searches under path, or in one file', async () => {
     const tools = executorIn(sandbox);
-    expect(okContent(await tools.execute('grep', { pattern: 'TODO', path: 'src/lib' }))).toBe('src/lib/c.md:1:TODO in markdown');
-    expect(okContent(await tools.execute('grep', { pattern: 'TODO', path: './src/b.ts' }))).toBe('src/b.ts:2:// TODO: b');
+    expect(okContent(await tools.execute('grep', { pattern: 'TODO', path: 'src/lib' }))).toBe(
+      'src/lib/c.md:1:TODO in markdown',
+    );
+    expect(okContent(await tools.execute('grep', { pattern: 'TODO', path: './src/b.ts' }))).toBe(
+      'src/b.ts:2:// TODO: b',
+    );
   });
 
   it('filters files by glob: by name without /, by path below `path` with /', async () => {
@@ -42,8 +50,12 @@ describe('grep', () => {
       'src/a.ts:2:// TODO: a',
       'src/b.ts:2:// TODO: b',
     ]);
-    expect(okContent(await tools.execute('grep', { pattern: 'TODO', path: 'src', glob: 'lib/*.md' }))).toBe('src/lib/c.md:1:TODO in markdown');
-    expect(okContent(await tools.execute('grep', { pattern: 'TODO', glob: 'src/**/*.{md,txt}' }))).toBe('src/lib/c.md:1:TODO in markdown');
+    expect(okContent(await tools.execute('grep', { pattern: 'TODO', path: 'src', glob: 'lib/*.md' }))).toBe(
+      'src/lib/c.md:1:TODO in markdown',
+    );
+    expect(okContent(await tools.execute('grep', { pattern: 'TODO', glob: 'src/**/*.{md,txt}' }))).toBe(
+      'src/lib/c.md:1:TODO in markdown',
+    );
   });
 
   it('says when nothing matched', async () => {
@@ -63,7 +75,9 @@ describe('grep', () => {
 
   it('cuts very long lines', async () => {
     await sandbox.put('min.js', `var x="${'y'.repeat(1000)}";\n`);
-    const out = okContent(await executorIn(sandbox, { limits: { maxLineChars: 20 } }).execute('grep', { pattern: 'var', path: 'min.js' }));
+    const out = okContent(
+      await executorIn(sandbox, { limits: { maxLineChars: 20 } }).execute('grep', { pattern: 'var', path: 'min.js' }),
+    );
     expect(out).toBe(`min.js:1:var x="${'y'.repeat(13)}…`);
   });
 
@@ -72,7 +86,11 @@ describe('grep', () => {
     await sandbox.put('big.log', `TODO\n${'x'.repeat(5000)}\n`);
     const tools = executorIn(sandbox, { limits: { maxGrepFileBytes: 1000 } });
     const out = okContent(await tools.execute('grep', { pattern: 'TODO', glob: '*.{png,log}' }));
-    expect(out.split('\n')).toEqual(['No matches.', '[skipped 1 file(s) over 1000 bytes]', '[skipped 1 binary file(s)]']);
+    expect(out.split('\n')).toEqual([
+      'No matches.',
+      '[skipped 1 file(s) over 1000 bytes]',
+      '[skipped 1 binary file(s)]',
+    ]);
   });
 
   it('skips symlinks, inside or out', async () => {

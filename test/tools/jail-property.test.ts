@@ -30,15 +30,41 @@ beforeAll(async () => {
 });
 afterAll(() => sandbox.cleanup());
 
-const segment = fc.constantFrom('..', '.', '', 'a', 'b', 'file.txt', 'top.txt', 'new', 'out', 'leak', 'up', 'up2', 'up3', 'dangling', 'loop', 'sub', 'secret.txt', 'ws', 'outside', 'alias');
+const segment = fc.constantFrom(
+  '..',
+  '.',
+  '',
+  'a',
+  'b',
+  'file.txt',
+  'top.txt',
+  'new',
+  'out',
+  'leak',
+  'up',
+  'up2',
+  'up3',
+  'dangling',
+  'loop',
+  'sub',
+  'secret.txt',
+  'ws',
+  'outside',
+  'alias',
+);
 
 /** Relative paths, or absolute ones starting at `/`, the sandbox base, the alias or the outside. */
 const pathString = fc
-  .tuple(fc.constantFrom('', '/', 'base', 'alias', 'outside', 'root'), fc.array(segment, { minLength: 0, maxLength: 8 }))
+  .tuple(
+    fc.constantFrom('', '/', 'base', 'alias', 'outside', 'root'),
+    fc.array(segment, { minLength: 0, maxLength: 8 }),
+  )
   .map(([start, parts]) => {
     const tail = parts.join('/');
     if (start === '' || start === '/') return start + tail;
-    const prefix = { base: sandbox.base, alias: `${sandbox.base}/alias`, outside: sandbox.outside, root: jail.root }[start];
+    const prefix = { base: sandbox.base, alias: `${sandbox.base}/alias`, outside: sandbox.outside, root: jail.root }[
+      start
+    ];
     return tail === '' ? (prefix as string) : `${prefix as string}/${tail}`;
   });
 
@@ -84,7 +110,11 @@ describe('WorkspaceJail (property)', () => {
     expect((await jail.resolve('a/up/a/b/up2/top.txt', 'existing')).relative).toBe('top.txt');
     expect((await jail.resolve(`${jail.root}/a/b/file.txt`, 'existing')).relative).toBe('a/b/file.txt');
     // Another name of the workspace is not the workspace: lexically outside, refused.
-    await expect(jail.resolve(`${sandbox.base}/alias/a/b/file.txt`, 'existing')).rejects.toMatchObject({ code: 'TOOL_PATH_ESCAPE' });
-    await expect(jail.resolve('a/b/up3/outside/secret.txt', 'existing')).rejects.toMatchObject({ code: 'TOOL_PATH_ESCAPE' });
+    await expect(jail.resolve(`${sandbox.base}/alias/a/b/file.txt`, 'existing')).rejects.toMatchObject({
+      code: 'TOOL_PATH_ESCAPE',
+    });
+    await expect(jail.resolve('a/b/up3/outside/secret.txt', 'existing')).rejects.toMatchObject({
+      code: 'TOOL_PATH_ESCAPE',
+    });
   });
 });

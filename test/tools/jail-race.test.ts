@@ -21,7 +21,9 @@ afterEach(() => sandbox.cleanup());
 const SWAPPER = fileURLToPath(new URL('../fixtures/swap-dir.mjs', import.meta.url));
 
 function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true, recursive: true }).map((e) => path.join(e.parentPath, e.name)).sort();
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .map((e) => path.join(e.parentPath, e.name))
+    .sort();
 }
 
 describe('the jail under a directory swapped for a symlink (issue 15, case 5)', () => {
@@ -29,15 +31,23 @@ describe('the jail under a directory swapped for a symlink (issue 15, case 5)', 
     const { writeFile: put } = await import('node:fs/promises');
     await put(path.join(sandbox.outside, 'file.txt'), 'OUTSIDE\n');
     const outsideBefore = filesUnder(sandbox.outside);
-    const swapper = spawn(process.execPath, [SWAPPER, sandbox.workspace, sandbox.outside], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const swapper = spawn(process.execPath, [SWAPPER, sandbox.workspace, sandbox.outside], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     await new Promise<void>((resolve) => swapper.stdout.once('data', () => resolve()));
     const tools = executorIn(sandbox, { allow: ['read_file', 'write_file', 'edit_file', 'grep'] });
     const reads: string[] = [];
     try {
       for (let round = 0; round < 150; round++) {
         const batch = [
-          ...Array.from({ length: 16 }, () => tools.execute('read_file', { path: 'sub/file.txt' }).then((r) => void (!r.isError && reads.push(r.content)))),
-          tools.execute('grep', { pattern: 'SIDE', path: 'sub' }).then((r) => void (!r.isError && reads.push(r.content))),
+          ...Array.from({ length: 16 }, () =>
+            tools
+              .execute('read_file', { path: 'sub/file.txt' })
+              .then((r) => void (!r.isError && reads.push(r.content))),
+          ),
+          tools
+            .execute('grep', { pattern: 'SIDE', path: 'sub' })
+            .then((r) => void (!r.isError && reads.push(r.content))),
           tools.execute('write_file', { path: `sub/new-${round}.txt`, content: 'w' }),
           tools.execute('write_file', { path: `sub/made-${round}/f.txt`, content: 'w' }),
           tools.execute('edit_file', { path: 'sub/file.txt', old_string: 'NOPE', new_string: 'x' }),

@@ -14,7 +14,11 @@ beforeEach(async () => {
 });
 afterEach(() => sandbox.cleanup());
 
-async function refusal(jail: WorkspaceJail, input: string, mode: 'existing' | 'create' = 'existing'): Promise<{ code: unknown; message: string }> {
+async function refusal(
+  jail: WorkspaceJail,
+  input: string,
+  mode: 'existing' | 'create' = 'existing',
+): Promise<{ code: unknown; message: string }> {
   const err = await jail.resolve(input, mode).then(
     () => undefined,
     (e: unknown) => e as { code: unknown; message: string },
@@ -33,22 +37,21 @@ describe('WorkspaceJail.resolve', () => {
     expect((await jail.resolve('./dir/./', 'existing')).relative).toBe('dir');
     expect((await jail.resolve('.', 'existing')).relative).toBe('');
     expect((await jail.resolve(path.join(jail.root, 'inside.txt'), 'existing')).relative).toBe('inside.txt');
-    expect(await jail.resolve('new/deep/file.txt', 'create')).toMatchObject({ relative: 'new/deep/file.txt', exists: false });
+    expect(await jail.resolve('new/deep/file.txt', 'create')).toMatchObject({
+      relative: 'new/deep/file.txt',
+      exists: false,
+    });
   });
 
-  it.each([
-    ['../x'],
-    ['..'],
-    ['a/../../x'],
-    ['dir/../../outside/secret.txt'],
-    ['/etc/passwd'],
-    ['/'],
-  ])('refuses %s as outside the workspace', async (input) => {
-    const jail = new WorkspaceJail(sandbox.workspace);
-    const err = await refusal(jail, input, 'create');
-    expect(err.code).toBe('TOOL_PATH_ESCAPE');
-    expect(err.message).toContain('outside the workspace');
-  });
+  it.each([['../x'], ['..'], ['a/../../x'], ['dir/../../outside/secret.txt'], ['/etc/passwd'], ['/']])(
+    'refuses %s as outside the workspace',
+    async (input) => {
+      const jail = new WorkspaceJail(sandbox.workspace);
+      const err = await refusal(jail, input, 'create');
+      expect(err.code).toBe('TOOL_PATH_ESCAPE');
+      expect(err.message).toContain('outside the workspace');
+    },
+  );
 
   it('refuses a NUL byte in a path', async () => {
     const err = await refusal(new WorkspaceJail(sandbox.workspace), 'inside.txt\0.png');
@@ -61,7 +64,13 @@ describe('WorkspaceJail.resolve', () => {
     await symlink(sandbox.outside, path.join(sandbox.workspace, 'out'));
     await symlink(sandbox.outside, path.join(sandbox.workspace, 'dir', 'deep-out'));
     const jail = new WorkspaceJail(sandbox.workspace);
-    for (const input of ['leak.txt', 'out', 'out/secret.txt', 'dir/deep-out/secret.txt', 'out/../inside.txt/../out/x']) {
+    for (const input of [
+      'leak.txt',
+      'out',
+      'out/secret.txt',
+      'dir/deep-out/secret.txt',
+      'out/../inside.txt/../out/x',
+    ]) {
       const err = await refusal(jail, input, 'create');
       expect(err.code, input).toBe('TOOL_PATH_ESCAPE');
     }
@@ -106,7 +115,9 @@ describe('WorkspaceJail.resolve', () => {
     await symlink(sandbox.workspace, alias);
     const jail = new WorkspaceJail(alias);
     expect(jail.root).toBe(realpathSync(sandbox.workspace));
-    expect((await jail.resolve(path.join(alias, 'inside.txt'), 'existing')).real).toBe(path.join(jail.root, 'inside.txt'));
+    expect((await jail.resolve(path.join(alias, 'inside.txt'), 'existing')).real).toBe(
+      path.join(jail.root, 'inside.txt'),
+    );
     expect((await jail.resolve(path.join(jail.root, 'dir'), 'existing')).relative).toBe('dir');
     expect((await refusal(jail, path.join(alias, '..', 'outside', 'secret.txt'))).code).toBe('TOOL_PATH_ESCAPE');
   });
@@ -118,7 +129,9 @@ describe('WorkspaceJail.resolve', () => {
   });
 
   it('throws TOOL_CONFIG_INVALID for a workspace that is missing or a file', () => {
-    expect(() => new WorkspaceJail(path.join(sandbox.base, 'missing'))).toThrow(expect.objectContaining({ code: 'TOOL_CONFIG_INVALID' }));
+    expect(() => new WorkspaceJail(path.join(sandbox.base, 'missing'))).toThrow(
+      expect.objectContaining({ code: 'TOOL_CONFIG_INVALID' }),
+    );
     const file = path.join(sandbox.outside, 'secret.txt');
     let thrown: unknown;
     try {

@@ -32,7 +32,14 @@ describe('list_dir', () => {
     for (let i = 0; i < 12; i += 1) await sandbox.put(`f${String(i).padStart(2, '0')}.txt`, '');
     const tools = executorIn(sandbox, { limits: { maxListEntries: 5 } });
     const lines = okContent(await tools.execute('list_dir', { path: '.' })).split('\n');
-    expect(lines).toEqual(['f00.txt', 'f01.txt', 'f02.txt', 'f03.txt', 'f04.txt', '[truncated: 12 entries, first 5 shown; use glob to narrow]']);
+    expect(lines).toEqual([
+      'f00.txt',
+      'f01.txt',
+      'f02.txt',
+      'f03.txt',
+      'f04.txt',
+      '[truncated: 12 entries, first 5 shown; use glob to narrow]',
+    ]);
   });
 
   it('fails clearly on a file or a missing directory', async () => {

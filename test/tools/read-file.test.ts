@@ -57,22 +57,30 @@ describe('read_file', () => {
     expect(code).toBe('TOOL_FILE_TOO_LARGE');
     expect(content).toContain('over the read limit of 1000 bytes');
     expect(content).toMatch(/offset and limit/);
-    expect(okContent(await tools.execute('read_file', { path: 'big.txt', offset: 150, limit: 3 }))).toBe('line 150\nline 151\nline 152\n');
+    expect(okContent(await tools.execute('read_file', { path: 'big.txt', offset: 150, limit: 3 }))).toBe(
+      'line 150\nline 151\nline 152\n',
+    );
   });
 
   it('reads parts of a file far over the limit and chunk size, and says how many lines fit when a part is too big', async () => {
     await sandbox.put('huge.txt', numbered(40_000)); // ~490 KB, several scan chunks
     const tools = executorIn(sandbox);
     expect(errorOf(await tools.execute('read_file', { path: 'huge.txt' })).code).toBe('TOOL_FILE_TOO_LARGE');
-    expect(okContent(await tools.execute('read_file', { path: 'huge.txt', offset: 39_999 }))).toBe('line 39999\nline 40000\n');
-    expect(okContent(await tools.execute('read_file', { path: 'huge.txt', offset: 6000, limit: 1 }))).toBe('line 6000\n');
+    expect(okContent(await tools.execute('read_file', { path: 'huge.txt', offset: 39_999 }))).toBe(
+      'line 39999\nline 40000\n',
+    );
+    expect(okContent(await tools.execute('read_file', { path: 'huge.txt', offset: 6000, limit: 1 }))).toBe(
+      'line 6000\n',
+    );
     const small = executorIn(sandbox, { limits: { maxReadBytes: 100 } });
     const { code, content } = errorOf(await small.execute('read_file', { path: 'huge.txt', offset: 1, limit: 50 }));
     expect(code).toBe('TOOL_FILE_TOO_LARGE');
     // 'line 1\n'..'line 9\n' are 63 bytes, then 8 bytes a line: 13 lines are 95 bytes, 14 are 103.
     expect(content).toContain('pass limit: 13 or less');
     expect(okContent(await small.execute('read_file', { path: 'huge.txt', offset: 1, limit: 13 }))).toBe(numbered(13));
-    expect(errorOf(await small.execute('read_file', { path: 'huge.txt', offset: 1, limit: 14 })).code).toBe('TOOL_FILE_TOO_LARGE');
+    expect(errorOf(await small.execute('read_file', { path: 'huge.txt', offset: 1, limit: 14 })).code).toBe(
+      'TOOL_FILE_TOO_LARGE',
+    );
   });
 
   it('says when one line alone is over the limit', async () => {
@@ -108,8 +116,14 @@ describe('read_file', () => {
   it('validates offset and limit', async () => {
     await sandbox.put('a.txt', 'a');
     const tools = executorIn(sandbox);
-    expect(errorOf(await tools.execute('read_file', { path: 'a.txt', offset: 0 })).content).toMatch(/^read_file\.offset: /);
-    expect(errorOf(await tools.execute('read_file', { path: 'a.txt', limit: 1.5 })).content).toMatch(/^read_file\.limit: /);
-    expect(errorOf(await tools.execute('read_file', { path: 'a.txt', offset: '2' })).content).toMatch(/^read_file\.offset: .*expected number/);
+    expect(errorOf(await tools.execute('read_file', { path: 'a.txt', offset: 0 })).content).toMatch(
+      /^read_file\.offset: /,
+    );
+    expect(errorOf(await tools.execute('read_file', { path: 'a.txt', limit: 1.5 })).content).toMatch(
+      /^read_file\.limit: /,
+    );
+    expect(errorOf(await tools.execute('read_file', { path: 'a.txt', offset: '2' })).content).toMatch(
+      /^read_file\.offset: .*expected number/,
+    );
   });
 });

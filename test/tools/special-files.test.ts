@@ -15,8 +15,13 @@ afterEach(() => sandbox.cleanup());
 describe('special files', { timeout: 10_000 }, () => {
   it('read_file and edit_file refuse a FIFO instead of blocking on it', async () => {
     const tools = executorIn(sandbox);
-    expect(errorOf(await tools.execute('read_file', { path: 'pipe' }))).toEqual({ code: 'TOOL_IO_ERROR', content: 'pipe is not a regular file' });
-    expect(errorOf(await tools.execute('edit_file', { path: 'pipe', old_string: 'a', new_string: 'b' })).code).toBe('TOOL_IO_ERROR');
+    expect(errorOf(await tools.execute('read_file', { path: 'pipe' }))).toEqual({
+      code: 'TOOL_IO_ERROR',
+      content: 'pipe is not a regular file',
+    });
+    expect(errorOf(await tools.execute('edit_file', { path: 'pipe', old_string: 'a', new_string: 'b' })).code).toBe(
+      'TOOL_IO_ERROR',
+    );
   });
 
   it('write_file refuses a FIFO', async () => {

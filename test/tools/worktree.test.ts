@@ -8,7 +8,17 @@ import { bigSnapshot, sharedEmulator, workspace } from '../engine/helpers.ts';
 const emulator = sharedEmulator({ script: 'refactor' });
 
 const git = (cwd: string, ...args: string[]): string =>
-  execFileSync('git', ['-C', cwd, ...args], { env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } }).toString().trim();
+  execFileSync('git', ['-C', cwd, ...args], {
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@t',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@t',
+    },
+  })
+    .toString()
+    .trim();
 
 describe("isolation: 'worktree'", () => {
   it('gives each fork its own worktree and branch: two forks edit one file without colliding', async () => {
@@ -17,9 +27,19 @@ describe("isolation: 'worktree'", () => {
     git(repo, 'add', '.');
     git(repo, 'commit', '--quiet', '-m', 'base');
     const runDir = workspace({});
-    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: repo, runDir, isolation: 'worktree', pool: { maxThreads: 2 } });
+    const engine = await ForkEngine.create({
+      baseURL: emulator.current.url,
+      apiKey: 'test',
+      workspace: repo,
+      runDir,
+      isolation: 'worktree',
+      pool: { maxThreads: 2 },
+    });
     try {
-      const fan = engine.fanOut(bigSnapshot(`wt-${Date.now()}`), ['rename fetchData to loadData in src/a.ts', 'rename parseThing to parseItem in src/a.ts']);
+      const fan = engine.fanOut(bigSnapshot(`wt-${Date.now()}`), [
+        'rename fetchData to loadData in src/a.ts',
+        'rename parseThing to parseItem in src/a.ts',
+      ]);
       const { forks } = await fan.settled();
       expect(forks.map((f) => f.status)).toEqual(['completed', 'completed']);
       const [one, two] = forks.map((f) => f.worktree!);
@@ -27,10 +47,16 @@ describe("isolation: 'worktree'", () => {
       expect(one!.diffStat).toMatch(/src\/a\.ts \| 2 \+-/);
       expect(two!.diffStat).toMatch(/src\/a\.ts \| 2 \+-/);
       // each branch holds exactly its own change
-      expect(git(repo, 'show', `${one!.branch}:src/a.ts`)).toBe('export const loadData = 1;\nexport const parseThing = 2;');
-      expect(git(repo, 'show', `${two!.branch}:src/a.ts`)).toBe('export const fetchData = 1;\nexport const parseItem = 2;');
+      expect(git(repo, 'show', `${one!.branch}:src/a.ts`)).toBe(
+        'export const loadData = 1;\nexport const parseThing = 2;',
+      );
+      expect(git(repo, 'show', `${two!.branch}:src/a.ts`)).toBe(
+        'export const fetchData = 1;\nexport const parseItem = 2;',
+      );
       // the main working tree is untouched
-      expect(readFileSync(join(repo, 'src/a.ts'), 'utf8')).toBe('export const fetchData = 1;\nexport const parseThing = 2;\n');
+      expect(readFileSync(join(repo, 'src/a.ts'), 'utf8')).toBe(
+        'export const fetchData = 1;\nexport const parseThing = 2;\n',
+      );
       expect(git(repo, 'status', '--porcelain')).toBe('');
     } finally {
       await engine.close();
@@ -38,8 +64,17 @@ describe("isolation: 'worktree'", () => {
   });
 
   it('needs a git repository and a run directory, and says so', async () => {
-    await expect(ForkEngine.create({ workspace: workspace(), isolation: 'worktree' })).rejects.toThrow(/isolation: 'worktree' needs runDir/);
-    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: workspace(), runDir: workspace({}), isolation: 'worktree', pool: { maxThreads: 1 } });
+    await expect(ForkEngine.create({ workspace: workspace(), isolation: 'worktree' })).rejects.toThrow(
+      /isolation: 'worktree' needs runDir/,
+    );
+    const engine = await ForkEngine.create({
+      baseURL: emulator.current.url,
+      apiKey: 'test',
+      workspace: workspace(),
+      runDir: workspace({}),
+      isolation: 'worktree',
+      pool: { maxThreads: 1 },
+    });
     try {
       const { forks } = await engine.fanOut(bigSnapshot(), ['read a.ts and report']).settled();
       expect(forks[0]!.status).toBe('failed');

@@ -20,7 +20,9 @@ describe('write_file', () => {
 
   it('overwrites an existing file completely', async () => {
     await sandbox.put('x.txt', 'a much longer old content\n');
-    expect(okContent(await executorIn(sandbox).execute('write_file', { path: 'x.txt', content: 'new' }))).toBe('Overwrote x.txt (3 bytes).');
+    expect(okContent(await executorIn(sandbox).execute('write_file', { path: 'x.txt', content: 'new' }))).toBe(
+      'Overwrote x.txt (3 bytes).',
+    );
     expect(await read('x.txt')).toBe('new');
   });
 

@@ -14,7 +14,11 @@ import { reportAfterRun, reportFlag } from './report.ts';
 
 const optionsSchema = z.object({
   forks: intFlag.pipe(z.number().min(1, 'at least 1').max(1000, 'at most 1,000')).default(8),
-  warm: z.enum(WARM_STRATEGIES as [WarmStrategy, ...WarmStrategy[]], { error: `expected one of ${WARM_STRATEGIES.join(', ')}` }).default('first-child'),
+  warm: z
+    .enum(WARM_STRATEGIES as [WarmStrategy, ...WarmStrategy[]], {
+      error: `expected one of ${WARM_STRATEGIES.join(', ')}`,
+    })
+    .default('first-child'),
   latency: latencyNameSchema.default('fast'),
   seed: intFlag.default(0),
   json: z.boolean().default(false),
@@ -29,27 +33,55 @@ const optionsSchema = z.object({
 export function registerDemoCommand(program: Command): void {
   program
     .command('demo')
-    .description(`fork N children that rename ${DEMO_OLD_NAME} to ${DEMO_NEW_NAME} in a copy of a sample repository, on the local emulator (no API key)`)
+    .description(
+      `fork N children that rename ${DEMO_OLD_NAME} to ${DEMO_NEW_NAME} in a copy of a sample repository, on the local emulator (no API key)`,
+    )
     .option('--forks <n>', 'number of forks (one per file)', '8')
     .option('--warm <strategy>', `warm-up strategy: ${WARM_STRATEGIES.join(' | ')}`, 'first-child')
     .option('--latency <profile>', 'emulated latency: off | fast | realistic', 'fast')
     .option('--seed <n>', 'emulator seed', '0')
-    .option('--model <id>', `model of the parent and the forks (default ${DEMO_MODEL}; on another provider its catalogue model)`)
-    .option('--provider <name>', `the API the emulator stands in for: ${PROVIDER_IDS.join(' | ')} (dashscope runs Qwen Code's fork layout)`, 'anthropic')
+    .option(
+      '--model <id>',
+      `model of the parent and the forks (default ${DEMO_MODEL}; on another provider its catalogue model)`,
+    )
+    .option(
+      '--provider <name>',
+      `the API the emulator stands in for: ${PROVIDER_IDS.join(' | ')} (dashscope runs Qwen Code's fork layout)`,
+      'anthropic',
+    )
     .option('--model-table <file>', 'model catalogue JSON merged over the built-in one')
     .option('--json', 'print one JSON summary object last (progress goes to stderr as plain lines)')
     .option('--report [file]', 'write the HTML report of the fan-out (default: report.html in its run directory)')
-    .option('--parent-from-claude-transcript <file>', 'fork from a parent rebuilt from a Claude Code session transcript (.jsonl) instead of the scripted parent agent')
+    .option(
+      '--parent-from-claude-transcript <file>',
+      'fork from a parent rebuilt from a Claude Code session transcript (.jsonl) instead of the scripted parent agent',
+    )
     .action(async (raw: Record<string, unknown>) => {
       const flags = parseFlags(optionsSchema, raw);
       const opts = { ...flags, model: flags.model ?? demoModelOf(flags.provider) };
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
       if (opts.parentFromClaudeTranscript !== undefined) {
-        if (opts.provider !== 'anthropic') throw new ForkcacheError('INVALID_ARGUMENT', '--provider: the transcript demo runs on the anthropic emulator only', { data: { field: 'provider' } });
+        if (opts.provider !== 'anthropic')
+          throw new ForkcacheError(
+            'INVALID_ARGUMENT',
+            '--provider: the transcript demo runs on the anthropic emulator only',
+            { data: { field: 'provider' } },
+          );
         const { runTranscriptDemo } = await import('../demo/transcript-demo.ts');
         const model = raw['model'] === undefined ? undefined : opts.model;
-        const demo = await runTranscriptDemo({ transcript: opts.parentFromClaudeTranscript, model, forks: opts.forks, warm: opts.warm, latency: opts.latency, seed: opts.seed, plain: opts.json, log, catalogue: modelCheck(model ?? DEMO_MODEL, opts.modelTable, () => {}) });
-        if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(demo.result, { workspace: demo.workspace }))}\n`);
+        const demo = await runTranscriptDemo({
+          transcript: opts.parentFromClaudeTranscript,
+          model,
+          forks: opts.forks,
+          warm: opts.warm,
+          latency: opts.latency,
+          seed: opts.seed,
+          plain: opts.json,
+          log,
+          catalogue: modelCheck(model ?? DEMO_MODEL, opts.modelTable, () => {}),
+        });
+        if (opts.json)
+          process.stdout.write(`${JSON.stringify(jsonSummary(demo.result, { workspace: demo.workspace }))}\n`);
         else process.stdout.write(`\n${formatFanOutResult(demo.result, demo.model)}\n`);
         process.exitCode = demo.result.forks.every((f) => f.status === 'completed') ? 0 : 1;
         return;
@@ -57,19 +89,38 @@ export function registerDemoCommand(program: Command): void {
       const catalogue = modelCheck(opts.model, opts.modelTable, log);
       let engine: { destroy(): Promise<void> } | undefined;
       const interrupt = cancelOnInterrupt(log, { stop: async () => engine?.destroy() });
-      const demo = await runDemo({ model: opts.model, provider: opts.provider, catalogue, forks: opts.forks, warm: opts.warm, latency: opts.latency, seed: opts.seed, plain: opts.json, log, watch: (fan) => interrupt.watch(fan), onEngine: (e) => (engine = e) }).finally(() =>
-        interrupt.dispose(),
-      );
-      const failed = demo.result.forks.filter((f) => f.status !== 'completed').length + editsNotApplied(demo.result).length;
+      const demo = await runDemo({
+        model: opts.model,
+        provider: opts.provider,
+        catalogue,
+        forks: opts.forks,
+        warm: opts.warm,
+        latency: opts.latency,
+        seed: opts.seed,
+        plain: opts.json,
+        log,
+        watch: (fan) => interrupt.watch(fan),
+        onEngine: (e) => (engine = e),
+      }).finally(() => interrupt.dispose());
+      const failed =
+        demo.result.forks.filter((f) => f.status !== 'completed').length + editsNotApplied(demo.result).length;
       const report = await reportAfterRun(demo.result.summary.run_dir, opts.report, log, catalogue);
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify(jsonSummary(demo.result, { workspace: demo.workspace, leftovers: demo.leftovers, ...(report.path ? { report: report.path } : {}) }))}\n`);
+        process.stdout.write(
+          `${JSON.stringify(jsonSummary(demo.result, { workspace: demo.workspace, leftovers: demo.leftovers, ...(report.path ? { report: report.path } : {}) }))}\n`,
+        );
       } else {
         process.stdout.write(`\n${formatFanOutResult(demo.result, opts.model, catalogue)}\n\n`);
         process.stdout.write(`parent: ${demo.parentText}\n`);
-        process.stdout.write(`${DEMO_OLD_NAME} left under src/: ${demo.leftovers.length === 0 ? 'none' : demo.leftovers.join(', ')}\n`);
+        process.stdout.write(
+          `${DEMO_OLD_NAME} left under src/: ${demo.leftovers.length === 0 ? 'none' : demo.leftovers.join(', ')}\n`,
+        );
         process.stdout.write(`workspace kept at ${demo.workspace}; transcripts under .forkcache/runs\n`);
       }
-      process.exitCode = interrupt.interrupted ? INTERRUPTED_EXIT_CODE : failed > 0 || demo.leftovers.length > 0 || report.failed ? 1 : 0;
+      process.exitCode = interrupt.interrupted
+        ? INTERRUPTED_EXIT_CODE
+        : failed > 0 || demo.leftovers.length > 0 || report.failed
+          ? 1
+          : 0;
     });
 }

@@ -2,7 +2,14 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { ForkcacheError } from '../../errors.ts';
 import { intFlag, parseFlags } from '../flags.ts';
-import { DEFAULT_ECONOMICS_MODEL, DEFAULT_FRESH_AGENT_TOKENS, forkEconomics, type EconomicsConvention, type EconomicsInput, type EconomicsResult } from '../../ledger/economics.ts';
+import {
+  DEFAULT_ECONOMICS_MODEL,
+  DEFAULT_FRESH_AGENT_TOKENS,
+  forkEconomics,
+  type EconomicsConvention,
+  type EconomicsInput,
+  type EconomicsResult,
+} from '../../ledger/economics.ts';
 import { formatEconomics } from '../../ledger/economics-format.ts';
 import { loadCatalogue, type ModelCatalogue } from '../../models/catalogue.ts';
 import { statusAt } from '../../models/status.ts';
@@ -21,7 +28,10 @@ const optionsSchema = z.object({
   convention: z.enum(['seed', 'real', 'both'], { error: 'expected seed, real or both' }).default('real'),
   modelTable: z.string().min(1).optional(),
   compare: z.boolean().default(false),
-  date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD').optional(),
+  date: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD')
+    .optional(),
   json: z.boolean().default(false),
 });
 
@@ -35,7 +45,9 @@ function currentModels(table: ModelCatalogue, date: string | undefined): string[
 export function registerEconomicsCommand(program: Command): void {
   program
     .command('economics')
-    .description('Cost of one fan-out: fork children on a cached prefix vs fresh agents vs no cache, and the break-even N.')
+    .description(
+      'Cost of one fan-out: fork children on a cached prefix vs fresh agents vs no cache, and the break-even N.',
+    )
     .option('--prefix <tokens>', 'shared prefix P (system + tools + history), tokens')
     .option('--directive <tokens>', 'per-child directive D, tokens')
     .option('--children <n>', 'number of children N')
@@ -45,7 +57,10 @@ export function registerEconomicsCommand(program: Command): void {
     .option('--ttl <ttl>', 'cache lifetime of the write: 5m or 1h (default 5m)')
     .option('--warm-parent', "the parent's last turn already cached the whole prefix")
     .option('--cached-prefix <tokens>', 'tokens of the prefix already cached (between cold and warm)')
-    .option('--fresh-tokens <tokens>', `fresh agent's own system prompt + tools F (default ${DEFAULT_FRESH_AGENT_TOKENS})`)
+    .option(
+      '--fresh-tokens <tokens>',
+      `fresh agent's own system prompt + tools F (default ${DEFAULT_FRESH_AGENT_TOKENS})`,
+    )
     .option('--convention <c>', 'seed (no write premium), real, or both (default real)')
     .option('--model-table <file>', 'JSON model catalogue merged over the built-in one')
     .option('--json', 'print one JSON object')
@@ -53,10 +68,16 @@ export function registerEconomicsCommand(program: Command): void {
       const opts = parseFlags(optionsSchema, raw);
       const table = loadCatalogue(opts.modelTable);
       if (opts.cachedPrefix !== undefined && opts.cachedPrefix > opts.prefix) {
-        throw new ForkcacheError('INVALID_ARGUMENT', `--cached-prefix: ${opts.cachedPrefix} exceeds --prefix (${opts.prefix})`);
+        throw new ForkcacheError(
+          'INVALID_ARGUMENT',
+          `--cached-prefix: ${opts.cachedPrefix} exceeds --prefix (${opts.prefix})`,
+        );
       }
       if (opts.cachedPrefix !== undefined && opts.warmParent && opts.cachedPrefix !== opts.prefix) {
-        throw new ForkcacheError('INVALID_ARGUMENT', '--cached-prefix: contradicts --warm-parent (a warm parent has cached the whole prefix)');
+        throw new ForkcacheError(
+          'INVALID_ARGUMENT',
+          '--cached-prefix: contradicts --warm-parent (a warm parent has cached the whole prefix)',
+        );
       }
       const conventions: EconomicsConvention[] = opts.convention === 'both' ? ['seed', 'real'] : [opts.convention];
       const resultFor = (model: string, convention: EconomicsConvention): EconomicsResult => {
@@ -77,7 +98,9 @@ export function registerEconomicsCommand(program: Command): void {
         return forkEconomics(input, '--model');
       };
       if (opts.compare) {
-        const rows = currentModels(table, opts.date).map((model) => resultFor(model, conventions[conventions.length - 1] ?? 'real'));
+        const rows = currentModels(table, opts.date).map((model) =>
+          resultFor(model, conventions[conventions.length - 1] ?? 'real'),
+        );
         process.stdout.write(opts.json ? `${JSON.stringify({ compare: rows })}\n` : formatComparison(rows));
         return;
       }

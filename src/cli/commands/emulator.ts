@@ -39,19 +39,38 @@ const optionsSchema = z.object({
 export function registerEmulatorCommand(program: Command): void {
   program
     .command('emulator')
-    .description('Serve a local Anthropic-compatible Messages API with the prompt-cache rules (scripted models, no API key).')
-    .option('--api <api>', 'anthropic (Messages API) | openai | dashscope | deepseek (Chat Completions with that provider\'s cache rule and usage fields)', 'anthropic')
+    .description(
+      'Serve a local Anthropic-compatible Messages API with the prompt-cache rules (scripted models, no API key).',
+    )
+    .option(
+      '--api <api>',
+      "anthropic (Messages API) | openai | dashscope | deepseek (Chat Completions with that provider's cache rule and usage fields)",
+      'anthropic',
+    )
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--port <n>', 'TCP port; 0 picks a free one', '0')
     .option('--latency <mode>', 'off | fast | realistic', 'fast')
     .option('--faults <spec>', 'injected faults, e.g. 429:0.1,529:0.05,stream-error:0.05,reset:0.02,slow:0.1', '')
     .option('--seed <n>', 'seed for fault draws (default 0) and ids (default: random, unique across restarts)')
-    .option('--log-dir <dir>', 'write one JSON file per exchange (request, headers with keys masked, response, cache plan)')
-    .option('--strict-billing-block', "count Claude Code's x-anthropic-billing-header system block and hash it into the cache key", false)
+    .option(
+      '--log-dir <dir>',
+      'write one JSON file per exchange (request, headers with keys masked, response, cache plan)',
+    )
+    .option(
+      '--strict-billing-block',
+      "count Claude Code's x-anthropic-billing-header system block and hash it into the cache key",
+      false,
+    )
     .option('--script <name>', 'default scripted model: echo | refactor | claude-code (| replay with --replay)', 'echo')
     .option('--replay <file>', 'JSON fixture for the replay model (registered as "replay")')
-    .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (adds models the stand-in API serves, overrides minimum cacheable lengths)')
-    .option('--rate-limits <tier|file>', 'the API\'s rate limits per key and model class: start | build | scale (the published tables; the 5.5 models\' rows are placeholders) | a JSON file ({ preset?, classes?, windowSeconds?, ramp?, spendLimitUsd? })')
+    .option(
+      '--model-table <file>',
+      'model catalogue JSON merged over the built-in one (adds models the stand-in API serves, overrides minimum cacheable lengths)',
+    )
+    .option(
+      '--rate-limits <tier|file>',
+      "the API's rate limits per key and model class: start | build | scale (the published tables; the 5.5 models' rows are placeholders) | a JSON file ({ preset?, classes?, windowSeconds?, ramp?, spendLimitUsd? })",
+    )
     .action(async (raw: Record<string, unknown>) => {
       const o = parseFlags(optionsSchema, raw);
       const options: EmulatorOptions = {
@@ -70,8 +89,12 @@ export function registerEmulatorCommand(program: Command): void {
       };
       const emulator = await startEmulator(options);
       process.stdout.write(`forkcache emulator listening on ${emulator.url}\n`);
-      if (o.api !== 'anthropic') process.stderr.write(`forkcache emulator: ${o.api} Chat Completions API; base URL ${emulator.url}${o.api === 'dashscope' ? '/compatible-mode/v1' : '/v1'}\n`);
-      if (emulator.rateLimits.table) process.stderr.write(`forkcache emulator: rate limits from ${emulator.rateLimits.table.source}\n`);
+      if (o.api !== 'anthropic')
+        process.stderr.write(
+          `forkcache emulator: ${o.api} Chat Completions API; base URL ${emulator.url}${o.api === 'dashscope' ? '/compatible-mode/v1' : '/v1'}\n`,
+        );
+      if (emulator.rateLimits.table)
+        process.stderr.write(`forkcache emulator: rate limits from ${emulator.rateLimits.table.source}\n`);
       const signal = await untilSignal();
       process.stderr.write(`forkcache emulator: ${signal}, closing\n`);
       await emulator.close();

@@ -16,15 +16,19 @@ const optionsSchema = z.object({ json: z.boolean().default(false), model: z.stri
 export function registerInspectTranscriptCommand(program: Command): void {
   program
     .command('inspect-transcript')
-    .description('print the parent rebuilt from a Claude Code / Qwen Code session transcript (blocks, markers, tokens, approximations), without running')
+    .description(
+      'print the parent rebuilt from a Claude Code / Qwen Code session transcript (blocks, markers, tokens, approximations), without running',
+    )
     .argument('<file>', 'session transcript (.jsonl)')
     .option('--model <id>', "use this model instead of the session's")
     .option('--json', 'print one JSON object')
     .action((file: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       const { snapshot, notes, source, expectedCachedTokens } = importClaudeTranscript(file, { model: opts.model });
-      const tokens = (value: unknown): number => (value === undefined ? 0 : claudeTokenizer.count(JSON.stringify(value)));
-      const system = snapshot.system === undefined ? [] : typeof snapshot.system === 'string' ? [snapshot.system] : snapshot.system;
+      const tokens = (value: unknown): number =>
+        value === undefined ? 0 : claudeTokenizer.count(JSON.stringify(value));
+      const system =
+        snapshot.system === undefined ? [] : typeof snapshot.system === 'string' ? [snapshot.system] : snapshot.system;
       const roles = snapshot.messages.map((m) => m.role as string);
       const blocks = snapshot.messages.reduce((n, m) => n + (typeof m.content === 'string' ? 1 : m.content.length), 0);
       const shape = {

@@ -12,7 +12,10 @@ const isoDate = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD')
   // 2026-02-30 matches the pattern; only a round trip through Date tells.
-  .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && isoDay(Date.parse(`${d}T00:00:00Z`)) === d, 'not a calendar date');
+  .refine(
+    (d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && isoDay(Date.parse(`${d}T00:00:00Z`)) === d,
+    'not a calendar date',
+  );
 
 const optionsSchema = z.object({
   modelTable: z.string().min(1).optional(),
@@ -25,12 +28,17 @@ const optionsSchema = z.object({
 /** Every model `GET /v1/models` lists for the key, all pages. */
 async function listEndpointModels(): Promise<{ baseURL: string; models: ListedModel[] }> {
   const apiKey = process.env['ANTHROPIC_API_KEY'];
-  if (!apiKey) throw new ForkcacheError('INVALID_ARGUMENT', '--api anthropic: ANTHROPIC_API_KEY is not set (the endpoint lists the models of a key)');
+  if (!apiKey)
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      '--api anthropic: ANTHROPIC_API_KEY is not set (the endpoint lists the models of a key)',
+    );
   // No baseURL: the SDK takes ANTHROPIC_BASE_URL, or the real API, as every other command does.
   const client = createAnthropicClient({ apiKey, timeoutMs: 60_000 });
   const models: ListedModel[] = [];
   try {
-    for await (const m of client.models.list({ limit: 1000 })) models.push({ id: m.id, display_name: m.display_name, lifecycle: m.lifecycle });
+    for await (const m of client.models.list({ limit: 1000 }))
+      models.push({ id: m.id, display_name: m.display_name, lifecycle: m.lifecycle });
   } catch (cause) {
     throw new Error(`GET ${client.baseURL}/v1/models failed: ${(cause as Error).message}`, { cause });
   }
@@ -45,7 +53,10 @@ export function registerModelsCommand(program: Command): void {
     .option('--model-table <file>', 'JSON model catalogue merged over the built-in one')
     .option('--all', 'include retired models')
     .option('--date <YYYY-MM-DD>', 'status and prices on this date (default today)')
-    .option('--api <endpoint>', 'also list what GET /v1/models returns: anthropic (needs ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL is honoured)')
+    .option(
+      '--api <endpoint>',
+      'also list what GET /v1/models returns: anthropic (needs ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL is honoured)',
+    )
     .option('--json', 'print one JSON object')
     .action(async (raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);

@@ -11,7 +11,9 @@ const port = z
   .pipe(z.number().max(65535, 'at most 65535'));
 
 const optionsSchema = z.object({
-  upstream: z.string().refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'expected an http:// or https:// URL'),
+  upstream: z
+    .string()
+    .refine((u) => URL.canParse(u) && /^https?:$/.test(new URL(u).protocol), 'expected an http:// or https:// URL'),
   host: z.string().min(1),
   port,
   warmFirst: z.boolean().default(false),
@@ -34,11 +36,20 @@ const optionsSchema = z.object({
 export function registerProxyCommand(program: Command): void {
   program
     .command('proxy')
-    .description('Proxy any client to the Anthropic API (ANTHROPIC_BASE_URL=...) and show, and fix, the cache economics of its fan-outs.')
-    .option('--upstream <url>', 'where requests go: the real API, a gateway, or `forkcache emulator`', 'https://api.anthropic.com')
+    .description(
+      'Proxy any client to the Anthropic API (ANTHROPIC_BASE_URL=...) and show, and fix, the cache economics of its fan-outs.',
+    )
+    .option(
+      '--upstream <url>',
+      'where requests go: the real API, a gateway, or `forkcache emulator`',
+      'https://api.anthropic.com',
+    )
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--port <n>', 'TCP port; 0 picks a free one', '0')
-    .option('--warm-first', 'hold siblings sharing a prefix that is still being written until its writer has begun (bounded)')
+    .option(
+      '--warm-first',
+      'hold siblings sharing a prefix that is still being written until its writer has begun (bounded)',
+    )
     .option('--warm-wait <ms>', 'the longest --warm-first holds a request', '30000')
     .option('--strip-billing-block', "drop Claude Code's x-anthropic-billing-header system block before forwarding")
     .option('--log-dir <dir>', 'append every exchange to DIR/exchanges.jsonl (keys masked)')
@@ -48,7 +59,10 @@ export function registerProxyCommand(program: Command): void {
     .action(async (raw: Record<string, unknown>) => {
       const o = parseFlags(optionsSchema, raw);
       const modelTable = o.modelTable === undefined ? undefined : loadCatalogue(o.modelTable);
-      const [{ startProxy }, { attachBoard }] = await Promise.all([import('../../proxy/server.ts'), import('../../proxy/board.ts')]);
+      const [{ startProxy }, { attachBoard }] = await Promise.all([
+        import('../../proxy/server.ts'),
+        import('../../proxy/board.ts'),
+      ]);
       const proxy = await startProxy({
         upstream: o.upstream,
         host: o.host,
@@ -77,7 +91,10 @@ export function registerProxyCommand(program: Command): void {
           process.stderr.write(`--report: could not write ${o.report}: ${(err as Error).message}\n`);
         }
       }
-      if (o.json) process.stdout.write(`${JSON.stringify({ ...summary, ...(o.report === undefined ? {} : { report: o.report }) })}\n`);
+      if (o.json)
+        process.stdout.write(
+          `${JSON.stringify({ ...summary, ...(o.report === undefined ? {} : { report: o.report }) })}\n`,
+        );
       if (reportFailed) process.exitCode = 1;
     });
 }

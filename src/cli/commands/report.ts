@@ -17,15 +17,22 @@ const optionsSchema = z.object({
 /** Print where the report went: a sentence on stderr, the path (or one JSON object) on stdout. */
 function announceReport(written: WrittenReport, json: boolean): void {
   process.stderr.write(`report: ${written.scope}\n`);
-  if (json) process.stdout.write(`${JSON.stringify({ report: written.out, bytes: written.bytes, scope: written.scope, fanouts: written.fanouts, found: written.found, charts: written.charts })}\n`);
-  else process.stdout.write(`report written to ${written.out} (${written.charts} charts, ${written.bytes.toLocaleString('en-US')} bytes)\n`);
+  if (json)
+    process.stdout.write(
+      `${JSON.stringify({ report: written.out, bytes: written.bytes, scope: written.scope, fanouts: written.fanouts, found: written.found, charts: written.charts })}\n`,
+    );
+  else
+    process.stdout.write(
+      `report written to ${written.out} (${written.charts} charts, ${written.bytes.toLocaleString('en-US')} bytes)\n`,
+    );
 }
 
 /**
  * The report writer, loaded on first use: it renders with echarts, an optional peer dependency
  * that `forkcache --version` and every other command must not load.
  */
-const loadReportWriter = (): Promise<typeof import('../../report/write-report.ts')> => importOptional('report', () => import('../../report/write-report.ts'));
+const loadReportWriter = (): Promise<typeof import('../../report/write-report.ts')> =>
+  importOptional('report', () => import('../../report/write-report.ts'));
 
 /** `--report [FILE]` of `demo` and `run`: true (the default place) or a file name. */
 export const reportFlag = z.union([z.boolean(), z.string().min(1, 'expected a file name')]).optional();
@@ -34,7 +41,12 @@ export const reportFlag = z.union([z.boolean(), z.string().min(1, 'expected a fi
  * Write the report of a run that just finished. A failure here must not hide the run's own
  * result: it is logged, and the caller turns it into exit code 1.
  */
-export async function reportAfterRun(runDir: string | undefined, flag: boolean | string | undefined, log: (line: string) => void, catalogue?: ModelCatalogue): Promise<{ path?: string; failed: boolean }> {
+export async function reportAfterRun(
+  runDir: string | undefined,
+  flag: boolean | string | undefined,
+  log: (line: string) => void,
+  catalogue?: ModelCatalogue,
+): Promise<{ path?: string; failed: boolean }> {
   if (flag === undefined || flag === false) return { failed: false };
   try {
     if (!runDir) throw new Error('the run wrote no run directory');
@@ -52,9 +64,17 @@ export async function reportAfterRun(runDir: string | undefined, flag: boolean |
 export function registerReportCommand(program: Command): void {
   program
     .command('report')
-    .description('write one self-contained HTML report (SVG charts, no network needed) of a run directory, or of benchmark results')
-    .argument('[run_dir]', 'a fan-out directory (with manifest.json), or a runs directory holding several (the latest is rendered)')
-    .option('--out <file>', 'the HTML file to write (default: report.html in RUN_DIR; for --bench, the results file with .html)')
+    .description(
+      'write one self-contained HTML report (SVG charts, no network needed) of a run directory, or of benchmark results',
+    )
+    .argument(
+      '[run_dir]',
+      'a fan-out directory (with manifest.json), or a runs directory holding several (the latest is rendered)',
+    )
+    .option(
+      '--out <file>',
+      'the HTML file to write (default: report.html in RUN_DIR; for --bench, the results file with .html)',
+    )
     .option('--all', 'render every fan-out of a runs directory, oldest first, instead of the latest')
     .option('--bench <file>', 'render `npm run bench` results (bench/results/latest.json) instead of a run')
     .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (prices the requests)')
@@ -68,7 +88,10 @@ export function registerReportCommand(program: Command): void {
         throw new ForkcacheError('CLI_USAGE', 'report: missing RUN_DIR (a fan-out or runs directory), or --bench FILE');
       }
       const { writeBenchReport, writeRunReport } = await loadReportWriter();
-      const written = opts.bench !== undefined ? writeBenchReport(opts.bench, { out: opts.out }) : writeRunReport(runDir!, { out: opts.out, all: opts.all, catalogue: loadCatalogue(opts.modelTable) });
+      const written =
+        opts.bench !== undefined
+          ? writeBenchReport(opts.bench, { out: opts.out })
+          : writeRunReport(runDir!, { out: opts.out, all: opts.all, catalogue: loadCatalogue(opts.modelTable) });
       announceReport(written, opts.json);
     });
 }

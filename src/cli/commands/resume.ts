@@ -27,7 +27,9 @@ const optionsSchema = z.object({
   modelTable: z.string().min(1).optional(),
 });
 
-const emulatorMeta = z.object({ script: z.string().default('echo'), latency: latencyNameSchema.default('fast') }).default({ script: 'echo', latency: 'fast' });
+const emulatorMeta = z
+  .object({ script: z.string().default('echo'), latency: latencyNameSchema.default('fast') })
+  .default({ script: 'echo', latency: 'fast' });
 
 /** Register `forkcache resume RUN_DIR`. */
 export function registerResumeCommand(program: Command): void {
@@ -36,10 +38,16 @@ export function registerResumeCommand(program: Command): void {
     .description('continue every unfinished fork of a run from its last complete turn (completed forks are not re-run)')
     .argument('<run-dir>', 'a fan-out directory, or a runs directory holding several')
     .option('--api <target>', 'auto | real (alias anthropic) | emulator (as for run)', 'auto')
-    .option('--provider <name>', `${PROVIDER_IDS.join(' | ')}: must be the one the run was frozen for (default: the run's)`)
+    .option(
+      '--provider <name>',
+      `${PROVIDER_IDS.join(' | ')}: must be the one the run was frozen for (default: the run's)`,
+    )
     .option('--json', 'print one JSON summary object per fan-out, last')
     .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (as for run)')
-    .option('--allow-asks', "answer yes to the run's `ask` permissions (otherwise: a y/N prompt on a terminal, no elsewhere)")
+    .option(
+      '--allow-asks',
+      "answer yes to the run's `ask` permissions (otherwise: a y/N prompt on a terminal, no elsewhere)",
+    )
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       const catalogue = loadCatalogue(opts.modelTable);
@@ -47,14 +55,22 @@ export function registerResumeCommand(program: Command): void {
       let spendCap = false;
       // the engine of the fan-out being resumed: what a stuck Ctrl-C stops
       let current: ForkEngine | undefined;
-      const interrupt = cancelOnInterrupt((line) => void process.stderr.write(`${line}\n`), { stop: async () => current?.destroy() });
+      const interrupt = cancelOnInterrupt((line) => void process.stderr.write(`${line}\n`), {
+        stop: async () => current?.destroy(),
+      });
       for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
         const { manifest } = readFanOutDir(dir);
-        const emulator = emulatorMeta.safeParse((manifest.meta as { emulator?: unknown }).emulator).data ?? { script: 'echo', latency: 'fast' as const };
-        if (manifest.engine.allow.includes('bash') && resolveSandbox(manifest.engine.sandbox) === 'none') process.stderr.write(`note: ${UNSANDBOXED_NOTE}\n`);
+        const emulator = emulatorMeta.safeParse((manifest.meta as { emulator?: unknown }).emulator).data ?? {
+          script: 'echo',
+          latency: 'fast' as const,
+        };
+        if (manifest.engine.allow.includes('bash') && resolveSandbox(manifest.engine.sandbox) === 'none')
+          process.stderr.write(`note: ${UNSANDBOXED_NOTE}\n`);
         const provider = opts.provider ?? manifest.prefix.provider;
         const target = await openEndpoint(opts.api, emulator, catalogue, provider);
-        process.stderr.write(`forkcache resume: ${manifest.fanoutId} (${manifest.directives.length} forks) against ${target.label}\n`);
+        process.stderr.write(
+          `forkcache resume: ${manifest.fanoutId} (${manifest.directives.length} forks) against ${target.label}\n`,
+        );
         const engine = await ForkEngine.create({
           provider,
           baseURL: target.baseURL,
@@ -83,16 +99,26 @@ export function registerResumeCommand(program: Command): void {
         try {
           const fan = engine.resume(dir);
           interrupt.watch(fan);
-          const board = new ProgressBoard({ model: fan.prefix.snapshot.model, plain: opts.json, catalogue, budget: () => engine.admission });
+          const board = new ProgressBoard({
+            model: fan.prefix.snapshot.model,
+            plain: opts.json,
+            catalogue,
+            budget: () => engine.admission,
+          });
           for await (const event of fan) board.onEvent(event);
           board.stop();
           const result = await fan.settled();
           failed += result.forks.filter((f) => f.status !== 'completed').length + editsNotApplied(result).length;
           if (result.summary.rate_limits.stopped !== null) {
             spendCap = true;
-            process.stderr.write(`${spendCapMessage(dir, result.forks.filter((f) => f.error?.code === 'RATE_LIMIT_SPEND_CAP').length)}\n`);
+            process.stderr.write(
+              `${spendCapMessage(dir, result.forks.filter((f) => f.error?.code === 'RATE_LIMIT_SPEND_CAP').length)}\n`,
+            );
           }
-          if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, { api: target.kind, fanout: manifest.fanoutId }))}\n`);
+          if (opts.json)
+            process.stdout.write(
+              `${JSON.stringify(jsonSummary(result, { api: target.kind, fanout: manifest.fanoutId }))}\n`,
+            );
           else process.stdout.write(`\n${formatFanOutResult(result, fan.prefix.snapshot.model, catalogue)}\n`);
         } finally {
           await engine.close();
@@ -100,6 +126,12 @@ export function registerResumeCommand(program: Command): void {
         }
       }
       interrupt.dispose();
-      process.exitCode = interrupt.interrupted ? INTERRUPTED_EXIT_CODE : spendCap ? SPEND_CAP_EXIT_CODE : failed === 0 ? 0 : 1;
+      process.exitCode = interrupt.interrupted
+        ? INTERRUPTED_EXIT_CODE
+        : spendCap
+          ? SPEND_CAP_EXIT_CODE
+          : failed === 0
+            ? 0
+            : 1;
     });
 }

@@ -33,7 +33,9 @@ export function registerWorkerCommand(program: Command): void {
         stalledIntervalMs: Math.max(250, Math.floor(opts.lockMs / 2)),
         ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
       });
-      process.stdout.write(`forkcache worker ${host.hostId} serving ${opts.queue} on ${opts.redis.replace(/\/\/[^@]*@/, '//')}\n`);
+      process.stdout.write(
+        `forkcache worker ${host.hostId} serving ${opts.queue} on ${opts.redis.replace(/\/\/[^@]*@/, '//')}\n`,
+      );
       await new Promise<void>((resolve) => {
         const stop = (): void => resolve();
         process.once('SIGINT', stop);

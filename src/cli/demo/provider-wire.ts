@@ -19,10 +19,18 @@ export function demoWire(
   provider: ProviderId,
   emulatorUrl: string,
   headers: Record<string, string>,
-): { baseURL: string; layout: ForkLayout; send: ((request: Anthropic.MessageCreateParamsNonStreaming) => Promise<Anthropic.Message>) | undefined } {
+): {
+  baseURL: string;
+  layout: ForkLayout;
+  send: ((request: Anthropic.MessageCreateParamsNonStreaming) => Promise<Anthropic.Message>) | undefined;
+} {
   if (!isChatProvider(provider)) return { baseURL: emulatorUrl, layout: 'claude', send: undefined };
   const baseURL = `${emulatorUrl}/v1`;
   const client = createChatClient({ provider, baseURL, apiKey: 'demo', defaultHeaders: headers });
   const dialect = dialectOf(provider);
-  return { baseURL, layout: provider === 'dashscope' ? 'qwen' : 'claude', send: (request) => sendChatRequest(client, request as Parameters<typeof sendChatRequest>[1], dialect) };
+  return {
+    baseURL,
+    layout: provider === 'dashscope' ? 'qwen' : 'claude',
+    send: (request) => sendChatRequest(client, request as Parameters<typeof sendChatRequest>[1], dialect),
+  };
 }

@@ -62,10 +62,18 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const provider = options.provider ?? 'anthropic';
   const model = options.model ?? demoModelOf(provider);
   const catalogue = options.catalogue ?? BUILTIN_CATALOGUE;
-  const emulator = await startEmulator({ latency: options.latency, seed: options.seed, script: 'refactor', modelTable: catalogue, api: emulatorApiOf(provider) });
+  const emulator = await startEmulator({
+    latency: options.latency,
+    seed: options.seed,
+    script: 'refactor',
+    modelTable: catalogue,
+    api: emulatorApiOf(provider),
+  });
   const headers = { 'x-forkcache-script': 'refactor' };
   const wire = demoWire(provider, emulator.url, headers);
-  options.log(`forkcache demo: ${options.forks} forks on the local emulator (${provider === 'anthropic' ? '' : `${provider} mode, ${wire.layout} layout, `}latency ${options.latency}, warm ${options.warm}), no API key needed`);
+  options.log(
+    `forkcache demo: ${options.forks} forks on the local emulator (${provider === 'anthropic' ? '' : `${provider} mode, ${wire.layout} layout, `}latency ${options.latency}, warm ${options.warm}), no API key needed`,
+  );
   options.log(`workspace ${workspace}`);
   const engine = await ForkEngine.create({
     modelTable: catalogue,
@@ -105,13 +113,20 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       executor: createToolExecutor({ workspace }),
       agentTool,
       prompt: `rename ${DEMO_OLD_NAME} to ${DEMO_NEW_NAME} across src`,
-      onTurn: ({ turn, usage, sentAt }) => ledger.record({ forkId: 'parent', kind: 'parent', turn: turn - 1, model, usage, at: sentAt }),
+      onTurn: ({ turn, usage, sentAt }) =>
+        ledger.record({ forkId: 'parent', kind: 'parent', turn: turn - 1, model, usage, at: sentAt }),
     });
     const fanOutResult = await board;
     if (!fanOutResult) throw new Error('the parent agent finished without forking');
     // The parent's last turn came after the fan-out: the tree's totals include it.
     const result: FanOutResult = { ...fanOutResult, summary: { ...fanOutResult.summary, ...ledger.summary('parent') } };
-    return { workspace, result, parentTurns: parent.turns, parentText: parent.finalText, leftovers: filesMentioning(workspace, DEMO_OLD_NAME) };
+    return {
+      workspace,
+      result,
+      parentTurns: parent.turns,
+      parentText: parent.finalText,
+      leftovers: filesMentioning(workspace, DEMO_OLD_NAME),
+    };
   } finally {
     await engine.close();
     await emulator.close();
@@ -119,7 +134,12 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
 }
 
 /** Live progress of one fan-out; resolves with its result once it has settled. */
-async function showProgress(fan: FanOut, plain: boolean, model: string, catalogue: ModelCatalogue): Promise<FanOutResult> {
+async function showProgress(
+  fan: FanOut,
+  plain: boolean,
+  model: string,
+  catalogue: ModelCatalogue,
+): Promise<FanOutResult> {
   const board = new ProgressBoard({ model, plain, catalogue });
   for await (const event of fan) board.onEvent(event);
   board.stop();

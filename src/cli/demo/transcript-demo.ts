@@ -17,18 +17,47 @@ import { DEMO_NEW_NAME, DEMO_OLD_NAME, filesMentioning, prepareDemoWorkspace } f
  * parent). A fresh emulator never served the session, so the first child writes the prefix
  * and the rest read it; against the session's own endpoint, use `run`.
  */
-export async function runTranscriptDemo(options: { transcript: string; model?: string | undefined; forks: number; warm: WarmStrategy; latency: LatencyName; seed: number; plain: boolean; log: (line: string) => void; catalogue?: ModelCatalogue | undefined }): Promise<{ workspace: string; result: FanOutResult; model: string }> {
+export async function runTranscriptDemo(options: {
+  transcript: string;
+  model?: string | undefined;
+  forks: number;
+  warm: WarmStrategy;
+  latency: LatencyName;
+  seed: number;
+  plain: boolean;
+  log: (line: string) => void;
+  catalogue?: ModelCatalogue | undefined;
+}): Promise<{ workspace: string; result: FanOutResult; model: string }> {
   const imported = importClaudeTranscript(options.transcript, { model: options.model });
   for (const note of imported.notes) options.log(`parent: ${note}`);
   const workspace = prepareDemoWorkspace(options.forks);
-  const directives = filesMentioning(workspace, DEMO_OLD_NAME).slice(0, options.forks).map((f) => `rename ${DEMO_OLD_NAME} to ${DEMO_NEW_NAME} in ${f}`);
+  const directives = filesMentioning(workspace, DEMO_OLD_NAME)
+    .slice(0, options.forks)
+    .map((f) => `rename ${DEMO_OLD_NAME} to ${DEMO_NEW_NAME} in ${f}`);
   const catalogue = options.catalogue ?? BUILTIN_CATALOGUE;
-  const emulator = await startEmulator({ latency: options.latency, seed: options.seed, script: 'claude-code', modelTable: catalogue });
-  options.log(`forkcache demo: ${directives.length} forks of a parent imported from ${options.transcript}, on the local emulator`);
+  const emulator = await startEmulator({
+    latency: options.latency,
+    seed: options.seed,
+    script: 'claude-code',
+    modelTable: catalogue,
+  });
+  options.log(
+    `forkcache demo: ${directives.length} forks of a parent imported from ${options.transcript}, on the local emulator`,
+  );
   try {
-    const engine = await ForkEngine.create({ modelTable: catalogue, baseURL: emulator.url, apiKey: 'demo', workspace, runDir: join(workspace, '.forkcache', 'runs'), warm: options.warm, pool: { maxThreads: 2 } });
+    const engine = await ForkEngine.create({
+      modelTable: catalogue,
+      baseURL: emulator.url,
+      apiKey: 'demo',
+      workspace,
+      runDir: join(workspace, '.forkcache', 'runs'),
+      warm: options.warm,
+      pool: { maxThreads: 2 },
+    });
     try {
-      const fan = engine.fanOut(imported.snapshot, directives, { meta: { emulator: { script: 'claude-code', latency: options.latency } } });
+      const fan = engine.fanOut(imported.snapshot, directives, {
+        meta: { emulator: { script: 'claude-code', latency: options.latency } },
+      });
       const board = new ProgressBoard({ model: imported.snapshot.model, plain: options.plain, catalogue });
       const continuity = new CacheContinuity(imported.expectedCachedTokens);
       for await (const event of fan) {

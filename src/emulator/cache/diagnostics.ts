@@ -29,7 +29,11 @@ export class DiagnosticsLog {
   }
 
   /** The miss reason, or null when nothing diverged (or no previous id was given). */
-  reason(previousId: string | null | undefined, current: PromptFingerprint, readTokens: number): CacheMissReason | null {
+  reason(
+    previousId: string | null | undefined,
+    current: PromptFingerprint,
+    readTokens: number,
+  ): CacheMissReason | null {
     if (previousId === undefined || previousId === null) return null;
     const previous = this.#records.get(previousId);
     if (!previous) return { type: 'previous_message_not_found' };
@@ -39,7 +43,8 @@ export class DiagnosticsLog {
     if (before.tools !== current.tools) return { type: 'tools_changed', cache_missed_input_tokens: missed };
     if (before.system !== current.system) return { type: 'system_changed', cache_missed_input_tokens: missed };
     if (before.settings !== current.settings) return { type: 'unavailable' };
-    if (!isPrefix(before.messages, current.messages)) return { type: 'messages_changed', cache_missed_input_tokens: missed };
+    if (!isPrefix(before.messages, current.messages))
+      return { type: 'messages_changed', cache_missed_input_tokens: missed };
     return null;
   }
 }

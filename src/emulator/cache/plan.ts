@@ -42,7 +42,12 @@ export interface PlanOptions {
 
 // From marker position `from`, walk back through at most `lookback` units (a run of tool_use or
 // of tool_result blocks is one unit), returning the first position with a readable entry.
-function lookBack(positions: readonly Position[], from: number, store: CacheStore, options: PlanOptions): Position | undefined {
+function lookBack(
+  positions: readonly Position[],
+  from: number,
+  store: CacheStore,
+  options: PlanOptions,
+): Position | undefined {
   const limit = options.lookback ?? LOOKBACK_POSITIONS;
   let units = 0;
   let unit: number | undefined;
@@ -71,7 +76,12 @@ function lookBack(positions: readonly Position[], from: number, store: CacheStor
  *   1h writes = B − A, 5m writes = C − max(A, B), input = total − max(A, C).
  *   Below the minimum, both cache counters are 0 and everything is input.
  */
-export function planCache(prefix: RenderedPrefix, markers: readonly Marker[], store: CacheStore, options: PlanOptions): CachePlan {
+export function planCache(
+  prefix: RenderedPrefix,
+  markers: readonly Marker[],
+  store: CacheStore,
+  options: PlanOptions,
+): CachePlan {
   const { positions, totalTokens } = prefix;
   const min = options.minCacheableTokens;
   let read: Position | undefined;

@@ -60,7 +60,12 @@ export const BILLING_HEADER_PREFIX = 'x-anthropic-billing-header:';
  * no tokens — unless it carries its own cache_control (then it is prompt by the client's word).
  */
 export function isBillingBlock(block: RequestBlock | undefined): boolean {
-  return block?.type === 'text' && typeof block['text'] === 'string' && block['text'].startsWith(BILLING_HEADER_PREFIX) && block.cache_control == null;
+  return (
+    block?.type === 'text' &&
+    typeof block['text'] === 'string' &&
+    block['text'].startsWith(BILLING_HEADER_PREFIX) &&
+    block.cache_control == null
+  );
 }
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
@@ -85,7 +90,13 @@ function asBlocks(content: string | readonly RequestBlock[] | undefined): readon
 // Settings that change how the messages are rendered: tool_choice, thinking, effort
 // (output_config). Absent values are the API's defaults, so they hash like those defaults.
 function settingsDigest(req: MessagesRequest): string {
-  return sha256(JSON.stringify([req.tool_choice ?? { type: 'auto' }, req.thinking ?? { type: 'disabled' }, req.output_config ?? null]));
+  return sha256(
+    JSON.stringify([
+      req.tool_choice ?? { type: 'auto' },
+      req.thinking ?? { type: 'disabled' },
+      req.output_config ?? null,
+    ]),
+  );
 }
 
 const RUN_TYPES = new Set(['tool_use', 'tool_result']);
@@ -97,7 +108,11 @@ const RUN_TYPES = new Set(['tool_use', 'tool_result']);
  */
 function isCleared(messages: MessagesRequest['messages'], m: number): boolean {
   const message = messages[m]!;
-  return message.role === 'system' && message.clear_at === 'next_user_message' && messages.slice(m + 1).some((later) => later.role === 'user');
+  return (
+    message.role === 'system' &&
+    message.clear_at === 'next_user_message' &&
+    messages.slice(m + 1).some((later) => later.role === 'user')
+  );
 }
 
 /** A system turn's own `output_config` (per-turn effort) renders from that turn on, like effort does. */
@@ -111,7 +126,12 @@ function turnSettings(message: MessagesRequest['messages'][number]): string {
  * where the messages begin, so tool_choice/thinking/effort changes invalidate only the messages
  * part while a tools change invalidates everything after it, i.e. everything.
  */
-export function renderPrefix(req: MessagesRequest, model: string, counter: BlockTokenCounter, options: RenderOptions = {}): RenderedPrefix {
+export function renderPrefix(
+  req: MessagesRequest,
+  model: string,
+  counter: BlockTokenCounter,
+  options: RenderOptions = {},
+): RenderedPrefix {
   const positions: Position[] = [];
   let hash = sha256(`forkcache-emulator/v1\nmodel\n${model}`);
   let cum = 0;
@@ -120,13 +140,25 @@ export function renderPrefix(req: MessagesRequest, model: string, counter: Block
   const partDigests: Record<Segment, string[]> = { tools: [], system: [], messages: [] };
   const messageDigests: string[] = [];
 
-  const push = (segment: Segment, message: number, block: number, raw: RequestBlock, chainTag: string, extraTokens = 0): string => {
+  const push = (
+    segment: Segment,
+    message: number,
+    block: number,
+    raw: RequestBlock,
+    chainTag: string,
+    extraTokens = 0,
+  ): string => {
     const json = blockJson(raw);
     const digest = sha256(json);
     const asTool = segment === 'tools';
     const tokens = counter.block(`${asTool ? 't' : 'b'}:${digest}`, raw, json, asTool) + extraTokens;
     const prev = positions[positions.length - 1];
-    const joinsRun = prev !== undefined && prev.message === message && message >= 0 && prev.type === raw.type && RUN_TYPES.has(raw.type);
+    const joinsRun =
+      prev !== undefined &&
+      prev.message === message &&
+      message >= 0 &&
+      prev.type === raw.type &&
+      RUN_TYPES.has(raw.type);
     if (!joinsRun) unit++;
     hash = sha256(`${hash}\n${chainTag}\n${digest}`);
     cum += tokens;

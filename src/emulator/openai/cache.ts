@@ -38,8 +38,17 @@ function planAutomatic(prefix: RenderedPrefix, store: CacheStore, rule: CacheRul
     if (p.cumTokens < rule.minTokens) break;
     if (store.get(p.hash, now)) read = p;
   }
-  const writes = prefix.positions.filter((p) => p.cumTokens >= rule.minTokens && p.index > (read?.index ?? -1)).map((p) => ({ hash: p.hash, tokens: p.cumTokens }));
-  return { totalTokens: prefix.totalTokens, cachedTokens: reportedHit(read?.cumTokens ?? 0, rule), creationTokens: 0, readHash: read?.hash, writes, markers: 0 };
+  const writes = prefix.positions
+    .filter((p) => p.cumTokens >= rule.minTokens && p.index > (read?.index ?? -1))
+    .map((p) => ({ hash: p.hash, tokens: p.cumTokens }));
+  return {
+    totalTokens: prefix.totalTokens,
+    cachedTokens: reportedHit(read?.cumTokens ?? 0, rule),
+    creationTokens: 0,
+    readHash: read?.hash,
+    writes,
+    markers: 0,
+  };
 }
 
 /**
@@ -58,7 +67,11 @@ function planExplicit(prefix: RenderedPrefix, store: CacheStore, rule: CacheRule
     );
   }
   const markers: Marker[] = marked.map((p) => ({ position: p.index, ttl: ttlOf(rule), automatic: false }));
-  const plan = planCache(prefix, markers, store, { now, minCacheableTokens: rule.minTokens, lookback: DASHSCOPE_LOOKBACK_BLOCKS });
+  const plan = planCache(prefix, markers, store, {
+    now,
+    minCacheableTokens: rule.minTokens,
+    lookback: DASHSCOPE_LOOKBACK_BLOCKS,
+  });
   return {
     totalTokens: prefix.totalTokens,
     cachedTokens: plan.usage.cache_read_input_tokens,
@@ -77,7 +90,14 @@ export function planChatCache(prefix: RenderedPrefix, store: CacheStore, rule: C
  * A hit refreshes its entry from the reading request's start; for automatic caching every
  * shorter prefix of the hit is the same cached computation, so it is refreshed too.
  */
-export function applyChatRead(prefix: RenderedPrefix, plan: ChatCachePlan, store: CacheStore, rule: CacheRule, requestStart: number, now: number): void {
+export function applyChatRead(
+  prefix: RenderedPrefix,
+  plan: ChatCachePlan,
+  store: CacheStore,
+  rule: CacheRule,
+  requestStart: number,
+  now: number,
+): void {
   if (!plan.readHash) return;
   if (rule.mode === 'explicit') return store.refresh(plan.readHash, requestStart, now);
   for (const p of prefix.positions) {
@@ -87,6 +107,12 @@ export function applyChatRead(prefix: RenderedPrefix, plan: ChatCachePlan, store
 }
 
 /** The response completed: its entries become readable (the providers' documented moment). */
-export function commitChatWrites(plan: ChatCachePlan, store: CacheStore, rule: CacheRule, requestStart: number, now: number): void {
+export function commitChatWrites(
+  plan: ChatCachePlan,
+  store: CacheStore,
+  rule: CacheRule,
+  requestStart: number,
+  now: number,
+): void {
   for (const w of plan.writes) store.commit(w.hash, w.tokens, ttlOf(rule), requestStart, now);
 }

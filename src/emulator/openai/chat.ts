@@ -33,28 +33,64 @@ const ERROR_FAULTS: Partial<Record<FaultKind, [ApiErrorType, string]>> = {
 export function chatModel(core: EmulatorCore, id: string, api: OpenAiCompatibleApi, rule: CacheRule): ModelEntry {
   const known = findModel(id, core.modelTable);
   if (known && statusAt(known, core.clock.now()) === 'retired') {
-    throw new OpenAiError('EMULATOR_UNKNOWN_MODEL', 404, 'invalid_request_error', `The model \`${id}\` does not exist or you do not have access to it.`, 'model', 'model_not_found');
+    throw new OpenAiError(
+      'EMULATOR_UNKNOWN_MODEL',
+      404,
+      'invalid_request_error',
+      `The model \`${id}\` does not exist or you do not have access to it.`,
+      'model',
+      'model_not_found',
+    );
   }
   if (known) return known;
   return {
-    id, aliases: [], family: id, provider: api, status: 'current', endOfLife: null, replacement: null,
-    minCacheableTokens: rule.minTokens, contextWindow: 128_000, maxOutputTokens: 32_768,
-    constraints: { adaptiveThinkingOnly: false, forcedToolChoice: true, prefill: true, bindsThinkingBlocks: false, systemMessages: true },
-    inferenceGeo: false, prices: [], note: null,
+    id,
+    aliases: [],
+    family: id,
+    provider: api,
+    status: 'current',
+    endOfLife: null,
+    replacement: null,
+    minCacheableTokens: rule.minTokens,
+    contextWindow: 128_000,
+    maxOutputTokens: 32_768,
+    constraints: {
+      adaptiveThinkingOnly: false,
+      forcedToolChoice: true,
+      prefill: true,
+      bindsThinkingBlocks: false,
+      systemMessages: true,
+    },
+    inferenceGeo: false,
+    prices: [],
+    note: null,
   };
 }
 
-function logPlan(ctx: RequestContext, model: string, prefix: ReturnType<typeof renderPrefix>, plan: ChatCachePlan): void {
+function logPlan(
+  ctx: RequestContext,
+  model: string,
+  prefix: ReturnType<typeof renderPrefix>,
+  plan: ChatCachePlan,
+): void {
   if (!ctx.exchange) return;
   const byHash = new Map(prefix.positions.map((p) => [p.hash, p]));
   const at = (hash: string) => byHash.get(hash)!;
   ctx.exchange.cache = {
     model,
     totalTokens: plan.totalTokens,
-    markers: prefix.positions.filter((p) => p.segment === 'messages' && p.cacheControl).map((p) => ({ path: positionPath(p), ttl: '5m', tokens: p.cumTokens })),
+    markers: prefix.positions
+      .filter((p) => p.segment === 'messages' && p.cacheControl)
+      .map((p) => ({ path: positionPath(p), ttl: '5m', tokens: p.cumTokens })),
     read: plan.readHash ? { path: positionPath(at(plan.readHash)), tokens: plan.cachedTokens } : null,
     writes: plan.writes.map((w) => ({ path: positionPath(at(w.hash)), tokens: w.tokens, ttl: '5m' })),
-    usage: { input_tokens: plan.totalTokens - plan.cachedTokens - plan.creationTokens, cache_creation_input_tokens: plan.creationTokens, cache_read_input_tokens: plan.cachedTokens, ephemeral_5m_input_tokens: plan.creationTokens, ephemeral_1h_input_tokens: 0 },
+    usage: {
+      input_tokens: plan.totalTokens - plan.cachedTokens - plan.creationTokens,
+      cache_creation_input_tokens: plan.creationTokens,
+      cache_read_input_tokens: plan.cachedTokens,
+      ephemeral_5m_input_tokens: plan.creationTokens,
+      ephemeral_1h_input_tokens: 0,
+    },
     billingBlockIgnored: false,
   };
 }
@@ -64,7 +100,12 @@ function logPlan(ctx: RequestContext, model: string, prefix: ReturnType<typeof r
  * scripted turn (through the Messages-shaped view) → time to first token → the body, JSON or
  * SSE → the response is complete: only now are its cache entries readable.
  */
-export async function handleChatCompletions(core: EmulatorCore, ctx: RequestContext, api: OpenAiCompatibleApi, body: unknown): Promise<void> {
+export async function handleChatCompletions(
+  core: EmulatorCore,
+  ctx: RequestContext,
+  api: OpenAiCompatibleApi,
+  body: unknown,
+): Promise<void> {
   const fault = core.faults.pick(getHeader(ctx.req, FAULT_HEADER) ?? core.options.faultFor?.(body));
   if (fault) core.stats.fault(fault);
   const errorFault = fault === undefined ? undefined : ERROR_FAULTS[fault];
@@ -87,13 +128,27 @@ export async function handleChatCompletions(core: EmulatorCore, ctx: RequestCont
   applyChatRead(prefix, plan, core.store, rule, ctx.startedAt, core.clock.now());
 
   const turn = await runScript(core, ctx, request, model);
-  const output = buildOutput(turn, { maxTokens: request.max_tokens, stopSequences: request.stop_sequences ?? [], promptHash: prefix.finalHash, count: (text) => core.counter.text(text) });
+  const output = buildOutput(turn, {
+    maxTokens: request.max_tokens,
+    stopSequences: request.stop_sequences ?? [],
+    promptHash: prefix.finalHash,
+    count: (text) => core.counter.text(text),
+  });
   const usage = chatUsage(plan, output.outputTokens, rule);
   const accounted = internalUsage(plan, output.outputTokens);
   limited.settle(accounted);
   const stream = chat.stream === true;
-  const head: CompletionHead = { id: `chatcmpl-${core.ids.next('msg').slice(6)}`, created: Math.floor(core.clock.now() / 1000), model: chat.model, system_fingerprint: 'fp_forkcache' };
-  const ttftMs = timeToFirstTokenMs(core.profile, { uncachedTokens: plan.totalTokens - plan.cachedTokens, cacheReadTokens: plan.cachedTokens, slow: fault === 'slow' });
+  const head: CompletionHead = {
+    id: `chatcmpl-${core.ids.next('msg').slice(6)}`,
+    created: Math.floor(core.clock.now() / 1000),
+    model: chat.model,
+    system_fingerprint: 'fp_forkcache',
+  };
+  const ttftMs = timeToFirstTokenMs(core.profile, {
+    uncachedTokens: plan.totalTokens - plan.cachedTokens,
+    cacheReadTokens: plan.cachedTokens,
+    slow: fault === 'slow',
+  });
   const event = { requestId: ctx.requestId, messageId: head.id, stream, usage: accounted };
   core.events.emit('request-start', { ...event, ttftMs });
   if (ttftMs > 0) await core.clock.sleep(ttftMs, ctx.signal);
@@ -106,10 +161,22 @@ export async function handleChatCompletions(core: EmulatorCore, ctx: RequestCont
     core.events.emit('request-end', { ...event, status: 200 });
   };
   if (stream) {
-    ctx.res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    ctx.res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    });
     core.events.emit('response-start', event);
     const includeUsage = chat.stream_options?.include_usage === true;
-    await streamChunks(ctx.res, head, output, { clock: core.clock, profile: core.profile, signal: ctx.signal, includeUsage, usage, failMidStream, onTokens: limited.output });
+    await streamChunks(ctx.res, head, output, {
+      clock: core.clock,
+      profile: core.profile,
+      signal: ctx.signal,
+      includeUsage,
+      usage,
+      failMidStream,
+      onTokens: limited.output,
+    });
     if (failMidStream) {
       core.stats.streamError();
       core.events.emit('request-end', { ...event, status: 200, error: 'server_error' });
@@ -118,7 +185,13 @@ export async function handleChatCompletions(core: EmulatorCore, ctx: RequestCont
     return complete();
   }
   core.events.emit('response-start', event);
-  if (failMidStream) throw new ApiError('EMULATOR_FAULT', 'api_error', 'The server had an error while processing your request (emulated stream-error).', { fault });
+  if (failMidStream)
+    throw new ApiError(
+      'EMULATOR_FAULT',
+      'api_error',
+      'The server had an error while processing your request (emulated stream-error).',
+      { fault },
+    );
   const ms = outputMs(core.profile, output.outputTokens);
   if (ms > 0) await core.clock.sleep(ms, ctx.signal);
   limited.output(output.outputTokens);

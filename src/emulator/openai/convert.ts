@@ -22,8 +22,17 @@ type Part = Record<string, unknown> & { type: string };
 
 function partToBlock(part: Part): RequestBlock {
   if (part.type === 'image_url') {
-    const { image_url: image, cache_control, ...rest } = part as Part & { image_url: { url: string }; cache_control?: RequestBlock['cache_control'] };
-    return { ...rest, type: 'image', source: { type: 'url', url: image.url }, ...(cache_control ? { cache_control } : {}) };
+    const {
+      image_url: image,
+      cache_control,
+      ...rest
+    } = part as Part & { image_url: { url: string }; cache_control?: RequestBlock['cache_control'] };
+    return {
+      ...rest,
+      type: 'image',
+      source: { type: 'url', url: image.url },
+      ...(cache_control ? { cache_control } : {}),
+    };
   }
   return part as RequestBlock;
 }
@@ -36,7 +45,10 @@ function contentBlocks(content: ChatMessage['content']): RequestBlock[] {
 
 function textOfContent(content: ChatMessage['content']): string {
   if (typeof content === 'string') return content;
-  return ((content ?? []) as Part[]).filter((p) => p.type === 'text').map((p) => String(p['text'])).join('\n');
+  return ((content ?? []) as Part[])
+    .filter((p) => p.type === 'text')
+    .map((p) => String(p['text']))
+    .join('\n');
 }
 
 function parseArguments(raw: string): Record<string, unknown> {
@@ -51,7 +63,9 @@ function parseArguments(raw: string): Record<string, unknown> {
 
 function toolResult(message: Extract<ChatMessage, { role: 'tool' }>): RequestBlock {
   const text = textOfContent(message.content);
-  const marker = Array.isArray(message.content) ? (message.content as Part[]).find((p) => p['cache_control'])?.['cache_control'] : undefined;
+  const marker = Array.isArray(message.content)
+    ? (message.content as Part[]).find((p) => p['cache_control'])?.['cache_control']
+    : undefined;
   return {
     type: 'tool_result',
     tool_use_id: message.tool_call_id,
@@ -64,7 +78,12 @@ function toolResult(message: Extract<ChatMessage, { role: 'tool' }>): RequestBlo
 function assistantBlocks(message: Extract<ChatMessage, { role: 'assistant' }>): RequestBlock[] {
   const blocks = contentBlocks(message.content);
   for (const call of message.tool_calls ?? []) {
-    blocks.push({ type: 'tool_use', id: call.id, name: call.function.name, input: parseArguments(call.function.arguments) });
+    blocks.push({
+      type: 'tool_use',
+      id: call.id,
+      name: call.function.name,
+      input: parseArguments(call.function.arguments),
+    });
   }
   return blocks;
 }
@@ -76,7 +95,13 @@ function convertMessages(messages: readonly ChatMessage[]): RequestMessage[] {
     if (message.role === 'tool') {
       const last = out[out.length - 1];
       const block = toolResult(message as Extract<ChatMessage, { role: 'tool' }>);
-      if (last && last.role === 'user' && Array.isArray(last.content) && last.content.every((b) => b.type === 'tool_result')) last.content.push(block);
+      if (
+        last &&
+        last.role === 'user' &&
+        Array.isArray(last.content) &&
+        last.content.every((b) => b.type === 'tool_result')
+      )
+        last.content.push(block);
       else out.push({ role: 'user', content: [block] });
       continue;
     }
@@ -93,7 +118,11 @@ function convertMessages(messages: readonly ChatMessage[]): RequestMessage[] {
 /** Markers on tools are ignored by DashScope and meaningless elsewhere: dropped here. */
 function convertTool(tool: ChatTool): ToolDefinition {
   const fn = tool.function;
-  return { name: fn.name, ...(fn.description === undefined ? {} : { description: fn.description }), input_schema: fn.parameters ?? { type: 'object', properties: {} } };
+  return {
+    name: fn.name,
+    ...(fn.description === undefined ? {} : { description: fn.description }),
+    input_schema: fn.parameters ?? { type: 'object', properties: {} },
+  };
 }
 
 function convertToolChoice(choice: ChatRequest['tool_choice']): ToolChoice | undefined {

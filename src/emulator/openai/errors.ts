@@ -18,7 +18,14 @@ export class OpenAiError extends ForkcacheError {
   /** `retry-after` seconds (429 only); null: none. */
   retryAfter: number | null = null;
 
-  constructor(code: ErrorCode, status: number, type: string, message: string, param: string | null = null, apiCode: string | null = null) {
+  constructor(
+    code: ErrorCode,
+    status: number,
+    type: string,
+    message: string,
+    param: string | null = null,
+    apiCode: string | null = null,
+  ) {
     super(code, message);
     this.status = status;
     this.type = type;
@@ -59,5 +66,10 @@ export function toOpenAiError(err: unknown, retryAfterDefault: number): OpenAiEr
     if (status === 429) out.retryAfter = err.retryAfter === undefined ? retryAfterDefault : err.retryAfter;
     return out;
   }
-  return new OpenAiError('EMULATOR_INTERNAL', 500, 'server_error', `emulator internal error: ${(err as Error)?.message ?? String(err)}`);
+  return new OpenAiError(
+    'EMULATOR_INTERNAL',
+    500,
+    'server_error',
+    `emulator internal error: ${(err as Error)?.message ?? String(err)}`,
+  );
 }

@@ -26,7 +26,13 @@ const KINDS = [
  * in OpenAI's form: `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`. A 429 keeps its
  * headers too (the limiter sets them before it throws).
  */
-export function admitOpenAi(core: EmulatorCore, res: ServerResponse, key: string, model: ModelEntry, usage: ResponseUsage): AdmittedRequest {
+export function admitOpenAi(
+  core: EmulatorCore,
+  res: ServerResponse,
+  key: string,
+  model: ModelEntry,
+  usage: ResponseUsage,
+): AdmittedRequest {
   const input = {
     input_tokens: usage.input_tokens,
     cache_creation_input_tokens: usage.cache_creation_input_tokens,
@@ -48,7 +54,8 @@ function restate(res: ServerResponse, now: number): void {
     const reset = res.getHeader(`anthropic-ratelimit-${from}-reset`);
     if (limit !== undefined) res.setHeader(`x-ratelimit-limit-${to}`, String(limit));
     if (remaining !== undefined) res.setHeader(`x-ratelimit-remaining-${to}`, String(remaining));
-    if (reset !== undefined) res.setHeader(`x-ratelimit-reset-${to}`, formatResetDuration(Date.parse(String(reset)) - now));
+    if (reset !== undefined)
+      res.setHeader(`x-ratelimit-reset-${to}`, formatResetDuration(Date.parse(String(reset)) - now));
   }
   for (const name of res.getHeaderNames()) if (name.startsWith('anthropic-ratelimit-')) res.removeHeader(name);
 }

@@ -32,10 +32,24 @@ function endpointOf(api: OpenAiCompatibleApi, method: string | undefined, path: 
 function checkBearer(req: IncomingMessage, expected: string | undefined): void {
   const key = /^Bearer\s+(.+)$/i.exec(getHeader(req, 'authorization') ?? '')?.[1]?.trim();
   if (!key) {
-    throw new OpenAiError('EMULATOR_AUTHENTICATION', 401, 'invalid_request_error', "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).", null, null);
+    throw new OpenAiError(
+      'EMULATOR_AUTHENTICATION',
+      401,
+      'invalid_request_error',
+      "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+      null,
+      null,
+    );
   }
   if (expected !== undefined && key !== expected) {
-    throw new OpenAiError('EMULATOR_AUTHENTICATION', 401, 'invalid_request_error', 'Incorrect API key provided.', null, 'invalid_api_key');
+    throw new OpenAiError(
+      'EMULATOR_AUTHENTICATION',
+      401,
+      'invalid_request_error',
+      'Incorrect API key provided.',
+      null,
+      'invalid_api_key',
+    );
   }
 }
 
@@ -44,12 +58,23 @@ function listModels(core: EmulatorCore, api: OpenAiCompatibleApi): unknown {
   const now = core.clock.now();
   const data = core.modelTable.models
     .filter((m) => m.provider === api && statusAt(m, now) !== 'retired')
-    .map((m) => ({ id: m.id, object: 'model', created: Math.floor(Date.parse(`${m.prices[0]?.effectiveFrom ?? core.modelTable.date}T00:00:00Z`) / 1000), owned_by: api === 'openai' ? 'openai' : api }));
+    .map((m) => ({
+      id: m.id,
+      object: 'model',
+      created: Math.floor(Date.parse(`${m.prices[0]?.effectiveFrom ?? core.modelTable.date}T00:00:00Z`) / 1000),
+      owned_by: api === 'openai' ? 'openai' : api,
+    }));
   return { object: 'list', data };
 }
 
 /** Handle one HTTP request of an OpenAI-compatible mode: route, auth, body, endpoint. */
-export async function routeOpenAi(core: EmulatorCore, api: OpenAiCompatibleApi, req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
+export async function routeOpenAi(
+  core: EmulatorCore,
+  api: OpenAiCompatibleApi,
+  req: IncomingMessage,
+  res: ServerResponse,
+  signal: AbortSignal,
+): Promise<void> {
   const requestId = `req_${core.ids.next('req').slice(8)}`;
   const startedAt = core.clock.now();
   core.stats.request();
@@ -61,7 +86,13 @@ export async function routeOpenAi(core: EmulatorCore, api: OpenAiCompatibleApi, 
     const path = url.pathname.replace(/\/+$/, '');
     if (req.method === 'GET' && path === '/v1/emulator/stats') return sendJson(res, 200, statsOf(core));
     const endpoint = endpointOf(api, req.method, path);
-    if (!endpoint) throw new OpenAiError('EMULATOR_NOT_FOUND', 404, 'invalid_request_error', `Invalid URL (${req.method} ${path || '/'})`);
+    if (!endpoint)
+      throw new OpenAiError(
+        'EMULATOR_NOT_FOUND',
+        404,
+        'invalid_request_error',
+        `Invalid URL (${req.method} ${path || '/'})`,
+      );
     checkBearer(req, core.options.apiKey);
     if (endpoint === 'models') return sendJson(res, 200, listModels(core, api));
     const body = await readBody(req, core.options.maxBodyBytes);
@@ -89,7 +120,8 @@ export async function routeOpenAi(core: EmulatorCore, api: OpenAiCompatibleApi, 
       } else {
         const headers: Record<string, string> = {};
         if (error.status === 429 && error.retryAfter !== null) headers['retry-after'] = String(error.retryAfter);
-        if (error.code === 'EMULATOR_SCRIPT' || error.code === 'EMULATOR_REPLAY_MISMATCH') headers['x-should-retry'] = 'false';
+        if (error.code === 'EMULATOR_SCRIPT' || error.code === 'EMULATOR_REPLAY_MISMATCH')
+          headers['x-should-retry'] = 'false';
         sendJson(res, error.status, error.body(), headers);
       }
     }

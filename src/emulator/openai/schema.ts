@@ -12,8 +12,16 @@ import { OpenAiError } from './errors.ts';
 const cacheControl = z.strictObject({ type: z.literal('ephemeral'), ttl: z.string().optional() }).optional();
 
 const textPart = z.looseObject({ type: z.literal('text'), text: z.string(), cache_control: cacheControl });
-const imagePart = z.looseObject({ type: z.literal('image_url'), image_url: z.looseObject({ url: z.string() }), cache_control: cacheControl });
-const part = z.discriminatedUnion('type', [textPart, imagePart, z.looseObject({ type: z.enum(['input_audio', 'file', 'video_url', 'video']) })]);
+const imagePart = z.looseObject({
+  type: z.literal('image_url'),
+  image_url: z.looseObject({ url: z.string() }),
+  cache_control: cacheControl,
+});
+const part = z.discriminatedUnion('type', [
+  textPart,
+  imagePart,
+  z.looseObject({ type: z.enum(['input_audio', 'file', 'video_url', 'video']) }),
+]);
 const content = z.union([z.string(), z.array(part)]);
 
 const toolCall = z.looseObject({
@@ -64,7 +72,10 @@ export const chatRequestSchema = z.looseObject({
   max_tokens: positiveInt.nullable().optional(),
   max_completion_tokens: positiveInt.nullable().optional(),
   n: z.literal(1, 'the emulator serves one choice per request (n = 1)').nullable().optional(),
-  stop: z.union([z.string(), z.array(z.string()).max(4)]).nullable().optional(),
+  stop: z
+    .union([z.string(), z.array(z.string()).max(4)])
+    .nullable()
+    .optional(),
   temperature: z.number().min(0).max(2).nullable().optional(),
   top_p: z.number().min(0).max(1).nullable().optional(),
   user: z.string().optional(),
@@ -85,5 +96,9 @@ export function checkChatRequest(body: unknown): ChatRequest {
   const issue = result.error.issues[0]!;
   const param = formatPath(issue.path);
   const missing = issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined;
-  throw OpenAiError.invalid(missing ? `Missing required parameter: '${param}'.` : `Invalid value for '${param}': ${issue.message}`, param, missing ? 'missing_required_parameter' : 'invalid_value');
+  throw OpenAiError.invalid(
+    missing ? `Missing required parameter: '${param}'.` : `Invalid value for '${param}': ${issue.message}`,
+    param,
+    missing ? 'missing_required_parameter' : 'invalid_value',
+  );
 }

@@ -7,14 +7,23 @@ import type { CacheRule } from './rules.ts';
  * token, cached or not; the cache figures are parts of it.
  */
 export function chatUsage(plan: ChatCachePlan, completionTokens: number, rule: CacheRule): Record<string, unknown> {
-  const base = { prompt_tokens: plan.totalTokens, completion_tokens: completionTokens, total_tokens: plan.totalTokens + completionTokens };
+  const base = {
+    prompt_tokens: plan.totalTokens,
+    completion_tokens: completionTokens,
+    total_tokens: plan.totalTokens + completionTokens,
+  };
   const cached = plan.cachedTokens;
   switch (rule.usage) {
     case 'openai':
       return {
         ...base,
         prompt_tokens_details: { cached_tokens: cached, audio_tokens: 0 },
-        completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+        completion_tokens_details: {
+          reasoning_tokens: 0,
+          audio_tokens: 0,
+          accepted_prediction_tokens: 0,
+          rejected_prediction_tokens: 0,
+        },
       };
     case 'dashscope':
       // Explicit-cache figures appear when the request used markers (DashScope's `cache_type`).
@@ -22,11 +31,21 @@ export function chatUsage(plan: ChatCachePlan, completionTokens: number, rule: C
         ...base,
         prompt_tokens_details:
           plan.markers > 0
-            ? { cached_tokens: cached, cache_creation: { ephemeral_5m_input_tokens: plan.creationTokens }, cache_creation_input_tokens: plan.creationTokens, cache_type: 'ephemeral' }
+            ? {
+                cached_tokens: cached,
+                cache_creation: { ephemeral_5m_input_tokens: plan.creationTokens },
+                cache_creation_input_tokens: plan.creationTokens,
+                cache_type: 'ephemeral',
+              }
             : { cached_tokens: cached },
       };
     case 'deepseek':
-      return { ...base, prompt_tokens_details: { cached_tokens: cached }, prompt_cache_hit_tokens: cached, prompt_cache_miss_tokens: plan.totalTokens - cached };
+      return {
+        ...base,
+        prompt_tokens_details: { cached_tokens: cached },
+        prompt_cache_hit_tokens: cached,
+        prompt_cache_miss_tokens: plan.totalTokens - cached,
+      };
   }
 }
 

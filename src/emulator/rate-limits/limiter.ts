@@ -3,7 +3,12 @@ import type { ServerResponse } from 'node:http';
 import type { Clock } from '../../clock.ts';
 import { costNano, nanoToUsd } from '../../ledger/cost.ts';
 import type { ModelCatalogue, ModelEntry } from '../../models/catalogue.ts';
-import { formatRateLimitHeaders, RAMP_LIMIT_EXCEEDED, type RateLimitHeaders, SPEND_LIMIT_REACHED } from '../../rate-limits/headers.ts';
+import {
+  formatRateLimitHeaders,
+  RAMP_LIMIT_EXCEEDED,
+  type RateLimitHeaders,
+  SPEND_LIMIT_REACHED,
+} from '../../rate-limits/headers.ts';
 import { limitsFor, type RateLimitTable } from '../../rate-limits/presets.ts';
 import { ApiError } from '../api-error.ts';
 import type { InputUsage } from '../cache/plan.ts';
@@ -22,7 +27,13 @@ const NOT_LIMITED: AdmittedRequest = { output() {}, settle() {} };
 const thousands = (n: number): string => Math.round(n).toLocaleString('en-US');
 
 function rateLimited(message: string, retryAfterMs: number | null, errorCode?: string): ApiError {
-  const error = new ApiError('EMULATOR_RATE_LIMITED', 'rate_limit_error', message, errorCode ? { errorCode } : {}, errorCode ? { error_code: errorCode } : undefined);
+  const error = new ApiError(
+    'EMULATOR_RATE_LIMITED',
+    'rate_limit_error',
+    message,
+    errorCode ? { errorCode } : {},
+    errorCode ? { error_code: errorCode } : undefined,
+  );
   // The API sends whole seconds, at least 1.
   error.retryAfter = retryAfterMs === null ? null : Math.max(1, Math.ceil(retryAfterMs / 1000));
   return error;
@@ -80,14 +91,26 @@ export class RateLimiter {
     const now = this.#clock.now();
     const state = this.#state(key, model, now);
     if (!table || !state) return NOT_LIMITED;
-    const itpmCost = usage.input_tokens + usage.cache_creation_input_tokens + (state.limits.cacheReadsCount ? usage.cache_read_input_tokens : 0);
+    const itpmCost =
+      usage.input_tokens +
+      usage.cache_creation_input_tokens +
+      (state.limits.cacheReadsCount ? usage.cache_read_input_tokens : 0);
     try {
       if (table.spendLimitUsd !== undefined && this.spent(key) >= table.spendLimitUsd) {
-        throw rateLimited(`You have reached your specified API usage limits ($${table.spendLimitUsd}). You will regain access on the 1st of next month.`, null, SPEND_LIMIT_REACHED);
+        throw rateLimited(
+          `You have reached your specified API usage limits ($${table.spendLimitUsd}). You will regain access on the 1st of next month.`,
+          null,
+          SPEND_LIMIT_REACHED,
+        );
       }
       if (table.ramp) {
         const wait = state.rampWait(table.ramp, now);
-        if (wait > 0) throw rateLimited('Your usage increased too quickly: ramp up your request rate more gradually (acceleration limit).', wait, RAMP_LIMIT_EXCEEDED);
+        if (wait > 0)
+          throw rateLimited(
+            'Your usage increased too quickly: ramp up your request rate more gradually (acceleration limit).',
+            wait,
+            RAMP_LIMIT_EXCEEDED,
+          );
       }
       const checks: [string, number, number][] = [
         [`${thousands(state.limits.rpm)} requests per minute`, state.rpm.msUntil(1, now), 1],
@@ -96,7 +119,10 @@ export class RateLimiter {
       ];
       for (const [what, wait] of checks) {
         if (wait > 0) {
-          throw rateLimited(`This request would exceed the rate limit for your organization of ${what} (model class ${model.family}). Reduce the prompt length or the maximum tokens requested, or try again later.`, Number.isFinite(wait) ? wait : 60_000);
+          throw rateLimited(
+            `This request would exceed the rate limit for your organization of ${what} (model class ${model.family}). Reduce the prompt length or the maximum tokens requested, or try again later.`,
+            Number.isFinite(wait) ? wait : 60_000,
+          );
         }
       }
       state.rpm.take(1, now);
@@ -117,7 +143,8 @@ export class RateLimiter {
   #setHeaders(res: ServerResponse, state: KeyState, now: number): void {
     // The API rounds remaining tokens to the nearest thousand; its tables are all >= 100K a
     // minute. Small tables (tests, a workspace cap) keep exact figures so that they mean something.
-    const tokens = (n: number, limit: number): number => (limit >= 100_000 ? Math.round(n / 1000) * 1000 : Math.floor(n));
+    const tokens = (n: number, limit: number): number =>
+      limit >= 100_000 ? Math.round(n / 1000) * 1000 : Math.floor(n);
     const bucket = (b: KeyState['rpm'], round: (n: number, limit: number) => number) => ({
       limit: b.perMinute,
       remaining: round(Math.max(0, b.level(now)), b.perMinute),

@@ -16,14 +16,26 @@ import { CACHE_TTLS } from '../../wire/cache.ts';
  * a scope changes nothing here; it is accepted, not modelled.
  */
 export const cacheControl = z
-  .strictObject({ type: z.literal('ephemeral'), ttl: z.enum(CACHE_TTLS).optional(), scope: z.enum(['global']).nullable().optional() })
+  .strictObject({
+    type: z.literal('ephemeral'),
+    ttl: z.enum(CACHE_TTLS).optional(),
+    scope: z.enum(['global']).nullable().optional(),
+  })
   .nullable()
   .optional();
 
-const citations = z.array(z.looseObject({ type: z.string() })).nullable().optional();
+const citations = z
+  .array(z.looseObject({ type: z.string() }))
+  .nullable()
+  .optional();
 const citationsConfig = z.looseObject({ enabled: z.boolean().optional() }).nullable().optional();
 
-export const textBlock = z.strictObject({ type: z.literal('text'), text: z.string(), cache_control: cacheControl, citations });
+export const textBlock = z.strictObject({
+  type: z.literal('text'),
+  text: z.string(),
+  cache_control: cacheControl,
+  citations,
+});
 
 const imageSource = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('base64'), media_type: z.string(), data: z.string() }),
@@ -40,7 +52,10 @@ export const imageBlock = z.strictObject({
 const documentSource = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('base64'), media_type: z.string(), data: z.string() }),
   z.strictObject({ type: z.literal('text'), media_type: z.string(), data: z.string() }),
-  z.strictObject({ type: z.literal('content'), content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]) }),
+  z.strictObject({
+    type: z.literal('content'),
+    content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]),
+  }),
   z.strictObject({ type: z.literal('url'), url: z.string() }),
   z.strictObject({ type: z.literal('file'), file_id: z.string() }),
 ]);
@@ -63,7 +78,11 @@ export const searchResultBlock = z.strictObject({
 });
 
 // `tool_reference` (advanced tool use) and `browser_state` may sit in a tool_result.
-const toolReference = z.strictObject({ type: z.literal('tool_reference'), tool_name: z.string(), cache_control: cacheControl });
+const toolReference = z.strictObject({
+  type: z.literal('tool_reference'),
+  tool_name: z.string(),
+  cache_control: cacheControl,
+});
 
 export const toolUseBlock = z.strictObject({
   type: z.literal('tool_use'),
@@ -79,7 +98,10 @@ export const toolResultBlock = z.strictObject({
   type: z.literal('tool_result'),
   tool_use_id: z.string().min(1),
   content: z
-    .union([z.string(), z.array(z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock, searchResultBlock, toolReference]))])
+    .union([
+      z.string(),
+      z.array(z.discriminatedUnion('type', [textBlock, imageBlock, documentBlock, searchResultBlock, toolReference])),
+    ])
     .optional(),
   is_error: z.boolean().optional(),
   cache_control: cacheControl,
@@ -88,8 +110,17 @@ export const toolResultBlock = z.strictObject({
 
 // Thinking blocks may not carry cache_control; the semantic check names that rule precisely,
 // so the field is allowed through here.
-export const thinkingBlock = z.strictObject({ type: z.literal('thinking'), thinking: z.string(), signature: z.string(), cache_control: z.unknown().optional() });
-export const redactedThinkingBlock = z.strictObject({ type: z.literal('redacted_thinking'), data: z.string(), cache_control: z.unknown().optional() });
+export const thinkingBlock = z.strictObject({
+  type: z.literal('thinking'),
+  thinking: z.string(),
+  signature: z.string(),
+  cache_control: z.unknown().optional(),
+});
+export const redactedThinkingBlock = z.strictObject({
+  type: z.literal('redacted_thinking'),
+  data: z.string(),
+  cache_control: z.unknown().optional(),
+});
 
 /*
  * Blocks of server tools (web search, code execution, MCP, compaction…) are the API's own
@@ -109,7 +140,9 @@ const SERVER_BLOCK_TYPES = [
   'container_upload',
   'compaction',
 ] as const;
-const serverBlocks = SERVER_BLOCK_TYPES.map((type) => z.looseObject({ type: z.literal(type), cache_control: cacheControl }));
+const serverBlocks = SERVER_BLOCK_TYPES.map((type) =>
+  z.looseObject({ type: z.literal(type), cache_control: cacheControl }),
+);
 
 export const contentBlock = z.discriminatedUnion('type', [
   textBlock,
@@ -126,7 +159,11 @@ export const contentBlock = z.discriminatedUnion('type', [
 
 /** Mid-conversation tool changes (beta `mid-conversation-tool-changes-2026-07-01`). */
 const toolChange = z.looseObject({ type: z.string() });
-const toolAddition = z.strictObject({ type: z.literal('tool_addition'), tool: toolChange, cache_control: cacheControl });
+const toolAddition = z.strictObject({
+  type: z.literal('tool_addition'),
+  tool: toolChange,
+  cache_control: cacheControl,
+});
 const toolRemoval = z.strictObject({ type: z.literal('tool_removal'), tool: toolChange, cache_control: cacheControl });
 
 const effort = z.enum(['low', 'medium', 'high', 'xhigh', 'max']).nullable().optional();
@@ -141,7 +178,9 @@ export const assistantMessage = z.strictObject({ role: z.literal('assistant'), c
  */
 export const systemMessage = z.strictObject({
   role: z.literal('system'),
-  content: z.union([z.string(), z.array(z.discriminatedUnion('type', [textBlock, toolAddition, toolRemoval]))]).optional(),
+  content: z
+    .union([z.string(), z.array(z.discriminatedUnion('type', [textBlock, toolAddition, toolRemoval]))])
+    .optional(),
   clear_at: z.enum(['next_user_message', 'never']).nullable().optional(),
   output_config: z.strictObject({ effort }).nullable().optional(),
 });

@@ -11,7 +11,11 @@ export const MID_CONVERSATION_SYSTEM_NOT_SUPPORTED = 'mid_conversation_system_no
  * system turns in `messages`, adaptive-only thinking, forced tool_choice, prefill, and the
  * binding of replayed thinking blocks to their conversation.
  */
-export function checkModelRules(req: MessagesRequest, model: ModelEntry, options: { countTokens?: boolean } = {}): void {
+export function checkModelRules(
+  req: MessagesRequest,
+  model: ModelEntry,
+  options: { countTokens?: boolean } = {},
+): void {
   const c = model.constraints;
   if (!c.systemMessages) {
     const i = req.messages.findIndex((m) => m.role === 'system');
@@ -28,7 +32,9 @@ export function checkModelRules(req: MessagesRequest, model: ModelEntry, options
   }
   const thinking = req.thinking?.type;
   if (c.adaptiveThinkingOnly && (thinking === 'enabled' || thinking === 'disabled')) {
-    throw invalidRequest(`thinking.type: "${thinking}" is not supported on ${model.id}; this model only supports "adaptive" thinking.`);
+    throw invalidRequest(
+      `thinking.type: "${thinking}" is not supported on ${model.id}; this model only supports "adaptive" thinking.`,
+    );
   }
   const choice = req.tool_choice?.type;
   if (!c.forcedToolChoice && (choice === 'any' || choice === 'tool')) {
@@ -36,7 +42,9 @@ export function checkModelRules(req: MessagesRequest, model: ModelEntry, options
   }
   const last = req.messages[req.messages.length - 1];
   if (!c.prefill && !options.countTokens && last?.role === 'assistant') {
-    throw invalidRequest(`messages: ${model.id} does not support assistant message prefill; the conversation must end with a user message.`);
+    throw invalidRequest(
+      `messages: ${model.id} does not support assistant message prefill; the conversation must end with a user message.`,
+    );
   }
   checkThinkingBlocks(req, model.id, { binds: c.bindsThinkingBlocks });
 }

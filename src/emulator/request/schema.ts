@@ -35,23 +35,39 @@ const customTool = z.strictObject({
  */
 const tool = z.looseObject({ type: z.string().nullable().optional() }).superRefine((t, ctx) => {
   const custom = t.type === undefined || t.type === null || t.type === 'custom';
-  const result = (custom ? customTool : z.looseObject({ type: z.string(), name: toolName.optional(), cache_control: cacheControl })).safeParse(t);
-  if (!result.success) for (const issue of result.error.issues) ctx.addIssue({ ...issue, path: issue.path } as Parameters<typeof ctx.addIssue>[0]);
+  const result = (
+    custom ? customTool : z.looseObject({ type: z.string(), name: toolName.optional(), cache_control: cacheControl })
+  ).safeParse(t);
+  if (!result.success)
+    for (const issue of result.error.issues)
+      ctx.addIssue({ ...issue, path: issue.path } as Parameters<typeof ctx.addIssue>[0]);
 });
 
 const toolChoice = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('auto'), disable_parallel_tool_use: z.boolean().optional() }),
   z.strictObject({ type: z.literal('any'), disable_parallel_tool_use: z.boolean().optional() }),
-  z.strictObject({ type: z.literal('tool'), name: z.string().min(1), disable_parallel_tool_use: z.boolean().optional() }),
+  z.strictObject({
+    type: z.literal('tool'),
+    name: z.string().min(1),
+    disable_parallel_tool_use: z.boolean().optional(),
+  }),
   z.strictObject({ type: z.literal('none') }),
 ]);
 
 const display = z.enum(['summarized', 'omitted', 'updates']).nullable().optional();
 /** `thinking.block_binding` (beta `thinking-binding-controls-2026-08-01`). */
-const blockBinding = z.strictObject({ prefix_mismatch_behavior: z.enum(['error', 'drop_block']).nullable().optional() }).nullable().optional();
+const blockBinding = z
+  .strictObject({ prefix_mismatch_behavior: z.enum(['error', 'drop_block']).nullable().optional() })
+  .nullable()
+  .optional();
 
 const thinkingConfig = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('enabled'), budget_tokens: z.number().int().min(1024), display, block_binding: blockBinding }),
+  z.strictObject({
+    type: z.literal('enabled'),
+    budget_tokens: z.number().int().min(1024),
+    display,
+    block_binding: blockBinding,
+  }),
   z.strictObject({ type: z.literal('disabled') }),
   z.strictObject({ type: z.literal('adaptive'), display, block_binding: blockBinding }),
   z.strictObject({ type: z.literal('between_tools') }),
@@ -64,7 +80,10 @@ const outputConfig = z.strictObject({
 });
 
 /** Context-management edits run on the API's side; the emulator accepts them and applies none. */
-const contextManagement = z.strictObject({ edits: z.array(z.looseObject({ type: z.string() })).optional() }).nullable().optional();
+const contextManagement = z
+  .strictObject({ edits: z.array(z.looseObject({ type: z.string() })).optional() })
+  .nullable()
+  .optional();
 
 const common = {
   model: z.string().min(1),
@@ -94,7 +113,10 @@ const messagesRequest = z.strictObject({
   service_tier: z.enum(['auto', 'standard_only']).optional(),
   diagnostics: z.strictObject({ previous_message_id: z.string().nullable().optional() }).nullable().optional(),
   inference_geo: z.string().nullable().optional(),
-  container: z.union([z.string(), z.looseObject({})]).nullable().optional(),
+  container: z
+    .union([z.string(), z.looseObject({})])
+    .nullable()
+    .optional(),
   fallbacks: z.unknown().optional(),
   fallback_credit_token: z.unknown().optional(),
   thread: z.looseObject({}).nullable().optional(),
@@ -121,7 +143,10 @@ export function apiPath(path: readonly PropertyKey[]): string {
 /** One zod issue as the API words it; unknown keys become one line each, as pydantic's do. */
 function describe(issue: z.core.$ZodIssue): { path: string; message: string }[] {
   if (issue.code === 'unrecognized_keys') {
-    return issue.keys.map((key) => ({ path: apiPath([...issue.path, key]), message: 'Extra inputs are not permitted' }));
+    return issue.keys.map((key) => ({
+      path: apiPath([...issue.path, key]),
+      message: 'Extra inputs are not permitted',
+    }));
   }
   return [{ path: apiPath(issue.path), message: issue.message }];
 }

@@ -32,9 +32,11 @@ function checkSystemTurns(messages: readonly RequestMessage[]): void {
   messages.forEach((message, i) => {
     if (message.role !== 'system') return;
     if (i === 0) throw invalidRequest('messages.0: use the top-level "system" parameter for the initial system prompt');
-    if (messages[i - 1]!.role !== 'user') throw invalidRequest(`messages.${i}: role "system" must follow a user message`);
+    if (messages[i - 1]!.role !== 'user')
+      throw invalidRequest(`messages.${i}: role "system" must follow a user message`);
     const next = messages[i + 1];
-    if (next && next.role !== 'assistant') throw invalidRequest(`messages.${i}: role "system" must precede an assistant message`);
+    if (next && next.role !== 'assistant')
+      throw invalidRequest(`messages.${i}: role "system" must precede an assistant message`);
     if (isEmptyContent(message) && message.output_config == null) {
       throw invalidRequest(`messages.${i}: a system message needs content or output_config`);
     }
@@ -48,7 +50,9 @@ function checkRoles(messages: readonly RequestMessage[]): void {
   for (let i = 1; i < turns.length; i++) {
     const role = turns[i]!.role;
     if (role === turns[i - 1]!.role) {
-      throw invalidRequest(`messages: roles must alternate between "user" and "assistant", but found multiple "${role}" roles in a row`);
+      throw invalidRequest(
+        `messages: roles must alternate between "user" and "assistant", but found multiple "${role}" roles in a row`,
+      );
     }
   }
 }
@@ -57,13 +61,18 @@ function checkBlocks(messages: readonly RequestMessage[]): void {
   messages.forEach((message, i) => {
     const last = i === messages.length - 1;
     if (message.role !== 'system' && isEmptyContent(message) && !(last && message.role === 'assistant')) {
-      throw invalidRequest(`messages.${i}: all messages must have non-empty content except for the optional final assistant message`);
+      throw invalidRequest(
+        `messages.${i}: all messages must have non-empty content except for the optional final assistant message`,
+      );
     }
     blocksOf(message).forEach((block, j) => {
       const at = `messages.${i}.content.${j}`;
-      if (block.type === 'text' && block['text'] === '') throw invalidRequest(`${at}.text: text content blocks must be non-empty`);
-      if (block.type === 'tool_use' && message.role !== 'assistant') throw invalidRequest(`${at}: tool_use blocks can only appear in assistant messages`);
-      if (block.type === 'tool_result' && message.role !== 'user') throw invalidRequest(`${at}: tool_result blocks can only appear in user messages`);
+      if (block.type === 'text' && block['text'] === '')
+        throw invalidRequest(`${at}.text: text content blocks must be non-empty`);
+      if (block.type === 'tool_use' && message.role !== 'assistant')
+        throw invalidRequest(`${at}: tool_use blocks can only appear in assistant messages`);
+      if (block.type === 'tool_result' && message.role !== 'user')
+        throw invalidRequest(`${at}: tool_result blocks can only appear in user messages`);
       if ((block.type === 'thinking' || block.type === 'redacted_thinking') && block.cache_control != null) {
         throw invalidRequest(`${at}.cache_control: cache_control cannot be set on ${block.type} blocks`);
       }
@@ -85,13 +94,21 @@ function checkToolPairing(messages: readonly RequestMessage[]): void {
   const seen = new Set<string>();
   messages.forEach((message, i) => {
     if (message.role === 'assistant') {
-      const ids = blocksOf(message).filter((b) => b.type === 'tool_use').map((b) => String(b['id']));
+      const ids = blocksOf(message)
+        .filter((b) => b.type === 'tool_use')
+        .map((b) => String(b['id']));
       for (const id of ids) {
         if (seen.has(id)) throw invalidRequest(`messages.${i}: \`tool_use\` ids must be unique, found ${id} twice`);
         seen.add(id);
       }
       const next = messages[i + 1];
-      const answered = new Set(next ? blocksOf(next).filter((b) => b.type === 'tool_result').map((b) => String(b['tool_use_id'])) : []);
+      const answered = new Set(
+        next
+          ? blocksOf(next)
+              .filter((b) => b.type === 'tool_result')
+              .map((b) => String(b['tool_use_id']))
+          : [],
+      );
       const missing = ids.filter((id) => !answered.has(id));
       if (missing.length > 0) {
         throw invalidRequest(
@@ -101,7 +118,13 @@ function checkToolPairing(messages: readonly RequestMessage[]): void {
       return;
     }
     const previous = messages[i - 1];
-    const asked = new Set(previous ? blocksOf(previous).filter((b) => b.type === 'tool_use').map((b) => String(b['id'])) : []);
+    const asked = new Set(
+      previous
+        ? blocksOf(previous)
+            .filter((b) => b.type === 'tool_use')
+            .map((b) => String(b['id']))
+        : [],
+    );
     blocksOf(message).forEach((block, j) => {
       if (block.type !== 'tool_result') return;
       const id = String(block['tool_use_id']);
@@ -129,7 +152,8 @@ function checkTools(req: MessagesRequest): void {
 function checkGeneration(req: MessagesRequest, options: SemanticOptions): void {
   if (options.apiVersion >= NO_SAMPLING_FROM) {
     for (const field of ['temperature', 'top_p', 'top_k'] as const) {
-      if (req[field] !== undefined) throw invalidRequest(`${field}: not supported with anthropic-version ${options.apiVersion}`);
+      if (req[field] !== undefined)
+        throw invalidRequest(`${field}: not supported with anthropic-version ${options.apiVersion}`);
     }
   }
   const forced = req.tool_choice?.type === 'any' || req.tool_choice?.type === 'tool';
@@ -142,7 +166,7 @@ function checkGeneration(req: MessagesRequest, options: SemanticOptions): void {
     if (thinking) throw invalidRequest('max_tokens: 0 is not supported with thinking enabled');
     if (forced) throw invalidRequest(`max_tokens: 0 is not supported with tool_choice "${req.tool_choice!.type}"`);
   }
-  const budget = req.thinking?.type === 'enabled' ? req.thinking.budget_tokens ?? 0 : 0;
+  const budget = req.thinking?.type === 'enabled' ? (req.thinking.budget_tokens ?? 0) : 0;
   if (budget > 0 && req.max_tokens > 0 && budget >= req.max_tokens) {
     throw invalidRequest('max_tokens: must be greater than thinking.budget_tokens');
   }

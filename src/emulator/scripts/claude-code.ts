@@ -25,7 +25,10 @@ const READ = /^read\s+`?([^`\s]+)`?\s*$/i;
 const firstLine = (text: string): string => (text.split('\n').find((l) => l.trim() !== '') ?? '').trim();
 
 function report(scope: string, result: string, issues: string[] = []): ScriptedTurn {
-  return { content: [{ type: 'text', text: formatReport({ scope, result, keyFiles: [], filesChanged: [], issues }) }], stop_reason: 'end_turn' };
+  return {
+    content: [{ type: 'text', text: formatReport({ scope, result, keyFiles: [], filesChanged: [], issues }) }],
+    stop_reason: 'end_turn',
+  };
 }
 
 /** The user's own words in a message: its text blocks minus injected reminders. */
@@ -46,7 +49,9 @@ function forkChildTask(request: Parameters<ScriptedModel['respond']>[0]['request
     .filter((b) => b.type === 'text' && !isSystemReminder(String(b['text'])))
     .map((b) => String(b['text']));
   const last = texts[texts.length - 1] ?? '';
-  const after = last.includes('</fork-boilerplate>') ? last.slice(last.lastIndexOf('</fork-boilerplate>') + '</fork-boilerplate>'.length) : last;
+  const after = last.includes('</fork-boilerplate>')
+    ? last.slice(last.lastIndexOf('</fork-boilerplate>') + '</fork-boilerplate>'.length)
+    : last;
   return after.trim() || last.trim();
 }
 
@@ -54,11 +59,17 @@ export const claudeCodeModel: ScriptedModel = {
   name: 'claude-code',
   respond({ request }): ScriptedTurn {
     const child = forkChildTask(request);
-    if (child !== undefined) return report(firstLine(child.replace(/^Directive:\s*/i, '')) || '(fork child)', 'done by the claude-code script as a fork child');
+    if (child !== undefined)
+      return report(
+        firstLine(child.replace(/^Directive:\s*/i, '')) || '(fork child)',
+        'done by the claude-code script as a fork child',
+      );
     const instruction = lastUserText(request.messages, isDirective);
     if (!instruction) {
       const last = lastUserText(request.messages)?.text ?? '';
-      return report(firstLine(last) || '(no user text)', `claude-code script: ${request.messages.length} message(s)`, ['unknown directive (known: fork <a> | <b>; read <path> then run `<command>`; read <path>)']);
+      return report(firstLine(last) || '(no user text)', `claude-code script: ${request.messages.length} message(s)`, [
+        'unknown directive (known: fork <a> | <b>; read <path> then run `<command>`; read <path>)',
+      ]);
     }
     const line = typed(instruction.text);
     const done = toolExchanges(request.messages, instruction.message);
@@ -74,18 +85,40 @@ export const claudeCodeModel: ScriptedModel = {
           .map((directive, i) => ({
             type: 'tool_use',
             name: 'Agent',
-            input: { description: `Fork ${i + 1}: ${directive.split(/\s+/).slice(0, 4).join(' ')}`, prompt: directive, subagent_type: 'fork', run_in_background: false },
+            input: {
+              description: `Fork ${i + 1}: ${directive.split(/\s+/).slice(0, 4).join(' ')}`,
+              prompt: directive,
+              subagent_type: 'fork',
+              run_in_background: false,
+            },
           }));
-        return { content: [{ type: 'text', text: `Forking ${calls.length} children.` }, ...calls], stop_reason: 'tool_use' };
+        return {
+          content: [{ type: 'text', text: `Forking ${calls.length} children.` }, ...calls],
+          stop_reason: 'tool_use',
+        };
       }
-      return report(line, `${done.length} fork(s) finished`, done.filter((d) => d.result?.isError).map((d) => `fork ${d.id} failed`));
+      return report(
+        line,
+        `${done.length} fork(s) finished`,
+        done.filter((d) => d.result?.isError).map((d) => `fork ${d.id} failed`),
+      );
     }
     const readThenRun = READ_THEN_RUN.exec(line);
     const read = readThenRun ?? READ.exec(line);
     const path = read![1]!;
-    if (done.length === 0) return { content: [{ type: 'tool_use', name: 'Read', input: { file_path: path } }], stop_reason: 'tool_use' };
+    if (done.length === 0)
+      return { content: [{ type: 'tool_use', name: 'Read', input: { file_path: path } }], stop_reason: 'tool_use' };
     if (readThenRun && done.length === 1) {
-      return { content: [{ type: 'tool_use', name: 'Bash', input: { command: readThenRun[2]!, description: 'Run the requested command' } }], stop_reason: 'tool_use' };
+      return {
+        content: [
+          {
+            type: 'tool_use',
+            name: 'Bash',
+            input: { command: readThenRun[2]!, description: 'Run the requested command' },
+          },
+        ],
+        stop_reason: 'tool_use',
+      };
     }
     const issues = done.filter((d) => d.result?.isError).map((d) => `${d.name} failed: ${firstLine(d.result!.text)}`);
     return report(line, done.map((d) => `${d.name}: ${firstLine(d.result?.text ?? '')}`).join('; '), issues);

@@ -40,7 +40,10 @@ export function toolResultText(block: RequestBlock): string {
 }
 
 /** The last user message that carries text of its own, with its index. */
-export function lastUserText(messages: readonly RequestMessage[], accept: (text: string) => boolean = () => true): { text: string; message: number } | undefined {
+export function lastUserText(
+  messages: readonly RequestMessage[],
+  accept: (text: string) => boolean = () => true,
+): { text: string; message: number } | undefined {
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i]!;
     if (message.role !== 'user') continue;
@@ -54,7 +57,9 @@ export function lastUserText(messages: readonly RequestMessage[], accept: (text:
  * The directive of a fork child: the last user text that contains the boilerplate tag, read
  * after the closing tag and `Directive: `. Undefined for a parent (no tag anywhere).
  */
-export function findForkDirective(messages: readonly RequestMessage[]): { directive: string; message: number } | undefined {
+export function findForkDirective(
+  messages: readonly RequestMessage[],
+): { directive: string; message: number } | undefined {
   const found = lastUserText(messages, (text) => text.includes(FORK_BOILERPLATE_OPEN));
   if (!found) return undefined;
   const close = found.text.lastIndexOf(FORK_BOILERPLATE_CLOSE);

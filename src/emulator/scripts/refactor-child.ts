@@ -19,7 +19,11 @@ const report = (fields: ReportFields): ScriptedTurn => ({
   stop_reason: 'end_turn',
 });
 
-const firstLine = (text: string): string => text.split('\n').find((l) => l.trim() !== '')?.trim() ?? '';
+const firstLine = (text: string): string =>
+  text
+    .split('\n')
+    .find((l) => l.trim() !== '')
+    ?.trim() ?? '';
 
 function lastIndex(list: readonly ToolExchange[], test: (e: ToolExchange) => boolean): number {
   for (let i = list.length - 1; i >= 0; i--) if (test(list[i]!)) return i;
@@ -27,17 +31,27 @@ function lastIndex(list: readonly ToolExchange[], test: (e: ToolExchange) => boo
 }
 
 /** A write the workspace refused because a sibling changed the file since it was read. */
-const isConflict = (e: ToolExchange): boolean => e.result?.isError === true && /changed by another fork or process since you last read it/.test(e.result.text);
+const isConflict = (e: ToolExchange): boolean =>
+  e.result?.isError === true && /changed by another fork or process since you last read it/.test(e.result.text);
 const MAX_CONFLICT_RETRIES = 3;
 
-function rename(request: Readonly<MessagesRequest>, all: ToolExchange[], from: string, to: string, path: string): ScriptedTurn {
+function rename(
+  request: Readonly<MessagesRequest>,
+  all: ToolExchange[],
+  from: string,
+  to: string,
+  path: string,
+): ScriptedTurn {
   // After a conflict, start over from a fresh read (what a careful model does), a few times.
   const conflicts = all.filter(isConflict).length;
   const calls = conflicts > 0 && conflicts <= MAX_CONFLICT_RETRIES ? all.slice(lastIndex(all, isConflict) + 1) : all;
   const scope = `rename ${from} to ${to} in ${path}`;
   const tools = declaredTools(request);
   const isRead = (e: ToolExchange): boolean => e.name === 'read_file' && e.input['path'] === path;
-  const editAt = lastIndex(calls, (e) => (e.name === 'edit_file' || e.name === 'write_file') && e.input['path'] === path);
+  const editAt = lastIndex(
+    calls,
+    (e) => (e.name === 'edit_file' || e.name === 'write_file') && e.input['path'] === path,
+  );
   const fail = (issue: string, changed: string[] = []): ScriptedTurn =>
     report({ scope, result: 'not done', keyFiles: [path], filesChanged: changed, issues: [issue] });
 
@@ -48,7 +62,14 @@ function rename(request: Readonly<MessagesRequest>, all: ToolExchange[], from: s
     if (before.result?.isError) return fail(`read_file failed: ${firstLine(before.result.text)}`);
     const content = before.result?.text ?? '';
     const words = countMatches(content, wordPattern(from));
-    if (words === 0) return report({ scope, result: `no occurrences of ${from} in ${path}; nothing to change`, keyFiles: [path], filesChanged: [], issues: [] });
+    if (words === 0)
+      return report({
+        scope,
+        result: `no occurrences of ${from} in ${path}; nothing to change`,
+        keyFiles: [path],
+        filesChanged: [],
+        issues: [],
+      });
     const substrings = content.split(from).length - 1;
     // replace_all is only safe when every occurrence is a whole identifier; otherwise rewrite the
     // file with a word-boundary replacement (renaming `foo` must not touch `foobar`).
@@ -62,9 +83,13 @@ function rename(request: Readonly<MessagesRequest>, all: ToolExchange[], from: s
   const edit = calls[editAt]!;
   if (edit.result?.isError) return fail(`${edit.name} failed: ${firstLine(edit.result.text)}`);
   const renamed = before ? countMatches(before.result?.text ?? '', wordPattern(from)) : 0;
-  const verify = calls.slice(editAt + 1).filter(isRead).pop();
+  const verify = calls
+    .slice(editAt + 1)
+    .filter(isRead)
+    .pop();
   if (!verify) return call('read_file', { path });
-  if (verify.result?.isError) return fail(`could not re-read ${path} to verify: ${firstLine(verify.result.text)}`, [path]);
+  if (verify.result?.isError)
+    return fail(`could not re-read ${path} to verify: ${firstLine(verify.result.text)}`, [path]);
   const remaining = countMatches(verify.result?.text ?? '', wordPattern(from));
   return report({
     scope,
@@ -79,11 +104,25 @@ function read(calls: ToolExchange[], path: string, hasRead: boolean): ScriptedTu
   const scope = `read ${path} and report`;
   const done = calls.filter((e) => e.name === 'read_file' && e.input['path'] === path).pop();
   if (!done) {
-    if (!hasRead) return report({ scope, result: 'not done', keyFiles: [path], filesChanged: [], issues: ['the read_file tool is not declared'] });
+    if (!hasRead)
+      return report({
+        scope,
+        result: 'not done',
+        keyFiles: [path],
+        filesChanged: [],
+        issues: ['the read_file tool is not declared'],
+      });
     return call('read_file', { path });
   }
   const text = done.result?.text ?? '';
-  if (done.result?.isError) return report({ scope, result: 'not done', keyFiles: [path], filesChanged: [], issues: [`read_file failed: ${firstLine(text)}`] });
+  if (done.result?.isError)
+    return report({
+      scope,
+      result: 'not done',
+      keyFiles: [path],
+      filesChanged: [],
+      issues: [`read_file failed: ${firstLine(text)}`],
+    });
   const lines = text === '' ? 0 : text.replace(/\n$/, '').split('\n').length;
   return report({
     scope,
@@ -98,12 +137,32 @@ function runCommand(calls: ToolExchange[], command: string, hasBash: boolean): S
   const scope = `run \`${command}\` and report`;
   const done = calls.filter((e) => e.name === 'bash').pop();
   if (!done) {
-    if (!hasBash) return report({ scope, result: 'not done', keyFiles: [], filesChanged: [], issues: ['the bash tool is not declared'] });
+    if (!hasBash)
+      return report({
+        scope,
+        result: 'not done',
+        keyFiles: [],
+        filesChanged: [],
+        issues: ['the bash tool is not declared'],
+      });
     return call('bash', { command });
   }
   const text = done.result?.text ?? '';
-  if (done.result?.isError) return report({ scope, result: 'not done', keyFiles: [], filesChanged: [], issues: [`bash failed: ${firstLine(text)}`] });
-  return report({ scope, result: `the command printed ${JSON.stringify(firstLine(text))}`, keyFiles: [], filesChanged: [], issues: [] });
+  if (done.result?.isError)
+    return report({
+      scope,
+      result: 'not done',
+      keyFiles: [],
+      filesChanged: [],
+      issues: [`bash failed: ${firstLine(text)}`],
+    });
+  return report({
+    scope,
+    result: `the command printed ${JSON.stringify(firstLine(text))}`,
+    keyFiles: [],
+    filesChanged: [],
+    issues: [],
+  });
 }
 
 /** The next turn of a fork child carrying out `directive` (given in message `from`). */
@@ -126,6 +185,12 @@ export function childTurn(request: Readonly<MessagesRequest>, directive: string,
         issues: ['a fork cannot fan out; give it one file: rename <old> to <new> in <path>'],
       });
     case 'unknown':
-      return report({ scope: parsed.text || '(empty directive)', result: 'not done', keyFiles: [], filesChanged: [], issues: ['unknown directive'] });
+      return report({
+        scope: parsed.text || '(empty directive)',
+        result: 'not done',
+        keyFiles: [],
+        filesChanged: [],
+        issues: ['unknown directive'],
+      });
   }
 }

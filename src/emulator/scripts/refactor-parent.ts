@@ -27,13 +27,24 @@ function filesOf(grepOutput: string): string[] {
 const basename = (path: string): string => path.slice(path.lastIndexOf('/') + 1);
 
 /** The next turn of a parent asked (in message `from`) to rename `from` to `to` across `dir`. */
-export function parentRenameTurn(request: Readonly<MessagesRequest>, from: number, old: string, renamed: string, dir: string): ScriptedTurn {
+export function parentRenameTurn(
+  request: Readonly<MessagesRequest>,
+  from: number,
+  old: string,
+  renamed: string,
+  dir: string,
+): ScriptedTurn {
   const tools = declaredTools(request);
-  if (!tools.has(SPAWN_TOOL_NAME)) return say(`I cannot fan this out: the \`${SPAWN_TOOL_NAME}\` tool is not declared.`);
+  if (!tools.has(SPAWN_TOOL_NAME))
+    return say(`I cannot fan this out: the \`${SPAWN_TOOL_NAME}\` tool is not declared.`);
   if (!tools.has('grep')) return say('I cannot find the files to change: the `grep` tool is not declared.');
   const calls = toolExchanges(request.messages, from);
   const grep = calls.find((e) => e.name === 'grep');
-  if (!grep) return { content: [{ type: 'tool_use', name: 'grep', input: { pattern: `\\b${escapeRegExp(old)}\\b`, path: dir } }], stop_reason: 'tool_use' };
+  if (!grep)
+    return {
+      content: [{ type: 'tool_use', name: 'grep', input: { pattern: `\\b${escapeRegExp(old)}\\b`, path: dir } }],
+      stop_reason: 'tool_use',
+    };
   if (grep.result?.isError) return say(`Searching ${dir} for ${old} failed: ${grep.result.text.split('\n')[0] ?? ''}`);
   const files = filesOf(grep.result?.text ?? '');
   if (files.length === 0) return say(`No occurrences of ${old} under ${dir}; nothing to rename.`);
@@ -52,9 +63,16 @@ export function parentRenameTurn(request: Readonly<MessagesRequest>, from: numbe
   const spawnMessage = spawns[0]!.message;
   // Notifications arrive as user text: with the spawn results or in later turns, one or many
   // per message; count the tags.
-  const reported = userTextsAfter(request.messages, spawnMessage).reduce((n, t) => n + t.split(NOTIFICATION_TAG).length - 1, 0);
+  const reported = userTextsAfter(request.messages, spawnMessage).reduce(
+    (n, t) => n + t.split(NOTIFICATION_TAG).length - 1,
+    0,
+  );
   const started = `Started ${spawns.length} fork(s) to rename ${old} to ${renamed} across ${dir}: ${files.join(', ')}.`;
   const status =
-    reported === 0 ? 'Waiting for their reports.' : reported >= spawns.length ? `All ${spawns.length} fork(s) reported back.` : `${reported} of ${spawns.length} fork(s) reported back.`;
+    reported === 0
+      ? 'Waiting for their reports.'
+      : reported >= spawns.length
+        ? `All ${spawns.length} fork(s) reported back.`
+        : `${reported} of ${spawns.length} fork(s) reported back.`;
   return say(`${started} ${status}`);
 }

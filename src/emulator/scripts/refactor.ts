@@ -22,7 +22,8 @@ export const refactorModel: ScriptedModel = {
     const instruction = lastUserText(request.messages, (text) => parseDirective(text).kind !== 'unknown');
     if (instruction) {
       const parsed = parseDirective(instruction.text);
-      if (parsed.kind === 'rename-across') return parentRenameTurn(request, instruction.message, parsed.from, parsed.to, parsed.dir);
+      if (parsed.kind === 'rename-across')
+        return parentRenameTurn(request, instruction.message, parsed.from, parsed.to, parsed.dir);
       return childTurn(request, instruction.text, instruction.message);
     }
     const last = lastUserText(request.messages)?.text ?? '';
@@ -31,7 +32,9 @@ export const refactorModel: ScriptedModel = {
       result: 'not done',
       keyFiles: [],
       filesChanged: [],
-      issues: ['unknown directive (known: rename <old> to <new> in <path>; rename <old> to <new> across <dir>; read <path> and report)'],
+      issues: [
+        'unknown directive (known: rename <old> to <new> in <path>; rename <old> to <new> across <dir>; read <path> and report)',
+      ],
     });
     return { content: [{ type: 'text', text }], stop_reason: 'end_turn' };
   },

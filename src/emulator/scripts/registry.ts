@@ -24,16 +24,24 @@ export class ScriptRegistry {
     const entries = Array.isArray(extra) ? extra.map((m) => [m.name, m] as const) : Object.entries(extra);
     for (const [name, model] of entries) {
       if (typeof model?.respond !== 'function') {
-        throw new ForkcacheError('INVALID_ARGUMENT', `scripts.${name}: expected a ScriptedModel with a respond() method`);
+        throw new ForkcacheError(
+          'INVALID_ARGUMENT',
+          `scripts.${name}: expected a ScriptedModel with a respond() method`,
+        );
       }
       this.#byName.set(name, model);
     }
     if (typeof defaultScript === 'string') {
       const found = this.#byName.get(defaultScript);
-      if (!found) throw new ForkcacheError('INVALID_ARGUMENT', `script: unknown scripted model "${defaultScript}" (known: ${this.names().join(', ')})`);
+      if (!found)
+        throw new ForkcacheError(
+          'INVALID_ARGUMENT',
+          `script: unknown scripted model "${defaultScript}" (known: ${this.names().join(', ')})`,
+        );
       this.#default = found;
     } else {
-      if (typeof defaultScript?.respond !== 'function') throw new ForkcacheError('INVALID_ARGUMENT', 'script: expected a name or a ScriptedModel');
+      if (typeof defaultScript?.respond !== 'function')
+        throw new ForkcacheError('INVALID_ARGUMENT', 'script: expected a name or a ScriptedModel');
       this.#default = defaultScript;
       if (!this.#byName.has(defaultScript.name)) this.#byName.set(defaultScript.name, defaultScript);
     }
@@ -47,7 +55,8 @@ export class ScriptRegistry {
   resolve(header: string | undefined): ScriptedModel {
     if (header === undefined || header.trim() === '') return this.#default;
     const found = this.#byName.get(header.trim());
-    if (!found) throw invalidRequest(`${SCRIPT_HEADER}: unknown scripted model "${header}" (known: ${this.names().join(', ')})`);
+    if (!found)
+      throw invalidRequest(`${SCRIPT_HEADER}: unknown scripted model "${header}" (known: ${this.names().join(', ')})`);
     return found;
   }
 }

@@ -7,7 +7,12 @@ import type { ScriptBlock, ScriptedModel, ScriptedTurn, ScriptInput } from './ty
 
 const blockSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('text'), text: z.string().min(1) }),
-  z.strictObject({ type: z.literal('tool_use'), name: z.string().min(1), input: z.record(z.string(), z.unknown()), id: z.string().min(1).optional() }),
+  z.strictObject({
+    type: z.literal('tool_use'),
+    name: z.string().min(1),
+    input: z.record(z.string(), z.unknown()),
+    id: z.string().min(1).optional(),
+  }),
 ]);
 
 const turnSchema = z.strictObject({
@@ -77,18 +82,23 @@ export class ReplayModel implements ScriptedModel {
 
   #fail(message: string): never {
     this.#failures.push(message);
-    throw new ForkcacheError('EMULATOR_REPLAY_MISMATCH', message, { data: { source: this.#source, call: this.#next + 1 } });
+    throw new ForkcacheError('EMULATOR_REPLAY_MISMATCH', message, {
+      data: { source: this.#source, call: this.#next + 1 },
+    });
   }
 
   respond({ request, model }: ScriptInput): ScriptedTurn {
     const index = this.#next;
     const turn = this.#turns[index];
-    if (!turn) this.#fail(`${this.#source}: unexpected call #${index + 1}, the fixture has only ${this.#turns.length} turn(s)`);
+    if (!turn)
+      this.#fail(`${this.#source}: unexpected call #${index + 1}, the fixture has only ${this.#turns.length} turn(s)`);
     const expect = turn.expect ?? {};
     const at = `${this.#source}: call #${index + 1}`;
     const userText = lastUserText(request.messages)?.text ?? '';
     if (expect.lastUserTextIncludes !== undefined && !userText.includes(expect.lastUserTextIncludes)) {
-      this.#fail(`${at}: expected the last user text to include ${JSON.stringify(expect.lastUserTextIncludes)}, got ${JSON.stringify(userText.slice(0, 200))}`);
+      this.#fail(
+        `${at}: expected the last user text to include ${JSON.stringify(expect.lastUserTextIncludes)}, got ${JSON.stringify(userText.slice(0, 200))}`,
+      );
     }
     if (expect.messages !== undefined && request.messages.length !== expect.messages) {
       this.#fail(`${at}: expected ${expect.messages} message(s), got ${request.messages.length}`);
@@ -104,7 +114,12 @@ export class ReplayModel implements ScriptedModel {
     const content: ScriptBlock[] = turn.content.map((b) =>
       b.type === 'text'
         ? { type: 'text', text: b.text }
-        : { type: 'tool_use', name: b.name, input: structuredClone(b.input), ...(b.id === undefined ? {} : { id: b.id }) },
+        : {
+            type: 'tool_use',
+            name: b.name,
+            input: structuredClone(b.input),
+            ...(b.id === undefined ? {} : { id: b.id }),
+          },
     );
     return turn.stop_reason === undefined ? { content } : { content, stop_reason: turn.stop_reason };
   }
@@ -112,12 +127,19 @@ export class ReplayModel implements ScriptedModel {
   /** Throw unless every turn was used and no call failed. */
   assertConsumed(): void {
     if (this.#failures.length > 0) {
-      throw new ForkcacheError('EMULATOR_REPLAY_MISMATCH', `${this.#source}: ${this.#failures.length} call(s) failed: ${this.#failures.join(' | ')}`);
+      throw new ForkcacheError(
+        'EMULATOR_REPLAY_MISMATCH',
+        `${this.#source}: ${this.#failures.length} call(s) failed: ${this.#failures.join(' | ')}`,
+      );
     }
     if (this.remaining > 0) {
-      throw new ForkcacheError('EMULATOR_REPLAY_UNCONSUMED', `${this.#source}: ${this.remaining} of ${this.#turns.length} turn(s) were never requested`, {
-        data: { remaining: this.remaining },
-      });
+      throw new ForkcacheError(
+        'EMULATOR_REPLAY_UNCONSUMED',
+        `${this.#source}: ${this.remaining} of ${this.#turns.length} turn(s) were never requested`,
+        {
+          data: { remaining: this.remaining },
+        },
+      );
     }
   }
 }

@@ -3,8 +3,7 @@ import type { MessagesRequest, StopReason } from '../types.ts';
 
 /** One block of a scripted assistant turn. A tool_use without `id` gets a deterministic one. */
 export type ScriptBlock =
-  | { type: 'text'; text: string }
-  | { type: 'tool_use'; name: string; input: Record<string, unknown>; id?: string };
+  { type: 'text'; text: string } | { type: 'tool_use'; name: string; input: Record<string, unknown>; id?: string };
 
 /** What a scripted model answers. `stop_reason` defaults to tool_use / end_turn by content. */
 export interface ScriptedTurn {

@@ -17,7 +17,11 @@ export function maskHeaderValue(name: string, value: string): string {
 function maskHeaders(headers: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(headers)) {
-    out[name] = Array.isArray(value) ? value.map((v) => maskHeaderValue(name, String(v))) : value === undefined ? value : maskHeaderValue(name, String(value));
+    out[name] = Array.isArray(value)
+      ? value.map((v) => maskHeaderValue(name, String(v)))
+      : value === undefined
+        ? value
+        : maskHeaderValue(name, String(value));
   }
   return out;
 }
@@ -78,14 +82,23 @@ export class ExchangeLog {
   }
 
   /** Start recording one exchange: taps the response's writes; writes the file when it ends. */
-  begin(req: IncomingMessage, res: ServerResponse, requestId: string, startedAt: number): { exchange: Exchange; body(raw: Buffer | 'too-large'): void } {
+  begin(
+    req: IncomingMessage,
+    res: ServerResponse,
+    requestId: string,
+    startedAt: number,
+  ): { exchange: Exchange; body(raw: Buffer | 'too-large'): void } {
     const seq = ++this.#counter;
     const exchange: Exchange = {};
     const chunks: Buffer[] = [];
     let requestBody: unknown = null;
     const tap = (chunk: unknown, encoding?: unknown): void => {
       if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
-      chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk), typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8'));
+      chunks.push(
+        Buffer.isBuffer(chunk)
+          ? chunk
+          : Buffer.from(String(chunk), typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8'),
+      );
     };
     const write = res.write.bind(res) as (...args: unknown[]) => boolean;
     const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
@@ -111,8 +124,19 @@ export class ExchangeLog {
       const record = {
         requestId,
         startedAt: new Date(startedAt).toISOString(),
-        request: { method: req.method, url: req.url, httpVersion: req.httpVersion, headers: maskHeaders(req.headers), body: requestBody },
-        response: { status: res.statusCode, headers: maskHeaders(res.getHeaders() as Record<string, unknown>), completed: res.writableFinished, body: responseBody },
+        request: {
+          method: req.method,
+          url: req.url,
+          httpVersion: req.httpVersion,
+          headers: maskHeaders(req.headers),
+          body: requestBody,
+        },
+        response: {
+          status: res.statusCode,
+          headers: maskHeaders(res.getHeaders() as Record<string, unknown>),
+          completed: res.writableFinished,
+          body: responseBody,
+        },
         cache: exchange.cache ?? null,
       };
       const name = `${String(seq).padStart(5, '0')}-${requestId}.json`;

@@ -20,7 +20,12 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
 }
 
 export function tooLargeError(limit: number): ApiError {
-  return new ApiError('EMULATOR_REQUEST_TOO_LARGE', 'request_too_large', `Request exceeds the maximum allowed number of bytes (${limit}).`, { limit });
+  return new ApiError(
+    'EMULATOR_REQUEST_TOO_LARGE',
+    'request_too_large',
+    `Request exceeds the maximum allowed number of bytes (${limit}).`,
+    { limit },
+  );
 }
 
 /**
@@ -58,7 +63,8 @@ export function checkAuth(req: IncomingMessage, expected: string | undefined): v
   const bearer = /^Bearer\s+(.+)$/i.exec(getHeader(req, 'authorization') ?? '')?.[1];
   const key = getHeader(req, 'x-api-key') || bearer;
   if (!key) throw new ApiError('EMULATOR_AUTHENTICATION', 'authentication_error', 'x-api-key header is required');
-  if (expected !== undefined && key !== expected) throw new ApiError('EMULATOR_AUTHENTICATION', 'authentication_error', 'invalid x-api-key');
+  if (expected !== undefined && key !== expected)
+    throw new ApiError('EMULATOR_AUTHENTICATION', 'authentication_error', 'invalid x-api-key');
 }
 
 /** The `anthropic-version` header: required, one of the versions the emulator knows. */
@@ -71,7 +77,12 @@ export function checkVersion(req: IncomingMessage): string {
   return version;
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
@@ -79,5 +90,9 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 
 /** Start an SSE response. */
 export function startSse(res: ServerResponse): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
 }

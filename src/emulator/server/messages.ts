@@ -42,17 +42,26 @@ const ERROR_FAULTS: Partial<Record<FaultKind, [ApiErrorType, string]>> = {
 /** Resolve the model (404 when unknown or retired, as the API answers). */
 export function requireApiModel(core: EmulatorCore, id: string): ModelEntry {
   const model = findModel(id, core.modelTable);
-  if (!model || statusAt(model, core.clock.now()) === 'retired') throw new ApiError('EMULATOR_UNKNOWN_MODEL', 'not_found_error', `model: ${id}`, { model: id });
+  if (!model || statusAt(model, core.clock.now()) === 'retired')
+    throw new ApiError('EMULATOR_UNKNOWN_MODEL', 'not_found_error', `model: ${id}`, { model: id });
   return model;
 }
 
-function toUsage(plan: CachePlan, outputTokens: number, thinkingTokens: number, request: MessagesRequest): ResponseUsage {
+function toUsage(
+  plan: CachePlan,
+  outputTokens: number,
+  thinkingTokens: number,
+  request: MessagesRequest,
+): ResponseUsage {
   const u = plan.usage;
   return {
     input_tokens: u.input_tokens,
     cache_creation_input_tokens: u.cache_creation_input_tokens,
     cache_read_input_tokens: u.cache_read_input_tokens,
-    cache_creation: { ephemeral_5m_input_tokens: u.ephemeral_5m_input_tokens, ephemeral_1h_input_tokens: u.ephemeral_1h_input_tokens },
+    cache_creation: {
+      ephemeral_5m_input_tokens: u.ephemeral_5m_input_tokens,
+      ephemeral_1h_input_tokens: u.ephemeral_1h_input_tokens,
+    },
     output_tokens: outputTokens,
     output_tokens_details: { thinking_tokens: thinkingTokens },
     service_tier: 'standard',
@@ -64,27 +73,51 @@ function toUsage(plan: CachePlan, outputTokens: number, thinkingTokens: number, 
 
 export function checkTurn(turn: unknown, name: string): ScriptedTurn {
   const content = (turn as ScriptedTurn | undefined)?.content;
-  const ok = Array.isArray(content) && content.every((b) => (b?.type === 'text' && typeof b.text === 'string') || (b?.type === 'tool_use' && typeof b.name === 'string' && typeof b.input === 'object' && b.input !== null));
-  if (!ok) throw new ApiError('EMULATOR_SCRIPT', 'api_error', `scripted model "${name}" returned an invalid turn (expected { content: [text | tool_use blocks] })`);
+  const ok =
+    Array.isArray(content) &&
+    content.every(
+      (b) =>
+        (b?.type === 'text' && typeof b.text === 'string') ||
+        (b?.type === 'tool_use' && typeof b.name === 'string' && typeof b.input === 'object' && b.input !== null),
+    );
+  if (!ok)
+    throw new ApiError(
+      'EMULATOR_SCRIPT',
+      'api_error',
+      `scripted model "${name}" returned an invalid turn (expected { content: [text | tool_use blocks] })`,
+    );
   return turn as ScriptedTurn;
 }
 
-export async function runScript(core: EmulatorCore, ctx: RequestContext, request: MessagesRequest, model: ModelEntry): Promise<ScriptedTurn> {
+export async function runScript(
+  core: EmulatorCore,
+  ctx: RequestContext,
+  request: MessagesRequest,
+  model: ModelEntry,
+): Promise<ScriptedTurn> {
   if (request.max_tokens === 0) return { content: [] };
   const script = core.scripts.resolve(getHeader(ctx.req, SCRIPT_HEADER));
   try {
     return checkTurn(await script.respond({ request, model }), script.name);
   } catch (err) {
     if (err instanceof ApiError) throw err;
-    const code = (err as { code?: unknown }).code === 'EMULATOR_REPLAY_MISMATCH' ? 'EMULATOR_REPLAY_MISMATCH' : 'EMULATOR_SCRIPT';
-    throw new ApiError(code, 'api_error', `scripted model "${script.name}" failed: ${(err as Error).message ?? String(err)}`);
+    const code =
+      (err as { code?: unknown }).code === 'EMULATOR_REPLAY_MISMATCH' ? 'EMULATOR_REPLAY_MISMATCH' : 'EMULATOR_SCRIPT';
+    throw new ApiError(
+      code,
+      'api_error',
+      `scripted model "${script.name}" failed: ${(err as Error).message ?? String(err)}`,
+    );
   }
 }
 
 /** The scripted models do not reason; with `display: "omitted"` the API sends no text either. */
 const THINKING_SUMMARY = 'The scripted model follows fixed rules; there is no reasoning to summarize.';
 
-function thinkingBlock(request: MessagesRequest, model: ModelEntry): { thinking: string; signature: string } | undefined {
+function thinkingBlock(
+  request: MessagesRequest,
+  model: ModelEntry,
+): { thinking: string; signature: string } | undefined {
   if (!answersWithThinking(request, model)) return undefined;
   const thinking = request.thinking?.display === 'omitted' ? '' : THINKING_SUMMARY;
   return { thinking, signature: signThinking(model.id, request.messages, thinking) };
@@ -113,12 +146,21 @@ export async function handleMessages(core: EmulatorCore, ctx: RequestContext, bo
   checkModelRules(request, model);
   const prefix = renderPrefix(request, model.id, core.counter, { strictBillingBlock: core.options.strictBillingBlock });
   const markers = collectMarkers(prefix.positions, request.cache_control);
-  const plan = planCache(prefix, markers, core.store, { now: ctx.startedAt, minCacheableTokens: core.minCacheable(model), lookback: core.options.lookback });
-  if (ctx.exchange) ctx.exchange.cache = describePlan(model.id, prefix.positions, markers, plan, prefix.billingBlockIgnored);
+  const plan = planCache(prefix, markers, core.store, {
+    now: ctx.startedAt,
+    minCacheableTokens: core.minCacheable(model),
+    lookback: core.options.lookback,
+  });
+  if (ctx.exchange)
+    ctx.exchange.cache = describePlan(model.id, prefix.positions, markers, plan, prefix.billingBlockIgnored);
   // Rate limits are checked once the cache plan says what counts (reads are exempt), before anything is read or written.
   const limited = core.rateLimits.admit(ctx.res, apiKeyOf(ctx.req), model, plan.usage);
   applyRead(core.store, plan, ctx.startedAt, core.clock.now());
-  const missReason = core.diagnostics.reason(request.diagnostics?.previous_message_id, prefix.fingerprint, plan.usage.cache_read_input_tokens);
+  const missReason = core.diagnostics.reason(
+    request.diagnostics?.previous_message_id,
+    prefix.fingerprint,
+    plan.usage.cache_read_input_tokens,
+  );
 
   const turn = await runScript(core, ctx, request, model);
   const output = buildOutput(turn, {
@@ -154,7 +196,11 @@ export async function handleMessages(core: EmulatorCore, ctx: RequestContext, bo
 
   // The response begins here: only now may other requests read what this one wrote.
   commitWrites(core.store, plan, ctx.startedAt, core.clock.now());
-  core.diagnostics.remember(message.id, prefix.fingerprint, usage.cache_read_input_tokens + usage.cache_creation_input_tokens);
+  core.diagnostics.remember(
+    message.id,
+    prefix.fingerprint,
+    usage.cache_read_input_tokens + usage.cache_creation_input_tokens,
+  );
   const failMidStream = fault === 'stream-error';
   const startUsage = { ...usage, output_tokens: Math.min(1, usage.output_tokens) };
   // What the endpoint bills: a complete response, its usage; a stream that fails after
@@ -165,15 +211,28 @@ export async function handleMessages(core: EmulatorCore, ctx: RequestContext, bo
 
   if (stream) {
     startSse(ctx.res);
-    ctx.res.write(sseFrame('message_start', { type: 'message_start', message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: startUsage } }));
+    ctx.res.write(
+      sseFrame('message_start', {
+        type: 'message_start',
+        message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: startUsage },
+      }),
+    );
     core.events.emit('response-start', event);
-    await streamBody(ctx.res, message, { clock: core.clock, profile: core.profile, signal: ctx.signal, blockTokens: output.blockTokens, failMidStream, onTokens: limited.output });
+    await streamBody(ctx.res, message, {
+      clock: core.clock,
+      profile: core.profile,
+      signal: ctx.signal,
+      blockTokens: output.blockTokens,
+      failMidStream,
+      onTokens: limited.output,
+    });
     if (failMidStream) core.stats.streamError();
     core.events.emit('request-end', { ...event, status: 200, ...(failMidStream ? { error: 'overloaded_error' } : {}) });
     return;
   }
   core.events.emit('response-start', event);
-  if (failMidStream) throw new ApiError('EMULATOR_FAULT', 'api_error', 'Internal server error (emulated stream-error)', { fault });
+  if (failMidStream)
+    throw new ApiError('EMULATOR_FAULT', 'api_error', 'Internal server error (emulated stream-error)', { fault });
   const ms = outputMs(core.profile, usage.output_tokens);
   if (ms > 0) await core.clock.sleep(ms, ctx.signal);
   limited.output(usage.output_tokens);

@@ -28,7 +28,8 @@ export function displayName(id: string): string {
     .split('-')
     .reduce<string[]>((words, part) => {
       const last = words[words.length - 1];
-      if (/^\d+$/.test(part) && last !== undefined && /^\d+(\.\d+)*$/.test(last)) words[words.length - 1] = `${last}.${part}`;
+      if (/^\d+$/.test(part) && last !== undefined && /^\d+(\.\d+)*$/.test(last))
+        words[words.length - 1] = `${last}.${part}`;
       else words.push(part.charAt(0).toUpperCase() + part.slice(1));
       return words;
     }, [])
@@ -83,7 +84,8 @@ function lifecyclesOf(query: URLSearchParams): readonly Lifecycle[] {
   const given = [...query.getAll('lifecycle[]'), ...query.getAll('lifecycle')];
   if (given.length === 0) return DEFAULT_LIFECYCLES;
   for (const value of given) {
-    if (!(LIFECYCLES as readonly string[]).includes(value)) throw invalidRequest(`lifecycle: expected active, deprecated or retired (got "${value}")`);
+    if (!(LIFECYCLES as readonly string[]).includes(value))
+      throw invalidRequest(`lifecycle: expected active, deprecated or retired (got "${value}")`);
   }
   return given as Lifecycle[];
 }
@@ -102,7 +104,9 @@ export interface ModelsPage {
 export function listModels(core: EmulatorCore, query: URLSearchParams): ModelsPage {
   const limit = limitOf(query);
   const lifecycles = lifecyclesOf(query);
-  const all = core.modelTable.models.map((entry) => modelInfo(core, entry)).filter((m) => lifecycles.includes(m.lifecycle));
+  const all = core.modelTable.models
+    .map((entry) => modelInfo(core, entry))
+    .filter((m) => lifecycles.includes(m.lifecycle));
   const afterId = query.get('after_id');
   const beforeId = query.get('before_id');
   if (afterId !== null && beforeId !== null) throw invalidRequest('after_id, before_id: give at most one of them');

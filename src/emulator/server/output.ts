@@ -27,7 +27,10 @@ function tokensOf(block: ResponseBlock, count: (text: string) => number): number
 }
 
 // The earliest stop sequence in any text block: the turn ends just before it.
-function applyStopSequences(blocks: ResponseBlock[], sequences: readonly string[]): { blocks: ResponseBlock[]; sequence: string | null } {
+function applyStopSequences(
+  blocks: ResponseBlock[],
+  sequences: readonly string[],
+): { blocks: ResponseBlock[]; sequence: string | null } {
   if (sequences.length === 0) return { blocks, sequence: null };
   for (let i = 0; i < blocks.length; i++) {
     const block = blocks[i]!;
@@ -86,6 +89,7 @@ export function buildOutput(turn: ScriptedTurn, options: OutputOptions): BuiltOu
     return { content, blockTokens, outputTokens: options.maxTokens, stopReason: 'max_tokens', stopSequence: null };
   }
   const hasToolUse = content.some((b) => b.type === 'tool_use');
-  const stopReason: StopReason = stopped.sequence !== null ? 'stop_sequence' : turn.stop_reason ?? (hasToolUse ? 'tool_use' : 'end_turn');
+  const stopReason: StopReason =
+    stopped.sequence !== null ? 'stop_sequence' : (turn.stop_reason ?? (hasToolUse ? 'tool_use' : 'end_turn'));
   return { content, blockTokens, outputTokens: used, stopReason, stopSequence: stopped.sequence };
 }

@@ -22,7 +22,13 @@ function modelIdOf(path: string): string | undefined {
 
 function sendError(core: EmulatorCore, res: ServerResponse, err: unknown, requestId: string): void {
   const apiError =
-    err instanceof ApiError ? err : new ApiError('EMULATOR_INTERNAL', 'api_error', `emulator internal error: ${(err as Error)?.message ?? String(err)}`);
+    err instanceof ApiError
+      ? err
+      : new ApiError(
+          'EMULATOR_INTERNAL',
+          'api_error',
+          `emulator internal error: ${(err as Error)?.message ?? String(err)}`,
+        );
   if (res.destroyed || res.writableEnded) return;
   if (res.headersSent) {
     // Streaming already began: the API reports a failure as an `error` event.
@@ -34,12 +40,18 @@ function sendError(core: EmulatorCore, res: ServerResponse, err: unknown, reques
   const retryAfter = apiError.retryAfter === undefined ? core.options.retryAfterSeconds : apiError.retryAfter;
   if (apiError.type === 'rate_limit_error' && retryAfter !== null) headers['retry-after'] = String(retryAfter);
   // A broken script or fixture will not heal on retry: tell the SDK not to.
-  if (apiError.code === 'EMULATOR_SCRIPT' || apiError.code === 'EMULATOR_REPLAY_MISMATCH') headers['x-should-retry'] = 'false';
+  if (apiError.code === 'EMULATOR_SCRIPT' || apiError.code === 'EMULATOR_REPLAY_MISMATCH')
+    headers['x-should-retry'] = 'false';
   sendJson(res, apiError.status, apiError.body(requestId), headers);
 }
 
 /** Handle one HTTP request: route, auth, version, body, then the endpoint. */
-export async function route(core: EmulatorCore, req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
+export async function route(
+  core: EmulatorCore,
+  req: IncomingMessage,
+  res: ServerResponse,
+  signal: AbortSignal,
+): Promise<void> {
   const requestId = core.ids.next('req');
   const startedAt = core.clock.now();
   core.stats.request();
@@ -55,15 +67,20 @@ export async function route(core: EmulatorCore, req: IncomingMessage, res: Serve
       return sendJson(res, 200, statsOf(core));
     }
     const endpoint =
-      req.method === 'POST' && path === '/v1/messages' ? 'messages'
-      : req.method === 'POST' && path === '/v1/messages/count_tokens' ? 'count_tokens'
-      : req.method === 'GET' && path === '/v1/models' ? 'models'
-      : modelId !== undefined ? 'model'
-      : undefined;
+      req.method === 'POST' && path === '/v1/messages'
+        ? 'messages'
+        : req.method === 'POST' && path === '/v1/messages/count_tokens'
+          ? 'count_tokens'
+          : req.method === 'GET' && path === '/v1/models'
+            ? 'models'
+            : modelId !== undefined
+              ? 'model'
+              : undefined;
     // Route, key and version first: a body is buffered only for a request that may use it
     // (32 MiB were buffered before the key was checked). A refused request's body is drained
     // unbuffered after the answer (in the catch below).
-    if (!endpoint) throw new ApiError('EMULATOR_NOT_FOUND', 'not_found_error', `Not found: ${req.method} ${path || '/'}`);
+    if (!endpoint)
+      throw new ApiError('EMULATOR_NOT_FOUND', 'not_found_error', `Not found: ${req.method} ${path || '/'}`);
     checkAuth(req, core.options.apiKey);
     const apiVersion = checkVersion(req);
     if (endpoint === 'models') return sendJson(res, 200, listModels(core, url.searchParams));
@@ -83,7 +100,11 @@ export async function route(core: EmulatorCore, req: IncomingMessage, res: Serve
     }
     sendError(core, res, err, requestId);
     if (!req.readableEnded) req.resume(); // answered: drop the rest of the body unbuffered
-    core.events.emit('request-end', { requestId, status: err instanceof ApiError ? err.status : 500, error: (err as Error)?.message ?? String(err) });
+    core.events.emit('request-end', {
+      requestId,
+      status: err instanceof ApiError ? err.status : 500,
+      error: (err as Error)?.message ?? String(err),
+    });
   }
 }
 
@@ -91,5 +112,9 @@ export async function route(core: EmulatorCore, req: IncomingMessage, res: Serve
 export function statsOf(core: EmulatorCore) {
   const now = core.clock.now();
   const entries = core.store.size(now);
-  return core.stats.snapshot({ entries, expired: core.store.expiredCount, tokenizedBlocks: core.counter.tokenizedBlocks });
+  return core.stats.snapshot({
+    entries,
+    expired: core.store.expiredCount,
+    tokenizedBlocks: core.counter.tokenizedBlocks,
+  });
 }

@@ -48,7 +48,9 @@ async function pace(options: StreamOptions, tokens: number): Promise<void> {
 
 function startBlock(block: ResponseBlock): Record<string, unknown> {
   if (block.type === 'thinking') return { type: 'thinking', thinking: '', signature: '' };
-  return block.type === 'text' ? { type: 'text', text: '' } : { type: 'tool_use', id: block.id, name: block.name, input: {} };
+  return block.type === 'text'
+    ? { type: 'text', text: '' }
+    : { type: 'tool_use', id: block.id, name: block.name, input: {} };
 }
 
 /** The deltas of one block, as the API streams them (a thinking block ends with its signature). */
@@ -63,9 +65,16 @@ function deltasOf(block: ResponseBlock): { text: string; deltas: { piece: string
       ],
     };
   }
-  if (block.type === 'text') return { text: block.text, deltas: textChunks(block.text).map((piece) => ({ piece, delta: { type: 'text_delta', text: piece } })) };
+  if (block.type === 'text')
+    return {
+      text: block.text,
+      deltas: textChunks(block.text).map((piece) => ({ piece, delta: { type: 'text_delta', text: piece } })),
+    };
   const json = JSON.stringify(block.input);
-  return { text: json, deltas: jsonChunks(json).map((piece) => ({ piece, delta: { type: 'input_json_delta', partial_json: piece } })) };
+  return {
+    text: json,
+    deltas: jsonChunks(json).map((piece) => ({ piece, delta: { type: 'input_json_delta', partial_json: piece } })),
+  };
 }
 
 /**
@@ -78,7 +87,11 @@ function deltasOf(block: ResponseBlock): { text: string; deltas: { piece: string
 export async function streamBody(res: ServerResponse, message: ResponseMessage, options: StreamOptions): Promise<void> {
   let pinged = false;
   for (const [index, block] of message.content.entries()) {
-    await write(res, sseFrame('content_block_start', { type: 'content_block_start', index, content_block: startBlock(block) }), options.signal);
+    await write(
+      res,
+      sseFrame('content_block_start', { type: 'content_block_start', index, content_block: startBlock(block) }),
+      options.signal,
+    );
     if (!pinged) {
       pinged = true;
       await write(res, sseFrame('ping', { type: 'ping' }), options.signal);

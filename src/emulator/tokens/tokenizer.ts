@@ -55,6 +55,7 @@ export const approximateTokenizer: Tokenizer = {
  * @example scaledTokenizer(claudeTokenizer, 1.1)
  */
 export function scaledTokenizer(base: Tokenizer, factor: number): Tokenizer {
-  if (!(factor > 0) || !Number.isFinite(factor)) throw new RangeError('scaledTokenizer: factor must be a positive finite number');
+  if (!(factor > 0) || !Number.isFinite(factor))
+    throw new RangeError('scaledTokenizer: factor must be a positive finite number');
   return { name: `${base.name ?? 'custom'}×${factor}`, count: (text) => Math.round(base.count(text) * factor) };
 }

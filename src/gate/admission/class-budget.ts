@@ -85,7 +85,8 @@ export class ClassBudget {
     this.#buckets.get('input-tokens')?.take(cost.itpm, now);
     this.#buckets.get('output-tokens')?.take(cost.otpm, now);
     this.#recent.push(now);
-    if (this.#recent.length > 4096 || this.#recent[0]! < now - 60_000) this.#recent = this.#recent.filter((t) => t > now - 2 * RAMP_WINDOW_MS);
+    if (this.#recent.length > 4096 || this.#recent[0]! < now - 60_000)
+      this.#recent = this.#recent.filter((t) => t > now - 2 * RAMP_WINDOW_MS);
   }
 
   /**
@@ -116,7 +117,8 @@ export class ClassBudget {
       const u = report.usage;
       this.#buckets.get('input-tokens')?.take(u.input_tokens + u.cache_creation_input_tokens - cost.itpm, now);
       this.#buckets.get('output-tokens')?.take(u.output_tokens - cost.otpm, now);
-      this.#outputMean = this.#outputMean === undefined ? u.output_tokens : 0.8 * this.#outputMean + 0.2 * u.output_tokens;
+      this.#outputMean =
+        this.#outputMean === undefined ? u.output_tokens : 0.8 * this.#outputMean + 0.2 * u.output_tokens;
       return;
     }
     if (report.status === 429) this.#rateLimited(cost, report, sentAt, now);
@@ -149,7 +151,16 @@ export class ClassBudget {
     // Our buckets said yes and the API said no: it enforces a shorter window than a minute
     // (or someone else spends the same budget). Burst less from now on.
     this.#burstShare = Math.max(1 / 60, this.#burstShare / 2);
-    for (const [kind, b] of this.#buckets) this.#buckets.set(kind, new TokenBucket(b.perMinute, b.perMinute * this.#burstShare, now, Math.min(b.level(now), b.perMinute * this.#burstShare)));
+    for (const [kind, b] of this.#buckets)
+      this.#buckets.set(
+        kind,
+        new TokenBucket(
+          b.perMinute,
+          b.perMinute * this.#burstShare,
+          now,
+          Math.min(b.level(now), b.perMinute * this.#burstShare),
+        ),
+      );
     this.#backoff(now + (report.retryAfterMs ?? 1000));
   }
 
@@ -165,7 +176,9 @@ export class ClassBudget {
     if (!this.#ramp) return undefined;
     // only what was sent since the last ramp error counts as a basis: the burst the API refused does not
     const since = this.#ramp.since;
-    const before = this.#recent.filter((t) => t > since && t > now - 2 * RAMP_WINDOW_MS && t <= now - RAMP_WINDOW_MS).length;
+    const before = this.#recent.filter(
+      (t) => t > since && t > now - 2 * RAMP_WINDOW_MS && t <= now - RAMP_WINDOW_MS,
+    ).length;
     const cap = Math.max(this.#ramp.floor, Math.ceil(RAMP_GROWTH * before));
     const rpm = this.#buckets.get('requests')?.perMinute ?? 0;
     if (cap >= Math.max(RAMP_DONE, (rpm * RAMP_WINDOW_MS) / 60_000)) {
@@ -181,7 +194,11 @@ export class ClassBudget {
       return b ? Math.max(0, Math.round(b.capacity - b.level(now))) : 0;
     };
     return {
-      limits: { rpm: this.#buckets.get('requests')?.perMinute, itpm: this.#buckets.get('input-tokens')?.perMinute, otpm: this.#buckets.get('output-tokens')?.perMinute },
+      limits: {
+        rpm: this.#buckets.get('requests')?.perMinute,
+        itpm: this.#buckets.get('input-tokens')?.perMinute,
+        otpm: this.#buckets.get('output-tokens')?.perMinute,
+      },
       used: { rpm: used('requests'), itpm: used('input-tokens'), otpm: used('output-tokens') },
       blockedMs: Math.max(0, this.#blockedUntil - now),
       rampCap: this.#rampCap(now),

@@ -61,7 +61,11 @@ export class FanOutGate {
           const permit = await this.#o.inner.acquire(request);
           let reservation;
           try {
-            reservation = await scheduler.reserve(this.#o.modelClass, this.#cost(request.first, request.cost), request.signal);
+            reservation = await scheduler.reserve(
+              this.#o.modelClass,
+              this.#cost(request.first, request.cost),
+              request.signal,
+            );
           } catch (err) {
             permit.release();
             throw err;
@@ -79,7 +83,8 @@ export class FanOutGate {
                 const limited = report?.status === 429 || report?.status === 529;
                 failures = limited ? failures + 1 : 0;
                 // the SDK's wait: retry-after, else 0.5 s doubling to 8 s
-                if (limited) notBefore = clock.now() + (report.retryAfterMs ?? Math.min(8_000, 500 * 2 ** (failures - 1)));
+                if (limited)
+                  notBefore = clock.now() + (report.retryAfterMs ?? Math.min(8_000, 500 * 2 ** (failures - 1)));
               }
               permit.release(report);
             },
@@ -100,9 +105,23 @@ export class FanOutGate {
   }
 
   /** The fan-out summary's `rate_limits`; `stopped`: some fork stopped at the spend cap. */
-  summary(stopped: boolean): { admission: 'on' | 'off'; http_429: number; http_529: number; ramp_limit_exceeded: number; spend_limit_reached: number; stopped: string | null } {
+  summary(stopped: boolean): {
+    admission: 'on' | 'off';
+    http_429: number;
+    http_529: number;
+    ramp_limit_exceeded: number;
+    spend_limit_reached: number;
+    stopped: string | null;
+  } {
     const c = this.counts;
-    return { admission: this.#o.scheduler.mode, http_429: c.http429, http_529: c.http529, ramp_limit_exceeded: c.rampErrors, spend_limit_reached: c.spendCap, stopped: stopped ? 'enforced_spend_limit_reached' : null };
+    return {
+      admission: this.#o.scheduler.mode,
+      http_429: c.http429,
+      http_529: c.http529,
+      ramp_limit_exceeded: c.rampErrors,
+      spend_limit_reached: c.spendCap,
+      stopped: stopped ? 'enforced_spend_limit_reached' : null,
+    };
   }
 
   /** A 429/529 met on a remote host (the distributed backend), from its `turn-retry` event. */

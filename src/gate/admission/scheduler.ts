@@ -40,9 +40,13 @@ interface Waiter {
 
 /** The spend cap's error: the run stops admitting; running forks finish their turn and checkpoint. */
 export function spendCapError(modelClass: string): ForkcacheError {
-  return new ForkcacheError('RATE_LIMIT_SPEND_CAP', `the API's spend limit was reached (${SPEND_LIMIT_REACHED}, model class ${modelClass}): no more requests are admitted; resume the run once the limit is lifted`, {
-    data: { errorCode: SPEND_LIMIT_REACHED, modelClass },
-  });
+  return new ForkcacheError(
+    'RATE_LIMIT_SPEND_CAP',
+    `the API's spend limit was reached (${SPEND_LIMIT_REACHED}, model class ${modelClass}): no more requests are admitted; resume the run once the limit is lifted`,
+    {
+      data: { errorCode: SPEND_LIMIT_REACHED, modelClass },
+    },
+  );
 }
 
 /** One class: its budget, a FIFO queue (a large request is not starved by small ones) and one pump. */
@@ -166,7 +170,11 @@ export class AdmissionScheduler {
 
   #queue(modelClass: string): ClassQueue {
     let queue = this.#classes.get(modelClass);
-    if (!queue) this.#classes.set(modelClass, (queue = new ClassQueue(modelClass, this.#clock, () => this.#changed(), this.sleepers)));
+    if (!queue)
+      this.#classes.set(
+        modelClass,
+        (queue = new ClassQueue(modelClass, this.#clock, () => this.#changed(), this.sleepers)),
+      );
     return queue;
   }
 

@@ -7,10 +7,18 @@ import { serializeChatSuffix } from '../../prefix/chat-head.ts';
 import type { ChatDialect } from '../../prefix/chat-dialects.ts';
 
 /** The fields a Chat Completions request sets per request, from the loop's neutral ones. */
-export function chatPerRequest(perRequest: PerRequest, dialect: ChatDialect, cacheKey: string | undefined): Record<string, unknown> {
+export function chatPerRequest(
+  perRequest: PerRequest,
+  dialect: ChatDialect,
+  cacheKey: string | undefined,
+): Record<string, unknown> {
   const { max_tokens: maxTokens, stream, ...rest } = perRequest;
   if (!Number.isInteger(maxTokens) || maxTokens < 1) {
-    throw new ForkcacheError('INVALID_ARGUMENT', `perRequest.max_tokens: expected a positive integer on Chat Completions, got ${String(maxTokens)}`, { data: { field: 'perRequest.max_tokens' } });
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `perRequest.max_tokens: expected a positive integer on Chat Completions, got ${String(maxTokens)}`,
+      { data: { field: 'perRequest.max_tokens' } },
+    );
   }
   return {
     [dialect.maxTokensField]: maxTokens,
@@ -29,7 +37,15 @@ export function chatRequestBody(
   options: { dialect: ChatDialect; marker: CacheTtl | false; cacheKey?: string | undefined },
 ): Uint8Array {
   const marked = markChild(child, options.dialect.markers ? options.marker : false);
-  return withSuffix(prefix.head, serializeChatSuffix(prefix.headEnd, marked, chatPerRequest(perRequest, options.dialect, options.cacheKey), options.dialect));
+  return withSuffix(
+    prefix.head,
+    serializeChatSuffix(
+      prefix.headEnd,
+      marked,
+      chatPerRequest(perRequest, options.dialect, options.cacheKey),
+      options.dialect,
+    ),
+  );
 }
 
 const PROBE_MESSAGE = '{"role":"user","content":"x"}';
@@ -39,8 +55,13 @@ const PROBE_MESSAGE = '{"role":"user","content":"x"}';
  * the warm-up, whose usage also measures the shared prefix (Chat Completions has no
  * token-count endpoint). A head with nothing shared gets a one-token user message.
  */
-export function closedChatHead(prefix: { readonly head: Uint8Array; readonly headEnd: HeadEnd }, dialect: ChatDialect, cacheKey?: string): Uint8Array {
-  const close = prefix.headEnd === 'content-open' ? ']}]' : prefix.headEnd === 'message-closed' ? ']' : `${PROBE_MESSAGE}]`;
+export function closedChatHead(
+  prefix: { readonly head: Uint8Array; readonly headEnd: HeadEnd },
+  dialect: ChatDialect,
+  cacheKey?: string,
+): Uint8Array {
+  const close =
+    prefix.headEnd === 'content-open' ? ']}]' : prefix.headEnd === 'message-closed' ? ']' : `${PROBE_MESSAGE}]`;
   const fields = Object.entries(chatPerRequest({ max_tokens: 1 }, dialect, cacheKey))
     .map(([k, v]) => `,${JSON.stringify(k)}:${JSON.stringify(v)}`)
     .join('');

@@ -39,7 +39,11 @@ export function chatRequestBytes(request: NeutralRequest, dialect: ChatDialect):
 }
 
 /** Send an ordinary request to a Chat Completions provider; the answer in the neutral shape. */
-export async function sendChatRequest(client: OpenAI, request: NeutralRequest, dialect: ChatDialect): Promise<Anthropic.Message> {
+export async function sendChatRequest(
+  client: OpenAI,
+  request: NeutralRequest,
+  dialect: ChatDialect,
+): Promise<Anthropic.Message> {
   const { message } = await sendChatBytes(client, chatRequestBytes(request, dialect));
   return message;
 }

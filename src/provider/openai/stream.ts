@@ -8,13 +8,21 @@ import { type ChatUsage, fromChatUsage } from './usage.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
-const STOP_REASONS: Record<string, Anthropic.StopReason> = { stop: 'end_turn', tool_calls: 'tool_use', function_call: 'tool_use', length: 'max_tokens', content_filter: 'refusal' };
+const STOP_REASONS: Record<string, Anthropic.StopReason> = {
+  stop: 'end_turn',
+  tool_calls: 'tool_use',
+  function_call: 'tool_use',
+  length: 'max_tokens',
+  content_filter: 'refusal',
+};
 
 /** The model's tool-call arguments as an object; a call cut off mid-JSON keeps what it has as `{}`. */
 function parseArguments(text: string): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(text === '' ? '{}' : text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
   } catch {
     return {};
   }
@@ -37,9 +45,24 @@ interface Assembled {
 export function toNeutralMessage(a: Assembled): Anthropic.Message {
   const content: Anthropic.ContentBlock[] = [];
   if (a.text !== '') content.push({ type: 'text', text: a.text, citations: null });
-  for (const call of a.calls) content.push({ type: 'tool_use', id: call.id, name: call.name, input: parseArguments(call.args) } as Anthropic.ToolUseBlock);
+  for (const call of a.calls)
+    content.push({
+      type: 'tool_use',
+      id: call.id,
+      name: call.name,
+      input: parseArguments(call.args),
+    } as Anthropic.ToolUseBlock);
   const stop = a.finish === null ? null : (STOP_REASONS[a.finish] ?? 'end_turn');
-  return { id: a.id, type: 'message', role: 'assistant', model: a.model, content, stop_reason: stop, stop_sequence: null, usage: fromChatUsage(a.usage) } as unknown as Anthropic.Message;
+  return {
+    id: a.id,
+    type: 'message',
+    role: 'assistant',
+    model: a.model,
+    content,
+    stop_reason: stop,
+    stop_sequence: null,
+    usage: fromChatUsage(a.usage),
+  } as unknown as Anthropic.Message;
 }
 
 /**
@@ -48,9 +71,18 @@ export function toNeutralMessage(a: Assembled): Anthropic.Message {
  * body to `fetch` untouched, as Anthropic's does. `onStart` fires with the first chunk; on
  * these providers that is not yet when the cache entry is readable (the gate waits for the end).
  */
-export async function streamChatBytes(client: OpenAI, body: Uint8Array, options: SendOptions = {}): Promise<SentMessage> {
+export async function streamChatBytes(
+  client: OpenAI,
+  body: Uint8Array,
+  options: SendOptions = {},
+): Promise<SentMessage> {
   const { data, request_id, response } = await client
-    .post<Stream<ChatCompletionChunk>>('/chat/completions', { body, headers: { ...JSON_HEADERS, ...options.headers }, stream: true, ...(options.signal ? { signal: options.signal } : {}) })
+    .post<Stream<ChatCompletionChunk>>('/chat/completions', {
+      body,
+      headers: { ...JSON_HEADERS, ...options.headers },
+      stream: true,
+      ...(options.signal ? { signal: options.signal } : {}),
+    })
     .withResponse();
   const rateLimits = parseRateLimitHeaders(response.headers);
   const a: Assembled = { id: '', model: '', text: '', calls: [], finish: null, usage: undefined };
@@ -86,14 +118,20 @@ export async function streamChatBytes(client: OpenAI, body: Uint8Array, options:
 /** Send exact bytes without streaming (the warm-up that also measures the shared prefix). */
 export async function sendChatBytes(client: OpenAI, body: Uint8Array, options: SendOptions = {}): Promise<SentMessage> {
   const { data, request_id, response } = await client
-    .post<ChatCompletion>('/chat/completions', { body, headers: { ...JSON_HEADERS, ...options.headers }, ...(options.signal ? { signal: options.signal } : {}) })
+    .post<ChatCompletion>('/chat/completions', {
+      body,
+      headers: { ...JSON_HEADERS, ...options.headers },
+      ...(options.signal ? { signal: options.signal } : {}),
+    })
     .withResponse();
   const choice = data.choices[0];
   const message = toNeutralMessage({
     id: data.id,
     model: data.model,
     text: choice?.message.content ?? '',
-    calls: (choice?.message.tool_calls ?? []).flatMap((c) => (c.type === 'function' ? [{ id: c.id, name: c.function.name, args: c.function.arguments }] : [])),
+    calls: (choice?.message.tool_calls ?? []).flatMap((c) =>
+      c.type === 'function' ? [{ id: c.id, name: c.function.name, args: c.function.arguments }] : [],
+    ),
     finish: choice?.finish_reason ?? null,
     usage: data.usage as ChatUsage | undefined,
   });

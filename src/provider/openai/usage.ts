@@ -22,9 +22,19 @@ export function fromChatUsage(usage: ChatUsage | null | undefined): UsageInput {
   const output = usage?.completion_tokens ?? 0;
   if (usage?.prompt_cache_hit_tokens != null || usage?.prompt_cache_miss_tokens != null) {
     const read = usage.prompt_cache_hit_tokens ?? 0;
-    return { input_tokens: usage.prompt_cache_miss_tokens ?? Math.max(0, prompt - read), cache_creation_input_tokens: 0, cache_read_input_tokens: read, output_tokens: output };
+    return {
+      input_tokens: usage.prompt_cache_miss_tokens ?? Math.max(0, prompt - read),
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: read,
+      output_tokens: output,
+    };
   }
   const read = usage?.prompt_tokens_details?.cached_tokens ?? 0;
   const written = usage?.prompt_tokens_details?.cache_creation_input_tokens ?? usage?.cache_creation_input_tokens ?? 0;
-  return { input_tokens: Math.max(0, prompt - read - written), cache_creation_input_tokens: written, cache_read_input_tokens: read, output_tokens: output };
+  return {
+    input_tokens: Math.max(0, prompt - read - written),
+    cache_creation_input_tokens: written,
+    cache_read_input_tokens: read,
+    output_tokens: output,
+  };
 }

@@ -17,8 +17,14 @@ import { sendChatBytes } from './stream.ts';
  * the measure of the shared prefix the ledger's cache efficiency needs. `onReadable` fires
  * when the response is complete: on these providers the entry is readable from then on.
  */
-export async function sendChatWarmup(client: OpenAI, prefix: FrozenPrefix, onReadable: () => void, signal?: AbortSignal): Promise<Anthropic.Message> {
-  if (!isChatProvider(prefix.provider)) throw new ForkcacheError('INTERNAL', `a ${prefix.provider} head has no Chat Completions warm-up`);
+export async function sendChatWarmup(
+  client: OpenAI,
+  prefix: FrozenPrefix,
+  onReadable: () => void,
+  signal?: AbortSignal,
+): Promise<Anthropic.Message> {
+  if (!isChatProvider(prefix.provider))
+    throw new ForkcacheError('INTERNAL', `a ${prefix.provider} head has no Chat Completions warm-up`);
   const body = closedChatHead(prefix, dialectOf(prefix.provider), cacheKeyOf(prefix.sha256));
   const { message } = await sendChatBytes(client, body, { onStart: onReadable, signal });
   return message;
@@ -51,7 +57,12 @@ export async function chatWarmup(options: {
     const message = await options.send(() => gate.markWarm());
     const usage = normalizeUsage(message.usage);
     log({ type: 'warmup-end', at: clock.now(), usage: message.usage });
-    return { sharedTokens: totalInputTokens(usage), cachedTokens: usage.cache_read_input_tokens, usage: message.usage, at };
+    return {
+      sharedTokens: totalInputTokens(usage),
+      cachedTokens: usage.cache_read_input_tokens,
+      usage: message.usage,
+      at,
+    };
   } catch (err) {
     log({ type: 'warmup-failed', at: clock.now(), error: toWireError(err) });
     gate.warmingFailed();

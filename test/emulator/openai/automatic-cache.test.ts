@@ -28,7 +28,13 @@ describe('OpenAI automatic prefix caching', () => {
 
   it('reports nothing below 1,024 shared tokens, and 1,024 / 1,152 just above the steps', async () => {
     const api = chatClient(await chatEmulator('openai'));
-    const cases: [number, number][] = [[1_023, 0], [1_024, 1_024], [1_151, 1_024], [1_152, 1_152], [1_300, 1_280]];
+    const cases: [number, number][] = [
+      [1_023, 0],
+      [1_024, 1_024],
+      [1_151, 1_024],
+      [1_152, 1_152],
+      [1_300, 1_280],
+    ];
     for (const [size, cached] of cases) {
       const prefix = words(size, `s${size}-`);
       await api.chat.completions.create({ model: MODEL, messages: turn(prefix, 'one') });
@@ -37,24 +43,38 @@ describe('OpenAI automatic prefix caching', () => {
     }
   });
 
-  it('grows with the conversation: the previous prompt is the next prompt\'s cached prefix', async () => {
+  it("grows with the conversation: the previous prompt is the next prompt's cached prefix", async () => {
     const api = chatClient(await chatEmulator('openai'));
-    const messages: { role: 'system' | 'user' | 'assistant'; content: string }[] = [{ role: 'system', content: words(2_000, 'g') }, { role: 'user', content: words(300, 'u1-') }];
+    const messages: { role: 'system' | 'user' | 'assistant'; content: string }[] = [
+      { role: 'system', content: words(2_000, 'g') },
+      { role: 'user', content: words(300, 'u1-') },
+    ];
     const first = await api.chat.completions.create({ model: MODEL, messages });
-    messages.push({ role: 'assistant', content: first.choices[0]!.message.content! }, { role: 'user', content: words(10, 'u2-') });
+    messages.push(
+      { role: 'assistant', content: first.choices[0]!.message.content! },
+      { role: 'user', content: words(10, 'u2-') },
+    );
     const second = await api.chat.completions.create({ model: MODEL, messages });
     expect(second.usage?.prompt_tokens_details?.cached_tokens).toBe(Math.floor(2_300 / 128) * 128);
   });
 
   it('makes an entry readable only when the creating response completes: a sibling sent mid-stream misses', async () => {
     const clock = new ManualClock();
-    const emu = await chatEmulator('openai', { clock, latency: { baseMs: 100, prefillMsPerToken: 0, cacheReadMsPerToken: 0, outputTokensPerSecond: 10 } });
+    const emu = await chatEmulator('openai', {
+      clock,
+      latency: { baseMs: 100, prefillMsPerToken: 0, cacheReadMsPerToken: 0, outputTokensPerSecond: 10 },
+    });
     const api = chatClient(emu);
     const prefix = words(4_000, 'r');
     const parked = waitForEvents(emu, 'request-start');
     const started = waitForEvents(emu, 'response-start');
     const first = (async () => {
-      const stream = await api.chat.completions.create({ model: MODEL, messages: turn(prefix, 'first'), stream: true, stream_options: { include_usage: true } });
+      const stream = await api.chat.completions.create({
+        model: MODEL,
+        messages: turn(prefix, 'first'),
+        stream: true,
+        stream_options: { include_usage: true },
+      });
       let usage: unknown;
       for await (const chunk of stream) usage = chunk.usage ?? usage;
       return usage as { prompt_tokens_details: { cached_tokens: number } };
@@ -101,8 +121,17 @@ describe('DeepSeek automatic caching', () => {
     const api = chatClient(await chatEmulator('deepseek'));
     const prefix = words(1_000, 'd');
     const cold = await api.chat.completions.create({ model: 'deepseek-chat', messages: turn(prefix, 'one') });
-    expect(usageOf(cold)).toMatchObject({ prompt_tokens: 1_001, prompt_cache_hit_tokens: 0, prompt_cache_miss_tokens: 1_001 });
+    expect(usageOf(cold)).toMatchObject({
+      prompt_tokens: 1_001,
+      prompt_cache_hit_tokens: 0,
+      prompt_cache_miss_tokens: 1_001,
+    });
     const warm = await api.chat.completions.create({ model: 'deepseek-chat', messages: turn(prefix, 'two') });
-    expect(usageOf(warm)).toMatchObject({ prompt_tokens: 1_001, prompt_cache_hit_tokens: 960, prompt_cache_miss_tokens: 41, prompt_tokens_details: { cached_tokens: 960 } });
+    expect(usageOf(warm)).toMatchObject({
+      prompt_tokens: 1_001,
+      prompt_cache_hit_tokens: 960,
+      prompt_cache_miss_tokens: 41,
+      prompt_tokens_details: { cached_tokens: 960 },
+    });
   });
 });

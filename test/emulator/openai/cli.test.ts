@@ -13,18 +13,22 @@ const children: ChildProcess[] = [];
 const dirs: string[] = [];
 
 function start(args: string[]): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'emulator', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'emulator', ...args], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   return child;
 }
 
 afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const child of children.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('forkcache emulator --api (command)', () => {
-  it('serves DashScope\'s Chat Completions at /compatible-mode/v1, logs the exchange with its cache plan, exits on SIGTERM', async () => {
+  it("serves DashScope's Chat Completions at /compatible-mode/v1, logs the exchange with its cache plan, exits on SIGTERM", async () => {
     const logDir = mkdtempSync(join(tmpdir(), 'forkcache-emulator-openai-'));
     dirs.push(logDir);
     const child = start(['--api', 'dashscope', '--port', '0', '--latency', 'off', '--log-dir', logDir]);
@@ -32,7 +36,12 @@ describe('forkcache emulator --api (command)', () => {
     const url = /^forkcache emulator listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(line)?.[1];
     expect(url, line).toBeDefined();
     const api = new OpenAI({ apiKey: 'test', baseURL: `${url}/compatible-mode/v1`, maxRetries: 0 });
-    const done = await api.chat.completions.create({ model: 'qwen3-max', messages: [{ role: 'user', content: [{ type: 'text', text: 'ping', cache_control: { type: 'ephemeral' } } as never] }] });
+    const done = await api.chat.completions.create({
+      model: 'qwen3-max',
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'ping', cache_control: { type: 'ephemeral' } } as never] },
+      ],
+    });
     expect(done.choices[0]!.message.content).toMatch(/^Scope: ping/);
     const exited = once(child, 'exit');
     child.kill('SIGTERM');

@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/clock.ts';
-import { chatClient, chatEmulator, drive, ephemeral, openAiError, part, usageOf, waitForEvents, words } from './helpers.ts';
+import {
+  chatClient,
+  chatEmulator,
+  drive,
+  ephemeral,
+  openAiError,
+  part,
+  usageOf,
+  waitForEvents,
+  words,
+} from './helpers.ts';
 
 /*
  * DashScope's explicit cache, through the real `openai` client at /compatible-mode/v1:
@@ -19,21 +29,42 @@ describe('DashScope explicit cache', () => {
     const system = { role: 'system', content: [part(words(3_000, 's'), true)] };
     const cold = await ask(emu, [system, { role: 'user', content: 'first question' }]);
     expect(usageOf(cold)).toEqual({
-      prompt_tokens: 3_002, completion_tokens: expect.any(Number), total_tokens: expect.any(Number),
-      prompt_tokens_details: { cached_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 3_000 }, cache_creation_input_tokens: 3_000, cache_type: 'ephemeral' },
+      prompt_tokens: 3_002,
+      completion_tokens: expect.any(Number),
+      total_tokens: expect.any(Number),
+      prompt_tokens_details: {
+        cached_tokens: 0,
+        cache_creation: { ephemeral_5m_input_tokens: 3_000 },
+        cache_creation_input_tokens: 3_000,
+        cache_type: 'ephemeral',
+      },
     });
     const warm = await ask(emu, [system, { role: 'user', content: 'second question' }]);
-    expect(usageOf(warm).prompt_tokens_details).toEqual({ cached_tokens: 3_000, cache_creation: { ephemeral_5m_input_tokens: 0 }, cache_creation_input_tokens: 0, cache_type: 'ephemeral' });
+    expect(usageOf(warm).prompt_tokens_details).toEqual({
+      cached_tokens: 3_000,
+      cache_creation: { ephemeral_5m_input_tokens: 0 },
+      cache_creation_input_tokens: 0,
+      cache_type: 'ephemeral',
+    });
   });
 
   it('caches nothing without markers (string content cannot carry one), and nothing below 1,024 tokens', async () => {
     const emu = await chatEmulator('dashscope');
-    const plain = [{ role: 'system', content: words(3_000, 'n') }, { role: 'user', content: 'q' }];
+    const plain = [
+      { role: 'system', content: words(3_000, 'n') },
+      { role: 'user', content: 'q' },
+    ];
     await ask(emu, plain);
     expect(usageOf(await ask(emu, plain)).prompt_tokens_details).toEqual({ cached_tokens: 0 });
-    const small = [{ role: 'system', content: [part(words(1_000, 'x'), true)] }, { role: 'user', content: 'q' }];
+    const small = [
+      { role: 'system', content: [part(words(1_000, 'x'), true)] },
+      { role: 'user', content: 'q' },
+    ];
     await ask(emu, small);
-    expect(usageOf(await ask(emu, small)).prompt_tokens_details).toMatchObject({ cached_tokens: 0, cache_creation_input_tokens: 0 });
+    expect(usageOf(await ask(emu, small)).prompt_tokens_details).toMatchObject({
+      cached_tokens: 0,
+      cache_creation_input_tokens: 0,
+    });
   });
 
   it('refuses a fifth marker with a 400 naming the part', async () => {
@@ -41,13 +72,25 @@ describe('DashScope explicit cache', () => {
     const messages = [1, 2, 3, 4, 5].map((i) => ({ role: 'user', content: [part(`block ${i}`, true)] }));
     const err = await openAiError(ask(emu, messages));
     expect(err.status).toBe(400);
-    expect(err.error).toMatchObject({ type: 'invalid_request_error', code: 'too_many_cache_markers', param: 'messages[4].content[0]' });
+    expect(err.error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'too_many_cache_markers',
+      param: 'messages[4].content[0]',
+    });
     expect(err.message).toMatch(/A maximum of 4 content parts with cache_control/);
   });
 
   it('ignores markers on tools (neither counted toward the 4 nor written)', async () => {
     const emu = await chatEmulator('dashscope');
-    const tool = (i: number) => ({ type: 'function', function: { name: `tool_${i}`, description: words(400, `t${i}-`), parameters: { type: 'object', properties: {} } }, cache_control: ephemeral });
+    const tool = (i: number) => ({
+      type: 'function',
+      function: {
+        name: `tool_${i}`,
+        description: words(400, `t${i}-`),
+        parameters: { type: 'object', properties: {} },
+      },
+      cache_control: ephemeral,
+    });
     const tools = [1, 2, 3, 4, 5].map(tool);
     const messages = [{ role: 'user', content: [part('a question', true)] }];
     const cold = await ask(emu, messages, { tools });
@@ -61,7 +104,10 @@ describe('DashScope explicit cache', () => {
     // Later requests carry no marker on the head: only the last part's marker can find it.
     const head = { role: 'system', content: [part(text)] };
     const filler = (n: number) => Array.from({ length: n }, (_, i) => ({ role: 'user', content: `filler ${i}` }));
-    await ask(emu, [{ role: 'system', content: [part(text, true)] }, { role: 'user', content: 'seed' }]);
+    await ask(emu, [
+      { role: 'system', content: [part(text, true)] },
+      { role: 'user', content: 'seed' },
+    ]);
     // The marker's own block plus 18 fillers: the head is the 20th block back.
     const near = await ask(emu, [head, ...filler(18), { role: 'user', content: [part('near', true)] }]);
     expect(usageOf(near).prompt_tokens_details.cached_tokens).toBe(2_000);
@@ -72,7 +118,10 @@ describe('DashScope explicit cache', () => {
   it('keeps an entry 5 minutes, and a hit restarts the 5 minutes (injected clock)', async () => {
     const clock = new ManualClock(5_000_000);
     const emu = await chatEmulator('dashscope', { clock });
-    const messages = (q: string) => [{ role: 'system', content: [part(words(2_000, 'k'), true)] }, { role: 'user', content: q }];
+    const messages = (q: string) => [
+      { role: 'system', content: [part(words(2_000, 'k'), true)] },
+      { role: 'user', content: q },
+    ];
     await ask(emu, messages('a'));
     clock.advance(5 * 60_000 - 1);
     expect(usageOf(await ask(emu, messages('b'))).prompt_tokens_details.cached_tokens).toBe(2_000);
@@ -85,8 +134,14 @@ describe('DashScope explicit cache', () => {
 
   it('makes a created entry readable only once its response is complete: a sibling sent before that creates again', async () => {
     const clock = new ManualClock();
-    const emu = await chatEmulator('dashscope', { clock, latency: { baseMs: 100, prefillMsPerToken: 0, cacheReadMsPerToken: 0, outputTokensPerSecond: 10 } });
-    const messages = (q: string) => [{ role: 'system', content: [part(words(2_000, 'c'), true)] }, { role: 'user', content: q }];
+    const emu = await chatEmulator('dashscope', {
+      clock,
+      latency: { baseMs: 100, prefillMsPerToken: 0, cacheReadMsPerToken: 0, outputTokensPerSecond: 10 },
+    });
+    const messages = (q: string) => [
+      { role: 'system', content: [part(words(2_000, 'c'), true)] },
+      { role: 'user', content: q },
+    ];
     const begun = waitForEvents(emu, 'response-start');
     const first = ask(emu, messages('first'));
     await drive(clock, begun); // its response has begun; the body is still being generated
@@ -94,15 +149,23 @@ describe('DashScope explicit cache', () => {
     const sibling = ask(emu, messages('sibling'));
     expect((await planned)[0]!.usage).toMatchObject({ cache_read_input_tokens: 0, cache_creation_input_tokens: 2_000 });
     const [, early] = await drive(clock, Promise.all([first, sibling]));
-    expect(usageOf(early).prompt_tokens_details).toMatchObject({ cached_tokens: 0, cache_creation_input_tokens: 2_000 });
+    expect(usageOf(early).prompt_tokens_details).toMatchObject({
+      cached_tokens: 0,
+      cache_creation_input_tokens: 2_000,
+    });
     const late = await drive(clock, ask(emu, messages('late')));
     expect(usageOf(late).prompt_tokens_details).toMatchObject({ cached_tokens: 2_000, cache_creation_input_tokens: 0 });
   });
 
-  it('serves the same API at /v1 and accepts Qwen Code\'s X-DashScope-CacheControl header without needing it', async () => {
+  it("serves the same API at /v1 and accepts Qwen Code's X-DashScope-CacheControl header without needing it", async () => {
     const emu = await chatEmulator('dashscope');
-    const messages = [{ role: 'system', content: [part(words(1_500, 'q'), true)] }, { role: 'user', content: 'q' }];
-    await chatClient(emu, 'openai', { defaultHeaders: { 'X-DashScope-CacheControl': 'enable' } }).chat.completions.create({ model: MODEL, messages: messages as never });
+    const messages = [
+      { role: 'system', content: [part(words(1_500, 'q'), true)] },
+      { role: 'user', content: 'q' },
+    ];
+    await chatClient(emu, 'openai', {
+      defaultHeaders: { 'X-DashScope-CacheControl': 'enable' },
+    }).chat.completions.create({ model: MODEL, messages: messages as never });
     const again = await ask(emu, messages);
     expect(usageOf(again).prompt_tokens_details.cached_tokens).toBe(1_500);
   });
