@@ -3,7 +3,7 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { PromptFingerprint } from '../emulator/cache/render.ts';
 import { ExchangeLog } from './exchange-log.ts';
-import { upstreamTarget, type UpstreamTarget } from './forward.ts';
+import { upstreamTarget, type UpstreamTarget } from './upstream.ts';
 import { Grouper } from './groups.ts';
 import { ProxyLedger } from './ledger.ts';
 import type { ResolvedProxyOptions } from './options.ts';
