@@ -4,6 +4,7 @@ import { SPAWN_TOOL_NAME } from '../wire/fork-text.ts';
 import { textOf, toAssistantParam } from '../loop/messages.ts';
 import { markChild } from '../prefix/body.ts';
 import type { ToolExecutor } from '../tools/executor.ts';
+import { DEFAULT_CACHE_TTL } from '../wire/cache.ts';
 import type { AgentTool } from './agent-tool.ts';
 
 export interface ParentAgentOptions {
@@ -45,7 +46,7 @@ export async function runParentAgent(options: ParentAgentOptions): Promise<Paren
   const usages: Anthropic.Usage[] = [];
   const maxTurns = options.maxTurns ?? 50;
   for (let turn = 1; turn <= maxTurns; turn++) {
-    const marked = markChild({ tailBlocks: [], messages }, '5m').messages as Anthropic.MessageParam[];
+    const marked = markChild({ tailBlocks: [], messages }, DEFAULT_CACHE_TTL).messages as Anthropic.MessageParam[];
     const request = {
       model: options.model,
       max_tokens: options.maxTokens ?? 8192,

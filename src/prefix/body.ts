@@ -2,7 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { ForkcacheError } from '../errors.ts';
 import { childMessages, type ForkChild } from '../fork/layouts.ts';
 import { CACHE_SETTING_KEYS } from '../fork/snapshot.ts';
-import type { CacheTtl } from '../wire/cache.ts';
+import { type CacheTtl, DEFAULT_CACHE_TTL } from '../wire/cache.ts';
 import { isMarkable, withMarker, withoutMarker } from './markers.ts';
 import type { HeadEnd } from './sab.ts';
 import type { SharedRequest } from './shared-request.ts';
@@ -111,7 +111,10 @@ export function childRequestBody(
   perRequest: PerRequest,
   options: ChildBodyOptions = {},
 ): Uint8Array {
-  return withSuffix(prefix.head, serializeSuffix(prefix.headEnd, markChild(child, options.marker ?? '5m'), perRequest));
+  return withSuffix(
+    prefix.head,
+    serializeSuffix(prefix.headEnd, markChild(child, options.marker ?? DEFAULT_CACHE_TTL), perRequest),
+  );
 }
 
 /**
@@ -137,7 +140,7 @@ export function childRequestObject(
   options: ChildBodyOptions = {},
 ): Record<string, unknown> {
   checkPerRequest(perRequest);
-  const marked = markChild(child, options.marker ?? '5m');
+  const marked = markChild(child, options.marker ?? DEFAULT_CACHE_TTL);
   const messages = childMessages(shared.object['messages'] as Message[], marked);
   const out: Record<string, unknown> = { ...shared.object, messages };
   for (const [key, value] of Object.entries(perRequest)) if (value !== undefined) out[key] = value;
