@@ -198,14 +198,26 @@ describe('foreground and background', () => {
       pool: { maxThreads: 2 },
     });
     try {
-      const tool = engine.agentTool({ foreground: true, autoBackgroundMs: 50 });
+      // When each fork ended, in emulated time: the forks must outlive the 50 ms delay. (Whether
+      // they are still running when the tool's answer is seen depends on how far the driven clock
+      // ran meanwhile, which a loaded machine changes.)
+      const endedAt: number[] = [];
+      const tool = engine.agentTool({
+        foreground: true,
+        autoBackgroundMs: 50,
+        onFanOut: (fan) =>
+          void (async () => {
+            for await (const e of fan) if (e.type === 'fork-end') endedAt.push(e.at);
+          })(),
+      });
       const results = await driveClock(clock, tool.handle(parentTurn(`auto-${Date.now()}`)));
       expect([...results.values()].map((r) => r.content)).toEqual([FORK_PLACEHOLDER_RESULT, FORK_PLACEHOLDER_RESULT]);
       expect(tool.fanOuts[0]!.forks.map((f) => f.mode)).toEqual(['background', 'background']);
-      expect(tool.fanOuts[0]!.forks.every((f) => f.status === 'queued' || f.status === 'running')).toBe(true);
       await driveClock(clock, tool.idle());
       expect(tool.takeNotifications()).toHaveLength(2);
       expect((await tool.fanOuts[0]!.settled()).forks.every((f) => f.status === 'completed')).toBe(true);
+      expect(endedAt).toHaveLength(2);
+      expect(Math.min(...endedAt)).toBeGreaterThan(50);
     } finally {
       await engine.destroy(); // nothing may wait on a clock nobody drives any more
       await emu.close();
