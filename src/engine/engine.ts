@@ -5,39 +5,28 @@ import pLimit from 'p-limit';
 import { Piscina } from 'piscina';
 import { type Clock, systemClock } from '../clock.ts';
 import { ForkcacheError } from '../errors.ts';
-import { validateDirective } from '../fork/directive.ts';
-import { FORK_FALLBACK_SYSTEM_PROMPT } from '../fork/fallback.ts';
-import { captureSnapshot, type ParentSnapshot, snapshotOrFallback } from '../fork/snapshot.ts';
-import { parseOrThrow } from '../validation.ts';
-import { TOOL_DECLARATIONS } from '../tools/declarations.ts';
+import type { ParentSnapshot } from '../fork/snapshot.ts';
 import type { PermissionHandler } from '../tools/permissions.ts';
 import { UsageLedger } from '../ledger/ledger.ts';
 import { BUILTIN_CATALOGUE, findModel, type ModelCatalogue } from '../models/catalogue.ts';
 import { AdmissionScheduler, type AdmissionView } from '../gate/admission/scheduler.ts';
-import { checkModel } from '../models/status.ts';
-import { DEFAULT_MODEL } from '../models/defaults.ts';
-import { freeze, type FrozenPrefix } from '../prefix/freeze.ts';
+import type { FrozenPrefix } from '../prefix/freeze.ts';
 import { createAnthropicClient } from '../provider/client.ts';
 import type OpenAI from 'openai';
 import { isChatProvider } from '../wire/providers.ts';
 import { createChatClient } from '../provider/openai/client.ts';
-import { type FanOut, type FanOutDeps, FanOutRun, type ForkSpec, forkIdOf } from './fan-out.ts';
+import { type FanOut, type FanOutDeps, FanOutRun, type ForkSpec } from './fan-out.ts';
 import type { FanOutOptions } from './fan-out-types.ts';
-import { type AgentType, agentTypeSchema } from '../agent/agent-type.ts';
+import type { AgentType } from '../agent/agent-type.ts';
 import { AgentTool, type AgentToolOptions } from '../agent/agent-tool.ts';
 import type { DistributedBackend } from '../distributed/backend.ts';
 import { importOptional } from '../optional-import.ts';
-import { FRESH_START, finishedOutcome, startFromTranscript } from '../pool/fork-attempts.ts';
-import { readFanOutDir, writeManifest } from '../run-dir/manifest.ts';
-import { transcriptPath } from '../run-dir/files.ts';
-import { readTranscript } from '../run-dir/transcript-reader.ts';
+import { writeManifest } from '../run-dir/manifest.ts';
 import { writeSummary } from '../run-dir/writers.ts';
 import { checkLocalPaths } from './local-paths.ts';
+import { type PlanContext, planAgents, planForks, planResume } from './plans.ts';
 import { type ForkEngineOptions, manifestEngine, type ResolvedEngineOptions, resolveEngineOptions } from './options.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from '../pool/worker-file.ts';
-
-/** The Messages API's request size limit (32 MiB): a larger shared prefix can never be sent. */
-export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
 
 // The options of one fan-out live with the fan-out's other types.
 export type { FanOutOptions } from './fan-out-types.ts';
@@ -65,6 +54,8 @@ export class ForkEngine {
   readonly #chatClient: OpenAI | undefined;
   readonly #clock: Clock;
   readonly #table: ModelCatalogue;
+  /** What planning a fan-out reads of this engine. */
+  readonly #plan: PlanContext;
   readonly #api: ReturnType<typeof pLimit>;
   readonly #slots: ReturnType<typeof pLimit>;
   readonly #admission: AdmissionScheduler;
@@ -85,6 +76,7 @@ export class ForkEngine {
     this.#clock = input.clock ?? systemClock;
     this.#table = input.modelTable ?? BUILTIN_CATALOGUE;
     this.#onPermission = input.onPermission;
+    this.#plan = { options: this.#options, table: this.#table, clock: this.#clock };
     this.#client = input.client ?? createAnthropicClient({ ...options.api, defaultHeaders: options.api.headers });
     const provider = options.api.provider;
     this.#chatClient = isChatProvider(provider)
@@ -124,40 +116,7 @@ export class ForkEngine {
    */
   fanOut(parent: ParentSnapshot | undefined, directives: readonly string[], options: FanOutOptions = {}): FanOut {
     this.#assertOpen();
-    // Without a parent the forks run on the fallback prompt, on options.model or the default model.
-    const snapshot = snapshotOrFallback(parent, {
-      model: options.model ?? DEFAULT_MODEL,
-      system: FORK_FALLBACK_SYSTEM_PROMPT,
-      tools: TOOL_DECLARATIONS,
-    });
-    if (!Array.isArray(directives) || directives.length === 0) {
-      throw new ForkcacheError('INVALID_ARGUMENT', 'directives: expected a non-empty array of strings', {
-        data: { field: 'directives' },
-      });
-    }
-    // A retired model is refused here; an unknown one runs unpriced (the API is the judge).
-    checkModel(snapshot.model, { catalogue: this.#table, at: this.#clock.now(), field: 'snapshot.model' });
-    const prefix = freeze(snapshot, {
-      layout: options.layout ?? this.#options.layout,
-      ttl: this.#options.ttl,
-      markers: this.#options.markers,
-      provider: this.#options.api.provider,
-    });
-    if (prefix.byteLength > MAX_REQUEST_BYTES) {
-      throw new ForkcacheError(
-        'INVALID_ARGUMENT',
-        `snapshot: the shared prefix is ${prefix.byteLength} bytes, over the API's request limit of ${MAX_REQUEST_BYTES} bytes`,
-        {
-          data: { field: 'snapshot', bytes: prefix.byteLength },
-        },
-      );
-    }
-    const specs: ForkSpec[] = directives.map((d, i) => {
-      const base = prefix.child(validateDirective(d, { field: `directives[${i}]`, rejectTag: true }), {
-        field: `directives[${i}]`,
-      });
-      return { directive: d, base, start: FRESH_START(base) };
-    });
+    const { prefix, specs } = planForks(this.#plan, parent, directives, options);
     const id = this.#freshId('fo', prefix.id.slice(0, 8));
     const runDir = this.#options.runDir ? join(this.#options.runDir, id) : undefined;
     if (runDir) writeManifest(runDir, id, prefix, directives, manifestEngine(this.#options), options.meta ?? {});
@@ -172,43 +131,8 @@ export class ForkEngine {
    */
   resume(dir: string, options: Omit<FanOutOptions, 'layout' | 'model'> = {}): FanOut {
     this.#assertOpen();
-    const { manifest, snapshot } = readFanOutDir(dir);
-    if (manifest.prefix.provider !== this.#options.api.provider) {
-      throw new ForkcacheError(
-        'INVALID_ARGUMENT',
-        `resume ${dir}: provider: the run was frozen for ${manifest.prefix.provider}, this engine speaks ${this.#options.api.provider}`,
-        { data: { field: 'provider' } },
-      );
-    }
-    const prefix = freeze(snapshot, {
-      layout: manifest.prefix.layout,
-      ttl: manifest.prefix.ttl,
-      markers: manifest.prefix.markers,
-      provider: manifest.prefix.provider,
-    });
-    if (prefix.sha256 !== manifest.prefix.sha256) {
-      throw new ForkcacheError(
-        'FORK_PREFIX_DRIFT',
-        `resume ${dir}: the snapshot freezes to ${prefix.sha256.slice(0, 16)}, not the recorded head ${manifest.prefix.sha256.slice(0, 16)}`,
-        {
-          data: { expected: manifest.prefix.sha256, actual: prefix.sha256 },
-        },
-      );
-    }
-    const specs: ForkSpec[] = manifest.directives.map((directive, i) => {
-      const base = prefix.child(directive);
-      const transcript = readTranscript(transcriptPath(dir, forkIdOf(manifest.fanoutId, i)));
-      if (transcript.prefixSha256 !== undefined && transcript.prefixSha256 !== prefix.sha256) {
-        throw new ForkcacheError(
-          'FORK_PREFIX_DRIFT',
-          `resume ${dir}: fork ${i + 1}'s transcript was written on another head`,
-          { data: { fork: i } },
-        );
-      }
-      const start = transcript.turns.length > 0 ? startFromTranscript(base, transcript) : FRESH_START(base);
-      return { directive, base, start, finished: finishedOutcome(start, transcript) };
-    });
-    return this.#start(manifest.fanoutId, prefix, specs, dir, options);
+    const { fanoutId, prefix, specs } = planResume(dir, this.#options.api.provider);
+    return this.#start(fanoutId, prefix, specs, dir, options);
   }
 
   /**
@@ -222,32 +146,15 @@ export class ForkEngine {
     options: Omit<FanOutOptions, 'layout' | 'model'> = {},
   ): FanOut {
     this.#assertOpen();
-    const agent = parseOrThrow(agentTypeSchema, type, 'INVALID_ARGUMENT', 'agent type');
-    const allow = agent.tools ?? [...this.#options.allow];
-    const tools = TOOL_DECLARATIONS.filter((t) => (allow as string[]).includes(t.name));
-    const snapshot = captureSnapshot({ model: agent.model, system: agent.system, tools, messages: [] });
-    checkModel(snapshot.model, {
-      catalogue: this.#table,
-      at: this.#clock.now(),
-      field: `agent type ${agent.name}: model`,
-    });
-    const prefix = freeze(snapshot, {
-      ttl: this.#options.ttl,
-      markers: this.#options.markers,
-      provider: this.#options.api.provider,
-    });
-    const specs: ForkSpec[] = directives.map((d, i) => {
-      const base = prefix.plan.continuation(validateDirective(d, { field: `directives[${i}]` }).trim());
-      return { directive: d, base, start: FRESH_START(base) };
-    });
-    const id = this.#freshId('ag', agent.name.replace(/[^\w-]/g, '_').slice(0, 24));
+    const { name, allow, prefix, specs } = planAgents(this.#plan, type, directives);
+    const id = this.#freshId('ag', name.replace(/[^\w-]/g, '_').slice(0, 24));
     const runDir = this.#options.runDir ? join(this.#options.runDir, id) : undefined;
     if (runDir)
       writeManifest(runDir, id, prefix, directives, manifestEngine(this.#options), {
         ...options.meta,
-        agentType: agent.name,
+        agentType: name,
       });
-    return this.#start(id, prefix, specs, runDir, options, { kind: 'fresh', type: agent.name, allow });
+    return this.#start(id, prefix, specs, runDir, options, { kind: 'fresh', type: name, allow });
   }
 
   /**

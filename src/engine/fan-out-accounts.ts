@@ -31,6 +31,15 @@ export class FanOutAccounts {
       : { sharedPrefixTokens: stepDown(this.#prefix.provider, this.sharedTokens) };
   }
 
+  /** Turns done before (a resumed fan-out, a restarted worker): part of this tree's usage. */
+  previous(
+    forkId: string,
+    previous: { requests: readonly RequestRecord[]; failedAttempts: readonly RequestRecord[] },
+  ): void {
+    for (const request of previous.requests) this.request(forkId, request);
+    for (const request of previous.failedAttempts) this.failedAttempt(forkId, request);
+  }
+
   /**
    * The pre-warm, under the agent that fans out. `cachedPrefixTokens`: what of the shared
    * prefix was cached when the fan-out began, when the warm-up's own read tells it (Chat

@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { type Clock, systemClock } from '../clock.ts';
-import { ForkcacheError, toWireError, type WireError } from '../errors.ts';
+import { ForkcacheError, type WireError } from '../errors.ts';
 import { FORK_QUERY_SOURCE, SPAWN_TOOL_NAME } from '../wire/fork-text.ts';
 import { assertMaySpawn } from '../fork/guard.ts';
 import type { ForkChild } from '../fork/layouts.ts';
@@ -9,15 +9,11 @@ import { normalizeUsage } from '../ledger/usage.ts';
 import { childRequestBody, type PerRequest } from '../prefix/body.ts';
 import type { CacheTtl } from '../wire/cache.ts';
 import type { HeadEnd } from '../prefix/sab.ts';
-import { startedMessageOf } from '../provider/send.ts';
 import type { ToolExecutor } from '../tools/executor.ts';
 import { targetPath, textOf, toAssistantParam, writtenPath } from './messages.ts';
-import { backoffMs, DEFAULT_TURN_RETRY, isRetryableTurnError, type TurnRetryOptions } from './retry.ts';
+import type { TurnRetryOptions } from './retry.ts';
+import { describeFailure, sendWithRetries } from './send-turn.ts';
 import type { TranscriptSink } from './transcript-sink.ts';
-import { reportOfError } from '../provider/rate-limit-report.ts';
-import { apiErrorType, isApiError } from '../provider/api-error.ts';
-import type { RequestReport } from '../rate-limits/report.ts';
-import { isRateLimitOrOverload, MAX_GATE_RETRIES } from './rate-limited.ts';
 import {
   type ForkOutcome,
   type LoopEvent,
@@ -80,6 +76,7 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
   const clock = options.clock ?? systemClock;
   const gate = options.gate ?? OPEN_GATE;
   const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
+  const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
   const emit = options.onEvent ?? (() => {});
   const own: Anthropic.MessageParam[] = [...options.child.messages];
   const requests: RequestRecord[] = [];
@@ -123,7 +120,7 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       }
       turn += 1;
       const child: ForkChild = { tailBlocks: options.child.tailBlocks, messages: own };
-      const perRequest = { max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS, stream: true };
+      const perRequest = { max_tokens: maxTokens, stream: true };
       const marker = options.marker ?? '5m';
       const body = options.body
         ? options.body(child, perRequest, marker)
@@ -135,6 +132,7 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
         clock,
         body,
         turn,
+        maxTokens,
         emit,
         failedAttempts,
         sentBytes,
@@ -216,114 +214,6 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
   }
 }
 
-/** What sending one turn needs. */
-interface TurnSend {
-  options: ForkLoopOptions;
-  gate: RequestGate;
-  clock: Clock;
-  body: Uint8Array;
-  turn: number;
-  emit: (event: LoopEvent) => void;
-  failedAttempts: RequestRecord[];
-  sentBytes: number;
-}
-
-/** Send a turn; when it fails in a retryable way, send the same bytes again after a backoff. */
-async function sendWithRetries(send: TurnSend): ReturnType<typeof sendThroughGate> {
-  const { options, clock, turn, emit } = send;
-  const retry = options.retry ?? DEFAULT_TURN_RETRY;
-  let limited = 0;
-  // `tries` numbers every attempt (transcript, ledger); `attempt` counts the backoff retries, `limited`
-  // the 429/529s the gate owns under admission.
-  for (let attempt = 0, tries = 0; ; tries++) {
-    const sentAt = clock.now();
-    try {
-      return await sendThroughGate(send, tries);
-    } catch (err) {
-      recordFailedAttempt(send, tries, sentAt, err);
-      if (options.signal?.aborted || !isRetryableTurnError(err)) throw err;
-      // a 429/529 under admission: the gate holds the next attempt for as long as the API asked
-      const owned = options.gateRetries === true && isRateLimitOrOverload(err);
-      if (owned ? ++limited > MAX_GATE_RETRIES : attempt >= retry.retries) throw err;
-      const wait = owned ? 0 : backoffMs(retry, attempt);
-      if (!owned) attempt++;
-      emit({
-        type: 'turn-retry',
-        turn,
-        at: clock.now(),
-        attempt: attempt + limited,
-        waitMs: wait,
-        error: describeFailure(err),
-      });
-      await clock.sleep(wait, options.signal);
-    }
-  }
-}
-
-/** A failed attempt whose response had begun was billed: keep it for the ledger (issue 15, case 6). */
-function recordFailedAttempt(
-  { options, clock, turn, emit, failedAttempts }: TurnSend,
-  attempt: number,
-  sentAt: number,
-  err: unknown,
-): void {
-  const started = startedMessageOf(err);
-  if (!started) {
-    options.transcript?.attemptFailed?.({ turn, attempt, request: undefined });
-    return;
-  }
-  const at = clock.now();
-  const request: RequestRecord = {
-    turn,
-    requestId: null,
-    messageId: started.id,
-    usage: normalizeUsage(started.usage),
-    stopReason: null,
-    sentAt,
-    startedAt: sentAt,
-    endedAt: at,
-  };
-  failedAttempts.push(request);
-  options.transcript?.attemptFailed?.({ turn, attempt, request });
-  emit({ type: 'attempt-failed', turn, at, request });
-}
-
-async function sendThroughGate(
-  { options, gate, clock, body, turn, emit, sentBytes }: TurnSend,
-  attempt: number,
-): Promise<{ message: Anthropic.Message; requestId: string | null; sentAt: number; startedAt: number }> {
-  const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
-  const cost = { bytes: body.byteLength, freshBytes: Math.max(0, body.byteLength - sentBytes), maxTokens };
-  const permit = await gate.acquire({
-    turn,
-    first: turn === (options.turnsDone ?? 0) + 1,
-    signal: options.signal,
-    cost,
-  });
-  // written ahead once the request is really about to leave (not while it queues for a permit)
-  options.transcript?.requestStart?.({ turn, attempt });
-  const sentAt = clock.now();
-  let startedAt = sentAt;
-  let report: RequestReport = { status: null };
-  try {
-    const sent = await options.transport.send(body, {
-      signal: options.signal,
-      onStart: (_message, rateLimits) => {
-        startedAt = clock.now();
-        permit.started({ status: 200, rateLimits });
-        emit({ type: 'response-start', turn, at: startedAt });
-      },
-    });
-    report = { status: 200, rateLimits: sent.rateLimits, usage: normalizeUsage(sent.message.usage) };
-    return { ...sent, sentAt, startedAt };
-  } catch (err) {
-    report = reportOfError(err);
-    throw err;
-  } finally {
-    permit.release(report);
-  }
-}
-
 type LoopToolResult = { isError: false; content: string } | { isError: true; code: string; content: string };
 
 /**
@@ -352,21 +242,4 @@ async function runTool(
       };
   }
   return options.tools.execute(use.name, use.input, { signal: options.signal });
-}
-
-/** An error as the outcome reports it: the forkcache code when there is one, the API status otherwise. */
-export function describeFailure(err: unknown): WireError {
-  let current: unknown = err;
-  for (let depth = 0; depth < 4 && current; depth++) {
-    if (current instanceof ForkcacheError) return current.toWire();
-    current = (current as { cause?: unknown }).cause;
-  }
-  if (isApiError(err)) {
-    return {
-      code: 'FORK_API_ERROR',
-      message: err.message,
-      data: { status: err.status ?? null, type: apiErrorType(err) ?? null, requestId: err.requestID ?? null },
-    };
-  }
-  return toWireError(err);
 }

@@ -1,16 +1,7 @@
 import builtinFile from './catalogue.json' with { type: 'json' };
-import { ForkcacheError } from '../errors.ts';
 import { readJsonFile } from '../json-file.ts';
-import { formatPath } from '../validation.ts';
-import {
-  catalogueFileSchema,
-  type CatalogueFile,
-  type ModelRow,
-  type ModelProvider,
-  type ModelStatus,
-  type PriceRowInput,
-  type TokenClass,
-} from './schema.ts';
+import { catalogueInvalid, parseCatalogueFile } from './catalogue-file.ts';
+import { type ModelRow, type ModelProvider, type ModelStatus, type PriceRowInput, type TokenClass } from './schema.ts';
 
 /**
  * The model catalogue: every model forkcache knows, with its status, prices (as dated rows),
@@ -174,84 +165,19 @@ function entryOf(row: ModelRow): ModelEntry {
   };
 }
 
-function invalid(source: string, message: string, field?: string): ForkcacheError {
-  return new ForkcacheError('MODEL_CATALOGUE_INVALID', `${source}: ${message}`, { data: field ? { field } : {} });
-}
-
-/** The row checks zod cannot express; `where(i)` names the row (`models[3] (claude-x)`). */
-function checkRow(row: ModelRow, where: string, source: string): void {
-  if (row.status === 'deprecated' && (!row.endOfLife || !row.replacement)) {
-    throw invalid(source, `${where}: a deprecated model needs endOfLife and replacement`, `${where}.status`);
-  }
-  if (row.status === 'retired' && !row.replacement)
-    throw invalid(source, `${where}.replacement: a retired model needs its replacement`, `${where}.replacement`);
-  if (row.status !== 'retired' && row.prices.length === 0)
-    throw invalid(source, `${where}.prices: a ${row.status} model needs at least one price row`, `${where}.prices`);
-  row.prices.forEach((price, p) => {
-    const prev = row.prices[p - 1];
-    if (prev && prev.effectiveFrom >= price.effectiveFrom) {
-      throw invalid(
-        source,
-        `${where}.prices[${p}].effectiveFrom: ${price.effectiveFrom} must come after ${prev.effectiveFrom}`,
-        `${where}.prices[${p}].effectiveFrom`,
-      );
-    }
-    if (!('bands' in price)) return;
-    const tiers = price.bands.tiers;
-    tiers.forEach((tier, t) => {
-      const field = `${where}.prices[${p}].bands.tiers[${t}].upToPromptTokens`;
-      const last = t === tiers.length - 1;
-      if (last && tier.upToPromptTokens !== undefined)
-        throw invalid(source, `${field}: the last tier has no upper bound`, field);
-      if (!last && tier.upToPromptTokens === undefined)
-        throw invalid(source, `${field}: required on every tier but the last`, field);
-      const before = tiers[t - 1]?.upToPromptTokens;
-      if (before !== undefined && tier.upToPromptTokens !== undefined && tier.upToPromptTokens <= before) {
-        throw invalid(source, `${field}: must be above the previous tier's ${before}`, field);
-      }
-    });
-  });
-}
-
-/** `models[3].prices[0]` → `models[3] (claude-x).prices[0]`: a row is easier to find by its id. */
-function nameRow(path: string, models: unknown): string {
-  return path.replace(/^models\[(\d+)\]/, (whole, index: string) => {
-    const id = Array.isArray(models) ? (models[Number(index)] as { id?: unknown } | undefined)?.id : undefined;
-    return typeof id === 'string' ? `${whole} (${id})` : whole;
-  });
-}
-
-/** Parse and check a catalogue file (already-parsed JSON). Every error names the row and field. */
-export function parseCatalogueFile(json: unknown, source: string): CatalogueFile {
-  const parsed = catalogueFileSchema.safeParse(json);
-  if (!parsed.success) {
-    const models = (json as { models?: unknown } | null)?.models;
-    const lines = parsed.error.issues.map((issue) => `${nameRow(formatPath(issue.path), models)}: ${issue.message}`);
-    throw invalid(source, lines.join('; '), nameRow(formatPath(parsed.error.issues[0]?.path ?? []), models));
-  }
-  const file = parsed.data;
-  const seen = new Set<string>();
-  file.models.forEach((row, i) => {
-    if (seen.has(row.id)) throw invalid(source, `models[${i}]: model "${row.id}" is named twice`, `models[${i}].id`);
-    seen.add(row.id);
-    checkRow(row, `models[${i}] (${row.id})`, source);
-  });
-  return file;
-}
-
 function build(date: string, rows: readonly ModelRow[], modifiers: PriceModifiers, source: string): ModelCatalogue {
   const names = new Map<string, string>();
   for (const row of rows) {
     for (const name of [row.id, ...row.aliases]) {
       const owner = names.get(name);
       if (owner !== undefined)
-        throw invalid(source, `model "${name}" is named twice (${owner} and ${row.id})`, 'models');
+        throw catalogueInvalid(source, `model "${name}" is named twice (${owner} and ${row.id})`, 'models');
       names.set(name, row.id);
     }
   }
   for (const row of rows) {
     if (row.replacement !== undefined && !names.has(row.replacement)) {
-      throw invalid(
+      throw catalogueInvalid(
         source,
         `${row.id}.replacement: "${row.replacement}" is not in the catalogue`,
         `${row.id}.replacement`,

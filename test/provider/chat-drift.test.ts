@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/start.ts';
 import { hasCode } from '../../src/errors.ts';
-import { describeFailure } from '../../src/loop/run-fork.ts';
+import { describeFailure } from '../../src/loop/send-turn.ts';
 import { withSuffix } from '../../src/prefix/body.ts';
 import { freeze } from '../../src/prefix/freeze.ts';
 import { openForkWire } from '../../src/provider/fork-wire.ts';

@@ -1,0 +1,50 @@
+import { FanOutGate } from '../gate/admission/fan-out-gate.ts';
+import type { FrozenPrefix } from '../prefix/freeze.ts';
+import { readabilityOf } from '../wire/providers.ts';
+import type { FanOutAccounts } from './fan-out-accounts.ts';
+import type { FanOutDeps } from './fan-out-types.ts';
+import { WarmGate } from './warm-gate.ts';
+
+/** What the fan-out's requests pass through before they leave. */
+export interface FanOutGates {
+  /** The warm-first barrier for the shared prefix. */
+  warm: WarmGate;
+  /** The warm gate behind the engine's rate-limit admission: what each fork's requests ask. */
+  admission: FanOutGate;
+  /** What remote hosts' shared admission needs to price a request like the local one does. */
+  shared(): { modelClass: string; tokensPerByte: number; readsShared: boolean };
+}
+
+export function openFanOutGates(deps: FanOutDeps, prefix: FrozenPrefix, accounts: FanOutAccounts): FanOutGates {
+  const warm = new WarmGate({
+    strategy: deps.options.warm,
+    limit: deps.api,
+    ttlMs: prefix.ttl === '1h' ? 3_600_000 : 300_000,
+    clock: deps.clock,
+    readable: readabilityOf(prefix.provider),
+  });
+  // the shared prefix is read only once it was written with a boundary marker
+  const readsShared = (): boolean => prefix.markers === 'boundary' && warm.state === 'warm';
+  // measured when the API counted the prefix; estimated from its bytes until then
+  const tokensPerByte = (): number => (accounts.sharedTokens ?? prefix.approxTokens) / Math.max(1, prefix.byteLength);
+  deps.admission.retryAfterStop();
+  if (deps.options.admission === 'on') deps.remote?.retryAfterStop?.(deps.modelClass(prefix.snapshot.model));
+  const admission = new FanOutGate({
+    scheduler: deps.admission,
+    inner: warm,
+    prefixReadable: readsShared,
+    turnsRead: prefix.childMarker !== false,
+    modelClass: deps.modelClass(prefix.snapshot.model),
+    tokensPerByte,
+    clock: deps.clock,
+  });
+  return {
+    warm,
+    admission,
+    shared: () => ({
+      modelClass: deps.modelClass(prefix.snapshot.model),
+      tokensPerByte: tokensPerByte(),
+      readsShared: readsShared(),
+    }),
+  };
+}

@@ -1,0 +1,59 @@
+import { toWireError } from '../errors.ts';
+import type { FrozenPrefix } from '../prefix/freeze.ts';
+import { warmUpChatFanOut } from './chat-warmup.ts';
+import type { FanOutAccounts } from './fan-out-accounts.ts';
+import type { FanOutDeps } from './fan-out-types.ts';
+import { measureFreshBase, measureSharedTokens, sendPrewarm } from './measure.ts';
+import type { WarmGate } from './warm-gate.ts';
+
+/** What a fan-out does before its forks, and what it records of it. */
+export interface FanOutWarmUp {
+  deps: FanOutDeps;
+  prefix: FrozenPrefix;
+  forks: number;
+  gate: WarmGate;
+  accounts: FanOutAccounts;
+  log: (record: Record<string, unknown>) => void;
+  /** `cancel()` stops the token counts and the pre-warm too. */
+  signal: AbortSignal;
+}
+
+/** Measure the shared prefix (and the fresh-agent baseline), and warm it when asked. */
+export async function warmUpFanOut(run: FanOutWarmUp): Promise<void> {
+  const { deps, prefix, accounts, signal } = run;
+  if (deps.chatClient) {
+    // Chat Completions has no token count: the warm-up measures the prefix as it writes it
+    await warmUpChatFanOut({
+      client: deps.chatClient,
+      prefix,
+      forks: run.forks,
+      warm: deps.options.warm,
+      gate: run.gate,
+      accounts,
+      clock: deps.clock,
+      log: run.log,
+      signal,
+    });
+    return;
+  }
+  accounts.sharedTokens = await measureSharedTokens(deps.client, prefix, signal);
+  // fresh agents are what they are: no fresh-agent baseline to measure for them
+  if (!deps.agent) accounts.freshBase = await measureFreshBase(deps.client, prefix.snapshot, signal);
+  if (deps.options.warm === 'prewarm' && !signal.aborted) await prewarm(run);
+}
+
+async function prewarm({ deps, prefix, gate, accounts, log, signal }: FanOutWarmUp): Promise<void> {
+  // Nothing to pre-warm without shared messages or without a boundary marker: first-child applies.
+  if (prefix.headEnd === 'messages-open' || prefix.markers !== 'boundary') return;
+  gate.beginWarming();
+  const at = deps.clock.now();
+  try {
+    log({ type: 'warmup-start', at });
+    const message = await sendPrewarm(deps.client, prefix, () => gate.markWarm(), signal);
+    log({ type: 'warmup-end', at: deps.clock.now(), usage: message.usage });
+    accounts.warmup(message.usage, at);
+  } catch (err) {
+    log({ type: 'warmup-failed', at: deps.clock.now(), error: toWireError(err) });
+    gate.warmingFailed(); // the first child warms instead
+  }
+}
