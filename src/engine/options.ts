@@ -8,7 +8,7 @@ import type { ModelCatalogue } from '../models/catalogue.ts';
 import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../loop/run-fork.ts';
 import { DEFAULT_TURN_RETRY, type TurnRetryOptions } from '../loop/retry.ts';
 import { MARKER_STRATEGIES, type MarkerStrategy } from '../prefix/freeze.ts';
-import { CACHE_TTLS, type CacheTtl } from '../wire/cache.ts';
+import { CACHE_TTLS, type CacheTtl, DEFAULT_CACHE_TTL } from '../wire/cache.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from '../wire/tool-names.ts';
 import { toolLimitsSchema } from '../tools/limits.ts';
@@ -249,7 +249,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     concurrency: o.concurrency ?? 16,
     admission: o.admission ?? 'on',
     warm: o.warm ?? 'first-child',
-    ttl: o.ttl ?? '5m',
+    ttl: o.ttl ?? DEFAULT_CACHE_TTL,
     markers: o.markers ?? 'boundary',
     maxTurns: o.maxTurns ?? DEFAULT_MAX_TURNS,
     maxTokens: o.maxTokens ?? DEFAULT_MAX_TOKENS,
