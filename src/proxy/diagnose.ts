@@ -100,8 +100,10 @@ export function diagnoseAtSend(ctx: SendContext): Diagnosis {
 
 /**
  * Settle the diagnosis with the tokens (estimated per position) and the usage the API reported.
- * When the API read clearly less than the rules predict, the upstream is keying something the
- * rules leave out: Claude Code's billing block if it differs from the writer's, else unknown.
+ * When the API read clearly less than the rules predict: a prefix shorter than the model's
+ * minimum cacheable length was never written; else the upstream is keying something the rules
+ * leave out: Claude Code's billing block if it differs from the writer's, else unknown.
+ * `minCacheableTokens`: the model's, from the catalogue (undefined for a model it does not know).
  */
 export function settle(
   diagnosis: Diagnosis,
@@ -109,6 +111,7 @@ export function settle(
   cumTokens: readonly number[],
   actualRead: number,
   stripped: boolean,
+  minCacheableTokens?: number,
 ): Diagnosis {
   const { read, blocked, tooFar } = ctx.lookback;
   const predicted = read ? (cumTokens[read.index] ?? 0) : 0;
@@ -116,6 +119,14 @@ export function settle(
   const possible = better ? (cumTokens[better.index] ?? 0) : predicted;
   const settled = { ...diagnosis, predictedReadTokens: predicted, missedTokens: Math.max(0, possible - actualRead) };
   if (diagnosis.reason !== 'read' || actualRead >= predicted / 2) return settled;
+  if (minCacheableTokens !== undefined && predicted < minCacheableTokens) {
+    return {
+      ...settled,
+      reason: 'below_minimum',
+      missedTokens: 0,
+      detail: `the prefix up to ${blockRef(ctx.shape.positions[read!.index]!).path} is about ${predicted} tokens, below ${ctx.shape.model}'s minimum cacheable length of ${minCacheableTokens}: the upstream writes no entry that short, so there was nothing to read`,
+    };
+  }
   const writerBilling = read!.entry.billing;
   if (!stripped && ctx.shape.billing && writerBilling !== undefined && writerBilling !== ctx.shape.billing.text) {
     return {

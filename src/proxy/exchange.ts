@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { normalizeUsage, type Usage } from '../ledger/usage.ts';
+import { findModel } from '../models/catalogue.ts';
 import type { ProxyCore } from './core.ts';
 import { diagnoseAtSend, settle, type SendContext } from './diagnose.ts';
 import { LOGGED_BODY_LIMIT, loggedBody, maskHeaders } from './exchange-log.ts';
@@ -234,7 +235,8 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
         analysis.placement.fanout?.branchIndex ?? -1,
       );
       const cum = estimateTokens(analysis.shape, core.counter, needed);
-      record.diagnosis = settle(diagnosis!, analysis.ctx, cum, usage.cache_read_input_tokens, strip);
+      const minimum = findModel(model, core.options.modelTable)?.minCacheableTokens;
+      record.diagnosis = settle(diagnosis!, analysis.ctx, cum, usage.cache_read_input_tokens, strip, minimum);
       const read = analysis.ctx.lookback.read;
       const readTokens = read ? (cum[read.index] ?? 0) : 0;
       // Held, then read what a sibling was writing: without the hold it would have written it.

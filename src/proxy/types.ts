@@ -13,6 +13,7 @@ export type MissReason =
   | 'model_changed'
   | 'messages_changed'
   | 'no_marker_on_shared_prefix'
+  | 'below_minimum'
   | 'upstream_miss';
 
 /** A block position, named as the API's error messages name it. */

@@ -1,5 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
+import { findModel } from '../../src/models/catalogue.ts';
 import { cc, emulator, MODEL, proxy, sdk, words } from './helpers.ts';
 
 const tool = (name: string, description: string): Anthropic.Tool => ({
@@ -39,6 +40,23 @@ describe('miss diagnosis', () => {
     expect(second!.usage!.cache_read_input_tokens).toBe(0);
     expect(second!.diagnosis).toMatchObject({ reason: 'tools_changed', relatedTo: 1 });
     expect(second!.apiMissReason).toMatchObject({ type: 'tools_changed' });
+  });
+
+  it("names a prefix below the model's minimum cacheable length instead of blaming the upstream", async () => {
+    // The upstream keeps the catalogue's minimum (the other tests lower it to 10 tokens).
+    const minimum = findModel(MODEL)!.minCacheableTokens;
+    const px = await proxy({ upstream: (await emulator({ minCacheableTokens: minimum })).url });
+    const client = sdk(px.url);
+    // One prompt shorter than the minimum, one longer, each sent twice with the same marker.
+    const short = [{ type: 'text' as const, text: words(10, 'short'), cache_control: cc }];
+    const long = [{ type: 'text' as const, text: words(minimum, 'long'), cache_control: cc }];
+    for (const system of [short, short, long, long]) await send(client, { system });
+    const [, shortAgain, , longAgain] = px.ledger.records();
+    expect(shortAgain!.usage!.cache_read_input_tokens).toBe(0);
+    expect(shortAgain!.diagnosis).toMatchObject({ reason: 'below_minimum', missedTokens: 0 });
+    expect(shortAgain!.diagnosis!.detail).toContain(`minimum cacheable length of ${minimum}`);
+    expect(longAgain!.usage!.cache_read_input_tokens).toBeGreaterThan(0);
+    expect(longAgain!.diagnosis).toMatchObject({ reason: 'read', relatedTo: 3 });
   });
 
   it('names a marker whose lookback cannot reach the entry an earlier request wrote', async () => {
