@@ -69,7 +69,10 @@ export function killTree(child: ChildProcess): void {
  */
 export function watchParentDeath(child: ChildProcess): () => void {
   if (child.pid === undefined || process.platform === 'win32') return () => {};
-  const script = 'while kill -0 "$1" 2>/dev/null; do sleep 0.2; done; kill -s KILL -- "-$2" 2>/dev/null';
+  // A killed forkcache stays a zombie until its own parent reaps it, and `kill -0` succeeds on
+  // a zombie: state Z in /proc/PID/stat counts as gone.
+  const script =
+    'while kill -0 "$1" 2>/dev/null && ! grep -q ") Z " "/proc/$1/stat" 2>/dev/null; do sleep 0.2; done; kill -s KILL -- "-$2" 2>/dev/null';
   const dog = spawn('sh', ['-c', script, 'forkcache-watchdog', String(process.pid), String(child.pid)], {
     detached: true,
     stdio: 'ignore',
