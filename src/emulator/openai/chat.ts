@@ -2,12 +2,12 @@ import { findModel, type ModelEntry } from '../../models/catalogue.ts';
 import { statusAt } from '../../models/status.ts';
 import { ApiError, type ApiErrorType } from '../api-error.ts';
 import { renderPrefix } from '../cache/render.ts';
-import { FAULT_HEADER, type FaultKind } from '../faults.ts';
+import type { FaultKind } from '../faults.ts';
 import { outputMs, timeToFirstTokenMs } from '../latency.ts';
 import type { EmulatorCore } from '../server/core.ts';
 import { positionPath } from '../server/exchange-log.ts';
-import { apiKeyOf, getHeader, sendJson } from '../server/http-util.ts';
-import { runScript, type RequestContext } from '../server/messages.ts';
+import { apiKeyOf, sendJson } from '../server/http-util.ts';
+import { injectFault, runScript, type RequestContext } from '../server/messages.ts';
 import { buildOutput } from '../server/output.ts';
 import { applyChatRead, commitChatWrites, planChatCache, type ChatCachePlan } from './cache.ts';
 import { completionBody, streamChunks, type CompletionHead } from './completion.ts';
@@ -106,15 +106,8 @@ export async function handleChatCompletions(
   api: OpenAiCompatibleApi,
   body: unknown,
 ): Promise<void> {
-  const fault = core.faults.pick(getHeader(ctx.req, FAULT_HEADER) ?? core.options.faultFor?.(body));
-  if (fault) core.stats.fault(fault);
-  const errorFault = fault === undefined ? undefined : ERROR_FAULTS[fault];
-  if (errorFault) throw new ApiError('EMULATOR_FAULT', errorFault[0], errorFault[1], { fault });
-  if (fault === 'reset') {
-    ctx.req.socket.destroy();
-    core.events.emit('request-end', { requestId: ctx.requestId, error: 'reset' });
-    return;
-  }
+  const fault = injectFault(core, ctx, body, ERROR_FAULTS);
+  if (fault === 'reset') return;
 
   const chat = checkChatRequest(body);
   const base = CACHE_RULES[api];

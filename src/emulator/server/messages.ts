@@ -124,21 +124,35 @@ function thinkingBlock(
 }
 
 /**
+ * The fault this request gets (its header, `faultFor`, or the random rate), counted. An error
+ * fault throws the API's error in `errors`' wording; `reset` destroys the socket (the caller
+ * stops); `slow` and `stream-error` are the caller's to play out.
+ */
+export function injectFault(
+  core: EmulatorCore,
+  ctx: RequestContext,
+  body: unknown,
+  errors: Partial<Record<FaultKind, [ApiErrorType, string]>>,
+): FaultKind | undefined {
+  const fault = core.faults.pick(getHeader(ctx.req, FAULT_HEADER) ?? core.options.faultFor?.(body));
+  if (fault) core.stats.fault(fault);
+  const errorFault = fault === undefined ? undefined : errors[fault];
+  if (errorFault) throw new ApiError('EMULATOR_FAULT', errorFault[0], errorFault[1], { fault });
+  if (fault === 'reset') {
+    ctx.req.socket.destroy();
+    core.events.emit('request-end', { requestId: ctx.requestId, error: 'reset' });
+  }
+  return fault;
+}
+
+/**
  * `POST /v1/messages`: fault → validate → cache lookup (reads apply at once) → scripted turn →
  * wait out the time to first token → the response begins: cache writes become readable →
  * stream or send the message.
  */
 export async function handleMessages(core: EmulatorCore, ctx: RequestContext, body: unknown): Promise<void> {
-  const forced = getHeader(ctx.req, FAULT_HEADER) ?? core.options.faultFor?.(body);
-  const fault = core.faults.pick(forced);
-  if (fault) core.stats.fault(fault);
-  const errorFault = fault === undefined ? undefined : ERROR_FAULTS[fault];
-  if (errorFault) throw new ApiError('EMULATOR_FAULT', errorFault[0], errorFault[1], { fault });
-  if (fault === 'reset') {
-    ctx.req.socket.destroy();
-    core.events.emit('request-end', { requestId: ctx.requestId, error: 'reset' });
-    return;
-  }
+  const fault = injectFault(core, ctx, body, ERROR_FAULTS);
+  if (fault === 'reset') return;
 
   const request = checkMessagesRequest(body);
   validateSemantics(request, { apiVersion: ctx.apiVersion });
