@@ -1,4 +1,5 @@
 import type { AdmissionView } from '../gate/admission/scheduler.ts';
+import { resumeCommand } from './resume-hint.ts';
 
 /** Exit code of a run stopped by the API's spend cap (`enforced_spend_limit_reached`): resume it once the cap is lifted. */
 export const SPEND_CAP_EXIT_CODE = 3;
@@ -33,5 +34,5 @@ export function formatBudget(view: AdmissionView): string[] {
 
 /** What a run stopped by the spend cap tells the user, with the way on. */
 export function spendCapMessage(runDir: string | undefined, stoppedForks: number): string {
-  return `stopped: the API's spend limit was reached (enforced_spend_limit_reached); ${stoppedForks} fork(s) stopped after their last complete turn (kept in their transcripts)${runDir ? `; continue with: forkcache resume ${runDir}` : ''} once the limit is lifted`;
+  return `stopped: the API's spend limit was reached (enforced_spend_limit_reached); ${stoppedForks} fork(s) stopped after their last complete turn (kept in their transcripts)${runDir ? `; continue with: ${resumeCommand(runDir)}` : ''} once the limit is lifted`;
 }
