@@ -1,5 +1,5 @@
 // The layering check (`npm run check:layers`, run by .ci/run): who may import whom inside
-// src/. CONTRIBUTING.md ("Directions") explains the layers; this file is what enforces them.
+// src/ and workers/. CONTRIBUTING.md ("Directions") explains the layers; this file is what enforces them.
 // Type-only imports count like any other (tsPreCompilationDeps): a type is a dependency too.
 
 // Modules every layer may use: the root utilities (errors, validation, clock, JSON reading…)
@@ -77,6 +77,21 @@ module.exports = {
     only('proxy', ['emulator', 'gate', 'ledger', 'models', 'report']),
     only('report', ['run-dir', 'ledger', 'models', 'fork']),
     {
+      name: 'workers-thin',
+      comment:
+        'workers/ holds the thin Piscina entry: it attaches the frozen prefix and hands over to src/pool (and the types it passes on); nothing else',
+      severity: 'error',
+      from: { path: '^workers/' },
+      to: { path: '^src/', pathNot: ['^src/(pool|prefix|loop)/', BASE] },
+    },
+    {
+      name: 'nothing-imports-workers',
+      comment: 'A worker entry is started by Piscina from its file (src/pool/worker-file.ts), never imported',
+      severity: 'error',
+      from: { path: '^(src|workers)/' },
+      to: { path: '^workers/' },
+    },
+    {
       name: 'no-folder-cycles',
       comment: 'Two folders that import each other are one layer in disguise',
       severity: 'error',
@@ -93,16 +108,16 @@ module.exports = {
     },
     {
       name: 'no-orphans',
-      comment: 'A module nothing imports is dead code (entries, the worker and the CLI excepted)',
+      comment: 'A module nothing imports is dead code (the entries and the CLI excepted; workers/ is started by file)',
       severity: 'error',
-      from: { orphan: true, path: '^src/', pathNot: [ENTRIES, '^src/pool/fork-worker[.]ts$', '^src/cli/main[.]ts$'] },
+      from: { orphan: true, path: '^src/', pathNot: [ENTRIES, '^src/cli/main[.]ts$'] },
       to: {},
     },
     {
       name: 'src-not-to-tests',
       comment: 'The package never imports its tests, benchmarks or scripts',
       severity: 'error',
-      from: { path: '^src/' },
+      from: { path: '^(src|workers)/' },
       to: { path: '^(test|bench|scripts)/' },
     },
     {
@@ -114,9 +129,9 @@ module.exports = {
     },
     {
       name: 'not-to-dev-dep',
-      comment: 'src/ ships: it may not import a devDependency (optional peers are loaded on first use)',
+      comment: 'src/ and workers/ ship: they may not import a devDependency (optional peers are loaded on first use)',
       severity: 'error',
-      from: { path: '^src/' },
+      from: { path: '^(src|workers)/' },
       to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only', 'npm-peer'] },
     },
   ],

@@ -2,12 +2,13 @@ import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /**
- * The fork worker's file, next to this module's build: `.ts` when running from sources (tsx,
- * vitest), `.js` from `dist/`. `rewriteRelativeImportExtensions` does not rewrite URLs.
+ * The fork worker's file, `workers/fork-worker` at the package's top (`dist/workers/` once
+ * built, as `dist/src/` mirrors `src/`): `.ts` when running from sources (tsx, vitest), `.js`
+ * from `dist/`. `rewriteRelativeImportExtensions` does not rewrite URLs.
  */
 export function forkWorkerFile(): string {
   const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
-  return fileURLToPath(new URL(`./fork-worker.${ext}`, import.meta.url));
+  return fileURLToPath(new URL(`../../workers/fork-worker.${ext}`, import.meta.url));
 }
 
 /**

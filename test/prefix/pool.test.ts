@@ -4,7 +4,7 @@ import { forkWorkerExecArgv, forkWorkerFile } from '../../src/pool/worker-file.t
 import { captureSnapshot } from '../../src/fork/snapshot.ts';
 import { freeze } from '../../src/prefix/freeze.ts';
 import { attachCount } from '../../src/prefix/sab.ts';
-import type { ProbeResult } from '../../src/pool/fork-worker.ts';
+import type { ProbeResult } from '../../workers/fork-worker.ts';
 import { fixture } from '../helpers.ts';
 
 const THREADS = 3;
