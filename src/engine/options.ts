@@ -20,6 +20,7 @@ import type { ManifestEngine } from '../run-dir/manifest.ts';
 import { parseOrThrow } from '../validation.ts';
 import { type TestHooks, testHooksOf } from '../pool/test-hooks.ts';
 import { isChatProvider, providerIdSchema, type ProviderId } from '../wire/providers.ts';
+import { assertEndpoint } from './endpoint.ts';
 import { chatEndpointFromEnv } from '../provider/openai/client.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from './warm-gate.ts';
 
@@ -229,6 +230,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
   }
   const provider = o.provider ?? 'anthropic';
   const chat = isChatProvider(provider) ? chatEndpointFromEnv(provider) : undefined;
+  if (!o.client) assertEndpoint(provider, o.baseURL, o.apiKey);
   const baseURL =
     o.baseURL ??
     (chat ? chat.baseURL : (o.client?.baseURL ?? process.env['ANTHROPIC_BASE_URL'] ?? 'https://api.anthropic.com'));
