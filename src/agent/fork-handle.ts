@@ -32,6 +32,9 @@ export type FanOutEvent =
 
 /** Read-only view of one fork; `cancel()` stops it (queued: at once; running: at its next step). */
 export interface ForkHandle {
+  /** The fork's id, as in its result (`ForkResult.forkId`), its events and `--json` (`fork_id`). */
+  readonly forkId: string;
+  /** @deprecated Use `forkId` (the one name of a fork's id everywhere); `id` goes in the next minor release. */
   readonly id: string;
   readonly index: number;
   readonly directive: string;
@@ -141,6 +144,10 @@ export class ForkState implements ForkHandle {
     this.#backgrounded.resolve();
   }
 
+  get forkId(): string {
+    return this.id;
+  }
+
   cancel(): void {
     if (this.status !== 'queued' && this.status !== 'running') return;
     this.cancelRequested = true;
@@ -151,6 +158,7 @@ export class ForkState implements ForkHandle {
   view(): ForkHandle {
     const state = this as ForkState;
     return {
+      forkId: state.id,
       id: state.id,
       index: state.index,
       directive: state.directive,

@@ -56,7 +56,7 @@ describe('engine.agentTool()', () => {
       await tool.idle();
       const notes = tool.takeNotifications();
       expect(notes).toHaveLength(2);
-      const ids = tool.fanOuts[0]!.forks.map((f) => f.id);
+      const ids = tool.fanOuts[0]!.forks.map((f) => f.forkId);
       for (const id of ids) expect(notes.filter((n) => n.includes(`<task-id>${id}</task-id>`))).toHaveLength(1);
       expect(notes[0]).toMatch(/<status>completed<\/status>/);
       expect(tool.takeNotifications()).toEqual([]);
@@ -238,7 +238,7 @@ describe('foreground and background', () => {
         onFanOut: (fan) =>
           void (async () => {
             for await (const e of fan)
-              if (e.type === 'turn-end' && e.turn === 1) fan.forks.find((f) => f.id === e.forkId)?.background();
+              if (e.type === 'turn-end' && e.turn === 1) fan.forks.find((f) => f.forkId === e.forkId)?.background();
           })(),
       });
       const results = await tool.handle(parentTurn(`move-${Date.now()}`));

@@ -50,6 +50,8 @@ describe('ForkEngine.fanOut through real workers and the emulator', () => {
 
       expect(forks.map((f) => f.status)).toEqual(['completed', 'completed', 'completed', 'completed']);
       expect(forks.map((f) => f.report?.scope)).toEqual(DIRECTIVES);
+      // one name for a fork's id: handle, result and events agree
+      expect(fan.forks.map((h) => h.forkId)).toEqual(forks.map((f) => f.forkId));
       for (const f of forks)
         expect(seen.filter((s) => s.endsWith(f.forkId)).map((s) => s.split(':')[0])).toEqual([
           'fork-start',
