@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { readManifest, recordWorktreeBase } from '../run-dir/manifest.ts';
 import { HostGit } from '../tools/host-git.ts';
-import { closeWorktree, openWorktree, type Worktree, type WorktreeResult } from '../tools/worktree.ts';
+import { BRANCH_PREFIX, closeWorktree, openWorktree, type Worktree, type WorktreeResult } from '../tools/worktree.ts';
 
 /**
  * The worktrees of one fan-out under `isolation: 'worktree'`: the repository is found and the
@@ -43,5 +43,22 @@ export class FanOutWorktrees {
   async close(tree: Worktree, message: string): Promise<WorktreeResult> {
     const { repo } = await this.#prepare();
     return closeWorktree(repo, tree, message);
+  }
+}
+
+/**
+ * The fan-out ids that have `forkcache/<id>-fNN` branches in the workspace's repository: an
+ * id is reused when its run directory is gone (ids restart with every engine), and a new run
+ * must never pick up an old run's branches. Empty when the workspace is no repository (the
+ * forks then fail with the reason).
+ */
+export async function fanOutIdsWithBranches(workspace: string): Promise<Set<string>> {
+  try {
+    const repo = await HostGit.open(workspace, 'INVALID_ARGUMENT');
+    const refs = await repo.out(['for-each-ref', '--format=%(refname:lstrip=2)', `refs/heads/${BRANCH_PREFIX}`]);
+    const ids = refs.split('\n').flatMap((name) => /^forkcache\/(.+)-f\d+$/.exec(name)?.[1] ?? []);
+    return new Set(ids);
+  } catch {
+    return new Set();
   }
 }

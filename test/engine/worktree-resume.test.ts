@@ -75,4 +75,19 @@ describe('worktrees on resume', () => {
     expect(again.forks[0]!.worktree?.commit).toBe(first.forks[0]!.worktree?.commit);
     expect(readdirSync(join(dir, 'worktrees')).sort()).toEqual(first.forks.map((f) => f.forkId).sort());
   });
+
+  it("a rerun after its run directory was deleted takes a new fan-out id: an old run's branches are never reused", async () => {
+    const repo = repoWith({ 'a.ts': files['a.ts'] });
+    const snapshot = bigSnapshot(`wt-rerun-${Date.now()}`);
+    const runDir = workspace({});
+    const directives = ['rename fetchData to loadData in a.ts'];
+    const first = await withEngine(repo, runDir, (engine) => engine.fanOut(snapshot, directives).settled());
+    rmSync(runDir, { recursive: true });
+    git(repo, 'worktree', 'prune');
+    const second = await withEngine(repo, runDir, (engine) => engine.fanOut(snapshot, directives).settled());
+    expect(second.fanoutId).not.toBe(first.fanoutId);
+    expect(second.forks[0]!.status).toBe('completed');
+    // it started from the base, not from the old run's commit
+    expect(git(repo, 'rev-parse', `${second.forks[0]!.worktree!.branch}^`)).toBe(git(repo, 'rev-parse', 'main'));
+  });
 });
