@@ -139,12 +139,14 @@ export interface GitCall {
   env: Record<string, string>;
   /** Exit codes that are answers, not failures (e.g. 1 for `merge-base --is-ancestor`). */
   ok?: readonly number[];
+  /** Written to git's standard input (e.g. `update-ref --stdin`). */
+  input?: string;
 }
 
 /** Run git once; a failure is a GIT_FAILED error naming the command and git's message. */
 export function execGit(args: readonly string[], call: GitCall): Promise<GitResult> {
   return new Promise((resolve, reject) => {
-    execFile(
+    const child = execFile(
       'git',
       ['--no-pager', ...args],
       { cwd: call.cwd, env: call.env, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' },
@@ -159,5 +161,9 @@ export function execGit(args: readonly string[], call: GitCall): Promise<GitResu
         );
       },
     );
+    // a git that exits without reading its input must not crash forkcache with EPIPE
+    child.stdin?.on('error', () => undefined);
+    if (call.input === undefined) child.stdin?.end();
+    else child.stdin?.end(call.input);
   });
 }

@@ -17,6 +17,7 @@ export interface RunOptions {
   ok?: readonly number[];
   /** Commit as this identity (default: forkcache's own). */
   ident?: Ident;
+  input?: string;
 }
 
 /** The configuration overrides for a git dir: the fixed ones, then its own drivers turned off. */
@@ -70,6 +71,7 @@ export class HostGit {
       cwd: this.top,
       env: gitEnv(this.#config, {}, options.ident),
       ...(options.ok ? { ok: options.ok } : {}),
+      ...(options.input === undefined ? {} : { input: options.input }),
     });
   }
 
@@ -81,6 +83,19 @@ export class HostGit {
   async commitOf(ref: string): Promise<string | undefined> {
     const { stdout, code } = await this.run(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { ok: [1] });
     return code === 0 ? stdout.trim() : undefined;
+  }
+
+  /**
+   * The branches under `refs/heads/<prefix>` and their commits, in one call (a run has hundreds:
+   * a git process per branch costs seconds on a loaded machine). `contains`/`merged` filter as
+   * `git for-each-ref` does.
+   */
+  async branches(prefix: string, filter: { contains?: string; merged?: string } = {}): Promise<Map<string, string>> {
+    const args = ['for-each-ref', '--format=%(objectname) %(refname:lstrip=2)'];
+    if (filter.contains) args.push(`--contains=${filter.contains}`);
+    if (filter.merged) args.push(`--merged=${filter.merged}`);
+    const lines = (await this.out([...args, `refs/heads/${prefix}`])).split('\n').filter(Boolean);
+    return new Map(lines.map((line) => [line.slice(line.indexOf(' ') + 1), line.slice(0, line.indexOf(' '))]));
   }
 
   /** Whether `ancestor` is `commit` or one of its ancestors. */

@@ -53,8 +53,12 @@ export function underRepoLock<T>(repo: HostGit, work: () => Promise<T>): Promise
   return next;
 }
 
-/** Git's records of worktrees that no longer exist at `path` (a `locked` one is never pruned). */
-function unlockStaleEntries(repo: HostGit, path: string): void {
+/**
+ * Unlock git's records of the worktree that was at `path`, so `git worktree prune` removes
+ * them once the directory is gone (a `locked` one, left by a `worktree add` killed half-way,
+ * is never pruned).
+ */
+export function releaseStaleEntries(repo: HostGit, path: string): void {
   const dir = join(repo.commonDir, 'worktrees');
   if (!existsSync(dir)) return;
   for (const name of readdirSync(dir)) {
@@ -74,7 +78,7 @@ function unlockStaleEntries(repo: HostGit, path: string): void {
 export async function discardWorktree(repo: HostGit, path: string): Promise<void> {
   await repo.run(['worktree', 'remove', '--force', '--force', path], { ok: [128] });
   rmSync(path, { recursive: true, force: true });
-  unlockStaleEntries(repo, path);
+  releaseStaleEntries(repo, path);
   await repo.run(['worktree', 'prune']);
 }
 

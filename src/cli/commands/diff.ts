@@ -71,7 +71,7 @@ export function registerDiffCommand(program: Command): void {
     .action(async (runDir: string, names: string[], raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
-        const run = await readRun(dir, loadCatalogue());
+        const run = await readRun(dir, loadCatalogue(), { files: true });
         const forks = pickForks(run, names);
         const text =
           run.isolation === 'worktree'

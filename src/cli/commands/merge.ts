@@ -52,9 +52,7 @@ export function registerMergeCommand(program: Command): void {
         return;
       }
       const lines = [
-        ...plan.merged.map(
-          (f) => `merged   ${f.short}  ${f.branch}  ${f.commit!.slice(0, 10)}  ${f.filesChanged.length} file(s)`,
-        ),
+        ...plan.merged.map((f) => `merged   ${f.short}  ${f.branch}  ${f.commit!.slice(0, 10)}`),
         ...plan.skipped.map(({ fork, why }) => `skipped  ${fork.short}  ${why}`),
         plan.merged.length === 0
           ? `nothing to merge into ${plan.target}`

@@ -90,7 +90,7 @@ export function registerStatusCommand(program: Command): void {
       const catalogue = loadCatalogue(opts.modelTable);
       const out: string[] = [];
       for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
-        const run = await readRun(dir, catalogue);
+        const run = await readRun(dir, catalogue, { files: true });
         out.push(opts.json ? JSON.stringify(jsonRun(run)) : formatRun(run));
       }
       process.stdout.write(`${out.join(opts.json ? '\n' : '\n\n')}\n`);

@@ -1,6 +1,6 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { branchOf, discardWorktree } from '../../tools/worktree.ts';
+import { BRANCH_PREFIX, branchOf, releaseStaleEntries } from '../../tools/worktree.ts';
 import { repoOfRun, type RunReview } from './run-forks.ts';
 
 export interface CleanStep {
@@ -23,7 +23,9 @@ export interface CleanResult {
  * Remove a worktree run's worktrees and branches. Only what the run made: a worktree at
  * `<fan-out dir>/worktrees/<forkId>` and a branch `forkcache/<forkId>` for the fork ids of the
  * manifest, and a branch only when it contains the run's recorded base. Running it again
- * removes nothing more; `dryRun` lists and changes nothing.
+ * removes nothing more; `dryRun` lists and changes nothing. A handful of git calls whatever
+ * the number of forks: the directories go with the file system, git's records with one prune,
+ * the branches in one `update-ref` transaction.
  */
 export async function cleanRun(run: RunReview, dryRun: boolean): Promise<CleanResult> {
   const out: CleanResult = { removed: [], kept: [] };
@@ -31,27 +33,31 @@ export async function cleanRun(run: RunReview, dryRun: boolean): Promise<CleanRe
   const repo = await repoOfRun(run);
   const root = join(run.dir, 'worktrees');
   const ids = new Set(run.forks.map((f) => f.forkId));
-  if (existsSync(root))
-    for (const name of readdirSync(root).sort()) {
-      if (!ids.has(name)) {
-        out.kept.push({ name: join(root, name), why: 'not a fork of this run' });
-        continue;
-      }
-      out.removed.push({ kind: 'worktree', name: join(root, name) });
-      if (!dryRun) await discardWorktree(repo, join(root, name));
-    }
-  if (!dryRun) await repo.run(['worktree', 'prune']);
-  const head = await repo.out(['rev-parse', '--verify', 'HEAD^{commit}']);
-  for (const fork of run.forks) {
-    const branch = branchOf(fork.forkId);
-    const tip = await repo.commitOf(`refs/heads/${branch}`);
-    if (tip === undefined) continue;
-    if (run.base && !(await repo.isAncestor(run.base, tip))) {
-      out.kept.push({ name: branch, why: `it does not contain the run's base ${run.base.slice(0, 10)}` });
-      continue;
-    }
-    out.removed.push({ kind: 'branch', name: branch, commit: tip, merged: await repo.isAncestor(tip, head) });
-    if (!dryRun) await repo.run(['update-ref', '-d', `refs/heads/${branch}`, tip]);
+  const trees = existsSync(root) ? readdirSync(root).sort() : [];
+  for (const name of trees) {
+    if (ids.has(name)) out.removed.push({ kind: 'worktree', name: join(root, name) });
+    else out.kept.push({ name: join(root, name), why: 'not a fork of this run' });
   }
+  const ours = new Set(run.forks.map((f) => branchOf(f.forkId)));
+  const all = await repo.branches(BRANCH_PREFIX);
+  const containing = run.base ? await repo.branches(BRANCH_PREFIX, { contains: run.base }) : all;
+  const merged = await repo.branches(BRANCH_PREFIX, { merged: 'HEAD' });
+  for (const [branch, commit] of all) {
+    if (!ours.has(branch)) continue;
+    if (!containing.has(branch))
+      out.kept.push({ name: branch, why: `it does not contain the run's base ${run.base!.slice(0, 10)}` });
+    else out.removed.push({ kind: 'branch', name: branch, commit, merged: merged.has(branch) });
+  }
+  if (dryRun) return out;
+  for (const step of out.removed)
+    if (step.kind === 'worktree') {
+      rmSync(step.name, { recursive: true, force: true });
+      releaseStaleEntries(repo, step.name);
+    }
+  await repo.run(['worktree', 'prune']);
+  const deletes = out.removed
+    .filter((s) => s.kind === 'branch')
+    .map((s) => `delete refs/heads/${s.name} ${s.commit}\n`);
+  if (deletes.length > 0) await repo.run(['update-ref', '--stdin'], { input: deletes.join('') });
   return out;
 }

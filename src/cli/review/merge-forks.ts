@@ -1,5 +1,6 @@
 import { ForkcacheError } from '../../errors.ts';
 import type { HostGit } from '../../tools/host-git.ts';
+import { BRANCH_PREFIX } from '../../tools/worktree.ts';
 import { type ForkReview, repoOfRun, type RunReview } from './run-forks.ts';
 
 export interface MergePlan {
@@ -57,6 +58,7 @@ export async function mergeForks(run: RunReview, skip: ReadonlySet<string>, dryR
   const from = await repo.out(['rev-parse', '--verify', 'HEAD^{commit}']);
   const target = (await repo.run(['symbolic-ref', '--quiet', '--short', 'HEAD'], { ok: [1] })).stdout.trim() || 'HEAD';
   const plan: MergePlan = { merged: [], skipped: [], commit: undefined, target, from };
+  const already = new Set((await repo.branches(BRANCH_PREFIX, { merged: from })).values());
   let tree = from;
   let head = from;
   for (const fork of run.forks) {
@@ -69,7 +71,7 @@ export async function mergeForks(run: RunReview, skip: ReadonlySet<string>, dryR
             ? 'no branch'
             : fork.commit === null
               ? 'no change'
-              : (await repo.isAncestor(fork.commit, from))
+              : already.has(fork.commit)
                 ? 'merged already'
                 : undefined;
     if (why) {

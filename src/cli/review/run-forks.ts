@@ -9,7 +9,7 @@ import { type Manifest, readFanOutDir } from '../../run-dir/manifest.ts';
 import { eventSchemas } from '../../run-dir/schemas.ts';
 import { readTranscript } from '../../run-dir/transcript-reader.ts';
 import { HostGit } from '../../tools/host-git.ts';
-import { branchOf } from '../../tools/worktree.ts';
+import { BRANCH_PREFIX, branchOf } from '../../tools/worktree.ts';
 
 /** One fork of a run as `status`, `diff`, `merge` and `clean` see it. */
 export interface ForkReview {
@@ -73,8 +73,15 @@ export function repoOfRun(run: RunReview): Promise<HostGit> {
   return HostGit.open(where, 'INVALID_ARGUMENT', `run ${run.dir}: its repository ${where}`);
 }
 
-/** Read a fan-out directory for review: the manifest, every fork's transcript, and git's branches. */
-export async function readRun(dir: string, catalogue: ModelCatalogue): Promise<RunReview> {
+/**
+ * Read a fan-out directory for review: the manifest, every fork's transcript, and git's
+ * branches. `files`: under worktrees, the files each branch changed (a diff per fork).
+ */
+export async function readRun(
+  dir: string,
+  catalogue: ModelCatalogue,
+  options: { files?: boolean } = {},
+): Promise<RunReview> {
   const { manifest, snapshot } = readFanOutDir(dir);
   const files = filesFromEvents(dir);
   const forks: ForkReview[] = manifest.directives.map((directive, i) => {
@@ -101,11 +108,12 @@ export async function readRun(dir: string, catalogue: ModelCatalogue): Promise<R
   };
   if (run.isolation !== 'worktree') return run;
   const repo = await repoOfRun(run);
+  const tips = await repo.branches(BRANCH_PREFIX);
   for (const fork of forks) {
     fork.branch = branchOf(fork.forkId);
-    const tip = await repo.commitOf(`refs/heads/${fork.branch}`);
+    const tip = tips.get(fork.branch);
     fork.commit = tip === undefined ? undefined : tip === run.base ? null : tip;
-    if (tip && run.base && tip !== run.base)
+    if (options.files && tip && run.base && tip !== run.base)
       fork.filesChanged = (await repo.out(['diff', '--name-only', '-z', '--no-renames', run.base, tip]))
         .split('\0')
         .filter(Boolean);
