@@ -72,11 +72,11 @@ export function releaseStaleEntries(repo: HostGit, path: string): void {
 }
 
 /**
- * Remove a worktree of forkcache's and whatever a failed creation left of it: git's record
- * (even a `locked` "initializing" one), the directory, the prunable entries.
+ * Remove a worktree of forkcache's and whatever a failed creation left of it: the directory,
+ * then git's record of it (even a `locked` "initializing" one) with the other prunable ones.
  */
 export async function discardWorktree(repo: HostGit, path: string): Promise<void> {
-  await repo.run(['worktree', 'remove', '--force', '--force', path], { ok: [128] });
+  // by the file system, not `git worktree remove`: git would read the (perhaps tampered) `.git`
   rmSync(path, { recursive: true, force: true });
   releaseStaleEntries(repo, path);
   await repo.run(['worktree', 'prune']);
