@@ -1,10 +1,10 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ForkEngine } from '../../src/engine/engine.ts';
+import type { ForkEngine } from '../../src/engine/engine.ts';
 import { readManifest } from '../../src/run-dir/manifest.ts';
 import { transcriptPath } from '../../src/run-dir/files.ts';
-import { git, repoWith } from '../tools/git-fixture.ts';
+import { git, repoWith, withWorktreeEngine } from '../tools/git-fixture.ts';
 import { bigSnapshot, sharedEmulator, workspace } from './helpers.ts';
 
 const emulator = sharedEmulator({ script: 'refactor' });
@@ -16,21 +16,8 @@ const files = {
   'd.ts': 'export const fetchData = 4;\n',
 };
 
-async function withEngine<T>(repo: string, runDir: string, work: (engine: ForkEngine) => Promise<T>): Promise<T> {
-  const engine = await ForkEngine.create({
-    baseURL: emulator.current.url,
-    apiKey: 'test',
-    workspace: repo,
-    runDir,
-    isolation: 'worktree',
-    pool: { maxThreads: 2 },
-  });
-  try {
-    return await work(engine);
-  } finally {
-    await engine.close();
-  }
-}
+const withEngine = <T>(repo: string, runDir: string, work: (engine: ForkEngine) => Promise<T>): Promise<T> =>
+  withWorktreeEngine(emulator.current.url, repo, runDir, work);
 
 describe('worktrees on resume', () => {
   it('recreates a fork whose creation failed from the recorded base, even after HEAD moved', async () => {

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { ForkEngine } from '../../src/engine/engine.ts';
 
 const IDENT = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
 
@@ -49,4 +50,26 @@ export function loggingGit(): { bin: string; log: string } {
   chmodSync(join(bin, 'git'), 0o755);
   writeFileSync(log, '');
   return { bin, log };
+}
+
+/** An engine whose forks work in worktrees of `repo` (on the emulator at `baseURL`), closed after `work`. */
+export async function withWorktreeEngine<T>(
+  baseURL: string,
+  repo: string,
+  runDir: string,
+  work: (engine: ForkEngine) => Promise<T>,
+): Promise<T> {
+  const engine = await ForkEngine.create({
+    baseURL,
+    apiKey: 'test',
+    workspace: repo,
+    runDir,
+    isolation: 'worktree',
+    pool: { maxThreads: 2 },
+  });
+  try {
+    return await work(engine);
+  } finally {
+    await engine.close();
+  }
 }
