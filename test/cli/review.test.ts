@@ -30,6 +30,9 @@ describe('status, diff, merge and clean of a worktree run', () => {
     const plan = writePlan(repo, directives, { isolation: 'worktree' });
     const ran = await forkcache(['run', plan, '--json']);
     expect(ran.stderr).not.toMatch(/Error:/);
+    const first = lastJson(ran.stdout)['fork_results'][0];
+    expect(first.branch).toMatch(/^forkcache\/fo\d+-\w+-f01$/);
+    expect(first.diff_stat).toMatch(/src\/a\.ts \| 2 \+-/);
     const dir = fanOutDir(plan);
 
     const status = await forkcache(['status', dir, '--json']);
@@ -45,6 +48,7 @@ describe('status, diff, merge and clean of a worktree run', () => {
     const [one, , , four] = review['forks'];
     expect(one.branch).toBe(`forkcache/${one.fork_id}`);
     expect(one.commit).toBe(git(repo, 'rev-parse', one.branch));
+    expect(one.commit).toBe(first.commit);
     expect(one.turns).toBeGreaterThan(1);
     expect(one.cost_usd).toBeGreaterThan(0);
     expect(four.commit).toBeNull();
