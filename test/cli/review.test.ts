@@ -72,6 +72,12 @@ describe('status, diff, merge and clean of a worktree run', () => {
     const sharedDiff = await forkcache(['diff', fanOutDir(sharedPlan)]);
     expect(sharedDiff.stdout).toContain('#   files written: src/a.ts');
     expect(sharedDiff.stdout).toContain('+export const loadData = 1;');
+    const notWorktrees = await forkcache(['merge', fanOutDir(sharedPlan)]);
+    expect(notWorktrees.code).toBe(2);
+    expect(notWorktrees.stderr).toMatch(/ran in a shared workspace: its changes are in the workspace already/);
+    const noSuchFork = await forkcache(['diff', dir, 'f09']);
+    expect(noSuchFork.code).toBe(2);
+    expect(noSuchFork.stderr).toMatch(/fork f09: not a fork of fo\d+-\w+ \(its forks: f01…f04\)/);
 
     const dry = await forkcache(['merge', dir, '--dry-run']);
     expect(dry.stdout).toMatch(/dry run: 3 fork\(s\) merge cleanly into main; nothing changed/);
