@@ -1,5 +1,7 @@
+import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
 import { ForkcacheError } from '../errors.ts';
 import type { HostGit } from './host-git.ts';
 import { withPathLock } from './path-lock.ts';
@@ -32,6 +34,7 @@ export function branchOf(forkId: string): string {
   return `${BRANCH_PREFIX}${forkId}`;
 }
 
+const run = promisify(execFile);
 const chains = new Map<string, Promise<unknown>>();
 
 /**
@@ -68,6 +71,20 @@ export function releaseStaleEntries(repo: HostGit, path: string): void {
     } catch {
       // an entry without a back-pointer is git's to prune
     }
+  }
+}
+
+/**
+ * Remove directories (worktrees: thousands of files each) with `rm -rf`, two to three times
+ * faster than `fs.rmSync` here; `rmSync` where there is no `rm`. Symlinks inside are removed,
+ * never followed, either way.
+ */
+export async function removeTrees(paths: readonly string[]): Promise<void> {
+  if (paths.length === 0) return;
+  try {
+    await run('rm', ['-rf', '--', ...paths]);
+  } catch {
+    for (const path of paths) rmSync(path, { recursive: true, force: true });
   }
 }
 

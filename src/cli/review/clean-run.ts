@@ -1,6 +1,6 @@
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { BRANCH_PREFIX, branchOf, releaseStaleEntries } from '../../tools/worktree.ts';
+import { BRANCH_PREFIX, branchOf, releaseStaleEntries, removeTrees } from '../../tools/worktree.ts';
 import { repoOfRun, type RunReview } from './run-forks.ts';
 
 export interface CleanStep {
@@ -33,8 +33,7 @@ export async function cleanRun(run: RunReview, dryRun: boolean): Promise<CleanRe
   const repo = await repoOfRun(run);
   const root = join(run.dir, 'worktrees');
   const ids = new Set(run.forks.map((f) => f.forkId));
-  const trees = existsSync(root) ? readdirSync(root).sort() : [];
-  for (const name of trees) {
+  for (const name of existsSync(root) ? readdirSync(root).sort() : []) {
     if (ids.has(name)) out.removed.push({ kind: 'worktree', name: join(root, name) });
     else out.kept.push({ name: join(root, name), why: 'not a fork of this run' });
   }
@@ -49,11 +48,9 @@ export async function cleanRun(run: RunReview, dryRun: boolean): Promise<CleanRe
     else out.removed.push({ kind: 'branch', name: branch, commit, merged: merged.has(branch) });
   }
   if (dryRun) return out;
-  for (const step of out.removed)
-    if (step.kind === 'worktree') {
-      rmSync(step.name, { recursive: true, force: true });
-      releaseStaleEntries(repo, step.name);
-    }
+  const trees = out.removed.filter((s) => s.kind === 'worktree').map((s) => s.name);
+  await removeTrees(trees);
+  for (const tree of trees) releaseStaleEntries(repo, tree);
   await repo.run(['worktree', 'prune']);
   const deletes = out.removed
     .filter((s) => s.kind === 'branch')
