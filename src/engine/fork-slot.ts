@@ -1,6 +1,6 @@
 import { toWireError } from '../errors.ts';
 import type { ForkOutcome } from '../loop/types.ts';
-import { emptyOutcome, FRESH_START, runWithRestarts, type StartPoint } from '../pool/fork-attempts.ts';
+import { emptyOutcome, FRESH_START, mergeOutcome, runWithRestarts, type StartPoint } from '../pool/fork-attempts.ts';
 import { type DispatchContext, runForkInWorker } from '../pool/fork-dispatch.ts';
 import type { Worktree, WorktreeResult } from '../tools/worktree.ts';
 import type { FanOutDeps, ForkSpec } from './fan-out-types.ts';
@@ -49,7 +49,8 @@ export async function runForkInSlot(run: SlotRun): Promise<{ outcome: ForkOutcom
   try {
     if (run.worktrees) tree = await run.worktrees.open(run.forkId);
   } catch (err) {
-    return { outcome: emptyOutcome('failed', toWireError(err)) };
+    // a resumed fork keeps what its earlier turns did and spent, as every other ending does
+    return { outcome: mergeOutcome(spec.start, emptyOutcome('failed', toWireError(err))) };
   }
   const ctx = run.context(tree?.workspace ?? deps.options.workspace);
   const remote = deps.remote;
