@@ -62,6 +62,12 @@ export const ERROR_CODES = [
   'TOOL_IO_ERROR',
   'TOOL_COMMAND_FAILED',
   'PERMISSION_DENIED',
+  // host-side git (src/tools/git.ts): a git command failed; a fork's worktree no longer links
+  // to the git dir forkcache made; `forkcache merge` met a conflict or a dirty working tree
+  'GIT_FAILED',
+  'GIT_WORKTREE_TAMPERED',
+  'GIT_MERGE_CONFLICT',
+  'GIT_DIRTY_WORKTREE',
   // usage/cost ledger
   'LEDGER_INVALID_USAGE',
   'LEDGER_INVALID_RECORD',

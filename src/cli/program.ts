@@ -1,14 +1,18 @@
 import { Command } from 'commander';
 import { VERSION } from '../version.ts';
+import { registerCleanCommand } from './commands/clean.ts';
 import { registerDemoCommand } from './commands/demo.ts';
+import { registerDiffCommand } from './commands/diff.ts';
 import { registerEconomicsCommand } from './commands/economics.ts';
 import { registerEmulatorCommand } from './commands/emulator.ts';
 import { registerInspectTranscriptCommand } from './commands/inspect-transcript.ts';
+import { registerMergeCommand } from './commands/merge.ts';
 import { registerModelsCommand } from './commands/models.ts';
 import { registerProxyCommand } from './commands/proxy.ts';
 import { registerReportCommand } from './commands/report.ts';
 import { registerResumeCommand } from './commands/resume.ts';
 import { registerRunCommand } from './commands/run.ts';
+import { registerStatusCommand } from './commands/status.ts';
 import { registerWorkerCommand } from './commands/worker.ts';
 
 /** Build the command tree. Each sub-command lives in its own file and registers itself here. */
@@ -32,5 +36,10 @@ export function createProgram(): Command {
   registerRunCommand(program);
   registerResumeCommand(program);
   registerWorkerCommand(program);
+  // review a run, apply its forks' branches, remove what it made (docs/review.md)
+  registerStatusCommand(program);
+  registerDiffCommand(program);
+  registerMergeCommand(program);
+  registerCleanCommand(program);
   return program;
 }

@@ -144,6 +144,8 @@ export function jsonSummary(result: FanOutResult, extra: Record<string, unknown>
       files_changed: f.filesChanged,
       report: f.report ?? null,
       error: f.error ?? null,
+      // worktree runs: where the fork's change is (`forkcache diff` / `merge` take it from there)
+      ...(f.worktree ? { branch: f.worktree.branch, commit: f.worktree.commit, diff_stat: f.worktree.diffStat } : {}),
     })),
   };
 }

@@ -22,6 +22,7 @@ import { AgentTool, type AgentToolOptions } from '../agent/agent-tool.ts';
 import type { DistributedBackend } from '../distributed/backend.ts';
 import { importOptional } from '../optional-import.ts';
 import { writeManifest } from '../run-dir/manifest.ts';
+import { fanOutIdsWithBranches } from './fan-out-worktrees.ts';
 import { writeSummary } from '../run-dir/writers.ts';
 import { checkLocalPaths } from './local-paths.ts';
 import { type PlanContext, planAgents, planForks, planResume } from './plans.ts';
@@ -63,6 +64,8 @@ export class ForkEngine {
   readonly #onPermission: PermissionHandler | undefined;
   #state: 'open' | 'closing' | 'closed' | 'destroyed' = 'open';
   #sequence = 0;
+  /** Fan-out ids whose worktree branches exist already (isolation: 'worktree'): never reused. */
+  #branchIds: ReadonlySet<string> = new Set();
 
   readonly #remote: DistributedBackend | undefined;
 
@@ -107,7 +110,9 @@ export class ForkEngine {
           await importOptional('distributed', () => import('../distributed/backend.ts'))
         ).DistributedBackend.connect(resolved.distributed, resolved.concurrency)
       : undefined;
-    return new ForkEngine(resolved, options, remote);
+    const engine = new ForkEngine(resolved, options, remote);
+    if (resolved.isolation === 'worktree') engine.#branchIds = await fanOutIdsWithBranches(resolved.workspace);
+    return engine;
   }
 
   /**
@@ -164,6 +169,7 @@ export class ForkEngine {
   #freshId(kind: 'fo' | 'ag', tag: string): string {
     for (;;) {
       const id = `${kind}${(++this.#sequence).toString().padStart(3, '0')}-${tag}`;
+      if (this.#branchIds.has(id)) continue;
       if (!this.#options.runDir || !existsSync(join(this.#options.runDir, id))) return id;
     }
   }

@@ -23,7 +23,8 @@ import { warmUpFanOut } from './fan-out-warmup.ts';
 import type { FanOutGate } from '../gate/admission/fan-out-gate.ts';
 import { sampleBudget } from '../gate/admission/budget-log.ts';
 import type { WorktreeResult } from '../tools/worktree.ts';
-import { runForkInSlot } from './fork-slot.ts';
+import { finishInSlot, runForkInSlot, type SlotRun } from './fork-slot.ts';
+import { FanOutWorktrees } from './fan-out-worktrees.ts';
 
 export type { FanOut, FanOutDeps, FanOutResult, FanOutSummary, ForkSpec } from './fan-out-types.ts';
 export { forkIdOf } from './fan-out-types.ts';
@@ -46,6 +47,7 @@ export class FanOutRun implements FanOut {
   readonly #turnStartedAt = new Map<string, number>();
   /** Aborted by `cancel()`: stops what runs before the forks (token counts, the pre-warm). */
   readonly #abort = new AbortController();
+  readonly #worktrees: FanOutWorktrees | undefined;
 
   constructor(id: string, prefix: FrozenPrefix, specs: readonly ForkSpec[], deps: FanOutDeps) {
     this.id = id;
@@ -60,6 +62,8 @@ export class FanOutRun implements FanOut {
     this.#admission = gates.admission;
     this.#shared = gates.shared;
     this.#log = new FanOutLog(deps.runDir);
+    if (deps.options.isolation === 'worktree' && deps.runDir)
+      this.#worktrees = new FanOutWorktrees(deps.options.workspace, deps.runDir);
     this.#log.line({
       type: 'fanout-start',
       at: deps.clock.now(),
@@ -134,7 +138,15 @@ export class FanOutRun implements FanOut {
 
   #dispatch(state: ForkState): Promise<ForkResult> {
     const spec = this.#specs[state.index]!;
-    if (spec.finished) return Promise.resolve(this.#finish(state, spec.finished));
+    if (spec.finished) {
+      const finished = spec.finished;
+      const slot: Pick<SlotRun, 'forkId' | 'directive' | 'worktrees'> = {
+        forkId: state.id,
+        directive: state.directive,
+        worktrees: this.#worktrees,
+      };
+      return finishInSlot(slot, finished).then(({ outcome, worktree }) => this.#finish(state, outcome, worktree));
+    }
     const abort = new AbortController();
     state.onCancel = () => {
       abort.abort(new ForkcacheError('FORK_CANCELLED', 'fork cancelled'));
@@ -152,6 +164,7 @@ export class FanOutRun implements FanOut {
         spec,
         forkId: state.id,
         directive: state.directive,
+        worktrees: this.#worktrees,
         context: (workspace) => ({
           deps: this.#deps,
           prefix: this.prefix,

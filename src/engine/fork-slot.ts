@@ -1,10 +1,10 @@
-import { join } from 'node:path';
 import { toWireError } from '../errors.ts';
 import type { ForkOutcome } from '../loop/types.ts';
-import { emptyOutcome, FRESH_START, runWithRestarts, type StartPoint } from '../pool/fork-attempts.ts';
+import { emptyOutcome, FRESH_START, mergeOutcome, runWithRestarts, type StartPoint } from '../pool/fork-attempts.ts';
 import { type DispatchContext, runForkInWorker } from '../pool/fork-dispatch.ts';
-import { closeWorktree, openWorktree, type Worktree, type WorktreeResult } from '../tools/worktree.ts';
+import type { Worktree, WorktreeResult } from '../tools/worktree.ts';
 import type { FanOutDeps, ForkSpec } from './fan-out-types.ts';
+import type { FanOutWorktrees } from './fan-out-worktrees.ts';
 
 /** One fork once it holds a slot. */
 export interface SlotRun {
@@ -15,6 +15,28 @@ export interface SlotRun {
   /** The dispatch context, once the workspace is known (the fork's worktree, when isolated). */
   context: (workspace: string) => DispatchContext;
   onRestart: (attempt: number, start: StartPoint) => void;
+  /** The fan-out's worktrees, under `isolation: 'worktree'`. */
+  worktrees?: FanOutWorktrees | undefined;
+}
+
+const commitMessage = (run: Pick<SlotRun, 'forkId' | 'directive'>): string =>
+  `forkcache ${run.forkId}: ${run.directive.slice(0, 200)}`;
+
+/**
+ * A resumed fork that needs no more requests: under worktrees its changes are committed all
+ * the same (the run may have stopped between the fork's last turn and its commit).
+ */
+export async function finishInSlot(
+  run: Pick<SlotRun, 'forkId' | 'directive' | 'worktrees'>,
+  outcome: ForkOutcome,
+): Promise<{ outcome: ForkOutcome; worktree?: WorktreeResult }> {
+  if (!run.worktrees) return { outcome };
+  try {
+    const tree = await run.worktrees.open(run.forkId);
+    return { outcome, worktree: await run.worktrees.close(tree, commitMessage(run)) };
+  } catch (err) {
+    return { outcome: { ...outcome, status: 'failed', error: toWireError(err) } };
+  }
 }
 
 /**
@@ -25,10 +47,10 @@ export async function runForkInSlot(run: SlotRun): Promise<{ outcome: ForkOutcom
   const { deps, spec } = run;
   let tree: Worktree | undefined;
   try {
-    if (deps.options.isolation === 'worktree' && deps.runDir)
-      tree = await openWorktree(deps.options.workspace, join(deps.runDir, 'worktrees'), run.forkId);
+    if (run.worktrees) tree = await run.worktrees.open(run.forkId);
   } catch (err) {
-    return { outcome: emptyOutcome('failed', toWireError(err)) };
+    // a resumed fork keeps what its earlier turns did and spent, as every other ending does
+    return { outcome: mergeOutcome(spec.start, emptyOutcome('failed', toWireError(err))) };
   }
   const ctx = run.context(tree?.workspace ?? deps.options.workspace);
   const remote = deps.remote;
@@ -42,10 +64,9 @@ export async function runForkInSlot(run: SlotRun): Promise<{ outcome: ForkOutcom
     run: (start, attempt) => (remote ? remote.run(ctx) : runForkInWorker(ctx, start, attempt)),
     onRestart: run.onRestart,
   });
-  if (!tree) return { outcome };
-  const closed = await closeWorktree(tree, `forkcache ${run.forkId}: ${run.directive.slice(0, 200)}`).catch(
-    (err: unknown) => toWireError(err),
-  );
+  if (!tree || !run.worktrees) return { outcome };
+  // a tampered worktree (GIT_WORKTREE_TAMPERED) ends the fork failed, nothing committed
+  const closed = await run.worktrees.close(tree, commitMessage(run)).catch((err: unknown) => toWireError(err));
   if ('code' in closed) return { outcome: { ...outcome, status: 'failed', error: closed } };
   return { outcome, worktree: closed };
 }

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
@@ -51,9 +51,18 @@ export const manifestSchema = z.strictObject({
   }),
   /** Free-form facts of the caller (e.g. which emulator script a CLI run used). */
   meta: z.record(z.string(), z.unknown()).default({}),
+  /**
+   * `isolation: 'worktree'`: the repository and the commit every fork's worktree starts from,
+   * recorded before the first worktree is made (a resume recreates one from here, never from
+   * the HEAD of the day). Older runs have none.
+   */
+  worktrees: z
+    .strictObject({ repo: z.string().min(1), base: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/) })
+    .optional(),
 });
 
 export type Manifest = z.output<typeof manifestSchema>;
+export type ManifestWorktrees = NonNullable<Manifest['worktrees']>;
 
 const prefixShape = manifestSchema.shape.prefix.shape;
 
@@ -107,18 +116,33 @@ export function writeManifest(
     engine,
     meta,
   };
-  writeFileSync(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+  saveManifest(dir, manifest);
+}
+
+/** The one place `manifest.json` is written: whole, through a rename (a crash leaves the old one). */
+function saveManifest(dir: string, manifest: Manifest): void {
+  const path = join(dir, MANIFEST_FILE);
+  writeFileSync(`${path}.tmp`, `${JSON.stringify(manifest, null, 2)}\n`);
+  renameSync(`${path}.tmp`, path);
+}
+
+/** A fan-out directory's manifest alone, validated (errors name the file and field). */
+export function readManifest(dir: string): Manifest {
+  const manifestPath = join(dir, MANIFEST_FILE);
+  return parseOrThrow(manifestSchema, readJsonFile(manifestPath, 'fan-out manifest'), 'INVALID_ARGUMENT', manifestPath);
+}
+
+/** Record where the run's worktrees start (once: a recorded base is never moved). */
+export function recordWorktreeBase(dir: string, worktrees: ManifestWorktrees): ManifestWorktrees {
+  const manifest = readManifest(dir);
+  if (manifest.worktrees) return manifest.worktrees;
+  saveManifest(dir, { ...manifest, worktrees });
+  return worktrees;
 }
 
 /** Read a fan-out directory's manifest and snapshot, validated (errors name the file and field). */
 export function readFanOutDir(dir: string): { manifest: Manifest; snapshot: ParentSnapshot } {
-  const manifestPath = join(dir, MANIFEST_FILE);
-  const manifest = parseOrThrow(
-    manifestSchema,
-    readJsonFile(manifestPath, 'fan-out manifest'),
-    'INVALID_ARGUMENT',
-    manifestPath,
-  );
+  const manifest = readManifest(dir);
   const captured = captureSnapshot(readJsonFile(join(dir, SNAPSHOT_FILE), 'parent snapshot'));
   const snapshot =
     captured.source === manifest.prefix.source ? captured : deepFreeze({ ...captured, source: manifest.prefix.source });

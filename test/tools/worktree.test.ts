@@ -1,41 +1,17 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ForkEngine } from '../../src/engine/engine.ts';
 import { bigSnapshot, sharedEmulator, workspace } from '../engine/helpers.ts';
+import { git, repoWith, withWorktreeEngine } from './git-fixture.ts';
 
 const emulator = sharedEmulator({ script: 'refactor' });
 
-const git = (cwd: string, ...args: string[]): string =>
-  execFileSync('git', ['-C', cwd, ...args], {
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@t',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@t',
-    },
-  })
-    .toString()
-    .trim();
-
 describe("isolation: 'worktree'", () => {
   it('gives each fork its own worktree and branch: two forks edit one file without colliding', async () => {
-    const repo = workspace({ 'src/a.ts': 'export const fetchData = 1;\nexport const parseThing = 2;\n' });
-    git(repo, 'init', '--quiet', '-b', 'main');
-    git(repo, 'add', '.');
-    git(repo, 'commit', '--quiet', '-m', 'base');
+    const repo = repoWith({ 'src/a.ts': 'export const fetchData = 1;\nexport const parseThing = 2;\n' });
     const runDir = workspace({});
-    const engine = await ForkEngine.create({
-      baseURL: emulator.current.url,
-      apiKey: 'test',
-      workspace: repo,
-      runDir,
-      isolation: 'worktree',
-      pool: { maxThreads: 2 },
-    });
-    try {
+    await withWorktreeEngine(emulator.current.url, repo, runDir, async (engine) => {
       const fan = engine.fanOut(bigSnapshot(`wt-${Date.now()}`), [
         'rename fetchData to loadData in src/a.ts',
         'rename parseThing to parseItem in src/a.ts',
@@ -58,29 +34,17 @@ describe("isolation: 'worktree'", () => {
         'export const fetchData = 1;\nexport const parseThing = 2;\n',
       );
       expect(git(repo, 'status', '--porcelain')).toBe('');
-    } finally {
-      await engine.close();
-    }
-  });
+    });
+  }, 180_000);
 
   it('needs a git repository and a run directory, and says so', async () => {
     await expect(ForkEngine.create({ workspace: workspace(), isolation: 'worktree' })).rejects.toThrow(
       /isolation: 'worktree' needs runDir/,
     );
-    const engine = await ForkEngine.create({
-      baseURL: emulator.current.url,
-      apiKey: 'test',
-      workspace: workspace(),
-      runDir: workspace({}),
-      isolation: 'worktree',
-      pool: { maxThreads: 1 },
-    });
-    try {
+    await withWorktreeEngine(emulator.current.url, workspace(), workspace({}), async (engine) => {
       const { forks } = await engine.fanOut(bigSnapshot(), ['read a.ts and report']).settled();
       expect(forks[0]!.status).toBe('failed');
       expect(forks[0]!.error?.message).toMatch(/needs the workspace in a git repository/);
-    } finally {
-      await engine.close();
-    }
-  });
+    });
+  }, 180_000);
 });

@@ -1,0 +1,83 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { loadCatalogue } from '../../models/catalogue.ts';
+import { locateFanOuts } from '../../run-dir/locate.ts';
+import { HostGit } from '../../tools/host-git.ts';
+import { parseFlags } from '../flags.ts';
+import { type ForkReview, pickForks, readRun, repoOfRun, type RunReview } from '../review/run-forks.ts';
+
+const optionsSchema = z.object({ stat: z.boolean().default(false) });
+
+// never an external diff program or a textconv filter: their names come from attributes in the fork's tree
+const DIFF = ['diff', '--no-ext-diff', '--no-textconv', '--no-color'];
+
+const header = (fork: ForkReview, what: string): string =>
+  `# ${fork.forkId} (${fork.status}) ${what}\n#   ${fork.directive.split('\n')[0]}\n`;
+
+/** A worktree run: each fork's branch against the run's base commit, as a unified diff. */
+async function worktreeDiff(run: RunReview, forks: ForkReview[], stat: boolean): Promise<string> {
+  const repo = await repoOfRun(run);
+  const parts: string[] = [];
+  for (const fork of forks) {
+    if (!fork.commit) {
+      parts.push(header(fork, fork.commit === null ? 'no change' : `no branch ${fork.branch}`));
+      continue;
+    }
+    const from = run.base ?? (await repo.out(['merge-base', 'HEAD', fork.commit]));
+    const diff = await repo.run([...DIFF, ...(stat ? ['--stat'] : []), from, fork.commit]);
+    parts.push(`${header(fork, `${fork.branch} ${from.slice(0, 10)}..${fork.commit.slice(0, 10)}`)}${diff.stdout}`);
+  }
+  return parts.join('\n');
+}
+
+/**
+ * A shared-workspace run: forks wrote into one tree, so their changes cannot be told apart.
+ * Shown: the files each fork wrote, then (in a git repository) one combined diff of those
+ * files against HEAD.
+ */
+async function sharedDiff(run: RunReview, forks: ForkReview[], stat: boolean): Promise<string> {
+  const parts = forks.map(
+    (f) => `${header(f, 'shared workspace')}#   files written: ${f.filesChanged.join(', ') || 'none'}\n`,
+  );
+  const files = [...new Set(forks.flatMap((f) => f.filesChanged))].sort();
+  const workspace = run.manifest.engine.workspace;
+  const repo = files.length > 0 ? await HostGit.open(workspace, 'INVALID_ARGUMENT').catch(() => undefined) : undefined;
+  if (repo) {
+    const diff = await repo.run([
+      ...DIFF,
+      ...(stat ? ['--stat'] : []),
+      'HEAD',
+      '--',
+      ...files.map((f) => resolve(workspace, f)),
+    ]);
+    parts.push(
+      `# the combined change of these files in ${workspace}, against HEAD (forks share files: no per-fork diff)\n${diff.stdout}`,
+    );
+  } else if (files.length > 0) parts.push(`# ${workspace} is not in a git repository: no diff to show\n`);
+  return parts.join('\n');
+}
+
+/** Register `forkcache diff RUN [FORK...]`. */
+export function registerDiffCommand(program: Command): void {
+  program
+    .command('diff')
+    .description(
+      "each fork's change as a unified diff against the run's base commit (worktree runs); for a shared workspace, the files each fork wrote and their combined diff",
+    )
+    .argument('<run-dir>', 'a fan-out directory, or a runs directory holding several')
+    .argument('[forks...]', 'forks to show (f03, 3 or the whole id); default all')
+    .option('--stat', 'a diff stat instead of the diff')
+    .action(async (runDir: string, names: string[], raw: Record<string, unknown>) => {
+      const opts = parseFlags(optionsSchema, raw);
+      for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
+        const run = await readRun(dir, loadCatalogue(), { files: true });
+        const forks = pickForks(run, names);
+        const text =
+          run.isolation === 'worktree'
+            ? await worktreeDiff(run, forks, opts.stat)
+            : await sharedDiff(run, forks, opts.stat);
+        process.stdout.write(text);
+      }
+    });
+}

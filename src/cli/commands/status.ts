@@ -1,0 +1,98 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { loadCatalogue } from '../../models/catalogue.ts';
+import { locateFanOuts } from '../../run-dir/locate.ts';
+import { parseFlags } from '../flags.ts';
+import { type ForkReview, readRun, type RunReview } from '../review/run-forks.ts';
+
+const optionsSchema = z.object({
+  json: z.boolean().default(false),
+  modelTable: z.string().min(1).optional(),
+});
+
+const usd = (n: number | null): string => (n === null ? 'unpriced' : `$${n.toFixed(4)}`);
+const clip = (text: string, max: number): string => {
+  const line = text.split('\n')[0]!.trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+};
+
+function gitColumn(fork: ForkReview): string {
+  if (fork.branch === undefined) return '';
+  if (fork.commit === undefined) return `${fork.branch} (no branch)`;
+  return `${fork.branch} ${fork.commit === null ? '(no change)' : fork.commit.slice(0, 10)}`;
+}
+
+/** The table of one fan-out: a row per fork, the forks that are not done named under it. */
+export function formatRun(run: RunReview): string {
+  const worktree = run.isolation === 'worktree';
+  const head = ['fork', 'status', 'turns', 'cost', 'files', ...(worktree ? ['branch / commit'] : []), 'directive'];
+  const rows = run.forks.map((f) => [
+    f.short,
+    f.status,
+    String(f.turns),
+    usd(f.costUsd),
+    String(f.filesChanged.length),
+    ...(worktree ? [gitColumn(f)] : []),
+    clip(f.directive, 60),
+  ]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  const notDone = run.forks.filter((f) => f.status !== 'completed');
+  const total = run.forks.reduce<number | null>(
+    (sum, f) => (sum === null || f.costUsd === null ? null : sum + f.costUsd),
+    0,
+  );
+  return [
+    `${run.manifest.fanoutId}: ${run.forks.length} forks, ${run.forks.length - notDone.length} completed, ${usd(total)}` +
+      (worktree ? `, worktrees from ${run.base ? run.base.slice(0, 10) : 'an unrecorded base'}` : ', shared workspace'),
+    line(head),
+    ...rows.map(line),
+    ...notDone.map((f) => `not done  ${f.short}  ${f.status}${f.error ? `: ${f.error.code}: ${f.error.message}` : ''}`),
+  ].join('\n');
+}
+
+/** `--json`: the same facts, per fork. */
+export function jsonRun(run: RunReview): Record<string, unknown> {
+  return {
+    fanout: run.manifest.fanoutId,
+    dir: run.dir,
+    isolation: run.isolation,
+    base: run.base ?? null,
+    forks: run.forks.map((f) => ({
+      fork_id: f.forkId,
+      directive: f.directive,
+      status: f.status,
+      turns: f.turns,
+      cost_usd: f.costUsd,
+      files_changed: f.filesChanged,
+      ...(f.branch === undefined ? {} : { branch: f.branch, commit: f.commit ?? null }),
+      error: f.error ?? null,
+    })),
+  };
+}
+
+/** Register `forkcache status RUN`. */
+export function registerStatusCommand(program: Command): void {
+  program
+    .command('status')
+    .description(
+      'per fork of a run: directive, status, turns, cost, files changed, and its branch and commit under worktrees',
+    )
+    .argument('<run-dir>', 'a fan-out directory, or a runs directory holding several')
+    .option('--json', 'print one JSON object per fan-out')
+    .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (prices the requests)')
+    .action(async (runDir: string, raw: Record<string, unknown>) => {
+      const opts = parseFlags(optionsSchema, raw);
+      const catalogue = loadCatalogue(opts.modelTable);
+      const out: string[] = [];
+      for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
+        const run = await readRun(dir, catalogue, { files: true });
+        out.push(opts.json ? JSON.stringify(jsonRun(run)) : formatRun(run));
+      }
+      process.stdout.write(`${out.join(opts.json ? '\n' : '\n\n')}\n`);
+    });
+}

@@ -1,0 +1,60 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { BRANCH_PREFIX, branchOf, releaseStaleEntries, removeTrees } from '../../tools/worktree.ts';
+import { repoOfRun, type RunReview } from './run-forks.ts';
+
+export interface CleanStep {
+  kind: 'worktree' | 'branch';
+  /** The worktree's path or the branch's name. */
+  name: string;
+  /** A branch's commit (printed, so a branch removed by mistake can be made again). */
+  commit?: string;
+  /** Whether that commit is in the repository's HEAD. */
+  merged?: boolean;
+}
+
+export interface CleanResult {
+  removed: CleanStep[];
+  /** What looked like the run's but is left alone, with why. */
+  kept: Array<{ name: string; why: string }>;
+}
+
+/**
+ * Remove a worktree run's worktrees and branches. Only what the run made: a worktree at
+ * `<fan-out dir>/worktrees/<forkId>` and a branch `forkcache/<forkId>` for the fork ids of the
+ * manifest, and a branch only when it contains the run's recorded base. Running it again
+ * removes nothing more; `dryRun` lists and changes nothing. A handful of git calls whatever
+ * the number of forks: the directories go with the file system, git's records with one prune,
+ * the branches in one `update-ref` transaction.
+ */
+export async function cleanRun(run: RunReview, dryRun: boolean): Promise<CleanResult> {
+  const out: CleanResult = { removed: [], kept: [] };
+  if (run.isolation !== 'worktree') return out;
+  const repo = await repoOfRun(run);
+  const root = join(run.dir, 'worktrees');
+  const ids = new Set(run.forks.map((f) => f.forkId));
+  for (const name of existsSync(root) ? readdirSync(root).sort() : []) {
+    if (ids.has(name)) out.removed.push({ kind: 'worktree', name: join(root, name) });
+    else out.kept.push({ name: join(root, name), why: 'not a fork of this run' });
+  }
+  const ours = new Set(run.forks.map((f) => branchOf(f.forkId)));
+  const all = await repo.branches(BRANCH_PREFIX);
+  const containing = run.base ? await repo.branches(BRANCH_PREFIX, { contains: run.base }) : all;
+  const merged = await repo.branches(BRANCH_PREFIX, { merged: 'HEAD' });
+  for (const [branch, commit] of all) {
+    if (!ours.has(branch)) continue;
+    if (!containing.has(branch))
+      out.kept.push({ name: branch, why: `it does not contain the run's base ${run.base!.slice(0, 10)}` });
+    else out.removed.push({ kind: 'branch', name: branch, commit, merged: merged.has(branch) });
+  }
+  if (dryRun) return out;
+  const trees = out.removed.filter((s) => s.kind === 'worktree').map((s) => s.name);
+  await removeTrees(trees);
+  for (const tree of trees) releaseStaleEntries(repo, tree);
+  await repo.run(['worktree', 'prune']);
+  const deletes = out.removed
+    .filter((s) => s.kind === 'branch')
+    .map((s) => `delete refs/heads/${s.name} ${s.commit}\n`);
+  if (deletes.length > 0) await repo.run(['update-ref', '--stdin'], { input: deletes.join('') });
+  return out;
+}

@@ -1,0 +1,139 @@
+import { join } from 'node:path';
+import { forkIdOf } from '../../engine/fan-out-types.ts';
+import { ForkcacheError } from '../../errors.ts';
+import { costNano, nanoToUsd } from '../../ledger/cost.ts';
+import { findModel, type ModelCatalogue } from '../../models/catalogue.ts';
+import { EVENTS_FILE, transcriptPath } from '../../run-dir/files.ts';
+import { readJsonl, recordType } from '../../run-dir/jsonl.ts';
+import { type Manifest, readFanOutDir } from '../../run-dir/manifest.ts';
+import { eventSchemas } from '../../run-dir/schemas.ts';
+import { readTranscript } from '../../run-dir/transcript-reader.ts';
+import { HostGit } from '../../tools/host-git.ts';
+import { BRANCH_PREFIX, branchOf } from '../../tools/worktree.ts';
+
+/** One fork of a run as `status`, `diff`, `merge` and `clean` see it. */
+export interface ForkReview {
+  forkId: string;
+  /** `f03`: what a user types to name the fork. */
+  short: string;
+  directive: string;
+  /** The transcript's last `end` status; `unfinished` (turns, no end) or `not started`. */
+  status: string;
+  turns: number;
+  /** USD of every billed request; null when the model is not priced. */
+  costUsd: number | null;
+  filesChanged: string[];
+  error: { code: string; message: string } | undefined;
+  /** Worktree runs: the fork's branch, and its commit (null: no change; undefined: no branch). */
+  branch?: string;
+  commit?: string | null | undefined;
+}
+
+export interface RunReview {
+  dir: string;
+  manifest: Manifest;
+  isolation: 'none' | 'worktree';
+  /** Worktree runs: the commit every fork started from (old runs did not record it). */
+  base: string | undefined;
+  forks: ForkReview[];
+}
+
+/** The files each fork reported changing (its last `fork-end` event: a resume appends another). */
+function filesFromEvents(dir: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  let lines: ReturnType<typeof readJsonl>;
+  try {
+    lines = readJsonl(join(dir, EVENTS_FILE), 'fan-out events');
+  } catch {
+    return out; // no events (a run killed at once): files stay unknown
+  }
+  for (const { value } of lines) {
+    if (recordType(value) !== 'fork-end') continue;
+    const parsed = eventSchemas['fork-end'].safeParse(value);
+    if (parsed.success) out.set(parsed.data.forkId, parsed.data.filesChanged);
+  }
+  return out;
+}
+
+function costOf(
+  transcript: ReturnType<typeof readTranscript>,
+  model: string,
+  catalogue: ModelCatalogue,
+): number | null {
+  const info = findModel(model, catalogue);
+  if (!info || info.prices.length === 0) return null;
+  const requests = [...transcript.turns.map((t) => t.request), ...transcript.failedAttempts];
+  const nano = requests.reduce((sum, r) => sum + costNano(r.usage, info, r.sentAt, catalogue).total, 0);
+  return nanoToUsd(nano);
+}
+
+/** The repository of a worktree run (where its branches live). */
+export function repoOfRun(run: RunReview): Promise<HostGit> {
+  const where = run.manifest.worktrees?.repo ?? run.manifest.engine.workspace;
+  return HostGit.open(where, 'INVALID_ARGUMENT', `run ${run.dir}: its repository ${where}`);
+}
+
+/**
+ * Read a fan-out directory for review: the manifest, every fork's transcript, and git's
+ * branches. `files`: under worktrees, the files each branch changed (a diff per fork).
+ */
+export async function readRun(
+  dir: string,
+  catalogue: ModelCatalogue,
+  options: { files?: boolean } = {},
+): Promise<RunReview> {
+  const { manifest, snapshot } = readFanOutDir(dir);
+  const files = filesFromEvents(dir);
+  const forks: ForkReview[] = manifest.directives.map((directive, i) => {
+    const forkId = forkIdOf(manifest.fanoutId, i);
+    const transcript = readTranscript(transcriptPath(dir, forkId));
+    const error = transcript.end?.error as { code?: unknown; message?: unknown } | undefined;
+    return {
+      forkId,
+      short: forkId.slice(manifest.fanoutId.length + 1),
+      directive,
+      status: transcript.end?.status ?? (transcript.turns.length > 0 ? 'unfinished' : 'not started'),
+      turns: transcript.turns.length,
+      costUsd: costOf(transcript, snapshot.model, catalogue),
+      filesChanged: files.get(forkId) ?? [],
+      error: error ? { code: String(error.code), message: String(error.message) } : undefined,
+    };
+  });
+  const run: RunReview = {
+    dir,
+    manifest,
+    isolation: manifest.engine.isolation,
+    base: manifest.worktrees?.base,
+    forks,
+  };
+  if (run.isolation !== 'worktree') return run;
+  const repo = await repoOfRun(run);
+  const tips = await repo.branches(BRANCH_PREFIX);
+  for (const fork of forks) {
+    fork.branch = branchOf(fork.forkId);
+    const tip = tips.get(fork.branch);
+    fork.commit = tip === undefined ? undefined : tip === run.base ? null : tip;
+    if (options.files && tip && run.base && tip !== run.base)
+      fork.filesChanged = (await repo.out(['diff', '--name-only', '-z', '--no-renames', run.base, tip]))
+        .split('\0')
+        .filter(Boolean);
+  }
+  return run;
+}
+
+/** The forks a user named (`f03`, `3`, or the whole id); all of them when none is named. */
+export function pickForks(run: RunReview, names: readonly string[]): ForkReview[] {
+  if (names.length === 0) return run.forks;
+  return names.map((name) => {
+    const found = run.forks.find(
+      (f) => f.forkId === name || f.short === name || (/^\d+$/.test(name) && f.short === `f${name.padStart(2, '0')}`),
+    );
+    if (!found)
+      throw new ForkcacheError(
+        'INVALID_ARGUMENT',
+        `fork ${name}: not a fork of ${run.manifest.fanoutId} (its forks: ${run.forks[0]?.short}…${run.forks.at(-1)?.short})`,
+        { data: { field: 'fork' } },
+      );
+    return found;
+  });
+}

@@ -1,0 +1,29 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** A plan file for `forkcache run` on the embedded emulator's `refactor` model. */
+export function writePlan(workspace: string, directives: string[], extra: Record<string, unknown> = {}): string {
+  const parent = {
+    ...(JSON.parse(readFileSync(join(ROOT, 'examples/plan/parent.json'), 'utf8')) as Record<string, unknown>),
+    tools: TOOL_DECLARATIONS,
+  };
+  const dir = mkdtempSync(join(tmpdir(), 'fc-plan-'));
+  const path = join(dir, 'plan.json');
+  writeFileSync(
+    path,
+    JSON.stringify({
+      parent,
+      directives,
+      workspace,
+      runDir: join(dir, 'runs'),
+      emulator: { script: 'refactor', latency: 'off' },
+      ...extra,
+    }),
+  );
+  return path;
+}
