@@ -55,9 +55,13 @@ export function registerResumeCommand(program: Command): void {
       let spendCap = false;
       // the engine of the fan-out being resumed: what a stuck Ctrl-C stops
       let current: ForkEngine | undefined;
-      const interrupt = cancelOnInterrupt((line) => void process.stderr.write(`${line}\n`), {
-        stop: async () => current?.destroy(),
-      });
+      let board: ProgressBoard | undefined;
+      const interrupt = cancelOnInterrupt(
+        (line) => (board ? board.log(line) : void process.stderr.write(`${line}\n`)),
+        {
+          stop: async () => current?.destroy(),
+        },
+      );
       for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
         const { manifest } = readFanOutDir(dir);
         const emulator = emulatorMeta.safeParse((manifest.meta as { emulator?: unknown }).emulator).data ?? {
@@ -99,14 +103,16 @@ export function registerResumeCommand(program: Command): void {
         try {
           const fan = engine.resume(dir);
           interrupt.watch(fan);
-          const board = new ProgressBoard({
+          board = new ProgressBoard({
             model: fan.prefix.snapshot.model,
             plain: opts.json,
             catalogue,
             budget: () => engine.admission,
           });
+          board.plan(fan);
           for await (const event of fan) board.onEvent(event);
           board.stop();
+          board = undefined;
           const result = await fan.settled();
           failed += result.forks.filter((f) => f.status !== 'completed').length + editsNotApplied(result).length;
           if (result.summary.rate_limits.stopped !== null) {

@@ -104,17 +104,22 @@ export function registerRunCommand(program: Command): void {
         await target.close();
         throw err;
       });
-      const interrupt = cancelOnInterrupt(log, { stop: () => engine.destroy() });
+      let board: ProgressBoard | undefined;
+      // while the board is up, its lines scroll above it: a plain write would be drawn over
+      const interrupt = cancelOnInterrupt((line) => (board ? board.log(line) : log(line)), {
+        stop: () => engine.destroy(),
+      });
       try {
         // the manifest remembers the emulator script, so `forkcache resume` answers the same way
         const fan = engine.fanOut(snapshot, plan.directives, { meta: { emulator: plan.emulator } });
         interrupt.watch(fan);
-        const board = new ProgressBoard({
+        board = new ProgressBoard({
           model: snapshot.model,
           plain: opts.json,
           catalogue,
           budget: () => engine.admission,
         });
+        board.plan(fan);
         for await (const event of fan) {
           board.onEvent(event);
           continuity?.onEvent(event as Parameters<CacheContinuity['onEvent']>[0]);
