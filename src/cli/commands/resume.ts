@@ -14,7 +14,8 @@ import { parseFlags } from '../flags.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
 import type { PermissionPolicy } from '../../tools/permissions.ts';
-import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
+import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE, interruptedLine } from '../interrupt.ts';
+import { forkRowsInSummary } from '../board/summary-rows.ts';
 import { ProgressBoard } from '../progress-board.ts';
 import { resolveSandbox, UNSANDBOXED_NOTE } from '../../tools/sandbox.ts';
 import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-table.ts';
@@ -125,7 +126,12 @@ export function registerResumeCommand(program: Command): void {
             process.stdout.write(
               `${JSON.stringify(jsonSummary(result, { api: target.kind, fanout: manifest.fanoutId }))}\n`,
             );
-          else process.stdout.write(`\n${formatFanOutResult(result, fan.prefix.snapshot.model, catalogue)}\n`);
+          else
+            process.stdout.write(
+              `\n${formatFanOutResult(result, fan.prefix.snapshot.model, catalogue, { forkRows: forkRowsInSummary(opts.json) })}\n`,
+            );
+          const hint = interrupt.interrupted ? interruptedLine(result) : undefined;
+          if (hint) process.stderr.write(`${hint}\n`);
         } finally {
           await engine.close();
           await target.close();

@@ -136,12 +136,16 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       executor: createToolExecutor({ workspace, limits: { maxGrepMatches: Math.max(200, options.forks * 8) } }),
       agentTool,
       prompt: `rename ${DEMO_OLD_NAME} to ${DEMO_NEW_NAME} across src`,
+      // one spawn call per file in one message: ~30 output tokens each (8,192 stopped at 263 forks)
+      maxTokens: Math.max(8192, options.forks * 64),
       onTurn: ({ turn, usage, sentAt, message }) => {
         ledger.record({ forkId: 'parent', kind: 'parent', turn: turn - 1, model, usage, at: sentAt });
         const tools = message.content.flatMap((b) =>
           b.type === 'tool_use' && b.name !== SPAWN_TOOL_NAME ? [b.name] : [],
         );
+        const spawned = message.content.some((b) => b.type === 'tool_use' && b.name === SPAWN_TOOL_NAME);
         if (tools.length > 0) board.parent(`turn ${turn}: running ${tools.join(', ')}`);
+        else if (!spawned && agentTool.pending > 0) board.parent(`turn ${turn} done: waiting for its forks' reports`);
       },
     }).catch((err: unknown) => {
       // Ctrl-C: the parent stops where it is; the forks it started end cancelled and are resumable
