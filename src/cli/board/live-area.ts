@@ -9,17 +9,23 @@ const SHOW_CURSOR = '\x1b[?25h';
 
 /** Cut a line (colour codes included) to `columns` cells. */
 export function fit(line: string, columns: number, position: 'end' | 'start' = 'end'): string {
-  return stringWidth(line) <= columns ? line : cliTruncate(line, Math.max(1, columns), { position });
+  if (stringWidth(line) <= columns) return line;
+  // a wide character at the cut can leave the result a cell over: cut again until it fits
+  for (let target = Math.max(1, columns); target > 0; target--) {
+    const cut = cliTruncate(line, target, { position });
+    if (stringWidth(cut) <= columns) return cut;
+  }
+  return '';
 }
 
 /**
  * A fixed-height area redrawn at the bottom of a terminal, with lines that scroll above it.
  * Each frame erases the previous one (cursor up over the rows it took, erase down) and writes
  * the lines printed since, then the frame. Frame lines are cut one cell short of the width so
- * none wraps (a wrapped line would take two rows and the next erase would miss one: the debris
- * of a board taller than its terminal); the frame is cut to the terminal's height less a row
- * for the lines that scroll. After a resize the previous frame's rows are counted at the new
- * width, as terminals that re-flow (xterm, tmux, VTE) lay them out.
+ * none wraps (a wrapped line would take two rows and the next erase would miss one), and the
+ * frame is cut to a height that fits (a frame taller than its terminal scrolls its top into
+ * the scrollback: the debris of the old board). After a resize the previous frame's rows are
+ * counted at the new width, as terminals that re-flow (xterm, tmux, VTE) lay them out.
  */
 export class LiveArea {
   readonly #stream: NodeJS.WriteStream;
@@ -45,9 +51,14 @@ export class LiveArea {
     this.#pending.push(line);
   }
 
-  /** Rows a frame may take now: the terminal's height less one, at least one. */
+  /**
+   * Rows a frame may take now: two thirds of the terminal. The rest shows the forks that just
+   * finished, and is slack for a resize: a terminal that shortens or narrows (re-flowing long
+   * lines onto more rows) pushes rows past its top into the scrollback before the board hears
+   * of it, where no erase reaches; with the slack, a moderate resize pushes none of the frame.
+   */
   get height(): number {
-    return Math.max(1, this.rows - 1);
+    return Math.max(3, Math.floor((this.rows * 2) / 3));
   }
 
   /** Write what was printed since the last frame, then `frame` in place of the last one. */

@@ -49,7 +49,13 @@ export function forkcacheInPty(
       void Promise.all(written).then(() => {
         const buffer = term.buffer.active;
         const lines: string[] = [];
-        for (let i = 0; i < buffer.length; i++) lines.push(buffer.getLine(i)?.translateToString(true) ?? '');
+        for (let i = 0; i < buffer.length; i++) {
+          // a row the terminal wrapped onto is part of the line above
+          const row = buffer.getLine(i);
+          const text = row?.translateToString(true) ?? '';
+          if (row?.isWrapped && lines.length > 0) lines[lines.length - 1] += text;
+          else lines.push(text);
+        }
         while (lines.length > 0 && lines.at(-1) === '') lines.pop();
         resolve({ code, lines, raw });
       });
