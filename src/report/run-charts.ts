@@ -248,7 +248,11 @@ export function costChart(model: RunModel): string | undefined {
 export function hitChart(model: RunModel): string {
   const summary = model.files.summary;
   const shared = summary?.prefix.shared_tokens ?? null;
-  const fanout = model.requests.filter((r) => r.kind === 'warmup' || r.turn === 1);
+  const order = new Map(model.forks.map((f, i) => [f.forkId, i]));
+  // in fork order (the warm-up first): pooled groups are then runs of neighbouring forks
+  const fanout = model.requests
+    .filter((r) => r.kind === 'warmup' || r.turn === 1)
+    .sort((a, b) => (a.forkId ? (order.get(a.forkId) ?? 0) : -1) - (b.forkId ? (order.get(b.forkId) ?? 0) : -1));
   // past MAX_CATEGORIES requests, consecutive ones are pooled (their reads over their input)
   const groups = bins(fanout, MAX_CATEGORIES - 1);
   const size = groups[0]?.length ?? 1;

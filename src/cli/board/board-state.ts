@@ -2,6 +2,7 @@ import type { FanOutEvent, ForkHandle } from '../../agent/fork-handle.ts';
 import { costUsd } from '../../ledger/cost.ts';
 import { addUsage, totalInputTokens, type Usage, ZERO_USAGE } from '../../ledger/usage.ts';
 import type { ModelCatalogue } from '../../models/catalogue.ts';
+import { reportSaysNotDone } from '../../fork/report-outcome.ts';
 
 /** One fork as the board knows it. `status` is the handle's, or any terminal status a fork ends with. */
 export interface ForkRow {
@@ -21,6 +22,8 @@ export interface ForkRow {
 }
 
 const QUEUED = 'queued';
+/** Shown for a fork that ended `completed` with a report that says `Result: not done`. */
+export const NOT_DONE_REPORTED = 'not done';
 const RUNNING = 'running';
 const isLive = (status: string): boolean => status === QUEUED || status === RUNNING;
 
@@ -83,7 +86,9 @@ export class BoardState {
       case 'fork-end':
         // a fork finished in an earlier session ends here too, without having started: not in the rate
         if (row.status === RUNNING) this.#endedHere += 1;
-        row.status = event.status;
+        // a fork whose own report says "not done" did not do its directive, whatever its status
+        row.status =
+          event.status === 'completed' && reportSaysNotDone(event.result.report) ? NOT_DONE_REPORTED : event.status;
         row.turn = event.result.turns;
         row.toolCalls = event.result.toolCalls;
         row.error = event.result.error ? `${event.result.error.code}: ${event.result.error.message}` : undefined;
