@@ -58,6 +58,11 @@ function forksLine(model: RunModel): string {
   return `${model.forks.length} total: ${statuses}; ${model.forks.length - notDone} done, ${notDone} not done`;
 }
 
+/** At most 20 lines, then how many more: hundreds of forks can miss the same way. */
+function capped(items: string[], max = 20): string[] {
+  return items.length <= max ? items : [...items.slice(0, max), `… and ${items.length - max} more like these`];
+}
+
 function list(items: string[], empty: string): string {
   if (items.length === 0) return `<p class="ok">${escapeHtml(empty)}</p>`;
   return `<ul class="diagnostics">${items.map((d) => `<li>${escapeHtml(d)}</li>`).join('')}</ul>`;
@@ -93,7 +98,7 @@ export function runSection(model: RunModel): string {
     notDoneSection(model),
     overview(model),
     '<h3>Drift and cache-miss diagnostics</h3>',
-    list(model.diagnostics, 'No drift; every fan-out request read the shared prefix it could.'),
+    list(capped(model.diagnostics), 'No drift; every fan-out request read the shared prefix it could.'),
     model.files.notes.length > 0 ? `<h3>Notes</h3>${list(model.files.notes, '')}` : '',
     '<h3>Timeline</h3>',
     figure(

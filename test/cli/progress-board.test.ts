@@ -67,7 +67,11 @@ describe('progress board', () => {
     const board = new ProgressBoard({ model: 'claude-sonnet-4-6', stream, env: {}, now: () => now });
     const ids = Array.from({ length: 40 }, (_, i) => `fo-f${String(i + 1).padStart(2, '0')}`);
     board.plan({ id: 'fo', forks: ids.map((id) => ({ id, directive: 'x' })) });
-    for (const id of ids) for (const event of events(id, 'completed')) ((now += 100), board.onEvent(event));
+    for (const id of ids)
+      for (const event of events(id, 'completed')) {
+        now += 100;
+        board.onEvent(event);
+      }
     board.stop();
     const progress = text()
       .split('\n')

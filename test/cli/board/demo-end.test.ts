@@ -32,6 +32,8 @@ describe('the demo at its end', () => {
     const kept = lines.find((l) => l.startsWith('workspace kept at /'));
     const workspace = /^workspace kept at (\S+) /.exec(kept ?? '')?.[1];
     expect(workspace && existsSync(workspace)).toBe(true);
-    expect(lines.some((l) => /^\d+ cancelled — resume with: forkcache resume \/\S+\/\.forkcache\/runs\/fo001-/.test(l))).toBe(true);
+    expect(
+      lines.some((l) => /^\d+ cancelled — resume with: forkcache resume \/\S+\/\.forkcache\/runs\/fo001-/.test(l)),
+    ).toBe(true);
   }, 300_000);
 });
