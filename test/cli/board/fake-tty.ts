@@ -1,6 +1,21 @@
 import { createRequire } from 'node:module';
 
-const { Terminal } = createRequire(import.meta.url)('@xterm/headless') as typeof import('@xterm/headless');
+// the package's CommonJS entry: its `module` build is the browser's (vite would pick that)
+export const { Terminal } = createRequire(import.meta.url)('@xterm/headless') as typeof import('@xterm/headless');
+
+/** A terminal's scrollback and screen as lines (a wrapped row joined to its line), trailing blanks cut. */
+export function screenLines(term: InstanceType<typeof Terminal>): string[] {
+  const buffer = term.buffer.active;
+  const out: string[] = [];
+  for (let i = 0; i < buffer.length; i++) {
+    const row = buffer.getLine(i);
+    const text = row?.translateToString(true) ?? '';
+    if (row?.isWrapped && out.length > 0) out[out.length - 1] += text;
+    else out.push(text);
+  }
+  while (out.length > 0 && out.at(-1) === '') out.pop();
+  return out;
+}
 
 /**
  * A TTY stream whose writes go to a headless terminal emulator (xterm.js) of `cols` × `rows`:
@@ -31,17 +46,7 @@ export function emulatedTty(cols: number, rows: number) {
     /** Scrollback and screen, trailing blanks cut, once every write is parsed. */
     async lines(): Promise<string[]> {
       await Promise.all(pending);
-      const buffer = term.buffer.active;
-      const out: string[] = [];
-      for (let i = 0; i < buffer.length; i++) {
-        // a row the terminal wrapped onto is part of the line above
-        const row = buffer.getLine(i);
-        const text = row?.translateToString(true) ?? '';
-        if (row?.isWrapped && out.length > 0) out[out.length - 1] += text;
-        else out.push(text);
-      }
-      while (out.length > 0 && out.at(-1) === '') out.pop();
-      return out;
+      return screenLines(term);
     },
   };
 }

@@ -1,9 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { createRequire } from 'node:module';
-
-// the package's CommonJS entry: its `module` build is the browser's (vite would pick that)
-const { Terminal } = createRequire(import.meta.url)('@xterm/headless') as typeof import('@xterm/headless');
+import { screenLines, Terminal } from './fake-tty.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -46,19 +43,7 @@ export function forkcacheInPty(
   const exited = new Promise<{ code: number | null; lines: string[]; raw: string }>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code) => {
-      void Promise.all(written).then(() => {
-        const buffer = term.buffer.active;
-        const lines: string[] = [];
-        for (let i = 0; i < buffer.length; i++) {
-          // a row the terminal wrapped onto is part of the line above
-          const row = buffer.getLine(i);
-          const text = row?.translateToString(true) ?? '';
-          if (row?.isWrapped && lines.length > 0) lines[lines.length - 1] += text;
-          else lines.push(text);
-        }
-        while (lines.length > 0 && lines.at(-1) === '') lines.pop();
-        resolve({ code, lines, raw });
-      });
+      void Promise.all(written).then(() => resolve({ code, lines: screenLines(term), raw }));
     });
   });
   return {
