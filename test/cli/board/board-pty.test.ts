@@ -33,7 +33,10 @@ describe('the live board at 500 forks in a 40-row pseudo-terminal', () => {
     const forks = forkLines(lines);
     expect(forks.size).toBe(FORKS);
     expect([...forks.values()].every((statuses) => statuses.length === 1 && statuses[0] === 'completed')).toBe(true);
-    expect(lines.filter((l) => l.startsWith('tree total'))).toHaveLength(1);
+    expect(lines.filter((l) => /^tree total {2,}/.test(l))).toHaveLength(1);
+    expect(lines.filter((l) => l.startsWith('tree total: '))).toEqual([
+      `tree total: ${FORKS} forks, session 1, parent not included`,
+    ]);
     // the board's own lines were redrawn in place and erased at the end
     expect(lines.filter((l) => / forks ended \(/.test(l))).toEqual([]);
     expect(lines.filter((l) => /^\+\d+ queued/.test(l))).toEqual([]);
@@ -59,7 +62,10 @@ describe('the live board at 500 forks in a 40-row pseudo-terminal', () => {
     expect(forks.size).toBe(FORKS);
     const cancelled = [...forks.values()].filter((s) => s[0] === 'cancelled').length;
     expect(cancelled).toBeGreaterThan(0);
-    expect(lines.filter((l) => l.startsWith('tree total'))).toHaveLength(1);
+    expect(lines.filter((l) => /^tree total {2,}/.test(l))).toHaveLength(1);
+    expect(lines.filter((l) => l.startsWith('tree total: '))).toEqual([
+      `tree total: ${FORKS} forks, session 1, parent not included`,
+    ]);
     const hint = lines.find((l) => l.includes('— resume with: forkcache resume '));
     expect(hint).toMatch(new RegExp(`^${cancelled} cancelled — resume with: forkcache resume /`));
     const runDir = hint!.slice(hint!.indexOf('forkcache resume ') + 'forkcache resume '.length);
@@ -69,5 +75,7 @@ describe('the live board at 500 forks in a 40-row pseudo-terminal', () => {
     expect(resumed.code, resumed.stderr.slice(-2000)).toBe(0);
     const summary = lastJson(resumed.stdout);
     expect(summary.forks).toMatchObject({ total: FORKS, completed: FORKS, cancelled: 0 });
+    // one run across the resume: the ledger sums both sessions, and says so
+    expect(summary['tree_total_covers']).toBe(`${FORKS} forks, sessions 1–2, parent not included`);
   }, 900_000);
 });
