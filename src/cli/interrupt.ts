@@ -1,4 +1,6 @@
-import type { FanOut } from '../engine/fan-out-types.ts';
+import { ForkcacheError } from '../errors.ts';
+import type { FanOut, FanOutResult } from '../engine/fan-out-types.ts';
+import { resumeCommand } from './resume-hint.ts';
 
 /** Exit code of a run stopped by Ctrl-C (128 + SIGINT), as shells report it. */
 export const INTERRUPTED_EXIT_CODE = 130;
@@ -34,15 +36,24 @@ function defaultSchedule(run: () => void, ms: number): { cancel(): void } {
 export function cancelOnInterrupt(
   log: (line: string) => void,
   options: InterruptOptions = {},
-): { watch(fan: FanOut): void; readonly interrupted: boolean; dispose(): void } {
+): {
+  watch(fan: FanOut): void;
+  readonly interrupted: boolean;
+  /** Aborted at the first Ctrl-C: what else the run does (a parent agent's turns) stops with it. */
+  readonly signal: AbortSignal;
+  dispose(): void;
+} {
   const fans: FanOut[] = [];
+  const running = new Set<FanOut>();
+  const abort = new AbortController();
   const schedule = options.schedule ?? defaultSchedule;
   let signals = 0;
   let grace: { cancel(): void } | undefined;
   let stopping: Promise<void> | undefined;
   const stopNow = (): void => {
     grace?.cancel();
-    if (stopping || !options.stop) return;
+    // every fork stopped in time: nothing to end (the run may still be printing its summary)
+    if (stopping || !options.stop || (fans.length > 0 && running.size === 0)) return;
     log('interrupted: stopping the forks that are still running');
     stopping = options
       .stop()
@@ -52,6 +63,7 @@ export function cancelOnInterrupt(
     signals += 1;
     if (signals === 1) {
       log('interrupted: cancelling the running forks (Ctrl-C again to stop them now)');
+      abort.abort(new ForkcacheError('FORK_CANCELLED', 'interrupted (Ctrl-C)'));
       for (const fan of fans) fan.cancel();
       grace = schedule(stopNow, options.graceMs ?? INTERRUPT_GRACE_MS);
     } else if (signals === 2 && options.stop) stopNow();
@@ -61,14 +73,31 @@ export function cancelOnInterrupt(
   return {
     watch(fan) {
       fans.push(fan);
+      running.add(fan);
+      const settle = (): void => void running.delete(fan);
+      fan.settled().then(settle, settle);
       if (signals > 0) fan.cancel();
     },
     get interrupted() {
       return signals > 0;
     },
+    signal: abort.signal,
     dispose() {
       grace?.cancel();
       process.off('SIGINT', onSignal);
     },
   };
+}
+
+/**
+ * The last line of an interrupted run: how many forks did not complete, and the command that
+ * continues it (the fan-out directory absolute). Undefined when there is nothing to resume.
+ */
+export function interruptedLine(result: FanOutResult): string | undefined {
+  const left = result.forks.filter((f) => f.status !== 'completed');
+  if (left.length === 0 || !result.summary.run_dir) return undefined;
+  const cancelled = left.filter((f) => f.status === 'cancelled').length;
+  const other = left.length - cancelled;
+  const counts = [`${cancelled} cancelled`, ...(other > 0 ? [`${other} not done`] : [])].join(', ');
+  return `${counts} — resume with: ${resumeCommand(result.summary.run_dir)}`;
 }

@@ -1,20 +1,18 @@
-import cliProgress from 'cli-progress';
-import type { FanOutEvent } from '../agent/fork-handle.ts';
-import { costUsd } from '../ledger/cost.ts';
+import type { FanOutEvent, ForkHandle } from '../agent/fork-handle.ts';
 import type { ModelCatalogue } from '../models/catalogue.ts';
 import type { AdmissionView } from '../gate/admission/scheduler.ts';
 import { formatBudget } from './budget-line.ts';
-import { addUsage, totalInputTokens, type Usage, ZERO_USAGE } from '../ledger/usage.ts';
-
-interface Row {
-  status: string;
-  turn: number;
-  tool: string;
-  usage: Usage;
-  /** Priced turn by turn (each turn has its own band and date); null once a turn is unpriced. */
-  cost: number | null;
-  bar?: cliProgress.SingleBar;
-}
+import { BoardState, hitRatio, type ForkRow } from './board/board-state.ts';
+import {
+  cacheLine,
+  clockTime,
+  finishedLine,
+  footerLine,
+  type Paint,
+  progressLine,
+  runningRow,
+} from './board/board-lines.ts';
+import { LiveArea } from './board/live-area.ts';
 
 export interface BoardOptions {
   model: string;
@@ -25,12 +23,19 @@ export interface BoardOptions {
   plain?: boolean;
   /** Where NO_COLOR is read (default `process.env`). */
   env?: Readonly<Record<string, string | undefined>>;
-  /** The engine's rate-limit budget (`engine.admission`): shown under the totals. */
+  /** The engine's rate-limit budget (`engine.admission`): shown once the API has told its limits. */
   budget?: (() => AdmissionView) | undefined;
+  /** Elapsed time and the ETA (default `Date.now`): the events' `at` are on the same clock. */
+  now?: () => number;
+  /** Redraw at most this often, and at least this often for the clocks (default 100 ms / 1 s); 0: only on `redraw()`. */
+  frameMs?: number;
+  tickMs?: number;
 }
 
 // SGR colours for the status word; https://no-color.org: a non-empty NO_COLOR turns them off.
 const STATUS_COLORS: Record<string, number> = { running: 36, completed: 32, failed: 31, cancelled: 33 };
+/** Any status that is not `completed` and has ended is "not done": red unless it has its own colour. */
+const NOT_DONE_COLOR = 31;
 
 /** Colour on a TTY unless NO_COLOR is set (to anything but the empty string). */
 export function colorEnabled(
@@ -40,124 +45,160 @@ export function colorEnabled(
   return stream.isTTY === true && !env['NO_COLOR'];
 }
 
-const fmt = (n: number): string => n.toLocaleString('en-US');
-const pct = (u: Usage): string => {
-  const total = totalInputTokens(u);
-  return total === 0 ? '  -' : `${Math.round((100 * u.cache_read_input_tokens) / total)}%`.padStart(4);
+const pctOf = (row: ForkRow): string => {
+  const ratio = hitRatio(row.usage);
+  return ratio === null ? '-' : `${Math.round(100 * ratio)}%`;
 };
 
 /**
- * Live per-fork progress: on a TTY one redrawn line per fork (status, turn, last tool,
- * tokens, cache hit %) and a totals line with the cost so far, the status coloured unless
- * NO_COLOR is set; elsewhere (or with `--json`), plain uncoloured lines as forks start and end.
+ * Live progress of a fan-out at any size. On a TTY: a live area of fixed height at the bottom
+ * (a parent-status line while a parent agent works, the counts with elapsed time and ETA, the
+ * cache and cost so far, the rate-limit budget once limits are known, as many running forks
+ * as fit, then what is not shown), and each finished fork printed once above it, scrolling
+ * as ordinary output. Elsewhere (or with `--json`): plain uncoloured lines as forks start and
+ * end, and a progress line every tenth of the run.
  */
 export class ProgressBoard {
-  readonly #rows = new Map<string, Row>();
-  readonly #model: string;
-  readonly #catalogue: ModelCatalogue | undefined;
+  readonly #state: BoardState;
   readonly #stream: NodeJS.WriteStream;
-  readonly #multi: cliProgress.MultiBar | undefined;
-  readonly #totals: cliProgress.SingleBar | undefined;
+  readonly #area: LiveArea | undefined;
   readonly #color: boolean;
   readonly #budget: (() => AdmissionView) | undefined;
-  readonly #budgetBar: cliProgress.SingleBar | undefined;
+  readonly #now: () => number;
+  readonly #startedAt: number;
+  readonly #frameMs: number;
+  #frame: NodeJS.Timeout | undefined;
+  readonly #tick: NodeJS.Timeout | undefined;
+  #parent: { text: string; since: number } | undefined;
+  #fanouts: string[] = [];
+  #reportedTenth = 0;
+  readonly #onResize = (): void => this.redraw();
+  readonly #paint: Paint = { status: (text, status) => this.#paintStatus(text, status) };
 
   constructor(options: BoardOptions) {
-    this.#model = options.model;
-    this.#catalogue = options.catalogue;
+    this.#state = new BoardState(options.model, options.catalogue);
     this.#stream = options.stream ?? process.stderr;
+    this.#now = options.now ?? Date.now;
+    this.#startedAt = this.#now();
     this.#color = !options.plain && colorEnabled(this.#stream, options.env);
-    if (!options.plain && this.#stream.isTTY) {
-      this.#multi = new cliProgress.MultiBar(
-        { stream: this.#stream, format: ' {line}', hideCursor: true, clearOnComplete: false, fps: 10, barsize: 0 },
-        cliProgress.Presets.legacy,
-      );
-      this.#totals = this.#multi.create(1, 0, { line: 'starting' });
-      if (options.budget) this.#budgetBar = this.#multi.create(1, 0, { line: '' });
-    }
     this.#budget = options.budget;
+    this.#frameMs = options.frameMs ?? 100;
+    if (!options.plain && this.#stream.isTTY) {
+      this.#area = new LiveArea(this.#stream);
+      this.#stream.on('resize', this.#onResize);
+      const tickMs = options.tickMs ?? 1000;
+      if (tickMs > 0) {
+        this.#tick = setInterval(() => this.redraw(), tickMs);
+        this.#tick.unref();
+      }
+    }
+  }
+
+  /** The forks of a fan-out, as planned: the board counts them all from the first frame. */
+  plan(fan: { id: string; forks: readonly Pick<ForkHandle, 'id' | 'directive'>[] }): void {
+    this.#fanouts.push(fan.id);
+    this.#state.plan(fan.forks);
+    this.#schedule();
+  }
+
+  /** What the parent agent is doing (undefined: nothing now); shown with the time it has taken. */
+  parent(text: string | undefined): void {
+    this.#parent = text === undefined ? undefined : { text, since: this.#now() };
+    if (text !== undefined) this.#plain(`parent: ${text}`);
+    this.#schedule();
+  }
+
+  /** A line of the run's own (Ctrl-C, a note): above the live area on a TTY, so it stays visible. */
+  log(line: string): void {
+    if (this.#area) {
+      this.#area.print(line);
+      this.#schedule();
+    } else this.#stream.write(`${line}\n`);
   }
 
   onEvent(event: FanOutEvent): void {
-    const row = this.#row(event.forkId);
-    switch (event.type) {
-      case 'fork-start':
-        row.status = 'running';
-        this.#plain(`${event.forkId} started`);
-        break;
-      case 'turn-start':
-        row.turn = event.turn;
-        break;
-      case 'turn-end': {
-        row.usage = addUsage(row.usage, event.request.usage);
-        const turnCost = costUsd(event.request.usage, this.#model, {
-          at: event.request.sentAt,
-          ...(this.#catalogue ? { catalogue: this.#catalogue } : {}),
-        })?.total;
-        row.cost = row.cost === null || turnCost === undefined ? null : row.cost + turnCost;
-        break;
-      }
-      case 'tool-call':
-        row.tool = event.name + (event.isError ? '!' : '');
-        break;
-      case 'fork-end':
-        row.status = event.status;
-        this.#plain(
-          `${event.forkId} ${event.status} after ${event.result.turns} turns, ${event.result.toolCalls} tool calls, cache hit ${pct(row.usage).trim()}`,
-        );
-        if (
-          event.result.error?.code === 'RATE_LIMIT_SPEND_CAP' ||
-          (this.#budget?.().classes.some((c) => c.limits.rpm !== undefined) ?? false)
-        ) {
-          for (const line of formatBudget(this.#budget!())) this.#plain(line);
-        }
-        break;
-      default:
-        break;
-    }
-    this.#render(event.forkId, row);
+    const row = this.#state.onEvent(event);
+    if (event.type === 'fork-start') this.#plain(`${event.forkId} started`);
+    if (event.type === 'fork-end') this.#ended(row, event.result.error?.code === 'RATE_LIMIT_SPEND_CAP');
+    this.#schedule();
   }
 
+  /** Draw a frame now (what the timers do). */
+  redraw(): void {
+    if (this.#frame) clearTimeout(this.#frame);
+    this.#frame = undefined;
+    this.#area?.draw(this.#lines());
+  }
+
+  /** The board is over: the live area is erased, what was printed above stays. */
   stop(): void {
-    this.#multi?.stop();
+    if (this.#frame) clearTimeout(this.#frame);
+    this.#frame = undefined;
+    if (this.#tick) clearInterval(this.#tick);
+    this.#stream.off?.('resize', this.#onResize);
+    this.#area?.close();
   }
 
-  #row(forkId: string): Row {
-    let row = this.#rows.get(forkId);
-    if (!row) {
-      row = { status: 'queued', turn: 0, tool: '-', usage: ZERO_USAGE, cost: 0 };
-      if (this.#multi) row.bar = this.#multi.create(1, 0, { line: '' });
-      this.#rows.set(forkId, row);
+  #ended(row: ForkRow, spendCap: boolean): void {
+    if (this.#area) this.#area.print(finishedLine(row, this.#paint));
+    this.#plain(
+      `${row.id} ${row.status} after ${row.turn} turns, ${row.toolCalls} tool calls, cache hit ${pctOf(row)}${row.label ? `  ${row.label}` : ''}`,
+    );
+    if (!this.#area) this.#progressEveryTenth();
+    const view = this.#budget?.();
+    if (view && (spendCap || limitsKnown(view))) for (const line of formatBudget(view)) this.#plain(line);
+  }
+
+  #progressEveryTenth(): void {
+    const { done, notDone } = this.#state.counts();
+    const tenth = Math.floor((10 * (done + notDone)) / Math.max(1, this.#state.total));
+    if (tenth <= this.#reportedTenth || this.#state.total < 20) return;
+    this.#reportedTenth = tenth;
+    const now = this.#now();
+    this.#plain(`progress: ${progressLine(this.#state, now - this.#startedAt, this.#state.etaMs(now))}`);
+  }
+
+  #lines(): string[] {
+    const now = this.#now();
+    const lines: string[] = [];
+    if (this.#parent) lines.push(`parent   ${this.#parent.text} (${clockTime(now - this.#parent.since)})`);
+    if (this.#state.total === 0) {
+      if (!this.#parent) lines.push(`starting (elapsed ${clockTime(now - this.#startedAt)})`);
+      return lines;
     }
-    return row;
+    const fanouts = this.#fanouts.length === 1 ? this.#fanouts[0]! : `${this.#fanouts.length} fan-outs`;
+    lines.push(`${fanouts}  ${progressLine(this.#state, now - this.#startedAt, this.#state.etaMs(now))}`);
+    lines.push(`cache    ${cacheLine(this.#state)}`);
+    const view = this.#budget?.();
+    if (view && limitsKnown(view)) lines.push(...formatBudget(view));
+    const running = this.#state.running();
+    const room = Math.max(0, this.#area!.height - lines.length - 1);
+    const shown = running.length <= room ? running : running.slice(0, room);
+    for (const row of shown) lines.push(runningRow(row, this.#area!.columns));
+    lines.push(footerLine(this.#state, running.length - shown.length));
+    return lines;
   }
 
-  #render(forkId: string, row: Row): void {
-    if (!this.#multi) return;
-    const tokens = totalInputTokens(row.usage) + row.usage.output_tokens;
-    row.bar?.update(0, {
-      line: `${forkId.padEnd(20)} ${this.#paint(row.status.padEnd(9), row.status)} turn ${String(row.turn).padStart(3)}  ${row.tool.padEnd(11)} ${fmt(tokens).padStart(9)} tok  hit ${pct(row.usage)}`,
-    });
-    let total: Usage = ZERO_USAGE;
-    let done = 0;
-    let cost: number | null = 0;
-    for (const r of this.#rows.values()) {
-      total = addUsage(total, r.usage);
-      cost = cost === null || r.cost === null ? null : cost + r.cost;
-      if (r.status !== 'queued' && r.status !== 'running') done += 1;
-    }
-    if (this.#budget) this.#budgetBar?.update(0, { line: formatBudget(this.#budget()).join(' | ') });
-    this.#totals?.update(0, {
-      line: `${done}/${this.#rows.size} forks done   read ${fmt(total.cache_read_input_tokens)}  written ${fmt(total.cache_creation_input_tokens)}  uncached ${fmt(total.input_tokens)}  hit ${pct(total)}  cost ${cost === null ? 'unpriced' : `$${cost.toFixed(4)}`}`,
-    });
+  #schedule(): void {
+    if (!this.#area || this.#frame || this.#frameMs === 0) return;
+    this.#frame = setTimeout(() => this.redraw(), this.#frameMs);
+    this.#frame.unref();
   }
 
-  #paint(text: string, status: string): string {
-    const code = STATUS_COLORS[status];
+  #paintStatus(text: string, status: string): string {
+    const code = STATUS_COLORS[status] ?? (status === 'queued' ? undefined : NOT_DONE_COLOR);
     return this.#color && code ? `\x1b[${code}m${text}\x1b[39m` : text;
   }
 
   #plain(line: string): void {
-    if (!this.#multi) this.#stream.write(`${line}\n`);
+    if (!this.#area) this.#stream.write(`${line}\n`);
   }
+}
+
+/** The budget means something only once the API has said its limits (not `RPM 0/?` on the emulator). */
+function limitsKnown(view: AdmissionView): boolean {
+  return (
+    view.stopped !== undefined ||
+    view.classes.some((c) => c.limits.rpm !== undefined || c.limits.itpm !== undefined || c.limits.otpm !== undefined)
+  );
 }

@@ -1,7 +1,9 @@
 import type { FanOutResult } from '../engine/fan-out.ts';
 import { costUsd } from '../ledger/cost.ts';
 import type { ModelCatalogue } from '../models/catalogue.ts';
-import { sumUsage } from '../ledger/usage.ts';
+import { existsSync } from 'node:fs';
+import { sumUsage, type Usage } from '../ledger/usage.ts';
+import { readSessions, sessionsLabel } from '../run-dir/sessions.ts';
 
 const n = (x: number): string => x.toLocaleString('en-US');
 const usd = (x: number | null): string => (x === null ? 'n/a' : `$${x.toFixed(4)}`);
@@ -23,10 +25,18 @@ function table(rows: string[][]): string {
     .join('\n');
 }
 
-/** The ledger of a fan-out as a table plus the cache and cost lines, for the terminal. */
-export function formatFanOutResult(result: FanOutResult, model: string, catalogue?: ModelCatalogue): string {
+/**
+ * The ledger of a fan-out as a table plus the cache and cost lines, for the terminal.
+ * `forkRows: false` leaves out the per-fork rows (the live board printed each already).
+ */
+export function formatFanOutResult(
+  result: FanOutResult,
+  model: string,
+  catalogue?: ModelCatalogue,
+  options: { forkRows?: boolean } = {},
+): string {
   const rows = [['fork', 'status', 'turns', 'tools', 'cache read', 'written', 'uncached', 'output', 'cost']];
-  for (const fork of result.forks) {
+  for (const fork of options.forkRows === false ? [] : result.forks) {
     const usage = sumUsage(fork.requests.map((r) => r.usage));
     // Priced request by request: each has its own date (price row) and prompt length (band).
     const costs = fork.requests.map(
@@ -60,14 +70,34 @@ export function formatFanOutResult(result: FanOutResult, model: string, catalogu
   ]);
   return [
     table(rows),
+    `tree total: ${totalCovers(result)}`,
     '',
-    `cache   fan-out hit ratio ${percent(s.cache.fanout_hit_ratio)}, cache efficiency ${s.cache.cache_efficiency.toFixed(3)} (read ${n(s.cache.fanout_cache_read_input_tokens)} of at most ${n(s.cache.max_fanout_reads)}), warm-ups ${s.warmups}`,
+    `cache   fan-out hit ratio ${percent(s.cache.fanout_hit_ratio)} (each fork's first request), all fork requests ${percent(allRequestsHit(sumUsage(result.forks.flatMap((f) => f.requests.map((r) => r.usage)))))}, cache efficiency ${s.cache.cache_efficiency.toFixed(3)} (read ${n(s.cache.fanout_cache_read_input_tokens)} of at most ${n(s.cache.max_fanout_reads)}), warm-ups ${s.warmups}`,
     `cost    actual ${usd(s.cost_usd.actual)} | no cache ${usd(s.cost_usd.no_cache)} (saved ${percent(s.savings.vs_no_cache)}) | fresh agents ${usd(s.cost_usd.fresh_agents)} (saved ${percent(s.savings.vs_fresh_agents)})`,
     ...s.warnings.map((w) => `model   ${w}`),
     requestsLine(attemptCounts(result)),
     ...(problems.length > 0 ? ['', ...problems] : []),
     `prefix  ${s.prefix.sha256.slice(0, 16)}  ${n(s.prefix.bytes)} bytes, ${s.prefix.shared_tokens === null ? 'n/a' : n(s.prefix.shared_tokens)} tokens shared, drift events ${s.prefix.drift_events}${s.prefix.source === 'fallback' ? ' (no parent snapshot: fallback prompt, nothing shared with a parent)' : ''}`,
   ].join('\n');
+}
+
+/** Cache reads over all input of every request of the forks (what the board's "all fork requests" shows). */
+function allRequestsHit(u: Usage): number | null {
+  const total = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
+  return total === 0 ? null : u.cache_read_input_tokens / total;
+}
+
+/**
+ * What the tree total covers: the forks, the sessions of the fan-out it sums (a resumed run's
+ * ledger carries every earlier session's turns), and whether the parent's own requests are in it.
+ */
+export function totalCovers(result: FanOutResult): string {
+  const s = result.summary;
+  const c = attemptCounts(result);
+  const parent = s.requests - c.turns - c.failed_attempts;
+  const sessions = s.run_dir && existsSync(s.run_dir) ? readSessions(s.run_dir).length : 1;
+  const parentPart = parent > 0 ? `the parent's ${n(parent)} request(s) included` : 'parent not included';
+  return `${n(result.forks.length)} forks, ${sessionsLabel(sessions)}, ${parentPart}`;
 }
 
 /** Requests the forks sent: one per turn, plus billed attempts that failed and were retried, plus unknown ones (in flight at a crash). */
@@ -133,6 +163,7 @@ export function jsonSummary(result: FanOutResult, extra: Record<string, unknown>
       source: s.prefix.source,
     },
     run_dir: s.run_dir ?? null,
+    tree_total_covers: totalCovers(result),
     requests: attemptCounts(result),
     edits_not_applied: editsNotApplied(result),
     rate_limits: s.rate_limits,

@@ -1,3 +1,4 @@
+import { benchTitle } from './bench-titles.ts';
 import { COLORS, renderSvg } from './svg-chart.ts';
 
 /*
@@ -5,8 +6,11 @@ import { COLORS, renderSvg } from './svg-chart.ts';
  * strategy. Its columns are found by name and by value, not fixed, because the suite is still
  * growing: N is the first numeric column among N_KEYS, the strategy the first all-text column
  * among STRATEGY_KEYS, savings every column named like "sav…" holding fractions or "78.1%"
- * strings, and any other text column with a few distinct values (e.g. the prefix size) splits
- * the rows into one chart per value, so lines never mix two prefix sizes.
+ * strings. Providers and models (OVERLAY_KEYS) are overlaid on one chart, a colour each, the
+ * strategy drawn by the line's dash, so they compare at a glance; any other text column with a
+ * few distinct values (e.g. the prefix size) splits the rows into one chart per value, so
+ * lines never mix two prefix sizes. When every row has the same N, the x axis is the first
+ * numeric column that varies (e.g. the read multiplier across models).
  */
 
 type Row = Record<string, unknown>;
@@ -16,6 +20,8 @@ export interface EconomicsShape {
   strategyKey: string | undefined;
   savingKeys: string[];
   facetKeys: string[];
+  /** Drawn on one chart (provider, model): part of each line's name. */
+  overlayKeys: string[];
 }
 
 export interface EconomicsChart {
@@ -24,7 +30,11 @@ export interface EconomicsChart {
   caption: string;
 }
 
-const N_KEYS = ['n', 'N', 'children', 'forks', 'fork_count'];
+const N_KEYS = ['n', 'N', 'children', 'forks', 'fork_count', 'read_multiplier'];
+const OVERLAY_KEYS = ['provider', 'model'];
+/** A strategy whose savings are 0 by definition (the baseline itself) adds no line. */
+const BASELINE_STRATEGIES = ['no-cache'];
+const DASHES = ['solid', 'dashed', 'dotted'] as const;
 const STRATEGY_KEYS = ['strategy', 'warm', 'convention', 'mode'];
 const MAX_FACET_VALUES = 6;
 const PERCENT = /^\s*(-?\d+(?:\.\d+)?)\s*%\s*$/;
@@ -38,17 +48,19 @@ export function economicsShape(suite: { name: string; rows: Row[] }): EconomicsS
   if (!suite.name.toLowerCase().includes('economics') || rows.length === 0) return undefined;
   const keys = Object.keys(rows[0]!);
   const all = (key: string, test: (v: unknown) => boolean): boolean => rows.every((r) => test(r[key]));
-  const nKey = N_KEYS.find((k) => all(k, (v) => typeof v === 'number'));
+  const numeric = N_KEYS.filter((k) => all(k, (v) => typeof v === 'number'));
+  const nKey = numeric.find((k) => new Set(rows.map((r) => r[k])).size > 1) ?? numeric[0];
   const strategyKey = STRATEGY_KEYS.find((k) => all(k, (v) => typeof v === 'string'));
   const savingKeys = keys.filter((k) => /sav/i.test(k) && all(k, isSaving));
   if (!nKey || savingKeys.length === 0) return undefined;
-  const facetKeys = keys.filter((k) => {
+  const splits = keys.filter((k) => {
     if (k === nKey || k === strategyKey || savingKeys.includes(k) || !all(k, (v) => typeof v === 'string'))
       return false;
     const distinct = new Set(rows.map((r) => r[k])).size;
     return distinct > 1 && distinct <= MAX_FACET_VALUES;
   });
-  return { nKey, strategyKey, savingKeys, facetKeys };
+  const overlayKeys = splits.filter((k) => OVERLAY_KEYS.includes(k));
+  return { nKey, strategyKey, savingKeys, facetKeys: splits.filter((k) => !overlayKeys.includes(k)), overlayKeys };
 }
 
 /** A savings value in percent: a fraction (as the ledger's JSON has them) or a "78.1%" string. */
@@ -58,29 +70,76 @@ function percent(value: unknown, fractions: boolean): number {
 }
 
 function chart(rows: Row[], shape: EconomicsShape, key: string): string {
-  const { nKey, strategyKey } = shape;
+  const { nKey, strategyKey, overlayKeys } = shape;
   // Numbers all within ±1 are fractions; larger ones are taken as percent already.
   const fractions = rows.every((r) => typeof r[key] !== 'number' || Math.abs(r[key] as number) <= 1);
-  const lines = new Map<string, [number, number][]>();
+  const overlayOf = (r: Row): string => overlayKeys.map((k) => String(r[k])).join(' · ');
+  const overlays = [...new Set(rows.map(overlayOf))];
+  const strategies = strategyKey ? [...new Set(rows.map((r) => String(r[strategyKey])))] : [];
+  const lines = new Map<string, { overlay: string; strategy: string; data: [number, number][] }>();
   for (const r of rows) {
-    const name = strategyKey ? String(r[strategyKey]) : key;
-    lines.set(name, [...(lines.get(name) ?? []), [r[nKey] as number, Number(percent(r[key], fractions).toFixed(3))]]);
+    const strategy = strategyKey ? String(r[strategyKey]) : '';
+    if (BASELINE_STRATEGIES.includes(strategy)) continue;
+    const overlay = overlayOf(r);
+    const name = [overlay, strategy].filter(Boolean).join(' · ') || benchTitle(key);
+    const line = lines.get(name) ?? { overlay, strategy, data: [] };
+    line.data.push([r[nKey] as number, Number(percent(r[key], fractions).toFixed(3))]);
+    lines.set(name, line);
   }
-  const series = [...lines].map(([name, data], i) => ({
-    type: 'line',
-    name,
-    symbolSize: 6,
-    itemStyle: { color: PALETTE[i % PALETTE.length] },
-    lineStyle: { color: PALETTE[i % PALETTE.length] },
-    data: data.sort((a, b) => a[0] - b[0]),
-  }));
+  // one point per model (e.g. across read multipliers): one line through them, each point named
+  if ([...lines.values()].every((l) => l.data.length === 1) && lines.size > 1) return pointsChart(lines, key, nKey);
+  // a colour per provider or model (else per strategy), a dash per strategy
+  const series = [...lines].map(([name, line]) => {
+    const color =
+      PALETTE[
+        (overlayKeys.length > 0 ? overlays.indexOf(line.overlay) : strategies.indexOf(line.strategy)) % PALETTE.length
+      ];
+    const dash =
+      overlayKeys.length > 0 ? DASHES[Math.max(0, strategies.indexOf(line.strategy)) % DASHES.length] : 'solid';
+    return {
+      type: 'line',
+      name,
+      symbolSize: 6,
+      itemStyle: { color },
+      lineStyle: { color, type: dash, width: 2 },
+      data: line.data.sort((a, b) => a[0] - b[0]),
+    };
+  });
   return renderSvg(
     {
-      legend: { top: 0 },
-      grid: { left: 70, right: 30, top: 40, bottom: 45 },
-      xAxis: { type: 'value', name: nKey, nameLocation: 'middle', nameGap: 28, minInterval: 1 },
-      yAxis: { type: 'value', name: `${key}, %` },
+      legend: { top: 0, type: 'plain' },
+      grid: { left: 70, right: 30, top: series.length > 4 ? 70 : 40, bottom: 45 },
+      xAxis: {
+        type: 'value',
+        name: benchTitle(nKey),
+        nameLocation: 'middle',
+        nameGap: 28,
+        minInterval: nKey === 'read_multiplier' ? 0 : 1,
+      },
+      yAxis: { type: 'value', name: benchTitle(key) },
       series,
+    },
+    { width: 960, height: series.length > 4 ? 380 : 340 },
+  );
+}
+
+function pointsChart(lines: Map<string, { data: [number, number][] }>, key: string, nKey: string): string {
+  const points = [...lines].map(([name, l]) => ({ name, value: l.data[0]! })).sort((a, b) => a.value[0] - b.value[0]);
+  return renderSvg(
+    {
+      grid: { left: 70, right: 40, top: 40, bottom: 45 },
+      xAxis: { type: 'value', name: benchTitle(nKey), nameLocation: 'middle', nameGap: 28, scale: true },
+      yAxis: { type: 'value', name: benchTitle(key) },
+      series: [
+        {
+          type: 'line',
+          symbolSize: 8,
+          itemStyle: { color: PALETTE[0] },
+          lineStyle: { color: PALETTE[0] },
+          label: { show: true, formatter: '{b}', position: 'top', fontSize: 11 },
+          data: points,
+        },
+      ],
     },
     { width: 960, height: 340 },
   );
@@ -90,15 +149,21 @@ function chart(rows: Row[], shape: EconomicsShape, key: string): string {
 export function economicsCharts(rows: Row[], shape: EconomicsShape): EconomicsChart[] {
   const facets = new Map<string, Row[]>();
   for (const r of rows) {
-    const label = shape.facetKeys.map((k) => `${k} ${String(r[k])}`).join(', ');
+    const label = shape.facetKeys.map((k) => `${benchTitle(k)} ${String(r[k])}`).join(', ');
     facets.set(label, [...(facets.get(label) ?? []), r]);
   }
-  const per = shape.strategyKey ? `, one line per ${shape.strategyKey}` : '';
+  const lines = [
+    ...shape.overlayKeys.map((k) => `a colour per ${k}`),
+    ...(shape.strategyKey ? [`${shape.overlayKeys.length > 0 ? 'a dash' : 'a line'} per ${shape.strategyKey}`] : []),
+  ];
+  const baseline = shape.strategyKey
+    ? ` The ${BASELINE_STRATEGIES.join(', ')} rows are the baseline itself (0 %) and have no line.`
+    : '';
   return [...facets].flatMap(([label, group], f) =>
     shape.savingKeys.map((key) => ({
       name: `savings-${key}${shape.facetKeys.length > 0 ? `-${f + 1}` : ''}`,
       svg: chart(group, shape, key),
-      caption: `${key} against ${shape.nKey}${label ? ` (${label})` : ''}${per}.`,
+      caption: `${benchTitle(key)} against ${benchTitle(shape.nKey)}${label ? ` (${label})` : ''}${lines.length > 0 ? `: ${lines.join(', ')}` : ''}.${baseline}`,
     })),
   );
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { escapeHtml, figure, page, table } from './html.ts';
+import { escapeHtml, figure, page, raw, table } from './html.ts';
+import { benchTitle } from './bench-titles.ts';
 import { parseAt, readReportJson } from './read-files.ts';
 import { economicsCharts, economicsShape } from './bench-economics.ts';
 
@@ -39,11 +40,13 @@ function format(value: unknown): string | number {
 function suiteTable(suite: Suite): string {
   const columns = [...new Set(suite.rows.flatMap((r) => Object.keys(r)))];
   if (columns.length === 0) return '<p><em>no rows</em></p>';
-  return table(
-    columns,
+  // the human title, and the field name as it is in the JSON (what a script reads)
+  const headers = columns.map((c) => raw(`${escapeHtml(benchTitle(c))}<br><code>${escapeHtml(c)}</code>`));
+  return `<div class="scroll-box">${table(
+    headers,
     suite.rows.map((r) => columns.map((c) => format(r[c]))),
     'bench',
-  );
+  )}</div>`;
 }
 
 function suiteSection(suite: Suite): string {

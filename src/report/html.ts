@@ -14,8 +14,8 @@ const cell = (value: string | number | Html): string =>
   typeof value === 'object' ? value.html : escapeHtml(String(value));
 
 /** A plain table; numbers are right-aligned. */
-export function table(headers: string[], rows: (string | number | Html)[][], className = ''): string {
-  const head = headers.map((h) => `<th>${escapeHtml(h)}</th>`).join('');
+export function table(headers: (string | Html)[], rows: (string | number | Html)[][], className = ''): string {
+  const head = headers.map((h) => `<th>${cell(h)}</th>`).join('');
   const body = rows
     .map(
       (r) => `<tr>${r.map((v) => `<td${typeof v === 'number' ? ' class="num"' : ''}>${cell(v)}</td>`).join('')}</tr>`,
@@ -42,7 +42,17 @@ figcaption { color: #495057; font-size: 12px; }
 .status-completed { color: #2b8a3e; } .status-failed { color: #c92a2a; } .status-cancelled { color: #e67700; }
 .report { display: grid; grid-template-columns: max-content 1fr; gap: 2px 8px; margin: 0; }
 .report dt { font-weight: 600; } .report dd { margin: 0; white-space: pre-wrap; }
-table.forks td:nth-child(6) { max-width: 200px; }
+td { overflow-wrap: anywhere; }
+.scroll-box { max-height: 640px; overflow: auto; border: 1px solid #dee2e6; margin: 8px 0; }
+.scroll-box.short { max-height: 320px; }
+.scroll-box table { margin: 0; }
+.scroll-box thead th { position: sticky; top: 0; background: #f8f9fa; z-index: 1; }
+table.forks { table-layout: fixed; }
+table.forks th:nth-child(1) { width: 48px; } table.forks th:nth-child(2) { width: 96px; }
+table.forks th:nth-child(3), table.forks th:nth-child(4) { width: 48px; }
+table.forks th:nth-child(5) { width: 18%; } table.forks th:nth-child(6) { width: 24%; }
+h3.not-done { color: #c92a2a; }
+details summary { cursor: pointer; }
 table.bench { display: block; overflow-x: auto; }
 ul.diagnostics li { margin: 2px 0; } .ok { color: #2b8a3e; }
 code { font-size: 12px; }

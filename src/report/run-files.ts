@@ -6,6 +6,7 @@ import { findModel } from '../models/catalogue.ts';
 import { fromParsedUsage, type Usage, type usageInputSchema } from '../ledger/usage.ts';
 import { EVENTS_FILE, MANIFEST_FILE, SNAPSHOT_FILE, SUMMARY_FILE, transcriptPath } from '../run-dir/files.ts';
 import { recordType } from '../run-dir/jsonl.ts';
+import { splitSessions } from '../run-dir/sessions.ts';
 import { type ManifestCore, manifestCoreSchema } from '../run-dir/manifest.ts';
 import { eventSchemas, type EventSchemas, type RunEvent, type RunEventOf, summarySchema } from '../run-dir/schemas.ts';
 import { readTranscript } from '../run-dir/transcript-reader.ts';
@@ -30,12 +31,21 @@ export interface FanOutFiles {
   summary: z.output<typeof summarySchema> | undefined;
   /** The parent's model, from snapshot.json (prices the requests). */
   model: string | undefined;
-  /** Records of the last run in events.jsonl (an id reused by a later run appends to it). */
+  /** Records of every session in events.jsonl (a resume appends to it), on one timeline. */
   events: RunEvent[];
+  /** Where each session begins on that timeline (one for a run never resumed). */
+  sessions: SessionMark[];
   /** By fork id; absent when a fork never reached a worker (e.g. cancelled while queued). */
   transcripts: Map<string, TranscriptFacts>;
   /** What was missing or odd but did not stop the report. */
   notes: string[];
+}
+
+/** A session's start on the report's timeline (ms since the first session began) and on the clock. */
+export interface SessionMark {
+  index: number;
+  startMs: number;
+  startedAt: number;
 }
 
 /** Usage as the ledger normalises it; a bad TTL split names the file and line. */
@@ -43,28 +53,68 @@ export function usageAt(raw: z.output<typeof usageInputSchema>, where: string): 
   return fromParsedUsage(raw, `${where}: usage`, 'REPORT_FILE_INVALID');
 }
 
-/** Keep only the records after the last `marker` record (a file appended to by a rerun). */
-function lastRun<T extends { value: unknown }>(lines: T[], marker: string): { lines: T[]; runs: number } {
-  const starts = lines.flatMap((l, i) => (recordType(l.value) === marker ? [i] : []));
-  return { lines: lines.slice(starts.at(-1) ?? 0), runs: starts.length };
-}
-
-function readEvents(path: string, notes: string[]): RunEvent[] {
-  const { lines, runs } = lastRun(readReportJsonl(path, 'fan-out events'), 'fanout-start');
-  if (runs === 0)
+/**
+ * Every session of the fan-out (the run and each resume) as one timeline: each session is
+ * laid right after the one before (the hours between a Ctrl-C and a resume are left out; each
+ * record keeps its `shift` so prices use the real date), and a fork that ended in an earlier
+ * session is not ended again by the resume's replay of its result.
+ */
+function readEvents(path: string, notes: string[]): { events: RunEvent[]; sessions: SessionMark[] } {
+  const sessions = splitSessions(readReportJsonl(path, 'fan-out events'));
+  if (sessions.length === 0)
     throw new ForkcacheError('REPORT_FILE_INVALID', `${path}: no fanout-start record`, { data: { file: path } });
-  if (runs > 1)
+  if (sessions.length > 1)
     notes.push(
-      `events.jsonl holds ${runs} runs of this fan-out id (a resume or a rerun appends): the report shows the last one`,
+      `${sessions.length} sessions (the run and ${sessions.length - 1} resume${sessions.length > 2 ? 's' : ''}), combined: the timeline leaves out the time between them; a dashed line marks where each resume began`,
     );
   const events: RunEvent[] = [];
-  for (const { line, value } of lines) {
-    const type = recordType(value);
-    if (type === undefined || !(type in eventSchemas)) continue;
-    const parsed = parseAt(eventSchemas[type as keyof EventSchemas], value, `${path}:${line}`);
-    events.push({ ...parsed, type, line } as RunEvent);
+  const marks: SessionMark[] = [];
+  const ended = new Set<string>();
+  const first = sessions[0]!.startedAt;
+  let offset = first;
+  for (const session of sessions) {
+    const shift = offset - session.startedAt;
+    marks.push({ index: session.index, startMs: offset - first, startedAt: session.startedAt });
+    const startedHere = new Set(
+      session.lines
+        .filter((l) => recordType(l.value) === 'fork-start')
+        .map((l) => (l.value as { forkId?: unknown }).forkId),
+    );
+    const endedHere: string[] = [];
+    for (const { line, value } of session.lines) {
+      const type = recordType(value);
+      if (type === undefined || !(type in eventSchemas)) continue;
+      const parsed = parseAt(eventSchemas[type as keyof EventSchemas], value, `${path}:${line}`) as Record<
+        string,
+        unknown
+      >;
+      const forkId = parsed['forkId'] as string | undefined;
+      if (type === 'fork-end' && forkId !== undefined) {
+        if (ended.has(forkId) && !startedHere.has(forkId)) continue; // finished before: the resume only replays it
+        endedHere.push(forkId);
+      }
+      events.push(shifted({ ...parsed, type, line, session: session.index }, shift) as RunEvent);
+    }
+    for (const id of endedHere) ended.add(id);
+    offset += session.endedAt - session.startedAt;
   }
-  return events;
+  return { events, sessions: marks };
+}
+
+/** A record's times moved by `shift` ms (its request's too), remembering the shift. */
+function shifted(event: Record<string, unknown>, shift: number): Record<string, unknown> {
+  if (shift === 0) return event;
+  const out: Record<string, unknown> = { ...event, shift };
+  if (typeof out['at'] === 'number') out['at'] = out['at'] + shift;
+  const request = out['request'] as Record<string, unknown> | undefined;
+  if (request)
+    out['request'] = {
+      ...request,
+      ...Object.fromEntries(
+        (['sentAt', 'startedAt', 'endedAt'] as const).map((k) => [k, (request[k] as number) + shift]),
+      ),
+    };
+  return out;
 }
 
 /** What a report shows of a transcript, from the run directory's one transcript reader. */
@@ -87,7 +137,7 @@ export function readReportFiles(dir: string): FanOutFiles {
   const notes: string[] = [];
   const manifestPath = join(dir, MANIFEST_FILE);
   const manifest = parseAt(manifestCoreSchema, readReportJson(manifestPath, 'fan-out manifest'), manifestPath);
-  const events = readEvents(join(dir, EVENTS_FILE), notes);
+  const { events, sessions } = readEvents(join(dir, EVENTS_FILE), notes);
   const summaryPath = join(dir, SUMMARY_FILE);
   let summary: FanOutFiles['summary'];
   if (existsSync(summaryPath))
@@ -109,5 +159,5 @@ export function readReportFiles(dir: string): FanOutFiles {
     const path = transcriptPath(dir, forkId);
     if (existsSync(path)) transcripts.set(forkId, transcriptFacts(path));
   }
-  return { dir, manifest, summary, model, events, transcripts, notes };
+  return { dir, manifest, summary, model, events, sessions, transcripts, notes };
 }

@@ -24,7 +24,8 @@ function timeline(files: FanOutFiles, id: string): { rows: string[]; segments: S
   const { events } = files;
   const start = ofType(events, 'fanout-start')[0]!;
   const t0 = start.at;
-  const end = ofType(events, 'fanout-end')[0]?.at ?? Math.max(...events.map((e) => e.at));
+  // the last session's end: a resumed run is one timeline (sessions laid end to end)
+  const end = Math.max(ofType(events, 'fanout-end').at(-1)?.at ?? 0, ...events.map((e) => e.at));
   const rel = (t: number): number => Math.max(0, t - t0);
   const segments: Segment[] = [];
   const rows: string[] = [];
@@ -38,10 +39,15 @@ function timeline(files: FanOutFiles, id: string): { rows: string[]; segments: S
     const row = shortForkId(forkId, id);
     rows.push(row);
     const mine = events.filter((e) => 'forkId' in e && e.forkId === forkId);
-    const began = ofType(mine, 'fork-start')[0]?.at;
-    const finished = ofType(mine, 'fork-end')[0]?.at ?? end;
-    segments.push({ row, phase: 'queued', start: 0, end: rel(began ?? finished) });
-    if (began !== undefined) segments.push({ row, phase: 'running', start: rel(began), end: rel(finished) });
+    const starts = ofType(mine, 'fork-start');
+    const ends = ofType(mine, 'fork-end');
+    const finished = ends.at(-1)?.at ?? end;
+    segments.push({ row, phase: 'queued', start: 0, end: rel(starts[0]?.at ?? finished) });
+    // one running span per session the fork ran in (cancelled in one, resumed in the next)
+    for (const began of starts) {
+      const stop = ends.find((e) => e.at >= began.at)?.at ?? end;
+      segments.push({ row, phase: 'running', start: rel(began.at), end: rel(stop) });
+    }
     // Pair each turn-start with what closes it, in file order: its turn-end, or a worker
     // restart (the turn was interrupted and is sent again), or the fork's end.
     let open: RunEventOf<'turn-start'> | undefined;
@@ -100,7 +106,8 @@ function requests(files: FanOutFiles, id: string, catalogue: ModelCatalogue): Re
       turn: e.turn,
       sentAt: e.request.sentAt,
       usage,
-      ...priced(usage, e.request.sentAt),
+      // priced on the day it was sent, not where the combined timeline lays it
+      ...priced(usage, e.request.sentAt - (e.shift ?? 0)),
     });
   }
   return out.sort((a, b) => a.sentAt - b.sentAt);

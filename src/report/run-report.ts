@@ -1,46 +1,14 @@
-import type { ForkReport } from '../fork/report.ts';
-import { escapeHtml, figure, type Html, page, raw, table } from './html.ts';
-import { costChart, hitChart, timelineChart, tokensChart } from './run-charts.ts';
+import { escapeHtml, figure, page, table } from './html.ts';
+import { forkTable, notDoneReason, notDoneSection } from './fork-table.ts';
+import { costChart, hitChart, TIMELINE_MAX_ROWS, timelineChart, tokensChart } from './run-charts.ts';
+import { MAX_CATEGORIES } from './bins.ts';
 import { budgetChart } from './budget-chart.ts';
-import type { ForkRow, RunModel } from './run-model.ts';
+import type { RunModel } from './run-model.ts';
 
 const n = (x: number): string => x.toLocaleString('en-US');
 const usd = (x: number | null | undefined): string => (x === null || x === undefined ? 'n/a' : `$${x.toFixed(4)}`);
 const percent = (x: number | null | undefined): string =>
   x === null || x === undefined ? 'n/a' : `${(100 * x).toFixed(1)}%`;
-
-function reportHtml(report: ForkReport | undefined, error: ForkRow['error']): Html {
-  const parts: string[] = [];
-  if (error)
-    parts.push(`<p class="status-failed"><code>${escapeHtml(error.code)}</code> ${escapeHtml(error.message)}</p>`);
-  if (!report) return raw(parts.join('') || '<em>no final text</em>');
-  const fields: [string, string | undefined][] = [
-    ['Scope', report.scope],
-    ['Result', report.result],
-    ['Key files', report.keyFiles],
-    ['Files changed', report.filesChanged],
-    ['Issues', report.issues],
-  ];
-  const items = fields.filter(([, v]) => v !== undefined).map(([k, v]) => `<dt>${k}</dt><dd>${escapeHtml(v!)}</dd>`);
-  parts.push(`<dl class="report">${items.join('')}</dl>`);
-  if (report.missing.length > 0) parts.push(`<p><em>missing: ${escapeHtml(report.missing.join(', '))}</em></p>`);
-  return raw(parts.join(''));
-}
-
-function forkTable(model: RunModel): string {
-  const rows = model.forks.map((f) => [
-    f.short,
-    raw(
-      `<span class="status-${escapeHtml(f.status)}">${escapeHtml(f.status)}</span>${f.restarts > 0 ? ` (${f.restarts} worker restart${f.restarts > 1 ? 's' : ''})` : ''}`,
-    ),
-    f.turns,
-    f.toolCalls,
-    f.filesChanged.length === 0 ? 'none' : f.filesChanged.join(', '),
-    f.directive,
-    reportHtml(f.report, f.error),
-  ]);
-  return table(['fork', 'status', 'turns', 'tool calls', 'files changed', 'directive', 'report'], rows, 'forks');
-}
 
 function overview(model: RunModel): string {
   const s = model.files.summary;
@@ -55,10 +23,7 @@ function overview(model: RunModel): string {
   ];
   if (s) {
     rows.push(
-      [
-        'forks',
-        `${s.forks.total} total: ${s.forks.completed} completed, ${s.forks.failed} failed, ${s.forks.cancelled} cancelled`,
-      ],
+      ['forks', forksLine(model)],
       [
         'fan-out hit ratio',
         `${percent(s.cache.fanout_hit_ratio)} (theoretical maximum ${s.cache.fanout_input_tokens === 0 ? 'n/a' : percent(s.cache.max_fanout_reads / s.cache.fanout_input_tokens)})`,
@@ -82,6 +47,20 @@ function overview(model: RunModel): string {
       rows.push(['sharing', 'no parent snapshot: fallback prompt, nothing shared with a parent']);
   }
   return table(['', ''], rows, 'overview');
+}
+
+/** Forks by status, as the files say (any status, not a fixed list), and how many did not do their directive. */
+function forksLine(model: RunModel): string {
+  const byStatus = new Map<string, number>();
+  for (const f of model.forks) byStatus.set(f.status, (byStatus.get(f.status) ?? 0) + 1);
+  const notDone = model.forks.filter((f) => notDoneReason(f) !== undefined).length;
+  const statuses = [...byStatus].map(([status, count]) => `${count} ${status}`).join(', ');
+  return `${model.forks.length} total: ${statuses}; ${model.forks.length - notDone} done, ${notDone} not done`;
+}
+
+/** At most 20 lines, then how many more: hundreds of forks can miss the same way. */
+function capped(items: string[], max = 20): string[] {
+  return items.length <= max ? items : [...items.slice(0, max), `… and ${items.length - max} more like these`];
 }
 
 function list(items: string[], empty: string): string {
@@ -116,21 +95,26 @@ export function runSection(model: RunModel): string {
     `<section class="fanout" data-fanout="${escapeHtml(model.id)}">`,
     `<h2>Fan-out ${escapeHtml(model.id)}</h2>`,
     `<p class="meta">${escapeHtml(model.files.dir)} · started ${escapeHtml(new Date(start).toISOString())} · ${n(Math.round(model.durationMs))} ms · ${model.forks.length} forks${model.files.model ? ` of ${escapeHtml(model.files.model)}` : ''}</p>`,
+    notDoneSection(model),
     overview(model),
     '<h3>Drift and cache-miss diagnostics</h3>',
-    list(model.diagnostics, 'No drift; every fan-out request read the shared prefix it could.'),
+    list(capped(model.diagnostics), 'No drift; every fan-out request read the shared prefix it could.'),
     model.files.notes.length > 0 ? `<h3>Notes</h3>${list(model.files.notes, '')}` : '',
     '<h3>Timeline</h3>',
     figure(
       'timeline',
       timelineChart(model),
-      'Per fork, from events.jsonl: queued until a worker slot is free, warming while its first request is held (at the warm-first gate until the shared entry is readable, and by the API concurrency limit), model requests (dark) within its running time, done after it reported.',
+      model.rows.length > TIMELINE_MAX_ROWS
+        ? `How many of the ${model.forks.length} forks are in each phase over time (from events.jsonl; a row per fork would not read at this size): queued for a worker slot, warming (first request held at the warm-first gate), running (tools, worker), in a model request, done.`
+        : 'Per fork, from events.jsonl: queued until a worker slot is free, warming while its first request is held (at the warm-first gate until the shared entry is readable, and by the API concurrency limit), model requests (dark) within its running time, done after it reported.',
     ),
     '<h3>Tokens per request</h3>',
     figure(
       'tokens',
       tokensChart(model),
-      'Input tokens of every request in the order sent (fork and turn), stacked: read from cache, written to cache, uncached.',
+      model.requests.length <= MAX_CATEGORIES
+        ? 'Input tokens of every request in the order sent (fork and turn), stacked: read from cache, written to cache, uncached.'
+        : `Input tokens of every fork's requests together (${model.requests.length} requests: one bar each would not read), in fork order${model.forks.length > MAX_CATEGORIES ? ', neighbouring forks summed into one bar' : ''}; stacked: read from cache, written to cache, uncached.`,
     ),
     '<h3>Cumulative cost</h3>',
     cost

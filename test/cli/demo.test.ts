@@ -5,7 +5,15 @@ import { forkcache, lastJson } from './run-cli.ts';
 
 describe('forkcache demo', () => {
   it('forks one child per file, renames the symbol in every file, and reports a perfect cache', async () => {
-    const { code, stdout, stderr } = await forkcache(['demo', '--forks', '3', '--latency', 'off', '--json']);
+    const { code, stdout, stderr } = await forkcache([
+      'demo',
+      '--forks',
+      '3',
+      '--latency',
+      'off',
+      '--json',
+      '--keep-workspace',
+    ]);
     expect(stderr).toMatch(/3 forks on the local emulator/);
     expect(code).toBe(0);
     const summary = lastJson(stdout);

@@ -35,7 +35,7 @@ describe('Ctrl-C is bounded (issue 15, case 2)', () => {
       schedule: timer.schedule,
     });
     dispose = interrupt.dispose;
-    interrupt.watch({ cancel: () => cancelled.push('fan') } as unknown as FanOut);
+    interrupt.watch({ cancel: () => cancelled.push('fan'), settled: () => new Promise(() => {}) } as unknown as FanOut);
     process.emit('SIGINT');
     expect(interrupt.interrupted).toBe(true);
     expect(cancelled).toEqual(['fan']);

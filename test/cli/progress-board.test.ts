@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FanOutEvent, ForkResult } from '../../src/agent/fork-handle.ts';
 import { colorEnabled, ProgressBoard } from '../../src/cli/progress-board.ts';
+import { emulatedTty } from './board/fake-tty.ts';
 
 /** A stream that records what is written; a TTY or not. */
 function fakeStream(isTTY: boolean): { stream: NodeJS.WriteStream; text: () => string } {
@@ -43,19 +44,41 @@ function events(forkId: string, status: ForkResult['status']): FanOutEvent[] {
 const SGR = /\x1b\[[0-9;]*m/;
 
 describe('progress board', () => {
-  it('writes one plain line per fork start and end when the stream is not a TTY', () => {
+  it('writes one plain line per fork start and end when the stream is not a TTY, with the file it works on', () => {
     const { stream, text } = fakeStream(false);
     const board = new ProgressBoard({ model: 'claude-sonnet-4-6', stream, env: {} });
+    board.plan({ id: 'fo', forks: [{ id: 'fo-f01', directive: 'rename a to b in src/x.ts' }] });
     for (const event of [...events('fo-f01', 'completed'), ...events('fo-f02', 'failed')]) board.onEvent(event);
     board.stop();
     expect(text()).toBe(
       [
         'fo-f01 started',
-        'fo-f01 completed after 1 turns, 1 tool calls, cache hit 60%',
+        'fo-f01 completed after 1 turns, 1 tool calls, cache hit 60%  src/x.ts',
         'fo-f02 started',
         'fo-f02 failed after 1 turns, 1 tool calls, cache hit 60%',
         '',
       ].join('\n'),
+    );
+  });
+
+  it('plain lines carry a progress line every tenth of a large run', () => {
+    const { stream, text } = fakeStream(false);
+    let now = 0;
+    const board = new ProgressBoard({ model: 'claude-sonnet-4-6', stream, env: {}, now: () => now });
+    const ids = Array.from({ length: 40 }, (_, i) => `fo-f${String(i + 1).padStart(2, '0')}`);
+    board.plan({ id: 'fo', forks: ids.map((id) => ({ id, directive: 'x' })) });
+    for (const id of ids)
+      for (const event of events(id, 'completed')) {
+        now += 100;
+        board.onEvent(event);
+      }
+    board.stop();
+    const progress = text()
+      .split('\n')
+      .filter((l) => l.startsWith('progress: '));
+    expect(progress).toHaveLength(10);
+    expect(progress[0]).toMatch(
+      /^progress: 4\/40 forks ended \(4 done\) · 0 running · 36 queued · elapsed 0:02 · ETA /,
     );
   });
 
@@ -77,9 +100,8 @@ describe('progress board', () => {
     };
     const colored = render({});
     expect(colored).toContain('\x1b[32mcompleted');
-    expect(colored).toMatch(/1\/1 forks done .* cost \$0\.0002/);
     const plain = render({ NO_COLOR: '1' });
-    expect(plain).toContain('fo-f01               completed turn   1');
+    expect(plain).toContain('fo-f01  completed  1 turns  1 tools');
     expect(plain).not.toMatch(SGR);
   });
 
@@ -88,5 +110,76 @@ describe('progress board', () => {
     expect(colorEnabled({ isTTY: true }, { NO_COLOR: '1' })).toBe(false);
     expect(colorEnabled({ isTTY: true }, { NO_COLOR: '' })).toBe(true);
     expect(colorEnabled({ isTTY: false }, {})).toBe(false);
+  });
+});
+
+describe('the live board on a terminal', () => {
+  const model = 'claude-sonnet-4-6';
+  const ids = (n: number) => Array.from({ length: n }, (_, i) => `fo1-ab-f${String(i + 1).padStart(3, '0')}`);
+
+  it('counts every planned fork from the first frame (the old board counted forks as they started: 0/32, then 64)', async () => {
+    const tty = emulatedTty(160, 40);
+    const board = new ProgressBoard({ model, stream: tty.stream, env: { NO_COLOR: '1' }, frameMs: 0, tickMs: 0 });
+    board.plan({ id: 'fo1-ab', forks: ids(80).map((id) => ({ id, directive: `rename x in src/${id}.ts` })) });
+    board.onEvent({ type: 'fork-start', forkId: 'fo1-ab-f001', at: 0 });
+    board.redraw();
+    const screen = await tty.lines();
+    expect(screen.find((l) => l.includes('forks ended'))).toMatch(
+      /^fo1-ab {2}0\/80 forks ended \(0 done\) · 1 running · 79 queued/,
+    );
+    expect(screen.at(-1)).toBe('+79 queued, 0 done, 0 not done');
+    board.stop();
+  });
+
+  it('holds at 500 forks in 40 rows: running rows cut to fit, each finished fork once above, nothing left at the end', async () => {
+    const tty = emulatedTty(120, 40);
+    let now = 0;
+    const board = new ProgressBoard({ model, stream: tty.stream, env: {}, frameMs: 0, tickMs: 0, now: () => now });
+    const all = ids(500);
+    board.plan({ id: 'fo1-ab', forks: all.map((id) => ({ id, directive: `rename x in src/${id}.ts` })) });
+    for (let i = 0; i < all.length; i += 50) {
+      const batch = all.slice(i, i + 50);
+      for (const id of batch) board.onEvent({ type: 'fork-start', forkId: id, at: (now += 10) });
+      board.redraw();
+      const screen = await tty.lines();
+      expect(screen.slice(-40).filter((l) => / forks ended /.test(l))).toHaveLength(1);
+      expect(screen.at(-1)).toMatch(/^\+\d+ more running, \+\d+ queued/);
+      if (i === 0) tty.resize(90, 40); // narrower mid-run: the terminal re-flows the frame's long lines
+      for (const id of batch) for (const e of events(id, 'completed').slice(1)) board.onEvent({ ...e, at: (now += 1) });
+      board.redraw();
+    }
+    board.stop();
+    const lines = await tty.lines();
+    expect(lines.filter((l) => !l.startsWith('fo1-ab-f'))).toEqual([]);
+    expect(lines).toHaveLength(500);
+    expect(new Set(lines.map((l) => l.split(' ')[0])).size).toBe(500);
+  });
+
+  it('shows the parent while it works, and the rate-limit budget only once limits are known', async () => {
+    const tty = emulatedTty(160, 40);
+    let now = 0;
+    const view = { mode: 'on', waiting: 0, sleepers: 0, stopped: undefined, classes: [] as unknown[] };
+    const board = new ProgressBoard({
+      model,
+      stream: tty.stream,
+      env: {},
+      frameMs: 0,
+      tickMs: 0,
+      now: () => now,
+      budget: () => view as never,
+    });
+    board.parent('turn 1: the model is writing its answer');
+    now += 27_000;
+    board.redraw();
+    expect((await tty.lines()).at(-1)).toBe('parent   turn 1: the model is writing its answer (0:27)');
+    board.plan({ id: 'fo', forks: [{ id: 'fo-f01', directive: 'x' }] });
+    const cls = { modelClass: 'sonnet', used: { rpm: 0, itpm: 0, otpm: 0 }, inFlight: 0, blockedMs: 0 };
+    view.classes = [{ ...cls, limits: {} }];
+    board.redraw();
+    expect((await tty.lines()).some((l) => l.includes('RPM'))).toBe(false); // the emulator: no limits, no `RPM 0/?`
+    view.classes = [{ ...cls, limits: { rpm: 50 } }];
+    board.redraw();
+    expect((await tty.lines()).some((l) => l.includes('RPM 0/50'))).toBe(true);
+    board.stop();
   });
 });

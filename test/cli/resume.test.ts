@@ -6,7 +6,7 @@ import { forkcache, lastJson } from './run-cli.ts';
 
 describe('forkcache resume RUN_DIR', () => {
   it('does not re-run a finished run: every fork is already completed', async () => {
-    const demo = await forkcache(['demo', '--forks', '2', '--latency', 'off', '--json']);
+    const demo = await forkcache(['demo', '--forks', '2', '--latency', 'off', '--json', '--keep-workspace']);
     expect(demo.code).toBe(0);
     const { workspace } = lastJson(demo.stdout);
     const { code, stdout, stderr } = await forkcache(['resume', join(workspace, '.forkcache', 'runs'), '--json']);

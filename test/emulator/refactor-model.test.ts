@@ -146,10 +146,11 @@ describe('refactor model as a parent', () => {
     );
     messages.push({ role: 'user', content: '<task-notification>\n<status>completed</status>\n</task-notification>' });
     const one = await agentLoop(api, messages, files, REFACTOR);
-    expect(finalText(one.message)).toContain('1 of 2 fork(s) reported back.');
-    messages.push({ role: 'user', content: '<task-notification>\n<status>completed</status>\n</task-notification>' });
+    expect(finalText(one.message)).toContain('1 of 2 fork(s) reported back: 1 completed.');
+    // a cancelled fork reported back too, but did nothing: the parent counts it as such
+    messages.push({ role: 'user', content: '<task-notification>\n<status>cancelled</status>\n</task-notification>' });
     expect(finalText((await agentLoop(api, messages, files, REFACTOR)).message)).toContain(
-      'All 2 fork(s) reported back.',
+      'All 2 fork(s) reported back: 1 completed, 1 cancelled.',
     );
   });
 

@@ -24,7 +24,7 @@ describe('bench report', () => {
     const chart = /data-chart="savings-savings_vs_no_cache">(<svg[\s\S]*?<\/svg>)/.exec(html)![1]!;
     for (const strategy of ['first-child', 'prewarm', 'none']) expect(chart).toContain(`>${strategy}</text>`);
     for (const suite of ['dispatch', 'economics', 'future-suite']) expect(html).toContain(`data-suite="${suite}"`);
-    expect(html).toContain('<th>prefix_bytes</th>');
+    expect(html).toContain('<code>prefix_bytes</code>');
     expect(html).toContain('{&quot;x&quot;:1}'); // an unknown nested value is shown, escaped
     expect(html).toContain('Forking pays from the second child on.');
   });
@@ -36,6 +36,7 @@ describe('bench report', () => {
       strategyKey: 'strategy',
       savingKeys: ['savings_vs_no_cache', 'savings_vs_fresh_agents'],
       facetKeys: [],
+      overlayKeys: [],
     });
     expect(economicsShape(suites[0]!)).toBeUndefined();
     expect(economicsShape({ name: 'economics', rows: [{ strategy: 'x', savings: 0.5 }] })).toBeUndefined(); // no N: tables only
@@ -59,15 +60,45 @@ describe('bench report', () => {
       strategyKey: 'strategy',
       savingKeys: ['savings_vs_no_cache'],
       facetKeys: ['prefix'],
+      overlayKeys: [],
     });
     const charts = economicsCharts(rows, shape);
+    // human titles with units, not field names (issue 27)
     expect(charts.map((c) => c.caption)).toEqual([
-      'savings_vs_no_cache against forks (prefix 10K), one line per strategy.',
-      'savings_vs_no_cache against forks (prefix 50K), one line per strategy.',
+      'savings vs no cache (%) against forks (shared prefix 10K): a line per strategy. The no-cache rows are the baseline itself (0 %) and have no line.',
+      'savings vs no cache (%) against forks (shared prefix 50K): a line per strategy. The no-cache rows are the baseline itself (0 %) and have no line.',
     ]);
+    expect(charts[0]!.svg).toContain('savings vs no cache (%)');
     // The y axis reaches the largest saving, 68.5%: percent strings are read as percent.
     expect(charts[0]!.svg).toMatch(/>(70|80)<\/text>/);
     expect(charts[0]!.svg).not.toMatch(/>(6,?000|7,?000)<\/text>/);
+  });
+
+  it('overlays providers on one chart (a colour each, a dash per strategy) instead of a chart per provider', () => {
+    const rows = ['anthropic', 'openai'].flatMap((provider) =>
+      [2, 4].flatMap((forks) =>
+        ['forkcache', 'fresh-agents'].map((strategy) => ({
+          provider,
+          prefix: '10K',
+          forks,
+          strategy,
+          savings_vs_no_cache: `${forks * (provider === 'openai' ? 10 : 20)}.0%`,
+        })),
+      ),
+    );
+    const shape = economicsShape({ name: 'economics', rows })!;
+    expect(shape.overlayKeys).toEqual(['provider']);
+    expect(shape.facetKeys).toEqual([]);
+    const charts = economicsCharts(rows, shape);
+    expect(charts).toHaveLength(1); // before: one chart per provider
+    for (const line of [
+      'anthropic · forkcache',
+      'anthropic · fresh-agents',
+      'openai · forkcache',
+      'openai · fresh-agents',
+    ])
+      expect(charts[0]!.svg).toContain(`>${line}</text>`);
+    expect(charts[0]!.caption).toContain('a colour per provider, a dash per strategy');
   });
 
   it('names the file and the field of a malformed results file', () => {

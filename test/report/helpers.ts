@@ -30,3 +30,55 @@ export function editJsonl(
   });
   writeFileSync(path, `${out.join('\n')}\n`);
 }
+
+/**
+ * The fixture run grown to `n` forks (real files in a fresh directory): fork i repeats the
+ * records of fixture fork i mod 8, renamed, a batch of 8 after the other, as a run of `n`
+ * forks through 8 slots would be. `notDone` forks get a report that says `Result: not done`.
+ */
+export function scaledRun(n: number, notDone: readonly number[] = []): string {
+  const { dir } = copyRun();
+  const id = (i: number): string => `${FIXTURE_ID}-f${String(i + 1).padStart(n > 99 ? 3 : 2, '0')}`;
+  const source = (i: number): string => `${FIXTURE_ID}-f${String((i % 8) + 1).padStart(2, '0')}`;
+  const records = readFileSync(join(dir, 'events.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, any>);
+  const t0 = records[0]!['at'] as number;
+  const span = Math.max(...records.map((r) => r['at'] as number)) - t0;
+  const shift = (r: Record<string, any>, by: number): Record<string, any> => {
+    const out: Record<string, any> = { ...r, at: r['at'] + by };
+    if (r['request'])
+      out['request'] = {
+        ...r['request'],
+        sentAt: r['request'].sentAt + by,
+        startedAt: r['request'].startedAt + by,
+        endedAt: r['request'].endedAt + by,
+      };
+    return out;
+  };
+  const batches = Math.ceil(n / 8);
+  const out: Record<string, any>[] = [];
+  for (const r of records) {
+    if (r['type'] === 'fanout-start')
+      out.push({
+        ...r,
+        forks: Array.from({ length: n }, (_, i) => ({
+          forkId: id(i),
+          directive: `rename fetchData to loadData in src/f${i + 1}.ts`,
+        })),
+      });
+    else if (r['type'] === 'fanout-end') out.push(shift(r, (batches - 1) * span));
+    else if (r['forkId'] === undefined) out.push(r);
+  }
+  for (let i = 0; i < n; i++)
+    for (const r of records)
+      if (r['forkId'] === source(i)) out.push({ ...shift(r, Math.floor(i / 8) * span), forkId: id(i) });
+  writeFileSync(join(dir, 'events.jsonl'), `${out.map((r) => JSON.stringify(r)).join('\n')}\n`);
+  for (let i = 0; i < n; i++) {
+    let text = readFileSync(join(FIXTURE_RUN, 'forks', `${source(i)}.jsonl`), 'utf8').replaceAll(source(i), id(i));
+    if (notDone.includes(i)) text = text.replace(/Result: [^\\"]*/g, 'Result: not done');
+    writeFileSync(join(dir, 'forks', `${id(i)}.jsonl`), text);
+  }
+  return dir;
+}

@@ -116,7 +116,7 @@ describe('the HTML report in headless Chromium', () => {
     expect(rows).toHaveLength(8);
     for (const row of rows) {
       expect(row[1]).toBe('completed');
-      expect(row[6]).toMatch(/^Scope.*Result.*renamed/s);
+      expect(row[6]).toMatch(/^renamed.*Scope.*Result.*renamed/s); // the Result, then the report behind <details>
     }
     const png = await page.screenshot({ fullPage: true });
     expect(png.subarray(1, 4).toString()).toBe('PNG');

@@ -139,22 +139,48 @@ describe('tolerance and errors', () => {
     expect(segmentsOf(model, 'f03')).toEqual(segmentsOf(load(FIXTURE_RUN), 'f03'));
   });
 
-  it('shows only the last run when a rerun appended to events.jsonl, and says so', () => {
+  it('combines every session of a resumed fan-out on one timeline, the gap between them left out (issue 27)', () => {
     const { dir } = copyRun();
     const text = readFileSync(join(dir, 'events.jsonl'), 'utf8');
-    const shifted = text
+    const records = text
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l))
-      .filter((r) => r.forkId === undefined || r.forkId.endsWith('f01'))
-      .map((r) => ({ ...r, at: r.at + 60_000 }));
-    shifted[0].forks = shifted[0].forks.slice(0, 1);
-    writeFileSync(join(dir, 'events.jsonl'), text + shifted.map((r) => JSON.stringify(r)).join('\n') + '\n');
+      .map((l) => JSON.parse(l));
+    const first = records[0].at as number;
+    const last = Math.max(...records.map((r) => r.at as number));
+    // session 2, an hour later: f01 runs its turns again; the others' ends are replayed (no fork-start)
+    const later = 3_600_000;
+    const resume = records
+      .filter((r) => r.type === 'fanout-start' || r.forkId?.endsWith('f01') || r.type === 'fork-end')
+      .filter((r) => r.type !== 'fork-end' || r.forkId.endsWith('f01') || true)
+      .filter((r) => r.forkId?.endsWith('f01') || r.type === 'fanout-start' || r.type === 'fork-end')
+      .map((r) => {
+        const out = { ...r, at: r.at + later };
+        if (out.request)
+          out.request = {
+            ...out.request,
+            sentAt: out.request.sentAt + later,
+            startedAt: out.request.startedAt + later,
+            endedAt: out.request.endedAt + later,
+          };
+        return out;
+      });
+    writeFileSync(join(dir, 'events.jsonl'), text + resume.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    const single = load(copyRun().dir);
     const model = load(dir);
-    expect(model.forks).toHaveLength(1);
-    expect(model.files.notes).toContain(
-      'events.jsonl holds 2 runs of this fan-out id (a resume or a rerun appends): the report shows the last one',
-    );
+    // before: "the report shows the last one" — f02…f08 gone, f01 done at t=0
+    expect(model.forks).toHaveLength(single.forks.length);
+    expect(model.files.sessions.map((s) => s.index)).toEqual([1, 2]);
+    expect(model.files.sessions[1]!.startMs).toBe(last - first); // laid right after session 1, not an hour later
+    expect(model.durationMs).toBeLessThan(2 * (last - first) + 1);
+    expect(model.files.notes.some((n) => n.startsWith('2 sessions (the run and 1 resume), combined'))).toBe(true);
+    const running = (row: string) => model.segments.filter((s) => s.row === row && s.phase === 'running');
+    expect(running('f01')).toHaveLength(2);
+    // a replayed end does not move a fork that finished in session 1
+    const f02 = (m: typeof model) => m.segments.find((s) => s.row === 'f02' && s.phase === 'running')!.end;
+    expect(f02(model)).toBe(f02(single));
+    const f01Turns = records.filter((r) => r.type === 'turn-end' && r.forkId.endsWith('f01')).length;
+    expect(model.requests).toHaveLength(single.requests.length + f01Turns);
   });
 
   it('names the file and line of a malformed record', () => {

@@ -5,7 +5,10 @@ import { WARM_STRATEGIES, type WarmStrategy } from '../../engine/warm-gate.ts';
 import { DEMO_MODEL, demoModelOf, runDemo } from '../demo/run-demo.ts';
 import { PROVIDER_IDS, providerIdSchema } from '../../wire/providers.ts';
 import { ForkcacheError } from '../../errors.ts';
-import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
+import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE, interruptedLine } from '../interrupt.ts';
+import type { ProgressBoard } from '../progress-board.ts';
+import { forkRowsInSummary } from '../board/summary-rows.ts';
+import { parentLine, settleWorkspace, someFiles } from '../demo/demo-end.ts';
 import { DEMO_NEW_NAME, DEMO_OLD_NAME } from '../demo/workspace.ts';
 import { intFlag, parseFlags } from '../flags.ts';
 import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-table.ts';
@@ -27,6 +30,7 @@ const optionsSchema = z.object({
   provider: providerIdSchema.default('anthropic'),
   modelTable: z.string().min(1).optional(),
   parentFromClaudeTranscript: z.string().min(1, 'expected a .jsonl file').optional(),
+  keepWorkspace: z.boolean().default(false),
 });
 
 /** Register `forkcache demo`: the main job, end to end on the embedded emulator. */
@@ -51,6 +55,10 @@ export function registerDemoCommand(program: Command): void {
     )
     .option('--model-table <file>', 'model catalogue JSON merged over the built-in one')
     .option('--json', 'print one JSON summary object last (progress goes to stderr as plain lines)')
+    .option(
+      '--keep-workspace',
+      'keep the temporary copy of the sample repository after a successful run (a failed or interrupted one is always kept)',
+    )
     .option('--report [file]', 'write the HTML report of the fan-out (default: report.html in its run directory)')
     .option(
       '--parent-from-claude-transcript <file>',
@@ -88,7 +96,9 @@ export function registerDemoCommand(program: Command): void {
       }
       const catalogue = modelCheck(opts.model, opts.modelTable, log);
       let engine: { destroy(): Promise<void> } | undefined;
-      const interrupt = cancelOnInterrupt(log, { stop: async () => engine?.destroy() });
+      let board: ProgressBoard | undefined;
+      const say = (line: string): void => (board ? board.log(line) : log(line));
+      const interrupt = cancelOnInterrupt(say, { stop: async () => engine?.destroy() });
       const demo = await runDemo({
         model: opts.model,
         provider: opts.provider,
@@ -101,26 +111,27 @@ export function registerDemoCommand(program: Command): void {
         log,
         watch: (fan) => interrupt.watch(fan),
         onEngine: (e) => (engine = e),
+        onBoard: (b) => (board = b),
+        signal: interrupt.signal,
       }).finally(() => interrupt.dispose());
       const failed =
         demo.result.forks.filter((f) => f.status !== 'completed').length + editsNotApplied(demo.result).length;
       const report = await reportAfterRun(demo.result.summary.run_dir, opts.report, log, catalogue);
+      const ok = !interrupt.interrupted && failed === 0 && demo.leftovers.length === 0 && !report.failed;
+      const workspace = settleWorkspace(demo.workspace, { ok, keep: opts.keepWorkspace, report: report.path });
       if (opts.json) {
         process.stdout.write(
-          `${JSON.stringify(jsonSummary(demo.result, { workspace: demo.workspace, leftovers: demo.leftovers, ...(report.path ? { report: report.path } : {}) }))}\n`,
+          `${JSON.stringify(jsonSummary(demo.result, { workspace: demo.workspace, workspace_kept: workspace.kept, leftovers: demo.leftovers, ...(interrupt.interrupted ? { interrupted: true } : {}), ...(report.path ? { report: report.path } : {}) }))}\n`,
         );
       } else {
-        process.stdout.write(`\n${formatFanOutResult(demo.result, opts.model, catalogue)}\n\n`);
-        process.stdout.write(`parent: ${demo.parentText}\n`);
-        process.stdout.write(
-          `${DEMO_OLD_NAME} left under src/: ${demo.leftovers.length === 0 ? 'none' : demo.leftovers.join(', ')}\n`,
-        );
-        process.stdout.write(`workspace kept at ${demo.workspace}; transcripts under .forkcache/runs\n`);
+        const rows = forkRowsInSummary(opts.json);
+        process.stdout.write(`\n${formatFanOutResult(demo.result, opts.model, catalogue, { forkRows: rows })}\n\n`);
+        process.stdout.write(`parent: ${parentLine(demo)}\n`);
+        process.stdout.write(`${DEMO_OLD_NAME} left under src/: ${someFiles(demo.leftovers)}\n`);
+        process.stdout.write(`${workspace.line}\n`);
       }
-      process.exitCode = interrupt.interrupted
-        ? INTERRUPTED_EXIT_CODE
-        : failed > 0 || demo.leftovers.length > 0 || report.failed
-          ? 1
-          : 0;
+      const hint = interrupt.interrupted ? interruptedLine(demo.result) : undefined;
+      if (hint) log(hint);
+      process.exitCode = interrupt.interrupted ? INTERRUPTED_EXIT_CODE : ok ? 0 : 1;
     });
 }

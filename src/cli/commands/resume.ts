@@ -14,7 +14,8 @@ import { parseFlags } from '../flags.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
 import type { PermissionPolicy } from '../../tools/permissions.ts';
-import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
+import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE, interruptedLine } from '../interrupt.ts';
+import { forkRowsInSummary } from '../board/summary-rows.ts';
 import { ProgressBoard } from '../progress-board.ts';
 import { resolveSandbox, UNSANDBOXED_NOTE } from '../../tools/sandbox.ts';
 import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-table.ts';
@@ -55,9 +56,13 @@ export function registerResumeCommand(program: Command): void {
       let spendCap = false;
       // the engine of the fan-out being resumed: what a stuck Ctrl-C stops
       let current: ForkEngine | undefined;
-      const interrupt = cancelOnInterrupt((line) => void process.stderr.write(`${line}\n`), {
-        stop: async () => current?.destroy(),
-      });
+      let board: ProgressBoard | undefined;
+      const interrupt = cancelOnInterrupt(
+        (line) => (board ? board.log(line) : void process.stderr.write(`${line}\n`)),
+        {
+          stop: async () => current?.destroy(),
+        },
+      );
       for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
         const { manifest } = readFanOutDir(dir);
         const emulator = emulatorMeta.safeParse((manifest.meta as { emulator?: unknown }).emulator).data ?? {
@@ -99,14 +104,16 @@ export function registerResumeCommand(program: Command): void {
         try {
           const fan = engine.resume(dir);
           interrupt.watch(fan);
-          const board = new ProgressBoard({
+          board = new ProgressBoard({
             model: fan.prefix.snapshot.model,
             plain: opts.json,
             catalogue,
             budget: () => engine.admission,
           });
+          board.plan(fan);
           for await (const event of fan) board.onEvent(event);
           board.stop();
+          board = undefined;
           const result = await fan.settled();
           failed += result.forks.filter((f) => f.status !== 'completed').length + editsNotApplied(result).length;
           if (result.summary.rate_limits.stopped !== null) {
@@ -119,7 +126,12 @@ export function registerResumeCommand(program: Command): void {
             process.stdout.write(
               `${JSON.stringify(jsonSummary(result, { api: target.kind, fanout: manifest.fanoutId }))}\n`,
             );
-          else process.stdout.write(`\n${formatFanOutResult(result, fan.prefix.snapshot.model, catalogue)}\n`);
+          else
+            process.stdout.write(
+              `\n${formatFanOutResult(result, fan.prefix.snapshot.model, catalogue, { forkRows: forkRowsInSummary(opts.json) })}\n`,
+            );
+          const hint = interrupt.interrupted ? interruptedLine(result) : undefined;
+          if (hint) process.stderr.write(`${hint}\n`);
         } finally {
           await engine.close();
           await target.close();

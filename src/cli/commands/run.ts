@@ -4,7 +4,8 @@ import { ForkEngine } from '../../engine/engine.ts';
 import { API_CHOICES, openEndpoint } from '../endpoint.ts';
 import { PROVIDER_IDS, providerIdSchema } from '../../wire/providers.ts';
 import { parseFlags } from '../flags.ts';
-import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
+import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE, interruptedLine } from '../interrupt.ts';
+import { forkRowsInSummary } from '../board/summary-rows.ts';
 import type { PermissionPolicy } from '../../tools/permissions.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
 import { loadPlan } from '../plan.ts';
@@ -104,17 +105,22 @@ export function registerRunCommand(program: Command): void {
         await target.close();
         throw err;
       });
-      const interrupt = cancelOnInterrupt(log, { stop: () => engine.destroy() });
+      let board: ProgressBoard | undefined;
+      // while the board is up, its lines scroll above it: a plain write would be drawn over
+      const interrupt = cancelOnInterrupt((line) => (board ? board.log(line) : log(line)), {
+        stop: () => engine.destroy(),
+      });
       try {
         // the manifest remembers the emulator script, so `forkcache resume` answers the same way
         const fan = engine.fanOut(snapshot, plan.directives, { meta: { emulator: plan.emulator } });
         interrupt.watch(fan);
-        const board = new ProgressBoard({
+        board = new ProgressBoard({
           model: snapshot.model,
           plain: opts.json,
           catalogue,
           budget: () => engine.admission,
         });
+        board.plan(fan);
         for await (const event of fan) {
           board.onEvent(event);
           continuity?.onEvent(event as Parameters<CacheContinuity['onEvent']>[0]);
@@ -130,7 +136,12 @@ export function registerRunCommand(program: Command): void {
           ...(continuity ? { parent_cache: continuity.json() } : {}),
         };
         if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, extra))}\n`);
-        else process.stdout.write(`\n${formatFanOutResult(result, snapshot.model, catalogue)}\n`);
+        else
+          process.stdout.write(
+            `\n${formatFanOutResult(result, snapshot.model, catalogue, { forkRows: forkRowsInSummary(opts.json) })}\n`,
+          );
+        const hint = interrupt.interrupted ? interruptedLine(result) : undefined;
+        if (hint) log(hint);
         const spendCap = result.summary.rate_limits.stopped !== null;
         if (spendCap)
           log(

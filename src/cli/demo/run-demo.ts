@@ -1,3 +1,6 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import { ForkcacheError } from '../../errors.ts';
+import { SPAWN_TOOL_NAME } from '../../wire/fork-text.ts';
 import { BUILTIN_CATALOGUE, type ModelCatalogue } from '../../models/catalogue.ts';
 import { DEFAULT_MODEL } from '../../models/defaults.ts';
 import { isChatProvider, PROVIDER_DEFAULT_MODELS, type ProviderId } from '../../wire/providers.ts';
@@ -41,6 +44,10 @@ export interface DemoOptions {
   catalogue?: ModelCatalogue | undefined;
   /** The wire (default `anthropic`): the embedded emulator runs in that provider's mode. */
   provider?: ProviderId | undefined;
+  /** Aborted on Ctrl-C: the parent agent sends no further turn (`watch` cancels the forks). */
+  signal?: AbortSignal | undefined;
+  /** The live board, once it exists (the CLI's own lines go through it while it is up). */
+  onBoard?: (board: ProgressBoard | undefined) => void;
 }
 
 export interface DemoResult {
@@ -48,6 +55,8 @@ export interface DemoResult {
   result: FanOutResult;
   parentTurns: number;
   parentText: string;
+  /** The parent was stopped by Ctrl-C (its last turn not sent or not answered). */
+  parentInterrupted: boolean;
   /** Files under src/ still using the old name after the run (expected: none). */
   leftovers: string[];
 }
@@ -93,55 +102,97 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   options.onEngine?.(engine);
   const client = createAnthropicClient({ baseURL: emulator.url, apiKey: 'demo', defaultHeaders: headers });
   const ledger = new UsageLedger({ table: catalogue });
-  let board: Promise<FanOutResult> | undefined;
+  // one board for the whole demo: the parent's status shows before its first spawn
+  const board = new ProgressBoard({ model, plain: options.plain, catalogue });
+  options.onBoard?.(board);
+  let progress: Promise<FanOutResult> | undefined;
   const agentTool = engine.agentTool({
     parentId: 'parent',
     ledger,
     meta: { api: 'emulator', provider, emulator: { script: 'refactor', latency: options.latency } },
     onFanOut: (fan) => {
       options.watch?.(fan);
-      board = showProgress(fan, options.plain, model, catalogue);
+      board.parent(`forked ${fan.forks.length} children; waiting for their reports`);
+      progress = showProgress(fan, board);
     },
   });
+  let turn = 0;
+  const send =
+    wire.send ??
+    ((p: Anthropic.MessageCreateParamsNonStreaming) => client.messages.create(p, { signal: options.signal }));
   try {
     const parent = await runParentAgent({
       client,
-      send: wire.send,
+      send: (params) => {
+        if (options.signal?.aborted) return Promise.reject(options.signal.reason as Error);
+        turn += 1;
+        board.parent(`turn ${turn}: the model is writing its answer`);
+        return untilAborted(send(params), options.signal);
+      },
       model,
       system: DEMO_SYSTEM_PROMPT,
       tools: TOOL_DECLARATIONS,
-      executor: createToolExecutor({ workspace }),
+      // the survey's grep must list every file the demo made (a few matches per file)
+      executor: createToolExecutor({ workspace, limits: { maxGrepMatches: Math.max(200, options.forks * 8) } }),
       agentTool,
       prompt: `rename ${DEMO_OLD_NAME} to ${DEMO_NEW_NAME} across src`,
-      onTurn: ({ turn, usage, sentAt }) =>
-        ledger.record({ forkId: 'parent', kind: 'parent', turn: turn - 1, model, usage, at: sentAt }),
+      // one spawn call per file in one message: ~30 output tokens each (8,192 stopped at 263 forks)
+      maxTokens: Math.max(8192, options.forks * 64),
+      onTurn: ({ turn, usage, sentAt, message }) => {
+        ledger.record({ forkId: 'parent', kind: 'parent', turn: turn - 1, model, usage, at: sentAt });
+        const tools = message.content.flatMap((b) =>
+          b.type === 'tool_use' && b.name !== SPAWN_TOOL_NAME ? [b.name] : [],
+        );
+        const spawned = message.content.some((b) => b.type === 'tool_use' && b.name === SPAWN_TOOL_NAME);
+        if (tools.length > 0) board.parent(`turn ${turn}: running ${tools.join(', ')}`);
+        else if (!spawned && agentTool.pending > 0) board.parent(`turn ${turn} done: waiting for its forks' reports`);
+      },
+    }).catch((err: unknown) => {
+      // Ctrl-C: the parent stops where it is; the forks it started end cancelled and are resumable
+      if (options.signal?.aborted) return undefined;
+      throw err;
     });
-    const fanOutResult = await board;
-    if (!fanOutResult) throw new Error('the parent agent finished without forking');
+    board.parent(undefined);
+    const fanOutResult = await progress;
+    if (!fanOutResult)
+      throw options.signal?.aborted
+        ? new ForkcacheError(
+            'FORK_CANCELLED',
+            `interrupted before the parent forked; nothing to resume (workspace ${workspace})`,
+          )
+        : new Error('the parent agent finished without forking');
     // The parent's last turn came after the fan-out: the tree's totals include it.
     const result: FanOutResult = { ...fanOutResult, summary: { ...fanOutResult.summary, ...ledger.summary('parent') } };
     return {
       workspace,
       result,
-      parentTurns: parent.turns,
-      parentText: parent.finalText,
+      parentTurns: parent?.turns ?? turn,
+      parentText: parent?.finalText ?? `interrupted at turn ${turn}`,
+      parentInterrupted: parent === undefined,
       leftovers: filesMentioning(workspace, DEMO_OLD_NAME),
     };
   } finally {
+    board.stop();
+    options.onBoard?.(undefined);
     await engine.close();
     await emulator.close();
   }
 }
 
-/** Live progress of one fan-out; resolves with its result once it has settled. */
-async function showProgress(
-  fan: FanOut,
-  plain: boolean,
-  model: string,
-  catalogue: ModelCatalogue,
-): Promise<FanOutResult> {
-  const board = new ProgressBoard({ model, plain, catalogue });
+/** Live progress of one fan-out on the demo's board; resolves with its result once it has settled. */
+async function showProgress(fan: FanOut, board: ProgressBoard): Promise<FanOutResult> {
+  board.plan(fan);
   for await (const event of fan) board.onEvent(event);
-  board.stop();
   return fan.settled();
+}
+
+/** The request, or the signal's reason once it is aborted (a chat provider's send takes no signal). */
+function untilAborted<T>(request: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return request;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    request.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

@@ -59,6 +59,7 @@ export async function runTranscriptDemo(options: {
         meta: { emulator: { script: 'claude-code', latency: options.latency } },
       });
       const board = new ProgressBoard({ model: imported.snapshot.model, plain: options.plain, catalogue });
+      board.plan(fan);
       const continuity = new CacheContinuity(imported.expectedCachedTokens);
       for await (const event of fan) {
         board.onEvent(event);

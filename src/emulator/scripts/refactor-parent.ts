@@ -63,16 +63,20 @@ export function parentRenameTurn(
   const spawnMessage = spawns[0]!.message;
   // Notifications arrive as user text: with the spawn results or in later turns, one or many
   // per message; count the tags.
-  const reported = userTextsAfter(request.messages, spawnMessage).reduce(
-    (n, t) => n + t.split(NOTIFICATION_TAG).length - 1,
-    0,
-  );
-  const started = `Started ${spawns.length} fork(s) to rename ${old} to ${renamed} across ${dir}: ${files.join(', ')}.`;
+  const texts = userTextsAfter(request.messages, spawnMessage);
+  const reported = texts.reduce((n, t) => n + t.split(NOTIFICATION_TAG).length - 1, 0);
+  // each notification says how its fork ended: a cancelled fork reported back, but did not rename
+  const statuses = new Map<string, number>();
+  for (const t of texts)
+    for (const m of t.matchAll(/<status>([^<]*)<\/status>/g)) statuses.set(m[1]!, (statuses.get(m[1]!) ?? 0) + 1);
+  const named = files.length > 5 ? `${files.slice(0, 5).join(', ')} and ${files.length - 5} more` : files.join(', ');
+  const started = `Started ${spawns.length} fork(s) to rename ${old} to ${renamed} across ${dir}: ${named}.`;
+  const counts = [...statuses].map(([status, n]) => `${n} ${status}`).join(', ');
   const status =
     reported === 0
       ? 'Waiting for their reports.'
       : reported >= spawns.length
-        ? `All ${spawns.length} fork(s) reported back.`
-        : `${reported} of ${spawns.length} fork(s) reported back.`;
+        ? `All ${spawns.length} fork(s) reported back: ${counts}.`
+        : `${reported} of ${spawns.length} fork(s) reported back: ${counts}.`;
   return say(`${started} ${status}`);
 }
