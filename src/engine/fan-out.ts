@@ -266,6 +266,15 @@ export class FanOutRun implements FanOut {
       },
       warmups: this.#gate.warmups,
       run_dir: this.#deps.runDir,
+      fork_results: results.map((r) => ({
+        id: r.forkId,
+        status: r.status,
+        directive: r.directive,
+        ...(r.fields ? { fields: r.fields } : {}),
+        turns: r.turns,
+        files_changed: r.filesChanged,
+        error: r.error ? { code: r.error.code, message: r.error.message } : null,
+      })),
       rate_limits: this.#admission.summary(results.some((r) => r.error?.code === 'RATE_LIMIT_SPEND_CAP')),
     };
   }

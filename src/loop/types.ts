@@ -1,5 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { WireError } from '../errors.ts';
+import type { ForkEndStatus } from '../fork-status.ts';
 import type { ForkReport } from '../fork/report.ts';
 import type { Usage } from '../ledger/usage.ts';
 import type { RequestCost, RequestReport } from '../rate-limits/report.ts';
@@ -69,7 +70,8 @@ export type LoopEvent =
       path?: string | undefined;
     };
 
-export type ForkStatus = 'completed' | 'failed' | 'cancelled';
+/** How a fork ended (see src/fork-status.ts: only `completed` is success). */
+export type ForkStatus = ForkEndStatus;
 
 /** What one fork produced. Plain data: it crosses the worker boundary. */
 export interface ForkOutcome {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FORK_END_STATUSES } from '../fork-status.ts';
 
 // The records of a fork's JSONL transcript as the resume reader needs them (transcript.ts
 // writes them). Loose objects: extra fields from newer versions are kept, never refused.
@@ -32,7 +33,7 @@ export const transcriptRecordSchemas = {
   'tool-start': z.looseObject({ turn: turnNumber, id: z.string().min(1), name: z.string() }),
   'tool-end': z.looseObject({ turn: turnNumber, id: z.string().min(1), isError: z.boolean(), content: z.string() }),
   end: z.looseObject({
-    status: z.enum(['completed', 'failed', 'cancelled']),
+    status: z.enum(FORK_END_STATUSES),
     turns: count,
     toolCalls: count,
     finalText: z.string(),

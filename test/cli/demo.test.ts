@@ -9,7 +9,15 @@ describe('forkcache demo', () => {
     expect(stderr).toMatch(/3 forks on the local emulator/);
     expect(code).toBe(0);
     const summary = lastJson(stdout);
-    expect(summary.forks).toEqual({ total: 3, completed: 3, failed: 0, cancelled: 0 });
+    expect(summary.forks).toEqual({
+      total: 3,
+      completed: 3,
+      not_done: 0,
+      truncated: 0,
+      check_failed: 0,
+      failed: 0,
+      cancelled: 0,
+    });
     expect(summary.leftovers).toEqual([]);
     expect(summary.cache.cache_efficiency).toBeGreaterThanOrEqual(0.99);
     expect(summary.prefix.drift_events).toBe(0);

@@ -13,7 +13,15 @@ describe('forkcache resume RUN_DIR', () => {
     expect(stderr).toMatch(/forkcache resume: fo001-\w+ \(2 forks\) against the embedded emulator/);
     expect(code).toBe(0);
     const summary = lastJson(stdout);
-    expect(summary.forks).toEqual({ total: 2, completed: 2, failed: 0, cancelled: 0 });
+    expect(summary.forks).toEqual({
+      total: 2,
+      completed: 2,
+      not_done: 0,
+      truncated: 0,
+      check_failed: 0,
+      failed: 0,
+      cancelled: 0,
+    });
     // no fork request was sent again: the forks' usage is what their transcripts hold
     expect(summary.fork_results.map((f: { turns: number }) => f.turns)).toEqual([4, 4]);
     const fanDir = join(workspace, '.forkcache', 'runs', readdirSync(join(workspace, '.forkcache', 'runs'))[0]!);

@@ -36,7 +36,15 @@ describe('one plan, any provider', () => {
     expect(oa.code).toBe(0);
     const [a, b] = [lastJson(ds.stdout), lastJson(oa.stdout)];
     for (const summary of [a, b]) {
-      expect(summary.forks).toEqual({ total: 3, completed: 3, failed: 0, cancelled: 0 });
+      expect(summary.forks).toEqual({
+        total: 3,
+        completed: 3,
+        not_done: 0,
+        truncated: 0,
+        check_failed: 0,
+        failed: 0,
+        cancelled: 0,
+      });
       expect(summary.cache.cache_efficiency).toBeGreaterThanOrEqual(0.99);
     }
     // two wires, two frozen heads of one snapshot
