@@ -24,12 +24,23 @@ import { importOptional } from '../optional-import.ts';
 import { writeManifest } from '../run-dir/manifest.ts';
 import { writeSummary } from '../run-dir/writers.ts';
 import { checkLocalPaths } from './local-paths.ts';
+import type { RetryableStatus } from '../fork-status.ts';
 import { type PlanContext, planAgents, planForks, planResume } from './plans.ts';
 import { type ForkEngineOptions, manifestEngine, type ResolvedEngineOptions, resolveEngineOptions } from './options.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from '../pool/worker-file.ts';
 
 // The options of one fan-out live with the fan-out's other types.
 export type { FanOutOptions } from './fan-out-types.ts';
+
+/** Options of `engine.resume`. */
+export interface ResumeOptions extends Omit<FanOutOptions, 'layout' | 'model' | 'check' | 'fields'> {
+  /**
+   * Forks that ended in these statuses run again: their conversation continues with a turn
+   * asking them to carry out the directive again (their earlier edits are in the workspace).
+   * Completed forks never re-run; failed and cancelled ones are always continued.
+   */
+  retry?: readonly RetryableStatus[];
+}
 
 /**
  * Runs fork fan-outs on a Piscina pool of worker threads. Every fork's requests start with the
@@ -116,10 +127,14 @@ export class ForkEngine {
    */
   fanOut(parent: ParentSnapshot | undefined, directives: readonly string[], options: FanOutOptions = {}): FanOut {
     this.#assertOpen();
-    const { prefix, specs } = planForks(this.#plan, parent, directives, options);
+    const { prefix, specs, checks } = planForks(this.#plan, parent, directives, options);
     const id = this.#freshId('fo', prefix.id.slice(0, 8));
     const runDir = this.#options.runDir ? join(this.#options.runDir, id) : undefined;
-    if (runDir) writeManifest(runDir, id, prefix, directives, manifestEngine(this.#options), options.meta ?? {});
+    if (runDir)
+      writeManifest(runDir, id, prefix, directives, manifestEngine(this.#options), options.meta ?? {}, {
+        check: checks?.check,
+        fields: checks?.fields,
+      });
     return this.#start(id, prefix, specs, runDir, options);
   }
 
@@ -129,9 +144,9 @@ export class ForkEngine {
    * forks are not re-run; unfinished ones go on from their last complete turn, and a tool call
    * that was running when the run stopped is reported to the model as interrupted.
    */
-  resume(dir: string, options: Omit<FanOutOptions, 'layout' | 'model'> = {}): FanOut {
+  resume(dir: string, options: ResumeOptions = {}): FanOut {
     this.#assertOpen();
-    const { fanoutId, prefix, specs } = planResume(dir, this.#options.api.provider);
+    const { fanoutId, prefix, specs } = planResume(dir, this.#options.api.provider, options.retry);
     return this.#start(fanoutId, prefix, specs, dir, options);
   }
 
@@ -146,14 +161,19 @@ export class ForkEngine {
     options: Omit<FanOutOptions, 'layout' | 'model'> = {},
   ): FanOut {
     this.#assertOpen();
-    const { name, allow, prefix, specs } = planAgents(this.#plan, type, directives);
+    const { name, allow, prefix, specs, checks } = planAgents(this.#plan, type, directives, options);
     const id = this.#freshId('ag', name.replace(/[^\w-]/g, '_').slice(0, 24));
     const runDir = this.#options.runDir ? join(this.#options.runDir, id) : undefined;
     if (runDir)
-      writeManifest(runDir, id, prefix, directives, manifestEngine(this.#options), {
-        ...options.meta,
-        agentType: name,
-      });
+      writeManifest(
+        runDir,
+        id,
+        prefix,
+        directives,
+        manifestEngine(this.#options),
+        { ...options.meta, agentType: name },
+        { check: checks?.check, fields: checks?.fields },
+      );
     return this.#start(id, prefix, specs, runDir, options, { kind: 'fresh', type: name, allow });
   }
 

@@ -163,6 +163,8 @@ export class FanOutRun implements FanOut {
           base: spec.base,
           workspace,
           transcriptPath: this.#transcriptPath(state),
+          ...(spec.check ? { check: spec.check } : {}),
+          ...(spec.start.prompt ? { prompt: spec.start.prompt } : {}),
           abort,
           onEvent: (event: LoopEvent) => this.#onLoopEvent(state, event),
           onHost: (hostId: string) =>
@@ -240,6 +242,7 @@ export class FanOutRun implements FanOut {
       forkId: state.id,
       index: state.index,
       directive: state.directive,
+      ...(this.#specs[state.index]?.fields ? { fields: this.#specs[state.index]!.fields } : {}),
       sharing: this.prefix.snapshot.source,
       transcriptPath: this.#transcriptPath(state),
       ...(worktree ? { worktree } : {}),

@@ -51,6 +51,16 @@ export const manifestSchema = z.strictObject({
   }),
   /** Free-form facts of the caller (e.g. which emulator script a CLI run used). */
   meta: z.record(z.string(), z.unknown()).default({}),
+  /** The plan's check, as a template (resume substitutes it again for each fork). Older runs: none. */
+  check: z
+    .strictObject({
+      command: z.string().min(1),
+      retries: z.number().int().nonnegative(),
+      timeoutMs: z.number().int().positive(),
+    })
+    .optional(),
+  /** Each directive's fields (`file` …), in directive order, when the plan gave some. */
+  fields: z.array(z.record(z.string(), z.string()).nullable()).optional(),
 });
 
 export type Manifest = z.output<typeof manifestSchema>;
@@ -86,6 +96,10 @@ export function writeManifest(
   directives: readonly string[],
   engine: ManifestEngine,
   meta: Record<string, unknown>,
+  forks: {
+    check?: Manifest['check'];
+    fields?: readonly (Readonly<Record<string, string>> | undefined)[] | undefined;
+  } = {},
 ): void {
   mkdirSync(join(dir, FORKS_DIR), { recursive: true });
   writeFileSync(join(dir, SNAPSHOT_FILE), `${JSON.stringify(prefix.snapshot)}\n`);
@@ -106,6 +120,8 @@ export function writeManifest(
     directives: [...directives],
     engine,
     meta,
+    ...(forks.check ? { check: forks.check } : {}),
+    ...(forks.fields?.some((f) => f !== undefined) ? { fields: forks.fields.map((f) => (f ? { ...f } : null)) } : {}),
   };
   writeFileSync(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
 }
