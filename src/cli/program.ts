@@ -5,6 +5,7 @@ import { registerEconomicsCommand } from './commands/economics.ts';
 import { registerEmulatorCommand } from './commands/emulator.ts';
 import { registerInspectTranscriptCommand } from './commands/inspect-transcript.ts';
 import { registerModelsCommand } from './commands/models.ts';
+import { registerPlanCommand } from './commands/plan.ts';
 import { registerProxyCommand } from './commands/proxy.ts';
 import { registerReportCommand } from './commands/report.ts';
 import { registerResumeCommand } from './commands/resume.ts';
@@ -27,6 +28,7 @@ export function createProgram(): Command {
   registerEmulatorCommand(program);
   registerInspectTranscriptCommand(program);
   registerModelsCommand(program);
+  registerPlanCommand(program);
   registerProxyCommand(program);
   registerReportCommand(program);
   registerRunCommand(program);

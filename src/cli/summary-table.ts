@@ -1,5 +1,6 @@
 import type { FanOutResult } from '../engine/fan-out.ts';
-import { FORK_END_STATUSES } from '../fork-status.ts';
+import { FORK_END_STATUSES, isRetryableStatus } from '../fork-status.ts';
+import { resumeCommand } from './resume-hint.ts';
 import { costUsd } from '../ledger/cost.ts';
 import type { ModelCatalogue } from '../models/catalogue.ts';
 import { sumUsage } from '../ledger/usage.ts';
@@ -115,6 +116,29 @@ export function problemLines(result: FanOutResult): string[] {
   );
   for (const e of editsNotApplied(result))
     lines.push(`edit not applied  ${e.fork}: ${e.path} (${e.code}); the fork's last edit of this file failed`);
+  return lines;
+}
+
+/**
+ * What stderr says after a run whose forks did not all complete (with `--json` too): how many,
+ * each with its status, reason and file or directive, and the command that retries or
+ * continues them. Empty when every fork completed.
+ */
+export function notDoneMessage(result: FanOutResult): string[] {
+  const forks = notDoneForks(result);
+  if (forks.length === 0) return [];
+  const lines = [
+    `${forks.length} of ${result.forks.length} fork(s) not done:`,
+    ...problemLines({ ...result, forks })
+      .filter((l) => !l.startsWith('edit not applied'))
+      .map((l) => `  ${l}`),
+  ];
+  const dir = result.summary.run_dir;
+  if (dir !== undefined) {
+    if (forks.some((f) => isRetryableStatus(f.status)))
+      lines.push(`retry them with: ${resumeCommand(dir, ['--retry', 'all-not-done'])}`);
+    if (forks.some((f) => f.status === 'failed')) lines.push(`continue the failed ones with: ${resumeCommand(dir)}`);
+  }
   return lines;
 }
 

@@ -18,7 +18,9 @@ export interface CheckResult {
  */
 export async function runCheck(command: string, ctx: ToolContext): Promise<CheckResult> {
   try {
-    return { exitCode: 0, timedOut: false, output: await runBash({ command }, ctx) };
+    const output = await runBash({ command }, ctx);
+    // bash's placeholder for a silent command, which a check's record need not repeat
+    return { exitCode: 0, timedOut: false, output: output === '(no output)' ? '' : output };
   } catch (err) {
     if (!isForkcacheError(err) || err.code !== 'TOOL_COMMAND_FAILED') throw err;
     // bash's failure message is one status line, then the output

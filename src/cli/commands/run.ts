@@ -7,11 +7,12 @@ import { parseFlags } from '../flags.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
 import type { PermissionPolicy } from '../../tools/permissions.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
-import { loadPlan } from '../plan.ts';
+import { loadPlan, planSchema } from '../plan.ts';
 import { modelCheck } from '../model-check.ts';
 import { resolveSandbox, UNSANDBOXED_NOTE } from '../../tools/sandbox.ts';
 import { ProgressBoard } from '../progress-board.ts';
-import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-table.ts';
+import { editsNotApplied, formatFanOutResult, jsonSummary, notDoneMessage } from '../summary-table.ts';
+import { planFieldsHelp } from '../plan-help.ts';
 import { reportAfterRun, reportFlag } from './report.ts';
 import { CacheContinuity } from '../cache-continuity.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
@@ -36,7 +37,8 @@ export function registerRunCommand(program: Command): void {
   program
     .command('run')
     .description('fan out the directives of a plan file over its parent snapshot')
-    .argument('<plan>', 'plan JSON file: { parent, directives, workspace?, model?, warm?, layout?, limits?, allow? }')
+    .argument('<plan>', 'plan JSON file (its fields are listed below; `forkcache plan` writes one)')
+    .addHelpText('after', () => `\nPlan fields (docs/plans.md):\n${planFieldsHelp(planSchema)}\n`)
     .option(
       '--api <target>',
       "auto (the provider's real API when its key is set, else the emulator) | real (alias anthropic) | emulator",
@@ -64,10 +66,8 @@ export function registerRunCommand(program: Command): void {
     )
     .action(async (planPath: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
-      const { plan, snapshot, workspace, runDir, notes, modelTable, expectedCachedTokens, fromTranscript } = loadPlan(
-        planPath,
-        { claudeTranscript: opts.parentFromClaudeTranscript, model: opts.model },
-      );
+      const loaded = loadPlan(planPath, { claudeTranscript: opts.parentFromClaudeTranscript, model: opts.model });
+      const { plan, snapshot, workspace, runDir, notes, modelTable, expectedCachedTokens, fromTranscript } = loaded;
       const provider = opts.provider ?? plan.provider;
       const continuity = fromTranscript ? new CacheContinuity(expectedCachedTokens) : undefined;
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
@@ -107,7 +107,11 @@ export function registerRunCommand(program: Command): void {
       const interrupt = cancelOnInterrupt(log, { stop: () => engine.destroy() });
       try {
         // the manifest remembers the emulator script, so `forkcache resume` answers the same way
-        const fan = engine.fanOut(snapshot, plan.directives, { meta: { emulator: plan.emulator } });
+        const fan = engine.fanOut(snapshot, loaded.directives, {
+          meta: { emulator: plan.emulator },
+          ...(loaded.check ? { check: loaded.check } : {}),
+          ...(loaded.fields ? { fields: loaded.fields } : {}),
+        });
         interrupt.watch(fan);
         const board = new ProgressBoard({
           model: snapshot.model,
@@ -131,6 +135,7 @@ export function registerRunCommand(program: Command): void {
         };
         if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, extra))}\n`);
         else process.stdout.write(`\n${formatFanOutResult(result, snapshot.model, catalogue)}\n`);
+        for (const line of notDoneMessage(result)) log(line);
         const spendCap = result.summary.rate_limits.stopped !== null;
         if (spendCap)
           log(
