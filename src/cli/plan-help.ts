@@ -19,7 +19,10 @@ interface JsonSchema {
 function typeOf(schema: JsonSchema): string {
   if (schema.enum) return schema.enum.map(String).join(' | ');
   if (schema.anyOf) return schema.anyOf.map(typeOf).join(' | ');
-  if (schema.type === 'array') return `${schema.items ? typeOf(schema.items) : 'value'}[]`;
+  if (schema.type === 'array') {
+    const item = schema.items ? typeOf(schema.items) : 'value';
+    return item.includes(' | ') ? `(${item})[]` : `${item}[]`;
+  }
   if (schema.type === 'object') return schema.properties ? '{…}' : 'object';
   return schema.type ?? 'value';
 }
