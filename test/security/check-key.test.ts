@@ -1,46 +1,23 @@
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator/start.ts';
-import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
+import { describe, expect, it } from 'vitest';
 import { findBubblewrap } from '../../src/tools/sandbox.ts';
 import { forkcache } from '../cli/run-cli.ts';
+import { exampleParent, runFiles, watchingEmulator } from './helpers.ts';
 
 // A plan's check runs in the fork's workspace, which the fork (and whatever it read) wrote: it
 // is as untrusted as bash. A check that hunts for the key — in its own environment, in
 // forkcache's /proc entry — must find nothing, or only a redacted value, in every output.
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CANARY = 'sk-ant-canary-check-9d2e7b41c6a0f358';
 const HUNT = "env; tr '\\0' '\\n' < /proc/$PPID/environ; tr '\\0' '\\n' < /proc/1/environ; exit 1";
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) =>
-    statSync(join(dir, name)).isDirectory() ? filesUnder(join(dir, name)) : [join(dir, name)],
-  );
-}
-
-type Emulator = Awaited<ReturnType<typeof startEmulator>>;
-let emulator: Emulator;
-let sentToApi = 0;
-beforeAll(async () => {
-  emulator = await startEmulator({
-    latency: 'off',
-    script: 'refactor',
-    faultFor: (body) => ((sentToApi += JSON.stringify(body).includes(CANARY) ? 1 : 0), 'none'),
-  });
-});
-afterAll(() => emulator.close());
+const api = watchingEmulator(CANARY);
 
 async function runHuntingCheck(sandbox: 'auto' | 'none') {
   const dir = mkdtempSync(join(tmpdir(), 'fc-checkkey-'));
   writeFileSync(join(dir, 'a.ts'), 'export const fetchData = 1;\n');
-  const parent = {
-    ...(JSON.parse(readFileSync(join(ROOT, 'examples/plan/parent.json'), 'utf8')) as Record<string, unknown>),
-    tools: TOOL_DECLARATIONS,
-  };
+  const parent = exampleParent();
   // bash is not allowed: the check runs all the same, in the sandbox of the plan's choice
   writeFileSync(
     join(dir, 'plan.json'),
@@ -56,21 +33,16 @@ async function runHuntingCheck(sandbox: 'auto' | 'none') {
   );
   const run = await forkcache(['run', join(dir, 'plan.json'), '--json'], {
     ANTHROPIC_API_KEY: CANARY,
-    ANTHROPIC_BASE_URL: emulator.url,
+    ANTHROPIC_BASE_URL: api.url(),
   });
-  const files = filesUnder(join(dir, 'runs'));
-  const transcript = files
-    .filter((f) => f.endsWith('.jsonl') && f.includes('forks'))
-    .map((f) => readFileSync(f, 'utf8'))
-    .join('\n');
-  return { run, files, transcript };
+  return { run, ...runFiles(join(dir, 'runs')) };
 }
 
 describe("a plan's check cannot hand out the API key", { timeout: 120_000 }, () => {
   it.runIf(findBubblewrap() !== undefined)(
     "in the bubblewrap sandbox: neither its environment nor forkcache's /proc holds the key",
     async () => {
-      sentToApi = 0;
+      api.reset();
       const { run, files, transcript } = await runHuntingCheck('auto');
       expect(run.code).toBe(1);
       expect(JSON.parse(run.stdout.trim().split('\n').at(-1)!).fork_results[0].status).toBe('check_failed');
@@ -79,17 +51,17 @@ describe("a plan's check cannot hand out the API key", { timeout: 120_000 }, () 
       expect(transcript).not.toMatch(/ANTHROPIC_API_KEY/);
       for (const text of [run.stdout, run.stderr, ...files.map((f) => readFileSync(f, 'utf8'))])
         expect(text).not.toContain(CANARY);
-      expect(sentToApi).toBe(0); // the check's output went back to the fork, and held no key
+      expect(api.sent()).toBe(0); // the check's output went back to the fork, and held no key
     },
   );
 
   it('without a sandbox: the key read from /proc is redacted from the check output before anyone sees it', async () => {
-    sentToApi = 0;
+    api.reset();
     const { run, files, transcript } = await runHuntingCheck('none');
     expect(run.code).toBe(1);
     expect(transcript).toContain('ANTHROPIC_API_KEY=[REDACTED]');
     for (const text of [run.stdout, run.stderr, ...files.map((f) => readFileSync(f, 'utf8'))])
       expect(text).not.toContain(CANARY);
-    expect(sentToApi).toBe(0);
+    expect(api.sent()).toBe(0);
   });
 });
