@@ -45,6 +45,10 @@ const ended = (
 export async function afterFinalTurn(input: FinalTurn): Promise<FinalStep> {
   const { turn } = input;
   if (input.stopReason === 'max_tokens') {
+    // an empty turn cannot stay in the conversation (the API refuses empty content): nothing to continue
+    const last = input.own.at(-1);
+    if (Array.isArray(last?.content) && last.content.length === 0)
+      return ended('truncated', 'FORK_TRUNCATED', `turn ${turn} stopped at max_tokens before any output`, { turn });
     // the message before this turn: was it already the continuation we asked for?
     if (promptReason(input.own.at(-2)) === 'continue')
       return ended(

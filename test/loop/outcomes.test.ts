@@ -30,6 +30,7 @@ const scripts: ScriptedModel[] = [
         : say('Scope: the ta', 'max_tokens'),
   },
   { name: 'cut-always', respond: () => say('thinking about it', 'max_tokens') },
+  { name: 'cut-empty', respond: () => say('', 'max_tokens') },
   { name: 'says-not-done', respond: () => say(REPORT.replace('Result: done', 'Result: not done')) },
   { name: 'no-fields', respond: () => say('I renamed everything, all good.') },
   { name: 'silent', respond: () => say('') },
@@ -68,6 +69,16 @@ describe('a fork that stopped at max_tokens without a tool call', () => {
     expect(outcome.status).toBe('truncated');
     expect(outcome.error).toMatchObject({ code: 'FORK_TRUNCATED' });
     expect(outcome.turns).toBe(2);
+  });
+
+  it('ends truncated at once when the turn was cut before any output (an empty turn cannot be continued)', async () => {
+    const outcome = await run('cut-empty', 'cut-empty');
+    expect(outcome.status).toBe('truncated');
+    expect(outcome.error).toMatchObject({
+      code: 'FORK_TRUNCATED',
+      message: 'turn 1 stopped at max_tokens before any output',
+    });
+    expect(outcome.turns).toBe(1);
   });
 });
 
