@@ -16,7 +16,7 @@ import type OpenAI from 'openai';
 import { isChatProvider } from '../wire/providers.ts';
 import { createChatClient } from '../provider/openai/client.ts';
 import { type FanOut, type FanOutDeps, FanOutRun, type ForkSpec } from './fan-out.ts';
-import type { FanOutOptions } from './fan-out-types.ts';
+import type { FanOutOptions, ResumeOptions } from './fan-out-types.ts';
 import type { AgentType } from '../agent/agent-type.ts';
 import { AgentTool, type AgentToolOptions } from '../agent/agent-tool.ts';
 import type { DistributedBackend } from '../distributed/backend.ts';
@@ -24,23 +24,12 @@ import { importOptional } from '../optional-import.ts';
 import { writeManifest } from '../run-dir/manifest.ts';
 import { writeSummary } from '../run-dir/writers.ts';
 import { checkLocalPaths } from './local-paths.ts';
-import type { RetryableStatus } from '../fork-status.ts';
 import { type PlanContext, planAgents, planForks, planResume } from './plans.ts';
 import { type ForkEngineOptions, manifestEngine, type ResolvedEngineOptions, resolveEngineOptions } from './options.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from '../pool/worker-file.ts';
 
 // The options of one fan-out live with the fan-out's other types.
-export type { FanOutOptions } from './fan-out-types.ts';
-
-/** Options of `engine.resume`. */
-export interface ResumeOptions extends Omit<FanOutOptions, 'layout' | 'model' | 'check' | 'fields'> {
-  /**
-   * Forks that ended in these statuses run again: their conversation continues with a turn
-   * asking them to carry out the directive again (their earlier edits are in the workspace).
-   * Completed forks never re-run; failed and cancelled ones are always continued.
-   */
-  retry?: readonly RetryableStatus[];
-}
+export type { FanOutOptions, ResumeOptions } from './fan-out-types.ts';
 
 /**
  * Runs fork fan-outs on a Piscina pool of worker threads. Every fork's requests start with the

@@ -9,6 +9,7 @@ import type { PermissionHandler } from '../tools/permissions.ts';
 import type { StartPoint } from '../pool/fork-attempts.ts';
 import type { DispatchContext, DispatchDeps } from '../pool/fork-dispatch.ts';
 import type { ForkCheckSpec } from '../pool/protocol.ts';
+import type { RetryableStatus } from '../fork-status.ts';
 import type { ResolvedEngineOptions } from './options.ts';
 import type { AdmissionScheduler } from '../gate/admission/scheduler.ts';
 
@@ -53,6 +54,16 @@ export interface FanOutOptions {
    * glob). Substituted into `check`, kept in the manifest, shown in summaries.
    */
   fields?: readonly Readonly<Record<string, string>>[];
+}
+
+/** Options of `engine.resume`. */
+export interface ResumeOptions extends Omit<FanOutOptions, 'layout' | 'model' | 'check' | 'fields'> {
+  /**
+   * Forks that ended in these statuses run again: their conversation continues with a turn
+   * asking them to carry out the directive again (their earlier edits are in the workspace).
+   * Completed forks never re-run; failed and cancelled ones are always continued.
+   */
+  retry?: readonly RetryableStatus[];
 }
 
 /** A fan-out's check: the command template, its retries and its timeout. */
