@@ -26,6 +26,10 @@ export const ERROR_CODES = [
   'FORK_CANCELLED',
   'FORK_API_ERROR',
   'FORK_MODEL_REFUSED',
+  // a fork that answered without doing its directive (src/fork-status.ts)
+  'FORK_NOT_DONE',
+  'FORK_TRUNCATED',
+  'FORK_CHECK_FAILED',
   'FORK_WORKER_FAILED',
   'ENGINE_CLOSED',
   'ENGINE_DESTROYED',

@@ -10,11 +10,15 @@ export { VERSION } from './version.ts';
 
 // the engine
 export { ForkEngine } from './engine/engine.ts';
-export type { FanOutOptions } from './engine/engine.ts';
+export type { FanOutOptions, ResumeOptions } from './engine/engine.ts';
+export type { FanOutCheck } from './engine/fan-out-types.ts';
 export type { ForkEngineOptions } from './engine/options.ts';
 export type { FanOut, FanOutResult, FanOutSummary } from './engine/fan-out.ts';
-export type { FanOutEvent, ForkHandle, ForkHandleStatus, ForkResult } from './agent/fork-handle.ts';
-export type { ForkOutcome, LoopEvent } from './loop/types.ts';
+export type { FanOutEvent, ForkHandle, ForkHandleStatus, ForkResult, ForkSummary } from './agent/fork-handle.ts';
+export type { CheckRecord, ForkOutcome, LoopEvent } from './loop/types.ts';
+// how a fork ended: only `completed` is success
+export { FORK_END_STATUSES, RETRYABLE_STATUSES } from './fork-status.ts';
+export type { ForkEndStatus, RetryableStatus } from './fork-status.ts';
 export { WARM_STRATEGIES } from './engine/warm-gate.ts';
 export type { WarmStrategy } from './engine/warm-gate.ts';
 export { PROVIDER_IDS } from './wire/providers.ts';

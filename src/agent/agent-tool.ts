@@ -245,5 +245,7 @@ export class AgentTool {
 
 function resultText(result: ForkResult): string {
   if (result.status === 'completed') return result.finalText;
-  return `${result.status}: ${result.error?.message ?? 'no result'}`;
+  // a fork that answered without doing its directive: why, then what it said
+  const why = `${result.status}: ${result.error?.message ?? 'no result'}`;
+  return result.finalText.trim() === '' ? why : `${why}\n\n${result.finalText}`;
 }

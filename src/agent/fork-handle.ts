@@ -1,16 +1,21 @@
 import type { ForkReport } from '../fork/report.ts';
-import type { ForkOutcome, LoopEvent } from '../loop/types.ts';
+import type { ForkOutcome, ForkStatus, LoopEvent } from '../loop/types.ts';
 import type { WorktreeResult } from '../tools/worktree.ts';
 import type { LedgerSummary } from '../ledger/summary.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
 
-export type ForkHandleStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+export type ForkHandleStatus = 'queued' | 'running' | ForkStatus;
 
 /** One fork's final result, as `settled()` and `handle.result` give it. */
 export interface ForkResult extends ForkOutcome {
   forkId: string;
   index: number;
   directive: string;
+  /**
+   * The directive's fields when the plan gave some (`file` for a plan made from a glob):
+   * substituted into the plan's check, and named in summaries.
+   */
+  fields?: Readonly<Record<string, string>> | undefined;
   /** Whether the fork shared a parent's prefix (`fallback`: there was no parent snapshot). */
   sharing: 'parent' | 'fallback';
   transcriptPath: string | undefined;
@@ -69,6 +74,11 @@ export interface FanOutSummary extends LedgerSummary {
   warmups: number;
   run_dir: string | undefined;
   /**
+   * Every fork in plan order, with how it ended: `summary.json` readers (status, review
+   * commands, reports) need no transcript for that. Any status but `completed` is not done.
+   */
+  fork_results: ForkSummary[];
+  /**
    * Rate limits met by this fan-out: 429s (of which ramp and spend-cap), 529s, and `stopped`
    * when the spend cap ended admission (the run is resumable once it lifts).
    */
@@ -80,6 +90,18 @@ export interface FanOutSummary extends LedgerSummary {
     spend_limit_reached: number;
     stopped: string | null;
   };
+}
+
+/** One fork's line in the summary (snake_case like the rest of the JSON). */
+export interface ForkSummary {
+  id: string;
+  status: ForkResult['status'];
+  directive: string;
+  /** The directive's fields (`file` …), when the plan gave some. */
+  fields?: Readonly<Record<string, string>>;
+  turns: number;
+  files_changed: string[];
+  error: { code: string; message: string } | null;
 }
 
 export interface FanOutResult {

@@ -6,7 +6,10 @@ import { ForkcacheError } from '../errors.ts';
 import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
 import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
 import { readJsonFile } from '../json-file.ts';
-import { EXECUTABLE_TOOL_NAMES } from '../wire/tool-names.ts';
+import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES } from '../wire/tool-names.ts';
+import { DEFAULT_CHECK_RETRIES, DEFAULT_CHECK_TIMEOUT_MS } from '../engine/fork-checks.ts';
+import type { FanOutCheck } from '../engine/fan-out-types.ts';
+import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../loop/run-fork.ts';
 import { permissionPolicySchema } from '../tools/permissions.ts';
 import { parseOrThrow } from '../validation.ts';
 import { importClaudeTranscript } from './claude-transcript.ts';
@@ -15,53 +18,126 @@ import { providerIdSchema } from '../wire/providers.ts';
 const positive = z.number().int().positive();
 
 /**
+ * One directive: its text, or an object with the text and its fields (`file` for a plan made
+ * from a glob; any other name too). A field is `{name}` in the plan's `check` (shell-quoted),
+ * and `file` is named in summaries.
+ */
+const directiveEntry = z.union([
+  z.string(),
+  z
+    .object({ directive: z.string() })
+    .catchall(z.string())
+    .superRefine((entry, ctx) => {
+      for (const key of Object.keys(entry))
+        if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key))
+          ctx.addIssue({ code: 'custom', path: [key], message: 'a field name is letters, digits and _' });
+    }),
+]);
+
+/**
  * A run plan (`forkcache run PLAN.json`). Relative paths are resolved against the plan's
- * directory.
+ * directory. Every field's description is printed by `forkcache run --help` (plan-help.ts)
+ * and documented in docs/plans.md.
  */
 export const planSchema = z.strictObject({
-  /**
-   * The parent's last request: a JSON file path, or the request object itself. Optional only
-   * when the parent comes from elsewhere (`--parent-from-claude-transcript`).
-   */
-  parent: z.union([z.string().min(1), z.record(z.string(), z.unknown())]).optional(),
-  /** A Claude Code (or Qwen Code) session transcript to rebuild the parent from, instead of `parent`. */
-  parentTranscript: z.string().min(1).optional(),
-  directives: z.array(z.string()).min(1, 'expected at least one directive'),
-  /** Overrides the parent's model (the cache key includes the model: all forks use one). */
-  model: z.string().min(1).optional(),
-  /** A model catalogue file merged over the built-in one (prices a model forkcache does not know). */
-  modelTable: z.string().min(1).optional(),
-  workspace: z.string().min(1).default('.'),
-  runDir: z.string().min(1).default('.forkcache/runs'),
-  warm: z.enum(WARM_STRATEGIES as [WarmStrategy, ...WarmStrategy[]]).default('first-child'),
-  layout: z.enum(FORK_LAYOUTS as [ForkLayout, ...ForkLayout[]]).default('claude'),
-  /** The API the forks speak (`--provider` overrides it): the same plan runs on any of them. */
-  provider: providerIdSchema.default('anthropic'),
-  allow: z.array(z.enum(EXECUTABLE_TOOL_NAMES)).optional(),
+  parent: z
+    .union([z.string().min(1), z.record(z.string(), z.unknown())])
+    .optional()
+    .describe(
+      "the parent's last request (model, system, tools, messages): a JSON file path or the object itself; `forkcache plan` writes one",
+    ),
+  parentTranscript: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('a Claude Code (or Qwen Code) session transcript to rebuild the parent from, instead of `parent`'),
+  directives: z
+    .array(directiveEntry)
+    .min(1, 'expected at least one directive')
+    .describe('one fork each: a string, or { "directive": "...", "file": "...", <field>: "..." }'),
+  model: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("overrides the parent's model (all forks use one: it is in the cache key)"),
+  modelTable: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('a model catalogue JSON merged over the built-in one (prices a model forkcache does not know)'),
+  workspace: z.string().min(1).default('.').describe('the directory the forks work in'),
+  runDir: z.string().min(1).default('.forkcache/runs').describe('where transcripts, manifest and summary are written'),
+  warm: z
+    .enum(WARM_STRATEGIES as [WarmStrategy, ...WarmStrategy[]])
+    .default('first-child')
+    .describe('how the shared prefix is cached before siblings are released'),
+  layout: z
+    .enum(FORK_LAYOUTS as [ForkLayout, ...ForkLayout[]])
+    .default('claude')
+    .describe("how a fork continues the parent's messages"),
+  provider: providerIdSchema.default('anthropic').describe('the API the forks speak (`--provider` overrides it)'),
+  allow: z
+    .array(z.enum(EXECUTABLE_TOOL_NAMES))
+    .optional()
+    .describe(`tools the forks may run (default: ${FILE_TOOL_NAMES.join(', ')}; bash only when listed)`),
   limits: z
     .strictObject({
-      maxTurns: positive.optional(),
-      maxTokens: positive.optional(),
-      concurrency: positive.optional(),
-      maxThreads: positive.optional(),
+      maxTurns: positive.optional().describe(`model calls per fork (default ${DEFAULT_MAX_TURNS})`),
+      maxTokens: positive.optional().describe(`max_tokens of every request (default ${DEFAULT_MAX_TOKENS})`),
+      concurrency: positive.optional().describe('API requests in flight at most (default 16)'),
+      maxThreads: positive.optional().describe('worker threads (default 2)'),
     })
     .default({}),
-  /** Which tool calls need asking (`ask`), are refused (`deny`) or run freely (`allow`, the default). */
-  permissions: permissionPolicySchema.optional(),
-  /** `worktree`: each fork in its own git worktree and branch (the workspace must be a git repository). */
-  isolation: z.enum(['none', 'worktree']).default('none'),
-  /** Where `bash` runs: `auto` (bubblewrap when it works here), `bwrap` (required), `none`. */
-  sandbox: z.enum(['auto', 'bwrap', 'none']).default('auto'),
-  /** Used only when the run goes to the embedded emulator. */
+  permissions: permissionPolicySchema
+    .optional()
+    .describe('which tool calls need asking (`ask`), are refused (`deny`) or run freely (`allow`, the default)'),
+  isolation: z
+    .enum(['none', 'worktree'])
+    .default('none')
+    .describe('`worktree`: each fork in its own git worktree and branch (the workspace must be a git repository)'),
+  sandbox: z
+    .enum(['auto', 'bwrap', 'none'])
+    .default('auto')
+    .describe('where bash and the check run: auto (bubblewrap when it works here), bwrap (required), none'),
+  check: z
+    .string()
+    .trim()
+    .min(1)
+    .optional()
+    .describe(
+      "a shell command run in each fork's workspace after it reports done; {file}, {directive} and the directive's fields are substituted, shell-quoted",
+    ),
+  checkRetries: z
+    .number()
+    .int()
+    .min(0)
+    .max(20)
+    .default(DEFAULT_CHECK_RETRIES)
+    .describe("times a failing check's output goes back to the fork before it ends check_failed"),
+  checkTimeoutMs: positive.default(DEFAULT_CHECK_TIMEOUT_MS).describe('a check running longer fails (milliseconds)'),
   emulator: z
-    .strictObject({ script: z.string().min(1).default('echo'), latency: latencyNameSchema.default('fast') })
-    .default({ script: 'echo', latency: 'fast' }),
+    .strictObject({
+      script: z
+        .string()
+        .min(1)
+        .default('refactor')
+        .describe('the scripted model (refactor acts on directives; echo only echoes them)'),
+      latency: latencyNameSchema.default('fast').describe('simulated response times'),
+    })
+    .default({ script: 'refactor', latency: 'fast' })
+    .describe('used only when the run goes to the embedded emulator'),
 });
 
 export type Plan = z.output<typeof planSchema>;
 
 export interface LoadedPlan {
   plan: Plan;
+  /** The directives' texts, in order (a directive object's `directive`). */
+  directives: string[];
+  /** Each directive's fields, when some directive has any (`file` …). */
+  fields: Record<string, string>[] | undefined;
+  /** The plan's check, as the engine takes it. */
+  check: FanOutCheck | undefined;
   snapshot: ParentSnapshot;
   workspace: string;
   runDir: string;
@@ -107,6 +183,7 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
     const layoutPlan = imported.source === 'qwen' ? { ...plan, layout: 'qwen' as const } : plan;
     return {
       plan: layoutPlan,
+      ...forkInputs(plan),
       snapshot: imported.snapshot,
       ...paths,
       notes: imported.notes,
@@ -124,5 +201,19 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
   const request =
     typeof plan.parent === 'string' ? readJsonFile(resolve(base, plan.parent), 'plan.parent') : plan.parent;
   const withModel = plan.model ? { ...(request as Record<string, unknown>), model: plan.model } : request;
-  return { plan, snapshot: captureSnapshot(withModel), ...paths, notes: [] };
+  return { plan, ...forkInputs(plan), snapshot: captureSnapshot(withModel), ...paths, notes: [] };
+}
+
+/** The directives as the engine takes them: texts, fields and the check. */
+function forkInputs(plan: Plan): Pick<LoadedPlan, 'directives' | 'fields' | 'check'> {
+  const entries = plan.directives.map((d) => (typeof d === 'string' ? { directive: d } : d));
+  const fields = entries.map(({ directive: _, ...rest }) => rest);
+  return {
+    directives: entries.map((e) => e.directive),
+    fields: fields.some((f) => Object.keys(f).length > 0) ? fields : undefined,
+    check:
+      plan.check === undefined
+        ? undefined
+        : { command: plan.check, retries: plan.checkRetries, timeoutMs: plan.checkTimeoutMs },
+  };
 }

@@ -8,6 +8,7 @@ import { registerEmulatorCommand } from './commands/emulator.ts';
 import { registerInspectTranscriptCommand } from './commands/inspect-transcript.ts';
 import { registerMergeCommand } from './commands/merge.ts';
 import { registerModelsCommand } from './commands/models.ts';
+import { registerPlanCommand } from './commands/plan.ts';
 import { registerProxyCommand } from './commands/proxy.ts';
 import { registerReportCommand } from './commands/report.ts';
 import { registerResumeCommand } from './commands/resume.ts';
@@ -31,6 +32,7 @@ export function createProgram(): Command {
   registerEmulatorCommand(program);
   registerInspectTranscriptCommand(program);
   registerModelsCommand(program);
+  registerPlanCommand(program);
   registerProxyCommand(program);
   registerReportCommand(program);
   registerRunCommand(program);

@@ -1,4 +1,6 @@
 import type { FanOutResult } from '../engine/fan-out.ts';
+import { FORK_END_STATUSES, isRetryableStatus } from '../fork-status.ts';
+import { resumeCommand } from './resume-hint.ts';
 import { costUsd } from '../ledger/cost.ts';
 import type { ModelCatalogue } from '../models/catalogue.ts';
 import { existsSync } from 'node:fs';
@@ -119,16 +121,54 @@ export function editsNotApplied(result: FanOutResult): { fork: string; path: str
   return result.forks.flatMap((f) => (f.editsNotApplied ?? []).map((e) => ({ fork: f.forkId, ...e })));
 }
 
+/** The forks that did not end `completed`, in fork order. */
+export function notDoneForks(result: FanOutResult): FanOutResult['forks'] {
+  return result.forks.filter((f) => f.status !== 'completed');
+}
+
+/** What a fork was for, in a few words: its file when the plan names one, else its directive's first line. */
+export function forkTarget(fork: FanOutResult['forks'][number]): string {
+  const file = fork.fields?.['file'];
+  if (file !== undefined) return `file ${file}`;
+  const line = (fork.directive.split('\n').find((l) => l.trim() !== '') ?? '').trim();
+  return `directive "${line.length > 100 ? `${line.slice(0, 99)}…` : line}"`;
+}
+
 /**
- * What went wrong, one line each, for the terminal: every failed fork with its reason (a 401,
- * a max-turns stop...) and every edit that was not applied. Empty when all went well.
+ * What went wrong, one line each, for the terminal: every fork that did not complete with its
+ * status, reason (a 401, a report saying not done, a failed check…) and what it was for, and
+ * every edit that was not applied. Empty when all went well.
  */
 export function problemLines(result: FanOutResult): string[] {
-  const lines = result.forks
-    .filter((f) => f.status === 'failed' && f.error)
-    .map((f) => `failed  ${f.forkId}: ${f.error!.code}: ${f.error!.message}`);
+  const lines = notDoneForks(result).map(
+    (f) =>
+      `${f.status}  ${f.forkId}: ${f.error ? `${f.error.code}: ${f.error.message}` : 'no reason recorded'} (${forkTarget(f)})`,
+  );
   for (const e of editsNotApplied(result))
     lines.push(`edit not applied  ${e.fork}: ${e.path} (${e.code}); the fork's last edit of this file failed`);
+  return lines;
+}
+
+/**
+ * What stderr says after a run whose forks did not all complete (with `--json` too): how many,
+ * each with its status, reason and file or directive, and the command that retries or
+ * continues them. Empty when every fork completed.
+ */
+export function notDoneMessage(result: FanOutResult): string[] {
+  const forks = notDoneForks(result);
+  if (forks.length === 0) return [];
+  const lines = [
+    `${forks.length} of ${result.forks.length} fork(s) not done:`,
+    ...problemLines({ ...result, forks })
+      .filter((l) => !l.startsWith('edit not applied'))
+      .map((l) => `  ${l}`),
+  ];
+  const dir = result.summary.run_dir;
+  if (dir !== undefined) {
+    if (forks.some((f) => isRetryableStatus(f.status)))
+      lines.push(`retry them with: ${resumeCommand(dir, ['--retry', 'all-not-done'])}`);
+    if (forks.some((f) => f.status === 'failed')) lines.push(`continue the failed ones with: ${resumeCommand(dir)}`);
+  }
   return lines;
 }
 
@@ -137,7 +177,8 @@ export function jsonSummary(result: FanOutResult, extra: Record<string, unknown>
   const s = result.summary;
   return {
     ...extra,
-    forks: { total: s.forks.total, completed: s.forks.completed, failed: s.forks.failed, cancelled: s.forks.cancelled },
+    // every end status, zeros included (src/fork-status.ts); `running` is never left at the end
+    forks: Object.fromEntries(['total', ...FORK_END_STATUSES].map((k) => [k, s.forks[k as keyof typeof s.forks]])),
     usage: {
       input_tokens: s.usage.input_tokens,
       cache_creation_input_tokens: s.usage.cache_creation_input_tokens,
@@ -170,6 +211,8 @@ export function jsonSummary(result: FanOutResult, extra: Record<string, unknown>
     fork_results: result.forks.map((f) => ({
       id: f.forkId,
       status: f.status,
+      directive: f.directive,
+      ...(f.fields ? { fields: f.fields } : {}),
       turns: f.turns,
       tool_calls: f.toolCalls,
       files_changed: f.filesChanged,

@@ -125,7 +125,10 @@ export class DistributedBackend {
         marker: prefix.childMarker,
         retry: options.turnRetry,
         gateRetries: admission !== undefined,
+        requireReport: agent === undefined,
+        ...(ctx.check ? { check: ctx.check } : {}),
       },
+      ...(ctx.prompt ? { prompt: ctx.prompt } : {}),
       admission,
       tools: {
         workspace: ctx.workspace,

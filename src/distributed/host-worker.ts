@@ -109,7 +109,8 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
     if (transcript && transcript.turns.length > 0) {
       start = startFromTranscript(data.base, transcript);
       const finished = finishedOutcome(start, transcript);
-      if (finished) return finished; // never complete a fork twice
+      if (finished && !data.prompt) return finished; // never complete a fork twice
+      if (finished) start = { ...start, prompt: data.prompt }; // a retry (once: its prompt clears the end)
       // the submitter's ledger may have missed the turns a dead host did: tell it (it de-duplicates)
       for (const turn of transcript.turns)
         await report({ type: 'turn-end', turn: turn.turn, at: Date.now(), request: turn.request });
@@ -137,6 +138,8 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
       child: start.child,
       port: port2,
       turnsDone: start.turnsDone,
+      ...(start.judgeLast ? { judgeLast: start.judgeLast } : {}),
+      ...(start.prompt ? { prompt: start.prompt } : {}),
       // a Chat provider's key comes from its own variable (OPENAI_API_KEY, DASHSCOPE_API_KEY, ...)
       api: {
         ...data.api,

@@ -5,6 +5,8 @@ import type { CacheTtl } from '../wire/cache.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import type { PermissionPolicy } from '../tools/permissions.ts';
 import type { SharedAdmission } from './shared-gate.ts';
+import type { LoopPrompt } from '../loop/types.ts';
+import type { ForkCheckSpec } from '../pool/protocol.ts';
 
 /** Default BullMQ queue of fork jobs. */
 export const DEFAULT_QUEUE = 'forkcache-forks';
@@ -40,7 +42,11 @@ export interface ForkJobData {
     marker: CacheTtl | false;
     retry: TurnRetryOptions;
     gateRetries?: boolean | undefined;
+    requireReport?: boolean | undefined;
+    check?: ForkCheckSpec | undefined;
   };
+  /** `resume --retry`: the user turn that restarts a fork that ended not done. */
+  prompt?: LoopPrompt | undefined;
   /** Rate-limit admission on: the host reserves each request from the budget shared in Redis. */
   admission?: SharedAdmission | undefined;
   /** No secrets here: jobs sit in Redis; each host redacts its own API key. */

@@ -16,7 +16,7 @@ import type OpenAI from 'openai';
 import { isChatProvider } from '../wire/providers.ts';
 import { createChatClient } from '../provider/openai/client.ts';
 import { type FanOut, type FanOutDeps, FanOutRun, type ForkSpec } from './fan-out.ts';
-import type { FanOutOptions } from './fan-out-types.ts';
+import type { FanOutOptions, ResumeOptions } from './fan-out-types.ts';
 import type { AgentType } from '../agent/agent-type.ts';
 import { AgentTool, type AgentToolOptions } from '../agent/agent-tool.ts';
 import type { DistributedBackend } from '../distributed/backend.ts';
@@ -30,7 +30,7 @@ import { type ForkEngineOptions, manifestEngine, type ResolvedEngineOptions, res
 import { forkWorkerExecArgv, forkWorkerFile } from '../pool/worker-file.ts';
 
 // The options of one fan-out live with the fan-out's other types.
-export type { FanOutOptions } from './fan-out-types.ts';
+export type { FanOutOptions, ResumeOptions } from './fan-out-types.ts';
 
 /**
  * Runs fork fan-outs on a Piscina pool of worker threads. Every fork's requests start with the
@@ -121,10 +121,14 @@ export class ForkEngine {
    */
   fanOut(parent: ParentSnapshot | undefined, directives: readonly string[], options: FanOutOptions = {}): FanOut {
     this.#assertOpen();
-    const { prefix, specs } = planForks(this.#plan, parent, directives, options);
+    const { prefix, specs, checks } = planForks(this.#plan, parent, directives, options);
     const id = this.#freshId('fo', prefix.id.slice(0, 8));
     const runDir = this.#options.runDir ? join(this.#options.runDir, id) : undefined;
-    if (runDir) writeManifest(runDir, id, prefix, directives, manifestEngine(this.#options), options.meta ?? {});
+    if (runDir)
+      writeManifest(runDir, id, prefix, directives, manifestEngine(this.#options), options.meta ?? {}, {
+        check: checks?.check,
+        fields: checks?.fields,
+      });
     return this.#start(id, prefix, specs, runDir, options);
   }
 
@@ -134,9 +138,9 @@ export class ForkEngine {
    * forks are not re-run; unfinished ones go on from their last complete turn, and a tool call
    * that was running when the run stopped is reported to the model as interrupted.
    */
-  resume(dir: string, options: Omit<FanOutOptions, 'layout' | 'model'> = {}): FanOut {
+  resume(dir: string, options: ResumeOptions = {}): FanOut {
     this.#assertOpen();
-    const { fanoutId, prefix, specs } = planResume(dir, this.#options.api.provider);
+    const { fanoutId, prefix, specs } = planResume(dir, this.#options.api.provider, options.retry);
     return this.#start(fanoutId, prefix, specs, dir, options);
   }
 
@@ -151,14 +155,19 @@ export class ForkEngine {
     options: Omit<FanOutOptions, 'layout' | 'model'> = {},
   ): FanOut {
     this.#assertOpen();
-    const { name, allow, prefix, specs } = planAgents(this.#plan, type, directives);
+    const { name, allow, prefix, specs, checks } = planAgents(this.#plan, type, directives, options);
     const id = this.#freshId('ag', name.replace(/[^\w-]/g, '_').slice(0, 24));
     const runDir = this.#options.runDir ? join(this.#options.runDir, id) : undefined;
     if (runDir)
-      writeManifest(runDir, id, prefix, directives, manifestEngine(this.#options), {
-        ...options.meta,
-        agentType: name,
-      });
+      writeManifest(
+        runDir,
+        id,
+        prefix,
+        directives,
+        manifestEngine(this.#options),
+        { ...options.meta, agentType: name },
+        { check: checks?.check, fields: checks?.fields },
+      );
     return this.#start(id, prefix, specs, runDir, options, { kind: 'fresh', type: name, allow });
   }
 

@@ -8,6 +8,8 @@ import type { ForkOutcome } from '../loop/types.ts';
 import type { PermissionHandler } from '../tools/permissions.ts';
 import type { StartPoint } from '../pool/fork-attempts.ts';
 import type { DispatchContext, DispatchDeps } from '../pool/fork-dispatch.ts';
+import type { ForkCheckSpec } from '../pool/protocol.ts';
+import type { RetryableStatus } from '../fork-status.ts';
 import type { ResolvedEngineOptions } from './options.ts';
 import type { AdmissionScheduler } from '../gate/admission/scheduler.ts';
 
@@ -40,6 +42,37 @@ export interface FanOutOptions {
   meta?: Record<string, unknown>;
   /** Start the forks in the foreground (see `ForkHandle.mode`); default background. */
   foreground?: boolean;
+  /**
+   * A command run in each fork's workspace after the fork reports done (e.g.
+   * `! grep -qw oldName {file}`): `{name}` is the fork's field `name`, shell-quoted (see
+   * `fields`; `{directive}` is always there). Its failure goes back to the fork as a new turn
+   * up to `retries` times (default 1), then the fork ends `check_failed`. See docs/plans.md.
+   */
+  check?: FanOutCheck;
+  /**
+   * Per fork, in directive order: the directive's fields (`file` for a plan made from a
+   * glob). Substituted into `check`, kept in the manifest, shown in summaries.
+   */
+  fields?: readonly Readonly<Record<string, string>>[];
+}
+
+/** Options of `engine.resume`. */
+export interface ResumeOptions extends Omit<FanOutOptions, 'layout' | 'model' | 'check' | 'fields'> {
+  /**
+   * Forks that ended in these statuses run again: their conversation continues with a turn
+   * asking them to carry out the directive again (their earlier edits are in the workspace).
+   * Completed forks never re-run; failed and cancelled ones are always continued.
+   */
+  retry?: readonly RetryableStatus[];
+}
+
+/** A fan-out's check: the command template, its retries and its timeout. */
+export interface FanOutCheck {
+  command: string;
+  /** Default 1. */
+  retries?: number;
+  /** Default `DEFAULT_CHECK_TIMEOUT_MS` (5 minutes); then the check counts as failed. */
+  timeoutMs?: number;
 }
 
 /** The dispatch deps (`pool`, `agent`) and what the fan-out itself needs. */
@@ -74,6 +107,10 @@ export interface ForkSpec {
   start: StartPoint;
   /** Set when a resumed fork needs no more requests. */
   finished?: ForkOutcome | undefined;
+  /** The directive's fields (`file` …), when the plan gave some. */
+  fields?: Readonly<Record<string, string>> | undefined;
+  /** The plan's check of this fork, substituted. */
+  check?: ForkCheckSpec | undefined;
 }
 
 /** Fork ids are stable: the fan-out id and the fork's position (`fo001-ab12cd34-f03`). */

@@ -176,6 +176,8 @@ export class FanOutRun implements FanOut {
           base: spec.base,
           workspace,
           transcriptPath: this.#transcriptPath(state),
+          ...(spec.check ? { check: spec.check } : {}),
+          ...(spec.start.prompt ? { prompt: spec.start.prompt } : {}),
           abort,
           onEvent: (event: LoopEvent) => this.#onLoopEvent(state, event),
           onHost: (hostId: string) =>
@@ -253,6 +255,7 @@ export class FanOutRun implements FanOut {
       forkId: state.id,
       index: state.index,
       directive: state.directive,
+      ...(this.#specs[state.index]?.fields ? { fields: this.#specs[state.index]!.fields } : {}),
       sharing: this.prefix.snapshot.source,
       transcriptPath: this.#transcriptPath(state),
       ...(worktree ? { worktree } : {}),
@@ -279,6 +282,15 @@ export class FanOutRun implements FanOut {
       },
       warmups: this.#gate.warmups,
       run_dir: this.#deps.runDir,
+      fork_results: results.map((r) => ({
+        id: r.forkId,
+        status: r.status,
+        directive: r.directive,
+        ...(r.fields ? { fields: r.fields } : {}),
+        turns: r.turns,
+        files_changed: r.filesChanged,
+        error: r.error ? { code: r.error.code, message: r.error.message } : null,
+      })),
       rate_limits: this.#admission.summary(results.some((r) => r.error?.code === 'RATE_LIMIT_SPEND_CAP')),
     };
   }

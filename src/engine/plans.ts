@@ -17,6 +17,9 @@ import type { ExecutableToolName } from '../wire/tool-names.ts';
 import { parseOrThrow } from '../validation.ts';
 import { type FanOutOptions, type ForkSpec, forkIdOf } from './fan-out-types.ts';
 import type { ResolvedEngineOptions } from './options.ts';
+import { type ForkChecks, resolveForkChecks } from './fork-checks.ts';
+import type { RetryableStatus } from '../fork-status.ts';
+import { retryPrompt } from '../loop/prompts.ts';
 
 /** The Messages API's request size limit (32 MiB): a larger shared prefix can never be sent. */
 export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
@@ -32,6 +35,8 @@ export interface PlanContext {
 export interface FanOutPlan {
   prefix: FrozenPrefix;
   specs: ForkSpec[];
+  /** The check and fields as the manifest keeps them (resume substitutes them again). */
+  checks?: ForkChecks;
 }
 
 /** Forks of a parent (or of the fallback prompt). Bad input throws before anything is sent. */
@@ -69,13 +74,21 @@ export function planForks(
       },
     );
   }
+  const checks = resolveForkChecks(directives, options);
   const specs: ForkSpec[] = directives.map((d, i) => {
     const base = prefix.child(validateDirective(d, { field: `directives[${i}]`, rejectTag: true }), {
       field: `directives[${i}]`,
     });
-    return { directive: d, base, start: FRESH_START(base) };
+    return { directive: d, base, start: FRESH_START(base), ...forkExtras(checks, i) };
   });
-  return { prefix, specs };
+  return { prefix, specs, checks };
+}
+
+/** A fork's fields and substituted check, where the fan-out has them. */
+function forkExtras(checks: ForkChecks, i: number): Pick<ForkSpec, 'fields' | 'check'> {
+  const fields = checks.fields[i];
+  const check = checks.commands[i];
+  return { ...(fields ? { fields } : {}), ...(check ? { check } : {}) };
 }
 
 /**
@@ -85,6 +98,7 @@ export function planForks(
 export function planResume(
   dir: string,
   provider: ResolvedEngineOptions['api']['provider'],
+  retry: readonly RetryableStatus[] = [],
 ): FanOutPlan & { fanoutId: string } {
   const { manifest, snapshot } = readFanOutDir(dir);
   if (manifest.prefix.provider !== provider) {
@@ -109,6 +123,10 @@ export function planResume(
       },
     );
   }
+  const checks = resolveForkChecks(manifest.directives, {
+    check: manifest.check,
+    fields: manifest.fields?.map((f) => f ?? {}),
+  });
   const specs: ForkSpec[] = manifest.directives.map((directive, i) => {
     const base = prefix.child(directive);
     const transcript = readTranscript(transcriptPath(dir, forkIdOf(manifest.fanoutId, i)));
@@ -120,9 +138,16 @@ export function planResume(
       );
     }
     const start = transcript.turns.length > 0 ? startFromTranscript(base, transcript) : FRESH_START(base);
-    return { directive, base, start, finished: finishedOutcome(start, transcript) };
+    const finished = finishedOutcome(start, transcript);
+    const extras = forkExtras(checks, i);
+    // a fork that ended not done is finished, unless the user asked to retry its status
+    if (finished && (retry as readonly string[]).includes(finished.status)) {
+      const prompt = retryPrompt({ status: finished.status, ...finished.error }, directive);
+      return { directive, base, start: { ...start, prompt }, ...extras };
+    }
+    return { directive, base, start, finished, ...extras };
   });
-  return { fanoutId: manifest.fanoutId, prefix, specs };
+  return { fanoutId: manifest.fanoutId, prefix, specs, checks };
 }
 
 /** Fresh agents of a type: the type's own system prompt and tools, nothing shared with a parent. */
@@ -130,6 +155,7 @@ export function planAgents(
   engine: PlanContext,
   type: AgentType,
   directives: readonly string[],
+  options: Pick<FanOutOptions, 'check' | 'fields'> = {},
 ): FanOutPlan & { name: string; allow: readonly ExecutableToolName[] } {
   const agent = parseOrThrow(agentTypeSchema, type, 'INVALID_ARGUMENT', 'agent type');
   const allow = agent.tools ?? [...engine.options.allow];
@@ -145,9 +171,10 @@ export function planAgents(
     markers: engine.options.markers,
     provider: engine.options.api.provider,
   });
+  const checks = resolveForkChecks(directives, options);
   const specs: ForkSpec[] = directives.map((d, i) => {
     const base = prefix.plan.continuation(validateDirective(d, { field: `directives[${i}]` }).trim());
-    return { directive: d, base, start: FRESH_START(base) };
+    return { directive: d, base, start: FRESH_START(base), ...forkExtras(checks, i) };
   });
-  return { name: agent.name, allow, prefix, specs };
+  return { name: agent.name, allow, prefix, specs, checks };
 }

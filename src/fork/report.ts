@@ -84,3 +84,45 @@ export function parseReport(text: string): ForkReport {
   report.files = listFiles(report.filesChanged);
   return report;
 }
+
+const firstLine = (text: string, max = 200): string => {
+  const line = (text.split('\n').find((l) => l.trim() !== '') ?? '').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+};
+
+/** Whether a fork's final answer says it did its directive. */
+export type ReportVerdict = { done: true } | { done: false; reason: string };
+
+// A Result that *opens* with one of these says the work was not done ("not done", "Failed: …",
+// "Could not read …", "Partially done"). Only the opening counts: "renamed 3; the old tests
+// failed before" is a result, not a refusal.
+const NOT_DONE_RESULT =
+  /^[\s*_`"'>-]*(?:not[\s-]+(?:done|completed?|applied|possible)|incomplete|unfinished|fail(?:ed|ure|s)?\b|could\s*(?:not|n['’]t)|can\s*not\b|cannot|can['’]t|unable\b|did\s*(?:not|n['’]t)|was\s*(?:not|n['’]t)\s+able|blocked\b|partial(?:ly)?\b|nothing\s+(?:was\s+)?(?:done|changed)\s+because|skipped\b|gave\s+up|aborted\b)/i;
+
+/**
+ * Judge a fork's final text. Not done: an empty text; with `requireReport` (fork children, who
+ * are told to end with the labelled report), a report without `Scope:` or `Result:`; and any
+ * report whose Result opens by saying the work was not done. Fresh agents of a type have no
+ * report rule, so only the empty text and an explicit Result count for them.
+ */
+export function judgeReport(finalText: string, options: { requireReport: boolean }): ReportVerdict {
+  if (finalText.trim() === '') return { done: false, reason: 'the fork ended with an empty final text (no report)' };
+  const report = parseReport(finalText);
+  if (options.requireReport) {
+    const missing = (['Scope', 'Result'] as const).filter((f) => report.missing.includes(f));
+    if (missing.length > 0)
+      return {
+        done: false,
+        reason: `the fork's report lacks ${missing.map((f) => `${f}:`).join(' and ')} (a fork ends with a labelled report)`,
+      };
+  }
+  const result = report.result;
+  if (result !== undefined && NOT_DONE_RESULT.test(result)) {
+    const issues = report.issues === undefined || NONE.test(report.issues.trim()) ? '' : report.issues;
+    return {
+      done: false,
+      reason: `the fork's report says Result: ${firstLine(result)}${issues === '' ? '' : `; Issues: ${firstLine(issues)}`}`,
+    };
+  }
+  return { done: true };
+}

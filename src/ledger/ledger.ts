@@ -1,4 +1,5 @@
 import { ForkcacheError } from '../errors.ts';
+import { FORK_END_STATUSES } from '../fork-status.ts';
 import { addCost, breakdownToUsd, costNano, zeroCost, type CostBreakdown } from './cost.ts';
 import { BUILTIN_CATALOGUE, findModel, type ModelCatalogue } from '../models/catalogue.ts';
 import { parseRecord, type LedgerRecord, type LedgerRecordInput } from './records.ts';
@@ -33,7 +34,7 @@ export interface ForkTotals {
   subtree: UsageTotals;
 }
 
-const STATUSES: readonly ForkStatus[] = ['running', 'completed', 'failed', 'cancelled'];
+const STATUSES: readonly ForkStatus[] = ['running', ...FORK_END_STATUSES];
 
 /**
  * The usage and cost ledger of one run: every request of every agent, rolled up per agent and
@@ -86,7 +87,7 @@ export class UsageLedger {
   }
 
   /**
-   * Update an agent's status (`running` → `completed` | `failed` | `cancelled`; terminal
+   * Update an agent's status (`running` → one of `FORK_END_STATUSES`; terminal
    * states are final, repeating one is a no-op). An unknown agent is created, as `kind`
    * (default `fork`), so a child that fails before its first request still counts.
    */

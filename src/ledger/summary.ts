@@ -1,3 +1,4 @@
+import { FORK_END_STATUSES } from '../fork-status.ts';
 import { computeBaselines } from './baselines.ts';
 import { breakdownToUsd, costNano, addCost, nanoToUsd, zeroCost, type CostBreakdown } from './cost.ts';
 import { computeFanouts } from './fanout.ts';
@@ -27,7 +28,7 @@ export interface LedgerSummary {
   model_table_date: string;
   requests: number;
   agents: { parent: number; fork: number; fresh: number };
-  /** Fork children only (`kind: 'fork'`), by status. */
+  /** Fork children only (`kind: 'fork'`), by status (every status, zeros included). */
   forks: Record<'total' | ForkStatus, number>;
   usage: {
     input_tokens: number;
@@ -93,7 +94,9 @@ export function summarize(
     const info = findModel(r.model, table);
     if (info && breakdown) breakdown = addCost(breakdown, costNano(r.usage, info, r.at, table));
   }
-  const forks: LedgerSummary['forks'] = { total: 0, running: 0, completed: 0, failed: 0, cancelled: 0 };
+  const forks = Object.fromEntries(
+    ['total', 'running', ...FORK_END_STATUSES].map((k) => [k, 0]),
+  ) as LedgerSummary['forks'];
   const agents = { parent: 0, fork: 0, fresh: 0 };
   for (const node of scope) {
     agents[node.kind ?? 'parent'] += 1;

@@ -1,11 +1,12 @@
 import { ForkcacheError } from '../errors.ts';
+import type { ForkEndStatus } from '../fork-status.ts';
 import type { LedgerRecord, RequestKind } from './records.ts';
 
 /** What an agent in the tree is: the main agent, a fork child, or an ordinary sub-agent. */
 export type AgentKind = 'parent' | 'fork' | 'fresh';
 
 /** Lifecycle of an agent as the engine reports it. Terminal states are final. */
-export type ForkStatus = 'running' | 'completed' | 'failed' | 'cancelled';
+export type ForkStatus = 'running' | ForkEndStatus;
 
 /** One agent and the requests it sent. Internal: the ledger hands out copies. */
 export interface AgentNode {

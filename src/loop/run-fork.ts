@@ -1,8 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { type Clock, systemClock } from '../clock.ts';
 import { ForkcacheError, type WireError } from '../errors.ts';
-import { FORK_QUERY_SOURCE, SPAWN_TOOL_NAME } from '../wire/fork-text.ts';
-import { assertMaySpawn } from '../fork/guard.ts';
 import type { ForkChild } from '../fork/layouts.ts';
 import { parseReport } from '../fork/report.ts';
 import { normalizeUsage } from '../ledger/usage.ts';
@@ -14,8 +12,14 @@ import { targetPath, textOf, toAssistantParam, writtenPath } from './messages.ts
 import type { TurnRetryOptions } from './retry.ts';
 import { describeFailure, sendWithRetries } from './send-turn.ts';
 import type { TranscriptSink } from './transcript-sink.ts';
+import { afterFinalTurn } from './final-turn.ts';
+import { asUserMessage } from './prompts.ts';
+import { type LoopToolResult, runTool } from './run-tool.ts';
 import {
+  type CheckRecord,
   type ForkOutcome,
+  type LoopCheck,
+  type LoopPrompt,
   type LoopEvent,
   type ModelTransport,
   OPEN_GATE,
@@ -62,6 +66,20 @@ export interface ForkLoopOptions {
   permit?:
     | ((call: { id: string; name: string; input: unknown }) => Promise<{ allow: boolean; reason?: string | undefined }>)
     | undefined;
+  /**
+   * Fork children end with a labelled report, and one without `Scope:` and `Result:` ends
+   * `not_done` (default true). Fresh agents of a type have no such rule.
+   */
+  requireReport?: boolean | undefined;
+  /** The plan's check: run after the fork reports done, its failures shown to the fork. */
+  check?: LoopCheck | undefined;
+  /** Resume: a user turn added before the first request (`forkcache resume --retry`). */
+  prompt?: LoopPrompt | undefined;
+  /**
+   * Resume: the last turn in `child.messages` made no tool call and was never judged (the
+   * process stopped first, or during its check): judge it before sending anything.
+   */
+  judgeLast?: { stopReason: string | null } | undefined;
 }
 
 type Block = Anthropic.ContentBlockParam;
@@ -83,6 +101,7 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
   const failedAttempts: RequestRecord[] = [];
   const filesChanged = new Set<string>();
   const notApplied = new Map<string, string>();
+  const checks: CheckRecord[] = [];
   let turn = options.turnsDone ?? 0;
   let toolCalls = 0;
   let finalText = '';
@@ -97,17 +116,50 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       requests,
       failedAttempts,
       finalText,
-      report: status === 'completed' ? parseReport(finalText) : undefined,
+      // every status but an error's or a cancel's ended with the fork's own final answer
+      report: status === 'failed' || status === 'cancelled' ? undefined : parseReport(finalText),
       messages: own,
       filesChanged: [...filesChanged].sort(),
       editsNotApplied: [...notApplied].sort(([a], [b]) => (a < b ? -1 : 1)).map(([path, code]) => ({ path, code })),
+      ...(checks.length > 0 ? { checks } : {}),
       ...(error ? { error } : {}),
     };
     options.transcript?.end(result);
     return result;
   };
+  const addPrompt = (prompt: LoopPrompt): void => {
+    own.push(asUserMessage(prompt));
+    options.transcript?.prompt?.({ turn, ...prompt });
+  };
+  /** A turn without tool calls: the outcome, or undefined when the loop asked the fork for more. */
+  const judgeFinal = async (stopReason: string | null): Promise<ForkOutcome | undefined> => {
+    const step = await afterFinalTurn({
+      turn,
+      stopReason,
+      finalText,
+      own,
+      requireReport: options.requireReport ?? true,
+      check: options.check,
+      clock,
+      signal: options.signal,
+      onCheck: (record) => {
+        checks.push(record);
+        options.transcript?.check?.(record);
+        emit({ type: 'check-end', turn: record.turn, at: clock.now(), check: record });
+      },
+    });
+    if (step.kind === 'end') return outcome(step.status, step.error);
+    addPrompt(step.prompt);
+    return undefined;
+  };
 
   try {
+    if (options.prompt) addPrompt(options.prompt);
+    else if (options.judgeLast && own.at(-1)?.role === 'assistant') {
+      finalText = textOf(own.at(-1));
+      const ended = await judgeFinal(options.judgeLast.stopReason);
+      if (ended) return ended;
+    }
     for (;;) {
       options.signal?.throwIfAborted();
       if (turn >= maxTurns) {
@@ -164,7 +216,9 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       const uses = message.content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
       if (uses.length === 0) {
         if (message.stop_reason === 'pause_turn') continue;
-        return outcome('completed');
+        const ended = await judgeFinal(message.stop_reason);
+        if (ended) return ended;
+        continue;
       }
       const results: Block[] = [];
       for (const use of uses) {
@@ -212,34 +266,4 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
     }
     return outcome('failed', describeFailure(err));
   }
-}
-
-type LoopToolResult = { isError: false; content: string } | { isError: true; code: string; content: string };
-
-/**
- * Run one tool call. The spawn tool is refused inside a fork by the recursion guard, both
- * layers: the task's query source, and the boilerplate tag in the child's own messages.
- */
-async function runTool(
-  options: ForkLoopOptions,
-  use: Anthropic.ToolUseBlock,
-  history: Anthropic.MessageParam[],
-): Promise<LoopToolResult> {
-  if (use.name === SPAWN_TOOL_NAME) {
-    try {
-      assertMaySpawn({ querySource: options.querySource ?? FORK_QUERY_SOURCE, messages: history });
-    } catch (err) {
-      return { isError: true, code: 'FORK_RECURSION', content: (err as Error).message };
-    }
-  }
-  if (options.permit && options.tools.isAllowed(use.name)) {
-    const answer = await options.permit({ id: use.id, name: use.name, input: use.input });
-    if (!answer.allow)
-      return {
-        isError: true,
-        code: 'PERMISSION_DENIED',
-        content: `Permission denied for ${use.name}${answer.reason ? `: ${answer.reason}` : ''}. Do without it, or report that it is needed.`,
-      };
-  }
-  return options.tools.execute(use.name, use.input, { signal: options.signal });
 }

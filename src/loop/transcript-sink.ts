@@ -1,5 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import type { ForkOutcome, RequestRecord } from './types.ts';
+import type { CheckRecord, ForkOutcome, LoopPrompt, RequestRecord } from './types.ts';
 
 /**
  * Where the loop records a fork's progress as it happens: after every turn, and before and
@@ -16,5 +16,9 @@ export interface TranscriptSink {
   turn(record: { turn: number; assistant: Anthropic.MessageParam; request: RequestRecord }): void;
   toolStart(record: { turn: number; id: string; name: string; input: unknown }): void;
   toolEnd(record: { turn: number; id: string; isError: boolean; content: string }): void;
+  /** A user turn the loop added after turn `turn` (a continuation, a check's output, a retry). */
+  prompt?(record: { turn: number } & LoopPrompt): void;
+  /** The plan's check ran (before the prompt with its output, when it failed). */
+  check?(record: CheckRecord): void;
   end(outcome: ForkOutcome): void;
 }

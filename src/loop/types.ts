@@ -1,5 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { WireError } from '../errors.ts';
+import type { ForkEndStatus } from '../fork-status.ts';
 import type { ForkReport } from '../fork/report.ts';
 import type { Usage } from '../ledger/usage.ts';
 import type { RequestCost, RequestReport } from '../rate-limits/report.ts';
@@ -47,6 +48,38 @@ export interface RequestRecord {
   endedAt: number;
 }
 
+/**
+ * One run of the plan's check after the fork reported done: in the transcript (`check`
+ * records), the outcome and the event log. `outputTail` is bounded and redacted.
+ */
+export interface CheckRecord {
+  /** The turn whose report it checked. */
+  turn: number;
+  /** 1 for the first check of this attempt, then one more per retry. */
+  attempt: number;
+  command: string;
+  exitCode: number | null;
+  timedOut: boolean;
+  durationMs: number;
+  outputTail: string;
+  passed: boolean;
+}
+
+/** A fork's check, as the loop runs it (the worker builds `run` from its tool executor). */
+export interface LoopCheck {
+  /** The command after substitution (what runs, and what transcripts show). */
+  command: string;
+  /** Times the fork is given the failing output and asked to fix it (default 1). */
+  retries: number;
+  run(signal: AbortSignal | undefined): Promise<{ exitCode: number | null; timedOut: boolean; output: string }>;
+}
+
+/** A user turn the loop adds to the fork's own conversation (see src/loop/prompts.ts). */
+export interface LoopPrompt {
+  reason: 'continue' | 'check' | 'retry';
+  text: string;
+}
+
 export type LoopEvent =
   | { type: 'turn-start'; turn: number; at: number }
   | { type: 'response-start'; turn: number; at: number }
@@ -58,6 +91,8 @@ export type LoopEvent =
    * endpoint billed it, so the ledger records it with the usage of its `message_start`.
    */
   | { type: 'attempt-failed'; turn: number; at: number; request: RequestRecord }
+  /** The plan's check ran after the fork reported done. */
+  | { type: 'check-end'; turn: number; at: number; check: CheckRecord }
   | {
       type: 'tool-call';
       turn: number;
@@ -69,7 +104,8 @@ export type LoopEvent =
       path?: string | undefined;
     };
 
-export type ForkStatus = 'completed' | 'failed' | 'cancelled';
+/** How a fork ended (see src/fork-status.ts: only `completed` is success). */
+export type ForkStatus = ForkEndStatus;
 
 /** What one fork produced. Plain data: it crosses the worker boundary. */
 export interface ForkOutcome {
@@ -95,5 +131,7 @@ export interface ForkOutcome {
   /** Requests in flight when an earlier run died (resume): billed or not, unknown. */
   unknownOutcome?: number | undefined;
   editsNotApplied?: { path: string; code: string }[] | undefined;
+  /** Every run of the plan's check, in order (none without a check). */
+  checks?: CheckRecord[] | undefined;
   error?: WireError | undefined;
 }

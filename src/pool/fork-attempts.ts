@@ -1,8 +1,9 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ForkChild } from '../fork/layouts.ts';
 import { parseReport } from '../fork/report.ts';
-import { textOf, writtenPath } from '../loop/messages.ts';
-import type { ForkOutcome, RequestRecord } from '../loop/types.ts';
+import { writtenPath } from '../loop/messages.ts';
+import type { CheckRecord, ForkOutcome, LoopPrompt, RequestRecord } from '../loop/types.ts';
+import { isForkEndStatus } from '../fork-status.ts';
 import { type ReadTranscript, readTranscript, resumeMessages } from './resume-messages.ts';
 
 /** Where a fork starts from: nothing yet, or the turns its transcript holds. */
@@ -16,9 +17,17 @@ export interface StartPoint {
     unknownOutcome: number;
     toolCalls: number;
     filesChanged: string[];
+    checks: CheckRecord[];
   };
   /** Tool calls that were running when the earlier run stopped (reported to the model). */
   interrupted: string[];
+  /**
+   * The last turn made no tool call and was never judged (the process stopped before its end
+   * record, or during its check): the loop judges it before sending anything.
+   */
+  judgeLast?: { stopReason: string | null } | undefined;
+  /** A user turn to add before the first request (`resume --retry`). */
+  prompt?: LoopPrompt | undefined;
 }
 
 /** The outcome of a fork that ran no turn (cancelled while queued, its worker failed at once…). */
@@ -39,7 +48,7 @@ export function emptyOutcome(status: ForkOutcome['status'], error: ForkOutcome['
 export const FRESH_START = (child: ForkChild): StartPoint => ({
   child,
   turnsDone: 0,
-  previous: { requests: [], failedAttempts: [], unknownOutcome: 0, toolCalls: 0, filesChanged: [] },
+  previous: { requests: [], failedAttempts: [], unknownOutcome: 0, toolCalls: 0, filesChanged: [], checks: [] },
   interrupted: [],
 });
 
@@ -60,6 +69,8 @@ export function startFromTranscript(base: ForkChild, transcript: ReadTranscript)
       if (path) files.add(path);
     }
   }
+  const last = transcript.turns.at(-1);
+  const unjudged = last !== undefined && !hasToolUse(last.assistant) && last.prompt === undefined;
   return {
     child: { tailBlocks: base.tailBlocks, messages: [...base.messages, ...messages] },
     turnsDone,
@@ -69,32 +80,38 @@ export function startFromTranscript(base: ForkChild, transcript: ReadTranscript)
       unknownOutcome: transcript.unknownOutcome,
       toolCalls,
       filesChanged: [...files],
+      checks: transcript.checks,
     },
     interrupted,
+    ...(unjudged ? { judgeLast: { stopReason: last.request.stopReason } } : {}),
   };
 }
 
+const hasToolUse = (message: Anthropic.MessageParam): boolean =>
+  Array.isArray(message.content) && message.content.some((b) => b.type === 'tool_use');
+
 /**
- * A transcript whose fork needs no more requests: it ended `completed`, or its last turn was
- * the model's final answer (the process stopped before the `end` record was written).
+ * A transcript whose fork is finished: it ended with its own answer (`completed`, or a status
+ * that is not done: `not_done`, `truncated`, `check_failed`), and nothing came after that end.
+ * A failed or cancelled fork, or one stopped before its end record, is continued instead (its
+ * last answer, if any, is judged again: `judgeLast`).
  */
 export function finishedOutcome(start: StartPoint, transcript: ReadTranscript): ForkOutcome | undefined {
-  const last = transcript.turns.at(-1);
-  const finalTurn =
-    last && !(Array.isArray(last.assistant.content) && last.assistant.content.some((b) => b.type === 'tool_use'));
-  if (transcript.end?.status !== 'completed' && !finalTurn) return undefined;
-  const finalText = transcript.end?.finalText ?? textOf(last?.assistant);
+  const end = transcript.end;
+  if (!end || !isForkEndStatus(end.status) || end.status === 'failed' || end.status === 'cancelled') return undefined;
   return {
-    status: 'completed',
+    status: end.status,
     turns: start.turnsDone,
     toolCalls: start.previous.toolCalls,
     requests: start.previous.requests,
     failedAttempts: start.previous.failedAttempts,
     unknownOutcome: start.previous.unknownOutcome,
-    finalText,
-    report: parseReport(finalText),
+    finalText: end.finalText,
+    report: parseReport(end.finalText),
     messages: [...start.child.messages],
     filesChanged: [...start.previous.filesChanged].sort(),
+    ...(start.previous.checks.length > 0 ? { checks: start.previous.checks } : {}),
+    ...(end.error ? { error: { code: end.error.code, message: end.error.message } } : {}),
   };
 }
 
@@ -107,6 +124,9 @@ export function mergeOutcome(start: StartPoint, outcome: ForkOutcome): ForkOutco
     failedAttempts: [...start.previous.failedAttempts, ...(outcome.failedAttempts ?? [])],
     unknownOutcome: start.previous.unknownOutcome + (outcome.unknownOutcome ?? 0),
     filesChanged: [...new Set([...start.previous.filesChanged, ...outcome.filesChanged])].sort(),
+    ...(start.previous.checks.length + (outcome.checks?.length ?? 0) > 0
+      ? { checks: [...start.previous.checks, ...(outcome.checks ?? [])] }
+      : {}),
   };
 }
 
@@ -134,9 +154,12 @@ export async function runWithRestarts(options: AttemptOptions): Promise<ForkOutc
     if (!workerDied || options.aborted() || !options.transcriptPath || attempt >= options.maxRestarts)
       return mergeOutcome(start, outcome);
     const transcript = readTranscript(options.transcriptPath);
+    const retry = start.prompt;
     start = startFromTranscript(options.base, transcript);
     const finished = finishedOutcome(start, transcript);
-    if (finished) return finished;
+    // a retry whose worker died before its prompt was written is still a retry
+    if (finished && !retry) return finished;
+    if (finished) start = { ...start, prompt: retry };
     options.onRestart(attempt + 1, start);
   }
 }

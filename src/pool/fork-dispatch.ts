@@ -3,7 +3,7 @@ import type { Piscina } from 'piscina';
 import { ForkcacheError, toWireError } from '../errors.ts';
 import { FORK_QUERY_SOURCE } from '../wire/fork-text.ts';
 import type { ForkChild } from '../fork/layouts.ts';
-import type { ForkOutcome, LoopEvent, RequestGate } from '../loop/types.ts';
+import type { ForkOutcome, LoopEvent, LoopPrompt, RequestGate } from '../loop/types.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
 import type { PermissionAnswer, PermissionPolicy } from '../tools/permissions.ts';
 import type { TurnRetryOptions } from '../loop/retry.ts';
@@ -12,7 +12,7 @@ import type { SandboxChoice } from '../tools/sandbox.ts';
 import type { ExecutableToolName } from '../wire/tool-names.ts';
 import { emptyOutcome, type StartPoint } from './fork-attempts.ts';
 import { servePort } from './port-server.ts';
-import type { ForkTask } from './protocol.ts';
+import type { ForkCheckSpec, ForkTask } from './protocol.ts';
 import type { TestHooks } from './test-hooks.ts';
 
 /**
@@ -54,6 +54,10 @@ export interface DispatchContext {
   base: ForkChild;
   workspace: string;
   transcriptPath: string | undefined;
+  /** The plan's check of this fork (substituted), if the plan has one. */
+  check?: ForkCheckSpec | undefined;
+  /** `resume --retry`: the user turn that restarts the fork (the remote backend sends it with the job). */
+  prompt?: LoopPrompt | undefined;
   abort: AbortController;
   onEvent(event: LoopEvent): void;
   /** The distributed backend names the host running the fork (again when another takes over). */
@@ -83,6 +87,8 @@ export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, a
     child: start.child,
     port: port2,
     turnsDone: start.turnsDone,
+    ...(start.judgeLast ? { judgeLast: start.judgeLast } : {}),
+    ...(start.prompt ? { prompt: start.prompt } : {}),
     // under admission the scheduler owns 429/529 retries: the SDK must not retry on its own
     api: options.admission === 'on' ? { ...options.api, maxRetries: 0 } : options.api,
     loop: {
@@ -92,6 +98,8 @@ export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, a
       marker: ctx.prefix.childMarker,
       retry: options.turnRetry,
       gateRetries: options.admission === 'on',
+      requireReport: agent === undefined,
+      ...(ctx.check ? { check: ctx.check } : {}),
     },
     tools: {
       workspace: ctx.workspace,

@@ -2,7 +2,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { ForkChild } from '../fork/layouts.ts';
 import type { TurnRetryOptions } from '../loop/retry.ts';
 import type { CacheTtl } from '../wire/cache.ts';
-import type { LoopEvent } from '../loop/types.ts';
+import type { LoopEvent, LoopPrompt } from '../loop/types.ts';
 import type { RequestCost, RequestReport } from '../rate-limits/report.ts';
 import type { ExecutableToolName } from '../wire/tool-names.ts';
 import type { ToolLimits } from '../tools/limits.ts';
@@ -33,6 +33,14 @@ export type MainToWorker =
   | { t: 'answer'; seq: number; allow: boolean; reason?: string | undefined }
   | { t: 'cancel' };
 
+/** A fork's check as it travels to the worker (and in the manifest, as a template). */
+export interface ForkCheckSpec {
+  command: string;
+  /** Times a failing check's output goes back to the fork before it ends `check_failed`. */
+  retries: number;
+  timeoutMs: number;
+}
+
 /** Everything a worker needs to run one fork. The SAB travels by reference, never copied. */
 export interface ForkTask {
   kind: 'fork';
@@ -42,6 +50,10 @@ export interface ForkTask {
   port: MessagePort;
   /** Turns already done (resume). */
   turnsDone: number;
+  /** Resume: judge the last turn (no tool call) before sending anything (see `ForkLoopOptions.judgeLast`). */
+  judgeLast?: { stopReason: string | null } | undefined;
+  /** Resume: a user turn to add before the first request (`resume --retry`). */
+  prompt?: LoopPrompt | undefined;
   api: {
     /** The wire (default `anthropic`). */
     provider?: ProviderId | undefined;
@@ -61,6 +73,10 @@ export interface ForkTask {
     retry: TurnRetryOptions;
     /** The main thread's admission owns 429/529 waits (see `ForkLoopOptions.gateRetries`). */
     gateRetries?: boolean | undefined;
+    /** Fork children end with a labelled report (default true; fresh agents: false). */
+    requireReport?: boolean | undefined;
+    /** The plan's check of this fork, substituted (the worker runs it through its tool executor). */
+    check?: ForkCheckSpec | undefined;
   };
   tools: {
     workspace: string;

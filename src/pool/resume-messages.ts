@@ -29,7 +29,11 @@ export function resumeMessages(transcript: ReadTranscript): {
     const uses = (Array.isArray(turn.assistant.content) ? turn.assistant.content : []).filter(
       (b): b is Anthropic.ToolUseBlockParam => b.type === 'tool_use',
     );
-    if (uses.length === 0) continue;
+    if (uses.length === 0) {
+      // a continuation, a failed check's output or a retry the loop added after a final answer
+      if (turn.prompt) messages.push({ role: 'user', content: [{ type: 'text', text: turn.prompt.text }] });
+      continue;
+    }
     const results: Anthropic.ToolResultBlockParam[] = uses.map((use) => {
       const recorded = turn.tools.find((t) => t.id === use.id);
       if (recorded?.result)

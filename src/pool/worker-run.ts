@@ -155,6 +155,15 @@ async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<Fork
       marker: task.loop.marker,
       retry: task.loop.retry,
       gateRetries: task.loop.gateRetries,
+      requireReport: task.loop.requireReport,
+      // in the worker, like bash: the executor's sandbox, environment and redaction (docs/plans.md)
+      check: task.loop.check && {
+        command: task.loop.check.command,
+        retries: task.loop.check.retries,
+        run: (signal) => tools.check(task.loop.check!.command, { signal, timeoutMs: task.loop.check!.timeoutMs }),
+      },
+      judgeLast: task.judgeLast,
+      prompt: task.prompt,
       permit: async ({ name, input }) => {
         const decision = decide(task.permissions, name);
         if (decision === 'allow') return { allow: true };

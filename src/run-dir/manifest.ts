@@ -59,6 +59,16 @@ export const manifestSchema = z.strictObject({
   worktrees: z
     .strictObject({ repo: z.string().min(1), base: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/) })
     .optional(),
+  /** The plan's check, as a template (resume substitutes it again for each fork). Older runs: none. */
+  check: z
+    .strictObject({
+      command: z.string().min(1),
+      retries: z.number().int().nonnegative(),
+      timeoutMs: z.number().int().positive(),
+    })
+    .optional(),
+  /** Each directive's fields (`file` …), in directive order, when the plan gave some. */
+  fields: z.array(z.record(z.string(), z.string()).nullable()).optional(),
 });
 
 export type Manifest = z.output<typeof manifestSchema>;
@@ -95,6 +105,10 @@ export function writeManifest(
   directives: readonly string[],
   engine: ManifestEngine,
   meta: Record<string, unknown>,
+  forks: {
+    check?: Manifest['check'];
+    fields?: readonly (Readonly<Record<string, string>> | undefined)[] | undefined;
+  } = {},
 ): void {
   mkdirSync(join(dir, FORKS_DIR), { recursive: true });
   writeFileSync(join(dir, SNAPSHOT_FILE), `${JSON.stringify(prefix.snapshot)}\n`);
@@ -115,6 +129,8 @@ export function writeManifest(
     directives: [...directives],
     engine,
     meta,
+    ...(forks.check ? { check: forks.check } : {}),
+    ...(forks.fields?.some((f) => f !== undefined) ? { fields: forks.fields.map((f) => (f ? { ...f } : null)) } : {}),
   };
   saveManifest(dir, manifest);
 }

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { z } from 'zod';
 import { ForkcacheError, type ErrorCode } from '../errors.ts';
-import type { RequestRecord } from '../loop/types.ts';
+import type { CheckRecord, LoopPrompt, RequestRecord } from '../loop/types.ts';
 import { formatZodIssues } from '../validation.ts';
 import { readJsonl, recordType } from './jsonl.ts';
 import type { TranscriptRecord } from './transcript.ts';
@@ -20,6 +20,8 @@ export interface TranscriptTurn {
   assistant: Anthropic.MessageParam;
   request: RequestRecord;
   tools: TranscriptTool[];
+  /** The user turn the loop added after this turn (it made no tool call), if any. */
+  prompt?: LoopPrompt | undefined;
 }
 
 export interface ReadTranscript {
@@ -34,6 +36,9 @@ export interface ReadTranscript {
    * may or may not have billed them; the summary counts them as "unknown outcome".
    */
   unknownOutcome: number;
+  /** Every run of the plan's check, in order. */
+  checks: CheckRecord[];
+  /** The fork's end, if nothing came after it (a retried or continued fork has none yet). */
   end: Extract<TranscriptRecord, { type: 'end' }> | undefined;
 }
 
@@ -43,7 +48,8 @@ export interface ReadTranscript {
  * cut short by a crash is dropped, any other malformed line is an error naming file:line);
  * every known record is checked against its schema (file:line, record type and field), and a
  * turn recorded twice or missing is an error. Unknown record types (newer writers) are
- * skipped. A later `start` (a run appended to the file) clears the `end` before it.
+ * skipped. A later `start`, turn or prompt (the fork went on: resumed, retried) clears the
+ * `end` before it.
  */
 export function readTranscript(path: string, code: ErrorCode = 'INVALID_ARGUMENT'): ReadTranscript {
   const out: ReadTranscript = {
@@ -53,6 +59,7 @@ export function readTranscript(path: string, code: ErrorCode = 'INVALID_ARGUMENT
     turns: [],
     failedAttempts: [],
     unknownOutcome: 0,
+    checks: [],
     end: undefined,
   };
   if (!existsSync(path)) return out;
@@ -106,6 +113,7 @@ export function readTranscript(path: string, code: ErrorCode = 'INVALID_ARGUMENT
           throw new ForkcacheError(code, `transcript ${path}:${line}: ${message}`, { data: { path, line } });
         }
         for (const key of pending) if (key.startsWith(`${record.turn}:`)) pending.delete(key);
+        out.end = undefined;
         out.turns.push({
           turn: record.turn,
           assistant: record.assistant as Anthropic.MessageParam,
@@ -123,6 +131,18 @@ export function readTranscript(path: string, code: ErrorCode = 'INVALID_ARGUMENT
         const record = parse('tool-end');
         const tool = out.turns.at(-1)?.tools.find((t) => t.id === record.id);
         if (tool) tool.result = { isError: record.isError, content: record.content };
+        break;
+      }
+      case 'prompt': {
+        const record = parse('prompt');
+        const last = out.turns.at(-1);
+        if (last) last.prompt = { reason: record.reason, text: record.text };
+        out.end = undefined;
+        break;
+      }
+      case 'check': {
+        const { type: _type, v: _v, ...record } = parse('check') as CheckRecord & { type?: unknown; v?: unknown };
+        out.checks.push(record);
         break;
       }
       case 'end':

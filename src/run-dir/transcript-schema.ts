@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FORK_END_STATUSES } from '../fork-status.ts';
 
 // The records of a fork's JSONL transcript as the resume reader needs them (transcript.ts
 // writes them). Loose objects: extra fields from newer versions are kept, never refused.
@@ -31,11 +32,23 @@ export const transcriptRecordSchemas = {
   }),
   'tool-start': z.looseObject({ turn: turnNumber, id: z.string().min(1), name: z.string() }),
   'tool-end': z.looseObject({ turn: turnNumber, id: z.string().min(1), isError: z.boolean(), content: z.string() }),
+  prompt: z.looseObject({ turn: count, reason: z.enum(['continue', 'check', 'retry']), text: z.string() }),
+  check: z.looseObject({
+    turn: turnNumber,
+    attempt: turnNumber,
+    command: z.string(),
+    exitCode: z.number().int().nullable(),
+    timedOut: z.boolean(),
+    durationMs: z.number().nonnegative(),
+    outputTail: z.string(),
+    passed: z.boolean(),
+  }),
   end: z.looseObject({
-    status: z.enum(['completed', 'failed', 'cancelled']),
+    status: z.enum(FORK_END_STATUSES),
     turns: count,
     toolCalls: count,
     finalText: z.string(),
+    error: z.looseObject({ code: z.string(), message: z.string() }).optional(),
   }),
 } as const;
 

@@ -1,7 +1,8 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, truncateSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { TranscriptSink } from '../loop/transcript-sink.ts';
-import type { ForkOutcome } from '../loop/types.ts';
+import type { WireError } from '../errors.ts';
+import type { CheckRecord, ForkOutcome, LoopPrompt } from '../loop/types.ts';
 
 /** One line of a fork's JSONL transcript. `v` is the format version. */
 export type TranscriptRecord =
@@ -11,6 +12,10 @@ export type TranscriptRecord =
   | { v: 1; type: 'turn'; turn: number; assistant: unknown; request: unknown }
   | { v: 1; type: 'tool-start'; turn: number; id: string; name: string; input: unknown }
   | { v: 1; type: 'tool-end'; turn: number; id: string; isError: boolean; content: string }
+  /** A user turn the loop added after turn `turn`: a continuation, a failed check's output, a retry. */
+  | ({ v: 1; type: 'prompt'; turn: number } & LoopPrompt)
+  /** The plan's check ran after the fork reported done on turn `turn`. */
+  | ({ v: 1; type: 'check' } & CheckRecord)
   | {
       v: 1;
       type: 'end';
@@ -18,7 +23,7 @@ export type TranscriptRecord =
       turns: number;
       toolCalls: number;
       finalText: string;
-      error?: unknown;
+      error?: WireError;
     };
 
 /**
@@ -78,6 +83,14 @@ export class JsonlTranscript implements TranscriptSink {
 
   toolEnd(record: { turn: number; id: string; isError: boolean; content: string }): void {
     this.write({ v: 1, type: 'tool-end', ...record });
+  }
+
+  prompt(record: { turn: number } & LoopPrompt): void {
+    this.write({ v: 1, type: 'prompt', ...record });
+  }
+
+  check(record: CheckRecord): void {
+    this.write({ v: 1, type: 'check', ...record });
   }
 
   end(outcome: ForkOutcome): void {

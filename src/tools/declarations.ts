@@ -16,7 +16,7 @@ const declarations: Anthropic.Tool[] = [
   {
     name: 'read_file',
     description:
-      'Read a text file of the workspace and return its text exactly. Files over the read limit must be read in parts: pass `offset` (1-based first line) and `limit` (number of lines). Binary files are refused.',
+      'Read a text file of the workspace and return its text exactly. Pass `offset` (1-based first line) and `limit` (number of lines) to read a part. What does not fit in the read limit is cut after the last whole line that fits, and the result then ends with a line `[truncated: … Read the rest with offset: N]`: read on from line N. Binary files are refused.',
     input_schema: {
       type: 'object',
       properties: {

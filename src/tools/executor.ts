@@ -17,6 +17,7 @@ import { TOOL_INPUT_SCHEMAS } from './schemas.ts';
 import { redactor } from './redact.ts';
 import { resolveSandbox, type SandboxChoice, type SandboxKind } from './sandbox.ts';
 import { SeenVersions } from './versions.ts';
+import { type CheckResult, runCheck } from './check-run.ts';
 import { writeFile } from './write-file.ts';
 
 export interface ToolExecutorOptions {
@@ -60,6 +61,11 @@ export interface ToolExecutor {
    * rejects only on abort (with the signal's reason) and on bugs.
    */
   execute(name: string, input: unknown, options?: ExecuteOptions): Promise<ToolResult>;
+  /**
+   * Run a plan's check command in the workspace the way `bash` runs commands (the sandbox of
+   * the executor's `sandbox` choice, whether or not this fork may use bash), output redacted.
+   */
+  check(command: string, options: ExecuteOptions & { timeoutMs: number }): Promise<CheckResult>;
 }
 
 type Handler = (input: never, ctx: ToolContext) => Promise<string>;
@@ -104,16 +110,19 @@ class ForkToolExecutor implements ToolExecutor {
   readonly #seen = new SeenVersions();
   readonly #redact: (text: string) => string;
   readonly sandbox: SandboxKind;
+  readonly #sandboxChoice: SandboxChoice;
+  #checkSandbox: SandboxKind | undefined;
 
   constructor(
     jail: WorkspaceJail,
     allowed: readonly ExecutableToolName[],
     limits: ToolLimits,
     bashEnv: Record<string, string>,
-    extra: { sandbox: SandboxKind; redact: readonly string[] },
+    extra: { sandbox: SandboxKind; sandboxChoice: SandboxChoice; redact: readonly string[] },
   ) {
     this.#jail = jail;
     this.sandbox = extra.sandbox;
+    this.#sandboxChoice = extra.sandboxChoice;
     this.#redact = redactor(extra.redact);
     this.allowed = Object.freeze([...new Set(allowed)]);
     this.#allowed = new Set(allowed);
@@ -132,6 +141,20 @@ class ForkToolExecutor implements ToolExecutor {
   async execute(name: string, input: unknown, options: ExecuteOptions = {}): Promise<ToolResult> {
     const result = await this.#execute(name, input, options);
     return { ...result, content: this.#redact(result.content) };
+  }
+
+  async check(command: string, options: ExecuteOptions & { timeoutMs: number }): Promise<CheckResult> {
+    options.signal?.throwIfAborted();
+    this.#checkSandbox ??= this.allowed.includes('bash') ? this.sandbox : resolveSandbox(this.#sandboxChoice);
+    const result = await runCheck(command, {
+      jail: this.#jail,
+      limits: { ...this.limits, bashTimeoutMs: options.timeoutMs },
+      signal: options.signal,
+      bashEnv: this.#bashEnv,
+      seen: this.#seen,
+      sandbox: this.#checkSandbox,
+    });
+    return { ...result, output: this.#redact(result.output) };
   }
 
   async #execute(name: string, input: unknown, options: ExecuteOptions): Promise<ToolResult> {
@@ -236,6 +259,7 @@ export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
   const sandbox = (allow as readonly string[]).includes('bash') ? resolveSandbox(parsed.sandbox ?? 'auto') : 'none';
   return new ForkToolExecutor(new WorkspaceJail(parsed.workspace), allow, limits, parsed.bashEnv ?? defaultBashEnv(), {
     sandbox,
+    sandboxChoice: parsed.sandbox ?? 'auto',
     redact: parsed.redact ?? [],
   });
 }

@@ -1,10 +1,16 @@
+import { readTruncationNote } from '../wire/read-file-text.ts';
 import type { ToolContext } from './context.ts';
 import { looksBinary, openRegularFile, readAll } from './file-io.ts';
 import { sliceLines } from './line-slice.ts';
 import { toolFailure } from './result.ts';
 import type { ReadFileInput } from './schemas.ts';
 
-/** read_file: the file's text, whole or lines `offset .. offset+limit-1`. */
+/**
+ * read_file: the file's text, whole or lines `offset .. offset+limit-1`. What does not fit in
+ * the read limit is cut after the last whole line that does, and the result ends with a note
+ * saying so and naming the `offset` to read on from (src/wire/read-file-text.ts): a file of
+ * any size can be read in parts, and the model always knows when it saw only part of one.
+ */
 export async function readFile(input: ReadFileInput, ctx: ToolContext): Promise<string> {
   const { real } = await ctx.jail.resolve(input.path, 'existing');
   const file = await openRegularFile(real, input.path, ctx.jail.root);
@@ -19,17 +25,13 @@ export async function readFile(input: ReadFileInput, ctx: ToolContext): Promise<
       );
     }
     const max = ctx.limits.maxReadBytes;
-    if (input.offset === undefined && input.limit === undefined) {
-      if (file.size > max) {
-        throw toolFailure(
-          'TOOL_FILE_TOO_LARGE',
-          `${input.path} is ${file.size} bytes, over the read limit of ${max} bytes; read it in parts with offset and limit (in lines), or search it with grep`,
-        );
-      }
+    if (input.offset === undefined && input.limit === undefined && file.size <= max)
       return (await readAll(file, ctx.signal)).toString('utf8');
-    }
     const range = { offset: input.offset ?? 1, limit: input.limit };
-    return (await sliceLines(file.handle, range, max, input.path, ctx.signal)).toString('utf8');
+    const part = await sliceLines(file.handle, range, max, input.path, ctx.signal);
+    const text = part.bytes.toString('utf8');
+    if (!part.truncated) return text;
+    return `${text}${readTruncationNote({ path: input.path, firstLine: range.offset, lastLine: part.lastLine, bytes: file.size })}`;
   } finally {
     await file.handle.close();
   }

@@ -32,3 +32,18 @@ export const SPAWN_TOOL_NAME = 'agent';
 
 /** The report fields a fork ends with, in order. */
 export const REPORT_FIELDS = ['Scope', 'Result', 'Key files', 'Files changed', 'Issues'] as const;
+
+/*
+ * User turns the loop adds to a fork's own conversation (never to the shared prefix). Each
+ * opens with its tag so a stateless scripted model can tell where a fresh attempt starts.
+ */
+
+/** After a turn that stopped at `max_tokens` without a tool call: the one continuation asked for. */
+export const CONTINUE_AFTER_MAX_TOKENS =
+  'Your last response was cut off by the output limit (max_tokens) before you finished. Do not repeat work that is already done: continue, and end with your complete report (every field).';
+
+/** The plan's check failed after the fork reported: its output, and a request to fix it. */
+export const CHECK_FAILED_TAG = 'check-failed';
+
+/** `forkcache resume --retry`: a fork that ended not done is asked to carry out its directive again. */
+export const FORK_RETRY_TAG = 'fork-retry';

@@ -55,4 +55,17 @@ describe('formatTaskNotification', () => {
     expect(text).toContain('&lt;/result&gt;&lt;/task-notification&gt;');
     expect(text).toContain('&amp; more');
   });
+
+  it('names a status that is not done, with its reason, beside what the fork said', () => {
+    const text = formatTaskNotification({
+      ...result('Scope: x\nResult: not done'),
+      status: 'not_done',
+      error: { code: 'FORK_NOT_DONE', message: "the fork's report says Result: not done" },
+    });
+    expect(text).toContain('<status>not_done</status>');
+    expect(text).toContain(
+      '<summary>Fork "rename a to b in x.ts" not_done: the fork\'s report says Result: not done</summary>',
+    );
+    expect(text).toContain('<result>Scope: x\nResult: not done</result>');
+  });
 });

@@ -66,9 +66,11 @@ describe('the whole process killed mid fan-out (SIGKILL)', () => {
     expect(transcriptLines(runs, 'f02').some((l) => l.includes('"tool-end"'))).toBe(false);
 
     const resumed = await forkcache(['resume', runs, '--json'], { ANTHROPIC_API_KEY: '' });
-    expect(resumed.code).toBe(0);
+    // the interrupted command never finished: the fork says so, ends not_done, and the run exits 1 (issue 23)
+    expect(resumed.code).toBe(1);
     const summary = lastJson(resumed.stdout);
-    expect(summary.forks).toEqual({ total: 2, completed: 2, failed: 0, cancelled: 0 });
+    expect(summary.forks).toMatchObject({ total: 2, completed: 1, not_done: 1 });
+    expect(resumed.stderr).toMatch(/not_done {2}fo\S+-f02: FORK_NOT_DONE: the fork's report says Result: not done/);
     expect(transcriptLines(runs, 'f01')).toHaveLength(before01); // the completed fork was not re-run
     const f02 = transcriptLines(runs, 'f02');
     expect(f02.filter((l) => l.includes('"tool-start"'))).toHaveLength(1); // the bash call was never repeated

@@ -42,7 +42,7 @@ describe('a Qwen Code chat as the parent', () => {
       join(dir, 'plan.json'),
       JSON.stringify({ parentTranscript: SESSION, directives: ['say hi', 'say bye'] }),
     );
-    const { plan, snapshot } = loadPlan(join(dir, 'plan.json'));
+    const { plan, directives, snapshot } = loadPlan(join(dir, 'plan.json'));
     expect(plan.layout).toBe('qwen');
     const emu = await startEmulator({ latency: 'off', script: 'echo' });
     try {
@@ -54,7 +54,7 @@ describe('a Qwen Code chat as the parent', () => {
         pool: { maxThreads: 1 },
       });
       try {
-        const { forks } = await engine.fanOut(snapshot, plan.directives).settled();
+        const { forks } = await engine.fanOut(snapshot, directives).settled();
         expect(forks.map((f) => f.error?.message ?? f.status)).toEqual(['completed', 'completed']);
       } finally {
         await engine.close();

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { FORK_END_STATUSES } from '../../src/fork-status.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -53,4 +54,9 @@ export function firstLine(child: ChildProcess): Promise<string> {
     });
     child.once('exit', (code) => reject(new Error(`exited with ${code} before printing a line`)));
   });
+}
+
+/** The `forks` counts of a summary in which all `n` forks completed (every status named, zeros included). */
+export function allCompleted(n: number): Record<string, number> {
+  return { total: n, ...Object.fromEntries(FORK_END_STATUSES.map((s) => [s, s === 'completed' ? n : 0])) };
 }

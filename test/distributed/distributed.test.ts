@@ -103,7 +103,8 @@ describe.skipIf(!HAVE_REDIS)(`distributed backend (needs ${REDIS}; .ci/run insta
         }
       }
       const { forks, summary } = await fan.settled();
-      expect(forks.map((f) => f.status)).toEqual(['completed', 'completed', 'completed', 'completed']);
+      // the first fork's bash call died with its host: it says so, and is not done (issue 23)
+      expect(forks.map((f) => f.status)).toEqual(['not_done', 'completed', 'completed', 'completed']);
       expect(seenHosts.size).toBe(2); // both hosts served forks
       expect(hostOf.get(forks[0]!.forkId)).not.toBe(killed); // the killed host's fork moved
       for (const fork of forks) {
@@ -111,7 +112,7 @@ describe.skipIf(!HAVE_REDIS)(`distributed backend (needs ${REDIS}; .ci/run insta
           .trim()
           .split('\n')
           .map((l) => JSON.parse(l) as { type: string; turn?: number; status?: string });
-        expect(lines.filter((l) => l.type === 'end')).toEqual([expect.objectContaining({ status: 'completed' })]); // completed once
+        expect(lines.filter((l) => l.type === 'end')).toEqual([expect.objectContaining({ status: fork.status })]); // ended once
         const turns = lines.filter((l) => l.type === 'turn').map((l) => l.turn);
         expect(turns).toEqual(turns.map((_, i) => i + 1)); // no turn ran twice
       }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseReport } from '../../src/fork/report.ts';
+import { judgeReport, parseReport } from '../../src/fork/report.ts';
 
 describe('parseReport', () => {
   it('splits the five labelled fields', () => {
@@ -38,5 +38,56 @@ describe('parseReport', () => {
     ]);
     expect(parseReport('files changed: None.').files).toEqual([]);
     expect(parseReport('FILES   CHANGED: x.ts').filesChanged).toBe('x.ts');
+  });
+});
+
+describe('judgeReport: does the answer say the work is done', () => {
+  const report = (result: string, issues = 'none'): string =>
+    `Scope: rename a\nResult: ${result}\nKey files: a.ts\nFiles changed: a.ts\nIssues: ${issues}`;
+
+  it('done: a report whose Result says what was done (even mentioning a failure later on)', () => {
+    for (const result of [
+      'renamed 3 occurrences',
+      'done',
+      'no occurrences of a; nothing to change',
+      'renamed 2; the old tests failed before',
+    ])
+      expect(judgeReport(report(result), { requireReport: true })).toEqual({ done: true });
+  });
+
+  it('not done: a Result that opens by saying so, with the reason and the first line of Issues', () => {
+    for (const result of [
+      'not done',
+      'Not done: the file is missing',
+      '**Failed**',
+      'Could not read a.ts',
+      "couldn't",
+      'Unable to edit',
+      'partially done',
+      'did not apply',
+      'Cannot proceed',
+    ])
+      expect(judgeReport(report(result), { requireReport: true }).done, result).toBe(false);
+    expect(judgeReport(report('not done', 'read_file failed: too large\nmore'), { requireReport: true })).toEqual({
+      done: false,
+      reason: "the fork's report says Result: not done; Issues: read_file failed: too large",
+    });
+  });
+
+  it('not done: no Scope:/Result: for a fork, an empty text for anyone; a fresh agent needs no report', () => {
+    expect(judgeReport('all good', { requireReport: true })).toEqual({
+      done: false,
+      reason: "the fork's report lacks Scope: and Result: (a fork ends with a labelled report)",
+    });
+    expect(judgeReport('Result: renamed', { requireReport: true })).toMatchObject({
+      done: false,
+      reason: expect.stringMatching(/lacks Scope:/),
+    });
+    expect(judgeReport('  \n', { requireReport: false })).toMatchObject({
+      done: false,
+      reason: expect.stringMatching(/empty final text/),
+    });
+    expect(judgeReport('all good', { requireReport: false })).toEqual({ done: true });
+    expect(judgeReport('Result: not done', { requireReport: false }).done).toBe(false);
   });
 });

@@ -86,8 +86,18 @@ describe('UsageLedger roll-up', () => {
     ledger.setStatus('f2', 'failed', { parentId: 'root' });
     ledger.setStatus('f3', 'cancelled', { parentId: 'root' });
     ledger.setStatus('fresh1', 'completed');
-    expect(ledger.summary().forks).toEqual({ total: 4, running: 1, completed: 1, failed: 1, cancelled: 1 });
-    expect(ledger.totals('root').children).toEqual(['f1', 'fresh1', 'f2', 'f3']);
+    ledger.setStatus('f4', 'not_done', { parentId: 'root' });
+    expect(ledger.summary().forks).toEqual({
+      total: 5,
+      running: 1,
+      completed: 1,
+      not_done: 1,
+      truncated: 0,
+      check_failed: 0,
+      failed: 1,
+      cancelled: 1,
+    });
+    expect(ledger.totals('root').children).toEqual(['f1', 'fresh1', 'f2', 'f3', 'f4']);
     expect(() => ledger.setStatus('f1', 'failed')).toThrow(expect.objectContaining({ code: 'LEDGER_INVALID_STATUS' }));
     expect(() => ledger.setStatus('f1', 'bogus' as never)).toThrow(/status: expected one of/);
   });

@@ -111,6 +111,26 @@ describe('edit_file', () => {
     expect(await read('a.ts')).toBe('const a2 = 1;\n');
   });
 
+  it('edits a file larger than the read limit (read in parts, edited whole)', async () => {
+    // over the default 262,144-byte read limit, under the 1 MiB edit limit
+    const line = (i: number): string => `export const value${i} = buildHeaders(${i});\n`;
+    const text = Array.from({ length: 8000 }, (_, i) => line(i)).join('');
+    expect(text.length).toBeGreaterThan(262_144);
+    await sandbox.put('big.ts', text);
+    const tools = executorIn(sandbox);
+    expect(okContent(await tools.execute('read_file', { path: 'big.ts' }))).toMatch(
+      /Read the rest with offset: \d+\]$/,
+    );
+    const done = await tools.execute('edit_file', {
+      path: 'big.ts',
+      old_string: 'buildHeaders',
+      new_string: 'mergeHeaders',
+      replace_all: true,
+    });
+    expect(okContent(done)).toBe('Edited big.ts: replaced 8000 occurrences.');
+    expect(await read('big.ts')).toBe(text.replaceAll('buildHeaders', 'mergeHeaders'));
+  });
+
   it('refuses binary, oversized, missing and directory targets', async () => {
     await sandbox.put('bin.dat', Buffer.from([65, 0, 66]));
     await sandbox.put('big.txt', 'x'.repeat(2000));

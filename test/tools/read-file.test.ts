@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { splitReadResult } from '../../src/wire/read-file-text.ts';
 import { errorOf, executorIn, makeSandbox, okContent, type Sandbox } from './helpers.ts';
 
 let sandbox: Sandbox;
@@ -50,37 +51,43 @@ describe('read_file', () => {
     expect(content).toBe('n.txt: offset 6 is past the end of the file (5 lines)');
   });
 
-  it('refuses a file over the read limit and tells the model to use offset/limit', async () => {
+  it('returns the lines of a file over the read limit that fit, and says how to read the rest', async () => {
     await sandbox.put('big.txt', numbered(200)); // 1,692 bytes
     const tools = executorIn(sandbox, { limits: { maxReadBytes: 1000 } });
-    const { code, content } = errorOf(await tools.execute('read_file', { path: 'big.txt' }));
-    expect(code).toBe('TOOL_FILE_TOO_LARGE');
-    expect(content).toContain('over the read limit of 1000 bytes');
-    expect(content).toMatch(/offset and limit/);
+    const first = okContent(await tools.execute('read_file', { path: 'big.txt' }));
+    // 'line 1\n'..'line 9\n' are 63 bytes, 'line 10\n'..'line 99\n' 8 bytes each: 100+ 9 bytes: 123 lines are 999 bytes
+    expect(first).toBe(
+      `${numbered(123)}[truncated: big.txt is 1692 bytes, over the read limit; this shows lines 1-123. Read the rest with offset: 124]`,
+    );
+    const { text, nextOffset } = splitReadResult(first);
+    expect(text).toBe(numbered(123));
+    const rest = okContent(await tools.execute('read_file', { path: 'big.txt', offset: nextOffset }));
+    expect(splitReadResult(rest)).toEqual({ text: numbered(200).slice(numbered(123).length), nextOffset: undefined });
     expect(okContent(await tools.execute('read_file', { path: 'big.txt', offset: 150, limit: 3 }))).toBe(
       'line 150\nline 151\nline 152\n',
     );
   });
 
-  it('reads parts of a file far over the limit and chunk size, and says how many lines fit when a part is too big', async () => {
-    await sandbox.put('huge.txt', numbered(40_000)); // ~490 KB, several scan chunks
+  it('pages through a file far over the limit and chunk size; a part too big is cut at a whole line', async () => {
+    await sandbox.put('huge.txt', numbered(40_000)); // ~430 KB, several scan chunks
     const tools = executorIn(sandbox);
-    expect(errorOf(await tools.execute('read_file', { path: 'huge.txt' })).code).toBe('TOOL_FILE_TOO_LARGE');
+    const pages: string[] = [];
+    for (let offset: number | undefined = 1; offset !== undefined;) {
+      const part = splitReadResult(okContent(await tools.execute('read_file', { path: 'huge.txt', offset })));
+      pages.push(part.text);
+      offset = part.nextOffset;
+    }
+    expect(pages).toHaveLength(2);
+    expect(pages.join('')).toBe(numbered(40_000));
     expect(okContent(await tools.execute('read_file', { path: 'huge.txt', offset: 39_999 }))).toBe(
       'line 39999\nline 40000\n',
     );
-    expect(okContent(await tools.execute('read_file', { path: 'huge.txt', offset: 6000, limit: 1 }))).toBe(
-      'line 6000\n',
-    );
     const small = executorIn(sandbox, { limits: { maxReadBytes: 100 } });
-    const { code, content } = errorOf(await small.execute('read_file', { path: 'huge.txt', offset: 1, limit: 50 }));
-    expect(code).toBe('TOOL_FILE_TOO_LARGE');
-    // 'line 1\n'..'line 9\n' are 63 bytes, then 8 bytes a line: 13 lines are 95 bytes, 14 are 103.
-    expect(content).toContain('pass limit: 13 or less');
-    expect(okContent(await small.execute('read_file', { path: 'huge.txt', offset: 1, limit: 13 }))).toBe(numbered(13));
-    expect(errorOf(await small.execute('read_file', { path: 'huge.txt', offset: 1, limit: 14 })).code).toBe(
-      'TOOL_FILE_TOO_LARGE',
+    // 13 lines are 95 bytes, 14 are 103: a part of 50 lines is cut after line 13
+    expect(okContent(await small.execute('read_file', { path: 'huge.txt', offset: 1, limit: 50 }))).toBe(
+      `${numbered(13)}[truncated: huge.txt is 428894 bytes, over the read limit; this shows lines 1-13. Read the rest with offset: 14]`,
     );
+    expect(okContent(await small.execute('read_file', { path: 'huge.txt', offset: 1, limit: 13 }))).toBe(numbered(13));
   });
 
   it('says when one line alone is over the limit', async () => {

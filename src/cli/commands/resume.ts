@@ -18,7 +18,9 @@ import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE, interruptedLine } from '../in
 import { forkRowsInSummary } from '../board/summary-rows.ts';
 import { ProgressBoard } from '../progress-board.ts';
 import { resolveSandbox, UNSANDBOXED_NOTE } from '../../tools/sandbox.ts';
-import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-table.ts';
+import { editsNotApplied, formatFanOutResult, jsonSummary, notDoneMessage } from '../summary-table.ts';
+import { ALL_NOT_DONE, retryFlag } from '../retry-flag.ts';
+import { RETRYABLE_STATUSES } from '../../fork-status.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -26,17 +28,21 @@ const optionsSchema = z.object({
   json: z.boolean().default(false),
   allowAsks: z.boolean().default(false),
   modelTable: z.string().min(1).optional(),
+  retry: retryFlag,
 });
 
+// a run without the emulator block (older versions) gets the model that acts on directives
 const emulatorMeta = z
-  .object({ script: z.string().default('echo'), latency: latencyNameSchema.default('fast') })
-  .default({ script: 'echo', latency: 'fast' });
+  .object({ script: z.string().default('refactor'), latency: latencyNameSchema.default('fast') })
+  .default({ script: 'refactor', latency: 'fast' });
 
 /** Register `forkcache resume RUN_DIR`. */
 export function registerResumeCommand(program: Command): void {
   program
     .command('resume')
-    .description('continue every unfinished fork of a run from its last complete turn (completed forks are not re-run)')
+    .description(
+      'continue every unfinished fork of a run from its last complete turn (completed forks are not re-run); --retry runs forks that ended not done again',
+    )
     .argument('<run-dir>', 'a fan-out directory, or a runs directory holding several')
     .option('--api <target>', 'auto | real (alias anthropic) | emulator (as for run)', 'auto')
     .option(
@@ -44,6 +50,10 @@ export function registerResumeCommand(program: Command): void {
       `${PROVIDER_IDS.join(' | ')}: must be the one the run was frozen for (default: the run's)`,
     )
     .option('--json', 'print one JSON summary object per fan-out, last')
+    .option(
+      '--retry <statuses>',
+      `also re-run forks that ended in these statuses (comma-separated: ${RETRYABLE_STATUSES.join(', ')}; or ${ALL_NOT_DONE}): each continues its conversation with a turn asking it to do its directive again`,
+    )
     .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (as for run)')
     .option(
       '--allow-asks',
@@ -66,7 +76,7 @@ export function registerResumeCommand(program: Command): void {
       for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
         const { manifest } = readFanOutDir(dir);
         const emulator = emulatorMeta.safeParse((manifest.meta as { emulator?: unknown }).emulator).data ?? {
-          script: 'echo',
+          script: 'refactor',
           latency: 'fast' as const,
         };
         if (manifest.engine.allow.includes('bash') && resolveSandbox(manifest.engine.sandbox) === 'none')
@@ -102,7 +112,7 @@ export function registerResumeCommand(program: Command): void {
         });
         current = engine;
         try {
-          const fan = engine.resume(dir);
+          const fan = engine.resume(dir, { retry: opts.retry });
           interrupt.watch(fan);
           board = new ProgressBoard({
             model: fan.prefix.snapshot.model,
@@ -132,6 +142,7 @@ export function registerResumeCommand(program: Command): void {
             );
           const hint = interrupt.interrupted ? interruptedLine(result) : undefined;
           if (hint) process.stderr.write(`${hint}\n`);
+          for (const line of notDoneMessage(result)) process.stderr.write(`${line}\n`);
         } finally {
           await engine.close();
           await target.close();

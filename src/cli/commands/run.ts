@@ -8,11 +8,12 @@ import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE, interruptedLine } from '../in
 import { forkRowsInSummary } from '../board/summary-rows.ts';
 import type { PermissionPolicy } from '../../tools/permissions.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
-import { loadPlan } from '../plan.ts';
+import { loadPlan, planSchema } from '../plan.ts';
 import { modelCheck } from '../model-check.ts';
 import { resolveSandbox, UNSANDBOXED_NOTE } from '../../tools/sandbox.ts';
 import { ProgressBoard } from '../progress-board.ts';
-import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-table.ts';
+import { editsNotApplied, formatFanOutResult, jsonSummary, notDoneMessage } from '../summary-table.ts';
+import { planFieldsHelp } from '../plan-help.ts';
 import { reportAfterRun, reportFlag } from './report.ts';
 import { CacheContinuity } from '../cache-continuity.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
@@ -37,7 +38,8 @@ export function registerRunCommand(program: Command): void {
   program
     .command('run')
     .description('fan out the directives of a plan file over its parent snapshot')
-    .argument('<plan>', 'plan JSON file: { parent, directives, workspace?, model?, warm?, layout?, limits?, allow? }')
+    .argument('<plan>', 'plan JSON file (its fields are listed below; `forkcache plan` writes one)')
+    .addHelpText('after', () => `\nPlan fields (docs/plans.md):\n${planFieldsHelp(planSchema)}\n`)
     .option(
       '--api <target>',
       "auto (the provider's real API when its key is set, else the emulator) | real (alias anthropic) | emulator",
@@ -65,10 +67,8 @@ export function registerRunCommand(program: Command): void {
     )
     .action(async (planPath: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
-      const { plan, snapshot, workspace, runDir, notes, modelTable, expectedCachedTokens, fromTranscript } = loadPlan(
-        planPath,
-        { claudeTranscript: opts.parentFromClaudeTranscript, model: opts.model },
-      );
+      const loaded = loadPlan(planPath, { claudeTranscript: opts.parentFromClaudeTranscript, model: opts.model });
+      const { plan, snapshot, workspace, runDir, notes, modelTable, expectedCachedTokens, fromTranscript } = loaded;
       const provider = opts.provider ?? plan.provider;
       const continuity = fromTranscript ? new CacheContinuity(expectedCachedTokens) : undefined;
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
@@ -112,7 +112,11 @@ export function registerRunCommand(program: Command): void {
       });
       try {
         // the manifest remembers the emulator script, so `forkcache resume` answers the same way
-        const fan = engine.fanOut(snapshot, plan.directives, { meta: { emulator: plan.emulator } });
+        const fan = engine.fanOut(snapshot, loaded.directives, {
+          meta: { emulator: plan.emulator },
+          ...(loaded.check ? { check: loaded.check } : {}),
+          ...(loaded.fields ? { fields: loaded.fields } : {}),
+        });
         interrupt.watch(fan);
         board = new ProgressBoard({
           model: snapshot.model,
@@ -142,6 +146,7 @@ export function registerRunCommand(program: Command): void {
           );
         const hint = interrupt.interrupted ? interruptedLine(result) : undefined;
         if (hint) log(hint);
+        for (const line of notDoneMessage(result)) log(line);
         const spendCap = result.summary.rate_limits.stopped !== null;
         if (spendCap)
           log(

@@ -1,6 +1,9 @@
 import type { MessagesRequest } from '../types.ts';
-import { declaredTools, toolExchanges, type ToolExchange } from './conversation.ts';
-import { countMatches, formatReport, parseDirective, wordPattern, type ReportFields } from './directive.ts';
+import { CHECK_FAILED_TAG, FORK_RETRY_TAG } from '../../wire/fork-text.ts';
+import { declaredTools, lastUserText, toolExchanges, type ToolExchange } from './conversation.ts';
+import { formatReport, parseDirective, type ReportFields } from './directive.ts';
+import { isFirstPage, pagedRead } from './paged-read.ts';
+import { renameTurn } from './refactor-rename.ts';
 import type { ScriptedTurn } from './types.ts';
 
 /*
@@ -19,91 +22,20 @@ const report = (fields: ReportFields): ScriptedTurn => ({
   stop_reason: 'end_turn',
 });
 
+/** A user turn the fork loop adds to start the work again (src/loop/prompts.ts). */
+const isRestart = (text: string): boolean =>
+  text.startsWith(`<${CHECK_FAILED_TAG}>`) || text.startsWith(`<${FORK_RETRY_TAG}>`);
+
 const firstLine = (text: string): string =>
   text
     .split('\n')
     .find((l) => l.trim() !== '')
     ?.trim() ?? '';
 
-function lastIndex(list: readonly ToolExchange[], test: (e: ToolExchange) => boolean): number {
-  for (let i = list.length - 1; i >= 0; i--) if (test(list[i]!)) return i;
-  return -1;
-}
-
-/** A write the workspace refused because a sibling changed the file since it was read. */
-const isConflict = (e: ToolExchange): boolean =>
-  e.result?.isError === true && /changed by another fork or process since you last read it/.test(e.result.text);
-const MAX_CONFLICT_RETRIES = 3;
-
-function rename(
-  request: Readonly<MessagesRequest>,
-  all: ToolExchange[],
-  from: string,
-  to: string,
-  path: string,
-): ScriptedTurn {
-  // After a conflict, start over from a fresh read (what a careful model does), a few times.
-  const conflicts = all.filter(isConflict).length;
-  const calls = conflicts > 0 && conflicts <= MAX_CONFLICT_RETRIES ? all.slice(lastIndex(all, isConflict) + 1) : all;
-  const scope = `rename ${from} to ${to} in ${path}`;
-  const tools = declaredTools(request);
-  const isRead = (e: ToolExchange): boolean => e.name === 'read_file' && e.input['path'] === path;
-  const editAt = lastIndex(
-    calls,
-    (e) => (e.name === 'edit_file' || e.name === 'write_file') && e.input['path'] === path,
-  );
-  const fail = (issue: string, changed: string[] = []): ScriptedTurn =>
-    report({ scope, result: 'not done', keyFiles: [path], filesChanged: changed, issues: [issue] });
-
-  const before = calls[lastIndex(editAt < 0 ? calls : calls.slice(0, editAt), isRead)];
-  if (editAt < 0) {
-    if (!tools.has('read_file')) return fail('the read_file tool is not declared');
-    if (!before) return call('read_file', { path });
-    if (before.result?.isError) return fail(`read_file failed: ${firstLine(before.result.text)}`);
-    const content = before.result?.text ?? '';
-    const words = countMatches(content, wordPattern(from));
-    if (words === 0)
-      return report({
-        scope,
-        result: `no occurrences of ${from} in ${path}; nothing to change`,
-        keyFiles: [path],
-        filesChanged: [],
-        issues: [],
-      });
-    const substrings = content.split(from).length - 1;
-    // replace_all is only safe when every occurrence is a whole identifier; otherwise rewrite the
-    // file with a word-boundary replacement (renaming `foo` must not touch `foobar`).
-    if (tools.has('edit_file') && (substrings === words || !tools.has('write_file'))) {
-      return call('edit_file', { path, old_string: from, new_string: to, replace_all: true });
-    }
-    if (tools.has('write_file')) return call('write_file', { path, content: content.replace(wordPattern(from), to) });
-    return fail('neither edit_file nor write_file is declared');
-  }
-
-  const edit = calls[editAt]!;
-  if (edit.result?.isError) return fail(`${edit.name} failed: ${firstLine(edit.result.text)}`);
-  const renamed = before ? countMatches(before.result?.text ?? '', wordPattern(from)) : 0;
-  const verify = calls
-    .slice(editAt + 1)
-    .filter(isRead)
-    .pop();
-  if (!verify) return call('read_file', { path });
-  if (verify.result?.isError)
-    return fail(`could not re-read ${path} to verify: ${firstLine(verify.result.text)}`, [path]);
-  const remaining = countMatches(verify.result?.text ?? '', wordPattern(from));
-  return report({
-    scope,
-    result: `renamed ${renamed} occurrence(s) of ${from} to ${to} in ${path} (${edit.name}), verified by re-reading`,
-    keyFiles: [path],
-    filesChanged: [path],
-    issues: remaining === 0 ? [] : [`${remaining} occurrence(s) of ${from} remain in ${path}`],
-  });
-}
-
 function read(calls: ToolExchange[], path: string, hasRead: boolean): ScriptedTurn {
   const scope = `read ${path} and report`;
-  const done = calls.filter((e) => e.name === 'read_file' && e.input['path'] === path).pop();
-  if (!done) {
+  const first = calls.findLastIndex((e) => isFirstPage(e, path));
+  if (first < 0) {
     if (!hasRead)
       return report({
         scope,
@@ -114,15 +46,18 @@ function read(calls: ToolExchange[], path: string, hasRead: boolean): ScriptedTu
       });
     return call('read_file', { path });
   }
-  const text = done.result?.text ?? '';
-  if (done.result?.isError)
+  // a file over the read limit is read on, part by part, to its end
+  const done = pagedRead(calls, first, path);
+  if (done.kind === 'call') return call('read_file', done.input);
+  if (done.kind === 'error')
     return report({
       scope,
       result: 'not done',
       keyFiles: [path],
       filesChanged: [],
-      issues: [`read_file failed: ${firstLine(text)}`],
+      issues: [`read_file failed: ${firstLine(done.text)}`],
     });
+  const text = done.text;
   const lines = text === '' ? 0 : text.replace(/\n$/, '').split('\n').length;
   return report({
     scope,
@@ -167,11 +102,13 @@ function runCommand(calls: ToolExchange[], command: string, hasBash: boolean): S
 
 /** The next turn of a fork child carrying out `directive` (given in message `from`). */
 export function childTurn(request: Readonly<MessagesRequest>, directive: string, from: number): ScriptedTurn {
-  const calls = toolExchanges(request.messages, from);
+  // a failed check's output or a retry restarts the work from the current files
+  const restart = lastUserText(request.messages, isRestart);
+  const calls = toolExchanges(request.messages, Math.max(from, restart?.message ?? -1));
   const parsed = parseDirective(directive);
   switch (parsed.kind) {
     case 'rename-in':
-      return rename(request, calls, parsed.from, parsed.to, parsed.path);
+      return renameTurn(request, calls, parsed.from, parsed.to, parsed.path);
     case 'read':
       return read(calls, parsed.path, declaredTools(request).has('read_file'));
     case 'run':

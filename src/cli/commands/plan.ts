@@ -1,0 +1,56 @@
+import { writeFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { DEFAULT_MODEL } from '../../models/defaults.ts';
+import { intFlag, parseFlags } from '../flags.ts';
+import { planFromGlob } from '../plan-from-glob.ts';
+
+const optionsSchema = z.object({
+  workspace: z.string({ error: 'required: the repository the forks work in' }).min(1),
+  files: z.string({ error: 'required: a glob of the files, e.g. "src/**/*.ts"' }).min(1),
+  grep: z.string().min(1).optional(),
+  directive: z.string({ error: 'required: the directive, with {file} where the file goes' }).min(1),
+  check: z.string().min(1).optional(),
+  checkRetries: intFlag.optional(),
+  model: z.string().min(1).default(DEFAULT_MODEL),
+  out: z.string().min(1, 'expected a file name').optional(),
+});
+
+/** Register `forkcache plan`: a run plan with one directive per file of a glob. */
+export function registerPlanCommand(program: Command): void {
+  program
+    .command('plan')
+    .description(
+      'write a run plan with one directive per matching file (sorted), a default parent (system prompt, tool declarations, a first message naming the repository and the task) and an optional per-fork check (docs/plans.md)',
+    )
+    .requiredOption('--workspace <dir>', 'the repository the forks work in')
+    .requiredOption(
+      '--files <glob>',
+      'files relative to the workspace, e.g. "src/**/*.ts" (.git, node_modules and .forkcache are skipped unless named)',
+    )
+    .option(
+      '--grep <regex>',
+      'keep only files with a line matching this regular expression (RE2 syntax, as the grep tool)',
+    )
+    .requiredOption(
+      '--directive <template>',
+      'each fork\'s directive; {file} is replaced by its file, e.g. "rename a to b in {file}"',
+    )
+    .option(
+      '--check <command>',
+      "a shell command run in each fork's workspace after it reports done; {file} is replaced, shell-quoted",
+    )
+    .option('--check-retries <n>', "times a failing check's output goes back to the fork (default 1)")
+    .option('--model <id>', `the parent's model (default ${DEFAULT_MODEL})`)
+    .option('--out <file>', 'write the plan here (its workspace then relative to it); default: stdout')
+    .action(async (raw: Record<string, unknown>) => {
+      const opts = parseFlags(optionsSchema, raw);
+      const { plan, files } = await planFromGlob(opts);
+      const text = `${JSON.stringify(plan, null, 2)}\n`;
+      if (opts.out === undefined) process.stdout.write(text);
+      else writeFileSync(opts.out, text);
+      process.stderr.write(
+        `forkcache plan: ${files.length} directive(s), one per file${opts.out === undefined ? '' : `, written to ${opts.out}`}; next: forkcache run ${opts.out ?? 'PLAN.json'} (add --dry-run for the cost first)\n`,
+      );
+    });
+}

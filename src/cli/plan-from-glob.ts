@@ -1,0 +1,130 @@
+import { open, realpath, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { RE2JS } from 're2js';
+import { ForkcacheError } from '../errors.ts';
+import { validateDirective } from '../fork/directive.ts';
+import { substituteCheck } from '../tools/check-command.ts';
+import { parseGlob } from '../tools/glob-match.ts';
+import { BINARY_SNIFF_BYTES } from '../tools/limits.ts';
+import { byCodeUnit, walk } from '../tools/walk.ts';
+import { planParent } from './plan-parent.ts';
+
+/** What `forkcache plan` is given. */
+export interface GlobPlanInput {
+  workspace: string;
+  files: string;
+  grep?: string | undefined;
+  directive: string;
+  check?: string | undefined;
+  checkRetries?: number | undefined;
+  model: string;
+  /** Where the plan will be written: its `workspace` is then relative to that file's directory. */
+  out?: string | undefined;
+}
+
+/** Directories a glob never enters unless it names them: version control, dependencies, forkcache's runs. */
+const SKIPPED_DIRS = ['.git', 'node_modules', '.forkcache'];
+/** Enough for any repository a fan-out is run on; the walk says so if it stops. */
+const MAX_ENTRIES = 2_000_000;
+
+const bad = (flag: string, message: string): ForkcacheError =>
+  new ForkcacheError('INVALID_ARGUMENT', `${flag}: ${message}`, { data: { field: flag } });
+
+/** The workspace's files matching the glob, sorted, workspace-relative; never through a symlink. */
+async function globFiles(root: string, pattern: string): Promise<string[]> {
+  let parsed: ReturnType<typeof parseGlob>;
+  try {
+    parsed = parseGlob(pattern);
+  } catch (err) {
+    throw bad('--files', (err as Error).message);
+  }
+  const start = path.join(root, parsed.base);
+  if (!(await stat(start).catch(() => undefined))?.isDirectory()) return [];
+  const { entries, truncated } = await walk(start, parsed.base, MAX_ENTRIES, undefined);
+  if (truncated)
+    throw bad(
+      '--files',
+      `more than ${MAX_ENTRIES} entries under ${parsed.base || '.'}: start the glob with a directory`,
+    );
+  const named = (dir: string): boolean => pattern.split('/').includes(dir);
+  const skipped = SKIPPED_DIRS.filter((d) => !named(d));
+  return entries
+    .filter((e) => e.kind === 'file' && parsed.regex.test(e.relative))
+    .filter((e) => !e.relative.split('/').some((segment) => skipped.includes(segment)))
+    .map((e) => e.relative)
+    .sort(byCodeUnit);
+}
+
+/** Whether some line of a (text) file matches: the grep tool's rule, RE2 and line by line. */
+async function fileMatches(file: string, re: RE2JS): Promise<boolean> {
+  const handle = await open(file, 'r');
+  try {
+    const text = await handle.readFile();
+    if (text.subarray(0, BINARY_SNIFF_BYTES).includes(0)) return false;
+    return text
+      .toString('utf8')
+      .split(/\r?\n/)
+      .some((line) => re.matcher(line).find());
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * A plan from a glob: one directive per matching file (sorted, `{file}` substituted), each
+ * with its `file` field, a default parent (src/cli/plan-parent.ts) and the check. Bad input
+ * names the flag: a missing workspace, a bad glob or regex, a template without `{file}`, a
+ * check placeholder no directive has, and no file matched at all.
+ */
+export async function planFromGlob(input: GlobPlanInput): Promise<{ plan: Record<string, unknown>; files: string[] }> {
+  const root = await realpath(input.workspace).catch(() => undefined);
+  if (root === undefined || !(await stat(root)).isDirectory())
+    throw bad('--workspace', `${input.workspace} ${root === undefined ? 'does not exist' : 'is not a directory'}`);
+  if (!input.directive.includes('{file}'))
+    throw bad('--directive', 'put {file} where the file goes: each fork is given one file');
+  let re: RE2JS | undefined;
+  if (input.grep !== undefined) {
+    try {
+      re = RE2JS.compile(input.grep);
+    } catch (err) {
+      throw bad(
+        '--grep',
+        `invalid regular expression (RE2 syntax: no lookaround, no backreferences): ${(err as Error).message}`,
+      );
+    }
+  }
+  const globbed = await globFiles(root, input.files);
+  const files: string[] = [];
+  for (const file of globbed) if (re === undefined || (await fileMatches(path.join(root, file), re))) files.push(file);
+  if (files.length === 0) {
+    const why =
+      globbed.length === 0
+        ? `no file under ${input.workspace} matches ${input.files}`
+        : `${globbed.length} file(s) match ${input.files}, and none has a line matching ${input.grep}`;
+    throw bad(input.grep === undefined ? '--files' : '--grep', why);
+  }
+  const directives = files.map((file, i) => ({
+    directive: validateDirective(input.directive.replaceAll('{file}', file), {
+      field: `directives[${i}]`,
+      rejectTag: true,
+    }),
+    file,
+  }));
+  // a check placeholder no directive has is found now, not when the run starts
+  if (input.check !== undefined) substituteCheck(input.check, { ...directives[0]! }, 'the directives');
+  const out = input.out === undefined ? undefined : path.dirname(path.resolve(input.out));
+  const plan = {
+    parent: planParent(input.model, {
+      repository: path.basename(root),
+      task: input.directive.replaceAll('{file}', '<file>'),
+      files: files.length,
+      glob: input.files,
+      grep: input.grep,
+    }),
+    workspace: out === undefined ? root : path.relative(out, root) || '.',
+    directives,
+    ...(input.check === undefined ? {} : { check: input.check }),
+    ...(input.checkRetries === undefined ? {} : { checkRetries: input.checkRetries }),
+  };
+  return { plan, files };
+}
