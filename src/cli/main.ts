@@ -13,6 +13,10 @@ const BAD_INPUT = new Set([
   'TRANSCRIPT_INVALID',
   'MODEL_RETIRED',
   'MODEL_CATALOGUE_INVALID',
+  'RUN_DIR_UNSIGNED',
+  'RUN_DIR_OTHER_KEY',
+  'RUN_DIR_TAMPERED',
+  'RUN_DIR_LOCKED',
 ]);
 
 // The `forkcache` command. Exit codes: 0 success, 1 some work failed, 2 bad input.

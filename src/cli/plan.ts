@@ -44,6 +44,12 @@ export const planSchema = z.strictObject({
       maxTokens: positive.optional(),
       concurrency: positive.optional(),
       maxThreads: positive.optional(),
+      // the bubblewrap sandbox's limits on each bash command (defaults: src/tools/limits.ts)
+      bashTimeoutMs: positive.optional(),
+      bashMaxProcesses: positive.optional(),
+      bashMaxMemoryMb: positive.optional(),
+      bashMaxFileMb: positive.optional(),
+      bashTmpMb: positive.optional(),
     })
     .default({}),
   /** Which tool calls need asking (`ask`), are refused (`deny`) or run freely (`allow`, the default). */
@@ -52,6 +58,8 @@ export const planSchema = z.strictObject({
   isolation: z.enum(['none', 'worktree']).default('none'),
   /** Where `bash` runs: `auto` (bubblewrap when it works here), `bwrap` (required), `none`. */
   sandbox: z.enum(['auto', 'bwrap', 'none']).default('auto'),
+  /** Let sandboxed commands reach the network (default: no network at all in the sandbox). */
+  network: z.boolean().default(false),
   /** Used only when the run goes to the embedded emulator. */
   emulator: z
     .strictObject({ script: z.string().min(1).default('echo'), latency: latencyNameSchema.default('fast') })
@@ -59,6 +67,13 @@ export const planSchema = z.strictObject({
 });
 
 export type Plan = z.output<typeof planSchema>;
+
+const BASH_LIMITS = ['bashTimeoutMs', 'bashMaxProcesses', 'bashMaxMemoryMb', 'bashMaxFileMb', 'bashTmpMb'] as const;
+
+/** The plan's limits that bound each bash command (the engine's `toolLimits`). */
+export function planToolLimits(plan: Plan): Partial<Record<(typeof BASH_LIMITS)[number], number>> {
+  return Object.fromEntries(BASH_LIMITS.flatMap((k) => (plan.limits[k] === undefined ? [] : [[k, plan.limits[k]]])));
+}
 
 export interface LoadedPlan {
   plan: Plan;

@@ -266,6 +266,7 @@ export class FanOutRun implements FanOut {
       },
       warmups: this.#gate.warmups,
       run_dir: this.#deps.runDir,
+      ...(this.#deps.sandbox ? { sandbox: this.#deps.sandbox } : {}),
       rate_limits: this.#admission.summary(results.some((r) => r.error?.code === 'RATE_LIMIT_SPEND_CAP')),
     };
   }

@@ -1,9 +1,10 @@
+import { loadRunKey } from '../run-dir/run-key.ts';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ForkChild } from '../fork/layouts.ts';
 import { parseReport } from '../fork/report.ts';
 import { textOf, writtenPath } from '../loop/messages.ts';
 import type { ForkOutcome, RequestRecord } from '../loop/types.ts';
-import { type ReadTranscript, readTranscript, resumeMessages } from './resume-messages.ts';
+import { type ReadTranscript, readTranscript, type RerunCall, resumeMessages } from './resume-messages.ts';
 
 /** Where a fork starts from: nothing yet, or the turns its transcript holds. */
 export interface StartPoint {
@@ -19,6 +20,8 @@ export interface StartPoint {
   };
   /** Tool calls that were running when the earlier run stopped (reported to the model). */
   interrupted: string[];
+  /** Read-only calls that were running then: the worker runs them again before the next turn. */
+  rerun: RerunCall[];
 }
 
 /** The outcome of a fork that ran no turn (cancelled while queued, its worker failed at once…). */
@@ -41,11 +44,12 @@ export const FRESH_START = (child: ForkChild): StartPoint => ({
   turnsDone: 0,
   previous: { requests: [], failedAttempts: [], unknownOutcome: 0, toolCalls: 0, filesChanged: [] },
   interrupted: [],
+  rerun: [],
 });
 
 /** The start point a transcript gives: the base child continued by the fork's own turns. */
 export function startFromTranscript(base: ForkChild, transcript: ReadTranscript): StartPoint {
-  const { messages, turnsDone, interrupted } = resumeMessages(transcript);
+  const { messages, turnsDone, interrupted, rerun } = resumeMessages(transcript);
   const files = new Set<string>();
   let toolCalls = 0;
   for (const turn of transcript.turns) {
@@ -71,6 +75,7 @@ export function startFromTranscript(base: ForkChild, transcript: ReadTranscript)
       filesChanged: [...files],
     },
     interrupted,
+    rerun,
   };
 }
 
@@ -133,7 +138,8 @@ export async function runWithRestarts(options: AttemptOptions): Promise<ForkOutc
     const workerDied = outcome.status === 'failed' && outcome.error?.code === 'FORK_WORKER_FAILED';
     if (!workerDied || options.aborted() || !options.transcriptPath || attempt >= options.maxRestarts)
       return mergeOutcome(start, outcome);
-    const transcript = readTranscript(options.transcriptPath);
+    // signed by this process's workers: anything else was changed meanwhile (run-trust.ts)
+    const transcript = readTranscript(options.transcriptPath, 'INVALID_ARGUMENT', loadRunKey());
     start = startFromTranscript(options.base, transcript);
     const finished = finishedOutcome(start, transcript);
     if (finished) return finished;

@@ -10,6 +10,10 @@ export const SNAPSHOT_FILE = 'snapshot.json';
 export const SUMMARY_FILE = 'summary.json';
 export const EVENTS_FILE = 'events.jsonl';
 export const FORKS_DIR = 'forks';
+/** The MACs of the manifest and the snapshot (run-mac.ts); transcripts carry theirs per record. */
+export const SIGNATURE_FILE = 'signature.json';
+/** The files `resume` trusts besides the transcripts: signed when written. */
+export const SIGNED_FILES = [MANIFEST_FILE, SNAPSHOT_FILE] as const;
 
 /** A fork's JSONL transcript in its fan-out directory. */
 export function transcriptPath(fanOutDir: string, forkId: string): string {

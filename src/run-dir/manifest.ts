@@ -11,6 +11,8 @@ import { permissionPolicySchema } from '../tools/permissions.ts';
 import { parseOrThrow } from '../validation.ts';
 import { FORKS_DIR, MANIFEST_FILE, SNAPSHOT_FILE } from './files.ts';
 import { CACHE_TTLS } from '../wire/cache.ts';
+import type { RunKey } from './run-key.ts';
+import { signRunFiles } from './run-signature.ts';
 
 /**
  * What a fan-out directory holds, for `resume` (in this process or another): the fan-out id,
@@ -46,6 +48,8 @@ export const manifestSchema = z.strictObject({
     isolation: z.enum(['none', 'worktree']).default('none'),
     toolLimits: z.record(z.string(), z.number()).default({}),
     sandbox: z.enum(['auto', 'bwrap', 'none']).default('auto'),
+    /** Older runs have none: they resume without network, the safe default. */
+    network: z.boolean().default(false),
     turnRetry: z.strictObject({ retries: z.number(), baseMs: z.number(), maxMs: z.number() }).optional(),
     concurrency: z.number().int().positive().optional(),
   }),
@@ -86,6 +90,7 @@ export function writeManifest(
   directives: readonly string[],
   engine: ManifestEngine,
   meta: Record<string, unknown>,
+  key?: RunKey,
 ): void {
   mkdirSync(join(dir, FORKS_DIR), { recursive: true });
   writeFileSync(join(dir, SNAPSHOT_FILE), `${JSON.stringify(prefix.snapshot)}\n`);
@@ -108,6 +113,7 @@ export function writeManifest(
     meta,
   };
   writeFileSync(join(dir, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+  if (key) signRunFiles(dir, fanoutId, key);
 }
 
 /** Read a fan-out directory's manifest and snapshot, validated (errors name the file and field). */
