@@ -17,6 +17,7 @@ const BAD_INPUT = new Set([
   'RUN_DIR_OTHER_KEY',
   'RUN_DIR_TAMPERED',
   'RUN_DIR_LOCKED',
+  'RUN_KEY_UNAVAILABLE',
 ]);
 
 // The `forkcache` command. Exit codes: 0 success, 1 some work failed, 2 bad input.

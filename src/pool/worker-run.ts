@@ -11,7 +11,8 @@ import { decide } from '../tools/permissions.ts';
 import type { ForkTask, MainToWorker, WorkerToMain } from './protocol.ts';
 import { JsonlTranscript } from '../run-dir/transcript.ts';
 import { rerunReadOnly } from './rerun-tools.ts';
-import { loadRunKey, runKeyFromHex } from '../run-dir/run-key.ts';
+import { loadRunKey, protectedDirs, runKeyFromHex } from '../run-dir/run-key.ts';
+import { runsDirOf } from '../run-dir/files.ts';
 
 /**
  * The gate on the worker side: each acquire is a round trip to the main thread, which owns
@@ -141,7 +142,8 @@ async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<Fork
     limits: task.tools.limits,
     sandbox: task.tools.sandbox,
     network: task.tools.network ?? false,
-    protect: task.tools.protect ?? [],
+    // a host's task (distributed) names none: its runs directory is the transcript's
+    protect: task.tools.protect ?? protectedDirs(runsDirOf(task.transcriptPath)),
     redact: [task.api.apiKey, ...task.tools.secrets, ...(key ? [key.bytes.toString('hex')] : [])],
   });
   try {

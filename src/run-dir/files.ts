@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /*
  * The files of one fan-out directory (`RUN_DIR/<fanoutId>/`). The names live here only; the
@@ -18,6 +18,11 @@ export const SIGNED_FILES = [MANIFEST_FILE, SNAPSHOT_FILE] as const;
 /** A fork's JSONL transcript in its fan-out directory. */
 export function transcriptPath(fanOutDir: string, forkId: string): string {
   return join(fanOutDir, FORKS_DIR, `${forkId}.jsonl`);
+}
+
+/** The runs directory a transcript lies in (`RUN_DIR/<fanoutId>/forks/<forkId>.jsonl`), if any. */
+export function runsDirOf(transcript: string | undefined): string | undefined {
+  return transcript === undefined ? undefined : dirname(dirname(dirname(transcript)));
 }
 
 /** A fan-out directory is one with a manifest. */

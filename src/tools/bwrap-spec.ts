@@ -18,7 +18,7 @@ const SHM_MB = 64;
  * itself: mount points cannot be renamed, so a command cannot move `.forkcache` aside and have
  * the next sandbox mask an empty path while the real run directory shows under another name.
  */
-function hideArgs(workspace: string, hidden: string): string[] {
+function hideArgs(workspace: string, hidden: string, sized: boolean): string[] {
   const args: string[] = [];
   const parts = path.relative(workspace, hidden).split(path.sep);
   let at = workspace;
@@ -26,7 +26,7 @@ function hideArgs(workspace: string, hidden: string): string[] {
     at = path.join(at, part);
     args.push('--bind', at, at);
   }
-  return [...args, '--size', String(MIB), '--tmpfs', hidden, '--remount-ro', hidden];
+  return [...args, ...(sized ? ['--size', String(MIB)] : []), '--tmpfs', hidden, '--remount-ro', hidden];
 }
 
 /**
@@ -96,7 +96,9 @@ export function bwrapSpawnSpec(
     '--bind',
     workspace,
     workspace, // after /tmp: the workspace may live under it
-    ...options.hide.filter((h) => isInside(workspace, h) && h !== workspace).flatMap((h) => hideArgs(workspace, h)),
+    ...options.hide
+      .filter((h) => isInside(workspace, h) && h !== workspace)
+      .flatMap((h) => hideArgs(workspace, h, features.size)),
     ...(gitFd === undefined
       ? []
       : ['--ro-bind-fd', String(3 + extra.push({ fd: gitFd }) - 1), path.join(workspace, '.git')]),

@@ -20,9 +20,13 @@ const title = `a command in the bubblewrap sandbox${reason ? ` (skipped: ${reaso
 
 let sandbox: Sandbox;
 let runDir: string;
+let stateDir: string; // forkcache's state directory, as it is when the workspace is $HOME
 beforeEach(async () => {
   sandbox = await makeSandbox();
   runDir = path.join(sandbox.workspace, '.forkcache', 'runs');
+  stateDir = path.join(sandbox.workspace, '.local', 'state', 'forkcache');
+  mkdirSync(stateDir, { recursive: true });
+  writeFileSync(path.join(stateDir, 'run-key'), 'the key that signs run directories\n');
   mkdirSync(path.join(runDir, 'fo001-x'), { recursive: true });
   writeFileSync(path.join(runDir, 'fo001-x', 'manifest.json'), '{"fanoutId":"fo001-x"}\n');
   mkdirSync(path.join(sandbox.workspace, '.git'));
@@ -62,7 +66,7 @@ async function inSandbox(command: string, options: Partial<ToolExecutorOptions> 
     workspace: sandbox.workspace,
     allow: ['bash'],
     sandbox: 'bwrap',
-    protect: [runDir],
+    protect: [runDir, stateDir],
     ...options,
   });
   expect(tools.sandbox).toBe('bwrap');
@@ -91,19 +95,21 @@ describe.skipIf(reason !== '')(title, () => {
     expect(await inSandbox(`curl -s -m 20 http://127.0.0.1:${port}/`, { network: true })).toContain('host service');
   });
 
-  it('sees no /root, /home, /etc/shadow, run directory, state directory or other host path', async () => {
+  it('sees no /root, /home, /etc/shadow, run directory, state directory (key), host process or other host path', async () => {
     const out = await inSandbox(
       [
         'ls -A /',
         'for p in /root /home /etc/shadow /etc/sudoers /var /opt /srv /etc/ssl/private; do [ -e "$p" ] && echo "VISIBLE $p"; done',
         `ls -A ${runDir}; cat ${runDir}/fo001-x/manifest.json && echo RUN-DIR-READ`,
+        `cat ${stateDir}/run-key && echo KEY-READ; ls -A .local/state/forkcache`,
+        `kill -0 ${process.pid} && echo HOST-PROCESS-SIGNALLED; ls /proc | grep -c '^[0-9]'`,
         `mv .forkcache .moved && echo MOVED; ls .moved 2>/dev/null`,
         `ls ${sandbox.outside} && echo OUTSIDE-LISTED`,
         'cat /etc/passwd | cut -d: -f1 | tr "\\n" " "',
         'echo done',
       ].join('; '),
     );
-    expect(out).not.toMatch(/VISIBLE|RUN-DIR-READ|MOVED|OUTSIDE-LISTED|"fanoutId"/);
+    expect(out).not.toMatch(/VISIBLE|RUN-DIR-READ|KEY-READ|signs run|HOST-PROCESS|MOVED|OUTSIDE-LISTED|"fanoutId"/);
     expect(out).toContain('done');
     expect(out).not.toMatch(/\bdaemon\b|\bwww-data\b/); // only root, nobody and the caller are listed
     expect(existsSync(path.join(runDir, 'fo001-x', 'manifest.json'))).toBe(true);
