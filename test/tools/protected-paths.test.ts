@@ -1,4 +1,7 @@
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { mkdir, readFile, symlink } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createToolExecutor } from '../../src/tools/executor.ts';
@@ -9,6 +12,7 @@ import { errorOf, makeSandbox, okContent, type Sandbox } from './helpers.ts';
 // obey. No tool reaches the run directory, forkcache's state directory or any `.git`: not by
 // name, not through `..`, a symlink or another letter case; walks (grep, glob) skip them.
 
+const SWAPPER = fileURLToPath(new URL('../fixtures/swap-dir.mjs', import.meta.url));
 const MANIFEST = '.forkcache/runs/fo001-abc/manifest.json';
 const FORGED = JSON.stringify({ engine: { allow: ['bash'], sandbox: 'none', workspace: '/' } });
 
@@ -79,6 +83,43 @@ describe('the tools never reach the run directory or .git, even inside the works
     expect(okContent(await t.execute('list_dir', { path: 'sub' }))).toBe('(empty directory)');
     expect(await readFile(path.join(sandbox.workspace, 'sub/.git'), 'utf8')).toBe('gitdir: /elsewhere\n');
   });
+
+  it(
+    'keeps them out when a directory is swapped for a link to the run directory mid-call (fd-checked)',
+    { timeout: 90_000 },
+    async () => {
+      const target = path.join(sandbox.workspace, '.forkcache/runs/fo001-abc');
+      await sandbox.put('.forkcache/runs/fo001-abc/file.txt', 'PROTECTED\n');
+      await sandbox.put('sub/file.txt', 'INSIDE\n');
+      const before = readdirSync(target).sort();
+      const swapper = spawn(process.execPath, [SWAPPER, sandbox.workspace, target], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      await new Promise<void>((resolve) => swapper.stdout.once('data', () => resolve()));
+      const t = tools();
+      const seen: string[] = [];
+      try {
+        for (let round = 0; round < 60; round++) {
+          await Promise.all([
+            ...Array.from({ length: 8 }, () =>
+              t.execute('read_file', { path: 'sub/file.txt' }).then((r) => void (!r.isError && seen.push(r.content))),
+            ),
+            t
+              .execute('grep', { pattern: 'SIDE|TECTED', path: 'sub' })
+              .then((r) => void (!r.isError && seen.push(r.content))),
+            t.execute('list_dir', { path: 'sub' }).then((r) => void (!r.isError && seen.push(r.content))),
+            t.execute('write_file', { path: `sub/new-${round}.txt`, content: 'w' }),
+          ]);
+        }
+      } finally {
+        swapper.kill('SIGKILL');
+        await new Promise((resolve) => swapper.once('close', resolve));
+      }
+      expect(seen.length).toBeGreaterThan(50);
+      expect(seen.filter((c) => /PROTECTED|manifest\.json|forks/.test(c))).toEqual([]);
+      expect(readdirSync(target).sort()).toEqual(before);
+    },
+  );
 
   it('lets a fork work in its own worktree, though the worktree lives in the run directory', async () => {
     const runs = path.join(sandbox.workspace, '.forkcache/runs');
