@@ -3,6 +3,7 @@ import { linkSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from '
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ForkcacheError } from '../errors.ts';
+import { processAlive } from '../tools/path-lock.ts';
 
 /*
  * One writer per fan-out directory (issue 24, route 6: two `resume`s of one run at once both
@@ -52,12 +53,7 @@ function holderAlive(holder: Holder): boolean {
   const start = startTime(holder.pid);
   if (start === undefined) return false;
   if (start !== null && holder.start !== null) return start === holder.start;
-  try {
-    process.kill(holder.pid, 0);
-    return true;
-  } catch (err) {
-    return (err as { code?: unknown }).code === 'EPERM';
-  }
+  return processAlive(holder.pid);
 }
 
 function readHolder(path: string): Holder | undefined | 'gone' {

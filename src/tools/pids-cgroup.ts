@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { processAlive } from './path-lock.ts';
 
 /*
  * A pids cgroup per sandboxed command, for the one case RLIMIT_NPROC cannot cover: the kernel
@@ -50,15 +51,6 @@ function findBase(): { dir: string } | { missing: string } {
 let base: { dir: string } | { missing: string } | undefined;
 let sequence = 0;
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as { code?: unknown }).code === 'EPERM';
-  }
-}
-
 /** Remove cgroups left by forkcache processes that died before removing theirs. */
 function sweep(dir: string): void {
   let names: string[];
@@ -69,7 +61,7 @@ function sweep(dir: string): void {
   }
   for (const name of names) {
     const pid = Number(name.slice(PREFIX.length).split('-')[0]);
-    if (Number.isInteger(pid) && pid > 0 && !alive(pid)) {
+    if (Number.isInteger(pid) && pid > 0 && !processAlive(pid)) {
       try {
         rmdirSync(path.join(dir, name));
       } catch {

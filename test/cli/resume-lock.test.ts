@@ -8,8 +8,7 @@ import { refactorModel } from '../../src/emulator/scripts/refactor.ts';
 import type { ScriptedModel } from '../../src/emulator/scripts/types.ts';
 import { type Emulator, startEmulator } from '../../src/emulator/start.ts';
 import { readTranscript } from '../../src/run-dir/transcript-reader.ts';
-import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
-import { forkcache, type RunResult } from './run-cli.ts';
+import { exampleParent, forkcache, type RunResult } from './run-cli.ts';
 
 // Issue 24, route 6: after a kill -9 mid-run, two `forkcache resume` started together both
 // exited 0: 56 requests where one resume needs 36, 22 of 24 renames applied twice
@@ -71,10 +70,7 @@ describe('one writer per run directory (issue 24, route 6)', { timeout: 240_000 
     const dir = mkdtempSync(join(tmpdir(), 'fc-lock-'));
     const runs = join(dir, 'runs');
     for (let i = 1; i <= FORKS; i++) writeFileSync(join(dir, `f${i}.ts`), `export const fetchData = ${i};\n`);
-    const parent = {
-      ...(JSON.parse(readFileSync(join(ROOT, 'examples/plan/parent.json'), 'utf8')) as Record<string, unknown>),
-      tools: TOOL_DECLARATIONS,
-    };
+    const parent = exampleParent();
     const plan = {
       parent,
       directives: Array.from({ length: FORKS }, (_, i) => `rename fetchData to fetchDataX in f${i + 1}.ts`),

@@ -1,26 +1,19 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { splitSigned } from '../../src/run-dir/run-mac.ts';
-import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
 import { findBubblewrap } from '../../src/tools/sandbox.ts';
-import { forkcache, lastJson } from './run-cli.ts';
+import { exampleParent, forkcache, lastJson } from './run-cli.ts';
 
 // Issue 24, route 2, as `forkcache resume` meets it: a manifest rewritten to allow bash with
 // sandbox none on `/` is refused; an older, unsigned run needs --trust-unsigned; and resume
 // prints the sandbox it really uses (it said "bubblewrap is not installed" for any `none`).
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
 /** A finished one-fork run with bash allowed, in a fresh directory: its runs directory. */
 async function finishedRun(sandbox: 'auto' | 'none'): Promise<{ runs: string; fan: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'fc-trust-'));
-  const parent = {
-    ...(JSON.parse(readFileSync(join(ROOT, 'examples/plan/parent.json'), 'utf8')) as Record<string, unknown>),
-    tools: TOOL_DECLARATIONS,
-  };
+  const parent = exampleParent();
   writeFileSync(
     join(dir, 'plan.json'),
     JSON.stringify({

@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -53,4 +56,10 @@ export function firstLine(child: ChildProcess): Promise<string> {
     });
     child.once('exit', (code) => reject(new Error(`exited with ${code} before printing a line`)));
   });
+}
+
+/** The example plan's parent request, with the real tool declarations (plans of CLI tests embed it). */
+export function exampleParent(): Record<string, unknown> {
+  const parent = JSON.parse(readFileSync(join(ROOT, 'examples/plan/parent.json'), 'utf8')) as Record<string, unknown>;
+  return { ...parent, tools: TOOL_DECLARATIONS };
 }

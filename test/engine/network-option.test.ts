@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sharedHostService } from '../security/host-service.ts';
+import { describe, expect, it } from 'vitest';
 import { ForkEngine } from '../../src/engine/engine.ts';
 import { findBubblewrap } from '../../src/tools/sandbox.ts';
 import { bigSnapshot, sharedEmulator, workspace } from './helpers.ts';
@@ -11,22 +11,7 @@ import { bigSnapshot, sharedEmulator, workspace } from './helpers.ts';
 // resume keeps it) and the summary.
 
 const emulator = sharedEmulator({ script: 'refactor' });
-let server: Server;
-let port = 0;
-const sockets = new Set<Socket>();
-beforeAll(async () => {
-  server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('error', () => undefined);
-    socket.end('HTTP/1.0 200 OK\r\ncontent-length: 13\r\n\r\nhost service\n');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as { port: number }).port;
-});
-afterAll(async () => {
-  for (const s of sockets) s.destroy();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
+const service = sharedHostService();
 
 describe.runIf(findBubblewrap() !== undefined)('network: true (needs bubblewrap)', () => {
   for (const network of [false, true]) {
@@ -46,7 +31,7 @@ describe.runIf(findBubblewrap() !== undefined)('network: true (needs bubblewrap)
         });
         try {
           const fan = engine.fanOut(bigSnapshot(`net-${network}-${Math.random()}`), [
-            `run \`curl -s -m 10 http://127.0.0.1:${port}/ || echo NO-NETWORK\` and report`,
+            `run \`curl -s -m 10 http://127.0.0.1:${service.port}/ || echo NO-NETWORK\` and report`,
           ]);
           const { forks, summary } = await fan.settled();
           const transcript = readFileSync(forks[0]!.transcriptPath!, 'utf8');

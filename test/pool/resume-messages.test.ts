@@ -81,31 +81,22 @@ describe('reading a transcript back (issue 15, cases 6 and 8)', () => {
 
 describe('an interrupted read-only call is re-run on resume, one with effects is not (issue 24)', () => {
   it('lists an interrupted read_file for re-running; an interrupted bash keeps "effect unknown"', () => {
-    const uses = (name: string, input: object) => ({
-      ...turn(1),
-      assistant: { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name, input }] },
-    });
-    const read = resumeMessages(
-      readTranscript(
-        file([
-          start,
-          uses('read_file', { path: 'a.ts' }),
-          { v: 1, type: 'tool-start', turn: 1, id: 't1', name: 'read_file', input: { path: 'a.ts' } },
-        ]),
-      ),
-    );
+    /** A turn whose one call, `name`, started and never ended (the process stopped in it). */
+    const interruptedIn = (name: string, input: object) =>
+      resumeMessages(
+        readTranscript(
+          file([
+            start,
+            { ...turn(1), assistant: { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name, input }] } },
+            { v: 1, type: 'tool-start', turn: 1, id: 't1', name, input },
+          ]),
+        ),
+      );
+    const read = interruptedIn('read_file', { path: 'a.ts' });
     expect(read.rerun).toEqual([{ turn: 1, id: 't1', name: 'read_file', input: { path: 'a.ts' } }]);
     expect(read.interrupted).toEqual([]);
     expect(JSON.stringify(read.messages[1])).toContain(READ_ONLY_INTERRUPTED_MESSAGE);
-    const bash = resumeMessages(
-      readTranscript(
-        file([
-          start,
-          uses('bash', { command: 'make' }),
-          { v: 1, type: 'tool-start', turn: 1, id: 't1', name: 'bash', input: { command: 'make' } },
-        ]),
-      ),
-    );
+    const bash = interruptedIn('bash', { command: 'make' });
     expect(bash.rerun).toEqual([]);
     expect(bash.interrupted).toEqual(['t1']);
     expect(JSON.stringify(bash.messages[1])).toContain(JSON.stringify(INTERRUPTED_TOOL_MESSAGE).slice(1, -1));

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { sharedHostService } from './host-service.ts';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { probeBubblewrap } from '../../src/tools/bwrap-probe.ts';
 import { createToolExecutor, type ToolExecutorOptions } from '../../src/tools/executor.ts';
 import { describeSandbox } from '../../src/tools/sandbox-report.ts';
@@ -34,24 +34,7 @@ beforeEach(async () => {
 });
 afterEach(() => sandbox.cleanup());
 
-// a host service on 127.0.0.1, as the emulator and its /v1/models were (answers plain HTTP)
-let server: Server;
-let port = 0;
-const sockets = new Set<Socket>();
-beforeAll(async () => {
-  server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => undefined);
-    socket.end('HTTP/1.0 200 OK\r\ncontent-length: 13\r\n\r\nhost service\n');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as { port: number }).port;
-});
-afterAll(async () => {
-  for (const socket of sockets) socket.destroy();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
+const service = sharedHostService();
 
 /** Wait for a state (polled), with a safety bound far beyond any load. */
 async function until(test: () => boolean): Promise<void> {
@@ -84,15 +67,17 @@ describe.skipIf(reason !== '')(title, () => {
   });
 
   it("reaches no host port: curl and /dev/tcp to the test's 127.0.0.1 listener fail, /proc/net/tcp lists none", async () => {
-    const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+    const hexPort = service.port.toString(16).toUpperCase().padStart(4, '0');
     const out = await inSandbox(
-      `curl -s -m 5 http://127.0.0.1:${port}/ && echo CURL-OK; (exec 3<>/dev/tcp/127.0.0.1/${port} && cat <&3) && echo TCP-OK; cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; echo done`,
+      `curl -s -m 5 http://127.0.0.1:${service.port}/ && echo CURL-OK; (exec 3<>/dev/tcp/127.0.0.1/${service.port} && cat <&3) && echo TCP-OK; cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; echo done`,
     );
     expect(out).not.toMatch(/host service|CURL-OK|TCP-OK/);
     expect(out).not.toContain(`:${hexPort}`);
     expect(out).toContain('done');
     // a plan's `network: true` opts in: the same listener answers
-    expect(await inSandbox(`curl -s -m 20 http://127.0.0.1:${port}/`, { network: true })).toContain('host service');
+    expect(await inSandbox(`curl -s -m 20 http://127.0.0.1:${service.port}/`, { network: true })).toContain(
+      'host service',
+    );
   });
 
   it('sees no /root, /home, /etc/shadow, run directory, state directory (key), host process or other host path', async () => {
