@@ -56,6 +56,8 @@ export const ERROR_CODES = [
   'TOOL_NOT_EXECUTABLE',
   'TOOL_INPUT_INVALID',
   'TOOL_PATH_ESCAPE',
+  // inside the workspace, but `.git` or forkcache's run/state directory: no tool reaches it
+  'TOOL_PATH_PROTECTED',
   'TOOL_NOT_FOUND',
   'TOOL_FILE_TOO_LARGE',
   'TOOL_BINARY_FILE',
@@ -77,6 +79,13 @@ export const ERROR_CODES = [
   'LEDGER_INVALID_RECORD',
   'LEDGER_INVALID_STATUS',
   'LEDGER_UNKNOWN_FORK',
+  // run directories: `resume` trusts only what this machine's forkcache signed (run-dir/run-trust.ts),
+  // one writer at a time (run-dir/writer-lock.ts), and the key that signs them
+  'RUN_DIR_UNSIGNED',
+  'RUN_DIR_OTHER_KEY',
+  'RUN_DIR_TAMPERED',
+  'RUN_DIR_LOCKED',
+  'RUN_KEY_UNAVAILABLE',
   // cli
   'CLI_USAGE',
   // reports (`forkcache report`): the message names the file, and the line for JSONL

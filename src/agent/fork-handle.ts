@@ -1,3 +1,4 @@
+import type { SandboxReport } from '../tools/sandbox-report.ts';
 import type { ForkReport } from '../fork/report.ts';
 import type { ForkOutcome, ForkStatus, LoopEvent } from '../loop/types.ts';
 import type { WorktreeResult } from '../tools/worktree.ts';
@@ -78,6 +79,11 @@ export interface FanOutSummary extends LedgerSummary {
    * commands, reports) need no transcript for that. Any status but `completed` is not done.
    */
   fork_results: ForkSummary[];
+  /**
+   * Where the forks' bash really ran and which protections held (`missing`: asked for, not
+   * applicable on this machine); present when the forks could use bash.
+   */
+  sandbox?: SandboxReport | undefined;
   /**
    * Rate limits met by this fan-out: 429s (of which ramp and spend-cap), 529s, and `stopped`
    * when the spend cap ended admission (the run is resumable once it lifts).

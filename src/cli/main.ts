@@ -14,6 +14,11 @@ const BAD_INPUT = new Set([
   'MODEL_RETIRED',
   'MODEL_CATALOGUE_INVALID',
   'GIT_DIRTY_WORKTREE',
+  'RUN_DIR_UNSIGNED',
+  'RUN_DIR_OTHER_KEY',
+  'RUN_DIR_TAMPERED',
+  'RUN_DIR_LOCKED',
+  'RUN_KEY_UNAVAILABLE',
 ]);
 
 // The `forkcache` command. Exit codes: 0 success, 1 some work failed, 2 bad input.

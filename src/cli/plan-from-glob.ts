@@ -40,7 +40,9 @@ async function globFiles(root: string, pattern: string): Promise<string[]> {
   }
   const start = path.join(root, parsed.base);
   if (!(await stat(start).catch(() => undefined))?.isDirectory()) return [];
-  const { entries, truncated } = await walk(start, parsed.base, MAX_ENTRIES, undefined);
+  // the user's own walk on the host: nothing below the workspace is off limits to a plan
+  const scope = { root, refusal: () => undefined };
+  const { entries, truncated } = await walk(start, parsed.base, MAX_ENTRIES, undefined, scope);
   if (truncated)
     throw bad(
       '--files',

@@ -86,6 +86,11 @@ export const planSchema = z.strictObject({
       maxTokens: positive.optional().describe(`max_tokens of every request (default ${DEFAULT_MAX_TOKENS})`),
       concurrency: positive.optional().describe('API requests in flight at most (default 16)'),
       maxThreads: positive.optional().describe('worker threads (default 2)'),
+      bashTimeoutMs: positive.optional().describe('a bash command running longer is killed (milliseconds)'),
+      bashMaxProcesses: positive.optional().describe("processes a bash command may run at once (bubblewrap)"),
+      bashMaxMemoryMb: positive.optional().describe('memory of a bash command, in MB (bubblewrap)'),
+      bashMaxFileMb: positive.optional().describe('largest file a bash command may write, in MB (bubblewrap)'),
+      bashTmpMb: positive.optional().describe("size of a bash command's /tmp, in MB (bubblewrap)"),
     })
     .default({}),
   permissions: permissionPolicySchema
@@ -99,6 +104,7 @@ export const planSchema = z.strictObject({
     .enum(['auto', 'bwrap', 'none'])
     .default('auto')
     .describe('where bash and the check run: auto (bubblewrap when it works here), bwrap (required), none'),
+  network: z.boolean().default(false).describe('let sandboxed commands reach the network (default: none at all)'),
   check: z
     .string()
     .trim()
@@ -129,6 +135,13 @@ export const planSchema = z.strictObject({
 });
 
 export type Plan = z.output<typeof planSchema>;
+
+const BASH_LIMITS = ['bashTimeoutMs', 'bashMaxProcesses', 'bashMaxMemoryMb', 'bashMaxFileMb', 'bashTmpMb'] as const;
+
+/** The plan's limits that bound each bash command (the engine's `toolLimits`). */
+export function planToolLimits(plan: Plan): Partial<Record<(typeof BASH_LIMITS)[number], number>> {
+  return Object.fromEntries(BASH_LIMITS.flatMap((k) => (plan.limits[k] === undefined ? [] : [[k, plan.limits[k]]])));
+}
 
 export interface LoadedPlan {
   plan: Plan;

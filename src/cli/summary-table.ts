@@ -196,6 +196,7 @@ export function jsonSummary(result: FanOutResult, extra: Record<string, unknown>
     unpriced: s.unpriced,
     warnings: s.warnings,
     model_table_date: s.model_table_date,
+    ...(s.sandbox ? { sandbox: s.sandbox } : {}),
     prefix: {
       sha256: s.prefix.sha256,
       bytes: s.prefix.bytes,

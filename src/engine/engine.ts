@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type Anthropic from '@anthropic-ai/sdk';
 import pLimit from 'p-limit';
 import { Piscina } from 'piscina';
@@ -21,12 +19,17 @@ import type { AgentType } from '../agent/agent-type.ts';
 import { AgentTool, type AgentToolOptions } from '../agent/agent-tool.ts';
 import type { DistributedBackend } from '../distributed/backend.ts';
 import { importOptional } from '../optional-import.ts';
-import { writeManifest } from '../run-dir/manifest.ts';
+import { readFanOutDir, writeManifest } from '../run-dir/manifest.ts';
 import { fanOutIdsWithBranches } from './fan-out-worktrees.ts';
 import { writeSummary } from '../run-dir/writers.ts';
+import { loadRunKey } from '../run-dir/run-key.ts';
+import { trustFanOutDir, type TrustOptions } from '../run-dir/run-trust.ts';
+import { lockRunDir, type WriterLock } from '../run-dir/writer-lock.ts';
+import { openFanOutDir, sandboxReportFor } from './fan-out-setup.ts';
 import { checkLocalPaths } from './local-paths.ts';
 import { type PlanContext, planAgents, planForks, planResume } from './plans.ts';
-import { type ForkEngineOptions, manifestEngine, type ResolvedEngineOptions, resolveEngineOptions } from './options.ts';
+import { type ForkEngineOptions, type ResolvedEngineOptions, resolveEngineOptions } from './options.ts';
+import { manifestEngine } from './manifest-engine.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from '../pool/worker-file.ts';
 
 // The options of one fan-out live with the fan-out's other types.
@@ -122,14 +125,19 @@ export class ForkEngine {
   fanOut(parent: ParentSnapshot | undefined, directives: readonly string[], options: FanOutOptions = {}): FanOut {
     this.#assertOpen();
     const { prefix, specs, checks } = planForks(this.#plan, parent, directives, options);
-    const id = this.#freshId('fo', prefix.id.slice(0, 8));
-    const runDir = this.#options.runDir ? join(this.#options.runDir, id) : undefined;
+    const { id, runDir, lock } = this.#openRunDir('fo', prefix.id.slice(0, 8));
     if (runDir)
-      writeManifest(runDir, id, prefix, directives, manifestEngine(this.#options), options.meta ?? {}, {
-        check: checks?.check,
-        fields: checks?.fields,
-      });
-    return this.#start(id, prefix, specs, runDir, options);
+      writeManifest(
+        runDir,
+        id,
+        prefix,
+        directives,
+        manifestEngine(this.#options),
+        options.meta ?? {},
+        { check: checks?.check, fields: checks?.fields },
+        loadRunKey(),
+      );
+    return this.#start(id, prefix, specs, runDir, options, undefined, lock);
   }
 
   /**
@@ -138,10 +146,19 @@ export class ForkEngine {
    * forks are not re-run; unfinished ones go on from their last complete turn, and a tool call
    * that was running when the run stopped is reported to the model as interrupted.
    */
-  resume(dir: string, options: ResumeOptions = {}): FanOut {
+  resume(dir: string, options: ResumeOptions & TrustOptions = {}): FanOut {
     this.#assertOpen();
-    const { fanoutId, prefix, specs } = planResume(dir, this.#options.api.provider, options.retry);
-    return this.#start(fanoutId, prefix, specs, dir, options);
+    readFanOutDir(dir); // not a fan-out directory (no manifest, a malformed one): said before anything is locked
+    // one writer at a time, and only what this machine's forkcache signed (docs/security.md)
+    const lock = lockRunDir(dir);
+    try {
+      trustFanOutDir(dir, { trustUnsigned: options.trustUnsigned });
+      const { fanoutId, prefix, specs } = planResume(dir, this.#options.api.provider, options.retry, loadRunKey());
+      return this.#start(fanoutId, prefix, specs, dir, options, undefined, lock);
+    } catch (err) {
+      lock.release();
+      throw err;
+    }
   }
 
   /**
@@ -156,8 +173,7 @@ export class ForkEngine {
   ): FanOut {
     this.#assertOpen();
     const { name, allow, prefix, specs, checks } = planAgents(this.#plan, type, directives, options);
-    const id = this.#freshId('ag', name.replace(/[^\w-]/g, '_').slice(0, 24));
-    const runDir = this.#options.runDir ? join(this.#options.runDir, id) : undefined;
+    const { id, runDir, lock } = this.#openRunDir('ag', name.replace(/[^\w-]/g, '_').slice(0, 24));
     if (runDir)
       writeManifest(
         runDir,
@@ -167,20 +183,23 @@ export class ForkEngine {
         manifestEngine(this.#options),
         { ...options.meta, agentType: name },
         { check: checks?.check, fields: checks?.fields },
+        loadRunKey(),
       );
-    return this.#start(id, prefix, specs, runDir, options, { kind: 'fresh', type: name, allow });
+    return this.#start(id, prefix, specs, runDir, options, { kind: 'fresh', type: name, allow }, lock);
   }
 
   /**
-   * A fan-out id not used yet in the run directory: another engine (an earlier run of the same
-   * plan) may have written `fo001-…` there already, and transcripts must never be shared.
+   * A fresh fan-out id, its directory created and locked (fan-out-setup.ts). Not one a branch
+   * of the repository already uses (`forkcache/<id>-f01`: an earlier run's worktree), nor one
+   * another engine wrote in the run directory: transcripts and branches are never shared.
    */
-  #freshId(kind: 'fo' | 'ag', tag: string): string {
-    for (;;) {
-      const id = `${kind}${(++this.#sequence).toString().padStart(3, '0')}-${tag}`;
-      if (this.#branchIds.has(id)) continue;
-      if (!this.#options.runDir || !existsSync(join(this.#options.runDir, id))) return id;
-    }
+  #openRunDir(kind: 'fo' | 'ag', tag: string): { id: string; runDir: string | undefined; lock?: WriterLock } {
+    return openFanOutDir(this.#options.runDir, () => {
+      for (;;) {
+        const id = `${kind}${(++this.#sequence).toString().padStart(3, '0')}-${tag}`;
+        if (!this.#branchIds.has(id)) return id;
+      }
+    });
   }
 
   #start(
@@ -190,6 +209,7 @@ export class ForkEngine {
     runDir: string | undefined,
     options: Omit<FanOutOptions, 'layout' | 'model'>,
     agent?: FanOutDeps['agent'],
+    lock?: WriterLock,
   ): FanOut {
     const rootId = options.parentId ?? 'parent';
     const ledger = options.ledger ?? new UsageLedger({ table: this.#table });
@@ -220,6 +240,7 @@ export class ForkEngine {
       agent,
       foreground: options.foreground,
       remote: this.#remote,
+      sandbox: sandboxReportFor(this.#options, agent?.allow ?? this.#options.allow),
     });
     if (options.signal) {
       const signal = options.signal;
@@ -239,8 +260,12 @@ export class ForkEngine {
         } catch {
           // the summary is also the settled() result: a full disk must not crash the process
         }
+        lock?.release();
       },
-      () => this.#running.delete(run),
+      () => {
+        this.#running.delete(run);
+        lock?.release();
+      },
     );
     return run;
   }

@@ -12,6 +12,7 @@ import type { ForkCheckSpec } from '../pool/protocol.ts';
 import type { RetryableStatus } from '../fork-status.ts';
 import type { ResolvedEngineOptions } from './options.ts';
 import type { AdmissionScheduler } from '../gate/admission/scheduler.ts';
+import type { SandboxReport } from '../tools/sandbox-report.ts';
 
 // What a fan-out hands its caller lives with the handles (src/agent/fork-handle.ts).
 export type { FanOut, FanOutResult, FanOutSummary } from '../agent/fork-handle.ts';
@@ -96,6 +97,8 @@ export interface FanOutDeps extends DispatchDeps {
   onPermission: PermissionHandler | undefined;
   /** Forks start in the foreground (their caller waits for them). */
   foreground?: boolean | undefined;
+  /** Where bash really runs, when the forks may use it (the summary's `sandbox`). */
+  sandbox?: SandboxReport | undefined;
   /** The distributed backend: forks run as BullMQ jobs on other hosts instead of the local pool. */
   remote?: { run(ctx: DispatchContext): Promise<ForkOutcome>; retryAfterStop?(modelClass: string): void } | undefined;
 }

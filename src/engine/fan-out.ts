@@ -291,6 +291,7 @@ export class FanOutRun implements FanOut {
         files_changed: r.filesChanged,
         error: r.error ? { code: r.error.code, message: r.error.message } : null,
       })),
+      ...(this.#deps.sandbox ? { sandbox: this.#deps.sandbox } : {}),
       rate_limits: this.#admission.summary(results.some((r) => r.error?.code === 'RATE_LIMIT_SPEND_CAP')),
     };
   }

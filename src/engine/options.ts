@@ -15,8 +15,6 @@ import { toolLimitsSchema } from '../tools/limits.ts';
 import type { SandboxChoice } from '../tools/sandbox.ts';
 import { permissionPolicySchema, type PermissionHandler, type PermissionPolicy } from '../tools/permissions.ts';
 import { ForkcacheError } from '../errors.ts';
-import { withoutCredentials } from '../provider/headers.ts';
-import type { ManifestEngine } from '../run-dir/manifest.ts';
 import { parseOrThrow } from '../validation.ts';
 import { type TestHooks, testHooksOf } from '../pool/test-hooks.ts';
 import { isChatProvider, providerIdSchema, type ProviderId } from '../wire/providers.ts';
@@ -84,6 +82,8 @@ export interface ForkEngineOptions {
   toolLimits?: Partial<ToolLimits>;
   /** Where `bash` runs: `auto` (default) uses bubblewrap when it works here, `none` never does. */
   sandbox?: SandboxChoice;
+  /** Let sandboxed commands reach the network (default false: bubblewrap gives them an empty one). */
+  network?: boolean;
   /** Values removed from every tool result, besides the API key (tokens a command might print). */
   secrets?: string[];
   modelTable?: ModelCatalogue;
@@ -153,6 +153,7 @@ const optionsSchema = z.strictObject({
   allow: z.array(z.enum(EXECUTABLE_TOOL_NAMES)).optional(),
   toolLimits: toolLimitsSchema.optional(),
   sandbox: z.enum(['auto', 'bwrap', 'none']).optional(),
+  network: z.boolean().optional(),
   secrets: z.array(z.string()).optional(),
   modelTable: z.custom<ModelCatalogue>((v) => typeof v === 'object' && v !== null && 'models' in v).optional(),
   clock: z.custom<Clock>((v) => typeof v === 'object' && v !== null && 'now' in v && 'sleep' in v).optional(),
@@ -201,6 +202,7 @@ export interface ResolvedEngineOptions {
   allow: readonly ExecutableToolName[];
   toolLimits: Partial<ToolLimits>;
   sandbox: SandboxChoice;
+  network: boolean;
   secrets: string[];
   maxWorkerRestarts: number;
   turnRetry: TurnRetryOptions;
@@ -261,6 +263,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     allow: o.allow ?? [...FILE_TOOL_NAMES],
     toolLimits: (o.toolLimits ?? {}) as Partial<ToolLimits>,
     sandbox: o.sandbox ?? 'auto',
+    network: o.network ?? false,
     secrets: o.secrets ?? [],
     maxWorkerRestarts: o.maxWorkerRestarts ?? 2,
     turnRetry: { ...DEFAULT_TURN_RETRY, ...(o.turnRetry as Partial<TurnRetryOptions> | undefined) },
@@ -268,26 +271,5 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     isolation: o.isolation ?? 'none',
     distributed: o.distributed as ResolvedEngineOptions['distributed'],
     testHooks: testHooksOf(input),
-  };
-}
-
-/**
- * The settings a run's manifest keeps, so that `resume` runs as safe and as bounded as the
- * first run: no credentials (headers without keys), nothing a resumed run cannot honour.
- */
-export function manifestEngine(options: ResolvedEngineOptions): ManifestEngine {
-  return {
-    workspace: options.workspace,
-    headers: withoutCredentials(options.api.headers),
-    maxTurns: options.maxTurns,
-    maxTokens: options.maxTokens,
-    allow: [...options.allow],
-    warm: options.warm,
-    permissions: options.permissions,
-    isolation: options.isolation,
-    toolLimits: options.toolLimits as Record<string, number>,
-    sandbox: options.sandbox,
-    turnRetry: options.turnRetry,
-    concurrency: options.concurrency,
   };
 }

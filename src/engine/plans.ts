@@ -12,6 +12,7 @@ import { freeze, type FrozenPrefix } from '../prefix/freeze.ts';
 import { transcriptPath } from '../run-dir/files.ts';
 import { readFanOutDir } from '../run-dir/manifest.ts';
 import { readTranscript } from '../run-dir/transcript-reader.ts';
+import type { RunKey } from '../run-dir/run-key.ts';
 import { TOOL_DECLARATIONS } from '../tools/declarations.ts';
 import type { ExecutableToolName } from '../wire/tool-names.ts';
 import { parseOrThrow } from '../validation.ts';
@@ -99,6 +100,7 @@ export function planResume(
   dir: string,
   provider: ResolvedEngineOptions['api']['provider'],
   retry: readonly RetryableStatus[] = [],
+  key?: RunKey,
 ): FanOutPlan & { fanoutId: string } {
   const { manifest, snapshot } = readFanOutDir(dir);
   if (manifest.prefix.provider !== provider) {
@@ -129,7 +131,7 @@ export function planResume(
   });
   const specs: ForkSpec[] = manifest.directives.map((directive, i) => {
     const base = prefix.child(directive);
-    const transcript = readTranscript(transcriptPath(dir, forkIdOf(manifest.fanoutId, i)));
+    const transcript = readTranscript(transcriptPath(dir, forkIdOf(manifest.fanoutId, i)), 'INVALID_ARGUMENT', key);
     if (transcript.prefixSha256 !== undefined && transcript.prefixSha256 !== prefix.sha256) {
       throw new ForkcacheError(
         'FORK_PREFIX_DRIFT',

@@ -1,10 +1,11 @@
+import { loadRunKey } from '../run-dir/run-key.ts';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ForkChild } from '../fork/layouts.ts';
 import { parseReport } from '../fork/report.ts';
 import { writtenPath } from '../loop/messages.ts';
 import type { CheckRecord, ForkOutcome, LoopPrompt, RequestRecord } from '../loop/types.ts';
 import { isForkEndStatus } from '../fork-status.ts';
-import { type ReadTranscript, readTranscript, resumeMessages } from './resume-messages.ts';
+import { type ReadTranscript, readTranscript, type RerunCall, resumeMessages } from './resume-messages.ts';
 
 /** Where a fork starts from: nothing yet, or the turns its transcript holds. */
 export interface StartPoint {
@@ -28,6 +29,8 @@ export interface StartPoint {
   judgeLast?: { stopReason: string | null } | undefined;
   /** A user turn to add before the first request (`resume --retry`). */
   prompt?: LoopPrompt | undefined;
+  /** Read-only calls that were running then: the worker runs them again before the next turn. */
+  rerun: RerunCall[];
 }
 
 /** The outcome of a fork that ran no turn (cancelled while queued, its worker failed at once…). */
@@ -50,11 +53,12 @@ export const FRESH_START = (child: ForkChild): StartPoint => ({
   turnsDone: 0,
   previous: { requests: [], failedAttempts: [], unknownOutcome: 0, toolCalls: 0, filesChanged: [], checks: [] },
   interrupted: [],
+  rerun: [],
 });
 
 /** The start point a transcript gives: the base child continued by the fork's own turns. */
 export function startFromTranscript(base: ForkChild, transcript: ReadTranscript): StartPoint {
-  const { messages, turnsDone, interrupted } = resumeMessages(transcript);
+  const { messages, turnsDone, interrupted, rerun } = resumeMessages(transcript);
   const files = new Set<string>();
   let toolCalls = 0;
   for (const turn of transcript.turns) {
@@ -84,6 +88,7 @@ export function startFromTranscript(base: ForkChild, transcript: ReadTranscript)
     },
     interrupted,
     ...(unjudged ? { judgeLast: { stopReason: last.request.stopReason } } : {}),
+    rerun,
   };
 }
 
@@ -153,7 +158,8 @@ export async function runWithRestarts(options: AttemptOptions): Promise<ForkOutc
     const workerDied = outcome.status === 'failed' && outcome.error?.code === 'FORK_WORKER_FAILED';
     if (!workerDied || options.aborted() || !options.transcriptPath || attempt >= options.maxRestarts)
       return mergeOutcome(start, outcome);
-    const transcript = readTranscript(options.transcriptPath);
+    // signed by this process's workers: anything else was changed meanwhile (run-trust.ts)
+    const transcript = readTranscript(options.transcriptPath, 'INVALID_ARGUMENT', loadRunKey());
     const retry = start.prompt;
     start = startFromTranscript(options.base, transcript);
     const finished = finishedOutcome(start, transcript);

@@ -11,6 +11,7 @@ import type { ToolLimits } from '../tools/limits.ts';
 import type { SandboxChoice } from '../tools/sandbox.ts';
 import type { ExecutableToolName } from '../wire/tool-names.ts';
 import { emptyOutcome, type StartPoint } from './fork-attempts.ts';
+import { loadRunKey, protectedDirs } from '../run-dir/run-key.ts';
 import { servePort } from './port-server.ts';
 import type { ForkCheckSpec, ForkTask } from './protocol.ts';
 import type { TestHooks } from './test-hooks.ts';
@@ -28,7 +29,10 @@ export interface DispatchSettings {
   allow: readonly ExecutableToolName[];
   toolLimits: Partial<ToolLimits>;
   sandbox: SandboxChoice;
+  network: boolean;
   secrets: string[];
+  /** The runs directory: out of every tool's reach, hidden in the sandbox. */
+  runDir: string | undefined;
   permissions: PermissionPolicy;
   testHooks: TestHooks;
 }
@@ -89,6 +93,7 @@ export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, a
     turnsDone: start.turnsDone,
     ...(start.judgeLast ? { judgeLast: start.judgeLast } : {}),
     ...(start.prompt ? { prompt: start.prompt } : {}),
+    rerun: start.rerun,
     // under admission the scheduler owns 429/529 retries: the SDK must not retry on its own
     api: options.admission === 'on' ? { ...options.api, maxRetries: 0 } : options.api,
     loop: {
@@ -106,9 +111,12 @@ export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, a
       allow: [...(agent?.allow ?? options.allow)],
       limits: options.toolLimits,
       sandbox: options.sandbox,
+      network: options.network,
       secrets: options.secrets,
+      protect: protectedDirs(options.runDir),
     },
     transcriptPath: ctx.transcriptPath,
+    runKey: ctx.transcriptPath === undefined ? undefined : loadRunKey().bytes.toString('hex'),
     permissions: options.permissions,
     testHooks:
       attempt === 0 && exitWorker?.forkIndex === ctx.index

@@ -9,6 +9,7 @@ import type { ToolLimits } from '../tools/limits.ts';
 import type { SandboxChoice } from '../tools/sandbox.ts';
 import type { PermissionPolicy } from '../tools/permissions.ts';
 import type { ProviderId } from '../wire/providers.ts';
+import type { RerunCall } from './resume-messages.ts';
 
 /**
  * Messages on a fork's private MessagePort. The worker asks the main thread for a permit
@@ -54,6 +55,8 @@ export interface ForkTask {
   judgeLast?: { stopReason: string | null } | undefined;
   /** Resume: a user turn to add before the first request (`resume --retry`). */
   prompt?: LoopPrompt | undefined;
+  /** Read-only calls interrupted by the stop (resume): run again, their results put in `child`. */
+  rerun?: RerunCall[] | undefined;
   api: {
     /** The wire (default `anthropic`). */
     provider?: ProviderId | undefined;
@@ -83,11 +86,20 @@ export interface ForkTask {
     allow: ExecutableToolName[];
     limits: Partial<ToolLimits>;
     sandbox: SandboxChoice;
+    /** Sandboxed commands may reach the network (undefined: no, as for hosts of older submitters). */
+    network?: boolean | undefined;
     /** Removed from every tool result, with the API key. */
     secrets: string[];
+    /** Directories out of every tool's reach (the run and state directories; `.git` always is). */
+    protect?: string[] | undefined;
   };
   /** JSONL transcript of this fork, appended after every turn (undefined: none). */
   transcriptPath: string | undefined;
+  /**
+   * The run key (hex) the transcript's records are signed with; never logged, never in a tool
+   * result. Undefined (a distributed host's task): the worker loads this machine's own.
+   */
+  runKey?: string | undefined;
   /** Which tool calls need asking (checked in the worker; `ask` goes to the main thread). */
   permissions: PermissionPolicy;
   /** Test-only faults. `exitAfterTurn`: the worker thread exits once that turn and its tools are done. */

@@ -1,5 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ReadTranscript } from '../run-dir/transcript-reader.ts';
+import { READ_ONLY_TOOL_NAMES } from '../wire/tool-names.ts';
 
 // The reader lives with the run directory's other formats; resume works from what it returns.
 export { readTranscript } from '../run-dir/transcript-reader.ts';
@@ -10,20 +11,39 @@ export const INTERRUPTED_TOOL_MESSAGE =
   'This tool call was interrupted: the run stopped while it was executing, so its effect is unknown (it may have completed, partly or not at all). Check the current state before you repeat it.';
 export const NOT_STARTED_TOOL_MESSAGE =
   'This tool call did not run: the run stopped before it started. Run it again if it is still needed.';
+/**
+ * An interrupted read-only call: re-run by the worker on resume, its result replacing this
+ * text; a host that cannot re-run it leaves the model this (true) account instead.
+ */
+export const READ_ONLY_INTERRUPTED_MESSAGE =
+  'This tool call was interrupted when the run stopped; it only reads, so nothing was changed. Run it again if you still need its result.';
+
+/** A read-only tool call that was running when the run stopped: run again on resume. */
+export interface RerunCall {
+  readonly turn: number;
+  readonly id: string;
+  readonly name: string;
+  readonly input: unknown;
+}
+
+const READ_ONLY: ReadonlySet<string> = new Set(READ_ONLY_TOOL_NAMES);
 
 /**
  * Rebuild a fork's own messages from its transcript, to continue from its last complete turn.
  * Every tool call of the last assistant turn gets a result: the recorded one, or an error
- * saying it was interrupted (started, effect unknown) or never started. Nothing is re-executed
- * behind the model's back.
+ * saying it was interrupted (started, effect unknown) or never started. A call with effects is
+ * never re-executed behind the model's back; an interrupted read-only one (read_file, grep,
+ * glob, list_dir) is listed in `rerun`: the worker runs it again and puts its real result in.
  */
 export function resumeMessages(transcript: ReadTranscript): {
   messages: Anthropic.MessageParam[];
   turnsDone: number;
   interrupted: string[];
+  rerun: RerunCall[];
 } {
   const messages: Anthropic.MessageParam[] = [];
   const interrupted: string[] = [];
+  const rerun: RerunCall[] = [];
   for (const turn of transcript.turns) {
     messages.push(turn.assistant);
     const uses = (Array.isArray(turn.assistant.content) ? turn.assistant.content : []).filter(
@@ -43,15 +63,24 @@ export function resumeMessages(transcript: ReadTranscript): {
           content: recorded.result.content,
           ...(recorded.result.isError ? { is_error: true } : {}),
         };
-      if (recorded) interrupted.push(use.id);
+      const readOnly = recorded !== undefined && READ_ONLY.has(recorded.name);
+      if (readOnly)
+        rerun.push({ turn: turn.turn, id: use.id, name: recorded.name, input: recorded.input ?? use.input });
+      else if (recorded) interrupted.push(use.id);
       return {
         type: 'tool_result',
         tool_use_id: use.id,
-        content: recorded ? INTERRUPTED_TOOL_MESSAGE : NOT_STARTED_TOOL_MESSAGE,
+        content: readOnly
+          ? READ_ONLY_INTERRUPTED_MESSAGE
+          : recorded
+            ? INTERRUPTED_TOOL_MESSAGE
+            : NOT_STARTED_TOOL_MESSAGE,
         is_error: true,
       };
     });
     messages.push({ role: 'user', content: results });
   }
-  return { messages, turnsDone: transcript.turns.length, interrupted };
+  // only the last turn's calls can still be waiting: earlier ones were answered before it
+  const last = transcript.turns.at(-1)?.turn;
+  return { messages, turnsDone: transcript.turns.length, interrupted, rerun: rerun.filter((r) => r.turn === last) };
 }

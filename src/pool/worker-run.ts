@@ -10,6 +10,9 @@ import { createToolExecutor } from '../tools/executor.ts';
 import { decide } from '../tools/permissions.ts';
 import type { ForkTask, MainToWorker, WorkerToMain } from './protocol.ts';
 import { JsonlTranscript } from '../run-dir/transcript.ts';
+import { rerunReadOnly } from './rerun-tools.ts';
+import { loadRunKey, protectedDirs, runKeyFromHex } from '../run-dir/run-key.ts';
+import { runsDirOf } from '../run-dir/files.ts';
 
 /**
  * The gate on the worker side: each acquire is a round trip to the main thread, which owns
@@ -125,7 +128,8 @@ async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<Fork
       gate.rejectAll(controller.signal.reason);
     } else gate.onMessage(message);
   });
-  const transcript = task.transcriptPath ? new JsonlTranscript(task.transcriptPath) : undefined;
+  const key = task.transcriptPath === undefined ? undefined : task.runKey ? runKeyFromHex(task.runKey) : loadRunKey();
+  const transcript = task.transcriptPath ? new JsonlTranscript(task.transcriptPath, key) : undefined;
   if (transcript && task.turnsDone === 0) {
     const first = task.child.tailBlocks.at(-1) ?? task.child.messages.at(-1);
     const text = first && 'text' in first ? String(first.text) : '';
@@ -137,13 +141,24 @@ async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<Fork
     allow: task.tools.allow,
     limits: task.tools.limits,
     sandbox: task.tools.sandbox,
-    redact: [task.api.apiKey, ...task.tools.secrets],
+    network: task.tools.network ?? false,
+    // a host's task (distributed) names none: its runs directory is the transcript's
+    protect: task.tools.protect ?? protectedDirs(runsDirOf(task.transcriptPath)),
+    redact: [task.api.apiKey, ...task.tools.secrets, ...(key ? [key.bytes.toString('hex')] : [])],
   });
   try {
     const wire = openForkWire(task.api, prefix);
+    const child = await rerunReadOnly(
+      task.rerun ?? [],
+      task.child,
+      tools,
+      task.permissions,
+      transcript,
+      controller.signal,
+    );
     return await runForkLoop({
       prefix,
-      child: task.child,
+      child,
       turnsDone: task.turnsDone,
       transport: wire.transport,
       body: wire.body,

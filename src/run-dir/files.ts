@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /*
  * The files of one fan-out directory (`RUN_DIR/<fanoutId>/`). The names live here only; the
@@ -10,10 +10,19 @@ export const SNAPSHOT_FILE = 'snapshot.json';
 export const SUMMARY_FILE = 'summary.json';
 export const EVENTS_FILE = 'events.jsonl';
 export const FORKS_DIR = 'forks';
+/** The MACs of the manifest and the snapshot (run-mac.ts); transcripts carry theirs per record. */
+export const SIGNATURE_FILE = 'signature.json';
+/** The files `resume` trusts besides the transcripts: signed when written. */
+export const SIGNED_FILES = [MANIFEST_FILE, SNAPSHOT_FILE] as const;
 
 /** A fork's JSONL transcript in its fan-out directory. */
 export function transcriptPath(fanOutDir: string, forkId: string): string {
   return join(fanOutDir, FORKS_DIR, `${forkId}.jsonl`);
+}
+
+/** The runs directory a transcript lies in (`RUN_DIR/<fanoutId>/forks/<forkId>.jsonl`), if any. */
+export function runsDirOf(transcript: string | undefined): string | undefined {
+  return transcript === undefined ? undefined : dirname(dirname(dirname(transcript)));
 }
 
 /** A fan-out directory is one with a manifest. */

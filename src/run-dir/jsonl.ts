@@ -5,6 +5,8 @@ import { type JsonFileCodes, readTextFile, splitCodes } from '../json-file.ts';
 export interface JsonlLine {
   line: number;
   value: object;
+  /** The line's text as written (its MAC covers these bytes: run-mac.ts). */
+  raw: string;
 }
 
 /**
@@ -43,7 +45,7 @@ export function readJsonl(path: string, what: string, codes: JsonFileCodes = 'IN
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       throw new ForkcacheError(invalid, `${where}: expected a JSON object`, { data: { path, line: index + 1 } });
     }
-    out.push({ line: index + 1, value });
+    out.push({ line: index + 1, value, raw });
   });
   return out;
 }

@@ -1,4 +1,4 @@
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
@@ -9,8 +9,10 @@ import { type FrozenPrefix, MARKER_STRATEGIES, type MarkerStrategy } from '../pr
 import { providerIdSchema } from '../wire/providers.ts';
 import { permissionPolicySchema } from '../tools/permissions.ts';
 import { parseOrThrow } from '../validation.ts';
-import { FORKS_DIR, MANIFEST_FILE, SNAPSHOT_FILE } from './files.ts';
+import { FORKS_DIR, MANIFEST_FILE, SIGNATURE_FILE, SNAPSHOT_FILE } from './files.ts';
 import { CACHE_TTLS } from '../wire/cache.ts';
+import { loadRunKey, type RunKey } from './run-key.ts';
+import { signRunFiles } from './run-signature.ts';
 
 /**
  * What a fan-out directory holds, for `resume` (in this process or another): the fan-out id,
@@ -46,6 +48,8 @@ export const manifestSchema = z.strictObject({
     isolation: z.enum(['none', 'worktree']).default('none'),
     toolLimits: z.record(z.string(), z.number()).default({}),
     sandbox: z.enum(['auto', 'bwrap', 'none']).default('auto'),
+    /** Older runs have none: they resume without network, the safe default. */
+    network: z.boolean().default(false),
     turnRetry: z.strictObject({ retries: z.number(), baseMs: z.number(), maxMs: z.number() }).optional(),
     concurrency: z.number().int().positive().optional(),
   }),
@@ -109,6 +113,7 @@ export function writeManifest(
     check?: Manifest['check'];
     fields?: readonly (Readonly<Record<string, string>> | undefined)[] | undefined;
   } = {},
+  key?: RunKey,
 ): void {
   mkdirSync(join(dir, FORKS_DIR), { recursive: true });
   writeFileSync(join(dir, SNAPSHOT_FILE), `${JSON.stringify(prefix.snapshot)}\n`);
@@ -132,14 +137,18 @@ export function writeManifest(
     ...(forks.check ? { check: forks.check } : {}),
     ...(forks.fields?.some((f) => f !== undefined) ? { fields: forks.fields.map((f) => (f ? { ...f } : null)) } : {}),
   };
-  saveManifest(dir, manifest);
+  saveManifest(dir, manifest, key);
 }
 
-/** The one place `manifest.json` is written: whole, through a rename (a crash leaves the old one). */
-function saveManifest(dir: string, manifest: Manifest): void {
+/**
+ * The one place `manifest.json` is written: whole, through a rename (a crash leaves the old
+ * one), then signed with `key` (run-signature.ts) when one is given.
+ */
+function saveManifest(dir: string, manifest: Manifest, key: RunKey | undefined): void {
   const path = join(dir, MANIFEST_FILE);
   writeFileSync(`${path}.tmp`, `${JSON.stringify(manifest, null, 2)}\n`);
   renameSync(`${path}.tmp`, path);
+  if (key) signRunFiles(dir, manifest.fanoutId, key);
 }
 
 /** A fan-out directory's manifest alone, validated (errors name the file and field). */
@@ -148,11 +157,15 @@ export function readManifest(dir: string): Manifest {
   return parseOrThrow(manifestSchema, readJsonFile(manifestPath, 'fan-out manifest'), 'INVALID_ARGUMENT', manifestPath);
 }
 
-/** Record where the run's worktrees start (once: a recorded base is never moved). */
+/**
+ * Record where the run's worktrees start (once: a recorded base is never moved). A signed run
+ * (`signature.json`: this run's writer verified it before it started) is signed again with
+ * this machine's run key; an older, unsigned one stays unsigned.
+ */
 export function recordWorktreeBase(dir: string, worktrees: ManifestWorktrees): ManifestWorktrees {
   const manifest = readManifest(dir);
   if (manifest.worktrees) return manifest.worktrees;
-  saveManifest(dir, { ...manifest, worktrees });
+  saveManifest(dir, { ...manifest, worktrees }, existsSync(join(dir, SIGNATURE_FILE)) ? loadRunKey() : undefined);
   return worktrees;
 }
 

@@ -5,12 +5,17 @@ import { ForkcacheError, type ErrorCode } from '../errors.ts';
 import type { CheckRecord, LoopPrompt, RequestRecord } from '../loop/types.ts';
 import { formatZodIssues } from '../validation.ts';
 import { readJsonl, recordType } from './jsonl.ts';
+import { verifyLines } from './run-mac.ts';
+import type { RunKey } from './run-key.ts';
+import { transcriptRefusal } from './run-trust.ts';
 import type { TranscriptRecord } from './transcript.ts';
 import { transcriptRecordSchemas, type TranscriptRecordType } from './transcript-schema.ts';
 
 export interface TranscriptTool {
   id: string;
   name: string;
+  /** The call's input as recorded (what a read-only call is re-run with on resume). */
+  input: unknown;
   /** Undefined: the tool started and never finished (the process stopped while it ran). */
   result: { isError: boolean; content: string } | undefined;
 }
@@ -50,8 +55,12 @@ export interface ReadTranscript {
  * turn recorded twice or missing is an error. Unknown record types (newer writers) are
  * skipped. A later `start`, turn or prompt (the fork went on: resumed, retried) clears the
  * `end` before it.
+ *
+ * `key`: what resume trusts must verify (run-mac.ts): any record whose MAC does not, or that
+ * has none, is an error (RUN_DIR_TAMPERED, RUN_DIR_UNSIGNED, RUN_DIR_OTHER_KEY) naming the line.
+ * The report reads without one: it shows a run, it does not continue it.
  */
-export function readTranscript(path: string, code: ErrorCode = 'INVALID_ARGUMENT'): ReadTranscript {
+export function readTranscript(path: string, code: ErrorCode = 'INVALID_ARGUMENT', key?: RunKey): ReadTranscript {
   const out: ReadTranscript = {
     forkId: undefined,
     prefixSha256: undefined,
@@ -64,7 +73,10 @@ export function readTranscript(path: string, code: ErrorCode = 'INVALID_ARGUMENT
   };
   if (!existsSync(path)) return out;
   const pending = new Set<string>(); // request-start records not answered yet: `turn:attempt`
-  for (const { line, value } of readJsonl(path, 'transcript', code)) {
+  const lines = readJsonl(path, 'transcript', code);
+  const verdict = key === undefined ? undefined : verifyLines(key, path, lines);
+  if (verdict !== undefined && key !== undefined) throw transcriptRefusal(path, verdict, key);
+  for (const { line, value } of lines) {
     const type = recordType(value);
     if (type === undefined)
       throw new ForkcacheError(code, `transcript ${path}:${line}: expected a JSON object with a "type"`, {
@@ -124,7 +136,12 @@ export function readTranscript(path: string, code: ErrorCode = 'INVALID_ARGUMENT
       }
       case 'tool-start': {
         const record = parse('tool-start');
-        out.turns.at(-1)?.tools.push({ id: record.id, name: record.name, result: undefined });
+        out.turns.at(-1)?.tools.push({
+          id: record.id,
+          name: record.name,
+          input: (value as { input?: unknown }).input,
+          result: undefined,
+        });
         break;
       }
       case 'tool-end': {

@@ -3,6 +3,8 @@ import { dirname } from 'node:path';
 import type { TranscriptSink } from '../loop/transcript-sink.ts';
 import type { WireError } from '../errors.ts';
 import type { CheckRecord, ForkOutcome, LoopPrompt } from '../loop/types.ts';
+import { chainAfter, chainSeed, signLine } from './run-mac.ts';
+import type { RunKey } from './run-key.ts';
 
 /** One line of a fork's JSONL transcript. `v` is the format version. */
 export type TranscriptRecord =
@@ -29,31 +31,45 @@ export type TranscriptRecord =
 /**
  * A process killed mid-write leaves a last line without its newline; the reader skips it (the
  * torn-line rule of jsonl.ts). Cut it off before appending, or the next record would be glued
- * to it.
+ * to it. Returns the last complete line ('' for none): the signature chain goes on from it.
  */
-function dropTornTail(path: string): void {
-  if (!existsSync(path)) return;
+function dropTornTail(path: string): string {
+  if (!existsSync(path)) return '';
   const text = readFileSync(path);
-  if (text.length === 0 || text[text.length - 1] === 0x0a) return;
-  truncateSync(path, text.lastIndexOf(0x0a) + 1);
+  let end = text.length;
+  if (end > 0 && text[end - 1] !== 0x0a) {
+    end = text.lastIndexOf(0x0a) + 1;
+    truncateSync(path, end);
+  }
+  const complete = text.subarray(0, end).toString('utf8').trimEnd();
+  return complete.slice(complete.lastIndexOf('\n') + 1);
 }
 
 /**
  * A fork's transcript as a JSONL file, appended synchronously record by record: after every
  * turn, and before and after each tool call, so a crash leaves a file that says exactly how
- * far the fork got (an unmatched `tool-start` is an interrupted tool call).
+ * far the fork got (an unmatched `tool-start` is an interrupted tool call). With a run key,
+ * every record carries its chained MAC (run-mac.ts): `resume` trusts only what verifies.
  */
 export class JsonlTranscript implements TranscriptSink {
   readonly path: string;
+  readonly #key: RunKey | undefined;
+  #chain: string;
 
-  constructor(path: string) {
+  constructor(path: string, key?: RunKey) {
     this.path = path;
+    this.#key = key;
     mkdirSync(dirname(path), { recursive: true });
-    dropTornTail(path);
+    const last = dropTornTail(path);
+    this.#chain = key === undefined ? '' : chainAfter(key, chainSeed(key, path), last);
   }
 
   write(record: TranscriptRecord): void {
-    appendFileSync(this.path, `${JSON.stringify(record)}\n`);
+    const json = JSON.stringify(record);
+    if (this.#key === undefined) return appendFileSync(this.path, `${json}\n`);
+    const signed = signLine(this.#key, this.#chain, json);
+    appendFileSync(this.path, `${signed.line}\n`);
+    this.#chain = signed.mac; // only once the line is on disk: a failed append changes nothing
   }
 
   start(forkId: string, prefixSha256: string, directive: string): void {

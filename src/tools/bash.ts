@@ -1,9 +1,11 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import { Capture } from './capture.ts';
 import type { ToolContext } from './context.ts';
+import { LIMITS_FAILED_EXIT } from './launcher.ts';
 import { killTree, watchParentDeath } from './process-group.ts';
 import { toolFailure } from './result.ts';
-import { spawnSpec } from './sandbox.ts';
+import { spawnSpec, type SpawnSpec } from './sandbox.ts';
 import type { BashInput } from './schemas.ts';
 
 interface Outcome {
@@ -20,27 +22,51 @@ function format(out: Outcome): string {
   return body === '' ? '(no output)' : body;
 }
 
+const quiet = (stream: Writable | null | undefined): void => void stream?.on('error', () => undefined);
+
+/** Start the command: spawn it (held by the launcher), feed bwrap its data, arm the watchdog, release it. */
+function start(spec: SpawnSpec, cwd: string): ChildProcess {
+  const child = spawn(spec.file, spec.args, {
+    cwd,
+    env: spec.env,
+    stdio: ['pipe', 'pipe', 'pipe', ...spec.extra.map((e) => ('fd' in e ? e.fd : 'pipe'))],
+    detached: process.platform !== 'win32',
+  });
+  // a child that died at once (or never started) closes its pipes: writing must not throw
+  quiet(child.stdin);
+  spec.extra.forEach((e, i) => {
+    if (!('text' in e)) return;
+    const pipe = child.stdio[3 + i] as Writable | null;
+    quiet(pipe);
+    pipe?.end(e.text);
+  });
+  return child;
+}
+
 /**
  * bash: `bash -c command` with the workspace root as cwd, a timeout, capped output, no stdin
  * and a minimal environment, in the sandbox the executor chose (sandbox.ts): bubblewrap where
  * it exists, otherwise a plain process with the user's rights (the run says so).
  *
  * The command runs in its own process group, killed when the call ends in any way (done,
- * timeout, abort), so nothing it started in the background outlives the call; a watchdog
- * kills it if this process dies (bubblewrap's `--die-with-parent` does that in the sandbox).
+ * timeout, abort), so nothing it started in the background outlives the call. If this process
+ * dies, bubblewrap's `--die-with-parent` ends the sandbox; without it a watchdog kills the group,
+ * armed before the launcher lets the command start (launcher.ts).
  */
 export async function runBash(input: BashInput, ctx: ToolContext): Promise<string> {
   const { signal } = ctx;
   signal?.throwIfAborted();
-  const spec = spawnSpec(ctx.sandbox, ctx.jail.root, input.command, ctx.bashEnv);
+  const spec = spawnSpec(ctx.sandbox, ctx.jail, input.command, ctx.bashEnv, ctx.sandboxOptions);
   const outcome = await new Promise<Outcome>((resolve, reject) => {
-    const child = spawn(spec.file, spec.args, {
-      cwd: ctx.jail.root,
-      env: spec.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: process.platform !== 'win32',
-    });
-    const stopWatchdog = ctx.sandbox === 'bwrap' ? () => {} : watchParentDeath(child);
+    let child: ChildProcess;
+    try {
+      child = start(spec, ctx.jail.root);
+    } catch (err) {
+      spec.release();
+      reject(toolFailure('TOOL_COMMAND_FAILED', `could not start bash: ${(err as Error).message}`));
+      return;
+    }
+    const stopWatchdog = spec.diesWithParent ? () => {} : watchParentDeath(child);
     const stdout = new Capture(ctx.limits.maxBashOutputBytes);
     const stderr = new Capture(ctx.limits.maxBashOutputBytes);
     let timedOut = false;
@@ -50,29 +76,48 @@ export async function runBash(input: BashInput, ctx: ToolContext): Promise<strin
     }, ctx.limits.bashTimeoutMs);
     const onAbort = (): void => killTree(child);
     signal?.addEventListener('abort', onAbort, { once: true });
+    let settled = false;
     const cleanup = (): void => {
+      settled = true;
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
-      stopWatchdog();
+      stopWatchdog?.();
+      spec.release();
     };
-    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
     child.on('error', (err) => {
+      if (settled) return;
       cleanup();
       reject(toolFailure('TOOL_COMMAND_FAILED', `could not start bash: ${err.message}`));
     });
     // what the command left running in the background ends with it (and stops holding the pipes)
     child.on('exit', () => killTree(child));
     child.on('close', (code) => {
+      if (settled) return;
       cleanup();
       resolve({ code, timedOut, stdout: stdout.text(), stderr: stderr.text() });
     });
+    if (stopWatchdog === undefined) {
+      // unwatched, a crash of forkcache would orphan it: it never starts (its stdin closes)
+      killTree(child);
+      cleanup();
+      reject(toolFailure('TOOL_COMMAND_FAILED', 'could not start the watchdog process; the command was not run'));
+      return;
+    }
+    child.stdin?.end('\n'); // the launcher's go
   });
   signal?.throwIfAborted(); // an abort killed the command: that is cancellation, not a result
   if (outcome.timedOut) {
     throw toolFailure(
       'TOOL_COMMAND_FAILED',
       `command timed out after ${ctx.limits.bashTimeoutMs} ms and was killed\n${format(outcome)}`,
+    );
+  }
+  if (outcome.code === LIMITS_FAILED_EXIT && outcome.stderr.includes('forkcache: could not set the sandbox limits')) {
+    throw toolFailure(
+      'TOOL_COMMAND_FAILED',
+      `the sandbox's limits could not be set; the command did not run\n${format(outcome)}`,
     );
   }
   if (outcome.code !== 0) {

@@ -1,6 +1,6 @@
 import type { WorkspaceJail } from './jail.ts';
 import type { ToolLimits } from './limits.ts';
-import type { SandboxKind } from './sandbox.ts';
+import type { SandboxKind, SandboxOptions } from './sandbox.ts';
 import type { SeenVersions } from './versions.ts';
 
 /** What every tool implementation receives besides its parsed input. */
@@ -12,6 +12,8 @@ export interface ToolContext {
   readonly bashEnv: Readonly<Record<string, string>>;
   /** Where bash runs (resolved once per executor). */
   readonly sandbox: SandboxKind;
+  /** What bash's sandbox is built from: network, hidden directories, limits. */
+  readonly sandboxOptions: SandboxOptions;
   /** Files this fork has read or written, and their versions then (edit conflicts). */
   readonly seen: SeenVersions;
 }

@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { mkdir, open, readlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { isInside } from './jail.ts';
+import type { PathScope } from './jail.ts';
 import { fromFsError, toolFailure } from './result.ts';
 
 /*
@@ -25,16 +25,31 @@ export async function realPathOfFd(handle: FileHandle): Promise<string | undefin
   }
 }
 
-export function escapedWhileOpening(display: string): Error {
-  return toolFailure(
-    'TOOL_PATH_ESCAPE',
-    `${display} resolved outside the workspace while it was being opened (a directory was replaced by a symbolic link); nothing was read or written`,
-  );
+/** The error for an open fd that `scope` refuses (`why`: its refusal): a swap raced the path check. */
+export function escapedWhileOpening(display: string, why = 'is outside the workspace'): Error {
+  return why === 'is outside the workspace'
+    ? toolFailure(
+        'TOOL_PATH_ESCAPE',
+        `${display} resolved outside the workspace while it was being opened (a directory was replaced by a symbolic link); nothing was read or written`,
+      )
+    : toolFailure(
+        'TOOL_PATH_PROTECTED',
+        `${display} ${why} (a directory was replaced by a symbolic link); nothing was read or written`,
+      );
+}
+
+/** Throw when the open `handle` lies where `scope` refuses; where that cannot be known, nothing. */
+export async function assertFdAllowed(handle: FileHandle, scope: PathScope, display: string): Promise<void> {
+  const real = await realPathOfFd(handle);
+  const why = real === undefined ? undefined : scope.refusal(real);
+  if (why !== undefined) throw escapedWhileOpening(display, why);
 }
 
 /** An open directory and how to name its entries without going back through its path. */
 export interface DirHandle {
   readonly handle: FileHandle;
+  /** The directory itself, for `readdir`: through the open fd, never through its path again. */
+  readonly self: string;
   /** `name` inside this very directory. */
   entry(name: string): string;
   close(): Promise<void>;
@@ -42,7 +57,7 @@ export interface DirHandle {
 
 const DIR_FLAGS = constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) | (constants.O_NOFOLLOW ?? 0);
 
-async function openDir(at: string, fallback: string, root: string, display: string): Promise<DirHandle> {
+async function openDir(at: string, fallback: string, scope: PathScope, display: string): Promise<DirHandle> {
   let handle: FileHandle;
   try {
     handle = await open(at, DIR_FLAGS);
@@ -55,29 +70,32 @@ async function openDir(at: string, fallback: string, root: string, display: stri
     throw fromFsError(err, display);
   }
   const real = await realPathOfFd(handle);
-  if (real !== undefined && !isInside(root, real)) {
+  const why = real === undefined ? undefined : scope.refusal(real);
+  if (why !== undefined) {
     await handle.close();
-    throw escapedWhileOpening(display);
+    throw escapedWhileOpening(display, why);
   }
   const base = real ?? fallback;
   return {
     handle,
+    self: PINNED ? `/proc/self/fd/${handle.fd}` : base,
     entry: (name) => (PINNED ? `/proc/self/fd/${handle.fd}/${name}` : path.join(base, name)),
     close: () => handle.close(),
   };
 }
 
-/** Open the existing directory `dir` (a jailed path), checked inside `root` by its fd. */
-export function openDirInside(dir: string, root: string, display: string): Promise<DirHandle> {
-  return openDir(dir, dir, root, display);
+/** Open the existing directory `dir` (a jailed path), checked by its fd against `scope`. */
+export function openDirInside(dir: string, scope: PathScope, display: string): Promise<DirHandle> {
+  return openDir(dir, dir, scope, display);
 }
 
 /**
  * Open `dir` below `root`, creating missing components one at a time, each through its open
  * parent: a directory is never created through a symbolic link, wherever one appears.
  */
-export async function makeDirInside(dir: string, root: string, display: string): Promise<DirHandle> {
-  let current = await openDir(root, root, root, display);
+export async function makeDirInside(dir: string, scope: PathScope, display: string): Promise<DirHandle> {
+  const root = scope.root;
+  let current = await openDir(root, root, scope, display);
   let fallback = root;
   try {
     for (const part of path
@@ -88,7 +106,7 @@ export async function makeDirInside(dir: string, root: string, display: string):
       await mkdir(current.entry(part)).catch((err: unknown) => {
         if ((err as { code?: unknown }).code !== 'EEXIST') throw fromFsError(err, display);
       });
-      const next = await openDir(current.entry(part), fallback, root, display);
+      const next = await openDir(current.entry(part), fallback, scope, display);
       await current.close();
       current = next;
     }

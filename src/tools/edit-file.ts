@@ -28,7 +28,7 @@ export async function editFile(input: EditFileInput, ctx: ToolContext): Promise<
   }
   const { real } = await ctx.jail.resolve(input.path, 'existing');
   return withPathLock(real, ctx.signal, async () => {
-    const file = await openRegularFile(real, input.path, ctx.jail.root);
+    const file = await openRegularFile(real, input.path, ctx.jail);
     let text: string;
     try {
       if (await looksBinary(file.handle)) {
@@ -73,10 +73,7 @@ export async function editFile(input: EditFileInput, ctx: ToolContext): Promise<
     // split/join, not String.replace: a replacement string's `$&` or `$1` must stay literal.
     const updated = text.split(input.old_string).join(input.new_string);
     ctx.signal?.throwIfAborted(); // last point where stopping leaves the file untouched
-    ctx.seen.see(
-      real,
-      await replaceAtomically(real, Buffer.from(updated, 'utf8'), ctx.jail.root, input.path, file.mode),
-    );
+    ctx.seen.see(real, await replaceAtomically(real, Buffer.from(updated, 'utf8'), ctx.jail, input.path, file.mode));
     return `Edited ${input.path}: replaced ${count} occurrence${count === 1 ? '' : 's'}.`;
   });
 }

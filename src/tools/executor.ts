@@ -15,7 +15,7 @@ import { readFile } from './read-file.ts';
 import { fromFsError, isToolFailure, toolError, toolOk, type ToolResult } from './result.ts';
 import { TOOL_INPUT_SCHEMAS } from './schemas.ts';
 import { redactor } from './redact.ts';
-import { resolveSandbox, type SandboxChoice, type SandboxKind } from './sandbox.ts';
+import { resolveSandbox, type SandboxChoice, type SandboxKind, type SandboxOptions } from './sandbox.ts';
 import { SeenVersions } from './versions.ts';
 import { type CheckResult, runCheck } from './check-run.ts';
 import { writeFile } from './write-file.ts';
@@ -34,6 +34,14 @@ export interface ToolExecutorOptions {
   readonly bashEnv?: Readonly<Record<string, string>> | undefined;
   /** Where bash runs: `auto` (default) uses bubblewrap when it works here, see sandbox.ts. */
   readonly sandbox?: SandboxChoice | undefined;
+  /** Let sandboxed commands reach the network (default false: bubblewrap gives them none). */
+  readonly network?: boolean | undefined;
+  /**
+   * Directories no tool may reach even when they lie inside the workspace, and that the bash
+   * sandbox hides: the engine passes its run directory and forkcache's state directory. `.git`
+   * is always out of reach (protected-paths.ts).
+   */
+  readonly protect?: readonly string[] | undefined;
   /**
    * Secrets removed from every tool result (the API key, configured secrets): a command may
    * still find one (a `.env` file, another process's environment); the model never sees it.
@@ -89,6 +97,8 @@ const optionsSchema = z.strictObject({
   limits: toolLimitsSchema.optional(),
   bashEnv: z.record(z.string(), z.string()).optional(),
   sandbox: z.enum(['auto', 'bwrap', 'none']).optional(),
+  network: z.boolean().optional(),
+  protect: z.array(z.string().min(1)).optional(),
   redact: z.array(z.string()).optional(),
 });
 
@@ -109,6 +119,7 @@ class ForkToolExecutor implements ToolExecutor {
   readonly #bashEnv: Readonly<Record<string, string>>;
   readonly #seen = new SeenVersions();
   readonly #redact: (text: string) => string;
+  readonly #sandboxOptions: SandboxOptions;
   readonly sandbox: SandboxKind;
   readonly #sandboxChoice: SandboxChoice;
   #checkSandbox: SandboxKind | undefined;
@@ -118,11 +129,12 @@ class ForkToolExecutor implements ToolExecutor {
     allowed: readonly ExecutableToolName[],
     limits: ToolLimits,
     bashEnv: Record<string, string>,
-    extra: { sandbox: SandboxKind; sandboxChoice: SandboxChoice; redact: readonly string[] },
+    extra: { sandbox: SandboxKind; sandboxChoice: SandboxChoice; redact: readonly string[]; network: boolean },
   ) {
     this.#jail = jail;
     this.sandbox = extra.sandbox;
     this.#sandboxChoice = extra.sandboxChoice;
+    this.#sandboxOptions = Object.freeze({ network: extra.network, hide: jail.protected.dirs, limits });
     this.#redact = redactor(extra.redact);
     this.allowed = Object.freeze([...new Set(allowed)]);
     this.#allowed = new Set(allowed);
@@ -153,6 +165,7 @@ class ForkToolExecutor implements ToolExecutor {
       bashEnv: this.#bashEnv,
       seen: this.#seen,
       sandbox: this.#checkSandbox,
+      sandboxOptions: { ...this.#sandboxOptions, limits: { ...this.limits, bashTimeoutMs: options.timeoutMs } },
     });
     return { ...result, output: this.#redact(result.output) };
   }
@@ -191,6 +204,7 @@ class ForkToolExecutor implements ToolExecutor {
       bashEnv: this.#bashEnv,
       seen: this.#seen,
       sandbox: this.sandbox,
+      sandboxOptions: this.#sandboxOptions,
     };
     try {
       const handler = HANDLERS[name] as (input: unknown, ctx: ToolContext) => Promise<string>;
@@ -257,9 +271,11 @@ export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
   const allow = parsed.allow ?? FILE_TOOL_NAMES;
   // probing for bubblewrap runs a process: only for forks that may use bash
   const sandbox = (allow as readonly string[]).includes('bash') ? resolveSandbox(parsed.sandbox ?? 'auto') : 'none';
-  return new ForkToolExecutor(new WorkspaceJail(parsed.workspace), allow, limits, parsed.bashEnv ?? defaultBashEnv(), {
+  const jail = new WorkspaceJail(parsed.workspace, parsed.protect ?? []);
+  return new ForkToolExecutor(jail, allow, limits, parsed.bashEnv ?? defaultBashEnv(), {
     sandbox,
     sandboxChoice: parsed.sandbox ?? 'auto',
     redact: parsed.redact ?? [],
+    network: parsed.network ?? false,
   });
 }

@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { BINARY_SNIFF_BYTES } from './limits.ts';
-import { escapedWhileOpening, makeDirInside, openDirInside, realPathOfFd } from './dir-handle.ts';
-import { isInside } from './jail.ts';
+import { assertFdAllowed, makeDirInside, openDirInside } from './dir-handle.ts';
+import type { PathScope } from './jail.ts';
 import { fromFsError, toolFailure } from './result.ts';
 
 // The jail resolved every symlink already; O_NOFOLLOW makes a symlink swapped in since then an
@@ -22,14 +22,8 @@ export interface OpenFile {
   readonly version: FileVersion;
 }
 
-/** Throw TOOL_PATH_ESCAPE when the open file is not under `root` (the workspace realpath). */
-export async function assertOpenedInside(handle: FileHandle, root: string, display: string): Promise<void> {
-  const real = await realPathOfFd(handle);
-  if (real !== undefined && !isInside(root, real)) throw escapedWhileOpening(display);
-}
-
-/** Open a jailed path for reading; refuses directories, other non-files and files not under `root`. */
-export async function openRegularFile(real: string, display: string, root: string): Promise<OpenFile> {
+/** Open a jailed path for reading; refuses directories, other non-files and files `scope` refuses. */
+export async function openRegularFile(real: string, display: string, scope: PathScope): Promise<OpenFile> {
   let handle: FileHandle;
   try {
     handle = await open(real, constants.O_RDONLY | OPEN_GUARDS);
@@ -38,7 +32,7 @@ export async function openRegularFile(real: string, display: string, root: strin
     throw fromFsError(err, display);
   }
   try {
-    await assertOpenedInside(handle, root, display);
+    await assertFdAllowed(handle, scope, display);
     const stat = await handle.stat();
     if (!stat.isFile()) throw notAFile(display, stat.isDirectory());
     return { handle, size: stat.size, mode: stat.mode & 0o7777, version: versionOf(stat) };
@@ -91,21 +85,21 @@ export function versionOf(stat: { ino: number; size: number; mtimeMs: number }):
  * directory, then rename it over the target. A reader opens either the old file or the new
  * one, never a truncated or half-written one (the in-place truncate-and-write it replaces let
  * a sibling fork read an empty file). `mode` keeps the old file's permissions. The directory
- * is opened once and checked inside `root`; the temp file and the rename go through that open
+ * is opened once and checked against `scope`; the temp file and the rename go through that open
  * directory (dir-handle.ts), so a directory swapped for a symlink meanwhile changes nothing.
  * `create`: make missing parent directories the same way. Returns the new file's version.
  */
 export async function replaceAtomically(
   real: string,
   data: Buffer,
-  root: string,
+  scope: PathScope,
   display: string,
   mode = 0o666,
   create = false,
 ): Promise<FileVersion> {
   const dir = create
-    ? await makeDirInside(path.dirname(real), root, display)
-    : await openDirInside(path.dirname(real), root, display);
+    ? await makeDirInside(path.dirname(real), scope, display)
+    : await openDirInside(path.dirname(real), scope, display);
   try {
     const temp = dir.entry(`.${path.basename(real)}.${randomBytes(6).toString('hex')}.forkcache-tmp`);
     const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | OPEN_GUARDS, mode);

@@ -19,7 +19,7 @@ export async function glob(input: GlobInput, ctx: ToolContext): Promise<string> 
   }
   // Paths are reported (and matched) as the pattern names them, even when its literal base is
   // a symlink to another directory of the workspace (the jail has checked where it leads).
-  const { entries, truncated: walkCut } = await walk(start.real, base, ctx.limits.maxWalkEntries, ctx.signal);
+  const { entries, truncated: walkCut } = await walk(start.real, base, ctx.limits.maxWalkEntries, ctx.signal, ctx.jail);
   const matches = entries
     .filter((e) => e.kind !== 'dir' && regex.test(e.relative))
     .map((e) => e.relative)

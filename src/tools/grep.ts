@@ -63,7 +63,7 @@ async function candidates(
     throw fromFsError(err, display);
   }
   if (!isDir) return { files: [relative], cut: false };
-  const { entries, truncated } = await walk(real, relative, ctx.limits.maxWalkEntries, ctx.signal);
+  const { entries, truncated } = await walk(real, relative, ctx.limits.maxWalkEntries, ctx.signal, ctx.jail);
   const files = entries.filter((e) => e.kind === 'file').map((e) => e.relative);
   return { files: files.sort(byCodeUnit), cut: truncated };
 }
@@ -71,7 +71,7 @@ async function candidates(
 async function searchFile(relative: string, regex: LinePattern, tally: Tally, ctx: ToolContext): Promise<void> {
   let file;
   try {
-    file = await openRegularFile(path.join(ctx.jail.root, relative), relative, ctx.jail.root);
+    file = await openRegularFile(path.join(ctx.jail.root, relative), relative, ctx.jail);
   } catch (err) {
     if (isToolFailure(err)) return; // vanished or turned into something else since the walk
     throw err;

@@ -2,7 +2,10 @@ import { lstat, realpath } from 'node:fs/promises';
 import { realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ForkcacheError } from '../errors.ts';
+import { isInside, ProtectedPaths } from './protected-paths.ts';
 import { fromFsError, toolFailure } from './result.ts';
+
+export { isInside } from './protected-paths.ts';
 
 /** A path the jail let through. */
 export interface JailedPath {
@@ -17,10 +20,11 @@ export interface JailedPath {
 /** `existing`: the path must exist. `create`: it may be missing, its existing part is checked. */
 export type JailMode = 'existing' | 'create';
 
-/** True when `child` is `parent` or lies below it (both absolute and normalized). */
-export function isInside(parent: string, child: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
+/** Where tools may go: a root, and inside it what is not protected (checked again on every open fd). */
+export interface PathScope {
+  readonly root: string;
+  /** Why `real` (an absolute realpath) may not be touched, or undefined when it may. */
+  refusal(real: string): string | undefined;
 }
 
 function toPosix(rel: string): string {
@@ -37,13 +41,19 @@ function toPosix(rel: string): string {
  * the root through their open fd, and writes go through an open, checked directory
  * (file-io.ts, dir-handle.ts), so the race cannot lead outside.
  */
-export class WorkspaceJail {
+export class WorkspaceJail implements PathScope {
   /** The workspace realpath (tmpdirs are often reached through a symlink, e.g. on macOS). */
   readonly root: string;
   readonly #given: string;
+  /** `.git` and forkcache's own directories (protected-paths.ts). */
+  readonly protected: ProtectedPaths;
 
-  /** Throws TOOL_CONFIG_INVALID when the workspace is not an existing directory. */
-  constructor(workspace: string) {
+  /**
+   * Throws TOOL_CONFIG_INVALID when the workspace is not an existing directory. `protect`:
+   * directories no tool may reach even inside the workspace (the run directory, the state dir).
+   */
+  constructor(workspace: string, protect: readonly string[] = []) {
+    this.protected = new ProtectedPaths(protect);
     this.#given = path.resolve(workspace);
     let root: string;
     try {
@@ -66,8 +76,15 @@ export class WorkspaceJail {
     const real = await this.#realOrMissing(lexical, input, 0);
     if (!isInside(this.root, real.path))
       throw escape(input, 'resolves (through a symbolic link) outside the workspace');
+    const refused = this.protected.reason(this.root, real.path);
+    if (refused !== undefined) throw toolFailure('TOOL_PATH_PROTECTED', `${input} ${refused}`);
     if (!real.exists && mode === 'existing') throw toolFailure('TOOL_NOT_FOUND', `${input}: no such file or directory`);
     return { real: real.path, relative: toPosix(path.relative(this.root, real.path)), exists: real.exists };
+  }
+
+  refusal(real: string): string | undefined {
+    if (!isInside(this.root, real)) return 'is outside the workspace';
+    return this.protected.reason(this.root, real);
   }
 
   /** Resolve `..` and `.` as text, inside the root; absolute paths under the workspace are fine. */

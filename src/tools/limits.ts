@@ -24,6 +24,14 @@ export interface ToolLimits {
   readonly bashTimeoutMs: number;
   /** Most bytes of stdout (and of stderr) bash returns. */
   readonly maxBashOutputBytes: number;
+  /** In the bubblewrap sandbox: tasks (processes and threads) one command may run at once. */
+  readonly bashMaxProcesses: number;
+  /** In the bubblewrap sandbox: writable memory of one process (RLIMIT_DATA: heap and mmap), MiB. */
+  readonly bashMaxMemoryMb: number;
+  /** In the bubblewrap sandbox: the largest file a command may write, anywhere (RLIMIT_FSIZE), MiB. */
+  readonly bashMaxFileMb: number;
+  /** In the bubblewrap sandbox: size of the command's private /tmp (host memory), MiB. */
+  readonly bashTmpMb: number;
 }
 
 export const DEFAULT_TOOL_LIMITS: Readonly<ToolLimits> = Object.freeze({
@@ -38,6 +46,10 @@ export const DEFAULT_TOOL_LIMITS: Readonly<ToolLimits> = Object.freeze({
   toolTimeoutMs: 60_000,
   bashTimeoutMs: 30_000,
   maxBashOutputBytes: 64 * 1024,
+  bashMaxProcesses: 512,
+  bashMaxMemoryMb: 4096,
+  bashMaxFileMb: 1024,
+  bashTmpMb: 512,
 });
 
 /** Bytes inspected for a NUL byte to decide that a file is binary (what git and grep do). */
@@ -58,5 +70,9 @@ export const toolLimitsSchema = z
     toolTimeoutMs: limit,
     bashTimeoutMs: limit,
     maxBashOutputBytes: limit,
+    bashMaxProcesses: limit,
+    bashMaxMemoryMb: limit,
+    bashMaxFileMb: limit,
+    bashTmpMb: limit,
   })
   .partial();

@@ -1,8 +1,9 @@
-import { readdir } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
 import type { ToolContext } from './context.ts';
 import { fromFsError, toolFailure } from './result.ts';
 import type { ListDirInput } from './schemas.ts';
-import { byCodeUnit, kindOf } from './walk.ts';
+import { byCodeUnit, kindOf, readDirChecked } from './walk.ts';
 
 const SUFFIX = { dir: '/', symlink: '@', file: '', other: '' } as const;
 
@@ -12,8 +13,12 @@ export async function listDir(input: ListDirInput, ctx: ToolContext): Promise<st
   ctx.signal?.throwIfAborted();
   let names: string[];
   try {
-    const entries = await readdir(real, { withFileTypes: true });
-    names = entries.map((e) => e.name + SUFFIX[kindOf(e)]);
+    if (!(await stat(real)).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
+    const entries = await readDirChecked(real, ctx.jail, input.path);
+    // `.git` and forkcache's directories are not part of the fork's world: not even their names
+    names = entries
+      .filter((e) => ctx.jail.refusal(path.join(real, e.name)) === undefined)
+      .map((e) => e.name + SUFFIX[kindOf(e)]);
   } catch (err) {
     if ((err as { code?: unknown }).code === 'ENOTDIR') {
       throw toolFailure('TOOL_IO_ERROR', `${input.path} is a file, not a directory; use read_file`);

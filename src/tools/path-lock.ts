@@ -23,7 +23,8 @@ function lockPathOf(real: string): string {
   return path.join(LOCK_DIR, `${createHash('sha256').update(real).digest('hex').slice(0, 32)}.lock`);
 }
 
-function processAlive(pid: number): boolean {
+/** Whether a process with this pid exists (EPERM: it does, it is another user's). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -63,23 +63,36 @@ export function killTree(child: ChildProcess): void {
 
 /**
  * A watchdog for the parent's death (kill -9 of forkcache, a crash): a tiny detached shell that
- * kills the command's process group once this process is gone. Without it an orphaned
- * command keeps writing to the workspace after the run (and during `resume`). Returns a
- * function that ends the watchdog when the command ends on its own.
+ * kills the command's process group once this process is gone. Without it an orphaned command
+ * keeps writing to the workspace after the run (and during `resume`).
+ *
+ * It learns of the death from a pipe, not by polling a pid: its stdin is a pipe whose only
+ * writer is this process (close-on-exec, so no other child holds it), and `read` returns at end
+ * of file the moment the kernel closes that end, however forkcache ends. Polling `kill -0 PID`
+ * every 0.2 s cost two processes per tick and could be fooled by a recycled pid. Call it before
+ * the command is released (launcher.ts): then no moment exists where the command runs unwatched.
+ *
+ * Returns a function that ends the watchdog when the command ends on its own; `undefined` when
+ * the watchdog could not be started (the caller must not start the command then).
  */
-export function watchParentDeath(child: ChildProcess): () => void {
+export function watchParentDeath(child: ChildProcess): (() => void) | undefined {
   if (child.pid === undefined || process.platform === 'win32') return () => {};
-  // A killed forkcache stays a zombie until its own parent reaps it, and `kill -0` succeeds on
-  // a zombie: state Z in /proc/PID/stat counts as gone.
-  const script =
-    'while kill -0 "$1" 2>/dev/null && ! grep -q ") Z " "/proc/$1/stat" 2>/dev/null; do sleep 0.2; done; kill -s KILL -- "-$2" 2>/dev/null';
-  const dog = spawn('sh', ['-c', script, 'forkcache-watchdog', String(process.pid), String(child.pid)], {
-    detached: true,
-    stdio: 'ignore',
-    env: { PATH: '/usr/bin:/bin' },
-  });
+  const dog = spawn(
+    'sh',
+    ['-c', 'read _; kill -s KILL -- "-$1" 2>/dev/null', 'forkcache-watchdog', String(child.pid)],
+    {
+      detached: true,
+      stdio: ['pipe', 'ignore', 'ignore'],
+      env: { PATH: '/usr/bin:/bin' },
+    },
+  );
+  dog.on('error', () => undefined); // reported through the missing pid below
+  if (dog.pid === undefined) return undefined;
+  const pid = dog.pid;
   dog.unref();
-  return () => {
-    if (dog.pid !== undefined) kill(-dog.pid); // its group: the shell and its current `sleep`
-  };
+  // never written to: the pipe must only keep its write end open, not the event loop alive
+  (dog.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  // our end is closed only once the watchdog is dead: closed earlier, it would fire
+  dog.on('exit', () => dog.stdin?.destroy());
+  return () => kill(pid); // a single process: `read` and `kill` are shell builtins
 }

@@ -13,7 +13,7 @@ import type { ReadFileInput } from './schemas.ts';
  */
 export async function readFile(input: ReadFileInput, ctx: ToolContext): Promise<string> {
   const { real } = await ctx.jail.resolve(input.path, 'existing');
-  const file = await openRegularFile(real, input.path, ctx.jail.root);
+  const file = await openRegularFile(real, input.path, ctx.jail);
   // Files are replaced by rename, never rewritten in place: this open file stays the version
   // it was at open, whatever a sibling does meanwhile. That version is what the fork saw.
   ctx.seen.see(real, file.version);

@@ -1,6 +1,8 @@
 import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { openDirInside } from './dir-handle.ts';
+import type { PathScope } from './jail.ts';
 
 export type EntryKind = 'file' | 'dir' | 'symlink' | 'other';
 
@@ -30,13 +32,15 @@ export function joinRelative(base: string, name: string): string {
 /**
  * Every entry below a jailed directory. Symlinks are reported, never followed: the start was
  * resolved by the jail, and without following links nothing below it can lie outside the
- * workspace (nor can a link cycle make the walk endless). Unreadable directories are skipped.
+ * workspace (nor can a link cycle make the walk endless). Unreadable directories are skipped,
+ * and so is whatever `scope` protects (`.git`, the run directory): not listed, not entered.
  */
 export async function walk(
   startReal: string,
   startRelative: string,
   maxEntries: number,
   signal: AbortSignal | undefined,
+  scope: PathScope,
 ): Promise<WalkOutcome> {
   const entries: WalkEntry[] = [];
   const pending: Array<{ real: string; relative: string }> = [{ real: startReal, relative: startRelative }];
@@ -45,9 +49,9 @@ export async function walk(
     const dir = pending.pop() as { real: string; relative: string };
     let children: Dirent[];
     try {
-      children = await readdir(dir.real, { withFileTypes: true });
+      children = await readDirChecked(dir.real, scope);
     } catch {
-      continue; // removed or unreadable since we listed it: nothing to report there
+      continue; // removed, unreadable, or swapped for a link since we listed it: nothing to report there
     }
     // Sorted, and subdirectories taken in order, so a walk cut short by maxEntries always
     // covers the same entries whatever order the file system lists them in.
@@ -55,14 +59,29 @@ export async function walk(
     const subdirs: Array<{ real: string; relative: string }> = [];
     for (const child of children) {
       if (entries.length >= maxEntries) return { entries, truncated: true };
+      const real = path.join(dir.real, child.name);
+      if (scope.refusal(real) !== undefined) continue;
       const relative = joinRelative(dir.relative, child.name);
       const kind = kindOf(child);
       entries.push({ relative, kind });
-      if (kind === 'dir') subdirs.push({ real: path.join(dir.real, child.name), relative });
+      if (kind === 'dir') subdirs.push({ real, relative });
     }
     pending.push(...subdirs.reverse());
   }
   return { entries, truncated: false };
+}
+
+/**
+ * The entries of a directory opened once and checked by its fd against `scope`: a directory
+ * swapped for a symbolic link after it was listed is not followed (dir-handle.ts).
+ */
+export async function readDirChecked(real: string, scope: PathScope, display = real): Promise<Dirent[]> {
+  const dir = await openDirInside(real, scope, display);
+  try {
+    return await readdir(dir.self, { withFileTypes: true });
+  } finally {
+    await dir.close();
+  }
 }
 
 /** Plain code-unit order: the same on every machine and locale (cache parity of results). */

@@ -43,7 +43,7 @@ export async function writeFile(input: WriteFileInput, ctx: ToolContext): Promis
         await replaceAtomically(
           target.real,
           data,
-          ctx.jail.root,
+          ctx.jail,
           input.path,
           current ? current.mode & 0o7777 : 0o666 & ~process.umask(),
           !target.exists,

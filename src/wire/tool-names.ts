@@ -30,6 +30,17 @@ export const FILE_TOOL_NAMES = [
   'write_file',
 ] as const satisfies readonly ExecutableToolName[];
 
+/**
+ * Tools that only read the workspace: one interrupted by a stop is simply run again on resume
+ * (nothing it did can have changed anything), unlike one with effects (edit, write, bash).
+ */
+export const READ_ONLY_TOOL_NAMES = [
+  'read_file',
+  'list_dir',
+  'grep',
+  'glob',
+] as const satisfies readonly ExecutableToolName[];
+
 export const EXECUTABLE_TOOL_NAMES = [...FILE_TOOL_NAMES, 'bash'] as const satisfies readonly ExecutableToolName[];
 
 export function isToolName(name: string): name is ToolName {

@@ -1,6 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FORK_END_STATUSES } from '../../src/fork-status.ts';
+import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -59,4 +62,10 @@ export function firstLine(child: ChildProcess): Promise<string> {
 /** The `forks` counts of a summary in which all `n` forks completed (every status named, zeros included). */
 export function allCompleted(n: number): Record<string, number> {
   return { total: n, ...Object.fromEntries(FORK_END_STATUSES.map((s) => [s, s === 'completed' ? n : 0])) };
+}
+
+/** The example plan's parent request, with the real tool declarations (plans of CLI tests embed it). */
+export function exampleParent(): Record<string, unknown> {
+  const parent = JSON.parse(readFileSync(join(ROOT, 'examples/plan/parent.json'), 'utf8')) as Record<string, unknown>;
+  return { ...parent, tools: TOOL_DECLARATIONS };
 }

@@ -9,6 +9,8 @@ import {
   resumeMessages,
 } from '../../src/pool/resume-messages.ts';
 import { withTestHooks } from '../../src/pool/test-hooks.ts';
+import { loadRunKey } from '../../src/run-dir/run-key.ts';
+import { signRunFiles } from '../../src/run-dir/run-signature.ts';
 import { bigSnapshot, sharedEmulator, workspace } from './helpers.ts';
 
 const emulator = sharedEmulator({ script: 'refactor' });
@@ -100,7 +102,7 @@ describe('resume from a transcript', () => {
       role: 'assistant',
       content: [
         { type: 'tool_use', id: 't1', name: 'write_file', input: { path: 'x', content: 'y' } },
-        { type: 'tool_use', id: 't2', name: 'read_file', input: { path: 'x' } },
+        { type: 'tool_use', id: 't2', name: 'edit_file', input: { path: 'x', old_string: 'y', new_string: 'z' } },
         { type: 'tool_use', id: 't3', name: 'list_dir', input: { path: '.' } },
       ],
     };
@@ -124,13 +126,14 @@ describe('resume from a transcript', () => {
       },
       { v: 1, type: 'tool-start', turn: 1, id: 't1', name: 'write_file', input: {} },
       { v: 1, type: 'tool-end', turn: 1, id: 't1', isError: false, content: 'wrote x' },
-      { v: 1, type: 'tool-start', turn: 1, id: 't2', name: 'read_file', input: {} },
+      { v: 1, type: 'tool-start', turn: 1, id: 't2', name: 'edit_file', input: {} },
     ];
     writeFileSync(path, `${lines.map((l) => JSON.stringify(l)).join('\n')}\n{"v":1,"type":"tool-e`); // torn last line
     const transcript = readTranscript(path);
-    const { messages, turnsDone, interrupted } = resumeMessages(transcript);
+    const { messages, turnsDone, interrupted, rerun } = resumeMessages(transcript);
     expect(turnsDone).toBe(1);
-    expect(interrupted).toEqual(['t2']);
+    expect(interrupted).toEqual(['t2']); // an edit: its effect is unknown, never repeated behind the model
+    expect(rerun).toEqual([]);
     expect(messages[1]).toEqual({
       role: 'user',
       content: [
@@ -212,6 +215,10 @@ describe('engine.resume(runDir)', () => {
       const snapshot = JSON.parse(readFileSync(snapshotPath, 'utf8')) as { system: { text: string }[] };
       snapshot.system[0]!.text += ' changed';
       writeFileSync(snapshotPath, JSON.stringify(snapshot));
+      // changed behind forkcache's back: refused before anything is frozen (issue 24, route 2)
+      expect(() => engine.resume(join(runs, fan.id))).toThrow(expect.objectContaining({ code: 'RUN_DIR_TAMPERED' }));
+      // signed as it is now (as if an older forkcache froze it otherwise): the head check still holds
+      signRunFiles(join(runs, fan.id), fan.id, loadRunKey());
       expect(() => engine.resume(join(runs, fan.id))).toThrow(expect.objectContaining({ code: 'FORK_PREFIX_DRIFT' }));
       expect(() => engine.resume(runs)).toThrow(/^fan-out manifest \S*manifest\.json: cannot read \(no such file\)$/);
     } finally {

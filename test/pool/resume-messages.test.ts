@@ -2,7 +2,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readTranscript } from '../../src/pool/resume-messages.ts';
+import {
+  INTERRUPTED_TOOL_MESSAGE,
+  READ_ONLY_INTERRUPTED_MESSAGE,
+  readTranscript,
+  resumeMessages,
+} from '../../src/pool/resume-messages.ts';
 
 // Issue 15: case 6 (a request in flight at kill -9 is reconciled on resume as "unknown
 // outcome"; a failed billed attempt is read back for the ledger) and case 8 (a `null` or
@@ -71,5 +76,29 @@ describe('reading a transcript back (issue 15, cases 6 and 8)', () => {
   it('still ignores a torn last line and unknown record kinds', () => {
     const path = file([start, { v: 1, type: 'some-future-record', x: 1 }, turn(1)], '{"v":1,"type":"tool-st');
     expect(readTranscript(path).turns).toHaveLength(1);
+  });
+});
+
+describe('an interrupted read-only call is re-run on resume, one with effects is not (issue 24)', () => {
+  it('lists an interrupted read_file for re-running; an interrupted bash keeps "effect unknown"', () => {
+    /** A turn whose one call, `name`, started and never ended (the process stopped in it). */
+    const interruptedIn = (name: string, input: object) =>
+      resumeMessages(
+        readTranscript(
+          file([
+            start,
+            { ...turn(1), assistant: { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name, input }] } },
+            { v: 1, type: 'tool-start', turn: 1, id: 't1', name, input },
+          ]),
+        ),
+      );
+    const read = interruptedIn('read_file', { path: 'a.ts' });
+    expect(read.rerun).toEqual([{ turn: 1, id: 't1', name: 'read_file', input: { path: 'a.ts' } }]);
+    expect(read.interrupted).toEqual([]);
+    expect(JSON.stringify(read.messages[1])).toContain(READ_ONLY_INTERRUPTED_MESSAGE);
+    const bash = interruptedIn('bash', { command: 'make' });
+    expect(bash.rerun).toEqual([]);
+    expect(bash.interrupted).toEqual(['t1']);
+    expect(JSON.stringify(bash.messages[1])).toContain(JSON.stringify(INTERRUPTED_TOOL_MESSAGE).slice(1, -1));
   });
 });

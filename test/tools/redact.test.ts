@@ -8,6 +8,34 @@ describe('tool results are redacted of secrets (issue 15, case 3)', () => {
     expect(redact('a sk-ant-abcdef123456-long b sk-ant-abcdef123456 test')).toBe('a [REDACTED] b [REDACTED] test');
   });
 
+  it('removes the common encodings of a secret too (issue 24): reversed, base64 at any offset, URL, hex', () => {
+    const key = 'sk-ant-api03-Zx/9+qv_canary-01234567';
+    const redact = redactor([key]);
+    const b64 = (s: string) => Buffer.from(s).toString('base64');
+    const cases = [
+      [...key].reverse().join(''),
+      b64(key), // alone
+      b64(`A=${key}\n`), // inside a file (offset 2), as `base64 .env` prints it
+      b64(`AB=${key}`), // offset 3 = 0
+      b64(`X${key}`), // offset 1
+      b64(`X${key}`).replace(/\+/g, '-').replace(/\//g, '_'), // URL-safe
+      b64(`KEY=${key}`.repeat(3)).replace(/(.{76})/g, '$1\n'), // wrapped at 76 columns
+      encodeURIComponent(key),
+      encodeURIComponent(key).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
+      Buffer.from(key).toString('hex'),
+      Buffer.from(key)
+        .toString('hex')
+        .toUpperCase()
+        .replace(/(.{60})/g, '$1\n'), // xxd -p wraps at 60
+    ];
+    for (const text of cases) {
+      const out = redact(`before ${text} after`);
+      expect(out, text).toContain('[REDACTED]');
+      expect(out).not.toContain(text.replace(/\n/g, '').slice(4, 20));
+    }
+    expect(redact('nothing secret here')).toBe('nothing secret here');
+  });
+
   it('applies to every tool: a file holding the key is read back without it', async () => {
     const sandbox = await makeSandbox();
     try {

@@ -17,10 +17,11 @@ import type { PermissionPolicy } from '../../tools/permissions.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE, interruptedLine } from '../interrupt.ts';
 import { forkRowsInSummary } from '../board/summary-rows.ts';
 import { ProgressBoard } from '../progress-board.ts';
-import { resolveSandbox, UNSANDBOXED_NOTE } from '../../tools/sandbox.ts';
 import { editsNotApplied, formatFanOutResult, jsonSummary, notDoneMessage } from '../summary-table.ts';
 import { ALL_NOT_DONE, retryFlag } from '../retry-flag.ts';
 import { RETRYABLE_STATUSES } from '../../fork-status.ts';
+import { describeSandbox, sandboxLine } from '../../tools/sandbox-report.ts';
+import { trustFanOutDir } from '../../run-dir/run-trust.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -29,6 +30,7 @@ const optionsSchema = z.object({
   allowAsks: z.boolean().default(false),
   modelTable: z.string().min(1).optional(),
   retry: retryFlag,
+  trustUnsigned: z.boolean().default(false),
 });
 
 // a run without the emulator block (older versions) gets the model that acts on directives
@@ -59,6 +61,10 @@ export function registerResumeCommand(program: Command): void {
       '--allow-asks',
       "answer yes to the run's `ask` permissions (otherwise: a y/N prompt on a terminal, no elsewhere)",
     )
+    .option(
+      '--trust-unsigned',
+      "resume a run directory this machine's forkcache did not sign (an older forkcache's, or another machine's) as it is, signing it (docs/security.md)",
+    )
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       const catalogue = loadCatalogue(opts.modelTable);
@@ -74,13 +80,19 @@ export function registerResumeCommand(program: Command): void {
         },
       );
       for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
+        // what the run directory says is trusted only once its signatures verify
+        for (const adopted of trustFanOutDir(dir, { trustUnsigned: opts.trustUnsigned }))
+          process.stderr.write(`note: --trust-unsigned: ${dir}: ${adopted}; now signed with this machine's key\n`);
         const { manifest } = readFanOutDir(dir);
         const emulator = emulatorMeta.safeParse((manifest.meta as { emulator?: unknown }).emulator).data ?? {
           script: 'refactor',
           latency: 'fast' as const,
         };
-        if (manifest.engine.allow.includes('bash') && resolveSandbox(manifest.engine.sandbox) === 'none')
-          process.stderr.write(`note: ${UNSANDBOXED_NOTE}\n`);
+        // the sandbox the resumed forks really get (the manifest's settings, on this machine)
+        if (manifest.engine.allow.includes('bash'))
+          process.stderr.write(
+            `${sandboxLine(describeSandbox(manifest.engine.sandbox, { network: manifest.engine.network, limits: manifest.engine.toolLimits }))}\n`,
+          );
         const provider = opts.provider ?? manifest.prefix.provider;
         const target = await openEndpoint(opts.api, emulator, catalogue, provider);
         process.stderr.write(
@@ -101,6 +113,7 @@ export function registerResumeCommand(program: Command): void {
           isolation: manifest.engine.isolation,
           toolLimits: manifest.engine.toolLimits,
           sandbox: manifest.engine.sandbox,
+          network: manifest.engine.network,
           ...(manifest.engine.turnRetry ? { turnRetry: manifest.engine.turnRetry } : {}),
           ...(manifest.engine.concurrency ? { concurrency: manifest.engine.concurrency } : {}),
           runDir: dirname(dir),

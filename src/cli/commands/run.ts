@@ -8,9 +8,9 @@ import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE, interruptedLine } from '../in
 import { forkRowsInSummary } from '../board/summary-rows.ts';
 import type { PermissionPolicy } from '../../tools/permissions.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
-import { loadPlan, planSchema } from '../plan.ts';
+import { loadPlan, planSchema, planToolLimits } from '../plan.ts';
 import { modelCheck } from '../model-check.ts';
-import { resolveSandbox, UNSANDBOXED_NOTE } from '../../tools/sandbox.ts';
+import { describeSandbox, sandboxLine } from '../../tools/sandbox-report.ts';
 import { ProgressBoard } from '../progress-board.ts';
 import { editsNotApplied, formatFanOutResult, jsonSummary, notDoneMessage } from '../summary-table.ts';
 import { planFieldsHelp } from '../plan-help.ts';
@@ -74,7 +74,9 @@ export function registerRunCommand(program: Command): void {
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
       for (const note of notes) log(`parent: ${note}`);
       const catalogue = modelCheck(snapshot.model, opts.modelTable ?? modelTable, log);
-      if (plan.allow?.includes('bash') && resolveSandbox(plan.sandbox) === 'none') log(`note: ${UNSANDBOXED_NOTE}`);
+      const toolLimits = planToolLimits(plan);
+      if (plan.allow?.includes('bash'))
+        log(sandboxLine(describeSandbox(plan.sandbox, { network: plan.network, limits: toolLimits })));
       const target = await openEndpoint(opts.api, plan.emulator, catalogue, provider);
       log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);
       // a setup error must not leave the embedded emulator holding the process open
@@ -99,6 +101,8 @@ export function registerRunCommand(program: Command): void {
             }
           : {}),
         sandbox: plan.sandbox,
+        network: plan.network,
+        toolLimits,
         ...(plan.isolation === 'worktree' ? { isolation: 'worktree' as const } : {}),
         ...(opts.redis ? { distributed: { redis: opts.redis } } : {}),
       }).catch(async (err: unknown) => {

@@ -1,0 +1,44 @@
+/**
+ * The first process of every bash call: `bash -c LAUNCHER forkcache-bash COMMAND`.
+ *
+ * It waits for one line on its stdin before it runs anything. forkcache writes that line only
+ * once the command is under watch (the parent-death watchdog spawned, see process-group.ts):
+ * a forkcache killed between spawning the command and arming the watchdog used to leave the
+ * command running for good (issue 25: under load the gap was long enough to hit). Killed before
+ * the line, forkcache closes the pipe, `read` sees end of file and nothing runs.
+ *
+ * Then stdin is closed (commands get none, as before), the resource limits are set as hard
+ * limits (a command cannot raise them again) and the command replaces the launcher.
+ */
+
+/** Resource limits set inside the sandbox before the command starts (`ulimit` units: KiB). */
+export interface LauncherLimits {
+  /** RLIMIT_DATA: writable private memory of one process (heap, mmap), in KiB. */
+  readonly dataKb?: number | undefined;
+  /** RLIMIT_FSIZE: the largest file a process may write, in KiB. */
+  readonly fileKb?: number | undefined;
+  /** RLIMIT_NPROC: processes of the sandbox's user (only where it binds, see sandbox-limits.ts). */
+  readonly processes?: number | undefined;
+}
+
+/** Exit code of a launcher that was never told to start (forkcache went away first). */
+export const NOT_STARTED_EXIT = 125;
+/** Exit code of a launcher that could not set its limits (the command did not run). */
+export const LIMITS_FAILED_EXIT = 126;
+
+const int = (n: number): string => String(Math.max(0, Math.floor(n)));
+
+/** The launcher script for `bash -c`; `$1` is the command. */
+export function launcherScript(limits: LauncherLimits = {}): string {
+  const flags: string[] = ['-c 0'];
+  if (limits.dataKb !== undefined) flags.push(`-d ${int(limits.dataKb)}`);
+  if (limits.fileKb !== undefined) flags.push(`-f ${int(limits.fileKb)}`);
+  if (limits.processes !== undefined) flags.push(`-u ${int(limits.processes)}`);
+  const ulimit = `ulimit -S -H ${flags.join(' ')} || { echo 'forkcache: could not set the sandbox limits' >&2; exit ${LIMITS_FAILED_EXIT}; }`;
+  return [`read -r _ || exit ${NOT_STARTED_EXIT}`, 'exec 0</dev/null', ulimit, 'exec bash -c "$1"'].join('\n');
+}
+
+/** `bash` arguments that run `command` through the launcher. */
+export function launcherArgs(command: string, limits?: LauncherLimits): string[] {
+  return ['-c', launcherScript(limits), 'forkcache-bash', command];
+}
