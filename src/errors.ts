@@ -67,6 +67,8 @@ export const ERROR_CODES = [
   'LEDGER_INVALID_RECORD',
   'LEDGER_INVALID_STATUS',
   'LEDGER_UNKNOWN_FORK',
+  // a cost past 2^53 nano-dollars (about $9M): the figures are left out, never NaN
+  'LEDGER_COST_OVERFLOW',
   // cli
   'CLI_USAGE',
   // reports (`forkcache report`): the message names the file, and the line for JSONL

@@ -246,14 +246,21 @@ export class ForkEngine {
     return new AgentTool(this, { clock: this.#clock, ...options });
   }
 
-  /** Wait for every running fan-out, then stop the threads. */
+  /**
+   * Wait for every running fan-out, then stop the threads. A fan-out that failed does not keep
+   * them running: its error is its `settled()`'s to report, and open threads would keep the
+   * process alive after the caller has given up (issue 25: a run that never exited).
+   */
   async close(): Promise<void> {
     if (this.#state === 'closed' || this.#state === 'destroyed') return;
     this.#state = 'closing';
-    await Promise.all([...this.#running].map((run) => run.settled()));
+    await Promise.allSettled([...this.#running].map((run) => run.settled()));
     this.#state = 'closed';
-    await this.#pool.close();
-    await this.#remote?.close();
+    try {
+      await this.#pool.close();
+    } finally {
+      await this.#remote?.close();
+    }
   }
 
   /** Cancel every fork and stop the threads now. */

@@ -5,6 +5,8 @@ import { termsFor } from './cost.ts';
 import { BUILTIN_CATALOGUE, findModel, type ModelCatalogue } from '../models/catalogue.ts';
 import { DEFAULT_MODEL } from '../models/defaults.ts';
 import { PRICING_HINT } from '../models/status.ts';
+import { calendarDate } from '../models/dates.ts';
+import { assertPricedOn } from '../models/pricing.ts';
 import type { Usage } from './usage.ts';
 import { CACHE_TTLS } from '../wire/cache.ts';
 import type { ChildCost, EconomicsInput, EconomicsResult, StrategyCost } from './economics-types.ts';
@@ -47,10 +49,7 @@ const inputSchema = z.strictObject({
   freshTokens: tokens.default(DEFAULT_FRESH_AGENT_TOKENS),
   convention: z.enum(['seed', 'real']).default('real'),
   table: z.custom<ModelCatalogue>((v) => typeof v === 'object' && v !== null).optional(),
-  date: z
-    .string()
-    .regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD')
-    .optional(),
+  date: calendarDate.optional(),
 });
 
 function invalid(field: string, message: string): ForkcacheError {
@@ -99,7 +98,7 @@ interface Priced {
  * @example forkEconomics({ prefixTokens: 48_500, directiveTokens: 200, children: 5, convention: 'seed' }).perChild
  * // [{ children: '1', tokenEquivalents: 48700, ... }, { children: '2-5', tokenEquivalents: 5050, ... }]
  */
-export function forkEconomics(input: EconomicsInput, field = 'model'): EconomicsResult {
+export function forkEconomics(input: EconomicsInput, field = 'model', dateField = 'date'): EconomicsResult {
   const parsed = inputSchema.safeParse(input);
   if (!parsed.success)
     throw new ForkcacheError('INVALID_ARGUMENT', `economics: ${formatZodIssues(parsed.error.issues)}`);
@@ -115,6 +114,8 @@ export function forkEconomics(input: EconomicsInput, field = 'model'): Economics
         : `"${opts.model}" is not in the model catalogue (${table.date}): it cannot be priced; ${PRICING_HINT}`,
     );
   }
+  // a date before the model's first price row has no prices: say so, do not use later ones
+  if (opts.date !== undefined) assertPricedOn(info, at, dateField);
   const P = opts.prefixTokens;
   const D = opts.directiveTokens;
   const N = opts.children;

@@ -91,6 +91,27 @@ describe('forkcache economics (child process)', () => {
     expect(run.stdout).toContain('break-even N: vs no cache 2, vs fresh agents 4');
   });
 
+  it("--date before a model's first price row exits 2 naming that first date", () => {
+    const early = forkcache(...SEED_ARGS.slice(0, -2), '--model', 'claude-sonnet-5-5', '--date', '2026-09-01');
+    expect(early.status).toBe(2);
+    expect(early.stderr).toContain(
+      '--date: 2026-09-01 is before the first price of claude-sonnet-5-5 in the catalogue (2026-09-28); use a date from 2026-09-28 on',
+    );
+  });
+
+  it('--date that is not a calendar day exits 2', () => {
+    const impossible = forkcache(...SEED_ARGS, '--date', '2026-02-31');
+    expect(impossible.status).toBe(2);
+    expect(impossible.stderr).toContain('--date: not a calendar date (got "2026-02-31")');
+  });
+
+  it('--compare --date lists only the models that existed on that date', () => {
+    const run = forkcache(...SEED_ARGS.slice(0, -2), '--compare', '--date', '2026-10-01', '--json');
+    const models = (JSON.parse(run.stdout) as { compare: { model: string }[] }).compare.map((r) => r.model);
+    expect(models).toContain('claude-sonnet-5-5');
+    expect(models).not.toContain('claude-fable-5-2'); // first priced 2026-11-09
+  });
+
   it('exits 2 with a message naming the flag on bad input', () => {
     const negative = forkcache(...SEED_ARGS, '--prefix', '-5');
     expect(negative.status).toBe(2);

@@ -15,6 +15,8 @@ import { loadCatalogue, type ModelCatalogue } from '../../models/catalogue.ts';
 import { statusAt } from '../../models/status.ts';
 import { formatComparison } from '../../ledger/economics-compare.ts';
 import { CACHE_TTLS } from '../../wire/cache.ts';
+import { calendarDate } from '../../models/dates.ts';
+import { pricedOn } from '../../models/pricing.ts';
 
 const optionsSchema = z.object({
   prefix: intFlag,
@@ -28,17 +30,14 @@ const optionsSchema = z.object({
   convention: z.enum(['seed', 'real', 'both'], { error: 'expected seed, real or both' }).default('real'),
   modelTable: z.string().min(1).optional(),
   compare: z.boolean().default(false),
-  date: z
-    .string()
-    .regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD')
-    .optional(),
+  date: calendarDate.optional(),
   json: z.boolean().default(false),
 });
 
 /** Every model the catalogue lists as current on `date` (or today). */
 function currentModels(table: ModelCatalogue, date: string | undefined): string[] {
   const at = date === undefined ? Date.now() : Date.parse(`${date}T00:00:00Z`);
-  return table.models.filter((m) => m.prices.length > 0 && statusAt(m, at) === 'current').map((m) => m.id);
+  return table.models.filter((m) => pricedOn(m, at) && statusAt(m, at) === 'current').map((m) => m.id);
 }
 
 /** Register `forkcache economics`: the break-even cost of forking vs fresh agents vs no cache. */
@@ -95,7 +94,7 @@ export function registerEconomicsCommand(program: Command): void {
         if (opts.freshTokens !== undefined) input.freshTokens = opts.freshTokens;
         if (opts.cachedPrefix !== undefined) input.cachedPrefixTokens = opts.cachedPrefix;
         if (opts.date !== undefined) input.date = opts.date;
-        return forkEconomics(input, '--model');
+        return forkEconomics(input, '--model', '--date');
       };
       if (opts.compare) {
         const rows = currentModels(table, opts.date).map((model) =>

@@ -18,6 +18,7 @@ import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
 import { ProgressBoard } from '../progress-board.ts';
 import { resolveSandbox, UNSANDBOXED_NOTE } from '../../tools/sandbox.ts';
 import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-table.ts';
+import { closeAll, settledOrForks } from '../fan-out-ending.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -107,8 +108,12 @@ export function registerResumeCommand(program: Command): void {
           });
           for await (const event of fan) board.onEvent(event);
           board.stop();
-          const result = await fan.settled();
+          const result = await settledOrForks(fan, dir, (line) => void process.stderr.write(`${line}\n`));
           failed += result.forks.filter((f) => f.status !== 'completed').length + editsNotApplied(result).length;
+          if (result.summary.cost_error !== null) {
+            failed += 1;
+            process.stderr.write(`${result.summary.cost_error}\n`);
+          }
           if (result.summary.rate_limits.stopped !== null) {
             spendCap = true;
             process.stderr.write(
@@ -121,8 +126,7 @@ export function registerResumeCommand(program: Command): void {
             );
           else process.stdout.write(`\n${formatFanOutResult(result, fan.prefix.snapshot.model, catalogue)}\n`);
         } finally {
-          await engine.close();
-          await target.close();
+          await closeAll(engine, target);
         }
       }
       interrupt.dispose();

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ForkEngine } from '../../engine/engine.ts';
@@ -15,6 +16,7 @@ import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-tab
 import { reportAfterRun, reportFlag } from './report.ts';
 import { CacheContinuity } from '../cache-continuity.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
+import { closeAll, settledOrForks } from '../fan-out-ending.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -121,7 +123,7 @@ export function registerRunCommand(program: Command): void {
         }
         board.stop();
         if (continuity) log(continuity.line());
-        const result = await fan.settled();
+        const result = await settledOrForks(fan, join(runDir, fan.id), log);
         const report = await reportAfterRun(result.summary.run_dir, opts.report, log, catalogue);
         const extra = {
           api: target.kind,
@@ -141,7 +143,11 @@ export function registerRunCommand(program: Command): void {
           );
         // an edit a fork could not apply is lost work: never a silent 0
         const clean =
-          result.forks.every((f) => f.status === 'completed') && editsNotApplied(result).length === 0 && !report.failed;
+          result.forks.every((f) => f.status === 'completed') &&
+          editsNotApplied(result).length === 0 &&
+          !report.failed &&
+          result.summary.cost_error === null;
+        if (result.summary.cost_error !== null) log(result.summary.cost_error);
         process.exitCode = interrupt.interrupted
           ? INTERRUPTED_EXIT_CODE
           : spendCap
@@ -151,8 +157,7 @@ export function registerRunCommand(program: Command): void {
               : 1;
       } finally {
         interrupt.dispose();
-        await engine.close();
-        await target.close();
+        await closeAll(engine, target);
       }
     });
 }
