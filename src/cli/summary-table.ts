@@ -2,6 +2,7 @@ import type { FanOutResult } from '../engine/fan-out.ts';
 import { costUsd } from '../ledger/cost.ts';
 import type { ModelCatalogue } from '../models/catalogue.ts';
 import { sumUsage } from '../ledger/usage.ts';
+import { BASELINES_NOTE, savedAgainst } from '../ledger/baseline-words.ts';
 
 const n = (x: number): string => x.toLocaleString('en-US');
 const usd = (x: number | null): string => (x === null ? 'n/a' : `$${x.toFixed(4)}`);
@@ -62,7 +63,8 @@ export function formatFanOutResult(result: FanOutResult, model: string, catalogu
     table(rows),
     '',
     `cache   fan-out hit ratio ${percent(s.cache.fanout_hit_ratio)}, cache efficiency ${s.cache.cache_efficiency.toFixed(3)} (read ${n(s.cache.fanout_cache_read_input_tokens)} of at most ${n(s.cache.max_fanout_reads)}), warm-ups ${s.warmups}`,
-    `cost    actual ${usd(s.cost_usd.actual)} | no cache ${usd(s.cost_usd.no_cache)} (saved ${percent(s.savings.vs_no_cache)}) | fresh agents ${usd(s.cost_usd.fresh_agents)} (saved ${percent(s.savings.vs_fresh_agents)})`,
+    `cost    actual ${usd(s.cost_usd.actual)} | no cache ${usd(s.cost_usd.no_cache)} (${savedAgainst(s.savings.vs_no_cache)}) | fresh agents ${usd(s.cost_usd.fresh_agents)} (${savedAgainst(s.savings.vs_fresh_agents)})`,
+    `        ${BASELINES_NOTE}`,
     ...s.warnings.map((w) => `model   ${w}`),
     requestsLine(attemptCounts(result)),
     ...(problems.length > 0 ? ['', ...problems] : []),

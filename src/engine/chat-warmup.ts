@@ -3,6 +3,7 @@ import type { Clock } from '../clock.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
 import { chatWarmup, sendChatWarmup } from '../provider/openai/warmup.ts';
 import type { FanOutAccounts } from './fan-out-accounts.ts';
+import { estimateFreshBase } from './measure.ts';
 import type { WarmGate, WarmStrategy } from './warm-gate.ts';
 
 /**
@@ -29,5 +30,7 @@ export async function warmUpChatFanOut(run: {
     log: run.log,
   });
   run.accounts.sharedTokens = measured?.sharedTokens;
+  // no count endpoint: the fresh-agents baseline's F is estimated at the prefix's tokens per byte
+  if (measured) run.accounts.freshBase = estimateFreshBase(measured.sharedTokens / Math.max(1, run.prefix.byteLength));
   if (measured) run.accounts.warmup(measured.usage, measured.at, measured.cachedTokens);
 }
