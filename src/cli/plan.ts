@@ -52,6 +52,11 @@ export const planSchema = z.strictObject({
   isolation: z.enum(['none', 'worktree']).default('none'),
   /** Where `bash` runs: `auto` (bubblewrap when it works here), `bwrap` (required), `none`. */
   sandbox: z.enum(['auto', 'bwrap', 'none']).default('auto'),
+  /**
+   * A client-side spend cap in USD for the whole run (every session of it): no turn is admitted
+   * once what the ledger counts plus what is in flight could pass it (`--max-usd` overrides).
+   */
+  maxUsd: z.number().positive().finite().max(1_000_000).optional(),
   /** Used only when the run goes to the embedded emulator. */
   emulator: z
     .strictObject({ script: z.string().min(1).default('echo'), latency: latencyNameSchema.default('fast') })

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ForkEngine } from '../../engine/engine.ts';
 import { API_CHOICES, openEndpoint } from '../endpoint.ts';
 import { PROVIDER_IDS, providerIdSchema } from '../../wire/providers.ts';
-import { parseFlags } from '../flags.ts';
+import { parseFlags, usdFlag } from '../flags.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
 import type { PermissionPolicy } from '../../tools/permissions.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
@@ -17,6 +17,7 @@ import { reportAfterRun, reportFlag } from './report.ts';
 import { CacheContinuity } from '../cache-continuity.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
 import { closeAll, settledOrForks } from '../fan-out-ending.ts';
+import { dryRun } from '../dry-run.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -31,6 +32,9 @@ const optionsSchema = z.object({
     .regex(/^rediss?:\/\//, 'expected a redis:// URL')
     .optional(),
   modelTable: z.string().min(1).optional(),
+  dryRun: z.boolean().default(false),
+  maxUsd: usdFlag.optional(),
+  assume: z.array(z.string()).default([]),
 });
 
 /** Register `forkcache run PLAN.json`. */
@@ -61,6 +65,19 @@ export function registerRunCommand(program: Command): void {
       "model catalogue JSON merged over the built-in one (prices a model forkcache does not know; overrides the plan's modelTable)",
     )
     .option(
+      '--dry-run',
+      'estimate the whole run and print the estimate with its assumptions: sends nothing but token counts, writes no run directory',
+    )
+    .option(
+      '--max-usd <usd>',
+      "stop admitting turns once the run could cost more than this (overrides the plan's maxUsd)",
+    )
+    .option(
+      '--assume <name=value>',
+      'with --dry-run: change a turn assumption (toolCallOutput, editOutput, editResult, reportOutput, verifyRead, turnOverhead)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option(
       '--allow-asks',
       "answer yes to the plan's `ask` permissions (otherwise: a y/N prompt on a terminal, no elsewhere)",
     )
@@ -76,6 +93,15 @@ export function registerRunCommand(program: Command): void {
       for (const note of notes) log(`parent: ${note}`);
       const catalogue = modelCheck(snapshot.model, opts.modelTable ?? modelTable, log);
       if (plan.allow?.includes('bash') && resolveSandbox(plan.sandbox) === 'none') log(`note: ${UNSANDBOXED_NOTE}`);
+      const maxUsd = opts.maxUsd ?? plan.maxUsd;
+      if (opts.dryRun) {
+        const { report, text } = await dryRun(
+          { plan, snapshot, workspace, runDir, notes, modelTable },
+          { api: opts.api, provider, catalogue, assume: opts.assume, maxUsd },
+        );
+        process.stdout.write(opts.json ? `${JSON.stringify(report)}\n` : text);
+        return;
+      }
       const target = await openEndpoint(opts.api, plan.emulator, catalogue, provider);
       log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);
       // a setup error must not leave the embedded emulator holding the process open
