@@ -32,6 +32,8 @@ export const ERROR_CODES = [
   // rate limits: the API's spend cap stops admission (resume once it lifts); admission gave up
   'RATE_LIMIT_SPEND_CAP',
   'RATE_LIMIT_GAVE_UP',
+  // the client-side spend cap (`--max-usd`, `maxUsd`): admission stopped before the run could pass it
+  'SPEND_CAP_MAX_USD',
   // emulator (server side)
   'EMULATOR_INVALID_REQUEST',
   'EMULATOR_TOO_MANY_BREAKPOINTS',

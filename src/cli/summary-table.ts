@@ -138,6 +138,7 @@ export function jsonSummary(result: FanOutResult, extra: Record<string, unknown>
     requests: attemptCounts(result),
     edits_not_applied: editsNotApplied(result),
     rate_limits: s.rate_limits,
+    spend_cap: s.spend_cap,
     fork_results: result.forks.map((f) => ({
       id: f.forkId,
       status: f.status,

@@ -4,6 +4,8 @@ import type { FrozenPrefix } from '../prefix/freeze.ts';
 import { chatWarmup, sendChatWarmup } from '../provider/openai/warmup.ts';
 import type { FanOutAccounts } from './fan-out-accounts.ts';
 import { estimateFreshBase } from './measure.ts';
+import type { SpendPricing } from '../gate/admission/fan-out-gate.ts';
+import { underSpendCap } from './fan-out-spend.ts';
 import type { WarmGate, WarmStrategy } from './warm-gate.ts';
 
 /**
@@ -21,10 +23,26 @@ export async function warmUpChatFanOut(run: {
   clock: Clock;
   log: (record: Record<string, unknown>) => void;
   signal: AbortSignal;
+  spend?: SpendPricing | undefined;
+  tokensPerByte: () => number;
 }): Promise<void> {
   if (run.warm === 'none' || run.forks < 2) return;
   const measured = await chatWarmup({
-    send: (ready) => sendChatWarmup(run.client, run.prefix, ready, run.signal),
+    send: (ready) =>
+      underSpendCap(
+        run.spend,
+        { bytes: run.prefix.byteLength, tokensPerByte: run.tokensPerByte(), maxTokens: 1, signal: run.signal },
+        (began) =>
+          sendChatWarmup(
+            run.client,
+            run.prefix,
+            () => {
+              began();
+              ready();
+            },
+            run.signal,
+          ),
+      ),
     gate: run.gate,
     clock: run.clock,
     log: run.log,

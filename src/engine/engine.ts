@@ -10,6 +10,7 @@ import type { PermissionHandler } from '../tools/permissions.ts';
 import { UsageLedger } from '../ledger/ledger.ts';
 import { BUILTIN_CATALOGUE, findModel, type ModelCatalogue } from '../models/catalogue.ts';
 import { AdmissionScheduler, type AdmissionView } from '../gate/admission/scheduler.ts';
+import { SpendCap, type SpendCapView } from '../gate/admission/spend-cap.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
 import { createAnthropicClient } from '../provider/client.ts';
 import type OpenAI from 'openai';
@@ -59,6 +60,7 @@ export class ForkEngine {
   readonly #api: ReturnType<typeof pLimit>;
   readonly #slots: ReturnType<typeof pLimit>;
   readonly #admission: AdmissionScheduler;
+  readonly #spendCap: SpendCap | undefined;
   readonly #running = new Set<FanOutRun>();
   readonly #onPermission: PermissionHandler | undefined;
   #state: 'open' | 'closing' | 'closed' | 'destroyed' = 'open';
@@ -85,6 +87,7 @@ export class ForkEngine {
     this.#api = pLimit(options.concurrency);
     this.#slots = pLimit(options.maxThreads * options.concurrentTasksPerWorker);
     this.#admission = new AdmissionScheduler({ clock: this.#clock, mode: options.admission });
+    this.#spendCap = options.maxUsd === undefined ? undefined : new SpendCap(options.maxUsd);
     this.#pool = new Piscina({
       filename: forkWorkerFile(),
       execArgv: forkWorkerExecArgv(),
@@ -194,6 +197,7 @@ export class ForkEngine {
       slots: this.#slots,
       api: this.#api,
       admission: this.#admission,
+      spendCap: this.#spendCap,
       modelClass: (model: string) => findModel(model, this.#table)?.family ?? model,
       client: this.#client,
       chatClient: this.#chatClient,
@@ -234,6 +238,11 @@ export class ForkEngine {
     if (this.#state === 'destroyed')
       throw new ForkcacheError('ENGINE_DESTROYED', 'the engine was destroyed: create a new one');
     if (this.#state !== 'open') throw new ForkcacheError('ENGINE_CLOSED', 'the engine is closed: create a new one');
+  }
+
+  /** The spend cap now (`maxUsd`): the cap, what was spent, what requests in flight hold; undefined without one. */
+  get spendCap(): SpendCapView | undefined {
+    return this.#spendCap?.view();
   }
 
   /** The rate-limit budget now: per model class, the limits learned, what is in use, queued and in flight. */

@@ -24,6 +24,7 @@ import type { FanOutGate } from '../gate/admission/fan-out-gate.ts';
 import { sampleBudget } from '../gate/admission/budget-log.ts';
 import type { WorktreeResult } from '../tools/worktree.ts';
 import { runForkInSlot } from './fork-slot.ts';
+import { spendCapSummary, spentBefore } from './fan-out-spend.ts';
 
 export type { FanOut, FanOutDeps, FanOutResult, FanOutSummary, ForkSpec } from './fan-out-types.ts';
 export { forkIdOf } from './fan-out-types.ts';
@@ -40,6 +41,8 @@ export class FanOutRun implements FanOut {
   /** The warm gate behind the engine's rate-limit admission: what each fork's requests ask. */
   readonly #admission: FanOutGate;
   readonly #shared: FanOutGates['shared'];
+  readonly #spend: FanOutGates['spend'];
+  readonly #tokensPerByte: () => number;
   readonly #settled: Promise<FanOutResult>;
   readonly #accounts: FanOutAccounts;
   readonly #log: FanOutLog;
@@ -59,6 +62,13 @@ export class FanOutRun implements FanOut {
     this.#gate = gates.warm;
     this.#admission = gates.admission;
     this.#shared = gates.shared;
+    this.#spend = gates.spend;
+    this.#tokensPerByte = gates.tokensPerByte;
+    // the cap counts the whole run: what earlier sessions spent is spent before anything is sent
+    const spend = gates.spend;
+    if (spend)
+      for (const { start } of specs)
+        spend.cap.addSpent(spentBefore(spend, [...start.previous.requests, ...start.previous.failedAttempts]));
     this.#log = new FanOutLog(deps.runDir);
     this.#log.line({
       type: 'fanout-start',
@@ -102,6 +112,8 @@ export class FanOutRun implements FanOut {
       accounts: this.#accounts,
       log: (line) => this.#log.line(line),
       signal: this.#abort.signal,
+      spend: this.#spend,
+      tokensPerByte: this.#tokensPerByte,
     });
     const stopSampling = this.#log.open
       ? sampleBudget(this.#deps.admission, this.#deps.clock, (line) => this.#log.line(line))
@@ -267,6 +279,7 @@ export class FanOutRun implements FanOut {
       warmups: this.#gate.warmups,
       run_dir: this.#deps.runDir,
       rate_limits: this.#admission.summary(results.some((r) => r.error?.code === 'RATE_LIMIT_SPEND_CAP')),
+      spend_cap: this.#spend ? spendCapSummary(this.#spend.cap.view(), results) : null,
     };
   }
 }

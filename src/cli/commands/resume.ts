@@ -10,7 +10,8 @@ import type { ExecutableToolName } from '../../wire/tool-names.ts';
 import { API_CHOICES, openEndpoint } from '../endpoint.ts';
 import { PROVIDER_IDS, providerIdSchema } from '../../wire/providers.ts';
 import { loadCatalogue } from '../../models/catalogue.ts';
-import { parseFlags } from '../flags.ts';
+import { parseFlags, usdFlag } from '../flags.ts';
+import { maxUsdMessage } from '../max-usd-line.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
 import type { PermissionPolicy } from '../../tools/permissions.ts';
@@ -26,11 +27,15 @@ const optionsSchema = z.object({
   json: z.boolean().default(false),
   allowAsks: z.boolean().default(false),
   modelTable: z.string().min(1).optional(),
+  maxUsd: usdFlag.optional(),
 });
 
 const emulatorMeta = z
   .object({ script: z.string().default('echo'), latency: latencyNameSchema.default('fast') })
   .default({ script: 'echo', latency: 'fast' });
+
+/** The cap a resumed run keeps (`--max-usd` replaces the recorded one; it counts every session). */
+const maxUsdOf = (cap: number | undefined): { maxUsd?: number } => (cap === undefined ? {} : { maxUsd: cap });
 
 /** Register `forkcache resume RUN_DIR`. */
 export function registerResumeCommand(program: Command): void {
@@ -45,6 +50,10 @@ export function registerResumeCommand(program: Command): void {
     )
     .option('--json', 'print one JSON summary object per fan-out, last')
     .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (as for run)')
+    .option(
+      '--max-usd <usd>',
+      "the run's spend cap, counting what every session spent (default: the cap the run was started with)",
+    )
     .option(
       '--allow-asks',
       "answer yes to the run's `ask` permissions (otherwise: a y/N prompt on a terminal, no elsewhere)",
@@ -89,6 +98,7 @@ export function registerResumeCommand(program: Command): void {
           sandbox: manifest.engine.sandbox,
           ...(manifest.engine.turnRetry ? { turnRetry: manifest.engine.turnRetry } : {}),
           ...(manifest.engine.concurrency ? { concurrency: manifest.engine.concurrency } : {}),
+          ...maxUsdOf(opts.maxUsd ?? manifest.engine.maxUsd),
           runDir: dirname(dir),
           modelTable: catalogue,
           pool: { maxThreads: 2 },
@@ -113,6 +123,10 @@ export function registerResumeCommand(program: Command): void {
           if (result.summary.cost_error !== null) {
             failed += 1;
             process.stderr.write(`${result.summary.cost_error}\n`);
+          }
+          if (result.summary.spend_cap?.stopped) {
+            spendCap = true;
+            process.stderr.write(`${maxUsdMessage(dir, result.summary.spend_cap)}\n`);
           }
           if (result.summary.rate_limits.stopped !== null) {
             spendCap = true;

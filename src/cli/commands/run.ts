@@ -18,6 +18,7 @@ import { CacheContinuity } from '../cache-continuity.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
 import { closeAll, settledOrForks } from '../fan-out-ending.ts';
 import { dryRun } from '../dry-run.ts';
+import { maxUsdMessage } from '../max-usd-line.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -128,6 +129,7 @@ export function registerRunCommand(program: Command): void {
         sandbox: plan.sandbox,
         ...(plan.isolation === 'worktree' ? { isolation: 'worktree' as const } : {}),
         ...(opts.redis ? { distributed: { redis: opts.redis } } : {}),
+        ...(maxUsd !== undefined ? { maxUsd } : {}),
       }).catch(async (err: unknown) => {
         await target.close();
         throw err;
@@ -159,8 +161,10 @@ export function registerRunCommand(program: Command): void {
         };
         if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, extra))}\n`);
         else process.stdout.write(`\n${formatFanOutResult(result, snapshot.model, catalogue)}\n`);
-        const spendCap = result.summary.rate_limits.stopped !== null;
-        if (spendCap)
+        const capped = result.summary.spend_cap?.stopped === true;
+        if (capped) log(maxUsdMessage(join(runDir, fan.id), result.summary.spend_cap!));
+        const spendCap = result.summary.rate_limits.stopped !== null || capped;
+        if (result.summary.rate_limits.stopped !== null)
           log(
             spendCapMessage(
               result.summary.run_dir,

@@ -2,6 +2,7 @@ import type { Clock } from '../../clock.ts';
 import type { GatePermit, RequestGate } from '../../loop/types.ts';
 import type { RequestCost, RequestReport } from '../../rate-limits/report.ts';
 import type { AdmissionScheduler } from './scheduler.ts';
+import type { SpendCap, SpendReservation } from './spend-cap.ts';
 
 /** What the admission needs to know of a fan-out. */
 export interface FanOutGateOptions {
@@ -17,6 +18,26 @@ export interface FanOutGateOptions {
   /** Tokens per request byte, measured on the shared prefix. */
   tokensPerByte: () => number;
   clock: Clock;
+  /** The client-side spend cap and how this fan-out's requests are priced for it (`maxUsd`). */
+  spend?: SpendPricing | undefined;
+}
+
+/** The spend cap, and the fan-out's model priced for it, in nano-dollars. */
+export interface SpendPricing {
+  cap: SpendCap;
+  /** The most a request of this many input tokens (an upper bound) and `max_tokens` can cost. */
+  bound(inputTokens: number, maxTokens: number): number;
+  /** What a completed request cost, from its usage. */
+  price(usage: NonNullable<RequestReport['usage']>): number;
+}
+
+/**
+ * A bound on a request's input tokens from its bytes: 25% above the tokens per byte measured on
+ * the shared prefix, plus what the API adds (its tool-use system prompt), and never more than a
+ * token per byte plus that. Used only to reserve against the spend cap.
+ */
+export function inputTokensBound(bytes: number, tokensPerByte: number): number {
+  return Math.min(bytes + 1024, Math.ceil(bytes * tokensPerByte * 1.25) + 512);
 }
 
 /** Counts of one fan-out's requests, for its summary. */
@@ -60,24 +81,29 @@ export class FanOutGate {
           }
           const permit = await this.#o.inner.acquire(request);
           let reservation;
+          let hold: SpendReservation | undefined;
           try {
+            hold = await this.#spend(request.cost, request.signal);
             reservation = await scheduler.reserve(
               this.#o.modelClass,
               this.#cost(request.first, request.cost),
               request.signal,
             );
           } catch (err) {
+            hold?.settle(0);
             permit.release();
             throw err;
           }
           const r = reservation;
           return {
             started: (report?: RequestReport) => {
+              hold?.started();
               r.started(report);
               permit.started(report);
             },
             release: (report?: RequestReport) => {
               this.#count(report);
+              hold?.settle(report?.usage && this.#o.spend?.price(report.usage));
               r.settle(report);
               if (scheduler.mode === 'off') {
                 const limited = report?.status === 429 || report?.status === 529;
@@ -95,6 +121,14 @@ export class FanOutGate {
         }
       },
     };
+  }
+
+  /** The spend cap's hold on this request (none without a cap). */
+  #spend(cost: RequestCost | undefined, signal: AbortSignal | undefined): Promise<SpendReservation | undefined> {
+    const spend = this.#o.spend;
+    if (!spend) return Promise.resolve(undefined);
+    const c = cost ?? { bytes: 0, freshBytes: 0, maxTokens: 0 };
+    return spend.cap.reserve(spend.bound(inputTokensBound(c.bytes, this.#o.tokensPerByte()), c.maxTokens), signal);
   }
 
   #cost(first: boolean, cost: RequestCost | undefined): { itpm: number; otpm: number } {
