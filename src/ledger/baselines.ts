@@ -29,6 +29,8 @@ export interface Baselines {
   missingFresh: string[];
   /** Requests whose model the catalogue cannot price, and those models. */
   unpriced: { requests: number; models: string[] };
+  /** F: what every fresh agent is given before its directive (the largest over the fan-outs); null without forks. */
+  freshHead: number | null;
 }
 
 /** A fork child's successful requests, one per turn, in turn order. */
@@ -51,10 +53,15 @@ interface FreshFork {
   info: ModelEntry;
 }
 
+/** The fan-out's F: the largest any of its forks' records gives or implies. */
+function headOf(forks: readonly FreshFork[]): number {
+  return Math.max(0, ...forks.map((f) => freshHeadOf(f.turns[0]!, f.shape.freshFirst)));
+}
+
 /** The fresh agents' cost of one fan-out's forks (they share F; the first one sent writes it). */
 function freshCost(forks: FreshFork[], table: ModelCatalogue): number {
   forks.sort((a, b) => a.turns[0]!.at - b.turns[0]!.at || a.turns[0]!.seq - b.turns[0]!.seq);
-  const head = Math.max(0, ...forks.map((f) => freshHeadOf(f.turns[0]!, f.shape.freshFirst)));
+  const head = headOf(forks);
   const usages = freshAgentUsages(
     forks.map((f) => f.shape),
     head,
@@ -118,6 +125,8 @@ export function computeBaselines(
     fanouts.set(key, [...(fanouts.get(key) ?? []), { turns, shape, info }]);
   }
   const models = [...unpriced.models].sort();
+  const heads = [...fanouts.values()].map(headOf);
+  const freshHead = heads.length === 0 ? null : Math.max(...heads);
   if (unpriced.requests > 0)
     return {
       actual: null,
@@ -125,9 +134,10 @@ export function computeBaselines(
       freshAgents: null,
       missingFresh,
       unpriced: { requests: unpriced.requests, models },
+      freshHead,
     };
   let fresh = 0;
   for (const forks of fanouts.values()) fresh += freshCost(forks, table);
   const freshAgents = missingFresh.length > 0 ? null : actual - replaced + fresh;
-  return { actual, noCache, freshAgents, missingFresh, unpriced: { requests: 0, models } };
+  return { actual, noCache, freshAgents, missingFresh, unpriced: { requests: 0, models }, freshHead };
 }

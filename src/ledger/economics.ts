@@ -57,14 +57,20 @@ function invalid(field: string, message: string): ForkcacheError {
 }
 
 /**
- * Smallest N ≥ 1 with first + (N − 1)·later < N·baseline, all per-child costs in one unit;
- * null when no N qualifies (each extra child saves nothing, and the first does not pay).
+ * Smallest N ≥ 1 with first + (N − 1)·later < baseFirst + (N − 1)·baseLater, all per-child
+ * costs in one unit (a baseline's first child may cost more than the others: the first fresh
+ * agent writes the head the others read); null when no N qualifies.
  */
-export function breakEvenChildren(first: number, later: number, baseline: number): number | null {
-  if (first < baseline) return 1;
-  if (baseline <= later) return null;
-  // first + (N − 1)·later < N·baseline  ⇔  N > (first − later) / (baseline − later)
-  return Math.floor((first - later) / (baseline - later)) + 1;
+export function breakEvenChildren(
+  first: number,
+  later: number,
+  baseFirst: number,
+  baseLater = baseFirst,
+): number | null {
+  if (first < baseFirst) return 1;
+  if (baseLater <= later) return null;
+  // first + (N − 1)·later < baseFirst + (N − 1)·baseLater  ⇔  N − 1 > (first − baseFirst) / (baseLater − later)
+  return Math.floor((first - baseFirst) / (baseLater - later)) + 2;
 }
 
 function ratio(saved: number, baseline: number): number | null {
@@ -156,7 +162,13 @@ export function forkEconomics(input: EconomicsInput, field = 'model', dateField 
   const laterUsage: Req = cacheable ? { r: P, w: 0, i: D } : { r: 0, w: 0, i: P + D };
   const first = price(firstUsage);
   const later = price(laterUsage);
-  const fresh = price({ r: 0, w: 0, i: opts.freshTokens + D });
+  // Fresh agents (src/ledger/fresh-agents.ts) priced as this mode prices a child's first
+  // request: F in place of P, the first agent writing it and the others reading it. The seed
+  // chapter counts them uncached instead, F + D at full price each.
+  const F = opts.freshTokens;
+  const freshCached = !seed && F >= info.minCacheableTokens;
+  const freshFirst = price(freshCached ? { r: 0, w: F, i: D } : { r: 0, w: 0, i: F + D });
+  const freshLater = price(freshCached ? { r: F, w: 0, i: D } : { r: 0, w: 0, i: F + D });
   const noCache = price({ r: 0, w: 0, i: P + D });
   // Token-equivalents are counted in the children's band: the input price their requests pay.
   const unit = noCache.input;
@@ -176,7 +188,7 @@ export function forkEconomics(input: EconomicsInput, field = 'model', dateField 
       : [row('1', 1, firstUsage, first.nano), row(N === 2 ? '2' : `2-${N}`, N - 1, laterUsage, later.nano)];
 
   const forkTotal = first.nano + (N - 1) * later.nano;
-  const freshTotal = N * fresh.nano;
+  const freshTotal = freshFirst.nano + (N - 1) * freshLater.nano;
   const noCacheTotal = N * noCache.nano;
   // The shared prefix alone: what the children pay for it, and the parent's last request.
   const prefixOf = (req: Req, p: Priced): number =>
@@ -194,6 +206,7 @@ export function forkEconomics(input: EconomicsInput, field = 'model', dateField 
     modelTableDate: table.date,
     pricesFrom: later.pricesFrom,
     date: new Date(at).toISOString().slice(0, 10),
+    source: info.source,
     readMultiplier: unit === 0 ? 0 : Math.round((later.read / unit) * 1e6) / 1e6,
     band: later.band,
     ttl: opts.ttl,
@@ -216,7 +229,7 @@ export function forkEconomics(input: EconomicsInput, field = 'model', dateField 
     ),
     breakEven: {
       vsNoCache: breakEvenChildren(first.nano, later.nano, noCache.nano),
-      vsFreshAgents: breakEvenChildren(first.nano, later.nano, fresh.nano),
+      vsFreshAgents: breakEvenChildren(first.nano, later.nano, freshFirst.nano, freshLater.nano),
     },
   };
 }

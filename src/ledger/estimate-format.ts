@@ -6,16 +6,17 @@ const usd = (x: number): string => `$${x.toFixed(x >= 1 ? 2 : 4)}`;
 
 /** Where the prices come from, said beside every figure priced with them. */
 export function priceSourceLine(
-  e: Pick<RunEstimate, 'model' | 'date' | 'pricesFrom' | 'source' | 'modelTableDate'>,
+  e: Pick<RunEstimate, 'model' | 'date' | 'pricesFrom' | 'source'> & { modelTableDate?: string | undefined },
 ): string {
   const copy = e.source.thirdParty ? ', a third-party copy not checked live' : '';
-  return `prices of ${e.model} on ${e.date} (row from ${e.pricesFrom}; ${e.source.name}, retrieved ${e.source.retrieved}${copy}; catalogue of ${e.modelTableDate})`;
+  const table = e.modelTableDate ? `; catalogue of ${e.modelTableDate}` : '';
+  return `prices of ${e.model} on ${e.date} (row from ${e.pricesFrom}; ${e.source.name}, retrieved ${e.source.retrieved}${copy}${table})`;
 }
 
 /** The estimate as the terminal shows it: figures first, then what was counted and what was assumed. */
 export function formatEstimate(
   e: RunEstimate,
-  facts: { title: string; counted: readonly string[]; assumed: readonly string[] },
+  facts: { title: string; counted: readonly string[]; assumed: readonly string[]; countedLabel?: string },
 ): string {
   const lines = [
     facts.title,
@@ -26,7 +27,7 @@ export function formatEstimate(
     `baselines no cache ${usd(e.noCacheUsd)} (${savedAgainst(e.savingsVsNoCache)}) | fresh agents ${usd(e.freshAgentsUsd)} (${savedAgainst(e.savingsVsFreshAgents)})`,
     `          ${BASELINES_NOTE}`,
     '',
-    'counted:',
+    `${facts.countedLabel ?? 'counted'}:`,
     ...facts.counted.map((c) => `  - ${c}`),
     'assumed:',
     ...facts.assumed.map((a) => `  - ${a}`),

@@ -64,6 +64,8 @@ export interface LedgerSummary {
   savings: { vs_no_cache: number | null; vs_fresh_agents: number | null };
   /** Fork children lacking `freshInputTokens`. */
   missing_fresh_input: string[];
+  /** F of the fresh-agents baseline: the fallback system prompt + tools, in tokens (null: no fork measured it). */
+  fresh_head_tokens: number | null;
   /** Why every cost is null although every model is priced (a cost out of range), else null. */
   cost_error: string | null;
 }
@@ -106,6 +108,7 @@ function costs(
       freshAgents: null,
       missingFresh: [],
       unpriced: { requests: 0, models: [] },
+      freshHead: null,
     };
     return { base, breakdown: null, overflow: `cost not computed: ${(err as Error).message}` };
   }
@@ -179,6 +182,7 @@ export function summarize(
       vs_fresh_agents: savings(base.actual, base.freshAgents),
     },
     missing_fresh_input: base.missingFresh,
+    fresh_head_tokens: base.freshHead,
     cost_error: overflow ?? null,
   };
 }
