@@ -57,9 +57,10 @@ function invalid(field: string, message: string): ForkcacheError {
 }
 
 /**
- * Smallest N ≥ 1 with first + (N − 1)·later < baseFirst + (N − 1)·baseLater, all per-child
- * costs in one unit (a baseline's first child may cost more than the others: the first fresh
- * agent writes the head the others read); null when no N qualifies.
+ * The break-even N: the smallest N from which on forking costs strictly less than the baseline
+ * for every larger N, with first + (N − 1)·later against baseFirst + (N − 1)·baseLater (a
+ * baseline's first child may cost more: the first fresh agent writes the head the others read).
+ * Null when the baseline is cheaper at large N, even if forking wins a few children first.
  */
 export function breakEvenChildren(
   first: number,
@@ -67,8 +68,9 @@ export function breakEvenChildren(
   baseFirst: number,
   baseLater = baseFirst,
 ): number | null {
+  if (later > baseLater) return null;
   if (first < baseFirst) return 1;
-  if (baseLater <= later) return null;
+  if (later === baseLater) return null;
   // first + (N − 1)·later < baseFirst + (N − 1)·baseLater  ⇔  N − 1 > (first − baseFirst) / (baseLater − later)
   return Math.floor((first - baseFirst) / (baseLater - later)) + 2;
 }
