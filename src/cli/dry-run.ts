@@ -134,7 +134,7 @@ export async function dryRun(loaded: LoadedPlan, o: DryRunOptions): Promise<{ re
     `outputs: ${assumptions.toolCallOutput} tokens per tool call, ${assumptions.editOutput} per edit, ${assumptions.reportOutput} per report; results of an edit ${assumptions.editResult}; ${assumptions.turnOverhead} tokens of framing a turn (change any with --assume name=value)`,
     ...(o.maxUsd !== undefined
       ? [
-          `--max-usd ${o.maxUsd}: the estimate is ${((100 * estimate.cost.usd) / o.maxUsd).toFixed(0)}% of it; each request in flight reserves up to $${estimate.requestBoundUsd.toFixed(4)} (its max_tokens ${n(options.maxTokens)} at the output price)`,
+          `--max-usd ${o.maxUsd}: the estimate is ${((100 * estimate.cost.usd) / o.maxUsd).toFixed(0)}% of it; a request in flight holds its input at the cache-write price and its max_tokens (${n(options.maxTokens)}) at the output price: about $${estimate.requestBoundUsd.toFixed(4)} for the largest here`,
         ]
       : []),
   ];

@@ -24,14 +24,14 @@ export async function warmUpChatFanOut(run: {
   log: (record: Record<string, unknown>) => void;
   signal: AbortSignal;
   spend?: SpendPricing | undefined;
-  tokensPerByte: () => number;
 }): Promise<void> {
   if (run.warm === 'none' || run.forks < 2) return;
   const measured = await chatWarmup({
     send: (ready) =>
       underSpendCap(
         run.spend,
-        { bytes: run.prefix.byteLength, tokensPerByte: run.tokensPerByte(), maxTokens: 1, signal: run.signal },
+        // no count endpoint: nothing of it is known, a token per byte
+        { bytes: run.prefix.byteLength + 256, headBytes: 0, sharedTokens: undefined, maxTokens: 1, signal: run.signal },
         (began) =>
           sendChatWarmup(
             run.client,

@@ -16,8 +16,6 @@ export interface FanOutGates {
   shared(): { modelClass: string; tokensPerByte: number; readsShared: boolean };
   /** The spend cap as this fan-out prices it (`maxUsd`), if there is one. */
   spend: SpendPricing | undefined;
-  /** Tokens per request byte: measured when the API counted the prefix, estimated until then. */
-  tokensPerByte(): number;
 }
 
 export function openFanOutGates(deps: FanOutDeps, prefix: FrozenPrefix, accounts: FanOutAccounts): FanOutGates {
@@ -44,12 +42,12 @@ export function openFanOutGates(deps: FanOutDeps, prefix: FrozenPrefix, accounts
     tokensPerByte,
     clock: deps.clock,
     spend,
+    sharedTokens: () => accounts.sharedTokens,
   });
   return {
     warm,
     admission,
     spend,
-    tokensPerByte,
     shared: () => ({
       modelClass: deps.modelClass(prefix.snapshot.model),
       tokensPerByte: tokensPerByte(),

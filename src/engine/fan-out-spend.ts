@@ -51,12 +51,23 @@ export function spentBefore(spend: SpendPricing, requests: readonly RequestRecor
  */
 export async function underSpendCap<T extends { usage: UsageInput }>(
   spend: SpendPricing | undefined,
-  request: { bytes: number; tokensPerByte: number; maxTokens: number; signal?: AbortSignal },
+  request: {
+    bytes: number;
+    headBytes: number;
+    sharedTokens: number | undefined;
+    maxTokens: number;
+    signal?: AbortSignal;
+  },
   send: (began: () => void) => Promise<T>,
 ): Promise<T> {
   if (!spend) return send(() => undefined);
+  const cost = {
+    bytes: request.bytes,
+    freshBytes: Math.max(0, request.bytes - request.headBytes),
+    maxTokens: request.maxTokens,
+  };
   const hold = await spend.cap.reserve(
-    spend.bound(inputTokensBound(request.bytes, request.tokensPerByte), request.maxTokens),
+    spend.bound(inputTokensBound(cost, request.sharedTokens), request.maxTokens),
     request.signal,
   );
   try {

@@ -20,7 +20,6 @@ export interface FanOutWarmUp {
   signal: AbortSignal;
   /** The spend cap as the fan-out prices it: the warm-up is a request like any other. */
   spend?: SpendPricing | undefined;
-  tokensPerByte: () => number;
 }
 
 /** Measure the shared prefix (and the fresh-agent baseline), and warm it when asked. */
@@ -39,7 +38,6 @@ export async function warmUpFanOut(run: FanOutWarmUp): Promise<void> {
       log: run.log,
       signal,
       spend: run.spend,
-      tokensPerByte: run.tokensPerByte,
     });
     return;
   }
@@ -49,23 +47,21 @@ export async function warmUpFanOut(run: FanOutWarmUp): Promise<void> {
   if (deps.options.warm === 'prewarm' && !signal.aborted) await prewarm(run);
 }
 
-async function prewarm({
-  deps,
-  prefix,
-  gate,
-  accounts,
-  log,
-  signal,
-  spend,
-  tokensPerByte,
-}: FanOutWarmUp): Promise<void> {
+async function prewarm({ deps, prefix, gate, accounts, log, signal, spend }: FanOutWarmUp): Promise<void> {
   // Nothing to pre-warm without shared messages or without a boundary marker: first-child applies.
   if (prefix.headEnd === 'messages-open' || prefix.markers !== 'boundary') return;
   gate.beginWarming();
   const at = deps.clock.now();
   try {
     log({ type: 'warmup-start', at });
-    const request = { bytes: prefix.byteLength, tokensPerByte: tokensPerByte(), maxTokens: 0, signal };
+    const closing = 64; // the bytes that close the head into a request (`]}]`, `max_tokens`)
+    const request = {
+      bytes: prefix.byteLength + closing,
+      headBytes: prefix.byteLength,
+      sharedTokens: accounts.sharedTokens,
+      maxTokens: 0,
+      signal,
+    };
     const message = await underSpendCap(spend, request, (began) =>
       sendPrewarm(
         deps.client,

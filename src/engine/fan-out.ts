@@ -42,7 +42,6 @@ export class FanOutRun implements FanOut {
   readonly #admission: FanOutGate;
   readonly #shared: FanOutGates['shared'];
   readonly #spend: FanOutGates['spend'];
-  readonly #tokensPerByte: () => number;
   readonly #settled: Promise<FanOutResult>;
   readonly #accounts: FanOutAccounts;
   readonly #log: FanOutLog;
@@ -63,7 +62,6 @@ export class FanOutRun implements FanOut {
     this.#admission = gates.admission;
     this.#shared = gates.shared;
     this.#spend = gates.spend;
-    this.#tokensPerByte = gates.tokensPerByte;
     // the cap counts the whole run: what earlier sessions spent is spent before anything is sent
     const spend = gates.spend;
     if (spend)
@@ -113,7 +111,6 @@ export class FanOutRun implements FanOut {
       log: (line) => this.#log.line(line),
       signal: this.#abort.signal,
       spend: this.#spend,
-      tokensPerByte: this.#tokensPerByte,
     });
     const stopSampling = this.#log.open
       ? sampleBudget(this.#deps.admission, this.#deps.clock, (line) => this.#log.line(line))

@@ -79,3 +79,35 @@ describe('maxUsd: a client-side spend cap', () => {
     }
   });
 });
+
+describe('maxUsd against a fork steered to read what tokenizes densely (the attacker writes the file)', () => {
+  it('a file of random characters cannot push the run past its cap', async () => {
+    // 60,000 random printable characters: about 0.8 tokens a byte, where code and prose are 0.3
+    let seed = 7;
+    let noise = '';
+    for (let i = 0; i < 60_000; i++) {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      noise += String.fromCharCode(33 + ((seed >> 8) % 94));
+    }
+    const files = { 'noise.txt': noise };
+    const tag = `dense-${Date.now()}`;
+    const free = await ForkEngine.create(engineOptions(workspace(files), workspace({})));
+    const whole = await free
+      .fanOut(bigSnapshot(tag), ['read noise.txt and report'])
+      .settled()
+      .finally(() => free.close());
+    const cost = whole.summary.cost_usd.actual!;
+    // the turn after the read is what costs: its request writes the whole file to the cache
+    expect(whole.forks[0]!.requests.map((r) => r.usage.cache_creation_input_tokens)[1]).toBeGreaterThan(40_000);
+
+    emulator.current.clearCache();
+    const cap = cost * 0.85; // above what the turns before the dense one cost, below the whole run
+    const capped = await ForkEngine.create(engineOptions(workspace(files), workspace({}), cap));
+    const run = await capped
+      .fanOut(bigSnapshot(tag), ['read noise.txt and report'])
+      .settled()
+      .finally(() => capped.close());
+    expect(run.summary.cost_usd.actual!).toBeLessThanOrEqual(cap);
+    expect(run.forks[0]!.error?.code).toBe('SPEND_CAP_MAX_USD');
+  }, 120_000);
+});

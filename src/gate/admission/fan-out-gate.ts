@@ -20,6 +20,8 @@ export interface FanOutGateOptions {
   clock: Clock;
   /** The client-side spend cap and how this fan-out's requests are priced for it (`maxUsd`). */
   spend?: SpendPricing | undefined;
+  /** The shared prefix's tokens as the API counted them, once known (a first request's known part). */
+  sharedTokens?: () => number | undefined;
 }
 
 /** The spend cap, and the fan-out's model priced for it, in nano-dollars. */
@@ -31,13 +33,20 @@ export interface SpendPricing {
   price(usage: NonNullable<RequestReport['usage']>): number;
 }
 
+/** What the API adds to a request's tokens beyond its JSON (its tool-use system prompt, framing). */
+const API_OVERHEAD_TOKENS = 1024;
+
 /**
- * A bound on a request's input tokens from its bytes: 25% above the tokens per byte measured on
- * the shared prefix, plus what the API adds (its tool-use system prompt), and never more than a
- * token per byte plus that. Used only to reserve against the spend cap.
+ * A bound on a request's input tokens, for the spend cap: what is known of it exactly — the
+ * tokens of the fork's previous request as the API counted them, or for its first request the
+ * shared prefix's count — plus one token for every byte it adds, plus the API's own additions.
+ * A token is never shorter than a byte of the JSON it came from, so the bound holds however
+ * densely the bytes tokenize (a hostile file of random characters counts 0.8 tokens a byte
+ * where code counts 0.3: a bound from the prefix's ratio would undercount it). Nothing known:
+ * a token per byte.
  */
-export function inputTokensBound(bytes: number, tokensPerByte: number): number {
-  return Math.min(bytes + 1024, Math.ceil(bytes * tokensPerByte * 1.25) + 512);
+export function inputTokensBound(cost: RequestCost, known: number | undefined): number {
+  return known === undefined ? cost.bytes + API_OVERHEAD_TOKENS : known + cost.freshBytes + API_OVERHEAD_TOKENS;
 }
 
 /** Counts of one fan-out's requests, for its summary. */
@@ -69,6 +78,8 @@ export class FanOutGate {
   forFork(forkId: string): RequestGate {
     let notBefore = Number.NEGATIVE_INFINITY;
     let failures = 0;
+    // the input tokens of this fork's last answered request: the known part of its next one
+    let lastInput: number | undefined;
     return {
       acquire: async (request) => {
         const { scheduler, clock } = this.#o;
@@ -83,7 +94,8 @@ export class FanOutGate {
           let reservation;
           let hold: SpendReservation | undefined;
           try {
-            hold = await this.#spend(request.cost, request.signal);
+            const known = request.first ? this.#o.sharedTokens?.() : lastInput;
+            hold = await this.#spend(request.cost, known, request.signal);
             reservation = await scheduler.reserve(
               this.#o.modelClass,
               this.#cost(request.first, request.cost),
@@ -104,6 +116,8 @@ export class FanOutGate {
             release: (report?: RequestReport) => {
               this.#count(report);
               hold?.settle(report?.usage && this.#o.spend?.price(report.usage));
+              const u = report?.usage;
+              if (u) lastInput = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
               r.settle(report);
               if (scheduler.mode === 'off') {
                 const limited = report?.status === 429 || report?.status === 529;
@@ -124,11 +138,15 @@ export class FanOutGate {
   }
 
   /** The spend cap's hold on this request (none without a cap). */
-  #spend(cost: RequestCost | undefined, signal: AbortSignal | undefined): Promise<SpendReservation | undefined> {
+  #spend(
+    cost: RequestCost | undefined,
+    known: number | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<SpendReservation | undefined> {
     const spend = this.#o.spend;
     if (!spend) return Promise.resolve(undefined);
     const c = cost ?? { bytes: 0, freshBytes: 0, maxTokens: 0 };
-    return spend.cap.reserve(spend.bound(inputTokensBound(c.bytes, this.#o.tokensPerByte()), c.maxTokens), signal);
+    return spend.cap.reserve(spend.bound(inputTokensBound(c, known), c.maxTokens), signal);
   }
 
   #cost(first: boolean, cost: RequestCost | undefined): { itpm: number; otpm: number } {
