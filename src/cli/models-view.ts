@@ -39,6 +39,8 @@ export interface ModelView {
   min_cacheable_tokens: number;
   context_window: number;
   max_output_tokens: number;
+  /** Where the prices come from and the date of that copy (`third_party`: not checked live). */
+  price_source: { name: string; retrieved: string; third_party: boolean };
   note: string | null;
 }
 
@@ -92,6 +94,7 @@ function modelView(entry: ModelEntry, at: number): ModelView {
     min_cacheable_tokens: entry.minCacheableTokens,
     context_window: entry.contextWindow,
     max_output_tokens: entry.maxOutputTokens,
+    price_source: { name: entry.source.name, retrieved: entry.source.retrieved, third_party: entry.source.thirdParty },
     note: entry.note,
   };
 }
