@@ -8,6 +8,7 @@ import { driveFanOut } from './support/drive.ts';
 import { BENCH_EPOCH, parentOfSize } from './support/parent.ts';
 import { SURVEY_SCRIPT, surveyEngine, surveyModel, surveyWorkspace } from './support/survey-model.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';
+import { BENCH_BASELINES_NOTE, baselineColumns } from './economics-baseline.ts';
 
 /** One current model per read multiplier: 0.1x (Haiku 5.5, band B at this size), 0.05x, 0.025x. */
 const MODELS = ['claude-haiku-5-5', 'claude-opus-5-5', 'claude-fable-5-2'] as const;
@@ -73,6 +74,7 @@ export async function economicsModelsSuite(_options: SuiteOptions): Promise<Suit
         cache_efficiency: round(forkcache!.summary.cache.cache_efficiency, 3),
         forkcache_usd: round(costs['forkcache']!, 4),
         no_cache_usd: round(costs['no-cache']!, 4),
+        fresh_agents_usd: baselineColumns(forkcache!.summary).fresh_agents_usd ?? 'n/a',
         savings_vs_no_cache: `${((1 - costs['forkcache']! / costs['no-cache']!) * 100).toFixed(1)}%`,
       });
     }
@@ -87,6 +89,6 @@ export async function economicsModelsSuite(_options: SuiteOptions): Promise<Suit
     rows,
     conclusion:
       `The same fan-out saves ${String(by('claude-haiku-5-5')['savings_vs_no_cache'])} at 0.1x (Haiku 5.5, band B), ${String(by('claude-opus-5-5')['savings_vs_no_cache'])} at 0.05x (Opus 5.5) ` +
-      `and ${String(by('claude-fable-5-2')['savings_vs_no_cache'])} at 0.025x (Fable 5.2) against no cache; cache efficiency is 1.0 on each, only the price of a read changes.`,
+      `and ${String(by('claude-fable-5-2')['savings_vs_no_cache'])} at 0.025x (Fable 5.2) against no cache; cache efficiency is 1.0 on each, only the price of a read changes. ${BENCH_BASELINES_NOTE}`,
   };
 }

@@ -1,4 +1,5 @@
 import type { ProviderCell } from './economics-providers.ts';
+import { baselineColumns } from './economics-baseline.ts';
 
 const round = (x: number, digits: number): number => Math.round(x * 10 ** digits) / 10 ** digits;
 
@@ -16,6 +17,7 @@ export function providerRows(cells: readonly (ProviderCell & { efficiency: numbe
       fanout_hit_ratio: round(c.run.summary.cache.fanout_hit_ratio, 3),
       cache_efficiency: round(c.efficiency, 3),
       cost_usd: round(cost, 4),
+      fresh_agents_usd: baselineColumns(c.run.summary).fresh_agents_usd ?? 'n/a',
       savings_vs_no_cache: `${(((noCache - cost) / noCache) * 100).toFixed(1)}%`,
       makespan_s: round(c.run.makespanMs / 1000, 2),
     };

@@ -10,6 +10,7 @@ import { SURVEY_SCRIPT, surveyEngine, surveyModel, surveyWorkspace } from './sup
 import { providerCells } from './economics-providers.ts';
 import { providerRows, providerSentence } from './economics-provider-rows.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';
+import { BENCH_BASELINES_NOTE, baselineColumns } from './economics-baseline.ts';
 
 type StrategyName = 'forkcache' | 'fork-naive' | 'fresh-agents' | 'no-cache';
 
@@ -23,9 +24,10 @@ interface Strategy {
 /**
  * The four arms. `fresh-agents` runs each child without the parent's history (fallback system
  * prompt + tool declarations + directive) through the same boundary marker and warm-first
- * gate as forkcache: fresh agents of one type do share their head through the cache, so this
- * is the strongest fresh-agent arm, cheaper than the ledger's `fresh_agents` baseline (which
- * bills every fresh agent's input at the base price, no sharing).
+ * gate as forkcache: fresh agents of one type share their head through the cache. It is the
+ * strategy the ledger's `fresh_agents` baseline (src/ledger/fresh-agents.ts) models from a fork
+ * arm's own turns, so the forkcache row's `fresh_agents_usd` and this arm's `cost_usd` differ
+ * only by what the agents really did (the same survey turns here, a plainer directive message).
  */
 const STRATEGIES: Readonly<Record<StrategyName, Strategy>> = {
   forkcache: { markers: 'boundary', warm: 'first-child', fork: true },
@@ -119,7 +121,7 @@ export async function economicsSuite(options: SuiteOptions): Promise<SuiteResult
     name: 'economics',
     title: 'Cache economics sweep by provider (emulator, realistic latency on emulated time, 3-turn forks, cold cache)',
     rows,
-    conclusion: `${conclude(rows)} ${providerSentence(rows)}`,
+    conclusion: `${conclude(rows)} ${providerSentence(rows)} ${BENCH_BASELINES_NOTE}`,
   };
 }
 
@@ -142,6 +144,7 @@ function tabulate(cells: Cell[], prefixes: number[], sizes: number[]): Record<st
           fanout_hit_ratio: round(summary.cache.fanout_hit_ratio, 3),
           cache_efficiency: round(summary.cache.cache_efficiency, 3),
           cost_usd: round(summary.cost_usd.actual!, 4),
+          fresh_agents_usd: baselineColumns(summary).fresh_agents_usd ?? 'n/a',
           savings_vs_no_cache: `${(((noCache - summary.cost_usd.actual!) / noCache) * 100).toFixed(1)}%`,
           makespan_s: round(makespanMs / 1000, 2),
         });

@@ -36,6 +36,8 @@ export const ERROR_CODES = [
   // rate limits: the API's spend cap stops admission (resume once it lifts); admission gave up
   'RATE_LIMIT_SPEND_CAP',
   'RATE_LIMIT_GAVE_UP',
+  // the client-side spend cap (`--max-usd`, `maxUsd`): admission stopped before the run could pass it
+  'SPEND_CAP_MAX_USD',
   // emulator (server side)
   'EMULATOR_INVALID_REQUEST',
   'EMULATOR_TOO_MANY_BREAKPOINTS',
@@ -86,6 +88,8 @@ export const ERROR_CODES = [
   'RUN_DIR_TAMPERED',
   'RUN_DIR_LOCKED',
   'RUN_KEY_UNAVAILABLE',
+  // a cost past 2^53 nano-dollars (about $9M): the figures are left out, never NaN
+  'LEDGER_COST_OVERFLOW',
   // cli
   'CLI_USAGE',
   // reports (`forkcache report`): the message names the file, and the line for JSONL

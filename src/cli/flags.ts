@@ -11,6 +11,13 @@ export const intFlag = z
   .transform(Number)
   .pipe(z.number().max(10_000_000, 'at most 10,000,000'));
 
+/** A flag holding an amount of US dollars: a positive decimal (`0.5`, `12`), at most a million. */
+export const usdFlag = z
+  .string({ error: 'expected an amount in USD' })
+  .regex(/^\d+(\.\d+)?$/, 'expected an amount in USD, e.g. 2.50')
+  .transform(Number)
+  .pipe(z.number().positive('must be above 0').max(1_000_000, 'at most 1,000,000'));
+
 /** `camelCase` option key → `--kebab-case` flag. */
 export function flagName(key: string): string {
   return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;

@@ -98,15 +98,32 @@ const HEADER = [
   'context / out',
 ];
 
+/** One line per price source: what it is, when it was read, which models it prices. */
+function sourceLines(view: ModelsView): string[] {
+  const groups = new Map<string, string[]>();
+  for (const m of view.models) {
+    if (m.prices === null) continue;
+    const s = m.price_source;
+    const key = `${s.name}, retrieved ${s.retrieved}${s.third_party ? ' (a third-party copy, not checked live)' : ''}`;
+    groups.set(key, [...(groups.get(key) ?? []), m.id]);
+  }
+  return [...groups].map(([source, ids]) => `Prices from ${source}: ${ids.join(', ')}.`);
+}
+
 export function formatModels(view: ModelsView, source: string): string {
   const lines: Line[] = [{ cells: HEADER }, ...view.models.flatMap(modelLines)];
-  const hidden = view.hidden_retired > 0 ? `; ${view.hidden_retired} retired hidden (--all shows them)` : '';
+  const later =
+    view.hidden_later > 0
+      ? `; ${view.hidden_later} not priced until after ${view.as_of} hidden (they did not exist yet)`
+      : '';
+  const hidden = `${view.hidden_retired > 0 ? `; ${view.hidden_retired} retired hidden (--all shows them)` : ''}${later}`;
   return [
     `Model catalogue of ${view.date} (${source}): status and prices on ${view.as_of}, USD per million tokens`,
     '',
     ...table(lines),
     '',
     `${view.models.length} models${hidden}. read x: the read price as a multiple of the input price.`,
+    ...sourceLines(view),
     "Banded: a request's prompt length (input + cache write + cache read tokens) picks the band, which prices all its tokens.",
     `Ids not in the catalogue still run, unpriced (cost null). To add or correct one, ${PRICING_HINT}.`,
     '',

@@ -1,6 +1,6 @@
 import type { ModelCatalogue, ModelEntry, TierRates } from '../models/catalogue.ts';
 import { findModel } from '../models/catalogue.ts';
-import { priceRowAt, readMultiplier } from '../models/pricing.ts';
+import { priceRowAt, pricedOn, readMultiplier } from '../models/pricing.ts';
 import type { ModelStatus } from '../models/schema.ts';
 import { isoDay, statusAt } from '../models/status.ts';
 
@@ -39,6 +39,8 @@ export interface ModelView {
   min_cacheable_tokens: number;
   context_window: number;
   max_output_tokens: number;
+  /** Where the prices come from and the date of that copy (`third_party`: not checked live). */
+  price_source: { name: string; retrieved: string; third_party: boolean };
   note: string | null;
 }
 
@@ -50,6 +52,8 @@ export interface ModelsView {
   models: ModelView[];
   /** Retired models left out (without `--all`). */
   hidden_retired: number;
+  /** Models left out because their first price row starts after the date (they did not exist yet). */
+  hidden_later: number;
 }
 
 function rates(t: TierRates): RatesView {
@@ -90,15 +94,27 @@ function modelView(entry: ModelEntry, at: number): ModelView {
     min_cacheable_tokens: entry.minCacheableTokens,
     context_window: entry.contextWindow,
     max_output_tokens: entry.maxOutputTokens,
+    price_source: { name: entry.source.name, retrieved: entry.source.retrieved, third_party: entry.source.thirdParty },
     note: entry.note,
   };
 }
 
-/** The catalogue at `at` (epoch ms), in its own order; retired models only with `all`. */
+/**
+ * The catalogue at `at` (epoch ms), in its own order: only models that existed on that day
+ * (a retired model has no prices and existed before; a priced one from its first row on),
+ * retired ones only with `all`.
+ */
 export function catalogueView(catalogue: ModelCatalogue, at: number, all: boolean): ModelsView {
-  const models = catalogue.models.map((entry) => modelView(entry, at));
+  const existing = catalogue.models.filter((entry) => entry.prices.length === 0 || pricedOn(entry, at));
+  const models = existing.map((entry) => modelView(entry, at));
   const shown = all ? models : models.filter((m) => m.status !== 'retired');
-  return { date: catalogue.date, as_of: isoDay(at), models: shown, hidden_retired: models.length - shown.length };
+  return {
+    date: catalogue.date,
+    as_of: isoDay(at),
+    models: shown,
+    hidden_retired: models.length - shown.length,
+    hidden_later: catalogue.models.length - existing.length,
+  };
 }
 
 /** One model an endpoint lists, and what the catalogue makes of it. */
@@ -145,6 +161,8 @@ export function apiView(
       mark,
     };
   });
-  const notListed = catalogue.models.filter((e) => statusAt(e, at) !== 'retired' && !seen.has(e.id)).map((e) => e.id);
+  const notListed = catalogue.models
+    .filter((e) => statusAt(e, at) !== 'retired' && pricedOn(e, at) && !seen.has(e.id))
+    .map((e) => e.id);
   return { base_url: baseURL, models, not_listed: notListed };
 }

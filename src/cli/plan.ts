@@ -121,6 +121,13 @@ export const planSchema = z.strictObject({
     .default(DEFAULT_CHECK_RETRIES)
     .describe("times a failing check's output goes back to the fork before it ends check_failed"),
   checkTimeoutMs: positive.default(DEFAULT_CHECK_TIMEOUT_MS).describe('a check running longer fails (milliseconds)'),
+  maxUsd: z
+    .number()
+    .positive()
+    .finite()
+    .max(1_000_000)
+    .optional()
+    .describe('a client-side spend cap in USD for the whole run, every session of it (`--max-usd` overrides)'),
   emulator: z
     .strictObject({
       script: z

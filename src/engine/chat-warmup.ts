@@ -3,6 +3,9 @@ import type { Clock } from '../clock.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
 import { chatWarmup, sendChatWarmup } from '../provider/openai/warmup.ts';
 import type { FanOutAccounts } from './fan-out-accounts.ts';
+import { estimateFreshBase } from './measure.ts';
+import type { SpendPricing } from '../gate/admission/fan-out-gate.ts';
+import { underSpendCap } from './fan-out-spend.ts';
 import type { WarmGate, WarmStrategy } from './warm-gate.ts';
 
 /**
@@ -20,14 +23,32 @@ export async function warmUpChatFanOut(run: {
   clock: Clock;
   log: (record: Record<string, unknown>) => void;
   signal: AbortSignal;
+  spend?: SpendPricing | undefined;
 }): Promise<void> {
   if (run.warm === 'none' || run.forks < 2) return;
   const measured = await chatWarmup({
-    send: (ready) => sendChatWarmup(run.client, run.prefix, ready, run.signal),
+    send: (ready) =>
+      underSpendCap(
+        run.spend,
+        // no count endpoint: nothing of it is known, a token per byte
+        { bytes: run.prefix.byteLength + 256, headBytes: 0, sharedTokens: undefined, maxTokens: 1, signal: run.signal },
+        (began) =>
+          sendChatWarmup(
+            run.client,
+            run.prefix,
+            () => {
+              began();
+              ready();
+            },
+            run.signal,
+          ),
+      ),
     gate: run.gate,
     clock: run.clock,
     log: run.log,
   });
   run.accounts.sharedTokens = measured?.sharedTokens;
+  // no count endpoint: the fresh-agents baseline's F is estimated at the prefix's tokens per byte
+  if (measured) run.accounts.freshBase = estimateFreshBase(measured.sharedTokens / Math.max(1, run.prefix.byteLength));
   if (measured) run.accounts.warmup(measured.usage, measured.at, measured.cachedTokens);
 }

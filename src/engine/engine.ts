@@ -8,6 +8,7 @@ import type { PermissionHandler } from '../tools/permissions.ts';
 import { UsageLedger } from '../ledger/ledger.ts';
 import { BUILTIN_CATALOGUE, findModel, type ModelCatalogue } from '../models/catalogue.ts';
 import { AdmissionScheduler, type AdmissionView } from '../gate/admission/scheduler.ts';
+import { SpendCap, type SpendCapView } from '../gate/admission/spend-cap.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
 import { createAnthropicClient } from '../provider/client.ts';
 import type OpenAI from 'openai';
@@ -63,6 +64,7 @@ export class ForkEngine {
   readonly #api: ReturnType<typeof pLimit>;
   readonly #slots: ReturnType<typeof pLimit>;
   readonly #admission: AdmissionScheduler;
+  readonly #spendCap: SpendCap | undefined;
   readonly #running = new Set<FanOutRun>();
   readonly #onPermission: PermissionHandler | undefined;
   #state: 'open' | 'closing' | 'closed' | 'destroyed' = 'open';
@@ -91,6 +93,7 @@ export class ForkEngine {
     this.#api = pLimit(options.concurrency);
     this.#slots = pLimit(options.maxThreads * options.concurrentTasksPerWorker);
     this.#admission = new AdmissionScheduler({ clock: this.#clock, mode: options.admission });
+    this.#spendCap = options.maxUsd === undefined ? undefined : new SpendCap(options.maxUsd);
     this.#pool = new Piscina({
       filename: forkWorkerFile(),
       execArgv: forkWorkerExecArgv(),
@@ -229,6 +232,7 @@ export class ForkEngine {
       slots: this.#slots,
       api: this.#api,
       admission: this.#admission,
+      spendCap: this.#spendCap,
       modelClass: (model: string) => findModel(model, this.#table)?.family ?? model,
       client: this.#client,
       chatClient: this.#chatClient,
@@ -276,6 +280,11 @@ export class ForkEngine {
     if (this.#state !== 'open') throw new ForkcacheError('ENGINE_CLOSED', 'the engine is closed: create a new one');
   }
 
+  /** The spend cap now (`maxUsd`): the cap, what was spent, what requests in flight hold; undefined without one. */
+  get spendCap(): SpendCapView | undefined {
+    return this.#spendCap?.view();
+  }
+
   /** The rate-limit budget now: per model class, the limits learned, what is in use, queued and in flight. */
   get admission(): AdmissionView {
     return this.#admission.view();
@@ -286,14 +295,21 @@ export class ForkEngine {
     return new AgentTool(this, { clock: this.#clock, ...options });
   }
 
-  /** Wait for every running fan-out, then stop the threads. */
+  /**
+   * Wait for every running fan-out, then stop the threads. A fan-out that failed does not keep
+   * them running: its error is its `settled()`'s to report, and open threads would keep the
+   * process alive after the caller has given up (issue 25: a run that never exited).
+   */
   async close(): Promise<void> {
     if (this.#state === 'closed' || this.#state === 'destroyed') return;
     this.#state = 'closing';
-    await Promise.all([...this.#running].map((run) => run.settled()));
+    await Promise.allSettled([...this.#running].map((run) => run.settled()));
     this.#state = 'closed';
-    await this.#pool.close();
-    await this.#remote?.close();
+    try {
+      await this.#pool.close();
+    } finally {
+      await this.#remote?.close();
+    }
   }
 
   /** Cancel every fork and stop the threads now. */

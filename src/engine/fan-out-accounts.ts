@@ -85,7 +85,10 @@ export class FanOutAccounts {
     const first = request.turn === 1;
     const fresh =
       first && this.freshBase !== undefined && this.sharedTokens !== undefined
-        ? { freshInputTokens: this.freshBase + Math.max(0, totalInputTokens(request.usage) - this.sharedTokens) }
+        ? {
+            freshInputTokens: this.freshBase + Math.max(0, totalInputTokens(request.usage) - this.sharedTokens),
+            freshHeadTokens: this.freshBase,
+          }
         : {};
     ledger.record({ ...common, kind: 'fork', prefixId: this.#prefix.id, ...(first ? this.#shared() : {}), ...fresh });
   }

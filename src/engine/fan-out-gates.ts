@@ -1,4 +1,5 @@
-import { FanOutGate } from '../gate/admission/fan-out-gate.ts';
+import { FanOutGate, type SpendPricing } from '../gate/admission/fan-out-gate.ts';
+import { fanOutSpend } from './fan-out-spend.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
 import { readabilityOf } from '../wire/providers.ts';
 import type { FanOutAccounts } from './fan-out-accounts.ts';
@@ -13,6 +14,8 @@ export interface FanOutGates {
   admission: FanOutGate;
   /** What remote hosts' shared admission needs to price a request like the local one does. */
   shared(): { modelClass: string; tokensPerByte: number; readsShared: boolean };
+  /** The spend cap as this fan-out prices it (`maxUsd`), if there is one. */
+  spend: SpendPricing | undefined;
 }
 
 export function openFanOutGates(deps: FanOutDeps, prefix: FrozenPrefix, accounts: FanOutAccounts): FanOutGates {
@@ -29,6 +32,7 @@ export function openFanOutGates(deps: FanOutDeps, prefix: FrozenPrefix, accounts
   const tokensPerByte = (): number => (accounts.sharedTokens ?? prefix.approxTokens) / Math.max(1, prefix.byteLength);
   deps.admission.retryAfterStop();
   if (deps.options.admission === 'on') deps.remote?.retryAfterStop?.(deps.modelClass(prefix.snapshot.model));
+  const spend = fanOutSpend(deps, prefix);
   const admission = new FanOutGate({
     scheduler: deps.admission,
     inner: warm,
@@ -37,10 +41,13 @@ export function openFanOutGates(deps: FanOutDeps, prefix: FrozenPrefix, accounts
     modelClass: deps.modelClass(prefix.snapshot.model),
     tokensPerByte,
     clock: deps.clock,
+    spend,
+    sharedTokens: () => accounts.sharedTokens,
   });
   return {
     warm,
     admission,
+    spend,
     shared: () => ({
       modelClass: deps.modelClass(prefix.snapshot.model),
       tokensPerByte: tokensPerByte(),

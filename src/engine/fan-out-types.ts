@@ -13,6 +13,7 @@ import type { RetryableStatus } from '../fork-status.ts';
 import type { ResolvedEngineOptions } from './options.ts';
 import type { AdmissionScheduler } from '../gate/admission/scheduler.ts';
 import type { SandboxReport } from '../tools/sandbox-report.ts';
+import type { SpendCap } from '../gate/admission/spend-cap.ts';
 
 // What a fan-out hands its caller lives with the handles (src/agent/fork-handle.ts).
 export type { FanOut, FanOutResult, FanOutSummary } from '../agent/fork-handle.ts';
@@ -85,6 +86,8 @@ export interface FanOutDeps extends DispatchDeps {
   api: LimitFunction;
   /** The engine's rate-limit admission (one budget for every fan-out and thread). */
   admission: AdmissionScheduler;
+  /** The engine's spend cap in USD (`maxUsd`), shared by its fan-outs. */
+  spendCap?: SpendCap | undefined;
   /** The model class of a model id (the catalogue's family: the API's rate-limit bucket). */
   modelClass(model: string): string;
   client: Anthropic;

@@ -5,6 +5,8 @@ import type { FanOutAccounts } from './fan-out-accounts.ts';
 import type { FanOutDeps } from './fan-out-types.ts';
 import { measureFreshBase, measureSharedTokens, sendPrewarm } from './measure.ts';
 import type { WarmGate } from './warm-gate.ts';
+import type { SpendPricing } from '../gate/admission/fan-out-gate.ts';
+import { underSpendCap } from './fan-out-spend.ts';
 
 /** What a fan-out does before its forks, and what it records of it. */
 export interface FanOutWarmUp {
@@ -16,6 +18,8 @@ export interface FanOutWarmUp {
   log: (record: Record<string, unknown>) => void;
   /** `cancel()` stops the token counts and the pre-warm too. */
   signal: AbortSignal;
+  /** The spend cap as the fan-out prices it: the warm-up is a request like any other. */
+  spend?: SpendPricing | undefined;
 }
 
 /** Measure the shared prefix (and the fresh-agent baseline), and warm it when asked. */
@@ -33,6 +37,7 @@ export async function warmUpFanOut(run: FanOutWarmUp): Promise<void> {
       clock: deps.clock,
       log: run.log,
       signal,
+      spend: run.spend,
     });
     return;
   }
@@ -42,14 +47,32 @@ export async function warmUpFanOut(run: FanOutWarmUp): Promise<void> {
   if (deps.options.warm === 'prewarm' && !signal.aborted) await prewarm(run);
 }
 
-async function prewarm({ deps, prefix, gate, accounts, log, signal }: FanOutWarmUp): Promise<void> {
+async function prewarm({ deps, prefix, gate, accounts, log, signal, spend }: FanOutWarmUp): Promise<void> {
   // Nothing to pre-warm without shared messages or without a boundary marker: first-child applies.
   if (prefix.headEnd === 'messages-open' || prefix.markers !== 'boundary') return;
   gate.beginWarming();
   const at = deps.clock.now();
   try {
     log({ type: 'warmup-start', at });
-    const message = await sendPrewarm(deps.client, prefix, () => gate.markWarm(), signal);
+    const closing = 64; // the bytes that close the head into a request (`]}]`, `max_tokens`)
+    const request = {
+      bytes: prefix.byteLength + closing,
+      headBytes: prefix.byteLength,
+      sharedTokens: accounts.sharedTokens,
+      maxTokens: 0,
+      signal,
+    };
+    const message = await underSpendCap(spend, request, (began) =>
+      sendPrewarm(
+        deps.client,
+        prefix,
+        () => {
+          began();
+          gate.markWarm();
+        },
+        signal,
+      ),
+    );
     log({ type: 'warmup-end', at: deps.clock.now(), usage: message.usage });
     accounts.warmup(message.usage, at);
   } catch (err) {

@@ -25,6 +25,7 @@ import { sampleBudget } from '../gate/admission/budget-log.ts';
 import type { WorktreeResult } from '../tools/worktree.ts';
 import { finishInSlot, runForkInSlot, type SlotRun } from './fork-slot.ts';
 import { FanOutWorktrees } from './fan-out-worktrees.ts';
+import { spendCapSummary, spentBefore } from './fan-out-spend.ts';
 
 export type { FanOut, FanOutDeps, FanOutResult, FanOutSummary, ForkSpec } from './fan-out-types.ts';
 export { forkIdOf } from './fan-out-types.ts';
@@ -41,6 +42,7 @@ export class FanOutRun implements FanOut {
   /** The warm gate behind the engine's rate-limit admission: what each fork's requests ask. */
   readonly #admission: FanOutGate;
   readonly #shared: FanOutGates['shared'];
+  readonly #spend: FanOutGates['spend'];
   readonly #settled: Promise<FanOutResult>;
   readonly #accounts: FanOutAccounts;
   readonly #log: FanOutLog;
@@ -61,6 +63,12 @@ export class FanOutRun implements FanOut {
     this.#gate = gates.warm;
     this.#admission = gates.admission;
     this.#shared = gates.shared;
+    this.#spend = gates.spend;
+    // the cap counts the whole run: what earlier sessions spent is spent before anything is sent
+    const spend = gates.spend;
+    if (spend)
+      for (const { start } of specs)
+        spend.cap.addSpent(spentBefore(spend, [...start.previous.requests, ...start.previous.failedAttempts]));
     this.#log = new FanOutLog(deps.runDir);
     if (deps.options.isolation === 'worktree' && deps.runDir)
       this.#worktrees = new FanOutWorktrees(deps.options.workspace, deps.runDir);
@@ -106,6 +114,7 @@ export class FanOutRun implements FanOut {
       accounts: this.#accounts,
       log: (line) => this.#log.line(line),
       signal: this.#abort.signal,
+      spend: this.#spend,
     });
     const stopSampling = this.#log.open
       ? sampleBudget(this.#deps.admission, this.#deps.clock, (line) => this.#log.line(line))
@@ -293,6 +302,7 @@ export class FanOutRun implements FanOut {
       })),
       ...(this.#deps.sandbox ? { sandbox: this.#deps.sandbox } : {}),
       rate_limits: this.#admission.summary(results.some((r) => r.error?.code === 'RATE_LIMIT_SPEND_CAP')),
+      spend_cap: this.#spend ? spendCapSummary(this.#spend.cap.view(), results) : null,
     };
   }
 }

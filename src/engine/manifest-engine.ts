@@ -21,5 +21,6 @@ export function manifestEngine(options: ResolvedEngineOptions): ManifestEngine {
     network: options.network,
     turnRetry: options.turnRetry,
     concurrency: options.concurrency,
+    ...(options.maxUsd !== undefined ? { maxUsd: options.maxUsd } : {}),
   };
 }

@@ -67,6 +67,17 @@ export async function measureFreshBase(
   }
 }
 
+/**
+ * The same input estimated where no endpoint counts tokens (Chat Completions): the fallback
+ * prompt and tools' bytes at the tokens per byte the warm-up measured on the shared prefix.
+ */
+export function estimateFreshBase(tokensPerByte: number): number {
+  const bytes = encoder.encode(
+    JSON.stringify({ system: FORK_FALLBACK_SYSTEM_PROMPT, tools: TOOL_DECLARATIONS }),
+  ).byteLength;
+  return Math.round(bytes * tokensPerByte);
+}
+
 /** `max_tokens: 0` request of the head: writes the shared entry without generating anything. */
 export async function sendPrewarm(
   client: Anthropic,

@@ -113,6 +113,13 @@ export interface ForkEngineOptions {
    * mid-way, a reset): the same bytes again after a backoff. Default 3, 500 ms doubling to 8 s.
    */
   turnRetry?: Partial<TurnRetryOptions>;
+  /**
+   * A spend cap in USD over everything this engine sends (and what a resumed run spent before):
+   * a request is admitted only while the ledger plus every request in flight at its upper bound
+   * stays within it; then admission stops, forks end `SPEND_CAP_MAX_USD` after their last
+   * complete turn, and `resume` continues under a higher cap. Not with `distributed`.
+   */
+  maxUsd?: number;
 }
 
 const optionsSchema = z.strictObject({
@@ -174,6 +181,7 @@ const optionsSchema = z.strictObject({
     })
     .optional(),
   onPermission: z.custom<PermissionHandler>((v) => typeof v === 'function', 'expected a function').optional(),
+  maxUsd: z.number().positive().finite().max(1_000_000).optional(),
 });
 
 export interface ResolvedEngineOptions {
@@ -209,6 +217,7 @@ export interface ResolvedEngineOptions {
   permissions: PermissionPolicy;
   isolation: 'none' | 'worktree';
   distributed: { redis: string; queue?: string } | undefined;
+  maxUsd: number | undefined;
   /** Set only through `withTestHooks` (test-hooks.ts), never by a public option. */
   testHooks: TestHooks;
 }
@@ -221,6 +230,16 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
       'INVALID_ARGUMENT',
       "isolation: 'worktree' is not available with the distributed backend",
       { data: { field: 'isolation' } },
+    );
+  }
+  if (o.maxUsd !== undefined && o.distributed) {
+    // remote hosts admit their requests through the budget they share in Redis, not this cap
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      'maxUsd: the spend cap is not available with the distributed backend yet',
+      {
+        data: { field: 'maxUsd' },
+      },
     );
   }
   if (o.isolation === 'worktree' && !o.runDir) {
@@ -270,6 +289,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     permissions: (o.permissions ?? {}) as PermissionPolicy,
     isolation: o.isolation ?? 'none',
     distributed: o.distributed as ResolvedEngineOptions['distributed'],
+    maxUsd: o.maxUsd,
     testHooks: testHooksOf(input),
   };
 }

@@ -4,9 +4,10 @@ import { type AgentType, agentTypeSchema } from '../agent/agent-type.ts';
 import { validateDirective } from '../fork/directive.ts';
 import { FORK_FALLBACK_SYSTEM_PROMPT } from '../fork/fallback.ts';
 import { captureSnapshot, type ParentSnapshot, snapshotOrFallback } from '../fork/snapshot.ts';
-import type { ModelCatalogue } from '../models/catalogue.ts';
+import { findModel, type ModelCatalogue } from '../models/catalogue.ts';
 import { DEFAULT_MODEL } from '../models/defaults.ts';
 import { checkModel } from '../models/status.ts';
+import { unpricedForCap } from './fan-out-spend.ts';
 import { FRESH_START, finishedOutcome, startFromTranscript } from '../pool/fork-attempts.ts';
 import { freeze, type FrozenPrefix } from '../prefix/freeze.ts';
 import { transcriptPath } from '../run-dir/files.ts';
@@ -40,6 +41,16 @@ export interface FanOutPlan {
   checks?: ForkChecks;
 }
 
+/**
+ * A spend cap in dollars needs prices: a model the catalogue cannot price is refused before
+ * anything is sent or written (the fan-out's gates refuse it too, for a resumed run).
+ */
+function assertCapPriceable(engine: PlanContext, model: string): void {
+  if (engine.options.maxUsd === undefined) return;
+  const info = findModel(model, engine.table);
+  if (!info || info.prices.length === 0) throw unpricedForCap(model, engine.table);
+}
+
 /** Forks of a parent (or of the fallback prompt). Bad input throws before anything is sent. */
 export function planForks(
   engine: PlanContext,
@@ -60,6 +71,7 @@ export function planForks(
   }
   // A retired model is refused here; an unknown one runs unpriced (the API is the judge).
   checkModel(snapshot.model, { catalogue: engine.table, at: engine.clock.now(), field: 'snapshot.model' });
+  assertCapPriceable(engine, snapshot.model);
   const prefix = freeze(snapshot, {
     layout: options.layout ?? engine.options.layout,
     ttl: engine.options.ttl,
@@ -168,6 +180,7 @@ export function planAgents(
     at: engine.clock.now(),
     field: `agent type ${agent.name}: model`,
   });
+  assertCapPriceable(engine, snapshot.model);
   const prefix = freeze(snapshot, {
     ttl: engine.options.ttl,
     markers: engine.options.markers,

@@ -1,4 +1,4 @@
-import { ForkcacheError } from '../errors.ts';
+import { ForkcacheError, hasCode } from '../errors.ts';
 import { BUILTIN_CATALOGUE, findModel, type ModelCatalogue, type ModelEntry } from '../models/catalogue.ts';
 import { priceTerms, type BillingContext, type PriceTerms, type Rates } from '../models/pricing.ts';
 import { creationSplit, normalizeUsage, totalInputTokens, type Usage, type UsageInput } from './usage.ts';
@@ -69,7 +69,10 @@ function exact(value: number): number {
   value = Math.round(value);
   // Past 2^53 integers stop being exact; at these rates that is millions of dollars.
   if (!Number.isSafeInteger(value))
-    throw new ForkcacheError('INTERNAL', `cost overflow: ${value} nano-dollars is not a safe integer`);
+    throw new ForkcacheError(
+      'LEDGER_COST_OVERFLOW',
+      `cost overflow: ${value} nano-dollars is not a safe integer (a price or a token count out of range)`,
+    );
   return value;
 }
 
@@ -134,7 +137,8 @@ export function breakdownToUsd(nano: CostBreakdown): CostBreakdown {
 
 /**
  * Cost of one request in USD, or `null` for a model the catalogue cannot price (an id it does
- * not know: it still runs, the API is the judge). Writes use the `cache_creation` TTL split
+ * not know: it still runs, the API is the judge; or a price so far out of range that the cost
+ * is not a safe integer of nano-dollars). Writes use the `cache_creation` TTL split
  * when present, otherwise all writes are billed as 5-minute writes. `at` (epoch ms, default
  * now) picks the price row in force; `total` is computed in nano-dollars before conversion.
  *
@@ -148,7 +152,13 @@ export function costUsd(
   const catalogue = options.catalogue ?? BUILTIN_CATALOGUE;
   const info = typeof model === 'string' ? findModel(model, catalogue) : model;
   if (!info || info.prices.length === 0) return null;
-  return breakdownToUsd(costNano(normalizeUsage(usage), info, options.at ?? Date.now(), catalogue));
+  try {
+    return breakdownToUsd(costNano(normalizeUsage(usage), info, options.at ?? Date.now(), catalogue));
+  } catch (err) {
+    // a price out of range cannot be priced either; the ledger's summary says why (`cost_error`)
+    if (hasCode(err, 'LEDGER_COST_OVERFLOW')) return null;
+    throw err;
+  }
 }
 
 /** The same request with no caching at all: every input token at base price, plus output. */

@@ -1,4 +1,5 @@
 import { pct, textTable, usd } from './economics-format.ts';
+import { priceSourceLine } from './estimate-format.ts';
 import type { EconomicsResult } from './economics.ts';
 
 /**
@@ -16,7 +17,7 @@ export function formatComparison(results: readonly EconomicsResult[]): string {
         ? 'cold'
         : 'partly cached';
   const header = [
-    `forkcache economics --compare: current models (catalogue of ${first.modelTableDate}, prices of ${first.date}), convention ${first.convention}`,
+    `forkcache economics --compare: current models (catalogue of ${first.modelTableDate}, prices of ${first.date}), convention ${first.convention}; the first request of each child only (input tokens)`,
     `prefix ${first.prefixTokens.toLocaleString('en-US')}, directive ${first.directiveTokens.toLocaleString('en-US')}, ${first.children} children, TTL ${first.ttl}, parent cache ${state}`,
     '',
   ];
@@ -53,6 +54,8 @@ export function formatComparison(results: readonly EconomicsResult[]): string {
   }
   const notes = [
     '',
+    'prices:',
+    ...results.map((r) => `  ${priceSourceLine(r)}`),
     "fork-side: the children's cost of the shared prefix against sending it uncached (1 - read multiplier when the parent is warm);",
     "all-in: the same with the parent's last request counted (its write of the prefix at the write price, or uncached when cold).",
   ];

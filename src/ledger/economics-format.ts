@@ -1,4 +1,5 @@
 import type { EconomicsResult } from './economics.ts';
+import { priceSourceLine } from './estimate-format.ts';
 
 const int = new Intl.NumberFormat('en-US', { maximumFractionDigits: 3 });
 
@@ -64,9 +65,14 @@ export function formatEconomics(results: readonly EconomicsResult[]): string {
         ? 'cold'
         : `${tok(first.cachedPrefixTokens)} tokens cached`;
   const lines = [
-    `forkcache economics: ${first.model} (catalogue of ${first.modelTableDate}, price row from ${first.pricesFrom}${first.band ? `, band ${first.band}` : ''}), input tokens only`,
+    `forkcache economics: ${first.model}${first.band ? ` (band ${first.band})` : ''}, the first request of each child only: input tokens, none of the turns after it (--whole-run prices every turn)`,
+    `  ${priceSourceLine({ ...first, modelTableDate: first.modelTableDate })}`,
     `prefix ${tok(first.prefixTokens)}, directive ${tok(first.directiveTokens)}, ${first.children} children, TTL ${first.ttl}, parent cache ${state}`,
-    `fresh agent = ${tok(first.freshTokens)} system+tools + ${tok(first.directiveTokens)} directive, full price, no sharing`,
+    `fresh agent = ${tok(first.freshTokens)} system+tools + ${tok(first.directiveTokens)} directive: ${
+      results.some((r) => r.convention === 'real')
+        ? 'cached as forks are (the first writes the system prompt and tools, the others read them)'
+        : ''
+    }${results.length > 1 ? '; under seed: ' : ''}${results.some((r) => r.convention === 'seed') ? 'full price, no sharing, as the seed chapter counts them' : ''}`,
   ];
   if (!first.cacheable) lines.push("note: the prefix is below the model's minimum cacheable length: nothing is cached");
   for (const r of results) {

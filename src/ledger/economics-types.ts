@@ -61,6 +61,8 @@ export interface EconomicsResult {
   /** The price row used (its effectiveFrom) and the date priced. */
   pricesFrom: string;
   date: string;
+  /** Where the prices come from and the date of that copy (third-party copies say so). */
+  source: { name: string; retrieved: string; thirdParty: boolean };
   /** Read price / input price of the children's requests (0.1 under the seed convention). */
   readMultiplier: number;
   /** The prompt-length band the children's requests fall in (banded models), else null. */

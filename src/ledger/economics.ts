@@ -5,6 +5,8 @@ import { termsFor } from './cost.ts';
 import { BUILTIN_CATALOGUE, findModel, type ModelCatalogue } from '../models/catalogue.ts';
 import { DEFAULT_MODEL } from '../models/defaults.ts';
 import { PRICING_HINT } from '../models/status.ts';
+import { calendarDate } from '../models/dates.ts';
+import { assertPricedOn } from '../models/pricing.ts';
 import type { Usage } from './usage.ts';
 import { CACHE_TTLS } from '../wire/cache.ts';
 import type { ChildCost, EconomicsInput, EconomicsResult, StrategyCost } from './economics-types.ts';
@@ -47,10 +49,7 @@ const inputSchema = z.strictObject({
   freshTokens: tokens.default(DEFAULT_FRESH_AGENT_TOKENS),
   convention: z.enum(['seed', 'real']).default('real'),
   table: z.custom<ModelCatalogue>((v) => typeof v === 'object' && v !== null).optional(),
-  date: z
-    .string()
-    .regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD')
-    .optional(),
+  date: calendarDate.optional(),
 });
 
 function invalid(field: string, message: string): ForkcacheError {
@@ -58,14 +57,22 @@ function invalid(field: string, message: string): ForkcacheError {
 }
 
 /**
- * Smallest N ≥ 1 with first + (N − 1)·later < N·baseline, all per-child costs in one unit;
- * null when no N qualifies (each extra child saves nothing, and the first does not pay).
+ * The break-even N: the smallest N from which on forking costs strictly less than the baseline
+ * for every larger N, with first + (N − 1)·later against baseFirst + (N − 1)·baseLater (a
+ * baseline's first child may cost more: the first fresh agent writes the head the others read).
+ * Null when the baseline is cheaper at large N, even if forking wins a few children first.
  */
-export function breakEvenChildren(first: number, later: number, baseline: number): number | null {
-  if (first < baseline) return 1;
-  if (baseline <= later) return null;
-  // first + (N − 1)·later < N·baseline  ⇔  N > (first − later) / (baseline − later)
-  return Math.floor((first - later) / (baseline - later)) + 1;
+export function breakEvenChildren(
+  first: number,
+  later: number,
+  baseFirst: number,
+  baseLater = baseFirst,
+): number | null {
+  if (later > baseLater) return null;
+  if (first < baseFirst) return 1;
+  if (later === baseLater) return null;
+  // first + (N − 1)·later < baseFirst + (N − 1)·baseLater  ⇔  N − 1 > (first − baseFirst) / (baseLater − later)
+  return Math.floor((first - baseFirst) / (baseLater - later)) + 2;
 }
 
 function ratio(saved: number, baseline: number): number | null {
@@ -99,7 +106,7 @@ interface Priced {
  * @example forkEconomics({ prefixTokens: 48_500, directiveTokens: 200, children: 5, convention: 'seed' }).perChild
  * // [{ children: '1', tokenEquivalents: 48700, ... }, { children: '2-5', tokenEquivalents: 5050, ... }]
  */
-export function forkEconomics(input: EconomicsInput, field = 'model'): EconomicsResult {
+export function forkEconomics(input: EconomicsInput, field = 'model', dateField = 'date'): EconomicsResult {
   const parsed = inputSchema.safeParse(input);
   if (!parsed.success)
     throw new ForkcacheError('INVALID_ARGUMENT', `economics: ${formatZodIssues(parsed.error.issues)}`);
@@ -115,6 +122,8 @@ export function forkEconomics(input: EconomicsInput, field = 'model'): Economics
         : `"${opts.model}" is not in the model catalogue (${table.date}): it cannot be priced; ${PRICING_HINT}`,
     );
   }
+  // a date before the model's first price row has no prices: say so, do not use later ones
+  if (opts.date !== undefined) assertPricedOn(info, at, dateField);
   const P = opts.prefixTokens;
   const D = opts.directiveTokens;
   const N = opts.children;
@@ -155,7 +164,13 @@ export function forkEconomics(input: EconomicsInput, field = 'model'): Economics
   const laterUsage: Req = cacheable ? { r: P, w: 0, i: D } : { r: 0, w: 0, i: P + D };
   const first = price(firstUsage);
   const later = price(laterUsage);
-  const fresh = price({ r: 0, w: 0, i: opts.freshTokens + D });
+  // Fresh agents (src/ledger/fresh-agents.ts) priced as this mode prices a child's first
+  // request: F in place of P, the first agent writing it and the others reading it. The seed
+  // chapter counts them uncached instead, F + D at full price each.
+  const F = opts.freshTokens;
+  const freshCached = !seed && F >= info.minCacheableTokens;
+  const freshFirst = price(freshCached ? { r: 0, w: F, i: D } : { r: 0, w: 0, i: F + D });
+  const freshLater = price(freshCached ? { r: F, w: 0, i: D } : { r: 0, w: 0, i: F + D });
   const noCache = price({ r: 0, w: 0, i: P + D });
   // Token-equivalents are counted in the children's band: the input price their requests pay.
   const unit = noCache.input;
@@ -175,7 +190,7 @@ export function forkEconomics(input: EconomicsInput, field = 'model'): Economics
       : [row('1', 1, firstUsage, first.nano), row(N === 2 ? '2' : `2-${N}`, N - 1, laterUsage, later.nano)];
 
   const forkTotal = first.nano + (N - 1) * later.nano;
-  const freshTotal = N * fresh.nano;
+  const freshTotal = freshFirst.nano + (N - 1) * freshLater.nano;
   const noCacheTotal = N * noCache.nano;
   // The shared prefix alone: what the children pay for it, and the parent's last request.
   const prefixOf = (req: Req, p: Priced): number =>
@@ -193,6 +208,7 @@ export function forkEconomics(input: EconomicsInput, field = 'model'): Economics
     modelTableDate: table.date,
     pricesFrom: later.pricesFrom,
     date: new Date(at).toISOString().slice(0, 10),
+    source: info.source,
     readMultiplier: unit === 0 ? 0 : Math.round((later.read / unit) * 1e6) / 1e6,
     band: later.band,
     ttl: opts.ttl,
@@ -215,7 +231,7 @@ export function forkEconomics(input: EconomicsInput, field = 'model'): Economics
     ),
     breakEven: {
       vsNoCache: breakEvenChildren(first.nano, later.nano, noCache.nano),
-      vsFreshAgents: breakEvenChildren(first.nano, later.nano, fresh.nano),
+      vsFreshAgents: breakEvenChildren(first.nano, later.nano, freshFirst.nano, freshLater.nano),
     },
   };
 }

@@ -31,6 +31,8 @@ export interface LedgerRecordInput {
   cachedPrefixTokens?: number;
   /** Input tokens this child would send as a fresh agent (fallback system + tools + directive). */
   freshInputTokens?: number;
+  /** Of `freshInputTokens`, the fallback system prompt + tools every fresh agent of the fan-out shares. */
+  freshHeadTokens?: number;
   /** The frozen prefix's id: groups fan-out requests when one agent fans out more than once. */
   prefixId?: string;
   /** Start of the request, epoch milliseconds (from the injected clock). */
@@ -55,6 +57,7 @@ export interface LedgerRecord {
   sharedPrefixTokens?: number;
   cachedPrefixTokens?: number;
   freshInputTokens?: number;
+  freshHeadTokens?: number;
   prefixId?: string;
   at: number;
   attempt?: 'failed';
@@ -72,6 +75,7 @@ const recordSchema = z.strictObject({
   sharedPrefixTokens: tokens.optional(),
   cachedPrefixTokens: tokens.optional(),
   freshInputTokens: tokens.optional(),
+  freshHeadTokens: tokens.optional(),
   prefixId: z.string().min(1).optional(),
   at: z.number().finite().nonnegative(),
   attempt: z.literal('failed').optional(),
@@ -120,6 +124,7 @@ export function parseRecord(
   if (raw.sharedPrefixTokens !== undefined) record.sharedPrefixTokens = raw.sharedPrefixTokens;
   if (raw.cachedPrefixTokens !== undefined) record.cachedPrefixTokens = raw.cachedPrefixTokens;
   if (raw.freshInputTokens !== undefined) record.freshInputTokens = raw.freshInputTokens;
+  if (raw.freshHeadTokens !== undefined) record.freshHeadTokens = raw.freshHeadTokens;
   if (raw.prefixId !== undefined) record.prefixId = raw.prefixId;
   if (raw.attempt !== undefined) record.attempt = raw.attempt;
   return { record, info };

@@ -1,5 +1,6 @@
+import { hasCode } from '../errors.ts';
 import { FORK_END_STATUSES } from '../fork-status.ts';
-import { computeBaselines } from './baselines.ts';
+import { computeBaselines, type Baselines } from './baselines.ts';
 import { breakdownToUsd, costNano, addCost, nanoToUsd, zeroCost, type CostBreakdown } from './cost.ts';
 import { computeFanouts } from './fanout.ts';
 import { findModel, type ModelCatalogue } from '../models/catalogue.ts';
@@ -64,6 +65,10 @@ export interface LedgerSummary {
   savings: { vs_no_cache: number | null; vs_fresh_agents: number | null };
   /** Fork children lacking `freshInputTokens`. */
   missing_fresh_input: string[];
+  /** F of the fresh-agents baseline: the fallback system prompt + tools, in tokens (null: no fork measured it). */
+  fresh_head_tokens: number | null;
+  /** Why every cost is null although every model is priced (a cost out of range), else null. */
+  cost_error: string | null;
 }
 
 function savings(actual: number | null, baseline: number | null): number | null {
@@ -77,6 +82,39 @@ function modelWarnings(records: readonly LedgerRecord[], table: ModelCatalogue):
   return [...first].flatMap(([model, at]) => describeModel(model, { catalogue: table, at }).warning ?? []);
 }
 
+/**
+ * The costs of the scope. A cost past what nano-dollar integers hold (a price or a usage out of
+ * range) leaves the figures out with a warning: the summary of work that was done must still be
+ * printed, and a run must still end (issue 25: it hung after printing "cost overflow").
+ */
+function costs(
+  scope: readonly AgentNode[],
+  records: readonly LedgerRecord[],
+  table: ModelCatalogue,
+  defaultFresh: number | undefined,
+): { base: Baselines; breakdown: CostBreakdown | null; overflow?: string } {
+  try {
+    const base = computeBaselines(scope, table, defaultFresh);
+    let breakdown: CostBreakdown | null = base.actual === null ? null : zeroCost();
+    for (const r of records) {
+      const info = findModel(r.model, table);
+      if (info && breakdown) breakdown = addCost(breakdown, costNano(r.usage, info, r.at, table));
+    }
+    return { base, breakdown };
+  } catch (err) {
+    if (!hasCode(err, 'LEDGER_COST_OVERFLOW')) throw err;
+    const base: Baselines = {
+      actual: null,
+      noCache: null,
+      freshAgents: null,
+      missingFresh: [],
+      unpriced: { requests: 0, models: [] },
+      freshHead: null,
+    };
+    return { base, breakdown: null, overflow: `cost not computed: ${(err as Error).message}` };
+  }
+}
+
 /** Build the summary of the agents in `scope`. */
 export function summarize(
   scope: readonly AgentNode[],
@@ -88,12 +126,7 @@ export function summarize(
   const records = scope.flatMap((n) => n.records);
   const usage = sumUsage(records.map((r) => r.usage));
   const split = creationSplit(usage);
-  const base = computeBaselines(scope, table, defaultFresh);
-  let breakdown: CostBreakdown | null = base.actual === null ? null : zeroCost();
-  for (const r of records) {
-    const info = findModel(r.model, table);
-    if (info && breakdown) breakdown = addCost(breakdown, costNano(r.usage, info, r.at, table));
-  }
+  const { base, breakdown, overflow } = costs(scope, records, table, defaultFresh);
   const forks = Object.fromEntries(
     ['total', 'running', ...FORK_END_STATUSES].map((k) => [k, 0]),
   ) as LedgerSummary['forks'];
@@ -146,11 +179,13 @@ export function summarize(
       breakdown: breakdown && breakdownToUsd(breakdown),
     },
     unpriced: base.unpriced,
-    warnings: modelWarnings(records, table),
+    warnings: [...modelWarnings(records, table), ...(overflow ? [overflow] : [])],
     savings: {
       vs_no_cache: savings(base.actual, base.noCache),
       vs_fresh_agents: savings(base.actual, base.freshAgents),
     },
     missing_fresh_input: base.missingFresh,
+    fresh_head_tokens: base.freshHead,
+    cost_error: overflow ?? null,
   };
 }

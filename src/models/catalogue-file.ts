@@ -1,6 +1,6 @@
 import { ForkcacheError } from '../errors.ts';
 import { formatPath } from '../validation.ts';
-import { catalogueFileSchema, type CatalogueFile, type ModelRow } from './schema.ts';
+import { catalogueFileSchema, modelRowSchema, type CatalogueFile, type ModelRow } from './schema.ts';
 
 /*
  * Checking a catalogue file, the built-in one and a user's alike: the schema, then the rules
@@ -62,12 +62,31 @@ function nameRow(path: string, models: unknown): string {
   });
 }
 
-/** Parse and check a catalogue file (already-parsed JSON). Every error names the row and field. */
-export function parseCatalogueFile(json: unknown, source: string): CatalogueFile {
+/** ` (got 1e+308)`: the value a bad field holds, when it is a plain value worth showing. */
+function given(json: unknown, path: readonly PropertyKey[]): string {
+  let value: unknown = json;
+  for (const key of path) value = (value as Record<PropertyKey, unknown> | null | undefined)?.[key];
+  if (typeof value === 'number' || typeof value === 'boolean') return ` (got ${String(value)})`;
+  if (typeof value === 'string' && value.length <= 40) return ` (got ${JSON.stringify(value)})`;
+  return '';
+}
+
+/**
+ * Parse and check a catalogue file (already-parsed JSON). Every error names the row and field.
+ * `merged(id)`: the row will be merged over a built-in row, so it may be partial; it is
+ * checked whole, once merged (`mergeRow`).
+ */
+export function parseCatalogueFile(
+  json: unknown,
+  source: string,
+  merged: (id: string) => boolean = () => false,
+): CatalogueFile {
   const parsed = catalogueFileSchema.safeParse(json);
   if (!parsed.success) {
     const models = (json as { models?: unknown } | null)?.models;
-    const lines = parsed.error.issues.map((issue) => `${nameRow(formatPath(issue.path), models)}: ${issue.message}`);
+    const lines = parsed.error.issues.map(
+      (issue) => `${nameRow(formatPath(issue.path), models)}: ${issue.message}${given(json, issue.path)}`,
+    );
     throw catalogueInvalid(source, lines.join('; '), nameRow(formatPath(parsed.error.issues[0]?.path ?? []), models));
   }
   const file = parsed.data;
@@ -76,7 +95,35 @@ export function parseCatalogueFile(json: unknown, source: string): CatalogueFile
     if (seen.has(row.id))
       throw catalogueInvalid(source, `models[${i}]: model "${row.id}" is named twice`, `models[${i}].id`);
     seen.add(row.id);
-    checkRow(row, `models[${i}] (${row.id})`, source);
+    if (!merged(row.id)) checkRow(row, `models[${i}] (${row.id})`, source);
   });
   return file;
+}
+
+/**
+ * A user's row over the built-in row of the same id, as written (before defaults): the user's
+ * fields replace the built-in ones, `constraints` merges key by key. The result is checked as
+ * a row of its own; an error names the user's row and says it was merged.
+ */
+export function mergeRow(builtin: Record<string, unknown>, user: unknown, where: string, source: string): ModelRow {
+  const own = user as Record<string, unknown>;
+  const constraints =
+    builtin['constraints'] === undefined && own['constraints'] === undefined
+      ? {}
+      : {
+          constraints: {
+            ...(builtin['constraints'] as object | undefined),
+            ...(own['constraints'] as object | undefined),
+          },
+        };
+  const merged = { ...builtin, ...own, ...constraints };
+  const parsed = modelRowSchema.safeParse(merged);
+  const label = `${where}, merged over the built-in row`;
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = `${where}.${formatPath(issue?.path ?? [])}`;
+    throw catalogueInvalid(source, `${label}: ${formatPath(issue?.path ?? [])}: ${issue?.message ?? 'invalid'}`, field);
+  }
+  checkRow(parsed.data, label, source);
+  return parsed.data;
 }

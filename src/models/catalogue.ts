@@ -1,6 +1,6 @@
 import builtinFile from './catalogue.json' with { type: 'json' };
 import { readJsonFile } from '../json-file.ts';
-import { catalogueInvalid, parseCatalogueFile } from './catalogue-file.ts';
+import { catalogueInvalid, mergeRow, parseCatalogueFile } from './catalogue-file.ts';
 import { type ModelRow, type ModelProvider, type ModelStatus, type PriceRowInput, type TokenClass } from './schema.ts';
 
 /**
@@ -61,7 +61,18 @@ export interface ModelEntry {
   inferenceGeo: boolean;
   /** Ascending by `effectiveFrom`; empty for a retired model. */
   prices: readonly PriceRow[];
+  /** Where the prices come from and the date of that copy (the catalogue's sources when the row names none). */
+  source: PriceSource;
   note: string | null;
+}
+
+/** Where a row's prices were read, as printed beside the figures priced with them. */
+export interface PriceSource {
+  name: string;
+  /** The date of the copy read (the catalogue's date when the row gives none). */
+  retrieved: string;
+  /** A third party's copy, not checked against the provider's own page. */
+  thirdParty: boolean;
 }
 
 export interface PriceModifiers {
@@ -146,7 +157,19 @@ function priceRow(row: PriceRowInput): PriceRow {
   return { effectiveFrom: row.effectiveFrom, bandCounts: [], tiers: [tierOf(null, null, row)] };
 }
 
-function entryOf(row: ModelRow): ModelEntry {
+/** A row whose price source is known: its own, or that of the file it came from. */
+type SourcedRow = ModelRow & { source: PriceSource };
+
+/** The source a file's rows carry when they name none: the file's own sources line and date. */
+function fileSource(file: { date: string; sources?: string | undefined }, source: string): PriceSource {
+  return { name: file.sources ?? source, retrieved: file.date, thirdParty: false };
+}
+
+function sourced(row: ModelRow, fallback: PriceSource): SourcedRow {
+  return { ...row, source: row.source ?? fallback };
+}
+
+function entryOf(row: SourcedRow): ModelEntry {
   return {
     id: row.id,
     aliases: row.aliases,
@@ -161,11 +184,12 @@ function entryOf(row: ModelRow): ModelEntry {
     constraints: { ...DEFAULT_CONSTRAINTS, ...row.constraints },
     inferenceGeo: row.inferenceGeo,
     prices: row.prices.map(priceRow),
+    source: row.source,
     note: row.note ?? null,
   };
 }
 
-function build(date: string, rows: readonly ModelRow[], modifiers: PriceModifiers, source: string): ModelCatalogue {
+function build(date: string, rows: readonly SourcedRow[], modifiers: PriceModifiers, source: string): ModelCatalogue {
   const names = new Map<string, string>();
   for (const row of rows) {
     for (const name of [row.id, ...row.aliases]) {
@@ -188,24 +212,45 @@ function build(date: string, rows: readonly ModelRow[], modifiers: PriceModifier
 }
 
 const BUILTIN_FILE = parseCatalogueFile(builtinFile, 'built-in model catalogue');
+/** The built-in rows as written (before defaults): what a user's partial row is merged over. */
+const BUILTIN_RAW = new Map(
+  (builtinFile.models as readonly Record<string, unknown>[]).map((row) => [row['id'] as string, row] as const),
+);
+
+const BUILTIN_ROWS = BUILTIN_FILE.models.map((row) =>
+  sourced(row, fileSource(BUILTIN_FILE, 'built-in model catalogue')),
+);
 
 /** The catalogue shipped with the package. */
 export const BUILTIN_CATALOGUE: ModelCatalogue = build(
   BUILTIN_FILE.date,
-  BUILTIN_FILE.models,
+  BUILTIN_ROWS,
   BUILTIN_FILE.modifiers ?? DEFAULT_MODIFIERS,
   'built-in model catalogue',
 );
 
 /**
- * Merge a user file (parsed JSON) over the built-in catalogue: rows replace built-in rows of
- * the same id, new ids are added, `replace: true` drops the built-in rows. The result carries
- * the user file's date.
+ * Merge a user file (parsed JSON) over the built-in catalogue: a row whose id is built in is
+ * merged over the built-in row field by field (the fields it gives replace the built-in ones,
+ * `constraints` key by key; so a row with only `prices` keeps the built-in minimum cacheable
+ * length, context window and aliases), new ids are added, `replace: true` drops the built-in
+ * rows. The result carries the user file's date.
  */
 export function mergeCatalogue(override: unknown, source = 'model table'): ModelCatalogue {
-  const file = parseCatalogueFile(override, source);
-  const byId = new Map(file.replace ? [] : BUILTIN_FILE.models.map((row) => [row.id, row] as const));
-  for (const row of file.models) byId.set(row.id, row);
+  const replace = (override as { replace?: unknown } | null)?.replace === true;
+  const file = parseCatalogueFile(override, source, (id) => !replace && BUILTIN_RAW.has(id));
+  const byId = new Map(file.replace ? [] : BUILTIN_ROWS.map((row) => [row.id, row] as const));
+  const raws = (override as { models: Record<string, unknown>[] }).models;
+  const own = fileSource(file, source);
+  file.models.forEach((row, i) => {
+    const builtin = byId.get(row.id) && BUILTIN_RAW.get(row.id);
+    const raw = raws[i]!;
+    if (!builtin) return void byId.set(row.id, sourced(row, own));
+    const merged = mergeRow(builtin, raw, `models[${i}] (${row.id})`, source);
+    // new prices without a source of their own are the user file's, not the built-in page's
+    const priced = raw['prices'] !== undefined && raw['source'] === undefined;
+    byId.set(row.id, priced ? { ...merged, source: own } : sourced(merged, own));
+  });
   return build(file.date, [...byId.values()], file.modifiers ?? BUILTIN_CATALOGUE.modifiers, source);
 }
 

@@ -1,4 +1,5 @@
 import type { ModelCatalogue, ModelEntry, PriceRow, PriceTier, TierRates } from './catalogue.ts';
+import { ForkcacheError } from '../errors.ts';
 import { isoDay } from './status.ts';
 
 /** What a request's usage says about how it was billed (the API reports these in `usage`). */
@@ -42,6 +43,31 @@ export function priceRowAt(entry: ModelEntry, at: number): PriceRow | undefined 
   let row = entry.prices[0];
   for (const candidate of entry.prices) if (candidate.effectiveFrom <= day) row = candidate;
   return row;
+}
+
+/** The first day a model has a price (its first row's `effectiveFrom`), or null when it has none. */
+export function firstPricedDay(entry: ModelEntry): string | null {
+  return entry.prices[0]?.effectiveFrom ?? null;
+}
+
+/** Whether the model had a price row in force on the day of `at`: it existed then, for the catalogue. */
+export function pricedOn(entry: ModelEntry, at: number): boolean {
+  const first = firstPricedDay(entry);
+  return first !== null && first <= isoDay(at);
+}
+
+/**
+ * Refuse a date the catalogue has no prices for (a `--date` before the model's first price
+ * row): pricing it with a later row would pass off prices that did not exist yet.
+ */
+export function assertPricedOn(entry: ModelEntry, at: number, field: string): void {
+  const first = firstPricedDay(entry);
+  if (first === null || first <= isoDay(at)) return;
+  throw new ForkcacheError(
+    'INVALID_ARGUMENT',
+    `${field}: ${isoDay(at)} is before the first price of ${entry.id} in the catalogue (${first}); use a date from ${first} on`,
+    { data: { field, model: entry.id, firstPriced: first } },
+  );
 }
 
 /** The tier a request of this prompt length pays: every token class of it, output included. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { calendarDate } from './dates.ts';
 
 /**
  * The format of the model catalogue file (`catalogue.json` in the package, and the user file
@@ -7,9 +8,27 @@ import { z } from 'zod';
  * (`cacheReadMultiplier`); absent both, the long-standing 1.25x / 2x / 0.1x apply.
  */
 
-const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD');
-const perMTok = z.number().finite().nonnegative();
-const multiplier = z.number().finite().nonnegative();
+const isoDate = calendarDate;
+
+/**
+ * Upper bounds that keep every cost an exact integer of nano-dollars: at the largest price
+ * (10^4 USD/MTok = 10^7 nano-dollars a token), cache multiplier (10) and geography modifier
+ * (10; batch is a discount, at most 1) together a token costs at most 10^9 nano-dollars, so a
+ * request of 9 million tokens stays below 2^53. The dearest list price today is a few hundred
+ * USD per million tokens: the bounds refuse only mistakes (`1e308`, a run of extra zeros).
+ */
+export const MAX_PRICE_PER_MTOK = 10_000;
+export const MAX_MULTIPLIER = 10;
+const perMTok = z
+  .number()
+  .finite()
+  .nonnegative()
+  .max(MAX_PRICE_PER_MTOK, `expected a price of at most ${MAX_PRICE_PER_MTOK} USD per million tokens`);
+const multiplier = z
+  .number()
+  .finite()
+  .nonnegative()
+  .max(MAX_MULTIPLIER, `expected a multiplier of at most ${MAX_MULTIPLIER}`);
 
 /** The rates of one price tier (or of a whole row when it has no bands). */
 const ratesShape = {
@@ -94,6 +113,17 @@ export const modelRowSchema = z.strictObject({
   /** `inference_geo: "us"` is billed with the catalogue's multiplier (Claude 4.6 and later). */
   inferenceGeo: z.boolean().default(true),
   prices: z.array(priceRowSchema).default([]),
+  /** Where the prices were read and when; printed beside every figure priced with them. */
+  source: z
+    .strictObject({
+      /** The page or list the prices come from. */
+      name: z.string().min(1),
+      /** The date of the copy they were read from. */
+      retrieved: isoDate,
+      /** A copy kept by someone else, not checked against the provider's own page. */
+      thirdParty: z.boolean().default(false),
+    })
+    .optional(),
   note: z.string().optional(),
 });
 
@@ -104,7 +134,9 @@ export const catalogueFileSchema = z.strictObject({
   replace: z.boolean().default(false),
   modifiers: z
     .strictObject({
-      batchMultiplier: multiplier.default(0.5),
+      batchMultiplier: multiplier
+        .max(1, 'expected a multiplier of at most 1 (the batch API is a discount)')
+        .default(0.5),
       inferenceGeoMultipliers: z.record(z.string(), multiplier).default({ us: 1.1 }),
     })
     .optional(),

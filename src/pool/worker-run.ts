@@ -39,9 +39,9 @@ class PortGate implements RequestGate {
     if (!waiter) return;
     this.#pending.delete(message.seq);
     if (message.t === 'deny') {
-      // a coded denial (the spend cap) ends the fork with that code, not as an API error
+      // a coded denial (the API's spend cap, the run's own) ends the fork with that code, not as an API error
       waiter.reject(
-        message.code?.startsWith('RATE_LIMIT_')
+        message.code?.startsWith('RATE_LIMIT_') || message.code === 'SPEND_CAP_MAX_USD'
           ? fromWireError({ code: message.code, message: message.message })
           : new Error(message.message),
       );

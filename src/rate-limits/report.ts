@@ -23,13 +23,18 @@ export interface RequestReport {
   errorType?: string | undefined;
   /** `error.details.error_code` of a 429 (`ramp_limit_exceeded`, `enforced_spend_limit_reached`). */
   errorCode?: string | undefined;
-  /** Usage of a completed response: what ITPM and OTPM really spent. */
+  /** Usage of a completed response: what ITPM and OTPM really spent, and what it cost (the spend cap). */
   usage?:
     | {
         input_tokens: number;
         cache_creation_input_tokens: number;
         cache_read_input_tokens: number;
         output_tokens: number;
+        /** The TTL split and billing modifiers, as the ledger's usage carries them. */
+        cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
+        service_tier?: string;
+        inference_geo?: string;
+        speed?: string;
       }
     | undefined;
 }

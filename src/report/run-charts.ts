@@ -172,20 +172,20 @@ const shortOf = (label: string): string => label.split(' ')[0]!;
 
 /**
  * The `fresh_agents` baseline per request: the ledger gives only its total, which differs from
- * the actual cost on the fan-out requests alone (warm-ups and each fork's first request are
- * replaced by a fresh agent's first request). That difference is spread evenly over the forks'
- * first requests; the curve's end point is the ledger's own figure for these requests.
+ * the actual cost on the requests a fresh agent replaces (src/ledger/fresh-agents.ts: every
+ * fork request, and the warm-ups, which it drops). Each of those is scaled by the same factor;
+ * the curve's end point is the ledger's own figure for these requests.
  */
 function freshPerRequest(model: RunModel): number[] | undefined {
   const summary = model.files.summary;
   const fresh = summary?.cost_usd.fresh_agents;
   const actual = summary?.cost_usd.actual;
   if (fresh === null || fresh === undefined || actual === null || actual === undefined || !summary) return undefined;
-  const fanout = model.requests.filter((r) => r.kind === 'warmup' || r.turn === 1);
-  const firsts = fanout.filter((r) => r.kind === 'fork').length;
-  if (firsts === 0) return undefined;
-  const each = (fresh - actual + fanout.reduce((sum, r) => sum + (r.cost ?? 0), 0)) / firsts;
-  return model.requests.map((r) => (r.kind === 'warmup' ? 0 : r.turn === 1 ? each : (r.cost ?? 0)));
+  const replaced = (r: RunModel['requests'][number]): boolean => r.kind === 'warmup' || r.kind === 'fork';
+  const sum = model.requests.filter(replaced).reduce((total, r) => total + (r.cost ?? 0), 0);
+  if (sum === 0) return undefined;
+  const factor = (fresh - actual + sum) / sum;
+  return model.requests.map((r) => (replaced(r) ? (r.cost ?? 0) * factor : (r.cost ?? 0)));
 }
 
 function cumulative(values: number[]): number[] {

@@ -3,7 +3,8 @@ import { forkTable, notDoneReason, notDoneSection } from './fork-table.ts';
 import { costChart, hitChart, TIMELINE_MAX_ROWS, timelineChart, tokensChart } from './run-charts.ts';
 import { MAX_CATEGORIES } from './bins.ts';
 import { budgetChart } from './budget-chart.ts';
-import type { RunModel } from './run-model.ts';
+import type { ForkRow, RunModel } from './run-model.ts';
+import { BASELINES_NOTE, savedAgainst } from '../ledger/baseline-words.ts';
 
 const n = (x: number): string => x.toLocaleString('en-US');
 const usd = (x: number | null | undefined): string => (x === null || x === undefined ? 'n/a' : `$${x.toFixed(4)}`);
@@ -34,8 +35,9 @@ function overview(model: RunModel): string {
       ],
       [
         'cost (whole tree)',
-        `actual ${usd(s.cost_usd.actual)} | no cache ${usd(s.cost_usd.no_cache)} (saved ${percent(s.savings.vs_no_cache)}) | fresh agents ${usd(s.cost_usd.fresh_agents)} (saved ${percent(s.savings.vs_fresh_agents)})`,
+        `actual ${usd(s.cost_usd.actual)} | no cache ${usd(s.cost_usd.no_cache)} (${savedAgainst(s.savings.vs_no_cache)}) | fresh agents ${usd(s.cost_usd.fresh_agents)} (${savedAgainst(s.savings.vs_fresh_agents)})`,
       ],
+      ['baselines', BASELINES_NOTE],
       ['warm-ups, drift events', `${s.warmups ?? 'n/a'}, ${s.prefix.drift_events}`],
       [
         'prices',

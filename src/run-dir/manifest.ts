@@ -52,6 +52,8 @@ export const manifestSchema = z.strictObject({
     network: z.boolean().default(false),
     turnRetry: z.strictObject({ retries: z.number(), baseMs: z.number(), maxMs: z.number() }).optional(),
     concurrency: z.number().int().positive().optional(),
+    /** The run's spend cap (`maxUsd`): a resume keeps it unless told otherwise. */
+    maxUsd: z.number().positive().optional(),
   }),
   /** Free-form facts of the caller (e.g. which emulator script a CLI run used). */
   meta: z.record(z.string(), z.unknown()).default({}),

@@ -37,6 +37,19 @@ describe('forkcache models: the table', () => {
     expect(text('2026-10-07')).toMatch(/^claude-sonnet-5-5 +current +2 \/ 10 +2\.50 +4 +0\.10 +0\.05x /m);
   });
 
+  it('lists only the models that existed on the date: a model first priced later is hidden, and counted', () => {
+    const september = catalogueView(BUILTIN_CATALOGUE, day('2026-09-25'), false);
+    const ids = september.models.map((m) => m.id);
+    expect(ids).toContain('claude-opus-4-8'); // first priced 2026-09-22
+    expect(ids).not.toContain('claude-sonnet-5-5'); // first priced 2026-09-28
+    expect(ids).not.toContain('claude-fable-5-2'); // first priced 2026-11-09
+    expect(september.hidden_later).toBe(5); // opus, sonnet and haiku 5.5, fable and mythos 5.2
+    expect(formatModels(september, 'built in')).toContain(
+      '5 not priced until after 2026-09-25 hidden (they did not exist yet)',
+    );
+    expect(catalogueView(BUILTIN_CATALOGUE, day('2026-11-30'), false).hidden_later).toBe(0);
+  });
+
   it('with all, shows retired models without prices, with their replacement', () => {
     const out = text('2026-11-30', true);
     expect(out).toMatch(/^claude-opus-4-1 +retired +- +- +- +- +- /m);

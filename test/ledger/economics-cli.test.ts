@@ -1,4 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -9,7 +12,6 @@ function forkcache(...args: string[]): { status: number | null; stdout: string; 
   const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
     cwd: ROOT,
     encoding: 'utf8',
-    timeout: 30_000,
   });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
@@ -26,7 +28,9 @@ const SEED_ARGS = [
   'claude-sonnet-4-6',
 ];
 
-describe('forkcache economics (child process)', () => {
+// Each test waits for its children to exit on their own; the bound is for a loaded machine
+// (three CLI start-ups took over 30 s at a load average of 17 on 2 cores), not a timing.
+describe('forkcache economics (child process)', { timeout: 120_000 }, () => {
   it('--json reproduces the seed figures under both conventions', () => {
     const run = forkcache(...SEED_ARGS, '--convention', 'both', '--json');
     expect(run.stderr).toBe('');
@@ -48,7 +52,7 @@ describe('forkcache economics (child process)', () => {
       ['1', 60_825],
       ['2-5', 5_050],
     ]);
-    expect(out.real.breakEven).toEqual({ vsNoCache: 2, vsFreshAgents: 6 });
+    expect(out.real.breakEven).toEqual({ vsNoCache: 2, vsFreshAgents: null });
   });
 
   it('per model: Opus 5.5 at 0.05x saves 95% fork-side, Fable 5.2 97.5%, Haiku 5.5 priced in band B', () => {
@@ -91,6 +95,27 @@ describe('forkcache economics (child process)', () => {
     expect(run.stdout).toContain('break-even N: vs no cache 2, vs fresh agents 4');
   });
 
+  it("--date before a model's first price row exits 2 naming that first date", () => {
+    const early = forkcache(...SEED_ARGS.slice(0, -2), '--model', 'claude-sonnet-5-5', '--date', '2026-09-01');
+    expect(early.status).toBe(2);
+    expect(early.stderr).toContain(
+      '--date: 2026-09-01 is before the first price of claude-sonnet-5-5 in the catalogue (2026-09-28); use a date from 2026-09-28 on',
+    );
+  });
+
+  it('--date that is not a calendar day exits 2', () => {
+    const impossible = forkcache(...SEED_ARGS, '--date', '2026-02-31');
+    expect(impossible.status).toBe(2);
+    expect(impossible.stderr).toContain('--date: not a calendar date (got "2026-02-31")');
+  });
+
+  it('--compare --date lists only the models that existed on that date', () => {
+    const run = forkcache(...SEED_ARGS.slice(0, -2), '--compare', '--date', '2026-10-01', '--json');
+    const models = (JSON.parse(run.stdout) as { compare: { model: string }[] }).compare.map((r) => r.model);
+    expect(models).toContain('claude-sonnet-5-5');
+    expect(models).not.toContain('claude-fable-5-2'); // first priced 2026-11-09
+  });
+
   it('exits 2 with a message naming the flag on bad input', () => {
     const negative = forkcache(...SEED_ARGS, '--prefix', '-5');
     expect(negative.status).toBe(2);
@@ -99,5 +124,60 @@ describe('forkcache economics (child process)', () => {
     const model = forkcache(...SEED_ARGS, '--model', 'claude-nope');
     expect(model.status).toBe(2);
     expect(model.stderr).toContain('--model: "claude-nope" is not in the model catalogue');
+  });
+
+  it('says plainly that the default prices the first request of each child only', () => {
+    const run = forkcache(...SEED_ARGS);
+    expect(run.stdout).toMatch(
+      /^forkcache economics: claude-sonnet-4-6, the first request of each child only: input tokens, none of the turns after it \(--whole-run prices every turn\)$/m,
+    );
+    expect(run.stdout).toContain('prices of claude-sonnet-4-6 on ');
+    expect(run.stdout).toContain("Anthropic's pricing page (a stored copy), retrieved 2026-11-09");
+  });
+
+  it('--whole-run prices every turn with the estimator, its assumptions listed', () => {
+    const run = forkcache('economics', '--prefix', '100000', '--children', '8', '--whole-run', '--date', '2026-11-30');
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^forkcache economics --whole-run: 8 forks of claude-opus-5-5, every turn priced$/m);
+    expect(run.stdout).toMatch(/^estimate {2}\$\d+\.\d+ for 32 requests of 8 forks/m);
+    expect(run.stdout).toContain('each child reads a file of 2,000 tokens (--file-tokens)');
+    expect(run.stdout).toMatch(/^assumed:$/m);
+  });
+
+  it('--sweep prints a table, and writes a chart with the price source on it', () => {
+    const chart = join(mkdtempSync(join(tmpdir(), 'fc-econ-')), 'sweep.svg');
+    const run = forkcache(
+      'economics',
+      '--sweep',
+      'forks=1..64',
+      '--sweep',
+      'prefix=10K,100K',
+      '--whole-run',
+      '--date',
+      '2026-11-30',
+      '--chart',
+      chart,
+    );
+    expect(run.stderr).toBe(`chart: ${chart}\n`);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toMatch(/^100K +64 +\$\d/m);
+    expect(run.stdout).toMatch(/^10K +1 +\$\d/m);
+    const svg = readFileSync(chart, 'utf8');
+    expect(svg).toMatch(/^<svg/);
+    expect(svg).toContain('forkcache economics: claude-opus-5-5');
+    expect(svg).toContain('retrieved 2026-11-09');
+    expect(svg).toContain('fresh agents, prefix 100K');
+  });
+
+  it('--sweep --csv prints one row per point; --no-chart draws nothing; a bad sweep exits 2', () => {
+    const run = forkcache('economics', '--sweep', 'forks=1,2', '--prefix', '10000', '--csv', '--no-chart');
+    expect(run.status).toBe(0);
+    const lines = run.stdout.trim().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^model,prefix,forks,/);
+    expect(existsSync(join(ROOT, 'forkcache-economics.svg'))).toBe(false);
+    const bad = forkcache('economics', '--sweep', 'forks=0..4', '--prefix', '10000', '--no-chart');
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('--sweep forks=0..4: a range a..b needs 1 <= a <= b');
   });
 });

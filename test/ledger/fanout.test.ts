@@ -202,14 +202,19 @@ describe('baselines', () => {
    *   actual = 52,578,000 → $0.052578
    * no_cache: input 3,000 + 4,000 + 4,400 + 3 × 4,500 + 4,810 = 29,710 × 3,000 = 89,130,000;
    *   output 400 + 300 + 3 × 250 + 200 = 1,650 × 15,000 = 24,750,000 → $0.11388
-   * fresh_agents = actual − fan-out requests (2,769,000 + 2 × 5,445,000 + 6,894,000 = 20,553,000)
-   *   + 3 × (16,100 × 3,000 + 250 × 15,000 = 52,050,000) = 188,175,000 → $0.188175
+   * fresh_agents (src/ledger/fresh-agents.ts): the forks' requests and the warm-up are replaced,
+   *   2,769,000 + 2 × 5,445,000 + 6,894,000 + 5,505,000 = 26,058,000, by fresh agents' requests:
+   *   F + D = 16,100 (freshInputTokens), F = 16,100 − (4,500 − 4,400) = 16,000, f1 sent first.
+   *   f1 t0  write 16,100, out 250                         60,375,000 + 3,750,000             = 64,125,000
+   *   f1 t1  read 16,100, write 310 (its growth), out 200   4,830,000 + 1,162,500 + 3,000,000 =  8,992,500
+   *   f2, f3 read 16,000 (f1's F), write 100, out 250       4,800,000 +   375,000 + 3,750,000 =  8,925,000 each
+   *   fresh_agents = 52,578,000 − 26,058,000 + 90,967,500 = 117,487,500 → $0.1174875
    */
   it('computes actual, no_cache and fresh_agents from the same token counts', () => {
     const s = fanout().summary();
-    expect(s.cost_usd).toMatchObject({ actual: 0.052578, no_cache: 0.11388, fresh_agents: 0.188175 });
+    expect(s.cost_usd).toMatchObject({ actual: 0.052578, no_cache: 0.11388, fresh_agents: 0.1174875 });
     expect(s.savings.vs_no_cache).toBe((113_880_000 - 52_578_000) / 113_880_000);
-    expect(s.savings.vs_fresh_agents).toBe((188_175_000 - 52_578_000) / 188_175_000);
+    expect(s.savings.vs_fresh_agents).toBe((117_487_500 - 52_578_000) / 117_487_500);
     expect(s.missing_fresh_input).toEqual([]);
   });
 
@@ -226,8 +231,8 @@ describe('baselines', () => {
       missing_fresh_input: ['k1'],
       savings: { vs_fresh_agents: null },
     });
-    // 2,000 × $3/M + 10 × $15/M = $0.006 + $0.00015.
-    expect(make({ defaultFreshInputTokens: 2_000 }).summary().cost_usd.fresh_agents).toBe(0.00615);
+    // 2,000 written at $3.75/M (a fresh agent caches its request as a fork does) + 10 × $15/M.
+    expect(make({ defaultFreshInputTokens: 2_000 }).summary().cost_usd.fresh_agents).toBe(0.00765);
   });
 });
 

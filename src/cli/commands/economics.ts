@@ -11,15 +11,28 @@ import {
   type EconomicsResult,
 } from '../../ledger/economics.ts';
 import { formatEconomics } from '../../ledger/economics-format.ts';
+import { DEFAULT_FILE_TOKENS, wholeRunEconomics } from '../../ledger/economics-run.ts';
+import { parseSweep } from '../../ledger/economics-sweep.ts';
+import { sweepRows } from '../../ledger/economics-sweep-rows.ts';
+import { parseAssumptions } from '../../ledger/estimate-profile.ts';
+import { DEFAULT_MAX_TOKENS } from '../../loop/run-fork.ts';
 import { loadCatalogue, type ModelCatalogue } from '../../models/catalogue.ts';
 import { statusAt } from '../../models/status.ts';
 import { formatComparison } from '../../ledger/economics-compare.ts';
 import { CACHE_TTLS } from '../../wire/cache.ts';
+import { calendarDate, dayStart } from '../../models/dates.ts';
+import { pricedOn } from '../../models/pricing.ts';
+import { formatWholeRun, writeSweep } from '../economics-outputs.ts';
+
+/** The directive size when none is given: the seed chapter's 200 tokens. */
+const DEFAULT_DIRECTIVE = 200;
+const DEFAULT_CHART = 'forkcache-economics.svg';
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 const optionsSchema = z.object({
-  prefix: intFlag,
-  directive: intFlag,
-  children: intFlag.pipe(z.number().min(1, 'at least 1').max(100_000, 'at most 100,000')),
+  prefix: intFlag.optional(),
+  directive: intFlag.default(DEFAULT_DIRECTIVE),
+  children: intFlag.pipe(z.number().min(1, 'at least 1').max(100_000, 'at most 100,000')).optional(),
   model: z.string().min(1).default(DEFAULT_ECONOMICS_MODEL),
   ttl: z.enum(CACHE_TTLS, { error: 'expected 5m or 1h' }).default('5m'),
   warmParent: z.boolean().default(false),
@@ -28,30 +41,73 @@ const optionsSchema = z.object({
   convention: z.enum(['seed', 'real', 'both'], { error: 'expected seed, real or both' }).default('real'),
   modelTable: z.string().min(1).optional(),
   compare: z.boolean().default(false),
-  date: z
-    .string()
-    .regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD')
-    .optional(),
+  date: calendarDate.optional(),
   json: z.boolean().default(false),
+  wholeRun: z.boolean().default(false),
+  fileTokens: intFlag.default(DEFAULT_FILE_TOKENS),
+  readOnly: z.boolean().default(false),
+  assume: z.array(z.string()).default([]),
+  sweep: z.array(z.string()).default([]),
+  csv: z.boolean().default(false),
+  chart: z.union([z.string().min(1), z.literal(false)]).default(DEFAULT_CHART),
 });
+type Options = z.output<typeof optionsSchema>;
+
+function invalid(message: string, field: string): ForkcacheError {
+  return new ForkcacheError('INVALID_ARGUMENT', message, { data: { field } });
+}
 
 /** Every model the catalogue lists as current on `date` (or today). */
 function currentModels(table: ModelCatalogue, date: string | undefined): string[] {
-  const at = date === undefined ? Date.now() : Date.parse(`${date}T00:00:00Z`);
-  return table.models.filter((m) => m.prices.length > 0 && statusAt(m, at) === 'current').map((m) => m.id);
+  const at = date === undefined ? Date.now() : dayStart(date);
+  return table.models.filter((m) => pricedOn(m, at) && statusAt(m, at) === 'current').map((m) => m.id);
 }
 
-/** Register `forkcache economics`: the break-even cost of forking vs fresh agents vs no cache. */
+function checkShape(opts: Options, swept: ReadonlySet<string>): void {
+  if (opts.prefix === undefined && !swept.has('prefix'))
+    throw invalid('--prefix: required (or --sweep prefix=…)', '--prefix');
+  if (opts.children === undefined && !swept.has('forks'))
+    throw invalid('--children: required (or --sweep forks=…)', '--children');
+  if (opts.cachedPrefix !== undefined && opts.prefix !== undefined && opts.cachedPrefix > opts.prefix)
+    throw invalid(`--cached-prefix: ${opts.cachedPrefix} exceeds --prefix (${opts.prefix})`, '--cached-prefix');
+  if (opts.cachedPrefix !== undefined && opts.warmParent && opts.cachedPrefix !== opts.prefix)
+    throw invalid(
+      '--cached-prefix: contradicts --warm-parent (a warm parent has cached the whole prefix)',
+      '--cached-prefix',
+    );
+  if (opts.csv && opts.json) throw invalid('--csv: give --csv or --json, not both', '--csv');
+  if (opts.csv && opts.sweep.length === 0) throw invalid('--csv: only with --sweep (one row per point)', '--csv');
+}
+
+/** Register `forkcache economics`: what a fan-out costs as forks, as fresh agents and without a cache. */
 export function registerEconomicsCommand(program: Command): void {
   program
     .command('economics')
     .description(
-      'Cost of one fan-out: fork children on a cached prefix vs fresh agents vs no cache, and the break-even N.',
+      'What a fan-out costs: fork children on a cached prefix vs fresh agents vs no cache. By default the first request of each child only; --whole-run prices every turn.',
     )
     .option('--prefix <tokens>', 'shared prefix P (system + tools + history), tokens')
-    .option('--directive <tokens>', 'per-child directive D, tokens')
+    .option('--directive <tokens>', `per-child directive D, tokens (default ${DEFAULT_DIRECTIVE})`)
     .option('--children <n>', 'number of children N')
     .option('--model <id>', `model id from the model catalogue (default ${DEFAULT_ECONOMICS_MODEL})`)
+    .option(
+      '--whole-run',
+      'price every turn of every child (the estimator of run --dry-run), not only its first request',
+    )
+    .option(
+      '--file-tokens <tokens>',
+      `with --whole-run: tokens of the file each child reads (default ${DEFAULT_FILE_TOKENS})`,
+    )
+    .option('--read-only', 'with --whole-run: children read and report (default: read, edit, re-read, report)')
+    .option('--assume <name=value>', 'with --whole-run: change a turn assumption (see run --dry-run)', collect)
+    .option(
+      '--sweep <name=values>',
+      'a grid of shapes: forks, prefix, directive, file-tokens, fresh-tokens or model = a,b,c or a..b (doubling); e.g. --sweep forks=1..64 --sweep prefix=10K,100K',
+      collect,
+    )
+    .option('--csv', 'with --sweep: the rows as CSV')
+    .option('--chart <file>', `with --sweep: the SVG chart's path (default ${DEFAULT_CHART})`)
+    .option('--no-chart', 'with --sweep: draw no chart')
     .option('--compare', 'every current model side by side (fork vs no cache vs fresh, fork-side and all-in savings)')
     .option('--date <YYYY-MM-DD>', 'price with the rows in force on this date (default today)')
     .option('--ttl <ttl>', 'cache lifetime of the write: 5m or 1h (default 5m)')
@@ -64,38 +120,82 @@ export function registerEconomicsCommand(program: Command): void {
     .option('--convention <c>', 'seed (no write premium), real, or both (default real)')
     .option('--model-table <file>', 'JSON model catalogue merged over the built-in one')
     .option('--json', 'print one JSON object')
-    .action((raw: Record<string, unknown>) => {
+    .action(async (raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
+      const sweep = parseSweep(opts.sweep);
+      checkShape(opts, new Set(Object.keys(sweep)));
       const table = loadCatalogue(opts.modelTable);
-      if (opts.cachedPrefix !== undefined && opts.cachedPrefix > opts.prefix) {
-        throw new ForkcacheError(
-          'INVALID_ARGUMENT',
-          `--cached-prefix: ${opts.cachedPrefix} exceeds --prefix (${opts.prefix})`,
+      const { assumptions, error } = parseAssumptions(opts.assume);
+      if (error) throw invalid(`--assume: ${error}`, '--assume');
+      const fresh = opts.freshTokens ?? DEFAULT_FRESH_AGENT_TOKENS;
+      if (opts.sweep.length > 0) {
+        const base = {
+          model: opts.model,
+          prefix: opts.prefix ?? 0,
+          forks: opts.children ?? 1,
+          directive: opts.directive,
+          'file-tokens': opts.fileTokens,
+          'fresh-tokens': fresh,
+        };
+        const rows = sweepRows(base, sweep, {
+          table,
+          date: opts.date,
+          wholeRun: opts.wholeRun,
+          kind: opts.readOnly ? 'read' : 'edit',
+          assumptions,
+          warmParent: opts.warmParent,
+          ttl: opts.ttl,
+          maxTokens: DEFAULT_MAX_TOKENS,
+        });
+        await writeSweep(rows, { json: opts.json, csv: opts.csv, chart: opts.chart }, (l) =>
+          process.stderr.write(`${l}\n`),
         );
+        return;
       }
-      if (opts.cachedPrefix !== undefined && opts.warmParent && opts.cachedPrefix !== opts.prefix) {
-        throw new ForkcacheError(
-          'INVALID_ARGUMENT',
-          '--cached-prefix: contradicts --warm-parent (a warm parent has cached the whole prefix)',
+      const prefix = opts.prefix!;
+      const children = opts.children!;
+      if (opts.wholeRun) {
+        const cached = opts.warmParent ? prefix : (opts.cachedPrefix ?? 0);
+        const kind = opts.readOnly ? ('read' as const) : ('edit' as const);
+        const estimate = wholeRunEconomics({
+          prefixTokens: prefix,
+          directiveTokens: opts.directive,
+          children,
+          model: opts.model,
+          table,
+          date: opts.date,
+          freshTokens: fresh,
+          fileTokens: opts.fileTokens,
+          kind,
+          cachedPrefixTokens: cached,
+          assumptions,
+          maxTokens: DEFAULT_MAX_TOKENS,
+        });
+        const shape = { prefix, directive: opts.directive, children, fileTokens: opts.fileTokens, kind, fresh, cached };
+        process.stdout.write(
+          opts.json
+            ? `${JSON.stringify({ whole_run: estimate, assumptions })}\n`
+            : formatWholeRun(estimate, shape, assumptions),
         );
+        return;
       }
       const conventions: EconomicsConvention[] = opts.convention === 'both' ? ['seed', 'real'] : [opts.convention];
       const resultFor = (model: string, convention: EconomicsConvention): EconomicsResult => {
         const input: EconomicsInput = {
-          prefixTokens: opts.prefix,
+          prefixTokens: prefix,
           directiveTokens: opts.directive,
-          children: opts.children,
+          children,
           model,
           ttl: opts.ttl,
           warmParent: opts.warmParent,
           convention,
           table,
+          freshTokens: fresh,
         };
         // exactOptionalPropertyTypes: absent flags stay absent, the library applies defaults.
-        if (opts.freshTokens !== undefined) input.freshTokens = opts.freshTokens;
         if (opts.cachedPrefix !== undefined) input.cachedPrefixTokens = opts.cachedPrefix;
         if (opts.date !== undefined) input.date = opts.date;
-        return forkEconomics(input, '--model');
+        return forkEconomics(input, '--model', '--date');
       };
       if (opts.compare) {
         const rows = currentModels(table, opts.date).map((model) =>

@@ -2,26 +2,17 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { ForkcacheError } from '../../errors.ts';
 import { loadCatalogue } from '../../models/catalogue.ts';
-import { isoDay } from '../../models/status.ts';
+import { calendarDate } from '../../models/dates.ts';
 import { createAnthropicClient } from '../../provider/client.ts';
 import { parseFlags } from '../flags.ts';
 import { formatApi, formatModels } from '../models-table.ts';
 import { apiView, catalogueView, type ApiView, type ListedModel } from '../models-view.ts';
 
-const isoDate = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date YYYY-MM-DD')
-  // 2026-02-30 matches the pattern; only a round trip through Date tells.
-  .refine(
-    (d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && isoDay(Date.parse(`${d}T00:00:00Z`)) === d,
-    'not a calendar date',
-  );
-
 const optionsSchema = z.object({
   modelTable: z.string().min(1).optional(),
   all: z.boolean().default(false),
   json: z.boolean().default(false),
-  date: isoDate.optional(),
+  date: calendarDate.optional(),
   api: z.enum(['anthropic'], { error: 'expected anthropic (the endpoint whose model list to show)' }).optional(),
 });
 

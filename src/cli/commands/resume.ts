@@ -10,7 +10,8 @@ import type { ExecutableToolName } from '../../wire/tool-names.ts';
 import { API_CHOICES, openEndpoint } from '../endpoint.ts';
 import { PROVIDER_IDS, providerIdSchema } from '../../wire/providers.ts';
 import { loadCatalogue } from '../../models/catalogue.ts';
-import { parseFlags } from '../flags.ts';
+import { parseFlags, usdFlag } from '../flags.ts';
+import { maxUsdMessage } from '../max-usd-line.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
 import type { PermissionPolicy } from '../../tools/permissions.ts';
@@ -22,6 +23,7 @@ import { ALL_NOT_DONE, retryFlag } from '../retry-flag.ts';
 import { RETRYABLE_STATUSES } from '../../fork-status.ts';
 import { describeSandbox, sandboxLine } from '../../tools/sandbox-report.ts';
 import { trustFanOutDir } from '../../run-dir/run-trust.ts';
+import { closeAll, settledOrForks } from '../fan-out-ending.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -31,12 +33,16 @@ const optionsSchema = z.object({
   modelTable: z.string().min(1).optional(),
   retry: retryFlag,
   trustUnsigned: z.boolean().default(false),
+  maxUsd: usdFlag.optional(),
 });
 
 // a run without the emulator block (older versions) gets the model that acts on directives
 const emulatorMeta = z
   .object({ script: z.string().default('refactor'), latency: latencyNameSchema.default('fast') })
   .default({ script: 'refactor', latency: 'fast' });
+
+/** The cap a resumed run keeps (`--max-usd` replaces the recorded one; it counts every session). */
+const maxUsdOf = (cap: number | undefined): { maxUsd?: number } => (cap === undefined ? {} : { maxUsd: cap });
 
 /** Register `forkcache resume RUN_DIR`. */
 export function registerResumeCommand(program: Command): void {
@@ -57,6 +63,10 @@ export function registerResumeCommand(program: Command): void {
       `also re-run forks that ended in these statuses (comma-separated: ${RETRYABLE_STATUSES.join(', ')}; or ${ALL_NOT_DONE}): each continues its conversation with a turn asking it to do its directive again`,
     )
     .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (as for run)')
+    .option(
+      '--max-usd <usd>',
+      "the run's spend cap, counting what every session spent (default: the cap the run was started with)",
+    )
     .option(
       '--allow-asks',
       "answer yes to the run's `ask` permissions (otherwise: a y/N prompt on a terminal, no elsewhere)",
@@ -116,6 +126,7 @@ export function registerResumeCommand(program: Command): void {
           network: manifest.engine.network,
           ...(manifest.engine.turnRetry ? { turnRetry: manifest.engine.turnRetry } : {}),
           ...(manifest.engine.concurrency ? { concurrency: manifest.engine.concurrency } : {}),
+          ...maxUsdOf(opts.maxUsd ?? manifest.engine.maxUsd),
           runDir: dirname(dir),
           modelTable: catalogue,
           pool: { maxThreads: 2 },
@@ -137,8 +148,16 @@ export function registerResumeCommand(program: Command): void {
           for await (const event of fan) board.onEvent(event);
           board.stop();
           board = undefined;
-          const result = await fan.settled();
+          const result = await settledOrForks(fan, dir, (line) => void process.stderr.write(`${line}\n`));
           failed += result.forks.filter((f) => f.status !== 'completed').length + editsNotApplied(result).length;
+          if (result.summary.cost_error !== null) {
+            failed += 1;
+            process.stderr.write(`${result.summary.cost_error}\n`);
+          }
+          if (result.summary.spend_cap?.stopped) {
+            spendCap = true;
+            process.stderr.write(`${maxUsdMessage(dir, result.summary.spend_cap)}\n`);
+          }
           if (result.summary.rate_limits.stopped !== null) {
             spendCap = true;
             process.stderr.write(
@@ -157,8 +176,7 @@ export function registerResumeCommand(program: Command): void {
           if (hint) process.stderr.write(`${hint}\n`);
           for (const line of notDoneMessage(result)) process.stderr.write(`${line}\n`);
         } finally {
-          await engine.close();
-          await target.close();
+          await closeAll(engine, target);
         }
       }
       interrupt.dispose();

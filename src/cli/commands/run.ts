@@ -1,9 +1,10 @@
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ForkEngine } from '../../engine/engine.ts';
 import { API_CHOICES, openEndpoint } from '../endpoint.ts';
 import { PROVIDER_IDS, providerIdSchema } from '../../wire/providers.ts';
-import { parseFlags } from '../flags.ts';
+import { parseFlags, usdFlag } from '../flags.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE, interruptedLine } from '../interrupt.ts';
 import { forkRowsInSummary } from '../board/summary-rows.ts';
 import type { PermissionPolicy } from '../../tools/permissions.ts';
@@ -17,6 +18,9 @@ import { planFieldsHelp } from '../plan-help.ts';
 import { reportAfterRun, reportFlag } from './report.ts';
 import { CacheContinuity } from '../cache-continuity.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
+import { closeAll, settledOrForks } from '../fan-out-ending.ts';
+import { dryRun } from '../dry-run.ts';
+import { maxUsdMessage } from '../max-usd-line.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -31,6 +35,9 @@ const optionsSchema = z.object({
     .regex(/^rediss?:\/\//, 'expected a redis:// URL')
     .optional(),
   modelTable: z.string().min(1).optional(),
+  dryRun: z.boolean().default(false),
+  maxUsd: usdFlag.optional(),
+  assume: z.array(z.string()).default([]),
 });
 
 /** Register `forkcache run PLAN.json`. */
@@ -62,6 +69,19 @@ export function registerRunCommand(program: Command): void {
       "model catalogue JSON merged over the built-in one (prices a model forkcache does not know; overrides the plan's modelTable)",
     )
     .option(
+      '--dry-run',
+      'estimate the whole run and print the estimate with its assumptions: sends nothing but token counts, writes no run directory',
+    )
+    .option(
+      '--max-usd <usd>',
+      "stop admitting turns once the run could cost more than this (overrides the plan's maxUsd)",
+    )
+    .option(
+      '--assume <name=value>',
+      'with --dry-run: change a turn assumption (toolCallOutput, editOutput, editResult, reportOutput, verifyRead, turnOverhead)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option(
       '--allow-asks',
       "answer yes to the plan's `ask` permissions (otherwise: a y/N prompt on a terminal, no elsewhere)",
     )
@@ -77,6 +97,14 @@ export function registerRunCommand(program: Command): void {
       const toolLimits = planToolLimits(plan);
       if (plan.allow?.includes('bash'))
         log(sandboxLine(describeSandbox(plan.sandbox, { network: plan.network, limits: toolLimits })));
+      const maxUsd = opts.maxUsd ?? plan.maxUsd;
+      if (opts.dryRun) {
+        const { report, text } = await dryRun(loaded, {
+          api: opts.api, provider, catalogue, assume: opts.assume, maxUsd },
+        );
+        process.stdout.write(opts.json ? `${JSON.stringify(report)}\n` : text);
+        return;
+      }
       const target = await openEndpoint(opts.api, plan.emulator, catalogue, provider);
       log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);
       // a setup error must not leave the embedded emulator holding the process open
@@ -105,6 +133,7 @@ export function registerRunCommand(program: Command): void {
         toolLimits,
         ...(plan.isolation === 'worktree' ? { isolation: 'worktree' as const } : {}),
         ...(opts.redis ? { distributed: { redis: opts.redis } } : {}),
+        ...(maxUsd !== undefined ? { maxUsd } : {}),
       }).catch(async (err: unknown) => {
         await target.close();
         throw err;
@@ -135,7 +164,7 @@ export function registerRunCommand(program: Command): void {
         }
         board.stop();
         if (continuity) log(continuity.line());
-        const result = await fan.settled();
+        const result = await settledOrForks(fan, join(runDir, fan.id), log);
         const report = await reportAfterRun(result.summary.run_dir, opts.report, log, catalogue);
         const extra = {
           api: target.kind,
@@ -151,8 +180,10 @@ export function registerRunCommand(program: Command): void {
         const hint = interrupt.interrupted ? interruptedLine(result) : undefined;
         if (hint) log(hint);
         for (const line of notDoneMessage(result)) log(line);
-        const spendCap = result.summary.rate_limits.stopped !== null;
-        if (spendCap)
+        const capped = result.summary.spend_cap?.stopped === true;
+        if (capped) log(maxUsdMessage(join(runDir, fan.id), result.summary.spend_cap!));
+        const spendCap = result.summary.rate_limits.stopped !== null || capped;
+        if (result.summary.rate_limits.stopped !== null)
           log(
             spendCapMessage(
               result.summary.run_dir,
@@ -161,7 +192,11 @@ export function registerRunCommand(program: Command): void {
           );
         // an edit a fork could not apply is lost work: never a silent 0
         const clean =
-          result.forks.every((f) => f.status === 'completed') && editsNotApplied(result).length === 0 && !report.failed;
+          result.forks.every((f) => f.status === 'completed') &&
+          editsNotApplied(result).length === 0 &&
+          !report.failed &&
+          result.summary.cost_error === null;
+        if (result.summary.cost_error !== null) log(result.summary.cost_error);
         process.exitCode = interrupt.interrupted
           ? INTERRUPTED_EXIT_CODE
           : spendCap
@@ -171,8 +206,7 @@ export function registerRunCommand(program: Command): void {
               : 1;
       } finally {
         interrupt.dispose();
-        await engine.close();
-        await target.close();
+        await closeAll(engine, target);
       }
     });
 }

@@ -63,6 +63,7 @@ export function chatModel(core: EmulatorCore, id: string, api: OpenAiCompatibleA
     },
     inferenceGeo: false,
     prices: [],
+    source: { name: 'none: a model the catalogue does not know', retrieved: core.modelTable.date, thirdParty: false },
     note: null,
   };
 }

@@ -2,6 +2,7 @@ import type { Clock } from '../../clock.ts';
 import type { GatePermit, RequestGate } from '../../loop/types.ts';
 import type { RequestCost, RequestReport } from '../../rate-limits/report.ts';
 import type { AdmissionScheduler } from './scheduler.ts';
+import type { SpendCap, SpendReservation } from './spend-cap.ts';
 
 /** What the admission needs to know of a fan-out. */
 export interface FanOutGateOptions {
@@ -17,6 +18,35 @@ export interface FanOutGateOptions {
   /** Tokens per request byte, measured on the shared prefix. */
   tokensPerByte: () => number;
   clock: Clock;
+  /** The client-side spend cap and how this fan-out's requests are priced for it (`maxUsd`). */
+  spend?: SpendPricing | undefined;
+  /** The shared prefix's tokens as the API counted them, once known (a first request's known part). */
+  sharedTokens?: () => number | undefined;
+}
+
+/** The spend cap, and the fan-out's model priced for it, in nano-dollars. */
+export interface SpendPricing {
+  cap: SpendCap;
+  /** The most a request of this many input tokens (an upper bound) and `max_tokens` can cost. */
+  bound(inputTokens: number, maxTokens: number): number;
+  /** What a completed request cost, from its usage. */
+  price(usage: NonNullable<RequestReport['usage']>): number;
+}
+
+/** What the API adds to a request's tokens beyond its JSON (its tool-use system prompt, framing). */
+const API_OVERHEAD_TOKENS = 1024;
+
+/**
+ * A bound on a request's input tokens, for the spend cap: what is known of it exactly — the
+ * tokens of the fork's previous request as the API counted them, or for its first request the
+ * shared prefix's count — plus one token for every byte it adds, plus the API's own additions.
+ * A token is never shorter than a byte of the JSON it came from, so the bound holds however
+ * densely the bytes tokenize (a hostile file of random characters counts 0.8 tokens a byte
+ * where code counts 0.3: a bound from the prefix's ratio would undercount it). Nothing known:
+ * a token per byte.
+ */
+export function inputTokensBound(cost: RequestCost, known: number | undefined): number {
+  return known === undefined ? cost.bytes + API_OVERHEAD_TOKENS : known + cost.freshBytes + API_OVERHEAD_TOKENS;
 }
 
 /** Counts of one fan-out's requests, for its summary. */
@@ -48,6 +78,8 @@ export class FanOutGate {
   forFork(forkId: string): RequestGate {
     let notBefore = Number.NEGATIVE_INFINITY;
     let failures = 0;
+    // the input tokens of this fork's last answered request: the known part of its next one
+    let lastInput: number | undefined;
     return {
       acquire: async (request) => {
         const { scheduler, clock } = this.#o;
@@ -60,24 +92,32 @@ export class FanOutGate {
           }
           const permit = await this.#o.inner.acquire(request);
           let reservation;
+          let hold: SpendReservation | undefined;
           try {
+            const known = request.first ? this.#o.sharedTokens?.() : lastInput;
+            hold = await this.#spend(request.cost, known, request.signal);
             reservation = await scheduler.reserve(
               this.#o.modelClass,
               this.#cost(request.first, request.cost),
               request.signal,
             );
           } catch (err) {
+            hold?.settle(0);
             permit.release();
             throw err;
           }
           const r = reservation;
           return {
             started: (report?: RequestReport) => {
+              hold?.started();
               r.started(report);
               permit.started(report);
             },
             release: (report?: RequestReport) => {
               this.#count(report);
+              hold?.settle(report?.usage && this.#o.spend?.price(report.usage));
+              const u = report?.usage;
+              if (u) lastInput = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
               r.settle(report);
               if (scheduler.mode === 'off') {
                 const limited = report?.status === 429 || report?.status === 529;
@@ -95,6 +135,18 @@ export class FanOutGate {
         }
       },
     };
+  }
+
+  /** The spend cap's hold on this request (none without a cap). */
+  #spend(
+    cost: RequestCost | undefined,
+    known: number | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<SpendReservation | undefined> {
+    const spend = this.#o.spend;
+    if (!spend) return Promise.resolve(undefined);
+    const c = cost ?? { bytes: 0, freshBytes: 0, maxTokens: 0 };
+    return spend.cap.reserve(spend.bound(inputTokensBound(c, known), c.maxTokens), signal);
   }
 
   #cost(first: boolean, cost: RequestCost | undefined): { itpm: number; otpm: number } {

@@ -1,0 +1,140 @@
+import { ForkcacheError } from '../../errors.ts';
+
+/** A request's hold on the spend cap, from admission to its end. */
+export interface SpendReservation {
+  /** The response began: the request is billed, whatever happens next. */
+  started(): void;
+  /** The request ended; `costNano`: what it cost when its usage is known. Idempotent. */
+  settle(costNano: number | undefined): void;
+}
+
+export interface SpendCapView {
+  maxUsd: number;
+  /** Counted so far: completed requests at their price, a billed request that failed at its bound. */
+  spentUsd: number;
+  /** Held by requests in flight (their bounds). */
+  reservedUsd: number;
+  /** Admission stopped: the next request could have passed the cap. */
+  stopped: boolean;
+}
+
+interface Waiter {
+  bound: number;
+  grant(): void;
+  reject(err: unknown): void;
+}
+
+const usd = (nano: number): number => nano / 1e9;
+
+/**
+ * The client-side spend cap (`--max-usd`, `maxUsd`): a request is admitted only while what was
+ * spent plus every request in flight at its upper bound (src/ledger/spend-bound.ts) plus its own
+ * bound stays within the cap, so the run's cost can never pass it. A request that does not fit
+ * waits for those in flight to settle (FIFO, no timer: each settlement looks again); when
+ * nothing is in flight and it still does not fit, admission stops for good and every waiting
+ * and later request is refused with `SPEND_CAP_MAX_USD` — forks stop after their last complete
+ * turn, as at the API's spend cap, and `resume` continues under a higher cap.
+ *
+ * Amounts are integer nano-dollars. What "spent" counts: completed requests at the price of
+ * their usage, a request that failed after its response began at its whole bound (its partial
+ * usage is not known here; this can only overstate), earlier sessions' turns (`addSpent`).
+ */
+export class SpendCap {
+  readonly #cap: number;
+  #spent = 0;
+  #inFlight = 0;
+  #stopped: { bound: number } | undefined;
+  readonly #waiters: Waiter[] = [];
+
+  constructor(maxUsd: number) {
+    this.#cap = Math.floor(maxUsd * 1e9);
+  }
+
+  /** Turns done before this session (a resumed run): the cap counts the whole run. */
+  addSpent(nano: number): void {
+    this.#spent += nano;
+  }
+
+  view(): SpendCapView {
+    return {
+      maxUsd: usd(this.#cap),
+      spentUsd: usd(this.#spent),
+      reservedUsd: usd(this.#inFlight),
+      stopped: this.#stopped !== undefined,
+    };
+  }
+
+  /** Hold `bound` (nano-dollars) until the request settles; waits or refuses as the class says. */
+  reserve(bound: number, signal?: AbortSignal): Promise<SpendReservation> {
+    if (this.#stopped) return Promise.reject(this.#error(bound));
+    return new Promise<SpendReservation>((resolve, reject) => {
+      const onAbort = (): void => {
+        const i = this.#waiters.indexOf(waiter);
+        if (i >= 0) this.#waiters.splice(i, 1);
+        reject(signal!.reason);
+        this.#pump();
+      };
+      const waiter: Waiter = {
+        bound,
+        grant: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(this.#hold(bound));
+        },
+        reject: (err) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(err);
+        },
+      };
+      if (signal?.aborted) return reject(signal.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#waiters.push(waiter);
+      this.#pump();
+    });
+  }
+
+  #fits(bound: number): boolean {
+    return this.#spent + this.#inFlight + bound <= this.#cap;
+  }
+
+  #pump(): void {
+    while (this.#waiters.length > 0 && !this.#stopped) {
+      const head = this.#waiters[0]!;
+      if (this.#fits(head.bound)) {
+        this.#waiters.shift();
+        this.#inFlight += head.bound;
+        head.grant();
+        continue;
+      }
+      // what is in flight may settle below its bound and make room; with nothing in flight, never
+      if (this.#inFlight > 0) return;
+      this.#stopped = { bound: head.bound };
+    }
+    if (this.#stopped) for (const w of this.#waiters.splice(0)) w.reject(this.#error(w.bound));
+  }
+
+  #hold(bound: number): SpendReservation {
+    let began = false;
+    let settled = false;
+    return {
+      started: () => {
+        began = true;
+      },
+      settle: (costNano) => {
+        if (settled) return;
+        settled = true;
+        this.#inFlight -= bound;
+        this.#spent += costNano ?? (began ? bound : 0);
+        this.#pump();
+      },
+    };
+  }
+
+  #error(bound: number): ForkcacheError {
+    const v = this.view();
+    return new ForkcacheError(
+      'SPEND_CAP_MAX_USD',
+      `the run's spend cap of $${v.maxUsd} was reached: $${v.spentUsd.toFixed(4)} spent, and the next turn could cost up to $${usd(bound).toFixed(4)}; no more turns are admitted (resume with a higher --max-usd)`,
+      { data: { maxUsd: v.maxUsd, spentUsd: v.spentUsd, nextBoundUsd: usd(bound) } },
+    );
+  }
+}
