@@ -67,6 +67,12 @@ export const ERROR_CODES = [
   'LEDGER_INVALID_RECORD',
   'LEDGER_INVALID_STATUS',
   'LEDGER_UNKNOWN_FORK',
+  // the distributed backend: a job refused by its host (unsigned, tampered, replayed; beyond
+  // the host's own policy), Redis unreachable or emptied mid-run, Redis refusing the credentials
+  'JOB_SIGNATURE_INVALID',
+  'JOB_POLICY_REFUSED',
+  'REDIS_LOST',
+  'REDIS_AUTH_FAILED',
   // cli
   'CLI_USAGE',
   // reports (`forkcache report`): the message names the file, and the line for JSONL

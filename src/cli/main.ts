@@ -13,6 +13,7 @@ const BAD_INPUT = new Set([
   'TRANSCRIPT_INVALID',
   'MODEL_RETIRED',
   'MODEL_CATALOGUE_INVALID',
+  'REDIS_AUTH_FAILED',
 ]);
 
 // The `forkcache` command. Exit codes: 0 success, 1 some work failed, 2 bad input.

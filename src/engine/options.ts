@@ -22,6 +22,7 @@ import { type TestHooks, testHooksOf } from '../pool/test-hooks.ts';
 import { isChatProvider, providerIdSchema, type ProviderId } from '../wire/providers.ts';
 import { chatEndpointFromEnv } from '../provider/openai/client.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from './warm-gate.ts';
+import type { DistributedOptions } from '../distributed/keys.ts';
 
 /** Options of `ForkEngine.create`. Every field is optional. */
 export interface ForkEngineOptions {
@@ -97,7 +98,7 @@ export interface ForkEngineOptions {
    * Run forks on other hosts: BullMQ jobs on Redis, consumed by `forkcache worker` processes
    * (each with its own Piscina pool). `concurrency` then limits forks in flight across all hosts.
    */
-  distributed?: { redis: string; queue?: string };
+  distributed?: DistributedOptions;
   /** Which tool calls a fork may make freely, which it may not, and which need asking. */
   permissions?: PermissionPolicy;
   /**
@@ -169,6 +170,8 @@ const optionsSchema = z.strictObject({
     .strictObject({
       redis: z.string().regex(/^rediss?:\/\//, 'expected a redis:// URL'),
       queue: z.string().min(1).optional(),
+      secret: z.string().optional(),
+      redisTimeoutMs: z.number().int().min(100).optional(),
     })
     .optional(),
   onPermission: z.custom<PermissionHandler>((v) => typeof v === 'function', 'expected a function').optional(),
@@ -205,7 +208,7 @@ export interface ResolvedEngineOptions {
   turnRetry: TurnRetryOptions;
   permissions: PermissionPolicy;
   isolation: 'none' | 'worktree';
-  distributed: { redis: string; queue?: string } | undefined;
+  distributed: DistributedOptions | undefined;
   /** Set only through `withTestHooks` (test-hooks.ts), never by a public option. */
   testHooks: TestHooks;
 }

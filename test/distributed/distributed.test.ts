@@ -1,74 +1,30 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ForkEngine } from '../../src/engine/engine.ts';
 import { bigSnapshot, sharedEmulator, workspace } from '../engine/helpers.ts';
+import { HAVE_REDIS, hostEnv, type Proc, REDIS_SERVER, RedisServer, startHost, TEST_JOB_SECRET } from './cluster.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const REDIS = process.env['FORKCACHE_REDIS_SERVER'] ?? '/usr/bin/redis-server';
-const HAVE_REDIS = existsSync(REDIS);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
-
-/** Start a process and resolve once a line of its stdout matches. */
-function startUntil(command: string, args: string[], ready: RegExp): Promise<{ child: ChildProcess; line: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ANTHROPIC_API_KEY: '' },
-    });
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d;
-      const line = out.split('\n').find((l) => ready.test(l));
-      if (line) resolve({ child, line });
-    });
-    child.on('exit', (code) => reject(new Error(`${command} exited (${code}) before it was ready: ${out}`)));
-  });
-}
-
-const processes: ChildProcess[] = [];
-let redisUrl = '';
-const hosts = new Map<string, ChildProcess>();
+let redis: RedisServer;
+const hosts = new Map<string, Proc>();
 const emulator = sharedEmulator({ script: 'refactor' });
 
 beforeAll(async () => {
   if (!HAVE_REDIS) return;
-  const port = await freePort();
-  const redis = await startUntil(
-    REDIS,
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    /Ready to accept connections/,
-  );
-  processes.push(redis.child);
-  redisUrl = `redis://127.0.0.1:${port}`;
+  redis = await RedisServer.start();
+  // each host serves the emulator with its own endpoint and policy: bash is allowed here
+  const env = hostEnv({ ANTHROPIC_BASE_URL: emulator.current.url });
   for (let i = 0; i < 2; i++) {
-    const host = await startUntil(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--redis', redisUrl, '--threads', '1', '--lock-ms', '1500'],
-      /^forkcache worker \S+ serving/,
-    );
-    processes.push(host.child);
-    hosts.set(host.line.split(' ')[2]!, host.child);
+    const host = await startHost(redis.url, ['--threads', '1', '--lock-ms', '1500', '--allow', 'read_file,bash'], env);
+    hosts.set(host.hostId, host.proc);
   }
 }, 60_000);
 
-afterAll(() => {
-  for (const child of processes) child.kill('SIGKILL');
+afterAll(async () => {
+  for (const host of hosts.values()) await host.kill();
+  await redis?.kill();
 });
 
-describe.skipIf(!HAVE_REDIS)(`distributed backend (needs ${REDIS}; .ci/run installs redis-server)`, () => {
+describe.skipIf(!HAVE_REDIS)(`distributed backend (needs ${REDIS_SERVER}; .ci/run installs redis-server)`, () => {
   it('runs a fan-out on two hosts; a host killed mid-fork: its fork resumes elsewhere, nothing completes twice, the ledger is whole', async () => {
     const ws = workspace({ 'a.ts': 'export const a = 1;\n', 'b.ts': 'export const b = 2;\n' });
     const runDir = workspace({});
@@ -79,7 +35,7 @@ describe.skipIf(!HAVE_REDIS)(`distributed backend (needs ${REDIS}; .ci/run insta
       runDir,
       allow: ['read_file', 'bash'],
       concurrency: 4,
-      distributed: { redis: redisUrl },
+      distributed: { redis: redis.url, secret: TEST_JOB_SECRET },
     });
     try {
       const fan = engine.fanOut(bigSnapshot(`dist-${Date.now()}`), [
@@ -99,7 +55,7 @@ describe.skipIf(!HAVE_REDIS)(`distributed backend (needs ${REDIS}; .ci/run insta
         // the first fork has asked for its (slow) bash call: kill the host that runs it
         if (!killed && e.type === 'turn-end' && e.forkId === fan.forks[0]!.id) {
           killed = hostOf.get(e.forkId)!;
-          hosts.get(killed)!.kill('SIGKILL');
+          void hosts.get(killed)!.kill('SIGKILL');
         }
       }
       const { forks, summary } = await fan.settled();
@@ -134,7 +90,7 @@ describe.skipIf(!HAVE_REDIS)('distributed cancellation', () => {
       allow: ['bash'],
       concurrency: 1,
       warm: 'none',
-      distributed: { redis: redisUrl },
+      distributed: { redis: redis.url, secret: TEST_JOB_SECRET },
     });
     try {
       const fan = engine.fanOut(bigSnapshot(`dist-cancel-${Date.now()}`), [
