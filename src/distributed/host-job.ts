@@ -20,6 +20,12 @@ import type { SharedBudget } from './shared-budget.ts';
 import { sharedAdmissionGate } from './shared-gate.ts';
 import type { JobSigner, Signed } from './signing.ts';
 
+export interface RunningFork {
+  jobId: string;
+  forkId: string;
+  abort: AbortController;
+}
+
 /** What every job of a host shares. */
 export interface HostContext {
   hostId: string;
@@ -30,8 +36,12 @@ export interface HostContext {
   policy: HostPolicyOptions;
   budget: SharedBudget;
   prefixFor(sha256: string): Promise<SharedArrayBuffer>;
-  /** Forks running here, by job id: cancel messages, a lost Redis and lost locks stop them. */
-  running: Map<string, { forkId: string; abort: AbortController }>;
+  /**
+   * Forks running here: cancel messages, a lost Redis and lost locks stop them. A set, not a
+   * map by job id: a job whose lock expired (a starved host) may be taken again here while its
+   * first run still stops, and a cancel must reach both.
+   */
+  running: Set<RunningFork>;
   log(line: string): void;
 }
 
@@ -68,13 +78,13 @@ export async function runHostJob(job: Job<Signed, Signed>, host: HostContext): P
   } catch (err) {
     return refused(host, jobId, err);
   }
-  const abort = new AbortController();
-  host.running.set(jobId, { forkId: data.forkId, abort });
+  const fork: RunningFork = { jobId, forkId: data.forkId, abort: new AbortController() };
+  host.running.add(fork);
   try {
-    const outcome = await runFork(job, jobId, data, settings, abort.signal, host);
+    const outcome = await runFork(job, jobId, data, settings, fork.abort.signal, host);
     return host.signer.seal('result', jobId, outcome);
   } finally {
-    host.running.delete(jobId);
+    host.running.delete(fork);
   }
 }
 

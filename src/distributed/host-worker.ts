@@ -81,9 +81,9 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
     concurrentTasksPerWorker: 8,
     idleTimeout: 30_000,
   });
-  const running: HostContext['running'] = new Map();
-  const stopAll = (ids: readonly string[], error: ForkcacheError): void => {
-    for (const id of ids) running.get(id)?.abort.abort(error);
+  const running: HostContext['running'] = new Set();
+  const stopAll = (jobIds: readonly string[], error: ForkcacheError): void => {
+    for (const fork of running) if (jobIds.includes(fork.jobId)) fork.abort.abort(error);
   };
   connection.on('ready', () => (reported = false));
   await subscriber.subscribe(cancelChannel(queue));
@@ -95,8 +95,8 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
       return; // not a forkcache message
     }
     const cancel = new ForkcacheError('FORK_CANCELLED', 'fork cancelled');
-    for (const [jobId, fork] of running)
-      if (message.jobId ? jobId === message.jobId : fork.forkId === message.forkId) fork.abort.abort(cancel);
+    for (const fork of running)
+      if (message.jobId ? fork.jobId === message.jobId : fork.forkId === message.forkId) fork.abort.abort(cancel);
   });
 
   const prefixes = new Map<string, Promise<SharedArrayBuffer>>();
@@ -140,7 +140,7 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
     timeoutMs: Math.min(options.redisTimeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS, lockDuration),
     shown,
     onLost: (error) => {
-      const ids = [...running.keys()];
+      const ids = [...new Set([...running].map((fork) => fork.jobId))];
       log(
         `forkcache worker ${hostId}: ${error.message}: stopping its ${ids.length} fork(s) (their transcripts keep every complete turn; \`forkcache resume\` continues them)`,
       );
@@ -151,7 +151,7 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
       if (!restarted) return;
       // a restarted Redis may be empty: a fork whose job is gone is no longer this host's
       void Promise.all(
-        [...running.keys()].map(async (id) =>
+        [...new Set([...running].map((fork) => fork.jobId))].map(async (id) =>
           (await connection.exists(`bull:${queue}:${id}`)) === 0 ? id : undefined,
         ),
       ).then(

@@ -1,6 +1,12 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Queue, QueueEvents } from 'bullmq';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ForkEngine } from '../../src/engine/engine.ts';
+import { cancelChannel, cancelKey, DEFAULT_QUEUE } from '../../src/distributed/keys.ts';
+import { JobSigner } from '../../src/distributed/signing.ts';
+import type { ForkOutcome } from '../../src/loop/types.ts';
 import { bigSnapshot, sharedEmulator, workspace } from '../engine/helpers.ts';
 import { HAVE_REDIS, hostEnv, type Proc, REDIS_SERVER, RedisServer, startHost, TEST_JOB_SECRET } from './cluster.ts';
 
@@ -102,9 +108,49 @@ describe.skipIf(!HAVE_REDIS)('distributed cancellation', () => {
       }
       const { forks } = await fan.settled();
       expect(forks.map((f) => f.status)).toEqual(['cancelled', 'cancelled']);
-      expect(forks.filter((f) => f.turns === 0)).toHaveLength(1); // the waiting one never ran
+      expect(forks.filter((f) => f.turns === 0)).toHaveLength(1); // the waiting one never sent a request
     } finally {
       await engine.close();
+    }
+  });
+
+  // The race behind `['cancelled', 'completed']` under load: the waiting job's cancel message
+  // went out while no host ran it, its removal lost to a host that took it just then (the
+  // cancelled sibling's slot freed), and the host, having missed the message, ran it whole.
+  // Here that state is made on purpose: cancelled and announced first, then taken by a host.
+  it('a fork whose cancel went out before any host took its job is not run when a host takes it', async () => {
+    const queue = new Queue(DEFAULT_QUEUE, { connection: { url: redis.url } });
+    const events = new QueueEvents(DEFAULT_QUEUE, { connection: { url: redis.url } });
+    const raw = new Redis(redis.url);
+    const signer = new JobSigner(TEST_JOB_SECRET, DEFAULT_QUEUE);
+    const engine = await ForkEngine.create({
+      baseURL: emulator.current.url,
+      apiKey: 'test',
+      workspace: workspace(),
+      runDir: workspace({}),
+      allow: ['bash'],
+      distributed: { redis: redis.url, secret: TEST_JOB_SECRET },
+    });
+    try {
+      const { forks } = await engine
+        .fanOut(bigSnapshot(`dist-late-${Date.now()}`), ['run `true` and report'])
+        .settled();
+      const genuine = (await queue.getCompleted()).find((j) => j.id!.startsWith(`${forks[0]!.forkId}.`))!;
+      const data = JSON.parse((genuine.data as { body: string }).body) as Record<string, unknown>;
+      const forkId = `${forks[0]!.forkId}9`;
+      const jobId = `${forkId}.${Date.now()}.1`;
+      const transcriptPath = join(workspace({}), 'f.jsonl');
+      await raw.set(cancelKey(DEFAULT_QUEUE, jobId), '1');
+      await raw.publish(cancelChannel(DEFAULT_QUEUE), JSON.stringify({ forkId, jobId }));
+      const requests = emulator.current.stats().requests.total;
+      const job = await queue.add('fork', signer.seal('job', jobId, { ...data, forkId, transcriptPath }), { jobId });
+      const outcome = signer.open<ForkOutcome>('result', jobId, await job.waitUntilFinished(events));
+      expect(outcome).toMatchObject({ status: 'cancelled', turns: 0 });
+      expect(emulator.current.stats().requests.total).toBe(requests);
+      expect(existsSync(transcriptPath)).toBe(false);
+    } finally {
+      raw.disconnect();
+      await Promise.all([queue.close(), events.close(), engine.close()]);
     }
   });
 });
