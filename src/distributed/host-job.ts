@@ -14,6 +14,7 @@ import { servePort } from '../pool/port-server.ts';
 import type { ForkTask } from '../pool/protocol.ts';
 import { readTranscript } from '../run-dir/transcript-reader.ts';
 import { type ForkOutcome, type LoopEvent, OPEN_GATE } from '../loop/types.ts';
+import { abortable } from './abortable.ts';
 import { applyHostPolicy, type HostPolicyOptions } from './host-policy.ts';
 import { cancelKey, type ForkJobData, type ForkJobProgress } from './keys.ts';
 import type { SharedBudget } from './shared-budget.ts';
@@ -50,16 +51,6 @@ function refused(host: HostContext, jobId: string, err: unknown): never {
   const wire = toWireError(err);
   host.log(`refused job ${jobId}: ${wire.code}: ${wire.message}`);
   throw new UnrecoverableError(`${wire.code}: ${wire.message}`);
-}
-
-/** Resolves with `work`, or rejects as soon as `signal` aborts (a Redis read must not outlive a cancel). */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const fail = (): void => reject(signal.reason);
-    if (signal.aborted) return fail();
-    signal.addEventListener('abort', fail, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', fail));
-  });
 }
 
 /**
@@ -110,7 +101,7 @@ async function runFork(
     mergeOutcome(start, { ...emptyOutcome('cancelled', toWireError(signal.reason)), turns: start.turnsDone });
   let sab: SharedArrayBuffer;
   try {
-    if (await untilAborted(host.connection.exists(cancelKey(host.queue, jobId)), signal))
+    if (await abortable(host.connection.exists(cancelKey(host.queue, jobId)), [signal], () => signal.reason))
       return mergeOutcome(start, {
         ...emptyOutcome('cancelled', new ForkcacheError('FORK_CANCELLED', 'fork cancelled').toWire()),
         turns: start.turnsDone,
@@ -122,7 +113,7 @@ async function runFork(
         hostId: host.hostId,
         event: { type: 'turn-end', turn: turn.turn, at: Date.now(), request: turn.request },
       });
-    sab = await untilAborted(host.prefixFor(data.prefixSha256), signal);
+    sab = await abortable(host.prefixFor(data.prefixSha256), [signal], () => signal.reason);
   } catch (err) {
     if (signal.aborted) return stopped();
     throw err;

@@ -5,9 +5,9 @@ import { ForkcacheError } from '../errors.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from '../pool/worker-file.ts';
 import { type HostContext, runHostJob } from './host-job.ts';
 import type { HostPolicyOptions } from './host-policy.ts';
-import { type CancelMessage, cancelChannel, DEFAULT_QUEUE, DEFAULT_REDIS_TIMEOUT_MS } from './keys.ts';
+import { type CancelMessage, cancelChannel, DEFAULT_QUEUE, DEFAULT_REDIS_TIMEOUT_MS, shownRedisUrl } from './keys.ts';
 import { loadPrefix } from './prefix-store.ts';
-import { connectRedis, shownRedisUrl } from './redis.ts';
+import { connectRedis, isAuthError } from './redis.ts';
 import { RedisWatch } from './redis-watch.ts';
 import { SharedBudget } from './shared-budget.ts';
 import { JobSigner, resolveJobSecret, type Signed } from './signing.ts';
@@ -59,6 +59,7 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
   // ioredis reconnects by itself; say once that Redis is unreachable instead of on every retry
   let reported = false;
   const onRedisError = (err: Error): void => {
+    if (isAuthError(err)) return; // not retried: startup fails with REDIS_AUTH_FAILED
     if (!reported) log(`forkcache worker ${hostId}: Redis: ${err.message} (retrying)`);
     reported = true;
   };

@@ -20,6 +20,11 @@ export interface DistributedOptions {
 /** Default time Redis may be silent before the submitter ends the run and hosts stop their forks. */
 export const DEFAULT_REDIS_TIMEOUT_MS = 30_000;
 
+/** A Redis URL as it may be printed: without its user and password. */
+export function shownRedisUrl(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//');
+}
+
 /** Default BullMQ queue of fork jobs. */
 export const DEFAULT_QUEUE = 'forkcache-forks';
 /** Redis key of a frozen head, content-addressed by its sha256 (a hash: `head`, `headEnd`). */

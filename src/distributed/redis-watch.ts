@@ -19,6 +19,8 @@ export interface RedisWatchOptions {
   onReconnect?(restarted: boolean): void;
 }
 
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+
 /** The `run_id` of `INFO server`: it changes at every start of redis-server. */
 async function runId(client: Redis): Promise<string | undefined> {
   const info = await client.info('server');
@@ -109,18 +111,23 @@ export class RedisWatch {
     const every = Math.max(10, Math.floor(this.#options.timeoutMs / 4));
     const signal = this.#stop.signal;
     while (!signal.aborted) {
+      const due = this.#clock.now() + every;
       try {
         await this.#clock.sleep(every, signal);
+        // let answers already in the socket be read first: a busy event loop is not a silent Redis
+        await new Promise((resolve) => setImmediate(resolve));
       } catch {
         return; // stopped
       }
-      const silent = this.#clock.now() - this.#lastAnswer;
-      if (silent >= this.#options.timeoutMs && !this.#lost) {
+      const now = this.#clock.now();
+      const silent = now - this.#lastAnswer;
+      // a tick that woke late (this process was starved, not Redis) judges nothing: the next one does
+      if (silent >= this.#options.timeoutMs && !this.#lost && now - due < every) {
         this.#lost = true;
         this.#options.onLost(
           new ForkcacheError(
             'REDIS_LOST',
-            `Redis at ${this.#options.shown} has not answered for ${Math.round(silent / 1000)} s (the limit is ${this.#options.timeoutMs / 1000} s)`,
+            `Redis at ${this.#options.shown} has not answered for ${seconds(silent)} (the limit is ${seconds(this.#options.timeoutMs)})`,
             { data: { redis: this.#options.shown, silentMs: silent } },
           ),
         );

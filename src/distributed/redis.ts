@@ -1,16 +1,13 @@
 import { Redis } from 'ioredis';
 import { ForkcacheError } from '../errors.ts';
+import { shownRedisUrl } from './keys.ts';
 
 /** How long a first connection may take before Redis is declared unreachable. */
 export const CONNECT_TIMEOUT_MS = 5_000;
 
-/** A Redis URL as it may be printed: without its user and password. */
-export function shownRedisUrl(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//');
-}
-
 /** Replies that mean the credentials are wrong: retrying cannot help. */
 const AUTH_REPLY = /^(WRONGPASS|NOAUTH|NOPERM|ERR invalid password|ERR invalid username)/;
+export const isAuthError = (err: Error): boolean => AUTH_REPLY.test(err.message);
 
 /**
  * A Redis connection for BullMQ (`maxRetriesPerRequest: null`), with its errors listened to:
@@ -26,7 +23,7 @@ export function connectRedis(url: string, onError?: (err: Error) => void): { cli
   let refuseCredentials: ((err: Error) => void) | undefined;
   client.on('error', (err: Error) => {
     first ??= err;
-    if (AUTH_REPLY.test(err.message)) refuseCredentials?.(err);
+    if (isAuthError(err)) refuseCredentials?.(err);
     onError?.(err);
   });
   const ready = new Promise<void>((resolve, reject) => {

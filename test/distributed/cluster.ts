@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
@@ -126,4 +126,18 @@ export async function startHost(
   );
   const line = await proc.line(/^forkcache worker \S+ serving/);
   return { proc, hostId: line.split(' ')[2]! };
+}
+
+/** Wait until `ready()` holds, looking again every 20 ms (a condition, not a time window; the test's timeout bounds it). */
+export async function until(ready: () => boolean): Promise<void> {
+  while (!ready()) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+/** The records of a JSONL transcript (none yet: empty). */
+export function records(path: string): { type: string; turn?: number; status?: string }[] {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.endsWith('}'))
+    .map((line) => JSON.parse(line) as { type: string; turn?: number; status?: string });
 }

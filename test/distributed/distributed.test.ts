@@ -83,7 +83,7 @@ describe.skipIf(!HAVE_REDIS)(`distributed backend (needs ${REDIS_SERVER}; .ci/ru
     } finally {
       await engine.close();
     }
-  });
+  }, 90_000);
 });
 
 describe.skipIf(!HAVE_REDIS)('distributed cancellation', () => {
@@ -112,7 +112,7 @@ describe.skipIf(!HAVE_REDIS)('distributed cancellation', () => {
     } finally {
       await engine.close();
     }
-  });
+  }, 90_000);
 
   // The race behind `['cancelled', 'completed']` under load: the waiting job's cancel message
   // went out while no host ran it, its removal lost to a host that took it just then (the
@@ -152,5 +152,5 @@ describe.skipIf(!HAVE_REDIS)('distributed cancellation', () => {
       raw.disconnect();
       await Promise.all([queue.close(), events.close(), engine.close()]);
     }
-  });
+  }, 90_000);
 });

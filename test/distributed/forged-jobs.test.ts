@@ -111,7 +111,7 @@ describe.skipIf(!HAVE_REDIS)(`jobs in Redis cannot be forged (needs ${REDIS_SERV
       raw.disconnect();
       await fc.close();
     }
-  });
+  }, 90_000);
 
   it("a job's signed data replayed under another fork's id, or the same fork's again, and an unsigned job are refused; nothing is sent", async () => {
     const fc = await engine(workspace({ 'a.ts': 'export const a = 1;\n' }));
@@ -141,7 +141,7 @@ describe.skipIf(!HAVE_REDIS)(`jobs in Redis cannot be forged (needs ${REDIS_SERV
     } finally {
       await fc.close();
     }
-  });
+  }, 90_000);
 
   it('a job signed with the secret still cannot widen the host: another endpoint or a tool it does not allow is refused', async () => {
     const { queue, events } = attackerQueue();
@@ -176,5 +176,5 @@ describe.skipIf(!HAVE_REDIS)(`jobs in Redis cannot be forged (needs ${REDIS_SERV
     } finally {
       await fc.close();
     }
-  });
+  }, 90_000);
 });

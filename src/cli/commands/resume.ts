@@ -18,6 +18,7 @@ import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE } from '../interrupt.ts';
 import { ProgressBoard } from '../progress-board.ts';
 import { resolveSandbox, UNSANDBOXED_NOTE } from '../../tools/sandbox.ts';
 import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-table.ts';
+import { distributedFor, REDIS_FLAG_HELP, redisFlags, redisLostLine } from '../distributed-run.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -25,6 +26,7 @@ const optionsSchema = z.object({
   json: z.boolean().default(false),
   allowAsks: z.boolean().default(false),
   modelTable: z.string().min(1).optional(),
+  ...redisFlags,
 });
 
 const emulatorMeta = z
@@ -44,6 +46,8 @@ export function registerResumeCommand(program: Command): void {
     )
     .option('--json', 'print one JSON summary object per fan-out, last')
     .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (as for run)')
+    .option('--redis <url>', REDIS_FLAG_HELP.redis)
+    .option('--redis-timeout-ms <n>', REDIS_FLAG_HELP.timeout)
     .option(
       '--allow-asks',
       "answer yes to the run's `ask` permissions (otherwise: a y/N prompt on a terminal, no elsewhere)",
@@ -68,6 +72,7 @@ export function registerResumeCommand(program: Command): void {
           process.stderr.write(`note: ${UNSANDBOXED_NOTE}\n`);
         const provider = opts.provider ?? manifest.prefix.provider;
         const target = await openEndpoint(opts.api, emulator, catalogue, provider);
+        const distributed = await distributedFor(opts, target);
         process.stderr.write(
           `forkcache resume: ${manifest.fanoutId} (${manifest.directives.length} forks) against ${target.label}\n`,
         );
@@ -91,6 +96,7 @@ export function registerResumeCommand(program: Command): void {
           runDir: dirname(dir),
           modelTable: catalogue,
           pool: { maxThreads: 2 },
+          ...(distributed ? { distributed } : {}),
         }).catch(async (err: unknown) => {
           await target.close();
           throw err;
@@ -109,6 +115,8 @@ export function registerResumeCommand(program: Command): void {
           board.stop();
           const result = await fan.settled();
           failed += result.forks.filter((f) => f.status !== 'completed').length + editsNotApplied(result).length;
+          const lost = redisLostLine(result, opts.redis);
+          if (lost) process.stderr.write(`${lost}\n`);
           if (result.summary.rate_limits.stopped !== null) {
             spendCap = true;
             process.stderr.write(

@@ -15,6 +15,7 @@ import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-tab
 import { reportAfterRun, reportFlag } from './report.ts';
 import { CacheContinuity } from '../cache-continuity.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
+import { distributedFor, REDIS_FLAG_HELP, redisFlags, redisLostLine } from '../distributed-run.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -24,10 +25,7 @@ const optionsSchema = z.object({
   parentFromClaudeTranscript: z.string().min(1, 'expected a .jsonl file').optional(),
   report: reportFlag,
   allowAsks: z.boolean().default(false),
-  redis: z
-    .string()
-    .regex(/^rediss?:\/\//, 'expected a redis:// URL')
-    .optional(),
+  ...redisFlags,
   modelTable: z.string().min(1).optional(),
 });
 
@@ -50,10 +48,8 @@ export function registerRunCommand(program: Command): void {
       'rebuild the parent from a Claude Code session transcript (.jsonl); the plan then has no "parent"',
     )
     .option('--report [file]', 'write the HTML report of the run (default: report.html in the fan-out directory)')
-    .option(
-      '--redis <url>',
-      'run the forks on `forkcache worker` hosts through BullMQ on this Redis instead of local threads',
-    )
+    .option('--redis <url>', REDIS_FLAG_HELP.redis)
+    .option('--redis-timeout-ms <n>', REDIS_FLAG_HELP.timeout)
     .option(
       '--model-table <file>',
       "model catalogue JSON merged over the built-in one (prices a model forkcache does not know; overrides the plan's modelTable)",
@@ -75,6 +71,7 @@ export function registerRunCommand(program: Command): void {
       const catalogue = modelCheck(snapshot.model, opts.modelTable ?? modelTable, log);
       if (plan.allow?.includes('bash') && resolveSandbox(plan.sandbox) === 'none') log(`note: ${UNSANDBOXED_NOTE}`);
       const target = await openEndpoint(opts.api, plan.emulator, catalogue, provider);
+      const distributed = await distributedFor(opts, target);
       log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);
       // a setup error must not leave the embedded emulator holding the process open
       const engine = await ForkEngine.create({
@@ -99,7 +96,7 @@ export function registerRunCommand(program: Command): void {
           : {}),
         sandbox: plan.sandbox,
         ...(plan.isolation === 'worktree' ? { isolation: 'worktree' as const } : {}),
-        ...(opts.redis ? { distributed: { redis: opts.redis } } : {}),
+        ...(distributed ? { distributed } : {}),
       }).catch(async (err: unknown) => {
         await target.close();
         throw err;
@@ -131,6 +128,8 @@ export function registerRunCommand(program: Command): void {
         };
         if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, extra))}\n`);
         else process.stdout.write(`\n${formatFanOutResult(result, snapshot.model, catalogue)}\n`);
+        const lost = redisLostLine(result, opts.redis);
+        if (lost) log(lost);
         const spendCap = result.summary.rate_limits.stopped !== null;
         if (spendCap)
           log(

@@ -7,6 +7,7 @@ import { parseOrThrow } from '../../validation.ts';
 import { EXECUTABLE_TOOL_NAMES, type ExecutableToolName } from '../../wire/tool-names.ts';
 import { intFlag, parseFlags } from '../flags.ts';
 import { untilSignal } from '../until-signal.ts';
+import { shownRedisUrl } from '../../distributed/keys.ts';
 
 const toolList = z
   .string()
@@ -73,9 +74,7 @@ export function registerWorkerCommand(program: Command): void {
         ...(permissions ? { permissions } : {}),
         ...(opts.root.length > 0 ? { roots: opts.root } : {}),
       });
-      process.stdout.write(
-        `forkcache worker ${host.hostId} serving ${opts.queue} on ${opts.redis.replace(/\/\/[^@]*@/, '//')}\n`,
-      );
+      process.stdout.write(`forkcache worker ${host.hostId} serving ${opts.queue} on ${shownRedisUrl(opts.redis)}\n`);
       await untilSignal();
       await host.close();
     });
