@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { type Clock, systemClock } from '../clock.ts';
@@ -53,6 +54,8 @@ export class DistributedBackend {
   #submissions = 0;
 
   private constructor(parts: Parts) {
+    // every fork in flight waits on Redis through this signal: hundreds of listeners are expected
+    setMaxListeners(0, this.#stop.signal);
     this.#parts = parts;
     this.#tracker = new JobTracker({ ...parts, guard: (work) => this.#guard(work) });
     this.#watch = new RedisWatch(parts.redis, {

@@ -156,3 +156,17 @@ export function applyHostPolicy(
     permissions: narrowPermissions(data.permissions, options.permissions ?? {}),
   };
 }
+
+/** The ceiling in words, for the host's start line. */
+export function describePolicy(options: HostPolicyOptions): string {
+  return [
+    `tools ${(options.allow ?? FILE_TOOL_NAMES).join(',')}`,
+    `bash sandbox at least ${options.sandbox ?? 'auto'}`,
+    `network ${options.network ? 'allowed' : 'refused'}`,
+    options.permissions ? 'permissions combined with its own' : undefined,
+    options.roots?.length ? `files under ${options.roots.join(', ')}` : 'files anywhere',
+    `endpoint and key: ${options.baseURL ? options.baseURL : "this host's environment"}`,
+  ]
+    .filter((part) => part !== undefined)
+    .join('; ');
+}

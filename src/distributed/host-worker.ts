@@ -4,7 +4,7 @@ import { Piscina } from 'piscina';
 import { ForkcacheError } from '../errors.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from '../pool/worker-file.ts';
 import { type HostContext, runHostJob } from './host-job.ts';
-import type { HostPolicyOptions } from './host-policy.ts';
+import { describePolicy, type HostPolicyOptions } from './host-policy.ts';
 import { type CancelMessage, cancelChannel, DEFAULT_QUEUE, DEFAULT_REDIS_TIMEOUT_MS, shownRedisUrl } from './keys.ts';
 import { loadPrefix } from './prefix-store.ts';
 import { connectRedis, isAuthError } from './redis.ts';
@@ -33,6 +33,8 @@ export interface HostWorkerOptions extends HostPolicyOptions {
 
 export interface HostWorker {
   readonly hostId: string;
+  /** The ceiling this host holds its jobs to, in words (printed at start). */
+  readonly policy: string;
   /** Finish the running forks, then stop. */
   close(): Promise<void>;
 }
@@ -172,6 +174,7 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
   await watch.start();
   return {
     hostId,
+    policy: describePolicy(options),
     async close() {
       watch.stop();
       await worker.close();

@@ -74,7 +74,9 @@ export function registerWorkerCommand(program: Command): void {
         ...(permissions ? { permissions } : {}),
         ...(opts.root.length > 0 ? { roots: opts.root } : {}),
       });
-      process.stdout.write(`forkcache worker ${host.hostId} serving ${opts.queue} on ${shownRedisUrl(opts.redis)}\n`);
+      process.stdout.write(
+        `forkcache worker ${host.hostId} serving ${opts.queue} on ${shownRedisUrl(opts.redis)}\n  policy: ${host.policy}\n`,
+      );
       await untilSignal();
       await host.close();
     });
