@@ -79,9 +79,13 @@ export class JobSigner {
   /** The value, once its MAC checks; otherwise `JOB_SIGNATURE_INVALID` saying which check failed. */
   open<T>(kind: SignedKind, jobId: string, value: unknown): T {
     const refuse = (reason: string, why: string): never => {
-      throw new ForkcacheError('JOB_SIGNATURE_INVALID', `${kind} of job ${jobId} refused: ${why}`, {
-        data: { jobId, kind, reason },
-      });
+      throw new ForkcacheError(
+        'JOB_SIGNATURE_INVALID',
+        `${kind === 'job' ? '' : `the ${kind} of `}job ${jobId} refused: ${why}`,
+        {
+          data: { jobId, kind, reason },
+        },
+      );
     };
     if (!isSigned(value))
       return refuse('unsigned', 'it is not signed (forged in Redis, or written by a forkcache without job signing)');

@@ -61,6 +61,12 @@ describe.skipIf(!HAVE_REDIS)(`the CLI with a lost Redis (needs ${REDIS_SERVER})`
     const wrong = forkcache(['worker', '--redis', `redis://:wrong-password@127.0.0.1:${locked.port}`]);
     const none = forkcache(['worker', '--redis', locked.url]);
     const unsigned = forkcache(['worker', '--redis', redis.url], { FORKCACHE_JOB_SECRET: '' });
+    const unsignedRun = forkcache(
+      ['run', plan(['run `true` and report']).path, '--redis', redis.url, '--api', 'real'],
+      {
+        FORKCACHE_JOB_SECRET: '',
+      },
+    );
     const embedded = forkcache([
       'run',
       plan(['run `true` and report']).path,
@@ -69,12 +75,15 @@ describe.skipIf(!HAVE_REDIS)(`the CLI with a lost Redis (needs ${REDIS_SERVER})`
       '--api',
       'emulator',
     ]);
-    expect(await Promise.all([wrong, none, unsigned, embedded].map((p) => p.exited))).toEqual([2, 2, 2, 2]);
+    expect(await Promise.all([wrong, none, unsigned, unsignedRun, embedded].map((p) => p.exited))).toEqual([
+      2, 2, 2, 2, 2,
+    ]);
     expect(wrong.stderr).toMatch(/redis:\/\/127\.0\.0\.1:\d+ refused the credentials \(WRONGPASS/);
     expect(wrong.stderr).not.toContain('wrong-password');
     expect(wrong.stderr).not.toContain('retrying');
     expect(none.stderr).toMatch(/refused the credentials \(NOAUTH/);
-    expect(unsigned.stderr).toMatch(/set FORKCACHE_JOB_SECRET to the same secret on the submitter and every host/);
+    for (const p of [unsigned, unsignedRun])
+      expect(p.stderr).toMatch(/set FORKCACHE_JOB_SECRET to the same secret on the submitter and every host/);
     expect(embedded.stderr).toMatch(/--redis: worker hosts send requests only to their own endpoint/);
   }, 120_000);
 

@@ -38,7 +38,7 @@ afterAll(async () => {
 describe.skipIf(!HAVE_REDIS)(`Redis restarted empty mid-run (needs ${REDIS_SERVER})`, () => {
   // The probe of issue 25: the hosts completed the forks while Redis was away, Redis came back
   // empty, and the submitter, whose jobs were gone, called them "cancelled after 0 turns".
-  it('forks the hosts finished while Redis was away are completed, from their transcripts, not guessed', async () => {
+  it('forks the hosts finished while Redis was away are completed, from their transcripts, not guessed; a running one is stopped on its host', async () => {
     const ws = workspace({});
     const engine = await ForkEngine.create({
       baseURL: emulator.current.url,
@@ -52,16 +52,16 @@ describe.skipIf(!HAVE_REDIS)(`Redis restarted empty mid-run (needs ${REDIS_SERVE
       distributed: { redis: redis.url, secret: TEST_JOB_SECRET, redisTimeoutMs: 600_000 },
     });
     try {
-      const fan = engine.fanOut(bigSnapshot(`restart-${Date.now()}`), [HOLD, HOLD, HOLD]);
+      const fan = engine.fanOut(bigSnapshot(`restart-${Date.now()}`), [HOLD, HOLD, HOLD, HOLD.replace('go', 'later')]);
       const holding = new Set<string>();
       let done: Promise<void> | undefined;
       for await (const e of fan) {
         if (e.type === 'turn-end') holding.add(e.forkId);
-        if (!done && holding.size === 3) {
+        if (!done && holding.size === 4) {
           done = (async () => {
             await redis.kill();
             writeFileSync(join(ws, 'go'), ''); // the forks finish on their hosts, Redis away
-            const paths = fan.forks.map((f) => transcriptPath(join(engine.options.runDir!, fan.id), f.id));
+            const paths = fan.forks.slice(0, 3).map((f) => transcriptPath(join(engine.options.runDir!, fan.id), f.id));
             await until(() => paths.every((p) => records(p).some((r) => r.type === 'end' && r.status === 'completed')));
             await redis.restart();
           })();
@@ -69,12 +69,18 @@ describe.skipIf(!HAVE_REDIS)(`Redis restarted empty mid-run (needs ${REDIS_SERVE
       }
       await done;
       const { forks, summary } = await fan.settled();
-      expect(forks.map((f) => [f.status, f.turns])).toEqual([
-        ['completed', 2],
-        ['completed', 2],
-        ['completed', 2],
+      expect(forks.map((f) => [f.status, f.turns, f.error?.code])).toEqual([
+        ['completed', 2, undefined],
+        ['completed', 2, undefined],
+        ['completed', 2, undefined],
+        ['failed', 1, 'REDIS_LOST'],
       ]);
-      expect(summary.requests).toBe(6); // the turns done while Redis was away are in the ledger
+      expect(forks[3]!.error!.message).toMatch(/restarted without its data: 4 job\(s\) of this run are gone/);
+      expect(summary.requests).toBe(7); // the turns done while Redis was away are in the ledger
+      // the host of the fourth stopped it: its job is gone, and a resume must not run beside it
+      await until(() => records(forks[3]!.transcriptPath!).some((r) => r.type === 'end'));
+      expect(records(forks[3]!.transcriptPath!).at(-1)).toMatchObject({ type: 'end', status: 'cancelled' });
+      expect(hosts.map((h) => h.stderr).join('')).toMatch(/restarted without 1 running job\(s\): stopping them/);
     } finally {
       await engine.close();
     }
