@@ -2,7 +2,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { type Job, UnrecoverableError } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Piscina } from 'piscina';
-import { ForkcacheError, toWireError } from '../errors.ts';
+import { ForkcacheError, hasCode, toWireError } from '../errors.ts';
 import {
   emptyOutcome,
   FRESH_START,
@@ -73,6 +73,10 @@ export async function runHostJob(job: Job<Signed, Signed>, host: HostContext): P
   host.running.add(fork);
   try {
     const outcome = await runFork(job, jobId, data, settings, fork.abort.signal, host);
+    // stopped because Redis was lost (or the job's lock): not a cancel anyone asked for; should
+    // Redis take the answer, the submitter reads the fork from its transcript (resume continues it)
+    const reason: unknown = fork.abort.signal.reason;
+    if (hasCode(reason, 'REDIS_LOST')) throw new UnrecoverableError(`REDIS_LOST: ${(reason as Error).message}`);
     return host.signer.seal('result', jobId, outcome);
   } finally {
     host.running.delete(fork);
