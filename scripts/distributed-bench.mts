@@ -2,6 +2,7 @@
 // N forks × 3 turns on the emulator (latency off), 2 hosts × 1 thread vs 1 process × 2 threads.
 // `npx tsx scripts/distributed-bench.mts [--forks 200]` (needs redis-server on PATH).
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -28,7 +29,8 @@ function startUntil(command: string, args: string[], ready: RegExp): Promise<voi
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, ANTHROPIC_API_KEY: '' },
+      // the hosts serve the emulator with their own endpoint, and share the job secret
+      env: { ...process.env, ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: emulator.url, FORKCACHE_JOB_SECRET: secret },
     });
     children.push(child);
     let out = '';
@@ -37,6 +39,7 @@ function startUntil(command: string, args: string[], ready: RegExp): Promise<voi
   });
 }
 
+const secret = randomBytes(32).toString('hex');
 const emulator = await startEmulator({ latency: 'off', scripts: [threeTurns], script: 'three-turns' });
 const ws = mkdtempSync(join(tmpdir(), 'fc-dist-bench-'));
 writeFileSync(join(ws, 'a.ts'), 'export const a = 1;\n');
@@ -79,7 +82,7 @@ try {
       /serving/,
     );
   const local = await measure({ pool: { maxThreads: 2, concurrentTasksPerWorker: 16 } });
-  const distributed = await measure({ distributed: { redis } });
+  const distributed = await measure({ distributed: { redis, secret } });
   const row = (name: string, r: { seconds: number; completed: number }) => ({
     backend: name,
     forks,

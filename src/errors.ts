@@ -90,6 +90,12 @@ export const ERROR_CODES = [
   'RUN_KEY_UNAVAILABLE',
   // a cost past 2^53 nano-dollars (about $9M): the figures are left out, never NaN
   'LEDGER_COST_OVERFLOW',
+  // the distributed backend: a job refused by its host (unsigned, tampered, replayed; beyond
+  // the host's own policy), Redis unreachable or emptied mid-run, Redis refusing the credentials
+  'JOB_SIGNATURE_INVALID',
+  'JOB_POLICY_REFUSED',
+  'REDIS_LOST',
+  'REDIS_AUTH_FAILED',
   // cli
   'CLI_USAGE',
   // reports (`forkcache report`): the message names the file, and the line for JSONL

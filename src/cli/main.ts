@@ -19,6 +19,7 @@ const BAD_INPUT = new Set([
   'RUN_DIR_TAMPERED',
   'RUN_DIR_LOCKED',
   'RUN_KEY_UNAVAILABLE',
+  'REDIS_AUTH_FAILED',
 ]);
 
 // The `forkcache` command. Exit codes: 0 success, 1 some work failed, 2 bad input.

@@ -1,63 +1,79 @@
-import { type Job, Queue, QueueEvents } from 'bullmq';
+import { setMaxListeners } from 'node:events';
+import { Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { type Clock, systemClock } from '../clock.ts';
 import { ForkcacheError, toWireError } from '../errors.ts';
-import { emptyOutcome } from '../pool/fork-attempts.ts';
 import type { DispatchContext } from '../pool/fork-dispatch.ts';
-import { FORK_QUERY_SOURCE } from '../wire/fork-text.ts';
-import type { ForkOutcome } from '../loop/types.ts';
-import { cancelChannel, DEFAULT_QUEUE, type ForkJobData, type ForkJobProgress } from './keys.ts';
-import { withoutCredentials } from '../provider/headers.ts';
+import type { ForkOutcome, GatePermit } from '../loop/types.ts';
+import { readabilityOf } from '../wire/providers.ts';
+import { abortable } from './abortable.ts';
+import { InFlight } from './in-flight.ts';
+import { forkJobData } from './job-data.ts';
+import { JobTracker } from './job-tracker.ts';
+import { DEFAULT_QUEUE, DEFAULT_REDIS_TIMEOUT_MS, type DistributedOptions, shownRedisUrl } from './keys.ts';
 import { connectRedis } from './redis.ts';
+import { RedisWatch } from './redis-watch.ts';
 import { storePrefix } from './prefix-store.ts';
 import { SharedBudget } from './shared-budget.ts';
+import { JobSigner, resolveJobSecret, type Signed } from './signing.ts';
+import { outcomeFromTranscript } from './transcript-outcome.ts';
 
-export interface DistributedOptions {
-  /** Redis URL, e.g. `redis://127.0.0.1:6379`. */
-  redis: string;
-  queue?: string;
+export type { DistributedOptions } from './keys.ts';
+
+interface Parts {
+  name: string;
+  queue: Queue<Signed, Signed>;
+  events: QueueEvents;
+  redis: Redis;
+  eventsConnection: Redis;
+  signer: JobSigner;
+  concurrency: number;
+  timeoutMs: number;
+  shown: string;
+  clock: Clock;
 }
 
 /**
- * The submitting side of the distributed backend: forks become BullMQ jobs on a queue that
- * `forkcache worker` hosts consume. The warm-first barrier stays here (a sibling's job is
- * added only once the first child's response has begun, reported through job progress), and
- * the concurrency limit is BullMQ's global concurrency, across every host.
+ * The submitting side of the distributed backend: forks become signed BullMQ jobs on a queue
+ * that `forkcache worker` hosts consume. The warm-first barrier stays here (a sibling's job is
+ * added only once the first child's cache writes are readable, as its host reports), and the
+ * concurrency limit is BullMQ's global concurrency, across every host.
+ *
+ * Redis is watched: silent for `redisTimeoutMs`, or back as a restarted server without this
+ * run's jobs, it is lost, and every fork in flight ends `failed` (`REDIS_LOST`) with what its
+ * transcript says it did, as does every fork after; `forkcache resume` continues them.
  */
 export class DistributedBackend {
-  readonly #queue: Queue<ForkJobData, ForkOutcome>;
-  readonly #events: QueueEvents;
-  readonly #redis: Redis;
-  readonly #name: string;
+  readonly #parts: Parts;
+  readonly #tracker: JobTracker;
+  readonly #watch: RedisWatch;
+  readonly #stop = new AbortController();
   /** When each head was last stored or renewed in Redis (renewed hourly while in use). */
   readonly #stored = new Map<string, number>();
-  /** One progress listener for all jobs, dispatching by job id (not one listener per fork). */
-  readonly #progress = new Map<string, (progress: ForkJobProgress) => void>();
+  #lost: ForkcacheError | undefined;
   #submissions = 0;
 
-  readonly #eventsConnection: Redis;
-
-  private constructor(
-    name: string,
-    queue: Queue<ForkJobData, ForkOutcome>,
-    events: QueueEvents,
-    redis: Redis,
-    eventsConnection: Redis,
-  ) {
-    this.#eventsConnection = eventsConnection;
-    this.#name = name;
-    this.#queue = queue;
-    this.#events = events;
-    this.#redis = redis;
-    // `waitUntilFinished` listens per job: hundreds of forks in flight are expected, not a leak
-    events.setMaxListeners(0);
-    queue.setMaxListeners(0);
-    events.on('progress', ({ jobId, data }: { jobId: string; data: unknown }) =>
-      this.#progress.get(jobId)?.(data as ForkJobProgress),
-    );
+  private constructor(parts: Parts) {
+    // every fork in flight waits on Redis through this signal: hundreds of listeners are expected
+    setMaxListeners(0, this.#stop.signal);
+    this.#parts = parts;
+    this.#tracker = new JobTracker({ ...parts, guard: (work) => this.#guard(work) });
+    this.#watch = new RedisWatch(parts.redis, {
+      timeoutMs: parts.timeoutMs,
+      shown: parts.shown,
+      clock: parts.clock,
+      onLost: (error) => this.#declareLost(error),
+      onReconnect: (restarted) => void this.#reconcile(restarted),
+    });
   }
 
-  static async connect(options: DistributedOptions, concurrency: number): Promise<DistributedBackend> {
+  static async connect(
+    options: DistributedOptions,
+    concurrency: number,
+    clock: Clock = systemClock,
+  ): Promise<DistributedBackend> {
     const name = options.queue ?? DEFAULT_QUEUE;
+    const signer = new JobSigner(resolveJobSecret(options.secret, 'distributed.secret'), name);
     const redis = connectRedis(options.redis);
     const eventsConnection = connectRedis(options.redis);
     try {
@@ -67,138 +83,174 @@ export class DistributedBackend {
       eventsConnection.client.disconnect();
       throw err;
     }
-    const queue = new Queue<ForkJobData, ForkOutcome>(name, { connection: redis.client });
+    const queue = new Queue<Signed, Signed>(name, { connection: redis.client });
     const events = new QueueEvents(name, { connection: eventsConnection.client });
     await Promise.all([queue.waitUntilReady(), events.waitUntilReady()]);
     await queue.setGlobalConcurrency(concurrency);
-    return new DistributedBackend(name, queue, events, redis.client, eventsConnection.client);
+    const backend = new DistributedBackend({
+      name,
+      queue,
+      events,
+      redis: redis.client,
+      eventsConnection: eventsConnection.client,
+      signer,
+      concurrency,
+      timeoutMs: options.redisTimeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS,
+      shown: shownRedisUrl(options.redis),
+      clock,
+    });
+    await backend.#watch.start();
+    void backend.#sweep();
+    return backend;
+  }
+
+  /** Why Redis is lost, once it is: every fork since ends `REDIS_LOST`. */
+  get lost(): ForkcacheError | undefined {
+    return this.#lost;
+  }
+
+  #guard<T>(work: Promise<T>, signal?: AbortSignal): Promise<T> {
+    return abortable(
+      work,
+      signal ? [this.#stop.signal, signal] : [this.#stop.signal],
+      () => this.#lost ?? signal?.reason ?? new ForkcacheError('ENGINE_DESTROYED', 'the backend stopped'),
+    );
+  }
+
+  /** The outcome of a fork that cannot go on: Redis lost, or cancelled (read from its transcript). */
+  #ended(ctx: DispatchContext): ForkOutcome | undefined {
+    if (this.#lost) return outcomeFromTranscript(ctx, 'failed', this.#lost.toWire());
+    if (ctx.abort.signal.aborted) return outcomeFromTranscript(ctx, 'cancelled', toWireError(ctx.abort.signal.reason));
+    return undefined;
   }
 
   /** Run one fork on whichever host takes its job; resolves with its outcome. */
   async run(ctx: DispatchContext): Promise<ForkOutcome> {
-    const { prefix, deps } = ctx;
-    const options = deps.options;
-    const agent = deps.agent;
-    if (Date.now() - (this.#stored.get(prefix.sha256) ?? 0) > 3_600_000) {
-      await storePrefix(this.#redis, prefix);
-      this.#stored.set(prefix.sha256, Date.now());
-    }
-    const cancelled = (): ForkOutcome => emptyOutcome('cancelled', toWireError(ctx.abort.signal.reason));
-    let permit: Awaited<ReturnType<typeof ctx.gate.acquire>>;
+    const { prefix } = ctx;
+    let permit: GatePermit;
     try {
+      const early = this.#ended(ctx);
+      if (early) return early;
+      if (this.#parts.clock.now() - (this.#stored.get(prefix.sha256) ?? -Infinity) > 3_600_000) {
+        await this.#guard(storePrefix(this.#parts.redis, prefix), ctx.abort.signal);
+        this.#stored.set(prefix.sha256, this.#parts.clock.now());
+      }
       permit = await ctx.gate.acquire({ turn: 1, first: true, signal: ctx.abort.signal });
     } catch (err) {
-      if (ctx.abort.signal.aborted) return cancelled();
+      const stopped = this.#ended(ctx);
+      if (stopped) return stopped;
       throw err;
     }
-    if (ctx.abort.signal.aborted) {
-      permit.release();
-      return cancelled();
-    }
+    const job = new InFlight(`${ctx.forkId}.${Date.now()}.${++this.#submissions}`, ctx);
+    const onAbort = (): void => this.#tracker.cancel(job, !this.#lost && this.#watch.healthy);
     let released = false;
-    const release = (): void => {
+    const release = (report?: { status: number }): void => {
       if (released) return;
       released = true;
-      permit.release();
+      permit.release(report);
     };
-    const admission = options.admission === 'on' && ctx.shared ? ctx.shared() : undefined;
-    const data: ForkJobData = {
-      v: 1,
-      fanoutId: ctx.forkId.replace(/-f\d+$/, ''),
-      forkId: ctx.forkId,
-      index: ctx.index,
-      prefixSha256: prefix.sha256,
-      base: ctx.base,
-      // never a credential in Redis: hosts take the key from their own environment
-      // under admission the hosts' gates own 429/529 retries: the SDK must not retry on its own
-      api: {
-        provider: options.api.provider,
-        baseURL: options.api.baseURL,
-        headers: withoutCredentials(options.api.headers),
-        maxRetries: admission ? 0 : options.api.maxRetries,
-        timeoutMs: options.api.timeoutMs,
-      },
-      loop: {
-        maxTurns: options.maxTurns,
-        maxTokens: options.maxTokens,
-        querySource: agent ? `agent:custom:${agent.type}` : FORK_QUERY_SOURCE,
-        marker: prefix.childMarker,
-        retry: options.turnRetry,
-        gateRetries: admission !== undefined,
-        requireReport: agent === undefined,
-        ...(ctx.check ? { check: ctx.check } : {}),
-      },
-      ...(ctx.prompt ? { prompt: ctx.prompt } : {}),
-      admission,
-      tools: {
-        workspace: ctx.workspace,
-        allow: [...(agent?.allow ?? options.allow)],
-        limits: options.toolLimits,
-        sandbox: options.sandbox,
-      },
-      permissions: options.permissions,
-      transcriptPath: ctx.transcriptPath,
-    };
-    let job: Job<ForkJobData, ForkOutcome>;
-    try {
-      job = await this.#queue.add('fork', data, {
-        jobId: `${ctx.forkId}.${Date.now()}.${++this.#submissions}`,
-        attempts: 1,
-        removeOnComplete: 1000,
-        removeOnFail: 1000,
-      });
-    } catch (err) {
-      release(); // a slot held by a job that never existed would stall every sibling
-      throw err;
-    }
-    let host: string | undefined;
-    const onProgress = ({ event, hostId }: ForkJobProgress): void => {
-      if (hostId !== host) {
-        host = hostId;
-        ctx.onHost?.(hostId);
-      }
-      if (!event) return;
-      ctx.onEvent(event);
+    // the warm-first barrier: Anthropic's cache writes are readable once the response began,
+    // a Chat provider's once it is complete (its first turn's end), on that host
+    const atEnd = readabilityOf(prefix.provider) === 'response-end';
+    job.onEvent = (event) => {
       if (event.type === 'response-start') {
+        job.sawStart = true;
         permit.started();
-        release();
-      }
+        if (!atEnd) release();
+      } else if (event.type === 'turn-end' && job.sawStart) release({ status: 200 });
+      else if (event.type === 'turn-retry' || event.type === 'attempt-failed') release();
     };
-    let removed!: () => void;
-    const removedWhileWaiting = new Promise<ForkOutcome>((resolve) => (removed = () => resolve(cancelled())));
-    const onAbort = (): void => {
-      void this.#redis.publish(cancelChannel(this.#name), JSON.stringify({ forkId: ctx.forkId }));
-      // still waiting: removed, it never runs; already running: locked, its host cancels it
-      job.remove().then(removed, () => undefined);
-    };
-    this.#progress.set(job.id!, onProgress);
+    this.#tracker.add(job);
     ctx.abort.signal.addEventListener('abort', onAbort, { once: true });
-    if (ctx.abort.signal.aborted) onAbort(); // cancelled while the job was being added
     try {
-      return await Promise.race([job.waitUntilFinished(this.#events) as Promise<ForkOutcome>, removedWhileWaiting]);
-    } catch (err) {
-      if (ctx.abort.signal.aborted) return cancelled();
-      return emptyOutcome(
-        'failed',
-        new ForkcacheError('FORK_WORKER_FAILED', `job ${job.id} failed: ${(err as Error).message}`).toWire(),
-      );
+      const early = this.#ended(ctx);
+      if (early) return early;
+      const data = this.#parts.signer.seal('job', job.jobId, forkJobData(ctx));
+      const options = { jobId: job.jobId, attempts: 1, removeOnComplete: 1000, removeOnFail: 1000 };
+      await this.#guard(this.#parts.queue.add('fork', data, options), ctx.abort.signal).catch((err: unknown) => {
+        if (!this.#ended(ctx)) throw err;
+      });
+      void this.#tracker.check(job); // it may have finished before the events were listened to
+      return await job.outcome;
     } finally {
-      release();
-      this.#progress.delete(job.id!);
       ctx.abort.signal.removeEventListener('abort', onAbort);
+      this.#tracker.delete(job);
+      release(); // a slot held by a job that never ran would stall every sibling
     }
+  }
+
+  /**
+   * After a reconnect: events may have been missed, and a restarted Redis may be empty. A
+   * restart that lost any job of this run loses the run (its prefixes, budget and concurrency
+   * limit went with it): every fork ends from its transcript.
+   */
+  async #reconcile(restarted: boolean): Promise<void> {
+    if (this.#lost) return;
+    if (restarted) {
+      this.#stored.clear();
+      const gone = await this.#tracker.missing();
+      if (gone > 0) {
+        this.#declareLost(
+          new ForkcacheError(
+            'REDIS_LOST',
+            `Redis at ${this.#parts.shown} restarted without its data: ${gone} job(s) of this run are gone`,
+            { data: { redis: this.#parts.shown } },
+          ),
+        );
+        return;
+      }
+      await this.#guard(this.#parts.queue.setGlobalConcurrency(this.#parts.concurrency)).catch(() => undefined);
+    }
+    await this.#tracker.checkAll();
+  }
+
+  /** Every `redisTimeoutMs`, look at the jobs in flight: one deleted from Redis would otherwise be waited for forever. */
+  async #sweep(): Promise<void> {
+    const { clock, timeoutMs } = this.#parts;
+    while (!this.#stop.signal.aborted) {
+      try {
+        await clock.sleep(timeoutMs, this.#stop.signal);
+      } catch {
+        return;
+      }
+      if (this.#watch.healthy && this.#tracker.size > 0) await this.#tracker.checkAll();
+    }
+  }
+
+  #declareLost(error: ForkcacheError): void {
+    if (this.#lost) return;
+    this.#lost = error;
+    this.#stop.abort();
+    this.#tracker.settleAll('failed', error.toWire());
   }
 
   /** A new fan-out tries again after a spend-cap stop (it may have been lifted): every host's too. */
   retryAfterStop(modelClass: string): void {
-    void new SharedBudget(this.#redis).clearStop(modelClass).catch(() => undefined);
+    if (this.#lost) return;
+    void this.#guard(new SharedBudget(this.#parts.redis).clearStop(modelClass)).catch(() => undefined);
   }
 
-  /** Close the queue and both Redis connections (BullMQ leaves connections it was given open). */
+  /** Stop now: every fork in flight ends `cancelled` from its transcript, the connections are cut. */
+  async destroy(): Promise<void> {
+    this.#stop.abort();
+    this.#tracker.settleAll('cancelled', { code: 'ENGINE_DESTROYED', message: 'the engine was destroyed' });
+    this.#disconnect();
+  }
+
+  /** Close the queue and both Redis connections (BullMQ leaves connections it was given open); never waits on a lost Redis. */
   async close(): Promise<void> {
-    await this.#events.close();
-    await this.#queue.close();
-    this.#redis.disconnect();
-    this.#eventsConnection.disconnect();
+    if (!this.#stop.signal.aborted && this.#watch.healthy)
+      await this.#guard(Promise.all([this.#parts.events.close(), this.#parts.queue.close()])).catch(() => undefined);
+    this.#stop.abort();
+    this.#disconnect();
+  }
+
+  #disconnect(): void {
+    this.#watch.stop();
+    // closing marks them closing (QueueEvents would otherwise retry its read on a cut connection forever)
+    void this.#parts.events.close().catch(() => undefined);
+    void this.#parts.queue.close().catch(() => undefined);
+    this.#parts.redis.disconnect();
+    this.#parts.eventsConnection.disconnect();
   }
 }

@@ -3,6 +3,7 @@ import { spendCapError } from '../gate/admission/scheduler.ts';
 import type { GatePermit, RequestGate } from '../loop/types.ts';
 import { RAMP_LIMIT_EXCEEDED, SPEND_LIMIT_REACHED } from '../rate-limits/headers.ts';
 import type { RequestCost, RequestReport } from '../rate-limits/report.ts';
+import { abortable } from './abortable.ts';
 import type { SharedBudget } from './shared-budget.ts';
 
 /** What the submitter tells a host about its fork's requests (in the job: no secrets). */
@@ -41,7 +42,10 @@ export function sharedAdmissionGate(
       const cost = costOf(request.first, request.cost);
       for (;;) {
         request.signal?.throwIfAborted();
-        const wait = await budget.reserve(modelClass, cost, clock.now());
+        // a host whose fork is cancelled (or finds Redis lost) must not stay parked on a dead Redis
+        const reserve = budget.reserve(modelClass, cost, clock.now());
+        const signal = request.signal;
+        const wait = await (signal ? abortable(reserve, [signal], () => signal.reason) : reserve);
         if (wait === 'stopped') throw spendCapError(modelClass);
         if (wait === 0) break;
         await clock.sleep(Math.min(wait, POLL_MS), request.signal);

@@ -50,9 +50,14 @@ export type { FanOutOptions, ResumeOptions } from './fan-out-types.ts';
 export class ForkEngine {
   readonly #options: Readonly<ResolvedEngineOptions>;
 
-  /** The resolved options, the API key redacted (it is never shown or logged). */
+  /** The resolved options, the API key (and the job secret) redacted: they are never shown or logged. */
   get options(): Readonly<ResolvedEngineOptions> {
-    return { ...this.#options, api: { ...this.#options.api, apiKey: '[redacted]' } };
+    const distributed = this.#options.distributed;
+    return {
+      ...this.#options,
+      api: { ...this.#options.api, apiKey: '[redacted]' },
+      ...(distributed?.secret ? { distributed: { ...distributed, secret: '[redacted]' } } : {}),
+    };
   }
   readonly #pool: Piscina;
   readonly #client: Anthropic;
@@ -317,6 +322,6 @@ export class ForkEngine {
     this.#state = 'destroyed';
     for (const run of this.#running) run.cancel();
     await this.#pool.destroy();
-    await this.#remote?.close();
+    await this.#remote?.destroy(); // never waits on Redis: its forks end from their transcripts
   }
 }

@@ -21,6 +21,7 @@ import { isChatProvider, providerIdSchema, type ProviderId } from '../wire/provi
 import { assertEndpoint } from './endpoint.ts';
 import { chatEndpointFromEnv } from '../provider/openai/client.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from './warm-gate.ts';
+import type { DistributedOptions } from '../distributed/keys.ts';
 
 /** Options of `ForkEngine.create`. Every field is optional. */
 export interface ForkEngineOptions {
@@ -98,7 +99,7 @@ export interface ForkEngineOptions {
    * Run forks on other hosts: BullMQ jobs on Redis, consumed by `forkcache worker` processes
    * (each with its own Piscina pool). `concurrency` then limits forks in flight across all hosts.
    */
-  distributed?: { redis: string; queue?: string };
+  distributed?: DistributedOptions;
   /** Which tool calls a fork may make freely, which it may not, and which need asking. */
   permissions?: PermissionPolicy;
   /**
@@ -178,6 +179,8 @@ const optionsSchema = z.strictObject({
     .strictObject({
       redis: z.string().regex(/^rediss?:\/\//, 'expected a redis:// URL'),
       queue: z.string().min(1).optional(),
+      secret: z.string().optional(),
+      redisTimeoutMs: z.number().int().min(100).optional(),
     })
     .optional(),
   onPermission: z.custom<PermissionHandler>((v) => typeof v === 'function', 'expected a function').optional(),
@@ -216,7 +219,7 @@ export interface ResolvedEngineOptions {
   turnRetry: TurnRetryOptions;
   permissions: PermissionPolicy;
   isolation: 'none' | 'worktree';
-  distributed: { redis: string; queue?: string } | undefined;
+  distributed: DistributedOptions | undefined;
   maxUsd: number | undefined;
   /** Set only through `withTestHooks` (test-hooks.ts), never by a public option. */
   testHooks: TestHooks;

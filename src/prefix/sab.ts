@@ -31,7 +31,13 @@ export const SAB_FLAG_MESSAGE_CLOSED = 2;
  * of the history is shared), or (Chat Completions, where tool results are messages of their
  * own) right after a complete message (`message-closed`: a child continues with `,{message}`).
  */
-export type HeadEnd = 'content-open' | 'messages-open' | 'message-closed';
+export const HEAD_ENDS = ['content-open', 'messages-open', 'message-closed'] as const;
+export type HeadEnd = (typeof HEAD_ENDS)[number];
+
+/** True for a head end this layout defines (a head stored elsewhere, e.g. in Redis, is read back through it). */
+export function isHeadEnd(value: unknown): value is HeadEnd {
+  return (HEAD_ENDS as readonly unknown[]).includes(value);
+}
 
 function flagsOf(headEnd: HeadEnd): number {
   return headEnd === 'content-open'

@@ -6,6 +6,7 @@ import { deepFreeze } from '../deep-freeze.ts';
 import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
 import { readJsonFile } from '../json-file.ts';
 import { type FrozenPrefix, MARKER_STRATEGIES, type MarkerStrategy } from '../prefix/freeze.ts';
+import { HEAD_ENDS } from '../prefix/sab.ts';
 import { providerIdSchema } from '../wire/providers.ts';
 import { permissionPolicySchema } from '../tools/permissions.ts';
 import { parseOrThrow } from '../validation.ts';
@@ -30,7 +31,7 @@ export const manifestSchema = z.strictObject({
     layout: z.enum(FORK_LAYOUTS as [ForkLayout, ...ForkLayout[]]),
     ttl: z.enum(CACHE_TTLS),
     markers: z.enum(MARKER_STRATEGIES as [MarkerStrategy, ...MarkerStrategy[]]),
-    headEnd: z.enum(['content-open', 'messages-open', 'message-closed']),
+    headEnd: z.enum(HEAD_ENDS),
     /** Older runs have none: they spoke the Messages API. */
     provider: providerIdSchema.default('anthropic'),
     source: z.enum(['parent', 'fallback']),

@@ -24,6 +24,7 @@ import { RETRYABLE_STATUSES } from '../../fork-status.ts';
 import { describeSandbox, sandboxLine } from '../../tools/sandbox-report.ts';
 import { trustFanOutDir } from '../../run-dir/run-trust.ts';
 import { closeAll, settledOrForks } from '../fan-out-ending.ts';
+import { distributedFor, REDIS_FLAG_HELP, redisFlags, redisLostLine } from '../distributed-run.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -34,6 +35,7 @@ const optionsSchema = z.object({
   retry: retryFlag,
   trustUnsigned: z.boolean().default(false),
   maxUsd: usdFlag.optional(),
+  ...redisFlags,
 });
 
 // a run without the emulator block (older versions) gets the model that acts on directives
@@ -63,6 +65,8 @@ export function registerResumeCommand(program: Command): void {
       `also re-run forks that ended in these statuses (comma-separated: ${RETRYABLE_STATUSES.join(', ')}; or ${ALL_NOT_DONE}): each continues its conversation with a turn asking it to do its directive again`,
     )
     .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (as for run)')
+    .option('--redis <url>', REDIS_FLAG_HELP.redis)
+    .option('--redis-timeout-ms <n>', REDIS_FLAG_HELP.timeout)
     .option(
       '--max-usd <usd>',
       "the run's spend cap, counting what every session spent (default: the cap the run was started with)",
@@ -105,6 +109,7 @@ export function registerResumeCommand(program: Command): void {
           );
         const provider = opts.provider ?? manifest.prefix.provider;
         const target = await openEndpoint(opts.api, emulator, catalogue, provider);
+        const distributed = await distributedFor(opts, target);
         process.stderr.write(
           `forkcache resume: ${manifest.fanoutId} (${manifest.directives.length} forks) against ${target.label}\n`,
         );
@@ -130,6 +135,7 @@ export function registerResumeCommand(program: Command): void {
           runDir: dirname(dir),
           modelTable: catalogue,
           pool: { maxThreads: 2 },
+          ...(distributed ? { distributed } : {}),
         }).catch(async (err: unknown) => {
           await target.close();
           throw err;
@@ -158,6 +164,8 @@ export function registerResumeCommand(program: Command): void {
             spendCap = true;
             process.stderr.write(`${maxUsdMessage(dir, result.summary.spend_cap)}\n`);
           }
+          const lost = redisLostLine(result, opts.redis);
+          if (lost) process.stderr.write(`${lost}\n`);
           if (result.summary.rate_limits.stopped !== null) {
             spendCap = true;
             process.stderr.write(

@@ -21,6 +21,7 @@ import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
 import { closeAll, settledOrForks } from '../fan-out-ending.ts';
 import { dryRun } from '../dry-run.ts';
 import { maxUsdMessage } from '../max-usd-line.ts';
+import { distributedFor, REDIS_FLAG_HELP, redisFlags, redisLostLine } from '../distributed-run.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -30,10 +31,7 @@ const optionsSchema = z.object({
   parentFromClaudeTranscript: z.string().min(1, 'expected a .jsonl file').optional(),
   report: reportFlag,
   allowAsks: z.boolean().default(false),
-  redis: z
-    .string()
-    .regex(/^rediss?:\/\//, 'expected a redis:// URL')
-    .optional(),
+  ...redisFlags,
   modelTable: z.string().min(1).optional(),
   dryRun: z.boolean().default(false),
   maxUsd: usdFlag.optional(),
@@ -60,10 +58,8 @@ export function registerRunCommand(program: Command): void {
       'rebuild the parent from a Claude Code session transcript (.jsonl); the plan then has no "parent"',
     )
     .option('--report [file]', 'write the HTML report of the run (default: report.html in the fan-out directory)')
-    .option(
-      '--redis <url>',
-      'run the forks on `forkcache worker` hosts through BullMQ on this Redis instead of local threads',
-    )
+    .option('--redis <url>', REDIS_FLAG_HELP.redis)
+    .option('--redis-timeout-ms <n>', REDIS_FLAG_HELP.timeout)
     .option(
       '--model-table <file>',
       "model catalogue JSON merged over the built-in one (prices a model forkcache does not know; overrides the plan's modelTable)",
@@ -106,6 +102,7 @@ export function registerRunCommand(program: Command): void {
         return;
       }
       const target = await openEndpoint(opts.api, plan.emulator, catalogue, provider);
+      const distributed = await distributedFor(opts, target);
       log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);
       // a setup error must not leave the embedded emulator holding the process open
       const engine = await ForkEngine.create({
@@ -132,7 +129,7 @@ export function registerRunCommand(program: Command): void {
         network: plan.network,
         toolLimits,
         ...(plan.isolation === 'worktree' ? { isolation: 'worktree' as const } : {}),
-        ...(opts.redis ? { distributed: { redis: opts.redis } } : {}),
+        ...(distributed ? { distributed } : {}),
         ...(maxUsd !== undefined ? { maxUsd } : {}),
       }).catch(async (err: unknown) => {
         await target.close();
@@ -180,6 +177,8 @@ export function registerRunCommand(program: Command): void {
         const hint = interrupt.interrupted ? interruptedLine(result) : undefined;
         if (hint) log(hint);
         for (const line of notDoneMessage(result)) log(line);
+        const lost = redisLostLine(result, opts.redis);
+        if (lost) log(lost);
         const capped = result.summary.spend_cap?.stopped === true;
         if (capped) log(maxUsdMessage(join(runDir, fan.id), result.summary.spend_cap!));
         const spendCap = result.summary.rate_limits.stopped !== null || capped;

@@ -1,7 +1,18 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
+import { readJsonFile } from '../../json-file.ts';
 import { importOptional } from '../../optional-import.ts';
+import { permissionPolicySchema, type PermissionPolicy } from '../../tools/permissions.ts';
+import { parseOrThrow } from '../../validation.ts';
+import { EXECUTABLE_TOOL_NAMES, type ExecutableToolName } from '../../wire/tool-names.ts';
 import { intFlag, parseFlags } from '../flags.ts';
+import { untilSignal } from '../until-signal.ts';
+import { shownRedisUrl } from '../../distributed/keys.ts';
+
+const toolList = z
+  .string()
+  .transform((text) => text.split(',').map((t) => t.trim()))
+  .pipe(z.array(z.enum(EXECUTABLE_TOOL_NAMES, { error: `expected tools among ${EXECUTABLE_TOOL_NAMES.join(', ')}` })));
 
 const optionsSchema = z.object({
   redis: z.string({ error: 'required, e.g. redis://127.0.0.1:6379' }).regex(/^rediss?:\/\//, 'expected a redis:// URL'),
@@ -9,20 +20,44 @@ const optionsSchema = z.object({
   threads: intFlag.pipe(z.number().min(1, 'at least 1')).default(2),
   concurrency: intFlag.pipe(z.number().min(1, 'at least 1')).optional(),
   lockMs: intFlag.pipe(z.number().min(500, 'at least 500')).default(30_000),
+  redisTimeoutMs: intFlag.pipe(z.number().min(100, 'at least 100')).default(30_000),
+  allow: toolList.optional(),
+  sandbox: z.enum(['auto', 'bwrap', 'none'], { error: 'expected auto, bwrap or none' }).default('auto'),
+  allowNetwork: z.boolean().default(false),
+  permissions: z.string().min(1).optional(),
+  root: z.array(z.string().min(1)).default([]),
 });
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
 /** Register `forkcache worker --redis URL`: a host of the distributed backend. */
 export function registerWorkerCommand(program: Command): void {
   program
     .command('worker')
-    .description('serve fork jobs from Redis (BullMQ) with a local pool of worker threads, until SIGINT/SIGTERM')
+    .description(
+      'serve fork jobs from Redis (BullMQ) with a local pool of worker threads, until SIGINT/SIGTERM; jobs must be signed with FORKCACHE_JOB_SECRET, and run with this host’s own endpoint, key and policy',
+    )
     .requiredOption('--redis <url>', 'Redis URL, e.g. redis://127.0.0.1:6379')
     .option('--queue <name>', 'BullMQ queue', 'forkcache-forks')
     .option('--threads <n>', 'worker threads of this host', '2')
     .option('--concurrency <n>', 'forks this host runs at once (default threads x 8)')
     .option('--lock-ms <n>', 'a host silent for this long is presumed dead and its forks move to another host', '30000')
+    .option('--redis-timeout-ms <n>', 'Redis silent this long (at most --lock-ms): stop this host’s forks', '30000')
+    .option('--allow <tools>', 'tools a job may allow, comma-separated (default: the file tools; bash only if listed)')
+    .option('--sandbox <kind>', 'the weakest sandbox a job may ask bash to run in: auto | bwrap | none', 'auto')
+    .option('--allow-network', 'jobs may ask for a sandbox with network access')
+    .option('--permissions <file>', 'permission policy JSON combined with each job’s (the stricter decision wins)')
+    .option('--root <dir>', 'jobs’ workspaces and run directories must lie under DIR (repeatable)', collect, [])
     .action(async (raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
+      const permissions = opts.permissions
+        ? (parseOrThrow(
+            permissionPolicySchema,
+            readJsonFile(opts.permissions, '--permissions'),
+            'INVALID_ARGUMENT',
+            `--permissions ${opts.permissions}`,
+          ) as PermissionPolicy)
+        : undefined;
       // loaded here, not at the top: `forkcache --version` must not load bullmq (an optional peer)
       const { startHostWorker } = await importOptional('distributed', () => import('../../distributed/host-worker.ts'));
       const host = await startHostWorker({
@@ -31,16 +66,18 @@ export function registerWorkerCommand(program: Command): void {
         threads: opts.threads,
         lockDurationMs: opts.lockMs,
         stalledIntervalMs: Math.max(250, Math.floor(opts.lockMs / 2)),
+        redisTimeoutMs: opts.redisTimeoutMs,
         ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
+        ...(opts.allow ? { allow: opts.allow as ExecutableToolName[] } : {}),
+        sandbox: opts.sandbox,
+        network: opts.allowNetwork,
+        ...(permissions ? { permissions } : {}),
+        ...(opts.root.length > 0 ? { roots: opts.root } : {}),
       });
       process.stdout.write(
-        `forkcache worker ${host.hostId} serving ${opts.queue} on ${opts.redis.replace(/\/\/[^@]*@/, '//')}\n`,
+        `forkcache worker ${host.hostId} serving ${opts.queue} on ${shownRedisUrl(opts.redis)}\n  policy: ${host.policy}\n`,
       );
-      await new Promise<void>((resolve) => {
-        const stop = (): void => resolve();
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-      });
+      await untilSignal();
       await host.close();
     });
 }

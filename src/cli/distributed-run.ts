@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import type { FanOutResult } from '../agent/fork-handle.ts';
+import { type DistributedOptions, shownRedisUrl } from '../distributed/keys.ts';
+import { ForkcacheError } from '../errors.ts';
+import type { Endpoint } from './endpoint.ts';
+import { intFlag } from './flags.ts';
+import { resumeCommand } from './resume-hint.ts';
+
+/** `--redis` and `--redis-timeout-ms`, as `run` and `resume` take them. */
+export const redisFlags = {
+  redis: z
+    .string()
+    .regex(/^rediss?:\/\//, 'expected a redis:// URL')
+    .optional(),
+  redisTimeoutMs: intFlag.pipe(z.number().min(100, 'at least 100')).optional(),
+};
+
+export const REDIS_FLAG_HELP = {
+  redis: 'run the forks on `forkcache worker` hosts through BullMQ on this Redis (FORKCACHE_JOB_SECRET must be set)',
+  timeout: 'with --redis: Redis silent this long ends the run (resume continues it); default 30000',
+};
+
+/**
+ * The engine's `distributed` option, or none. Hosts send requests only to their own endpoint,
+ * so an emulator embedded in this process (on a port no host knows) cannot serve them: that
+ * is refused here (the embedded emulator closed), with the way to do it, instead of every job
+ * being refused by its host.
+ */
+export async function distributedFor(
+  flags: { redis?: string | undefined; redisTimeoutMs?: number | undefined },
+  target: Pick<Endpoint, 'kind' | 'close'>,
+): Promise<DistributedOptions | undefined> {
+  if (!flags.redis) return undefined;
+  if (target.kind === 'emulator') {
+    await target.close();
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      "--redis: worker hosts send requests only to their own endpoint, and this run's embedded emulator has a port no host knows: start one (`forkcache emulator --port 4000`), give the hosts and this run its URL (ANTHROPIC_BASE_URL=http://127.0.0.1:4000, or the provider's *_BASE_URL) and a key, and pass --api real",
+      { data: { field: 'redis' } },
+    );
+  }
+  return { redis: flags.redis, ...(flags.redisTimeoutMs ? { redisTimeoutMs: flags.redisTimeoutMs } : {}) };
+}
+
+/**
+ * The line that says a run ended because Redis was lost: why, how many forks are not done,
+ * and how to continue (the URL without its password: the user adds it back).
+ */
+export function redisLostLine(result: FanOutResult, redis: string | undefined): string | undefined {
+  const lost = result.forks.filter((f) => f.error?.code === 'REDIS_LOST');
+  if (lost.length === 0 || !redis) return undefined;
+  const shown = shownRedisUrl(redis);
+  const notDone = result.forks.filter((f) => f.status !== 'completed').length;
+  const dir = result.summary.run_dir;
+  const next = dir ? `; continue with: ${resumeCommand(dir, ['--redis', shown])}` : '';
+  const password = shown === redis ? '' : ' (add the password back to the URL)';
+  return `forkcache: ${lost[0]!.error!.message}: ${notDone} fork(s) not done${next}${password}`;
+}

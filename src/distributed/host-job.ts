@@ -1,0 +1,164 @@
+import { MessageChannel } from 'node:worker_threads';
+import { type Job, UnrecoverableError } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Piscina } from 'piscina';
+import { ForkcacheError, hasCode, toWireError } from '../errors.ts';
+import {
+  emptyOutcome,
+  FRESH_START,
+  finishedOutcome,
+  mergeOutcome,
+  startFromTranscript,
+} from '../pool/fork-attempts.ts';
+import { servePort } from '../pool/port-server.ts';
+import type { ForkTask } from '../pool/protocol.ts';
+import { readTranscript } from '../run-dir/transcript-reader.ts';
+import { type ForkOutcome, type LoopEvent, OPEN_GATE } from '../loop/types.ts';
+import { abortable } from './abortable.ts';
+import { applyHostPolicy, type HostPolicyOptions } from './host-policy.ts';
+import { cancelKey, type ForkJobData, type ForkJobProgress } from './keys.ts';
+import type { SharedBudget } from './shared-budget.ts';
+import { sharedAdmissionGate } from './shared-gate.ts';
+import type { JobSigner, Signed } from './signing.ts';
+
+export interface RunningFork {
+  jobId: string;
+  forkId: string;
+  abort: AbortController;
+}
+
+/** What every job of a host shares. */
+export interface HostContext {
+  hostId: string;
+  queue: string;
+  pool: Piscina;
+  connection: Redis;
+  signer: JobSigner;
+  policy: HostPolicyOptions;
+  budget: SharedBudget;
+  prefixFor(sha256: string): Promise<SharedArrayBuffer>;
+  /**
+   * Forks running here: cancel messages, a lost Redis and lost locks stop them. A set, not a
+   * map by job id: a job whose lock expired (a starved host) may be taken again here while its
+   * first run still stops, and a cancel must reach both.
+   */
+  running: Set<RunningFork>;
+  log(line: string): void;
+}
+
+/** Why a job is not run: the reason BullMQ records (`CODE: message`), and no retry. */
+function refused(host: HostContext, jobId: string, err: unknown): never {
+  const wire = toWireError(err);
+  host.log(`refused job ${jobId}: ${wire.code}: ${wire.message}`);
+  throw new UnrecoverableError(`${wire.code}: ${wire.message}`);
+}
+
+/**
+ * Run one job on this host. Nothing of it is used before its signature verifies and the host's
+ * own policy allows it (a forged, tampered or replayed job is refused: no file read, no request
+ * sent). The fork's cancel handle is registered before the first await, and the cancel mark
+ * in Redis is read after it: a cancel is never lost between the two.
+ */
+export async function runHostJob(job: Job<Signed, Signed>, host: HostContext): Promise<Signed> {
+  const jobId = job.id!;
+  let data: ForkJobData;
+  let settings: ReturnType<typeof applyHostPolicy>;
+  try {
+    data = host.signer.open<ForkJobData>('job', jobId, job.data);
+    settings = applyHostPolicy(data, host.policy);
+  } catch (err) {
+    return refused(host, jobId, err);
+  }
+  const fork: RunningFork = { jobId, forkId: data.forkId, abort: new AbortController() };
+  host.running.add(fork);
+  try {
+    const outcome = await runFork(job, jobId, data, settings, fork.abort.signal, host);
+    // stopped because Redis was lost (or the job's lock): not a cancel anyone asked for; should
+    // Redis take the answer, the submitter reads the fork from its transcript (resume continues it)
+    const reason: unknown = fork.abort.signal.reason;
+    if (hasCode(reason, 'REDIS_LOST')) throw new UnrecoverableError(`REDIS_LOST: ${(reason as Error).message}`);
+    return host.signer.seal('result', jobId, outcome);
+  } finally {
+    host.running.delete(fork);
+  }
+}
+
+async function runFork(
+  job: Job<Signed, Signed>,
+  jobId: string,
+  data: ForkJobData,
+  settings: ReturnType<typeof applyHostPolicy>,
+  signal: AbortSignal,
+  host: HostContext,
+): Promise<ForkOutcome> {
+  // progress is best effort and never awaited: a Redis hiccup must not hold (or fail) the fork
+  const report = (progress: ForkJobProgress): void =>
+    void job.updateProgress(host.signer.seal('progress', jobId, progress) as never).catch(() => undefined);
+  const transcript = data.transcriptPath ? readTranscript(data.transcriptPath) : undefined;
+  let start = FRESH_START(data.base);
+  if (transcript && transcript.turns.length > 0) {
+    start = startFromTranscript(data.base, transcript);
+    const finished = finishedOutcome(start, transcript);
+    if (finished && !data.prompt) return finished; // never complete a fork twice
+    if (finished) start = { ...start, prompt: data.prompt }; // a retry (once: its prompt clears the end)
+  }
+  const stopped = (): ForkOutcome =>
+    mergeOutcome(start, { ...emptyOutcome('cancelled', toWireError(signal.reason)), turns: start.turnsDone });
+  let sab: SharedArrayBuffer;
+  try {
+    if (await abortable(host.connection.exists(cancelKey(host.queue, jobId)), [signal], () => signal.reason))
+      return mergeOutcome(start, {
+        ...emptyOutcome('cancelled', new ForkcacheError('FORK_CANCELLED', 'fork cancelled').toWire()),
+        turns: start.turnsDone,
+      });
+    report({ hostId: host.hostId }); // names this host at once
+    // the submitter's ledger may have missed the turns a dead host did: tell it (it de-duplicates)
+    for (const turn of transcript?.turns ?? [])
+      report({
+        hostId: host.hostId,
+        event: { type: 'turn-end', turn: turn.turn, at: Date.now(), request: turn.request },
+      });
+    sab = await abortable(host.prefixFor(data.prefixSha256), [signal], () => signal.reason);
+  } catch (err) {
+    if (signal.aborted) return stopped();
+    throw err;
+  }
+  const { port1, port2 } = new MessageChannel();
+  // with admission on, every host reserves from the one budget in Redis
+  const gate = data.admission ? sharedAdmissionGate(host.budget, data.admission) : OPEN_GATE;
+  const server = servePort(
+    port1,
+    gate,
+    signal,
+    (event: LoopEvent) => report({ hostId: host.hostId, event }),
+    async () => ({ allow: false, reason: 'no one can be asked on a distributed host' }),
+  );
+  const onAbort = (): void => port1.postMessage({ t: 'cancel' });
+  signal.addEventListener('abort', onAbort, { once: true });
+  if (signal.aborted) onAbort();
+  const task: ForkTask = {
+    kind: 'fork',
+    forkId: data.forkId,
+    prefix: sab,
+    child: start.child,
+    port: port2,
+    turnsDone: start.turnsDone,
+    ...(start.judgeLast ? { judgeLast: start.judgeLast } : {}),
+    ...(start.prompt ? { prompt: start.prompt } : {}),
+    rerun: start.rerun,
+    api: settings.api,
+    loop: data.loop,
+    tools: settings.tools,
+    transcriptPath: data.transcriptPath,
+    permissions: settings.permissions,
+    testHooks: {},
+  };
+  try {
+    const outcome = (await host.pool.run(task, { transferList: [port2] })) as ForkOutcome;
+    await server.ended;
+    return mergeOutcome(start, outcome);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    server.close();
+  }
+}

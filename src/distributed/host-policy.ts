@@ -1,0 +1,173 @@
+import { realpathSync } from 'node:fs';
+import { basename, dirname, resolve, sep } from 'node:path';
+import { ForkcacheError } from '../errors.ts';
+import type { ForkTask } from '../pool/protocol.ts';
+import { chatEndpointFromEnv } from '../provider/openai/client.ts';
+import { withoutCredentials } from '../provider/headers.ts';
+import { decide, type PermissionDecision, type PermissionPolicy } from '../tools/permissions.ts';
+import type { SandboxChoice } from '../tools/sandbox.ts';
+import { isChatProvider, type ProviderId } from '../wire/providers.ts';
+import { type ExecutableToolName, FILE_TOOL_NAMES } from '../wire/tool-names.ts';
+import type { ForkJobData } from './keys.ts';
+
+/**
+ * What a host lets its jobs do, from its own configuration. A signed job comes from a
+ * submitter holding the secret, but a host never takes its endpoint or its ceiling from the
+ * job alone: a job may narrow the policy (fewer tools, a stricter sandbox or permission),
+ * never widen it; asking for more is refused before anything runs.
+ */
+export interface HostPolicyOptions {
+  /** Tools a job may allow. Default: the file tools; `bash` only when listed. */
+  allow?: readonly ExecutableToolName[] | undefined;
+  /** The weakest sandbox a job may ask `bash` to run in (`none` < `auto` < `bwrap`). Default `auto`. */
+  sandbox?: SandboxChoice | undefined;
+  /** Jobs may ask for a sandbox with network access. Default false. */
+  network?: boolean | undefined;
+  /** Combined with each job's permissions: for every tool the stricter decision wins (deny > ask > allow). */
+  permissions?: PermissionPolicy | undefined;
+  /** Jobs' workspaces and transcripts must lie under one of these directories. Default: anywhere. */
+  roots?: readonly string[] | undefined;
+  /** This host's API endpoint for every provider. Default: the provider's variable (`ANTHROPIC_BASE_URL`, `DASHSCOPE_BASE_URL`, …), else its public endpoint. */
+  baseURL?: string | undefined;
+  /** This host's API key (never in Redis). Default: the provider's key variable. */
+  apiKey?: string | undefined;
+}
+
+export interface HostEndpoint {
+  baseURL: string;
+  apiKey: string;
+  /** Where the base URL came from, for the refusal message. */
+  source: string;
+}
+
+/** The endpoint this host sends a provider's requests to, and the key it sends. */
+export function hostEndpoint(provider: ProviderId, options: HostPolicyOptions): HostEndpoint {
+  if (isChatProvider(provider)) {
+    const env = chatEndpointFromEnv(provider);
+    return {
+      baseURL: options.baseURL ?? env.baseURL,
+      apiKey: options.apiKey || env.apiKey || 'no-key',
+      source: options.baseURL ? 'its baseURL option' : `its environment or the ${provider} default`,
+    };
+  }
+  const fromEnv = process.env['ANTHROPIC_BASE_URL'];
+  return {
+    baseURL: options.baseURL ?? fromEnv ?? 'https://api.anthropic.com',
+    apiKey: options.apiKey || process.env['ANTHROPIC_API_KEY'] || 'no-key',
+    source: options.baseURL ? 'its baseURL option' : fromEnv ? 'ANTHROPIC_BASE_URL' : 'the Anthropic default',
+  };
+}
+
+/** An endpoint as compared: origin and path, no trailing slash (`http://h:1/v1/` is `http://h:1/v1`). */
+function endpointOf(url: string): string | undefined {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return undefined;
+  }
+}
+
+const SANDBOX_RANK: Record<SandboxChoice, number> = { none: 0, auto: 1, bwrap: 2 };
+const DECISION_RANK: Record<PermissionDecision, number> = { allow: 0, ask: 1, deny: 2 };
+const stricter = (a: PermissionDecision, b: PermissionDecision): PermissionDecision =>
+  DECISION_RANK[a] >= DECISION_RANK[b] ? a : b;
+
+/** The job's permissions under the host's: every decision the stricter of the two. */
+export function narrowPermissions(job: PermissionPolicy, host: PermissionPolicy): PermissionPolicy {
+  const names = new Set([...Object.keys(job.tools ?? {}), ...Object.keys(host.tools ?? {})]);
+  return {
+    default: stricter(job.default ?? 'allow', host.default ?? 'allow'),
+    tools: Object.fromEntries([...names].map((name) => [name, stricter(decide(job, name), decide(host, name))])),
+  };
+}
+
+function refuse(field: string, message: string): never {
+  throw new ForkcacheError('JOB_POLICY_REFUSED', `${field}: ${message}`, { data: { field } });
+}
+
+/** The real path of `path` (or of its nearest existing parent), to compare with the roots. */
+function realish(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    const parent = dirname(path);
+    return parent === path ? path : resolve(realish(parent), basename(path));
+  }
+}
+
+function checkRoot(field: string, path: string, roots: readonly string[]): void {
+  const real = realish(resolve(path));
+  const inside = roots.some((root) => {
+    const top = realish(resolve(root));
+    return real === top || real.startsWith(top.endsWith(sep) ? top : top + sep);
+  });
+  if (!inside) refuse(field, `${path} is outside this host's roots (${roots.join(', ')})`);
+}
+
+/**
+ * The settings a job's fork runs with on this host: the host's endpoint and key, the job's
+ * tools, sandbox and permissions checked against (or narrowed by) the host's ceiling.
+ * @throws ForkcacheError `JOB_POLICY_REFUSED` naming the field that asks for more than the host allows.
+ */
+export function applyHostPolicy(
+  data: ForkJobData,
+  options: HostPolicyOptions,
+): Pick<ForkTask, 'api' | 'tools' | 'permissions'> {
+  const provider = data.api.provider ?? 'anthropic';
+  const endpoint = hostEndpoint(provider, options);
+  const asked = endpointOf(data.api.baseURL);
+  if (asked === undefined || asked !== endpointOf(endpoint.baseURL))
+    refuse(
+      'api.baseURL',
+      `the job asks for ${JSON.stringify(data.api.baseURL)}; this host sends ${provider} requests (and its key) only to ${endpoint.baseURL} (${endpoint.source})`,
+    );
+  const ceiling = options.allow ?? FILE_TOOL_NAMES;
+  const beyond = data.tools.allow.filter((tool) => !(ceiling as readonly string[]).includes(tool));
+  if (beyond.length > 0)
+    refuse('tools.allow', `${beyond.join(', ')} not allowed on this host (it allows ${ceiling.join(', ') || 'none'})`);
+  const floor = options.sandbox ?? 'auto';
+  const sandbox = data.tools.sandbox ?? 'auto';
+  if (!(sandbox in SANDBOX_RANK) || SANDBOX_RANK[sandbox] < SANDBOX_RANK[floor])
+    refuse('tools.sandbox', `the job asks for sandbox "${sandbox}", this host runs bash in "${floor}" at the least`);
+  if (data.tools.network === true && options.network !== true)
+    refuse('tools.network', 'the job asks for network access in the sandbox; this host does not allow it');
+  if (options.roots && options.roots.length > 0) {
+    checkRoot('tools.workspace', data.tools.workspace, options.roots);
+    if (data.transcriptPath) checkRoot('transcriptPath', data.transcriptPath, options.roots);
+  }
+  return {
+    api: {
+      provider,
+      baseURL: endpoint.baseURL,
+      apiKey: endpoint.apiKey,
+      // a credential in a job's headers would go wherever its endpoint points: never taken
+      headers: withoutCredentials(data.api.headers),
+      maxRetries: data.api.maxRetries,
+      timeoutMs: data.api.timeoutMs,
+    },
+    tools: {
+      workspace: data.tools.workspace,
+      allow: [...data.tools.allow] as ExecutableToolName[],
+      limits: data.tools.limits,
+      sandbox,
+      network: data.tools.network === true,
+      secrets: [],
+    },
+    permissions: narrowPermissions(data.permissions, options.permissions ?? {}),
+  };
+}
+
+/** The ceiling in words, for the host's start line. */
+export function describePolicy(options: HostPolicyOptions): string {
+  return [
+    `tools ${(options.allow ?? FILE_TOOL_NAMES).join(',')}`,
+    `bash sandbox at least ${options.sandbox ?? 'auto'}`,
+    `network ${options.network ? 'allowed' : 'refused'}`,
+    options.permissions ? 'permissions combined with its own' : undefined,
+    options.roots?.length ? `files under ${options.roots.join(', ')}` : 'files anywhere',
+    `endpoint and key: ${options.baseURL ? options.baseURL : "this host's environment"}`,
+  ]
+    .filter((part) => part !== undefined)
+    .join('; ');
+}

@@ -1,0 +1,110 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ForkEngine } from '../../src/engine/engine.ts';
+import { bigSnapshot, sharedEmulator, workspace } from '../engine/helpers.ts';
+import {
+  HAVE_REDIS,
+  hostEnv,
+  type Proc,
+  records,
+  REDIS_SERVER,
+  RedisServer,
+  startHost,
+  TEST_JOB_SECRET,
+  until,
+} from './cluster.ts';
+
+// Small bounds for the test (the defaults are 30 s): the run and the hosts give Redis 1.5 s.
+const TIMEOUT_MS = 1500;
+const HOLD = 'run `while [ ! -f go ]; do sleep 0.05; done` and report';
+
+let redis: RedisServer;
+const hosts: Proc[] = [];
+const emulator = sharedEmulator({ script: 'refactor' });
+
+beforeAll(async () => {
+  if (!HAVE_REDIS) return;
+  redis = await RedisServer.start();
+  const env = hostEnv({ ANTHROPIC_BASE_URL: emulator.current.url });
+  const args = ['--threads', '1', '--allow', 'read_file,bash', '--redis-timeout-ms', String(TIMEOUT_MS)];
+  for (let i = 0; i < 2; i++) hosts.push((await startHost(redis.url, args, env)).proc);
+}, 60_000);
+
+afterAll(async () => {
+  for (const host of hosts) await host.kill();
+  await redis?.kill();
+});
+
+const engineOn = (ws: string, runDir: string): Promise<ForkEngine> =>
+  ForkEngine.create({
+    baseURL: emulator.current.url,
+    apiKey: 'test',
+    workspace: ws,
+    runDir,
+    allow: ['read_file', 'bash'],
+    concurrency: 4,
+    distributed: { redis: redis.url, secret: TEST_JOB_SECRET, redisTimeoutMs: TIMEOUT_MS },
+  });
+
+describe.skipIf(!HAVE_REDIS)(`a lost Redis (needs ${REDIS_SERVER})`, () => {
+  it('redis-server killed mid-run: the run ends naming Redis, each fork as its transcript says; restarted empty, resume finishes the rest', async () => {
+    const ws = workspace({ 'a.ts': 'export const a = 1;\n', 'b.ts': 'export const b = 2;\n' });
+    const runDir = workspace({});
+    const engine = await engineOn(ws, runDir);
+    let result: Awaited<ReturnType<ReturnType<ForkEngine['fanOut']>['settled']>>;
+    try {
+      const fan = engine.fanOut(bigSnapshot(`lost-${Date.now()}`), [
+        'read a.ts and report',
+        'read b.ts and report',
+        HOLD,
+        HOLD,
+      ]);
+      const completed = new Set<string>();
+      const holding = new Set<string>();
+      let killed = false;
+      for await (const e of fan) {
+        if (e.type === 'fork-end' && e.status === 'completed') completed.add(e.forkId);
+        if (e.type === 'turn-end' && (e.forkId === fan.forks[2]!.id || e.forkId === fan.forks[3]!.id))
+          holding.add(e.forkId);
+        if (!killed && completed.size === 2 && holding.size === 2) {
+          killed = true; // two forks done, two in their bash call: Redis goes away for good
+          await redis.kill();
+        }
+      }
+      result = await fan.settled();
+    } finally {
+      await engine.close();
+    }
+    const [a, b, c, d] = result.forks;
+    expect([a!.status, b!.status]).toEqual(['completed', 'completed']);
+    for (const fork of [c!, d!]) {
+      expect(fork).toMatchObject({ status: 'failed', turns: 1, error: { code: 'REDIS_LOST' } });
+      expect(fork.error!.message).toMatch(
+        /^Redis at redis:\/\/127\.0\.0\.1:\d+ has not answered for [\d.]+ s \(the limit is 1\.5 s\)/,
+      );
+    }
+    expect(result.summary.requests).toBe(6); // every request the hosts made, the lost forks' included
+    // every host noticed, and stopped its copy of the forks (never to race a resume)
+    for (const host of hosts) await host.line(/has not answered for/, 'stderr');
+    await until(() => [c!, d!].every((f) => records(f.transcriptPath!).some((r) => r.type === 'end')));
+    const before = [a!, b!].map((f) => readFileSync(f.transcriptPath!, 'utf8'));
+
+    await redis.restart(); // empty: no persistence
+    for (const host of hosts) await host.line(/answers again: serving/, 'stderr');
+    writeFileSync(join(ws, 'go'), '');
+    const again = await engineOn(ws, runDir);
+    try {
+      const resumed = await again.resume(join(runDir, result.fanoutId)).settled();
+      expect(resumed.forks.map((f) => f.status)).toEqual(['completed', 'completed', 'completed', 'completed']);
+      expect([a!, b!].map((f) => readFileSync(f.transcriptPath!, 'utf8'))).toEqual(before); // not run again
+      for (const fork of [c!, d!]) {
+        const lines = records(fork.transcriptPath!);
+        expect(lines.filter((l) => l.type === 'turn').map((l) => l.turn)).toEqual([1, 2]); // no turn twice
+        expect(lines.filter((l) => l.type === 'end').at(-1)).toMatchObject({ status: 'completed' });
+      }
+    } finally {
+      await again.close();
+    }
+  }, 120_000);
+});
