@@ -3,7 +3,7 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { PromptFingerprint } from '../emulator/cache/render.ts';
 import { credentialMask, type CredentialMask } from '../wire/credentials.ts';
-import { BodyBudget } from './body.ts';
+import { BodyBudget } from '../http-body.ts';
 import { ExchangeLog } from './exchange-log.ts';
 import { upstreamTarget, type UpstreamTarget } from './upstream.ts';
 import { Grouper } from './groups.ts';

@@ -3,7 +3,7 @@ import { normalizeUsage, type Usage } from '../ledger/usage.ts';
 import { findModel } from '../models/catalogue.ts';
 import type { ProxyCore } from './core.ts';
 import { diagnoseAtSend, settle, type SendContext } from './diagnose.ts';
-import { readBody } from './body.ts';
+import { readBody } from '../http-body.ts';
 import { blankRecord, refuse } from './refuse.ts';
 import { LOGGED_BODY_LIMIT, loggedBody } from './exchange-log.ts';
 import { forward } from './forward.ts';

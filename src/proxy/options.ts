@@ -3,6 +3,7 @@ import { systemClock, type Clock } from '../clock.ts';
 import { ForkcacheError } from '../errors.ts';
 import { BUILTIN_CATALOGUE, type ModelCatalogue } from '../models/catalogue.ts';
 import { parseOrThrow } from '../validation.ts';
+import { HEADER_NAME } from '../wire/credentials.ts';
 
 /** The real API: the default upstream. */
 export const DEFAULT_UPSTREAM = 'https://api.anthropic.com';
@@ -72,7 +73,7 @@ const schema = z
     requestTimeoutMs: z.number().int().positive().default(300_000),
     timeoutCheckMs: z.number().int().positive().default(30_000),
     upstreamTimeoutMs: z.number().int().positive().max(2_147_483_647).default(600_000),
-    maskHeaders: z.array(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'expected a header name')).default([]),
+    maskHeaders: z.array(z.string().regex(HEADER_NAME, 'expected a header name')).default([]),
   })
   .refine((o) => o.headersTimeoutMs <= o.requestTimeoutMs, {
     path: ['headersTimeoutMs'],

@@ -46,6 +46,9 @@ export const CREDENTIAL_QUERY_PARAMS: readonly string[] = [
   'code',
 ];
 
+/** A header name as RFC 9110 §5.1 allows it (a token), for options that name headers. */
+export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
 const paramKey = (name: string): string => name.toLowerCase().replace(/-/g, '_');
 const QUERY_SET = new Set(CREDENTIAL_QUERY_PARAMS.map(paramKey));
 

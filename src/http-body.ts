@@ -1,9 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 
 /**
- * The request bytes the proxy holds in memory, over every request at once. Each body is
- * bounded on its own (`maxBodyBytes`), but twelve 31 MiB bodies at once took the proxy from
- * 247 MB to 1 GB of RSS: past this budget a request is refused with a 503 instead of held.
+ * The request bytes a server (the proxy, the emulator) holds in memory, over every request at
+ * once. Each body is bounded on its own (`maxBodyBytes`), but twelve 31 MiB bodies at once took
+ * the proxy from 247 MB to 1 GB of RSS: past this budget a request is refused instead of held.
  */
 export class BodyBudget {
   readonly limit: number;
