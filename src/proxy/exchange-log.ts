@@ -1,5 +1,6 @@
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { jsonOrText } from '../json-shape.ts';
 
 /** A response body kept for the log up to this size; the rest is counted, not kept. */
 export const LOGGED_BODY_LIMIT = 1024 * 1024;
@@ -31,12 +32,7 @@ export class ExchangeLog {
   }
 }
 
-/** The request body as logged: its JSON when it parses, else its text. */
+/** The request body as logged: its JSON when it parses (and is not too deep to write out), else its text. */
 export function loggedBody(body: Buffer): unknown {
-  const text = body.toString('utf8');
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
+  return jsonOrText(body.toString('utf8'));
 }

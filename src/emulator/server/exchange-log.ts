@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { CachePlan } from '../cache/plan.ts';
 import type { Position } from '../cache/render.ts';
+import { jsonOrText } from '../../json-shape.ts';
 import { credentialMask, type CredentialMask } from '../../wire/credentials.ts';
 
 /** Where one cache position sits, as the API names fields (`system.1`, `messages.3.content.0`). */
@@ -135,11 +136,7 @@ export class ExchangeLog {
           return;
         }
         const text = raw.toString('utf8');
-        try {
-          requestBody = text === '' ? null : JSON.parse(text);
-        } catch {
-          requestBody = text;
-        }
+        requestBody = text === '' ? null : jsonOrText(text);
       },
     };
   }
