@@ -88,8 +88,11 @@ export interface EmulatorOptions {
   tokenCosts?: Partial<TokenCosts>;
   /** When set, only this API key is accepted (401 otherwise). Any non-empty key by default. */
   apiKey?: string;
-  /** `retry-after` seconds on injected 429s (default 1). */
-  retryAfterSeconds?: number;
+  /**
+   * `retry-after` seconds on injected 429s (default 1); a string is sent as written (`0`, `-5`,
+   * `abc`, `1e12`, an HTTP-date), to test a client against an API that sends nonsense.
+   */
+  retryAfterSeconds?: number | string;
   /** Lookback window in positions (default 20, the API's). */
   lookback?: number;
   /** How long `close()` waits for in-flight requests before cutting them (default 10 s, wall clock). */
@@ -123,7 +126,7 @@ const plainSchema = z.strictObject({
     .union([z.number().int().nonnegative(), z.record(z.string(), z.number().int().nonnegative())])
     .optional(),
   apiKey: z.string().min(1).optional(),
-  retryAfterSeconds: z.number().nonnegative().default(1),
+  retryAfterSeconds: z.union([z.number().nonnegative(), z.string().min(1)]).default(1),
   lookback: z.number().int().positive().default(LOOKBACK_POSITIONS),
   closeTimeoutMs: z.number().nonnegative().default(10_000),
   tokenCosts: z
@@ -152,7 +155,7 @@ export interface ResolvedOptions {
   timeoutCheckMs: number;
   maskHeaders: readonly string[];
   apiKey: string | undefined;
-  retryAfterSeconds: number;
+  retryAfterSeconds: number | string;
   lookback: number;
   closeTimeoutMs: number;
   latency: LatencyProfile;

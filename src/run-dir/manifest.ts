@@ -46,7 +46,9 @@ export const manifestSchema = z.strictObject({
     isolation: z.enum(['none', 'worktree']).default('none'),
     toolLimits: z.record(z.string(), z.number()).default({}),
     sandbox: z.enum(['auto', 'bwrap', 'none']).default('auto'),
-    turnRetry: z.strictObject({ retries: z.number(), baseMs: z.number(), maxMs: z.number() }).optional(),
+    turnRetry: z
+      .strictObject({ retries: z.number(), baseMs: z.number(), maxMs: z.number(), budgetMs: z.number().optional() })
+      .optional(),
     concurrency: z.number().int().positive().optional(),
   }),
   /** Free-form facts of the caller (e.g. which emulator script a CLI run used). */
