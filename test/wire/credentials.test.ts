@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { withoutCredentials } from '../../src/provider/headers.ts';
 import { CREDENTIAL_HEADERS, credentialMask, maskSecret, maskUrl } from '../../src/wire/credentials.ts';
 
 const KEY = 'sk-ant-api03-abcdefghijklmnop-WXYZ';
@@ -38,5 +39,15 @@ describe('credential masking (shared by the proxy and the emulator)', () => {
     expect(maskUrl(`https://user:${KEY}@gw.example/v1?key=${KEY}#access_token=${KEY}`)).toBe(
       'https://****@gw.example/v1?key=****WXYZ#access_token=****WXYZ',
     );
+  });
+});
+
+describe('headers written to a manifest or a Redis job', () => {
+  it('lose every credential header of the shared list, in any case; the rest stay', () => {
+    const headers = Object.fromEntries(CREDENTIAL_HEADERS.map((h) => [h.toUpperCase(), KEY]));
+    expect(withoutCredentials({ ...headers, 'x-forkcache-script': 'echo', 'anthropic-beta': 'x' })).toEqual({
+      'x-forkcache-script': 'echo',
+      'anthropic-beta': 'x',
+    });
   });
 });
