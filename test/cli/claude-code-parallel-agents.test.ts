@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { importClaudeTranscript } from '../../src/cli/claude-transcript.ts';
 import { rebuildWireRequest } from '../../src/cli/claude-wire.ts';
 import { startEmulator } from '../../src/emulator/start.ts';
 import { workspace } from '../engine/helpers.ts';
+import { replayWire, sessionFixture, upToLastMarker } from './claude-fixture.ts';
 import { forkcache, lastJson } from './run-cli.ts';
 
 /*
@@ -18,24 +19,8 @@ import { forkcache, lastJson } from './run-cli.ts';
  * record, and the import failed with `messages[1].role: roles must alternate`.
  */
 const DIR = join(import.meta.dirname, '../fixtures/claude-code/2.1.332/fork-fanout-haiku-4-5');
-const SESSION = join(DIR, 'session.jsonl');
-const wire = (n: string) =>
-  JSON.parse(readFileSync(join(DIR, 'wire', n), 'utf8')) as {
-    body: Record<string, unknown>;
-    cache: { markers: { path: string; tokens: number }[] };
-  };
+const { session: SESSION, wire, lines } = sessionFixture(DIR);
 const LAST = wire('04.json');
-const lines = readFileSync(SESSION, 'utf8')
-  .trim()
-  .split('\n')
-  .map((l, i) => ({ line: i + 1, value: JSON.parse(l) as unknown }));
-
-/** The request's bytes from the start up to the end of its last marked block. */
-function upToLastMarker(request: Record<string, unknown>): string {
-  const text = JSON.stringify({ tools: request['tools'], system: request['system'], messages: request['messages'] });
-  const marker = '"cache_control":{"type":"ephemeral"}}';
-  return text.slice(0, text.lastIndexOf(marker) + marker.length);
-}
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -71,21 +56,10 @@ describe('a Claude Code session whose turn made two parallel Agent calls', () =>
     const dir = mkdtempSync(join(tmpdir(), 'fc-cc-parallel-'));
     dirs.push(dir);
     try {
-      // The emulator serves the session again as Claude Code sent it: its cache then holds the
-      // session's prefix, as the API's did for the live session.
-      for (const n of ['01.json', '02.json', '03.json', '04.json']) {
-        const res = await fetch(`${emu.url}/v1/messages?beta=true`, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'x-api-key': 'sk-ant-test',
-            'anthropic-version': '2023-06-01',
-          },
-          body: JSON.stringify(wire(n).body),
-        });
-        expect(res.status).toBe(200);
-        await res.text();
-      }
+      await replayWire(
+        emu.url,
+        ['01.json', '02.json', '03.json', '04.json'].map((n) => wire(n).body),
+      );
       const { snapshot, expectedCachedTokens } = importClaudeTranscript(SESSION);
       expect(snapshot.model).toBe('claude-haiku-4-5');
       writeFileSync(
