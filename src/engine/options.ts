@@ -7,7 +7,7 @@ import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
 import type { ModelCatalogue } from '../models/catalogue.ts';
 import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../loop/run-fork.ts';
 import { DEFAULT_TURN_RETRY, type TurnRetryOptions } from '../loop/retry.ts';
-import { DEFAULT_RETRY_AFTER, type RetryAfterPolicy } from '../gate/admission/retry-wait.ts';
+import { DEFAULT_RETRY_AFTER, retryAfterOptionsSchema, type RetryAfterPolicy } from '../gate/admission/retry-wait.ts';
 import { MARKER_STRATEGIES, type MarkerStrategy } from '../prefix/freeze.ts';
 import { CACHE_TTLS, type CacheTtl, DEFAULT_CACHE_TTL } from '../wire/cache.ts';
 import type { ToolLimits } from '../tools/limits.ts';
@@ -115,10 +115,7 @@ export interface ForkEngineOptions {
    * failure, then the fork ends `failed` with `FORK_RETRY_BUDGET`.
    */
   turnRetry?: Partial<TurnRetryOptions>;
-  /**
-   * The wait after a 429 or 529 (`retry-after` within [floorMs, ceilingMs], plus up to
-   * `jitter` × it more; an unreadable one: the floor doubling per 429). Defaults 1 s, 60 s, 0.2.
-   */
+  /** The wait after a 429 or 529 (`RetryAfterPolicy`: a 1 s floor, a 60 s ceiling, 20% jitter by default). */
   retryAfter?: Partial<RetryAfterPolicy>;
 }
 
@@ -172,13 +169,7 @@ const optionsSchema = z.strictObject({
       budgetMs: z.number().int().positive().max(86_400_000).optional(),
     })
     .optional(),
-  retryAfter: z
-    .strictObject({
-      floorMs: z.number().int().nonnegative().max(3_600_000).optional(),
-      ceilingMs: z.number().int().nonnegative().max(3_600_000).optional(),
-      jitter: z.number().min(0).max(1).optional(),
-    })
-    .optional(),
+  retryAfter: retryAfterOptionsSchema.optional(),
   permissions: permissionPolicySchema.optional(),
   isolation: z.enum(['none', 'worktree']).optional(),
   distributed: z

@@ -11,7 +11,8 @@ import { bigSnapshot, workspace } from './helpers.ts';
  * fork ends `failed` with FORK_RETRY_BUDGET, its transcript says so, and its sibling on the
  * same engine (whose requests are answered) completes.
  */
-describe('the retry budget of a turn', () => {
+// real worker threads: the bound is a backstop for a loaded machine, the test waits on the run itself
+describe('the retry budget of a turn', { timeout: 120_000 }, () => {
   it('a fork the API keeps refusing ends failed with FORK_RETRY_BUDGET; the bound holds the request count', async () => {
     const emulator = await startEmulator({
       latency: 'off',

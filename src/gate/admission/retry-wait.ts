@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { RETRY_AFTER_MAX_MS } from '../../rate-limits/retry-after.ts';
 
 /**
@@ -25,6 +26,13 @@ export interface RetryAfterPolicy {
 }
 
 export const DEFAULT_RETRY_AFTER: RetryAfterPolicy = { floorMs: 1_000, ceilingMs: 60_000, jitter: 0.2 };
+
+/** The policy as an option (every field optional; bad values name the field). */
+export const retryAfterOptionsSchema = z.strictObject({
+  floorMs: z.number().int().nonnegative().max(RETRY_AFTER_MAX_MS).optional(),
+  ceilingMs: z.number().int().nonnegative().max(RETRY_AFTER_MAX_MS).optional(),
+  jitter: z.number().min(0).max(1).optional(),
+});
 
 /**
  * The wait before the next attempt: `retryAfterMs` (as `parseRetryAfterMs` read it) within the
