@@ -8,6 +8,7 @@ import { arch, cpus, platform, totalmem } from 'node:os';
 import { boundarySuite, dispatchSuite } from './boundary.ts';
 import { economicsSuite } from './economics.ts';
 import { economicsModelsSuite } from './economics-models.ts';
+import { longWordsSuite } from './long-words.ts';
 import { memorySuite } from './memory.ts';
 import { overheadSuite } from './overhead.ts';
 import { proxyMemorySuite } from './proxy-memory.ts';
@@ -28,6 +29,7 @@ const SUITES: Record<string, (o: SuiteOptions) => Promise<SuiteResult>> = {
   'proxy-fanout': proxyFanoutSuite,
   'proxy-overhead': proxyOverheadSuite,
   'proxy-memory': proxyMemorySuite,
+  'long-words': longWordsSuite,
 };
 
 const args = process.argv.slice(2);

@@ -25,6 +25,8 @@ export const ERROR_CODES = [
   'FORK_MAX_TURNS',
   'FORK_CANCELLED',
   'FORK_API_ERROR',
+  // a turn kept failing for longer than its retry budget (turnRetry.budgetMs)
+  'FORK_RETRY_BUDGET',
   'FORK_MODEL_REFUSED',
   // a fork that answered without doing its directive (src/fork-status.ts)
   'FORK_NOT_DONE',

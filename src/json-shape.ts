@@ -52,3 +52,18 @@ export function findJsonShapeProblem(value: unknown, maxDepth = MAX_JSON_DEPTH):
   }
   return undefined;
 }
+
+/**
+ * A body as a log keeps it: its parsed JSON when that is safe to write back out, else its
+ * text. JSON nested thousands deep parses, but `JSON.stringify` of it overflows the stack: in
+ * a log writer that was an uncaught exception that killed the proxy (and the emulator).
+ */
+export function jsonOrText(text: string): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  return findJsonShapeProblem(value)?.kind === 'depth' ? text : value;
+}

@@ -26,6 +26,13 @@ export interface ImportedParent {
    * last main-chain assistant record's cache read + cache write, when it reports usage.
    */
   expectedCachedTokens: number | undefined;
+  /**
+   * The `max_tokens` forks need, when the parent's own setting requires one: a thinking budget
+   * (`thinking.budget_tokens`, part of the cached prefix) must stay below `max_tokens`, so the
+   * session's own `max_tokens` is kept (a Claude Code session on claude-haiku-4-5 sends a
+   * 31,999-token budget with 32,000; forks sent the default 8,192 and every one got a 400).
+   */
+  maxTokens?: number | undefined;
 }
 
 function expectedCache(lines: readonly Line[]): number | undefined {
@@ -102,11 +109,17 @@ function fromWire(
   if (request['context_management'] !== undefined)
     notes.push('context_management dropped (not part of the cached prefix)');
   try {
+    const snapshot = captureSnapshot(request);
+    const budget = (snapshot.thinking as { budget_tokens?: unknown } | undefined)?.budget_tokens;
+    const maxTokens = typeof budget === 'number' && wire.maxTokens !== undefined ? wire.maxTokens : undefined;
+    if (maxTokens !== undefined)
+      notes.push(`max_tokens ${maxTokens}, the session's own: its thinking budget (${budget}) must stay below it`);
     return {
-      snapshot: captureSnapshot(request),
+      snapshot,
       notes: [...notes, ...wire.notes],
       source: 'wire',
       expectedCachedTokens,
+      ...(maxTokens === undefined ? {} : { maxTokens }),
     };
   } catch (err) {
     if ((err as ForkcacheError).code !== 'SNAPSHOT_INVALID') throw err;

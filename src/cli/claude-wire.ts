@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { ForkcacheError } from '../errors.ts';
 import { formatZodIssues } from '../validation.ts';
+import { conversation, tailMessages, type Line, type Message } from './claude-tail.ts';
+
+export type { Line } from './claude-tail.ts';
 
 /*
  * Claude Code (2.1.3xx) writes what it sent to the API into its transcripts, so the parent's
@@ -16,16 +19,13 @@ import { formatZodIssues } from '../validation.ts';
  * order, from the message records between the two requests, grouped by `message.id`.
  */
 
-export interface Line {
-  line: number;
-  value: unknown;
-}
-
 export interface WireRebuild {
   request: Record<string, unknown>;
   /** The transcript line of the `api-request` record rebuilt. */
   line: number;
   notes: string[];
+  /** The session's own `max_tokens` (not part of the prefix; a fork may need it, see `forkMaxTokens`). */
+  maxTokens: number | undefined;
 }
 
 const shapeRecord = z.looseObject({
@@ -58,29 +58,10 @@ const SCHEMAS = {
   'api-request': requestRecord,
 } as const;
 
-type Message = { role: string; content: unknown };
-
 export function malformed(path: string, line: number, type: string, message: string): never {
   throw new ForkcacheError('TRANSCRIPT_INVALID', `${path}:${line}: ${type} record: ${message}`, {
     data: { file: path, line, type },
   });
-}
-
-/** The main chain's message records as wire messages: assistant blocks grouped by `message.id`, consecutive user records merged. */
-function conversation(lines: readonly Line[], from: number, to: number): Message[] {
-  const out: (Message & { id?: unknown })[] = [];
-  for (const { line, value } of lines) {
-    const r = value as Record<string, unknown>;
-    if (line <= from || line >= to || (r['type'] !== 'user' && r['type'] !== 'assistant') || r['isSidechain'] === true)
-      continue;
-    const m = r['message'] as { id?: unknown; role: string; content: unknown };
-    const blocks = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : (m.content as unknown[]);
-    const last = out.at(-1);
-    const same = last && last.role === m.role && (m.role === 'user' || last.id === m.id);
-    if (same) (last.content as unknown[]).push(...blocks);
-    else out.push({ id: m.id, role: m.role, content: [...blocks] });
-  }
-  return out.map(({ role, content }) => ({ role, content }));
 }
 
 function setAt(root: Record<string, unknown>, path: readonly (string | number)[], value: unknown): boolean {
@@ -131,29 +112,37 @@ export function rebuildWireRequest(path: string, lines: readonly Line[]): WireRe
       .filter((q) => q.record['querySource'] === main.record['querySource'])
       .reduce((a, b) => (b.line > a.line ? b : a));
   const notes: string[] = [];
-  const messagesOf = (req: { line: number; record: z.output<typeof requestRecord> }, depth: number): Message[] => {
+  // A request's messages, and the hash each was listed under (for the requests built on it).
+  const messagesOf = (
+    req: { line: number; record: z.output<typeof requestRecord> },
+    depth: number,
+  ): { messages: Message[]; hashes: (string | undefined)[] } => {
     const { record, line } = req;
     let head: Message[] = [];
+    let headHashes: (string | undefined)[] = [];
+    const known = new Map<string, Message>();
     let from = 0;
     if (record.base !== undefined) {
       const base = requests.get(record.base);
       if (!base || depth > 10_000)
         malformed(path, line, 'api-request', `base: no earlier api-request "${record.base}"`);
-      head = messagesOf(base, depth + 1).slice(0, record.keep);
+      const built = messagesOf(base, depth + 1);
+      built.hashes.forEach((h, i) => h !== undefined && known.set(h, built.messages[i]!));
+      head = built.messages.slice(0, record.keep);
+      headHashes = built.hashes.slice(0, record.keep);
       from = base.line;
     }
-    const fresh = conversation(lines, from, line);
-    const missing = record.tail.filter((h) => !blobs.has(h)).length;
-    const added = fresh.slice(Math.max(0, fresh.length - missing));
-    if (added.length < missing)
-      malformed(path, line, 'api-request', `tail: ${missing} message(s) have neither a blob nor a message record`);
-    let next = 0;
-    return [...head, ...record.tail.map((h) => structuredClone(blobs.get(h) ?? added[next++]!))];
+    try {
+      const tail = tailMessages(record.tail, head, { blobs, known, fresh: conversation(lines, from, line) });
+      return { messages: [...head, ...tail], hashes: [...headHashes, ...record.tail] };
+    } catch (err) {
+      return malformed(path, line, 'api-request', (err as Error).message);
+    }
   };
   const { record, line } = last;
   const shape = shapes.get(record.shapeHash);
   if (!shape) malformed(path, line, 'api-request', `shapeHash: no api-request-shape "${record.shapeHash}"`);
-  const body = { system: structuredClone(shape.shape.system), messages: messagesOf(last, 0) };
+  const body = { system: structuredClone(shape.shape.system), messages: messagesOf(last, 0).messages };
   for (const { path: at, value } of record.cacheControl) {
     if (!setAt(body as unknown as Record<string, unknown>, at, value))
       notes.push(`marker at ${at.join('.')}: no such block; dropped`);
@@ -170,7 +159,7 @@ export function rebuildWireRequest(path: string, lines: readonly Line[]): WireRe
     )
       m.content = blocks[0]!.text;
   }
-  const { model, thinking, context_management, output_config } = record.params as Record<string, unknown>;
+  const { model, thinking, context_management, output_config, max_tokens } = record.params as Record<string, unknown>;
   const request: Record<string, unknown> = {
     model,
     system: body.system,
@@ -183,5 +172,5 @@ export function rebuildWireRequest(path: string, lines: readonly Line[]): WireRe
   notes.push(
     `rebuilt from the api-request record at line ${line} (${body.messages.length} messages, ${record.cacheControl.length} markers, ${shape.shape.tools.length} tools)`,
   );
-  return { request, line, notes };
+  return { request, line, notes, maxTokens: typeof max_tokens === 'number' ? max_tokens : undefined };
 }

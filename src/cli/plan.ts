@@ -200,7 +200,10 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
     }
     const imported = importClaudeTranscript(transcript, { model: plan.model });
     // A Qwen Code session's forks run in the layout Qwen Code forks in.
-    const layoutPlan = imported.source === 'qwen' ? { ...plan, layout: 'qwen' as const } : plan;
+    const layoutPlan = imported.source === 'qwen' ? { ...plan, layout: 'qwen' as const } : { ...plan };
+    // a thinking budget imported with the parent needs the session's max_tokens, unless the plan sets one
+    if (imported.maxTokens !== undefined && plan.limits.maxTokens === undefined)
+      layoutPlan.limits = { ...plan.limits, maxTokens: imported.maxTokens };
     return {
       plan: layoutPlan,
       ...forkInputs(plan),

@@ -3,6 +3,7 @@ import { systemClock, type Clock } from '../clock.ts';
 import { ForkcacheError } from '../errors.ts';
 import { BUILTIN_CATALOGUE, type ModelEntry, type ModelCatalogue } from '../models/catalogue.ts';
 import { parseOrThrow } from '../validation.ts';
+import { HEADER_NAME } from '../wire/credentials.ts';
 import { parseFaultSpec, validateFaultRules, type FaultKind, type FaultRule } from './faults.ts';
 import { resolveLatency, type LatencyName, type LatencyProfile } from './latency.ts';
 import type { ScriptList } from './scripts/registry.ts';
@@ -71,14 +72,27 @@ export interface EmulatorOptions {
   maxBodyBytes?: number;
   /** Open connections served at once (default 1,024); more are closed at once by the server. */
   maxConnections?: number;
+  /** Request bytes buffered at once over every request (default 256 MiB); past it → 503. */
+  maxInFlightBodyBytes?: number;
+  /** A client must send its request headers within this (default 60 s; Node's `headersTimeout`). */
+  headersTimeoutMs?: number;
+  /** A client must send its whole request within this (default 5 min; Node's `requestTimeout`). */
+  requestTimeoutMs?: number;
+  /** How often those two are checked (default 30 s; Node's `connectionsCheckingInterval`). */
+  timeoutCheckMs?: number;
+  /** More headers to mask in the `logDir` exchange files (the built-in credential headers always are). */
+  maskHeaders?: readonly string[];
   /** Token counter (default: the Claude BPE of `@anthropic-ai/tokenizer`). */
   tokenizer?: Tokenizer;
   /** Hidden token costs (tool-use system prompt, images). */
   tokenCosts?: Partial<TokenCosts>;
   /** When set, only this API key is accepted (401 otherwise). Any non-empty key by default. */
   apiKey?: string;
-  /** `retry-after` seconds on injected 429s (default 1). */
-  retryAfterSeconds?: number;
+  /**
+   * `retry-after` seconds on injected 429s (default 1); a string is sent as written (`0`, `-5`,
+   * `abc`, `1e12`, an HTTP-date), to test a client against an API that sends nonsense.
+   */
+  retryAfterSeconds?: number | string;
   /** Lookback window in positions (default 20, the API's). */
   lookback?: number;
   /** How long `close()` waits for in-flight requests before cutting them (default 10 s, wall clock). */
@@ -99,11 +113,20 @@ const plainSchema = z.strictObject({
   logDir: z.string().min(1).optional(),
   maxBodyBytes: z.number().int().positive().default(DEFAULT_MAX_BODY_BYTES),
   maxConnections: z.number().int().positive().default(1024),
+  maxInFlightBodyBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(8 * DEFAULT_MAX_BODY_BYTES),
+  headersTimeoutMs: z.number().int().positive().default(60_000),
+  requestTimeoutMs: z.number().int().positive().default(300_000),
+  timeoutCheckMs: z.number().int().positive().default(30_000),
+  maskHeaders: z.array(z.string().regex(HEADER_NAME, 'expected a header name')).default([]),
   minCacheableTokens: z
     .union([z.number().int().nonnegative(), z.record(z.string(), z.number().int().nonnegative())])
     .optional(),
   apiKey: z.string().min(1).optional(),
-  retryAfterSeconds: z.number().nonnegative().default(1),
+  retryAfterSeconds: z.union([z.number().nonnegative(), z.string().min(1)]).default(1),
   lookback: z.number().int().positive().default(LOOKBACK_POSITIONS),
   closeTimeoutMs: z.number().nonnegative().default(10_000),
   tokenCosts: z
@@ -126,8 +149,13 @@ export interface ResolvedOptions {
   logDir: string | undefined;
   maxBodyBytes: number;
   maxConnections: number;
+  maxInFlightBodyBytes: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  timeoutCheckMs: number;
+  maskHeaders: readonly string[];
   apiKey: string | undefined;
-  retryAfterSeconds: number;
+  retryAfterSeconds: number | string;
   lookback: number;
   closeTimeoutMs: number;
   latency: LatencyProfile;
@@ -147,6 +175,11 @@ export interface ResolvedOptions {
 export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
   const { latency, faults, faultFor, clock, modelTable, tokenizer, script, scripts, rateLimits, ...plain } = options;
   const p = parseOrThrow(plainSchema, plain, 'INVALID_ARGUMENT', 'emulator options');
+  if (p.headersTimeoutMs > p.requestTimeoutMs)
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      'emulator options: headersTimeoutMs: must not exceed requestTimeoutMs (the headers are part of the request)',
+    );
   if (tokenizer !== undefined && typeof tokenizer.count !== 'function') {
     throw new ForkcacheError(
       'INVALID_ARGUMENT',
@@ -167,6 +200,11 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
     logDir: p.logDir,
     maxBodyBytes: p.maxBodyBytes,
     maxConnections: p.maxConnections,
+    maxInFlightBodyBytes: p.maxInFlightBodyBytes,
+    headersTimeoutMs: p.headersTimeoutMs,
+    requestTimeoutMs: p.requestTimeoutMs,
+    timeoutCheckMs: p.timeoutCheckMs,
+    maskHeaders: p.maskHeaders,
     apiKey: p.apiKey,
     retryAfterSeconds: p.retryAfterSeconds,
     lookback: p.lookback,

@@ -61,22 +61,31 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const core = createCore(resolved);
   const inFlight = new Set<InFlight>();
 
-  const server = createServer((req, res) => {
-    const controller = new AbortController();
-    // The client went away before the response ended: stop waiting, write nothing more, and
-    // (if the response had not begun) commit no cache writes.
-    res.on('close', () => {
-      if (!res.writableFinished) controller.abort(new DOMException('client closed the connection', 'AbortError'));
-    });
-    const entry: InFlight = { controller, done: Promise.resolve() };
-    const api = resolved.api;
-    const handled =
-      api === 'anthropic'
-        ? route(core, req, res, controller.signal)
-        : routeOpenAi(core, api, req, res, controller.signal);
-    entry.done = handled.finally(() => inFlight.delete(entry));
-    inFlight.add(entry);
-  });
+  // Bounded clients, as in the proxy: headers and the whole request must arrive in time (a
+  // slowloris otherwise holds its connections), and there is a cap on open connections.
+  const server = createServer(
+    {
+      headersTimeout: resolved.headersTimeoutMs,
+      requestTimeout: resolved.requestTimeoutMs,
+      connectionsCheckingInterval: resolved.timeoutCheckMs,
+    },
+    (req, res) => {
+      const controller = new AbortController();
+      // The client went away before the response ended: stop waiting, write nothing more, and
+      // (if the response had not begun) commit no cache writes.
+      res.on('close', () => {
+        if (!res.writableFinished) controller.abort(new DOMException('client closed the connection', 'AbortError'));
+      });
+      const entry: InFlight = { controller, done: Promise.resolve() };
+      const api = resolved.api;
+      const handled =
+        api === 'anthropic'
+          ? route(core, req, res, controller.signal)
+          : routeOpenAi(core, api, req, res, controller.signal);
+      entry.done = handled.finally(() => inFlight.delete(entry));
+      inFlight.add(entry);
+    },
+  );
   // A cap on open connections: without one, a flood of idle sockets holds memory and file
   // descriptors without limit (issue 15, case 8). Past it Node closes new sockets at once.
   server.maxConnections = resolved.maxConnections;

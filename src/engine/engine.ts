@@ -97,7 +97,11 @@ export class ForkEngine {
       : undefined;
     this.#api = pLimit(options.concurrency);
     this.#slots = pLimit(options.maxThreads * options.concurrentTasksPerWorker);
-    this.#admission = new AdmissionScheduler({ clock: this.#clock, mode: options.admission });
+    this.#admission = new AdmissionScheduler({
+      clock: this.#clock,
+      mode: options.admission,
+      retryAfter: options.retryAfter,
+    });
     this.#spendCap = options.maxUsd === undefined ? undefined : new SpendCap(options.maxUsd);
     this.#pool = new Piscina({
       filename: forkWorkerFile(),

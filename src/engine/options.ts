@@ -7,6 +7,7 @@ import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
 import type { ModelCatalogue } from '../models/catalogue.ts';
 import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../loop/run-fork.ts';
 import { DEFAULT_TURN_RETRY, type TurnRetryOptions } from '../loop/retry.ts';
+import { DEFAULT_RETRY_AFTER, retryAfterOptionsSchema, type RetryAfterPolicy } from '../gate/admission/retry-wait.ts';
 import { MARKER_STRATEGIES, type MarkerStrategy } from '../prefix/freeze.ts';
 import { CACHE_TTLS, type CacheTtl, DEFAULT_CACHE_TTL } from '../wire/cache.ts';
 import type { ToolLimits } from '../tools/limits.ts';
@@ -111,7 +112,9 @@ export interface ForkEngineOptions {
   maxWorkerRestarts?: number;
   /**
    * Retries of a whole turn after a failure the SDK does not retry (a stream that broke
-   * mid-way, a reset): the same bytes again after a backoff. Default 3, 500 ms doubling to 8 s.
+   * mid-way, a reset): the same bytes again after a backoff. Default 3, 500 ms doubling to 8 s;
+   * whatever the failures, a turn retries for at most `budgetMs` (default 10 min) from its first
+   * failure, then the fork ends `failed` with `FORK_RETRY_BUDGET`.
    */
   turnRetry?: Partial<TurnRetryOptions>;
   /**
@@ -121,6 +124,8 @@ export interface ForkEngineOptions {
    * complete turn, and `resume` continues under a higher cap. Not with `distributed`.
    */
   maxUsd?: number;
+  /** The wait after a 429 or 529 (`RetryAfterPolicy`: a 1 s floor, a 60 s ceiling, 20% jitter by default). */
+  retryAfter?: Partial<RetryAfterPolicy>;
 }
 
 const optionsSchema = z.strictObject({
@@ -171,8 +176,10 @@ const optionsSchema = z.strictObject({
       retries: z.number().int().min(0).max(20).optional(),
       baseMs: z.number().nonnegative().optional(),
       maxMs: z.number().nonnegative().optional(),
+      budgetMs: z.number().int().positive().max(86_400_000).optional(),
     })
     .optional(),
+  retryAfter: retryAfterOptionsSchema.optional(),
   permissions: permissionPolicySchema.optional(),
   isolation: z.enum(['none', 'worktree']).optional(),
   distributed: z
@@ -217,6 +224,7 @@ export interface ResolvedEngineOptions {
   secrets: string[];
   maxWorkerRestarts: number;
   turnRetry: TurnRetryOptions;
+  retryAfter: RetryAfterPolicy;
   permissions: PermissionPolicy;
   isolation: 'none' | 'worktree';
   distributed: DistributedOptions | undefined;
@@ -289,6 +297,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     secrets: o.secrets ?? [],
     maxWorkerRestarts: o.maxWorkerRestarts ?? 2,
     turnRetry: { ...DEFAULT_TURN_RETRY, ...(o.turnRetry as Partial<TurnRetryOptions> | undefined) },
+    retryAfter: { ...DEFAULT_RETRY_AFTER, ...(o.retryAfter as Partial<RetryAfterPolicy> | undefined) },
     permissions: (o.permissions ?? {}) as PermissionPolicy,
     isolation: o.isolation ?? 'none',
     distributed: o.distributed as ResolvedEngineOptions['distributed'],

@@ -1,5 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { ForkcacheError } from '../errors.ts';
+import { mergedTurns, type Turn, type TurnBlock } from '../wire/turns.ts';
 
 type Block = Anthropic.ContentBlockParam;
 
@@ -33,39 +34,36 @@ export interface HistoryCheckOptions {
 
 /**
  * The structural rules the API enforces on a history, checked before anything is frozen so a
- * bad parent fails here with a path, not as a 400 from every child: the first message is the
- * user's, roles alternate, every `tool_result` answers a `tool_use` of the message right
- * before it, and no `tool_use` is left unanswered.
+ * bad parent fails here with a path, not as a 400 from every child: the first turn is the
+ * user's, every `tool_result` answers a `tool_use` of the turn right before it, and no
+ * `tool_use` is left unanswered. Consecutive messages of one role are one turn, as the API
+ * combines them (a Claude Code session may hold two user records in a row); system turns sit
+ * between the others without taking part in pairing.
  */
 export function checkHistory(all: readonly Anthropic.MessageParam[], options: HistoryCheckOptions): void {
-  // System turns sit between the others without taking part in alternation or tool pairing.
-  const messages = all.filter((m) => (m.role as string) !== 'system');
-  const at = all.flatMap((m, i) => ((m.role as string) === 'system' ? [] : [i]));
-  if (messages.length > 0 && messages[0]!.role !== 'user')
-    fail(`messages[${at[0]}].role`, 'the first message must have role "user"');
-  messages.forEach((message, i) => {
-    const previous = messages[i - 1];
-    if (previous && previous.role === message.role) {
-      fail(`messages[${at[i]}].role`, `roles must alternate; messages[${at[i - 1]}] is also "${message.role}"`);
-    }
-    const uses = toolUsesOf(message);
+  const turns = mergedTurns(all).filter((t) => t.role !== 'system');
+  if (turns.length > 0 && turns[0]!.role !== 'user')
+    fail(`messages[${turns[0]!.messages[0]}].role`, 'the first message must have role "user"');
+  const at = (b: TurnBlock): string => `messages[${b.message}].content[${b.index}]`;
+  turns.forEach((turn, i) => {
+    const uses = turn.blocks.filter((b) => b.block.type === 'tool_use');
     const ids = new Set<string>();
-    for (const { block, index } of uses) {
-      if (message.role !== 'assistant')
-        fail(`messages[${at[i]}].content[${index}]`, 'tool_use blocks belong in assistant messages');
-      if (ids.has(block.id)) fail(`messages[${at[i]}].content[${index}].id`, `duplicate tool_use id "${block.id}"`);
-      ids.add(block.id);
+    for (const use of uses) {
+      if (turn.role !== 'assistant') fail(at(use), 'tool_use blocks belong in assistant messages');
+      const id = String(use.block['id']);
+      if (ids.has(id)) fail(`${at(use)}.id`, `duplicate tool_use id "${id}"`);
+      ids.add(id);
     }
-    checkResults(message, at[i]!, previous);
-    const next = messages[i + 1];
-    const last = i === messages.length - 1;
+    checkResults(turn, turns[i - 1], at);
+    const next = turns[i + 1];
+    const last = i === turns.length - 1;
     if (uses.length > 0 && !(last && options.allowDanglingAtEnd)) {
       const answered = new Set(next ? resultIdsOf(next) : []);
-      for (const { block, index } of uses) {
-        if (!answered.has(block.id)) {
+      for (const use of uses) {
+        if (!answered.has(String(use.block['id']))) {
           fail(
-            `messages[${at[i]}].content[${index}]`,
-            `tool_use "${block.id}" has no tool_result in messages[${at[i + 1] ?? all.length}]`,
+            at(use),
+            `tool_use "${String(use.block['id'])}" has no tool_result in messages[${next?.messages[0] ?? all.length}]`,
           );
         }
       }
@@ -73,21 +71,27 @@ export function checkHistory(all: readonly Anthropic.MessageParam[], options: Hi
   });
 }
 
-function resultIdsOf(message: Anthropic.MessageParam): string[] {
-  return blocksOf(message).flatMap((block) => (block.type === 'tool_result' ? [block.tool_use_id] : []));
+function resultIdsOf(turn: Turn): string[] {
+  return turn.blocks.flatMap((b) => (b.block.type === 'tool_result' ? [String(b.block['tool_use_id'])] : []));
 }
 
-function checkResults(message: Anthropic.MessageParam, i: number, previous: Anthropic.MessageParam | undefined): void {
-  const offered = new Set(previous && previous.role === 'assistant' ? toolUsesOf(previous).map((u) => u.block.id) : []);
+function checkResults(turn: Turn, previous: Turn | undefined, at: (b: TurnBlock) => string): void {
+  const offered = new Set(
+    previous && previous.role === 'assistant'
+      ? previous.blocks.filter((b) => b.block.type === 'tool_use').map((b) => String(b.block['id']))
+      : [],
+  );
   const seen = new Set<string>();
-  blocksOf(message).forEach((block, index) => {
-    if (block.type !== 'tool_result') return;
-    const path = `messages[${i}].content[${index}].tool_use_id`;
-    if (message.role !== 'user') fail(`messages[${i}].content[${index}]`, 'tool_result blocks belong in user messages');
-    if (!offered.has(block.tool_use_id)) fail(path, `no tool_use "${block.tool_use_id}" in messages[${i - 1}]`);
-    if (seen.has(block.tool_use_id)) fail(path, `tool_use "${block.tool_use_id}" answered twice`);
-    seen.add(block.tool_use_id);
-  });
+  for (const result of turn.blocks) {
+    if (result.block.type !== 'tool_result') continue;
+    const id = String(result.block['tool_use_id']);
+    const path = `${at(result)}.tool_use_id`;
+    if (turn.role !== 'user') fail(at(result), 'tool_result blocks belong in user messages');
+    if (!offered.has(id))
+      fail(path, `no tool_use "${id}" in messages[${previous?.messages.at(-1) ?? result.message - 1}]`);
+    if (seen.has(id)) fail(path, `tool_use "${id}" answered twice`);
+    seen.add(id);
+  }
 }
 
 /** Where a cache marker sits in a request, as a path (`tools[2]`, `system[0]`, `messages[4].content[1]`). */

@@ -7,7 +7,14 @@ import { reportOfError } from '../provider/rate-limit-report.ts';
 import { startedMessageOf } from '../provider/send.ts';
 import type { RequestReport } from '../rate-limits/report.ts';
 import { isRateLimitOrOverload, MAX_GATE_RETRIES } from './rate-limited.ts';
-import { backoffMs, DEFAULT_TURN_RETRY, isRetryableTurnError, type TurnRetryOptions } from './retry.ts';
+import {
+  backoffMs,
+  DEFAULT_RETRY_BUDGET_MS,
+  DEFAULT_TURN_RETRY,
+  isRetryableTurnError,
+  retryBudgetError,
+  type TurnRetryOptions,
+} from './retry.ts';
 import type { TranscriptSink } from './transcript-sink.ts';
 import type { LoopEvent, ModelTransport, RequestGate, RequestRecord } from './types.ts';
 
@@ -40,8 +47,11 @@ export interface TurnSend {
 /** Send a turn; when it fails in a retryable way, send the same bytes again after a backoff. */
 export async function sendWithRetries(send: TurnSend): ReturnType<typeof sendThroughGate> {
   const { options, clock, turn, emit } = send;
-  const retry = options.retry ?? DEFAULT_TURN_RETRY;
+  // a retry setting written before budgets existed (an older run's manifest) gets the default one
+  const retry = { ...DEFAULT_TURN_RETRY, ...options.retry };
+  const budgetMs = retry.budgetMs ?? DEFAULT_RETRY_BUDGET_MS;
   let limited = 0;
+  let firstFailure: number | undefined;
   // `tries` numbers every attempt (transcript, ledger); `attempt` counts the backoff retries, `limited`
   // the 429/529s the gate owns under admission.
   for (let attempt = 0, tries = 0; ; tries++) {
@@ -55,11 +65,17 @@ export async function sendWithRetries(send: TurnSend): ReturnType<typeof sendThr
       const owned = options.gateRetries === true && isRateLimitOrOverload(err);
       if (owned ? ++limited > MAX_GATE_RETRIES : attempt >= retry.retries) throw err;
       const wait = owned ? 0 : backoffMs(retry, attempt);
+      const now = clock.now();
+      firstFailure ??= now;
+      // However the failures come (a 429 every second, a retry-after that cannot be read), a turn
+      // retries for a bounded time: then one clear error ends the fork.
+      if (now - firstFailure + wait >= budgetMs)
+        throw retryBudgetError(turn, tries + 1, now - firstFailure, budgetMs, describeFailure(err), err);
       if (!owned) attempt++;
       emit({
         type: 'turn-retry',
         turn,
-        at: clock.now(),
+        at: now,
         attempt: attempt + limited,
         waitMs: wait,
         error: describeFailure(err),

@@ -1,3 +1,4 @@
+import { terminalSafe } from '../terminal-text.ts';
 import type { Proxy } from './server.ts';
 import type { ProxySummary } from './summary.ts';
 import type { ExchangeRecord } from './types.ts';
@@ -6,8 +7,12 @@ const fmt = (n: number): string => n.toLocaleString('en-US');
 const usd = (x: number | null): string => (x === null ? 'n/a' : `$${x.toFixed(4)}`);
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 
-/** One exchange as a plain line (not a TTY, or `--json`). */
+/** One exchange as a plain line (not a TTY, or `--json`); wire text in it cannot drive the terminal. */
 export function exchangeLine(r: ExchangeRecord): string {
+  return terminalSafe(plainLine(r));
+}
+
+function plainLine(r: ExchangeRecord): string {
   const u = r.usage;
   const tokens = u
     ? ` read ${fmt(u.cache_read_input_tokens)} written ${fmt(u.cache_creation_input_tokens)} uncached ${fmt(u.input_tokens)} out ${fmt(u.output_tokens)} ${usd(r.costUsd)}`
@@ -21,8 +26,17 @@ export function exchangeLine(r: ExchangeRecord): string {
   return `#${r.seq} ${r.method} ${r.path} ${r.status ?? '---'} ${r.model ?? ''}${tokens}${r.ttfbMs === undefined ? '' : ` ttfb ${Math.round(r.ttfbMs)}ms`}${where ? ` [${where}]` : ''}${warm}${why ? ` ${why}` : ''}`;
 }
 
-/** The live board's lines: totals, the latest fan-outs, the latest miss. */
+/** The live board's lines: totals, the latest fan-outs, the latest miss; each terminal-safe. */
 export function boardLines(
+  s: ProxySummary,
+  inFlight: number,
+  held: number,
+  lastMiss: ExchangeRecord | undefined,
+): string[] {
+  return rawBoardLines(s, inFlight, held, lastMiss).map(terminalSafe);
+}
+
+function rawBoardLines(
   s: ProxySummary,
   inFlight: number,
   held: number,

@@ -2,6 +2,8 @@ import { EventEmitter } from 'node:events';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { PromptFingerprint } from '../emulator/cache/render.ts';
+import { credentialMask, type CredentialMask } from '../wire/credentials.ts';
+import { BodyBudget } from '../http-body.ts';
 import { ExchangeLog } from './exchange-log.ts';
 import { upstreamTarget, type UpstreamTarget } from './upstream.ts';
 import { Grouper } from './groups.ts';
@@ -50,6 +52,10 @@ export class ProxyCore {
   /** Token estimates for diagnoses and fan-out ceilings (the emulator's tokenizer, memoized per block). */
   readonly counter = new PrefixTokenCounter();
   readonly events = new EventEmitter<ProxyEvents>();
+  /** Credentials out of everything the proxy writes (log, stderr, report, `--json`). */
+  readonly mask: CredentialMask;
+  /** Request bytes held in memory now, over every exchange. */
+  readonly bodies: BodyBudget;
   readonly startedAt: number;
   inFlight = 0;
   #seq = 0;
@@ -69,6 +75,8 @@ export class ProxyCore {
     this.gate = options.warmFirst
       ? new ProxyWarmFirst({ clock: options.clock, maxWaitMs: options.warmWaitMs })
       : undefined;
+    this.mask = credentialMask(options.maskHeaders);
+    this.bodies = new BodyBudget(options.maxInFlightBodyBytes);
     this.log = options.logDir === undefined ? undefined : new ExchangeLog(options.logDir);
     this.startedAt = options.clock.now();
   }

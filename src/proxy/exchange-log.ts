@@ -1,39 +1,6 @@
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { IncomingHttpHeaders } from 'node:http';
-
-/** Headers that carry credentials: logged masked, never in full. */
-const SECRET_HEADERS = new Set([
-  'x-api-key',
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'set-cookie',
-  'anthropic-admin-api-key',
-]);
-
-/** `Bearer sk-ant-api03-…wxyz` → `Bearer ****wxyz`: enough to tell two keys apart, not to use one. */
-export function maskSecret(value: string): string {
-  const [scheme, token] = /^(\w+)\s+(.+)$/.exec(value)?.slice(1) ?? ['', value];
-  const tail = token!.length >= 12 ? token!.slice(-4) : '';
-  return `${scheme ? `${scheme} ` : ''}****${tail}`;
-}
-
-export function maskHeaders(
-  headers: IncomingHttpHeaders | Record<string, string | string[] | number | undefined>,
-): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
-    const text = Array.isArray(value) ? value.map(String) : String(value);
-    out[name] = SECRET_HEADERS.has(name.toLowerCase())
-      ? Array.isArray(text)
-        ? text.map(maskSecret)
-        : maskSecret(text)
-      : text;
-  }
-  return out;
-}
+import { jsonOrText } from '../json-shape.ts';
 
 /** A response body kept for the log up to this size; the rest is counted, not kept. */
 export const LOGGED_BODY_LIMIT = 1024 * 1024;
@@ -65,12 +32,7 @@ export class ExchangeLog {
   }
 }
 
-/** The request body as logged: its JSON when it parses, else its text. */
+/** The request body as logged: its JSON when it parses (and is not too deep to write out), else its text. */
 export function loggedBody(body: Buffer): unknown {
-  const text = body.toString('utf8');
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
+  return jsonOrText(body.toString('utf8'));
 }

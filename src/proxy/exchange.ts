@@ -3,7 +3,9 @@ import { normalizeUsage, type Usage } from '../ledger/usage.ts';
 import { findModel } from '../models/catalogue.ts';
 import type { ProxyCore } from './core.ts';
 import { diagnoseAtSend, settle, type SendContext } from './diagnose.ts';
-import { LOGGED_BODY_LIMIT, loggedBody, maskHeaders } from './exchange-log.ts';
+import { readBody } from '../http-body.ts';
+import { blankRecord, refuse } from './refuse.ts';
+import { LOGGED_BODY_LIMIT, loggedBody } from './exchange-log.ts';
 import { forward } from './forward.ts';
 import type { Placement } from './groups.ts';
 import { priceOf, readSavedUsd } from './pricing.ts';
@@ -17,33 +19,6 @@ const SESSION_HEADER = 'x-claude-code-session-id';
 function header(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];
   return Array.isArray(value) ? value[0] : value;
-}
-
-/** The whole request body, or 'too-large' past `limit` (the rest is drained so the client reads the 413). */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) chunks.push(chunk);
-    });
-    req.once('end', () =>
-      resolve(size > limit ? 'too-large' : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)),
-    );
-    req.once('error', reject);
-    // A client that leaves mid-body never sends its end: without this the exchange would hang.
-    req.once('close', () => req.complete || reject(new Error('client closed the connection while sending')));
-  });
-}
-
-/** The API's own 413, for a body the proxy will not hold in memory. */
-function tooLarge(res: ServerResponse, limit: number): void {
-  const body = JSON.stringify({
-    type: 'error',
-    error: { type: 'request_too_large', message: `Request exceeds the maximum allowed number of bytes (${limit}).` },
-  });
-  res.writeHead(413, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
 }
 
 interface Analysis {
@@ -95,9 +70,27 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
   res.on('close', () => {
     if (!res.writableFinished) controller.abort(new DOMException('client closed the connection', 'AbortError'));
   });
-  const raw = await readBody(req, core.options.maxBodyBytes);
-  if (raw === 'too-large') return tooLarge(res, core.options.maxBodyBytes);
-  const path = req.url ?? '/';
+  const held = await readBody(req, core.options.maxBodyBytes, core.bodies);
+  if (held === 'too-large' || held === 'overloaded') return refuse(core, req, res, seq, receivedAt, held);
+  try {
+    await exchangeWith(core, req, res, held.bytes, seq, receivedAt, controller);
+  } finally {
+    held.release();
+  }
+}
+
+async function exchangeWith(
+  core: ProxyCore,
+  req: IncomingMessage,
+  res: ServerResponse,
+  raw: Buffer,
+  seq: number,
+  receivedAt: number,
+  controller: AbortController,
+): Promise<void> {
+  const { clock } = core.options;
+  // Credentials (a key in the query string) never reach the ledger, the log or stderr.
+  const path = core.mask.url(req.url ?? '/');
   const isMessages = req.method === 'POST' && /^\/v1\/messages(\?|$)/.test(path);
   // Read the request before sending only when a fix needs it; otherwise from the backlog, so
   // that laying out its prefix costs the request nothing.
@@ -138,7 +131,7 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
       at: sentAt,
       method: req.method,
       path,
-      headers: maskHeaders(req.headers),
+      headers: core.mask.headers(req.headers),
       body: loggedBody(body),
       ...(strip ? { stripped_billing_block: shape!.billing!.text } : {}),
     });
@@ -173,7 +166,9 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
           logged.push(chunk.subarray(0, LOGGED_BODY_LIMIT - loggedBytes));
         loggedBytes += chunk.length;
       },
-      onEnd(error) {
+      onEnd(error, answered) {
+        // The upstream failed before its response began: the client got the proxy's own 502/504.
+        if (answered !== undefined) status = answered;
         // After the last bytes are on their way: the bookkeeping waits for the I/O of this turn.
         setImmediate(() => void finish(error).then(resolve, resolve));
       },
@@ -191,20 +186,17 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
       if (passage && core.gate) core.gate.failed(passage);
     }
     core.catchUp();
-    const responseHeaders = maskHeaders(upHeaders);
+    const responseHeaders = core.mask.headers(upHeaders);
     const facts = tap?.facts;
     const usage = usageOf(facts?.usage);
     const model = shape?.model;
     const prices =
       usage && model ? priceOf(usage, model, sentAt, core.options.modelTable) : { cost: null, noCache: null };
     const record: ExchangeRecord = {
-      seq,
-      method: req.method ?? 'GET',
-      path,
+      ...blankRecord(seq, req.method ?? 'GET', path, receivedAt),
       status,
       model,
       stream: shape?.stream ?? false,
-      receivedAt,
       sentAt,
       ttfbMs,
       durationMs: clock.now() - sentAt,
@@ -223,7 +215,6 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
       warm: passage && passage.outcome !== 'free' ? passage.outcome : undefined,
       heldMs: passage?.heldMs ?? 0,
       strippedBilling: strip,
-      savedUsd: { warmFirst: 0, stripBilling: 0 },
       error: error ?? (facts?.error ? `${facts.error.type}: ${facts.error.message}` : undefined),
     };
     if (analysis && usage && model) {

@@ -1,6 +1,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Transform } from 'node:stream';
+import { findJsonShapeProblem } from '../json-shape.ts';
 
 /** What the proxy learns from a response as it streams by (the bytes themselves are untouched). */
 export interface ResponseFacts {
@@ -165,7 +166,10 @@ export class ResponseTap {
     if (typeof message['usage'] === 'object' && message['usage'] !== null)
       this.facts.usage = { ...(message['usage'] as Record<string, unknown>) };
     const reason = (message['diagnostics'] as { cache_miss_reason?: unknown } | null | undefined)?.cache_miss_reason;
-    if (typeof reason === 'object' && reason !== null) this.facts.missReason = reason as Record<string, unknown>;
+    // Kept in the record and written to the log: an upstream's object nested thousands deep would
+    // overflow the stack there (JSON.stringify), so only a reasonably shaped one is kept.
+    if (typeof reason === 'object' && reason !== null && findJsonShapeProblem(reason, 32) === undefined)
+      this.facts.missReason = reason as Record<string, unknown>;
   }
 
   #error(json: Record<string, unknown>): void {

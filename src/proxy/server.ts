@@ -39,16 +39,22 @@ export interface Proxy {
 export async function startProxy(options: ProxyOptions = {}): Promise<Proxy> {
   const core = new ProxyCore(resolveProxyOptions(options));
   const exchanges = new Set<Promise<void>>();
-  const server = createServer((req, res) => {
-    const done = handleExchange(core, req, res).catch(() => {
-      if (!res.headersSent) res.destroy();
-    });
-    exchanges.add(done);
-    void done.finally(() => exchanges.delete(done));
-  });
-  // Requests can be held at the gate or stream for minutes: no server-side timeouts of our own.
-  server.requestTimeout = 0;
-  server.headersTimeout = 0;
+  const { headersTimeoutMs, requestTimeoutMs, timeoutCheckMs } = core.options;
+  // Bounded clients (a slowloris held 4,000 idle connections): headers and the whole request
+  // must arrive in time, and there is a cap on open connections (past it Node closes new ones
+  // at once). The request timeout ends when the request has arrived: a request held at the
+  // warm-first gate or streaming its answer for minutes is not cut.
+  const server = createServer(
+    { headersTimeout: headersTimeoutMs, requestTimeout: requestTimeoutMs, connectionsCheckingInterval: timeoutCheckMs },
+    (req, res) => {
+      const done = handleExchange(core, req, res).catch(() => {
+        if (!res.headersSent) res.destroy();
+      });
+      exchanges.add(done);
+      void done.finally(() => exchanges.delete(done));
+    },
+  );
+  server.maxConnections = core.options.maxConnections;
   server.listen(core.options.port, core.options.host);
   await Promise.race([once(server, 'listening'), once(server, 'error').then(([err]) => Promise.reject(err))]);
   const port = (server.address() as AddressInfo).port;

@@ -38,7 +38,7 @@ export function proxySummary(core: ProxyCore): ProxySummary {
     sessions.set(r.session, s);
   }
   return {
-    upstream: core.options.upstream,
+    upstream: core.mask.url(core.options.upstream),
     started_at: new Date(core.startedAt).toISOString(),
     ended_at: new Date(core.options.clock.now()).toISOString(),
     options: { warm_first: core.options.warmFirst, strip_billing_block: core.options.stripBillingBlock },

@@ -1,3 +1,5 @@
+import { readRetryAfter } from './retry-after.ts';
+
 /**
  * The API's rate-limit headers: `anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-
  * {limit,remaining,reset}` on every response, `retry-after` (seconds) on a 429. The emulator
@@ -55,16 +57,13 @@ export function parseRateLimitHeaders(source: HeaderSource): RateLimitHeaders {
   return out;
 }
 
-/** `retry-after-ms`, else `retry-after` in seconds (or an HTTP date), as milliseconds; undefined when absent. */
+/**
+ * `retry-after-ms`, else `retry-after` in seconds (or an HTTP date), as milliseconds within
+ * [0, an hour]; undefined when absent or unreadable (see `readRetryAfter`: a garbage value is
+ * no value, and the caller's backoff applies).
+ */
 export function parseRetryAfterMs(source: HeaderSource, now = Date.now()): number | undefined {
-  const ms = Number(read(source, 'retry-after-ms'));
-  if (read(source, 'retry-after-ms') !== undefined && Number.isFinite(ms)) return Math.max(0, ms);
-  const value = read(source, 'retry-after');
-  if (value === undefined) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(value);
-  return Number.isFinite(date) ? Math.max(0, date - now) : undefined;
+  return readRetryAfter(read(source, 'retry-after-ms'), now, true) ?? readRetryAfter(read(source, 'retry-after'), now);
 }
 
 /** The `error_code`s of a 429 body (`error.details.error_code`); none means an ordinary limit. */

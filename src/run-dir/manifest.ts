@@ -51,7 +51,9 @@ export const manifestSchema = z.strictObject({
     sandbox: z.enum(['auto', 'bwrap', 'none']).default('auto'),
     /** Older runs have none: they resume without network, the safe default. */
     network: z.boolean().default(false),
-    turnRetry: z.strictObject({ retries: z.number(), baseMs: z.number(), maxMs: z.number() }).optional(),
+    turnRetry: z
+      .strictObject({ retries: z.number(), baseMs: z.number(), maxMs: z.number(), budgetMs: z.number().optional() })
+      .optional(),
     concurrency: z.number().int().positive().optional(),
     /** The run's spend cap (`maxUsd`): a resume keeps it unless told otherwise. */
     maxUsd: z.number().positive().optional(),

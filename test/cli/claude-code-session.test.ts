@@ -8,6 +8,7 @@ import { CacheContinuity } from '../../src/cli/cache-continuity.ts';
 import { startEmulator } from '../../src/emulator/start.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';
 import { workspace } from '../engine/helpers.ts';
+import { replayWire, sessionFixture, upToLastMarker } from './claude-fixture.ts';
 
 /*
  * A real Claude Code 2.1.332 session (fork fan-out through its Agent tool, then the tool
@@ -15,12 +16,7 @@ import { workspace } from '../engine/helpers.ts';
  * and the four wire requests the emulator logged (parent, two fork children, parent again).
  */
 const DIR = join(import.meta.dirname, '../fixtures/claude-code/2.1.332/fork-fanout');
-const SESSION = join(DIR, 'session.jsonl');
-const wire = (n: string) =>
-  JSON.parse(readFileSync(join(DIR, 'wire', n), 'utf8')) as {
-    body: Record<string, unknown>;
-    cache: { markers: { path: string; tokens: number }[] };
-  };
+const { session: SESSION, wire } = sessionFixture(DIR);
 const LAST = wire('04.json');
 const lines = (path: string) =>
   readFileSync(path, 'utf8')
@@ -29,15 +25,6 @@ const lines = (path: string) =>
     .map((l, i) => ({ line: i + 1, value: JSON.parse(l) as unknown }));
 const withoutBilling = (system: { text: string }[]) =>
   system.filter((b) => !b.text.startsWith('x-anthropic-billing-header:'));
-
-/** The request's bytes from the start up to the end of its last marked block. */
-function upToLastMarker(request: Record<string, unknown>): string {
-  const text = JSON.stringify({ tools: request['tools'], system: request['system'], messages: request['messages'] });
-  return text.slice(
-    0,
-    text.lastIndexOf('"cache_control":{"type":"ephemeral"}}') + '"cache_control":{"type":"ephemeral"}}'.length,
-  );
-}
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -128,22 +115,12 @@ describe('a Claude Code 2.1.332 session as the parent', () => {
     try {
       // Serve the session again: the four requests it sent, as it sent them. The last one's
       // usage is what this emulator cached of the (scrubbed) prefix.
-      let served = 0;
-      for (const n of ['01.json', '02.json', '03.json', '04.json']) {
-        const res = await fetch(`${emu.url}/v1/messages?beta=true`, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'x-api-key': 'sk-ant-test',
-            'anthropic-version': '2023-06-01',
-          },
-          body: JSON.stringify(wire(n).body),
-        });
-        expect(res.status).toBe(200);
-        const text = await res.text();
-        const usage = (k: string) => Number(new RegExp(`"${k}":(\\d+)`).exec(text)![1]);
-        served = usage('cache_read_input_tokens') + usage('cache_creation_input_tokens');
-      }
+      const text = await replayWire(
+        emu.url,
+        ['01.json', '02.json', '03.json', '04.json'].map((n) => wire(n).body),
+      );
+      const usage = (k: string) => Number(new RegExp(`"${k}":(\\d+)`).exec(text)![1]);
+      const served = usage('cache_read_input_tokens') + usage('cache_creation_input_tokens');
       const { snapshot, expectedCachedTokens } = importClaudeTranscript(SESSION);
       const engine = await ForkEngine.create({
         baseURL: emu.url,

@@ -109,7 +109,7 @@ describe('--log-dir', () => {
     expect(plain.request).toMatchObject({
       method: 'POST',
       url: '/v1/messages',
-      headers: { 'x-api-key': '***' },
+      headers: { 'x-api-key': '****-123' },
       body: { model: MODEL },
     });
     expect(plain.response).toMatchObject({ status: 200, body: { type: 'message' } });
@@ -121,7 +121,7 @@ describe('--log-dir', () => {
       ],
       billingBlockIgnored: true,
     });
-    expect(sse.request.headers.authorization).toBe('Bearer ***');
+    expect(sse.request.headers.authorization).toBe('Bearer ****-456');
     expect(sse.response.body).toContain('event: message_stop');
     expect(sse.cache.read).toEqual({ path: 'messages.0.content.0', tokens: 40 });
     expect(bad.response.status).toBe(400);

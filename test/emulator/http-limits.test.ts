@@ -1,6 +1,9 @@
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/clock.ts';
+import { LATENCY_PROFILES } from '../../src/emulator/latency.ts';
+import { slowClients } from '../proxy/slow-clients.ts';
 import { emulator, MODEL } from './helpers.ts';
 
 // Issue 15, case 8 (emulator, HTTP level): deep nesting answered 500 (which the SDK retries),
@@ -81,4 +84,44 @@ describe('emulator HTTP limits (issue 15, case 8)', () => {
     expect(closedByServer.sort()).toEqual([3, 4, 5]);
     for (const s of sockets) s.destroy();
   });
+
+  it('bodies in flight over maxInFlightBodyBytes → the API overload error (529), and the share comes back when a request ends', async () => {
+    const clock = new ManualClock();
+    // a 1 s time to first token on a manual clock: the first request stays in flight until the test moves time
+    const emu = await emulator({
+      clock,
+      latency: { ...LATENCY_PROFILES.off, baseMs: 1_000 },
+      maxInFlightBodyBytes: 600,
+    });
+    const started = new Promise((resolve) => emu.on('request-start', resolve));
+    const body = (pad: number) =>
+      `{"model":"${MODEL}","max_tokens":5,"messages":[{"role":"user","content":"${'p'.repeat(pad)}"}]}`;
+    const first = post(emu.url, { 'x-api-key': 'k' }, body(300));
+    await started;
+    const refused = await post(emu.url, { 'x-api-key': 'k' }, body(300));
+    expect(refused.status).toBe(529);
+    expect(refused.json.error).toEqual({
+      type: 'overloaded_error',
+      message: 'Overloaded: request bodies in flight would pass 600 bytes; retry shortly.',
+    });
+    clock.advance(1_000);
+    expect((await first).status).toBe(200);
+    const again = post(emu.url, { 'x-api-key': 'k' }, body(300));
+    await new Promise((resolve) => emu.on('request-start', resolve));
+    clock.advance(1_000);
+    expect((await again).status).toBe(200);
+  });
+
+  it('1,000 slowloris connections are all closed at the headers timeout; a request then goes through', async () => {
+    const emu = await emulator({ headersTimeoutMs: 200, requestTimeoutMs: 400, timeoutCheckMs: 50 });
+    const clients = await slowClients(Number(new URL(emu.url).port), 1_000, 'POST /v1/messages HTTP/1.1\r\nX-A: ');
+    await Promise.all(clients.map((c) => c.closed));
+    expect(clients.every((c) => c.got === '' || c.got.startsWith('HTTP/1.1 408'))).toBe(true);
+    const res = await post(
+      emu.url,
+      { 'x-api-key': 'k' },
+      `{"model":"${MODEL}","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`,
+    );
+    expect(res.status).toBe(200);
+  }, 180_000); // 1,000 real sockets: a backstop for a loaded machine
 });

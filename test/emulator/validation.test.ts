@@ -41,19 +41,19 @@ describe('request validation', () => {
     ).toBe('messages.0.content.0.text: text content blocks must be non-empty');
   });
 
-  it('requires roles to alternate, starting with user', async () => {
+  it('requires the user first; consecutive messages of one role are combined into one turn, as the API does', async () => {
     const api = client(await emulator());
     expect((await rejects(api, { ...base, messages: [{ role: 'assistant', content: 'hi' }] })).apiMessage).toContain(
       'first message',
     );
-    const twice = await rejects(api, {
+    const twice = await api.messages.create({
       ...base,
       messages: [
         { role: 'user', content: 'a' },
         { role: 'user', content: 'b' },
       ],
-    });
-    expect(twice.apiMessage).toContain('multiple "user" roles in a row');
+    } as Parameters<typeof api.messages.create>[0]);
+    expect((twice as { type: string }).type).toBe('message');
   });
 
   it('requires every tool_use to be answered in the next message, and every tool_result to answer one', async () => {
@@ -92,6 +92,36 @@ describe('request validation', () => {
       ],
     });
     expect(ok.type).toBe('message');
+  });
+
+  it('pairs tool_use and tool_result across combined turns: two assistant messages, then two user ones', async () => {
+    const api = client(await emulator());
+    const ok = await api.messages.create({
+      ...base,
+      tools,
+      messages: [
+        { role: 'user', content: 'go' },
+        { role: 'assistant', content: [toolUse('toolu_1')] },
+        { role: 'assistant', content: [toolUse('toolu_2')] },
+        { role: 'user', content: [toolResult('toolu_1')] },
+        { role: 'user', content: [toolResult('toolu_2')] },
+      ],
+    });
+    expect(ok.type).toBe('message');
+    const late = await rejects(api, {
+      ...base,
+      tools,
+      messages: [
+        { role: 'user', content: 'go' },
+        { role: 'assistant', content: [toolUse('toolu_1')] },
+        { role: 'user', content: 'no result' },
+        { role: 'assistant', content: 'then' },
+        { role: 'user', content: [toolResult('toolu_1')] },
+      ],
+    });
+    expect(late.apiMessage).toContain(
+      'messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_1',
+    );
   });
 
   it('rejects a fifth cache marker and a 1h marker after a 5m one', async () => {

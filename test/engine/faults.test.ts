@@ -35,6 +35,8 @@ describe('faults: every fork completes, and no tool runs twice', () => {
       workspace: ws,
       runDir: workspace({}),
       turnRetry: { baseMs: 0 },
+      // the emulator's 1 ms retry-after, honoured (the default 1 s floor would only make this test slow)
+      retryAfter: { floorMs: 1 },
       pool: { maxThreads: 2 },
     });
     try {

@@ -94,20 +94,49 @@ describe('captureSnapshot', () => {
     expect(captureSnapshot(fixture('parent-request.json')).messages).toHaveLength(4);
   });
 
-  it('requires alternating roles starting with the user', () => {
+  it('starts with the user; consecutive messages of one role are one turn, as the API combines them', () => {
     expectInvalid(
       { model: 'm', messages: [{ role: 'assistant', content: 'hi' }] },
       /messages\[0\]\.role: the first message must have role "user"/,
     );
+    // two user records in a row (a Claude Code session), then two assistant ones: accepted, as sent
+    const accepted = captureSnapshot({
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'a' },
+        { role: 'user', content: [{ type: 'text', text: 'b' }] },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Read', input: {} }] },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't2', name: 'Read', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'x' }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't2', content: 'y' }] },
+      ],
+    });
+    expect(accepted.messages.map((m) => m.role)).toEqual(['user', 'user', 'assistant', 'assistant', 'user', 'user']);
+    // the combined turn is still checked as one: an answer to a call of no turn before it is refused
     expectInvalid(
       {
         model: 'm',
         messages: [
           { role: 'user', content: 'a' },
-          { role: 'user', content: 'b' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Read', input: {} }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'x' }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't9', content: 'y' }] },
         ],
       },
-      /messages\[1\]\.role: roles must alternate/,
+      /messages\[3\]\.content\[0\]\.tool_use_id: no tool_use "t9" in messages\[1\]/,
+    );
+    // and a call answered only two turns later is still dangling
+    expectInvalid(
+      {
+        model: 'm',
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Read', input: {} }] },
+          { role: 'user', content: 'no result here' },
+          { role: 'assistant', content: 'ok' },
+        ],
+      },
+      /messages\[1\]\.content\[0\]: tool_use "t1" has no tool_result in messages\[2\]/,
     );
   });
 

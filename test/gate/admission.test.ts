@@ -54,7 +54,7 @@ describe('admission scheduler', () => {
 
   it('holds every request of the class for one retry-after after a 429 (one backoff for the whole fan-out)', async () => {
     const clock = new ManualClock();
-    const s = new AdmissionScheduler({ clock, mode: 'on' });
+    const s = new AdmissionScheduler({ clock, mode: 'on', random: () => 0 }); // no jitter: the exact retry-after
     const r = await s.reserve('opus-5', { itpm: 10, otpm: 10 });
     r.settle({
       status: 429,

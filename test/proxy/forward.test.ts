@@ -132,14 +132,19 @@ describe('forwarding', () => {
     expect(px.ledger.records()[0]!.usage?.output_tokens).toBe(9);
   });
 
-  it('an upstream it cannot reach is a connection error for the client too', async () => {
+  it('an upstream it cannot reach is a 502 for the client (the SDK retries it), recorded with the reason', async () => {
     const upstream = await stub(() => undefined);
     servers[0]!.close();
     await once(servers[0]!, 'close');
     const px = await proxy({ upstream });
-    await expect(fetch(`${px.url}/v1/messages`, { method: 'POST', body: '{}' })).rejects.toThrow();
+    const response = await fetch(`${px.url}/v1/messages`, { method: 'POST', body: '{}' });
+    expect(response.status).toBe(502);
+    expect(await response.json()).toEqual({
+      type: 'error',
+      error: { type: 'api_error', message: 'forkcache proxy: upstream: ECONNREFUSED' },
+    });
     await until(() => px.ledger.records().length === 1, 'recorded');
-    expect(px.ledger.records()[0]!.error).toMatch(/^upstream: ECONNREFUSED/);
+    expect(px.ledger.records()[0]).toMatchObject({ status: 502, error: 'upstream: ECONNREFUSED' });
   });
 
   it('a client that goes away mid-stream cancels the upstream request', async () => {

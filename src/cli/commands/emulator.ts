@@ -7,6 +7,7 @@ import type { EmulatorOptions } from '../../emulator/options.ts';
 import { ReplayModel } from '../../emulator/scripts/replay.ts';
 import { startEmulator } from '../../emulator/start.ts';
 import { EMULATOR_APIS } from '../../emulator/openai/rules.ts';
+import { HEADER_NAME } from '../../wire/credentials.ts';
 import { parseFlags } from '../flags.ts';
 import { resolveRateLimits } from '../../rate-limits/presets.ts';
 
@@ -30,7 +31,13 @@ const optionsSchema = z.object({
   replay: z.string().min(1).optional(),
   modelTable: z.string().min(1).optional(),
   rateLimits: z.string().min(1, 'expected start, build, scale or a JSON file').optional(),
+  maskHeader: z.array(z.string().regex(HEADER_NAME, 'expected a header name')).default([]),
+  maxConnections: intFlag(1, 1_000_000).optional(),
+  headersTimeout: intFlag(1, 2_147_483_647).optional(),
+  requestTimeout: intFlag(1, 2_147_483_647).optional(),
 });
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 /**
  * Register `forkcache emulator`: serve the Anthropic-compatible emulator until SIGINT/SIGTERM,
@@ -71,6 +78,14 @@ export function registerEmulatorCommand(program: Command): void {
       '--rate-limits <tier|file>',
       "the API's rate limits per key and model class: start | build | scale (the published tables; the 5.5 models' rows are placeholders) | a JSON file ({ preset?, classes?, windowSeconds?, ramp?, spendLimitUsd? })",
     )
+    .option(
+      '--mask-header <name>',
+      'mask this header too in the --log-dir files (repeatable; the credential headers always are)',
+      collect,
+    )
+    .option('--max-connections <n>', 'open connections at once (default 1024)')
+    .option('--headers-timeout <ms>', 'a client must send its headers within this (default 60000)')
+    .option('--request-timeout <ms>', 'a client must send its whole request within this (default 300000)')
     .action(async (raw: Record<string, unknown>) => {
       const o = parseFlags(optionsSchema, raw);
       const options: EmulatorOptions = {
@@ -82,6 +97,10 @@ export function registerEmulatorCommand(program: Command): void {
         ...(o.seed === undefined ? {} : { seed: o.seed }),
         ...(o.logDir === undefined ? {} : { logDir: o.logDir }),
         strictBillingBlock: o.strictBillingBlock,
+        maskHeaders: o.maskHeader,
+        ...(o.maxConnections === undefined ? {} : { maxConnections: o.maxConnections }),
+        ...(o.headersTimeout === undefined ? {} : { headersTimeoutMs: o.headersTimeout }),
+        ...(o.requestTimeout === undefined ? {} : { requestTimeoutMs: o.requestTimeout }),
         script: o.script,
         ...(o.replay === undefined ? {} : { scripts: [ReplayModel.fromFile(o.replay)] }),
         ...(o.modelTable === undefined ? {} : { modelTable: loadCatalogue(o.modelTable) }),

@@ -2,13 +2,26 @@ import type { Command } from 'commander';
 import { untilSignal } from '../until-signal.ts';
 import { z } from 'zod';
 import { loadCatalogue } from '../../models/catalogue.ts';
-import { parseFlags } from '../flags.ts';
+import { HEADER_NAME } from '../../wire/credentials.ts';
+import { intFlag, parseFlags } from '../flags.ts';
 
 const port = z
   .string()
   .regex(/^\d+$/, 'expected a port number')
   .transform(Number)
   .pipe(z.number().max(65535, 'at most 65535'));
+
+const ms = (max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, 'expected milliseconds')
+    .transform(Number)
+    .pipe(z.number().min(1, 'at least 1').max(max, `at most ${max}`));
+const bytes = z
+  .string()
+  .regex(/^\d+$/, 'expected a number of bytes')
+  .transform(Number)
+  .pipe(z.number().min(1, 'at least 1').max(Number.MAX_SAFE_INTEGER));
 
 const optionsSchema = z.object({
   upstream: z
@@ -27,7 +40,16 @@ const optionsSchema = z.object({
   report: z.string().min(1, 'expected a file name').optional(),
   json: z.boolean().default(false),
   modelTable: z.string().min(1).optional(),
+  maskHeader: z.array(z.string().regex(HEADER_NAME, 'expected a header name')).default([]),
+  maxBodyBytes: bytes.optional(),
+  maxInFlightBytes: bytes.optional(),
+  maxConnections: intFlag.pipe(z.number().min(1, 'at least 1')).optional(),
+  headersTimeout: ms(2_147_483_647).optional(),
+  requestTimeout: ms(2_147_483_647).optional(),
+  upstreamTimeout: ms(2_147_483_647).optional(),
 });
+
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
 /**
  * Register `forkcache proxy`: an Anthropic-compatible reverse proxy with a cache ledger, until
@@ -56,6 +78,20 @@ export function registerProxyCommand(program: Command): void {
     .option('--report <file>', 'write the HTML report on exit')
     .option('--json', 'print the summary as one JSON object on exit (progress as plain lines)')
     .option('--model-table <file>', 'JSON model table merged over the built-in catalogue (prices)')
+    .option(
+      '--mask-header <name>',
+      'mask this header too wherever the proxy writes (repeatable; x-api-key, authorization, api-key, cookie, … always are)',
+      collect,
+    )
+    .option('--max-body-bytes <n>', 'largest request body accepted (413 past it; default 33554432, the API limit)')
+    .option('--max-in-flight-bytes <n>', 'request bytes held at once over all requests (503 past it; default 256 MiB)')
+    .option('--max-connections <n>', 'open client connections at once (default 1024)')
+    .option('--headers-timeout <ms>', 'a client must send its headers within this (default 60000)')
+    .option('--request-timeout <ms>', 'a client must send its whole request within this (default 300000)')
+    .option(
+      '--upstream-timeout <ms>',
+      'the longest the upstream may stay silent, before or during its response (504 or cut; default 600000)',
+    )
     .action(async (raw: Record<string, unknown>) => {
       const o = parseFlags(optionsSchema, raw);
       const modelTable = o.modelTable === undefined ? undefined : loadCatalogue(o.modelTable);
@@ -70,6 +106,13 @@ export function registerProxyCommand(program: Command): void {
         warmFirst: o.warmFirst,
         warmWaitMs: o.warmWait,
         stripBillingBlock: o.stripBillingBlock,
+        maskHeaders: o.maskHeader,
+        ...(o.maxBodyBytes === undefined ? {} : { maxBodyBytes: o.maxBodyBytes }),
+        ...(o.maxInFlightBytes === undefined ? {} : { maxInFlightBodyBytes: o.maxInFlightBytes }),
+        ...(o.maxConnections === undefined ? {} : { maxConnections: o.maxConnections }),
+        ...(o.headersTimeout === undefined ? {} : { headersTimeoutMs: o.headersTimeout }),
+        ...(o.requestTimeout === undefined ? {} : { requestTimeoutMs: o.requestTimeout }),
+        ...(o.upstreamTimeout === undefined ? {} : { upstreamTimeoutMs: o.upstreamTimeout }),
         ...(o.logDir === undefined ? {} : { logDir: o.logDir }),
         ...(modelTable === undefined ? {} : { modelTable }),
       });

@@ -1,4 +1,6 @@
 import type { MessagesRequest, RequestBlock, RequestMessage, ToolChoice, ToolDefinition } from '../types.ts';
+import { findJsonShapeProblem } from '../../json-shape.ts';
+import { OpenAiError } from './errors.ts';
 import type { ChatMessage, ChatRequest, ChatTool } from './schema.ts';
 
 /*
@@ -51,13 +53,21 @@ function textOfContent(content: ChatMessage['content']): string {
     .join('\n');
 }
 
-function parseArguments(raw: string): Record<string, unknown> {
+/**
+ * A tool call's `arguments` (a JSON string) as the Messages-shaped `input`. Nesting too deep to
+ * handle is a 400 naming the field, as it is anywhere else in a body: parsed, a 20,000-deep
+ * value overflowed the stack further on and came back a 500, which every SDK retries in vain.
+ */
+function parseArguments(raw: string, path: string): Record<string, unknown> {
+  let value: unknown;
   try {
-    const value: unknown = JSON.parse(raw);
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+    value = JSON.parse(raw);
   } catch {
-    // not JSON: keep the text, the model wrote it that way
+    return { _arguments: raw }; // not JSON: keep the text, the model wrote it that way
   }
+  const problem = findJsonShapeProblem(value);
+  if (problem?.kind === 'depth') throw OpenAiError.invalid(`${path}: ${problem.path}: ${problem.message}`, path);
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
   return { _arguments: raw };
 }
 
@@ -75,23 +85,23 @@ function toolResult(message: Extract<ChatMessage, { role: 'tool' }>): RequestBlo
   };
 }
 
-function assistantBlocks(message: Extract<ChatMessage, { role: 'assistant' }>): RequestBlock[] {
+function assistantBlocks(message: Extract<ChatMessage, { role: 'assistant' }>, index: number): RequestBlock[] {
   const blocks = contentBlocks(message.content);
-  for (const call of message.tool_calls ?? []) {
+  (message.tool_calls ?? []).forEach((call, j) => {
     blocks.push({
       type: 'tool_use',
       id: call.id,
       name: call.function.name,
-      input: parseArguments(call.function.arguments),
+      input: parseArguments(call.function.arguments, `messages[${index}].tool_calls[${j}].function.arguments`),
     });
-  }
+  });
   return blocks;
 }
 
 /** Consecutive tool messages are one turn of results, as a Messages user turn holds them. */
 function convertMessages(messages: readonly ChatMessage[]): RequestMessage[] {
   const out: RequestMessage[] = [];
-  for (const message of messages) {
+  for (const [index, message] of messages.entries()) {
     if (message.role === 'tool') {
       const last = out[out.length - 1];
       const block = toolResult(message as Extract<ChatMessage, { role: 'tool' }>);
@@ -106,7 +116,10 @@ function convertMessages(messages: readonly ChatMessage[]): RequestMessage[] {
       continue;
     }
     if (message.role === 'assistant') {
-      out.push({ role: 'assistant', content: assistantBlocks(message as Extract<ChatMessage, { role: 'assistant' }>) });
+      out.push({
+        role: 'assistant',
+        content: assistantBlocks(message as Extract<ChatMessage, { role: 'assistant' }>, index),
+      });
       continue;
     }
     const role = message.role === 'user' ? 'user' : 'system';

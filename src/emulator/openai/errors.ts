@@ -16,7 +16,7 @@ export class OpenAiError extends ForkcacheError {
   readonly param: string | null;
   readonly apiCode: string | null;
   /** `retry-after` seconds (429 only); null: none. */
-  retryAfter: number | null = null;
+  retryAfter: number | string | null = null;
 
   constructor(
     code: ErrorCode,
@@ -58,7 +58,7 @@ const FROM_ANTHROPIC: Record<string, [number, string, string | null]> = {
 };
 
 /** Any error → the OpenAI-shaped error to send (unknown errors are a 500). */
-export function toOpenAiError(err: unknown, retryAfterDefault: number): OpenAiError {
+export function toOpenAiError(err: unknown, retryAfterDefault: number | string): OpenAiError {
   if (err instanceof OpenAiError) return err;
   if (err instanceof ApiError) {
     const [status, type, apiCode] = FROM_ANTHROPIC[err.type] ?? [500, 'server_error', null];

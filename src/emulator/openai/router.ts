@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { statusAt } from '../../models/status.ts';
 import type { EmulatorCore } from '../server/core.ts';
-import { getHeader, parseJson, readBody, sendJson, tooLargeError } from '../server/http-util.ts';
+import type { HeldBody } from '../../http-body.ts';
+import { getHeader, parseJson, sendJson, takeBody } from '../server/http-util.ts';
 import type { RequestContext } from '../server/messages.ts';
 import { statsOf } from '../server/router.ts';
 import { handleChatCompletions } from './chat.ts';
@@ -81,6 +82,7 @@ export async function routeOpenAi(
   res.setHeader('x-request-id', requestId);
   res.on('finish', () => core.stats.status(res.statusCode));
   const logged = core.log?.begin(req, res, requestId, startedAt);
+  let held: HeldBody | undefined;
   try {
     const url = new URL(req.url ?? '/', 'http://emulator');
     const path = url.pathname.replace(/\/+$/, '');
@@ -95,9 +97,8 @@ export async function routeOpenAi(
       );
     checkBearer(req, core.options.apiKey);
     if (endpoint === 'models') return sendJson(res, 200, listModels(core, api));
-    const body = await readBody(req, core.options.maxBodyBytes);
-    logged?.body(body);
-    if (body === 'too-large') throw tooLargeError(core.options.maxBodyBytes);
+    held = await takeBody(core, req, logged);
+    const body = held.bytes;
     let json: unknown;
     try {
       json = parseJson(body);
@@ -127,5 +128,7 @@ export async function routeOpenAi(
     }
     if (!req.readableEnded) req.resume();
     core.events.emit('request-end', { requestId, status: error.status, error: error.message });
+  } finally {
+    held?.release();
   }
 }

@@ -1,4 +1,5 @@
 import { invalidRequest } from '../api-error.ts';
+import { mergedTurns } from '../../wire/turns.ts';
 import type { MessagesRequest, RequestBlock, RequestMessage } from '../types.ts';
 
 /** API versions the emulator accepts (the SDK 0.x and 1.x defaults, and the oldest). */
@@ -43,18 +44,11 @@ function checkSystemTurns(messages: readonly RequestMessage[]): void {
   });
 }
 
+// Consecutive messages of one role are combined into one turn, as the API does: only the first
+// turn's role is checked here (tool pairing is checked on the combined turns).
 function checkRoles(messages: readonly RequestMessage[]): void {
   checkSystemTurns(messages);
   if (messages[0]?.role !== 'user') throw invalidRequest('messages: first message must use the "user" role');
-  const turns = messages.filter((m) => m.role !== 'system');
-  for (let i = 1; i < turns.length; i++) {
-    const role = turns[i]!.role;
-    if (role === turns[i - 1]!.role) {
-      throw invalidRequest(
-        `messages: roles must alternate between "user" and "assistant", but found multiple "${role}" roles in a row`,
-      );
-    }
-  }
 }
 
 function checkBlocks(messages: readonly RequestMessage[]): void {
@@ -88,52 +82,47 @@ function checkBlocks(messages: readonly RequestMessage[]): void {
   }
 }
 
-// Every tool_use is answered in the very next message, and every tool_result answers a tool_use
-// of the message right before it: the API rejects both dangling halves.
+// Every tool_use is answered in the very next turn, and every tool_result answers a tool_use of
+// the turn right before it: the API rejects both dangling halves. A turn is consecutive
+// messages of one role, combined (system turns apart).
 function checkToolPairing(messages: readonly RequestMessage[]): void {
   const seen = new Set<string>();
-  messages.forEach((message, i) => {
-    if (message.role === 'assistant') {
-      const ids = blocksOf(message)
-        .filter((b) => b.type === 'tool_use')
-        .map((b) => String(b['id']));
+  const turns = mergedTurns(messages).filter((t) => t.role !== 'system');
+  turns.forEach((turn, t) => {
+    const first = turn.messages[0]!;
+    if (turn.role === 'assistant') {
+      const ids = turn.blocks.filter((b) => b.block.type === 'tool_use').map((b) => String(b.block['id']));
       for (const id of ids) {
-        if (seen.has(id)) throw invalidRequest(`messages.${i}: \`tool_use\` ids must be unique, found ${id} twice`);
+        if (seen.has(id)) throw invalidRequest(`messages.${first}: \`tool_use\` ids must be unique, found ${id} twice`);
         seen.add(id);
       }
-      const next = messages[i + 1];
+      const next = turns[t + 1];
       const answered = new Set(
-        next
-          ? blocksOf(next)
-              .filter((b) => b.type === 'tool_result')
-              .map((b) => String(b['tool_use_id']))
-          : [],
+        (next?.blocks ?? []).filter((b) => b.block.type === 'tool_result').map((b) => String(b.block['tool_use_id'])),
       );
       const missing = ids.filter((id) => !answered.has(id));
       if (missing.length > 0) {
         throw invalidRequest(
-          `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
+          `messages.${first}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
         );
       }
       return;
     }
-    const previous = messages[i - 1];
+    const previous = turns[t - 1];
     const asked = new Set(
-      previous
-        ? blocksOf(previous)
-            .filter((b) => b.type === 'tool_use')
-            .map((b) => String(b['id']))
+      previous?.role === 'assistant'
+        ? previous.blocks.filter((b) => b.block.type === 'tool_use').map((b) => String(b.block['id']))
         : [],
     );
-    blocksOf(message).forEach((block, j) => {
-      if (block.type !== 'tool_result') return;
+    for (const { block, message, index } of turn.blocks) {
+      if (block.type !== 'tool_result') continue;
       const id = String(block['tool_use_id']);
       if (!asked.has(id)) {
         throw invalidRequest(
-          `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+          `messages.${message}.content.${index}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
         );
       }
-    });
+    }
   });
 }
 

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { BodyBudget } from '../../http-body.ts';
 import type { Clock } from '../../clock.ts';
 import type { ModelEntry, ModelCatalogue } from '../../models/catalogue.ts';
 import { DiagnosticsLog } from '../cache/diagnostics.ts';
@@ -52,6 +53,8 @@ export interface EmulatorCore {
   /** `logDir`: one JSON file per exchange; undefined when not logging. */
   log: ExchangeLog | undefined;
   rateLimits: RateLimiter;
+  /** Request bytes buffered now, over every request (`maxInFlightBodyBytes`). */
+  bodies: BodyBudget;
   minCacheable(model: ModelEntry): number;
 }
 
@@ -72,8 +75,9 @@ export function createCore(options: ResolvedOptions): EmulatorCore {
     ids: new IdSource(options.idSeed),
     stats: new StatsCollector(),
     events,
-    log: options.logDir === undefined ? undefined : new ExchangeLog(options.logDir),
+    log: options.logDir === undefined ? undefined : new ExchangeLog(options.logDir, options.maskHeaders),
     rateLimits: new RateLimiter(options.rateLimits, options.clock, options.modelTable),
+    bodies: new BodyBudget(options.maxInFlightBodyBytes),
     minCacheable: options.minCacheable,
   };
 }

@@ -3,28 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { CachePlan } from '../cache/plan.ts';
 import type { Position } from '../cache/render.ts';
-
-/** Headers whose values are credentials: logged masked, never in clear. */
-const SECRET_HEADERS = new Set(['x-api-key', 'authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
-
-/** Keep the scheme word of `Bearer xyz` (a reader wants to see which auth style came in). */
-export function maskHeaderValue(name: string, value: string): string {
-  if (!SECRET_HEADERS.has(name.toLowerCase())) return value;
-  const scheme = /^(Bearer|Basic)\s+/i.exec(value)?.[1];
-  return scheme ? `${scheme} ***` : '***';
-}
-
-function maskHeaders(headers: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    out[name] = Array.isArray(value)
-      ? value.map((v) => maskHeaderValue(name, String(v)))
-      : value === undefined
-        ? value
-        : maskHeaderValue(name, String(value));
-  }
-  return out;
-}
+import { jsonOrText } from '../../json-shape.ts';
+import { credentialMask, type CredentialMask } from '../../wire/credentials.ts';
 
 /** Where one cache position sits, as the API names fields (`system.1`, `messages.3.content.0`). */
 export function positionPath(p: Position): string {
@@ -74,10 +54,13 @@ export interface Exchange {
  */
 export class ExchangeLog {
   readonly #dir: string;
+  readonly #mask: CredentialMask;
   #counter = 0;
 
-  constructor(dir: string) {
+  /** `maskHeaders`: more headers to mask than the built-in credential headers. */
+  constructor(dir: string, maskHeaders: readonly string[] = []) {
     this.#dir = dir;
+    this.#mask = credentialMask(maskHeaders);
     mkdirSync(dir, { recursive: true });
   }
 
@@ -87,7 +70,7 @@ export class ExchangeLog {
     res: ServerResponse,
     requestId: string,
     startedAt: number,
-  ): { exchange: Exchange; body(raw: Buffer | 'too-large'): void } {
+  ): { exchange: Exchange; body(raw: Buffer | 'too-large' | 'overloaded'): void } {
     const seq = ++this.#counter;
     const exchange: Exchange = {};
     const chunks: Buffer[] = [];
@@ -126,14 +109,14 @@ export class ExchangeLog {
         startedAt: new Date(startedAt).toISOString(),
         request: {
           method: req.method,
-          url: req.url,
+          url: this.#mask.url(req.url ?? '/'),
           httpVersion: req.httpVersion,
-          headers: maskHeaders(req.headers),
+          headers: this.#mask.headers(req.headers),
           body: requestBody,
         },
         response: {
           status: res.statusCode,
-          headers: maskHeaders(res.getHeaders() as Record<string, unknown>),
+          headers: this.#mask.headers(res.getHeaders() as Record<string, string | string[] | number | undefined>),
           completed: res.writableFinished,
           body: responseBody,
         },
@@ -145,16 +128,15 @@ export class ExchangeLog {
     return {
       exchange,
       body(raw) {
-        if (raw === 'too-large') {
-          requestBody = '(body over the size limit: not logged)';
+        if (typeof raw === 'string') {
+          requestBody =
+            raw === 'too-large'
+              ? '(body over the size limit: not logged)'
+              : '(body over the in-flight limit: not logged)';
           return;
         }
         const text = raw.toString('utf8');
-        try {
-          requestBody = text === '' ? null : JSON.parse(text);
-        } catch {
-          requestBody = text;
-        }
+        requestBody = text === '' ? null : jsonOrText(text);
       },
     };
   }

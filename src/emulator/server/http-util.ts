@@ -1,22 +1,35 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readBody, type HeldBody } from '../../http-body.ts';
 import { findJsonShapeProblem } from '../../json-shape.ts';
+import type { EmulatorCore } from './core.ts';
 import { ApiError, invalidRequest } from '../api-error.ts';
 import { API_VERSIONS } from '../request/validate.ts';
 
-/** Read a request body; past `limit` bytes the rest is drained and dropped (then 413). */
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
-  const declared = Number(req.headers['content-length'] ?? NaN);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let tooLarge = declared > limit;
-  // Draining (rather than answering at once) lets the client finish sending, so it reads the
-  // 413 instead of failing with a broken pipe.
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) tooLarge = true;
-    if (!tooLarge) chunks.push(chunk);
-  }
-  return tooLarge ? 'too-large' : Buffer.concat(chunks, size);
+/**
+ * The request body, within `maxBodyBytes` and the shared `maxInFlightBodyBytes`: past either
+ * the rest is drained unbuffered and the API's 413 (or overload error) is thrown. The caller
+ * releases the body's share once the exchange is over.
+ */
+export async function takeBody(
+  core: EmulatorCore,
+  req: IncomingMessage,
+  log: { body(raw: Buffer | 'too-large' | 'overloaded'): void } | undefined,
+): Promise<HeldBody> {
+  const held = await readBody(req, core.options.maxBodyBytes, core.bodies);
+  log?.body(typeof held === 'string' ? held : held.bytes);
+  if (held === 'too-large') throw tooLargeError(core.options.maxBodyBytes);
+  if (held === 'overloaded') throw overloadedError(core.options.maxInFlightBodyBytes);
+  return held;
+}
+
+/** The bodies in flight would pass `maxInFlightBodyBytes`: the API's own overload answer (529; 503 in the Chat modes). */
+export function overloadedError(limit: number): ApiError {
+  return new ApiError(
+    'EMULATOR_REQUEST_TOO_LARGE',
+    'overloaded_error',
+    `Overloaded: request bodies in flight would pass ${limit} bytes; retry shortly.`,
+    { limit },
+  );
 }
 
 export function tooLargeError(limit: number): ApiError {

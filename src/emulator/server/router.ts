@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError } from '../api-error.ts';
 import { handleCountTokens } from './count-tokens.ts';
 import type { EmulatorCore } from './core.ts';
-import { checkAuth, checkVersion, parseJson, readBody, sendJson, tooLargeError } from './http-util.ts';
+import type { HeldBody } from '../../http-body.ts';
+import { checkAuth, checkVersion, parseJson, sendJson, takeBody } from './http-util.ts';
 import { handleMessages, type RequestContext } from './messages.ts';
 import { listModels, retrieveModel } from './models.ts';
 import { sseFrame } from './sse.ts';
@@ -58,12 +59,13 @@ export async function route(
   res.setHeader('request-id', requestId);
   res.on('finish', () => core.stats.status(res.statusCode));
   const logged = core.log?.begin(req, res, requestId, startedAt);
+  let held: HeldBody | undefined;
   try {
     const url = new URL(req.url ?? '/', 'http://emulator');
     const path = url.pathname.replace(/\/+$/, '');
     const modelId = req.method === 'GET' ? modelIdOf(path) : undefined;
     if (req.method === 'GET' && path === '/v1/emulator/stats') {
-      logged?.body(await readBody(req, core.options.maxBodyBytes));
+      held = await takeBody(core, req, logged);
       return sendJson(res, 200, statsOf(core));
     }
     const endpoint =
@@ -85,9 +87,8 @@ export async function route(
     const apiVersion = checkVersion(req);
     if (endpoint === 'models') return sendJson(res, 200, listModels(core, url.searchParams));
     if (endpoint === 'model' && modelId !== undefined) return sendJson(res, 200, retrieveModel(core, modelId));
-    const body = await readBody(req, core.options.maxBodyBytes);
-    logged?.body(body);
-    if (body === 'too-large') throw tooLargeError(core.options.maxBodyBytes);
+    held = await takeBody(core, req, logged);
+    const body = held.bytes;
     const ctx: RequestContext = { req, res, requestId, apiVersion, signal, startedAt, exchange: logged?.exchange };
     const json = parseJson(body);
     if (endpoint === 'count_tokens') return handleCountTokens(core, ctx, json);
@@ -105,6 +106,8 @@ export async function route(
       status: err instanceof ApiError ? err.status : 500,
       error: (err as Error)?.message ?? String(err),
     });
+  } finally {
+    held?.release();
   }
 }
 

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { countInSegments } from './long-runs.ts';
 
 /**
  * Counts the tokens of a text. The emulator's one seam for token arithmetic: pass your own to
@@ -33,12 +34,15 @@ function encoder(): BpeEncoder {
  * run by tiktoken's WASM encoder), with the package's own NFKC normalisation. It is the
  * vocabulary of older Claude models: current models tokenize somewhat differently, so counts
  * are an approximation (see the emulator README for how close). One shared encoder per process.
+ * Linear in the text: a run longer than `MAX_PIECE` characters of one class is counted in
+ * slices (see long-runs.ts), so no word, however long, stalls the process.
  */
 export const claudeTokenizer: Tokenizer = {
   name: 'claude-bpe',
   count(text: string): number {
     if (text === '') return 0;
-    return encoder().encode(text.normalize('NFKC'), 'all').length;
+    const bpe = encoder();
+    return countInSegments(text.normalize('NFKC'), (segment) => bpe.encode(segment, 'all'));
   },
 };
 

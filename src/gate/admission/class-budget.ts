@@ -1,6 +1,7 @@
 import { TokenBucket } from '../../rate-limits/bucket.ts';
 import { RAMP_LIMIT_EXCEEDED, type RateLimitHeaders, SPEND_LIMIT_REACHED } from '../../rate-limits/headers.ts';
 import type { RequestReport } from '../../rate-limits/report.ts';
+import { DEFAULT_RETRY_AFTER, retryWaitMs, type RetryAfterPolicy } from './retry-wait.ts';
 
 /** What one request reserves: input tokens that count toward ITPM, and an output estimate. */
 export interface Cost {
@@ -53,11 +54,20 @@ export class ClassBudget {
   #burstShare = 1;
   #blockedUntil = Number.NEGATIVE_INFINITY;
   #overloads = 0;
+  /** Consecutive 429s (a success resets it): the backoff doubles with them when `retry-after` is unreadable. */
+  #limited = 0;
+  readonly #policy: RetryAfterPolicy;
+  readonly #random: () => number;
   #ramp: { floor: number; since: number } | undefined;
   #recent: number[] = [];
   #outputMean: number | undefined;
   stopped: { errorCode: string; at: number } | undefined;
   readonly counters: BudgetCounters = { http429: 0, http529: 0, rampErrors: 0, backoffs: 0 };
+
+  constructor(policy: RetryAfterPolicy = DEFAULT_RETRY_AFTER, random: () => number = Math.random) {
+    this.#policy = policy;
+    this.#random = random;
+  }
 
   /** Output tokens to reserve for a request (the running mean once known; `max_tokens` counts only as a bound). */
   outputEstimate(maxTokens: number): number {
@@ -112,7 +122,7 @@ export class ClassBudget {
   settle(cost: Cost, report: RequestReport | undefined, sentAt: number, now: number): void {
     if (!report) return;
     this.learn(report.rateLimits, sentAt, now);
-    if (report.status === 200) this.#overloads = 0;
+    if (report.status === 200) this.#overloads = this.#limited = 0;
     if (report.usage) {
       const u = report.usage;
       this.#buckets.get('input-tokens')?.take(u.input_tokens + u.cache_creation_input_tokens - cost.itpm, now);
@@ -125,12 +135,23 @@ export class ClassBudget {
     else if (report.status === 529) {
       this.counters.http529++;
       this.#overloads++;
-      this.#backoff(now + Math.min(OVERLOAD_MAX_MS, OVERLOAD_BASE_MS * 2 ** (this.#overloads - 1)));
+      const doubling = Math.min(OVERLOAD_MAX_MS, OVERLOAD_BASE_MS * 2 ** Math.min(30, this.#overloads - 1));
+      // a 529's retry-after, if it sends one, within the same bounds; else 0.5 s doubling to 30 s
+      this.#backoff(
+        now +
+          retryWaitMs(
+            report.retryAfterMs ?? doubling,
+            this.#overloads,
+            { ...this.#policy, floorMs: Math.min(this.#policy.floorMs, OVERLOAD_BASE_MS) },
+            this.#random,
+          ),
+      );
     }
   }
 
   #rateLimited(cost: Cost, report: RequestReport, sentAt: number, now: number): void {
     this.counters.http429++;
+    this.#limited++;
     // a refused request is not part of the rate the API saw (its ramp counts what it accepted)
     const i = this.#recent.lastIndexOf(sentAt);
     if (i >= 0) this.#recent.splice(i, 1);
@@ -145,7 +166,7 @@ export class ClassBudget {
       this.counters.rampErrors++;
       const sent = this.#recent.filter((t) => t > now - RAMP_WINDOW_MS).length + 1;
       this.#ramp = { floor: Math.max(1, Math.floor(Math.min(sent, this.#ramp?.floor ?? sent) / 2)), since: now };
-      this.#backoff(now + (report.retryAfterMs ?? RAMP_WINDOW_MS));
+      this.#backoff(now + retryWaitMs(report.retryAfterMs ?? RAMP_WINDOW_MS, 1, this.#policy, this.#random));
       return;
     }
     // Our buckets said yes and the API said no: it enforces a shorter window than a minute
@@ -161,7 +182,8 @@ export class ClassBudget {
           Math.min(b.level(now), b.perMinute * this.#burstShare),
         ),
       );
-    this.#backoff(now + (report.retryAfterMs ?? 1000));
+    // retry-after within [floor, ceiling] plus jitter; unreadable or absent: the floor doubling per 429
+    this.#backoff(now + retryWaitMs(report.retryAfterMs, this.#limited, this.#policy, this.#random));
   }
 
   #backoff(until: number): void {

@@ -1,6 +1,7 @@
 import type { Clock } from '../../clock.ts';
 import type { GatePermit, RequestGate } from '../../loop/types.ts';
 import type { RequestCost, RequestReport } from '../../rate-limits/report.ts';
+import { retryWaitMs } from './retry-wait.ts';
 import type { AdmissionScheduler } from './scheduler.ts';
 import type { SpendCap, SpendReservation } from './spend-cap.ts';
 
@@ -122,9 +123,10 @@ export class FanOutGate {
               if (scheduler.mode === 'off') {
                 const limited = report?.status === 429 || report?.status === 529;
                 failures = limited ? failures + 1 : 0;
-                // the SDK's wait: retry-after, else 0.5 s doubling to 8 s
+                // this fork's own wait: retry-after within bounds, else the floor doubling (with jitter)
                 if (limited)
-                  notBefore = clock.now() + (report.retryAfterMs ?? Math.min(8_000, 500 * 2 ** (failures - 1)));
+                  notBefore =
+                    clock.now() + retryWaitMs(report.retryAfterMs, failures, scheduler.retryAfter, scheduler.random);
               }
               permit.release(report);
             },

@@ -2,6 +2,7 @@ import type { Clock } from '../../clock.ts';
 import { ForkcacheError } from '../../errors.ts';
 import { SPEND_LIMIT_REACHED } from '../../rate-limits/headers.ts';
 import type { RequestReport } from '../../rate-limits/report.ts';
+import { DEFAULT_RETRY_AFTER, type RetryAfterPolicy } from './retry-wait.ts';
 import { type BudgetSnapshot, ClassBudget, type Cost } from './class-budget.ts';
 
 export type AdmissionMode = 'on' | 'off';
@@ -51,7 +52,7 @@ export function spendCapError(modelClass: string): ForkcacheError {
 
 /** One class: its budget, a FIFO queue (a large request is not starved by small ones) and one pump. */
 class ClassQueue {
-  readonly budget = new ClassBudget();
+  readonly budget: ClassBudget;
   readonly #waiters: Waiter[] = [];
   readonly #clock: Clock;
   readonly #name: string;
@@ -61,7 +62,8 @@ class ClassQueue {
   #wake: AbortController | undefined;
   inFlight = 0;
 
-  constructor(name: string, clock: Clock, onChange: () => void, sleepers: { count: number }) {
+  constructor(name: string, clock: Clock, onChange: () => void, sleepers: { count: number }, budget: ClassBudget) {
+    this.budget = budget;
     this.#sleepers = sleepers;
     this.#name = name;
     this.#clock = clock;
@@ -163,9 +165,16 @@ export class AdmissionScheduler {
   /** Waits on the clock in progress (shared with the fan-out gates' per-fork backoffs). */
   readonly sleepers = { count: 0 };
 
-  constructor(options: { clock: Clock; mode: AdmissionMode }) {
+  /** The backoff after a 429/529 (`retry-after` bounded, with jitter; see rate-limits/retry-after.ts). */
+  readonly retryAfter: RetryAfterPolicy;
+  /** Jitter's source (tests pass a fixed one). */
+  readonly random: () => number;
+
+  constructor(options: { clock: Clock; mode: AdmissionMode; retryAfter?: RetryAfterPolicy; random?: () => number }) {
     this.mode = options.mode;
     this.#clock = options.clock;
+    this.retryAfter = options.retryAfter ?? DEFAULT_RETRY_AFTER;
+    this.random = options.random ?? Math.random;
   }
 
   #queue(modelClass: string): ClassQueue {
@@ -173,7 +182,13 @@ export class AdmissionScheduler {
     if (!queue)
       this.#classes.set(
         modelClass,
-        (queue = new ClassQueue(modelClass, this.#clock, () => this.#changed(), this.sleepers)),
+        (queue = new ClassQueue(
+          modelClass,
+          this.#clock,
+          () => this.#changed(),
+          this.sleepers,
+          new ClassBudget(this.retryAfter, this.random),
+        )),
       );
     return queue;
   }

@@ -49,7 +49,7 @@ describe('forkcache emulator --api (command)', () => {
     const [file] = readdirSync(logDir);
     const record = JSON.parse(readFileSync(join(logDir, file!), 'utf8'));
     expect(record.request.url).toBe('/compatible-mode/v1/chat/completions');
-    expect(record.request.headers.authorization).toBe('Bearer ***');
+    expect(record.request.headers.authorization).toBe('Bearer ****');
     expect(record.cache.markers).toEqual([{ path: 'messages.0.content.0', ttl: '5m', tokens: expect.any(Number) }]);
   });
 
