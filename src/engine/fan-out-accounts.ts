@@ -63,6 +63,23 @@ export class FanOutAccounts {
     });
   }
 
+  /**
+   * A request the engine sent to learn how a server behaves (llama.cpp's slot probe): it shares
+   * nothing of the prefix (`sharedPrefixTokens: 0`), but the server computed it, so it counts.
+   */
+  probe(usage: UsageInput, at: number): void {
+    this.#deps.ledger.record({
+      forkId: this.#deps.rootId,
+      kind: 'warmup',
+      turn: 0,
+      model: this.#prefix.snapshot.model,
+      usage,
+      at,
+      prefixId: this.#prefix.id,
+      sharedPrefixTokens: 0,
+    });
+  }
+
   /** Record one request; `at` is when it started on the engine's clock (default: as the worker saw it). */
   request(forkId: string, request: RequestRecord, at: number = request.sentAt): void {
     const seen = this.#recorded.get(forkId) ?? new Set<number>();

@@ -5,6 +5,8 @@ import type { FanOutAccounts } from './fan-out-accounts.ts';
 import type { FanOutDeps } from './fan-out-types.ts';
 import { measureFreshBase, measureSharedTokens, sendPrewarm } from './measure.ts';
 import type { WarmGate } from './warm-gate.ts';
+import { warmUpLlamaFanOut } from './llama-warmup.ts';
+import type { WarmedUp } from './slot-fill.ts';
 
 /** What a fan-out does before its forks, and what it records of it. */
 export interface FanOutWarmUp {
@@ -18,9 +20,24 @@ export interface FanOutWarmUp {
   signal: AbortSignal;
 }
 
+export type { WarmedUp } from './slot-fill.ts';
+
 /** Measure the shared prefix (and the fresh-agent baseline), and warm it when asked. */
-export async function warmUpFanOut(run: FanOutWarmUp): Promise<void> {
+export async function warmUpFanOut(run: FanOutWarmUp): Promise<WarmedUp> {
   const { deps, prefix, accounts, signal } = run;
+  if (deps.chatClient && prefix.provider === 'llama-cpp' && deps.options.warm !== 'none' && run.forks > 1) {
+    const filled = await warmUpLlamaFanOut({
+      deps,
+      client: deps.chatClient,
+      prefix,
+      forks: run.forks,
+      gate: run.gate,
+      accounts,
+      log: run.log,
+      signal,
+    });
+    if (filled) return filled;
+  }
   if (deps.chatClient) {
     // Chat Completions has no token count: the warm-up measures the prefix as it writes it
     await warmUpChatFanOut({
@@ -34,12 +51,13 @@ export async function warmUpFanOut(run: FanOutWarmUp): Promise<void> {
       log: run.log,
       signal,
     });
-    return;
+    return {};
   }
   accounts.sharedTokens = await measureSharedTokens(deps.client, prefix, signal);
   // fresh agents are what they are: no fresh-agent baseline to measure for them
   if (!deps.agent) accounts.freshBase = await measureFreshBase(deps.client, prefix.snapshot, signal);
   if (deps.options.warm === 'prewarm' && !signal.aborted) await prewarm(run);
+  return {};
 }
 
 async function prewarm({ deps, prefix, gate, accounts, log, signal }: FanOutWarmUp): Promise<void> {

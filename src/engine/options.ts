@@ -22,6 +22,7 @@ import { type TestHooks, testHooksOf } from '../pool/test-hooks.ts';
 import { isChatProvider, providerIdSchema, type ProviderId } from '../wire/providers.ts';
 import { chatEndpointFromEnv } from '../provider/openai/client.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from './warm-gate.ts';
+import { SLOT_FILLS, type SlotFill } from './slot-pool.ts';
 
 /** Options of `ForkEngine.create`. Every field is optional. */
 export interface ForkEngineOptions {
@@ -67,6 +68,13 @@ export interface ForkEngineOptions {
    */
   admission?: 'on' | 'off';
   warm?: WarmStrategy;
+  /**
+   * `llama-cpp` only: how the server's slots get the shared prefix before the forks start.
+   * `auto` (default): prefill once, then copy that slot's KV cache into the others (needs the
+   * server's `--slot-save-path`), else one prefill per slot; `warm-each`: one prefill per slot
+   * (to compare).
+   */
+  slotFill?: SlotFill;
   /** Lifetime of the shared-boundary marker (default 5m). */
   ttl?: CacheTtl;
   /** Cache markers: `boundary` (default), `last-only` (as peers do), `none` (no caching): for comparisons. */
@@ -142,6 +150,7 @@ const optionsSchema = z.strictObject({
   concurrency: z.number().int().positive().optional(),
   admission: z.enum(['on', 'off']).optional(),
   warm: z.enum(WARM_STRATEGIES as [WarmStrategy, ...WarmStrategy[]]).optional(),
+  slotFill: z.enum(SLOT_FILLS as [SlotFill, ...SlotFill[]]).optional(),
   ttl: z.enum(CACHE_TTLS).optional(),
   markers: z.enum(MARKER_STRATEGIES as [MarkerStrategy, ...MarkerStrategy[]]).optional(),
   maxTurns: z.number().int().positive().optional(),
@@ -190,6 +199,7 @@ export interface ResolvedEngineOptions {
   concurrency: number;
   admission: 'on' | 'off';
   warm: WarmStrategy;
+  slotFill: SlotFill;
   ttl: CacheTtl;
   markers: MarkerStrategy;
   maxTurns: number;
@@ -249,6 +259,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     concurrency: o.concurrency ?? 16,
     admission: o.admission ?? 'on',
     warm: o.warm ?? 'first-child',
+    slotFill: o.slotFill ?? 'auto',
     ttl: o.ttl ?? DEFAULT_CACHE_TTL,
     markers: o.markers ?? 'boundary',
     maxTurns: o.maxTurns ?? DEFAULT_MAX_TURNS,
