@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { arch, cpus, platform, totalmem } from 'node:os';
 import { boundarySuite, dispatchSuite } from './boundary.ts';
 import { economicsSuite } from './economics.ts';
+import { engineSuite } from './engine.ts';
 import { economicsModelsSuite } from './economics-models.ts';
 import { memorySuite } from './memory.ts';
 import { overheadSuite } from './overhead.ts';
@@ -26,6 +27,8 @@ const SUITES: Record<string, (o: SuiteOptions) => Promise<SuiteResult>> = {
   'proxy-fanout': proxyFanoutSuite,
   'proxy-overhead': proxyOverheadSuite,
   'proxy-memory': proxyMemorySuite,
+  // issue 26: the real engine (llama-server; hours on 2 cores, so only with --only=engine)
+  engine: engineSuite,
 };
 
 function markdown(results: SuiteResult[], machine: string): string {
@@ -48,7 +51,8 @@ function markdown(results: SuiteResult[], machine: string): string {
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const onlyArg = args.find((a) => a.startsWith('--only='))?.slice('--only='.length);
-const names = onlyArg ? onlyArg.split(',') : Object.keys(SUITES);
+// the engine suite runs only when named: it needs llama-server and takes hours
+const names = onlyArg ? onlyArg.split(',') : Object.keys(SUITES).filter((name) => name !== 'engine');
 for (const name of names)
   if (!SUITES[name]) throw new Error(`--only: unknown suite "${name}" (known: ${Object.keys(SUITES).join(', ')})`);
 const machine = `${cpus()[0]?.model ?? 'cpu'} × ${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB, ${platform()} ${arch()}, Node ${process.version}`;
