@@ -2,6 +2,7 @@ import type { FanOutResult } from '../engine/fan-out.ts';
 import { costUsd } from '../ledger/cost.ts';
 import type { ModelCatalogue } from '../models/catalogue.ts';
 import { sumUsage } from '../ledger/usage.ts';
+import { engineLines } from './engine-lines.ts';
 
 const n = (x: number): string => x.toLocaleString('en-US');
 const usd = (x: number | null): string => (x === null ? 'n/a' : `$${x.toFixed(4)}`);
@@ -63,6 +64,7 @@ export function formatFanOutResult(result: FanOutResult, model: string, catalogu
     '',
     `cache   fan-out hit ratio ${percent(s.cache.fanout_hit_ratio)}, cache efficiency ${s.cache.cache_efficiency.toFixed(3)} (read ${n(s.cache.fanout_cache_read_input_tokens)} of at most ${n(s.cache.max_fanout_reads)}), warm-ups ${s.warmups}`,
     `cost    actual ${usd(s.cost_usd.actual)} | no cache ${usd(s.cost_usd.no_cache)} (saved ${percent(s.savings.vs_no_cache)}) | fresh agents ${usd(s.cost_usd.fresh_agents)} (saved ${percent(s.savings.vs_fresh_agents)})`,
+    ...engineLines(s),
     ...s.warnings.map((w) => `model   ${w}`),
     requestsLine(attemptCounts(result)),
     ...(problems.length > 0 ? ['', ...problems] : []),
@@ -136,6 +138,8 @@ export function jsonSummary(result: FanOutResult, extra: Record<string, unknown>
     requests: attemptCounts(result),
     edits_not_applied: editsNotApplied(result),
     rate_limits: s.rate_limits,
+    // a local engine's compute (llama-cpp, openai-compatible); absent on hosted APIs
+    ...(s.engine ? { engine: s.engine } : {}),
     fork_results: result.forks.map((f) => ({
       id: f.forkId,
       status: f.status,

@@ -25,8 +25,9 @@ export type { WarmedUp } from './slot-fill.ts';
 /** Measure the shared prefix (and the fresh-agent baseline), and warm it when asked. */
 export async function warmUpFanOut(run: FanOutWarmUp): Promise<WarmedUp> {
   const { deps, prefix, accounts, signal } = run;
+  let llama: WarmedUp = {};
   if (deps.chatClient && prefix.provider === 'llama-cpp' && deps.options.warm !== 'none' && run.forks > 1) {
-    const filled = await warmUpLlamaFanOut({
+    llama = await warmUpLlamaFanOut({
       deps,
       client: deps.chatClient,
       prefix,
@@ -36,7 +37,7 @@ export async function warmUpFanOut(run: FanOutWarmUp): Promise<WarmedUp> {
       log: run.log,
       signal,
     });
-    if (filled) return filled;
+    if (llama.slots) return llama;
   }
   if (deps.chatClient) {
     // Chat Completions has no token count: the warm-up measures the prefix as it writes it
@@ -51,7 +52,7 @@ export async function warmUpFanOut(run: FanOutWarmUp): Promise<WarmedUp> {
       log: run.log,
       signal,
     });
-    return {};
+    return llama;
   }
   accounts.sharedTokens = await measureSharedTokens(deps.client, prefix, signal);
   // fresh agents are what they are: no fresh-agent baseline to measure for them

@@ -9,8 +9,8 @@ import type { WarmGate } from './warm-gate.ts';
 /**
  * The warm-up of a `llama-cpp` fan-out: learn the server's slots from `/props`, fill them with
  * the prefix and hand the forks a slot pool. A server without `/props` (not a llama-server: the
- * emulator, a vLLM) gets the ordinary Chat warm-up instead, and the summary says so
- * (undefined here: the caller falls back; the note is logged).
+ * emulator, a vLLM) gets the ordinary Chat warm-up instead (no `slots` here: the caller falls
+ * back), and the summary says so.
  */
 export async function warmUpLlamaFanOut(run: {
   deps: FanOutDeps;
@@ -21,14 +21,15 @@ export async function warmUpLlamaFanOut(run: {
   accounts: FanOutAccounts;
   log: (record: Record<string, unknown>) => void;
   signal: AbortSignal;
-}): Promise<WarmedUp | undefined> {
+}): Promise<WarmedUp> {
   const { deps } = run;
   const server = new LlamaServerApi({ baseURL: deps.options.api.baseURL, apiKey: deps.options.api.apiKey });
   const props = await server.props(run.signal).catch(() => undefined);
   if (!props) {
     const note = `${server.root} has no llama-server /props: no slots to fill or pin; the forks run unpinned`;
-    run.log({ type: 'slots', at: deps.clock.now(), total: 0, used: 0, fill: 'none', clears_idle: false, note });
-    return undefined;
+    const slotReport = { total: 0, used: 0, fill: 'none', clears_idle: false, note } as const;
+    run.log({ type: 'slots', at: deps.clock.now(), ...slotReport });
+    return { slotReport };
   }
   const { pool, report } = await fillSlots(
     {

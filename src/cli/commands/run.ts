@@ -72,7 +72,7 @@ export function registerRunCommand(program: Command): void {
       const continuity = fromTranscript ? new CacheContinuity(expectedCachedTokens) : undefined;
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
       for (const note of notes) log(`parent: ${note}`);
-      const catalogue = modelCheck(snapshot.model, opts.modelTable ?? modelTable, log);
+      const catalogue = modelCheck(snapshot.model, opts.modelTable ?? modelTable, log, Date.now(), provider);
       if (plan.allow?.includes('bash') && resolveSandbox(plan.sandbox) === 'none') log(`note: ${UNSANDBOXED_NOTE}`);
       const target = await openEndpoint(opts.api, plan.emulator, catalogue, provider);
       log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);

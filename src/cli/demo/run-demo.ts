@@ -41,6 +41,12 @@ export interface DemoOptions {
   catalogue?: ModelCatalogue | undefined;
   /** The wire (default `anthropic`): the embedded emulator runs in that provider's mode. */
   provider?: ProviderId | undefined;
+  /**
+   * A local engine's API root (`…/v1`: llama-server, vLLM, SGLang): the forks run there; the
+   * parent agent stays the emulator's scripted one (it decides the fan-out, which a model the
+   * user runs may not do), and its emulated turns are left out of the ledger.
+   */
+  forksBaseURL?: string | undefined;
 }
 
 export interface DemoResult {
@@ -71,17 +77,20 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   });
   const headers = { 'x-forkcache-script': 'refactor' };
   const wire = demoWire(provider, emulator.url, headers);
+  const real = options.forksBaseURL;
   options.log(
-    `forkcache demo: ${options.forks} forks on the local emulator (${provider === 'anthropic' ? '' : `${provider} mode, ${wire.layout} layout, `}latency ${options.latency}, warm ${options.warm}), no API key needed`,
+    real
+      ? `forkcache demo: ${options.forks} forks on ${real} (${provider}, ${wire.layout} layout, warm ${options.warm}); the parent agent is the embedded emulator's scripted one`
+      : `forkcache demo: ${options.forks} forks on the local emulator (${provider === 'anthropic' ? '' : `${provider} mode, ${wire.layout} layout, `}latency ${options.latency}, warm ${options.warm}), no API key needed`,
   );
   options.log(`workspace ${workspace}`);
   const engine = await ForkEngine.create({
     modelTable: catalogue,
     provider,
-    baseURL: wire.baseURL,
+    baseURL: real ?? wire.baseURL,
     layout: wire.layout,
-    apiKey: 'demo',
-    headers,
+    apiKey: real ? process.env['OPENAI_API_KEY'] || 'sk-local' : 'demo',
+    headers: real ? {} : headers,
     workspace,
     runDir: join(workspace, '.forkcache', 'runs'),
     warm: options.warm,
@@ -97,7 +106,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const agentTool = engine.agentTool({
     parentId: 'parent',
     ledger,
-    meta: { api: 'emulator', provider, emulator: { script: 'refactor', latency: options.latency } },
+    meta: real
+      ? { api: 'real', provider }
+      : { api: 'emulator', provider, emulator: { script: 'refactor', latency: options.latency } },
     onFanOut: (fan) => {
       options.watch?.(fan);
       board = showProgress(fan, options.plain, model, catalogue);
@@ -113,13 +124,20 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       executor: createToolExecutor({ workspace }),
       agentTool,
       prompt: `rename ${DEMO_OLD_NAME} to ${DEMO_NEW_NAME} across src`,
+      // the scripted parent's figures are the emulator's: beside a real server's they would mislead
       onTurn: ({ turn, usage, sentAt }) =>
-        ledger.record({ forkId: 'parent', kind: 'parent', turn: turn - 1, model, usage, at: sentAt }),
+        real
+          ? undefined
+          : ledger.record({ forkId: 'parent', kind: 'parent', turn: turn - 1, model, usage, at: sentAt }),
     });
     const fanOutResult = await board;
     if (!fanOutResult) throw new Error('the parent agent finished without forking');
     // The parent's last turn came after the fan-out: the tree's totals include it.
-    const result: FanOutResult = { ...fanOutResult, summary: { ...fanOutResult.summary, ...ledger.summary('parent') } };
+    // (the fan-out's own warnings: on a local engine it drops the unpriced-model one)
+    const result: FanOutResult = {
+      ...fanOutResult,
+      summary: { ...fanOutResult.summary, ...ledger.summary('parent'), warnings: fanOutResult.summary.warnings },
+    };
     return {
       workspace,
       result,
