@@ -34,7 +34,8 @@ t0=$(date +%s)
 
 if [ ! -x "$root/usr/bin/llama-server" ]; then
   command -v debootstrap >/dev/null 2>&1 || {
-    command -v apt-get >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null 2>&1
+    command -v apt-get >/dev/null 2>&1 && apt-get update -qq >/dev/null 2>&1 &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null 2>&1
   } || fail "debootstrap is not installed and could not be (apt-get install debootstrap)"
   mirror="${FORKCACHE_LLAMA_MIRROR:-$(bash "$here/mirror.sh")}" || fail "no Debian mirror in /etc/apt/sources.list{,.d} (set FORKCACHE_LLAMA_MIRROR)"
   echo "llama setup: debootstrap sid from $mirror into $root (about 430 MB)"
