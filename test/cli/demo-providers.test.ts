@@ -28,7 +28,9 @@ describe('forkcache demo --provider', () => {
   it('refuses an unknown provider with exit code 2, naming the flag', async () => {
     const { code, stderr } = await forkcache(['demo', '--provider', 'bedrock']);
     expect(code).toBe(2);
-    expect(stderr).toMatch(/--provider: expected one of anthropic, openai, dashscope, deepseek, openai-compatible, llama-cpp/);
+    expect(stderr).toMatch(
+      /--provider: expected one of anthropic, openai, dashscope, deepseek, openai-compatible, llama-cpp/,
+    );
   });
 
   it('llama-cpp without a server says plainly it runs on the emulator, and warns of no unpriced model', async () => {

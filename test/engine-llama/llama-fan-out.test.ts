@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { forkcache, lastJson } from '../cli/run-cli.ts';
 import type { FanOutResult } from '../../src/engine/fan-out.ts';
 import { type LlamaServer, type LlamaServerOptions, startLlamaServer } from '../../scripts/llama/llama-server.ts';
 import { fanOutOn, hasLlama, loggedTasks, metric, why } from './helpers.ts';
@@ -76,6 +78,31 @@ describe.skipIf(!hasLlama)(`llama-cpp fan-out (${why})`, { timeout: 240_000 }, (
       .slice(-5)
       .map((t) => t.slot);
     expect(new Set(slots).size).toBe(4);
+  });
+
+  it('listens on 127.0.0.1 only (the helper’s --host), nothing on other interfaces', async () => {
+    const s = await start();
+    const port = Number(new URL(s.url).port).toString(16).toUpperCase().padStart(4, '0');
+    const listening = ['/proc/net/tcp', '/proc/net/tcp6']
+      .flatMap((f) => readFileSync(f, 'utf8').split('\n').slice(1))
+      .map((line) => line.trim().split(/\s+/))
+      .filter((cols) => cols[1]?.endsWith(`:${port}`) && cols[3] === '0A');
+    expect(listening.map((cols) => cols[1])).toEqual([`0100007F:${port}`]);
+  });
+
+  it('forkcache demo --provider llama-cpp --base-url: the forks run on the server, pinned and prefilled once', async () => {
+    const s = await start();
+    const { stderr, stdout } = await forkcache(
+      ['demo', '--provider', 'llama-cpp', '--forks', '3', '--max-tokens', '4', '--base-url', s.baseURL, '--json'],
+      { OPENAI_BASE_URL: undefined },
+    );
+    expect(stderr).toContain(`3 forks on ${s.baseURL} (llama-cpp`);
+    const summary = lastJson(stdout);
+    expect(summary.engine.slots).toMatchObject({ used: 3, fill: 'copy' });
+    expect(summary.cache.cache_efficiency).toBeGreaterThanOrEqual(0.99);
+    expect(summary.warnings).toEqual([]);
+    // the random model edits nothing: the demo says so with its exit code, and the figures stay true
+    expect(summary.engine.prefill_ratio).toBeLessThan(1.1);
   });
 
   it('-np 1: one slot serves every fork in turn, each reading the prefix', async () => {

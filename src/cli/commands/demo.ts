@@ -28,6 +28,7 @@ const optionsSchema = z.object({
   modelTable: z.string().min(1).optional(),
   parentFromClaudeTranscript: z.string().min(1, 'expected a .jsonl file').optional(),
   baseUrl: z.url('expected a URL such as http://127.0.0.1:8080/v1').optional(),
+  maxTokens: intFlag.pipe(z.number().min(1, 'at least 1')).optional(),
 });
 
 /**
@@ -75,6 +76,7 @@ export function registerDemoCommand(program: Command): void {
       'anthropic',
     )
     .option('--model-table <file>', 'model catalogue JSON merged over the built-in one')
+    .option('--max-tokens <n>', "each fork turn's output limit (a local model that never stops on its own)")
     .option(
       '--base-url <url>',
       'with --provider llama-cpp or openai-compatible: run the forks on that server (default OPENAI_BASE_URL; without either, the emulator)',
@@ -123,6 +125,7 @@ export function registerDemoCommand(program: Command): void {
         model: opts.model,
         provider: opts.provider,
         forksBaseURL,
+        maxTokens: opts.maxTokens,
         catalogue,
         forks: opts.forks,
         warm: opts.warm,

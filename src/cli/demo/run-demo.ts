@@ -47,6 +47,8 @@ export interface DemoOptions {
    * user runs may not do), and its emulated turns are left out of the ledger.
    */
   forksBaseURL?: string | undefined;
+  /** Each fork turn's output limit (default the engine's). */
+  maxTokens?: number | undefined;
 }
 
 export interface DemoResult {
@@ -94,6 +96,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     workspace,
     runDir: join(workspace, '.forkcache', 'runs'),
     warm: options.warm,
+    ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
     pool: { maxThreads: 2, concurrentTasksPerWorker: 16 },
   }).catch(async (err: unknown) => {
     await emulator.close();
