@@ -25,6 +25,9 @@ export class SlotPool {
   /** Slots that may have lost the prefix since it was put there (clearing servers only). */
   readonly #dirty: boolean[];
   readonly #inFlight: boolean[];
+  /** Requests started so far, and how many had started when each slot's own one did. */
+  #launches = 0;
+  readonly #launchesAtStart: number[];
   #lock: Promise<void> = Promise.resolve();
   /** Restores done before a request (the figures say how often the prefix was copied in). */
   restores = 0;
@@ -39,6 +42,7 @@ export class SlotPool {
     this.#restore = options.restore;
     this.#dirty = this.#free.map((i) => !options.clean.includes(i));
     this.#inFlight = this.#free.map(() => false);
+    this.#launchesAtStart = this.#free.map(() => 0);
   }
 
   /** A free slot (the lowest first), or wait in order for one. */
@@ -98,6 +102,8 @@ export class SlotPool {
         // the server clears every idle slot as this request starts
         for (let i = 0; i < this.size; i++) if (i !== slot && !this.#inFlight[i]) this.#dirty[i] = true;
         this.#inFlight[slot] = true;
+        this.#launches += 1;
+        this.#launchesAtStart[slot] = this.#launches;
         return {
           started: (report) => {
             permit.started(report);
@@ -105,6 +111,10 @@ export class SlotPool {
           },
           release: (report) => {
             this.#inFlight[slot] = false;
+            // the server went idle on this slot as its response ended, a little before this: a
+            // request started meanwhile may have cleared it. Unsure, restore (a prefix copy costs
+            // milliseconds; a cleared slot read as full costs the whole prefix)
+            if (this.#launches > this.#launchesAtStart[slot]!) this.#dirty[slot] = true;
             free();
             permit.release(report);
           },
