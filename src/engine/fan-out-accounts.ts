@@ -50,17 +50,7 @@ export class FanOutAccounts {
       cachedPrefixTokens === undefined
         ? {}
         : { cachedPrefixTokens: stepDown(this.#prefix.provider, cachedPrefixTokens) };
-    this.#deps.ledger.record({
-      forkId: this.#deps.rootId,
-      kind: 'warmup',
-      turn: 0,
-      model: this.#prefix.snapshot.model,
-      usage,
-      at,
-      prefixId: this.#prefix.id,
-      ...this.#shared(),
-      ...cached,
-    });
+    this.#parentRequest(usage, at, { ...this.#shared(), ...cached });
   }
 
   /**
@@ -68,6 +58,15 @@ export class FanOutAccounts {
    * nothing of the prefix (`sharedPrefixTokens: 0`), but the server computed it, so it counts.
    */
   probe(usage: UsageInput, at: number): void {
+    this.#parentRequest(usage, at, { sharedPrefixTokens: 0 });
+  }
+
+  /** A request the fan-out sent before its forks, under the agent that fans out (kind `warmup`). */
+  #parentRequest(
+    usage: UsageInput,
+    at: number,
+    fields: { sharedPrefixTokens?: number; cachedPrefixTokens?: number },
+  ): void {
     this.#deps.ledger.record({
       forkId: this.#deps.rootId,
       kind: 'warmup',
@@ -76,7 +75,7 @@ export class FanOutAccounts {
       usage,
       at,
       prefixId: this.#prefix.id,
-      sharedPrefixTokens: 0,
+      ...fields,
     });
   }
 
