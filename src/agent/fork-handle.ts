@@ -3,6 +3,7 @@ import type { ForkReport } from '../fork/report.ts';
 import type { ForkOutcome, ForkStatus, LoopEvent } from '../loop/types.ts';
 import type { WorktreeResult } from '../tools/worktree.ts';
 import type { LedgerSummary } from '../ledger/summary.ts';
+import type { EngineFigures, EngineSlots } from '../ledger/engine-figures.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
 
 export type ForkHandleStatus = 'queued' | 'running' | ForkStatus;
@@ -101,6 +102,8 @@ export interface FanOutSummary extends LedgerSummary {
     spend_limit_reached: number;
     stopped: string | null;
   };
+  /** On a local engine (llama-cpp, openai-compatible): its compute, not a price (src/ledger/engine-figures.ts). */
+  engine?: (EngineFigures & { slots: EngineSlots | null }) | undefined;
 }
 
 /** One fork's line in the summary (snake_case like the rest of the JSON). */

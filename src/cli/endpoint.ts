@@ -1,7 +1,7 @@
 import { startEmulator } from '../emulator/start.ts';
 import { ForkcacheError } from '../errors.ts';
 import type { ModelCatalogue } from '../models/catalogue.ts';
-import { isChatProvider, type ProviderId } from '../wire/providers.ts';
+import { isChatProvider, isLocalEngine, type ProviderId } from '../wire/providers.ts';
 import { chatEndpointFromEnv } from '../provider/openai/client.ts';
 import { dialectOf } from '../prefix/chat-dialects.ts';
 import { emulatorApiOf } from './demo/provider-wire.ts';
@@ -43,7 +43,7 @@ function realEndpoint(provider: ProviderId): {
  * Where requests go: the provider's real API when its key is set (`ANTHROPIC_API_KEY`,
  * `OPENAI_API_KEY`, `DASHSCOPE_API_KEY`, `DEEPSEEK_API_KEY`), or with `--api real` (which
  * insists on it), else an embedded emulator started here in that provider's mode. A local
- * vLLM/SGLang server (`openai-compatible`) is real when `OPENAI_BASE_URL` names it.
+ * vLLM/SGLang or llama.cpp server (`openai-compatible`, `llama-cpp`) is real when `OPENAI_BASE_URL` names it.
  */
 export async function openEndpoint(
   api: ApiChoice,
@@ -53,12 +53,13 @@ export async function openEndpoint(
 ): Promise<Endpoint> {
   const real = realEndpoint(provider);
   // An empty key is no key (tests and users clear a variable with KEY=), as before providers existed.
-  const configured = provider === 'openai-compatible' ? Boolean(process.env['OPENAI_BASE_URL']) : Boolean(real.apiKey);
+  const local = isLocalEngine(provider);
+  const configured = local ? Boolean(process.env['OPENAI_BASE_URL']) : Boolean(real.apiKey);
   const insist = api === 'real' || api === 'anthropic';
   if (insist && !configured)
     throw new ForkcacheError(
       'INVALID_ARGUMENT',
-      `--api ${api}: ${provider === 'openai-compatible' ? 'OPENAI_BASE_URL' : real.keyName} is not set`,
+      `--api ${api}: ${local ? 'OPENAI_BASE_URL' : real.keyName} is not set`,
       { data: { field: 'api' } },
     );
   if (insist || (api === 'auto' && configured)) {

@@ -87,7 +87,7 @@ export const planSchema = z.strictObject({
       concurrency: positive.optional().describe('API requests in flight at most (default 16)'),
       maxThreads: positive.optional().describe('worker threads (default 2)'),
       bashTimeoutMs: positive.optional().describe('a bash command running longer is killed (milliseconds)'),
-      bashMaxProcesses: positive.optional().describe("processes a bash command may run at once (bubblewrap)"),
+      bashMaxProcesses: positive.optional().describe('processes a bash command may run at once (bubblewrap)'),
       bashMaxMemoryMb: positive.optional().describe('memory of a bash command, in MB (bubblewrap)'),
       bashMaxFileMb: positive.optional().describe('largest file a bash command may write, in MB (bubblewrap)'),
       bashTmpMb: positive.optional().describe("size of a bash command's /tmp, in MB (bubblewrap)"),

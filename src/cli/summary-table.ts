@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { sumUsage, type Usage } from '../ledger/usage.ts';
 import { readSessions, sessionsLabel } from '../run-dir/sessions.ts';
 import { BASELINES_NOTE, savedAgainst } from '../ledger/baseline-words.ts';
+import { engineLines } from './engine-lines.ts';
 
 const n = (x: number): string => x.toLocaleString('en-US');
 const usd = (x: number | null): string => (x === null ? 'n/a' : `$${x.toFixed(4)}`);
@@ -78,6 +79,7 @@ export function formatFanOutResult(
     `cache   fan-out hit ratio ${percent(s.cache.fanout_hit_ratio)} (each fork's first request), all fork requests ${percent(allRequestsHit(sumUsage(result.forks.flatMap((f) => f.requests.map((r) => r.usage)))))}, cache efficiency ${s.cache.cache_efficiency.toFixed(3)} (read ${n(s.cache.fanout_cache_read_input_tokens)} of at most ${n(s.cache.max_fanout_reads)}), warm-ups ${s.warmups}`,
     `cost    actual ${usd(s.cost_usd.actual)} | no cache ${usd(s.cost_usd.no_cache)} (${savedAgainst(s.savings.vs_no_cache)}) | fresh agents ${usd(s.cost_usd.fresh_agents)} (${savedAgainst(s.savings.vs_fresh_agents)})`,
     `        ${BASELINES_NOTE}`,
+    ...engineLines(s),
     ...s.warnings.map((w) => `model   ${w}`),
     requestsLine(attemptCounts(result)),
     ...(problems.length > 0 ? ['', ...problems] : []),
@@ -212,6 +214,8 @@ export function jsonSummary(result: FanOutResult, extra: Record<string, unknown>
     edits_not_applied: editsNotApplied(result),
     rate_limits: s.rate_limits,
     spend_cap: s.spend_cap,
+    // a local engine's compute (llama-cpp, openai-compatible); absent on hosted APIs
+    ...(s.engine ? { engine: s.engine } : {}),
     fork_results: result.forks.map((f) => ({
       id: f.forkId,
       status: f.status,

@@ -50,6 +50,23 @@ export class FanOutAccounts {
       cachedPrefixTokens === undefined
         ? {}
         : { cachedPrefixTokens: stepDown(this.#prefix.provider, cachedPrefixTokens) };
+    this.#parentRequest(usage, at, { ...this.#shared(), ...cached });
+  }
+
+  /**
+   * A request the engine sent to learn how a server behaves (llama.cpp's slot probe): it shares
+   * nothing of the prefix (`sharedPrefixTokens: 0`), but the server computed it, so it counts.
+   */
+  probe(usage: UsageInput, at: number): void {
+    this.#parentRequest(usage, at, { sharedPrefixTokens: 0 });
+  }
+
+  /** A request the fan-out sent before its forks, under the agent that fans out (kind `warmup`). */
+  #parentRequest(
+    usage: UsageInput,
+    at: number,
+    fields: { sharedPrefixTokens?: number; cachedPrefixTokens?: number },
+  ): void {
     this.#deps.ledger.record({
       forkId: this.#deps.rootId,
       kind: 'warmup',
@@ -58,8 +75,7 @@ export class FanOutAccounts {
       usage,
       at,
       prefixId: this.#prefix.id,
-      ...this.#shared(),
-      ...cached,
+      ...fields,
     });
   }
 

@@ -7,6 +7,8 @@ import { measureFreshBase, measureSharedTokens, sendPrewarm } from './measure.ts
 import type { WarmGate } from './warm-gate.ts';
 import type { SpendPricing } from '../gate/admission/fan-out-gate.ts';
 import { underSpendCap } from './fan-out-spend.ts';
+import { warmUpLlamaFanOut } from './llama-warmup.ts';
+import type { WarmedUp } from './slot-fill.ts';
 
 /** What a fan-out does before its forks, and what it records of it. */
 export interface FanOutWarmUp {
@@ -22,9 +24,25 @@ export interface FanOutWarmUp {
   spend?: SpendPricing | undefined;
 }
 
+export type { WarmedUp } from './slot-fill.ts';
+
 /** Measure the shared prefix (and the fresh-agent baseline), and warm it when asked. */
-export async function warmUpFanOut(run: FanOutWarmUp): Promise<void> {
+export async function warmUpFanOut(run: FanOutWarmUp): Promise<WarmedUp> {
   const { deps, prefix, accounts, signal } = run;
+  let llama: WarmedUp = {};
+  if (deps.chatClient && prefix.provider === 'llama-cpp' && deps.options.warm !== 'none' && run.forks > 1) {
+    llama = await warmUpLlamaFanOut({
+      deps,
+      client: deps.chatClient,
+      prefix,
+      forks: run.forks,
+      gate: run.gate,
+      accounts,
+      log: run.log,
+      signal,
+    });
+    if (llama.slots) return llama;
+  }
   if (deps.chatClient) {
     // Chat Completions has no token count: the warm-up measures the prefix as it writes it
     await warmUpChatFanOut({
@@ -39,12 +57,13 @@ export async function warmUpFanOut(run: FanOutWarmUp): Promise<void> {
       signal,
       spend: run.spend,
     });
-    return;
+    return llama;
   }
   accounts.sharedTokens = await measureSharedTokens(deps.client, prefix, signal);
   // fresh agents are what they are: no fresh-agent baseline to measure for them
   if (!deps.agent) accounts.freshBase = await measureFreshBase(deps.client, prefix.snapshot, signal);
   if (deps.options.warm === 'prewarm' && !signal.aborted) await prewarm(run);
+  return {};
 }
 
 async function prewarm({ deps, prefix, gate, accounts, log, signal, spend }: FanOutWarmUp): Promise<void> {

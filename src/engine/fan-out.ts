@@ -1,5 +1,5 @@
 import { ForkcacheError, toWireError } from '../errors.ts';
-import type { ForkOutcome, LoopEvent } from '../loop/types.ts';
+import type { ForkOutcome, LoopEvent, RequestGate } from '../loop/types.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
 import { transcriptPath } from '../run-dir/files.ts';
 import { DENY_UNASKED, type PermissionAnswer } from '../tools/permissions.ts';
@@ -19,13 +19,14 @@ import type { FanOutEvent, ForkHandle, ForkResult } from '../agent/fork-handle.t
 import { ForkState } from '../agent/fork-handle.ts';
 import type { WarmGate } from './warm-gate.ts';
 import { type FanOutGates, openFanOutGates } from './fan-out-gates.ts';
-import { warmUpFanOut } from './fan-out-warmup.ts';
+import { warmUpFanOut, type WarmedUp } from './fan-out-warmup.ts';
 import type { FanOutGate } from '../gate/admission/fan-out-gate.ts';
 import { sampleBudget } from '../gate/admission/budget-log.ts';
 import type { WorktreeResult } from '../tools/worktree.ts';
 import { finishInSlot, runForkInSlot, type SlotRun } from './fork-slot.ts';
 import { FanOutWorktrees } from './fan-out-worktrees.ts';
 import { spendCapSummary, spentBefore } from './fan-out-spend.ts';
+import { fanOutSummary } from './fan-out-summary.ts';
 
 export type { FanOut, FanOutDeps, FanOutResult, FanOutSummary, ForkSpec } from './fan-out-types.ts';
 export { forkIdOf } from './fan-out-types.ts';
@@ -50,6 +51,8 @@ export class FanOutRun implements FanOut {
   /** Aborted by `cancel()`: stops what runs before the forks (token counts, the pre-warm). */
   readonly #abort = new AbortController();
   readonly #worktrees: FanOutWorktrees | undefined;
+  /** llama.cpp: the server slots the forks are pinned to, and what filling them did. */
+  #warmed: WarmedUp = {};
 
   constructor(id: string, prefix: FrozenPrefix, specs: readonly ForkSpec[], deps: FanOutDeps) {
     this.id = id;
@@ -106,7 +109,7 @@ export class FanOutRun implements FanOut {
   }
 
   async #run(): Promise<FanOutResult> {
-    await warmUpFanOut({
+    this.#warmed = await warmUpFanOut({
       deps: this.#deps,
       prefix: this.prefix,
       forks: this.#specs.length,
@@ -164,7 +167,26 @@ export class FanOutRun implements FanOut {
         this.#finish(state, mergeOutcome(spec.start, emptyOutcome('cancelled', toWireError(abort.signal.reason))));
     };
     if (state.cancelRequested) state.onCancel();
-    const run = this.#deps.slots(async () => {
+    const pool = this.#warmed.slots;
+    const run = pool
+      ? pool
+          .acquire(abort.signal)
+          .then((slot) => this.#inSlot(state, spec, abort, slot).finally(() => pool.release(slot)))
+      : this.#inSlot(state, spec, abort, undefined);
+    // A fork that fails in an unexpected way (a broken transcript, the ledger, Redis) ends as
+    // failed with the reason; its siblings and the fan-out go on.
+    return run.catch((err: unknown) =>
+      this.#finish(state, mergeOutcome(spec.start, emptyOutcome('failed', toWireError(err)))),
+    );
+  }
+
+  /** Run a fork in a pool slot; on llama.cpp pinned to a server slot for all its turns. */
+  #inSlot(state: ForkState, spec: ForkSpec, abort: AbortController, slot: number | undefined): Promise<ForkResult> {
+    const deps =
+      slot === undefined
+        ? this.#deps
+        : { ...this.#deps, options: { ...this.#deps.options, api: { ...this.#deps.options.api, slot } } };
+    return this.#deps.slots(async () => {
       if (state.final) return state.final;
       state.status = 'running';
       this.#emit({ type: 'fork-start', forkId: state.id, at: this.#deps.clock.now() });
@@ -175,10 +197,10 @@ export class FanOutRun implements FanOut {
         directive: state.directive,
         worktrees: this.#worktrees,
         context: (workspace) => ({
-          deps: this.#deps,
+          deps,
           prefix: this.prefix,
           // remote hosts reserve from the budget they share in Redis: here only the warm-first barrier
-          gate: this.#deps.remote ? this.#gate : this.#admission.forFork(state.id),
+          gate: this.#pinned(slot, this.#deps.remote ? this.#gate : this.#admission.forFork(state.id)),
           shared: this.#shared,
           forkId: state.id,
           index: state.index,
@@ -201,11 +223,11 @@ export class FanOutRun implements FanOut {
       });
       return this.#finish(state, outcome, worktree);
     });
-    // A fork that fails in an unexpected way (a broken transcript, the ledger, Redis) ends as
-    // failed with the reason; its siblings and the fan-out go on.
-    return run.catch((err: unknown) =>
-      this.#finish(state, mergeOutcome(spec.start, emptyOutcome('failed', toWireError(err)))),
-    );
+  }
+
+  #pinned(slot: number | undefined, gate: RequestGate): RequestGate {
+    const pool = this.#warmed.slots;
+    return slot === undefined || !pool ? gate : pool.gate(slot, gate);
   }
 
   #emitRestart(state: ForkState, attempt: number, start: StartPoint): void {
@@ -278,31 +300,27 @@ export class FanOutRun implements FanOut {
   }
 
   #summary(results: ForkResult[]): FanOutSummary {
-    return {
-      ...this.#deps.ledger.summary(this.#deps.rootId),
-      prefix: {
-        id: this.prefix.id,
-        sha256: this.prefix.sha256,
-        bytes: this.prefix.byteLength,
-        approx_tokens: this.prefix.approxTokens,
-        shared_tokens: this.#accounts.sharedTokens ?? null,
-        drift_events: results.filter((r) => r.error?.code === 'FORK_PREFIX_DRIFT').length,
-        source: this.prefix.snapshot.source,
-      },
+    return fanOutSummary({
+      deps: this.#deps,
+      prefix: this.prefix,
+      results,
+      sharedTokens: this.#accounts.sharedTokens,
       warmups: this.#gate.warmups,
-      run_dir: this.#deps.runDir,
-      fork_results: results.map((r) => ({
-        id: r.forkId,
-        status: r.status,
-        directive: r.directive,
-        ...(r.fields ? { fields: r.fields } : {}),
-        turns: r.turns,
-        files_changed: r.filesChanged,
-        error: r.error ? { code: r.error.code, message: r.error.message } : null,
-      })),
-      ...(this.#deps.sandbox ? { sandbox: this.#deps.sandbox } : {}),
-      rate_limits: this.#admission.summary(results.some((r) => r.error?.code === 'RATE_LIMIT_SPEND_CAP')),
-      spend_cap: this.#spend ? spendCapSummary(this.#spend.cap.view(), results) : null,
-    };
+      rateLimits: this.#admission.summary(results.some((r) => r.error?.code === 'RATE_LIMIT_SPEND_CAP')),
+      slots: this.#warmed.slotReport,
+      more: {
+        fork_results: results.map((r) => ({
+          id: r.forkId,
+          status: r.status,
+          directive: r.directive,
+          ...(r.fields ? { fields: r.fields } : {}),
+          turns: r.turns,
+          files_changed: r.filesChanged,
+          error: r.error ? { code: r.error.code, message: r.error.message } : null,
+        })),
+        ...(this.#deps.sandbox ? { sandbox: this.#deps.sandbox } : {}),
+        spend_cap: this.#spend ? spendCapSummary(this.#spend.cap.view(), results) : null,
+      },
+    });
   }
 }

@@ -23,6 +23,7 @@ import { assertEndpoint } from './endpoint.ts';
 import { chatEndpointFromEnv } from '../provider/openai/client.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from './warm-gate.ts';
 import type { DistributedOptions } from '../distributed/keys.ts';
+import { SLOT_FILLS, type SlotFill } from './slot-pool.ts';
 
 /** Options of `ForkEngine.create`. Every field is optional. */
 export interface ForkEngineOptions {
@@ -68,6 +69,13 @@ export interface ForkEngineOptions {
    */
   admission?: 'on' | 'off';
   warm?: WarmStrategy;
+  /**
+   * `llama-cpp` only: how the server's slots get the shared prefix before the forks start.
+   * `auto` (default): prefill once, then copy that slot's KV cache into the others (needs the
+   * server's `--slot-save-path`), else one prefill per slot; `warm-each`: one prefill per slot
+   * (to compare).
+   */
+  slotFill?: SlotFill;
   /** Lifetime of the shared-boundary marker (default 5m). */
   ttl?: CacheTtl;
   /** Cache markers: `boundary` (default), `last-only` (as peers do), `none` (no caching): for comparisons. */
@@ -156,6 +164,7 @@ const optionsSchema = z.strictObject({
   concurrency: z.number().int().positive().optional(),
   admission: z.enum(['on', 'off']).optional(),
   warm: z.enum(WARM_STRATEGIES as [WarmStrategy, ...WarmStrategy[]]).optional(),
+  slotFill: z.enum(SLOT_FILLS as [SlotFill, ...SlotFill[]]).optional(),
   ttl: z.enum(CACHE_TTLS).optional(),
   markers: z.enum(MARKER_STRATEGIES as [MarkerStrategy, ...MarkerStrategy[]]).optional(),
   maxTurns: z.number().int().positive().optional(),
@@ -210,6 +219,7 @@ export interface ResolvedEngineOptions {
   concurrency: number;
   admission: 'on' | 'off';
   warm: WarmStrategy;
+  slotFill: SlotFill;
   ttl: CacheTtl;
   markers: MarkerStrategy;
   maxTurns: number;
@@ -283,6 +293,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     concurrency: o.concurrency ?? 16,
     admission: o.admission ?? 'on',
     warm: o.warm ?? 'first-child',
+    slotFill: o.slotFill ?? 'auto',
     ttl: o.ttl ?? DEFAULT_CACHE_TTL,
     markers: o.markers ?? 'boundary',
     maxTurns: o.maxTurns ?? DEFAULT_MAX_TURNS,

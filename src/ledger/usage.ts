@@ -25,6 +25,14 @@ export interface Usage {
   service_tier?: string;
   inference_geo?: string;
   speed?: string;
+  /** What a local engine (llama.cpp's `timings`) says it spent: prompt processing and generation, ms. */
+  timings?: EngineTimings;
+}
+
+/** An engine's own account of one request's compute time (never part of a price). */
+export interface EngineTimings {
+  prompt_ms: number;
+  predicted_ms: number;
 }
 
 /**
@@ -40,9 +48,11 @@ export interface UsageInput {
   service_tier?: string | null;
   inference_geo?: string | null;
   speed?: string | null;
+  timings?: EngineTimings | null;
 }
 
 const count = z.number().int().nonnegative().nullish();
+const millis = z.number().finite().nonnegative();
 
 /** Zod schema for `UsageInput` (unknown keys are stripped). Exposed for record schemas. */
 export const usageInputSchema = z.object({
@@ -54,6 +64,7 @@ export const usageInputSchema = z.object({
   service_tier: z.string().nullish(),
   inference_geo: z.string().nullish(),
   speed: z.string().nullish(),
+  timings: z.object({ prompt_ms: millis, predicted_ms: millis }).nullish(),
 });
 
 /** A usage of all zeros. */
@@ -79,6 +90,8 @@ export function fromParsedUsage(parsed: z.output<typeof usageInputSchema>, field
   if (parsed.service_tier === 'batch') usage.service_tier = parsed.service_tier;
   if (parsed.inference_geo && parsed.inference_geo !== 'global') usage.inference_geo = parsed.inference_geo;
   if (parsed.speed === 'fast') usage.speed = parsed.speed;
+  if (parsed.timings)
+    usage.timings = { prompt_ms: parsed.timings.prompt_ms, predicted_ms: parsed.timings.predicted_ms };
   const split = parsed.cache_creation;
   if (split) {
     const m5 = split.ephemeral_5m_input_tokens ?? 0;
@@ -120,6 +133,7 @@ function plainUsage(raw: unknown): z.output<typeof usageInputSchema> | undefined
     service_tier,
     inference_geo,
     speed,
+    timings,
   } = raw;
   if (
     !isCount(input_tokens) ||
@@ -129,6 +143,8 @@ function plainUsage(raw: unknown): z.output<typeof usageInputSchema> | undefined
   )
     return undefined;
   if (!isText(service_tier) || !isText(inference_geo) || !isText(speed)) return undefined;
+  // engine timings are rare (local servers only): the schema checks them
+  if (timings !== undefined && timings !== null) return undefined;
   let split: z.output<typeof usageInputSchema>['cache_creation'] = cache_creation as null | undefined;
   if (cache_creation !== undefined && cache_creation !== null) {
     if (

@@ -20,6 +20,8 @@ export interface ChatDialect {
   defaultBaseURL: string;
   /** Headers on every request (Qwen Code sends DashScope's cache header; harmless elsewhere). */
   headers: Readonly<Record<string, string>>;
+  /** Fields every request of this provider ends with (after the frozen head, so the head stays one). */
+  requestFields?: Readonly<Record<string, unknown>>;
 }
 
 export const CHAT_DIALECTS: Readonly<Record<ChatProviderId, ChatDialect>> = {
@@ -63,6 +65,19 @@ export const CHAT_DIALECTS: Readonly<Record<ChatProviderId, ChatDialect>> = {
     baseUrlEnv: ['OPENAI_BASE_URL'],
     defaultBaseURL: 'http://127.0.0.1:8000/v1',
     headers: {},
+  },
+  // llama.cpp's llama-server (8080 is its usual port); `cache_prompt` is its default on recent
+  // builds and is sent anyway: an older server would otherwise recompute every prompt
+  'llama-cpp': {
+    id: 'llama-cpp',
+    markers: false,
+    maxTokensField: 'max_tokens',
+    cacheKey: false,
+    keyEnv: ['OPENAI_API_KEY'],
+    baseUrlEnv: ['OPENAI_BASE_URL'],
+    defaultBaseURL: 'http://127.0.0.1:8080/v1',
+    headers: {},
+    requestFields: { cache_prompt: true },
   },
 };
 

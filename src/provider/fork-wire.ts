@@ -21,6 +21,8 @@ export interface ApiEndpoint {
   maxRetries: number;
   timeoutMs: number;
   headers: Record<string, string>;
+  /** llama.cpp: the server slot this fork's requests are pinned to (`id_slot`, in the suffix). */
+  slot?: number | undefined;
 }
 
 /** A frozen head as a worker holds it. */
@@ -92,9 +94,12 @@ export function openForkWire(api: ApiEndpoint, prefix: WirePrefix): ForkWire {
     }),
   );
   const cacheKey = cacheKeyOf(prefix.sha256);
+  // a per-request field: it goes after the frozen head, which stays the same bytes on every slot
+  const pin = (perRequest: PerRequest): PerRequest =>
+    api.slot === undefined ? perRequest : { ...perRequest, id_slot: api.slot };
   return {
     provider,
-    body: (child, perRequest, marker) => chatRequestBody(prefix, child, perRequest, { dialect, marker, cacheKey }),
+    body: (child, perRequest, marker) => chatRequestBody(prefix, child, pin(perRequest), { dialect, marker, cacheKey }),
     transport: { send: (body, options) => streamChatBytes(client, body, options) },
   };
 }

@@ -28,6 +28,28 @@ describe('forkcache demo --provider', () => {
   it('refuses an unknown provider with exit code 2, naming the flag', async () => {
     const { code, stderr } = await forkcache(['demo', '--provider', 'bedrock']);
     expect(code).toBe(2);
-    expect(stderr).toMatch(/--provider: expected one of anthropic, openai, dashscope, deepseek, openai-compatible/);
+    expect(stderr).toMatch(
+      /--provider: expected one of anthropic, openai, dashscope, deepseek, openai-compatible, llama-cpp/,
+    );
+  });
+
+  it('llama-cpp without a server says plainly it runs on the emulator, and warns of no unpriced model', async () => {
+    const { code, stderr, stdout } = await forkcache(
+      ['demo', '--provider', 'llama-cpp', '--forks', '2', '--latency', 'off', '--json'],
+      { OPENAI_BASE_URL: undefined },
+    );
+    expect(stderr).toMatch(/no --base-url and no OPENAI_BASE_URL: the demo runs on the embedded emulator/);
+    expect(stderr).not.toMatch(/not in forkcache's model catalogue/);
+    expect(code).toBe(0);
+    const summary = lastJson(stdout);
+    expect(summary.warnings).toEqual([]);
+    expect(summary.engine.slots).toMatchObject({ total: 0, fill: 'none' });
+    expect(summary.engine.slots.note).toMatch(/no llama-server \/props/);
+  }, 60_000);
+
+  it('--base-url is refused on a hosted provider, exit 2, naming the flag', async () => {
+    const { code, stderr } = await forkcache(['demo', '--provider', 'openai', '--base-url', 'http://127.0.0.1:1/v1']);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/--base-url: only with --provider llama-cpp or openai-compatible/);
   });
 });

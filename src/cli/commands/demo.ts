@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { latencyNameSchema } from '../../emulator/latency.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from '../../engine/warm-gate.ts';
 import { DEMO_MODEL, demoModelOf, runDemo } from '../demo/run-demo.ts';
-import { PROVIDER_IDS, providerIdSchema } from '../../wire/providers.ts';
+import { isLocalEngine, PROVIDER_IDS, type ProviderId, providerIdSchema } from '../../wire/providers.ts';
 import { ForkcacheError } from '../../errors.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE, interruptedLine } from '../interrupt.ts';
 import type { ProgressBoard } from '../progress-board.ts';
@@ -31,7 +31,33 @@ const optionsSchema = z.object({
   modelTable: z.string().min(1).optional(),
   parentFromClaudeTranscript: z.string().min(1, 'expected a .jsonl file').optional(),
   keepWorkspace: z.boolean().default(false),
+  baseUrl: z.url('expected a URL such as http://127.0.0.1:8080/v1').optional(),
+  maxTokens: intFlag.pipe(z.number().min(1, 'at least 1')).optional(),
 });
+
+/**
+ * Where a local engine's forks go: `--base-url`, else `OPENAI_BASE_URL`; without either the demo
+ * says plainly that it runs on the emulator. `--base-url` on any other provider is bad input.
+ */
+function localEngineURL(
+  provider: ProviderId,
+  flag: string | undefined,
+  log: (line: string) => void,
+): string | undefined {
+  if (!isLocalEngine(provider)) {
+    if (flag !== undefined)
+      throw new ForkcacheError('INVALID_ARGUMENT', '--base-url: only with --provider llama-cpp or openai-compatible', {
+        data: { field: 'baseUrl' },
+      });
+    return undefined;
+  }
+  const url = flag ?? (process.env['OPENAI_BASE_URL'] || undefined);
+  if (url === undefined)
+    log(
+      `note: no --base-url and no OPENAI_BASE_URL: the demo runs on the embedded emulator, whose OpenAI mode stands in for a ${provider} server${provider === 'llama-cpp' ? ' (it has no slots)' : ''}`,
+    );
+  return url;
+}
 
 /** Register `forkcache demo`: the main job, end to end on the embedded emulator. */
 export function registerDemoCommand(program: Command): void {
@@ -54,6 +80,11 @@ export function registerDemoCommand(program: Command): void {
       'anthropic',
     )
     .option('--model-table <file>', 'model catalogue JSON merged over the built-in one')
+    .option('--max-tokens <n>', "each fork turn's output limit (a local model that never stops on its own)")
+    .option(
+      '--base-url <url>',
+      'with --provider llama-cpp or openai-compatible: run the forks on that server (default OPENAI_BASE_URL; without either, the emulator)',
+    )
     .option('--json', 'print one JSON summary object last (progress goes to stderr as plain lines)')
     .option(
       '--keep-workspace',
@@ -94,7 +125,8 @@ export function registerDemoCommand(program: Command): void {
         process.exitCode = demo.result.forks.every((f) => f.status === 'completed') ? 0 : 1;
         return;
       }
-      const catalogue = modelCheck(opts.model, opts.modelTable, log);
+      const catalogue = modelCheck(opts.model, opts.modelTable, log, Date.now(), opts.provider);
+      const forksBaseURL = localEngineURL(opts.provider, opts.baseUrl, log);
       let engine: { destroy(): Promise<void> } | undefined;
       let board: ProgressBoard | undefined;
       const say = (line: string): void => (board ? board.log(line) : log(line));
@@ -102,6 +134,8 @@ export function registerDemoCommand(program: Command): void {
       const demo = await runDemo({
         model: opts.model,
         provider: opts.provider,
+        forksBaseURL,
+        maxTokens: opts.maxTokens,
         catalogue,
         forks: opts.forks,
         warm: opts.warm,

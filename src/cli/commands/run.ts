@@ -89,15 +89,19 @@ export function registerRunCommand(program: Command): void {
       const continuity = fromTranscript ? new CacheContinuity(expectedCachedTokens) : undefined;
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
       for (const note of notes) log(`parent: ${note}`);
-      const catalogue = modelCheck(snapshot.model, opts.modelTable ?? modelTable, log);
+      const catalogue = modelCheck(snapshot.model, opts.modelTable ?? modelTable, log, Date.now(), provider);
       const toolLimits = planToolLimits(plan);
       if (plan.allow?.includes('bash'))
         log(sandboxLine(describeSandbox(plan.sandbox, { network: plan.network, limits: toolLimits })));
       const maxUsd = opts.maxUsd ?? plan.maxUsd;
       if (opts.dryRun) {
         const { report, text } = await dryRun(loaded, {
-          api: opts.api, provider, catalogue, assume: opts.assume, maxUsd },
-        );
+          api: opts.api,
+          provider,
+          catalogue,
+          assume: opts.assume,
+          maxUsd,
+        });
         process.stdout.write(opts.json ? `${JSON.stringify(report)}\n` : text);
         return;
       }

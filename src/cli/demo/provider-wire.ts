@@ -6,9 +6,12 @@ import { createChatClient } from '../../provider/openai/client.ts';
 import { dialectOf } from '../../prefix/chat-dialects.ts';
 import { sendChatRequest } from '../../provider/openai/request.ts';
 
-/** The emulator mode standing in for a provider (a local vLLM/SGLang server caches automatically, like OpenAI). */
+/**
+ * The emulator mode standing in for a provider: a local vLLM/SGLang or llama.cpp server caches
+ * automatically, like OpenAI (the emulator has no slots: a llama-cpp fan-out on it says so).
+ */
 export function emulatorApiOf(provider: ProviderId): EmulatorApi {
-  return provider === 'openai-compatible' ? 'openai' : provider;
+  return provider === 'openai-compatible' || provider === 'llama-cpp' ? 'openai' : provider;
 }
 
 /**

@@ -48,6 +48,14 @@ export interface DemoOptions {
   signal?: AbortSignal | undefined;
   /** The live board, once it exists (the CLI's own lines go through it while it is up). */
   onBoard?: (board: ProgressBoard | undefined) => void;
+  /**
+   * A local engine's API root (`…/v1`: llama-server, vLLM, SGLang): the forks run there; the
+   * parent agent stays the emulator's scripted one (it decides the fan-out, which a model the
+   * user runs may not do), and its emulated turns are left out of the ledger.
+   */
+  forksBaseURL?: string | undefined;
+  /** Each fork turn's output limit (default the engine's). */
+  maxTokens?: number | undefined;
 }
 
 export interface DemoResult {
@@ -80,20 +88,24 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   });
   const headers = { 'x-forkcache-script': 'refactor' };
   const wire = demoWire(provider, emulator.url, headers);
+  const real = options.forksBaseURL;
   options.log(
-    `forkcache demo: ${options.forks} forks on the local emulator (${provider === 'anthropic' ? '' : `${provider} mode, ${wire.layout} layout, `}latency ${options.latency}, warm ${options.warm}), no API key needed`,
+    real
+      ? `forkcache demo: ${options.forks} forks on ${real} (${provider}, ${wire.layout} layout, warm ${options.warm}); the parent agent is the embedded emulator's scripted one`
+      : `forkcache demo: ${options.forks} forks on the local emulator (${provider === 'anthropic' ? '' : `${provider} mode, ${wire.layout} layout, `}latency ${options.latency}, warm ${options.warm}), no API key needed`,
   );
   options.log(`workspace ${workspace}`);
   const engine = await ForkEngine.create({
     modelTable: catalogue,
     provider,
-    baseURL: wire.baseURL,
+    baseURL: real ?? wire.baseURL,
     layout: wire.layout,
-    apiKey: 'demo',
-    headers,
+    apiKey: real ? process.env['OPENAI_API_KEY'] || 'sk-local' : 'demo',
+    headers: real ? {} : headers,
     workspace,
     runDir: join(workspace, '.forkcache', 'runs'),
     warm: options.warm,
+    ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
     pool: { maxThreads: 2, concurrentTasksPerWorker: 16 },
   }).catch(async (err: unknown) => {
     await emulator.close();
@@ -109,7 +121,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const agentTool = engine.agentTool({
     parentId: 'parent',
     ledger,
-    meta: { api: 'emulator', provider, emulator: { script: 'refactor', latency: options.latency } },
+    meta: real
+      ? { api: 'real', provider }
+      : { api: 'emulator', provider, emulator: { script: 'refactor', latency: options.latency } },
     onFanOut: (fan) => {
       options.watch?.(fan);
       board.parent(`forked ${fan.forks.length} children; waiting for their reports`);
@@ -139,7 +153,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       // one spawn call per file in one message: ~30 output tokens each (8,192 stopped at 263 forks)
       maxTokens: Math.max(8192, options.forks * 64),
       onTurn: ({ turn, usage, sentAt, message }) => {
-        ledger.record({ forkId: 'parent', kind: 'parent', turn: turn - 1, model, usage, at: sentAt });
+        // the scripted parent's figures are the emulator's: beside a real server's they would mislead
+        if (!real) ledger.record({ forkId: 'parent', kind: 'parent', turn: turn - 1, model, usage, at: sentAt });
         const tools = message.content.flatMap((b) =>
           b.type === 'tool_use' && b.name !== SPAWN_TOOL_NAME ? [b.name] : [],
         );
@@ -162,7 +177,11 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
           )
         : new Error('the parent agent finished without forking');
     // The parent's last turn came after the fan-out: the tree's totals include it.
-    const result: FanOutResult = { ...fanOutResult, summary: { ...fanOutResult.summary, ...ledger.summary('parent') } };
+    // (the fan-out's own warnings: on a local engine it drops the unpriced-model one)
+    const result: FanOutResult = {
+      ...fanOutResult,
+      summary: { ...fanOutResult.summary, ...ledger.summary('parent'), warnings: fanOutResult.summary.warnings },
+    };
     return {
       workspace,
       result,

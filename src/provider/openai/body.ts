@@ -26,6 +26,7 @@ export function chatPerRequest(
     ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
     // routing, not content: one key per fan-out keeps siblings on the machines that hold the prefix
     ...(dialect.cacheKey && cacheKey !== undefined ? { prompt_cache_key: cacheKey } : {}),
+    ...dialect.requestFields,
   };
 }
 
@@ -59,10 +60,11 @@ export function closedChatHead(
   prefix: { readonly head: Uint8Array; readonly headEnd: HeadEnd },
   dialect: ChatDialect,
   cacheKey?: string,
+  extra: Record<string, unknown> = {},
 ): Uint8Array {
   const close =
     prefix.headEnd === 'content-open' ? ']}]' : prefix.headEnd === 'message-closed' ? ']' : `${PROBE_MESSAGE}]`;
-  const fields = Object.entries(chatPerRequest({ max_tokens: 1 }, dialect, cacheKey))
+  const fields = Object.entries(chatPerRequest({ max_tokens: 1, ...extra }, dialect, cacheKey))
     .map(([k, v]) => `,${JSON.stringify(k)}:${JSON.stringify(v)}`)
     .join('');
   return withSuffix(prefix.head, `${close}${fields}}`);

@@ -4,7 +4,7 @@ import type { Stream } from 'openai/core/streaming';
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { parseRateLimitHeaders } from '../../rate-limits/headers.ts';
 import type { SendOptions, SentMessage } from '../send.ts';
-import { type ChatUsage, fromChatUsage } from './usage.ts';
+import { type ChatUsage, engineTimings, fromChatUsage } from './usage.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
@@ -35,6 +35,8 @@ interface Assembled {
   calls: { id: string; name: string; args: string }[];
   finish: string | null;
   usage: ChatUsage | null | undefined;
+  /** llama.cpp's `timings` (beside `usage`): the engine's own prompt and generation times. */
+  timings?: unknown;
 }
 
 /**
@@ -61,7 +63,7 @@ export function toNeutralMessage(a: Assembled): Anthropic.Message {
     content,
     stop_reason: stop,
     stop_sequence: null,
-    usage: fromChatUsage(a.usage),
+    usage: { ...fromChatUsage(a.usage), ...engineTimings(a.timings) },
   } as unknown as Anthropic.Message;
 }
 
@@ -96,6 +98,7 @@ export async function streamChatBytes(
       options.onStart?.(toNeutralMessage(a), rateLimits);
     }
     if (chunk.usage) a.usage = chunk.usage as ChatUsage;
+    if ('timings' in chunk) a.timings = chunk.timings;
     const choice = chunk.choices[0];
     if (!choice) continue;
     if (typeof choice.delta.content === 'string') a.text += choice.delta.content;
@@ -134,6 +137,7 @@ export async function sendChatBytes(client: OpenAI, body: Uint8Array, options: S
     ),
     finish: choice?.finish_reason ?? null,
     usage: data.usage as ChatUsage | undefined,
+    timings: (data as { timings?: unknown }).timings,
   });
   const rateLimits = parseRateLimitHeaders(response.headers);
   options.onStart?.(message, rateLimits);

