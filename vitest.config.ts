@@ -8,7 +8,9 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     execArgv: ['--import', 'tsx'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // A hang guard, not a speed check: CLI tests run real forkcache processes, and on a busy
+    // 2-core machine (load 20+) one takes minutes. Tests wait on events, never on time.
+    testTimeout: 240_000,
+    hookTimeout: 240_000,
   },
 });

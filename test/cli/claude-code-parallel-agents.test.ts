@@ -89,5 +89,5 @@ describe('a Claude Code session whose turn made two parallel Agent calls', () =>
     } finally {
       await emu.close();
     }
-  }, 180_000); // a real `forkcache run` process: a backstop for a loaded machine
+  }); // a real `forkcache run` process: a backstop for a loaded machine
 });

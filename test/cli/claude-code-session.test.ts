@@ -147,5 +147,5 @@ describe('a Claude Code 2.1.332 session as the parent', () => {
     } finally {
       await emu.close();
     }
-  }, 60_000);
+  });
 });

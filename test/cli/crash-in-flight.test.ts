@@ -24,7 +24,7 @@ function transcript(runs: string): string {
 }
 
 describe('kill -9 while a request is in flight (issue 15, case 6)', () => {
-  it('resume reports the unanswered request as unknown outcome', { timeout: 90_000 }, async () => {
+  it('resume reports the unanswered request as unknown outcome', async () => {
     // the second request (the fork's turn 2) waits a minute for its first byte: the process dies meanwhile
     let requests = 0;
     const held = await startEmulator({

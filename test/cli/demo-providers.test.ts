@@ -45,7 +45,7 @@ describe('forkcache demo --provider', () => {
     expect(summary.warnings).toEqual([]);
     expect(summary.engine.slots).toMatchObject({ total: 0, fill: 'none' });
     expect(summary.engine.slots.note).toMatch(/no llama-server \/props/);
-  }, 60_000);
+  });
 
   it('--base-url is refused on a hosted provider, exit 2, naming the flag', async () => {
     const { code, stderr } = await forkcache(['demo', '--provider', 'openai', '--base-url', 'http://127.0.0.1:1/v1']);

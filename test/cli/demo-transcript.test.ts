@@ -37,5 +37,5 @@ describe('forkcache demo --parent-from-claude-transcript', () => {
       /parent cache: the session should hold 12179 tokens of this prefix; every fork's first request read at least 0 \(0\.0%, 2 fork\(s\)\)/,
     );
     expect(summary.usage.cache_read_input_tokens).toBeGreaterThanOrEqual(12_000);
-  }, 60_000);
+  });
 });

@@ -70,7 +70,7 @@ describe('forkcache run --dry-run', () => {
     const ratio = report.estimate.cost.usd / summary.cost_usd.actual;
     expect(ratio).toBeGreaterThanOrEqual(0.5);
     expect(ratio).toBeLessThanOrEqual(2);
-  }, 120_000); // two child processes: a bound for a loaded machine, not a timing
+  }); // two child processes: a bound for a loaded machine, not a timing
 
   it('prints the estimate with what was counted and what was assumed; a bad --assume exits 2', async () => {
     const plan = renamePlan('text');
@@ -93,5 +93,5 @@ describe('forkcache run --dry-run', () => {
     const bad = await forkcache(['run', plan.path, '--dry-run', '--api', 'anthropic', '--assume', 'turns=9'], env());
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--assume: unknown assumption "turns"/);
-  }, 120_000);
+  });
 });

@@ -62,7 +62,7 @@ describe('forkcache run --max-usd', () => {
     expect(after.forks).toMatchObject({ total: 4, completed: 4 });
     expect(after.spend_cap).toMatchObject({ max_usd: 1, stopped: false });
     expect(after.cost_usd.actual).toBeGreaterThan(summary.cost_usd.actual); // the whole run, both sessions
-  }, 120_000); // child processes: a bound for a loaded machine, not a timing
+  }); // child processes: a bound for a loaded machine, not a timing
 
   it('--max-usd overrides the plan and is checked: a bad amount exits 2 naming the flag', async () => {
     const { path } = plan({ maxUsd: 100 });
@@ -75,5 +75,5 @@ describe('forkcache run --max-usd', () => {
     const summary = lastJson(tiny.stdout);
     expect(summary.requests.turns).toBe(0);
     expect(summary.spend_cap).toMatchObject({ max_usd: 0.001, spent_usd: 0, stopped: true, stopped_forks: 4 });
-  }, 120_000);
+  });
 });

@@ -12,7 +12,7 @@ import { runNode } from './run-cli.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-describe('source mode from another directory (issue 15, case 7)', { timeout: 60_000 }, () => {
+describe('source mode from another directory (issue 15, case 7)', () => {
   it.runIf(!existsSync(join(ROOT, 'dist/src/cli/main.js')))(
     'runs forks on worker threads when started from a directory without node_modules',
     async () => {

@@ -62,7 +62,7 @@ describe('a Qwen Code chat as the parent', () => {
     } finally {
       await emu.close();
     }
-  }, 60_000);
+  });
 
   it('a malformed part names file, line and record type', () => {
     const path = join(tmp(), 'chat.jsonl');

@@ -20,7 +20,7 @@ function repo(): string {
 
 const ws = (dir: string, file: string): string => readFileSync(join(dir, file), 'utf8');
 
-describe('forkcache plan', { timeout: 120_000 }, () => {
+describe('forkcache plan', () => {
   it('writes one directive per file that matches the glob and the regex, sorted, with a default parent', async () => {
     const dir = repo();
     const out = join(dir, 'plan.json');

@@ -33,7 +33,7 @@ async function finishedRun(sandbox: 'auto' | 'none'): Promise<{ runs: string; fa
 let auto: { runs: string; fan: string };
 beforeAll(async () => {
   auto = await finishedRun('auto');
-}, 120_000);
+});
 
 describe('forkcache resume trusts only what this machine signed', { timeout: 240_000 }, () => {
   it('refuses a manifest rewritten to run bash unsandboxed on /, exit 2, nothing resumed', async () => {

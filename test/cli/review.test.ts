@@ -147,5 +147,5 @@ describe('status, diff, merge and clean of a worktree run', () => {
     expect(skipped.code).toBe(0);
     expect(skipped.stdout).toMatch(/skipped +f02 +skipped \(--skip\)/);
     expect(readFileSync(join(repo, 'src/a.ts'), 'utf8')).toBe('export const loadData = 1;\n');
-  }, 180_000);
+  });
 });

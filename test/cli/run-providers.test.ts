@@ -45,7 +45,7 @@ describe('one plan, any provider', () => {
       .map((id) => JSON.parse(readFileSync(join(dir, 'runs', id, 'manifest.json'), 'utf8')).prefix.provider)
       .sort();
     expect(providers).toEqual(['dashscope', 'openai']);
-  }, 90_000);
+  });
 
   it("resume refuses a provider other than the one the run was frozen for, naming it, and takes the run's own by default", async () => {
     const { path, dir } = planWithProvider('dashscope');
@@ -59,5 +59,5 @@ describe('one plan, any provider', () => {
     expect(again.stderr).toMatch(/embedded emulator .*dashscope mode/);
     expect(again.code).toBe(0);
     expect(lastJson(again.stdout).forks.completed).toBe(3);
-  }, 90_000);
+  });
 });

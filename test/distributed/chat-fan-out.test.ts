@@ -45,7 +45,7 @@ beforeAll(async () => {
       hosts.set(host.hostId, host.proc);
     }
   }
-}, 90_000);
+});
 
 afterAll(async () => {
   for (const host of hosts.values()) await host.kill();
@@ -87,7 +87,7 @@ describe.skipIf(!HAVE_REDIS)(`distributed Chat Completions forks (DashScope emul
     for (const fork of forks) expect(fork.requests[0]!.usage.cache_read_input_tokens).toBe(shared);
     expect(summary.cache.cache_efficiency).toBeGreaterThanOrEqual(0.99);
     expect(summary.warmups).toBe(1);
-  }, 90_000);
+  });
 
   it("the warm-first barrier keeps DashScope's rule on the hosts: siblings of a first child that warms wait for its response to complete", async () => {
     const { forks } = await fanOut(slow, 'dist-ds-barrier');
@@ -99,5 +99,5 @@ describe.skipIf(!HAVE_REDIS)(`distributed Chat Completions forks (DashScope emul
     expect(reads).toHaveLength(3); // ...and each sibling read all of it
     expect(new Set(reads).size).toBe(1);
     expect(reads[0]).toBeGreaterThan(3000);
-  }, 90_000);
+  });
 });

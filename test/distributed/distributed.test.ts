@@ -23,7 +23,7 @@ beforeAll(async () => {
     const host = await startHost(redis.url, ['--threads', '1', '--lock-ms', '1500', '--allow', 'read_file,bash'], env);
     hosts.set(host.hostId, host.proc);
   }
-}, 60_000);
+});
 
 afterAll(async () => {
   for (const host of hosts.values()) await host.kill();
@@ -84,7 +84,7 @@ describe.skipIf(!HAVE_REDIS)(`distributed backend (needs ${REDIS_SERVER}; .ci/ru
     } finally {
       await engine.close();
     }
-  }, 90_000);
+  });
 });
 
 describe.skipIf(!HAVE_REDIS)('distributed cancellation', () => {
@@ -113,7 +113,7 @@ describe.skipIf(!HAVE_REDIS)('distributed cancellation', () => {
     } finally {
       await engine.close();
     }
-  }, 90_000);
+  });
 
   // The race behind `['cancelled', 'completed']` under load: the waiting job's cancel message
   // went out while no host ran it, its removal lost to a host that took it just then (the
@@ -153,5 +153,5 @@ describe.skipIf(!HAVE_REDIS)('distributed cancellation', () => {
       raw.disconnect();
       await Promise.all([queue.close(), events.close(), engine.close()]);
     }
-  }, 90_000);
+  });
 });

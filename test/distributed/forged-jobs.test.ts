@@ -33,7 +33,7 @@ beforeAll(async () => {
   redis = await RedisServer.start();
   const env = hostEnv({ ANTHROPIC_BASE_URL: emulator.current.url, ANTHROPIC_API_KEY: HOST_KEY });
   host = (await startHost(redis.url, ['--threads', '1', '--allow', 'read_file,bash'], env)).proc;
-}, 60_000);
+});
 
 afterAll(async () => {
   for (const client of clients) await client.close();
@@ -138,7 +138,7 @@ describe.skipIf(!HAVE_REDIS)(`jobs in Redis cannot be forged (needs ${REDIS_SERV
       raw.disconnect();
       await fc.close();
     }
-  }, 90_000);
+  });
 
   it('a forged result for a running fork is not believed: the fork ends as its transcript says', async () => {
     const ws = workspace({});
@@ -180,7 +180,7 @@ describe.skipIf(!HAVE_REDIS)(`jobs in Redis cannot be forged (needs ${REDIS_SERV
       raw.disconnect();
       await fc.close();
     }
-  }, 90_000);
+  });
 
   it("a job's signed data replayed under another fork's id, or the same fork's again, and an unsigned job are refused; nothing is sent", async () => {
     const fc = await engine(workspace({ 'a.ts': 'export const a = 1;\n' }));
@@ -213,7 +213,7 @@ describe.skipIf(!HAVE_REDIS)(`jobs in Redis cannot be forged (needs ${REDIS_SERV
     } finally {
       await fc.close();
     }
-  }, 90_000);
+  });
 
   it('a job signed with the secret still cannot widen the host: another endpoint or a tool it does not allow is refused', async () => {
     const { queue, events } = attackerQueue();
@@ -248,5 +248,5 @@ describe.skipIf(!HAVE_REDIS)(`jobs in Redis cannot be forged (needs ${REDIS_SERV
     } finally {
       await fc.close();
     }
-  }, 90_000);
+  });
 });

@@ -17,7 +17,7 @@ beforeAll(async () => {
   [redis, locked] = await Promise.all([RedisServer.start(), RedisServer.start(['--requirepass', 'right-password'])]);
   const env = hostEnv({ ANTHROPIC_BASE_URL: emulator.current.url });
   host = (await startHost(redis.url, ['--threads', '1', '--allow', 'bash', '--redis-timeout-ms', '1500'], env)).proc;
-}, 60_000);
+});
 
 afterAll(async () => {
   await host?.kill();
@@ -85,7 +85,7 @@ describe.skipIf(!HAVE_REDIS)(`the CLI with a lost Redis (needs ${REDIS_SERVER})`
     for (const p of [unsigned, unsignedRun])
       expect(p.stderr).toMatch(/set FORKCACHE_JOB_SECRET to the same secret on the submitter and every host/);
     expect(embedded.stderr).toMatch(/--redis: worker hosts send requests only to their own endpoint/);
-  }, 120_000);
+  });
 
   it('Redis killed mid-run: `run` exits 1 naming Redis with the resume command; Redis back, `resume --redis` finishes it', async () => {
     const { dir, path, runs } = plan(['run `true` and report', HOLD]);
@@ -108,7 +108,7 @@ describe.skipIf(!HAVE_REDIS)(`the CLI with a lost Redis (needs ${REDIS_SERVER})`
     expect(await resume.exited, resume.stderr).toBe(0);
     const summary = JSON.parse(resume.stdout.trim().split('\n').at(-1)!) as { fork_results: { status: string }[] };
     expect(summary.fork_results.map((f) => f.status)).toEqual(['completed', 'completed']);
-  }, 180_000);
+  });
 
   it('Ctrl-C while Redis is down ends with exit 130 and the --json summary (it used to exit 13, with none)', async () => {
     // the host serves (after the test before, once it found Redis back)
@@ -126,5 +126,5 @@ describe.skipIf(!HAVE_REDIS)(`the CLI with a lost Redis (needs ${REDIS_SERVER})`
     expect(summary.interrupted).toBe(true);
     expect(summary.fork_results.map((f) => f.status)).toEqual(['cancelled', 'cancelled']);
     expect(summary.fork_results[0]!.error!.message).toMatch(/Redis unreachable: its host was not told/);
-  }, 120_000);
+  });
 });

@@ -29,7 +29,7 @@ beforeAll(async () => {
   const env = hostEnv({ ANTHROPIC_BASE_URL: emulator.current.url });
   const args = ['--threads', '1', '--allow', 'read_file,bash', '--redis-timeout-ms', String(TIMEOUT_MS)];
   for (let i = 0; i < 2; i++) hosts.push((await startHost(redis.url, args, env)).proc);
-}, 60_000);
+});
 
 afterAll(async () => {
   for (const host of hosts) await host.kill();
@@ -106,5 +106,5 @@ describe.skipIf(!HAVE_REDIS)(`a lost Redis (needs ${REDIS_SERVER})`, () => {
     } finally {
       await again.close();
     }
-  }, 120_000);
+  });
 });

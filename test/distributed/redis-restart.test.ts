@@ -28,7 +28,7 @@ beforeAll(async () => {
   const env = hostEnv({ ANTHROPIC_BASE_URL: emulator.current.url });
   for (let i = 0; i < 2; i++)
     hosts.push((await startHost(redis.url, ['--threads', '1', '--allow', 'read_file,bash'], env)).proc);
-}, 60_000);
+});
 
 afterAll(async () => {
   for (const host of hosts) await host.kill();
@@ -84,5 +84,5 @@ describe.skipIf(!HAVE_REDIS)(`Redis restarted empty mid-run (needs ${REDIS_SERVE
     } finally {
       await engine.close();
     }
-  }, 120_000);
+  });
 });

@@ -123,5 +123,5 @@ describe('emulator HTTP limits (issue 15, case 8)', () => {
       `{"model":"${MODEL}","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`,
     );
     expect(res.status).toBe(200);
-  }, 180_000); // 1,000 real sockets: a backstop for a loaded machine
+  }); // 1,000 real sockets: a backstop for a loaded machine
 });

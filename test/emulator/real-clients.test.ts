@@ -83,7 +83,7 @@ const readShare = (c: NonNullable<Logged['cache']>): number =>
   (c.usage.input_tokens + c.usage.cache_creation_input_tokens + c.usage.cache_read_input_tokens);
 
 describe('real clients, replayed', () => {
-  it.each(names)('%s: every request gets its live status and cache reads/writes', { timeout: 60_000 }, async (name) => {
+  it.each(names)('%s: every request gets its live status and cache reads/writes', async (name) => {
     const f = fixture(name);
     const logged = await replay(f);
     expect(logged).toHaveLength(f.exchanges.length);

@@ -61,7 +61,7 @@ describe('maxUsd: a client-side spend cap', () => {
     } finally {
       await more.close();
     }
-  }, 120_000);
+  });
 
   it('is refused with the distributed backend, and for a model it cannot price, before anything is sent', async () => {
     expect(() => resolveEngineOptions({ maxUsd: 1, distributed: { redis: 'redis://127.0.0.1:1' } })).toThrow(
@@ -109,5 +109,5 @@ describe('maxUsd against a fork steered to read what tokenizes densely (the atta
       .finally(() => capped.close());
     expect(run.summary.cost_usd.actual!).toBeLessThanOrEqual(cap);
     expect(run.forks[0]!.error?.code).toBe('SPEND_CAP_MAX_USD');
-  }, 120_000);
+  });
 });

@@ -12,7 +12,7 @@ import { bigSnapshot, workspace } from './helpers.ts';
  * same engine (whose requests are answered) completes.
  */
 // real worker threads: the bound is a backstop for a loaded machine, the test waits on the run itself
-describe('the retry budget of a turn', { timeout: 120_000 }, () => {
+describe('the retry budget of a turn', () => {
   it('a fork the API keeps refusing ends failed with FORK_RETRY_BUDGET; the bound holds the request count', async () => {
     const emulator = await startEmulator({
       latency: 'off',

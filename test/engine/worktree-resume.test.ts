@@ -61,7 +61,7 @@ describe('worktrees on resume', () => {
     }
     expect(again.forks[0]!.worktree?.commit).toBe(first.forks[0]!.worktree?.commit);
     expect(readdirSync(join(dir, 'worktrees')).sort()).toEqual(first.forks.map((f) => f.forkId).sort());
-  }, 180_000);
+  });
 
   it("a rerun after its run directory was deleted takes a new fan-out id: an old run's branches are never reused", async () => {
     const repo = repoWith({ 'a.ts': files['a.ts'] });
@@ -76,5 +76,5 @@ describe('worktrees on resume', () => {
     expect(second.forks[0]!.status).toBe('completed');
     // it started from the base, not from the old run's commit
     expect(git(repo, 'rev-parse', `${second.forks[0]!.worktree!.branch}^`)).toBe(git(repo, 'rev-parse', 'main'));
-  }, 180_000);
+  });
 });

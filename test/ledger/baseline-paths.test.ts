@@ -74,5 +74,5 @@ describe('one fresh-agents baseline through every path', () => {
     } finally {
       await engine.close();
     }
-  }, 60_000);
+  });
 });

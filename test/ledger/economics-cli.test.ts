@@ -30,7 +30,7 @@ const SEED_ARGS = [
 
 // Each test waits for its children to exit on their own; the bound is for a loaded machine
 // (three CLI start-ups took over 30 s at a load average of 17 on 2 cores), not a timing.
-describe('forkcache economics (child process)', { timeout: 120_000 }, () => {
+describe('forkcache economics (child process)', () => {
   it('--json reproduces the seed figures under both conventions', () => {
     const run = forkcache(...SEED_ARGS, '--convention', 'both', '--json');
     expect(run.stderr).toBe('');

@@ -47,7 +47,7 @@ afterEach(() => {
 
 // Real child processes started through tsx: on a loaded machine (load average 45 on 2 cores) a
 // start alone took most of the default 30 s. They wait on events; the bound is only a backstop.
-describe('forkcache proxy (command)', { timeout: 180_000 }, () => {
+describe('forkcache proxy (command)', () => {
   it('listens, forwards, and on SIGTERM prints the --json summary and writes the --report and the log', async () => {
     const emu = await emulator();
     const dir = mkdtempSync(join(tmpdir(), 'proxy-cli-'));

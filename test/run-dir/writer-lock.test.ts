@@ -60,7 +60,7 @@ describe('the writer lock of a run directory', () => {
     expect(() => lockRunDir(dir)).toThrow(/pid 1 on build-host-2 .*if it is gone, remove \S+writer\.lock\.7/);
   });
 
-  it('lets exactly one of eight processes racing for a stale lock take it', { timeout: 180_000 }, async () => {
+  it('lets exactly one of eight processes racing for a stale lock take it', async () => {
     const dir = fresh();
     const gone = spawnSync(process.execPath, ['-e', '0']).pid as number;
     writeFileSync(join(dir, 'writer.lock.1'), holder(gone, '12345'));

@@ -57,7 +57,7 @@ async function runReadingTheKey(sandbox: 'auto' | 'none') {
   return { run, files, transcript };
 }
 
-describe('a bash fork cannot hand out the API key (issue 15, case 3)', { timeout: 60_000 }, () => {
+describe('a bash fork cannot hand out the API key (issue 15, case 3)', () => {
   it.runIf(findBubblewrap() !== undefined)(
     "in the bubblewrap sandbox: forkcache's /proc is not visible, the key is nowhere",
     async () => {

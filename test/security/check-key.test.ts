@@ -38,7 +38,7 @@ async function runHuntingCheck(sandbox: 'auto' | 'none') {
   return { run, ...runFiles(join(dir, 'runs')) };
 }
 
-describe("a plan's check cannot hand out the API key", { timeout: 120_000 }, () => {
+describe("a plan's check cannot hand out the API key", () => {
   it.runIf(findBubblewrap() !== undefined)(
     "in the bubblewrap sandbox: neither its environment nor forkcache's /proc holds the key",
     async () => {

@@ -132,7 +132,7 @@ describe('no credential in any output', () => {
     expect(err).not.toMatch(/\u001b|\u0007|\u202e/);
     expect(err).toContain('claude\\x1b]0;pwned\\x07-opus\\x1b[2J\\u202e\\x0ainjected line');
     expect(err.split('\n').filter((l) => l.startsWith('injected line'))).toEqual([]);
-  }, 180_000); // a real child process: a backstop for a loaded machine, not a time window
+  }); // a real child process: a backstop for a loaded machine, not a time window
 
   it('the emulator --log-dir files carry no key (headers and query)', async () => {
     const logDir = tmp('fc-emu-canary-');

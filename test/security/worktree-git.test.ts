@@ -132,7 +132,7 @@ describe("host-side git never runs a fork's git config (issue 24, route 1)", () 
     // the tools may refuse the .git write (the jail); if they do not, the runner refuses the worktree
     if (fork.status === 'failed') expect(fork.error.code).toBe('GIT_WORKTREE_TAMPERED');
     expect(code).not.toBe(0);
-  }, 180_000);
+  });
 
   it('the same files written directly into the worktree: the fork ends failed, its changes not committed', async () => {
     const { json, code } = await attack('git-attack-direct');
@@ -142,5 +142,5 @@ describe("host-side git never runs a fork's git config (issue 24, route 1)", () 
     expect(fork.error.code).toBe('GIT_WORKTREE_TAMPERED');
     expect(fork.error.message).toMatch(/\.git points at .*\.evil.*forkcache runs no git there/);
     expect(code).toBe(1);
-  }, 180_000);
+  });
 });

@@ -33,7 +33,7 @@ describe('bash', () => {
     expect(content).toBe('command exited with code 3\npartial\n');
   });
 
-  it('kills a command at the timeout, children included', { timeout: 10_000 }, async () => {
+  it('kills a command at the timeout, children included', async () => {
     // `sleep` runs as a child of bash and holds the output pipe: only a group kill ends the call early.
     const { code, content } = errorOf(
       await withBash({ bashTimeoutMs: 200 }).execute('bash', { command: 'echo started; sleep 20; echo done' }),
@@ -67,7 +67,7 @@ describe('bash', () => {
     expect(okContent(await custom.execute('bash', { command: 'echo "$GREETING"' }))).toBe('hi\n');
   });
 
-  it('rejects with the abort reason when aborted before or during the command', { timeout: 10_000 }, async () => {
+  it('rejects with the abort reason when aborted before or during the command', async () => {
     const tools = withBash();
     const reason = new Error('stop');
     await expect(tools.execute('bash', { command: 'echo x' }, { signal: AbortSignal.abort(reason) })).rejects.toBe(

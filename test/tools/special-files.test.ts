@@ -12,7 +12,7 @@ beforeEach(async () => {
 });
 afterEach(() => sandbox.cleanup());
 
-describe('special files', { timeout: 10_000 }, () => {
+describe('special files', () => {
   it('read_file and edit_file refuse a FIFO instead of blocking on it', async () => {
     const tools = executorIn(sandbox);
     expect(errorOf(await tools.execute('read_file', { path: 'pipe' }))).toEqual({

@@ -34,7 +34,7 @@ describe('worktree creation', () => {
     } finally {
       process.env['PATH'] = path;
     }
-  }, 180_000);
+  });
 
   it('recovers what a failed creation left: a branch without a worktree, a half-made directory, a locked entry', async () => {
     const repo = repoWith(files);
@@ -66,7 +66,7 @@ describe('worktree creation', () => {
     expect(readFileSync(join(root, 'fo1-f4', 'src', 'm4.ts'), 'utf8')).toBe('export const loadData4 = 4;\n');
     expect(git(repo, 'rev-parse', 'forkcache/fo1-f4')).toBe(forkCommit);
     expect(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(5);
-  }, 180_000);
+  });
 
   it("refuses a branch of that name that does not hold the base: it is not the run's", async () => {
     const repo = repoWith(files);
@@ -82,7 +82,7 @@ describe('worktree creation', () => {
       message: expect.stringMatching(/branch forkcache\/fo1-f1 exists .* does not contain the run's base/),
     });
     expect(existsSync(join(root, 'fo1-f1'))).toBe(false);
-  }, 180_000);
+  });
 
   it("commits a fork's change on its branch with plumbing, and nothing when it changed nothing", async () => {
     const repo = repoWith(files);
@@ -100,5 +100,5 @@ describe('worktree creation', () => {
     const two = await openWorktree(host, { root, forkId: 'fo1-f2', base, workspace: host.top });
     expect((await closeWorktree(host, two, 'nothing')).commit).toBeNull();
     expect(git(repo, 'rev-parse', 'forkcache/fo1-f2')).toBe(base);
-  }, 180_000);
+  });
 });

@@ -35,7 +35,7 @@ describe("isolation: 'worktree'", () => {
       );
       expect(git(repo, 'status', '--porcelain')).toBe('');
     });
-  }, 180_000);
+  });
 
   it('needs a git repository and a run directory, and says so', async () => {
     await expect(ForkEngine.create({ workspace: workspace(), isolation: 'worktree' })).rejects.toThrow(
@@ -46,5 +46,5 @@ describe("isolation: 'worktree'", () => {
       expect(forks[0]!.status).toBe('failed');
       expect(forks[0]!.error?.message).toMatch(/needs the workspace in a git repository/);
     });
-  }, 180_000);
+  });
 });
