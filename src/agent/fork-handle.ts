@@ -108,6 +108,9 @@ export interface FanOutSummary extends LedgerSummary {
 
 /** One fork's line in the summary (snake_case like the rest of the JSON). */
 export interface ForkSummary {
+  /** The fork's id (`fo001-…-f01`), as `ForkResult.forkId`. */
+  fork_id: string;
+  /** @deprecated the same as `fork_id`; kept for one release. */
   id: string;
   status: ForkResult['status'];
   directive: string;

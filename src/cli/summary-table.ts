@@ -217,7 +217,8 @@ export function jsonSummary(result: FanOutResult, extra: Record<string, unknown>
     // a local engine's compute (llama-cpp, openai-compatible); absent on hosted APIs
     ...(s.engine ? { engine: s.engine } : {}),
     fork_results: result.forks.map((f) => ({
-      id: f.forkId,
+      fork_id: f.forkId,
+      id: f.forkId, // deprecated: the same as fork_id, kept for one release
       status: f.status,
       directive: f.directive,
       ...(f.fields ? { fields: f.fields } : {}),

@@ -310,6 +310,7 @@ export class FanOutRun implements FanOut {
       slots: this.#warmed.slotReport,
       more: {
         fork_results: results.map((r) => ({
+          fork_id: r.forkId,
           id: r.forkId,
           status: r.status,
           directive: r.directive,

@@ -31,7 +31,12 @@ describe('forkcache demo', () => {
     }
     const runs = join(summary.workspace, '.forkcache', 'runs');
     expect(existsSync(runs)).toBe(true);
-    expect(readdirSync(join(runs, readdirSync(runs)[0]!, 'forks'))).toHaveLength(3);
+    const transcripts = readdirSync(join(runs, readdirSync(runs)[0]!, 'forks'));
+    expect(transcripts).toHaveLength(3);
+    // one name for a fork's id (issue 28): fork_id, the transcript's name; `id` is its deprecated alias
+    const ids = summary.fork_results.map((f: { fork_id: string; id: string }) => [f.fork_id, f.id]);
+    expect(ids.map(([forkId]: string[]) => `${forkId}.jsonl`).sort()).toEqual([...transcripts].sort());
+    for (const [forkId, id] of ids) expect(id).toBe(forkId);
   });
 
   it('refuses a bad flag with exit code 2, naming it', async () => {

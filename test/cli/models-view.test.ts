@@ -58,6 +58,8 @@ describe('forkcache models: the table', () => {
     );
     expect(out).toMatch(/^ {2}retired on 2026-11-30: requests fail; use claude-sonnet-5-5 instead$/m);
     expect(out).toContain('32 models.');
+    // every price names where it comes from and the date of that copy
+    expect(out).toMatch(/^Prices from Anthropic's pricing page \(a stored copy\), retrieved 2026-11-09: claude-/m);
   });
 
   it('prints prices to the cent at least, without losing digits', () => {
@@ -96,6 +98,7 @@ describe('forkcache models: the JSON view', () => {
       min_cacheable_tokens: 512,
       context_window: 1_000_000,
       max_output_tokens: 128_000,
+      price_source: { name: "Anthropic's pricing page (a stored copy)", retrieved: '2026-11-09', third_party: false },
       note: "the documentation's recommended default",
     });
     expect(

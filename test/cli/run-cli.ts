@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FORK_END_STATUSES } from '../../src/fork-status.ts';
@@ -68,4 +69,24 @@ export function allCompleted(n: number): Record<string, number> {
 export function exampleParent(): Record<string, unknown> {
   const parent = JSON.parse(readFileSync(join(ROOT, 'examples/plan/parent.json'), 'utf8')) as Record<string, unknown>;
   return { ...parent, tools: TOOL_DECLARATIONS };
+}
+
+/**
+ * A copy of examples/plan/plan.json in a fresh temporary folder, with absolute paths to the
+ * example's parent and workspace and its run directory inside that folder (a test never writes
+ * into the checkout). Returns the plan's path and its folder.
+ */
+export function examplePlan(extra: Record<string, unknown> = {}): { path: string; dir: string } {
+  const plan = JSON.parse(readFileSync(join(ROOT, 'examples/plan/plan.json'), 'utf8')) as Record<string, unknown>;
+  const dir = mkdtempSync(join(tmpdir(), 'fc-example-plan-'));
+  const path = join(dir, 'plan.json');
+  const body = {
+    ...plan,
+    parent: join(ROOT, 'examples/plan/parent.json'),
+    workspace: join(ROOT, 'examples/sample-repo'),
+    runDir: join(dir, 'runs'),
+    ...extra,
+  };
+  writeFileSync(path, JSON.stringify(body));
+  return { path, dir };
 }

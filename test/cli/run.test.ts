@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { forkcache, lastJson, allCompleted } from './run-cli.ts';
+import { forkcache, lastJson, allCompleted, examplePlan } from './run-cli.ts';
 
 function planFile(plan: unknown): string {
   const dir = mkdtempSync(join(tmpdir(), 'fc-plan-'));
@@ -13,7 +13,8 @@ function planFile(plan: unknown): string {
 
 describe('forkcache run PLAN.json', () => {
   it('runs the example plan on the embedded emulator when no key is set, and says so', async () => {
-    const { code, stdout, stderr } = await forkcache(['run', 'examples/plan/plan.json', '--json']);
+    const example = examplePlan();
+    const { code, stdout, stderr } = await forkcache(['run', example.path, '--json']);
     expect(stderr).toMatch(/against the embedded emulator/);
     expect(code).toBe(0);
     const summary = lastJson(stdout);
@@ -23,7 +24,7 @@ describe('forkcache run PLAN.json', () => {
     for (const key of ['input_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens', 'output_tokens'])
       expect(typeof summary.usage[key]).toBe('number');
     expect(summary.prefix.sha256).toMatch(/^[0-9a-f]{64}$/);
-    expect(typeof summary.run_dir).toBe('string');
+    expect(summary.run_dir.startsWith(join(example.dir, 'runs'))).toBe(true); // never into the checkout
   });
 
   it('exits 2 on a plan that names a bad field, or bad JSON', async () => {
@@ -46,7 +47,7 @@ describe('forkcache run PLAN.json', () => {
   });
 
   it('--api anthropic without a key is bad input', async () => {
-    const { code, stderr } = await forkcache(['run', 'examples/plan/plan.json', '--api', 'anthropic']);
+    const { code, stderr } = await forkcache(['run', examplePlan().path, '--api', 'anthropic']);
     expect(code).toBe(2);
     expect(stderr).toMatch(/--api anthropic: ANTHROPIC_API_KEY is not set/);
   });
@@ -54,12 +55,7 @@ describe('forkcache run PLAN.json', () => {
 
 describe('forkcache run: permissions from the plan', () => {
   it('ask means no without a terminal, and yes with --allow-asks', async () => {
-    const plan = JSON.parse(readFileSync('examples/plan/plan.json', 'utf8')) as Record<string, unknown>;
-    const path = planFile({
-      ...plan,
-      parent: join(process.cwd(), 'examples/plan/parent.json'),
-      workspace: join(process.cwd(), 'examples/sample-repo'),
-      runDir: mkdtempSync(join(tmpdir(), 'fc-perm-')),
+    const { path } = examplePlan({
       directives: ['read src/lib/http.ts and report'],
       permissions: { tools: { read_file: 'ask' } },
     });

@@ -62,7 +62,8 @@ async function fanOut(target: Emulator, tag: string) {
     layout: 'qwen',
     baseURL: `${target.url}/v1`,
     apiKey: 'submitter-ds-key',
-    workspace: workspace(),
+    // every directive's file is there: a fork that cannot do its directive is not done (issue 23)
+    workspace: workspace(Object.fromEntries(['a', 'b', 'c', 'd'].map((n) => [`${n}.ts`, `export const ${n} = 1;\n`]))),
     runDir: workspace({}),
     concurrency: 4,
     distributed: { redis: redis.url, secret: TEST_JOB_SECRET, queue: queueOf(target) },

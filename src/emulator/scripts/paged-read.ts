@@ -19,6 +19,19 @@ export const isFirstPage = (e: ToolExchange, path: string): boolean =>
   e.name === 'read_file' && e.input['path'] === path && (e.input['offset'] === undefined || e.input['offset'] === 1);
 
 /**
+ * A tool result saying the call never ran, or only read, when an earlier run stopped: resume
+ * tells the model to run it again (src/pool/resume-messages.ts), and a careful model does, once.
+ */
+const RUN_AGAIN = /Run it again if (it is still needed|you still need its result)/;
+
+/** Whether `e` failed only because a run stopped, and is worth one more try. */
+export function runAgain(calls: readonly ToolExchange[], e: ToolExchange): boolean {
+  if (!e.result?.isError || !RUN_AGAIN.test(e.result.text)) return false;
+  const same = (o: ToolExchange): boolean => o.name === e.name && JSON.stringify(o.input) === JSON.stringify(e.input);
+  return calls.filter((o) => same(o) && o.result?.isError && RUN_AGAIN.test(o.result.text)).length <= 1;
+}
+
+/**
  * The file as read by the pages that follow the first-page read `calls[first]`: each next page
  * is the first later read of `path` at the offset the previous page named.
  */
@@ -29,12 +42,14 @@ export function pagedRead(calls: readonly ToolExchange[], first: number, path: s
   for (;;) {
     const page = calls[at]!;
     if (page.result === undefined) return { kind: 'error', text: 'read_file gave no result' };
+    if (runAgain(calls, page)) return { kind: 'call', input: page.input };
     if (page.result.isError) return { kind: 'error', text: page.result.text };
     const part = splitReadResult(page.result.text);
     text += part.text;
     pages += 1;
     if (part.nextOffset === undefined) return { kind: 'done', text, pages, last: at };
-    const next = calls.findIndex(
+    // the last such read: a page read again (its first try stopped by a crash) is the one that counts
+    const next = calls.findLastIndex(
       (e, i) => i > at && e.name === 'read_file' && e.input['path'] === path && e.input['offset'] === part.nextOffset,
     );
     if (next < 0) return { kind: 'call', input: { path, offset: part.nextOffset } };

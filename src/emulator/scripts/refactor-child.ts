@@ -2,7 +2,7 @@ import type { MessagesRequest } from '../types.ts';
 import { CHECK_FAILED_TAG, FORK_RETRY_TAG } from '../../wire/fork-text.ts';
 import { declaredTools, lastUserText, toolExchanges, type ToolExchange } from './conversation.ts';
 import { formatReport, parseDirective, type ReportFields } from './directive.ts';
-import { isFirstPage, pagedRead } from './paged-read.ts';
+import { isFirstPage, pagedRead, runAgain } from './paged-read.ts';
 import { renameTurn } from './refactor-rename.ts';
 import type { ScriptedTurn } from './types.ts';
 
@@ -83,6 +83,7 @@ function runCommand(calls: ToolExchange[], command: string, hasBash: boolean): S
     return call('bash', { command });
   }
   const text = done.result?.text ?? '';
+  if (runAgain(calls, done)) return call('bash', { command });
   if (done.result?.isError)
     return report({
       scope,
