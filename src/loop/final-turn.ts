@@ -16,6 +16,8 @@ export interface FinalTurn {
   own: readonly Anthropic.MessageParam[];
   /** Fork children end with a labelled report; fresh agents need not (see `judgeReport`). */
   requireReport: boolean;
+  /** Turns the fork may still make (`maxTurns` minus this one): a prompt needs one. */
+  turnsLeft: number;
   check: LoopCheck | undefined;
   clock: Clock;
   signal: AbortSignal | undefined;
@@ -43,6 +45,18 @@ const ended = (
  * resumed from its transcript decides the same way.
  */
 export async function afterFinalTurn(input: FinalTurn): Promise<FinalStep> {
+  const step = await judgeFinalTurn(input);
+  if (step.kind === 'end' || input.turnsLeft > 0) return step;
+  // the fork would be asked for more, but has no turn left for it: it ends as it stands
+  const { turn } = input;
+  const why = `and the fork has no turn left (maxTurns)`;
+  if (step.prompt.reason === 'continue')
+    return ended('truncated', 'FORK_TRUNCATED', `turn ${turn} stopped at max_tokens ${why}`, { turn });
+  const last = input.check === undefined ? undefined : `the check \`${input.check.command}\` failed`;
+  return ended('check_failed', 'FORK_CHECK_FAILED', `${last ?? 'the check failed'} ${why}`, { turn });
+}
+
+async function judgeFinalTurn(input: FinalTurn): Promise<FinalStep> {
   const { turn } = input;
   if (input.stopReason === 'max_tokens') {
     // an empty turn cannot stay in the conversation (the API refuses empty content): nothing to continue

@@ -139,6 +139,7 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       finalText,
       own,
       requireReport: options.requireReport ?? true,
+      turnsLeft: maxTurns - turn,
       check: options.check,
       clock,
       signal: options.signal,

@@ -61,6 +61,8 @@ export async function fanOutOn(
     workspace: mkdtempSync(join(tmpdir(), 'fc-llama-')),
     // the random model writes noise: a few tokens show everything the cache does
     maxTokens: 4,
+    // one request per fork (the cache is what is measured): a cut-off turn ends truncated
+    maxTurns: 1,
     pool: { maxThreads: 1 },
     ...options,
   });

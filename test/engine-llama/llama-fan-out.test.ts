@@ -7,7 +7,7 @@ import { fanOutOn, hasLlama, loggedTasks, metric, why } from './helpers.ts';
 
 /*
  * Fan-outs against the real llama-server (scripts/llama/setup.sh), tiny random-weight Qwen3
- * model. Its text is noise: each fork ends after one turn without a tool call, so what is
+ * model. Its text is noise: each fork makes one request (maxTurns 1: its cut-off turn ends it truncated), so what is
  * checked is what the cache did, and that the ledger says exactly what the server says it did.
  */
 let server: LlamaServer | undefined;
@@ -91,7 +91,9 @@ describe.skipIf(!hasLlama)(`llama-cpp fan-out (${why})`, { timeout: 240_000 }, (
   });
 
   it('forkcache demo --provider llama-cpp --base-url: the forks run on the server, pinned and prefilled once', async () => {
-    const s = await start();
+    // -np 3 keeps idle slots: a fork's second turn (the loop asks a cut-off turn to continue)
+    // reads its own first turn from its slot (a server that clears idle slots recomputes it)
+    const s = await start({ parallel: 3 });
     const { stderr, stdout } = await forkcache(
       ['demo', '--provider', 'llama-cpp', '--forks', '3', '--max-tokens', '4', '--base-url', s.baseURL, '--json'],
       { OPENAI_BASE_URL: undefined },

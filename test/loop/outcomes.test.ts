@@ -38,7 +38,7 @@ const scripts: ScriptedModel[] = [
 
 const emulator = sharedEmulator({ scripts });
 
-async function run(script: string, tag: string) {
+async function run(script: string, tag: string, maxTurns?: number) {
   const prefix = freeze(bigSnapshot(`${tag}-${Date.now()}`));
   const client = new Anthropic({
     apiKey: 'test',
@@ -51,6 +51,7 @@ async function run(script: string, tag: string) {
     child: prefix.child('do the task'),
     transport: { send: (body, options) => streamMessageBytes(client, body, options) },
     tools: createToolExecutor({ workspace: workspace() }),
+    ...(maxTurns ? { maxTurns } : {}),
   });
 }
 
@@ -69,6 +70,16 @@ describe('a fork that stopped at max_tokens without a tool call', () => {
     expect(outcome.status).toBe('truncated');
     expect(outcome.error).toMatchObject({ code: 'FORK_TRUNCATED' });
     expect(outcome.turns).toBe(2);
+  });
+
+  it('ends truncated on its last allowed turn, never failed for asking one turn more than maxTurns', async () => {
+    const outcome = await run('cut-once', 'cut-last', 1);
+    expect(outcome.status).toBe('truncated');
+    expect(outcome.error).toMatchObject({
+      code: 'FORK_TRUNCATED',
+      message: 'turn 1 stopped at max_tokens and the fork has no turn left (maxTurns)',
+    });
+    expect(outcome.turns).toBe(1);
   });
 
   it('ends truncated at once when the turn was cut before any output (an empty turn cannot be continued)', async () => {

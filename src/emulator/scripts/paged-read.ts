@@ -48,10 +48,12 @@ export function pagedRead(calls: readonly ToolExchange[], first: number, path: s
     text += part.text;
     pages += 1;
     if (part.nextOffset === undefined) return { kind: 'done', text, pages, last: at };
-    // the last such read: a page read again (its first try stopped by a crash) is the one that counts
-    const next = calls.findLastIndex(
-      (e, i) => i > at && e.name === 'read_file' && e.input['path'] === path && e.input['offset'] === part.nextOffset,
-    );
+    // the first such read, a try that a crash stopped aside (its retry is the one that counts)
+    const reads = (e: ToolExchange, i: number): boolean =>
+      i > at && e.name === 'read_file' && e.input['path'] === path && e.input['offset'] === part.nextOffset;
+    const stopped = (e: ToolExchange): boolean => e.result?.isError === true && RUN_AGAIN.test(e.result.text);
+    let next = calls.findIndex((e, i) => reads(e, i) && !stopped(e));
+    if (next < 0) next = calls.findLastIndex(reads);
     if (next < 0) return { kind: 'call', input: { path, offset: part.nextOffset } };
     at = next;
   }
