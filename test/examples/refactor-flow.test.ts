@@ -1,8 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { type RunResult, runProgram } from '../cli/run-cli.ts';
 
 // examples/refactor-flow.sh is the refactor flow of docs/plans.md and docs/review.md as a
 // script: it must run as written, with real forkcache processes and real git, in a temporary
@@ -11,24 +12,10 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const work = mkdtempSync(join(tmpdir(), 'forkcache-refactor-flow-test-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-function runScript(dir: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: work };
-    delete env['ANTHROPIC_API_KEY'];
-    delete env['ANTHROPIC_BASE_URL'];
-    delete env['FORKCACHE'];
-    const child = spawn('bash', [join(ROOT, 'examples/refactor-flow.sh'), dir], {
-      cwd: work,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d));
-    child.stderr.on('data', (d: Buffer) => (stderr += d));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
+function runScript(dir: string): Promise<RunResult> {
+  // The embedded emulator, whatever this shell has set; the checkout's own sources.
+  const env = { TMPDIR: work, ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: undefined, FORKCACHE: undefined };
+  return runProgram('bash', [join(ROOT, 'examples/refactor-flow.sh'), dir], { cwd: work, env });
 }
 
 const git = (repo: string, ...args: string[]): string =>
