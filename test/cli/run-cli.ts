@@ -27,8 +27,17 @@ export function runNode(
   args: string[],
   options: { cwd: string; env?: Record<string, string | undefined> },
 ): Promise<RunResult> {
+  return runProgram(process.execPath, args, options);
+}
+
+/** Run `COMMAND ARGS` (a script through `bash`, say) as `runNode` runs node. */
+export function runProgram(
+  command: string,
+  args: string[],
+  options: { cwd: string; env?: Record<string, string | undefined> },
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, {
+    const child = spawn(command, args, {
       cwd: options.cwd,
       env: { ...process.env, ...options.env } as NodeJS.ProcessEnv,
       stdio: ['ignore', 'pipe', 'pipe'],

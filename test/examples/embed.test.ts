@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { type RunResult, runNode } from '../cli/run-cli.ts';
 
 // examples/embed/embed.ts is the README's copy-paste program: it must run as written. It is run
 // as a user's project would run it (tsx), with `forkcache` resolved to this checkout's sources
@@ -9,19 +9,10 @@ import { describe, expect, it } from 'vitest';
 const ROOT = resolve(import.meta.dirname, '../..');
 const tsxCli = join(createRequire(import.meta.url).resolve('tsx'), '../cli.mjs');
 
-function runExample(): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const child = spawn(
-      process.execPath,
-      [tsxCli, '--tsconfig', 'examples/embed/tsconfig.json', 'examples/embed/embed.ts'],
-      { cwd: ROOT, env: { ...process.env, ANTHROPIC_API_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d));
-    child.stderr.on('data', (d: Buffer) => (stderr += d));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
+function runExample(): Promise<RunResult> {
+  return runNode([tsxCli, '--tsconfig', 'examples/embed/tsconfig.json', 'examples/embed/embed.ts'], {
+    cwd: ROOT,
+    env: { ANTHROPIC_API_KEY: '' },
   });
 }
 
