@@ -61,9 +61,7 @@ node -e '
 ' "$WORK/plan.json" "$RUNS"
 
 step "2. forkcache run --dry-run: the estimate (token counts only, nothing written)"
-# ANTHROPIC_BASE_URL is never used with --api emulator; it is set because the dry run builds its
-# engine options with the endpoint check of ForkEngine.create, which refuses no key and no URL.
-ANTHROPIC_BASE_URL=${ANTHROPIC_BASE_URL:-http://127.0.0.1:9} forkcache run "$WORK/plan.json" --dry-run --api emulator
+forkcache run "$WORK/plan.json" --dry-run --api emulator
 [[ ! -e $RUNS ]] || fail "the dry run wrote $RUNS"
 
 step "3. forkcache run: the forks, on the embedded emulator"

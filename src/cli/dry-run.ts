@@ -16,7 +16,7 @@ import { DEFAULT_TOOL_LIMITS } from '../tools/limits.ts';
 import type { ProviderId } from '../wire/providers.ts';
 import { dryRunCounts, type DryRunCounts } from './dry-run-counts.ts';
 import { filesNamedBy, medianWorkspaceFile, type NamedFile, textSample } from './dry-run-files.ts';
-import { type ApiChoice, openEndpoint } from './endpoint.ts';
+import { type ApiChoice, type Endpoint, openEndpoint } from './endpoint.ts';
 import type { LoadedPlan } from './plan.ts';
 
 export interface DryRunOptions {
@@ -56,11 +56,29 @@ const range = (xs: readonly number[]): string =>
  * whole run (src/ledger/estimate.ts). Nothing is sent but token counts; no run directory is written.
  */
 export async function dryRun(loaded: LoadedPlan, o: DryRunOptions): Promise<{ report: DryRunReport; text: string }> {
-  const { plan, snapshot, workspace, directives } = loaded;
   const { assumptions, error } = parseAssumptions(o.assume);
   if (error) throw new ForkcacheError('INVALID_ARGUMENT', `--assume: ${error}`, { data: { field: '--assume' } });
+  // the endpoint first: the engine options name it (no key and no URL is refused); only token
+  // counts go to it
+  const endpoint = await openEndpoint(o.api, loaded.plan.emulator, o.catalogue, o.provider);
+  try {
+    return await estimateOn(endpoint, loaded, o, assumptions);
+  } finally {
+    await endpoint.close();
+  }
+}
+
+async function estimateOn(
+  endpoint: Endpoint,
+  loaded: LoadedPlan,
+  o: DryRunOptions,
+  assumptions: Assumptions,
+): Promise<{ report: DryRunReport; text: string }> {
+  const { plan, snapshot, workspace, directives } = loaded;
   const options = resolveEngineOptions({
     provider: o.provider,
+    baseURL: endpoint.baseURL,
+    apiKey: endpoint.apiKey,
     warm: plan.warm,
     layout: plan.layout,
     workspace,
@@ -74,20 +92,14 @@ export async function dryRun(loaded: LoadedPlan, o: DryRunOptions): Promise<{ re
   const unnamed = named.filter((files) => files.length === 0).length;
   const median = unnamed > 0 ? medianWorkspaceFile(workspace) : undefined;
   const files = named.map((f) => (f.length > 0 ? f : median ? [median] : []));
-  const endpoint = await openEndpoint(o.api, plan.emulator, o.catalogue, o.provider);
-  let counts: DryRunCounts;
-  try {
-    counts = await dryRunCounts({
-      prefix,
-      children: specs.map((s) => s.base),
-      sample: textSample(workspace, files.flat()),
-      maxTokens: options.maxTokens,
-      provider: o.provider,
-      endpoint,
-    });
-  } finally {
-    await endpoint.close();
-  }
+  const counts: DryRunCounts = await dryRunCounts({
+    prefix,
+    children: specs.map((s) => s.base),
+    sample: textSample(workspace, files.flat()),
+    maxTokens: options.maxTokens,
+    provider: o.provider,
+    endpoint,
+  });
   const pageBytes = DEFAULT_TOOL_LIMITS.maxReadBytes;
   const facts: ForkFacts[] = directives.map((d, i) => ({
     directiveTokens: counts.directives[i] ?? 0,

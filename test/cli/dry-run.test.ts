@@ -94,4 +94,20 @@ describe('forkcache run --dry-run', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--assume: unknown assumption "turns"/);
   });
+
+  it('runs without any key or base URL, on the embedded emulator (as a new user first tries it)', async () => {
+    const plan = renamePlan('keyless');
+    const dry = await forkcache(['run', plan.path, '--dry-run', '--json'], {
+      ANTHROPIC_API_KEY: undefined,
+      ANTHROPIC_BASE_URL: undefined,
+    });
+    expect(dry.code, dry.stderr).toBe(0);
+    const report = JSON.parse(dry.stdout.trim().split('\n').at(-1)!) as {
+      dry_run: boolean;
+      forks_without_file: number;
+      estimate: { forks: unknown };
+    };
+    expect(report).toMatchObject({ dry_run: true, run_dir: null, forks_without_file: 0 });
+    expect(existsSync(plan.runDir)).toBe(false);
+  });
 });
