@@ -135,16 +135,26 @@ export async function engineSuite(options: SuiteOptions): Promise<SuiteResult> {
   mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
   const defaults = { label: 'default (4 slots)' };
   // the Done-when cell first, then the rest: a run cut short still has the cell that matters
-  const cells: [number, number][] = options.quick
-    ? [[4, 2048]]
-    : [
-        [8, 2048],
-        [4, 2048],
-        [16, 2048],
-        [4, 8192],
-        [8, 8192],
-        [16, 8192],
-      ];
+  // FORKCACHE_BENCH_ENGINE_CELLS=8x2048,4x8192 runs only those cells (forks x prefix tokens)
+  const only = process.env['FORKCACHE_BENCH_ENGINE_CELLS']
+    ?.split(',')
+    .map((c) => c.split('x').map(Number) as [number, number]);
+  if (only?.some(([f, t]) => !(f! > 0 && t! > 0)))
+    throw new Error(
+      `FORKCACHE_BENCH_ENGINE_CELLS: expected FORKSxTOKENS[,…], got ${process.env['FORKCACHE_BENCH_ENGINE_CELLS']}`,
+    );
+  const cells: [number, number][] = only
+    ? only
+    : options.quick
+      ? [[4, 2048]]
+      : [
+          [8, 2048],
+          [4, 2048],
+          [16, 2048],
+          [4, 8192],
+          [8, 8192],
+          [16, 8192],
+        ];
   const rows: Record<string, unknown>[] = [];
   const conclusions: string[] = [];
   const record = (m: Measured, limit: number, naive: Measured | undefined): void => {
