@@ -42,9 +42,14 @@ function lastIndex(list: readonly ToolExchange[], test: (e: ToolExchange) => boo
   return -1;
 }
 
-/** A write the workspace refused because a sibling changed the file since it was read. */
+/**
+ * A write to start over after, from a fresh read: the workspace refused it because a sibling
+ * changed the file since it was read, or the run stopped while it ran and resume says its
+ * effect is unknown (src/pool/resume-messages.ts: "check the current state before you repeat it").
+ */
 const isConflict = (e: ToolExchange): boolean =>
-  e.result?.isError === true && /changed by another fork or process since you last read it/.test(e.result.text);
+  e.result?.isError === true &&
+  /changed by another fork or process since you last read it|its effect is unknown/.test(e.result.text);
 
 /**
  * The edits that rename `from` to `to` in `content`: one `replace_all` when every occurrence
