@@ -8,6 +8,7 @@ import {
   FRESH_START,
   finishedOutcome,
   mergeOutcome,
+  startFields,
   startFromTranscript,
 } from '../pool/fork-attempts.ts';
 import { servePort } from '../pool/port-server.ts';
@@ -140,12 +141,8 @@ async function runFork(
     kind: 'fork',
     forkId: data.forkId,
     prefix: sab,
-    child: start.child,
     port: port2,
-    turnsDone: start.turnsDone,
-    ...(start.judgeLast ? { judgeLast: start.judgeLast } : {}),
-    ...(start.prompt ? { prompt: start.prompt } : {}),
-    rerun: start.rerun,
+    ...startFields(start),
     api: settings.api,
     loop: data.loop,
     tools: settings.tools,

@@ -138,17 +138,7 @@ export class ForkEngine {
     this.#assertOpen();
     const { prefix, specs, checks } = planForks(this.#plan, parent, directives, options);
     const { id, runDir, lock } = this.#openRunDir('fo', prefix.id.slice(0, 8));
-    if (runDir)
-      writeManifest(
-        runDir,
-        id,
-        prefix,
-        directives,
-        manifestEngine(this.#options),
-        options.meta ?? {},
-        { check: checks?.check, fields: checks?.fields },
-        loadRunKey(),
-      );
+    if (runDir) this.#writeManifest(runDir, id, prefix, directives, options.meta ?? {}, checks);
     return this.#start(id, prefix, specs, runDir, options, undefined, lock);
   }
 
@@ -186,18 +176,21 @@ export class ForkEngine {
     this.#assertOpen();
     const { name, allow, prefix, specs, checks } = planAgents(this.#plan, type, directives, options);
     const { id, runDir, lock } = this.#openRunDir('ag', name.replace(/[^\w-]/g, '_').slice(0, 24));
-    if (runDir)
-      writeManifest(
-        runDir,
-        id,
-        prefix,
-        directives,
-        manifestEngine(this.#options),
-        { ...options.meta, agentType: name },
-        { check: checks?.check, fields: checks?.fields },
-        loadRunKey(),
-      );
+    if (runDir) this.#writeManifest(runDir, id, prefix, directives, { ...options.meta, agentType: name }, checks);
     return this.#start(id, prefix, specs, runDir, options, { kind: 'fresh', type: name, allow }, lock);
+  }
+
+  /** The fan-out's manifest (and snapshot), signed with this machine's run key. */
+  #writeManifest(
+    runDir: string,
+    id: string,
+    prefix: FrozenPrefix,
+    directives: readonly string[],
+    meta: Record<string, unknown>,
+    checks: ReturnType<typeof planForks>['checks'],
+  ): void {
+    const forks = { check: checks?.check, fields: checks?.fields };
+    writeManifest(runDir, id, prefix, directives, manifestEngine(this.#options), meta, forks, loadRunKey());
   }
 
   /**

@@ -1,6 +1,7 @@
 import { loadRunKey } from '../run-dir/run-key.ts';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ForkChild } from '../fork/layouts.ts';
+import type { ForkTask } from './protocol.ts';
 import { parseReport } from '../fork/report.ts';
 import { writtenPath } from '../loop/messages.ts';
 import type { CheckRecord, ForkOutcome, LoopPrompt, RequestRecord } from '../loop/types.ts';
@@ -45,6 +46,19 @@ export function emptyOutcome(status: ForkOutcome['status'], error: ForkOutcome['
     messages: [],
     filesChanged: [],
     error,
+  };
+}
+
+/** The worker task's fields that say where a fork starts (both dispatchers, local and remote). */
+export function startFields(
+  start: StartPoint,
+): Pick<ForkTask, 'child' | 'turnsDone' | 'judgeLast' | 'prompt' | 'rerun'> {
+  return {
+    child: start.child,
+    turnsDone: start.turnsDone,
+    ...(start.judgeLast ? { judgeLast: start.judgeLast } : {}),
+    ...(start.prompt ? { prompt: start.prompt } : {}),
+    rerun: start.rerun,
   };
 }
 

@@ -10,7 +10,7 @@ import type { TurnRetryOptions } from '../loop/retry.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import type { SandboxChoice } from '../tools/sandbox.ts';
 import type { ExecutableToolName } from '../wire/tool-names.ts';
-import { emptyOutcome, type StartPoint } from './fork-attempts.ts';
+import { emptyOutcome, type StartPoint, startFields } from './fork-attempts.ts';
 import { loadRunKey, protectedDirs } from '../run-dir/run-key.ts';
 import { servePort } from './port-server.ts';
 import type { ForkCheckSpec, ForkTask } from './protocol.ts';
@@ -88,12 +88,8 @@ export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, a
     kind: 'fork',
     forkId: ctx.forkId,
     prefix: ctx.prefix.sab,
-    child: start.child,
     port: port2,
-    turnsDone: start.turnsDone,
-    ...(start.judgeLast ? { judgeLast: start.judgeLast } : {}),
-    ...(start.prompt ? { prompt: start.prompt } : {}),
-    rerun: start.rerun,
+    ...startFields(start),
     // under admission the scheduler owns 429/529 retries: the SDK must not retry on its own
     api: options.admission === 'on' ? { ...options.api, maxRetries: 0 } : options.api,
     loop: {
