@@ -2,6 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { ForkEngine } from '../../src/engine/engine.ts';
+import type { ForkEngineOptions } from '../../src/engine/options.ts';
 
 /** Real processes for the distributed tests: redis-server and `forkcache worker` hosts. */
 
@@ -10,6 +12,34 @@ export const REDIS_SERVER = process.env['FORKCACHE_REDIS_SERVER'] ?? '/usr/bin/r
 export const HAVE_REDIS = existsSync(REDIS_SERVER);
 /** The secret every test host and submitter shares (jobs are signed with it). */
 export const TEST_JOB_SECRET = 'test-job-secret-0123456789abcdef0123456789';
+
+/** A directive whose bash call waits until the workspace holds a file named `go`. */
+export const HOLD = 'run `while [ ! -f go ]; do sleep 0.05; done` and report';
+
+/**
+ * The submitter of the distributed tests: forks go to the hosts on `redis` (signed with the
+ * test secret), requests to the emulator at `baseURL`; `options` override the defaults, and
+ * `distributed` adds to `{ redis, secret }`.
+ */
+export function submitter(
+  baseURL: string,
+  redis: string,
+  options: Omit<Partial<ForkEngineOptions>, 'distributed'> & {
+    workspace: string;
+    runDir: string;
+    distributed?: Omit<NonNullable<ForkEngineOptions['distributed']>, 'redis'>;
+  },
+): Promise<ForkEngine> {
+  const { distributed, ...rest } = options;
+  return ForkEngine.create({
+    baseURL,
+    apiKey: 'test',
+    allow: ['read_file', 'bash'],
+    concurrency: 4,
+    ...rest,
+    distributed: { redis, secret: TEST_JOB_SECRET, ...distributed },
+  });
+}
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -3,12 +3,20 @@ import { join } from 'node:path';
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ForkEngine } from '../../src/engine/engine.ts';
 import { cancelChannel, cancelKey, DEFAULT_QUEUE } from '../../src/distributed/keys.ts';
 import { JobSigner } from '../../src/distributed/signing.ts';
 import type { ForkOutcome } from '../../src/loop/types.ts';
 import { bigSnapshot, sharedEmulator, workspace } from '../engine/helpers.ts';
-import { HAVE_REDIS, hostEnv, type Proc, REDIS_SERVER, RedisServer, startHost, TEST_JOB_SECRET } from './cluster.ts';
+import {
+  HAVE_REDIS,
+  hostEnv,
+  type Proc,
+  REDIS_SERVER,
+  RedisServer,
+  startHost,
+  TEST_JOB_SECRET,
+  submitter,
+} from './cluster.ts';
 
 let redis: RedisServer;
 const hosts = new Map<string, Proc>();
@@ -34,15 +42,7 @@ describe.skipIf(!HAVE_REDIS)(`distributed backend (needs ${REDIS_SERVER}; .ci/ru
   it('runs a fan-out on two hosts; a host killed mid-fork: its fork resumes elsewhere, nothing completes twice, the ledger is whole', async () => {
     const ws = workspace({ 'a.ts': 'export const a = 1;\n', 'b.ts': 'export const b = 2;\n' });
     const runDir = workspace({});
-    const engine = await ForkEngine.create({
-      baseURL: emulator.current.url,
-      apiKey: 'test',
-      workspace: ws,
-      runDir,
-      allow: ['read_file', 'bash'],
-      concurrency: 4,
-      distributed: { redis: redis.url, secret: TEST_JOB_SECRET },
-    });
+    const engine = await submitter(emulator.current.url, redis.url, { workspace: ws, runDir });
     try {
       const fan = engine.fanOut(bigSnapshot(`dist-${Date.now()}`), [
         'run `sleep 4` and report',
@@ -89,15 +89,12 @@ describe.skipIf(!HAVE_REDIS)(`distributed backend (needs ${REDIS_SERVER}; .ci/ru
 
 describe.skipIf(!HAVE_REDIS)('distributed cancellation', () => {
   it('cancels a running fork on its host and a waiting one before any host takes it', async () => {
-    const engine = await ForkEngine.create({
-      baseURL: emulator.current.url,
-      apiKey: 'test',
+    const engine = await submitter(emulator.current.url, redis.url, {
       workspace: workspace(),
       runDir: workspace({}),
       allow: ['bash'],
       concurrency: 1,
       warm: 'none',
-      distributed: { redis: redis.url, secret: TEST_JOB_SECRET },
     });
     try {
       const fan = engine.fanOut(bigSnapshot(`dist-cancel-${Date.now()}`), [
@@ -124,13 +121,11 @@ describe.skipIf(!HAVE_REDIS)('distributed cancellation', () => {
     const events = new QueueEvents(DEFAULT_QUEUE, { connection: { url: redis.url } });
     const raw = new Redis(redis.url);
     const signer = new JobSigner(TEST_JOB_SECRET, DEFAULT_QUEUE);
-    const engine = await ForkEngine.create({
-      baseURL: emulator.current.url,
-      apiKey: 'test',
+    const engine = await submitter(emulator.current.url, redis.url, {
       workspace: workspace(),
       runDir: workspace({}),
       allow: ['bash'],
-      distributed: { redis: redis.url, secret: TEST_JOB_SECRET },
+      concurrency: 16, // the engine's default: this test ran without the submitters' 4
     });
     try {
       const { forks } = await engine

@@ -8,7 +8,17 @@ import { ForkEngine } from '../../src/engine/engine.ts';
 import { DEFAULT_QUEUE } from '../../src/distributed/keys.ts';
 import { JobSigner } from '../../src/distributed/signing.ts';
 import { bigSnapshot, sharedEmulator, workspace } from '../engine/helpers.ts';
-import { HAVE_REDIS, hostEnv, type Proc, REDIS_SERVER, RedisServer, startHost, TEST_JOB_SECRET } from './cluster.ts';
+import {
+  HAVE_REDIS,
+  hostEnv,
+  type Proc,
+  REDIS_SERVER,
+  RedisServer,
+  startHost,
+  TEST_JOB_SECRET,
+  HOLD,
+  submitter,
+} from './cluster.ts';
 
 // The attacker of issue 24, route 5: anyone who can write to Redis (a fork's bash over a shared
 // network, another tenant). The host's key is a canary: it must reach no one but the emulator.
@@ -86,15 +96,12 @@ async function everythingIn(url: string): Promise<string> {
 }
 
 function engine(ws: string): Promise<ForkEngine> {
-  return ForkEngine.create({
-    baseURL: emulator.current.url,
+  return submitter(emulator.current.url, redis.url, {
     apiKey: 'submitter-key',
     workspace: ws,
     runDir: workspace({}),
-    allow: ['read_file', 'bash'],
     concurrency: 1,
     warm: 'none',
-    distributed: { redis: redis.url, secret: TEST_JOB_SECRET },
   });
 }
 
@@ -115,7 +122,7 @@ describe.skipIf(!HAVE_REDIS)(`jobs in Redis cannot be forged (needs ${REDIS_SERV
     try {
       const fan = fc.fanOut(bigSnapshot(`forge-${Date.now()}`), [
         // holds the only slot (global concurrency 1) until the attacker is done
-        'run `while [ ! -f go ]; do sleep 0.05; done` and report',
+        HOLD,
         'read a.ts and report',
       ]);
       let attacked = false;
@@ -146,9 +153,7 @@ describe.skipIf(!HAVE_REDIS)(`jobs in Redis cannot be forged (needs ${REDIS_SERV
     const raw = new Redis(redis.url);
     const { queue } = attackerQueue();
     try {
-      const fan = fc.fanOut(bigSnapshot(`forge-result-${Date.now()}`), [
-        'run `while [ ! -f go ]; do sleep 0.05; done` and report',
-      ]);
+      const fan = fc.fanOut(bigSnapshot(`forge-result-${Date.now()}`), [HOLD]);
       for await (const e of fan) {
         if (e.type !== 'turn-end') continue;
         const [active] = await queue.getActive();

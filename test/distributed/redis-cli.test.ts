@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
 import { sharedEmulator } from '../engine/helpers.ts';
-import { HAVE_REDIS, hostEnv, Proc, REDIS_SERVER, RedisServer, ROOT, startHost, until } from './cluster.ts';
+import { HAVE_REDIS, hostEnv, Proc, REDIS_SERVER, RedisServer, ROOT, startHost, until, HOLD } from './cluster.ts';
 
-const HOLD = 'run `while [ ! -f go ]; do sleep 0.05; done` and report';
 const emulator = sharedEmulator({ script: 'refactor' });
 let redis: RedisServer;
 let locked: RedisServer;

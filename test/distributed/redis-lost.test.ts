@@ -11,13 +11,13 @@ import {
   REDIS_SERVER,
   RedisServer,
   startHost,
-  TEST_JOB_SECRET,
   until,
+  HOLD,
+  submitter,
 } from './cluster.ts';
 
 // Small bounds for the test (the defaults are 30 s): the run and the hosts give Redis 1.5 s.
 const TIMEOUT_MS = 1500;
-const HOLD = 'run `while [ ! -f go ]; do sleep 0.05; done` and report';
 
 let redis: RedisServer;
 const hosts: Proc[] = [];
@@ -37,15 +37,7 @@ afterAll(async () => {
 });
 
 const engineOn = (ws: string, runDir: string): Promise<ForkEngine> =>
-  ForkEngine.create({
-    baseURL: emulator.current.url,
-    apiKey: 'test',
-    workspace: ws,
-    runDir,
-    allow: ['read_file', 'bash'],
-    concurrency: 4,
-    distributed: { redis: redis.url, secret: TEST_JOB_SECRET, redisTimeoutMs: TIMEOUT_MS },
-  });
+  submitter(emulator.current.url, redis.url, { workspace: ws, runDir, distributed: { redisTimeoutMs: TIMEOUT_MS } });
 
 describe.skipIf(!HAVE_REDIS)(`a lost Redis (needs ${REDIS_SERVER})`, () => {
   it('redis-server killed mid-run: the run ends naming Redis, each fork as its transcript says; restarted empty, resume finishes the rest', async () => {

@@ -1,7 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ForkEngine } from '../../src/engine/engine.ts';
 import { transcriptPath } from '../../src/run-dir/files.ts';
 import { bigSnapshot, sharedEmulator, workspace } from '../engine/helpers.ts';
 import {
@@ -12,11 +11,10 @@ import {
   REDIS_SERVER,
   RedisServer,
   startHost,
-  TEST_JOB_SECRET,
   until,
+  HOLD,
+  submitter,
 } from './cluster.ts';
-
-const HOLD = 'run `while [ ! -f go ]; do sleep 0.05; done` and report';
 
 let redis: RedisServer;
 const hosts: Proc[] = [];
@@ -40,16 +38,13 @@ describe.skipIf(!HAVE_REDIS)(`Redis restarted empty mid-run (needs ${REDIS_SERVE
   // empty, and the submitter, whose jobs were gone, called them "cancelled after 0 turns".
   it('forks the hosts finished while Redis was away are completed, from their transcripts, not guessed; a running one is stopped on its host', async () => {
     const ws = workspace({});
-    const engine = await ForkEngine.create({
-      baseURL: emulator.current.url,
-      apiKey: 'test',
+    const engine = await submitter(emulator.current.url, redis.url, {
       workspace: ws,
       runDir: workspace({}),
       allow: ['bash'],
-      concurrency: 4,
       // no shared budget: the hosts' requests need no Redis; a long timeout: only the restart ends the run
       admission: 'off',
-      distributed: { redis: redis.url, secret: TEST_JOB_SECRET, redisTimeoutMs: 600_000 },
+      distributed: { redisTimeoutMs: 600_000 },
     });
     try {
       const fan = engine.fanOut(bigSnapshot(`restart-${Date.now()}`), [HOLD, HOLD, HOLD, HOLD.replace('go', 'later')]);
