@@ -1,7 +1,9 @@
 // The real engine: llama.cpp's llama-server (scripts/llama/setup.sh --bench) on the
-// Qwen3-0.6B-shaped model, fan-outs of 4, 8 and 16 forks over 2K and 8K-token prefixes, three
-// arms in one run: forkcache (slot-aware), fork-naive (every fork at once, no warm-up) and
-// warm-one-then-release (one warm-up, then all at once: forkcache's openai-compatible rule).
+// Qwen3-0.6B-shaped model, fan-outs of 4, 8 and 16 forks over 2K and 8K-token prefixes, four
+// arms in one run: forkcache (slot-aware: on the default server one slot for every fork),
+// forkcache-copy (the prefix copied into a slot before each fork, 4 at a time), fork-naive
+// (every fork at once, no warm-up) and warm-one-then-release (one warm-up, then all at once:
+// forkcache's openai-compatible rule).
 // Each arm runs on a fresh server (nothing cached from another arm). Rows are also appended to
 // bench/results/engine-progress.jsonl as they finish: a full run takes hours on 2 shared cores.
 import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -16,10 +18,12 @@ import { TOOL_DECLARATIONS } from '../src/tools/declarations.ts';
 import { llamaAvailability, type LlamaServerOptions, startLlamaServer } from '../scripts/llama/llama-server.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';
 
-type Arm = 'forkcache' | 'forkcache-warm-each' | 'fork-naive' | 'warm-one-then-release';
+type Arm = 'forkcache' | 'forkcache-copy' | 'forkcache-warm-each' | 'fork-naive' | 'warm-one-then-release';
 
 const ARMS: Record<Arm, Pick<ForkEngineOptions, 'provider' | 'warm' | 'slotFill'>> = {
   forkcache: { provider: 'llama-cpp', warm: 'first-child', slotFill: 'auto' },
+  // on the default server (idle slots cleared): the prefix copied into a slot before each fork, 4 at a time
+  'forkcache-copy': { provider: 'llama-cpp', warm: 'first-child', slotFill: 'copy' },
   'forkcache-warm-each': { provider: 'llama-cpp', warm: 'first-child', slotFill: 'warm-each' },
   'fork-naive': { provider: 'openai-compatible', warm: 'none', slotFill: 'auto' },
   'warm-one-then-release': { provider: 'openai-compatible', warm: 'first-child', slotFill: 'auto' },
@@ -28,6 +32,13 @@ const ARMS: Record<Arm, Pick<ForkEngineOptions, 'provider' | 'warm' | 'slotFill'
 const tokenizer = fromPreTrained();
 // `tiny` (the test model) makes a quick check of the suite itself; its figures are not the bench's
 const MODEL = process.env['FORKCACHE_BENCH_ENGINE_MODEL'] === 'tiny' ? 'tiny' : 'qwen3-0.6b';
+// tokens each fork generates (its one turn is cut off there: the random model never stops);
+// FORKCACHE_BENCH_ENGINE_MAX_TOKENS=64 makes the fan-out decode-heavy
+const MAX_TOKENS = Number(process.env['FORKCACHE_BENCH_ENGINE_MAX_TOKENS'] ?? 8);
+if (!Number.isInteger(MAX_TOKENS) || MAX_TOKENS < 1)
+  throw new Error(
+    `FORKCACHE_BENCH_ENGINE_MAX_TOKENS: expected a positive integer, got ${process.env['FORKCACHE_BENCH_ENGINE_MAX_TOKENS']}`,
+  );
 
 /** A parent whose shared head is about `tokens` Qwen3 tokens (system prompt + the real tools). */
 function parentOf(tokens: number, tag: string): ParentSnapshot {
@@ -77,7 +88,7 @@ async function runArm(arm: Arm, server: LlamaServerOptions & { label: string }, 
       baseURL: llama.baseURL,
       apiKey: 'sk-local',
       workspace,
-      maxTokens: 8,
+      maxTokens: MAX_TOKENS,
       maxTurns: 1,
       pool: { maxThreads: 1, concurrentTasksPerWorker: 32 },
     });
@@ -162,6 +173,7 @@ export async function engineSuite(options: SuiteOptions): Promise<SuiteResult> {
       server: m.server,
       forks: m.forks,
       prefix_tokens: m.prefix,
+      max_tokens: MAX_TOKENS,
       arm: m.arm,
       slots: m.slotsFill,
       prefill_tokens: m.prefill,
@@ -179,7 +191,7 @@ export async function engineSuite(options: SuiteOptions): Promise<SuiteResult> {
   };
   for (const [forks, tokens] of cells) {
     const cell: Measured[] = [];
-    for (const arm of ['forkcache', 'fork-naive', 'warm-one-then-release'] as const)
+    for (const arm of ['forkcache', 'forkcache-copy', 'fork-naive', 'warm-one-then-release'] as const)
       cell.push(await runArm(arm, defaults, forks, tokens));
     const limit = limitOf(cell);
     const naive = cell.find((m) => m.arm === 'fork-naive');

@@ -5,7 +5,7 @@ const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
 /**
  * A local engine's figures for the terminal: the compute a fan-out cost (prompt tokens the server
- * computed, against the least it could have: the prefix once plus each fork's own part), the
+ * computed, against the prefix once plus each fork's own part in full), the
  * server's own times, and what was done with llama.cpp's slots. Nothing on a hosted API.
  */
 export function engineLines(s: FanOutSummary): string[] {
@@ -24,8 +24,8 @@ export function engineLines(s: FanOutSummary): string[] {
   if (slots && slots.total > 0) {
     const how = {
       copy: slots.clears_idle
-        ? 'one prefill, copied into a slot just before each fork (the server clears idle slots)'
-        : 'one prefill, copied into every slot',
+        ? 'one prefill (the prefix, then the fork rules), copied into a slot just before each fork (the server clears idle slots)'
+        : 'one prefill (the prefix, then the fork rules), copied into every slot',
       'warm-each': 'one prefill per slot',
       'one-slot': 'one slot for every fork in turn',
       none: 'one slot',

@@ -72,8 +72,9 @@ export interface ForkEngineOptions {
   /**
    * `llama-cpp` only: how the server's slots get the shared prefix before the forks start.
    * `auto` (default): prefill once, then copy that slot's KV cache into the others (needs the
-   * server's `--slot-save-path`), else one prefill per slot; `warm-each`: one prefill per slot
-   * (to compare).
+   * server's `--slot-save-path`), else one prefill per slot; on a server that clears idle slots
+   * (its default without `-np`) one slot serves every fork in turn. `copy`: copies even there,
+   * before each fork's request; `warm-each`: one prefill per slot (both to compare).
    */
   slotFill?: SlotFill;
   /** Lifetime of the shared-boundary marker (default 5m). */

@@ -2,7 +2,9 @@ import type OpenAI from 'openai';
 import type { Clock } from '../clock.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
 import { dialectOf } from '../prefix/chat-dialects.ts';
-import { closedChatHead } from '../provider/openai/body.ts';
+import { chatRequestBody, closedChatHead } from '../provider/openai/body.ts';
+import { FORK_BOILERPLATE } from '../fork/directive.ts';
+import { DIRECTIVE_PREFIX, FORK_BOILERPLATE_CLOSE } from '../wire/fork-text.ts';
 import { sendChatBytes } from '../provider/openai/stream.ts';
 import { chatWarmup } from '../provider/openai/warmup.ts';
 import type { LlamaServerApi } from '../provider/llama-cpp/server-api.ts';
@@ -78,12 +80,50 @@ async function warmSlot(run: SlotFillRun, slot: number, measure: boolean): Promi
 }
 
 /**
+ * The fork rules after the prefix, on a slot whose KV cache is about to be copied: every fork's
+ * own part opens with the same rules (src/fork/directive.ts), so the copies hold them too and a
+ * fork computes only its directive. A request of its own, after the warm-up that measures the
+ * prefix (what is shared stays the prefix); recorded with the warm-ups. When it fails the forks
+ * compute the rules themselves, as without it.
+ */
+async function extendWithRules(run: SlotFillRun, slot: number): Promise<void> {
+  const child = run.prefix.plan.continuation(`${FORK_BOILERPLATE}\n\n${DIRECTIVE_PREFIX}`.trimEnd());
+  // the rules are in the boundary's tail blocks or in one message; what follows them (the
+  // Qwen layout's acknowledgement and task prompt) comes after the directive, never shared
+  const at = child.messages.findIndex((m) => JSON.stringify(m.content).includes(FORK_BOILERPLATE_CLOSE));
+  const rules = { tailBlocks: child.tailBlocks, messages: child.messages.slice(0, at + 1) };
+  const body = chatRequestBody(
+    run.prefix,
+    rules,
+    { max_tokens: 1, id_slot: slot },
+    {
+      dialect: dialectOf('llama-cpp'),
+      marker: false,
+    },
+  );
+  const at0 = run.clock.now();
+  try {
+    const { message } = await sendChatBytes(run.client, body, { signal: run.signal });
+    run.accounts.warmup(message.usage, at0);
+    run.log({ type: 'slot-rules', at: run.clock.now(), slot, tokens: message.usage.input_tokens });
+  } catch (err) {
+    if (run.signal.aborted) throw err;
+    run.log({ type: 'slot-rules-failed', at: run.clock.now(), slot, error: (err as Error).message });
+  }
+}
+
+/** What the summary says once on a server that clears idle slots (auto: one slot). */
+export const CLEARING_NOTE =
+  'llama-server clears idle slots (one unified KV cache: its default without -np): one slot serves every fork in turn; start it with -np N to run N forks at a time';
+
+/**
  * Fill a llama-server's slots with the frozen prefix before any fork is released: prefill it
  * once on slot 0 (the warm-up, which also measures it), then copy that slot's KV cache into
  * the others (`/slots/{id}?action=save|restore`), or, where the server does not allow it (no
- * `--slot-save-path`), prefill each slot. On a server that clears idle slots, the copy is made
- * just before each fork's request instead (see SlotPool); without copies there one slot serves
- * every fork in turn. The siblings wait for all of it (the warm gate opens at the end).
+ * `--slot-save-path`), prefill each slot. On a server that clears idle slots one slot serves
+ * every fork in turn (`auto`, measured fastest there), or, with `copy`, the copy is made just
+ * before each fork's request (see SlotPool). The siblings wait for all of it (the warm gate
+ * opens at the end).
  */
 export async function fillSlots(run: SlotFillRun, total: number): Promise<{ pool: SlotPool; report: SlotReport }> {
   const wanted = Math.max(1, Math.min(total, run.forks));
@@ -100,7 +140,17 @@ export async function fillSlots(run: SlotFillRun, total: number): Promise<{ pool
     report.clears_idle = wanted > 1 && (await clearsIdleSlots(run));
     warm = await warmSlot(run, 0, true);
     if (!warm || wanted === 1) return finish(new SlotPool(1, { clean: [0] }));
+    if (report.clears_idle && run.fill === 'auto') {
+      // measured faster (docs/engines.md): forks on several slots there cost a copy before each
+      // request and, between a fork's turns, its slot (a task on another slot clears it, and
+      // the fork's own turns are computed again); the one slot keeps the prefix, and each fork
+      // reads the rules from the fork before it
+      report.fill = 'one-slot';
+      report.note = CLEARING_NOTE;
+      return finish(new SlotPool(1, { clean: [0] }));
+    }
     const file = `forkcache-${run.prefix.id}.bin`;
+    if (run.fill !== 'warm-each') await extendWithRules(run, 0);
     const saved = run.fill === 'warm-each' ? undefined : await run.server.save(0, file, run.signal);
     if (saved?.ok) {
       report.fill = 'copy';
@@ -117,6 +167,7 @@ export async function fillSlots(run: SlotFillRun, total: number): Promise<{ pool
       report.note = `llama-server refuses slot copies (${saved.message}): ${report.clears_idle ? 'one slot serves every fork' : 'each slot prefills the prefix itself'}; start it with --slot-save-path DIR to prefill once`;
     if (report.clears_idle) {
       report.fill = 'one-slot';
+      report.note ??= CLEARING_NOTE;
       return finish(new SlotPool(1, { clean: [0] }));
     }
     report.fill = 'warm-each';

@@ -1,11 +1,14 @@
 import type { GatePermit, RequestGate } from '../loop/types.ts';
 
 /**
- * How the slots get the prefix: `auto` (prefill once, then the KV cache copied, where the server
- * allows it), `warm-each` (one prefill per slot: what `auto` falls back to, here on purpose).
+ * How the slots get the prefix: `auto` (prefill once, then the KV cache copied into every slot
+ * where the server keeps idle slots and allows copies; one slot for every fork where it clears
+ * them), `copy` (prefill once and copy, even on a server that clears idle slots: there before
+ * each fork's request), `warm-each` (one prefill per slot: what `auto` falls back to without
+ * copies, here on purpose).
  */
-export type SlotFill = 'auto' | 'warm-each';
-export const SLOT_FILLS: readonly SlotFill[] = ['auto', 'warm-each'];
+export type SlotFill = 'auto' | 'copy' | 'warm-each';
+export const SLOT_FILLS: readonly SlotFill[] = ['auto', 'copy', 'warm-each'];
 
 /**
  * The slots of a llama-server that one fan-out uses: each fork holds one slot for all its turns

@@ -18,11 +18,12 @@ export interface EngineSlots {
 /**
  * A fan-out on a local engine (llama.cpp, vLLM, SGLang) in the engine's own terms: it has no
  * price, its cost is compute. `prefill_tokens` are the prompt tokens the engine computed (what
- * it did not read from its cache); `prefill_limit` is the least a fan-out can compute: the
- * shared prefix once, plus each request's own part (a fork's first request: what follows the
- * prefix; a later turn: what follows the previous request's prompt and output; at least one
- * token each, which an engine always evaluates). Times are summed where the server reported
- * them (llama.cpp's `timings`).
+ * it did not read from its cache); `prefill_limit` is what a fan-out computes when only the
+ * prefix is shared: the shared prefix once, plus each request's own part in full (a fork's first
+ * request: what follows the prefix; a later turn: what follows the previous request's prompt
+ * and output; at least one token each, which an engine always evaluates). A fork that reads
+ * another fork's rules from its slot computes less (the ratio reads below 1). Times are summed
+ * where the server reported them (llama.cpp's `timings`).
  */
 export interface EngineFigures {
   requests: number;

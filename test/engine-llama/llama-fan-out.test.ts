@@ -21,20 +21,42 @@ async function start(options: LlamaServerOptions = {}): Promise<LlamaServer> {
   return server;
 }
 
+interface TaskFigures {
+  tokens: number;
+  ms: number;
+  generated: number;
+}
+const shown = (t: TaskFigures): string => `${t.tokens}/${t.ms.toFixed(2)}/${t.generated}`;
+
 /** The ledger's requests, as the server logs them: prompt tokens evaluated (and their ms), tokens generated. */
-function ledgerTasks(result: FanOutResult): string[] {
+function ledgerTasks(result: FanOutResult): TaskFigures[] {
   const records = result.forks.flatMap((f) => f.requests.map((r) => r.usage));
-  return records.map((u) => `${u.input_tokens}/${u.timings?.prompt_ms.toFixed(2)}/${u.output_tokens}`);
+  return records.map((u) => ({
+    tokens: u.input_tokens,
+    ms: u.timings?.prompt_ms ?? Number.NaN,
+    generated: u.output_tokens,
+  }));
 }
 
 async function expectLedgerIsTheServers(result: FanOutResult, s: LlamaServer): Promise<void> {
   // every request the server ran is one the ledger holds, with the same figures; warm-ups and
-  // probes are in the ledger too (under the parent), so compare the forks' and then the totals
-  const logged = loggedTasks(s.log()).map((t) => `${t.promptTokens}/${t.promptMs}/${t.generated}`);
+  // probes are in the ledger too (under the parent), so compare the forks' and then the totals.
+  // The log prints the ms with two decimals, the JSON with its own rounding: 34.125 can read
+  // 34.12 in one and 34.13 in the other, so the ms match to the log's last digit
+  const logged: TaskFigures[] = loggedTasks(s.log()).map((t) => ({
+    tokens: t.promptTokens,
+    ms: Number(t.promptMs),
+    generated: t.generated,
+  }));
   const forks = ledgerTasks(result);
   for (const task of forks) {
-    const at = logged.indexOf(task);
-    expect(at, `fork request ${task} in the server's log (${logged.join(' ')})`).toBeGreaterThanOrEqual(0);
+    const at = logged.findIndex(
+      (l) => l.tokens === task.tokens && l.generated === task.generated && Math.abs(l.ms - task.ms) <= 0.0100001,
+    );
+    expect(
+      at,
+      `fork request ${shown(task)} in the server's log (${logged.map(shown).join(' ')})`,
+    ).toBeGreaterThanOrEqual(0);
     logged.splice(at, 1);
   }
   const engine = result.summary.engine!;
@@ -64,9 +86,26 @@ function expectPrefilledOnce(result: FanOutResult): void {
 }
 
 describe.skipIf(!hasLlama)(`llama-cpp fan-out (${why})`, { timeout: 240_000 }, () => {
-  it('default server (4 slots, idle slots cleared): one prefill, copied into each slot before its fork', async () => {
+  it('default server (4 slots, idle slots cleared): one prefill, one slot for every fork in turn, said once', async () => {
     const s = await start();
-    const result = await fanOutOn(s, 5);
+    const result = await fanOutOn(s, 4);
+    expect(result.summary.engine?.slots).toMatchObject({ total: 4, used: 1, fill: 'one-slot', clears_idle: true });
+    expect(result.summary.engine?.slots?.note).toMatch(/clears idle slots.*-np N/);
+    expectEveryForkReadThePrefix(result);
+    expectPrefilledOnce(result);
+    expect(result.summary.warnings).toEqual([]);
+    await expectLedgerIsTheServers(result, s);
+    const forks = loggedTasks(s.log()).slice(-4);
+    expect(forks.map((t) => t.slot)).toEqual([0, 0, 0, 0]);
+    // each fork after the first reads its predecessor's prompt up to its own directive: it
+    // computes fewer tokens than the first fork, whose own part followed the prefix alone
+    const [first, ...rest] = result.forks.map((f) => f.requests[0]!.usage.input_tokens).sort((a, b) => b - a);
+    for (const computed of rest) expect(computed).toBeLessThan(first!);
+  });
+
+  it('default server with slotFill copy: one prefill, copied into each slot before its fork', async () => {
+    const s = await start();
+    const result = await fanOutOn(s, 5, { slotFill: 'copy' });
     expect(result.summary.engine?.slots).toMatchObject({ total: 4, used: 4, fill: 'copy', clears_idle: true });
     expectEveryForkReadThePrefix(result);
     expectPrefilledOnce(result);
@@ -123,6 +162,15 @@ describe.skipIf(!hasLlama)(`llama-cpp fan-out (${why})`, { timeout: 240_000 }, (
     expectEveryForkReadThePrefix(result);
     expectPrefilledOnce(result);
     await expectLedgerIsTheServers(result, s);
+    // the copies hold the fork rules too (computed once, after the prefix): a fork computes its
+    // directive and the assistant turn's opening, a small part of what follows the prefix
+    const shared = result.summary.prefix.shared_tokens!;
+    for (const fork of result.forks) {
+      const usage = fork.requests[0]!.usage;
+      const own = usage.input_tokens + usage.cache_read_input_tokens - shared;
+      expect(own).toBeGreaterThan(150);
+      expect(usage.input_tokens, `computed of ${own}`).toBeLessThan(own / 4);
+    }
   });
 
   it('without --slot-save-path: each slot prefills itself (-np 4), or one slot serves all (default), said once', async () => {
@@ -131,8 +179,10 @@ describe.skipIf(!hasLlama)(`llama-cpp fan-out (${why})`, { timeout: 240_000 }, (
     expect(each.summary.engine?.slots).toMatchObject({ used: 3, fill: 'warm-each', clears_idle: false });
     expect(each.summary.engine?.slots?.note).toMatch(/--slot-save-path/);
     expectEveryForkReadThePrefix(each);
-    // four prefills, which the ledger counts as missed reads
-    expect(each.summary.engine!.prefill_ratio).toBeGreaterThan(2);
+    // one warm-up per slot (what each computes is the server's affair: its host-memory prompt
+    // cache sometimes hands a slot the prefix another one computed), the probes, the rules
+    expect(each.summary.engine!.requests).toBe(3 + 3 + 3 + 1);
+    expect(each.summary.engine!.prefill_ratio).toBeGreaterThan(1);
     await expectLedgerIsTheServers(each, kept);
     await kept.stop();
     const cleared = await start({ slotSave: false });
