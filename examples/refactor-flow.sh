@@ -46,15 +46,15 @@ git -C "$REPO" -c user.name=example -c user.email=example@localhost commit -qm '
 grep -rlw "$OLD" "$REPO/src" | sed "s|^$REPO/|  uses $OLD: |"
 
 step "1. forkcache plan: one directive per file under src/ that uses $OLD, a check per fork"
-forkcache plan --workspace "$REPO" --files 'src/**/*.ts' --grep "\\b$OLD\\b" \
+# --isolation worktree: each fork in its own worktree and branch, reviewed and merged on its own
+forkcache plan --workspace "$REPO" --files 'src/**/*.ts' --grep "\\b$OLD\\b" --isolation worktree \
   --directive "rename $OLD to $NEW in {file}" --check "! grep -qw $OLD {file}" --out "$WORK/plan.json"
-# `forkcache plan` writes the plan's fields it has flags for; worktrees (so each fork's change can
-# be reviewed and merged on its own) and the run directory are set in the file.
+# the run directory (default .forkcache/runs in the workspace) is set in the file, outside the copy
 node -e '
   const fs = require("node:fs");
   const [file, runs] = process.argv.slice(1);
   const plan = JSON.parse(fs.readFileSync(file, "utf8"));
-  Object.assign(plan, { isolation: "worktree", runDir: runs });
+  Object.assign(plan, { runDir: runs });
   fs.writeFileSync(file, JSON.stringify(plan, null, 2) + "\n");
   console.log(`  ${plan.directives.length} directive(s), e.g. ${JSON.stringify(plan.directives[0])}`);
   console.log(`  check: ${plan.check}; isolation: ${plan.isolation}; runDir: ${plan.runDir}`);

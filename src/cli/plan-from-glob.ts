@@ -4,6 +4,7 @@ import { RE2JS } from 're2js';
 import { ForkcacheError } from '../errors.ts';
 import { validateDirective } from '../fork/directive.ts';
 import { substituteCheck } from '../tools/check-command.ts';
+import { HostGit } from '../tools/host-git.ts';
 import { parseGlob } from '../tools/glob-match.ts';
 import { BINARY_SNIFF_BYTES } from '../tools/limits.ts';
 import { byCodeUnit, walk } from '../tools/walk.ts';
@@ -17,6 +18,8 @@ export interface GlobPlanInput {
   directive: string;
   check?: string | undefined;
   checkRetries?: number | undefined;
+  /** `worktree`: each fork in its own git worktree (checked now: the workspace must be a repository). */
+  isolation?: 'none' | 'worktree' | undefined;
   model: string;
   /** Where the plan will be written: its `workspace` is then relative to that file's directory. */
   out?: string | undefined;
@@ -95,6 +98,13 @@ export async function planFromGlob(input: GlobPlanInput): Promise<{ plan: Record
       );
     }
   }
+  if (input.isolation === 'worktree')
+    await HostGit.open(root, 'INVALID_ARGUMENT').catch(() => {
+      throw bad(
+        '--isolation',
+        `worktree needs the workspace in a git repository with a commit; ${input.workspace} is not`,
+      );
+    });
   const globbed = await globFiles(root, input.files);
   const files: string[] = [];
   for (const file of globbed) if (re === undefined || (await fileMatches(path.join(root, file), re))) files.push(file);
@@ -127,6 +137,7 @@ export async function planFromGlob(input: GlobPlanInput): Promise<{ plan: Record
     directives,
     ...(input.check === undefined ? {} : { check: input.check }),
     ...(input.checkRetries === undefined ? {} : { checkRetries: input.checkRetries }),
+    ...(input.isolation === undefined ? {} : { isolation: input.isolation }),
   };
   return { plan, files };
 }

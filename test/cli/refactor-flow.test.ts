@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,6 +60,8 @@ describe('forkcache plan', () => {
       [{ grep: '(?<=x)y' }, /^--grep: invalid regular expression \(RE2 syntax/],
       [{ workspace: join(dir, 'nope') }, /^--workspace: .*nope does not exist$/],
       [{ directive: 'rename x' }, /^--directive: put \{file\} where the file goes/],
+      // the repo() workspace is not a git repository: refused now, not when the first fork starts
+      [{ isolation: 'worktree' }, /^--isolation: worktree needs the workspace in a git repository with a commit; /],
       [
         { check: 'test -e {path}' },
         /^check: \{path\} is not a field of the directives \(its fields: \{directive\}, \{file\}\)$/,
@@ -79,6 +82,33 @@ describe('forkcache plan', () => {
       'nowhere',
     ]);
     expect([cli.code, cli.stderr]).toEqual([2, expect.stringMatching(/--grep: 4 file\(s\) match/)]);
+  });
+
+  it('--isolation worktree goes into the plan of a git repository; a bad mode is exit 2, naming the flag', async () => {
+    const dir = repo();
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'pipe' });
+    git('init', '-q');
+    git('-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '--allow-empty', '-m', 'base');
+    const plan = planFromGlob({
+      workspace: dir,
+      files: 'src/*.ts',
+      directive: 'rename fetchData to loadData in {file}',
+      model: 'claude-opus-5-5',
+      isolation: 'worktree',
+    });
+    expect((await plan).plan).toMatchObject({ isolation: 'worktree' });
+    const bad = await forkcache([
+      'plan',
+      '--workspace',
+      dir,
+      '--files',
+      'src/*.ts',
+      '--directive',
+      'x {file}',
+      '--isolation',
+      'branch',
+    ]);
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringMatching(/--isolation: expected none or worktree/)]);
   });
 });
 

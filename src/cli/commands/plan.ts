@@ -12,6 +12,7 @@ const optionsSchema = z.object({
   directive: z.string({ error: 'required: the directive, with {file} where the file goes' }).min(1),
   check: z.string().min(1).optional(),
   checkRetries: intFlag.optional(),
+  isolation: z.enum(['none', 'worktree'], { error: 'expected none or worktree' }).optional(),
   model: z.string().min(1).default(DEFAULT_MODEL),
   out: z.string().min(1, 'expected a file name').optional(),
 });
@@ -41,6 +42,10 @@ export function registerPlanCommand(program: Command): void {
       "a shell command run in each fork's workspace after it reports done; {file} is replaced, shell-quoted",
     )
     .option('--check-retries <n>', "times a failing check's output goes back to the fork (default 1)")
+    .option(
+      '--isolation <mode>',
+      'none (default: the forks share the workspace) or worktree (each fork in its own git worktree and branch, for review and merge; the workspace must be a git repository with a commit)',
+    )
     .option('--model <id>', `the parent's model (default ${DEFAULT_MODEL})`)
     .option('--out <file>', 'write the plan here (its workspace then relative to it); default: stdout')
     .action(async (raw: Record<string, unknown>) => {
