@@ -30,8 +30,8 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
   process.stdout.write(`${VERSION}\n`);
 } else {
   const { createProgram } = await import('./program.ts');
-  await createProgram()
-    .parseAsync(process.argv)
+  await createProgram(args)
+    .then((program) => program.parseAsync(process.argv))
     .catch((err: unknown) => {
       const code = (err as { code?: unknown }).code;
       process.stderr.write(`forkcache: ${(err as Error).message ?? String(err)}\n`);

@@ -1,23 +1,40 @@
 import { Command } from 'commander';
 import { VERSION } from '../version.ts';
-import { registerCleanCommand } from './commands/clean.ts';
-import { registerDemoCommand } from './commands/demo.ts';
-import { registerDiffCommand } from './commands/diff.ts';
-import { registerEconomicsCommand } from './commands/economics.ts';
-import { registerEmulatorCommand } from './commands/emulator.ts';
-import { registerInspectTranscriptCommand } from './commands/inspect-transcript.ts';
-import { registerMergeCommand } from './commands/merge.ts';
-import { registerModelsCommand } from './commands/models.ts';
-import { registerPlanCommand } from './commands/plan.ts';
-import { registerProxyCommand } from './commands/proxy.ts';
-import { registerReportCommand } from './commands/report.ts';
-import { registerResumeCommand } from './commands/resume.ts';
-import { registerRunCommand } from './commands/run.ts';
-import { registerStatusCommand } from './commands/status.ts';
-import { registerWorkerCommand } from './commands/worker.ts';
 
-/** Build the command tree. Each sub-command lives in its own file and registers itself here. */
-export function createProgram(): Command {
+type Register = (program: Command) => void;
+
+/**
+ * Each sub-command lives in its own file and registers itself. In the order `--help` lists
+ * them; loaded on demand: a command imports only its own modules (the SDK, the engine, the
+ * emulator, the charts are over a second to load on a busy 2-core machine, and `status` or
+ * `plan` need none of them).
+ */
+const COMMANDS: Record<string, () => Promise<Register>> = {
+  demo: () => import('./commands/demo.ts').then((m) => m.registerDemoCommand),
+  economics: () => import('./commands/economics.ts').then((m) => m.registerEconomicsCommand),
+  emulator: () => import('./commands/emulator.ts').then((m) => m.registerEmulatorCommand),
+  'inspect-transcript': () =>
+    import('./commands/inspect-transcript.ts').then((m) => m.registerInspectTranscriptCommand),
+  models: () => import('./commands/models.ts').then((m) => m.registerModelsCommand),
+  plan: () => import('./commands/plan.ts').then((m) => m.registerPlanCommand),
+  proxy: () => import('./commands/proxy.ts').then((m) => m.registerProxyCommand),
+  report: () => import('./commands/report.ts').then((m) => m.registerReportCommand),
+  run: () => import('./commands/run.ts').then((m) => m.registerRunCommand),
+  resume: () => import('./commands/resume.ts').then((m) => m.registerResumeCommand),
+  worker: () => import('./commands/worker.ts').then((m) => m.registerWorkerCommand),
+  // review a run, apply its forks' branches, remove what it made (docs/review.md)
+  status: () => import('./commands/status.ts').then((m) => m.registerStatusCommand),
+  diff: () => import('./commands/diff.ts').then((m) => m.registerDiffCommand),
+  merge: () => import('./commands/merge.ts').then((m) => m.registerMergeCommand),
+  clean: () => import('./commands/clean.ts').then((m) => m.registerCleanCommand),
+};
+
+/**
+ * Build the command tree for `args` (the arguments after the program name): only the command
+ * they name, or every command when they name none of them (`--help`, `help run`, a typo, which
+ * commander then answers with the list and its suggestion).
+ */
+export async function createProgram(args: readonly string[] = process.argv.slice(2)): Promise<Command> {
   const program = new Command('forkcache')
     .description('Run LLM fork subagents in parallel on one byte-identical, prompt-cached prefix.')
     .version(VERSION, '-v, --version')
@@ -27,21 +44,8 @@ export function createProgram(): Command {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') process.exit(0);
       process.exit(err.exitCode === 0 ? 0 : 2);
     });
-  registerDemoCommand(program);
-  registerEconomicsCommand(program);
-  registerEmulatorCommand(program);
-  registerInspectTranscriptCommand(program);
-  registerModelsCommand(program);
-  registerPlanCommand(program);
-  registerProxyCommand(program);
-  registerReportCommand(program);
-  registerRunCommand(program);
-  registerResumeCommand(program);
-  registerWorkerCommand(program);
-  // review a run, apply its forks' branches, remove what it made (docs/review.md)
-  registerStatusCommand(program);
-  registerDiffCommand(program);
-  registerMergeCommand(program);
-  registerCleanCommand(program);
+  const named = args[0] !== undefined && Object.hasOwn(COMMANDS, args[0]) ? [args[0]] : Object.keys(COMMANDS);
+  const registers = await Promise.all(named.map((name) => COMMANDS[name]!()));
+  for (const register of registers) register(program);
   return program;
 }

@@ -7,7 +7,8 @@ import { createProgram } from '../../src/cli/program.ts';
 import { forkcache, lastJson } from './run-cli.ts';
 
 /** The command tree in this process: its errors are thrown, not turned into exit codes. */
-const inProcess = (args: string[]): Promise<unknown> => createProgram().parseAsync(['node', 'forkcache', ...args]);
+const inProcess = async (args: string[]): Promise<unknown> =>
+  (await createProgram(args)).parseAsync(['node', 'forkcache', ...args]);
 
 const RUN = 'test/fixtures/runs/fo001-e3a67061';
 const TRANSCRIPT = 'test/fixtures/claude-code/session.jsonl';
