@@ -10,6 +10,7 @@ import { economicsSuite } from './economics.ts';
 import { engineSuite } from './engine.ts';
 import { economicsModelsSuite } from './economics-models.ts';
 import { longWordsSuite } from './long-words.ts';
+import { tokenizerSuite } from './tokenizer.ts';
 import { memorySuite } from './memory.ts';
 import { overheadSuite } from './overhead.ts';
 import { proxyMemorySuite } from './proxy-memory.ts';
@@ -31,6 +32,7 @@ const SUITES: Record<string, (o: SuiteOptions) => Promise<SuiteResult>> = {
   'proxy-overhead': proxyOverheadSuite,
   'proxy-memory': proxyMemorySuite,
   'long-words': longWordsSuite,
+  tokenizer: tokenizerSuite,
   // issue 26: the real engine (llama-server; hours on 2 cores, so only with --only=engine)
   engine: engineSuite,
 };
