@@ -47,7 +47,8 @@ function writeMultiplierOf(r: EconomicsResult): number | undefined {
 }
 
 function conventionTitle(r: EconomicsResult): string {
-  if (r.convention === 'seed') return 'convention seed (no write premium, reads at 0.1x, as the seed chapter counts)';
+  if (r.convention === 'seed')
+    return 'convention seed (no write premium, reads at 0.1x, as the reference chapter counts)';
   const m = writeMultiplierOf(r);
   const ttl = r.ttl === '1h' ? '1h TTL' : '5m TTL';
   if (m === undefined) return `convention real (writes at ${r.ttl === '1h' ? '2x (1h TTL)' : '1.25x (5m TTL)'})`;
@@ -72,7 +73,7 @@ export function formatEconomics(results: readonly EconomicsResult[]): string {
       results.some((r) => r.convention === 'real')
         ? 'cached as forks are (the first writes the system prompt and tools, the others read them)'
         : ''
-    }${results.length > 1 ? '; under seed: ' : ''}${results.some((r) => r.convention === 'seed') ? 'full price, no sharing, as the seed chapter counts them' : ''}`,
+    }${results.length > 1 ? '; under seed: ' : ''}${results.some((r) => r.convention === 'seed') ? 'full price, no sharing, as the reference chapter counts them' : ''}`,
   ];
   if (!first.cacheable) lines.push("note: the prefix is below the model's minimum cacheable length: nothing is cached");
   for (const r of results) {

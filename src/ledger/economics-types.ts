@@ -5,7 +5,7 @@ import type { CacheTtl } from '../wire/cache.ts';
  * Break-even economics of one fan-out (input tokens only: every strategy is assumed to produce
  * the same output). See docs/economics.md for the formulas and the worked seed figures.
  *
- * - `seed` convention, as the seed chapter counts: no write premium. Child 1 pays the uncached
+ * - `seed` convention, as the reference chapter counts: no write premium. Child 1 pays the uncached
  *   part of the prefix at full price; the other children read it at the read multiplier (0.1).
  * - `real` convention: child 1 writes the uncached part at the write multiplier (1.25 for a
  *   5-minute entry, 2 for 1 hour).

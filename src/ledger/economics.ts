@@ -23,11 +23,11 @@ export type {
 /** Default model of the economics command: the documentation's recommended model. */
 export const DEFAULT_ECONOMICS_MODEL = DEFAULT_MODEL;
 
-/** The seed chapter's read price: 0.1x input, which its figures assume whatever the model. */
+/** The reference chapter's read price: 0.1x input, which its figures assume whatever the model. */
 export const SEED_READ_MULTIPLIER = 0.1;
 
 /**
- * Default fresh-agent system prompt + tool definitions, in tokens: the seed chapter's own
+ * Default fresh-agent system prompt + tool definitions, in tokens: the reference chapter's own
  * figures for the parent (system prompt ~4,000 + tool definitions ~12,000). A fresh agent gets
  * its own system prompt and tools, so it pays these in full, plus the directive.
  */
@@ -146,7 +146,7 @@ export function forkEconomics(input: EconomicsInput, field = 'model', dateField 
     };
     const terms = termsFor(usage, info, at, table);
     const rates = terms.rates;
-    // The seed chapter counts writes at full price and reads at 0.1x, whatever the model.
+    // The reference chapter counts writes at full price and reads at 0.1x, whatever the model.
     const write = seed ? rates.input : opts.ttl === '1h' ? rates.cacheWrite1h : rates.cacheWrite5m;
     const read = seed ? rates.input * SEED_READ_MULTIPLIER : rates.cacheRead;
     return {

@@ -136,7 +136,7 @@ describe('side figures quoted in docs/economics.md', () => {
       model: 'claude-sonnet-4-6',
     });
     expect(big.savingsVsNoCache).toBe((929_600 - 94_400) / 929_600);
-    // Cold break-even vs fresh agents for the 90 % claim's fan-out: 16 under the seed chapter's
+    // Cold break-even vs fresh agents for the 90 % claim's fan-out: 16 under the reference chapter's
     // uncached fresh agents; never against fresh agents that cache as forks do (5m and 1h).
     const claim = { prefixTokens: 100_000, directiveTokens: 200, children: 8, model: 'claude-sonnet-4-6' } as const;
     expect(forkEconomics({ ...claim, convention: 'seed' }).breakEven.vsFreshAgents).toBe(16);

@@ -24,7 +24,7 @@ import { calendarDate, dayStart } from '../../models/dates.ts';
 import { pricedOn } from '../../models/pricing.ts';
 import { formatWholeRun, writeSweep } from '../economics-outputs.ts';
 
-/** The directive size when none is given: the seed chapter's 200 tokens. */
+/** The directive size when none is given: the reference chapter's 200 tokens. */
 const DEFAULT_DIRECTIVE = 200;
 const DEFAULT_CHART = 'forkcache-economics.svg';
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
