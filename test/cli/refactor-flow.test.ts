@@ -21,6 +21,10 @@ function repo(): string {
 
 const ws = (dir: string, file: string): string => readFileSync(join(dir, file), 'utf8');
 
+/** `forkcache plan` on `dir`'s src/*.ts with a trivial directive, and more flags. */
+const planCli = (dir: string, ...flags: string[]) =>
+  forkcache(['plan', '--workspace', dir, '--files', 'src/*.ts', '--directive', 'x {file}', ...flags]);
+
 describe('forkcache plan', () => {
   it('writes one directive per file that matches the glob and the regex, sorted, with a default parent', async () => {
     const dir = repo();
@@ -70,17 +74,7 @@ describe('forkcache plan', () => {
     for (const [input, message] of cases)
       expect(await refusal(input)).toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(message) });
     // through the command: bad input is exit 2, with the message
-    const cli = await forkcache([
-      'plan',
-      '--workspace',
-      dir,
-      '--files',
-      'src/*.ts',
-      '--directive',
-      'x {file}',
-      '--grep',
-      'nowhere',
-    ]);
+    const cli = await planCli(dir, '--grep', 'nowhere');
     expect([cli.code, cli.stderr]).toEqual([2, expect.stringMatching(/--grep: 4 file\(s\) match/)]);
   });
 
@@ -97,17 +91,7 @@ describe('forkcache plan', () => {
       isolation: 'worktree',
     });
     expect((await plan).plan).toMatchObject({ isolation: 'worktree' });
-    const bad = await forkcache([
-      'plan',
-      '--workspace',
-      dir,
-      '--files',
-      'src/*.ts',
-      '--directive',
-      'x {file}',
-      '--isolation',
-      'branch',
-    ]);
+    const bad = await planCli(dir, '--isolation', 'branch');
     expect([bad.code, bad.stderr]).toEqual([2, expect.stringMatching(/--isolation: expected none or worktree/)]);
   });
 });
