@@ -3,8 +3,8 @@ import type { Clock } from '../clock.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
 import { dialectOf } from '../prefix/chat-dialects.ts';
 import { chatRequestBody, closedChatHead } from '../provider/openai/body.ts';
-import { FORK_BOILERPLATE } from '../fork/directive.ts';
-import { DIRECTIVE_PREFIX, FORK_BOILERPLATE_CLOSE } from '../wire/fork-text.ts';
+import { WRAPPED_DIRECTIVE_OPENING } from '../fork/directive.ts';
+import { FORK_BOILERPLATE_CLOSE } from '../wire/fork-text.ts';
 import { sendChatBytes } from '../provider/openai/stream.ts';
 import { chatWarmup } from '../provider/openai/warmup.ts';
 import type { LlamaServerApi } from '../provider/llama-cpp/server-api.ts';
@@ -87,7 +87,8 @@ async function warmSlot(run: SlotFillRun, slot: number, measure: boolean): Promi
  * compute the rules themselves, as without it.
  */
 async function extendWithRules(run: SlotFillRun, slot: number): Promise<void> {
-  const child = run.prefix.plan.continuation(`${FORK_BOILERPLATE}\n\n${DIRECTIVE_PREFIX}`.trimEnd());
+  // without its trailing space: a fork's directive word takes the space into its first token
+  const child = run.prefix.plan.continuation(WRAPPED_DIRECTIVE_OPENING.trimEnd());
   // the rules are in the boundary's tail blocks or in one message; what follows them (the
   // Qwen layout's acknowledgement and task prompt) comes after the directive, never shared
   const at = child.messages.findIndex((m) => JSON.stringify(m.content).includes(FORK_BOILERPLATE_CLOSE));
@@ -101,10 +102,10 @@ async function extendWithRules(run: SlotFillRun, slot: number): Promise<void> {
       marker: false,
     },
   );
-  const at0 = run.clock.now();
+  const sentAt = run.clock.now();
   try {
     const { message } = await sendChatBytes(run.client, body, { signal: run.signal });
-    run.accounts.warmup(message.usage, at0);
+    run.accounts.warmup(message.usage, sentAt);
     run.log({ type: 'slot-rules', at: run.clock.now(), slot, tokens: message.usage.input_tokens });
   } catch (err) {
     if (run.signal.aborted) throw err;

@@ -76,9 +76,12 @@ export function validateDirective(directive: unknown, options: WrapOptions = {})
   return directive;
 }
 
+/** What every wrapped directive opens with: the same bytes for every child, up to its directive. */
+export const WRAPPED_DIRECTIVE_OPENING = `${FORK_BOILERPLATE}\n\n${DIRECTIVE_PREFIX}`;
+
 /** The text a fork child receives: the constant boilerplate, then `Directive: <text>`. */
 export function wrapDirective(directive: string, options: WrapOptions = {}): string {
-  return `${FORK_BOILERPLATE}\n\n${DIRECTIVE_PREFIX}${escapeDirective(validateDirective(directive, options).trim())}`;
+  return `${WRAPPED_DIRECTIVE_OPENING}${escapeDirective(validateDirective(directive, options).trim())}`;
 }
 
 /** The directive of a wrapped text, as escaped (undefined when the text is not a fork directive). */
