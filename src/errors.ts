@@ -18,8 +18,6 @@ const CODE_CLASSES = {
   FORK_DIRECTIVE_TOO_LARGE: 'input',
   FORK_DIRECTIVE_HAS_TAG: 'input',
   FORK_RECURSION: 'failure',
-  FORK_NOT_ALLOWED: 'failure',
-  FORK_TOO_MANY_BREAKPOINTS: 'failure',
   // the frozen prefix
   FORK_PREFIX_CORRUPT: 'failure',
   FORK_PREFIX_DRIFT: 'failure',
@@ -39,7 +37,6 @@ const CODE_CLASSES = {
   ENGINE_DESTROYED: 'failure',
   // rate limits: the API's spend cap stops admission (resume once it lifts); admission gave up
   RATE_LIMIT_SPEND_CAP: 'failure',
-  RATE_LIMIT_GAVE_UP: 'failure',
   // the client-side spend cap (`--max-usd`, `maxUsd`): admission stopped before the run could pass it
   SPEND_CAP_MAX_USD: 'failure',
   // emulator (server side)
@@ -102,6 +99,10 @@ const CODE_CLASSES = {
   REDIS_AUTH_FAILED: 'input',
   // cli
   CLI_USAGE: 'input',
+  // an HTTP request outside a fork failed (`forkcache models` listing the API's models)
+  API_ERROR: 'failure',
+  // a client of the emulator or the proxy left while it was still sending its request
+  HTTP_CLIENT_GONE: 'failure',
   // reports (`forkcache report`): the message names the file, and the line for JSONL
   REPORT_FILE_MISSING: 'input',
   REPORT_FILE_INVALID: 'input',

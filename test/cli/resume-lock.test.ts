@@ -65,7 +65,7 @@ const records = (file: string, type: string) =>
     .split('\n')
     .filter((l) => l.includes(`"type":"${type}"`)).length;
 
-describe('one writer per run directory (issue 24, route 6)', { timeout: 240_000 }, () => {
+describe('one writer per run directory (issue 24, route 6)', () => {
   it('two resumes started together after a kill -9: one does the work, once; the other refuses naming it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fc-lock-'));
     const runs = join(dir, 'runs');
