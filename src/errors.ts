@@ -96,6 +96,7 @@ export const ERROR_CODES = [
   // the host's own policy), Redis unreachable or emptied mid-run, Redis refusing the credentials
   'JOB_SIGNATURE_INVALID',
   'JOB_POLICY_REFUSED',
+  'JOB_REPLAYED',
   'REDIS_LOST',
   'REDIS_AUTH_FAILED',
   // cli
