@@ -84,7 +84,8 @@ export async function runHostJob(job: Job<Signed, Signed>, host: HostContext): P
     const claim = await claimJob(host, jobId, job.data.sig, data);
     if (typeof claim === 'object') return host.signer.seal('result', jobId, claim); // a dead host's run that ended
     const report: ForkHostReport = { id: host.hostId, sandbox: host.sandboxFor(settings), clamped: settings.clamped };
-    if (settings.clamped.length > 0) host.log(`job ${jobId}: clamped to this host's ceilings: ${settings.clamped.join('; ')}`);
+    if (settings.clamped.length > 0)
+      host.log(`job ${jobId}: clamped to this host's ceilings: ${settings.clamped.join('; ')}`);
     const outcome = await runFork(job, jobId, data, settings, report, fork.abort.signal, host);
     // stopped because Redis was lost (or the job's lock): not a cancel anyone asked for; should
     // Redis take the answer, the submitter reads the fork from its transcript (resume continues it)
@@ -118,7 +119,11 @@ async function claimJob(
   const set = await host.connection.set(key, `running:${sig}`, 'EX', RAN_KEY_TTL_SECONDS, 'NX');
   const seen = set === 'OK' ? undefined : await host.connection.get(key);
   if (seen !== undefined && seen !== `running:${sig}`)
-    replayed(host, jobId, seen?.startsWith('done:') ? 'Redis records that it ran' : 'Redis records another job under its id');
+    replayed(
+      host,
+      jobId,
+      seen?.startsWith('done:') ? 'Redis records that it ran' : 'Redis records another job under its id',
+    );
   const transcript = data.transcriptPath ? readTranscript(data.transcriptPath) : undefined;
   if (!transcript?.endedJobs.includes(jobId)) return seen === undefined ? 'fresh' : 'retake';
   if (seen === undefined) replayed(host, jobId, `its fork's transcript ended it already (${data.transcriptPath})`);
