@@ -117,12 +117,13 @@ async function claimJob(
 ): Promise<'fresh' | 'retake' | ForkOutcome> {
   const key = ranKey(host.queue, jobId);
   const set = await host.connection.set(key, `running:${sig}`, 'EX', RAN_KEY_TTL_SECONDS, 'NX');
-  const seen = set === 'OK' ? undefined : await host.connection.get(key);
+  // gone between the two (expired): nobody holds it, this host's claim is as good as fresh
+  const seen = set === 'OK' ? undefined : ((await host.connection.get(key)) ?? undefined);
   if (seen !== undefined && seen !== `running:${sig}`)
     replayed(
       host,
       jobId,
-      seen?.startsWith('done:') ? 'Redis records that it ran' : 'Redis records another job under its id',
+      seen.startsWith('done:') ? 'Redis records that it ran' : 'Redis records another job under its id',
     );
   const transcript = data.transcriptPath ? readTranscript(data.transcriptPath) : undefined;
   if (!transcript?.endedJobs.includes(jobId)) return seen === undefined ? 'fresh' : 'retake';
