@@ -74,9 +74,11 @@ describe.skipIf(!HAVE_REDIS)(`the CLI with a lost Redis (needs ${REDIS_SERVER})`
       '--api',
       'emulator',
     ]);
-    expect(await Promise.all([wrong, none, unsigned, unsignedRun, embedded].map((p) => p.exited))).toEqual([
-      2, 2, 2, 2, 2,
+    const ceiling = forkcache(['worker', '--redis', redis.url, '--ceiling', 'tools.limits.bashNice=1']);
+    expect(await Promise.all([wrong, none, unsigned, unsignedRun, embedded, ceiling].map((p) => p.exited))).toEqual([
+      2, 2, 2, 2, 2, 2,
     ]);
+    expect(ceiling.stderr).toMatch(/--ceiling: expected PATH=N with PATH among .*tools\.limits\.bashTmpMb/);
     expect(wrong.stderr).toMatch(/redis:\/\/127\.0\.0\.1:\d+ refused the credentials \(WRONGPASS/);
     expect(wrong.stderr).not.toContain('wrong-password');
     expect(wrong.stderr).not.toContain('retrying');
