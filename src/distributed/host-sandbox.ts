@@ -22,8 +22,9 @@ export interface HostSandbox {
 export function probeHostSandbox(options: HostPolicyOptions): HostSandbox {
   const floor = options.sandbox ?? 'auto';
   const allowsBash = (options.allow ?? FILE_TOOL_NAMES).includes('bash');
-  const found = probeBubblewrap();
-  const missing = 'missing' in found ? found.missing : undefined;
+  // a host that allows no bash runs no command a job names: nothing to probe
+  const found = allowsBash ? probeBubblewrap() : undefined;
+  const missing = found && 'missing' in found ? found.missing : undefined;
   const facts: HostFacts = floor !== 'none' && missing !== undefined ? { sandboxMissing: missing } : {};
   let line: string;
   if (!allowsBash) line = 'bash: not allowed on this host: jobs that run bash or a check are refused';
