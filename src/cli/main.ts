@@ -1,4 +1,5 @@
 import { VERSION } from '../version.ts';
+import { printOut, printErr } from './terminal-safe.ts';
 
 /** Errors that mean the input was wrong (exit code 2), not that the work failed (1). */
 const BAD_INPUT = new Set([
@@ -27,14 +28,14 @@ const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
   // Answered before the command tree loads: the commands import the SDK, the engine and the
   // emulator (over a second on a busy 2-core machine), none of which the version needs.
-  process.stdout.write(`${VERSION}\n`);
+  printOut(`${VERSION}\n`);
 } else {
   const { createProgram } = await import('./program.ts');
   await createProgram(args)
     .then((program) => program.parseAsync(process.argv))
     .catch((err: unknown) => {
       const code = (err as { code?: unknown }).code;
-      process.stderr.write(`forkcache: ${(err as Error).message ?? String(err)}\n`);
+      printErr(`forkcache: ${(err as Error).message ?? String(err)}\n`);
       process.exitCode = typeof code === 'string' && BAD_INPUT.has(code) ? 2 : 1;
     });
 }

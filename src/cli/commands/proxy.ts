@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { loadCatalogue } from '../../models/catalogue.ts';
 import { HEADER_NAME } from '../../wire/credentials.ts';
 import { intFlag, parseFlags } from '../flags.ts';
+import { printOut, printErr } from '../terminal-safe.ts';
 
 const port = z
   .string()
@@ -116,10 +117,10 @@ export function registerProxyCommand(program: Command): void {
         ...(o.logDir === undefined ? {} : { logDir: o.logDir }),
         ...(modelTable === undefined ? {} : { modelTable }),
       });
-      process.stdout.write(`forkcache proxy listening on ${proxy.url}\n`);
+      printOut(`forkcache proxy listening on ${proxy.url}\n`);
       const detach = attachBoard(proxy, process.stderr, o.json);
       const signal = await untilSignal();
-      process.stderr.write(`forkcache proxy: ${signal}, closing\n`);
+      printErr(`forkcache proxy: ${signal}, closing\n`);
       await proxy.close();
       detach();
       const summary = proxy.summary();
@@ -128,16 +129,14 @@ export function registerProxyCommand(program: Command): void {
         try {
           const { writeProxyReport } = await import('../../proxy/report.ts');
           const bytes = writeProxyReport(o.report, summary, proxy.ledger.records());
-          process.stderr.write(`report written to ${o.report} (${bytes.toLocaleString('en-US')} bytes)\n`);
+          printErr(`report written to ${o.report} (${bytes.toLocaleString('en-US')} bytes)\n`);
         } catch (err) {
           reportFailed = true;
-          process.stderr.write(`--report: could not write ${o.report}: ${(err as Error).message}\n`);
+          printErr(`--report: could not write ${o.report}: ${(err as Error).message}\n`);
         }
       }
       if (o.json)
-        process.stdout.write(
-          `${JSON.stringify({ ...summary, ...(o.report === undefined ? {} : { report: o.report }) })}\n`,
-        );
+        printOut(`${JSON.stringify({ ...summary, ...(o.report === undefined ? {} : { report: o.report }) })}\n`);
       if (reportFailed) process.exitCode = 1;
     });
 }

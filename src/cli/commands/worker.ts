@@ -8,6 +8,7 @@ import { EXECUTABLE_TOOL_NAMES, type ExecutableToolName } from '../../wire/tool-
 import { intFlag, parseFlags } from '../flags.ts';
 import { untilSignal } from '../until-signal.ts';
 import { shownRedisUrl } from '../../distributed/keys.ts';
+import { printOut } from '../terminal-safe.ts';
 
 const toolList = z
   .string()
@@ -74,7 +75,7 @@ export function registerWorkerCommand(program: Command): void {
         ...(permissions ? { permissions } : {}),
         ...(opts.root.length > 0 ? { roots: opts.root } : {}),
       });
-      process.stdout.write(
+      printOut(
         `forkcache worker ${host.hostId} serving ${opts.queue} on ${shownRedisUrl(opts.redis)}\n  policy: ${host.policy}\n`,
       );
       await untilSignal();
