@@ -120,7 +120,10 @@ export function bwrapSpawnSpec(
     if (gitFd !== undefined) closeSync(gitFd);
     cgroup?.remove();
   };
-  if (cgroup === undefined) return { file: features.file, args, env: spawnEnv, extra, diesWithParent: true, release };
+  // the PID namespace holds every process (killed with it); the cgroup, when there is one, counts them
+  const killRest = (): void => cgroup?.killAll();
+  if (cgroup === undefined)
+    return { file: features.file, args, env: spawnEnv, extra, diesWithParent: true, killRest, release };
   // the first process joins the cgroup, then becomes bwrap: everything it starts is counted
   return {
     file: 'sh',
@@ -128,6 +131,7 @@ export function bwrapSpawnSpec(
     env: spawnEnv,
     extra,
     diesWithParent: true,
+    killRest,
     release,
   };
 }
