@@ -5,7 +5,7 @@ import { hardeningArgs } from './bwrap-probe.ts';
 import { isInside } from './jail.ts';
 import { launcherArgs } from './launcher.ts';
 import { applyLimits } from './sandbox-limits.ts';
-import { etcArgs, etcData, systemViewArgs } from './sandbox-view.ts';
+import { etcArgs, etcData, procMaskArgs, systemViewArgs } from './sandbox-view.ts';
 import type { SandboxOptions, SpawnSpec } from './sandbox-types.ts';
 
 const MIB = 1024 * 1024;
@@ -85,6 +85,7 @@ export function bwrapSpawnSpec(
     ...etcData(options.network).flatMap((f) => ['--ro-bind-data', data(f.text), f.path]),
     '--proc',
     '/proc', // a fresh /proc of the new PID namespace
+    ...procMaskArgs(),
     '--dev',
     '/dev',
     ...(features.size ? ['--size', String(options.limits.bashTmpMb * MIB)] : []),

@@ -48,7 +48,7 @@ export function describeSandbox(choice: SandboxChoice, settings: SandboxSettings
   }
   const limits = { ...DEFAULT_TOOL_LIMITS, ...settings.limits };
   const applied = [
-    "own PID namespace and /proc (forkcache's process and environment invisible)",
+    "own PID namespace and /proc (forkcache's process and environment invisible; the host kernel's symbols, keys, timers, boot line and disks masked)",
     'no capabilities',
     'read-only system directories and a minimal /etc (no /root, /home, /etc/shadow)',
     'the workspace the only writable host path; run directory, state directory and .git out of reach',
