@@ -117,6 +117,10 @@ export function registerProxyCommand(program: Command): void {
         ...(o.logDir === undefined ? {} : { logDir: o.logDir }),
         ...(modelTable === undefined ? {} : { modelTable }),
       });
+      // Loaded now, not after Ctrl-C: the terminal's SIGINT reaches the whole process group, and
+      // from a source checkout that includes tsx's esbuild service, which stops on it; a module
+      // first imported after the signal then fails ("The service is no longer running").
+      const report = o.report === undefined ? undefined : await import('../../proxy/report.ts');
       printOut(`forkcache proxy listening on ${proxy.url}\n`);
       const detach = attachBoard(proxy, process.stderr, o.json);
       const signal = await untilSignal();
@@ -125,10 +129,9 @@ export function registerProxyCommand(program: Command): void {
       detach();
       const summary = proxy.summary();
       let reportFailed = false;
-      if (o.report !== undefined) {
+      if (o.report !== undefined && report !== undefined) {
         try {
-          const { writeProxyReport } = await import('../../proxy/report.ts');
-          const bytes = writeProxyReport(o.report, summary, proxy.ledger.records());
+          const bytes = report.writeProxyReport(o.report, summary, proxy.ledger.records());
           printErr(`report written to ${o.report} (${bytes.toLocaleString('en-US')} bytes)\n`);
         } catch (err) {
           reportFailed = true;
