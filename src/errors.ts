@@ -71,6 +71,8 @@ export const ERROR_CODES = [
   'TOOL_TIMEOUT',
   'TOOL_IO_ERROR',
   'TOOL_COMMAND_FAILED',
+  // an embedder's host tool threw or returned an error result (src/tools/host-tools.ts)
+  'TOOL_HOST_FAILED',
   'PERMISSION_DENIED',
   // host-side git (src/tools/git.ts): a git command failed; a fork's worktree no longer links
   // to the git dir forkcache made; `forkcache merge` met a conflict or a dirty working tree

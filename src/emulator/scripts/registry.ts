@@ -2,6 +2,7 @@ import { ForkcacheError } from '../../errors.ts';
 import { invalidRequest } from '../api-error.ts';
 import { claudeCodeModel } from './claude-code.ts';
 import { echoModel } from './echo.ts';
+import { hostToolsModel } from './host-tools.ts';
 import { refactorModel } from './refactor.ts';
 import { SCRIPT_HEADER, type ScriptedModel } from './types.ts';
 
@@ -10,6 +11,7 @@ export const BUILTIN_SCRIPTS: Readonly<Record<string, ScriptedModel>> = Object.f
   echo: echoModel,
   refactor: refactorModel,
   'claude-code': claudeCodeModel,
+  'host-tools': hostToolsModel,
 });
 
 export type ScriptList = Readonly<Record<string, ScriptedModel>> | readonly ScriptedModel[];
