@@ -6,6 +6,7 @@ import { chatEndpointFromEnv } from '../provider/openai/client.ts';
 import { withoutCredentials } from '../provider/headers.ts';
 import { decide, type PermissionDecision, type PermissionPolicy } from '../tools/permissions.ts';
 import type { SandboxChoice } from '../tools/sandbox.ts';
+import type { HostToolInfo } from '../tools/host-tools.ts';
 import { isChatProvider, type ProviderId } from '../wire/providers.ts';
 import { type ExecutableToolName, FILE_TOOL_NAMES } from '../wire/tool-names.ts';
 import type { ForkJobData } from './keys.ts';
@@ -31,6 +32,8 @@ export interface HostPolicyOptions {
   baseURL?: string | undefined;
   /** This host's API key (never in Redis). Default: the provider's key variable. */
   apiKey?: string | undefined;
+  /** The host tools this host registered (`--host-tools`): a job needing another is refused. */
+  registeredTools?: readonly HostToolInfo[] | undefined;
 }
 
 export interface HostEndpoint {
@@ -132,6 +135,13 @@ export function applyHostPolicy(
     refuse('tools.sandbox', `the job asks for sandbox "${sandbox}", this host runs bash in "${floor}" at the least`);
   if (data.tools.network === true && options.network !== true)
     refuse('tools.network', 'the job asks for network access in the sandbox; this host does not allow it');
+  const registered = options.registeredTools ?? [];
+  const missing = (data.tools.host ?? []).filter((name) => !registered.some((t) => t.name === name));
+  if (missing.length > 0)
+    refuse(
+      'tools.host',
+      `the job's forks call the host tools ${missing.join(', ')}, which this host does not run (start it with --host-tools MODULE that exports them; it has ${registered.map((t) => t.name).join(', ') || 'none'})`,
+    );
   if (options.roots && options.roots.length > 0) {
     checkRoot('tools.workspace', data.tools.workspace, options.roots);
     if (data.transcriptPath) checkRoot('transcriptPath', data.transcriptPath, options.roots);
@@ -153,6 +163,9 @@ export function applyHostPolicy(
       sandbox,
       network: data.tools.network === true,
       secrets: [],
+      ...(data.tools.host?.length
+        ? { host: registered.filter((t) => data.tools.host!.includes(t.name)).map((t) => ({ ...t })) }
+        : {}),
     },
     permissions: narrowPermissions(data.permissions, options.permissions ?? {}),
   };
@@ -165,6 +178,7 @@ export function describePolicy(options: HostPolicyOptions): string {
     `bash sandbox at least ${options.sandbox ?? 'auto'}`,
     `network ${options.network ? 'allowed' : 'refused'}`,
     options.permissions ? 'permissions combined with its own' : undefined,
+    options.registeredTools?.length ? `host tools ${options.registeredTools.map((t) => t.name).join(',')}` : undefined,
     options.roots?.length ? `files under ${options.roots.join(', ')}` : 'files anywhere',
     `endpoint and key: ${options.baseURL ? options.baseURL : "this host's environment"}`,
   ]

@@ -90,6 +90,8 @@ export interface ForkJobData {
     sandbox: 'auto' | 'bwrap' | 'none';
     /** The sandbox with network access (a host refuses it unless it allows network). */
     network?: boolean | undefined;
+    /** Host tools the forks may call (by name): a host that has not registered every one refuses the job. */
+    host?: string[] | undefined;
   };
   permissions: PermissionPolicy;
   transcriptPath: string | undefined;

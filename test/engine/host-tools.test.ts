@@ -2,49 +2,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ForkEngine } from '../../src/engine/engine.ts';
-import { captureSnapshot, type ParentSnapshot } from '../../src/fork/snapshot.ts';
 import { INTERRUPTED_TOOL_MESSAGE } from '../../src/pool/resume-messages.ts';
 import type { HostTool } from '../../src/tools/host-tools.ts';
 import { sharedEmulator, workspace } from './helpers.ts';
+import { hostParent as parent } from './host-parent.ts';
 
 const emulator = sharedEmulator({ script: 'host-tools' });
-
-/** Three tools of the embedder's own: no built-in executor runs any of them. */
-const TOOLS = [
-  {
-    name: 'search_tickets',
-    description: 'Search the ticket tracker; returns matching ticket ids and titles.',
-    input_schema: {
-      type: 'object',
-      properties: { query: { type: 'string' }, limit: { type: 'integer', minimum: 3 } },
-      required: ['query'],
-    },
-  },
-  {
-    name: 'lookup_user',
-    description: 'Look a user up by name.',
-    input_schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
-  },
-  {
-    name: 'add_comment',
-    description: 'Add a comment to a ticket (visible to the customer).',
-    input_schema: {
-      type: 'object',
-      properties: { ticket: { type: 'string' }, body: { type: 'string' }, internal: { type: 'boolean' } },
-      required: ['ticket', 'body'],
-    },
-  },
-];
-
-function parent(tag: string): ParentSnapshot {
-  return captureSnapshot({
-    model: 'claude-sonnet-4-6',
-    max_tokens: 4096,
-    system: [{ type: 'text', text: `${tag} ${'You are a support engineer triaging tickets. '.repeat(300)}` }],
-    tools: TOOLS,
-    messages: [{ role: 'user', content: 'Triage the open tickets, one area per helper.' }],
-  });
-}
 
 interface Call {
   forkId: string;
