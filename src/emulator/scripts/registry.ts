@@ -1,6 +1,7 @@
 import { ForkcacheError } from '../../errors.ts';
 import { invalidRequest } from '../api-error.ts';
 import { claudeCodeModel } from './claude-code.ts';
+import { aiSdkParentModel } from './ai-sdk-parent.ts';
 import { echoModel } from './echo.ts';
 import { hostToolsModel } from './host-tools.ts';
 import { refactorModel } from './refactor.ts';
@@ -12,6 +13,7 @@ export const BUILTIN_SCRIPTS: Readonly<Record<string, ScriptedModel>> = Object.f
   refactor: refactorModel,
   'claude-code': claudeCodeModel,
   'host-tools': hostToolsModel,
+  'ai-sdk': aiSdkParentModel,
 });
 
 export type ScriptList = Readonly<Record<string, ScriptedModel>> | readonly ScriptedModel[];
