@@ -77,6 +77,7 @@ describe('the public API', () => {
         "CheckRecord",
         "Clock",
         "CostBreakdown",
+        "EngineSettings",
         "ErrorCode",
         "ExecutableToolName",
         "FanOut",
