@@ -17,6 +17,8 @@ export const ERROR_CODES = [
   'FORK_DIRECTIVE_HAS_TAG',
   'FORK_RECURSION',
   'FORK_NOT_ALLOWED',
+  // preflight: the parent declares a tool no executor runs, no host handler serves, and no one denied
+  'TOOLS_UNRUNNABLE',
   'FORK_TOO_MANY_BREAKPOINTS',
   // the frozen prefix
   'FORK_PREFIX_CORRUPT',
@@ -58,6 +60,8 @@ export const ERROR_CODES = [
   'TOOL_UNKNOWN',
   'TOOL_NOT_ALLOWED',
   'TOOL_NOT_EXECUTABLE',
+  // a client's tool no fork runs on purpose (Claude Code's ScheduleWakeup, a `denyTools` entry)
+  'TOOL_NOT_IN_FORK',
   'TOOL_INPUT_INVALID',
   'TOOL_PATH_ESCAPE',
   // inside the workspace, but `.git` or forkcache's run/state directory: no tool reaches it

@@ -15,6 +15,9 @@ import type OpenAI from 'openai';
 import { isChatProvider } from '../wire/providers.ts';
 import { createChatClient } from '../provider/openai/client.ts';
 import { type FanOut, type FanOutDeps, FanOutRun, type ForkSpec } from './fan-out.ts';
+import { forkToolsFor } from './fork-tools.ts';
+import type { ForkTools } from '../pool/fork-dispatch.ts';
+import type { ToolSetChoice } from '../tools/client-tools/types.ts';
 import type { FanOutOptions, ResumeOptions } from './fan-out-types.ts';
 import type { AgentType } from '../agent/agent-type.ts';
 import { AgentTool, type AgentToolOptions } from '../agent/agent-tool.ts';
@@ -137,9 +140,10 @@ export class ForkEngine {
   fanOut(parent: ParentSnapshot | undefined, directives: readonly string[], options: FanOutOptions = {}): FanOut {
     this.#assertOpen();
     const { prefix, specs, checks } = planForks(this.#plan, parent, directives, options);
+    const tools = forkToolsFor(prefix.snapshot, this.#toolChoice(options));
     const { id, runDir, lock } = this.#openRunDir('fo', prefix.id.slice(0, 8));
     if (runDir) this.#writeManifest(runDir, id, prefix, directives, options.meta ?? {}, checks);
-    return this.#start(id, prefix, specs, runDir, options, undefined, lock);
+    return this.#start(id, prefix, specs, runDir, options, undefined, lock, tools);
   }
 
   /**
@@ -156,7 +160,8 @@ export class ForkEngine {
     try {
       trustFanOutDir(dir, { trustUnsigned: options.trustUnsigned });
       const { fanoutId, prefix, specs } = planResume(dir, this.#options.api.provider, options.retry, loadRunKey());
-      return this.#start(fanoutId, prefix, specs, dir, options, undefined, lock);
+      const tools = forkToolsFor(prefix.snapshot, this.#toolChoice(options));
+      return this.#start(fanoutId, prefix, specs, dir, options, undefined, lock, tools);
     } catch (err) {
       lock.release();
       throw err;
@@ -178,6 +183,14 @@ export class ForkEngine {
     const { id, runDir, lock } = this.#openRunDir('ag', name.replace(/[^\w-]/g, '_').slice(0, 24));
     if (runDir) this.#writeManifest(runDir, id, prefix, directives, { ...options.meta, agentType: name }, checks);
     return this.#start(id, prefix, specs, runDir, options, { kind: 'fresh', type: name, allow }, lock);
+  }
+
+  /** The fan-out's tool set and denied tools: its own options over the engine's. */
+  #toolChoice(options: { toolSet?: ToolSetChoice | undefined; denyTools?: readonly string[] | undefined }) {
+    return {
+      toolSet: options.toolSet ?? this.#options.toolSet,
+      denyTools: [...new Set([...this.#options.denyTools, ...(options.denyTools ?? [])])],
+    };
   }
 
   /** The fan-out's manifest (and snapshot), signed with this machine's run key. */
@@ -215,6 +228,7 @@ export class ForkEngine {
     options: Omit<FanOutOptions, 'layout' | 'model'>,
     agent?: FanOutDeps['agent'],
     lock?: WriterLock,
+    tools?: ForkTools,
   ): FanOut {
     const rootId = options.parentId ?? 'parent';
     const ledger = options.ledger ?? new UsageLedger({ table: this.#table });
@@ -247,6 +261,7 @@ export class ForkEngine {
       foreground: options.foreground,
       remote: this.#remote,
       sandbox: sandboxReportFor(this.#options, agent?.allow ?? this.#options.allow),
+      tools,
     });
     if (options.signal) {
       const signal = options.signal;

@@ -206,6 +206,7 @@ export class FanOutRun implements FanOut {
           index: state.index,
           base: spec.base,
           workspace,
+          ...(this.#deps.tools ? { tools: this.#deps.tools } : {}),
           transcriptPath: this.#transcriptPath(state),
           ...(spec.check ? { check: spec.check } : {}),
           ...(spec.start.prompt ? { prompt: spec.start.prompt } : {}),

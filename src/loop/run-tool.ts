@@ -16,15 +16,17 @@ export interface ToolRunOptions {
 export type LoopToolResult = { isError: false; content: string } | { isError: true; code: string; content: string };
 
 /**
- * Run one tool call. The spawn tool is refused inside a fork by the recursion guard, both
- * layers: the task's query source, and the boilerplate tag in the child's own messages.
+ * Run one tool call. The spawn tool (`agent`, or the client's: Claude Code's `Agent`) is
+ * refused inside a fork by the recursion guard, both layers: the task's query source, and the
+ * boilerplate tag in the child's own messages. The permission policy is asked in forkcache's
+ * capability terms: a policy on `bash` covers Claude Code's `Bash`.
  */
 export async function runTool(
   options: ToolRunOptions,
   use: Anthropic.ToolUseBlock,
   history: Anthropic.MessageParam[],
 ): Promise<LoopToolResult> {
-  if (use.name === SPAWN_TOOL_NAME) {
+  if (options.tools.isSpawnTool(use.name) || use.name === SPAWN_TOOL_NAME) {
     try {
       assertMaySpawn({ querySource: options.querySource ?? FORK_QUERY_SOURCE, messages: history });
     } catch (err) {
@@ -32,7 +34,8 @@ export async function runTool(
     }
   }
   if (options.permit && options.tools.isAllowed(use.name)) {
-    const answer = await options.permit({ id: use.id, name: use.name, input: use.input });
+    const name = options.tools.capabilityOf(use.name) ?? use.name;
+    const answer = await options.permit({ id: use.id, name, input: use.input });
     if (!answer.allow)
       return {
         isError: true,
@@ -40,5 +43,5 @@ export async function runTool(
         content: `Permission denied for ${use.name}${answer.reason ? `: ${answer.reason}` : ''}. Do without it, or report that it is needed.`,
       };
   }
-  return options.tools.execute(use.name, use.input, { signal: options.signal });
+  return options.tools.execute(use.name, use.input, { signal: options.signal, toolUseId: use.id });
 }

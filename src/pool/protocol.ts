@@ -8,6 +8,7 @@ import type { ExecutableToolName } from '../wire/tool-names.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import type { SandboxChoice } from '../tools/sandbox.ts';
 import type { PermissionPolicy } from '../tools/permissions.ts';
+import type { ToolSetName } from '../tools/client-tools/types.ts';
 import type { ProviderId } from '../wire/providers.ts';
 import type { RerunCall } from './resume-messages.ts';
 
@@ -92,6 +93,12 @@ export interface ForkTask {
     secrets: string[];
     /** Directories out of every tool's reach (the run and state directories; `.git` always is). */
     protect?: string[] | undefined;
+    /** Whose tools the fork runs (undefined: forkcache's own, as for hosts of older submitters). */
+    toolSet?: ToolSetName | undefined;
+    /** The client's working directory its absolute paths are written in (mapped onto the workspace). */
+    clientRoot?: string | undefined;
+    /** Tools refused in the fork on purpose (`denyTools`). */
+    deny?: string[] | undefined;
   };
   /** JSONL transcript of this fork, appended after every turn (undefined: none). */
   transcriptPath: string | undefined;

@@ -145,6 +145,9 @@ async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<Fork
     // a host's task (distributed) names none: its runs directory is the transcript's
     protect: task.tools.protect ?? protectedDirs(runsDirOf(task.transcriptPath)),
     redact: [task.api.apiKey, ...task.tools.secrets, ...(key ? [key.bytes.toString('hex')] : [])],
+    toolSet: task.tools.toolSet,
+    clientRoot: task.tools.clientRoot,
+    deny: task.tools.deny,
   });
   try {
     const wire = openForkWire(task.api, prefix);

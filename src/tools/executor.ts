@@ -2,23 +2,28 @@ import { z } from 'zod';
 import { ForkcacheError } from '../errors.ts';
 import { SPAWN_TOOL_NAME } from '../wire/fork-text.ts';
 import { formatZodIssues, parseOrThrow } from '../validation.ts';
-import { runBash } from './bash.ts';
 import type { ToolContext } from './context.ts';
-import { editFile } from './edit-file.ts';
-import { glob } from './glob.ts';
-import { grep } from './grep.ts';
 import { WorkspaceJail } from './jail.ts';
 import { DEFAULT_TOOL_LIMITS, toolLimitsSchema, type ToolLimits } from './limits.ts';
-import { listDir } from './list-dir.ts';
-import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, isToolName, type ExecutableToolName } from '../wire/tool-names.ts';
-import { readFile } from './read-file.ts';
+import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from '../wire/tool-names.ts';
 import { fromFsError, isToolFailure, toolError, toolOk, type ToolResult } from './result.ts';
-import { TOOL_INPUT_SCHEMAS } from './schemas.ts';
 import { redactor } from './redact.ts';
 import { resolveSandbox, type SandboxChoice, type SandboxKind, type SandboxOptions } from './sandbox.ts';
 import { SeenVersions } from './versions.ts';
 import { type CheckResult, runCheck } from './check-run.ts';
-import { writeFile } from './write-file.ts';
+import { TOOL_SETS } from './client-tools/registry.ts';
+import { clientPaths } from './client-tools/paths.ts';
+import { TOOL_SET_NAMES, type ClientTool, type ToolSet, type ToolSetName } from './client-tools/types.ts';
+
+/**
+ * Tools an embedder serves on the main thread (reached through the fork's port). They win over
+ * built-in and client tools of the same name.
+ */
+export interface HostTools {
+  has(name: string): boolean;
+  readOnly(name: string): boolean;
+  call(name: string, input: unknown, opts: { signal?: AbortSignal; toolUseId: string }): Promise<ToolResult>;
+}
 
 export interface ToolExecutorOptions {
   /** The directory the fork works in; every path is resolved against its realpath. */
@@ -47,11 +52,28 @@ export interface ToolExecutorOptions {
    * still find one (a `.env` file, another process's environment); the model never sees it.
    */
   readonly redact?: readonly string[] | undefined;
+  /**
+   * Whose tools the fork runs (default `forkcache`): the parent's declared array decides it
+   * (src/tools/preflight.ts). A client's tools run on forkcache's executors, each needing the
+   * capability (`allow`, permissions) of the forkcache tool it maps onto.
+   */
+  readonly toolSet?: ToolSetName | undefined;
+  /**
+   * The client's working directory (Claude Code's "Primary working directory"): its absolute
+   * paths under it name the same files under the workspace. Other absolute paths are refused.
+   */
+  readonly clientRoot?: string | undefined;
+  /** Tools refused in this fork on purpose (`denyTools`), whatever the tool set runs. */
+  readonly deny?: readonly string[] | undefined;
+  /** An embedder's tools, run on the main thread; they win over every other tool of the name. */
+  readonly host?: HostTools | undefined;
 }
 
 export interface ExecuteOptions {
   /** Checked before the call starts and between steps; an abort rejects with its reason. */
   readonly signal?: AbortSignal | undefined;
+  /** The model's id of the call (host tools receive it). */
+  readonly toolUseId?: string | undefined;
 }
 
 /** Runs tool calls of one fork inside its workspace. */
@@ -62,7 +84,13 @@ export interface ToolExecutor {
   readonly limits: Readonly<ToolLimits>;
   /** Where this fork's bash runs (`none` when bash is not allowed or no sandbox works here). */
   readonly sandbox: SandboxKind;
+  /** Whose tools this fork runs. */
+  readonly toolSet: ToolSetName;
   isAllowed(name: string): boolean;
+  /** The forkcache capability a tool of this fork's set needs (`Bash` → `bash`); undefined for others. */
+  capabilityOf(name: string): ExecutableToolName | undefined;
+  /** The set's spawn tool (`agent`, Claude Code's `Agent`): the loop's recursion guard answers it. */
+  isSpawnTool(name: string): boolean;
   /**
    * Run one tool call. Model mistakes (unknown or refused tool, bad input, missing file, path
    * outside the workspace...) resolve to `{ isError: true, code, content }`; the promise
@@ -76,18 +104,6 @@ export interface ToolExecutor {
   check(command: string, options: ExecuteOptions & { timeoutMs: number }): Promise<CheckResult>;
 }
 
-type Handler = (input: never, ctx: ToolContext) => Promise<string>;
-
-const HANDLERS: Readonly<Record<ExecutableToolName, Handler>> = {
-  read_file: readFile,
-  list_dir: listDir,
-  grep,
-  glob,
-  edit_file: editFile,
-  write_file: writeFile,
-  bash: runBash,
-};
-
 /** Tools that change files (see the deadline in `execute`). */
 const WRITES: ReadonlySet<string> = new Set(['edit_file', 'write_file']);
 
@@ -100,6 +116,10 @@ const optionsSchema = z.strictObject({
   network: z.boolean().optional(),
   protect: z.array(z.string().min(1)).optional(),
   redact: z.array(z.string()).optional(),
+  toolSet: z.enum(TOOL_SET_NAMES).optional(),
+  clientRoot: z.string().min(1).optional(),
+  deny: z.array(z.string()).optional(),
+  host: z.custom<HostTools>((v) => typeof v === 'object' && v !== null).optional(),
 });
 
 function defaultBashEnv(): Record<string, string> {
@@ -123,14 +143,31 @@ class ForkToolExecutor implements ToolExecutor {
   readonly sandbox: SandboxKind;
   readonly #sandboxChoice: SandboxChoice;
   #checkSandbox: SandboxKind | undefined;
+  readonly #set: ToolSet;
+  readonly #deny: ReadonlySet<string>;
+  readonly #host: HostTools | undefined;
+  readonly #clientRoot: string | undefined;
 
   constructor(
     jail: WorkspaceJail,
     allowed: readonly ExecutableToolName[],
     limits: ToolLimits,
     bashEnv: Record<string, string>,
-    extra: { sandbox: SandboxKind; sandboxChoice: SandboxChoice; redact: readonly string[]; network: boolean },
+    extra: {
+      sandbox: SandboxKind;
+      sandboxChoice: SandboxChoice;
+      redact: readonly string[];
+      network: boolean;
+      toolSet: ToolSetName;
+      clientRoot: string | undefined;
+      deny: readonly string[];
+      host: HostTools | undefined;
+    },
   ) {
+    this.#set = TOOL_SETS[extra.toolSet];
+    this.#deny = new Set(extra.deny);
+    this.#host = extra.host;
+    this.#clientRoot = extra.clientRoot;
     this.#jail = jail;
     this.sandbox = extra.sandbox;
     this.#sandboxChoice = extra.sandboxChoice;
@@ -146,8 +183,28 @@ class ForkToolExecutor implements ToolExecutor {
     return this.#jail.root;
   }
 
-  isAllowed(name: string): boolean {
-    return this.#allowed.has(name);
+  get toolSet(): ToolSetName {
+    return this.#set.name;
+  }
+
+  // Arrow properties, bound at construction: a wrapper made with Object.create(executor)
+  // (tests, embedders adding a hook) still reaches this executor's private state through them.
+  readonly isAllowed = (name: string): boolean => {
+    const capability = this.capabilityOf(name);
+    return capability !== undefined && this.#allowed.has(capability);
+  };
+
+  readonly capabilityOf = (name: string): ExecutableToolName | undefined => {
+    if (this.#host?.has(name) || this.#deny.has(name)) return undefined;
+    return this.#set.tools.get(name)?.capability;
+  };
+
+  readonly isSpawnTool = (name: string): boolean =>
+    !this.#host?.has(name) && !this.#deny.has(name) && this.#set.spawn.includes(name);
+
+  /** The names of the set's tools this fork may run, for the model's "use these instead". */
+  #usable(): string[] {
+    return [...this.#set.tools.values()].filter((t) => this.#allowed.has(t.capability)).map((t) => t.name);
   }
 
   async execute(name: string, input: unknown, options: ExecuteOptions = {}): Promise<ToolResult> {
@@ -173,28 +230,50 @@ class ForkToolExecutor implements ToolExecutor {
   async #execute(name: string, input: unknown, options: ExecuteOptions): Promise<ToolResult> {
     const { signal } = options;
     signal?.throwIfAborted();
-    if (!isToolName(name)) {
+    // the order of meanings of a name: a host's tool, the set's tools, its spawn tool, refusals
+    if (this.#host?.has(name))
+      return this.#host.call(name, input, {
+        ...(signal ? { signal } : {}),
+        toolUseId: options.toolUseId ?? '',
+      });
+    const tool = this.#deny.has(name) ? undefined : this.#set.tools.get(name);
+    if (tool === undefined) return this.#notRun(name);
+    if (!this.#allowed.has(tool.capability)) {
+      const via = tool.name === tool.capability ? '' : ` (it needs ${tool.capability})`;
       return toolError(
-        'TOOL_UNKNOWN',
-        `unknown tool ${JSON.stringify(name)}; this fork may use: ${this.allowed.join(', ')}`,
+        'TOOL_NOT_ALLOWED',
+        `tool ${name} is not allowed for this fork${via}; it may use: ${this.#usable().join(', ')}`,
       );
     }
-    if (name === SPAWN_TOOL_NAME) {
+    return this.#run(tool, input, signal);
+  }
+
+  #notRun(name: string): ToolResult {
+    if (this.#set.spawn.includes(name) && !this.#deny.has(name)) {
       return toolError(
         'TOOL_NOT_EXECUTABLE',
         `tool ${name} is not executable here: spawning forks is handled by the fork engine`,
       );
     }
-    if (!this.#allowed.has(name)) {
+    const why = this.#deny.has(name) ? 'it is denied for this run' : this.#set.refused[name];
+    if (why !== undefined) {
       return toolError(
-        'TOOL_NOT_ALLOWED',
-        `tool ${name} is not allowed for this fork; it may use: ${this.allowed.join(', ')}`,
+        'TOOL_NOT_IN_FORK',
+        `${name} is not available in a fork: ${why}. This fork may use: ${this.#usable().join(', ')}`,
       );
     }
-    const parsed = TOOL_INPUT_SCHEMAS[name].safeParse(input);
+    return toolError(
+      'TOOL_UNKNOWN',
+      `unknown tool ${JSON.stringify(name)}; this fork may use: ${this.#usable().join(', ')}`,
+    );
+  }
+
+  async #run(tool: ClientTool, input: unknown, signal: AbortSignal | undefined): Promise<ToolResult> {
+    const name = tool.name;
+    const parsed = tool.input.safeParse(input);
     if (!parsed.success) return toolError('TOOL_INPUT_INVALID', formatZodIssues(parsed.error.issues, name));
     // bash has its own timeout (it kills the process group); every other tool gets this one.
-    const deadline = name === 'bash' ? undefined : AbortSignal.timeout(this.limits.toolTimeoutMs);
+    const deadline = tool.capability === 'bash' ? undefined : AbortSignal.timeout(this.limits.toolTimeoutMs);
     const callSignal =
       deadline === undefined ? signal : signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
     const ctx: ToolContext = {
@@ -207,11 +286,14 @@ class ForkToolExecutor implements ToolExecutor {
       sandboxOptions: this.#sandboxOptions,
     };
     try {
-      const handler = HANDLERS[name] as (input: unknown, ctx: ToolContext) => Promise<string>;
+      const io = clientPaths(ctx, this.#clientRoot);
       // A write is awaited to its end: it stops at its own checkpoints, and reporting a timeout
       // for an edit that then lands would tell the model a lie. Reads return at once.
-      const work = handler(parsed.data, ctx);
-      return toolOk(await (WRITES.has(name) ? work : untilAborted(work, callSignal)));
+      const work = (tool.run as (input: unknown, io: ReturnType<typeof clientPaths>) => Promise<string>)(
+        parsed.data,
+        io,
+      );
+      return toolOk(await (WRITES.has(tool.capability) ? work : untilAborted(work, callSignal)));
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       if (deadline?.aborted) {
@@ -221,7 +303,7 @@ class ForkToolExecutor implements ToolExecutor {
         );
       }
       // fs errors that escaped a tool's own mapping still name the path the model gave.
-      const failure = isToolFailure(err) ? err : fromFsError(err, displayPath(parsed.data));
+      const failure = isToolFailure(err) ? err : fromFsError(err, displayPath(parsed.data as object));
       if (isToolFailure(failure)) return toolError(failure.code, failure.message);
       throw err;
     }
@@ -243,7 +325,7 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Pro
 }
 
 function displayPath(input: object): string {
-  const value = (input as { path?: unknown }).path;
+  const value = (input as { path?: unknown; file_path?: unknown }).path ?? (input as { file_path?: unknown }).file_path;
   return typeof value === 'string' ? value : '.';
 }
 
@@ -277,5 +359,9 @@ export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
     sandboxChoice: parsed.sandbox ?? 'auto',
     redact: parsed.redact ?? [],
     network: parsed.network ?? false,
+    toolSet: parsed.toolSet ?? 'forkcache',
+    clientRoot: parsed.clientRoot,
+    deny: parsed.deny ?? [],
+    host: parsed.host,
   });
 }
