@@ -78,7 +78,9 @@ async function read(input: z.infer<typeof readInput>, io: ClientToolIo): Promise
   );
   if (part.text === '' && part.firstLine === 1)
     return `<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>`;
-  const body = numbered(part.text.endsWith('\n') && part.note ? part.text.slice(0, -1) : part.text, part.firstLine);
+  // the whole file shows its last, empty line as Claude Code does (`3\t`); a part ends at its last line
+  const partial = part.note !== undefined || offset !== undefined || input.limit !== undefined;
+  const body = numbered(partial && part.text.endsWith('\n') ? part.text.slice(0, -1) : part.text, part.firstLine);
   return part.note === undefined ? body : `${body}\n${part.note}`;
 }
 

@@ -1,0 +1,142 @@
+import type { MessagesRequest } from '../types.ts';
+import { declaredTools, type ToolExchange } from './conversation.ts';
+import { countMatches, formatReport, parseDirective, wordPattern } from './directive.ts';
+import type { ScriptedTurn } from './types.ts';
+
+/*
+ * A fork child of a client's session doing its directive with that client's own tools, as a
+ * real model does: `rename <old> to <new> in <path>` reads the file, edits it, then runs a
+ * command to check no occurrence is left; `read <path> and report` reads; `run \`cmd\` and
+ * report` runs. Paths are absolute in the session's working directory, as the client writes
+ * them. Stateless: the steps taken are found again in the conversation.
+ */
+
+/** A client's names and inputs for the three steps. */
+export interface ClientToolShapes {
+  readonly read: string;
+  readonly edit: string;
+  readonly bash: string;
+  readInput(file: string): Record<string, unknown>;
+  editInput(file: string, from: string, to: string): Record<string, unknown>;
+  bashInput(command: string): Record<string, unknown>;
+  /** The session's working directory, as its prompt states it. */
+  cwd(request: Readonly<MessagesRequest>): string | undefined;
+  /** The file's text from a read result (Claude Code numbers its lines). */
+  fileText(result: string): string;
+}
+
+const call = (name: string, input: Record<string, unknown>): ScriptedTurn => ({
+  content: [{ type: 'tool_use', name, input }],
+  stop_reason: 'tool_use',
+});
+
+const firstLine = (text: string): string => (text.split('\n').find((l) => l.trim() !== '') ?? '').trim();
+const quote = (text: string): string => `'${text.replace(/'/g, "'\\''")}'`;
+
+/** The next turn of a client's fork child, or undefined for a directive it has no steps for. */
+export function clientChildTurn(
+  request: Readonly<MessagesRequest>,
+  directive: string,
+  done: readonly ToolExchange[],
+  shapes: ClientToolShapes,
+): ScriptedTurn | undefined {
+  const parsed = parseDirective(directive);
+  const cwd = shapes.cwd(request);
+  const abs = (path: string): string => (cwd === undefined || path.startsWith('/') ? path : `${cwd}/${path}`);
+  const report = (result: string, files: string[], issues: string[] = []): ScriptedTurn => ({
+    content: [
+      {
+        type: 'text',
+        text: formatReport({
+          scope: firstLine(directive),
+          result,
+          keyFiles: files,
+          filesChanged: issues.length ? [] : files,
+          issues,
+        }),
+      },
+    ],
+    stop_reason: 'end_turn',
+  });
+  const tools = declaredTools(request);
+  const step = (name: string) => done.filter((e) => e.name === name);
+  const failed = done.find((e) => e.result?.isError);
+  if (failed) return report('not done', [], [`${failed.name} failed: ${firstLine(failed.result!.text)}`]);
+  if (parsed.kind === 'read') {
+    if (!tools.has(shapes.read)) return report('not done', [], [`the ${shapes.read} tool is not declared`]);
+    const [read] = step(shapes.read);
+    if (!read) return call(shapes.read, shapes.readInput(abs(parsed.path)));
+    const text = shapes.fileText(read.result?.text ?? '');
+    return { ...report(`${parsed.path} has ${text.replace(/\n$/, '').split('\n').length} line(s)`, []) };
+  }
+  if (parsed.kind === 'run') {
+    if (!tools.has(shapes.bash)) return report('not done', [], [`the ${shapes.bash} tool is not declared`]);
+    const [ran] = step(shapes.bash);
+    if (!ran) return call(shapes.bash, shapes.bashInput(parsed.command));
+    return report(`the command printed ${JSON.stringify(firstLine(ran.result?.text ?? ''))}`, []);
+  }
+  if (parsed.kind !== 'rename-in') return undefined;
+  const { from, to, path } = parsed;
+  for (const name of [shapes.read, shapes.edit, shapes.bash])
+    if (!tools.has(name)) return report('not done', [path], [`the ${name} tool is not declared`]);
+  const [read] = step(shapes.read);
+  if (!read) return call(shapes.read, shapes.readInput(abs(path)));
+  const text = shapes.fileText(read.result?.text ?? '');
+  const words = countMatches(text, wordPattern(from));
+  const [edit] = step(shapes.edit);
+  if (!edit) {
+    if (words === 0) return report(`no occurrences of ${from} in ${path}; nothing to change`, []);
+    if (text.split(from).length - 1 !== words)
+      return report('not done', [path], [`${from} also occurs inside longer names in ${path}`]);
+    return call(shapes.edit, shapes.editInput(abs(path), from, to));
+  }
+  const [check] = step(shapes.bash);
+  if (!check) return call(shapes.bash, shapes.bashInput(`grep -cw -- ${quote(from)} ${quote(path)} || true`));
+  const left = Number.parseInt(firstLine(check.result?.text ?? ''), 10);
+  if (left !== 0)
+    return report(
+      'not done',
+      [path],
+      [`${firstLine(check.result?.text ?? '')} occurrence(s) of ${from} remain in ${path}`],
+    );
+  return report(`renamed ${words} occurrence(s) of ${from} to ${to} in ${path}, checked with grep`, [path]);
+}
+
+/** Claude Code's Read, Edit and Bash. */
+export const CLAUDE_CODE_SHAPES: ClientToolShapes = {
+  read: 'Read',
+  edit: 'Edit',
+  bash: 'Bash',
+  readInput: (file_path) => ({ file_path }),
+  editInput: (file_path, from, to) => ({ file_path, old_string: from, new_string: to, replace_all: true }),
+  bashInput: (command) => ({ command, description: 'Check the result' }),
+  cwd: (request) => stated(request, /^Primary working directory: (\/[^\n]*?)\s*$/m),
+  fileText: (result) => result.replace(/^\d+\t/gm, ''),
+};
+
+/** Qwen Code's read_file, edit and run_shell_command. */
+export const QWEN_CODE_SHAPES: ClientToolShapes = {
+  read: 'read_file',
+  edit: 'edit',
+  bash: 'run_shell_command',
+  readInput: (file_path) => ({ file_path }),
+  editInput: (file_path, from, to) => ({ file_path, old_string: from, new_string: to, replace_all: true }),
+  bashInput: (command) => ({ command, description: 'Check the result', is_background: false }),
+  cwd: (request) => stated(request, /I'm currently working in the directory: (\/[^\n]*?)\s*$/m),
+  fileText: (result) => result,
+};
+
+/** A line the client's prompt states (system prompt, or the first user turn's reminders). */
+function stated(request: Readonly<MessagesRequest>, pattern: RegExp): string | undefined {
+  const system = request.system;
+  const texts = typeof system === 'string' ? [system] : (system ?? []).map((b) => b.text);
+  const first = request.messages.find((m) => m.role === 'user');
+  if (first && typeof first.content === 'string') texts.push(first.content);
+  else if (first && Array.isArray(first.content))
+    for (const b of first.content) if (b.type === 'text') texts.push(String((b as { text?: unknown }).text));
+  for (const text of texts) {
+    const m = pattern.exec(text);
+    if (m) return m[1];
+  }
+  return undefined;
+}
