@@ -86,6 +86,12 @@ export interface FanOutSummary extends LedgerSummary {
    */
   sandbox?: SandboxReport | undefined;
   /**
+   * Calls to tools no fork runs (Claude Code's ScheduleWakeup, a `denyTools` entry: code
+   * `TOOL_NOT_IN_FORK`) and spawns refused by the recursion guard (`FORK_RECURSION`), by tool
+   * name, in this session of the run; present when there were any.
+   */
+  refused_tools?: Record<string, number> | undefined;
+  /**
    * The client-side spend cap (`maxUsd`) when there is one: the cap, what it counted as spent
    * (at least what the ledger says), and whether it stopped admission (forks `SPEND_CAP_MAX_USD`).
    */

@@ -7,7 +7,7 @@ import type { ScriptedTurn } from './types.ts';
  * A fork child of a client's session doing its directive with that client's own tools, as a
  * real model does: `rename <old> to <new> in <path>` reads the file, edits it, then runs a
  * command to check no occurrence is left; `read <path> and report` reads; `run \`cmd\` and
- * report` runs. Paths are absolute in the session's working directory, as the client writes
+ * report` runs; `use <Tool> and report` calls the tool once. Paths are absolute in the session's working directory, as the client writes
  * them. Stateless: the steps taken are found again in the conversation.
  */
 
@@ -60,7 +60,7 @@ export function clientChildTurn(
   });
   const tools = declaredTools(request);
   const step = (name: string) => done.filter((e) => e.name === name);
-  const failed = done.find((e) => e.result?.isError);
+  const failed = /^use\s/i.test(firstLine(directive)) ? undefined : done.find((e) => e.result?.isError);
   if (failed) return report('not done', [], [`${failed.name} failed: ${firstLine(failed.result!.text)}`]);
   if (parsed.kind === 'read') {
     if (!tools.has(shapes.read)) return report('not done', [], [`the ${shapes.read} tool is not declared`]);
@@ -74,6 +74,13 @@ export function clientChildTurn(
     const [ran] = step(shapes.bash);
     if (!ran) return call(shapes.bash, shapes.bashInput(parsed.command));
     return report(`the command printed ${JSON.stringify(firstLine(ran.result?.text ?? ''))}`, []);
+  }
+  // what a model does on reaching for a tool it saw declared: call it, and report the answer
+  const use = /^use\s+(\S+)\s+and\s+report$/i.exec(firstLine(directive).replace(/\.$/, ''));
+  if (use) {
+    const [used] = done;
+    if (!used) return call(use[1]!, {});
+    return report(`${used.name} answered ${JSON.stringify(firstLine(used.result?.text ?? ''))}`, []);
   }
   if (parsed.kind !== 'rename-in') return undefined;
   const { from, to, path } = parsed;
