@@ -33,8 +33,8 @@ export async function runTool(
       return { isError: true, code: 'FORK_RECURSION', content: (err as Error).message };
     }
   }
-  if (options.permit && options.tools.isAllowed(use.name)) {
-    const name = options.tools.capabilityOf(use.name) ?? use.name;
+  if (options.permit && options.tools.isAllowed(use.name, use.input)) {
+    const name = options.tools.capabilityOf(use.name, use.input) ?? use.name;
     const answer = await options.permit({ id: use.id, name, input: use.input });
     if (!answer.allow)
       return {

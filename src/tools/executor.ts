@@ -13,6 +13,7 @@ import { SeenVersions } from './versions.ts';
 import { type CheckResult, runCheck } from './check-run.ts';
 import { TOOL_SETS } from './client-tools/registry.ts';
 import { clientPaths } from './client-tools/paths.ts';
+import { searchDeferred } from './client-tools/qwen-deferred.ts';
 import { TOOL_SET_NAMES, type ClientTool, type ToolSet, type ToolSetName } from './client-tools/types.ts';
 
 /**
@@ -86,9 +87,10 @@ export interface ToolExecutor {
   readonly sandbox: SandboxKind;
   /** Whose tools this fork runs. */
   readonly toolSet: ToolSetName;
-  isAllowed(name: string): boolean;
-  /** The forkcache capability a tool of this fork's set needs (`Bash` → `bash`); undefined for others. */
-  capabilityOf(name: string): ExecutableToolName | undefined;
+  /** Whether the call may run: its capability is allowed (`input`: Qwen Code's `tool_call` names the tool there). */
+  isAllowed(name: string, input?: unknown): boolean;
+  /** The forkcache capability a call of this fork's set needs (`Bash` → `bash`); undefined for others. */
+  capabilityOf(name: string, input?: unknown): ExecutableToolName | undefined;
   /** The set's spawn tool (`agent`, Claude Code's `Agent`): the loop's recursion guard answers it. */
   isSpawnTool(name: string): boolean;
   /**
@@ -120,6 +122,15 @@ const optionsSchema = z.strictObject({
   clientRoot: z.string().min(1).optional(),
   deny: z.array(z.string()).optional(),
   host: z.custom<HostTools>((v) => typeof v === 'object' && v !== null).optional(),
+});
+
+const deferredSearchInput = z.strictObject({
+  query: z.string().min(1, 'expected a query'),
+  max_results: z.number().int().min(1).max(20).optional(),
+});
+const deferredCallInput = z.strictObject({
+  name: z.string().min(1, 'expected a tool name'),
+  arguments: z.record(z.string(), z.unknown()),
 });
 
 function defaultBashEnv(): Record<string, string> {
@@ -189,15 +200,24 @@ class ForkToolExecutor implements ToolExecutor {
 
   // Arrow properties, bound at construction: a wrapper made with Object.create(executor)
   // (tests, embedders adding a hook) still reaches this executor's private state through them.
-  readonly isAllowed = (name: string): boolean => {
-    const capability = this.capabilityOf(name);
+  readonly isAllowed = (name: string, input?: unknown): boolean => {
+    const capability = this.capabilityOf(name, input);
     return capability !== undefined && this.#allowed.has(capability);
   };
 
-  readonly capabilityOf = (name: string): ExecutableToolName | undefined => {
+  readonly capabilityOf = (name: string, input?: unknown): ExecutableToolName | undefined => {
     if (this.#host?.has(name) || this.#deny.has(name)) return undefined;
+    const inner = this.#deferredTarget(name, input);
+    if (inner !== undefined) return inner === this.#set.deferred?.call ? undefined : this.capabilityOf(inner);
     return this.#set.tools.get(name)?.capability;
   };
+
+  /** The tool a deferred call (`tool_call {name}`) names, if this is one. */
+  #deferredTarget(name: string, input: unknown): string | undefined {
+    if (name !== this.#set.deferred?.call) return undefined;
+    const inner = (input as { name?: unknown } | null)?.name;
+    return typeof inner === 'string' ? inner : '';
+  }
 
   readonly isSpawnTool = (name: string): boolean =>
     !this.#host?.has(name) && !this.#deny.has(name) && this.#set.spawn.includes(name);
@@ -236,6 +256,9 @@ class ForkToolExecutor implements ToolExecutor {
         ...(signal ? { signal } : {}),
         toolUseId: options.toolUseId ?? '',
       });
+    const deferred = this.#deny.has(name) ? undefined : this.#set.deferred;
+    if (name === deferred?.search) return this.#search(input);
+    if (name === deferred?.call) return this.#callDeferred(input, options);
     const tool = this.#deny.has(name) ? undefined : this.#set.tools.get(name);
     if (tool === undefined) return this.#notRun(name);
     if (!this.#allowed.has(tool.capability)) {
@@ -246,6 +269,28 @@ class ForkToolExecutor implements ToolExecutor {
       );
     }
     return this.#run(tool, input, signal);
+  }
+
+  #search(input: unknown): ToolResult {
+    const parsed = deferredSearchInput.safeParse(input);
+    if (!parsed.success) return toolError('TOOL_INPUT_INVALID', formatZodIssues(parsed.error.issues, 'tool_search'));
+    const runnable = (n: string): boolean => {
+      const tool = this.#set.tools.get(n);
+      return tool !== undefined && !this.#deny.has(n) && this.#allowed.has(tool.capability);
+    };
+    return toolOk(searchDeferred(parsed.data.query, parsed.data.max_results ?? 5, runnable));
+  }
+
+  #callDeferred(input: unknown, options: ExecuteOptions): Promise<ToolResult> {
+    const parsed = deferredCallInput.safeParse(input);
+    if (!parsed.success)
+      return Promise.resolve(toolError('TOOL_INPUT_INVALID', formatZodIssues(parsed.error.issues, 'tool_call')));
+    const inner = parsed.data.name;
+    if (inner === this.#set.deferred?.call || inner === this.#set.deferred?.search)
+      return Promise.resolve(
+        toolError('TOOL_INPUT_INVALID', `tool_call: call ${inner} directly, not through tool_call`),
+      );
+    return this.#execute(inner, parsed.data.arguments, options);
   }
 
   #notRun(name: string): ToolResult {

@@ -49,7 +49,7 @@ export function classifyParentTools(tools: readonly DeclaredTool[], options: Cla
     const name = declaredName(tool);
     if (host.has(name)) out.host.push(name);
     else if (deny.has(name)) out.refused.push(name);
-    else if (set.tools.has(name)) out.run.push(name);
+    else if (set.tools.has(name) || name === set.deferred?.call || name === set.deferred?.search) out.run.push(name);
     else if (set.spawn.includes(name)) out.spawn.push(name);
     else if (name in set.refused) out.refused.push(name);
     else out.unrunnable.push(name);

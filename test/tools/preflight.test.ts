@@ -46,7 +46,7 @@ describe('the tool set of a parent, from its declared array', () => {
     });
     for (const tools of [QWEN_ANTHROPIC.tools, QWEN_OPENAI.tools]) {
       const qwen = classifyParentTools(tools, { hostToolNames: [], deny: [] });
-      expect(qwen.run).toEqual(['glob', 'grep_search', 'read_file']);
+      expect(qwen.run).toEqual(['glob', 'grep_search', 'read_file', 'tool_call', 'tool_search']);
       expect(qwen.spawn).toEqual(['agent']);
       expect(qwen.unrunnable).toEqual([]);
     }

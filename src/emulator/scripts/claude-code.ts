@@ -1,6 +1,6 @@
 import { FORK_BOILERPLATE_OPEN } from '../../wire/fork-text.ts';
 import { blocksOf, declaredTools, isSystemReminder, lastUserText, toolExchanges } from './conversation.ts';
-import { CLAUDE_CODE_SHAPES, clientChildTurn } from './client-child.ts';
+import { CLAUDE_CODE_SHAPES, clientChildTurn, clientShapesOf } from './client-child.ts';
 import { formatReport } from './directive.ts';
 import type { ScriptBlock, ScriptedModel, ScriptedTurn } from './types.ts';
 

@@ -11,14 +11,22 @@ import type { ScriptedTurn } from './types.ts';
  * them. Stateless: the steps taken are found again in the conversation.
  */
 
-/** A client's names and inputs for the three steps. */
+interface Call {
+  readonly name: string;
+  readonly input: Record<string, unknown>;
+}
+
+/** A client's names and inputs for the steps. */
 export interface ClientToolShapes {
   readonly read: string;
-  readonly edit: string;
   readonly bash: string;
   readInput(file: string): Record<string, unknown>;
-  editInput(file: string, from: string, to: string): Record<string, unknown>;
   bashInput(command: string): Record<string, unknown>;
+  /** The edit call, and the call that loads the edit tool first when it is deferred (Qwen Code). */
+  edit(tools: ReadonlySet<string>, file: string, from: string, to: string): { edit: Call; load?: Call } | undefined;
+  /** The call that checks no occurrence is left, and how many its result says are left. */
+  check(file: string, from: string): Call;
+  left(result: string): number;
   /** The session's working directory, as its prompt states it. */
   cwd(request: Readonly<MessagesRequest>): string | undefined;
   /** The file's text from a read result (Claude Code numbers its lines). */
@@ -84,54 +92,81 @@ export function clientChildTurn(
   }
   if (parsed.kind !== 'rename-in') return undefined;
   const { from, to, path } = parsed;
-  for (const name of [shapes.read, shapes.edit, shapes.bash])
-    if (!tools.has(name)) return report('not done', [path], [`the ${name} tool is not declared`]);
+  if (!tools.has(shapes.read)) return report('not done', [path], [`the ${shapes.read} tool is not declared`]);
+  const editing = shapes.edit(tools, abs(path), from, to);
+  if (!editing) return report('not done', [path], ['no edit tool is declared, nor a way to load one']);
+  const check = shapes.check(abs(path), from);
   const [read] = step(shapes.read);
   if (!read) return call(shapes.read, shapes.readInput(abs(path)));
   const text = shapes.fileText(read.result?.text ?? '');
   const words = countMatches(text, wordPattern(from));
-  const [edit] = step(shapes.edit);
+  const same = (c: Call) => (e: ToolExchange) =>
+    e.name === c.name && (c.name !== 'tool_call' || e.input['name'] === c.input['name']);
+  const edit = done.find(same(editing.edit));
   if (!edit) {
     if (words === 0) return report(`no occurrences of ${from} in ${path}; nothing to change`, []);
     if (text.split(from).length - 1 !== words)
       return report('not done', [path], [`${from} also occurs inside longer names in ${path}`]);
-    return call(shapes.edit, shapes.editInput(abs(path), from, to));
+    if (editing.load && !done.some(same(editing.load))) return call(editing.load.name, editing.load.input);
+    return call(editing.edit.name, editing.edit.input);
   }
-  const [check] = step(shapes.bash);
-  if (!check) return call(shapes.bash, shapes.bashInput(`grep -cw -- ${quote(from)} ${quote(path)} || true`));
-  const left = Number.parseInt(firstLine(check.result?.text ?? ''), 10);
-  if (left !== 0)
-    return report(
-      'not done',
-      [path],
-      [`${firstLine(check.result?.text ?? '')} occurrence(s) of ${from} remain in ${path}`],
-    );
-  return report(`renamed ${words} occurrence(s) of ${from} to ${to} in ${path}, checked with grep`, [path]);
+  const checked = done.slice(done.indexOf(edit) + 1).find(same(check));
+  if (!checked) return call(check.name, check.input);
+  const left = shapes.left(checked.result?.text ?? '');
+  if (left !== 0) return report('not done', [path], [`${left} occurrence(s) of ${from} remain in ${path}`]);
+  return report(`renamed ${words} occurrence(s) of ${from} to ${to} in ${path}, checked with ${check.name}`, [path]);
 }
 
 /** Claude Code's Read, Edit and Bash. */
 export const CLAUDE_CODE_SHAPES: ClientToolShapes = {
   read: 'Read',
-  edit: 'Edit',
   bash: 'Bash',
   readInput: (file_path) => ({ file_path }),
-  editInput: (file_path, from, to) => ({ file_path, old_string: from, new_string: to, replace_all: true }),
-  bashInput: (command) => ({ command, description: 'Check the result' }),
+  bashInput: (command) => ({ command, description: 'Run the requested command' }),
+  edit: (tools, file_path, from, to) =>
+    tools.has('Edit')
+      ? { edit: { name: 'Edit', input: { file_path, old_string: from, new_string: to, replace_all: true } } }
+      : undefined,
+  check: (file, from) => ({
+    name: 'Bash',
+    input: { command: `grep -cw -- ${quote(from)} ${quote(file)} || true`, description: 'Count what is left' },
+  }),
+  left: (result) => Number.parseInt(firstLine(result), 10),
   cwd: (request) => stated(request, /^Primary working directory: (\/[^\n]*?)\s*$/m),
   fileText: (result) => result.replace(/^\d+\t/gm, ''),
 };
 
-/** Qwen Code's read_file, edit and run_shell_command. */
+/**
+ * Qwen Code's read_file, then `edit` (declared, or loaded through tool_search and run through
+ * tool_call, as its recorded sessions offer it), then grep_search to check.
+ */
 export const QWEN_CODE_SHAPES: ClientToolShapes = {
   read: 'read_file',
-  edit: 'edit',
   bash: 'run_shell_command',
   readInput: (file_path) => ({ file_path }),
-  editInput: (file_path, from, to) => ({ file_path, old_string: from, new_string: to, replace_all: true }),
-  bashInput: (command) => ({ command, description: 'Check the result', is_background: false }),
+  bashInput: (command) => ({ command, description: 'Run the requested command', is_background: false }),
+  edit: (tools, file_path, from, to) => {
+    const input = { file_path, old_string: from, new_string: to, replace_all: true };
+    if (tools.has('edit')) return { edit: { name: 'edit', input } };
+    if (!tools.has('tool_call')) return undefined;
+    return {
+      edit: { name: 'tool_call', input: { name: 'edit', arguments: input } },
+      ...(tools.has('tool_search') ? { load: { name: 'tool_search', input: { query: 'select:edit' } } } : {}),
+    };
+  },
+  check: (file, from) => ({ name: 'grep_search', input: { pattern: `\\b${from}\\b`, path: file } }),
+  left: (result) => (/^No matches found/.test(result) ? 0 : Number(/^Found (\d+)/.exec(result)?.[1] ?? Number.NaN)),
   cwd: (request) => stated(request, /I'm currently working in the directory: (\/[^\n]*?)\s*$/m),
   fileText: (result) => result,
 };
+
+/** The client whose tools a request declares, by its read tool's schema. */
+export function clientShapesOf(request: Readonly<MessagesRequest>): ClientToolShapes | undefined {
+  const read = (request.tools ?? []).find((t) => t.name === 'Read' || t.name === 'read_file') as
+    { name: string; input_schema?: { properties?: Record<string, unknown> } } | undefined;
+  if (!read || !read.input_schema?.properties?.['file_path']) return undefined;
+  return read.name === 'Read' ? CLAUDE_CODE_SHAPES : QWEN_CODE_SHAPES;
+}
 
 /** A line the client's prompt states (system prompt, or the first user turn's reminders). */
 function stated(request: Readonly<MessagesRequest>, pattern: RegExp): string | undefined {

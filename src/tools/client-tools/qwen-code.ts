@@ -192,6 +192,7 @@ export const QWEN_CODE_TOOL_SET: ToolSet = {
   name: 'qwen-code',
   tools: new Map(tools.map((t) => [t.name, t])),
   spawn: ['agent', 'task'],
+  deferred: { call: 'tool_call', search: 'tool_search' },
   refused: {
     skill: `skills are loaded by Qwen Code, not in a fork: ${WITH_TOOLS}`,
     get_goal: "a fork's goal is its directive",

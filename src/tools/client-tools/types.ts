@@ -44,6 +44,11 @@ export interface ToolSet {
   readonly spawn: readonly string[];
   /** Tool name → what the model is told to do instead, for tools no fork should run. */
   readonly refused: Readonly<Record<string, string>>;
+  /**
+   * The client's way to reach tools it did not declare (Qwen Code's `tool_call` and
+   * `tool_search`): `call` runs `{ name, arguments }` as that tool; `search` describes them.
+   */
+  readonly deferred?: { readonly call: string; readonly search: string } | undefined;
   /** The client's working directory, as its system prompt states it (its absolute paths' root). */
   clientRoot(texts: readonly string[]): string | undefined;
 }
