@@ -69,7 +69,7 @@ export const claudeCodeModel: ScriptedModel = {
         request,
         directive,
         toolExchanges(request.messages, tagged.message),
-        CLAUDE_CODE_SHAPES,
+        clientShapesOf(request) ?? CLAUDE_CODE_SHAPES,
       );
       if (turn) return turn;
     }
