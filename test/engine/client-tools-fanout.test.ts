@@ -43,4 +43,42 @@ describe('tools no fork runs', () => {
       await emu.close();
     }
   });
+
+  it("a policy on bash covers Claude Code's Bash: denied, the model is told; asked, the question names bash", async () => {
+    const emu = await startEmulator({ latency: 'off', script: 'claude-code' });
+    const asked: string[] = [];
+    const engine = await ForkEngine.create({
+      baseURL: emu.url,
+      apiKey: 'sk-ant-test',
+      workspace: workspace({ 'notes.txt': 'one\n' }),
+      pool: { maxThreads: 1 },
+      allow: ['read_file', 'bash'],
+      sandbox: 'none',
+      permissions: { tools: { bash: 'ask', read_file: 'deny' } },
+      onPermission: (request) => {
+        asked.push(request.tool);
+        return { allow: false, reason: 'not today' };
+      },
+    });
+    try {
+      const parent = captureSnapshot({
+        model: 'claude-opus-5-5',
+        max_tokens: 1024,
+        system: CLAUDE.body.system,
+        tools: CLAUDE.body.tools,
+        messages: [{ role: 'user', content: 'hi' }],
+      } as never);
+      const { forks } = await engine
+        .fanOut(parent, ['run `echo hi` and report', 'read notes.txt and report'])
+        .settled();
+      expect(asked).toEqual(['bash']);
+      expect(forks[0]!.finalText).toContain('Bash failed: Permission denied for Bash: not today');
+      expect(forks[1]!.finalText).toContain(
+        'Read failed: Permission denied for Read: denied by the permission policy',
+      );
+    } finally {
+      await engine.close();
+      await emu.close();
+    }
+  });
 });
