@@ -120,8 +120,10 @@ export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, a
       network: options.network,
       secrets: options.secrets,
       protect: protectedDirs(options.runDir),
-      ...(ctx.tools ? { toolSet: ctx.tools.toolSet, clientRoot: ctx.tools.clientRoot, deny: [...ctx.tools.deny] } : {}),
     },
+    ...(ctx.tools
+      ? { clientTools: { toolSet: ctx.tools.toolSet, clientRoot: ctx.tools.clientRoot, deny: [...ctx.tools.deny] } }
+      : {}),
     transcriptPath: ctx.transcriptPath,
     runKey: ctx.transcriptPath === undefined ? undefined : loadRunKey().bytes.toString('hex'),
     permissions: options.permissions,

@@ -93,15 +93,18 @@ export interface ForkTask {
     secrets: string[];
     /** Directories out of every tool's reach (the run and state directories; `.git` always is). */
     protect?: string[] | undefined;
-    /** Whose tools the fork runs (undefined: forkcache's own, as for hosts of older submitters). */
-    toolSet?: ToolSetName | undefined;
-    /** The client's working directory its absolute paths are written in (mapped onto the workspace). */
-    clientRoot?: string | undefined;
-    /** Tools refused in the fork on purpose (`denyTools`). */
-    deny?: string[] | undefined;
   };
+  /**
+   * Whose tools the fork runs, the client's working directory its absolute paths are written
+   * in, and the tools refused on purpose (`denyTools`); undefined: forkcache's own tools.
+   * Beside `tools`, not in it: a distributed job's fields each have a host rule, and these
+   * reach hosts only once the backend has one for them.
+   */
+  clientTools?: { toolSet: ToolSetName; clientRoot: string | undefined; deny: string[] } | undefined;
   /** JSONL transcript of this fork, appended after every turn (undefined: none). */
   transcriptPath: string | undefined;
+  /** A distributed host's task: the job it serves, named in the transcript's `end` (a replay of it is refused). */
+  jobId?: string | undefined;
   /**
    * The run key (hex) the transcript's records are signed with; never logged, never in a tool
    * result. Undefined (a distributed host's task): the worker loads this machine's own.
