@@ -23,7 +23,7 @@ import { warmUpFanOut, type WarmedUp } from './fan-out-warmup.ts';
 import type { FanOutGate } from '../gate/admission/fan-out-gate.ts';
 import { sampleBudget } from '../gate/admission/budget-log.ts';
 import type { WorktreeResult } from '../tools/worktree.ts';
-import { finishInSlot, runForkInSlot, type SlotRun } from './fork-slot.ts';
+import { finishInSlot, runForkInSlot } from './fork-slot.ts';
 import { FanOutWorktrees } from './fan-out-worktrees.ts';
 import { spendCapSummary, spentBefore } from './fan-out-spend.ts';
 import { fanOutSummary, hostSandboxes, hostSummary } from './fan-out-summary.ts';
@@ -154,10 +154,11 @@ export class FanOutRun implements FanOut {
     const spec = this.#specs[state.index]!;
     if (spec.finished) {
       const finished = spec.finished;
-      const slot: Pick<SlotRun, 'forkId' | 'directive' | 'worktrees'> = {
+      const slot = {
         forkId: state.id,
         directive: state.directive,
         worktrees: this.#worktrees,
+        transcriptPath: this.#transcriptPath(state),
       };
       return finishInSlot(slot, finished).then(({ outcome, worktree }) => this.#finish(state, outcome, worktree));
     }

@@ -9,6 +9,7 @@ import { intFlag, parseFlags } from '../flags.ts';
 import { untilSignal } from '../until-signal.ts';
 import { shownRedisUrl } from '../../distributed/keys.ts';
 import { defaultCeilings, parseCeiling } from '../../distributed/job-rules.ts';
+import { printOut } from '../terminal-safe.ts';
 
 const toolList = z
   .string()
@@ -88,7 +89,7 @@ export function registerWorkerCommand(program: Command): void {
         ...(opts.root.length > 0 ? { roots: opts.root } : {}),
         ...(ceilings.length > 0 ? { ceilings: Object.fromEntries(ceilings) } : {}),
       });
-      process.stdout.write(
+      printOut(
         `forkcache worker ${host.hostId} serving ${opts.queue} on ${shownRedisUrl(opts.redis)}\n  policy: ${host.policy}\n${host.sandbox
           .split('\n')
           .map((line) => `  ${line}\n`)
