@@ -18,6 +18,8 @@ const CODE_CLASSES = {
   FORK_DIRECTIVE_TOO_LARGE: 'input',
   FORK_DIRECTIVE_HAS_TAG: 'input',
   FORK_RECURSION: 'failure',
+  // preflight: the parent declares a tool no executor runs, no host handler serves, and no one denied
+  TOOLS_UNRUNNABLE: 'input',
   // the frozen prefix
   FORK_PREFIX_CORRUPT: 'failure',
   FORK_PREFIX_DRIFT: 'failure',
@@ -57,6 +59,8 @@ const CODE_CLASSES = {
   TOOL_UNKNOWN: 'failure',
   TOOL_NOT_ALLOWED: 'failure',
   TOOL_NOT_EXECUTABLE: 'failure',
+  // a client's tool no fork runs on purpose (Claude Code's ScheduleWakeup, a `denyTools` entry)
+  TOOL_NOT_IN_FORK: 'failure',
   TOOL_INPUT_INVALID: 'failure',
   TOOL_PATH_ESCAPE: 'failure',
   // inside the workspace, but `.git` or forkcache's run/state directory: no tool reaches it

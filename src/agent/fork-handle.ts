@@ -86,6 +86,12 @@ export interface FanOutSummary extends LedgerSummary {
    */
   sandbox?: SandboxReport | undefined;
   /**
+   * Calls to tools no fork runs (Claude Code's ScheduleWakeup, a `denyTools` entry: code
+   * `TOOL_NOT_IN_FORK`) and spawns refused by the recursion guard (`FORK_RECURSION`), by tool
+   * name, in this session of the run; present when there were any.
+   */
+  refused_tools?: Record<string, number> | undefined;
+  /**
    * The distributed backend: each host's own report of where the forks' bash ran there (null:
    * it ran no command), by host id. The submitter's machine is not probed: its sandbox is not
    * the one the forks get.

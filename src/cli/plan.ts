@@ -1,5 +1,6 @@
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
+import { TOOL_SET_NAMES } from '../tools/client-tools/types.ts';
 import { latencyNameSchema } from '../emulator/latency.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from '../engine/warm-gate.ts';
 import { ForkcacheError } from '../errors.ts';
@@ -80,6 +81,14 @@ export const planSchema = z.strictObject({
     .array(z.enum(EXECUTABLE_TOOL_NAMES))
     .optional()
     .describe(`tools the forks may run (default: ${FILE_TOOL_NAMES.join(', ')}; bash only when listed)`),
+  toolSet: z
+    .enum(['auto', ...TOOL_SET_NAMES])
+    .default('auto')
+    .describe("whose tools the forks run: auto (from the parent's declared array), forkcache, claude-code, qwen-code"),
+  denyTools: z
+    .array(z.string().min(1))
+    .optional()
+    .describe("tools of the parent's array refused in forks on purpose (the model is told; the run may start)"),
   limits: z
     .strictObject({
       maxTurns: positive.optional().describe(`model calls per fork (default ${DEFAULT_MAX_TURNS})`),

@@ -16,6 +16,9 @@ import type OpenAI from 'openai';
 import { isChatProvider } from '../wire/providers.ts';
 import { createChatClient } from '../provider/openai/client.ts';
 import { type FanOut, type FanOutDeps, FanOutRun, type ForkSpec } from './fan-out.ts';
+import { forkToolsFor } from './fork-tools.ts';
+import type { ForkTools } from '../pool/fork-dispatch.ts';
+import type { ToolSetChoice } from '../tools/client-tools/types.ts';
 import type { FanOutOptions, ResumeOptions } from './fan-out-types.ts';
 import type { AgentType } from '../agent/agent-type.ts';
 import { AgentTool, type AgentToolOptions } from '../agent/agent-tool.ts';
@@ -148,9 +151,10 @@ export class ForkEngine {
     this.#assertOpen();
     parseHostTools(options.hostTools, 'fanOut options');
     const { prefix, specs, checks } = planForks(this.#plan, parent, directives, options);
+    const tools = forkToolsFor(prefix.snapshot, this.#toolChoice(options));
     const { id, runDir, lock } = this.#openRunDir('fo', prefix.id.slice(0, 8));
     if (runDir) this.#writeManifest(runDir, id, prefix, directives, options.meta ?? {}, checks);
-    return this.#start(id, prefix, specs, runDir, options, undefined, lock);
+    return this.#start(id, prefix, specs, runDir, options, undefined, lock, tools);
   }
 
   /**
@@ -177,7 +181,8 @@ export class ForkEngine {
         loadRunKey(),
         readOnly,
       );
-      return this.#start(fanoutId, prefix, specs, dir, options, undefined, lock);
+      const tools = forkToolsFor(prefix.snapshot, this.#toolChoice(options));
+      return this.#start(fanoutId, prefix, specs, dir, options, undefined, lock, tools);
     } catch (err) {
       lock.release();
       throw err;
@@ -199,6 +204,20 @@ export class ForkEngine {
     const { id, runDir, lock } = this.#openRunDir('ag', name.replace(/[^\w-]/g, '_').slice(0, 24));
     if (runDir) this.#writeManifest(runDir, id, prefix, directives, { ...options.meta, agentType: name }, checks);
     return this.#start(id, prefix, specs, runDir, options, { kind: 'fresh', type: name, allow }, lock);
+  }
+
+  /** The fan-out's tool set and denied tools: its own options over the engine's. */
+  #toolChoice(options: {
+    toolSet?: ToolSetChoice | undefined;
+    denyTools?: readonly string[] | undefined;
+    hostTools?: Readonly<Record<string, HostTool>> | undefined;
+  }) {
+    return {
+      toolSet: options.toolSet ?? this.#options.toolSet,
+      denyTools: [...new Set([...this.#options.denyTools, ...(options.denyTools ?? [])])],
+      // the embedder's handlers run these: preflight counts them as run
+      hostToolNames: Object.keys(this.#hostTools(options.hostTools ?? {})),
+    };
   }
 
   /** The fan-out's manifest (and snapshot), signed with this machine's run key. */
@@ -236,6 +255,7 @@ export class ForkEngine {
     options: Omit<FanOutOptions, 'layout' | 'model'>,
     agent?: FanOutDeps['agent'],
     lock?: WriterLock,
+    tools?: ForkTools,
   ): FanOut {
     const rootId = options.parentId ?? 'parent';
     const ledger = options.ledger ?? new UsageLedger({ table: this.#table });
@@ -270,6 +290,7 @@ export class ForkEngine {
       remote: this.#remote,
       // distributed: each host probes and reports its own (`host_sandboxes`), never this machine's
       sandbox: this.#remote ? undefined : sandboxReportFor(this.#options, agent?.allow ?? this.#options.allow),
+      tools,
     });
     if (options.signal) {
       const signal = options.signal;

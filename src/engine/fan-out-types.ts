@@ -8,7 +8,8 @@ import type { ForkOutcome } from '../loop/types.ts';
 import type { PermissionHandler } from '../tools/permissions.ts';
 import type { HostTool } from '../tools/host-tools.ts';
 import type { StartPoint } from '../pool/fork-attempts.ts';
-import type { DispatchContext, DispatchDeps } from '../pool/fork-dispatch.ts';
+import type { DispatchContext, DispatchDeps, ForkTools } from '../pool/fork-dispatch.ts';
+import type { ToolSetChoice } from '../tools/client-tools/types.ts';
 import type { ForkCheckSpec } from '../pool/protocol.ts';
 import type { RetryableStatus } from '../fork-status.ts';
 import type { ResolvedEngineOptions } from './options.ts';
@@ -59,6 +60,10 @@ export interface FanOutOptions {
   fields?: readonly Readonly<Record<string, string>>[];
   /** Host tools of this fan-out, besides the engine's (`ForkEngineOptions.hostTools`); these win for a name. */
   hostTools?: Record<string, HostTool>;
+  /** Whose tools the forks run (default: the engine's `toolSet`, `auto`). */
+  toolSet?: ToolSetChoice;
+  /** Tools refused in these forks on purpose, on top of the engine's `denyTools`. */
+  denyTools?: readonly string[];
 }
 
 /** Options of `engine.resume`. */
@@ -107,6 +112,8 @@ export interface FanOutDeps extends DispatchDeps {
   foreground?: boolean | undefined;
   /** Where bash really runs, when the forks may use it (the summary's `sandbox`). */
   sandbox?: SandboxReport | undefined;
+  /** Whose tools the forks run, from the preflight (undefined: forkcache's own). */
+  tools?: ForkTools | undefined;
   /** The distributed backend: forks run as BullMQ jobs on other hosts instead of the local pool. */
   remote?: { run(ctx: DispatchContext): Promise<ForkOutcome>; retryAfterStop?(modelClass: string): void } | undefined;
 }

@@ -51,6 +51,8 @@ export class FanOutRun implements FanOut {
   readonly #accounts: FanOutAccounts;
   readonly #log: FanOutLog;
   readonly #turnStartedAt = new Map<string, number>();
+  /** Refused tool calls by name (the summary's `refused_tools`). */
+  readonly #refused = new Map<string, number>();
   /** Aborted by `cancel()`: stops what runs before the forks (token counts, the pre-warm). */
   readonly #abort = new AbortController();
   readonly #worktrees: FanOutWorktrees | undefined;
@@ -210,6 +212,7 @@ export class FanOutRun implements FanOut {
           index: state.index,
           base: spec.base,
           workspace,
+          ...(this.#deps.tools ? { tools: this.#deps.tools } : {}),
           transcriptPath: this.#transcriptPath(state),
           ...(spec.check ? { check: spec.check } : {}),
           ...(spec.start.prompt ? { prompt: spec.start.prompt } : {}),
@@ -294,8 +297,11 @@ export class FanOutRun implements FanOut {
       this.#accounts.request(state.id, event.request, this.#turnStartedAt.get(state.id) ?? at);
     } else if (event.type === 'attempt-failed')
       this.#accounts.failedAttempt(state.id, event.request, this.#turnStartedAt.get(state.id) ?? at);
-    else if (event.type === 'tool-call') state.lastTool = event.name;
-    else if (event.type === 'turn-retry' && this.#deps.remote) this.#admission.countRemote(event.error); // hosts' 429s, for the summary
+    else if (event.type === 'tool-call') {
+      state.lastTool = event.name;
+      if (event.code === 'TOOL_NOT_IN_FORK' || event.code === 'FORK_RECURSION')
+        this.#refused.set(event.name, (this.#refused.get(event.name) ?? 0) + 1);
+    } else if (event.type === 'turn-retry' && this.#deps.remote) this.#admission.countRemote(event.error); // hosts' 429s, for the summary
     this.#emit({ forkId: state.id, ...event, at });
   }
 
@@ -329,6 +335,7 @@ export class FanOutRun implements FanOut {
       rateLimits: this.#admission.summary(results.some((r) => r.error?.code === 'RATE_LIMIT_SPEND_CAP')),
       slots: this.#warmed.slotReport,
       more: {
+        ...(this.#refused.size > 0 ? { refused_tools: Object.fromEntries(this.#refused) } : {}),
         fork_results: results.map((r) => ({
           fork_id: r.forkId,
           id: r.forkId,

@@ -21,6 +21,8 @@ export function manifestEngine(options: ResolvedEngineOptions): ManifestEngine {
     network: options.network,
     turnRetry: options.turnRetry,
     concurrency: options.concurrency,
+    ...(options.toolSet !== 'auto' ? { toolSet: options.toolSet } : {}),
+    ...(options.denyTools.length > 0 ? { denyTools: [...options.denyTools] } : {}),
     ...(options.maxUsd !== undefined ? { maxUsd: options.maxUsd } : {}),
   };
 }

@@ -13,6 +13,7 @@ import { CACHE_TTLS, type CacheTtl, DEFAULT_CACHE_TTL } from '../wire/cache.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from '../wire/tool-names.ts';
 import { toolLimitsSchema } from '../tools/limits.ts';
+import { TOOL_SET_NAMES, type ToolSetChoice } from '../tools/client-tools/types.ts';
 import type { SandboxChoice } from '../tools/sandbox.ts';
 import { type HostTool, hostToolsSchema } from '../tools/host-tools.ts';
 import { permissionPolicySchema, type PermissionHandler, type PermissionPolicy } from '../tools/permissions.ts';
@@ -89,8 +90,19 @@ export interface ForkEngineOptions {
   /** Where transcripts and summaries are written (default: none). */
   runDir?: string;
   layout?: ForkLayout;
-  /** Tools a fork may execute (default: the file tools; `bash` only when listed). */
+  /**
+   * Capabilities a fork may use (default: the file tools; `bash` only when listed). They are
+   * forkcache's names whoever's tools the parent declares: `bash` allows Claude Code's `Bash`
+   * and Qwen Code's `run_shell_command`.
+   */
   allow?: ExecutableToolName[];
+  /**
+   * Whose tools the forks run: `auto` (default) from the parent's declared array, or one of
+   * `forkcache`, `claude-code`, `qwen-code` (docs/real-clients.md).
+   */
+  toolSet?: ToolSetChoice;
+  /** Tools of the parent's array refused in forks on purpose: the model is told, and preflight accepts them. */
+  denyTools?: string[];
   toolLimits?: Partial<ToolLimits>;
   /** Where `bash` runs: `auto` (default) uses bubblewrap when it works here, `none` never does. */
   sandbox?: SandboxChoice;
@@ -182,6 +194,8 @@ export const engineOptionsSchema = z.strictObject({
   runDir: z.string().min(1).optional(),
   layout: z.enum(FORK_LAYOUTS as [ForkLayout, ...ForkLayout[]]).optional(),
   allow: z.array(z.enum(EXECUTABLE_TOOL_NAMES)).optional(),
+  toolSet: z.enum(['auto', ...TOOL_SET_NAMES]).optional(),
+  denyTools: z.array(z.string().min(1)).optional(),
   toolLimits: toolLimitsSchema.optional(),
   sandbox: z.enum(['auto', 'bwrap', 'none']).optional(),
   network: z.boolean().optional(),
@@ -238,6 +252,8 @@ export interface ResolvedEngineOptions {
   runDir: string | undefined;
   layout: ForkLayout;
   allow: readonly ExecutableToolName[];
+  toolSet: ToolSetChoice;
+  denyTools: readonly string[];
   toolLimits: Partial<ToolLimits>;
   sandbox: SandboxChoice;
   network: boolean;
@@ -317,6 +333,8 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     runDir: o.runDir === undefined ? undefined : resolve(o.runDir),
     layout: o.layout ?? 'claude',
     allow: o.allow ?? [...FILE_TOOL_NAMES],
+    toolSet: o.toolSet ?? 'auto',
+    denyTools: o.denyTools ?? [],
     toolLimits: (o.toolLimits ?? {}) as Partial<ToolLimits>,
     sandbox: o.sandbox ?? 'auto',
     network: o.network ?? false,

@@ -16,23 +16,26 @@ export interface ToolRunOptions {
 export type LoopToolResult = { isError: false; content: string } | { isError: true; code: string; content: string };
 
 /**
- * Run one tool call. The spawn tool is refused inside a fork by the recursion guard, both
- * layers: the task's query source, and the boilerplate tag in the child's own messages.
+ * Run one tool call. The spawn tool (`agent`, or the client's: Claude Code's `Agent`) is
+ * refused inside a fork by the recursion guard, both layers: the task's query source, and the
+ * boilerplate tag in the child's own messages. The permission policy is asked in forkcache's
+ * capability terms: a policy on `bash` covers Claude Code's `Bash`.
  */
 export async function runTool(
   options: ToolRunOptions,
   use: Anthropic.ToolUseBlock,
   history: Anthropic.MessageParam[],
 ): Promise<LoopToolResult> {
-  if (use.name === SPAWN_TOOL_NAME) {
+  if (options.tools.isSpawnTool(use.name) || use.name === SPAWN_TOOL_NAME) {
     try {
       assertMaySpawn({ querySource: options.querySource ?? FORK_QUERY_SOURCE, messages: history });
     } catch (err) {
       return { isError: true, code: 'FORK_RECURSION', content: (err as Error).message };
     }
   }
-  if (options.permit && options.tools.isAllowed(use.name)) {
-    const answer = await options.permit({ id: use.id, name: use.name, input: use.input });
+  if (options.permit && options.tools.isAllowed(use.name, use.input)) {
+    const name = options.tools.capabilityOf(use.name, use.input) ?? use.name;
+    const answer = await options.permit({ id: use.id, name, input: use.input });
     if (!answer.allow)
       return {
         isError: true,

@@ -9,6 +9,7 @@ import type { PermissionAnswer, PermissionPolicy } from '../tools/permissions.ts
 import type { TurnRetryOptions } from '../loop/retry.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import type { SandboxChoice } from '../tools/sandbox.ts';
+import type { ToolSetName } from '../tools/client-tools/types.ts';
 import type { ExecutableToolName } from '../wire/tool-names.ts';
 import { emptyOutcome, type StartPoint, startFields } from './fork-attempts.ts';
 import { loadRunKey, protectedDirs } from '../run-dir/run-key.ts';
@@ -38,6 +39,13 @@ export interface DispatchSettings {
   testHooks: TestHooks;
 }
 
+/** The fan-out's answer to "whose tools": the set, the client's working directory, the denied names. */
+export interface ForkTools {
+  toolSet: ToolSetName;
+  clientRoot: string | undefined;
+  deny: readonly string[];
+}
+
 export interface DispatchDeps {
   options: DispatchSettings;
   pool: Piscina;
@@ -58,6 +66,8 @@ export interface DispatchContext {
   /** The fork's continuation before any turn (the distributed backend sends it; hosts resume from transcripts). */
   base: ForkChild;
   workspace: string;
+  /** Whose tools the fork runs, from the fan-out's preflight (undefined: forkcache's own). */
+  tools?: ForkTools | undefined;
   transcriptPath: string | undefined;
   /** The plan's check of this fork (substituted), if the plan has one. */
   check?: ForkCheckSpec | undefined;
@@ -115,6 +125,9 @@ export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, a
       protect: protectedDirs(options.runDir),
       ...(ctx.host && ctx.host.tools.length > 0 ? { host: [...ctx.host.tools] } : {}),
     },
+    ...(ctx.tools
+      ? { clientTools: { toolSet: ctx.tools.toolSet, clientRoot: ctx.tools.clientRoot, deny: [...ctx.tools.deny] } }
+      : {}),
     transcriptPath: ctx.transcriptPath,
     runKey: ctx.transcriptPath === undefined ? undefined : loadRunKey().bytes.toString('hex'),
     permissions: options.permissions,

@@ -9,6 +9,7 @@ import type { ToolLimits } from '../tools/limits.ts';
 import type { SandboxChoice } from '../tools/sandbox.ts';
 import type { PermissionPolicy } from '../tools/permissions.ts';
 import type { HostToolInfo } from '../tools/host-tools.ts';
+import type { ToolSetName } from '../tools/client-tools/types.ts';
 import type { ProviderId } from '../wire/providers.ts';
 import type { RerunCall } from './resume-messages.ts';
 
@@ -100,6 +101,13 @@ export interface ForkTask {
     /** The embedder's tools this fork may call (run on the main thread over the port). */
     host?: HostToolInfo[] | undefined;
   };
+  /**
+   * Whose tools the fork runs, the client's working directory its absolute paths are written
+   * in, and the tools refused on purpose (`denyTools`); undefined: forkcache's own tools.
+   * Beside `tools`, not in it: a distributed job's fields each have a host rule, and these
+   * reach hosts only once the backend has one for them.
+   */
+  clientTools?: { toolSet: ToolSetName; clientRoot: string | undefined; deny: string[] } | undefined;
   /** JSONL transcript of this fork, appended after every turn (undefined: none). */
   transcriptPath: string | undefined;
   /** A distributed host's task: the job it serves, named in the transcript's `end` (a replay of it is refused). */

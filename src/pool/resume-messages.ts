@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ReadTranscript } from '../run-dir/transcript-reader.ts';
-import { READ_ONLY_TOOL_NAMES } from '../wire/tool-names.ts';
+import { READ_ONLY_CLIENT_TOOL_NAMES } from '../tools/client-tools/registry.ts';
 
 // The reader lives with the run directory's other formats; resume works from what it returns.
 export { readTranscript } from '../run-dir/transcript-reader.ts';
@@ -29,7 +29,8 @@ export interface RerunCall {
   readonly input: unknown;
 }
 
-const READ_ONLY: ReadonlySet<string> = new Set(READ_ONLY_TOOL_NAMES);
+// forkcache's read-only tools and the clients' (Claude Code's Read, Qwen Code's read_file...)
+const READ_ONLY: ReadonlySet<string> = READ_ONLY_CLIENT_TOOL_NAMES;
 
 /**
  * Rebuild a fork's own messages from its transcript, to continue from its last complete turn.

@@ -182,6 +182,9 @@ async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<Fork
     protect: task.tools.protect ?? protectedDirs(runsDirOf(task.transcriptPath)),
     redact: [task.api.apiKey, ...task.tools.secrets, ...(key ? [key.bytes.toString('hex')] : [])],
     host: hostToolSet(task.tools.host ?? [], gate),
+    toolSet: task.clientTools?.toolSet,
+    clientRoot: task.clientTools?.clientRoot,
+    deny: task.clientTools?.deny,
   });
   try {
     const wire = openForkWire(task.api, prefix);

@@ -55,6 +55,9 @@ export const manifestSchema = z.strictObject({
       .strictObject({ retries: z.number(), baseMs: z.number(), maxMs: z.number(), budgetMs: z.number().optional() })
       .optional(),
     concurrency: z.number().int().positive().optional(),
+    /** Whose tools the forks run and the tools denied in them (absent: auto, none, as before). */
+    toolSet: z.string().optional(),
+    denyTools: z.array(z.string()).optional(),
     /** The run's spend cap (`maxUsd`): a resume keeps it unless told otherwise. */
     maxUsd: z.number().positive().optional(),
   }),

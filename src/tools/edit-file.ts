@@ -21,59 +21,85 @@ function countOccurrences(haystack: string, needle: string): number {
  * retry after re-reading, not that its text was wrong.
  */
 export async function editFile(input: EditFileInput, ctx: ToolContext): Promise<string> {
-  if (input.old_string === input.new_string) {
-    throw toolFailure('TOOL_EDIT_FAILED', 'old_string and new_string are identical: the edit would change nothing', {
-      reason: 'noop',
-    });
-  }
-  const { real } = await ctx.jail.resolve(input.path, 'existing');
+  const [count] = await editFileMany(input.path, [input], ctx);
+  return `Edited ${input.path}: replaced ${count} occurrence${count === 1 ? '' : 's'}.`;
+}
+
+/** One replacement of a multi-edit (Claude Code's `MultiEdit`). */
+export interface TextEdit {
+  readonly old_string: string;
+  readonly new_string: string;
+  readonly replace_all?: boolean | undefined;
+}
+
+/**
+ * Apply `edits` in order to one file, all or none: each edit sees the text the previous ones
+ * made, a failing edit (absent, ambiguous, no-op) leaves the file untouched, and the result
+ * lands in one atomic replace under the file's lock. Returns the occurrences each replaced.
+ */
+export async function editFileMany(display: string, edits: readonly TextEdit[], ctx: ToolContext): Promise<number[]> {
+  const which = (i: number): string => (edits.length === 1 ? '' : `edit ${i + 1}: `);
+  edits.forEach((edit, i) => {
+    if (edit.old_string === edit.new_string) {
+      throw toolFailure(
+        'TOOL_EDIT_FAILED',
+        `${which(i)}old_string and new_string are identical: the edit would change nothing`,
+        { reason: 'noop' },
+      );
+    }
+  });
+  const { real } = await ctx.jail.resolve(display, 'existing');
   return withPathLock(real, ctx.signal, async () => {
-    const file = await openRegularFile(real, input.path, ctx.jail);
+    const file = await openRegularFile(real, display, ctx.jail);
     let text: string;
     try {
       if (await looksBinary(file.handle)) {
         throw toolFailure(
           'TOOL_BINARY_FILE',
-          `${input.path} is a binary file (it contains NUL bytes); edit_file only edits text`,
+          `${display} is a binary file (it contains NUL bytes); only text is edited`,
         );
       }
       if (file.size > ctx.limits.maxEditBytes) {
         throw toolFailure(
           'TOOL_FILE_TOO_LARGE',
-          `${input.path} is ${file.size} bytes, over the edit limit of ${ctx.limits.maxEditBytes} bytes`,
+          `${display} is ${file.size} bytes, over the edit limit of ${ctx.limits.maxEditBytes} bytes`,
         );
       }
       text = (await readAll(file, ctx.signal)).toString('utf8');
     } finally {
       await file.handle.close();
     }
-    const count = countOccurrences(text, input.old_string);
-    if (count === 0) {
-      if (ctx.seen.changedSince(real, file.version)) {
-        ctx.seen.see(real, file.version);
+    const counts: number[] = [];
+    for (const [i, edit] of edits.entries()) {
+      const count = countOccurrences(text, edit.old_string);
+      if (count === 0) {
+        if (ctx.seen.changedSince(real, file.version)) {
+          ctx.seen.see(real, file.version);
+          throw toolFailure(
+            'TOOL_EDIT_CONFLICT',
+            `${display} was changed by another fork or process since you last read it, and old_string is no longer in it; read the file again, then retry the edit`,
+            { reason: 'conflict' },
+          );
+        }
         throw toolFailure(
-          'TOOL_EDIT_CONFLICT',
-          `${input.path} was changed by another fork or process since you last read it, and old_string is no longer in it; read the file again, then retry the edit`,
-          { reason: 'conflict' },
+          'TOOL_EDIT_FAILED',
+          `${which(i)}old_string was not found in ${display}; it must match the file exactly, whitespace and indentation included (read the file again)`,
+          { reason: 'not-found' },
         );
       }
-      throw toolFailure(
-        'TOOL_EDIT_FAILED',
-        `old_string was not found in ${input.path}; it must match the file exactly, whitespace and indentation included (read the file again)`,
-        { reason: 'not-found' },
-      );
+      if (count > 1 && edit.replace_all !== true) {
+        throw toolFailure(
+          'TOOL_EDIT_FAILED',
+          `${which(i)}old_string occurs ${count} times in ${display}; add surrounding lines to make it unique, or set replace_all: true`,
+          { reason: 'ambiguous', occurrences: count },
+        );
+      }
+      // split/join, not String.replace: a replacement string's `$&` or `$1` must stay literal.
+      text = text.split(edit.old_string).join(edit.new_string);
+      counts.push(count);
     }
-    if (count > 1 && input.replace_all !== true) {
-      throw toolFailure(
-        'TOOL_EDIT_FAILED',
-        `old_string occurs ${count} times in ${input.path}; add surrounding lines to make it unique, or set replace_all: true`,
-        { reason: 'ambiguous', occurrences: count },
-      );
-    }
-    // split/join, not String.replace: a replacement string's `$&` or `$1` must stay literal.
-    const updated = text.split(input.old_string).join(input.new_string);
     ctx.signal?.throwIfAborted(); // last point where stopping leaves the file untouched
-    ctx.seen.see(real, await replaceAtomically(real, Buffer.from(updated, 'utf8'), ctx.jail, input.path, file.mode));
-    return `Edited ${input.path}: replaced ${count} occurrence${count === 1 ? '' : 's'}.`;
+    ctx.seen.see(real, await replaceAtomically(real, Buffer.from(text, 'utf8'), ctx.jail, display, file.mode));
+    return counts;
   });
 }

@@ -2,24 +2,27 @@ import { z } from 'zod';
 import { ForkcacheError } from '../errors.ts';
 import { SPAWN_TOOL_NAME } from '../wire/fork-text.ts';
 import { formatZodIssues, parseOrThrow } from '../validation.ts';
-import { runBash } from './bash.ts';
 import type { ToolContext } from './context.ts';
-import { editFile } from './edit-file.ts';
-import { glob } from './glob.ts';
-import { grep } from './grep.ts';
 import { WorkspaceJail } from './jail.ts';
 import { DEFAULT_TOOL_LIMITS, toolLimitsSchema, type ToolLimits } from './limits.ts';
-import { listDir } from './list-dir.ts';
-import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, isToolName, type ExecutableToolName } from '../wire/tool-names.ts';
-import { readFile } from './read-file.ts';
+import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from '../wire/tool-names.ts';
 import { fromFsError, isToolFailure, toolError, toolOk, type ToolResult } from './result.ts';
-import { TOOL_INPUT_SCHEMAS } from './schemas.ts';
 import { redactor } from './redact.ts';
 import { resolveSandbox, type SandboxChoice, type SandboxKind, type SandboxOptions } from './sandbox.ts';
 import { SeenVersions } from './versions.ts';
 import { type CheckResult, runCheck } from './check-run.ts';
 import { writeFile } from './write-file.ts';
 import { capResult, type HostToolSet } from './host-tools.ts';
+import { TOOL_SETS } from './client-tools/registry.ts';
+import { clientPaths } from './client-tools/paths.ts';
+import { searchDeferred } from './client-tools/qwen-deferred.ts';
+import { TOOL_SET_NAMES, type ClientTool, type ToolSet, type ToolSetName } from './client-tools/types.ts';
+
+/**
+ * Tools an embedder serves on the main thread (reached through the fork's port, host-tools.ts).
+ * They win over built-in and client tools of the same name.
+ */
+export type HostTools = HostToolSet;
 
 export interface ToolExecutorOptions {
   /** The directory the fork works in; every path is resolved against its realpath. */
@@ -49,16 +52,29 @@ export interface ToolExecutorOptions {
    */
   readonly redact?: readonly string[] | undefined;
   /**
-   * Tools the embedder runs (host-tools.ts): a host tool wins for its name over the built-in
-   * ones; its result is redacted and held to `maxReadBytes` like every other.
+   * Whose tools the fork runs (default `forkcache`): the parent's declared array decides it
+   * (src/tools/preflight.ts). A client's tools run on forkcache's executors, each needing the
+   * capability (`allow`, permissions) of the forkcache tool it maps onto.
    */
-  readonly host?: HostToolSet | undefined;
+  readonly toolSet?: ToolSetName | undefined;
+  /**
+   * The client's working directory (Claude Code's "Primary working directory"): its absolute
+   * paths under it name the same files under the workspace. Other absolute paths are refused.
+   */
+  readonly clientRoot?: string | undefined;
+  /** Tools refused in this fork on purpose (`denyTools`), whatever the tool set runs. */
+  readonly deny?: readonly string[] | undefined;
+  /**
+   * An embedder's tools, run on the main thread (host-tools.ts); they win over every other tool
+   * of the name, and their results are redacted and held to `maxReadBytes` like every other.
+   */
+  readonly host?: HostTools | undefined;
 }
 
 export interface ExecuteOptions {
   /** Checked before the call starts and between steps; an abort rejects with its reason. */
   readonly signal?: AbortSignal | undefined;
-  /** The model's tool_use id (host tools are told it). */
+  /** The model's id of the call (host tools receive it). */
   readonly toolUseId?: string | undefined;
 }
 
@@ -70,7 +86,14 @@ export interface ToolExecutor {
   readonly limits: Readonly<ToolLimits>;
   /** Where this fork's bash runs (`none` when bash is not allowed or no sandbox works here). */
   readonly sandbox: SandboxKind;
-  isAllowed(name: string): boolean;
+  /** Whose tools this fork runs. */
+  readonly toolSet: ToolSetName;
+  /** Whether the call may run: its capability is allowed (`input`: Qwen Code's `tool_call` names the tool there). */
+  isAllowed(name: string, input?: unknown): boolean;
+  /** The forkcache capability a call of this fork's set needs (`Bash` → `bash`); undefined for others. */
+  capabilityOf(name: string, input?: unknown): ExecutableToolName | undefined;
+  /** The set's spawn tool (`agent`, Claude Code's `Agent`): the loop's recursion guard answers it. */
+  isSpawnTool(name: string): boolean;
   /**
    * Run one tool call. Model mistakes (unknown or refused tool, bad input, missing file, path
    * outside the workspace...) resolve to `{ isError: true, code, content }`; the promise
@@ -84,18 +107,6 @@ export interface ToolExecutor {
   check(command: string, options: ExecuteOptions & { timeoutMs: number }): Promise<CheckResult>;
 }
 
-type Handler = (input: never, ctx: ToolContext) => Promise<string>;
-
-const HANDLERS: Readonly<Record<ExecutableToolName, Handler>> = {
-  read_file: readFile,
-  list_dir: listDir,
-  grep,
-  glob,
-  edit_file: editFile,
-  write_file: writeFile,
-  bash: runBash,
-};
-
 /** Tools that change files (see the deadline in `execute`). */
 const WRITES: ReadonlySet<string> = new Set(['edit_file', 'write_file']);
 
@@ -108,12 +119,24 @@ const optionsSchema = z.strictObject({
   network: z.boolean().optional(),
   protect: z.array(z.string().min(1)).optional(),
   redact: z.array(z.string()).optional(),
+  toolSet: z.enum(TOOL_SET_NAMES).optional(),
+  clientRoot: z.string().min(1).optional(),
+  deny: z.array(z.string()).optional(),
   host: z
-    .custom<HostToolSet>(
+    .custom<HostTools>(
       (v) => typeof v === 'object' && v !== null && 'call' in v && 'has' in v,
       'expected a HostToolSet',
     )
     .optional(),
+});
+
+const deferredSearchInput = z.strictObject({
+  query: z.string().min(1, 'expected a query'),
+  max_results: z.number().int().min(1).max(20).optional(),
+});
+const deferredCallInput = z.strictObject({
+  name: z.string().min(1, 'expected a tool name'),
+  arguments: z.record(z.string(), z.unknown()),
 });
 
 function defaultBashEnv(): Record<string, string> {
@@ -137,7 +160,10 @@ class ForkToolExecutor implements ToolExecutor {
   readonly sandbox: SandboxKind;
   readonly #sandboxChoice: SandboxChoice;
   #checkSandbox: SandboxKind | undefined;
-  readonly #host: HostToolSet | undefined;
+  readonly #set: ToolSet;
+  readonly #deny: ReadonlySet<string>;
+  readonly #host: HostTools | undefined;
+  readonly #clientRoot: string | undefined;
 
   constructor(
     jail: WorkspaceJail,
@@ -149,10 +175,16 @@ class ForkToolExecutor implements ToolExecutor {
       sandboxChoice: SandboxChoice;
       redact: readonly string[];
       network: boolean;
-      host: HostToolSet | undefined;
+      toolSet: ToolSetName;
+      clientRoot: string | undefined;
+      deny: readonly string[];
+      host: HostTools | undefined;
     },
   ) {
+    this.#set = TOOL_SETS[extra.toolSet];
+    this.#deny = new Set(extra.deny);
     this.#host = extra.host;
+    this.#clientRoot = extra.clientRoot;
     this.#jail = jail;
     this.sandbox = extra.sandbox;
     this.#sandboxChoice = extra.sandboxChoice;
@@ -168,8 +200,39 @@ class ForkToolExecutor implements ToolExecutor {
     return this.#jail.root;
   }
 
-  isAllowed(name: string): boolean {
-    return this.#allowed.has(name) || this.#host?.has(name) === true;
+  get toolSet(): ToolSetName {
+    return this.#set.name;
+  }
+
+  // Arrow properties, bound at construction: a wrapper made with Object.create(executor)
+  // (tests, embedders adding a hook) still reaches this executor's private state through them.
+  readonly isAllowed = (name: string, input?: unknown): boolean => {
+    // a host tool is the embedder's own: allowed, and then put to the permission policy by name
+    if (this.#host?.has(name)) return true;
+    const capability = this.capabilityOf(name, input);
+    return capability !== undefined && this.#allowed.has(capability);
+  };
+
+  readonly capabilityOf = (name: string, input?: unknown): ExecutableToolName | undefined => {
+    if (this.#host?.has(name) || this.#deny.has(name)) return undefined;
+    const inner = this.#deferredTarget(name, input);
+    if (inner !== undefined) return inner === this.#set.deferred?.call ? undefined : this.capabilityOf(inner);
+    return this.#set.tools.get(name)?.capability;
+  };
+
+  /** The tool a deferred call (`tool_call {name}`) names, if this is one. */
+  #deferredTarget(name: string, input: unknown): string | undefined {
+    if (name !== this.#set.deferred?.call) return undefined;
+    const inner = (input as { name?: unknown } | null)?.name;
+    return typeof inner === 'string' ? inner : '';
+  }
+
+  readonly isSpawnTool = (name: string): boolean =>
+    !this.#host?.has(name) && !this.#deny.has(name) && this.#set.spawn.includes(name);
+
+  /** The names of the set's tools this fork may run, for the model's "use these instead". */
+  #usable(): string[] {
+    return [...this.#set.tools.values()].filter((t) => this.#allowed.has(t.capability)).map((t) => t.name);
   }
 
   async execute(name: string, input: unknown, options: ExecuteOptions = {}): Promise<ToolResult> {
@@ -195,32 +258,77 @@ class ForkToolExecutor implements ToolExecutor {
   async #execute(name: string, input: unknown, options: ExecuteOptions): Promise<ToolResult> {
     const { signal } = options;
     signal?.throwIfAborted();
+    // the order of meanings of a name: a host's tool, the set's tools, its spawn tool, refusals
     if (this.#host?.has(name)) {
-      const result = await this.#host.call(name, input, { signal, toolUseId: options.toolUseId ?? '' });
+      const result = await this.#host.call(name, input, {
+        ...(signal ? { signal } : {}),
+        toolUseId: options.toolUseId ?? '',
+      });
       return { ...result, content: capResult(result.content, this.limits.maxReadBytes) };
     }
-    if (!isToolName(name)) {
+    const deferred = this.#deny.has(name) ? undefined : this.#set.deferred;
+    if (name === deferred?.search) return this.#search(input);
+    if (name === deferred?.call) return this.#callDeferred(input, options);
+    const tool = this.#deny.has(name) ? undefined : this.#set.tools.get(name);
+    if (tool === undefined) return this.#notRun(name);
+    if (!this.#allowed.has(tool.capability)) {
+      const via = tool.name === tool.capability ? '' : ` (it needs ${tool.capability})`;
       return toolError(
-        'TOOL_UNKNOWN',
-        `unknown tool ${JSON.stringify(name)}; this fork may use: ${this.allowed.join(', ')}`,
+        'TOOL_NOT_ALLOWED',
+        `tool ${name} is not allowed for this fork${via}; it may use: ${this.#usable().join(', ')}`,
       );
     }
-    if (name === SPAWN_TOOL_NAME) {
+    return this.#run(tool, input, signal);
+  }
+
+  #search(input: unknown): ToolResult {
+    const parsed = deferredSearchInput.safeParse(input);
+    if (!parsed.success) return toolError('TOOL_INPUT_INVALID', formatZodIssues(parsed.error.issues, 'tool_search'));
+    const runnable = (n: string): boolean => {
+      const tool = this.#set.tools.get(n);
+      return tool !== undefined && !this.#deny.has(n) && this.#allowed.has(tool.capability);
+    };
+    return toolOk(searchDeferred(parsed.data.query, parsed.data.max_results ?? 5, runnable));
+  }
+
+  #callDeferred(input: unknown, options: ExecuteOptions): Promise<ToolResult> {
+    const parsed = deferredCallInput.safeParse(input);
+    if (!parsed.success)
+      return Promise.resolve(toolError('TOOL_INPUT_INVALID', formatZodIssues(parsed.error.issues, 'tool_call')));
+    const inner = parsed.data.name;
+    if (inner === this.#set.deferred?.call || inner === this.#set.deferred?.search)
+      return Promise.resolve(
+        toolError('TOOL_INPUT_INVALID', `tool_call: call ${inner} directly, not through tool_call`),
+      );
+    return this.#execute(inner, parsed.data.arguments, options);
+  }
+
+  #notRun(name: string): ToolResult {
+    if (this.#set.spawn.includes(name) && !this.#deny.has(name)) {
       return toolError(
         'TOOL_NOT_EXECUTABLE',
         `tool ${name} is not executable here: spawning forks is handled by the fork engine`,
       );
     }
-    if (!this.#allowed.has(name)) {
+    const why = this.#deny.has(name) ? 'it is denied for this run' : this.#set.refused[name];
+    if (why !== undefined) {
       return toolError(
-        'TOOL_NOT_ALLOWED',
-        `tool ${name} is not allowed for this fork; it may use: ${this.allowed.join(', ')}`,
+        'TOOL_NOT_IN_FORK',
+        `${name} is not available in a fork: ${why}. This fork may use: ${this.#usable().join(', ')}`,
       );
     }
-    const parsed = TOOL_INPUT_SCHEMAS[name].safeParse(input);
+    return toolError(
+      'TOOL_UNKNOWN',
+      `unknown tool ${JSON.stringify(name)}; this fork may use: ${this.#usable().join(', ')}`,
+    );
+  }
+
+  async #run(tool: ClientTool, input: unknown, signal: AbortSignal | undefined): Promise<ToolResult> {
+    const name = tool.name;
+    const parsed = tool.input.safeParse(input);
     if (!parsed.success) return toolError('TOOL_INPUT_INVALID', formatZodIssues(parsed.error.issues, name));
     // bash has its own timeout (it kills the process group); every other tool gets this one.
-    const deadline = name === 'bash' ? undefined : AbortSignal.timeout(this.limits.toolTimeoutMs);
+    const deadline = tool.capability === 'bash' ? undefined : AbortSignal.timeout(this.limits.toolTimeoutMs);
     const callSignal =
       deadline === undefined ? signal : signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
     const ctx: ToolContext = {
@@ -233,11 +341,14 @@ class ForkToolExecutor implements ToolExecutor {
       sandboxOptions: this.#sandboxOptions,
     };
     try {
-      const handler = HANDLERS[name] as (input: unknown, ctx: ToolContext) => Promise<string>;
+      const io = clientPaths(ctx, this.#clientRoot);
       // A write is awaited to its end: it stops at its own checkpoints, and reporting a timeout
       // for an edit that then lands would tell the model a lie. Reads return at once.
-      const work = handler(parsed.data, ctx);
-      return toolOk(await (WRITES.has(name) ? work : untilAborted(work, callSignal)));
+      const work = (tool.run as (input: unknown, io: ReturnType<typeof clientPaths>) => Promise<string>)(
+        parsed.data,
+        io,
+      );
+      return toolOk(await (WRITES.has(tool.capability) ? work : untilAborted(work, callSignal)));
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
       if (deadline?.aborted) {
@@ -247,7 +358,7 @@ class ForkToolExecutor implements ToolExecutor {
         );
       }
       // fs errors that escaped a tool's own mapping still name the path the model gave.
-      const failure = isToolFailure(err) ? err : fromFsError(err, displayPath(parsed.data));
+      const failure = isToolFailure(err) ? err : fromFsError(err, displayPath(parsed.data as object));
       if (isToolFailure(failure)) return toolError(failure.code, failure.message);
       throw err;
     }
@@ -269,7 +380,7 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Pro
 }
 
 function displayPath(input: object): string {
-  const value = (input as { path?: unknown }).path;
+  const value = (input as { path?: unknown; file_path?: unknown }).path ?? (input as { file_path?: unknown }).file_path;
   return typeof value === 'string' ? value : '.';
 }
 
@@ -303,6 +414,9 @@ export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
     sandboxChoice: parsed.sandbox ?? 'auto',
     redact: parsed.redact ?? [],
     network: parsed.network ?? false,
+    toolSet: parsed.toolSet ?? 'forkcache',
+    clientRoot: parsed.clientRoot,
+    deny: parsed.deny ?? [],
     host: parsed.host,
   });
 }

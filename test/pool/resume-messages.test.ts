@@ -101,4 +101,27 @@ describe('an interrupted read-only call is re-run on resume, one with effects is
     expect(bash.interrupted).toEqual(['t1']);
     expect(JSON.stringify(bash.messages[1])).toContain(JSON.stringify(INTERRUPTED_TOOL_MESSAGE).slice(1, -1));
   });
+
+  it("does the same for the clients' tools: Claude Code's Read and Grep, Qwen Code's read_file re-run; Edit and Bash do not", () => {
+    const interruptedIn = (name: string, input: object) =>
+      resumeMessages(
+        readTranscript(
+          file([
+            start,
+            { ...turn(1), assistant: { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name, input }] } },
+            { v: 1, type: 'tool-start', turn: 1, id: 't1', name, input },
+          ]),
+        ),
+      );
+    for (const name of ['Read', 'Grep', 'Glob', 'LS', 'grep_search', 'list_directory', 'read_many_files'])
+      expect(
+        interruptedIn(name, { file_path: '/p/a.ts' }).rerun.map((c) => c.name),
+        name,
+      ).toEqual([name]);
+    for (const name of ['Edit', 'MultiEdit', 'Write', 'Bash', 'edit', 'run_shell_command', 'tool_call']) {
+      const resumed = interruptedIn(name, { file_path: '/p/a.ts' });
+      expect(resumed.rerun, name).toEqual([]);
+      expect(resumed.interrupted, name).toEqual(['t1']);
+    }
+  });
 });

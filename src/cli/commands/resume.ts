@@ -6,6 +6,7 @@ import { ForkEngine } from '../../engine/engine.ts';
 import { readFanOutDir } from '../../run-dir/manifest.ts';
 import { locateFanOuts } from '../../run-dir/locate.ts';
 import type { WarmStrategy } from '../../engine/warm-gate.ts';
+import type { ToolSetChoice } from '../../tools/client-tools/types.ts';
 import type { ExecutableToolName } from '../../wire/tool-names.ts';
 import { API_CHOICES, openEndpoint } from '../endpoint.ts';
 import { PROVIDER_IDS, providerIdSchema } from '../../wire/providers.ts';
@@ -136,6 +137,8 @@ export function registerResumeCommand(program: Command): void {
           network: manifest.engine.network,
           ...(manifest.engine.turnRetry ? { turnRetry: manifest.engine.turnRetry } : {}),
           ...(manifest.engine.concurrency ? { concurrency: manifest.engine.concurrency } : {}),
+          ...(manifest.engine.toolSet ? { toolSet: manifest.engine.toolSet as ToolSetChoice } : {}),
+          ...(manifest.engine.denyTools ? { denyTools: manifest.engine.denyTools } : {}),
           ...maxUsdOf(opts.maxUsd ?? manifest.engine.maxUsd),
           runDir: dirname(dir),
           modelTable: catalogue,

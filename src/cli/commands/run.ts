@@ -128,6 +128,8 @@ export function registerRunCommand(program: Command): void {
         warm: plan.warm,
         layout: plan.layout,
         ...(plan.allow ? { allow: plan.allow } : {}),
+        toolSet: plan.toolSet,
+        ...(plan.denyTools ? { denyTools: plan.denyTools } : {}),
         ...(plan.limits.maxTurns ? { maxTurns: plan.limits.maxTurns } : {}),
         ...(plan.limits.maxTokens ? { maxTokens: plan.limits.maxTokens } : {}),
         ...(plan.limits.concurrency ? { concurrency: plan.limits.concurrency } : {}),

@@ -1,5 +1,6 @@
 import { FORK_BOILERPLATE_OPEN } from '../../wire/fork-text.ts';
 import { blocksOf, declaredTools, isSystemReminder, lastUserText, toolExchanges } from './conversation.ts';
+import { CLAUDE_CODE_SHAPES, clientChildTurn, clientShapesOf } from './client-child.ts';
 import { formatReport } from './directive.ts';
 import type { ScriptBlock, ScriptedModel, ScriptedTurn } from './types.ts';
 
@@ -14,8 +15,10 @@ import type { ScriptBlock, ScriptedModel, ScriptedTurn } from './types.ts';
  *                                            as tool results), then a summary
  *   read <path> then run `<command>`       → Read, then Bash, then a summary
  *   read <path>                            → Read, then a summary
- * A fork child (a user text with `<fork-boilerplate>`) answers its directive with a report at
- * once. Anything else gets an echo-style report.
+ * A fork child (a user text with `<fork-boilerplate>`) does its directive with Claude Code's
+ * tools (client-child.ts: `rename <old> to <new> in <path>` reads, edits and checks with a
+ * command; `read <path> and report`, `run \`cmd\` and report`); any other directive it answers
+ * with a report at once. Anything else gets an echo-style report.
  */
 
 const FORK = /^fork\s+(.+)$/i;
@@ -59,6 +62,17 @@ export const claudeCodeModel: ScriptedModel = {
   name: 'claude-code',
   respond({ request }): ScriptedTurn {
     const child = forkChildTask(request);
+    if (child !== undefined) {
+      const directive = child.replace(/^Directive:\s*/i, '');
+      const tagged = lastUserText(request.messages, (text) => text.includes(FORK_BOILERPLATE_OPEN))!;
+      const turn = clientChildTurn(
+        request,
+        directive,
+        toolExchanges(request.messages, tagged.message),
+        clientShapesOf(request) ?? CLAUDE_CODE_SHAPES,
+      );
+      if (turn) return turn;
+    }
     if (child !== undefined)
       return report(
         firstLine(child.replace(/^Directive:\s*/i, '')) || '(fork child)',

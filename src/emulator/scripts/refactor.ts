@@ -1,4 +1,5 @@
-import { findForkDirective, lastUserText } from './conversation.ts';
+import { clientChildTurn, clientShapesOf } from './client-child.ts';
+import { findForkDirective, lastUserText, toolExchanges } from './conversation.ts';
 import { formatReport, parseDirective } from './directive.ts';
 import { childTurn } from './refactor-child.ts';
 import { parentRenameTurn } from './refactor-parent.ts';
@@ -10,7 +11,8 @@ import type { ScriptedModel, ScriptedTurn } from './types.ts';
  * would, one step per request, deriving each step from the conversation so far.
  *
  * - A fork child (a user text with the `<fork-boilerplate>` tag) carries out its
- *   `Directive: …` and ends with a `Scope:/Result:/Key files:/Files changed:/Issues:` report.
+ *   `Directive: …` (with Claude Code's or Qwen Code's tools when the request declares those,
+ *   client-child.ts) and ends with a `Scope:/Result:/Key files:/Files changed:/Issues:` report.
  * - A parent given `rename <old> to <new> across <dir>` greps, spawns one fork per file with
  *   the `agent` tool, then summarises; given a one-file directive it does the work itself.
  */
@@ -18,7 +20,13 @@ export const refactorModel: ScriptedModel = {
   name: 'refactor',
   respond({ request }): ScriptedTurn {
     const fork = findForkDirective(request.messages);
-    if (fork) return childTurn(request, fork.directive, fork.message);
+    if (fork) {
+      // a fork of a Claude Code or Qwen Code session works with that client's tools
+      const shapes = clientShapesOf(request);
+      const turn =
+        shapes && clientChildTurn(request, fork.directive, toolExchanges(request.messages, fork.message), shapes);
+      return turn ?? childTurn(request, fork.directive, fork.message);
+    }
     const instruction = lastUserText(request.messages, (text) => parseDirective(text).kind !== 'unknown');
     if (instruction) {
       const parsed = parseDirective(instruction.text);
