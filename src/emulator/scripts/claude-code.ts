@@ -27,6 +27,24 @@ const FORK_TIMES = /^fork\s+(\d{1,4})\s+times:\s*(.+)$/i;
 /** How Claude Code names an MCP server's tool: `mcp__<server>__<tool>`. */
 const MCP_FORK_TOOL = /^mcp__.+__fork$/;
 
+/** The MCP fork tool the request declares, or names among Claude Code's deferred tools. */
+function mcpForkTool(
+  request: Parameters<ScriptedModel['respond']>[0]['request'],
+  tools: Set<string>,
+): string | undefined {
+  const declared = [...tools].find((name) => MCP_FORK_TOOL.test(name));
+  if (declared) return declared;
+  // In a user turn or, on models that take them, a mid-conversation system turn.
+  for (const message of request.messages) {
+    if (message.role === 'assistant') continue;
+    for (const block of blocksOf(message)) {
+      const named = block.type === 'text' ? /\bmcp__[\w-]+?__fork\b/.exec(String(block['text'])) : null;
+      if (named) return named[0];
+    }
+  }
+  return undefined;
+}
+
 function forkDirectives(line: string): string[] {
   const times = FORK_TIMES.exec(line);
   if (times) {
@@ -95,9 +113,16 @@ export const claudeCodeModel: ScriptedModel = {
     const tools = declaredTools(request);
     const fork = FORK.exec(line);
     if (fork) {
-      const mcpFork = [...tools].find((name) => MCP_FORK_TOOL.test(name));
+      const mcpFork = mcpForkTool(request, tools);
       if (mcpFork) {
-        if (done.length === 0)
+        // Claude Code defers MCP tools: named in a message, loaded through ToolSearch first.
+        if (!tools.has(mcpFork) && tools.has('ToolSearch') && !done.some((d) => d.name === 'ToolSearch'))
+          return {
+            content: [{ type: 'tool_use', name: 'ToolSearch', input: { query: `select:${mcpFork}` } }],
+            stop_reason: 'tool_use',
+          };
+        const call = done.find((d) => d.name === mcpFork);
+        if (!call)
           return {
             content: [
               { type: 'text', text: `Forking through ${mcpFork}.` },
@@ -105,12 +130,11 @@ export const claudeCodeModel: ScriptedModel = {
             ],
             stop_reason: 'tool_use',
           };
-        const result = done[0]!.result;
-        const reports = (result?.text.match(/^## fork \d+ \(completed\)/gm) ?? []).length;
+        const reports = (call.result?.text.match(/^## fork \d+ \(completed\)/gm) ?? []).length;
         return report(
           line,
           `${reports} completed fork report(s) came back from ${mcpFork}`,
-          result?.isError ? [`${mcpFork} failed: ${firstLine(result.text)}`] : [],
+          call.result?.isError ? [`${mcpFork} failed: ${firstLine(call.result.text)}`] : [],
         );
       }
       if (!tools.has('Agent')) return report(line, 'not done', ['the Agent tool is not declared']);
