@@ -51,6 +51,10 @@ describe.skipIf(!claudeCode.ok)(
       expect(cached).toBeGreaterThan(5000);
       expect(forks).toHaveLength(FORKS);
       expect(minRatio).toBeGreaterThanOrEqual(0.99);
+      // The figure docs/mcp.md quotes.
+      console.info(
+        `claude-code-mcp: the calling turn cached ${cached} tokens; the least a fork's first request read: ${(minRatio * 100).toFixed(1)}%`,
+      );
 
       // The proxy's report shows the tree: Claude Code's turns, then one fan-out of every fork.
       const summary = open.mcp.proxy.summary();
