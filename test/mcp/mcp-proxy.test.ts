@@ -103,6 +103,37 @@ describe('forkcache proxy --mcp: the fork tool forks from the request in which t
     expect(children.every((r) => r.kind === 'fork' && r.status === 200)).toBe(true);
   });
 
+  it('runs a background call and hands its reports to fork_status', async () => {
+    const { mcp, sdk } = await setup();
+    const answer = await sdk.messages.stream(parentRequest('fork a | b')).finalMessage();
+    const call = answer.content.find((b) => b.type === 'tool_use')!;
+    // Listening before the call: once every fork's request has ended the run settles; then ask until it says so (bounded).
+    const ended = new Promise<void>((resolve) => {
+      let forks = 0;
+      mcp.proxy.on('exchange-end', (r) => r.kind === 'fork' && ++forks === 2 && resolve());
+    });
+    const client = await mcpClient(mcp);
+    const started = await client.callTool({
+      name: 'fork',
+      arguments: { ...(call.input as object), background: true },
+      _meta: { 'claudecode/toolUseId': call.id },
+    });
+    const text = (started.content as { text: string }[])[0]!.text;
+    const runId = /as (run-[0-9a-f]{8})/.exec(text)?.[1];
+    expect(runId, text).toBeDefined();
+    const unknown = await client.callTool({ name: 'fork_status', arguments: { runId: 'run-nope' } });
+    expect(unknown.isError).toBe(true);
+    await ended;
+    let status = '';
+    for (let i = 0; i < 500 && !status.includes('## fork 2'); i++) {
+      const res = await client.callTool({ name: 'fork_status', arguments: { runId } });
+      status = (res.content as { text: string }[])[0]!.text;
+    }
+    await client.close();
+    expect(status).toMatch(/^## fork 1 \(completed\): a$/m);
+    expect(status).toMatch(/^## fork 2 \(completed\): b$/m);
+  });
+
   it('refuses the MCP endpoint without the secret, or with a wrong one, and runs nothing', async () => {
     const { mcp, sdk } = await setup();
     const answer = await sdk.messages.stream(parentRequest('fork a | b')).finalMessage();
