@@ -1,3 +1,4 @@
+// The real client runs as a child process (node:child_process, started by the test or its SDK): the integration project.
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -1,3 +1,4 @@
+// The real client runs as a child process (node:child_process, started by the test or its SDK): the integration project.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
