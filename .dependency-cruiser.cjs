@@ -78,6 +78,8 @@ module.exports = {
     only('emulator', ['models', 'ledger', 'rate-limits']),
     only('proxy', ['emulator', 'gate', 'ledger', 'models', 'report']),
     only('report', ['run-dir', 'ledger', 'models', 'fork']),
+    // The MCP server: its fork tool claims a call the proxy captured and fans out on the engine.
+    only('mcp', ['engine', 'proxy', 'fork', 'agent']),
     {
       name: 'workers-thin',
       comment:
@@ -141,7 +143,12 @@ module.exports = {
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     // `./x.ts` specifiers (allowImportingTsExtensions) resolve as written.
-    enhancedResolveOptions: { extensions: ['.ts', '.js', '.json'] },
+    // conditionNames: packages whose subpaths resolve only through their `exports` map (@modelcontextprotocol/sdk)
+    enhancedResolveOptions: {
+      extensions: ['.ts', '.js', '.json'],
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'node', 'default'],
+    },
     doNotFollow: { path: 'node_modules' },
     reporterOptions: { text: { highlightFocused: true } },
   },

@@ -9,6 +9,8 @@ import { ForkcacheError } from './errors.ts';
 export const OPTIONAL_PEERS = {
   report: ['echarts@^6.1.0'],
   distributed: ['bullmq@^5.81.5', 'ioredis@^5.11.1'],
+  // 1.32.x only: the Streamable HTTP transport and registerTool's schemas changed between minors.
+  mcp: ['@modelcontextprotocol/sdk@~1.32.2'],
 } as const;
 
 export type OptionalFeature = keyof typeof OPTIONAL_PEERS;
@@ -16,6 +18,7 @@ export type OptionalFeature = keyof typeof OPTIONAL_PEERS;
 const FEATURE_NAMES: Record<OptionalFeature, string> = {
   report: 'the HTML report',
   distributed: 'the distributed backend',
+  mcp: 'forkcache mcp (the MCP server)',
 };
 
 /** `echarts@^6.1.0` → `echarts` (scoped names keep their leading `@`). */

@@ -18,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   models: () => import('./commands/models.ts').then((m) => m.registerModelsCommand),
   plan: () => import('./commands/plan.ts').then((m) => m.registerPlanCommand),
   proxy: () => import('./commands/proxy.ts').then((m) => m.registerProxyCommand),
+  mcp: () => import('./commands/mcp.ts').then((m) => m.registerMcpCommand),
   report: () => import('./commands/report.ts').then((m) => m.registerReportCommand),
   run: () => import('./commands/run.ts').then((m) => m.registerRunCommand),
   resume: () => import('./commands/resume.ts').then((m) => m.registerResumeCommand),

@@ -10,6 +10,8 @@ import { forward } from './forward.ts';
 import type { Placement } from './groups.ts';
 import { priceOf, readSavedUsd } from './pricing.ts';
 import { ResponseTap } from './response-tap.ts';
+import { AssistantCapture } from './assistant-capture.ts';
+import { carriedHeaders } from './fork-calls.ts';
 import { estimateTokens, shapeOf, stripBillingBody, type RequestShape } from './shape.ts';
 import type { ExchangeRecord } from './types.ts';
 import type { Passage } from './warm-first.ts';
@@ -147,6 +149,9 @@ async function exchangeWith(
   let ttfbMs: number | undefined;
   let began = false;
   let tap: ResponseTap | undefined;
+  // Only a request that may declare a fork tool pays for reading its whole answer.
+  const forkCalls = isMessages && core.options.forkCalls?.mayDeclare(raw) ? core.options.forkCalls : undefined;
+  const capture = forkCalls ? new AssistantCapture() : undefined;
   const logged: Buffer[] = [];
   let loggedBytes = 0;
   const begin = (): void => {
@@ -163,7 +168,12 @@ async function exchangeWith(
         status = up.statusCode;
         ttfbMs = clock.now() - sentAt;
         upHeaders = up.headers;
-        tap = new ResponseTap(up.headers['content-type'], up.headers['content-encoding'] as string | undefined, begin);
+        tap = new ResponseTap(
+          up.headers['content-type'],
+          up.headers['content-encoding'] as string | undefined,
+          begin,
+          status === 200 ? capture : undefined,
+        );
       },
       onChunk(chunk) {
         tap?.write(chunk);
@@ -248,6 +258,24 @@ async function exchangeWith(
       if (fanout) core.ledger.fanout(fanout.id, fanout.members, cum[fanout.branchIndex] ?? 0);
     }
     core.ledger.add(record);
+    if (forkCalls && capture && status === 200 && error === undefined && facts?.error === undefined) {
+      const turn = capture.turn();
+      for (const block of turn?.content ?? []) {
+        if (block.type !== 'tool_use' || !forkCalls.toolName.test(String(block['name']))) continue;
+        forkCalls.offer({
+          seq,
+          body,
+          headers: carriedHeaders(req.headers),
+          turn: turn!,
+          call: {
+            id: String(block['id']),
+            name: String(block['name']),
+            input: (block['input'] ?? {}) as Record<string, unknown>,
+          },
+          session: analysis?.placement.session,
+        });
+      }
+    }
     core.log?.write({
       type: 'response',
       seq,

@@ -4,6 +4,8 @@ import { ForkcacheError } from '../errors.ts';
 import { BUILTIN_CATALOGUE, type ModelCatalogue } from '../models/catalogue.ts';
 import { parseOrThrow } from '../validation.ts';
 import { HEADER_NAME } from '../wire/credentials.ts';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ForkCallRegistry } from './fork-calls.ts';
 
 /** The real API: the default upstream. */
 export const DEFAULT_UPSTREAM = 'https://api.anthropic.com';
@@ -44,6 +46,16 @@ export interface ProxyOptions {
   modelTable?: ModelCatalogue;
   /** Time source (tests pass a ManualClock for the warm-first bound). */
   clock?: Clock;
+  /**
+   * Keep the request and the assistant turn of every call of a fork tool (`mcp__<server>__fork`)
+   * here, for the tool that runs it (`forkcache proxy --mcp`).
+   */
+  forkCalls?: ForkCallRegistry;
+  /**
+   * Requests this handler takes (it returns true) are served by it, not forwarded: the MCP
+   * endpoint that runs beside the proxied API in one process.
+   */
+  route?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 const schema = z
@@ -80,14 +92,21 @@ const schema = z
     message: 'must not exceed requestTimeoutMs (the headers are part of the request)',
   });
 
-export type ResolvedProxyOptions = z.output<typeof schema> & { clock: Clock; modelTable: ModelCatalogue };
+export type ResolvedProxyOptions = z.output<typeof schema> & {
+  clock: Clock;
+  modelTable: ModelCatalogue;
+  forkCalls: ForkCallRegistry | undefined;
+  route: ((req: IncomingMessage, res: ServerResponse) => boolean) | undefined;
+};
 
 /** Validate and fill defaults; bad input is INVALID_ARGUMENT naming the option. */
 export function resolveProxyOptions(options: ProxyOptions = {}): ResolvedProxyOptions {
-  const { clock, modelTable, ...plain } = options;
+  const { clock, modelTable, forkCalls, route, ...plain } = options;
   const parsed = parseOrThrow(schema, plain, 'INVALID_ARGUMENT', 'proxy options');
   if (clock !== undefined && (typeof clock.now !== 'function' || typeof clock.sleep !== 'function')) {
     throw new ForkcacheError('INVALID_ARGUMENT', 'proxy options: clock: expected a Clock with now() and sleep()');
   }
-  return { ...parsed, clock: clock ?? systemClock, modelTable: modelTable ?? BUILTIN_CATALOGUE };
+  if (route !== undefined && typeof route !== 'function')
+    throw new ForkcacheError('INVALID_ARGUMENT', 'proxy options: route: expected a function');
+  return { ...parsed, clock: clock ?? systemClock, modelTable: modelTable ?? BUILTIN_CATALOGUE, forkCalls, route };
 }

@@ -2,6 +2,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Transform } from 'node:stream';
 import { findJsonShapeProblem } from '../json-shape.ts';
+import type { AssistantCapture } from './assistant-capture.ts';
 
 /** What the proxy learns from a response as it streams by (the bytes themselves are untouched). */
 export interface ResponseFacts {
@@ -55,8 +56,16 @@ export class ResponseTap {
   #jsonBytes = 0;
   #gaveUp = false;
   #onStart: (() => void) | undefined;
+  /** Set when the assistant turn itself is wanted (a fork tool may continue it): every frame is read. */
+  readonly #capture: AssistantCapture | undefined;
 
-  constructor(contentType: string | undefined, contentEncoding: string | undefined, onStart: () => void) {
+  constructor(
+    contentType: string | undefined,
+    contentEncoding: string | undefined,
+    onStart: () => void,
+    capture?: AssistantCapture,
+  ) {
+    this.#capture = capture;
     this.#sse = (contentType ?? '').includes('text/event-stream');
     this.#onStart = onStart;
     this.#inflate = decoderFor(contentEncoding);
@@ -157,7 +166,7 @@ export class ResponseTap {
   #frame(frame: string): void {
     // Most frames are content deltas: tell them by their first line, without splitting them
     // (unless a later line names the event again: the last one counts).
-    if (frame.startsWith('event:')) {
+    if (frame.startsWith('event:') && this.#capture === undefined) {
       const end = frame.indexOf('\n');
       const only = end < 0 || !frame.includes('\nevent:', end);
       if (only && !INTERESTING.has(frame.slice(6, end < 0 ? undefined : end).trim())) return;
@@ -168,13 +177,15 @@ export class ResponseTap {
       if (line.startsWith('event:')) event = line.slice(6).trim();
       else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
     }
-    if (event === undefined || !INTERESTING.has(event)) return;
+    if (event === undefined || (!INTERESTING.has(event) && this.#capture === undefined)) return;
     let json: Record<string, unknown>;
     try {
       json = JSON.parse(data.join('\n')) as Record<string, unknown>;
     } catch {
       return;
     }
+    this.#capture?.frame(event, json);
+    if (!INTERESTING.has(event)) return;
     if (event === 'message_start') {
       this.#message(json['message'] as Record<string, unknown> | undefined);
       this.#started();
@@ -215,7 +226,9 @@ export class ResponseTap {
     } catch {
       return;
     }
-    if (json['type'] === 'message') this.#message(json);
-    else if (json['type'] === 'error') this.#error(json);
+    if (json['type'] === 'message') {
+      this.#message(json);
+      this.#capture?.json(json);
+    } else if (json['type'] === 'error') this.#error(json);
   }
 }

@@ -47,6 +47,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<Proxy> {
   const server = createServer(
     { headersTimeout: headersTimeoutMs, requestTimeout: requestTimeoutMs, connectionsCheckingInterval: timeoutCheckMs },
     (req, res) => {
+      if (core.options.route?.(req, res)) return;
       const done = handleExchange(core, req, res).catch(() => {
         if (!res.headersSent) res.destroy();
       });

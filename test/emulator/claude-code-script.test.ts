@@ -57,4 +57,31 @@ describe('the claude-code scripted model', () => {
     });
     expect((await answer(third!))[0]?.text).toMatch(/Result: Read: 1\tline one; Bash: 2 notes\.txt/);
   });
+
+  it('loads a deferred MCP fork tool with ToolSearch, then calls it once with every directive', async () => {
+    const [parent] = requests('cc-fork-fanout');
+    // Claude Code names deferred MCP tools in its system turn after the first user turn.
+    const [user, system, ...rest] = parent!.body['messages'] as { role: string; content: unknown[] }[];
+    expect(system!.role).toBe('system');
+    const list = { type: 'text', text: 'Deferred tools:\nmcp__forkcache__fork\nmcp__forkcache__fork_status' };
+    const named = [user, { ...system, content: [...system!.content, list] }, ...rest];
+    const first = { ...parent!, body: { ...parent!.body, messages: named } };
+    const [search] = (await answer(first)).filter((b) => b.type === 'tool_use');
+    expect([search?.name, search?.input]).toEqual(['ToolSearch', { query: 'select:mcp__forkcache__fork' }]);
+
+    const tools = parent!.body['tools'] as { name: string }[];
+    const loaded = {
+      ...parent!,
+      body: {
+        ...parent!.body,
+        tools: [...tools, { name: 'mcp__forkcache__fork', description: 'Fork', input_schema: { type: 'object' } }],
+        messages: named,
+      },
+    };
+    const [call] = (await answer(loaded)).filter((b) => b.type === 'tool_use');
+    expect([call?.name, call?.input]).toEqual([
+      'mcp__forkcache__fork',
+      { directives: ['read notes.txt', 'count the lines of notes.txt'] },
+    ]);
+  });
 });

@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { loadCatalogue } from '../../models/catalogue.ts';
 import { HEADER_NAME } from '../../wire/credentials.ts';
 import { intFlag, parseFlags } from '../flags.ts';
+import { chmodSync, writeFileSync } from 'node:fs';
+import { importOptional } from '../../optional-import.ts';
 import { printOut, printErr } from '../terminal-safe.ts';
 
 const port = z
@@ -48,6 +50,10 @@ const optionsSchema = z.object({
   headersTimeout: ms(2_147_483_647).optional(),
   requestTimeout: ms(2_147_483_647).optional(),
   upstreamTimeout: ms(2_147_483_647).optional(),
+  mcp: z.boolean().default(false),
+  mcpConfig: z.string().min(1, 'expected a file name').optional(),
+  mcpWorkspace: z.string().min(1, 'expected a directory').optional(),
+  mcpRunDir: z.string().min(1, 'expected a directory').optional(),
 });
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -93,14 +99,38 @@ export function registerProxyCommand(program: Command): void {
       '--upstream-timeout <ms>',
       'the longest the upstream may stay silent, before or during its response (504 or cut; default 600000)',
     )
+    .option('--mcp', 'also serve forkcache mcp at /mcp: a fork tool that forks from the request that called it')
+    .option('--mcp-config <file>', 'with --mcp: write the MCP client config (URL and bearer secret) here, mode 0600')
+    .option('--mcp-workspace <dir>', "with --mcp: where the children work (default: the proxy's directory)")
+    .option('--mcp-run-dir <dir>', "with --mcp: the children's run directories (transcripts, summaries)")
     .action(async (raw: Record<string, unknown>) => {
       const o = parseFlags(optionsSchema, raw);
+      const mcpOnly = [
+        o.mcpConfig && '--mcp-config',
+        o.mcpWorkspace && '--mcp-workspace',
+        o.mcpRunDir && '--mcp-run-dir',
+      ];
+      const stray = mcpOnly.find(Boolean);
+      if (stray && !o.mcp) {
+        process.stderr.write(`${stray}: needs --mcp\n`);
+        process.exitCode = 2;
+        return;
+      }
       const modelTable = o.modelTable === undefined ? undefined : loadCatalogue(o.modelTable);
-      const [{ startProxy }, { attachBoard }] = await Promise.all([
+      const [{ startProxy }, { attachBoard }, mcpStart] = await Promise.all([
         import('../../proxy/server.ts'),
         import('../../proxy/board.ts'),
+        o.mcp ? importOptional('mcp', () => import('../../mcp/start.ts')) : undefined,
       ]);
-      const proxy = await startProxy({
+      const start = (options: Parameters<typeof startProxy>[0]) =>
+        mcpStart
+          ? mcpStart.startMcpProxy({
+              ...options,
+              ...(o.mcpWorkspace === undefined ? {} : { workspace: o.mcpWorkspace }),
+              ...(o.mcpRunDir === undefined ? {} : { runDir: o.mcpRunDir }),
+            })
+          : startProxy(options).then((proxy) => ({ proxy, mcp: undefined }));
+      const started = await start({
         upstream: o.upstream,
         host: o.host,
         port: o.port,
@@ -117,15 +147,31 @@ export function registerProxyCommand(program: Command): void {
         ...(o.logDir === undefined ? {} : { logDir: o.logDir }),
         ...(modelTable === undefined ? {} : { modelTable }),
       });
+      const proxy = started.proxy;
+      const mcp = 'mcpUrl' in started ? started : undefined;
       // Loaded now, not after Ctrl-C: the terminal's SIGINT reaches the whole process group, and
       // from a source checkout that includes tsx's esbuild service, which stops on it; a module
       // first imported after the signal then fails ("The service is no longer running").
       const report = o.report === undefined ? undefined : await import('../../proxy/report.ts');
       printOut(`forkcache proxy listening on ${proxy.url}\n`);
+      if (mcp) {
+        const config = `${JSON.stringify({ mcpServers: mcp.mcpServers() }, null, 2)}\n`;
+        if (o.mcpConfig !== undefined) {
+          writeFileSync(o.mcpConfig, config, { mode: 0o600 });
+          chmodSync(o.mcpConfig, 0o600); // an existing file keeps its mode otherwise
+        }
+        // The secret is printed only where it is asked for: in the config file, never on a terminal.
+        printOut(
+          `forkcache mcp at ${mcp.mcpUrl}` +
+            (o.mcpConfig === undefined
+              ? ' (no --mcp-config: its secret is not shown)\n'
+              : `; client config in ${o.mcpConfig}\n`),
+        );
+      }
       const detach = attachBoard(proxy, process.stderr, o.json);
       const signal = await untilSignal();
       printErr(`forkcache proxy: ${signal}, closing\n`);
-      await proxy.close();
+      await (mcp ?? proxy).close();
       detach();
       const summary = proxy.summary();
       let reportFailed = false;

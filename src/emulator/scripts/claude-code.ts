@@ -12,7 +12,11 @@ import type { ScriptBlock, ScriptedModel, ScriptedTurn } from './types.ts';
  *
  *   fork <directive> | <directive> [| …]   → one assistant turn with one Agent fork call each
  *                                            (run in the foreground, so their reports come back
- *                                            as tool results), then a summary
+ *                                            as tool results), then a summary; when the request
+ *                                            declares an MCP fork tool (`mcp__<server>__fork`,
+ *                                            e.g. `forkcache mcp`), one call of it with every
+ *                                            directive instead
+ *   fork <N> times: <directive>            → the same with N directives `<directive> (i/N)`
  *   read <path> then run `<command>`       → Read, then Bash, then a summary
  *   read <path>                            → Read, then a summary
  * A fork child (a user text with `<fork-boilerplate>`) does its directive with Claude Code's
@@ -22,6 +26,39 @@ import type { ScriptBlock, ScriptedModel, ScriptedTurn } from './types.ts';
  */
 
 const FORK = /^fork\s+(.+)$/i;
+const FORK_TIMES = /^fork\s+(\d{1,4})\s+times:\s*(.+)$/i;
+/** How Claude Code names an MCP server's tool: `mcp__<server>__<tool>`. */
+const MCP_FORK_TOOL = /^mcp__.+__fork$/;
+
+/** The MCP fork tool the request declares, or names among Claude Code's deferred tools. */
+function mcpForkTool(
+  request: Parameters<ScriptedModel['respond']>[0]['request'],
+  tools: Set<string>,
+): string | undefined {
+  const declared = [...tools].find((name) => MCP_FORK_TOOL.test(name));
+  if (declared) return declared;
+  // In a user turn or, on models that take them, a mid-conversation system turn.
+  for (const message of request.messages) {
+    if (message.role === 'assistant') continue;
+    for (const block of blocksOf(message)) {
+      const named = block.type === 'text' ? /\bmcp__[\w-]+?__fork\b/.exec(String(block['text'])) : null;
+      if (named) return named[0];
+    }
+  }
+  return undefined;
+}
+
+function forkDirectives(line: string): string[] {
+  const times = FORK_TIMES.exec(line);
+  if (times) {
+    const n = Number(times[1]);
+    return Array.from({ length: n }, (_, i) => `${times[2]!.trim()} (${i + 1}/${n})`);
+  }
+  return FORK.exec(line)![1]!
+    .split('|')
+    .map((d) => d.trim())
+    .filter(Boolean);
+}
 const READ_THEN_RUN = /^read\s+`?([^`\s]+)`?\s+then\s+run\s+`([^`]+)`\s*$/i;
 const READ = /^read\s+`?([^`\s]+)`?\s*$/i;
 
@@ -90,22 +127,42 @@ export const claudeCodeModel: ScriptedModel = {
     const tools = declaredTools(request);
     const fork = FORK.exec(line);
     if (fork) {
+      const mcpFork = mcpForkTool(request, tools);
+      if (mcpFork) {
+        // Claude Code defers MCP tools: named in a message, loaded through ToolSearch first.
+        if (!tools.has(mcpFork) && tools.has('ToolSearch') && !done.some((d) => d.name === 'ToolSearch'))
+          return {
+            content: [{ type: 'tool_use', name: 'ToolSearch', input: { query: `select:${mcpFork}` } }],
+            stop_reason: 'tool_use',
+          };
+        const call = done.find((d) => d.name === mcpFork);
+        if (!call)
+          return {
+            content: [
+              { type: 'text', text: `Forking through ${mcpFork}.` },
+              { type: 'tool_use', name: mcpFork, input: { directives: forkDirectives(line) } },
+            ],
+            stop_reason: 'tool_use',
+          };
+        const reports = (call.result?.text.match(/^## fork \d+ \(completed\)/gm) ?? []).length;
+        return report(
+          line,
+          `${reports} completed fork report(s) came back from ${mcpFork}`,
+          call.result?.isError ? [`${mcpFork} failed: ${firstLine(call.result.text)}`] : [],
+        );
+      }
       if (!tools.has('Agent')) return report(line, 'not done', ['the Agent tool is not declared']);
       if (done.length === 0) {
-        const calls: ScriptBlock[] = fork[1]!
-          .split('|')
-          .map((d) => d.trim())
-          .filter(Boolean)
-          .map((directive, i) => ({
-            type: 'tool_use',
-            name: 'Agent',
-            input: {
-              description: `Fork ${i + 1}: ${directive.split(/\s+/).slice(0, 4).join(' ')}`,
-              prompt: directive,
-              subagent_type: 'fork',
-              run_in_background: false,
-            },
-          }));
+        const calls: ScriptBlock[] = forkDirectives(line).map((directive, i) => ({
+          type: 'tool_use',
+          name: 'Agent',
+          input: {
+            description: `Fork ${i + 1}: ${directive.split(/\s+/).slice(0, 4).join(' ')}`,
+            prompt: directive,
+            subagent_type: 'fork',
+            run_in_background: false,
+          },
+        }));
         return {
           content: [{ type: 'text', text: `Forking ${calls.length} children.` }, ...calls],
           stop_reason: 'tool_use',

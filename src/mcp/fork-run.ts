@@ -1,0 +1,76 @@
+import { ForkEngine } from '../engine/engine.ts';
+import type { FanOutResult } from '../engine/fan-out.ts';
+import type { ForkResult } from '../agent/fork-handle.ts';
+import type { CapturedForkCall } from '../proxy/fork-calls.ts';
+import { forkParent } from './fork-parent.ts';
+import type { ForkInput } from './fork-input.ts';
+
+/** Where the children run: through the proxy (so its report holds the whole tree), in this workspace. */
+export interface ForkRunSettings {
+  /** The proxy's own base URL: children's requests go through it like the client's. */
+  proxyUrl: string;
+  workspace: string;
+  /** Run directories (transcripts, summary; needed for `isolation: worktree`). */
+  runDir?: string | undefined;
+  /** Worker threads of each fan-out's pool (default the engine's). */
+  maxThreads?: number | undefined;
+  /** API requests in flight at once per fan-out (default the engine's). */
+  concurrency?: number | undefined;
+}
+
+/** One fan-out from a captured fork call: an engine of its own (isolation and maxUsd are engine options). */
+export async function runForkCall(
+  captured: CapturedForkCall,
+  input: ForkInput,
+  settings: ForkRunSettings,
+  signal?: AbortSignal,
+): Promise<FanOutResult> {
+  const parent = forkParent(captured);
+  const { 'x-api-key': apiKey, 'anthropic-version': _version, ...headers } = captured.headers;
+  const engine = await ForkEngine.create({
+    baseURL: settings.proxyUrl,
+    // A client that authenticates with a bearer token has no key: the header goes as it came.
+    apiKey: apiKey ?? 'no-key',
+    headers,
+    workspace: settings.workspace,
+    ...(settings.runDir === undefined ? {} : { runDir: settings.runDir }),
+    ...(settings.maxThreads === undefined ? {} : { pool: { maxThreads: settings.maxThreads } }),
+    ...(settings.concurrency === undefined ? {} : { concurrency: settings.concurrency }),
+    ...(input.isolation === undefined ? {} : { isolation: input.isolation }),
+    ...(input.maxUsd === undefined ? {} : { maxUsd: input.maxUsd }),
+  });
+  try {
+    const fan = engine.fanOut(parent, input.directives, {
+      foreground: true,
+      parentId: `proxy#${captured.seq}`,
+      meta: { mcp: { tool: captured.call.name, toolUseId: captured.call.id, exchange: captured.seq } },
+      ...(input.check === undefined ? {} : { check: { command: input.check } }),
+      ...(signal === undefined ? {} : { signal }),
+    });
+    return await fan.settled();
+  } finally {
+    await engine.close();
+  }
+}
+
+function forkText(fork: ForkResult): string {
+  const head = `## fork ${fork.index + 1} (${fork.status}): ${fork.directive.split('\n')[0]}`;
+  const body = fork.finalText.trim() || (fork.error ? `error: ${fork.error.message}` : '(no report)');
+  return `${head}\n${body}`;
+}
+
+/** The tool result: one line of figures, then every child's report in directive order. */
+export function formatFanOut(result: FanOutResult): string {
+  const done = result.forks.filter((f) => f.status === 'completed').length;
+  const s = result.summary;
+  const cost = s.cost_usd.actual;
+  const lines = [
+    `forkcache: ${result.forks.length} fork(s), ${done} completed; fan-out ${result.fanoutId}; ` +
+      `read ${s.usage.cache_read_input_tokens} of ${s.cache.fanout_input_tokens} input tokens from the cache ` +
+      `(efficiency ${s.cache.cache_efficiency.toFixed(3)})` +
+      (cost === null ? '' : `; cost $${cost.toFixed(4)}`),
+    '',
+    ...result.forks.map(forkText),
+  ];
+  return lines.join('\n\n').replace(/\n{3,}/g, '\n\n');
+}

@@ -1,0 +1,87 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ExchangeRecord } from '../../src/proxy/types.ts';
+
+/** Where scripts/clients/setup.sh installs the real clients (outside the clone). */
+export const clientsDir =
+  process.env['FORKCACHE_CLIENTS_CACHE'] ??
+  join(process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'forkcache/clients');
+export const claudeBin = join(clientsDir, 'claude');
+export const agentSdkDir = join(clientsDir, 'node_modules/@anthropic-ai/claude-agent-sdk');
+
+function availability(path: string, what: string): { ok: boolean; why: string } {
+  if (existsSync(path)) return { ok: true, why: `on the real ${what}` };
+  const failed = join(clientsDir, 'setup-failed.txt');
+  const reason = existsSync(failed) ? readFileSync(failed, 'utf8').trim() : `${path} is not installed`;
+  return { ok: false, why: `SKIPPED: ${reason} (bash scripts/clients/setup.sh installs it)` };
+}
+export const claudeCode = availability(claudeBin, 'Claude Code 2.1.332');
+export const agentSdk = availability(agentSdkDir, 'Claude Agent SDK 0.3.332');
+
+/** A project directory and a private HOME / config dir for one client run (no login, no shared state). */
+export function clientHome(): { project: string; env: Record<string, string> } {
+  const root = mkdtempSync(join(tmpdir(), 'forkcache-client-'));
+  const project = join(root, 'project');
+  const home = join(root, 'home');
+  mkdirSync(project);
+  mkdirSync(join(home, '.claude'), { recursive: true });
+  writeFileSync(join(project, 'notes.txt'), 'line one\nline two\n');
+  return {
+    project,
+    env: {
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      HOME: home,
+      CLAUDE_CONFIG_DIR: join(home, '.claude'),
+      ANTHROPIC_API_KEY: 'sk-ant-emulator-fake-key',
+      DISABLE_TELEMETRY: '1',
+      DISABLE_AUTOUPDATER: '1',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_ERROR_REPORTING: '1',
+    },
+  };
+}
+
+/** Run a client to its end; its output and exit code (bounded: a hung client is killed). */
+export function runClient(
+  command: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+  timeoutMs = 600_000,
+): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, out });
+    });
+  });
+}
+
+const isTurn = (r: ExchangeRecord): boolean => /^\/v1\/messages(\?|$)/.test(r.path);
+
+/**
+ * What the cache figures of a fan-out through the MCP tool come to: the client's turn that called
+ * the tool (the last main-thread turn before the first fork), what it had cached, and each fork's
+ * first request.
+ */
+export function forkFigures(records: readonly ExchangeRecord[]) {
+  const turns = records.filter(isTurn);
+  const firstFork = turns.findIndex((r) => r.kind === 'fork');
+  const caller = turns
+    .slice(0, firstFork)
+    .filter((r) => r.kind === 'main')
+    .at(-1)!;
+  const cached = caller.usage!.cache_creation_input_tokens + caller.usage!.cache_read_input_tokens;
+  const firsts = new Map<string, ExchangeRecord>();
+  for (const r of turns) if (r.kind === 'fork' && r.label && !firsts.has(r.label)) firsts.set(r.label, r);
+  const ratios = [...firsts.values()].map((r) => r.usage!.cache_read_input_tokens / cached);
+  return { caller, cached, forks: [...firsts.values()], minRatio: Math.min(...ratios) };
+}

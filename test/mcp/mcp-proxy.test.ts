@@ -1,0 +1,171 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { startMcpProxy, type McpProxy } from '../../src/mcp/start.ts';
+
+const MODEL = 'claude-sonnet-4-6';
+const KEY = 'sk-ant-test-mcp-0123456789abcdef';
+const cc = { type: 'ephemeral' } as const;
+const open: { emu?: Emulator; mcp?: McpProxy } = {};
+
+afterEach(async () => {
+  await open.mcp?.close(0);
+  await open.emu?.destroy();
+  delete open.mcp;
+  delete open.emu;
+});
+
+/** Claude Code's shape of a turn: system and tools, a long history, the marker on the last user block. */
+function parentRequest(instruction: string): Anthropic.MessageCreateParamsStreaming {
+  const history = Array.from({ length: 400 }, (_, i) => `note${i}`).join(' ');
+  return {
+    model: MODEL,
+    max_tokens: 1024,
+    stream: true,
+    system: [{ type: 'text', text: `You are an agent. ${history}`, cache_control: cc }],
+    tools: [
+      {
+        name: 'Read',
+        description: 'Read a file',
+        input_schema: { type: 'object', properties: { file_path: { type: 'string' } } },
+      },
+      {
+        name: 'mcp__forkcache__fork',
+        description: 'Fork',
+        input_schema: { type: 'object', properties: { directives: { type: 'array', items: { type: 'string' } } } },
+      },
+    ],
+    messages: [{ role: 'user', content: [{ type: 'text', text: instruction, cache_control: cc }] }],
+  };
+}
+
+async function mcpClient(mcp: McpProxy, secret = mcp.secret): Promise<Client> {
+  const client = new Client({ name: 'test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(mcp.mcpUrl), {
+      requestInit: { headers: { Authorization: `Bearer ${secret}` } },
+    }),
+  );
+  return client;
+}
+
+async function setup(): Promise<{ mcp: McpProxy; sdk: Anthropic; workspace: string }> {
+  open.emu = await startEmulator({ latency: 'off', script: 'claude-code', minCacheableTokens: 10 });
+  const workspace = mkdtempSync(join(tmpdir(), 'forkcache-mcp-'));
+  writeFileSync(join(workspace, 'notes.txt'), 'line one\nline two\n');
+  open.mcp = await startMcpProxy({ upstream: open.emu.url, workspace, maxThreads: 2 });
+  return { mcp: open.mcp, sdk: new Anthropic({ apiKey: KEY, baseURL: open.mcp.proxy.url, maxRetries: 0 }), workspace };
+}
+
+describe('forkcache proxy --mcp: the fork tool forks from the request in which the model called it', () => {
+  it('fans out 30 children (past Claude Code’s 20) that read the parent’s cache, and returns their reports', async () => {
+    const { mcp, sdk } = await setup();
+    const request = parentRequest('fork 30 times: count the lines of notes.txt');
+    const answer = await sdk.messages.stream(request).finalMessage();
+    const call = answer.content.find((b) => b.type === 'tool_use');
+    expect(call?.name).toBe('mcp__forkcache__fork');
+    const directives = (call!.input as { directives: string[] }).directives;
+    expect(directives).toHaveLength(30);
+
+    const client = await mcpClient(mcp);
+    const tools = await client.listTools();
+    expect(tools.tools.map((t) => t.name).sort()).toEqual(['fork', 'fork_status']);
+    const result = await client.callTool({
+      name: 'fork',
+      arguments: { directives },
+      _meta: { 'claudecode/toolUseId': call!.id },
+    });
+    await client.close();
+    const text = (result.content as { type: string; text: string }[])[0]!.text;
+    expect(result.isError, text).toBe(false);
+    expect(text.match(/^## fork \d+ \(completed\)/gm)).toHaveLength(30);
+    expect(text).toContain('count the lines of notes.txt (17/30)');
+
+    // The proxy saw the parent's turn and every child: the children read what the turn cached.
+    const records = mcp.proxy.ledger.records().filter((r) => /^\/v1\/messages(\?|$)/.test(r.path));
+    const parent = records[0]!;
+    const cached = parent.usage!.cache_creation_input_tokens + parent.usage!.cache_read_input_tokens;
+    expect(cached).toBeGreaterThan(400);
+    const children = records.slice(1);
+    expect(children.length).toBeGreaterThanOrEqual(30);
+    const firsts = new Map<string, number>();
+    for (const r of children)
+      if (r.label && !firsts.has(r.label)) firsts.set(r.label, r.usage!.cache_read_input_tokens);
+    expect(firsts.size).toBe(30);
+    for (const [label, read] of firsts) expect(read / cached, label).toBeGreaterThanOrEqual(0.99);
+    const fanouts = mcp.proxy.summary().fanouts;
+    expect(fanouts.some((f) => f.requests >= 30)).toBe(true);
+    expect(children.every((r) => r.kind === 'fork' && r.status === 200)).toBe(true);
+  });
+
+  it('runs a background call and hands its reports to fork_status', async () => {
+    const { mcp, sdk } = await setup();
+    const answer = await sdk.messages.stream(parentRequest('fork a | b')).finalMessage();
+    const call = answer.content.find((b) => b.type === 'tool_use')!;
+    // Listening before the call: once every fork's request has ended the run settles; then ask until it says so (bounded).
+    const ended = new Promise<void>((resolve) => {
+      let forks = 0;
+      mcp.proxy.on('exchange-end', (r) => r.kind === 'fork' && ++forks === 2 && resolve());
+    });
+    const client = await mcpClient(mcp);
+    const started = await client.callTool({
+      name: 'fork',
+      arguments: { ...(call.input as object), background: true },
+      _meta: { 'claudecode/toolUseId': call.id },
+    });
+    const text = (started.content as { text: string }[])[0]!.text;
+    const runId = /as (run-[0-9a-f]{8})/.exec(text)?.[1];
+    expect(runId, text).toBeDefined();
+    const unknown = await client.callTool({ name: 'fork_status', arguments: { runId: 'run-nope' } });
+    expect(unknown.isError).toBe(true);
+    await ended;
+    let status = '';
+    for (let i = 0; i < 500 && !status.includes('## fork 2'); i++) {
+      const res = await client.callTool({ name: 'fork_status', arguments: { runId } });
+      status = (res.content as { text: string }[])[0]!.text;
+    }
+    await client.close();
+    expect(status).toMatch(/^## fork 1 \(completed\): a$/m);
+    expect(status).toMatch(/^## fork 2 \(completed\): b$/m);
+  });
+
+  it('refuses the MCP endpoint without the secret, or with a wrong one, and runs nothing', async () => {
+    const { mcp, sdk } = await setup();
+    const answer = await sdk.messages.stream(parentRequest('fork a | b')).finalMessage();
+    const call = answer.content.find((b) => b.type === 'tool_use')!;
+    for (const secret of ['', 'wrong', `${mcp.secret}x`]) {
+      await expect(mcpClient(mcp, secret)).rejects.toThrow(/401|Unauthorized|bearer/i);
+    }
+    const bare = await fetch(mcp.mcpUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'fork', arguments: call.input },
+      }),
+    });
+    expect(bare.status).toBe(401);
+    // The call is still there for the real client: nothing claimed it.
+    expect(mcp.proxy.ledger.records()).toHaveLength(1);
+  });
+
+  it('answers a call the proxy never saw with an error the model can act on', async () => {
+    open.emu = await startEmulator({ latency: 'off', script: 'claude-code' });
+    open.mcp = await startMcpProxy({ upstream: open.emu.url, claimWaitMs: 1 });
+    const client = await mcpClient(open.mcp);
+    const result = await client.callTool({ name: 'fork', arguments: { directives: ['x'] } });
+    await client.close();
+    expect(result.isError).toBe(true);
+    expect((result.content as { text: string }[])[0]!.text).toMatch(/not seen going through forkcache proxy/);
+    const bad = await (await mcpClient(open.mcp)).callTool({ name: 'fork', arguments: { directives: [] } });
+    expect(bad.isError).toBe(true);
+    expect((bad.content as { text: string }[])[0]!.text).toMatch(/directives/);
+  });
+});
