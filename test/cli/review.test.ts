@@ -146,5 +146,18 @@ describe('status, diff, merge and clean of a worktree run', () => {
     expect(skipped.code).toBe(0);
     expect(skipped.stdout).toMatch(/skipped +f02 +skipped \(--skip\)/);
     expect(readFileSync(join(repo, 'src/a.ts'), 'utf8')).toBe('export const loadData = 1;\n');
+
+    // f02's work is in no branch but its own: clean keeps it unless told --force (no terminal here)
+    const kept = await forkcache(['clean', dir]);
+    expect(kept.code).toBe(1);
+    expect(kept.stdout).toMatch(
+      /^kept forkcache\/\S+-f02: not merged into HEAD \([0-9a-f]{10}\): --force removes it$/m,
+    );
+    expect(kept.stdout).toMatch(/^removed branch forkcache\/\S+-f01 \([0-9a-f]{10}, merged\)$/m);
+    expect(git(repo, 'branch', '--list', 'forkcache/*', '--format=%(refname:short)')).toMatch(/-f02$/);
+    const forced = await forkcache(['clean', dir, '--force']);
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toMatch(/^removed branch forkcache\/\S+-f02 \([0-9a-f]{10}, NOT merged/m);
+    expect(git(repo, 'branch', '--list', 'forkcache/*')).toBe('');
   });
 });
