@@ -100,6 +100,12 @@ export const planSchema = z.strictObject({
     .enum(['none', 'worktree'])
     .default('none')
     .describe('`worktree`: each fork in its own git worktree and branch (the workspace must be a git repository)'),
+  sparse: z
+    .boolean()
+    .default(false)
+    .describe(
+      "with isolation worktree: each fork's worktree holds only its directive's `file` (less disk, faster; the fork and its check see no other file)",
+    ),
   sandbox: z
     .enum(['auto', 'bwrap', 'none'])
     .default('auto')

@@ -152,10 +152,11 @@ export class FanOutRun implements FanOut {
     const spec = this.#specs[state.index]!;
     if (spec.finished) {
       const finished = spec.finished;
-      const slot: Pick<SlotRun, 'forkId' | 'directive' | 'worktrees'> = {
+      const slot: Pick<SlotRun, 'forkId' | 'directive' | 'worktrees' | 'sparseFile'> = {
         forkId: state.id,
         directive: state.directive,
         worktrees: this.#worktrees,
+        sparseFile: this.#sparseFile(spec),
       };
       return finishInSlot(slot, finished).then(({ outcome, worktree }) => this.#finish(state, outcome, worktree));
     }
@@ -196,6 +197,7 @@ export class FanOutRun implements FanOut {
         forkId: state.id,
         directive: state.directive,
         worktrees: this.#worktrees,
+        sparseFile: this.#sparseFile(spec),
         context: (workspace) => ({
           deps,
           prefix: this.prefix,
@@ -223,6 +225,10 @@ export class FanOutRun implements FanOut {
       });
       return this.#finish(state, outcome, worktree);
     });
+  }
+
+  #sparseFile(spec: ForkSpec): string | undefined {
+    return this.#deps.options.sparseWorktrees ? spec.fields?.['file'] : undefined;
   }
 
   #pinned(slot: number | undefined, gate: RequestGate): RequestGate {

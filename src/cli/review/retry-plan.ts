@@ -44,6 +44,7 @@ export function writeRetryPlan(run: RunReview, forks: readonly ForkReview[]): st
     limits,
     ...(Object.keys(engine.permissions).length > 0 ? { permissions: engine.permissions } : {}),
     isolation: 'worktree',
+    ...(engine.sparseWorktrees ? { sparse: true } : {}),
     sandbox: engine.sandbox,
     network: engine.network,
     ...(manifest.check
