@@ -72,6 +72,12 @@ describe('status, diff, merge and clean of a worktree run', () => {
     const sharedDiff = await forkcache(['diff', fanOutDir(sharedPlan)]);
     expect(sharedDiff.stdout).toContain('#   files written: src/a.ts');
     expect(sharedDiff.stdout).toContain('+export const loadData = 1;');
+    // once the user commits the forks' work, the diff against HEAD is empty, and says why
+    git(shared, 'commit', '--quiet', '-m', 'the forks');
+    const moved = await forkcache(['diff', fanOutDir(sharedPlan)]);
+    expect(moved.stdout).toMatch(
+      /# empty: these files are as HEAD has them, and commit [0-9a-f]{10} \(\S+, after the run\) changed them/,
+    );
     const notWorktrees = await forkcache(['merge', fanOutDir(sharedPlan)]);
     expect(notWorktrees.code).toBe(2);
     expect(notWorktrees.stderr).toMatch(/ran in a shared workspace: its changes are in the workspace already/);
@@ -96,9 +102,10 @@ describe('status, diff, merge and clean of a worktree run', () => {
     git(repo, 'branch', 'forkcache/mine');
     git(repo, 'branch', `forkcache/${one.fork_id.replace(/-f01$/, '-f99')}`);
     const listed = await forkcache(['clean', dir, '--dry-run']);
-    expect(listed.stdout.match(/^would remove worktree /gm)).toHaveLength(4);
+    // each fork's worktree went once its commit was made: only the branches are left
+    expect(listed.stdout).not.toMatch(/^would remove worktree /m);
     expect(listed.stdout.match(/^would remove branch /gm)).toHaveLength(4);
-    expect(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(5);
+    expect(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
     const cleaned = await forkcache(['clean', dir]);
     expect(cleaned.code).toBe(0);
     expect(cleaned.stdout).toMatch(/^removed branch forkcache\/\S+-f01 \([0-9a-f]{10}, merged\)$/m);

@@ -18,7 +18,10 @@ const files = {
 
 const fanOutDir = (plan: string): string => {
   const runs = join(dirname(plan), 'runs');
-  return join(runs, readdirSync(runs).find((d) => existsSync(join(runs, d, 'manifest.json')))!);
+  return join(
+    runs,
+    readdirSync(runs).find((d) => existsSync(join(runs, d, 'manifest.json')))!,
+  );
 };
 
 describe('worktrees live only while their fork runs (issue 34)', () => {
@@ -46,7 +49,9 @@ describe('worktrees live only while their fork runs (issue 34)', () => {
     const dir = fanOutDir(plan);
     expect(existsSync(join(dir, 'worktrees')) ? readdirSync(join(dir, 'worktrees')) : []).toEqual([]);
     expect(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
-    expect(readdirSync(join(git(repo, 'rev-parse', '--git-common-dir').replace(/^\.git$/, join(repo, '.git')), 'worktrees'))).toEqual([]);
+    expect(
+      readdirSync(join(git(repo, 'rev-parse', '--git-common-dir').replace(/^\.git$/, join(repo, '.git')), 'worktrees')),
+    ).toEqual([]);
 
     const [one, two, three] = result['fork_results'].map((f: { branch: string }) => f.branch) as string[];
     expect(git(repo, 'show', `${one}:src/a.ts`)).toBe('export const loadData = 1;');
