@@ -30,6 +30,17 @@ export interface MergeOptions {
   cleanOnly: boolean;
 }
 
+/** The repository of a worktree run; a shared-workspace run has no branches to `merge` or `push`. */
+export function worktreeRepo(run: RunReview, command: string): Promise<HostGit> {
+  if (run.isolation !== 'worktree')
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `${command}: ${run.manifest.fanoutId} ran in a shared workspace: its changes are in the workspace already (see forkcache diff)`,
+      { data: { field: 'run-dir' } },
+    );
+  return repoOfRun(run);
+}
+
 /** What is in the way of updating the working tree: changes to tracked files (staged or not). */
 async function refuseDirty(repo: HostGit): Promise<void> {
   // not trimmed: each entry starts with its two status columns, a space included
@@ -63,43 +74,29 @@ function notTried(fork: ForkReview, skip: ReadonlySet<string>, already: Readonly
   return undefined;
 }
 
+export type MergePass = Pick<MergePlan, 'merged' | 'skipped' | 'conflicts' | 'refused'> & {
+  /** The tree of `from` with every merged fork's change. */
+  tree: string;
+};
+
 /**
- * Merge every completed fork's branch into the repository's current branch, in plan order, in
- * one pass: each fork is tried with `git merge-tree --write-tree` against the result so far
- * (the target and the clean forks before it), in git's object store only, so every conflict
- * is found at once and the branch, index and working tree stay untouched meanwhile. Then:
- * with no conflict and nothing refused, one commit whose parents are the old HEAD and each
- * merged fork's commit, reached by fast-forward; otherwise nothing moves, unless `cleanOnly`,
- * which merges the clean forks the same way and writes the conflicting ones as a retry plan.
+ * Try every completed fork, in plan order, against the result so far (`from` and the clean
+ * forks before it) with `git merge-tree --write-tree`: git's object store only, no index, no
+ * working tree, so every conflict is found in one pass and nothing of the user's moves.
  */
-export async function mergeForks(run: RunReview, options: MergeOptions): Promise<MergePlan> {
-  if (run.isolation !== 'worktree')
-    throw new ForkcacheError(
-      'INVALID_ARGUMENT',
-      `merge: ${run.manifest.fanoutId} ran in a shared workspace: its changes are in the workspace already (see forkcache diff)`,
-      { data: { field: 'run-dir' } },
-    );
-  const repo = await repoOfRun(run);
-  await refuseDirty(repo);
-  const from = await repo.out(['rev-parse', '--verify', 'HEAD^{commit}']);
-  const target = (await repo.run(['symbolic-ref', '--quiet', '--short', 'HEAD'], { ok: [1] })).stdout.trim() || 'HEAD';
-  const plan: MergePlan = {
-    merged: [],
-    skipped: [],
-    conflicts: [],
-    refused: [],
-    commit: undefined,
-    target,
-    from,
-    retryPlan: undefined,
-  };
+export async function mergePass(
+  repo: HostGit,
+  run: RunReview,
+  from: string,
+  skip: ReadonlySet<string>,
+): Promise<MergePass> {
+  const pass: MergePass = { merged: [], skipped: [], conflicts: [], refused: [], tree: from };
   const already = new Set((await repo.branches(BRANCH_PREFIX, { merged: from })).values());
-  let tree = from;
   let head = from;
   for (const fork of run.forks) {
-    const why = notTried(fork, options.skip, already);
+    const why = notTried(fork, skip, already);
     if (why) {
-      plan.skipped.push({ fork, why });
+      pass.skipped.push({ fork, why });
       continue;
     }
     const links = await linksLeaving(
@@ -108,7 +105,7 @@ export async function mergeForks(run: RunReview, options: MergeOptions): Promise
       fork.commit!,
     );
     if (links.length > 0) {
-      plan.refused.push({ fork, paths: links });
+      pass.refused.push({ fork, paths: links });
       continue;
     }
     const result = await repo.run(
@@ -117,22 +114,55 @@ export async function mergeForks(run: RunReview, options: MergeOptions): Promise
     );
     const [written, ...named] = result.stdout.split('\0').filter(Boolean);
     if (result.code === 1) {
-      plan.conflicts.push({ fork, files: [...new Set(named)] });
+      pass.conflicts.push({ fork, files: [...new Set(named)] });
       continue;
     }
-    tree = written!;
+    pass.tree = written!;
     // an intermediate commit, so the next merge-tree finds the right merge base
-    head = await repo.out(['commit-tree', tree, '-p', head, '-p', fork.commit!, '-m', `forkcache: ${fork.forkId}`]);
-    plan.merged.push(fork);
+    head = await repo.out([
+      'commit-tree',
+      pass.tree,
+      '-p',
+      head,
+      '-p',
+      fork.commit!,
+      '-m',
+      `forkcache: ${fork.forkId}`,
+    ]);
+    pass.merged.push(fork);
   }
+  return pass;
+}
+
+/**
+ * The one commit that carries `pass`'s forks onto `from`: parents `from` and each fork's commit
+ * (an octopus: `git log --first-parent` shows one step), the message listing every fork.
+ */
+export async function carryCommit(repo: HostGit, run: RunReview, from: string, pass: MergePass): Promise<string> {
+  const body = pass.merged.map((f) => `${f.short} ${f.branch}: ${f.directive.split('\n')[0]!.slice(0, 120)}`);
+  const message = `forkcache merge ${run.manifest.fanoutId}: ${pass.merged.length} fork(s)\n\n${body.join('\n')}\n`;
+  const parents = [from, ...pass.merged.map((f) => f.commit!)].flatMap((p) => ['-p', p]);
+  const ident = await repo.userIdent();
+  return (await repo.run(['commit-tree', pass.tree, ...parents, '-m', message], { ident })).stdout.trim();
+}
+
+/**
+ * Merge every completed fork's branch into the repository's current branch, in plan order, in
+ * one pass (`mergePass`). Then: with no conflict and nothing refused, one commit
+ * (`carryCommit`) reached by fast-forward; otherwise nothing moves, unless `cleanOnly`, which
+ * merges the clean forks the same way and writes the conflicting ones as a retry plan.
+ */
+export async function mergeForks(run: RunReview, options: MergeOptions): Promise<MergePlan> {
+  const repo = await worktreeRepo(run, 'merge');
+  await refuseDirty(repo);
+  const from = await repo.out(['rev-parse', '--verify', 'HEAD^{commit}']);
+  const target = (await repo.run(['symbolic-ref', '--quiet', '--short', 'HEAD'], { ok: [1] })).stdout.trim() || 'HEAD';
+  const { tree: _tree, ...pass } = await mergePass(repo, run, from, options.skip);
+  const plan: MergePlan = { ...pass, commit: undefined, target, from, retryPlan: undefined };
   const blocked = plan.conflicts.length > 0 || plan.refused.length > 0;
   if (options.dryRun || (blocked && !options.cleanOnly)) return plan;
   if (plan.merged.length > 0) {
-    const body = plan.merged.map((f) => `${f.short} ${f.branch}: ${f.directive.split('\n')[0]!.slice(0, 120)}`);
-    const message = `forkcache merge ${run.manifest.fanoutId}: ${plan.merged.length} fork(s)\n\n${body.join('\n')}\n`;
-    const parents = [from, ...plan.merged.map((f) => f.commit!)].flatMap((p) => ['-p', p]);
-    const ident = await repo.userIdent();
-    plan.commit = (await repo.run(['commit-tree', tree, ...parents, '-m', message], { ident })).stdout.trim();
+    plan.commit = await carryCommit(repo, run, from, { ...pass, tree: _tree });
     // the one step that touches the branch and the working tree: a fast-forward, refused whole
     // (e.g. an untracked file in the way) rather than done in part
     await repo.run(['merge', '--ff-only', '--quiet', plan.commit]);
