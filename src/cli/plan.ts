@@ -188,6 +188,10 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
   const base = dirname(resolve(path));
   const parsed = parseOrThrow(planSchema, readJsonFile(path, 'plan'), 'INVALID_ARGUMENT', `plan ${path}`);
   const plan = options.model === undefined ? parsed : { ...parsed, model: options.model };
+  if (plan.sparse && plan.isolation !== 'worktree')
+    throw new ForkcacheError('INVALID_ARGUMENT', `plan ${path}: sparse: needs "isolation": "worktree"`, {
+      data: { field: 'sparse' },
+    });
   const paths = {
     workspace: resolve(base, plan.workspace),
     runDir: resolve(base, plan.runDir),

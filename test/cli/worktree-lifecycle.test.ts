@@ -73,4 +73,29 @@ describe('worktrees live only while their fork runs (issue 34)', () => {
     expect(git(repo, 'show', 'HEAD:README.md')).toBe('hello');
     expect(git(repo, 'show', 'HEAD:src/c.ts')).toBe('mine');
   }, 300_000);
+
+  it('forkcache plan --sparse writes the field, and sparse without worktrees is bad input naming it', async () => {
+    const repo = repoWith(files);
+    const args = [
+      'plan',
+      '--workspace',
+      repo,
+      '--files',
+      'src/*.ts',
+      '--directive',
+      'rename fetchData to loadData in {file}',
+    ];
+    const alone = await forkcache([...args, '--sparse']);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toMatch(/--sparse: needs --isolation worktree/);
+    const made = await forkcache([...args, '--sparse', '--isolation', 'worktree']);
+    expect(made.code).toBe(0);
+    expect(JSON.parse(made.stdout)).toMatchObject({ isolation: 'worktree', sparse: true });
+    const shared = await forkcache([
+      'run',
+      writePlan(repo, ['rename fetchData to loadData in src/a.ts'], { sparse: true }),
+    ]);
+    expect(shared.code).toBe(2);
+    expect(shared.stderr).toMatch(/sparse: needs "isolation": "worktree"/);
+  });
 });
