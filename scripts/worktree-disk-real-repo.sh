@@ -5,7 +5,7 @@
 # emulator's refactor model, under isolation: worktree, sparse and full. Prints per mode: the
 # repository's size, the peak of repository + run directory while the run goes (sampled with
 # du), the run's and clean's seconds and their ratio. Usage: scripts/worktree-disk-real-repo.sh
-# [WORKDIR] [FORKS]
+# [WORKDIR] [FORKS] (MODES="sparse" for one mode)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$(mktemp -d)}
@@ -24,7 +24,7 @@ mkdir -p "$work" && cd "$work"
   writeFileSync(process.argv[1], JSON.stringify({ ...parent, tools: TOOL_DECLARATIONS }));
 ' "$work/parent.json")
 
-for mode in sparse full; do
+for mode in ${MODES:-sparse full}; do
   repo=$work/repo-$mode runs=$work/runs-$mode
   rm -rf "$repo" "$runs" && mkdir -p "$repo"
   tar -xzf rxjs-7.8.1.tgz -C "$repo" --strip-components=1
@@ -43,12 +43,13 @@ for mode in sparse full; do
   pid=$!
   peak=0
   while kill -0 "$pid" 2>/dev/null; do
-    now=$(du -sk "$repo" "$runs" 2>/dev/null | awk '{s+=$1} END {print s}')
+    now=$(du -sk "$repo" "$runs" 2>/dev/null | awk '{s+=$1} END {print s+0}')
     [ "$now" -gt "$peak" ] && peak=$now
     sleep 0.5
   done
   wait "$pid" || true
   ran=$(echo "$(date +%s.%N) - $start" | bc)
+  echo "$mode: run ended after $ran s, peak $((peak / 1024)) MB" >&2
   dir=$(ls -d "$runs"/*/)
   start=$(date +%s.%N); forkcache clean "$dir" --force > "clean-$mode.txt" || true
   cleaned=$(echo "$(date +%s.%N) - $start" | bc)
