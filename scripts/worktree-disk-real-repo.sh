@@ -39,7 +39,8 @@ for mode in ${MODES:-sparse full}; do
       emulator: { script: "refactor", latency: "off" } }));
   ' "$repo" "$runs" "$work/parent.json" "$forks" "$mode" > "plan-$mode.json"
   start=$(date +%s.%N)
-  forkcache run "plan-$mode.json" --json > "run-$mode.json" 2> "run-$mode.err" &
+  # its own session: the run's ending must not take this script's process group with it
+  setsid node "$here/bin/forkcache.js" run "plan-$mode.json" --json > "run-$mode.json" 2> "run-$mode.err" &
   pid=$!
   peak=0
   while kill -0 "$pid" 2>/dev/null; do
