@@ -34,6 +34,9 @@ export async function finishInSlot(
 ): Promise<{ outcome: ForkOutcome; worktree?: WorktreeResult }> {
   if (!run.worktrees) return { outcome };
   try {
+    // its worktree went with its commit: nothing to commit again, no worktree to make
+    const committed = await run.worktrees.committed(run.forkId);
+    if (committed) return { outcome, worktree: committed };
     const tree = await run.worktrees.open(run.forkId, run.sparseFile);
     return { outcome, worktree: await run.worktrees.close(tree, commitMessage(run)) };
   } catch (err) {

@@ -239,6 +239,24 @@ export async function closeWorktree(repo: HostGit, tree: Worktree, message: stri
 }
 
 /**
+ * A fork whose worktree is gone while its branch is there was committed already (a worktree is
+ * removed only after its commit): its result from the branch, with no worktree made again.
+ * Undefined when the worktree still exists or the branch does not (the fork is not done).
+ */
+export async function committedResult(
+  repo: HostGit,
+  o: Omit<OpenWorktree, 'workspace' | 'sparse'>,
+): Promise<WorktreeResult | undefined> {
+  const path = join(o.root, o.forkId);
+  const branch = branchOf(o.forkId);
+  if (existsSync(path)) return undefined;
+  const tip = await repo.commitOf(`refs/heads/${branch}`);
+  if (!tip || !(await repo.isAncestor(o.base, tip))) return undefined;
+  const diffStat = await repo.out(['diff', '--stat', '--no-ext-diff', '--no-textconv', o.base, tip]);
+  return { path, branch, base: o.base, commit: tip === o.base ? null : tip, diffStat };
+}
+
+/**
  * Remove a committed worktree: its branch holds the work, and a run of hundreds of forks must
  * not hold hundreds of checkouts (issue 34: 1.49 GB for a 5 MB repository). git's record goes
  * first, under the repository's lock (a concurrent `worktree add` prunes), so a directory left

@@ -1,7 +1,7 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { git, repoWith } from '../tools/git-fixture.ts';
+import { git, loggingGit, repoWith } from '../tools/git-fixture.ts';
 import { writePlan } from './review-fixture.ts';
 import { forkcache, lastJson } from './run-cli.ts';
 
@@ -72,6 +72,15 @@ describe('worktrees live only while their fork runs (issue 34)', () => {
     expect((await forkcache(['merge', dir])).code).toBe(0);
     expect(git(repo, 'show', 'HEAD:README.md')).toBe('hello');
     expect(git(repo, 'show', 'HEAD:src/c.ts')).toBe('mine');
+
+    // a resume of the finished run takes each result from its branch: no worktree is made again
+    const { bin, log } = loggingGit();
+    const resumed = await forkcache(['resume', dir, '--json'], { PATH: `${bin}:${process.env['PATH']}` });
+    expect(resumed.code).toBe(0);
+    expect(lastJson(resumed.stdout)['fork_results'].map((f: { commit: string }) => f.commit)).toEqual(
+      result['fork_results'].map((f: { commit: string }) => f.commit),
+    );
+    expect(readFileSync(log, 'utf8')).toBe('');
   }, 300_000);
 
   it('forkcache plan --sparse writes the field, and sparse without worktrees is bad input naming it', async () => {
