@@ -44,7 +44,8 @@ for mode in ${MODES:-sparse full}; do
   pid=$!
   peak=0
   while kill -0 "$pid" 2>/dev/null; do
-    now=$(du -sk "$repo" "$runs" 2>/dev/null | awk '{s+=$1} END {print s+0}')
+    # du fails when a worktree goes while it counts: the sum of what it saw is kept
+    now=$( (du -sk "$repo" "$runs" 2>/dev/null || true) | awk '{s+=$1} END {print s+0}')
     [ "$now" -gt "$peak" ] && peak=$now
     sleep 0.5
   done
