@@ -95,6 +95,7 @@ const CODE_CLASSES = {
   // the host's own policy), Redis unreachable or emptied mid-run, Redis refusing the credentials
   JOB_SIGNATURE_INVALID: 'failure',
   JOB_POLICY_REFUSED: 'failure',
+  JOB_REPLAYED: 'failure',
   REDIS_LOST: 'failure',
   REDIS_AUTH_FAILED: 'input',
   // cli

@@ -255,7 +255,8 @@ export class ForkEngine {
       agent,
       foreground: options.foreground,
       remote: this.#remote,
-      sandbox: sandboxReportFor(this.#options, agent?.allow ?? this.#options.allow),
+      // distributed: each host probes and reports its own (`host_sandboxes`), never this machine's
+      sandbox: this.#remote ? undefined : sandboxReportFor(this.#options, agent?.allow ?? this.#options.allow),
     });
     if (options.signal) {
       const signal = options.signal;

@@ -129,7 +129,7 @@ async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<Fork
     } else gate.onMessage(message);
   });
   const key = task.transcriptPath === undefined ? undefined : task.runKey ? runKeyFromHex(task.runKey) : loadRunKey();
-  const transcript = task.transcriptPath ? new JsonlTranscript(task.transcriptPath, key) : undefined;
+  const transcript = task.transcriptPath ? new JsonlTranscript(task.transcriptPath, key, task.jobId) : undefined;
   if (transcript && task.turnsDone === 0) {
     const first = task.child.tailBlocks.at(-1) ?? task.child.messages.at(-1);
     const text = first && 'text' in first ? String(first.text) : '';

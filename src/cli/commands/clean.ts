@@ -7,6 +7,7 @@ import { parseFlags } from '../flags.ts';
 import { type CleanStep, cleanRun } from '../review/clean-run.ts';
 import { withRunLock } from '../review/run-lock.ts';
 import { readRun } from '../review/run-forks.ts';
+import { printOut } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
   dryRun: z.boolean().default(false),
@@ -59,9 +60,7 @@ export function registerCleanCommand(program: Command): void {
         // unmerged work left in place because nobody said --force: not done
         if (result.kept.some((k) => k.why.includes('--force'))) process.exitCode = 1;
         if (opts.json) {
-          process.stdout.write(
-            `${JSON.stringify({ fanout: run.manifest.fanoutId, dry_run: opts.dryRun, ...result })}\n`,
-          );
+          printOut(`${JSON.stringify({ fanout: run.manifest.fanoutId, dry_run: opts.dryRun, ...result })}\n`);
           continue;
         }
         const verb = opts.dryRun ? 'would remove' : 'removed';
@@ -74,7 +73,7 @@ export function registerCleanCommand(program: Command): void {
           ...result.kept.map((k) => `kept ${k.name}: ${k.why}`),
           `${run.manifest.fanoutId}: ${result.removed.length === 0 ? 'nothing to remove' : `${result.removed.length} ${opts.dryRun ? 'to remove' : 'removed'}`}`,
         ];
-        process.stdout.write(`${lines.join('\n')}\n`);
+        printOut(`${lines.join('\n')}\n`);
       }
     });
 }

@@ -3,11 +3,11 @@ import { z } from 'zod';
 import { ForkcacheError } from '../../errors.ts';
 import { loadCatalogue } from '../../models/catalogue.ts';
 import { locateFanOuts } from '../../run-dir/locate.ts';
-import { terminalSafe } from '../../terminal-text.ts';
 import { parseFlags } from '../flags.ts';
 import { type MergePlan, mergeForks } from '../review/merge-forks.ts';
 import { withRunLock } from '../review/run-lock.ts';
 import { pickForks, readRun } from '../review/run-forks.ts';
+import { printOut } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
   skip: z.string().min(1, 'expected fork ids, e.g. f03,f07').optional(),
@@ -90,7 +90,7 @@ export function registerMergeCommand(program: Command): void {
       // a fork left out by a conflict or a refusal is work not done
       if (plan.conflicts.length > 0 || plan.refused.length > 0) process.exitCode = 1;
       if (opts.json) {
-        process.stdout.write(
+        printOut(
           `${JSON.stringify({
             fanout: run.manifest.fanoutId,
             target: plan.target,
@@ -106,7 +106,7 @@ export function registerMergeCommand(program: Command): void {
         );
         return;
       }
-      // file and link names are the forks' choice: each line printed inert
-      process.stdout.write(`${textOf(plan, dir, opts).map(terminalSafe).join('\n')}\n`);
+      // file and link names are the forks' choice: printed inert
+      printOut(`${textOf(plan, dir, opts).join('\n')}\n`);
     });
 }

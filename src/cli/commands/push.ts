@@ -2,8 +2,8 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { loadCatalogue } from '../../models/catalogue.ts';
 import { locateFanOuts } from '../../run-dir/locate.ts';
-import { terminalSafe } from '../../terminal-text.ts';
 import { parseFlags } from '../flags.ts';
+import { printOut } from '../terminal-safe.ts';
 import { pushRun } from '../review/push-run.ts';
 import { readRun } from '../review/run-forks.ts';
 import { withRunLock } from '../review/run-lock.ts';
@@ -34,7 +34,7 @@ export function registerPushCommand(program: Command): void {
         });
         if (pushed.conflicts.length > 0 || pushed.refused.length > 0) process.exitCode = 1;
         if (opts.json) {
-          process.stdout.write(
+          printOut(
             `${JSON.stringify({
               fanout: run.manifest.fanoutId,
               remote: pushed.remote,
@@ -55,7 +55,7 @@ export function registerPushCommand(program: Command): void {
             ? `${pushed.remote} ${pushed.branch}: ${pushed.commit.slice(0, 10)} carries ${pushed.merged.length} fork(s) (${pushed.merged.map((f) => f.short).join(', ')})`
             : `${run.manifest.fanoutId}: no completed fork with a change; nothing pushed`,
         ];
-        process.stdout.write(`${lines.map(terminalSafe).join('\n')}\n`);
+        printOut(`${lines.join('\n')}\n`);
       }
     });
 }
