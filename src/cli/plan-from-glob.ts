@@ -20,6 +20,7 @@ export interface GlobPlanInput {
   checkRetries?: number | undefined;
   /** `worktree`: each fork in its own git worktree (checked now: the workspace must be a repository). */
   isolation?: 'none' | 'worktree' | undefined;
+  sparse?: boolean | undefined;
   model: string;
   /** Where the plan will be written: its `workspace` is then relative to that file's directory. */
   out?: string | undefined;
@@ -98,6 +99,7 @@ export async function planFromGlob(input: GlobPlanInput): Promise<{ plan: Record
       );
     }
   }
+  if (input.sparse && input.isolation !== 'worktree') throw bad('--sparse', 'needs --isolation worktree');
   if (input.isolation === 'worktree')
     await HostGit.open(root, 'INVALID_ARGUMENT').catch(() => {
       throw bad(
@@ -138,6 +140,7 @@ export async function planFromGlob(input: GlobPlanInput): Promise<{ plan: Record
     ...(input.check === undefined ? {} : { check: input.check }),
     ...(input.checkRetries === undefined ? {} : { checkRetries: input.checkRetries }),
     ...(input.isolation === undefined ? {} : { isolation: input.isolation }),
+    ...(input.sparse ? { sparse: true } : {}),
   };
   return { plan, files };
 }

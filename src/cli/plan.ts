@@ -109,6 +109,12 @@ export const planSchema = z.strictObject({
     .enum(['none', 'worktree'])
     .default('none')
     .describe('`worktree`: each fork in its own git worktree and branch (the workspace must be a git repository)'),
+  sparse: z
+    .boolean()
+    .default(false)
+    .describe(
+      "with isolation worktree: each fork's worktree holds only its directive's `file` (less disk, faster; the fork and its check see no other file)",
+    ),
   sandbox: z
     .enum(['auto', 'bwrap', 'none'])
     .default('auto')
@@ -191,6 +197,10 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
   const base = dirname(resolve(path));
   const parsed = parseOrThrow(planSchema, readJsonFile(path, 'plan'), 'INVALID_ARGUMENT', `plan ${path}`);
   const plan = options.model === undefined ? parsed : { ...parsed, model: options.model };
+  if (plan.sparse && plan.isolation !== 'worktree')
+    throw new ForkcacheError('INVALID_ARGUMENT', `plan ${path}: sparse: needs "isolation": "worktree"`, {
+      data: { field: 'sparse' },
+    });
   const paths = {
     workspace: resolve(base, plan.workspace),
     runDir: resolve(base, plan.runDir),

@@ -28,6 +28,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   diff: () => import('./commands/diff.ts').then((m) => m.registerDiffCommand),
   merge: () => import('./commands/merge.ts').then((m) => m.registerMergeCommand),
   clean: () => import('./commands/clean.ts').then((m) => m.registerCleanCommand),
+  push: () => import('./commands/push.ts').then((m) => m.registerPushCommand),
 };
 
 /**

@@ -1,8 +1,15 @@
 import { realpathSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import { readManifest, recordWorktreeBase } from '../run-dir/manifest.ts';
 import { HostGit } from '../tools/host-git.ts';
-import { BRANCH_PREFIX, closeWorktree, openWorktree, type Worktree, type WorktreeResult } from '../tools/worktree.ts';
+import {
+  BRANCH_PREFIX,
+  closeWorktree,
+  committedResult,
+  openWorktree,
+  type Worktree,
+  type WorktreeResult,
+} from '../tools/worktree.ts';
 
 /**
  * The worktrees of one fan-out under `isolation: 'worktree'`: the repository is found and the
@@ -34,10 +41,18 @@ export class FanOutWorktrees {
     return this.#ready;
   }
 
-  async open(forkId: string): Promise<Worktree> {
+  /** `file`: the fork's only file (workspace-relative), for a sparse worktree. */
+  async open(forkId: string, file?: string): Promise<Worktree> {
     const { repo, base } = await this.#prepare();
     const workspace = realpathSync(this.#workspace);
-    return openWorktree(repo, { root: join(this.#dir, 'worktrees'), forkId, base, workspace });
+    const sparse = file === undefined ? undefined : [relative(repo.top, resolve(workspace, file)).split(sep).join('/')];
+    return openWorktree(repo, { root: join(this.#dir, 'worktrees'), forkId, base, workspace, sparse });
+  }
+
+  /** A finished fork's result from its branch when its worktree is gone (it was committed). */
+  async committed(forkId: string): Promise<WorktreeResult | undefined> {
+    const { repo, base } = await this.#prepare();
+    return committedResult(repo, { root: join(this.#dir, 'worktrees'), forkId, base });
   }
 
   async close(tree: Worktree, message: string): Promise<WorktreeResult> {

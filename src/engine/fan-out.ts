@@ -161,6 +161,7 @@ export class FanOutRun implements FanOut {
         forkId: state.id,
         directive: state.directive,
         worktrees: this.#worktrees,
+        sparseFile: this.#sparseFile(spec),
         transcriptPath: this.#transcriptPath(state),
       };
       return finishInSlot(slot, finished).then(({ outcome, worktree }) => this.#finish(state, outcome, worktree));
@@ -202,6 +203,7 @@ export class FanOutRun implements FanOut {
         forkId: state.id,
         directive: state.directive,
         worktrees: this.#worktrees,
+        sparseFile: this.#sparseFile(spec),
         context: (workspace) => ({
           deps,
           prefix: this.prefix,
@@ -231,6 +233,10 @@ export class FanOutRun implements FanOut {
       });
       return this.#finish(state, outcome, worktree);
     });
+  }
+
+  #sparseFile(spec: ForkSpec): string | undefined {
+    return this.#deps.options.sparseWorktrees ? spec.fields?.['file'] : undefined;
   }
 
   #pinned(slot: number | undefined, gate: RequestGate): RequestGate {

@@ -20,6 +20,8 @@ export interface SlotRun {
   onRestart: (attempt: number, start: StartPoint) => void;
   /** The fan-out's worktrees, under `isolation: 'worktree'`. */
   worktrees?: FanOutWorktrees | undefined;
+  /** A sparse worktree's one file (the directive's `file`), when the run asked for sparse worktrees. */
+  sparseFile?: string | undefined;
 }
 
 /**
@@ -42,12 +44,15 @@ const commitMessage = (run: Pick<SlotRun, 'forkId' | 'directive'>): string =>
  * the same (the run may have stopped between the fork's last turn and its commit).
  */
 export async function finishInSlot(
-  run: Pick<SlotRun, 'forkId' | 'directive' | 'worktrees'> & { transcriptPath: string | undefined },
+  run: Pick<SlotRun, 'forkId' | 'directive' | 'worktrees' | 'sparseFile'> & { transcriptPath: string | undefined },
   outcome: ForkOutcome,
 ): Promise<{ outcome: ForkOutcome; worktree?: WorktreeResult }> {
   if (!run.worktrees) return { outcome };
   try {
-    const tree = await run.worktrees.open(run.forkId);
+    // its worktree went with its commit: nothing to commit again, no worktree to make
+    const committed = await run.worktrees.committed(run.forkId);
+    if (committed) return { outcome, worktree: committed };
+    const tree = await run.worktrees.open(run.forkId, run.sparseFile);
     return { outcome, worktree: await run.worktrees.close(tree, commitMessage(run)) };
   } catch (err) {
     return {
@@ -64,7 +69,7 @@ export async function runForkInSlot(run: SlotRun): Promise<{ outcome: ForkOutcom
   const { deps, spec } = run;
   let tree: Worktree | undefined;
   try {
-    if (run.worktrees) tree = await run.worktrees.open(run.forkId);
+    if (run.worktrees) tree = await run.worktrees.open(run.forkId, run.sparseFile);
   } catch (err) {
     // a resumed fork keeps what its earlier turns did and spent, as every other ending does
     return { outcome: mergeOutcome(spec.start, emptyOutcome('failed', toWireError(err))) };

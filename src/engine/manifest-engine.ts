@@ -16,6 +16,7 @@ export function manifestEngine(options: ResolvedEngineOptions): ManifestEngine {
     warm: options.warm,
     permissions: options.permissions,
     isolation: options.isolation,
+    ...(options.sparseWorktrees ? { sparseWorktrees: true } : {}),
     toolLimits: options.toolLimits as Record<string, number>,
     sandbox: options.sandbox,
     network: options.network,

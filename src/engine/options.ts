@@ -119,6 +119,12 @@ export interface ForkEngineOptions {
    */
   isolation?: 'none' | 'worktree';
   /**
+   * Under `isolation: 'worktree'`: a fork whose directive has a `file` field gets a worktree
+   * holding that file only (the rest of the tree stays in git's index, unchanged by the commit).
+   * For directives about one file whose check needs no other; a fork cannot read other files.
+   */
+  sparseWorktrees?: boolean;
+  /**
    * Run forks on other hosts: BullMQ jobs on Redis, consumed by `forkcache worker` processes
    * (each with its own Piscina pool). `concurrency` then limits forks in flight across all hosts.
    */
@@ -214,6 +220,7 @@ export const engineOptionsSchema = z.strictObject({
   retryAfter: retryAfterOptionsSchema.optional(),
   permissions: permissionPolicySchema.optional(),
   isolation: z.enum(['none', 'worktree']).optional(),
+  sparseWorktrees: z.boolean().optional(),
   distributed: z
     .strictObject({
       redis: z.string().regex(/^rediss?:\/\//, 'expected a redis:// URL'),
@@ -263,6 +270,7 @@ export interface ResolvedEngineOptions {
   retryAfter: RetryAfterPolicy;
   permissions: PermissionPolicy;
   isolation: 'none' | 'worktree';
+  sparseWorktrees: boolean;
   distributed: DistributedOptions | undefined;
   maxUsd: number | undefined;
   /** The engine's host tools, as given (their handlers are called with their own `this`). */
@@ -344,6 +352,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     retryAfter: { ...DEFAULT_RETRY_AFTER, ...(o.retryAfter as Partial<RetryAfterPolicy> | undefined) },
     permissions: (o.permissions ?? {}) as PermissionPolicy,
     isolation: o.isolation ?? 'none',
+    sparseWorktrees: o.sparseWorktrees ?? false,
     distributed: o.distributed as ResolvedEngineOptions['distributed'],
     maxUsd: o.maxUsd,
     hostTools: input.hostTools ?? {},

@@ -47,6 +47,8 @@ export const manifestSchema = z.strictObject({
     // what keeps a resumed run as safe and as bounded as the first one
     permissions: permissionPolicySchema.default({}),
     isolation: z.enum(['none', 'worktree']).default('none'),
+    /** Each fork's worktree holds its `file` only. Older runs: full worktrees. */
+    sparseWorktrees: z.boolean().optional(),
     toolLimits: z.record(z.string(), z.number()).default({}),
     sandbox: z.enum(['auto', 'bwrap', 'none']).default('auto'),
     /** Older runs have none: they resume without network, the safe default. */

@@ -144,6 +144,7 @@ export class WorktreeGit {
       cwd: this.link.path,
       env: gitEnv(this.#config, { GIT_DIR: this.link.gitDir, GIT_WORK_TREE: this.link.path }, options.ident),
       ...(options.ok ? { ok: options.ok } : {}),
+      ...(options.input === undefined ? {} : { input: options.input }),
     });
   }
 

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { ForkcacheError } from '../errors.ts';
-import type { HostGit } from './host-git.ts';
+import type { HostGit, WorktreeGit } from './host-git.ts';
 import { withPathLock } from './path-lock.ts';
 import type { WorktreeLink } from './worktree-link.ts';
 
@@ -107,6 +107,12 @@ export interface OpenWorktree {
   base: string;
   /** The fork's workspace, as a path inside the repository. */
   workspace: string;
+  /**
+   * Sparse: only these files (paths relative to the repository) are written into the new
+   * worktree; every other file stays in its index, marked skip-worktree, so the commit keeps
+   * it as it was. Undefined: the whole tree.
+   */
+  sparse?: readonly string[] | undefined;
 }
 
 function worktreeOf(repo: HostGit, o: OpenWorktree, link: WorktreeLink): Worktree {
@@ -141,12 +147,51 @@ async function add(repo: HostGit, o: OpenWorktree, path: string): Promise<void> 
   // a branch without a worktree (a creation that failed half-way, a removed directory) keeps its commits
   const args = tip ? [path, branch] : ['-b', branch, path, o.base];
   try {
-    await repo.run(['worktree', 'add', '--quiet', ...args]);
+    await repo.run(['worktree', 'add', '--quiet', ...(o.sparse ? ['--no-checkout'] : []), ...args]);
+    if (o.sparse) await checkOutOnly(await repo.worktree(path), o.sparse);
   } catch (err) {
     await discardWorktree(repo, path);
     if (!tip && (await repo.commitOf(`refs/heads/${branch}`)) === o.base) await repo.run(['branch', '-D', branch]);
     throw err;
   }
+}
+
+/**
+ * Fill a `--no-checkout` worktree with `files` only: the index is the branch's whole tree, every
+ * other entry marked skip-worktree (git then neither writes it nor takes its absence for a
+ * deletion). No sparse-checkout configuration is written: the user's repository config stays
+ * as it was (`git sparse-checkout` would turn on `extensions.worktreeConfig` there).
+ */
+async function checkOutOnly(git: WorktreeGit, files: readonly string[]): Promise<void> {
+  await git.run(['read-tree', 'HEAD']);
+  const wanted = new Set(files);
+  const all = (await git.run(['ls-files', '-z'])).stdout.split('\0').filter(Boolean);
+  const skipped = all.filter((f) => !wanted.has(f));
+  if (skipped.length > 0)
+    await git.run(['update-index', '-z', '--skip-worktree', '--stdin'], { input: `${skipped.join('\0')}\0` });
+  const present = all.filter((f) => wanted.has(f));
+  if (present.length > 0) await git.run(['checkout-index', '-z', '--stdin'], { input: `${present.join('\0')}\0` });
+}
+
+/**
+ * A file the fork wrote where a skip-worktree entry is (a file of the tree it was not given)
+ * would be left out of `git add --all` silently: such entries are made ordinary again first.
+ */
+async function unskipWritten(git: WorktreeGit): Promise<void> {
+  const entries = (await git.run(['ls-files', '-v', '-z'])).stdout.split('\0').filter(Boolean);
+  const written = entries
+    .filter((e) => e.startsWith('S '))
+    .map((e) => e.slice(2))
+    .filter((f) => {
+      try {
+        lstatSync(join(git.link.path, f));
+        return true;
+      } catch {
+        return false;
+      }
+    });
+  if (written.length > 0)
+    await git.run(['update-index', '-z', '--no-skip-worktree', '--stdin'], { input: `${written.join('\0')}\0` });
 }
 
 /**
@@ -173,6 +218,7 @@ export function openWorktree(repo: HostGit, o: OpenWorktree): Promise<Worktree> 
  */
 export async function closeWorktree(repo: HostGit, tree: Worktree, message: string): Promise<WorktreeResult> {
   const git = await repo.worktree(tree.path, tree.link);
+  await unskipWritten(git);
   await git.run(['add', '--all']);
   const written = await git.out(['write-tree']);
   const head = await git.out(['rev-parse', '--verify', 'HEAD^{commit}']);
@@ -182,6 +228,7 @@ export async function closeWorktree(repo: HostGit, tree: Worktree, message: stri
     await git.run(['update-ref', `refs/heads/${tree.branch}`, commit, head]);
   }
   const diffStat = await git.out(['diff', '--stat', '--no-ext-diff', '--no-textconv', tree.base, commit]);
+  await retireWorktree(repo, tree);
   return {
     path: tree.path,
     branch: tree.branch,
@@ -189,4 +236,36 @@ export async function closeWorktree(repo: HostGit, tree: Worktree, message: stri
     commit: commit === tree.base ? null : commit,
     diffStat,
   };
+}
+
+/**
+ * A fork whose worktree is gone while its branch is there was committed already (a worktree is
+ * removed only after its commit): its result from the branch, with no worktree made again.
+ * Undefined when the worktree still exists or the branch does not (the fork is not done).
+ */
+export async function committedResult(
+  repo: HostGit,
+  o: Omit<OpenWorktree, 'workspace' | 'sparse'>,
+): Promise<WorktreeResult | undefined> {
+  const path = join(o.root, o.forkId);
+  const branch = branchOf(o.forkId);
+  if (existsSync(path)) return undefined;
+  const tip = await repo.commitOf(`refs/heads/${branch}`);
+  if (!tip || !(await repo.isAncestor(o.base, tip))) return undefined;
+  const diffStat = await repo.out(['diff', '--stat', '--no-ext-diff', '--no-textconv', o.base, tip]);
+  return { path, branch, base: o.base, commit: tip === o.base ? null : tip, diffStat };
+}
+
+/**
+ * Remove a committed worktree: its branch holds the work, and a run of hundreds of forks must
+ * not hold hundreds of checkouts (issue 34: 1.49 GB for a 5 MB repository). git's record goes
+ * first, under the repository's lock (a concurrent `worktree add` prunes), so a directory left
+ * by a crash after it is never taken for a whole worktree; the directory goes by `rm -rf`.
+ */
+export async function retireWorktree(repo: HostGit, tree: Pick<Worktree, 'path' | 'link'>): Promise<void> {
+  await underRepoLock(repo, () => {
+    rmSync(tree.link.gitDir, { recursive: true, force: true });
+    return Promise.resolve();
+  });
+  await removeTrees([tree.path]);
 }

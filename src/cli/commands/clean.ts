@@ -1,13 +1,42 @@
+import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { loadCatalogue } from '../../models/catalogue.ts';
 import { locateFanOuts } from '../../run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
-import { cleanRun } from '../review/clean-run.ts';
+import { type CleanStep, cleanRun } from '../review/clean-run.ts';
+import { withRunLock } from '../review/run-lock.ts';
 import { readRun } from '../review/run-forks.ts';
 import { printOut } from '../terminal-safe.ts';
 
-const optionsSchema = z.object({ dryRun: z.boolean().default(false), json: z.boolean().default(false) });
+const optionsSchema = z.object({
+  dryRun: z.boolean().default(false),
+  force: z.boolean().default(false),
+  json: z.boolean().default(false),
+});
+
+/**
+ * Whether to delete branches whose work is in no other branch: `--force` says yes, a terminal
+ * is asked, and anything else (a script, CI) keeps them and is told the flag.
+ */
+function unmergedAnswer(force: boolean): (branches: readonly CleanStep[]) => Promise<boolean> {
+  return async (branches) => {
+    if (force) return true;
+    if (!process.stdin.isTTY || !process.stderr.isTTY) return false;
+    const rl = createInterface({ input: process.stdin, output: process.stderr });
+    try {
+      const answer = await rl.question(
+        `${branches.length} branch(es) hold work that is not merged into HEAD (${branches
+          .slice(0, 3)
+          .map((b) => b.name)
+          .join(', ')}${branches.length > 3 ? ', …' : ''}); delete them? [y/N] `,
+      );
+      return /^y(es)?$/i.test(answer.trim());
+    } finally {
+      rl.close();
+    }
+  };
+}
 
 /** Register `forkcache clean RUN`. */
 export function registerCleanCommand(program: Command): void {
@@ -16,12 +45,20 @@ export function registerCleanCommand(program: Command): void {
     .description("remove a run's worktrees and its forkcache/<fork> branches (never a branch the run did not make)")
     .argument('<run-dir>', 'a fan-out directory, or a runs directory holding several')
     .option('--dry-run', 'list what would be removed, removing nothing')
+    .option(
+      '--force',
+      'also delete branches whose work is not merged into HEAD (otherwise asked on a terminal, kept elsewhere)',
+    )
     .option('--json', 'print one JSON object per fan-out')
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
-        const run = await readRun(dir, loadCatalogue());
-        const result = await cleanRun(run, opts.dryRun);
+        const { run, result } = await withRunLock(dir, async () => {
+          const run = await readRun(dir, loadCatalogue());
+          return { run, result: await cleanRun(run, opts.dryRun, unmergedAnswer(opts.force)) };
+        });
+        // unmerged work left in place because nobody said --force: not done
+        if (result.kept.some((k) => k.why.includes('--force'))) process.exitCode = 1;
         if (opts.json) {
           printOut(`${JSON.stringify({ fanout: run.manifest.fanoutId, dry_run: opts.dryRun, ...result })}\n`);
           continue;

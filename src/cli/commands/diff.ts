@@ -53,10 +53,30 @@ async function sharedDiff(run: RunReview, forks: ForkReview[], stat: boolean): P
       ...files.map((f) => resolve(workspace, f)),
     ]);
     parts.push(
-      `# the combined change of these files in ${workspace}, against HEAD (forks share files: no per-fork diff)\n${diff.stdout}`,
+      `# the combined change of these files in ${workspace}, against HEAD (forks share files: no per-fork diff)\n${
+        diff.stdout ||
+        (await whyEmpty(
+          repo,
+          run,
+          files.map((f) => resolve(workspace, f)),
+        ))
+      }`,
     );
   } else if (files.length > 0) parts.push(`# ${workspace} is not in a git repository: no diff to show\n`);
   return parts.join('\n');
+}
+
+/**
+ * The combined diff is against HEAD, so once the forks' changes are committed (or undone) it
+ * is empty: say which, instead of printing nothing (issue 34).
+ */
+async function whyEmpty(repo: HostGit, run: RunReview, paths: string[]): Promise<string> {
+  const since = (
+    await repo.run(['log', '-1', '--format=%H %cI', `--since=${run.manifest.createdAt}`, 'HEAD', '--', ...paths])
+  ).stdout.trim();
+  if (since)
+    return `# empty: these files are as HEAD has them, and commit ${since.slice(0, 10)} (${since.slice(41)}, after the run) changed them; a shared workspace keeps no copy of the run's own change, so see \`git show ${since.slice(0, 10)}\` (or run with isolation: worktree for per-fork diffs)\n`;
+  return `# empty: these files are as HEAD has them (the forks' changes were undone, or committed in a commit older than the run)\n`;
 }
 
 /** Register `forkcache diff RUN [FORK...]`. */

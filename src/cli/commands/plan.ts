@@ -14,6 +14,7 @@ const optionsSchema = z.object({
   check: z.string().min(1).optional(),
   checkRetries: intFlag.optional(),
   isolation: z.enum(['none', 'worktree'], { error: 'expected none or worktree' }).optional(),
+  sparse: z.boolean().optional(),
   model: z.string().min(1).default(DEFAULT_MODEL),
   out: z.string().min(1, 'expected a file name').optional(),
 });
@@ -46,6 +47,10 @@ export function registerPlanCommand(program: Command): void {
     .option(
       '--isolation <mode>',
       'none (default: the forks share the workspace) or worktree (each fork in its own git worktree and branch, for review and merge; the workspace must be a git repository with a commit)',
+    )
+    .option(
+      '--sparse',
+      "with --isolation worktree: each fork's worktree holds only its file (less disk; the fork and its check see no other file)",
     )
     .option('--model <id>', `the parent's model (default ${DEFAULT_MODEL})`)
     .option('--out <file>', 'write the plan here (its workspace then relative to it); default: stdout')

@@ -132,6 +132,7 @@ export function registerResumeCommand(program: Command): void {
           permissions: manifest.engine.permissions as PermissionPolicy,
           onPermission: terminalPermissionHandler({ allowAll: opts.allowAsks }),
           isolation: manifest.engine.isolation,
+          ...(manifest.engine.sparseWorktrees ? { sparseWorktrees: true } : {}),
           toolLimits: manifest.engine.toolLimits,
           sandbox: manifest.engine.sandbox,
           network: manifest.engine.network,

@@ -144,6 +144,7 @@ export function registerRunCommand(program: Command): void {
         network: plan.network,
         toolLimits,
         ...(plan.isolation === 'worktree' ? { isolation: 'worktree' as const } : {}),
+        ...(plan.sparse ? { sparseWorktrees: true } : {}),
         ...(distributed ? { distributed } : {}),
         ...(maxUsd !== undefined ? { maxUsd } : {}),
       }).catch(async (err: unknown) => {

@@ -25,9 +25,15 @@ export interface CleanResult {
  * manifest, and a branch only when it contains the run's recorded base. Running it again
  * removes nothing more; `dryRun` lists and changes nothing. A handful of git calls whatever
  * the number of forks: the directories go with the file system, git's records with one prune,
- * the branches in one `update-ref` transaction.
+ * the branches in one `update-ref` transaction. A branch whose work is not in HEAD goes only
+ * when `removeUnmerged` says so (`--force`, or a yes at the prompt).
  */
-export async function cleanRun(run: RunReview, dryRun: boolean): Promise<CleanResult> {
+export async function cleanRun(
+  run: RunReview,
+  dryRun: boolean,
+  /** Asked once with the unmerged branches: true removes them, false keeps them (listed as kept). */
+  removeUnmerged: (branches: readonly CleanStep[]) => Promise<boolean> = () => Promise.resolve(true),
+): Promise<CleanResult> {
   const out: CleanResult = { removed: [], kept: [] };
   if (run.isolation !== 'worktree') return out;
   const repo = await repoOfRun(run);
@@ -48,6 +54,12 @@ export async function cleanRun(run: RunReview, dryRun: boolean): Promise<CleanRe
     else out.removed.push({ kind: 'branch', name: branch, commit, merged: merged.has(branch) });
   }
   if (dryRun) return out;
+  const unmerged = out.removed.filter((s) => s.kind === 'branch' && !s.merged);
+  if (unmerged.length > 0 && !(await removeUnmerged(unmerged))) {
+    out.removed = out.removed.filter((s) => !unmerged.includes(s));
+    for (const s of unmerged)
+      out.kept.push({ name: s.name, why: `not merged into HEAD (${s.commit!.slice(0, 10)}): --force removes it` });
+  }
   const trees = out.removed.filter((s) => s.kind === 'worktree').map((s) => s.name);
   await removeTrees(trees);
   for (const tree of trees) releaseStaleEntries(repo, tree);

@@ -1,6 +1,8 @@
 import { ForkcacheError } from '../../errors.ts';
 import type { HostGit } from '../../tools/host-git.ts';
 import { BRANCH_PREFIX } from '../../tools/worktree.ts';
+import { linksLeaving } from './merge-links.ts';
+import { writeRetryPlan } from './retry-plan.ts';
 import { type ForkReview, repoOfRun, type RunReview } from './run-forks.ts';
 
 export interface MergePlan {
@@ -8,14 +10,36 @@ export interface MergePlan {
   merged: ForkReview[];
   /** Every other fork, with why. */
   skipped: Array<{ fork: ForkReview; why: string }>;
-  /** The commit the workspace's branch moves to; undefined when there is nothing to merge. */
+  /** Completed forks that conflict with the result so far (the target and the clean forks before them). */
+  conflicts: Array<{ fork: ForkReview; files: string[] }>;
+  /** Completed forks whose commit brings a gitlink or a symlink leaving the repository: never merged. */
+  refused: Array<{ fork: ForkReview; paths: string[] }>;
+  /** The commit the workspace's branch moves to; undefined when nothing was merged. */
   commit: string | undefined;
   /** The branch (or `HEAD` when detached) and where it was. */
   target: string;
   from: string;
+  /** `cleanOnly`: the plan that redoes the conflicting forks on the new HEAD (`forkcache run` it). */
+  retryPlan: string | undefined;
 }
 
-const CONFLICT_HINT = 'nothing was merged; merge the others with --skip <fork>, then redo that fork';
+export interface MergeOptions {
+  skip: ReadonlySet<string>;
+  dryRun: boolean;
+  /** Merge the forks that merge cleanly even when others conflict, and write a retry plan for those. */
+  cleanOnly: boolean;
+}
+
+/** The repository of a worktree run; a shared-workspace run has no branches to `merge` or `push`. */
+export function worktreeRepo(run: RunReview, command: string): Promise<HostGit> {
+  if (run.isolation !== 'worktree')
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `${command}: ${run.manifest.fanoutId} ran in a shared workspace: its changes are in the workspace already (see forkcache diff)`,
+      { data: { field: 'run-dir' } },
+    );
+  return repoOfRun(run);
+}
 
 /** What is in the way of updating the working tree: changes to tracked files (staged or not). */
 async function refuseDirty(repo: HostGit): Promise<void> {
@@ -39,72 +63,114 @@ async function refuseDirty(repo: HostGit): Promise<void> {
   );
 }
 
+/** Why a fork is not tried at all; undefined for a fork to merge. */
+function notTried(fork: ForkReview, skip: ReadonlySet<string>, already: ReadonlySet<string>): string | undefined {
+  // only `completed` is mergeable: every other status (no_change, capped, not_done …) is not done
+  if (fork.status !== 'completed') return `not completed (${fork.status})`;
+  if (skip.has(fork.forkId)) return 'skipped (--skip)';
+  if (fork.commit === undefined) return 'no branch';
+  if (fork.commit === null) return 'no change';
+  if (already.has(fork.commit)) return 'merged already';
+  return undefined;
+}
+
+export type MergePass = Pick<MergePlan, 'merged' | 'skipped' | 'conflicts' | 'refused'> & {
+  /** The tree of `from` with every merged fork's change. */
+  tree: string;
+};
+
 /**
- * Merge every completed fork's branch into the repository's current branch, in plan order.
- * Each merge is computed with `git merge-tree --write-tree`, in objects only: the branch, the
- * index and the working tree are untouched until every fork merged cleanly, and then move
- * once, by fast-forward to one commit whose parents are the old HEAD and each fork's commit.
- * At the first conflict nothing is applied (GIT_MERGE_CONFLICT names the fork and the files).
+ * Try every completed fork, in plan order, against the result so far (`from` and the clean
+ * forks before it) with `git merge-tree --write-tree`: git's object store only, no index, no
+ * working tree, so every conflict is found in one pass and nothing of the user's moves.
  */
-export async function mergeForks(run: RunReview, skip: ReadonlySet<string>, dryRun: boolean): Promise<MergePlan> {
-  if (run.isolation !== 'worktree')
-    throw new ForkcacheError(
-      'INVALID_ARGUMENT',
-      `merge: ${run.manifest.fanoutId} ran in a shared workspace: its changes are in the workspace already (see forkcache diff)`,
-      { data: { field: 'run-dir' } },
-    );
-  const repo = await repoOfRun(run);
-  await refuseDirty(repo);
-  const from = await repo.out(['rev-parse', '--verify', 'HEAD^{commit}']);
-  const target = (await repo.run(['symbolic-ref', '--quiet', '--short', 'HEAD'], { ok: [1] })).stdout.trim() || 'HEAD';
-  const plan: MergePlan = { merged: [], skipped: [], commit: undefined, target, from };
+export async function mergePass(
+  repo: HostGit,
+  run: RunReview,
+  from: string,
+  skip: ReadonlySet<string>,
+): Promise<MergePass> {
+  const pass: MergePass = { merged: [], skipped: [], conflicts: [], refused: [], tree: from };
   const already = new Set((await repo.branches(BRANCH_PREFIX, { merged: from })).values());
-  let tree = from;
   let head = from;
   for (const fork of run.forks) {
-    const why =
-      fork.status !== 'completed'
-        ? `not completed (${fork.status})`
-        : skip.has(fork.forkId)
-          ? 'skipped (--skip)'
-          : fork.commit === undefined
-            ? 'no branch'
-            : fork.commit === null
-              ? 'no change'
-              : already.has(fork.commit)
-                ? 'merged already'
-                : undefined;
+    const why = notTried(fork, skip, already);
     if (why) {
-      plan.skipped.push({ fork, why });
+      pass.skipped.push({ fork, why });
+      continue;
+    }
+    const links = await linksLeaving(
+      repo,
+      run.base ?? (await repo.out(['merge-base', from, fork.commit!])),
+      fork.commit!,
+    );
+    if (links.length > 0) {
+      pass.refused.push({ fork, paths: links });
       continue;
     }
     const result = await repo.run(
       ['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', head, fork.commit!],
-      {
-        ok: [1],
-      },
+      { ok: [1] },
     );
     const [written, ...named] = result.stdout.split('\0').filter(Boolean);
-    const files = [...new Set(named)];
-    if (result.code === 1)
-      throw new ForkcacheError(
-        'GIT_MERGE_CONFLICT',
-        `merge: ${fork.short} (${fork.branch}) conflicts with ${plan.merged.length === 0 ? target : `${target} and the ${plan.merged.length} fork(s) before it`} in ${files.join(', ')}: ${CONFLICT_HINT}`,
-        { data: { fork: fork.forkId, files } },
-      );
-    tree = written!;
+    if (result.code === 1) {
+      pass.conflicts.push({ fork, files: [...new Set(named)] });
+      continue;
+    }
+    pass.tree = written!;
     // an intermediate commit, so the next merge-tree finds the right merge base
-    head = await repo.out(['commit-tree', tree, '-p', head, '-p', fork.commit!, '-m', `forkcache: ${fork.forkId}`]);
-    plan.merged.push(fork);
+    head = await repo.out([
+      'commit-tree',
+      pass.tree,
+      '-p',
+      head,
+      '-p',
+      fork.commit!,
+      '-m',
+      `forkcache: ${fork.forkId}`,
+    ]);
+    pass.merged.push(fork);
   }
-  if (plan.merged.length === 0 || dryRun) return plan;
-  const body = plan.merged.map((f) => `${f.short} ${f.branch}: ${f.directive.split('\n')[0]!.slice(0, 120)}`);
-  const message = `forkcache merge ${run.manifest.fanoutId}: ${plan.merged.length} fork(s)\n\n${body.join('\n')}\n`;
-  const parents = [from, ...plan.merged.map((f) => f.commit!)].flatMap((p) => ['-p', p]);
+  return pass;
+}
+
+/**
+ * The one commit that carries `pass`'s forks onto `from`: parents `from` and each fork's commit
+ * (an octopus: `git log --first-parent` shows one step), the message listing every fork.
+ */
+export async function carryCommit(repo: HostGit, run: RunReview, from: string, pass: MergePass): Promise<string> {
+  const body = pass.merged.map((f) => `${f.short} ${f.branch}: ${f.directive.split('\n')[0]!.slice(0, 120)}`);
+  const message = `forkcache merge ${run.manifest.fanoutId}: ${pass.merged.length} fork(s)\n\n${body.join('\n')}\n`;
+  const parents = [from, ...pass.merged.map((f) => f.commit!)].flatMap((p) => ['-p', p]);
   const ident = await repo.userIdent();
-  plan.commit = (await repo.run(['commit-tree', tree, ...parents, '-m', message], { ident })).stdout.trim();
-  // the one step that touches the branch and the working tree: a fast-forward, refused whole
-  // (e.g. an untracked file in the way) rather than done in part
-  await repo.run(['merge', '--ff-only', '--quiet', plan.commit]);
+  return (await repo.run(['commit-tree', pass.tree, ...parents, '-m', message], { ident })).stdout.trim();
+}
+
+/**
+ * Merge every completed fork's branch into the repository's current branch, in plan order, in
+ * one pass (`mergePass`). Then: with no conflict and nothing refused, one commit
+ * (`carryCommit`) reached by fast-forward; otherwise nothing moves, unless `cleanOnly`, which
+ * merges the clean forks the same way and writes the conflicting ones as a retry plan.
+ */
+export async function mergeForks(run: RunReview, options: MergeOptions): Promise<MergePlan> {
+  const repo = await worktreeRepo(run, 'merge');
+  await refuseDirty(repo);
+  const from = await repo.out(['rev-parse', '--verify', 'HEAD^{commit}']);
+  const target = (await repo.run(['symbolic-ref', '--quiet', '--short', 'HEAD'], { ok: [1] })).stdout.trim() || 'HEAD';
+  const { tree: _tree, ...pass } = await mergePass(repo, run, from, options.skip);
+  const plan: MergePlan = { ...pass, commit: undefined, target, from, retryPlan: undefined };
+  const blocked = plan.conflicts.length > 0 || plan.refused.length > 0;
+  if (options.dryRun || (blocked && !options.cleanOnly)) return plan;
+  if (plan.merged.length > 0) {
+    plan.commit = await carryCommit(repo, run, from, { ...pass, tree: _tree });
+    // the one step that touches the branch and the working tree: a fast-forward, refused whole
+    // (e.g. an untracked file in the way) rather than done in part
+    await repo.run(['merge', '--ff-only', '--quiet', plan.commit]);
+  }
+  if (plan.conflicts.length > 0)
+    plan.retryPlan = writeRetryPlan(
+      run,
+      plan.conflicts.map((c) => c.fork),
+    );
   return plan;
 }

@@ -1,0 +1,64 @@
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { readFanOutDir } from '../../run-dir/manifest.ts';
+import { parseOrThrow } from '../../validation.ts';
+import { planSchema } from '../plan.ts';
+import type { ForkReview, RunReview } from './run-forks.ts';
+
+/** Where `merge --clean-only` writes the plan that redoes the forks it could not merge. */
+export const RETRY_PLAN_FILE = 'retry-plan.json';
+
+const BASH_LIMITS = new Set(['bashTimeoutMs', 'bashMaxProcesses', 'bashMaxMemoryMb', 'bashMaxFileMb', 'bashTmpMb']);
+
+/**
+ * A plan `forkcache run` takes that does `forks` again, each from its directive and fields, in
+ * a new worktree run whose base is the repository's HEAD of that moment (the commit `merge`
+ * just made): the same parent bytes (the run's snapshot), tools, limits, check, sandbox and
+ * emulator script as the run, read from its manifest. Checked against the plan schema before
+ * it is written, so what is written is what `run` accepts.
+ */
+export function writeRetryPlan(run: RunReview, forks: readonly ForkReview[]): string {
+  const { manifest, snapshot } = readFanOutDir(run.dir);
+  const { version: _v, source: _s, ...parent } = snapshot;
+  const engine = manifest.engine;
+  const directives = forks.map((fork) => {
+    const fields = manifest.fields?.[run.forks.indexOf(fork)];
+    return fields ? { directive: fork.directive, ...fields } : fork.directive;
+  });
+  const limits: Record<string, number> = {
+    maxTurns: engine.maxTurns,
+    maxTokens: engine.maxTokens,
+    ...(engine.concurrency ? { concurrency: engine.concurrency } : {}),
+    ...Object.fromEntries(Object.entries(engine.toolLimits).filter(([k]) => BASH_LIMITS.has(k))),
+  };
+  const emulator = manifest.meta['emulator'];
+  const plan = {
+    parent,
+    directives,
+    workspace: engine.workspace,
+    runDir: dirname(run.dir),
+    warm: engine.warm,
+    layout: manifest.prefix.layout,
+    provider: manifest.prefix.provider,
+    allow: engine.allow,
+    limits,
+    ...(Object.keys(engine.permissions).length > 0 ? { permissions: engine.permissions } : {}),
+    isolation: 'worktree',
+    ...(engine.sparseWorktrees ? { sparse: true } : {}),
+    sandbox: engine.sandbox,
+    network: engine.network,
+    ...(manifest.check
+      ? {
+          check: manifest.check.command,
+          checkRetries: manifest.check.retries,
+          checkTimeoutMs: manifest.check.timeoutMs,
+        }
+      : {}),
+    ...(engine.maxUsd === undefined ? {} : { maxUsd: engine.maxUsd }),
+    ...(emulator && typeof emulator === 'object' ? { emulator } : {}),
+  };
+  const path = join(run.dir, RETRY_PLAN_FILE);
+  parseOrThrow(planSchema, plan, 'INVALID_ARGUMENT', `retry plan ${path}`);
+  writeFileSync(path, `${JSON.stringify(plan, null, 2)}\n`);
+  return path;
+}
