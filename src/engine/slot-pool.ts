@@ -77,6 +77,8 @@ export class SlotPool {
   readonly #log: (record: Record<string, unknown>) => void;
   readonly #sharedTokens: () => number | undefined;
   #lock: Promise<void> = Promise.resolve();
+  /** Saves under way, by fork: its next turn on another slot waits for its file. */
+  readonly #saving = new Map<string, Promise<void>>();
   #tick = 0;
   #inFlight = 0;
   /** Most requests in flight at once (what `-np N` lets run side by side). */
@@ -292,8 +294,11 @@ export class SlotPool {
         // the file about to be restored is the most recently used: the bound drops another first
         this.#files?.get(forkId);
         const previous = s.holder;
-        if (previous !== null && previous !== PREFIX && this.#needed(previous) && this.switching)
-          await this.#save(slot, previous, signal);
+        if (previous !== null && previous !== PREFIX && this.#needed(previous) && this.switching) {
+          const saving = this.#save(slot, previous, signal);
+          this.#saving.set(previous, saving);
+          await saving.finally(() => this.#saving.delete(previous));
+        }
         if (fork.requests > 0) await this.#restoreOwn(slot, forkId, signal);
         else if (s.holder === null && this.#prefixFile) await this.#restorePrefix(slot, signal);
       }
@@ -332,6 +337,8 @@ export class SlotPool {
   }
 
   async #restoreOwn(slot: number, forkId: string, signal: AbortSignal | undefined): Promise<void> {
+    // its state is being saved from the slot it left (another fork took it a moment ago)
+    await this.#saving.get(forkId)?.catch(() => undefined);
     const file = this.switching ? this.#files?.get(forkId) : undefined;
     if (file) {
       const at = this.#clock.now();

@@ -58,11 +58,18 @@ export class LlamaServerApi {
     [countField, bytesField]: [string, string],
     signal: AbortSignal | undefined,
   ): Promise<SlotActionResult> {
-    const response = await this.#fetch(`${this.root}/slots/${slot}?action=${action}`, {
-      method: 'POST',
-      headers: this.#headers,
-      body: JSON.stringify(body),
-      signal: signal ?? null,
+    const send = (): Promise<Response> =>
+      this.#fetch(`${this.root}/slots/${slot}?action=${action}`, {
+        method: 'POST',
+        headers: this.#headers,
+        body: JSON.stringify(body),
+        signal: signal ?? null,
+      });
+    // a kept-alive connection the server closed as it was reused fails before anything is
+    // done: once more on a fresh one (a save or restore of the same file is idempotent)
+    const response = await send().catch((err: unknown) => {
+      if (signal?.aborted) throw err;
+      return send();
     });
     const json = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
     if (!response.ok) {
