@@ -21,7 +21,9 @@ const DIRECTIVE = 'Directive: ';
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content))
-    return content.map((p) => (typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : '')).join('');
+    return content
+      .map((p) => (typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : ''))
+      .join('');
   return '';
 }
 
@@ -29,12 +31,18 @@ function textOf(content: unknown): string {
  * The scripted turn of a chat request: a fork's turns are counted from its directive (the last
  * message that carries one); the first `toolTurns` make a tool call, the rest the report.
  */
-export function scriptedTurn(body: { messages?: { role: string; content?: unknown }[] }, options: ScriptOptions = {}): ScriptedTurn {
+export function scriptedTurn(
+  body: { messages?: { role: string; content?: unknown }[] },
+  options: ScriptOptions = {},
+): ScriptedTurn {
   const messages = body.messages ?? [];
   let at = -1;
   for (let i = messages.length - 1; i >= 0 && at < 0; i--) if (textOf(messages[i]!.content).includes(DIRECTIVE)) at = i;
   const text = at < 0 ? '' : textOf(messages[at]!.content);
-  const directive = text.slice(text.lastIndexOf(DIRECTIVE) + DIRECTIVE.length).split('\n')[0]!.trim();
+  const directive = text
+    .slice(text.lastIndexOf(DIRECTIVE) + DIRECTIVE.length)
+    .split('\n')[0]!
+    .trim();
   const done = messages.slice(at + 1).filter((m) => m.role === 'assistant').length;
   const toolTurns = typeof options.toolTurns === 'function' ? options.toolTurns(directive) : (options.toolTurns ?? 1);
   if (done < toolTurns)

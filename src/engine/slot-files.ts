@@ -115,22 +115,18 @@ export class SlotFiles {
 }
 
 /**
- * `forkcache clean`: delete forkcache's slot files in a save path (a fan-out stopped by a crash
- * leaves them), except those of fan-outs still running (`keep`: their stems). Returns the names.
+ * `forkcache clean RUN`: the slot files one fan-out left in a save path (a crash, a kill -9);
+ * `dryRun` lists them only. Returns their names.
  */
-export function removeSlotFiles(dir: string, keep: readonly string[] = []): string[] {
-  const removed: string[] = [];
+export function removeFanOutSlotFiles(dir: string, fanOutId: string, dryRun = false): string[] {
+  const stem = `${slotFileStem(fanOutId)}-`;
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch {
-    return removed;
+    return [];
   }
-  for (const name of names) {
-    if (!name.startsWith(SLOT_FILE_PREFIX) || !name.endsWith('.bin')) continue;
-    if (keep.some((stem) => name.startsWith(`${stem}-`))) continue;
-    rmSync(join(dir, name), { force: true });
-    removed.push(name);
-  }
-  return removed;
+  const mine = names.filter((n) => n.startsWith(stem) && n.endsWith('.bin')).sort();
+  if (!dryRun) for (const name of mine) rmSync(join(dir, name), { force: true });
+  return mine;
 }

@@ -138,7 +138,10 @@ export const CLEARING_NOTE =
  * is switched in and out of its slot between its turns (SlotPool). The siblings wait for all of
  * it (the warm gate opens at the end).
  */
-export async function fillSlots(run: SlotFillRun, total: number): Promise<{ pool: SlotPool; report: SlotReport; files: SlotFiles }> {
+export async function fillSlots(
+  run: SlotFillRun,
+  total: number,
+): Promise<{ pool: SlotPool; report: SlotReport; files: SlotFiles }> {
   const wanted = Math.max(1, Math.min(total, run.forks));
   run.gate.beginWarming();
   let warm = false;

@@ -29,6 +29,10 @@ interface SlotState {
   busy: boolean;
   usedAt: number;
   takenAt: number;
+  /** Requests started when this slot's own did (clearing servers: one after it may have cleared it). */
+  launchesAtStart: number;
+  /** A request started elsewhere as this slot's response ended: the server may have cleared it. */
+  uncertain: boolean;
 }
 
 interface ForkState {
@@ -81,6 +85,7 @@ export class SlotPool {
   readonly #saving = new Map<string, Promise<void>>();
   #tick = 0;
   #inFlight = 0;
+  #launches = 0;
   /** Most requests in flight at once (what `-np N` lets run side by side). */
   peakInFlight = 0;
   /** Prompt processing the server reported for these requests, and the tokens it computed. */
@@ -127,6 +132,8 @@ export class SlotPool {
       busy: false,
       usedAt: 0,
       takenAt: 0,
+      launchesAtStart: 0,
+      uncertain: false,
     }));
     this.#actions = options.actions;
     this.#files = options.files;
@@ -247,6 +254,10 @@ export class SlotPool {
     const s = this.#slots[slot]!;
     s.busy = false;
     this.#inFlight -= 1;
+    // the server went idle on this slot as its response ended, a little before this: a request
+    // started meanwhile may have cleared it. Unsure, a copy is restored (milliseconds) rather
+    // than the slot read as full (a whole prefix recomputed)
+    if (this.clears && this.#launches > s.launchesAtStart) s.uncertain = true;
     const fork = this.#fork(forkId);
     fork.idleSince = this.#clock.now();
     this.figures.inside_ms += fork.idleSince - s.takenAt;
@@ -290,17 +301,23 @@ export class SlotPool {
     const s = this.#slots[slot]!;
     const fork = this.#fork(forkId);
     try {
-      if (s.holder !== forkId) {
+      if (s.holder !== forkId || s.uncertain) {
         // the file about to be restored is the most recently used: the bound drops another first
         this.#files?.get(forkId);
         const previous = s.holder;
-        if (previous !== null && previous !== PREFIX && this.#needed(previous) && this.switching) {
+        if (
+          previous !== null &&
+          previous !== PREFIX &&
+          previous !== forkId &&
+          this.#needed(previous) &&
+          this.switching
+        ) {
           const saving = this.#save(slot, previous, signal);
           this.#saving.set(previous, saving);
           await saving.finally(() => this.#saving.delete(previous));
         }
         if (fork.requests > 0) await this.#restoreOwn(slot, forkId, signal);
-        else if (s.holder === null && this.#prefixFile) await this.#restorePrefix(slot, signal);
+        else if ((s.holder === null || s.uncertain) && this.#prefixFile) await this.#restorePrefix(slot, signal);
       }
     } catch (err) {
       unlock();
@@ -309,6 +326,9 @@ export class SlotPool {
     // the server clears every idle slot as this request starts
     if (this.clears) for (const other of this.#slots) if (other !== s && !other.busy) other.holder = null;
     s.holder = forkId;
+    s.uncertain = false;
+    this.#launches += 1;
+    s.launchesAtStart = this.#launches;
     return unlock;
   }
 
@@ -325,7 +345,13 @@ export class SlotPool {
     // a slot cleared before the save (a task started elsewhere first) holds less than the prompt
     if (!done.ok || done.tokens < fork.lastPrompt) {
       files.drop(forkId);
-      this.#log({ type: 'slot-save-failed', at: this.#clock.now(), slot, forkId, ...(done.ok ? { tokens: done.tokens } : { error: done.message }) });
+      this.#log({
+        type: 'slot-save-failed',
+        at: this.#clock.now(),
+        slot,
+        forkId,
+        ...(done.ok ? { tokens: done.tokens } : { error: done.message }),
+      });
       return;
     }
     this.figures.saves += 1;
@@ -333,7 +359,16 @@ export class SlotPool {
     const dropped = files.saved(forkId, name, done.tokens, done.bytes);
     this.figures.peak_bytes = Math.max(this.figures.peak_bytes, files.totalBytes);
     this.figures.evictions = files.evictions;
-    this.#log({ type: 'slot-save', at: this.#clock.now(), slot, forkId, tokens: done.tokens, bytes: done.bytes, ms, ...(dropped.length > 0 ? { dropped } : {}) });
+    this.#log({
+      type: 'slot-save',
+      at: this.#clock.now(),
+      slot,
+      forkId,
+      tokens: done.tokens,
+      bytes: done.bytes,
+      ms,
+      ...(dropped.length > 0 ? { dropped } : {}),
+    });
   }
 
   async #restoreOwn(slot: number, forkId: string, signal: AbortSignal | undefined): Promise<void> {
@@ -347,7 +382,15 @@ export class SlotPool {
         return { ok: false, status: 0, message: (err as Error).message } as const;
       });
       const ms = this.#clock.now() - at;
-      this.#log({ type: 'slot-restore', at: this.#clock.now(), slot, forkId, ok: done.ok, ms, ...(done.ok ? { tokens: done.tokens } : { error: done.message }) });
+      this.#log({
+        type: 'slot-restore',
+        at: this.#clock.now(),
+        slot,
+        forkId,
+        ok: done.ok,
+        ms,
+        ...(done.ok ? { tokens: done.tokens } : { error: done.message }),
+      });
       if (done.ok) {
         this.figures.restores += 1;
         this.figures.restore_ms += ms;
@@ -358,7 +401,8 @@ export class SlotPool {
     }
     // its own turns are computed again; the prefix it reads from the slot, or from the copy
     this.figures.recomputed += 1;
-    if (this.#slots[slot]!.holder === null && this.#prefixFile) await this.#restorePrefix(slot, signal);
+    const s = this.#slots[slot]!;
+    if ((s.holder === null || s.uncertain) && this.#prefixFile) await this.#restorePrefix(slot, signal);
   }
 
   async #restorePrefix(slot: number, signal: AbortSignal | undefined): Promise<void> {
@@ -379,5 +423,4 @@ export class SlotPool {
     const forks = [...this.#forks.values()].filter((f) => f.requests > 0);
     return forks.length === 0 ? 0 : forks.reduce((sum, f) => sum + f.lastOwn, 0) / forks.length;
   }
-
 }

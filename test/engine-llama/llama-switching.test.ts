@@ -52,7 +52,10 @@ async function runOn(
   const prompt0 = await metric(server, 'llamacpp:prompt_tokens_total');
   const predicted0 = await metric(server, 'llamacpp:tokens_predicted_total');
   try {
-    const directives = Array.from({ length: forks }, (_, i) => `${options.verb ?? 'rename'} helper to util in f${i}.ts`);
+    const directives = Array.from(
+      { length: forks },
+      (_, i) => `${options.verb ?? 'rename'} helper to util in f${i}.ts`,
+    );
     const fan = engine.fanOut(localParent(`switch-${Date.now()}`, 10), directives, {
       ...(options.check ? { check: { command: options.check, retries: 1 } } : {}),
       fields: directives.map((_, i) => ({ file: `f${i}` })),
@@ -139,23 +142,49 @@ describe.skipIf(!hasLlama)(`llama-cpp forks with tools and checks (${why})`, { t
       const t0 = Date.now();
       const run = await runOn(server, front, 8, { check: 'sleep 4' });
       const { summary } = run.result;
-      console.log('DEBUG', Date.now() - t0, JSON.stringify(summary.engine), JSON.stringify(run.result.forks.map((f) => f.requests.map((r) => [r.sentAt - t0, r.endedAt - t0, r.usage.input_tokens, r.usage.cache_read_input_tokens]))));
+      console.log(
+        'DEBUG',
+        Date.now() - t0,
+        JSON.stringify(summary.engine),
+        JSON.stringify(
+          run.result.forks.map((f) =>
+            f.requests.map((r) => [
+              r.sentAt - t0,
+              r.endedAt - t0,
+              r.usage.input_tokens,
+              r.usage.cache_read_input_tokens,
+            ]),
+          ),
+        ),
+      );
       for (const fork of run.result.forks) {
         expect(fork.status, fork.error?.message).toBe('completed');
         expect(fork.requests).toHaveLength(2);
         expect(fork.toolCalls).toBe(1);
         expect(fork.checks?.map((c) => c.passed)).toEqual([true]);
       }
-      expect(summary.engine?.slots).toMatchObject({ total: 4, used: 1, fill: 'one-slot', clears_idle: true, note: null });
+      expect(summary.engine?.slots).toMatchObject({
+        total: 4,
+        used: 1,
+        fill: 'one-slot',
+        clears_idle: true,
+        note: null,
+      });
       const switching = summary.engine!.slots!.switching!;
       expect(switching).toMatchObject({ on: true, recomputed: 0, evictions: 0, peak_requests: 1, files_left: 0 });
       // a fork's second turn restores its own state whenever another fork used the slot since
       expect(switching.restores).toBeGreaterThanOrEqual(4);
       expect(switching.saves).toBeGreaterThanOrEqual(switching.restores);
-      expect(summary.engine!.slots!.policy).toMatch(/^one slot, each fork’s KV switched in and out: the server clears idle slots/);
+      expect(summary.engine!.slots!.policy).toMatch(
+        /^one slot, each fork’s KV switched in and out: the server clears idle slots/,
+      );
       expectChecksOverlapOthersRequests(run);
       expectSlotFreeBetweenTurns(run);
-      expect(loggedTasks(server.log()).slice(-16).every((t) => t.slot === 0)).toBe(true);
+      expect(
+        loggedTasks(server.log())
+          .slice(-16)
+          .every((t) => t.slot === 0),
+      ).toBe(true);
       expect(summary.engine!.prefill_ratio).toBeLessThanOrEqual(0.75);
       expect(summary.warnings).toEqual([]);
       expectLedgerIsTheServers(run);
@@ -198,7 +227,16 @@ describe.skipIf(!hasLlama)(`llama-cpp forks with tools and checks (${why})`, { t
       );
       const child = spawn(
         process.execPath,
-        ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'run', join(dir, 'plan.json'), '--provider', 'llama-cpp', '--json'],
+        [
+          '--import',
+          'tsx',
+          join(ROOT, 'src/cli/main.ts'),
+          'run',
+          join(dir, 'plan.json'),
+          '--provider',
+          'llama-cpp',
+          '--json',
+        ],
         {
           cwd: ROOT,
           stdio: ['ignore', 'pipe', 'pipe'],
@@ -247,8 +285,16 @@ describe.skipIf(!hasLlama)(`llama-cpp forks with tools and checks (${why})`, { t
       const slots = run.result.summary.engine!.slots!;
       expect(slots).toMatchObject({ total: 4, used: 4, fill: 'copy', clears_idle: false });
       expect(slots.switching).toMatchObject({ on: true, peak_requests: 4, recomputed: 0, files_left: 0 });
-      expect(slots.policy).toMatch(/^4 slots with the prefix copied, each fork’s KV switched in and out: -np 4 keeps idle slots/);
-      expect(new Set(loggedTasks(server.log()).slice(-32).map((t) => t.slot))).toEqual(new Set([0, 1, 2, 3]));
+      expect(slots.policy).toMatch(
+        /^4 slots with the prefix copied, each fork’s KV switched in and out: -np 4 keeps idle slots/,
+      );
+      expect(
+        new Set(
+          loggedTasks(server.log())
+            .slice(-32)
+            .map((t) => t.slot),
+        ),
+      ).toEqual(new Set([0, 1, 2, 3]));
       // a tool runs from its turn's end to its tool-call event: other forks' requests were sent meanwhile
       const requests = requestsOf(run);
       const tools = run.events.flatMap((e) => {
@@ -256,7 +302,9 @@ describe.skipIf(!hasLlama)(`llama-cpp forks with tools and checks (${why})`, { t
         const turn = run.result.forks.find((f) => f.forkId === e.forkId)!.requests.find((r) => r.turn === e.turn)!;
         return [{ fork: e.forkId, from: turn.endedAt, to: e.at }];
       });
-      const overlapped = tools.filter((t) => requests.some((r) => r.fork !== t.fork && r.sent >= t.from && r.sent < t.to));
+      const overlapped = tools.filter((t) =>
+        requests.some((r) => r.fork !== t.fork && r.sent >= t.from && r.sent < t.to),
+      );
       expect(overlapped.length).toBeGreaterThan(tools.length / 2);
       expectSlotFreeBetweenTurns(run);
       expect(run.result.summary.engine!.prefill_ratio).toBeLessThanOrEqual(0.75);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
-import { SlotFiles, removeSlotFiles, slotFileStem } from '../../src/engine/slot-files.ts';
+import { SlotFiles, removeFanOutSlotFiles, slotFileStem } from '../../src/engine/slot-files.ts';
 import { type SlotActions, SlotPool } from '../../src/engine/slot-pool.ts';
 import { judgeSwitching } from '../../src/engine/slot-policy.ts';
 import { OPEN_GATE, type GatePermit } from '../../src/loop/types.ts';
@@ -232,11 +232,22 @@ describe('SlotPool: a slot held for one request, each fork’s KV cache switched
     expect(cheap.switching).toBe(true);
   });
 
-  it('forkcache clean: deletes slot files forkcache left, not another program’s, not a running fan-out’s', () => {
+  it('forkcache clean: deletes the slot files a stopped fan-out left, not another fan-out’s or program’s', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fc-slot-clean-'));
-    for (const name of ['forkcache-fo001-x-0.bin', 'forkcache-fo002-y-prefix.bin', 'mine.bin', 'forkcache-notes.txt'])
+    for (const name of [
+      'forkcache-fo001-x-0.bin',
+      'forkcache-fo001-x-prefix.bin',
+      'forkcache-fo001-xy-0.bin',
+      'mine.bin',
+    ])
       writeFileSync(join(dir, name), 'x');
-    expect(removeSlotFiles(dir, ['forkcache-fo002-y'])).toEqual(['forkcache-fo001-x-0.bin']);
-    expect(readdirSync(dir).sort()).toEqual(['forkcache-fo002-y-prefix.bin', 'forkcache-notes.txt', 'mine.bin']);
+    expect(removeFanOutSlotFiles(dir, 'fo001-x', true)).toEqual([
+      'forkcache-fo001-x-0.bin',
+      'forkcache-fo001-x-prefix.bin',
+    ]);
+    expect(readdirSync(dir)).toHaveLength(4); // a dry run removes nothing
+    expect(removeFanOutSlotFiles(dir, 'fo001-x')).toHaveLength(2);
+    expect(readdirSync(dir).sort()).toEqual(['forkcache-fo001-xy-0.bin', 'mine.bin']);
+    expect(removeFanOutSlotFiles(join(dir, 'missing'), 'fo001-x')).toEqual([]);
   });
 });

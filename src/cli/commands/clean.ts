@@ -5,25 +5,38 @@ import { locateFanOuts } from '../../run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
 import { cleanRun } from '../review/clean-run.ts';
 import { readRun } from '../review/run-forks.ts';
+import { removeFanOutSlotFiles } from '../../engine/slot-files.ts';
 
-const optionsSchema = z.object({ dryRun: z.boolean().default(false), json: z.boolean().default(false) });
+const optionsSchema = z.object({
+  dryRun: z.boolean().default(false),
+  json: z.boolean().default(false),
+  slotSavePath: z.string().min(1).optional(),
+});
 
 /** Register `forkcache clean RUN`. */
 export function registerCleanCommand(program: Command): void {
   program
     .command('clean')
-    .description("remove a run's worktrees and its forkcache/<fork> branches (never a branch the run did not make)")
+    .description(
+      "remove a run's worktrees and its forkcache/<fork> branches (never a branch the run did not make), and on llama.cpp its slot files",
+    )
     .argument('<run-dir>', 'a fan-out directory, or a runs directory holding several')
     .option('--dry-run', 'list what would be removed, removing nothing')
     .option('--json', 'print one JSON object per fan-out')
+    .option(
+      '--slot-save-path <dir>',
+      "llama.cpp: the server's --slot-save-path, where a stopped fan-out may have left its KV files (default FORKCACHE_LLAMA_SLOT_SAVE_PATH)",
+    )
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
         const run = await readRun(dir, loadCatalogue());
         const result = await cleanRun(run, opts.dryRun);
+        const slotDir = opts.slotSavePath ?? (process.env['FORKCACHE_LLAMA_SLOT_SAVE_PATH'] || undefined);
+        const slotFiles = slotDir ? removeFanOutSlotFiles(slotDir, run.manifest.fanoutId, opts.dryRun) : [];
         if (opts.json) {
           process.stdout.write(
-            `${JSON.stringify({ fanout: run.manifest.fanoutId, dry_run: opts.dryRun, ...result })}\n`,
+            `${JSON.stringify({ fanout: run.manifest.fanoutId, dry_run: opts.dryRun, ...result, slot_files: slotFiles })}\n`,
           );
           continue;
         }
@@ -34,8 +47,9 @@ export function registerCleanCommand(program: Command): void {
               ? `${verb} worktree ${s.name}`
               : `${verb} branch ${s.name} (${s.commit!.slice(0, 10)}${s.merged ? ', merged' : ', NOT merged: `git branch ' + s.name + ' ' + s.commit + '` brings it back'})`,
           ),
+          ...slotFiles.map((name) => `${verb} slot file ${name}`),
           ...result.kept.map((k) => `kept ${k.name}: ${k.why}`),
-          `${run.manifest.fanoutId}: ${result.removed.length === 0 ? 'nothing to remove' : `${result.removed.length} ${opts.dryRun ? 'to remove' : 'removed'}`}`,
+          `${run.manifest.fanoutId}: ${result.removed.length + slotFiles.length === 0 ? 'nothing to remove' : `${result.removed.length + slotFiles.length} ${opts.dryRun ? 'to remove' : 'removed'}`}`,
         ];
         process.stdout.write(`${lines.join('\n')}\n`);
       }

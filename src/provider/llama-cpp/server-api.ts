@@ -9,8 +9,7 @@ export interface LlamaProps {
 
 /** A slot action's answer: it was done (`tokens`: saved, restored or erased), or the server refuses actions. */
 export type SlotActionResult =
-  | { ok: true; tokens: number; bytes: number }
-  | { ok: false; status: number; message: string };
+  { ok: true; tokens: number; bytes: number } | { ok: false; status: number; message: string };
 
 /**
  * The engine endpoints of llama.cpp's `llama-server` that sit beside its OpenAI-compatible API:
