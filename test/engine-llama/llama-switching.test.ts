@@ -43,7 +43,6 @@ async function runOn(
     workspace,
     maxTokens: 4,
     maxTurns: 6,
-    ...(process.env['H36_RUNDIR'] ? { runDir: process.env['H36_RUNDIR'] } : {}),
     allow: ['read_file', 'bash'],
     sandbox: 'none',
     ...(server.slotDir ? { slotSavePath: server.slotDir } : {}),
@@ -139,24 +138,8 @@ describe.skipIf(!hasLlama)(`llama-cpp forks with tools and checks (${why})`, { t
     });
 
     it('8 forks, a tool turn and a 4 s check each: one request per slot hold, the checks overlap other forks’ requests, restores, ≤ 0.75× the limit', async () => {
-      const t0 = Date.now();
       const run = await runOn(server, front, 8, { check: 'sleep 4' });
       const { summary } = run.result;
-      console.log(
-        'DEBUG',
-        Date.now() - t0,
-        JSON.stringify(summary.engine),
-        JSON.stringify(
-          run.result.forks.map((f) =>
-            f.requests.map((r) => [
-              r.sentAt - t0,
-              r.endedAt - t0,
-              r.usage.input_tokens,
-              r.usage.cache_read_input_tokens,
-            ]),
-          ),
-        ),
-      );
       for (const fork of run.result.forks) {
         expect(fork.status, fork.error?.message).toBe('completed');
         expect(fork.requests).toHaveLength(2);
