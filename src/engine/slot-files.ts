@@ -26,15 +26,13 @@ interface Saved {
  * fork's file is dropped, and that fork computes its own turns again (the ledger shows it).
  *
  * `dir` is that folder as this machine sees it: with it a dropped file is deleted, and `close`
- * deletes them all; without it (a server elsewhere) the names of dropped files are written over
- * by later saves, and what is left is said once.
+ * deletes them all; without it (a server elsewhere) they stay, and the summary says so once.
  */
 export class SlotFiles {
   readonly stem: string;
   readonly maxBytes: number;
   readonly dir: string | undefined;
   readonly #saved = new Map<string, Saved>();
-  readonly #spare: string[] = [];
   readonly #written = new Set<string>();
   #next = 0;
   #tick = 0;
@@ -55,7 +53,8 @@ export class SlotFiles {
   nameFor(forkId: string): string {
     const held = this.#saved.get(forkId);
     if (held) return held.name;
-    return this.#mark(this.#spare.pop() ?? `${this.stem}-${this.#next++}.bin`);
+    // never a dropped fork's name: a save of it may still be under way
+    return this.#mark(`${this.stem}-${this.#next++}.bin`);
   }
 
   /** The fork's saved state, if it still has one; using it makes it the most recently used. */
@@ -74,6 +73,7 @@ export class SlotFiles {
   /** A save succeeded: record it, and drop the least recently used files past the bound (ids returned). */
   saved(forkId: string, name: string, tokens: number, bytes: number): string[] {
     this.#saved.set(forkId, { name, tokens, bytes, usedAt: ++this.#tick });
+    this.#mark(name); // dropped while the save was under way: written all the same
     const dropped: string[] = [];
     while (this.totalBytes > this.maxBytes && this.#saved.size > 0) {
       const [oldest] = [...this.#saved.entries()].sort((a, b) => a[1].usedAt - b[1].usedAt)[0]!;
@@ -90,7 +90,6 @@ export class SlotFiles {
     if (!held) return;
     this.#saved.delete(forkId);
     if (this.#remove(held.name)) this.#written.delete(held.name);
-    this.#spare.push(held.name);
   }
 
   /** Delete every file of the fan-out; returns the names that could not be (no `dir`). */

@@ -357,6 +357,8 @@ export class SlotPool {
     this.figures.saves += 1;
     this.figures.save_ms += ms;
     const dropped = files.saved(forkId, name, done.tokens, done.bytes);
+    // the fork ended while its state was being saved: nobody will restore it
+    if (fork.ended) files.drop(forkId);
     this.figures.peak_bytes = Math.max(this.figures.peak_bytes, files.totalBytes);
     this.figures.evictions = files.evictions;
     this.#log({

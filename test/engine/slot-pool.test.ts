@@ -170,6 +170,29 @@ describe('SlotPool: a slot held for one request, each fork’s KV cache switched
     expect(readdirSync(dir)).toEqual([]);
   });
 
+  it('a fork that ends while its state is being saved leaves no file behind', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fc-slot-race-'));
+    const slots = new Slots();
+    slots.dir = dir;
+    const { pool, files } = poolOn(slots, { dir });
+    await request(slots, pool, 'a', 1100);
+    const save = slots.save.bind(slots);
+    let proceed!: () => void;
+    slots.save = async (slot, file) => {
+      await new Promise<void>((resolve) => (proceed = resolve));
+      return save(slot, file);
+    };
+    const b = pool.gate('b', OPEN_GATE).acquire({ turn: 1, first: true });
+    await tick();
+    pool.forkEnded('a'); // a's last turn is over; b's taking the slot is saving it meanwhile
+    proceed();
+    const permit = await b;
+    permit.started();
+    permit.release(usage(1100));
+    expect(readdirSync(dir)).toEqual([]);
+    expect(files.close()).toEqual([]);
+  });
+
   it('-np N: a fork goes back to the slot that still holds it; the others take a free one, side by side', async () => {
     const slots = new Slots();
     const { pool } = poolOn(slots, { size: 2, clears: false });
