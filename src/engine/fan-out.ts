@@ -26,7 +26,7 @@ import type { WorktreeResult } from '../tools/worktree.ts';
 import { finishInSlot, runForkInSlot, type SlotRun } from './fork-slot.ts';
 import { FanOutWorktrees } from './fan-out-worktrees.ts';
 import { spendCapSummary, spentBefore } from './fan-out-spend.ts';
-import { fanOutSummary } from './fan-out-summary.ts';
+import { fanOutSummary, hostSandboxes, hostSummary } from './fan-out-summary.ts';
 import { policyLine, switchFigures } from './slot-policy.ts';
 
 export type { FanOut, FanOutDeps, FanOutResult, FanOutSummary, ForkSpec } from './fan-out-types.ts';
@@ -333,8 +333,10 @@ export class FanOutRun implements FanOut {
           turns: r.turns,
           files_changed: r.filesChanged,
           error: r.error ? { code: r.error.code, message: r.error.message } : null,
+          ...(r.host ? { host: hostSummary(r.host) } : {}),
         })),
         ...(this.#deps.sandbox ? { sandbox: this.#deps.sandbox } : {}),
+        ...(this.#deps.remote ? { host_sandboxes: hostSandboxes(results) } : {}),
         spend_cap: this.#spend ? spendCapSummary(this.#spend.cap.view(), results) : null,
       },
     });

@@ -120,7 +120,7 @@ function expectSlotFreeBetweenTurns(run: Run): void {
   expect(between.length).toBeGreaterThan(run.result.forks.length / 2);
 }
 
-describe.skipIf(!hasLlama)(`llama-cpp forks with tools and checks (${why})`, { timeout: 240_000 }, () => {
+describe.skipIf(!hasLlama)(`llama-cpp forks with tools and checks (${why})`, () => {
   describe('default server (4 slots, one unified KV cache, idle slots cleared)', () => {
     let server: LlamaServer;
     let front: ScriptedTextServer;

@@ -64,7 +64,6 @@ describe('bash commands never outlive their call (issue 15, case 4)', () => {
   for (const kind of ['none', 'bwrap'] as const) {
     it.runIf(kind === 'none' || hasBwrap)(
       `the end of the call kills what the command started, setsid included (sandbox ${kind})`,
-      { timeout: 120_000 },
       async () => {
         const marker = path.join(sandbox.workspace, 'ticks');
         const command = `setsid sh -c 'while :; do echo x >> ${marker}; sleep 0.05; done' & sleep 30`;
@@ -94,7 +93,6 @@ describe('bash commands never outlive their call (issue 15, case 4)', () => {
   for (const kind of ['none', 'bwrap'] as const) {
     it.runIf(kind === 'none' || hasBwrap)(
       `kill -9 of forkcache ends the running command (sandbox ${kind})`,
-      { timeout: 120_000 },
       async () => {
         const marker = path.join(sandbox.workspace, 'ticks');
         // without a sandbox only the process group is reachable after a crash (no setsid here);

@@ -84,42 +84,38 @@ describe('the tools never reach the run directory or .git, even inside the works
     expect(await readFile(path.join(sandbox.workspace, 'sub/.git'), 'utf8')).toBe('gitdir: /elsewhere\n');
   });
 
-  it(
-    'keeps them out when a directory is swapped for a link to the run directory mid-call (fd-checked)',
-    { timeout: 90_000 },
-    async () => {
-      const target = path.join(sandbox.workspace, '.forkcache/runs/fo001-abc');
-      await sandbox.put('.forkcache/runs/fo001-abc/file.txt', 'PROTECTED\n');
-      await sandbox.put('sub/file.txt', 'INSIDE\n');
-      const before = readdirSync(target).sort();
-      const swapper = spawn(process.execPath, [SWAPPER, sandbox.workspace, target], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      await new Promise<void>((resolve) => swapper.stdout.once('data', () => resolve()));
-      const t = tools();
-      const seen: string[] = [];
-      try {
-        for (let round = 0; round < 60; round++) {
-          await Promise.all([
-            ...Array.from({ length: 8 }, () =>
-              t.execute('read_file', { path: 'sub/file.txt' }).then((r) => void (!r.isError && seen.push(r.content))),
-            ),
-            t
-              .execute('grep', { pattern: 'SIDE|TECTED', path: 'sub' })
-              .then((r) => void (!r.isError && seen.push(r.content))),
-            t.execute('list_dir', { path: 'sub' }).then((r) => void (!r.isError && seen.push(r.content))),
-            t.execute('write_file', { path: `sub/new-${round}.txt`, content: 'w' }),
-          ]);
-        }
-      } finally {
-        swapper.kill('SIGKILL');
-        await new Promise((resolve) => swapper.once('close', resolve));
+  it('keeps them out when a directory is swapped for a link to the run directory mid-call (fd-checked)', async () => {
+    const target = path.join(sandbox.workspace, '.forkcache/runs/fo001-abc');
+    await sandbox.put('.forkcache/runs/fo001-abc/file.txt', 'PROTECTED\n');
+    await sandbox.put('sub/file.txt', 'INSIDE\n');
+    const before = readdirSync(target).sort();
+    const swapper = spawn(process.execPath, [SWAPPER, sandbox.workspace, target], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise<void>((resolve) => swapper.stdout.once('data', () => resolve()));
+    const t = tools();
+    const seen: string[] = [];
+    try {
+      for (let round = 0; round < 60; round++) {
+        await Promise.all([
+          ...Array.from({ length: 8 }, () =>
+            t.execute('read_file', { path: 'sub/file.txt' }).then((r) => void (!r.isError && seen.push(r.content))),
+          ),
+          t
+            .execute('grep', { pattern: 'SIDE|TECTED', path: 'sub' })
+            .then((r) => void (!r.isError && seen.push(r.content))),
+          t.execute('list_dir', { path: 'sub' }).then((r) => void (!r.isError && seen.push(r.content))),
+          t.execute('write_file', { path: `sub/new-${round}.txt`, content: 'w' }),
+        ]);
       }
-      expect(seen.length).toBeGreaterThan(50);
-      expect(seen.filter((c) => /PROTECTED|manifest\.json|forks/.test(c))).toEqual([]);
-      expect(readdirSync(target).sort()).toEqual(before);
-    },
-  );
+    } finally {
+      swapper.kill('SIGKILL');
+      await new Promise((resolve) => swapper.once('close', resolve));
+    }
+    expect(seen.length).toBeGreaterThan(50);
+    expect(seen.filter((c) => /PROTECTED|manifest\.json|forks/.test(c))).toEqual([]);
+    expect(readdirSync(target).sort()).toEqual(before);
+  });
 
   it('lets a fork work in its own worktree, though the worktree lives in the run directory', async () => {
     const runs = path.join(sandbox.workspace, '.forkcache/runs');

@@ -31,7 +31,9 @@ async function listEndpointModels(): Promise<{ baseURL: string; models: ListedMo
     for await (const m of client.models.list({ limit: 1000 }))
       models.push({ id: m.id, display_name: m.display_name, lifecycle: m.lifecycle });
   } catch (cause) {
-    throw new Error(`GET ${client.baseURL}/v1/models failed: ${(cause as Error).message}`, { cause });
+    throw new ForkcacheError('API_ERROR', `GET ${client.baseURL}/v1/models failed: ${(cause as Error).message}`, {
+      cause,
+    });
   }
   return { baseURL: client.baseURL, models };
 }

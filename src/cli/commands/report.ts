@@ -49,7 +49,7 @@ export async function reportAfterRun(
 ): Promise<{ path?: string; failed: boolean }> {
   if (flag === undefined || flag === false) return { failed: false };
   try {
-    if (!runDir) throw new Error('the run wrote no run directory');
+    if (!runDir) throw new ForkcacheError('REPORT_FILE_MISSING', 'the run wrote no run directory');
     const { writeRunReport } = await loadReportWriter();
     const written = writeRunReport(runDir, { out: typeof flag === 'string' ? flag : undefined, catalogue });
     log(`report written to ${written.out} (${written.charts} charts)`);

@@ -24,7 +24,14 @@ import { RETRYABLE_STATUSES } from '../../fork-status.ts';
 import { describeSandbox, sandboxLine } from '../../tools/sandbox-report.ts';
 import { trustFanOutDir } from '../../run-dir/run-trust.ts';
 import { closeAll, settledOrForks } from '../fan-out-ending.ts';
-import { distributedFor, REDIS_FLAG_HELP, redisFlags, redisLostLine } from '../distributed-run.ts';
+import {
+  distributedFor,
+  hostSandboxLines,
+  HOSTS_SANDBOX_LINE,
+  REDIS_FLAG_HELP,
+  redisFlags,
+  redisLostLine,
+} from '../distributed-run.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -105,7 +112,7 @@ export function registerResumeCommand(program: Command): void {
         // the sandbox the resumed forks really get (the manifest's settings, on this machine)
         if (manifest.engine.allow.includes('bash'))
           process.stderr.write(
-            `${sandboxLine(describeSandbox(manifest.engine.sandbox, { network: manifest.engine.network, limits: manifest.engine.toolLimits }))}\n`,
+            `${opts.redis ? HOSTS_SANDBOX_LINE : sandboxLine(describeSandbox(manifest.engine.sandbox, { network: manifest.engine.network, limits: manifest.engine.toolLimits }))}\n`,
           );
         const provider = opts.provider ?? manifest.prefix.provider;
         const target = await openEndpoint(opts.api, emulator, catalogue, provider);
@@ -164,6 +171,7 @@ export function registerResumeCommand(program: Command): void {
             spendCap = true;
             process.stderr.write(`${maxUsdMessage(dir, result.summary.spend_cap)}\n`);
           }
+          for (const line of hostSandboxLines(result)) process.stderr.write(`${line}\n`);
           const lost = redisLostLine(result, opts.redis);
           if (lost) process.stderr.write(`${lost}\n`);
           if (result.summary.rate_limits.stopped !== null) {

@@ -21,7 +21,14 @@ import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
 import { closeAll, settledOrForks } from '../fan-out-ending.ts';
 import { dryRun } from '../dry-run.ts';
 import { maxUsdMessage } from '../max-usd-line.ts';
-import { distributedFor, REDIS_FLAG_HELP, redisFlags, redisLostLine } from '../distributed-run.ts';
+import {
+  distributedFor,
+  hostSandboxLines,
+  HOSTS_SANDBOX_LINE,
+  REDIS_FLAG_HELP,
+  redisFlags,
+  redisLostLine,
+} from '../distributed-run.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -91,7 +98,8 @@ export function registerRunCommand(program: Command): void {
       for (const note of notes) log(`parent: ${note}`);
       const catalogue = modelCheck(snapshot.model, opts.modelTable ?? modelTable, log, Date.now(), provider);
       const toolLimits = planToolLimits(plan);
-      if (plan.allow?.includes('bash'))
+      if (opts.redis && (plan.allow?.includes('bash') || loaded.check)) log(HOSTS_SANDBOX_LINE);
+      else if (plan.allow?.includes('bash'))
         log(sandboxLine(describeSandbox(plan.sandbox, { network: plan.network, limits: toolLimits })));
       const maxUsd = opts.maxUsd ?? plan.maxUsd;
       if (opts.dryRun) {
@@ -181,6 +189,7 @@ export function registerRunCommand(program: Command): void {
         const hint = interrupt.interrupted ? interruptedLine(result) : undefined;
         if (hint) log(hint);
         for (const line of notDoneMessage(result)) log(line);
+        for (const line of hostSandboxLines(result)) log(line);
         const lost = redisLostLine(result, opts.redis);
         if (lost) log(lost);
         const capped = result.summary.spend_cap?.stopped === true;
