@@ -85,8 +85,7 @@ export function referenceProblems(text: string, name: string, root = ROOT): stri
       source.includes(normalise(fragment)) ||
       fragment.split(/,\s+/).every((part) => part.length < 8 || source.includes(normalise(part)));
     for (const fragment of fragments)
-      if (!stands(fragment))
-        problems.push(`${name}:${line}: no test in \`${file}\` is named with "${fragment}"`);
+      if (!stands(fragment)) problems.push(`${name}:${line}: no test in \`${file}\` is named with "${fragment}"`);
   }
   return problems;
 }

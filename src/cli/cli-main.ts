@@ -1,5 +1,6 @@
 import { CommanderError } from 'commander';
 import { exitClassOf } from '../errors.ts';
+import { printErr, printOut } from './terminal-safe.ts';
 import { VERSION } from '../version.ts';
 
 /**
@@ -13,7 +14,7 @@ export async function main(args: readonly string[]): Promise<number> {
   if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
     // Answered before the command tree loads: the commands import the SDK, the engine and the
     // emulator (over a second on a busy 2-core machine), none of which the version needs.
-    process.stdout.write(`${VERSION}\n`);
+    printOut(`${VERSION}\n`);
     return 0;
   }
   const before = process.exitCode;
@@ -28,7 +29,7 @@ export async function main(args: readonly string[]): Promise<number> {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return 0;
       return err.exitCode === 0 ? 0 : 2;
     }
-    process.stderr.write(`forkcache: ${(err as Error).message ?? String(err)}\n`);
+    printErr(`forkcache: ${(err as Error).message ?? String(err)}\n`);
     return exitClassOf(err) === 'input' ? 2 : 1;
   } finally {
     process.exitCode = before;

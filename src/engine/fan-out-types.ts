@@ -6,6 +6,7 @@ import type { ForkChild, ForkLayout } from '../fork/layouts.ts';
 import type { UsageLedger } from '../ledger/ledger.ts';
 import type { ForkOutcome } from '../loop/types.ts';
 import type { PermissionHandler } from '../tools/permissions.ts';
+import type { HostTool } from '../tools/host-tools.ts';
 import type { StartPoint } from '../pool/fork-attempts.ts';
 import type { DispatchContext, DispatchDeps } from '../pool/fork-dispatch.ts';
 import type { ForkCheckSpec } from '../pool/protocol.ts';
@@ -56,6 +57,8 @@ export interface FanOutOptions {
    * glob). Substituted into `check`, kept in the manifest, shown in summaries.
    */
   fields?: readonly Readonly<Record<string, string>>[];
+  /** Host tools of this fan-out, besides the engine's (`ForkEngineOptions.hostTools`); these win for a name. */
+  hostTools?: Record<string, HostTool>;
 }
 
 /** Options of `engine.resume`. */
@@ -98,6 +101,8 @@ export interface FanOutDeps extends DispatchDeps {
   rootId: string;
   runDir: string | undefined;
   onPermission: PermissionHandler | undefined;
+  /** The engine's host tools with the fan-out's own. */
+  hostTools: Readonly<Record<string, HostTool>>;
   /** Forks start in the foreground (their caller waits for them). */
   foreground?: boolean | undefined;
   /** Where bash really runs, when the forks may use it (the summary's `sandbox`). */

@@ -6,6 +6,7 @@ import { parseFlags } from '../flags.ts';
 import { cleanRun } from '../review/clean-run.ts';
 import { readRun } from '../review/run-forks.ts';
 import { removeFanOutSlotFiles } from '../../engine/slot-files.ts';
+import { printOut } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
   dryRun: z.boolean().default(false),
@@ -35,7 +36,7 @@ export function registerCleanCommand(program: Command): void {
         const slotDir = opts.slotSavePath ?? (process.env['FORKCACHE_LLAMA_SLOT_SAVE_PATH'] || undefined);
         const slotFiles = slotDir ? removeFanOutSlotFiles(slotDir, run.manifest.fanoutId, opts.dryRun) : [];
         if (opts.json) {
-          process.stdout.write(
+          printOut(
             `${JSON.stringify({ fanout: run.manifest.fanoutId, dry_run: opts.dryRun, ...result, slot_files: slotFiles })}\n`,
           );
           continue;
@@ -51,7 +52,7 @@ export function registerCleanCommand(program: Command): void {
           ...result.kept.map((k) => `kept ${k.name}: ${k.why}`),
           `${run.manifest.fanoutId}: ${result.removed.length + slotFiles.length === 0 ? 'nothing to remove' : `${result.removed.length + slotFiles.length} ${opts.dryRun ? 'to remove' : 'removed'}`}`,
         ];
-        process.stdout.write(`${lines.join('\n')}\n`);
+        printOut(`${lines.join('\n')}\n`);
       }
     });
 }

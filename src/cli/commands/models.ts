@@ -7,6 +7,7 @@ import { createAnthropicClient } from '../../provider/client.ts';
 import { parseFlags } from '../flags.ts';
 import { formatApi, formatModels } from '../models-table.ts';
 import { apiView, catalogueView, type ApiView, type ListedModel } from '../models-view.ts';
+import { printOut } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
   modelTable: z.string().min(1).optional(),
@@ -63,10 +64,10 @@ export function registerModelsCommand(program: Command): void {
       }
       if (opts.json) {
         const json = { date: view.date, as_of: view.as_of, models: view.models, ...(api ? { api } : {}) };
-        process.stdout.write(`${JSON.stringify(json)}\n`);
+        printOut(`${JSON.stringify(json)}\n`);
         return;
       }
       const source = opts.modelTable === undefined ? 'built in' : `built in, with ${opts.modelTable} merged over it`;
-      process.stdout.write(formatModels(view, source) + (api ? `\n${formatApi(api)}` : ''));
+      printOut(formatModels(view, source) + (api ? `\n${formatApi(api)}` : ''));
     });
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { DEFAULT_MODEL } from '../../models/defaults.ts';
 import { intFlag, parseFlags } from '../flags.ts';
 import { planFromGlob } from '../plan-from-glob.ts';
+import { printOut, printErr } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
   workspace: z.string({ error: 'required: the repository the forks work in' }).min(1),
@@ -52,9 +53,9 @@ export function registerPlanCommand(program: Command): void {
       const opts = parseFlags(optionsSchema, raw);
       const { plan, files } = await planFromGlob(opts);
       const text = `${JSON.stringify(plan, null, 2)}\n`;
-      if (opts.out === undefined) process.stdout.write(text);
+      if (opts.out === undefined) printOut(text);
       else writeFileSync(opts.out, text);
-      process.stderr.write(
+      printErr(
         `forkcache plan: ${files.length} directive(s), one per file${opts.out === undefined ? '' : `, written to ${opts.out}`}; next: forkcache run ${opts.out ?? 'PLAN.json'} (add --dry-run for the cost first)\n`,
       );
     });

@@ -32,6 +32,7 @@ import {
   redisFlags,
   redisLostLine,
 } from '../distributed-run.ts';
+import { printOut, printErr } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -94,16 +95,13 @@ export function registerResumeCommand(program: Command): void {
       // the engine of the fan-out being resumed: what a stuck Ctrl-C stops
       let current: ForkEngine | undefined;
       let board: ProgressBoard | undefined;
-      const interrupt = cancelOnInterrupt(
-        (line) => (board ? board.log(line) : void process.stderr.write(`${line}\n`)),
-        {
-          stop: async () => current?.destroy(),
-        },
-      );
+      const interrupt = cancelOnInterrupt((line) => (board ? board.log(line) : void printErr(`${line}\n`)), {
+        stop: async () => current?.destroy(),
+      });
       for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
         // what the run directory says is trusted only once its signatures verify
         for (const adopted of trustFanOutDir(dir, { trustUnsigned: opts.trustUnsigned }))
-          process.stderr.write(`note: --trust-unsigned: ${dir}: ${adopted}; now signed with this machine's key\n`);
+          printErr(`note: --trust-unsigned: ${dir}: ${adopted}; now signed with this machine's key\n`);
         const { manifest } = readFanOutDir(dir);
         const emulator = emulatorMeta.safeParse((manifest.meta as { emulator?: unknown }).emulator).data ?? {
           script: 'refactor',
@@ -111,13 +109,13 @@ export function registerResumeCommand(program: Command): void {
         };
         // the sandbox the resumed forks really get (the manifest's settings, on this machine)
         if (manifest.engine.allow.includes('bash'))
-          process.stderr.write(
+          printErr(
             `${opts.redis ? HOSTS_SANDBOX_LINE : sandboxLine(describeSandbox(manifest.engine.sandbox, { network: manifest.engine.network, limits: manifest.engine.toolLimits }))}\n`,
           );
         const provider = opts.provider ?? manifest.prefix.provider;
         const target = await openEndpoint(opts.api, emulator, catalogue, provider);
         const distributed = await distributedFor(opts, target);
-        process.stderr.write(
+        printErr(
           `forkcache resume: ${manifest.fanoutId} (${manifest.directives.length} forks) against ${target.label}\n`,
         );
         const engine = await ForkEngine.create({
@@ -161,36 +159,34 @@ export function registerResumeCommand(program: Command): void {
           for await (const event of fan) board.onEvent(event);
           board.stop();
           board = undefined;
-          const result = await settledOrForks(fan, dir, (line) => void process.stderr.write(`${line}\n`));
+          const result = await settledOrForks(fan, dir, (line) => void printErr(`${line}\n`));
           failed += result.forks.filter((f) => f.status !== 'completed').length + editsNotApplied(result).length;
           if (result.summary.cost_error !== null) {
             failed += 1;
-            process.stderr.write(`${result.summary.cost_error}\n`);
+            printErr(`${result.summary.cost_error}\n`);
           }
           if (result.summary.spend_cap?.stopped) {
             spendCap = true;
-            process.stderr.write(`${maxUsdMessage(dir, result.summary.spend_cap)}\n`);
+            printErr(`${maxUsdMessage(dir, result.summary.spend_cap)}\n`);
           }
-          for (const line of hostSandboxLines(result)) process.stderr.write(`${line}\n`);
+          for (const line of hostSandboxLines(result)) printErr(`${line}\n`);
           const lost = redisLostLine(result, opts.redis);
-          if (lost) process.stderr.write(`${lost}\n`);
+          if (lost) printErr(`${lost}\n`);
           if (result.summary.rate_limits.stopped !== null) {
             spendCap = true;
-            process.stderr.write(
+            printErr(
               `${spendCapMessage(dir, result.forks.filter((f) => f.error?.code === 'RATE_LIMIT_SPEND_CAP').length)}\n`,
             );
           }
           if (opts.json)
-            process.stdout.write(
-              `${JSON.stringify(jsonSummary(result, { api: target.kind, fanout: manifest.fanoutId }))}\n`,
-            );
+            printOut(`${JSON.stringify(jsonSummary(result, { api: target.kind, fanout: manifest.fanoutId }))}\n`);
           else
-            process.stdout.write(
+            printOut(
               `\n${formatFanOutResult(result, fan.prefix.snapshot.model, catalogue, { forkRows: forkRowsInSummary(opts.json) })}\n`,
             );
           const hint = interrupt.interrupted ? interruptedLine(result) : undefined;
-          if (hint) process.stderr.write(`${hint}\n`);
-          for (const line of notDoneMessage(result)) process.stderr.write(`${line}\n`);
+          if (hint) printErr(`${hint}\n`);
+          for (const line of notDoneMessage(result)) printErr(`${line}\n`);
         } finally {
           await closeAll(engine, target);
         }

@@ -29,6 +29,7 @@ import {
   redisFlags,
   redisLostLine,
 } from '../distributed-run.ts';
+import { printOut, printErr } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -94,7 +95,7 @@ export function registerRunCommand(program: Command): void {
       const { plan, snapshot, workspace, runDir, notes, modelTable, expectedCachedTokens, fromTranscript } = loaded;
       const provider = opts.provider ?? plan.provider;
       const continuity = fromTranscript ? new CacheContinuity(expectedCachedTokens) : undefined;
-      const log = (line: string): void => void process.stderr.write(`${line}\n`);
+      const log = (line: string): void => void printErr(`${line}\n`);
       for (const note of notes) log(`parent: ${note}`);
       const catalogue = modelCheck(snapshot.model, opts.modelTable ?? modelTable, log, Date.now(), provider);
       const toolLimits = planToolLimits(plan);
@@ -110,7 +111,7 @@ export function registerRunCommand(program: Command): void {
           assume: opts.assume,
           maxUsd,
         });
-        process.stdout.write(opts.json ? `${JSON.stringify(report)}\n` : text);
+        printOut(opts.json ? `${JSON.stringify(report)}\n` : text);
         return;
       }
       const target = await openEndpoint(opts.api, plan.emulator, catalogue, provider);
@@ -181,9 +182,9 @@ export function registerRunCommand(program: Command): void {
           ...(report.path ? { report: report.path } : {}),
           ...(continuity ? { parent_cache: continuity.json() } : {}),
         };
-        if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, extra))}\n`);
+        if (opts.json) printOut(`${JSON.stringify(jsonSummary(result, extra))}\n`);
         else
-          process.stdout.write(
+          printOut(
             `\n${formatFanOutResult(result, snapshot.model, catalogue, { forkRows: forkRowsInSummary(opts.json) })}\n`,
           );
         const hint = interrupt.interrupted ? interruptedLine(result) : undefined;

@@ -4,6 +4,7 @@ import { loadCatalogue } from '../../models/catalogue.ts';
 import { locateFanOuts } from '../../run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
 import { type ForkReview, readRun, type RunReview } from '../review/run-forks.ts';
+import { printOut } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
   json: z.boolean().default(false),
@@ -93,6 +94,6 @@ export function registerStatusCommand(program: Command): void {
         const run = await readRun(dir, catalogue, { files: true });
         out.push(opts.json ? JSON.stringify(jsonRun(run)) : formatRun(run));
       }
-      process.stdout.write(`${out.join(opts.json ? '\n' : '\n\n')}\n`);
+      printOut(`${out.join(opts.json ? '\n' : '\n\n')}\n`);
     });
 }
