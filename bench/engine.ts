@@ -16,6 +16,7 @@ import type { FanOutResult } from '../src/engine/fan-out.ts';
 import { captureSnapshot, type ParentSnapshot } from '../src/fork/snapshot.ts';
 import { TOOL_DECLARATIONS } from '../src/tools/declarations.ts';
 import { llamaAvailability, type LlamaServerOptions, startLlamaServer } from '../scripts/llama/llama-server.ts';
+import { startScriptedText } from '../scripts/llama/scripted-text.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';
 
 type Arm = 'forkcache' | 'forkcache-copy' | 'forkcache-warm-each' | 'fork-naive' | 'warm-one-then-release';
@@ -70,6 +71,7 @@ interface Measured {
   efficiency: number | null;
   slotsFill: string;
   done: FanOutResult;
+  workload: Workload;
 }
 
 async function metric(url: string, name: string): Promise<number> {
@@ -78,26 +80,56 @@ async function metric(url: string, name: string): Promise<number> {
   return line ? Number(line.split(' ')[1]) : Number.NaN;
 }
 
-async function runArm(arm: Arm, server: LlamaServerOptions & { label: string }, forks: number, tokens: number) {
+/**
+ * Forks that use tools (issue 36): `check`, a tool turn (`bash true`) then the report and a plan
+ * check of `sleep 4`; `two-turn`, the report at once, a first check that fails (`sleep 4`, then
+ * exit 1) and a second turn whose check passes. The random model's text is replaced by a
+ * pass-through stand-in (scripts/llama/scripted-text.ts); the server computes every token.
+ */
+type Workload = 'none' | 'check' | 'two-turn';
+const CHECKS: Record<Exclude<Workload, 'none'>, string> = {
+  check: 'sleep 4',
+  'two-turn': 'sleep 4; test -e {file}.checked || { touch {file}.checked; exit 1; }',
+};
+
+async function runArm(
+  arm: Arm,
+  server: LlamaServerOptions & { label: string },
+  forks: number,
+  tokens: number,
+  workload: Workload = 'none',
+) {
   const llama = await startLlamaServer({ model: MODEL, ...server });
+  const front =
+    workload === 'none' ? undefined : await startScriptedText(llama.url, { toolTurns: workload === 'check' ? 1 : 0 });
   // the random model calls no tool: the forks read nothing of it
   const workspace = mkdtempSync(join(tmpdir(), 'fc-bench-engine-'));
   try {
     const engine = await ForkEngine.create({
       ...ARMS[arm],
-      baseURL: llama.baseURL,
+      baseURL: front?.baseURL ?? llama.baseURL,
       apiKey: 'sk-local',
       workspace,
       maxTokens: MAX_TOKENS,
-      maxTurns: 1,
+      maxTurns: workload === 'none' ? 1 : 6,
+      ...(workload === 'none' ? {} : { allow: ['read_file', 'bash'] as const, sandbox: 'none' as const }),
+      ...(llama.slotDir ? { slotSavePath: llama.slotDir } : {}),
       pool: { maxThreads: 1, concurrentTasksPerWorker: 32 },
     });
-    const parent = parentOf(tokens, `${arm}-${forks}-${tokens}-${Date.now()}`);
+    const parent = parentOf(tokens, `${arm}-${forks}-${tokens}-${workload}-${Date.now()}`);
     const directives = Array.from({ length: forks }, (_, i) => `Rename helper to util in src/file${i}.ts.`);
     const cpu0 = llama.cpuSeconds();
     const prompt0 = await metric(llama.url, 'llamacpp:prompt_tokens_total');
     const started = performance.now();
-    const done = await engine.fanOut(parent, directives).settled();
+    const done = await engine
+      .fanOut(
+        parent,
+        directives,
+        workload === 'none'
+          ? {}
+          : { check: { command: CHECKS[workload], retries: 1 }, fields: directives.map((_, i) => ({ file: `f${i}` })) },
+      )
+      .settled();
     const makespanS = (performance.now() - started) / 1000;
     const prefill = (await metric(llama.url, 'llamacpp:prompt_tokens_total')) - prompt0;
     const cpu = llama.cpuSeconds() - cpu0;
@@ -115,8 +147,10 @@ async function runArm(arm: Arm, server: LlamaServerOptions & { label: string }, 
       efficiency: s.prefix.shared_tokens === null ? null : s.cache.cache_efficiency,
       slotsFill: s.engine?.slots ? `${s.engine.slots.fill} ${s.engine.slots.used}/${s.engine.slots.total}` : 'unpinned',
       done,
+      workload,
     } satisfies Measured;
   } finally {
+    await front?.stop();
     await llama.stop();
     rmSync(workspace, { recursive: true, force: true });
   }
@@ -154,23 +188,32 @@ export async function engineSuite(options: SuiteOptions): Promise<SuiteResult> {
     throw new Error(
       `FORKCACHE_BENCH_ENGINE_CELLS: expected FORKSxTOKENS[,…], got ${process.env['FORKCACHE_BENCH_ENGINE_CELLS']}`,
     );
-  const cells: [number, number][] = only
-    ? only
-    : options.quick
-      ? [[4, 2048]]
-      : [
-          [8, 2048],
-          [4, 2048],
-          [16, 2048],
-          [4, 8192],
-          [8, 8192],
-          [16, 8192],
-        ];
+  // FORKCACHE_BENCH_ENGINE_WORKLOADS=check,two-turn runs only the forks-with-tools cells (8 forks, 2K prefix)
+  const workloadsEnv = process.env['FORKCACHE_BENCH_ENGINE_WORKLOADS'];
+  const workloads = (workloadsEnv?.split(',') ?? []) as Workload[];
+  if (workloads.some((w) => w !== 'check' && w !== 'two-turn'))
+    throw new Error(`FORKCACHE_BENCH_ENGINE_WORKLOADS: expected check and/or two-turn, got ${workloadsEnv}`);
+  const cells: [number, number][] =
+    workloads.length > 0 && !only
+      ? []
+      : only
+        ? only
+        : options.quick
+          ? [[4, 2048]]
+          : [
+              [8, 2048],
+              [4, 2048],
+              [16, 2048],
+              [4, 8192],
+              [8, 8192],
+              [16, 8192],
+            ];
   const rows: Record<string, unknown>[] = [];
   const conclusions: string[] = [];
   const record = (m: Measured, limit: number, naive: Measured | undefined): void => {
     const row = {
       server: m.server,
+      workload: m.workload,
       forks: m.forks,
       prefix_tokens: m.prefix,
       max_tokens: MAX_TOKENS,
@@ -184,6 +227,7 @@ export async function engineSuite(options: SuiteOptions): Promise<SuiteResult> {
       server_cpu_s: m.cpu,
       makespan_s: m.makespanS,
       x_naive_makespan: naive ? m.makespanS / naive.makespanS : 'n/a',
+      policy: m.done.summary.engine?.slots?.policy ?? 'n/a',
     };
     rows.push(row);
     appendFileSync(progress, `${JSON.stringify({ at: new Date().toISOString(), ...row })}\n`);
@@ -201,6 +245,21 @@ export async function engineSuite(options: SuiteOptions): Promise<SuiteResult> {
       `${forks} forks × ${fc.prefix} tokens: forkcache computed ${(fc.prefill / limit).toFixed(3)}× the limit, efficiency ${fc.efficiency?.toFixed(4)}, ${naive ? (fc.makespanS / naive.makespanS).toFixed(2) : '?'}× the naive makespan`,
     );
   }
+  // forks with tools: forkcache on the default server against every fork at once on openai-compatible
+  for (const workload of workloads) {
+    const [forks, tokens] = [8, 2048];
+    const pair = [
+      await runArm('forkcache', defaults, forks, tokens, workload),
+      await runArm('fork-naive', defaults, forks, tokens, workload),
+    ];
+    // the summary's limit: a later turn's own part is what follows the previous prompt and output
+    const limit = pair[0]!.done.summary.engine?.prefill_limit ?? limitOf(pair);
+    for (const m of pair) record(m, limit, pair[1]);
+    conclusions.push(
+      `${workload}: forkcache ${(pair[0]!.prefill / limit).toFixed(2)}× the limit in ${(pair[0]!.makespanS / pair[1]!.makespanS).toFixed(2)}× the all-at-once makespan (${(pair[1]!.prefill / limit).toFixed(2)}× the limit)`,
+    );
+  }
+  if (cells.length === 0) return { name: 'engine', title, rows, conclusion: `${conclusions.join('; ')}.` };
   // one prefill then KV copies, against one prefill per slot: on a server with -np 4 (idle slots kept)
   const np4 = { label: '-np 4', parallel: 4 };
   const [forks, tokens] = cells[0]!;

@@ -56,6 +56,8 @@ export interface LlamaServer {
   /** `url` + `/v1`: what `OPENAI_BASE_URL` is set to. */
   readonly baseURL: string;
   readonly pid: number;
+  /** Its `--slot-save-path` as this machine sees it (undefined without one): what forkcache's `slotSavePath` is. */
+  readonly slotDir: string | undefined;
   /** The server's log so far (stdout and stderr). */
   log(): string;
   /** CPU seconds the server process has used (user + system, from /proc). */
@@ -172,7 +174,8 @@ export async function startLlamaServer(options: LlamaServerOptions = {}): Promis
     await stop();
     throw err;
   }
-  return { url, baseURL: `${url}/v1`, pid, log: () => text, cpuSeconds: () => cpuOf(pid), stop };
+  const slotDir = options.slotSave === false ? undefined : join(root, slots);
+  return { url, baseURL: `${url}/v1`, pid, slotDir, log: () => text, cpuSeconds: () => cpuOf(pid), stop };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

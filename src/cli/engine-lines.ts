@@ -30,7 +30,12 @@ export function engineLines(s: FanOutSummary): string[] {
       'one-slot': 'one slot for every fork in turn',
       none: 'one slot',
     }[slots.fill];
-    lines.push(`slots   ${slots.used} of ${slots.total} used, at most one fork each: ${how}`);
+    // the policy's line says what it chose and why; older summaries have only the fill
+    lines.push(
+      slots.policy
+        ? `slots   ${slots.used} of ${slots.total} used, one request each at a time: ${slots.policy}`
+        : `slots   ${slots.used} of ${slots.total} used, at most one fork each: ${how}`,
+    );
   }
   if (slots?.note) lines.push(`slots   ${slots.note}`);
   return lines;

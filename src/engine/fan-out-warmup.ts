@@ -15,6 +15,8 @@ export interface FanOutWarmUp {
   deps: FanOutDeps;
   prefix: FrozenPrefix;
   forks: number;
+  /** The fan-out's id (llama.cpp names its slot files after it). */
+  fanOutId: string;
   gate: WarmGate;
   accounts: FanOutAccounts;
   log: (record: Record<string, unknown>) => void;
@@ -37,6 +39,7 @@ export async function warmUpFanOut(run: FanOutWarmUp): Promise<WarmedUp> {
       prefix,
       forks: run.forks,
       gate: run.gate,
+      fanOutId: run.fanOutId,
       accounts,
       log: run.log,
       signal,

@@ -30,6 +30,7 @@ import { finishInSlot, runForkInSlot } from './fork-slot.ts';
 import { FanOutWorktrees } from './fan-out-worktrees.ts';
 import { spendCapSummary, spentBefore } from './fan-out-spend.ts';
 import { fanOutSummary, hostSandboxes, hostSummary } from './fan-out-summary.ts';
+import { policyLine, switchFigures } from './slot-policy.ts';
 
 export type { FanOut, FanOutDeps, FanOutResult, FanOutSummary, ForkSpec } from './fan-out-types.ts';
 export { forkIdOf } from './fan-out-types.ts';
@@ -118,6 +119,7 @@ export class FanOutRun implements FanOut {
       deps: this.#deps,
       prefix: this.prefix,
       forks: this.#specs.length,
+      fanOutId: this.id,
       gate: this.#gate,
       accounts: this.#accounts,
       log: (line) => this.#log.line(line),
@@ -130,10 +132,12 @@ export class FanOutRun implements FanOut {
     try {
       this.#recordEarlierTurns();
       const results = await Promise.all(this.#states.map((state) => this.#dispatch(state)));
+      this.#closeSlots();
       const summary = this.#summary(results);
       this.#log.line({ type: 'fanout-end', at: this.#deps.clock.now() });
       return { fanoutId: this.id, forks: results, summary };
     } finally {
+      this.#closeSlots();
       stopSampling();
       // whatever happened, iterators end and the log is closed
       this.#queue.end();
@@ -174,12 +178,7 @@ export class FanOutRun implements FanOut {
         this.#finish(state, mergeOutcome(spec.start, emptyOutcome('cancelled', toWireError(abort.signal.reason))));
     };
     if (state.cancelRequested) state.onCancel();
-    const pool = this.#warmed.slots;
-    const run = pool
-      ? pool
-          .acquire(abort.signal)
-          .then((slot) => this.#inSlot(state, spec, abort, slot).finally(() => pool.release(slot)))
-      : this.#inSlot(state, spec, abort, undefined);
+    const run = this.#inSlot(state, spec, abort);
     // A fork that fails in an unexpected way (a broken transcript, the ledger, Redis) ends as
     // failed with the reason; its siblings and the fan-out go on.
     return run.catch((err: unknown) =>
@@ -187,12 +186,9 @@ export class FanOutRun implements FanOut {
     );
   }
 
-  /** Run a fork in a pool slot; on llama.cpp pinned to a server slot for all its turns. */
-  #inSlot(state: ForkState, spec: ForkSpec, abort: AbortController, slot: number | undefined): Promise<ForkResult> {
-    const deps =
-      slot === undefined
-        ? this.#deps
-        : { ...this.#deps, options: { ...this.#deps.options, api: { ...this.#deps.options.api, slot } } };
+  /** Run a fork in a worker slot; on llama.cpp each of its requests takes a server slot of its own. */
+  #inSlot(state: ForkState, spec: ForkSpec, abort: AbortController): Promise<ForkResult> {
+    const deps = this.#deps;
     return this.#deps.slots(async () => {
       if (state.final) return state.final;
       state.status = 'running';
@@ -208,7 +204,7 @@ export class FanOutRun implements FanOut {
           deps,
           prefix: this.prefix,
           // remote hosts reserve from the budget they share in Redis: here only the warm-first barrier
-          gate: this.#pinned(slot, this.#deps.remote ? this.#gate : this.#admission.forFork(state.id)),
+          gate: this.#pinned(state.id, this.#deps.remote ? this.#gate : this.#admission.forFork(state.id)),
           shared: this.#shared,
           forkId: state.id,
           index: state.index,
@@ -239,9 +235,27 @@ export class FanOutRun implements FanOut {
     return this.#deps.options.sparseWorktrees ? spec.fields?.['file'] : undefined;
   }
 
-  #pinned(slot: number | undefined, gate: RequestGate): RequestGate {
+  /** llama.cpp: a request waits for a server slot, which its permit names (`id_slot`). */
+  #pinned(forkId: string, gate: RequestGate): RequestGate {
     const pool = this.#warmed.slots;
-    return slot === undefined || !pool ? gate : pool.gate(slot, gate);
+    return pool ? pool.gate(forkId, gate) : gate;
+  }
+
+  /** The fan-out's slot files are deleted, whatever happened; the slots line says what the policy did. */
+  #closeSlots(): void {
+    const { slots, slotFiles, slotReport } = this.#warmed;
+    if (!slots || !slotFiles || !slotReport || slotReport.switching !== undefined) return;
+    let left: string[];
+    try {
+      left = slotFiles.close();
+    } catch (err) {
+      left = [];
+      slotReport.note ??= `the slot files could not be deleted (${(err as Error).message})`;
+    }
+    slotReport.switching = switchFigures(slots, left.length);
+    slotReport.policy = policyLine(slotReport, slots, slots.stopped);
+    if (left.length > 0 && slots.figures.saves > 0)
+      slotReport.note ??= `${left.length} slot files stay in the server's --slot-save-path (${slotFiles.stem}-*.bin): give forkcache the same folder (--slot-save-path, FORKCACHE_LLAMA_SLOT_SAVE_PATH) and it deletes them`;
   }
 
   #emitRestart(state: ForkState, attempt: number, start: StartPoint): void {
@@ -325,6 +339,7 @@ export class FanOutRun implements FanOut {
     };
     state.status = outcome.status;
     state.final = result;
+    this.#warmed.slots?.forkEnded(state.id);
     this.#accounts.status(state.id, outcome.status);
     this.#emit({ type: 'fork-end', forkId: state.id, at: this.#deps.clock.now(), status: outcome.status, result });
     state.resolve(result);

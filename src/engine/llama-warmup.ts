@@ -18,6 +18,7 @@ export async function warmUpLlamaFanOut(run: {
   prefix: FrozenPrefix;
   forks: number;
   gate: WarmGate;
+  fanOutId: string;
   accounts: FanOutAccounts;
   log: (record: Record<string, unknown>) => void;
   signal: AbortSignal;
@@ -31,7 +32,7 @@ export async function warmUpLlamaFanOut(run: {
     run.log({ type: 'slots', at: deps.clock.now(), ...slotReport });
     return { slotReport };
   }
-  const { pool, report } = await fillSlots(
+  const { pool, report, files } = await fillSlots(
     {
       client: run.client,
       server,
@@ -43,8 +44,11 @@ export async function warmUpLlamaFanOut(run: {
       clock: deps.clock,
       log: run.log,
       signal: run.signal,
+      fanOutId: run.fanOutId,
+      saveDir: deps.options.slotSavePath,
+      maxBytes: deps.options.slotFilesMaxBytes,
     },
     props.totalSlots,
   );
-  return { slots: pool, slotReport: report };
+  return { slots: pool, slotReport: report, slotFiles: files };
 }

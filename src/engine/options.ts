@@ -79,6 +79,15 @@ export interface ForkEngineOptions {
    * before each fork's request; `warm-each`: one prefill per slot (both to compare).
    */
   slotFill?: SlotFill;
+  /**
+   * llama.cpp: the server's `--slot-save-path` as this machine sees it. Between a fork's turns
+   * its KV cache is saved there while other forks use its slot; with this folder forkcache
+   * deletes those files when the fan-out ends (and `forkcache clean` those a crash left).
+   * Default: `FORKCACHE_LLAMA_SLOT_SAVE_PATH`, else unknown (the files stay: said once).
+   */
+  slotSavePath?: string;
+  /** llama.cpp: most bytes a fan-out's slot files may hold at once (default 4 GiB); past it the least recently used fork computes its own turns again. */
+  slotFilesMaxBytes?: number;
   /** Lifetime of the shared-boundary marker (default 5m). */
   ttl?: CacheTtl;
   /** Cache markers: `boundary` (default), `last-only` (as peers do), `none` (no caching): for comparisons. */
@@ -192,6 +201,8 @@ export const engineOptionsSchema = z.strictObject({
   admission: z.enum(['on', 'off']).optional(),
   warm: z.enum(WARM_STRATEGIES as [WarmStrategy, ...WarmStrategy[]]).optional(),
   slotFill: z.enum(SLOT_FILLS as [SlotFill, ...SlotFill[]]).optional(),
+  slotSavePath: z.string().min(1).optional(),
+  slotFilesMaxBytes: z.number().int().positive().optional(),
   ttl: z.enum(CACHE_TTLS).optional(),
   markers: z.enum(MARKER_STRATEGIES as [MarkerStrategy, ...MarkerStrategy[]]).optional(),
   maxTurns: z.number().int().positive().optional(),
@@ -251,6 +262,8 @@ export interface ResolvedEngineOptions {
   admission: 'on' | 'off';
   warm: WarmStrategy;
   slotFill: SlotFill;
+  slotSavePath: string | undefined;
+  slotFilesMaxBytes: number | undefined;
   ttl: CacheTtl;
   markers: MarkerStrategy;
   maxTurns: number;
@@ -333,6 +346,8 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     admission: o.admission ?? 'on',
     warm: o.warm ?? 'first-child',
     slotFill: o.slotFill ?? 'auto',
+    slotSavePath: o.slotSavePath ?? (process.env['FORKCACHE_LLAMA_SLOT_SAVE_PATH'] || undefined),
+    slotFilesMaxBytes: o.slotFilesMaxBytes,
     ttl: o.ttl ?? DEFAULT_CACHE_TTL,
     markers: o.markers ?? 'boundary',
     maxTurns: o.maxTurns ?? DEFAULT_MAX_TURNS,

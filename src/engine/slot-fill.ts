@@ -12,6 +12,8 @@ import type { UsageInput } from '../ledger/usage.ts';
 import type { EngineSlots } from '../ledger/engine-figures.ts';
 import type { FanOutAccounts } from './fan-out-accounts.ts';
 import { type SlotFill, SlotPool } from './slot-pool.ts';
+import { SlotFiles, slotFileStem } from './slot-files.ts';
+import { judgeSwitching } from './slot-policy.ts';
 import type { WarmGate } from './warm-gate.ts';
 
 /** What a llama-cpp fan-out learned and did before its forks (the summary's `engine.slots`). */
@@ -21,6 +23,8 @@ export type SlotReport = EngineSlots;
 export interface WarmedUp {
   slots?: SlotPool | undefined;
   slotReport?: SlotReport | undefined;
+  /** The fan-out's slot files (deleted when it ends). */
+  slotFiles?: SlotFiles | undefined;
 }
 
 export interface SlotFillRun {
@@ -34,6 +38,11 @@ export interface SlotFillRun {
   clock: Clock;
   log: (record: Record<string, unknown>) => void;
   signal: AbortSignal;
+  /** The fan-out's id: its slot files are named after it. */
+  fanOutId: string;
+  /** The server's `--slot-save-path` as this machine sees it (the files are deleted there). */
+  saveDir?: string | undefined;
+  maxBytes?: number | undefined;
 }
 
 const encoder = new TextEncoder();
@@ -113,72 +122,95 @@ async function extendWithRules(run: SlotFillRun, slot: number): Promise<void> {
   }
 }
 
-/** What the summary says once on a server that clears idle slots (auto: one slot). */
+/** What the summary says once on a server that clears idle slots and allows no slot files. */
 export const CLEARING_NOTE =
-  'llama-server clears idle slots (one unified KV cache: its default without -np): one slot serves every fork in turn; start it with -np N to run N forks at a time';
+  'llama-server clears idle slots (one unified KV cache: its default without -np): one slot takes every fork’s requests in turn; start it with -np N to compute N requests at a time';
 
 /**
- * Fill a llama-server's slots with the frozen prefix before any fork is released: prefill it
- * once on slot 0 (the warm-up, which also measures it), then copy that slot's KV cache into
- * the others (`/slots/{id}?action=save|restore`), or, where the server does not allow it (no
- * `--slot-save-path`), prefill each slot. On a server that clears idle slots one slot serves
- * every fork in turn (`auto`, measured fastest there), or, with `copy`, the copy is made just
- * before each fork's request (see SlotPool). The siblings wait for all of it (the warm gate
- * opens at the end).
+ * Fill a llama-server's slots with the frozen prefix before any fork is released, and choose how
+ * the forks use them (the policy; its line is in the summary): prefill the prefix once on slot 0
+ * (the warm-up, which also measures it) and save it (`/slots/0?action=save`: whether the server
+ * allows slot files at all, and the copy). On a server that clears idle slots one slot takes every
+ * fork's requests in turn (`auto`: several slots in one unified KV cache cost more than they
+ * give, measured in docs/engines.md); on `-np N` the copy is restored into the other slots (with
+ * the fork rules after the prefix), or, without slot files, each slot prefills the prefix. Either
+ * way a fork holds a slot for one request, and where the files are allowed each fork's KV cache
+ * is switched in and out of its slot between its turns (SlotPool). The siblings wait for all of
+ * it (the warm gate opens at the end).
  */
-export async function fillSlots(run: SlotFillRun, total: number): Promise<{ pool: SlotPool; report: SlotReport }> {
+export async function fillSlots(
+  run: SlotFillRun,
+  total: number,
+): Promise<{ pool: SlotPool; report: SlotReport; files: SlotFiles }> {
   const wanted = Math.max(1, Math.min(total, run.forks));
   run.gate.beginWarming();
   let warm = false;
+  const files = new SlotFiles({ stem: slotFileStem(run.fanOutId), maxBytes: run.maxBytes, dir: run.saveDir });
   const report: SlotReport = { total, used: 1, fill: 'none', clears_idle: false, note: null };
-  const finish = (pool: SlotPool): { pool: SlotPool; report: SlotReport } => {
-    run.log({ type: 'slots', at: run.clock.now(), ...report });
+  const make = (size: number, clean: number[], switching: boolean, prefixFile?: string): SlotPool => {
+    const pool = new SlotPool({
+      size,
+      clean,
+      clears: report.clears_idle,
+      clock: run.clock,
+      actions: run.server,
+      files: switching ? files : undefined,
+      prefixFile,
+      log: run.log,
+      sharedTokens: () => run.accounts.sharedTokens,
+    });
+    pool.onSwitch = (p) => {
+      const why = judgeSwitching(p);
+      if (why) {
+        p.stopped = why;
+        run.log({ type: 'slot-switching-off', at: run.clock.now(), why });
+      }
+    };
+    return pool;
+  };
+  const finish = (pool: SlotPool): { pool: SlotPool; report: SlotReport; files: SlotFiles } => {
+    run.log({ type: 'slots', at: run.clock.now(), ...report, switching: pool.switching });
     if (warm) run.gate.markWarm();
     else run.gate.warmingFailed(); // the first fork warms its slot itself
-    return { pool, report };
+    return { pool, report, files };
   };
   try {
     report.clears_idle = wanted > 1 && (await clearsIdleSlots(run));
     warm = await warmSlot(run, 0, true);
-    if (!warm || wanted === 1) return finish(new SlotPool(1, { clean: [0] }));
-    if (report.clears_idle && run.fill === 'auto') {
-      // measured faster (docs/engines.md): forks on several slots there cost a copy before each
-      // request and, between a fork's turns, its slot (a task on another slot clears it, and
-      // the fork's own turns are computed again); the one slot keeps the prefix, and each fork
-      // reads the rules from the fork before it
-      report.fill = 'one-slot';
-      report.note = CLEARING_NOTE;
-      return finish(new SlotPool(1, { clean: [0] }));
-    }
-    const file = `forkcache-${run.prefix.id}.bin`;
-    if (run.fill !== 'warm-each') await extendWithRules(run, 0);
-    const saved = run.fill === 'warm-each' ? undefined : await run.server.save(0, file, run.signal);
-    if (saved?.ok) {
+    if (!warm) return finish(make(1, [], false));
+    const oneSlot = wanted === 1 || (report.clears_idle && run.fill === 'auto');
+    if (run.forks > 1 && oneSlot) report.fill = 'one-slot';
+    if (!oneSlot && run.fill !== 'warm-each') await extendWithRules(run, 0);
+    // whether the server allows slot files (switching needs them) and, for several slots, the copy
+    const saved = await run.server.save(0, files.prefixName, run.signal);
+    const canSave = saved.ok;
+    if (!saved.ok)
+      report.note = `llama-server refuses slot files (${saved.message}): ${oneSlot || report.clears_idle ? 'one slot takes every fork’s requests in turn' : 'each slot prefills the prefix itself'}, and a fork's later turn computes its own turns again; start it with --slot-save-path DIR`;
+    if (oneSlot) return finish(make(1, [0], canSave));
+    if (canSave && run.fill !== 'warm-each') {
       report.fill = 'copy';
       report.used = wanted;
-      const restore = async (slot: number): Promise<void> => {
-        const done = await run.server.restore(slot, file, run.signal);
+      if (report.clears_idle) return finish(make(wanted, [0], true, files.prefixName));
+      for (let slot = 1; slot < wanted; slot++) {
+        const done = await run.server.restore(slot, files.prefixName, run.signal);
         if (!done.ok) throw new Error(done.message);
-      };
-      if (report.clears_idle) return finish(new SlotPool(wanted, { clean: [0], restore }));
-      for (let slot = 1; slot < wanted; slot++) await restore(slot);
-      return finish(new SlotPool(wanted, { clean: Array.from({ length: wanted }, (_, i) => i) }));
+      }
+      const all = Array.from({ length: wanted }, (_, i) => i);
+      return finish(make(wanted, all, true, files.prefixName));
     }
-    if (saved && !saved.ok)
-      report.note = `llama-server refuses slot copies (${saved.message}): ${report.clears_idle ? 'one slot serves every fork' : 'each slot prefills the prefix itself'}; start it with --slot-save-path DIR to prefill once`;
     if (report.clears_idle) {
       report.fill = 'one-slot';
       report.note ??= CLEARING_NOTE;
-      return finish(new SlotPool(1, { clean: [0] }));
+      return finish(make(1, [0], canSave));
     }
     report.fill = 'warm-each';
     report.used = wanted;
     const others = Array.from({ length: wanted - 1 }, (_, i) => i + 1);
     const ok = await Promise.all(others.map((slot) => warmSlot(run, slot, false)));
-    return finish(new SlotPool(wanted, { clean: [0, ...others.filter((_, i) => ok[i])] }));
+    return finish(make(wanted, [0, ...others.filter((_, i) => ok[i])], canSave));
   } catch (err) {
     if (run.signal.aborted) throw err;
     report.note = `filling the slots failed (${(err as Error).message}): the forks share slot 0`;
-    return finish(new SlotPool(1, { clean: warm ? [0] : [] }));
+    return finish(make(1, warm ? [0] : [], false));
   }
 }

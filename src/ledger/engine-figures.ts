@@ -13,6 +13,37 @@ export interface EngineSlots {
   clears_idle: boolean;
   /** Said once when the fan-out could not do what it would have. */
   note: string | null;
+  /** What the slot policy chose and why, in one line (`slots` in the table). */
+  policy?: string | undefined;
+  /** Each fork's KV cache saved and restored around other forks' requests (one request per slot hold). */
+  switching?: SwitchFigures | null | undefined;
+}
+
+/** What KV switching did in a fan-out (src/engine/slot-pool.ts). */
+export interface SwitchFigures {
+  /** Switching was on (off: a fork's later turn computes its own turns again). */
+  on: boolean;
+  /** A fork's KV cache saved to its file as another fork took its slot. */
+  saves: number;
+  /** A fork's own file restored before its later turn (the slot had served another fork since). */
+  restores: number;
+  /** The prefix copy restored into a slot that had lost it. */
+  prefix_restores: number;
+  /** A fork's later turn with no state of its own to restore: it computed its own turns again. */
+  recomputed: number;
+  save_ms: number;
+  restore_ms: number;
+  /** Most bytes the fan-out's files held at once (the server's `n_written`). */
+  peak_bytes: number;
+  /** Files dropped to stay under the bound. */
+  evictions: number;
+  /** Most requests in flight at once. */
+  peak_requests: number;
+  /** Time the forks spent between their requests (tools, checks, waiting for nothing) and holding a slot, summed. */
+  outside_ms: number;
+  inside_ms: number;
+  /** Slot files left in the server's save path after the fan-out (0 when forkcache knows the folder). */
+  files_left: number;
 }
 
 /**

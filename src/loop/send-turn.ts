@@ -132,6 +132,7 @@ async function sendThroughGate(
   try {
     const sent = await options.transport.send(body, {
       signal: options.signal,
+      slot: permit.slot,
       onStart: (_message, rateLimits) => {
         startedAt = clock.now();
         permit.started({ status: 200, rateLimits });

@@ -16,6 +16,11 @@ export interface GatePermit {
   started(report?: RequestReport): void;
   /** The request is over (success or failure; `report`: its usage, or the error's status, `retry-after` and code). Idempotent. */
   release(report?: RequestReport): void;
+  /**
+   * llama.cpp: the server slot this one request is pinned to (`id_slot`, written into the
+   * request's suffix). A fork holds a slot for one request, never between its turns.
+   */
+  readonly slot?: number | undefined;
 }
 
 export interface RequestGate {

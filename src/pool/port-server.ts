@@ -35,7 +35,7 @@ export function servePort(
           (permit) => {
             if (closed) return permit.release();
             permits.set(message.seq, permit);
-            post({ t: 'grant', seq: message.seq });
+            post({ t: 'grant', seq: message.seq, slot: permit.slot });
           },
           (err: unknown) =>
             !closed &&

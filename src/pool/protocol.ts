@@ -32,7 +32,8 @@ export type WorkerToMain =
   | { t: 'end' };
 
 export type MainToWorker =
-  | { t: 'grant'; seq: number }
+  /** `slot`: the llama.cpp slot this request is pinned to, when the permit names one. */
+  | { t: 'grant'; seq: number; slot?: number | undefined }
   /** `code`: the ForkcacheError code, rebuilt in the worker (e.g. `RATE_LIMIT_SPEND_CAP`: the fork stops, resumable). */
   | { t: 'deny'; seq: number; message: string; code?: string | undefined }
   | { t: 'answer'; seq: number; allow: boolean; reason?: string | undefined }

@@ -64,6 +64,7 @@ class PortGate implements RequestGate {
     waiter.resolve({
       started: (report) => this.#post({ t: 'started', seq, report }),
       release: (report) => this.#post({ t: 'release', seq, report }),
+      slot: message.slot,
     });
   }
 

@@ -11,6 +11,7 @@ import { chatRequestBody } from './openai/body.ts';
 import { createChatClient } from './openai/client.ts';
 import { dialectOf } from '../prefix/chat-dialects.ts';
 import { streamChatBytes } from './openai/stream.ts';
+import { pinToSlot } from './llama-cpp/pin-slot.ts';
 import { type ModelTransport, streamMessageBytes } from './send.ts';
 
 /** Where requests go, as the engine resolved it (the key is never logged or written). */
@@ -21,8 +22,6 @@ export interface ApiEndpoint {
   maxRetries: number;
   timeoutMs: number;
   headers: Record<string, string>;
-  /** llama.cpp: the server slot this fork's requests are pinned to (`id_slot`, in the suffix). */
-  slot?: number | undefined;
 }
 
 /** A frozen head as a worker holds it. */
@@ -94,12 +93,13 @@ export function openForkWire(api: ApiEndpoint, prefix: WirePrefix): ForkWire {
     }),
   );
   const cacheKey = cacheKeyOf(prefix.sha256);
-  // a per-request field: it goes after the frozen head, which stays the same bytes on every slot
-  const pin = (perRequest: PerRequest): PerRequest =>
-    api.slot === undefined ? perRequest : { ...perRequest, id_slot: api.slot };
   return {
     provider,
-    body: (child, perRequest, marker) => chatRequestBody(prefix, child, pin(perRequest), { dialect, marker, cacheKey }),
-    transport: { send: (body, options) => streamChatBytes(client, body, options) },
+    body: (child, perRequest, marker) => chatRequestBody(prefix, child, perRequest, { dialect, marker, cacheKey }),
+    // the slot is the permit's, known only once the request may leave: it goes into the suffix
+    transport: {
+      send: (body, options) =>
+        streamChatBytes(client, options.slot === undefined ? body : pinToSlot(body, options.slot), options),
+    },
   };
 }

@@ -14,6 +14,8 @@ export interface SendOptions {
   onStart?: ((message: Anthropic.Message, rateLimits: RateLimitHeaders) => void) | undefined;
   /** Extra headers for this request only (e.g. the emulator's script selection). */
   headers?: Record<string, string> | undefined;
+  /** llama.cpp: the server slot the permit named for this request (`id_slot`, in the suffix). */
+  slot?: number | undefined;
 }
 
 const STARTED = Symbol.for('forkcache.startedMessage');

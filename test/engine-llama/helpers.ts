@@ -40,10 +40,10 @@ export function loggedTasks(log: string): LoggedTask[] {
 }
 
 /** The fixture parent on a local model id (unpriced), with a long system prompt and the real tools. */
-export function localParent(tag: string): ParentSnapshot {
+export function localParent(tag: string, sentences = 150): ParentSnapshot {
   const request = fixture<Record<string, any>>('parent-request.json');
   request['model'] = 'local-gguf';
-  request['system'][0].text = `${tag} ${'You are a careful engineer. '.repeat(150)}`;
+  request['system'][0].text = `${tag} ${'You are a careful engineer. '.repeat(sentences)}`;
   request['tools'] = TOOL_DECLARATIONS;
   return captureSnapshot(request);
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { forkcache, lastJson } from '../cli/run-cli.ts';
 import type { FanOutResult } from '../../src/engine/fan-out.ts';
@@ -86,11 +86,21 @@ function expectPrefilledOnce(result: FanOutResult): void {
 }
 
 describe.skipIf(!hasLlama)(`llama-cpp fan-out (${why})`, () => {
-  it('default server (4 slots, idle slots cleared): one prefill, one slot for every fork in turn, said once', async () => {
+  it('default server (4 slots, idle slots cleared): one prefill, one slot for the forks’ requests in turn, said in the policy line', async () => {
     const s = await start();
-    const result = await fanOutOn(s, 4);
-    expect(result.summary.engine?.slots).toMatchObject({ total: 4, used: 1, fill: 'one-slot', clears_idle: true });
-    expect(result.summary.engine?.slots?.note).toMatch(/clears idle slots.*-np N/);
+    const result = await fanOutOn(s, 4, { slotSavePath: s.slotDir! });
+    expect(result.summary.engine?.slots).toMatchObject({
+      total: 4,
+      used: 1,
+      fill: 'one-slot',
+      clears_idle: true,
+      note: null,
+    });
+    expect(result.summary.engine?.slots?.policy).toMatch(/^one slot.*the server clears idle slots/);
+    // one request per fork: nothing restored (a fork's state may be saved as the next takes the
+    // slot, before its end is known), and every file is deleted at the end
+    expect(result.summary.engine?.slots?.switching).toMatchObject({ restores: 0, recomputed: 0, files_left: 0 });
+    expect(readdirSync(s.slotDir!)).toEqual([]);
     expectEveryForkReadThePrefix(result);
     expectPrefilledOnce(result);
     expect(result.summary.warnings).toEqual([]);

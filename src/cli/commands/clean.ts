@@ -7,12 +7,14 @@ import { parseFlags } from '../flags.ts';
 import { type CleanStep, cleanRun } from '../review/clean-run.ts';
 import { withRunLock } from '../review/run-lock.ts';
 import { readRun } from '../review/run-forks.ts';
+import { removeFanOutSlotFiles } from '../../engine/slot-files.ts';
 import { printOut } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
   dryRun: z.boolean().default(false),
   force: z.boolean().default(false),
   json: z.boolean().default(false),
+  slotSavePath: z.string().min(1).optional(),
 });
 
 /**
@@ -42,7 +44,9 @@ function unmergedAnswer(force: boolean): (branches: readonly CleanStep[]) => Pro
 export function registerCleanCommand(program: Command): void {
   program
     .command('clean')
-    .description("remove a run's worktrees and its forkcache/<fork> branches (never a branch the run did not make)")
+    .description(
+      "remove a run's worktrees and its forkcache/<fork> branches (never a branch the run did not make), and on llama.cpp its slot files",
+    )
     .argument('<run-dir>', 'a fan-out directory, or a runs directory holding several')
     .option('--dry-run', 'list what would be removed, removing nothing')
     .option(
@@ -50,6 +54,10 @@ export function registerCleanCommand(program: Command): void {
       'also delete branches whose work is not merged into HEAD (otherwise asked on a terminal, kept elsewhere)',
     )
     .option('--json', 'print one JSON object per fan-out')
+    .option(
+      '--slot-save-path <dir>',
+      "llama.cpp: the server's --slot-save-path, where a stopped fan-out may have left its KV files (default FORKCACHE_LLAMA_SLOT_SAVE_PATH)",
+    )
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
@@ -59,8 +67,12 @@ export function registerCleanCommand(program: Command): void {
         });
         // unmerged work left in place because nobody said --force: not done
         if (result.kept.some((k) => k.why.includes('--force'))) process.exitCode = 1;
+        const slotDir = opts.slotSavePath ?? (process.env['FORKCACHE_LLAMA_SLOT_SAVE_PATH'] || undefined);
+        const slotFiles = slotDir ? removeFanOutSlotFiles(slotDir, run.manifest.fanoutId, opts.dryRun) : [];
         if (opts.json) {
-          printOut(`${JSON.stringify({ fanout: run.manifest.fanoutId, dry_run: opts.dryRun, ...result })}\n`);
+          printOut(
+            `${JSON.stringify({ fanout: run.manifest.fanoutId, dry_run: opts.dryRun, ...result, slot_files: slotFiles })}\n`,
+          );
           continue;
         }
         const verb = opts.dryRun ? 'would remove' : 'removed';
@@ -70,8 +82,9 @@ export function registerCleanCommand(program: Command): void {
               ? `${verb} worktree ${s.name}`
               : `${verb} branch ${s.name} (${s.commit!.slice(0, 10)}${s.merged ? ', merged' : ', NOT merged: `git branch ' + s.name + ' ' + s.commit + '` brings it back'})`,
           ),
+          ...slotFiles.map((name) => `${verb} slot file ${name}`),
           ...result.kept.map((k) => `kept ${k.name}: ${k.why}`),
-          `${run.manifest.fanoutId}: ${result.removed.length === 0 ? 'nothing to remove' : `${result.removed.length} ${opts.dryRun ? 'to remove' : 'removed'}`}`,
+          `${run.manifest.fanoutId}: ${result.removed.length + slotFiles.length === 0 ? 'nothing to remove' : `${result.removed.length + slotFiles.length} ${opts.dryRun ? 'to remove' : 'removed'}`}`,
         ];
         printOut(`${lines.join('\n')}\n`);
       }

@@ -8,11 +8,12 @@ export interface LlamaProps {
 }
 
 /** A slot action's answer: it was done (`tokens`: saved, restored or erased), or the server refuses actions. */
-export type SlotActionResult = { ok: true; tokens: number } | { ok: false; status: number; message: string };
+export type SlotActionResult =
+  { ok: true; tokens: number; bytes: number } | { ok: false; status: number; message: string };
 
 /**
  * The engine endpoints of llama.cpp's `llama-server` that sit beside its OpenAI-compatible API:
- * `/props` (the slot count) and `/slots/{id}?action=save|restore|erase` (a slot's KV cache to
+ * `/props` (the slot count) and `/slots/{id}?action=save|restore` (a slot's KV cache to
  * and from a file under the server's `--slot-save-path`). The root is the base URL without
  * `/v1`. Requests carry the same key as the completions (`--api-key` guards these too).
  */
@@ -42,25 +43,32 @@ export class LlamaServerApi {
   }
 
   save(slot: number, filename: string, signal?: AbortSignal): Promise<SlotActionResult> {
-    return this.#action(slot, 'save', { filename }, 'n_saved', signal);
+    return this.#action(slot, 'save', { filename }, ['n_saved', 'n_written'], signal);
   }
 
   restore(slot: number, filename: string, signal?: AbortSignal): Promise<SlotActionResult> {
-    return this.#action(slot, 'restore', { filename }, 'n_restored', signal);
+    return this.#action(slot, 'restore', { filename }, ['n_restored', 'n_read'], signal);
   }
 
   async #action(
     slot: number,
     action: 'save' | 'restore',
     body: Record<string, unknown>,
-    countField: string,
+    [countField, bytesField]: [string, string],
     signal: AbortSignal | undefined,
   ): Promise<SlotActionResult> {
-    const response = await this.#fetch(`${this.root}/slots/${slot}?action=${action}`, {
-      method: 'POST',
-      headers: this.#headers,
-      body: JSON.stringify(body),
-      signal: signal ?? null,
+    const send = (): Promise<Response> =>
+      this.#fetch(`${this.root}/slots/${slot}?action=${action}`, {
+        method: 'POST',
+        headers: this.#headers,
+        body: JSON.stringify(body),
+        signal: signal ?? null,
+      });
+    // a kept-alive connection the server closed as it was reused fails before anything is
+    // done: once more on a fresh one (a save or restore of the same file is idempotent)
+    const response = await send().catch((err: unknown) => {
+      if (signal?.aborted) throw err;
+      return send();
     });
     const json = (await response.json().catch(() => undefined)) as Record<string, unknown> | undefined;
     if (!response.ok) {
@@ -78,6 +86,7 @@ export class LlamaServerApi {
         `llama-server: POST /slots/${slot}?action=${action} answered without ${countField}`,
         { data: { slot, action } },
       );
-    return { ok: true, tokens };
+    const bytes = json?.[bytesField];
+    return { ok: true, tokens, bytes: typeof bytes === 'number' ? bytes : 0 };
   }
 }
