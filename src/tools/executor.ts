@@ -11,7 +11,6 @@ import { redactor } from './redact.ts';
 import { resolveSandbox, type SandboxChoice, type SandboxKind, type SandboxOptions } from './sandbox.ts';
 import { SeenVersions } from './versions.ts';
 import { type CheckResult, runCheck } from './check-run.ts';
-import { writeFile } from './write-file.ts';
 import { capResult, type HostToolSet } from './host-tools.ts';
 import { TOOL_SETS } from './client-tools/registry.ts';
 import { clientPaths } from './client-tools/paths.ts';

@@ -73,9 +73,7 @@ describe('tools no fork runs', () => {
         .settled();
       expect(asked).toEqual(['bash']);
       expect(forks[0]!.finalText).toContain('Bash failed: Permission denied for Bash: not today');
-      expect(forks[1]!.finalText).toContain(
-        'Read failed: Permission denied for Read: denied by the permission policy',
-      );
+      expect(forks[1]!.finalText).toContain('Read failed: Permission denied for Read: denied by the permission policy');
     } finally {
       await engine.close();
       await emu.close();
