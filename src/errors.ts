@@ -32,6 +32,10 @@ export const ERROR_CODES = [
   'FORK_NOT_DONE',
   'FORK_TRUNCATED',
   'FORK_CHECK_FAILED',
+  // a fork meant to change files reported done having changed none
+  'FORK_NO_CHANGE',
+  // the client-side spend cap admitted no more of this fork's turns (status `capped`)
+  'FORK_CAPPED',
   'FORK_WORKER_FAILED',
   'ENGINE_CLOSED',
   'ENGINE_DESTROYED',

@@ -77,9 +77,12 @@ export interface FanOutSummary extends LedgerSummary {
   run_dir: string | undefined;
   /**
    * Every fork in plan order, with how it ended: `summary.json` readers (status, review
-   * commands, reports) need no transcript for that. Any status but `completed` is not done.
+   * commands, reports) need no transcript for that. `completed` is done, and `no_change` is
+   * unless `require_change` (or every fork ended so); any other status is not done.
    */
   fork_results: ForkSummary[];
+  /** Every fork had to change a file (`requireChange`): a `no_change` fork is not done. */
+  require_change: boolean;
   /**
    * Where the forks' bash really ran and which protections held (`missing`: asked for, not
    * applicable on this machine); present when the forks could use bash.

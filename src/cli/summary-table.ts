@@ -1,5 +1,5 @@
 import type { FanOutResult } from '../engine/fan-out.ts';
-import { FORK_END_STATUSES, isRetryableStatus } from '../fork-status.ts';
+import { FORK_END_STATUSES, isDoneStatus, isRetryableStatus } from '../fork-status.ts';
 import { resumeCommand } from './resume-hint.ts';
 import { costUsd } from '../ledger/cost.ts';
 import type { ModelCatalogue } from '../models/catalogue.ts';
@@ -61,6 +61,7 @@ export function formatFanOutResult(
   }
   const s = result.summary;
   const problems = problemLines(result);
+  const unchanged = noChangeLine(result);
   rows.push([
     'tree total',
     '',
@@ -82,6 +83,7 @@ export function formatFanOutResult(
     ...engineLines(s),
     ...s.warnings.map((w) => `model   ${w}`),
     requestsLine(attemptCounts(result)),
+    ...(unchanged ? [unchanged] : []),
     ...(problems.length > 0 ? ['', ...problems] : []),
     `prefix  ${s.prefix.sha256.slice(0, 16)}  ${n(s.prefix.bytes)} bytes, ${s.prefix.shared_tokens === null ? 'n/a' : n(s.prefix.shared_tokens)} tokens shared, drift events ${s.prefix.drift_events}${s.prefix.source === 'fallback' ? ' (no parent snapshot: fallback prompt, nothing shared with a parent)' : ''}`,
   ].join('\n');
@@ -125,9 +127,30 @@ export function editsNotApplied(result: FanOutResult): { fork: string; path: str
   return result.forks.flatMap((f) => (f.editsNotApplied ?? []).map((e) => ({ fork: f.forkId, ...e })));
 }
 
-/** The forks that did not end `completed`, in fork order. */
+/**
+ * The forks that are not done, in fork order: not `completed`, and not `no_change` either when
+ * the run required a change; every fork when all of them changed nothing (the run did nothing).
+ */
 export function notDoneForks(result: FanOutResult): FanOutResult['forks'] {
-  return result.forks.filter((f) => f.status !== 'completed');
+  const statuses = result.forks.map((f) => f.status);
+  if (statuses.length > 0 && statuses.every((s) => s === 'no_change')) return result.forks;
+  return result.forks.filter((f) => !isDoneStatus(f.status, result.summary.require_change === true));
+}
+
+/**
+ * The forks that changed no file, as one line (`no_change` forks: a rename of a name that is in
+ * no file, a directive already carried out); undefined when every fork changed something.
+ */
+export function noChangeLine(result: FanOutResult): string | undefined {
+  const none = result.forks.filter((f) => f.status === 'no_change').length;
+  if (none === 0) return undefined;
+  const how =
+    none === result.forks.length
+      ? 'every fork: the run did nothing (is the name in the directive right?)'
+      : result.summary.require_change === true
+        ? 'not done: the plan requires a change (requireChange)'
+        : 'done, by the plan (requireChange: true makes them not done)';
+  return `changed no file  ${n(none)} of ${n(result.forks.length)} fork(s) (no_change), ${how}`;
 }
 
 /** What a fork was for, in a few words: its file when the plan names one, else its directive's first line. */
@@ -212,6 +235,8 @@ export function jsonSummary(result: FanOutResult, extra: Record<string, unknown>
     tree_total_covers: totalCovers(result),
     requests: attemptCounts(result),
     edits_not_applied: editsNotApplied(result),
+    // forks that changed no file, and whether the run required a change of each
+    no_change: { forks: s.forks.no_change, require_change: s.require_change === true },
     rate_limits: s.rate_limits,
     spend_cap: s.spend_cap,
     // a local engine's compute (llama-cpp, openai-compatible); absent on hosted APIs

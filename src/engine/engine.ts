@@ -139,7 +139,15 @@ export class ForkEngine {
     const { prefix, specs, checks } = planForks(this.#plan, parent, directives, options);
     const { id, runDir, lock } = this.#openRunDir('fo', prefix.id.slice(0, 8));
     if (runDir) this.#writeManifest(runDir, id, prefix, directives, options.meta ?? {}, checks);
-    return this.#start(id, prefix, specs, runDir, options, undefined, lock);
+    return this.#start(
+      id,
+      prefix,
+      specs,
+      runDir,
+      { ...options, requireChange: checks?.requireChange ?? false },
+      undefined,
+      lock,
+    );
   }
 
   /**
@@ -155,8 +163,14 @@ export class ForkEngine {
     const lock = lockRunDir(dir);
     try {
       trustFanOutDir(dir, { trustUnsigned: options.trustUnsigned });
-      const { fanoutId, prefix, specs } = planResume(dir, this.#options.api.provider, options.retry, loadRunKey());
-      return this.#start(fanoutId, prefix, specs, dir, options, undefined, lock);
+      const { fanoutId, prefix, specs, checks } = planResume(
+        dir,
+        this.#options.api.provider,
+        options.retry,
+        loadRunKey(),
+      );
+      const requireChange = checks?.requireChange ?? false;
+      return this.#start(fanoutId, prefix, specs, dir, { ...options, requireChange }, undefined, lock);
     } catch (err) {
       lock.release();
       throw err;
@@ -177,7 +191,8 @@ export class ForkEngine {
     const { name, allow, prefix, specs, checks } = planAgents(this.#plan, type, directives, options);
     const { id, runDir, lock } = this.#openRunDir('ag', name.replace(/[^\w-]/g, '_').slice(0, 24));
     if (runDir) this.#writeManifest(runDir, id, prefix, directives, { ...options.meta, agentType: name }, checks);
-    return this.#start(id, prefix, specs, runDir, options, { kind: 'fresh', type: name, allow }, lock);
+    const started = { ...options, requireChange: checks?.requireChange ?? false };
+    return this.#start(id, prefix, specs, runDir, started, { kind: 'fresh', type: name, allow }, lock);
   }
 
   /** The fan-out's manifest (and snapshot), signed with this machine's run key. */
@@ -189,7 +204,7 @@ export class ForkEngine {
     meta: Record<string, unknown>,
     checks: ReturnType<typeof planForks>['checks'],
   ): void {
-    const forks = { check: checks?.check, fields: checks?.fields };
+    const forks = { check: checks?.check, fields: checks?.fields, requireChange: checks?.requireChange };
     writeManifest(runDir, id, prefix, directives, manifestEngine(this.#options), meta, forks, loadRunKey());
   }
 
@@ -245,6 +260,7 @@ export class ForkEngine {
       onPermission: this.#onPermission,
       agent,
       foreground: options.foreground,
+      requireChange: options.requireChange === true,
       remote: this.#remote,
       sandbox: sandboxReportFor(this.#options, agent?.allow ?? this.#options.allow),
     });

@@ -21,7 +21,7 @@ export function fanOutSummary(run: {
   rateLimits: FanOutSummary['rate_limits'];
   slots: EngineSlots | undefined;
   /** Each fork's line, where its bash ran, the spend cap. */
-  more: Pick<FanOutSummary, 'fork_results' | 'sandbox' | 'spend_cap'>;
+  more: Pick<FanOutSummary, 'fork_results' | 'sandbox' | 'spend_cap' | 'require_change'>;
 }): FanOutSummary {
   const { deps, prefix } = run;
   const ledger = deps.ledger.summary(deps.rootId);

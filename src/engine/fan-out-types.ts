@@ -56,10 +56,16 @@ export interface FanOutOptions {
    * glob). Substituted into `check`, kept in the manifest, shown in summaries.
    */
   fields?: readonly Readonly<Record<string, string>>[];
+  /**
+   * Every fork must change a file: one that reports done having changed none ends `no_change`
+   * and counts as not done (default false: forks with a `file` field are still judged, and
+   * `no_change` counts as done unless every fork ended so). Kept in the manifest.
+   */
+  requireChange?: boolean;
 }
 
 /** Options of `engine.resume`. */
-export interface ResumeOptions extends Omit<FanOutOptions, 'layout' | 'model' | 'check' | 'fields'> {
+export interface ResumeOptions extends Omit<FanOutOptions, 'layout' | 'model' | 'check' | 'fields' | 'requireChange'> {
   /**
    * Forks that ended in these statuses run again: their conversation continues with a turn
    * asking them to carry out the directive again (their earlier edits are in the workspace).
@@ -100,6 +106,8 @@ export interface FanOutDeps extends DispatchDeps {
   onPermission: PermissionHandler | undefined;
   /** Forks start in the foreground (their caller waits for them). */
   foreground?: boolean | undefined;
+  /** Every fork must change a file (`FanOutOptions.requireChange`): in the summary. */
+  requireChange?: boolean | undefined;
   /** Where bash really runs, when the forks may use it (the summary's `sandbox`). */
   sandbox?: SandboxReport | undefined;
   /** The distributed backend: forks run as BullMQ jobs on other hosts instead of the local pool. */
@@ -117,6 +125,8 @@ export interface ForkSpec {
   fields?: Readonly<Record<string, string>> | undefined;
   /** The plan's check of this fork, substituted. */
   check?: ForkCheckSpec | undefined;
+  /** Judged for `no_change`: it has a target file, or the fan-out requires a change. */
+  judgeChange?: boolean | undefined;
 }
 
 /** Fork ids are stable: the fan-out id and the fork's position (`fo001-ab12cd34-f03`). */

@@ -208,6 +208,7 @@ export class FanOutRun implements FanOut {
           workspace,
           transcriptPath: this.#transcriptPath(state),
           ...(spec.check ? { check: spec.check } : {}),
+          ...(spec.judgeChange ? { judgeChange: true } : {}),
           ...(spec.start.prompt ? { prompt: spec.start.prompt } : {}),
           abort,
           onEvent: (event: LoopEvent) => this.#onLoopEvent(state, event),
@@ -320,6 +321,7 @@ export class FanOutRun implements FanOut {
           error: r.error ? { code: r.error.code, message: r.error.message } : null,
         })),
         ...(this.#deps.sandbox ? { sandbox: this.#deps.sandbox } : {}),
+        require_change: this.#deps.requireChange === true,
         spend_cap: this.#spend ? spendCapSummary(this.#spend.cap.view(), results) : null,
       },
     });

@@ -73,6 +73,8 @@ export interface ForkLoopOptions {
   requireReport?: boolean | undefined;
   /** The plan's check: run after the fork reports done, its failures shown to the fork. */
   check?: LoopCheck | undefined;
+  /** The fork is meant to change files: done with none changed ends it `no_change`. */
+  judgeChange?: boolean | undefined;
   /** Resume: a user turn added before the first request (`forkcache resume --retry`). */
   prompt?: LoopPrompt | undefined;
   /**
@@ -141,6 +143,7 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       requireReport: options.requireReport ?? true,
       turnsLeft: maxTurns - turn,
       check: options.check,
+      judgeChange: options.judgeChange,
       clock,
       signal: options.signal,
       onCheck: (record) => {

@@ -18,7 +18,7 @@ import type { PermissionPolicy } from '../../tools/permissions.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE, interruptedLine } from '../interrupt.ts';
 import { forkRowsInSummary } from '../board/summary-rows.ts';
 import { ProgressBoard } from '../progress-board.ts';
-import { editsNotApplied, formatFanOutResult, jsonSummary, notDoneMessage } from '../summary-table.ts';
+import { editsNotApplied, formatFanOutResult, jsonSummary, notDoneMessage, notDoneForks } from '../summary-table.ts';
 import { ALL_NOT_DONE, retryFlag } from '../retry-flag.ts';
 import { RETRYABLE_STATUSES } from '../../fork-status.ts';
 import { describeSandbox, sandboxLine } from '../../tools/sandbox-report.ts';
@@ -155,7 +155,7 @@ export function registerResumeCommand(program: Command): void {
           board.stop();
           board = undefined;
           const result = await settledOrForks(fan, dir, (line) => void process.stderr.write(`${line}\n`));
-          failed += result.forks.filter((f) => f.status !== 'completed').length + editsNotApplied(result).length;
+          failed += notDoneForks(result).length + editsNotApplied(result).length;
           if (result.summary.cost_error !== null) {
             failed += 1;
             process.stderr.write(`${result.summary.cost_error}\n`);

@@ -20,6 +20,7 @@ import { CacheContinuity } from '../cache-continuity.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
 import { closeAll, settledOrForks } from '../fan-out-ending.ts';
 import { dryRun } from '../dry-run.ts';
+import { allForksDone } from '../../fork-status.ts';
 import { maxUsdMessage } from '../max-usd-line.ts';
 import { distributedFor, REDIS_FLAG_HELP, redisFlags, redisLostLine } from '../distributed-run.ts';
 
@@ -150,6 +151,7 @@ export function registerRunCommand(program: Command): void {
           meta: { emulator: plan.emulator },
           ...(loaded.check ? { check: loaded.check } : {}),
           ...(loaded.fields ? { fields: loaded.fields } : {}),
+          ...(loaded.requireChange ? { requireChange: true } : {}),
         });
         interrupt.watch(fan);
         board = new ProgressBoard({
@@ -195,7 +197,10 @@ export function registerRunCommand(program: Command): void {
           );
         // an edit a fork could not apply is lost work: never a silent 0
         const clean =
-          result.forks.every((f) => f.status === 'completed') &&
+          allForksDone(
+            result.forks.map((f) => f.status),
+            result.summary.require_change,
+          ) &&
           editsNotApplied(result).length === 0 &&
           !report.failed &&
           result.summary.cost_error === null;

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { loadCatalogue } from '../../models/catalogue.ts';
 import { locateFanOuts } from '../../run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
+import { isDoneStatus } from '../../fork-status.ts';
 import { type ForkReview, readRun, type RunReview } from '../review/run-forks.ts';
 
 const optionsSchema = z.object({
@@ -41,13 +42,17 @@ export function formatRun(run: RunReview): string {
       .map((c, i) => c.padEnd(widths[i]!))
       .join('  ')
       .trimEnd();
-  const notDone = run.forks.filter((f) => f.status !== 'completed');
+  const statuses = run.forks.map((f) => f.status);
+  const allUnchanged = statuses.length > 0 && statuses.every((s) => s === 'no_change');
+  const notDone = run.forks.filter((f) => allUnchanged || !isDoneStatus(f.status, run.manifest.requireChange === true));
+  const completed = statuses.filter((s) => s === 'completed').length;
+  const unchanged = statuses.filter((s) => s === 'no_change').length;
   const total = run.forks.reduce<number | null>(
     (sum, f) => (sum === null || f.costUsd === null ? null : sum + f.costUsd),
     0,
   );
   return [
-    `${run.manifest.fanoutId}: ${run.forks.length} forks, ${run.forks.length - notDone.length} completed, ${usd(total)}` +
+    `${run.manifest.fanoutId}: ${run.forks.length} forks, ${completed} completed${unchanged > 0 ? `, ${unchanged} changed no file` : ''}, ${usd(total)}` +
       (worktree ? `, worktrees from ${run.base ? run.base.slice(0, 10) : 'an unrecorded base'}` : ', shared workspace'),
     line(head),
     ...rows.map(line),
