@@ -90,9 +90,17 @@ export interface FanOutSummary extends LedgerSummary {
   sandbox?: SandboxReport | undefined;
   /**
    * The client-side spend cap (`maxUsd`) when there is one: the cap, what it counted as spent
-   * (at least what the ledger says), and whether it stopped admission (forks `SPEND_CAP_MAX_USD`).
+   * (at least what the ledger says), and whether it stopped admission (forks `capped`, error
+   * `SPEND_CAP_MAX_USD`).
    */
-  spend_cap: { max_usd: number; spent_usd: number; stopped: boolean; stopped_forks: number } | null;
+  spend_cap: {
+    max_usd: number;
+    spent_usd: number;
+    stopped: boolean;
+    stopped_forks: number;
+    /** When it stopped: the cap that should let the run finish (spent + the forks left at the done ones' average). */
+    next_max_usd: number | null;
+  } | null;
   /**
    * Rate limits met by this fan-out: 429s (of which ramp and spend-cap), 529s, and `stopped`
    * when the spend cap ended admission (the run is resumable once it lifts).

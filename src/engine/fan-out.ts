@@ -322,7 +322,7 @@ export class FanOutRun implements FanOut {
         })),
         ...(this.#deps.sandbox ? { sandbox: this.#deps.sandbox } : {}),
         require_change: this.#deps.requireChange === true,
-        spend_cap: this.#spend ? spendCapSummary(this.#spend.cap.view(), results) : null,
+        spend_cap: this.#spend ? spendCapSummary(this.#spend, this.#spend.cap.view(), results) : null,
       },
     });
   }

@@ -119,7 +119,7 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       failedAttempts,
       finalText,
       // every status but an error's or a cancel's ended with the fork's own final answer
-      report: status === 'failed' || status === 'cancelled' ? undefined : parseReport(finalText),
+      report: status === 'failed' || status === 'cancelled' || status === 'capped' ? undefined : parseReport(finalText),
       messages: own,
       filesChanged: [...filesChanged].sort(),
       editsNotApplied: [...notApplied].sort(([a], [b]) => (a < b ? -1 : 1)).map(([path, code]) => ({ path, code })),
@@ -268,6 +268,8 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
     if (options.signal?.aborted) {
       return outcome('cancelled', new ForkcacheError('FORK_CANCELLED', 'fork cancelled', { data: { turn } }).toWire());
     }
-    return outcome('failed', describeFailure(err));
+    const failure = describeFailure(err);
+    // the spend cap admitted no more of its turns: not a failure, the run goes on under a higher cap
+    return outcome(failure.code === 'SPEND_CAP_MAX_USD' ? 'capped' : 'failed', failure);
   }
 }

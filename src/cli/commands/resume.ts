@@ -1,4 +1,6 @@
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
+import { readJsonFile } from '../../json-file.ts';
+import { SUMMARY_FILE } from '../../run-dir/files.ts';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { latencyNameSchema } from '../../emulator/latency.ts';
@@ -113,6 +115,8 @@ export function registerResumeCommand(program: Command): void {
         process.stderr.write(
           `forkcache resume: ${manifest.fanoutId} (${manifest.directives.length} forks) against ${target.label}\n`,
         );
+        const cap = capLine(dir, opts.maxUsd, manifest.engine.maxUsd);
+        if (cap) process.stderr.write(`${cap}\n`);
         const engine = await ForkEngine.create({
           provider,
           baseURL: target.baseURL,
@@ -160,10 +164,7 @@ export function registerResumeCommand(program: Command): void {
             failed += 1;
             process.stderr.write(`${result.summary.cost_error}\n`);
           }
-          if (result.summary.spend_cap?.stopped) {
-            spendCap = true;
-            process.stderr.write(`${maxUsdMessage(dir, result.summary.spend_cap)}\n`);
-          }
+          if (result.summary.spend_cap?.stopped) spendCap = true;
           const lost = redisLostLine(result, opts.redis);
           if (lost) process.stderr.write(`${lost}\n`);
           if (result.summary.rate_limits.stopped !== null) {
@@ -181,8 +182,13 @@ export function registerResumeCommand(program: Command): void {
               `\n${formatFanOutResult(result, fan.prefix.snapshot.model, catalogue, { forkRows: forkRowsInSummary(opts.json) })}\n`,
             );
           const hint = interrupt.interrupted ? interruptedLine(result) : undefined;
+          for (const line of notDoneMessage(result, { listed: !opts.json, interrupted: hint !== undefined }))
+            process.stderr.write(`${line}\n`);
+          // the one command that goes on under the cap, after the forks it stopped
+          if (result.summary.spend_cap?.stopped)
+            process.stderr.write(`${maxUsdMessage(dir, result.summary.spend_cap)}\n`);
+          // the resume command is the last line after Ctrl-C
           if (hint) process.stderr.write(`${hint}\n`);
-          for (const line of notDoneMessage(result)) process.stderr.write(`${line}\n`);
         } finally {
           await closeAll(engine, target);
         }
@@ -196,4 +202,35 @@ export function registerResumeCommand(program: Command): void {
             ? 0
             : 1;
     });
+}
+
+/**
+ * What a resumed run's spend cap is, and where it comes from: the cap counts every session, so
+ * a run stopped at its cap goes on only under a higher one.
+ */
+function capLine(dir: string, flag: number | undefined, recorded: number | undefined): string | undefined {
+  const cap = flag ?? recorded;
+  if (cap === undefined) return undefined;
+  const from = flag === undefined ? 'the cap the run was started with' : '--max-usd';
+  const last = readSpendCap(dir);
+  const spent = last ? `; $${last.spent_usd.toFixed(4)} spent by the last session's count` : '';
+  const low =
+    last && last.stopped && cap <= last.max_usd
+      ? `: it stopped the run before, so nothing more fits (--max-usd ${(last.next_max_usd ?? cap * 2).toFixed(2)} should finish it)`
+      : '';
+  return `forkcache resume: spend cap $${cap} (${from}), counting every session${spent}${low}`;
+}
+
+/** The last session's `spend_cap` from the fan-out's summary.json, if there is one. */
+function readSpendCap(
+  dir: string,
+): { max_usd: number; spent_usd: number; stopped: boolean; next_max_usd?: number | null } | undefined {
+  try {
+    const summary = readJsonFile(join(dir, SUMMARY_FILE), 'summary') as { spend_cap?: unknown };
+    const cap = summary.spend_cap as { max_usd?: unknown; spent_usd?: unknown; stopped?: unknown } | null | undefined;
+    if (!cap || typeof cap.max_usd !== 'number' || typeof cap.spent_usd !== 'number') return undefined;
+    return cap as { max_usd: number; spent_usd: number; stopped: boolean; next_max_usd?: number | null };
+  } catch {
+    return undefined;
+  }
 }

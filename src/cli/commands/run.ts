@@ -181,8 +181,8 @@ export function registerRunCommand(program: Command): void {
             `\n${formatFanOutResult(result, snapshot.model, catalogue, { forkRows: forkRowsInSummary(opts.json) })}\n`,
           );
         const hint = interrupt.interrupted ? interruptedLine(result) : undefined;
-        if (hint) log(hint);
-        for (const line of notDoneMessage(result)) log(line);
+        // the text summary above listed the forks not done: stderr counts them and says what to run
+        for (const line of notDoneMessage(result, { listed: !opts.json, interrupted: hint !== undefined })) log(line);
         const lost = redisLostLine(result, opts.redis);
         if (lost) log(lost);
         const capped = result.summary.spend_cap?.stopped === true;
@@ -205,6 +205,8 @@ export function registerRunCommand(program: Command): void {
           !report.failed &&
           result.summary.cost_error === null;
         if (result.summary.cost_error !== null) log(result.summary.cost_error);
+        // the resume command is the last line after Ctrl-C, whatever the run's size
+        if (hint) log(hint);
         process.exitCode = interrupt.interrupted
           ? INTERRUPTED_EXIT_CODE
           : spendCap
