@@ -58,8 +58,6 @@ interface TurnHistory {
   maxOutput: number;
 }
 
-/** Estimated tokens per fresh byte: the prefix's measured ratio with a margin, never over one a byte. */
-const FRESH_MARGIN = 1.5;
 /**
  * The output a turn is assumed to write while no turn of the fan-out has answered yet: a
  * fork's turn is a tool call or a report, far below `max_tokens` (8,192 by default), and the
@@ -70,8 +68,9 @@ export const FIRST_OUTPUT_ESTIMATE = 1024;
 /**
  * The spend cap's estimate of a request: what it will likely cost, from the fork's own history,
  * not the worst case of the whole model. Input: the fork's last request read back from the
- * cache (or the shared prefix, for its first), plus what it adds, written at the cache-write
- * price (at the prefix's tokens per byte with a margin). Output: twice the fork's largest
+ * cache (or the shared prefix, for its first), plus what it adds at a token a byte, written at
+ * the cache-write price (what it adds is what a file it read holds: a token is never shorter
+ * than a byte, so no densely tokenizing file can make it cost more than this). Output: twice the fork's largest
  * output so far, at least the largest of any turn of the fan-out, at most `max_tokens`.
  * Undefined while nothing is known (no turn answered, or the prefix is not readable yet for a
  * first request): then the worst case holds.
@@ -84,11 +83,10 @@ export function estimateNano(
     reads: boolean;
     ownMaxOutput: number;
     fanOutMaxOutput: number;
-    tokensPerByte: number;
   },
 ): number | undefined {
   if (o.known === undefined || o.fanOutMaxOutput === 0) return undefined;
-  const fresh = Math.ceil(cost.freshBytes * Math.min(1, o.tokensPerByte * FRESH_MARGIN));
+  const fresh = cost.freshBytes;
   const output = Math.min(cost.maxTokens, Math.max(2 * o.ownMaxOutput, o.fanOutMaxOutput));
   return spend.price({
     input_tokens: o.reads ? 0 : o.known,
@@ -212,7 +210,6 @@ export class FanOutGate {
       reads,
       ownMaxOutput: history.maxOutput,
       fanOutMaxOutput: this.#maxOutput,
-      tokensPerByte: this.#o.tokensPerByte(),
     });
     // nothing answered yet: the input at its worst, the output at a turn's usual size
     const unknown = spend.bound(inputTokensBound(c, known), Math.min(c.maxTokens, FIRST_OUTPUT_ESTIMATE));
