@@ -92,7 +92,7 @@ interface CappedResult {
  * The margin on the projection: a resumed session writes the cache again (the prefix, and each
  * stopped fork's own turns once more), and later forks can be larger than the first ones.
  */
-const NEXT_CAP_MARGIN = 1.5;
+const NEXT_CAP_MARGIN = 2;
 
 /**
  * The cap that should let the run finish, generous rather than short (a cap is a limit, not a
@@ -114,7 +114,7 @@ export function nextMaxUsd(
   const average = done.reduce((sum, r) => sum + cost(r), 0) / done.length / 1e9;
   const projected = (view.spentUsd * results.length) / done.length;
   const rest = view.spentUsd + left.length * average;
-  return cents(Math.max(view.maxUsd + 0.01, NEXT_CAP_MARGIN * Math.max(projected, rest)));
+  return cents(NEXT_CAP_MARGIN * Math.max(view.maxUsd, projected, rest));
 }
 
 /** The summary's `spend_cap`: the cap, what was spent by its count, whether it stopped forks, the cap to go on with. */
