@@ -22,6 +22,8 @@ const clip = (text: string, max: number): string => {
  * it is shown once in the header and each row keeps what follows (the file), so a cut at the
  * column's width never hides the only part that tells two forks apart.
  */
+const MIN_COMMON = 24;
+
 export function distinctParts(directives: readonly string[]): { common: string; parts: string[] } {
   const lines = directives.map((d) => d.split('\n')[0]!.trim());
   if (lines.length < 2) return { common: '', parts: lines };
@@ -30,6 +32,8 @@ export function distinctParts(directives: readonly string[]): { common: string; 
   // whole words only: `…in src/a` and `…in src/b` share `…in src/`, keep the path whole
   const cut = common.lastIndexOf(' ') + 1;
   common = common.slice(0, cut);
+  // a short opening (`rename `) hides nothing worth a header line
+  if (common.length < MIN_COMMON) return { common: '', parts: lines };
   return { common, parts: lines.map((l) => l.slice(common.length)) };
 }
 
