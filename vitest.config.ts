@@ -1,16 +1,84 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join, relative } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
-// Piscina workers import .ts sources: the loader has to be inside each worker thread,
-// and vitest only transforms the test's own imports (see docs/toolchain notes).
+/*
+ * Two projects. `unit`: tests of code in this process (worker threads of their own included),
+ * on vitest's threads with as many workers as there are cores. `integration`: tests that run
+ * the forkcache command (in-process through test/cli/run-cli.ts, which sets the environment and
+ * captures the standard streams of the process, or as real processes), or the real servers
+ * (redis-server, llama-server, a browser), on forks, `FORKCACHE_TEST_WORKERS` at a time
+ * (default 2: they start processes of their own, and a 2-core machine runs two well).
+ *
+ * A file is integration when its source names one of INTEGRATION_MARKS: the classification
+ * follows what the test does, so a new test lands in the right project without a list here.
+ *
+ * Piscina workers import .ts sources: the loader has to be inside each worker thread, and
+ * vitest only transforms the test's own imports (the engine passes it, src/pool/worker-file.ts).
+ * The timeouts are hang guards, not speed checks: tests wait on events, never on time, and on
+ * a busy 2-core machine (load 20+) a real forkcache run takes minutes.
+ */
+const INTEGRATION_MARKS = [
+  'run-cli.ts', // the forkcache command, in-process or as a process
+  'node:child_process',
+  'process.kill',
+  "process.on('SIG",
+  'redis',
+  'llama',
+  'chromium',
+  'playwright',
+];
+
+const ROOT = import.meta.dirname;
+
+function testFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory()
+      ? e.name === 'fixtures'
+        ? []
+        : testFiles(join(dir, e.name))
+      : e.name.endsWith('.test.ts')
+        ? [join(dir, e.name)]
+        : [],
+  );
+}
+
+const integration = testFiles(join(ROOT, 'test'))
+  .filter((file) => {
+    const source = readFileSync(file, 'utf8');
+    return INTEGRATION_MARKS.some((mark) => source.includes(mark));
+  })
+  .map((file) => relative(ROOT, file));
+
+const workers = Number(process.env['FORKCACHE_TEST_WORKERS'] ?? 2);
+if (!Number.isInteger(workers) || workers < 1) throw new Error('FORKCACHE_TEST_WORKERS: expected a whole number ≥ 1');
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    pool: 'forks',
-    maxWorkers: 2,
     execArgv: ['--import', 'tsx'],
-    // A hang guard, not a speed check: CLI tests run real forkcache processes, and on a busy
-    // 2-core machine (load 20+) one takes minutes. Tests wait on events, never on time.
-    testTimeout: 240_000,
-    hookTimeout: 240_000,
+    testTimeout: 600_000,
+    hookTimeout: 600_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: integration,
+          pool: 'threads',
+          maxWorkers: Math.max(1, availableParallelism()),
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: integration,
+          pool: 'forks',
+          maxWorkers: workers,
+        },
+      },
+    ],
   },
 });

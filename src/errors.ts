@@ -2,121 +2,137 @@
  * One error class for the whole project. Callers switch on the stable string `code`, never on
  * `instanceof`: errors cross worker threads, where classes do not survive `structuredClone`.
  *
- * Codes are grouped by area. Adding a code is fine; renaming one breaks users.
+ * Codes are grouped by area. Adding a code is fine; renaming one breaks users. Every code
+ * carries its exit class: `input` when the caller's input was wrong (the CLI exits 2),
+ * `failure` when the work failed (exit 1). A new code has to say which.
  */
-export const ERROR_CODES = [
+const CODE_CLASSES = {
   // input validation at the edges
-  'INVALID_ARGUMENT',
-  'SNAPSHOT_INVALID',
+  INVALID_ARGUMENT: 'input',
+  SNAPSHOT_INVALID: 'input',
   // the model catalogue
-  'MODEL_CATALOGUE_INVALID',
-  'MODEL_RETIRED',
+  MODEL_CATALOGUE_INVALID: 'input',
+  MODEL_RETIRED: 'input',
   // fork construction
-  'FORK_EMPTY_DIRECTIVE',
-  'FORK_DIRECTIVE_TOO_LARGE',
-  'FORK_DIRECTIVE_HAS_TAG',
-  'FORK_RECURSION',
-  'FORK_NOT_ALLOWED',
-  'FORK_TOO_MANY_BREAKPOINTS',
+  FORK_EMPTY_DIRECTIVE: 'input',
+  FORK_DIRECTIVE_TOO_LARGE: 'input',
+  FORK_DIRECTIVE_HAS_TAG: 'input',
+  FORK_RECURSION: 'failure',
   // the frozen prefix
-  'FORK_PREFIX_CORRUPT',
-  'FORK_PREFIX_DRIFT',
+  FORK_PREFIX_CORRUPT: 'failure',
+  FORK_PREFIX_DRIFT: 'failure',
   // the fork loop and the engine
-  'FORK_MAX_TURNS',
-  'FORK_CANCELLED',
-  'FORK_API_ERROR',
+  FORK_MAX_TURNS: 'failure',
+  FORK_CANCELLED: 'failure',
+  FORK_API_ERROR: 'failure',
   // a turn kept failing for longer than its retry budget (turnRetry.budgetMs)
-  'FORK_RETRY_BUDGET',
-  'FORK_MODEL_REFUSED',
+  FORK_RETRY_BUDGET: 'failure',
+  FORK_MODEL_REFUSED: 'failure',
   // a fork that answered without doing its directive (src/fork-status.ts)
-  'FORK_NOT_DONE',
-  'FORK_TRUNCATED',
-  'FORK_CHECK_FAILED',
-  // a fork meant to change files reported done having changed none
-  'FORK_NO_CHANGE',
-  // the client-side spend cap admitted no more of this fork's turns (status `capped`)
-  'FORK_CAPPED',
-  'FORK_WORKER_FAILED',
-  'ENGINE_CLOSED',
-  'ENGINE_DESTROYED',
+  FORK_NOT_DONE: 'failure',
+  FORK_TRUNCATED: 'failure',
+  FORK_CHECK_FAILED: 'failure',
+  // a fork meant to change files reported done having changed none (status no_change)
+  FORK_NO_CHANGE: 'failure',
+  FORK_WORKER_FAILED: 'failure',
+  ENGINE_CLOSED: 'failure',
+  ENGINE_DESTROYED: 'failure',
   // rate limits: the API's spend cap stops admission (resume once it lifts); admission gave up
-  'RATE_LIMIT_SPEND_CAP',
-  'RATE_LIMIT_GAVE_UP',
+  RATE_LIMIT_SPEND_CAP: 'failure',
   // the client-side spend cap (`--max-usd`, `maxUsd`): admission stopped before the run could pass it
-  'SPEND_CAP_MAX_USD',
+  SPEND_CAP_MAX_USD: 'failure',
   // emulator (server side)
-  'EMULATOR_INVALID_REQUEST',
-  'EMULATOR_TOO_MANY_BREAKPOINTS',
-  'EMULATOR_UNKNOWN_MODEL',
-  'EMULATOR_SCRIPT',
-  'EMULATOR_AUTHENTICATION',
-  'EMULATOR_REQUEST_TOO_LARGE',
-  'EMULATOR_NOT_FOUND',
-  'EMULATOR_FAULT',
-  'EMULATOR_REPLAY_MISMATCH',
-  'EMULATOR_REPLAY_UNCONSUMED',
-  'EMULATOR_INTERNAL',
-  'EMULATOR_RATE_LIMITED',
+  EMULATOR_INVALID_REQUEST: 'failure',
+  EMULATOR_TOO_MANY_BREAKPOINTS: 'failure',
+  EMULATOR_UNKNOWN_MODEL: 'failure',
+  EMULATOR_SCRIPT: 'failure',
+  EMULATOR_AUTHENTICATION: 'failure',
+  EMULATOR_REQUEST_TOO_LARGE: 'failure',
+  EMULATOR_NOT_FOUND: 'failure',
+  EMULATOR_FAULT: 'failure',
+  EMULATOR_REPLAY_MISMATCH: 'failure',
+  EMULATOR_REPLAY_UNCONSUMED: 'failure',
+  EMULATOR_INTERNAL: 'failure',
+  EMULATOR_RATE_LIMITED: 'failure',
   // tools (model mistakes become error results with these codes; only TOOL_CONFIG_INVALID is thrown)
-  'TOOL_CONFIG_INVALID',
-  'TOOL_UNKNOWN',
-  'TOOL_NOT_ALLOWED',
-  'TOOL_NOT_EXECUTABLE',
-  'TOOL_INPUT_INVALID',
-  'TOOL_PATH_ESCAPE',
+  TOOL_CONFIG_INVALID: 'failure',
+  TOOL_UNKNOWN: 'failure',
+  TOOL_NOT_ALLOWED: 'failure',
+  TOOL_NOT_EXECUTABLE: 'failure',
+  TOOL_INPUT_INVALID: 'failure',
+  TOOL_PATH_ESCAPE: 'failure',
   // inside the workspace, but `.git` or forkcache's run/state directory: no tool reaches it
-  'TOOL_PATH_PROTECTED',
-  'TOOL_NOT_FOUND',
-  'TOOL_FILE_TOO_LARGE',
-  'TOOL_BINARY_FILE',
-  'TOOL_BAD_PATTERN',
-  'TOOL_EDIT_FAILED',
-  'TOOL_EDIT_CONFLICT',
-  'TOOL_TIMEOUT',
-  'TOOL_IO_ERROR',
-  'TOOL_COMMAND_FAILED',
-  'PERMISSION_DENIED',
+  TOOL_PATH_PROTECTED: 'failure',
+  TOOL_NOT_FOUND: 'failure',
+  TOOL_FILE_TOO_LARGE: 'failure',
+  TOOL_BINARY_FILE: 'failure',
+  TOOL_BAD_PATTERN: 'failure',
+  TOOL_EDIT_FAILED: 'failure',
+  TOOL_EDIT_CONFLICT: 'failure',
+  TOOL_TIMEOUT: 'failure',
+  TOOL_IO_ERROR: 'failure',
+  TOOL_COMMAND_FAILED: 'failure',
+  PERMISSION_DENIED: 'failure',
   // host-side git (src/tools/git.ts): a git command failed; a fork's worktree no longer links
   // to the git dir forkcache made; `forkcache merge` met a conflict or a dirty working tree
-  'GIT_FAILED',
-  'GIT_WORKTREE_TAMPERED',
-  'GIT_MERGE_CONFLICT',
-  'GIT_DIRTY_WORKTREE',
+  GIT_FAILED: 'failure',
+  GIT_WORKTREE_TAMPERED: 'failure',
+  GIT_MERGE_CONFLICT: 'failure',
+  GIT_DIRTY_WORKTREE: 'input',
   // usage/cost ledger
-  'LEDGER_INVALID_USAGE',
-  'LEDGER_INVALID_RECORD',
-  'LEDGER_INVALID_STATUS',
-  'LEDGER_UNKNOWN_FORK',
+  LEDGER_INVALID_USAGE: 'failure',
+  LEDGER_INVALID_RECORD: 'failure',
+  LEDGER_INVALID_STATUS: 'failure',
+  LEDGER_UNKNOWN_FORK: 'failure',
   // run directories: `resume` trusts only what this machine's forkcache signed (run-dir/run-trust.ts),
   // one writer at a time (run-dir/writer-lock.ts), and the key that signs them
-  'RUN_DIR_UNSIGNED',
-  'RUN_DIR_OTHER_KEY',
-  'RUN_DIR_TAMPERED',
-  'RUN_DIR_LOCKED',
-  'RUN_KEY_UNAVAILABLE',
+  RUN_DIR_UNSIGNED: 'input',
+  RUN_DIR_OTHER_KEY: 'input',
+  RUN_DIR_TAMPERED: 'input',
+  RUN_DIR_LOCKED: 'input',
+  RUN_KEY_UNAVAILABLE: 'input',
   // a cost past 2^53 nano-dollars (about $9M): the figures are left out, never NaN
-  'LEDGER_COST_OVERFLOW',
+  LEDGER_COST_OVERFLOW: 'failure',
   // the distributed backend: a job refused by its host (unsigned, tampered, replayed; beyond
   // the host's own policy), Redis unreachable or emptied mid-run, Redis refusing the credentials
-  'JOB_SIGNATURE_INVALID',
-  'JOB_POLICY_REFUSED',
-  'REDIS_LOST',
-  'REDIS_AUTH_FAILED',
+  JOB_SIGNATURE_INVALID: 'failure',
+  JOB_POLICY_REFUSED: 'failure',
+  JOB_REPLAYED: 'failure',
+  REDIS_LOST: 'failure',
+  REDIS_AUTH_FAILED: 'input',
   // cli
-  'CLI_USAGE',
+  CLI_USAGE: 'input',
+  // an HTTP request outside a fork failed (`forkcache models` listing the API's models)
+  API_ERROR: 'failure',
+  // a client of the emulator or the proxy left while it was still sending its request
+  HTTP_CLIENT_GONE: 'failure',
   // reports (`forkcache report`): the message names the file, and the line for JSONL
-  'REPORT_FILE_MISSING',
-  'REPORT_FILE_INVALID',
+  REPORT_FILE_MISSING: 'input',
+  REPORT_FILE_INVALID: 'input',
   // importing a parent from a Claude Code transcript: the message names the line
-  'TRANSCRIPT_INVALID',
+  TRANSCRIPT_INVALID: 'input',
   // an optional peer dependency (echarts for reports, bullmq/ioredis for the distributed
   // backend) is not installed: the message says what to install
-  'DEPENDENCY_MISSING',
+  DEPENDENCY_MISSING: 'failure',
   // anything else
-  'INTERNAL',
-] as const;
+  INTERNAL: 'failure',
+} as const satisfies Record<string, ExitClass>;
 
-export type ErrorCode = (typeof ERROR_CODES)[number];
+/** What an error means for the command line: bad input (exit 2) or failed work (exit 1). */
+export type ExitClass = 'input' | 'failure';
+
+export const ERROR_CODES = Object.freeze(Object.keys(CODE_CLASSES)) as readonly (keyof typeof CODE_CLASSES)[];
+
+export type ErrorCode = keyof typeof CODE_CLASSES;
+
+/**
+ * The exit class of a thrown value: its code's class for a forkcache error (from any copy or
+ * thread: by the `code` field), `failure` for anything else.
+ */
+export function exitClassOf(err: unknown): ExitClass {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && Object.hasOwn(CODE_CLASSES, code) ? CODE_CLASSES[code as ErrorCode] : 'failure';
+}
 
 /** The shape an error takes on the wire between threads and processes. */
 export interface WireError {

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { ForkcacheError } from './errors.ts';
 
 /**
  * The request bytes a server (the proxy, the emulator) holds in memory, over every request at
@@ -66,7 +67,7 @@ export function readBody(req: IncomingMessage, perRequest: number, budget: BodyB
     req.once('close', () => {
       if (req.complete) return;
       giveBack();
-      reject(new Error('client closed the connection while sending'));
+      reject(new ForkcacheError('HTTP_CLIENT_GONE', 'client closed the connection while sending'));
     });
   });
 }

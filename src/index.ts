@@ -12,7 +12,7 @@ export { VERSION } from './version.ts';
 export { ForkEngine } from './engine/engine.ts';
 export type { FanOutOptions, ResumeOptions } from './engine/engine.ts';
 export type { FanOutCheck } from './engine/fan-out-types.ts';
-export type { ForkEngineOptions } from './engine/options.ts';
+export type { EngineSettings, ForkEngineOptions } from './engine/options.ts';
 export type { FanOut, FanOutResult, FanOutSummary } from './engine/fan-out.ts';
 export type { FanOutEvent, ForkHandle, ForkHandleStatus, ForkResult, ForkSummary } from './agent/fork-handle.ts';
 export type { CheckRecord, ForkOutcome, LoopEvent } from './loop/types.ts';
@@ -24,7 +24,7 @@ export type { WarmStrategy } from './engine/warm-gate.ts';
 export { PROVIDER_IDS } from './wire/providers.ts';
 export type { ProviderId } from './wire/providers.ts';
 export type { CacheTtl } from './wire/cache.ts';
-export { ManualClock, systemClock } from './clock.ts';
+export { systemClock } from './clock.ts';
 export type { Clock } from './clock.ts';
 export type {
   PermissionAnswer,
@@ -67,6 +67,4 @@ export type { ModelCheck } from './models/status.ts';
 export type { ModelStatus } from './models/schema.ts';
 export { costUsd } from './ledger/cost.ts';
 
-// the local emulator (the other test doubles: `forkcache/testing`)
-export { startEmulator } from './testing.ts';
-export type { Emulator, EmulatorOptions } from './testing.ts';
+// the local emulator, the scripted models and the test clock: `forkcache/testing`

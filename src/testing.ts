@@ -1,4 +1,6 @@
-// Test doubles that users may want too (the emulator, scripted models): public on purpose.
+// Test doubles that users may want too (the emulator, scripted models, a clock moved by hand):
+// public on purpose, and only here: `forkcache` itself is the engine.
+export { ManualClock } from './clock.ts';
 export {
   startEmulator,
   echoModel,

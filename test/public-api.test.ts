@@ -49,7 +49,6 @@ describe('the public API', () => {
         "FORK_END_STATUSES",
         "ForkEngine",
         "ForkcacheError",
-        "ManualClock",
         "PROVIDER_IDS",
         "RETRYABLE_STATUSES",
         "TOOL_DECLARATIONS",
@@ -66,7 +65,6 @@ describe('the public API', () => {
         "loadCatalogue",
         "mergeCatalogue",
         "runParentAgent",
-        "startEmulator",
         "systemClock",
       ]
     `);
@@ -79,8 +77,6 @@ describe('the public API', () => {
         "CheckRecord",
         "Clock",
         "CostBreakdown",
-        "Emulator",
-        "EmulatorOptions",
         "ErrorCode",
         "ExecutableToolName",
         "FanOut",
@@ -145,6 +141,7 @@ describe('the public API', () => {
         "FAULT_HEADER",
         "FAULT_KINDS",
         "LATENCY_PROFILES",
+        "ManualClock",
         "ReplayModel",
         "SCRIPT_HEADER",
         "approximateTokenizer",

@@ -13,10 +13,10 @@ import {
   createToolExecutor,
   ForkEngine,
   runParentAgent,
-  startEmulator,
   TOOL_DECLARATIONS,
   UsageLedger,
 } from 'forkcache';
+import { startEmulator } from 'forkcache/testing';
 
 const MODEL = 'claude-opus-5-5';
 

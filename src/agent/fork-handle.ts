@@ -89,6 +89,12 @@ export interface FanOutSummary extends LedgerSummary {
    */
   sandbox?: SandboxReport | undefined;
   /**
+   * The distributed backend: each host's own report of where the forks' bash ran there (null:
+   * it ran no command), by host id. The submitter's machine is not probed: its sandbox is not
+   * the one the forks get.
+   */
+  host_sandboxes?: Record<string, SandboxReport | null> | undefined;
+  /**
    * The client-side spend cap (`maxUsd`) when there is one: the cap, what it counted as spent
    * (at least what the ledger says), and whether it stopped admission (forks `capped`, error
    * `SPEND_CAP_MAX_USD`).
@@ -130,6 +136,8 @@ export interface ForkSummary {
   turns: number;
   files_changed: string[];
   error: { code: string; message: string } | null;
+  /** The distributed backend: the host that ran it, the sandbox kind it applied (null: no command), what its ceilings clamped. */
+  host?: { id: string; sandbox: 'bwrap' | 'none' | null; clamped: string[] };
 }
 
 export interface FanOutResult {

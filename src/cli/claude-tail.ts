@@ -1,3 +1,4 @@
+import { ForkcacheError } from '../errors.ts';
 /*
  * Which messages an `api-request` record's `tail` hashes name. A hash with an
  * `api-request-blob` is that blob's message. A hash without one is a message the session
@@ -67,7 +68,8 @@ export function tailMessages(tail: readonly string[], head: readonly Message[], 
       while (cursor < fresh.length && fresh[cursor]!.role !== role) cursor++;
       message = fresh[cursor++];
       if (!message)
-        throw new Error(
+        throw new ForkcacheError(
+          'TRANSCRIPT_INVALID',
           `tail: ${hash.slice(0, 12)}… has neither a blob nor ${role === 'assistant' ? 'an' : 'a'} ${role} message record`,
         );
     }

@@ -5,6 +5,7 @@ import { ForkcacheError } from '../errors.ts';
 import type { Endpoint } from './endpoint.ts';
 import { intFlag } from './flags.ts';
 import { resumeCommand } from './resume-hint.ts';
+import { sandboxLine } from '../tools/sandbox-report.ts';
 
 /** `--redis` and `--redis-timeout-ms`, as `run` and `resume` take them. */
 export const redisFlags = {
@@ -55,4 +56,28 @@ export function redisLostLine(result: FanOutResult, redis: string | undefined): 
   const next = dir ? `; continue with: ${resumeCommand(dir, ['--redis', shown])}` : '';
   const password = shown === redis ? '' : ' (add the password back to the URL)';
   return `forkcache: ${lost[0]!.error!.message}: ${notDone} fork(s) not done${next}${password}`;
+}
+
+/** What `run --redis` says before it starts instead of probing this machine, which runs no fork's bash. */
+export const HOSTS_SANDBOX_LINE =
+  'bash sandbox: each worker host applies its own, probed there (each host says which when the run ends)';
+
+/**
+ * Each host's sandbox as that host reported it for the forks it ran (signed progress), and
+ * what its ceilings clamped: the run's last word on where the forks' commands ran.
+ */
+export function hostSandboxLines(result: FanOutResult): string[] {
+  const lines = Object.entries(result.summary.host_sandboxes ?? {}).map(([id, report]) => {
+    if (report === null) return `host ${id}: ran no command of these forks`;
+    if (report.kind === 'none')
+      return `host ${id}: bash is NOT sandboxed on that host (${report.reason ?? 'no sandbox'}): the forks' commands ran with its rights`;
+    return sandboxLine(report)
+      .split('\n')
+      .map((line) => `host ${id}: ${line}`)
+      .join('\n');
+  });
+  for (const fork of result.forks)
+    if (fork.host && fork.host.clamped.length > 0)
+      lines.push(`host ${fork.host.id}: ${fork.forkId} clamped to its ceilings: ${fork.host.clamped.join('; ')}`);
+  return lines;
 }

@@ -6,6 +6,7 @@ import type { Assumptions } from '../ledger/estimate-profile.ts';
 import type { RunEstimate } from '../ledger/estimate.ts';
 import { formatSweep, sweepCsv, type SweepRow } from '../ledger/economics-sweep-rows.ts';
 import { importOptional } from '../optional-import.ts';
+import { printOut } from './terminal-safe.ts';
 
 const n = (x: number): string => Math.round(x).toLocaleString('en-US');
 
@@ -44,9 +45,9 @@ export async function writeSweep(
   o: { json: boolean; csv: boolean; chart: string | false },
   log: (line: string) => void,
 ): Promise<void> {
-  if (o.json) process.stdout.write(`${JSON.stringify({ sweep: rows })}\n`);
-  else if (o.csv) process.stdout.write(sweepCsv(rows));
-  else process.stdout.write(formatSweep(rows));
+  if (o.json) printOut(`${JSON.stringify({ sweep: rows })}\n`);
+  else if (o.csv) printOut(sweepCsv(rows));
+  else printOut(formatSweep(rows));
   if (o.chart === false) return;
   const { economicsSweepChart } = await importOptional('report', () => import('../report/economics-chart.ts'));
   const path = resolve(o.chart);

@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline/promises';
 import type { PermissionAnswer, PermissionHandler, PermissionRequest } from '../tools/permissions.ts';
+import { terminalSafe } from '../terminal-text.ts';
 
 export interface PromptOptions {
   /** `--allow-asks`: answer yes to every question (for non-interactive runs that should proceed). */
@@ -8,9 +9,12 @@ export interface PromptOptions {
   output?: NodeJS.WritableStream;
 }
 
+/** The question: the model wrote the input (JSON leaves C1 controls and bidi overrides raw), so it is escaped. */
 function describe(request: PermissionRequest): string {
   const input = JSON.stringify(request.input);
-  return `${request.forkId} wants to run ${request.tool} ${input.length > 200 ? `${input.slice(0, 200)}…` : input}`;
+  return terminalSafe(
+    `${request.forkId} wants to run ${request.tool} ${input.length > 200 ? `${input.slice(0, 200)}…` : input}`,
+  );
 }
 
 /**

@@ -39,11 +39,9 @@ export async function createProgram(args: readonly string[] = process.argv.slice
     .description('Run LLM fork subagents in parallel on one byte-identical, prompt-cached prefix.')
     .version(VERSION, '-v, --version')
     .showHelpAfterError()
-    .exitOverride((err) => {
-      // commander exits 1 on usage errors; bad input is exit code 2 here.
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') process.exit(0);
-      process.exit(err.exitCode === 0 ? 0 : 2);
-    });
+    // commander's usage errors (and --help) are thrown, not exited: `main` (cli-main.ts) turns
+    // them into exit code 2 (0), so the command also runs in-process.
+    .exitOverride();
   const named = args[0] !== undefined && Object.hasOwn(COMMANDS, args[0]) ? [args[0]] : Object.keys(COMMANDS);
   const registers = await Promise.all(named.map((name) => COMMANDS[name]!()));
   for (const register of registers) register(program);

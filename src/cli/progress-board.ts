@@ -13,6 +13,7 @@ import {
   runningRow,
 } from './board/board-lines.ts';
 import { LiveArea } from './board/live-area.ts';
+import { terminalSafe, terminalSafeLines } from '../terminal-text.ts';
 
 export interface BoardOptions {
   model: string;
@@ -103,17 +104,17 @@ export class ProgressBoard {
 
   /** What the parent agent is doing (undefined: nothing now); shown with the time it has taken. */
   parent(text: string | undefined): void {
-    this.#parent = text === undefined ? undefined : { text, since: this.#now() };
+    this.#parent = text === undefined ? undefined : { text: terminalSafe(text), since: this.#now() };
     if (text !== undefined) this.#plain(`parent: ${text}`);
     this.#schedule();
   }
 
   /** A line of the run's own (Ctrl-C, a note): above the live area on a TTY, so it stays visible. */
-  log(line: string): void {
+  log(text: string): void {
     if (this.#area) {
-      this.#area.print(line);
+      for (const line of text.split('\n')) this.#area.print(terminalSafe(line));
       this.#schedule();
-    } else this.#stream.write(`${line}\n`);
+    } else this.#stream.write(`${terminalSafeLines(text)}\n`);
   }
 
   onEvent(event: FanOutEvent): void {
@@ -195,8 +196,9 @@ export class ProgressBoard {
     return this.#color && code ? `\x1b[${code}m${text}\x1b[39m` : text;
   }
 
+  /** A plain line (no colour): escaped whole, as the model's text in it may not act on the terminal. */
   #plain(line: string): void {
-    if (!this.#area) this.#stream.write(`${line}\n`);
+    if (!this.#area) this.#stream.write(`${terminalSafe(line)}\n`);
   }
 }
 

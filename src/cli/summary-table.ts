@@ -291,6 +291,7 @@ export function jsonSummary(result: FanOutResult, extra: Record<string, unknown>
     warnings: s.warnings,
     model_table_date: s.model_table_date,
     ...(s.sandbox ? { sandbox: s.sandbox } : {}),
+    ...(s.host_sandboxes ? { host_sandboxes: s.host_sandboxes } : {}),
     prefix: {
       sha256: s.prefix.sha256,
       bytes: s.prefix.bytes,
@@ -321,6 +322,7 @@ export function jsonSummary(result: FanOutResult, extra: Record<string, unknown>
       error: f.error ?? null,
       // worktree runs: where the fork's change is (`forkcache diff` / `merge` take it from there)
       ...(f.worktree ? { branch: f.worktree.branch, commit: f.worktree.commit, diff_stat: f.worktree.diffStat } : {}),
+      ...(f.host ? { host: { id: f.host.id, sandbox: f.host.sandbox?.kind ?? null, clamped: f.host.clamped } } : {}),
     })),
   };
 }

@@ -14,10 +14,11 @@ import {
 import { servePort } from '../pool/port-server.ts';
 import type { ForkTask } from '../pool/protocol.ts';
 import { readTranscript } from '../run-dir/transcript-reader.ts';
-import { type ForkOutcome, type LoopEvent, OPEN_GATE } from '../loop/types.ts';
+import { type ForkHostReport, type ForkOutcome, type LoopEvent, OPEN_GATE } from '../loop/types.ts';
+import type { SandboxReport } from '../tools/sandbox-report.ts';
 import { abortable } from './abortable.ts';
-import { applyHostPolicy, type HostPolicyOptions } from './host-policy.ts';
-import { cancelKey, type ForkJobData, type ForkJobProgress } from './keys.ts';
+import { applyHostPolicy, type HostFacts, type HostPolicyOptions, type HostSettings } from './host-policy.ts';
+import { cancelKey, type ForkJobData, type ForkJobProgress, RAN_KEY_TTL_SECONDS, ranKey } from './keys.ts';
 import type { SharedBudget } from './shared-budget.ts';
 import { sharedAdmissionGate } from './shared-gate.ts';
 import type { JobSigner, Signed } from './signing.ts';
@@ -36,6 +37,10 @@ export interface HostContext {
   connection: Redis;
   signer: JobSigner;
   policy: HostPolicyOptions;
+  /** What the host found on itself at start (its sandbox). */
+  facts: HostFacts;
+  /** This host's own probe of the sandbox a fork's bash and check run in (undefined: the fork runs no command). */
+  sandboxFor(settings: HostSettings): SandboxReport | undefined;
   budget: SharedBudget;
   prefixFor(sha256: string): Promise<SharedArrayBuffer>;
   /**
@@ -55,40 +60,101 @@ function refused(host: HostContext, jobId: string, err: unknown): never {
 }
 
 /**
- * Run one job on this host. Nothing of it is used before its signature verifies and the host's
- * own policy allows it (a forged, tampered or replayed job is refused: no file read, no request
- * sent). The fork's cancel handle is registered before the first await, and the cancel mark
- * in Redis is read after it: a cancel is never lost between the two.
+ * Run one job on this host, at most once. Nothing of it is used before its signature verifies
+ * and the host's own policy allows it (a forged, tampered or replayed job is refused: no file
+ * read, no request sent). The job is claimed in Redis before it runs (`ranKey`), and the
+ * fork's transcript names it in its `end`: a job that ran already runs nothing again. The
+ * fork's cancel handle is registered before the first await, and the cancel mark in Redis is
+ * read after it: a cancel is never lost between the two.
  */
 export async function runHostJob(job: Job<Signed, Signed>, host: HostContext): Promise<Signed> {
   const jobId = job.id!;
   let data: ForkJobData;
-  let settings: ReturnType<typeof applyHostPolicy>;
+  let settings: HostSettings;
   try {
     data = host.signer.open<ForkJobData>('job', jobId, job.data);
-    settings = applyHostPolicy(data, host.policy);
+    settings = applyHostPolicy(data, host.policy, host.facts, jobId);
   } catch (err) {
     return refused(host, jobId, err);
   }
   const fork: RunningFork = { jobId, forkId: data.forkId, abort: new AbortController() };
   host.running.add(fork);
+  let lost = false;
   try {
-    const outcome = await runFork(job, jobId, data, settings, fork.abort.signal, host);
+    const claim = await claimJob(host, jobId, job.data.sig, data);
+    if (typeof claim === 'object') return host.signer.seal('result', jobId, claim); // a dead host's run that ended
+    const report: ForkHostReport = { id: host.hostId, sandbox: host.sandboxFor(settings), clamped: settings.clamped };
+    if (settings.clamped.length > 0)
+      host.log(`job ${jobId}: clamped to this host's ceilings: ${settings.clamped.join('; ')}`);
+    const outcome = await runFork(job, jobId, data, settings, report, fork.abort.signal, host);
     // stopped because Redis was lost (or the job's lock): not a cancel anyone asked for; should
     // Redis take the answer, the submitter reads the fork from its transcript (resume continues it)
     const reason: unknown = fork.abort.signal.reason;
-    if (hasCode(reason, 'REDIS_LOST')) throw new UnrecoverableError(`REDIS_LOST: ${(reason as Error).message}`);
-    return host.signer.seal('result', jobId, outcome);
+    if (hasCode(reason, 'REDIS_LOST')) {
+      lost = true;
+      throw new UnrecoverableError(`REDIS_LOST: ${(reason as Error).message}`);
+    }
+    return host.signer.seal('result', jobId, { ...outcome, host: report });
   } finally {
     host.running.delete(fork);
+    // the job ran (or failed trying): never again. Lost: another host may continue it
+    if (!lost)
+      await host.connection
+        .set(ranKey(host.queue, jobId), `done:${job.data.sig}`, 'EX', RAN_KEY_TTL_SECONDS)
+        .catch(() => undefined);
   }
+}
+
+/**
+ * Take the job: `fresh` (first run), `retake` (its host died mid-fork: continue it), or the
+ * outcome of a retake whose first host ended the fork before it died. A replay is refused.
+ */
+async function claimJob(
+  host: HostContext,
+  jobId: string,
+  sig: string,
+  data: ForkJobData,
+): Promise<'fresh' | 'retake' | ForkOutcome> {
+  const key = ranKey(host.queue, jobId);
+  const set = await host.connection.set(key, `running:${sig}`, 'EX', RAN_KEY_TTL_SECONDS, 'NX');
+  // gone between the two (expired): nobody holds it, this host's claim is as good as fresh
+  const seen = set === 'OK' ? undefined : ((await host.connection.get(key)) ?? undefined);
+  if (seen !== undefined && seen !== `running:${sig}`)
+    replayed(
+      host,
+      jobId,
+      seen.startsWith('done:') ? 'Redis records that it ran' : 'Redis records another job under its id',
+    );
+  const transcript = data.transcriptPath ? readTranscript(data.transcriptPath) : undefined;
+  if (!transcript?.endedJobs.includes(jobId)) return seen === undefined ? 'fresh' : 'retake';
+  if (seen === undefined) replayed(host, jobId, `its fork's transcript ended it already (${data.transcriptPath})`);
+  const start = startFromTranscript(data.base, transcript);
+  const end = transcript.end;
+  return (
+    finishedOutcome(start, transcript) ?? {
+      ...mergeOutcome(start, emptyOutcome(end?.status ?? 'failed', end?.error as ForkOutcome['error'])),
+      turns: start.turnsDone,
+      messages: [...start.child.messages],
+    }
+  );
+}
+
+function replayed(host: HostContext, jobId: string, why: string): never {
+  return refused(
+    host,
+    jobId,
+    new ForkcacheError('JOB_REPLAYED', `job ${jobId} ran already (${why}): a replayed job runs nothing`, {
+      data: { jobId },
+    }),
+  );
 }
 
 async function runFork(
   job: Job<Signed, Signed>,
   jobId: string,
   data: ForkJobData,
-  settings: ReturnType<typeof applyHostPolicy>,
+  settings: HostSettings,
+  hostReport: ForkHostReport,
   signal: AbortSignal,
   host: HostContext,
 ): Promise<ForkOutcome> {
@@ -112,7 +178,7 @@ async function runFork(
         ...emptyOutcome('cancelled', new ForkcacheError('FORK_CANCELLED', 'fork cancelled').toWire()),
         turns: start.turnsDone,
       });
-    report({ hostId: host.hostId }); // names this host at once
+    report({ hostId: host.hostId, host: hostReport }); // names this host, and what it applies, at once
     // the submitter's ledger may have missed the turns a dead host did: tell it (it de-duplicates)
     for (const turn of transcript?.turns ?? [])
       report({
@@ -144,9 +210,10 @@ async function runFork(
     port: port2,
     ...startFields(start),
     api: settings.api,
-    loop: data.loop,
+    loop: settings.loop,
     tools: settings.tools,
     transcriptPath: data.transcriptPath,
+    jobId,
     permissions: settings.permissions,
     testHooks: {},
   };

@@ -8,6 +8,7 @@ import { decide, type PermissionDecision, type PermissionPolicy } from '../tools
 import type { SandboxChoice } from '../tools/sandbox.ts';
 import { isChatProvider, type ProviderId } from '../wire/providers.ts';
 import { type ExecutableToolName, FILE_TOOL_NAMES } from '../wire/tool-names.ts';
+import { applyJobRules } from './job-rules.ts';
 import type { ForkJobData } from './keys.ts';
 
 /**
@@ -31,7 +32,18 @@ export interface HostPolicyOptions {
   baseURL?: string | undefined;
   /** This host's API key (never in Redis). Default: the provider's key variable. */
   apiKey?: string | undefined;
+  /** Ceilings by job field path (`tools.limits.bashTmpMb`, `loop.maxTurns`, …; `job-rules.ts`), over the defaults there. */
+  ceilings?: Readonly<Record<string, number>> | undefined;
 }
+
+/** What the host found on itself at start, that its policy depends on. */
+export interface HostFacts {
+  /** Why bash cannot be sandboxed here while the floor asks for a sandbox (no working bubblewrap); undefined: it can, or the floor is `none`. */
+  sandboxMissing?: string | undefined;
+}
+
+/** The settings a job's fork runs with on this host, and what its ceilings clamped. */
+export type HostSettings = Pick<ForkTask, 'api' | 'loop' | 'tools' | 'permissions'> & { clamped: string[] };
 
 export interface HostEndpoint {
   baseURL: string;
@@ -86,6 +98,28 @@ function refuse(field: string, message: string): never {
   throw new ForkcacheError('JOB_POLICY_REFUSED', `${field}: ${message}`, { data: { field } });
 }
 
+/** The rule `identity`: the fields naming the job agree with its (signed) id. */
+function checkIdentity(data: ForkJobData, jobId: string | undefined): void {
+  if (data.v !== 1) refuse('v', `this host runs jobs of version 1, not ${JSON.stringify(data.v)}`);
+  if (typeof data.forkId !== 'string' || (jobId !== undefined && !jobId.startsWith(`${data.forkId}.`)))
+    refuse('forkId', `${JSON.stringify(data.forkId)} is not the fork job ${jobId ?? '?'} names`);
+  if (data.fanoutId !== data.forkId.replace(/-f\d+$/, ''))
+    refuse('fanoutId', `${JSON.stringify(data.fanoutId)} is not the fan-out of ${data.forkId}`);
+  if (!Number.isInteger(data.index) || data.index < 0) refuse('index', 'expected a fork index');
+  if (typeof data.prefixSha256 !== 'string' || !/^[0-9a-f]{64}$/.test(data.prefixSha256))
+    refuse('prefixSha256', 'expected a sha256 in hex');
+}
+
+/** Why `bash` (or a check) cannot run here: the host allows no bash, or it has no sandbox it may use. */
+function bashRefusal(options: HostPolicyOptions, facts: HostFacts): string | undefined {
+  const ceiling = options.allow ?? FILE_TOOL_NAMES;
+  if (!(ceiling as readonly string[]).includes('bash'))
+    return `this host does not allow bash (it allows ${ceiling.join(', ') || 'none'}), so it runs no command a job names`;
+  if (facts.sandboxMissing !== undefined)
+    return `bash is NOT sandboxed on this host (${facts.sandboxMissing}) and its policy asks for a sandbox ("${options.sandbox ?? 'auto'}"): it runs no command a job names; install bubblewrap, or start the host with --sandbox none to run them with its own rights`;
+  return undefined;
+}
+
 /** The real path of `path` (or of its nearest existing parent), to compare with the roots. */
 function realish(path: string): string {
   try {
@@ -106,14 +140,20 @@ function checkRoot(field: string, path: string, roots: readonly string[]): void 
 }
 
 /**
- * The settings a job's fork runs with on this host: the host's endpoint and key, the job's
- * tools, sandbox and permissions checked against (or narrowed by) the host's ceiling.
+ * The settings a job's fork runs with on this host: every field of the job checked by its rule
+ * in `job-rules.ts` (none escapes the list), the host's endpoint and key, the job's tools,
+ * sandbox, limits and permissions checked against (or narrowed, clamped to) the host's ceiling.
+ * `jobId`: the id the job's signature covers, which its identity fields must agree with.
  * @throws ForkcacheError `JOB_POLICY_REFUSED` naming the field that asks for more than the host allows.
  */
 export function applyHostPolicy(
-  data: ForkJobData,
+  job: ForkJobData,
   options: HostPolicyOptions,
-): Pick<ForkTask, 'api' | 'tools' | 'permissions'> {
+  facts: HostFacts = {},
+  jobId?: string,
+): HostSettings {
+  checkIdentity(job, jobId);
+  const { data, clamped } = applyJobRules(job, options.ceilings);
   const provider = data.api.provider ?? 'anthropic';
   const endpoint = hostEndpoint(provider, options);
   const asked = endpointOf(data.api.baseURL);
@@ -126,6 +166,10 @@ export function applyHostPolicy(
   const beyond = data.tools.allow.filter((tool) => !(ceiling as readonly string[]).includes(tool));
   if (beyond.length > 0)
     refuse('tools.allow', `${beyond.join(', ')} not allowed on this host (it allows ${ceiling.join(', ') || 'none'})`);
+  const noBash = bashRefusal(options, facts);
+  if (data.tools.allow.includes('bash') && noBash !== undefined) refuse('tools.allow', `bash: ${noBash}`);
+  if (data.loop.check !== undefined && noBash !== undefined)
+    refuse('loop.check.command', `the job's check \`${data.loop.check.command}\` is not run: ${noBash}`);
   const floor = options.sandbox ?? 'auto';
   const sandbox = data.tools.sandbox ?? 'auto';
   if (!(sandbox in SANDBOX_RANK) || SANDBOX_RANK[sandbox] < SANDBOX_RANK[floor])
@@ -146,6 +190,7 @@ export function applyHostPolicy(
       maxRetries: data.api.maxRetries,
       timeoutMs: data.api.timeoutMs,
     },
+    loop: data.loop,
     tools: {
       workspace: data.tools.workspace,
       allow: [...data.tools.allow] as ExecutableToolName[],
@@ -155,6 +200,7 @@ export function applyHostPolicy(
       secrets: [],
     },
     permissions: narrowPermissions(data.permissions, options.permissions ?? {}),
+    clamped,
   };
 }
 
@@ -166,8 +212,16 @@ export function describePolicy(options: HostPolicyOptions): string {
     `network ${options.network ? 'allowed' : 'refused'}`,
     options.permissions ? 'permissions combined with its own' : undefined,
     options.roots?.length ? `files under ${options.roots.join(', ')}` : 'files anywhere',
+    `limits above its ceilings clamped (${describeCeilings(options.ceilings)})`,
     `endpoint and key: ${options.baseURL ? options.baseURL : "this host's environment"}`,
   ]
     .filter((part) => part !== undefined)
     .join('; ');
+}
+
+/** The ceilings set on this host (the others: the defaults of `job-rules.ts`), in words. */
+function describeCeilings(ceilings: Readonly<Record<string, number>> | undefined): string {
+  const set = Object.entries(ceilings ?? {});
+  const defaults = 'the defaults elsewhere, `forkcache worker --help`';
+  return set.length === 0 ? 'the defaults' : `${set.map(([path, n]) => `${path} ${n}`).join(', ')}; ${defaults}`;
 }

@@ -5,6 +5,7 @@ import { ForkcacheError } from '../errors.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from '../pool/worker-file.ts';
 import { type HostContext, runHostJob } from './host-job.ts';
 import { describePolicy, type HostPolicyOptions } from './host-policy.ts';
+import { probeHostSandbox } from './host-sandbox.ts';
 import { type CancelMessage, cancelChannel, DEFAULT_QUEUE, DEFAULT_REDIS_TIMEOUT_MS, shownRedisUrl } from './keys.ts';
 import { loadPrefix } from './prefix-store.ts';
 import { connectRedis, isAuthError } from './redis.ts';
@@ -35,6 +36,8 @@ export interface HostWorker {
   readonly hostId: string;
   /** The ceiling this host holds its jobs to, in words (printed at start). */
   readonly policy: string;
+  /** Where jobs' commands run on this host, probed here (printed at start: `bash is NOT sandboxed on this host …` when so). */
+  readonly sandbox: string;
   /** Finish the running forks, then stop. */
   close(): Promise<void>;
 }
@@ -103,6 +106,7 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
   });
 
   const prefixes = new Map<string, Promise<SharedArrayBuffer>>();
+  const sandbox = probeHostSandbox(options);
   const host: HostContext = {
     hostId,
     queue,
@@ -110,6 +114,8 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
     connection,
     signer,
     policy: options,
+    facts: sandbox.facts,
+    sandboxFor: sandbox.sandboxFor,
     budget: new SharedBudget(connection),
     prefixFor(sha256) {
       let sab = prefixes.get(sha256);
@@ -175,6 +181,7 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
   return {
     hostId,
     policy: describePolicy(options),
+    sandbox: sandbox.line,
     async close() {
       watch.stop();
       await worker.close();

@@ -1,5 +1,5 @@
 import { ERROR_CODES, ForkcacheError, type WireError } from '../errors.ts';
-import type { ForkOutcome, LoopEvent } from '../loop/types.ts';
+import type { ForkHostReport, ForkOutcome, LoopEvent } from '../loop/types.ts';
 import type { DispatchContext } from '../pool/fork-dispatch.ts';
 import type { ForkJobProgress } from './keys.ts';
 import type { JobSigner } from './signing.ts';
@@ -30,6 +30,8 @@ export class InFlight {
   /** What the submitter does with each of its host's events besides passing them on (the warm-first barrier). */
   onEvent: (event: LoopEvent) => void = () => undefined;
   #host: string | undefined;
+  /** What its host said it applies (signed progress): kept on an outcome read from the transcript. */
+  hostReport: ForkHostReport | undefined;
   #settled = false;
   #resolve!: (outcome: ForkOutcome) => void;
 
@@ -53,7 +55,7 @@ export class InFlight {
   settle(outcome: ForkOutcome): void {
     if (this.#settled) return;
     this.#settled = true;
-    this.#resolve(outcome);
+    this.#resolve(outcome.host || !this.hostReport ? outcome : { ...outcome, host: this.hostReport });
   }
 
   /** Its host's result, if it verifies; otherwise what the transcript says, with the reason. */

@@ -59,6 +59,7 @@ export class JobTracker {
     const progress = job?.progress(this.#signer, data);
     if (!job || !progress || job.settled) return;
     job.onHost(progress.hostId);
+    if (progress.host) job.hostReport = progress.host;
     if (progress.event) {
       job.ctx.onEvent(progress.event);
       job.onEvent(progress.event);

@@ -1,12 +1,6 @@
-import type { ProviderId } from '../wire/providers.ts';
 import type { ForkChild } from '../fork/layouts.ts';
-import type { TurnRetryOptions } from '../loop/retry.ts';
-import type { CacheTtl } from '../wire/cache.ts';
-import type { ToolLimits } from '../tools/limits.ts';
-import type { PermissionPolicy } from '../tools/permissions.ts';
+import type { ForkTask } from '../pool/protocol.ts';
 import type { SharedAdmission } from './shared-gate.ts';
-import type { LoopPrompt } from '../loop/types.ts';
-import type { ForkCheckSpec } from '../pool/protocol.ts';
 
 /** The distributed backend of an engine (`ForkEngine` option `distributed`). */
 export interface DistributedOptions {
@@ -49,8 +43,10 @@ export interface CancelMessage {
 /**
  * A fork as a BullMQ job, stored signed (`signing.ts`: a host refuses it otherwise). Plain JSON
  * and no secrets: every host takes its API key, its endpoint and its policy ceiling from its own
- * configuration (`host-policy.ts`). The frozen head is not in the job, only its hash: hosts
- * load it from Redis once and check it.
+ * configuration (`host-policy.ts`), and checks every field against `job-rules.ts`. The frozen
+ * head is not in the job, only its hash: hosts load it from Redis once and check it. Its parts
+ * are the worker task's (`ForkTask`) less what only a host holds, so a field added to the task
+ * reaches the job's type, and the rule list must give it a rule before anything compiles.
  */
 export interface ForkJobData {
   v: 1;
@@ -60,40 +56,33 @@ export interface ForkJobData {
   prefixSha256: string;
   /** The child's continuation before any turn: hosts continue from the transcript when there is one. */
   base: ForkChild;
-  /** `provider` absent: a job of an older engine, on the Messages API. */
-  api: {
-    provider?: ProviderId | undefined;
-    baseURL: string;
-    headers: Record<string, string>;
-    maxRetries: number;
-    timeoutMs: number;
-  };
-  loop: {
-    maxTurns: number;
-    maxTokens: number;
-    querySource: string;
-    marker: CacheTtl | false;
-    retry: TurnRetryOptions;
-    gateRetries?: boolean | undefined;
-    requireReport?: boolean | undefined;
-    check?: ForkCheckSpec | undefined;
-  };
+  /** `provider` absent: a job of an older engine, on the Messages API. Never a key: each host has its own. */
+  api: Omit<ForkTask['api'], 'apiKey'>;
+  loop: ForkTask['loop'];
   /** `resume --retry`: the user turn that restarts a fork that ended not done. */
-  prompt?: LoopPrompt | undefined;
+  prompt?: ForkTask['prompt'];
   /** Rate-limit admission on: the host reserves each request from the budget shared in Redis. */
   admission?: SharedAdmission | undefined;
-  /** No secrets here: jobs sit in Redis; each host redacts its own API key. Checked against the host's own ceiling. */
-  tools: {
-    workspace: string;
-    allow: string[];
-    limits: Partial<ToolLimits>;
-    sandbox: 'auto' | 'bwrap' | 'none';
-    /** The sandbox with network access (a host refuses it unless it allows network). */
-    network?: boolean | undefined;
-  };
-  permissions: PermissionPolicy;
-  transcriptPath: string | undefined;
+  /** No secrets here: jobs sit in Redis; each host redacts its own API key, and protects its own directories. */
+  tools: Omit<ForkTask['tools'], 'secrets' | 'protect'>;
+  permissions: ForkTask['permissions'];
+  transcriptPath: ForkTask['transcriptPath'];
 }
 
 /** What a host reports through `job.updateProgress` (BullMQ carries it to QueueEvents). */
-export type ForkJobProgress = { hostId: string; event?: import('../loop/types.ts').LoopEvent };
+export type ForkJobProgress = {
+  hostId: string;
+  event?: import('../loop/types.ts').LoopEvent;
+  /** Sent first: what this host applies to the fork (its sandbox, its clamps). */
+  host?: import('../loop/types.ts').ForkHostReport;
+};
+
+/**
+ * Set (if absent) by the host that takes a job, before anything of it runs: `running:<sig>`,
+ * then `done:<sig>` once it ended. A job found `done`, or found under another signature, is a
+ * replay and runs nothing; `running` is a job whose host died, which another host continues.
+ * Whoever writes to Redis can delete it: the fork's transcript, which names the job in its
+ * `end`, is the second check (a replay of a job with a run directory is refused either way).
+ */
+export const ranKey = (queue: string, jobId: string): string => `forkcache:${queue}:ran:${jobId}`;
+export const RAN_KEY_TTL_SECONDS = 30 * 24 * 60 * 60;

@@ -29,7 +29,12 @@ import { lockRunDir, type WriterLock } from '../run-dir/writer-lock.ts';
 import { openFanOutDir, sandboxReportFor } from './fan-out-setup.ts';
 import { checkLocalPaths } from './local-paths.ts';
 import { type PlanContext, planAgents, planForks, planResume } from './plans.ts';
-import { type ForkEngineOptions, type ResolvedEngineOptions, resolveEngineOptions } from './options.ts';
+import {
+  type EngineSettings,
+  type ForkEngineOptions,
+  type ResolvedEngineOptions,
+  resolveEngineOptions,
+} from './options.ts';
 import { manifestEngine } from './manifest-engine.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from '../pool/worker-file.ts';
 
@@ -50,12 +55,16 @@ export type { FanOutOptions, ResumeOptions } from './fan-out-types.ts';
 export class ForkEngine {
   readonly #options: Readonly<ResolvedEngineOptions>;
 
-  /** The resolved options, the API key (and the job secret) redacted: they are never shown or logged. */
-  get options(): Readonly<ResolvedEngineOptions> {
-    const distributed = this.#options.distributed;
+  /**
+   * The resolved options (defaults filled in), the API key (and the job secret) redacted: they
+   * are never shown or logged.
+   */
+  get options(): Readonly<EngineSettings> {
+    const { testHooks: _hooks, ...settings } = this.#options;
+    const distributed = settings.distributed;
     return {
-      ...this.#options,
-      api: { ...this.#options.api, apiKey: '[redacted]' },
+      ...settings,
+      api: { ...settings.api, apiKey: '[redacted]' },
       ...(distributed?.secret ? { distributed: { ...distributed, secret: '[redacted]' } } : {}),
     };
   }
@@ -262,7 +271,8 @@ export class ForkEngine {
       foreground: options.foreground,
       requireChange: options.requireChange === true,
       remote: this.#remote,
-      sandbox: sandboxReportFor(this.#options, agent?.allow ?? this.#options.allow),
+      // distributed: each host probes and reports its own (`host_sandboxes`), never this machine's
+      sandbox: this.#remote ? undefined : sandboxReportFor(this.#options, agent?.allow ?? this.#options.allow),
     });
     if (options.signal) {
       const signal = options.signal;

@@ -1,3 +1,4 @@
+import { ForkcacheError } from '../errors.ts';
 /**
  * An unbounded async queue with one consumer: producers `push`, the consumer iterates with
  * `for await`. Events pushed before iteration starts are kept; iteration ends after `end()`
@@ -28,7 +29,11 @@ export class EventQueue<T> implements AsyncIterable<T> {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<T> {
-    if (this.#iterating) throw new Error('EventQueue: only one consumer may iterate the events');
+    if (this.#iterating)
+      throw new ForkcacheError(
+        'INVALID_ARGUMENT',
+        'the events of a fan-out can be iterated once: keep one `for await` loop (or use settled())',
+      );
     this.#iterating = true;
     return {
       next: () => {

@@ -1,3 +1,4 @@
+import { CACHE_TTL_MS } from '../wire/cache.ts';
 import { FanOutGate, type SpendPricing } from '../gate/admission/fan-out-gate.ts';
 import { fanOutSpend } from './fan-out-spend.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
@@ -22,7 +23,7 @@ export function openFanOutGates(deps: FanOutDeps, prefix: FrozenPrefix, accounts
   const warm = new WarmGate({
     strategy: deps.options.warm,
     limit: deps.api,
-    ttlMs: prefix.ttl === '1h' ? 3_600_000 : 300_000,
+    ttlMs: CACHE_TTL_MS[prefix.ttl],
     clock: deps.clock,
     readable: readabilityOf(prefix.provider),
   });

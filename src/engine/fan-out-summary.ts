@@ -1,4 +1,6 @@
-import type { ForkResult } from '../agent/fork-handle.ts';
+import type { ForkResult, ForkSummary } from '../agent/fork-handle.ts';
+import type { ForkHostReport } from '../loop/types.ts';
+import type { SandboxReport } from '../tools/sandbox-report.ts';
 import { engineFigures, type EngineSlots } from '../ledger/engine-figures.ts';
 import { findModel } from '../models/catalogue.ts';
 import { describeModel } from '../models/status.ts';
@@ -21,7 +23,7 @@ export function fanOutSummary(run: {
   rateLimits: FanOutSummary['rate_limits'];
   slots: EngineSlots | undefined;
   /** Each fork's line, where its bash ran, the spend cap. */
-  more: Pick<FanOutSummary, 'fork_results' | 'sandbox' | 'spend_cap' | 'require_change'>;
+  more: Pick<FanOutSummary, 'fork_results' | 'sandbox' | 'host_sandboxes' | 'spend_cap' | 'require_change'>;
 }): FanOutSummary {
   const { deps, prefix } = run;
   const ledger = deps.ledger.summary(deps.rootId);
@@ -49,4 +51,16 @@ export function fanOutSummary(run: {
     rate_limits: run.rateLimits,
     ...(local ? { engine: { ...engineFigures(deps.ledger.records(), prefix.id), slots: run.slots ?? null } } : {}),
   };
+}
+
+/** A fork's host as its summary row names it. */
+export function hostSummary(host: ForkHostReport): NonNullable<ForkSummary['host']> {
+  return { id: host.id, sandbox: host.sandbox?.kind ?? null, clamped: host.clamped };
+}
+
+/** Each host's own sandbox report, by host id (the last fork it reported for; null: it ran no command). */
+export function hostSandboxes(results: readonly ForkResult[]): Record<string, SandboxReport | null> {
+  const hosts: Record<string, SandboxReport | null> = {};
+  for (const { host } of results) if (host) hosts[host.id] = host.sandbox ?? hosts[host.id] ?? null;
+  return hosts;
 }

@@ -23,10 +23,10 @@ import { warmUpFanOut, type WarmedUp } from './fan-out-warmup.ts';
 import type { FanOutGate } from '../gate/admission/fan-out-gate.ts';
 import { sampleBudget } from '../gate/admission/budget-log.ts';
 import type { WorktreeResult } from '../tools/worktree.ts';
-import { finishInSlot, runForkInSlot, type SlotRun } from './fork-slot.ts';
+import { finishInSlot, runForkInSlot } from './fork-slot.ts';
 import { FanOutWorktrees } from './fan-out-worktrees.ts';
 import { spendCapSummary, spentBefore } from './fan-out-spend.ts';
-import { fanOutSummary } from './fan-out-summary.ts';
+import { fanOutSummary, hostSandboxes, hostSummary } from './fan-out-summary.ts';
 
 export type { FanOut, FanOutDeps, FanOutResult, FanOutSummary, ForkSpec } from './fan-out-types.ts';
 export { forkIdOf } from './fan-out-types.ts';
@@ -152,10 +152,11 @@ export class FanOutRun implements FanOut {
     const spec = this.#specs[state.index]!;
     if (spec.finished) {
       const finished = spec.finished;
-      const slot: Pick<SlotRun, 'forkId' | 'directive' | 'worktrees'> = {
+      const slot = {
         forkId: state.id,
         directive: state.directive,
         worktrees: this.#worktrees,
+        transcriptPath: this.#transcriptPath(state),
       };
       return finishInSlot(slot, finished).then(({ outcome, worktree }) => this.#finish(state, outcome, worktree));
     }
@@ -319,9 +320,11 @@ export class FanOutRun implements FanOut {
           turns: r.turns,
           files_changed: r.filesChanged,
           error: r.error ? { code: r.error.code, message: r.error.message } : null,
+          ...(r.host ? { host: hostSummary(r.host) } : {}),
         })),
         ...(this.#deps.sandbox ? { sandbox: this.#deps.sandbox } : {}),
         require_change: this.#deps.requireChange === true,
+        ...(this.#deps.remote ? { host_sandboxes: hostSandboxes(results) } : {}),
         spend_cap: this.#spend ? spendCapSummary(this.#spend, this.#spend.cap.view(), results) : null,
       },
     });

@@ -1,7 +1,10 @@
+import { existsSync } from 'node:fs';
 import { toWireError } from '../errors.ts';
 import type { ForkOutcome } from '../loop/types.ts';
 import { emptyOutcome, FRESH_START, mergeOutcome, runWithRestarts, type StartPoint } from '../pool/fork-attempts.ts';
 import { type DispatchContext, runForkInWorker } from '../pool/fork-dispatch.ts';
+import { loadRunKey } from '../run-dir/run-key.ts';
+import { JsonlTranscript } from '../run-dir/transcript.ts';
 import type { Worktree, WorktreeResult } from '../tools/worktree.ts';
 import type { FanOutDeps, ForkSpec } from './fan-out-types.ts';
 import type { FanOutWorktrees } from './fan-out-worktrees.ts';
@@ -19,6 +22,18 @@ export interface SlotRun {
   worktrees?: FanOutWorktrees | undefined;
 }
 
+/**
+ * A fork whose worktree could not be committed (git refuses a path the fork made: `.git.`, a
+ * symlinked `.gitmodules`, a FIFO where a file was) is failed, and its transcript must say so:
+ * the worker wrote its `end` before the commit, and `status`, `resume` and `merge` read the
+ * last `end` (a `completed` one made resume skip the fork and merge see "no change").
+ */
+function failedAfterCommit(transcriptPath: string | undefined, outcome: ForkOutcome): ForkOutcome {
+  if (transcriptPath !== undefined && existsSync(transcriptPath))
+    new JsonlTranscript(transcriptPath, loadRunKey()).end(outcome);
+  return outcome;
+}
+
 const commitMessage = (run: Pick<SlotRun, 'forkId' | 'directive'>): string =>
   `forkcache ${run.forkId}: ${run.directive.slice(0, 200)}`;
 
@@ -27,7 +42,7 @@ const commitMessage = (run: Pick<SlotRun, 'forkId' | 'directive'>): string =>
  * the same (the run may have stopped between the fork's last turn and its commit).
  */
 export async function finishInSlot(
-  run: Pick<SlotRun, 'forkId' | 'directive' | 'worktrees'>,
+  run: Pick<SlotRun, 'forkId' | 'directive' | 'worktrees'> & { transcriptPath: string | undefined },
   outcome: ForkOutcome,
 ): Promise<{ outcome: ForkOutcome; worktree?: WorktreeResult }> {
   if (!run.worktrees) return { outcome };
@@ -35,7 +50,9 @@ export async function finishInSlot(
     const tree = await run.worktrees.open(run.forkId);
     return { outcome, worktree: await run.worktrees.close(tree, commitMessage(run)) };
   } catch (err) {
-    return { outcome: { ...outcome, status: 'failed', error: toWireError(err) } };
+    return {
+      outcome: failedAfterCommit(run.transcriptPath, { ...outcome, status: 'failed', error: toWireError(err) }),
+    };
   }
 }
 
@@ -67,6 +84,7 @@ export async function runForkInSlot(run: SlotRun): Promise<{ outcome: ForkOutcom
   if (!tree || !run.worktrees) return { outcome };
   // a tampered worktree (GIT_WORKTREE_TAMPERED) ends the fork failed, nothing committed
   const closed = await run.worktrees.close(tree, commitMessage(run)).catch((err: unknown) => toWireError(err));
-  if ('code' in closed) return { outcome: { ...outcome, status: 'failed', error: closed } };
+  if ('code' in closed)
+    return { outcome: failedAfterCommit(ctx.transcriptPath, { ...outcome, status: 'failed', error: closed }) };
   return { outcome, worktree: closed };
 }

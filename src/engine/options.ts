@@ -137,7 +137,7 @@ export interface ForkEngineOptions {
   retryAfter?: Partial<RetryAfterPolicy>;
 }
 
-const optionsSchema = z.strictObject({
+export const engineOptionsSchema = z.strictObject({
   client: z
     .custom<Anthropic>((v) => typeof v === 'object' && v !== null && 'baseURL' in v, 'expected an Anthropic client')
     .optional(),
@@ -244,9 +244,12 @@ export interface ResolvedEngineOptions {
   testHooks: TestHooks;
 }
 
+/** What `ForkEngine.options` shows: the resolved options, without the test hooks. */
+export type EngineSettings = Omit<ResolvedEngineOptions, 'testHooks'>;
+
 /** Validate (errors name the field: `pool.maxThreads: …`) and fill in defaults. */
 export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOptions {
-  const o = parseOrThrow(optionsSchema, input, 'INVALID_ARGUMENT', 'ForkEngine options');
+  const o = parseOrThrow(engineOptionsSchema, input, 'INVALID_ARGUMENT', 'ForkEngine options');
   if (o.isolation === 'worktree' && o.distributed) {
     throw new ForkcacheError(
       'INVALID_ARGUMENT',

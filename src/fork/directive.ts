@@ -1,5 +1,11 @@
 import { ForkcacheError } from '../errors.ts';
-import { DIRECTIVE_PREFIX, FORK_BOILERPLATE_CLOSE, FORK_BOILERPLATE_OPEN, REPORT_FIELDS } from '../wire/fork-text.ts';
+import {
+  DIRECTIVE_PREFIX,
+  FORK_BOILERPLATE_CLOSE,
+  FORK_BOILERPLATE_OPEN,
+  FORK_BOILERPLATE_TAG,
+  REPORT_FIELDS,
+} from '../wire/fork-text.ts';
 
 /**
  * The rules every fork child receives, before its directive. A constant: the same bytes for
@@ -22,8 +28,8 @@ export const DEFAULT_MAX_DIRECTIVE_CHARS = 100_000;
 
 // A directive may quote the tag (e.g. a task about forkcache itself) but must never close
 // or re-open it: the `<` of any tag-like occurrence is escaped, whatever its case or spacing.
-const TAG_LIKE = /<(\s*\/?\s*)(fork-boilerplate)/gi;
-const HAS_TAG = /<\s*\/?\s*fork-boilerplate/i;
+const TAG_LIKE = new RegExp(`<(\\s*\\/?\\s*)(${FORK_BOILERPLATE_TAG})`, 'gi');
+const HAS_TAG = new RegExp(`<\\s*\\/?\\s*${FORK_BOILERPLATE_TAG}`, 'i');
 
 /** Neutralise anything in a directive that could forge or close the boilerplate tag. */
 export function escapeDirective(directive: string): string {

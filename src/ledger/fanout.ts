@@ -1,3 +1,4 @@
+import { CACHE_TTL_MS } from '../wire/cache.ts';
 import { findModel, type ModelCatalogue } from '../models/catalogue.ts';
 import type { LedgerRecord } from './records.ts';
 import type { AgentNode } from './tree.ts';
@@ -61,9 +62,6 @@ export interface FanoutTotals {
   efficiency: number;
 }
 
-const FIVE_MINUTES_MS = 5 * 60_000;
-const ONE_HOUR_MS = 60 * 60_000;
-
 interface Group {
   key: string;
   ownerId: string | undefined;
@@ -114,7 +112,7 @@ function cachedAtStart(group: Group, shared: number, owner: AgentNode | undefine
     if (!last || r.at > last.at || (r.at === last.at && r.seq > last.seq)) last = r;
   }
   if (!last) return 0;
-  const ttl = (last.usage.cache_creation?.ephemeral_1h_input_tokens ?? 0) > 0 ? ONE_HOUR_MS : FIVE_MINUTES_MS;
+  const ttl = (last.usage.cache_creation?.ephemeral_1h_input_tokens ?? 0) > 0 ? CACHE_TTL_MS['1h'] : CACHE_TTL_MS['5m'];
   if (start - last.at > ttl) return 0;
   return Math.min(shared, last.usage.cache_read_input_tokens + last.usage.cache_creation_input_tokens);
 }

@@ -4,6 +4,7 @@ import type { ForkEndStatus } from '../fork-status.ts';
 import type { ForkReport } from '../fork/report.ts';
 import type { Usage } from '../ledger/usage.ts';
 import type { RequestCost, RequestReport } from '../rate-limits/report.ts';
+import type { SandboxReport } from '../tools/sandbox-report.ts';
 
 export type { RequestCost, RequestReport } from '../rate-limits/report.ts';
 
@@ -133,5 +134,18 @@ export interface ForkOutcome {
   editsNotApplied?: { path: string; code: string }[] | undefined;
   /** Every run of the plan's check, in order (none without a check). */
   checks?: CheckRecord[] | undefined;
+  /** The distributed backend: the host that ran the fork, as it reported itself. */
+  host?: ForkHostReport | undefined;
   error?: WireError | undefined;
+}
+
+/**
+ * What a distributed host applied to one fork: its own probe of its sandbox (never the
+ * submitter's), and the job's limits its ceilings clamped (`tools.limits.bashTmpMb: 60000 → 2048`).
+ */
+export interface ForkHostReport {
+  id: string;
+  /** Where the fork's bash and check ran on that host; undefined: the fork could run no command. */
+  sandbox?: SandboxReport | undefined;
+  clamped: string[];
 }

@@ -76,7 +76,7 @@ export function tierFor(row: PriceRow, ctx: BillingContext): PriceTier {
   const tier =
     row.tiers.find((t) => t.upToPromptTokens === null || prompt <= t.upToPromptTokens) ??
     row.tiers[row.tiers.length - 1];
-  if (!tier) throw new Error('price row without tiers');
+  if (!tier) throw new ForkcacheError('MODEL_CATALOGUE_INVALID', 'a price row has no tiers');
   return tier;
 }
 

@@ -97,6 +97,8 @@ export interface ForkTask {
   };
   /** JSONL transcript of this fork, appended after every turn (undefined: none). */
   transcriptPath: string | undefined;
+  /** A distributed host's task: the job it serves, named in the transcript's `end` (a replay of it is refused). */
+  jobId?: string | undefined;
   /**
    * The run key (hex) the transcript's records are signed with; never logged, never in a tool
    * result. Undefined (a distributed host's task): the worker loads this machine's own.

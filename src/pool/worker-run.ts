@@ -4,7 +4,7 @@ import { runForkLoop } from '../loop/run-fork.ts';
 import type { ForkOutcome, GatePermit, LoopEvent, RequestGate } from '../loop/types.ts';
 import { openForkWire } from '../provider/fork-wire.ts';
 import { type AttachedPrefix, attachFrozenPrefix } from '../prefix/sab.ts';
-import { fromWireError, toWireError } from '../errors.ts';
+import { fromWireError, toWireError, ForkcacheError } from '../errors.ts';
 import type { RequestCost } from '../rate-limits/report.ts';
 import { createToolExecutor } from '../tools/executor.ts';
 import { decide } from '../tools/permissions.ts';
@@ -43,7 +43,7 @@ class PortGate implements RequestGate {
       waiter.reject(
         message.code?.startsWith('RATE_LIMIT_') || message.code === 'SPEND_CAP_MAX_USD'
           ? fromWireError({ code: message.code, message: message.message })
-          : new Error(message.message),
+          : new ForkcacheError('INTERNAL', message.message),
       );
       return;
     }
@@ -124,12 +124,12 @@ async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<Fork
   const gate = new PortGate(port);
   port.on('message', (message: MainToWorker) => {
     if (message.t === 'cancel') {
-      controller.abort(new Error('fork cancelled'));
+      controller.abort(new ForkcacheError('FORK_CANCELLED', 'fork cancelled'));
       gate.rejectAll(controller.signal.reason);
     } else gate.onMessage(message);
   });
   const key = task.transcriptPath === undefined ? undefined : task.runKey ? runKeyFromHex(task.runKey) : loadRunKey();
-  const transcript = task.transcriptPath ? new JsonlTranscript(task.transcriptPath, key) : undefined;
+  const transcript = task.transcriptPath ? new JsonlTranscript(task.transcriptPath, key, task.jobId) : undefined;
   if (transcript && task.turnsDone === 0) {
     const first = task.child.tailBlocks.at(-1) ?? task.child.messages.at(-1);
     const text = first && 'text' in first ? String(first.text) : '';

@@ -77,7 +77,7 @@ export class ProxyCore {
       : undefined;
     this.mask = credentialMask(options.maskHeaders);
     this.bodies = new BodyBudget(options.maxInFlightBodyBytes);
-    this.log = options.logDir === undefined ? undefined : new ExchangeLog(options.logDir);
+    this.log = options.logDir === undefined ? undefined : new ExchangeLog(options.logDir, (t) => this.mask.text(t));
     this.startedAt = options.clock.now();
   }
 

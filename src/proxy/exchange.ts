@@ -79,6 +79,9 @@ export async function handleExchange(core: ProxyCore, req: IncomingMessage, res:
   }
 }
 
+const maskedText = (core: ProxyCore, text: string | undefined): string | undefined =>
+  text === undefined ? undefined : core.mask.text(text);
+
 async function exchangeWith(
   core: ProxyCore,
   req: IncomingMessage,
@@ -89,7 +92,9 @@ async function exchangeWith(
   controller: AbortController,
 ): Promise<void> {
   const { clock } = core.options;
-  // Credentials (a key in the query string) never reach the ledger, the log or stderr.
+  // Credentials (a key in the query string) never reach the ledger, the log or stderr; the
+  // header values are remembered, so an upstream that echoes one back has it masked too.
+  core.mask.learn(req.headers);
   const path = core.mask.url(req.url ?? '/');
   const isMessages = req.method === 'POST' && /^\/v1\/messages(\?|$)/.test(path);
   // Read the request before sending only when a fix needs it; otherwise from the backlog, so
@@ -200,8 +205,9 @@ async function exchangeWith(
       sentAt,
       ttfbMs,
       durationMs: clock.now() - sentAt,
-      requestId: typeof responseHeaders['request-id'] === 'string' ? responseHeaders['request-id'] : undefined,
-      messageId: facts?.messageId,
+      requestId:
+        typeof responseHeaders['request-id'] === 'string' ? core.mask.text(responseHeaders['request-id']) : undefined,
+      messageId: facts?.messageId === undefined ? undefined : core.mask.text(facts.messageId),
       usage,
       costUsd: prices.cost,
       noCacheUsd: prices.noCache,
@@ -215,7 +221,8 @@ async function exchangeWith(
       warm: passage && passage.outcome !== 'free' ? passage.outcome : undefined,
       heldMs: passage?.heldMs ?? 0,
       strippedBilling: strip,
-      error: error ?? (facts?.error ? `${facts.error.type}: ${facts.error.message}` : undefined),
+      // an upstream's own words: "invalid x-api-key: <the key>" is masked here, for the ledger, stderr and report
+      error: maskedText(core, error ?? (facts?.error ? `${facts.error.type}: ${facts.error.message}` : undefined)),
     };
     if (analysis && usage && model) {
       const { read: r, blocked, tooFar } = analysis.ctx.lookback;

@@ -58,6 +58,7 @@ export function refuse(
           `forkcache proxy: request bodies in flight would pass ${options.maxInFlightBodyBytes} bytes; retry shortly`,
         ];
   sendProxyError(res, status, error, why === 'overloaded' ? { 'retry-after': '1' } : {});
+  core.mask.learn(req.headers);
   const record: ExchangeRecord = {
     ...blankRecord(seq, req.method ?? 'GET', core.mask.url(req.url ?? '/'), receivedAt),
     status,

@@ -15,9 +15,9 @@ export interface ResponseFacts {
 }
 
 /** A JSON body larger than this is forwarded but not read (no usage recorded for it). */
-const JSON_LIMIT = 16 * 1024 * 1024;
+export const JSON_LIMIT = 16 * 1024 * 1024;
 /** An SSE frame is never this large; a stream that claims one is not read further. */
-const FRAME_LIMIT = 4 * 1024 * 1024;
+export const FRAME_LIMIT = 4 * 1024 * 1024;
 
 const INTERESTING = new Set(['message_start', 'message_delta', 'error']);
 
@@ -47,6 +47,9 @@ export class ResponseTap {
   readonly #decoder = new StringDecoder('utf8');
   readonly #inflate: Transform | undefined;
   #carry = '';
+  /** Where the search for a frame end resumes in `#carry`: a long frame is scanned once, not per chunk. */
+  #scanned = 0;
+  #inflated = 0;
   #pending: Buffer[] = [];
   #json: Buffer[] = [];
   #jsonBytes = 0;
@@ -57,9 +60,30 @@ export class ResponseTap {
     this.#sse = (contentType ?? '').includes('text/event-stream');
     this.#onStart = onStart;
     this.#inflate = decoderFor(contentEncoding);
-    this.#inflate?.on('data', (chunk: Buffer) => this.#read(chunk));
-    this.#inflate?.on('error', () => (this.#gaveUp = true));
+    this.#inflate?.on('data', (chunk: Buffer) => {
+      this.#inflated += chunk.length;
+      this.#read(chunk);
+    });
+    this.#inflate?.on('error', () => this.#giveUp());
     if (!this.#sse) this.#started();
+  }
+
+  /** Bytes decompressed so far (a compressed response): what reading it has cost. */
+  get inflatedBytes(): number {
+    return this.#inflated;
+  }
+
+  /**
+   * Stop reading for good: the decompressor is destroyed with whatever input it still holds,
+   * and what was kept is dropped. A gzip bomb (600 KB inflating to 600 MiB with no frame end)
+   * kept the proxy inflating and rescanning for tens of seconds after it had forwarded it.
+   */
+  #giveUp(): void {
+    this.#gaveUp = true;
+    this.#carry = '';
+    this.#json = [];
+    this.#pending = [];
+    this.#inflate?.destroy();
   }
 
   #started(): void {
@@ -93,10 +117,11 @@ export class ResponseTap {
   /** The response ended: parse a JSON body. Resolves once a compressed copy is drained. */
   async end(): Promise<void> {
     this.#drain();
-    if (this.#inflate && !this.#gaveUp) {
+    if (this.#inflate && !this.#gaveUp && !this.#inflate.destroyed) {
       const done = new Promise<void>((resolve) => {
         this.#inflate!.once('end', resolve);
         this.#inflate!.once('error', () => resolve());
+        this.#inflate!.once('close', resolve); // destroyed on giving up: neither of the others comes
       });
       this.#inflate.end();
       this.#inflate.resume();
@@ -107,20 +132,26 @@ export class ResponseTap {
   }
 
   #read(chunk: Buffer): void {
+    if (this.#gaveUp) return; // the decompressor may still hand over what it had in hand
     if (!this.#sse) {
       this.#jsonBytes += chunk.length;
-      if (this.#jsonBytes > JSON_LIMIT) this.#gaveUp = true;
+      if (this.#jsonBytes > JSON_LIMIT) this.#giveUp();
       else this.#json.push(chunk);
       return;
     }
     this.#carry += this.#decoder.write(chunk);
+    const frameEnd = /\r?\n\r?\n/g;
     for (;;) {
-      const match = /\r?\n\r?\n/.exec(this.#carry);
+      // a frame end may straddle the last chunk's end: resume a few characters back
+      frameEnd.lastIndex = Math.max(0, this.#scanned - 3);
+      const match = frameEnd.exec(this.#carry);
       if (!match) break;
       this.#frame(this.#carry.slice(0, match.index));
       this.#carry = this.#carry.slice(match.index + match[0].length);
+      this.#scanned = 0;
     }
-    if (this.#carry.length > FRAME_LIMIT) this.#gaveUp = true;
+    this.#scanned = this.#carry.length;
+    if (this.#carry.length > FRAME_LIMIT) this.#giveUp();
   }
 
   #frame(frame: string): void {

@@ -45,6 +45,8 @@ export interface ReadTranscript {
   checks: CheckRecord[];
   /** The fork's end, if nothing came after it (a retried or continued fork has none yet). */
   end: Extract<TranscriptRecord, { type: 'end' }> | undefined;
+  /** The distributed jobs whose run of the fork ended here (every `end` naming one, in order). */
+  endedJobs: string[];
 }
 
 /**
@@ -70,6 +72,7 @@ export function readTranscript(path: string, code: ErrorCode = 'INVALID_ARGUMENT
     unknownOutcome: 0,
     checks: [],
     end: undefined,
+    endedJobs: [],
   };
   if (!existsSync(path)) return out;
   const pending = new Set<string>(); // request-start records not answered yet: `turn:attempt`
@@ -164,6 +167,7 @@ export function readTranscript(path: string, code: ErrorCode = 'INVALID_ARGUMENT
       }
       case 'end':
         out.end = { v: 1, type: 'end', ...parse('end') } as ReadTranscript['end'];
+        if (out.end?.job !== undefined) out.endedJobs.push(out.end.job);
         break;
     }
   }

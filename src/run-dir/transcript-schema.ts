@@ -49,6 +49,7 @@ export const transcriptRecordSchemas = {
     toolCalls: count,
     finalText: z.string(),
     error: z.looseObject({ code: z.string(), message: z.string() }).optional(),
+    job: z.string().optional(),
   }),
 } as const;
 

@@ -26,6 +26,8 @@ export type TranscriptRecord =
       toolCalls: number;
       finalText: string;
       error?: WireError;
+      /** The distributed job this run of the fork served: a host never runs that job again (a replay). */
+      job?: string;
     };
 
 /**
@@ -54,11 +56,14 @@ function dropTornTail(path: string): string {
 export class JsonlTranscript implements TranscriptSink {
   readonly path: string;
   readonly #key: RunKey | undefined;
+  readonly #job: string | undefined;
   #chain: string;
 
-  constructor(path: string, key?: RunKey) {
+  /** `job`: the distributed job being served, named in the `end` record. */
+  constructor(path: string, key?: RunKey, job?: string) {
     this.path = path;
     this.#key = key;
+    this.#job = job;
     mkdirSync(dirname(path), { recursive: true });
     const last = dropTornTail(path);
     this.#chain = key === undefined ? '' : chainAfter(key, chainSeed(key, path), last);
@@ -118,6 +123,7 @@ export class JsonlTranscript implements TranscriptSink {
       toolCalls: outcome.toolCalls,
       finalText: outcome.finalText,
       ...(outcome.error ? { error: outcome.error } : {}),
+      ...(this.#job !== undefined ? { job: this.#job } : {}),
     });
   }
 }

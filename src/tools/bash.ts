@@ -48,9 +48,10 @@ function start(spec: SpawnSpec, cwd: string): ChildProcess {
  * and a minimal environment, in the sandbox the executor chose (sandbox.ts): bubblewrap where
  * it exists, otherwise a plain process with the user's rights (the run says so).
  *
- * The command runs in its own process group, killed when the call ends in any way (done,
- * timeout, abort), so nothing it started in the background outlives the call. If this process
- * dies, bubblewrap's `--die-with-parent` ends the sandbox; without it a watchdog kills the group,
+ * The command runs in its own process group (and without bubblewrap in a pids cgroup where one
+ * can be made), killed when the call ends in any way (done, timeout, abort), so nothing it
+ * started in the background outlives the call. If this process dies, bubblewrap's
+ * `--die-with-parent` ends the sandbox; without it a watchdog kills the group and the cgroup,
  * armed before the launcher lets the command start (launcher.ts).
  */
 export async function runBash(input: BashInput, ctx: ToolContext): Promise<string> {
@@ -66,15 +67,20 @@ export async function runBash(input: BashInput, ctx: ToolContext): Promise<strin
       reject(toolFailure('TOOL_COMMAND_FAILED', `could not start bash: ${(err as Error).message}`));
       return;
     }
-    const stopWatchdog = spec.diesWithParent ? () => {} : watchParentDeath(child);
+    const stopWatchdog = spec.diesWithParent ? () => {} : watchParentDeath(child, spec.procs);
+    // the group and tree, then whatever left both (`setsid` in a subshell) through the cgroup
+    const killAll = (): void => {
+      killTree(child);
+      spec.killRest();
+    };
     const stdout = new Capture(ctx.limits.maxBashOutputBytes);
     const stderr = new Capture(ctx.limits.maxBashOutputBytes);
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      killTree(child);
+      killAll();
     }, ctx.limits.bashTimeoutMs);
-    const onAbort = (): void => killTree(child);
+    const onAbort = (): void => killAll();
     signal?.addEventListener('abort', onAbort, { once: true });
     let settled = false;
     const cleanup = (): void => {
@@ -92,7 +98,7 @@ export async function runBash(input: BashInput, ctx: ToolContext): Promise<strin
       reject(toolFailure('TOOL_COMMAND_FAILED', `could not start bash: ${err.message}`));
     });
     // what the command left running in the background ends with it (and stops holding the pipes)
-    child.on('exit', () => killTree(child));
+    child.on('exit', () => killAll());
     child.on('close', (code) => {
       if (settled) return;
       cleanup();
@@ -100,7 +106,7 @@ export async function runBash(input: BashInput, ctx: ToolContext): Promise<strin
     });
     if (stopWatchdog === undefined) {
       // unwatched, a crash of forkcache would orphan it: it never starts (its stdin closes)
-      killTree(child);
+      killAll();
       cleanup();
       reject(toolFailure('TOOL_COMMAND_FAILED', 'could not start the watchdog process; the command was not run'));
       return;

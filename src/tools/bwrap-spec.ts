@@ -5,7 +5,7 @@ import { hardeningArgs } from './bwrap-probe.ts';
 import { isInside } from './jail.ts';
 import { launcherArgs } from './launcher.ts';
 import { applyLimits } from './sandbox-limits.ts';
-import { etcArgs, etcData, systemViewArgs } from './sandbox-view.ts';
+import { etcArgs, etcData, procMaskArgs, systemViewArgs } from './sandbox-view.ts';
 import type { SandboxOptions, SpawnSpec } from './sandbox-types.ts';
 
 const MIB = 1024 * 1024;
@@ -85,6 +85,7 @@ export function bwrapSpawnSpec(
     ...etcData(options.network).flatMap((f) => ['--ro-bind-data', data(f.text), f.path]),
     '--proc',
     '/proc', // a fresh /proc of the new PID namespace
+    ...procMaskArgs(),
     '--dev',
     '/dev',
     ...(features.size ? ['--size', String(options.limits.bashTmpMb * MIB)] : []),
@@ -120,7 +121,10 @@ export function bwrapSpawnSpec(
     if (gitFd !== undefined) closeSync(gitFd);
     cgroup?.remove();
   };
-  if (cgroup === undefined) return { file: features.file, args, env: spawnEnv, extra, diesWithParent: true, release };
+  // the PID namespace holds every process (killed with it); the cgroup, when there is one, counts them
+  const killRest = (): void => cgroup?.killAll();
+  if (cgroup === undefined)
+    return { file: features.file, args, env: spawnEnv, extra, diesWithParent: true, killRest, release };
   // the first process joins the cgroup, then becomes bwrap: everything it starts is counted
   return {
     file: 'sh',
@@ -128,6 +132,7 @@ export function bwrapSpawnSpec(
     env: spawnEnv,
     extra,
     diesWithParent: true,
+    killRest,
     release,
   };
 }

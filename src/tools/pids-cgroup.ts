@@ -74,7 +74,31 @@ function sweep(dir: string): void {
 /** A command's cgroup: the file its first process writes its pid to, and its removal. */
 export interface PidsCgroup {
   readonly procs: string;
+  /** SIGKILL every process in it, again until none is left (a process forking meanwhile joins it). */
+  killAll(): void;
   remove(): void;
+}
+
+// enough rounds for a process that forks as fast as it is killed to run out of pids.max
+const KILL_ROUNDS = 1000;
+
+function killAllIn(procs: string): void {
+  for (let round = 0; round < KILL_ROUNDS; round++) {
+    let pids: string[];
+    try {
+      pids = readFileSync(procs, 'utf8').split('\n').filter(Boolean);
+    } catch {
+      return; // removed
+    }
+    if (pids.length === 0) return; // a killed task leaves cgroup.procs once it has exited
+    for (const pid of pids) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
 }
 
 function removeLater(dir: string, attempt: number): void {
@@ -94,10 +118,12 @@ function removeLater(dir: string, attempt: number): void {
 }
 
 /**
- * A new pids cgroup allowing `max` tasks (processes and threads), or why none can be made
- * here (not root, cgroup v2 without delegation, no cgroup file system).
+ * A new pids cgroup allowing `max` tasks (processes and threads; `'max'`: no limit, only the
+ * tracking), or why none can be made here (not root, cgroup v2 without delegation, no cgroup
+ * file system). A process cannot leave a cgroup by `setsid` or a double fork, as it leaves a
+ * process group or tree: what `killAll` reaches is everything the command started.
  */
-export function createPidsCgroup(max: number): PidsCgroup | { missing: string } {
+export function createPidsCgroup(max: number | 'max'): PidsCgroup | { missing: string } {
   if (base === undefined) {
     base = findBase();
     if ('dir' in base) sweep(base.dir);
@@ -119,5 +145,6 @@ export function createPidsCgroup(max: number): PidsCgroup | { missing: string } 
     removeLater(dir, 20);
     return { missing: `cannot set pids.max (${(err as { code?: string }).code ?? 'error'})` };
   }
-  return { procs: path.join(dir, 'cgroup.procs'), remove: () => removeLater(dir, 0) };
+  const procs = path.join(dir, 'cgroup.procs');
+  return { procs, killAll: () => killAllIn(procs), remove: () => removeLater(dir, 0) };
 }

@@ -61,9 +61,29 @@ export function killTree(child: ChildProcess): void {
   for (const pid of tree) kill(pid);
 }
 
+/*
+ * `$1`: the command's process group; `$2`: its cgroup's `cgroup.procs`, or empty. Every
+ * process listed there is killed, again until none is left (bounded), with shell builtins
+ * only: the watchdog starts no process while it kills.
+ */
+const WATCHDOG = [
+  'read _',
+  'kill -s KILL -- "-$1" 2>/dev/null',
+  '[ -n "$2" ] || exit 0',
+  'i=0',
+  'while [ $i -lt 1000 ]; do',
+  '  n=0',
+  '  while read -r p; do kill -s KILL "$p" 2>/dev/null; n=1; done < "$2" || break',
+  '  [ $n = 0 ] && break',
+  '  i=$((i + 1))',
+  'done',
+  'rmdir "${2%/*}" 2>/dev/null',
+].join('\n');
+
 /**
  * A watchdog for the parent's death (kill -9 of forkcache, a crash): a tiny detached shell that
- * kills the command's process group once this process is gone. Without it an orphaned command
+ * kills the command's process group, and every process of its cgroup (`procs`), once this
+ * process is gone. Without it an orphaned command
  * keeps writing to the workspace after the run (and during `resume`).
  *
  * It learns of the death from a pipe, not by polling a pid: its stdin is a pipe whose only
@@ -75,17 +95,13 @@ export function killTree(child: ChildProcess): void {
  * Returns a function that ends the watchdog when the command ends on its own; `undefined` when
  * the watchdog could not be started (the caller must not start the command then).
  */
-export function watchParentDeath(child: ChildProcess): (() => void) | undefined {
+export function watchParentDeath(child: ChildProcess, procs?: string): (() => void) | undefined {
   if (child.pid === undefined || process.platform === 'win32') return () => {};
-  const dog = spawn(
-    'sh',
-    ['-c', 'read _; kill -s KILL -- "-$1" 2>/dev/null', 'forkcache-watchdog', String(child.pid)],
-    {
-      detached: true,
-      stdio: ['pipe', 'ignore', 'ignore'],
-      env: { PATH: '/usr/bin:/bin' },
-    },
-  );
+  const dog = spawn('sh', ['-c', WATCHDOG, 'forkcache-watchdog', String(child.pid), procs ?? ''], {
+    detached: true,
+    stdio: ['pipe', 'ignore', 'ignore'],
+    env: { PATH: '/usr/bin:/bin' },
+  });
   dog.on('error', () => undefined); // reported through the missing pid below
   if (dog.pid === undefined) return undefined;
   const pid = dog.pid;

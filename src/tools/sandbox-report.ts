@@ -1,6 +1,6 @@
 import { probeBubblewrap } from './bwrap-probe.ts';
 import { DEFAULT_TOOL_LIMITS, type ToolLimits } from './limits.ts';
-import { resolveSandbox, type SandboxChoice, type SandboxKind } from './sandbox.ts';
+import { plainEscapeRisk, resolveSandbox, type SandboxChoice, type SandboxKind } from './sandbox.ts';
 import { applyLimits } from './sandbox-limits.ts';
 
 /**
@@ -28,6 +28,7 @@ export interface SandboxSettings {
 }
 
 const MIB = 'MiB';
+const PLAIN_ESCAPE = 'killing what a command leaves running after `setsid` in a subshell or a double fork';
 
 export function describeSandbox(choice: SandboxChoice, settings: SandboxSettings = {}): SandboxReport {
   const network = settings.network ?? false;
@@ -35,11 +36,19 @@ export function describeSandbox(choice: SandboxChoice, settings: SandboxSettings
   const found = probeBubblewrap();
   if (kind === 'none' || !('file' in found)) {
     const reason = choice === 'none' ? 'sandbox: "none" was chosen' : 'missing' in found ? found.missing : 'unknown';
-    return { choice, kind: 'none', network: true, applied: [], missing: [], reason };
+    const risk = plainEscapeRisk();
+    return {
+      choice,
+      kind: 'none',
+      network: true,
+      applied: risk === undefined ? ['every process a command starts is killed when its call ends (pids cgroup)'] : [],
+      missing: risk === undefined ? [] : [`${PLAIN_ESCAPE} (no pids cgroup: ${risk})`],
+      reason,
+    };
   }
   const limits = { ...DEFAULT_TOOL_LIMITS, ...settings.limits };
   const applied = [
-    "own PID namespace and /proc (forkcache's process and environment invisible)",
+    "own PID namespace and /proc (forkcache's process and environment invisible; the host kernel's symbols, keys, timers, boot line and disks masked)",
     'no capabilities',
     'read-only system directories and a minimal /etc (no /root, /home, /etc/shadow)',
     'the workspace the only writable host path; run directory, state directory and .git out of reach',
@@ -67,7 +76,7 @@ export function describeSandbox(choice: SandboxChoice, settings: SandboxSettings
 /** The line a run prints before it starts, when its forks may use bash. */
 export function sandboxLine(report: SandboxReport): string {
   if (report.kind === 'none')
-    return `note: bash is NOT sandboxed (${report.reason ?? 'no sandbox'}): commands run with your rights, can read and change your files (the run directory included) and this process's environment, and reach the network; their output is redacted of the API key.${report.choice === 'none' ? '' : ' Install bubblewrap (Debian: apt-get install bubblewrap) to sandbox them.'}`;
+    return `note: bash is NOT sandboxed (${report.reason ?? 'no sandbox'}): commands run with your rights, can read and change your files (the run directory included) and this process's environment, and reach the network; their output is redacted of the API key.${report.missing.length === 0 ? '' : ` NOT applied here: ${report.missing.join('; ')}: such processes may outlive the call and forkcache.`}${report.choice === 'none' ? '' : ' Install bubblewrap (Debian: apt-get install bubblewrap) to sandbox them.'}`;
   const head = `bash sandbox: bubblewrap: ${report.applied.join('; ')}`;
   return report.missing.length === 0 ? head : `${head}\nnote: NOT applied here: ${report.missing.join('; ')}`;
 }

@@ -7,8 +7,9 @@ import type { ToolLimits } from './limits.ts';
  * read-only view of the system directories and a minimal /etc (no /root, /home, /etc/shadow),
  * the workspace the only writable host path, the run directory hidden, a size-capped /tmp, and
  * limits on processes, memory and file size; killed with its parent. `none`: a plain child in
- * its own process group, killed on timeout, abort and, through a watchdog, the parent's death;
- * it runs with the user's rights and can read and change what they can. docs/security.md.
+ * its own process group and, where one can be made, a pids cgroup (what `setsid` or a double
+ * fork cannot leave), all of it killed on timeout, abort and, through a watchdog, the parent's
+ * death; it runs with the user's rights and can read and change what they can. docs/security.md.
  */
 export type SandboxKind = 'bwrap' | 'none';
 
@@ -34,6 +35,13 @@ export interface SpawnSpec {
   readonly extra: ReadonlyArray<{ readonly fd: number } | { readonly text: string }>;
   /** True when the sandbox itself ends the command if forkcache dies (no watchdog needed). */
   readonly diesWithParent: boolean;
+  /**
+   * The pids cgroup's `cgroup.procs` the command's processes are in, when it has one: the
+   * parent-death watchdog kills every process listed there (process-group.ts).
+   */
+  readonly procs?: string | undefined;
+  /** Kill every process the command started, wherever it went (its cgroup); nothing without one. */
+  killRest(): void;
   /** Undo what preparing the spawn did (descriptors, the pids cgroup), once the command ended. */
   release(): void;
 }

@@ -1,4 +1,4 @@
-import { lstatSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readlinkSync } from 'node:fs';
 
 /*
  * What a sandboxed command sees of the host: read-only, and only what programs need to run.
@@ -107,4 +107,62 @@ function accountLines(file: string, ids: number[], fallback: string): string {
     .map((f) => (isGroup ? [f[0], 'x', f[2], ''] : [f[0], 'x', ...f.slice(2)]).join(':'));
   if (!lines.some((l) => Number(l.split(':')[2]) === ids[1])) lines.push(fallback);
   return `${[...new Set(lines)].join('\n')}\n`;
+}
+
+/*
+ * A fresh /proc still shows the host's kernel: its symbols and modules (addresses for an
+ * exploit), keyrings, timers and scheduler state of every host process, the boot command line,
+ * memory and I/O maps, the host's disks. Each such file is covered with /dev/null (empty to read;
+ * `--dev-bind`, as a plain bind is `nodev` and would refuse to open), each such directory with
+ * an empty read-only tmpfs, as container runtimes do. What stays: cpuinfo, meminfo, stat,
+ * loadavg, uptime, version, vmstat and /proc/sys (read-only without capabilities), which
+ * ordinary programs read (ps, free, node's os module); /proc/net is the sandbox's own.
+ */
+const PROC_FILES = [
+  'kallsyms',
+  'kcore',
+  'modules',
+  'keys',
+  'key-users',
+  'kmsg',
+  'kpagecgroup',
+  'kpagecount',
+  'kpageflags',
+  'timer_list',
+  'timer_stats',
+  'sched_debug',
+  'latency_stats',
+  'cmdline',
+  'config.gz',
+  'iomem',
+  'ioports',
+  'slabinfo',
+  'vmallocinfo',
+  'pagetypeinfo',
+  'zoneinfo',
+  'buddyinfo',
+  'interrupts',
+  'softirqs',
+  'diskstats',
+  'partitions',
+  'swaps',
+  'mdstat',
+  'locks',
+  'devices',
+  'consoles',
+  'mtrr',
+  'dma',
+  'misc',
+  'sysrq-trigger',
+];
+const PROC_DIRS = ['acpi', 'asound', 'scsi', 'irq', 'bus', 'driver', 'tty', 'pressure', 'sysvipc'];
+
+/** The masks of /proc that apply here (only what exists: bwrap cannot create a file in /proc). */
+export function procMaskArgs(): string[] {
+  const files = PROC_FILES.filter((f) => existsSync(`/proc/${f}`));
+  const dirs = PROC_DIRS.filter((d) => existsSync(`/proc/${d}`));
+  return [
+    ...files.flatMap((f) => ['--dev-bind', '/dev/null', `/proc/${f}`]),
+    ...dirs.flatMap((d) => ['--tmpfs', `/proc/${d}`, '--remount-ro', `/proc/${d}`]),
+  ];
 }

@@ -3,6 +3,7 @@ import { ForkcacheError } from '../errors.ts';
 import { probeBubblewrap } from './bwrap-probe.ts';
 import { bwrapSpawnSpec } from './bwrap-spec.ts';
 import { launcherArgs } from './launcher.ts';
+import { createPidsCgroup } from './pids-cgroup.ts';
 import type { SandboxChoice, SandboxKind, SandboxOptions, SpawnSpec } from './sandbox-types.ts';
 
 export { findBubblewrap } from './bwrap-probe.ts';
@@ -45,12 +46,49 @@ export function spawnSpec(
       },
     };
   }
+  return plainSpawnSpec(command, env);
+}
+
+/**
+ * No sandbox: bash through the launcher, in a pids cgroup of its own where one can be made
+ * (as root: pids-cgroup.ts), so a command's `(setsid sleep 1000 &)`, which leaves both its
+ * process group and forkcache's process tree, is still found and killed when the call ends.
+ */
+function plainSpawnSpec(command: string, env: Readonly<Record<string, string>>): SpawnSpec {
+  const cgroup = createPidsCgroup('max');
+  if ('missing' in cgroup)
+    return {
+      file: 'bash',
+      args: launcherArgs(command),
+      env: { ...env },
+      extra: [],
+      diesWithParent: false,
+      killRest: () => {},
+      release: () => {},
+    };
+  let released = false;
   return {
-    file: 'bash',
-    args: launcherArgs(command),
+    // the first process joins the cgroup, then becomes the launcher: everything it starts is in it
+    file: 'sh',
+    args: ['-c', 'echo $$ > "$0" || exit 125; exec "$@"', cgroup.procs, 'bash', ...launcherArgs(command)],
     env: { ...env },
     extra: [],
     diesWithParent: false,
-    release: () => {},
+    procs: cgroup.procs,
+    killRest: () => cgroup.killAll(),
+    release: () => {
+      if (released) return;
+      released = true;
+      cgroup.killAll();
+      cgroup.remove();
+    },
   };
+}
+
+/** Why processes a `sandbox: none` command starts may outlive its call here, or undefined when none can. */
+export function plainEscapeRisk(): string | undefined {
+  const cgroup = createPidsCgroup('max');
+  if ('missing' in cgroup) return cgroup.missing;
+  cgroup.remove();
+  return undefined;
 }

@@ -53,9 +53,11 @@ export function checkWorktreeLink(path: string, commonDir: string, expected?: Wo
   if (!named) throw tampered(path, '.git does not hold one gitdir line');
   let gitDir: string;
   try {
-    if (!lstatSync(named).isDirectory()) throw new Error('not a directory');
-    gitDir = realpathSync(named);
+    gitDir = lstatSync(named).isDirectory() ? realpathSync(named) : '';
   } catch {
+    gitDir = '';
+  }
+  if (gitDir === '') {
     throw tampered(path, `.git points at ${named}, which is not a git dir`);
   }
   const worktrees = join(realpathSync(commonDir), 'worktrees');

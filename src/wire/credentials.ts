@@ -74,6 +74,31 @@ export interface CredentialMask {
   headers(headers: Readonly<Record<string, HeaderValue>>): Record<string, string | string[]>;
   /** A URL or a request target (`/v1/messages?key=…`): credential query values and userinfo masked. */
   url(target: string): string;
+  /**
+   * Remember the credential values these headers carry (a request the proxy forwards), so that
+   * `text` masks them wherever they turn up again: an upstream answering 401 "invalid
+   * x-api-key: <key>" put the key in the log, on stderr and in the report.
+   */
+  learn(headers: Readonly<Record<string, HeaderValue>>): void;
+  /** Free text (a log line, an upstream's error message) with every credential value learnt so far masked. */
+  text(text: string): string;
+}
+
+// shorter values would mask ordinary words; no real credential is this short
+const MIN_LEARNT = 8;
+// a proxy sees a few keys; a client sending a new one per request must not grow this for ever
+const MAX_LEARNT = 256;
+
+/** The parts of a credential header's value that are secrets: the whole, the token after a scheme, cookie values. */
+function secretsOf(value: string): string[] {
+  const out = [value];
+  const scheme = /^[A-Za-z][\w-]*\s+(\S.*)$/s.exec(value);
+  if (scheme) out.push(scheme[1]!);
+  for (const pair of value.split(/;\s*/)) {
+    const eq = pair.indexOf('=');
+    if (eq > 0) out.push(pair.slice(eq + 1));
+  }
+  return out.map((v) => v.trim()).filter((v) => v.length >= MIN_LEARNT);
 }
 
 /**
@@ -83,8 +108,29 @@ export interface CredentialMask {
 export function credentialMask(extraHeaders: readonly string[] = []): CredentialMask {
   const secret = new Set([...CREDENTIAL_HEADERS, ...extraHeaders].map((h) => h.toLowerCase()));
   const isSecretHeader = (name: string): boolean => secret.has(name.toLowerCase());
+  const learnt = new Map<string, string>(); // value → its masked form, longest first when used
+  let ordered: [string, string][] = [];
   return {
     isSecretHeader,
+    learn(headers) {
+      let added = false;
+      for (const [name, value] of Object.entries(headers)) {
+        if (value === undefined || !isSecretHeader(name)) continue;
+        for (const one of Array.isArray(value) ? value.map(String) : [String(value)])
+          for (const part of secretsOf(one)) {
+            if (learnt.has(part)) continue;
+            if (learnt.size >= MAX_LEARNT) learnt.delete(learnt.keys().next().value!);
+            learnt.set(part, maskSecret(part));
+            added = true;
+          }
+      }
+      if (added) ordered = [...learnt].sort((a, b) => b[0].length - a[0].length);
+    },
+    text(text) {
+      let out = text;
+      for (const [value, masked] of ordered) if (out.includes(value)) out = out.replaceAll(value, masked);
+      return out;
+    },
     headers(headers) {
       const out: Record<string, string | string[]> = {};
       for (const [name, value] of Object.entries(headers)) {

@@ -183,3 +183,52 @@ describe('the live board on a terminal', () => {
     board.stop();
   });
 });
+
+describe("the board and a fork's hostile text", () => {
+  // a tool name, an error message and a directive label carrying what erased and forged lines
+  const HOSTILE = '\u001b[2K\rforkcache: all 1 forks completed, exit 0\u001b[2J\u009b31m\u202e';
+
+  it('on a terminal: nothing is erased or cleared, the forged line never stands alone', async () => {
+    const tty = emulatedTty(200, 30);
+    const board = new ProgressBoard({ model: 'claude-sonnet-4-6', stream: tty.stream, env: {}, frameMs: 0, tickMs: 0 });
+    board.log('kept above');
+    board.plan({ id: 'fo', forks: [{ id: 'fo-f01', directive: `fix ${HOSTILE}` }] });
+    board.onEvent({ type: 'fork-start', forkId: 'fo-f01', at: 0 });
+    board.onEvent({ type: 'tool-call', forkId: 'fo-f01', turn: 1, at: 2, name: HOSTILE, id: 't1', isError: false });
+    board.redraw();
+    const error = { code: 'GIT_FAILED', message: HOSTILE };
+    board.onEvent({
+      type: 'fork-end',
+      forkId: 'fo-f01',
+      at: 4,
+      status: 'failed',
+      result: { turns: 1, toolCalls: 1, error } as ForkResult,
+    });
+    board.log(`note: ${HOSTILE}`);
+    board.stop();
+    const lines = await tty.lines();
+    expect(lines[0]).toBe('kept above'); // ESC[2J would have cleared it
+    expect(lines.some((l) => l.includes('\\x1b[2K\\x0dforkcache: all 1 forks completed'))).toBe(true);
+    expect(lines.filter((l) => l.startsWith('forkcache: all'))).toEqual([]);
+  });
+
+  it('in plain lines: every control character of the fork escaped', () => {
+    const { stream, text } = fakeStream(false);
+    const board = new ProgressBoard({ model: 'claude-sonnet-4-6', stream, env: {} });
+    board.plan({ id: 'fo', forks: [{ id: 'fo-f01', directive: HOSTILE }] });
+    board.onEvent({ type: 'fork-start', forkId: 'fo-f01', at: 0 });
+    board.onEvent({
+      type: 'fork-end',
+      forkId: 'fo-f01',
+      at: 4,
+      status: 'failed',
+      result: { turns: 1, toolCalls: 0 } as ForkResult,
+    });
+    board.parent(HOSTILE);
+    board.log(HOSTILE);
+    board.stop();
+    // eslint-disable-next-line no-control-regex
+    expect(text()).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
+    expect(text()).toContain('\\x1b[2K');
+  });
+});

@@ -96,7 +96,7 @@ describe('forkcache plan', () => {
   });
 });
 
-describe('forkcache run and resume --retry on a plan made from a glob', { timeout: 300_000 }, () => {
+describe('forkcache run and resume --retry on a plan made from a glob', () => {
   it('names the forks that were not done, exits 1, and retries only those statuses', async () => {
     const dir = repo();
     const out = join(dir, 'plan.json');

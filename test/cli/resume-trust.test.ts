@@ -35,7 +35,7 @@ beforeAll(async () => {
   auto = await finishedRun('auto');
 });
 
-describe('forkcache resume trusts only what this machine signed', { timeout: 240_000 }, () => {
+describe('forkcache resume trusts only what this machine signed', () => {
   it('refuses a manifest rewritten to run bash unsandboxed on /, exit 2, nothing resumed', async () => {
     const { runs, fan } = await finishedRun('auto');
     const manifest = JSON.parse(readFileSync(join(fan, 'manifest.json'), 'utf8')) as {

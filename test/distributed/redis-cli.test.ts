@@ -74,9 +74,11 @@ describe.skipIf(!HAVE_REDIS)(`the CLI with a lost Redis (needs ${REDIS_SERVER})`
       '--api',
       'emulator',
     ]);
-    expect(await Promise.all([wrong, none, unsigned, unsignedRun, embedded].map((p) => p.exited))).toEqual([
-      2, 2, 2, 2, 2,
+    const ceiling = forkcache(['worker', '--redis', redis.url, '--ceiling', 'tools.limits.bashNice=1']);
+    expect(await Promise.all([wrong, none, unsigned, unsignedRun, embedded, ceiling].map((p) => p.exited))).toEqual([
+      2, 2, 2, 2, 2, 2,
     ]);
+    expect(ceiling.stderr).toMatch(/--ceiling: expected PATH=N with PATH among .*tools\.limits\.bashTmpMb/);
     expect(wrong.stderr).toMatch(/redis:\/\/127\.0\.0\.1:\d+ refused the credentials \(WRONGPASS/);
     expect(wrong.stderr).not.toContain('wrong-password');
     expect(wrong.stderr).not.toContain('retrying');
@@ -126,6 +128,11 @@ describe.skipIf(!HAVE_REDIS)(`the CLI with a lost Redis (needs ${REDIS_SERVER})`
     ]);
     expect(await retry.exited, retry.stderr).toBe(0);
     expect(statuses(retry.stdout)).toEqual(['completed', 'completed']);
+    // the sandbox said is the host's own report, never this machine's probe (issue 33)
+    for (const out of [run.stderr, retry.stderr])
+      expect(out).toMatch(/^bash sandbox: each worker host applies its own, probed there/m);
+    expect(retry.stderr).toMatch(/^host \S+: (bash sandbox: bubblewrap: |bash is NOT sandboxed on that host)/m);
+    expect(retry.stderr).not.toMatch(/^bash sandbox: bubblewrap:/m);
   });
 
   it('Ctrl-C while Redis is down ends with exit 130 and the --json summary (it used to exit 13, with none)', async () => {

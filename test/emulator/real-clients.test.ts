@@ -106,40 +106,28 @@ describe('real clients, replayed', () => {
     });
   });
 
-  it(
-    "Claude Code's fork children read at least 95% of their first request from the parent's cache",
-    { timeout: 60_000 },
-    async () => {
-      const logged = await replay(fixture('cc-fork-fanout'));
-      // Parent, then the two children (their billing block says cc_is_subagent=true), then the parent again.
-      const children = fixture('cc-fork-fanout').exchanges.flatMap((x, i) =>
-        JSON.stringify(x.body).includes('cc_is_subagent=true') ? [i] : [],
-      );
-      expect(children).toEqual([1, 2]);
-      for (const i of children) expect(readShare(logged[i]!.cache!)).toBeGreaterThanOrEqual(0.95);
-    },
-  );
+  it("Claude Code's fork children read at least 95% of their first request from the parent's cache", async () => {
+    const logged = await replay(fixture('cc-fork-fanout'));
+    // Parent, then the two children (their billing block says cc_is_subagent=true), then the parent again.
+    const children = fixture('cc-fork-fanout').exchanges.flatMap((x, i) =>
+      JSON.stringify(x.body).includes('cc_is_subagent=true') ? [i] : [],
+    );
+    expect(children).toEqual([1, 2]);
+    for (const i of children) expect(readShare(logged[i]!.cache!)).toBeGreaterThanOrEqual(0.95);
+  });
 
-  it(
-    'a 3-turn Read→Bash session in first-party shape reads at least 90% on turns 2 and 3',
-    { timeout: 60_000 },
-    async () => {
-      const logged = await replay(fixture('cc-first-party-read-bash'));
-      expect(logged.map((l) => l.response.status)).toEqual([200, 200, 200]);
-      expect(readShare(logged[1]!.cache!)).toBeGreaterThanOrEqual(0.9);
-      expect(readShare(logged[2]!.cache!)).toBeGreaterThanOrEqual(0.9);
-    },
-  );
+  it('a 3-turn Read→Bash session in first-party shape reads at least 90% on turns 2 and 3', async () => {
+    const logged = await replay(fixture('cc-first-party-read-bash'));
+    expect(logged.map((l) => l.response.status)).toEqual([200, 200, 200]);
+    expect(readShare(logged[1]!.cache!)).toBeGreaterThanOrEqual(0.9);
+    expect(readShare(logged[2]!.cache!)).toBeGreaterThanOrEqual(0.9);
+  });
 
-  it(
-    '--strict-billing-block keeps the old behaviour: the per-request billing header makes every turn miss',
-    { timeout: 60_000 },
-    async () => {
-      const logged = await replay(fixture('cc-first-party-read-bash'), { strictBillingBlock: true });
-      expect(logged.map((l) => l.cache!.usage.cache_read_input_tokens)).toEqual([0, 0, 0]);
-      expect(
-        logged.every((l) => (l.cache as unknown as { billingBlockIgnored: boolean }).billingBlockIgnored === false),
-      ).toBe(true);
-    },
-  );
+  it('--strict-billing-block keeps the old behaviour: the per-request billing header makes every turn miss', async () => {
+    const logged = await replay(fixture('cc-first-party-read-bash'), { strictBillingBlock: true });
+    expect(logged.map((l) => l.cache!.usage.cache_read_input_tokens)).toEqual([0, 0, 0]);
+    expect(
+      logged.every((l) => (l.cache as unknown as { billingBlockIgnored: boolean }).billingBlockIgnored === false),
+    ).toBe(true);
+  });
 });

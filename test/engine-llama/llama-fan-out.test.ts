@@ -85,7 +85,7 @@ function expectPrefilledOnce(result: FanOutResult): void {
   expect(result.summary.engine!.prefill_ratio).toBeLessThan(1.1);
 }
 
-describe.skipIf(!hasLlama)(`llama-cpp fan-out (${why})`, { timeout: 240_000 }, () => {
+describe.skipIf(!hasLlama)(`llama-cpp fan-out (${why})`, () => {
   it('default server (4 slots, idle slots cleared): one prefill, one slot for every fork in turn, said once', async () => {
     const s = await start();
     const result = await fanOutOn(s, 4);

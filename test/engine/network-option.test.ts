@@ -15,34 +15,30 @@ const service = sharedHostService();
 
 describe.runIf(findBubblewrap() !== undefined)('network: true (needs bubblewrap)', () => {
   for (const network of [false, true]) {
-    it(
-      `network: ${network} reaches the forks' sandbox, the manifest and the summary`,
-      { timeout: 120_000 },
-      async () => {
-        const ws = workspace();
-        const engine = await ForkEngine.create({
-          baseURL: emulator.current.url,
-          apiKey: 'test',
-          workspace: ws,
-          runDir: join(ws, 'runs'),
-          allow: ['bash'],
-          network,
-          pool: { maxThreads: 1 },
-        });
-        try {
-          const fan = engine.fanOut(bigSnapshot(`net-${network}-${Math.random()}`), [
-            `run \`curl -s -m 10 http://127.0.0.1:${service.port}/ || echo NO-NETWORK\` and report`,
-          ]);
-          const { forks, summary } = await fan.settled();
-          const transcript = readFileSync(forks[0]!.transcriptPath!, 'utf8');
-          expect(transcript).toContain(network ? 'host service' : 'NO-NETWORK');
-          expect(summary.sandbox).toMatchObject({ kind: 'bwrap', network });
-          const manifest = JSON.parse(readFileSync(join(ws, 'runs', fan.id, 'manifest.json'), 'utf8'));
-          expect(manifest.engine.network).toBe(network);
-        } finally {
-          await engine.close();
-        }
-      },
-    );
+    it(`network: ${network} reaches the forks' sandbox, the manifest and the summary`, async () => {
+      const ws = workspace();
+      const engine = await ForkEngine.create({
+        baseURL: emulator.current.url,
+        apiKey: 'test',
+        workspace: ws,
+        runDir: join(ws, 'runs'),
+        allow: ['bash'],
+        network,
+        pool: { maxThreads: 1 },
+      });
+      try {
+        const fan = engine.fanOut(bigSnapshot(`net-${network}-${Math.random()}`), [
+          `run \`curl -s -m 10 http://127.0.0.1:${service.port}/ || echo NO-NETWORK\` and report`,
+        ]);
+        const { forks, summary } = await fan.settled();
+        const transcript = readFileSync(forks[0]!.transcriptPath!, 'utf8');
+        expect(transcript).toContain(network ? 'host service' : 'NO-NETWORK');
+        expect(summary.sandbox).toMatchObject({ kind: 'bwrap', network });
+        const manifest = JSON.parse(readFileSync(join(ws, 'runs', fan.id, 'manifest.json'), 'utf8'));
+        expect(manifest.engine.network).toBe(network);
+      } finally {
+        await engine.close();
+      }
+    });
   }
 });

@@ -28,11 +28,7 @@ function filesUnder(dir: string): string[] {
 }
 
 describe('examples/refactor-flow.sh', () => {
-  // Nine forkcache processes and a dozen git commands in a row: its own hang guard, twice the
-  // suite's, for a loaded 2-core machine. It waits on the script's exit, never on time.
-  it('plans, estimates, runs, reviews, merges and cleans: the old name is gone, no worktree is left', {
-    timeout: 480_000,
-  }, async () => {
+  it('plans, estimates, runs, reviews, merges and cleans: the old name is gone, no worktree is left', async () => {
     const before = git(ROOT, 'status', '--porcelain', '--', 'examples');
     const dir = join(work, 'flow');
     const { code, stdout, stderr } = await runScript(dir);

@@ -8,7 +8,7 @@ const HOSTILE = 'm\u001b]0;title\u0007\u001b[2J\u009b31m\u202egnp.exe\r\nforged'
 
 describe('what the proxy prints on a terminal', () => {
   it('escapes every control character: OSC titles, screen clears, C1 CSI, bidi overrides, newlines', () => {
-    expect(terminalSafe(HOSTILE)).toBe('m\\x1b]0;title\\x07\\x1b[2J\\x9b31m\\u202egnp.exe\\x0d\\x0aforged');
+    expect(terminalSafe(HOSTILE)).toBe('m\\x1b]0;title\\x07\\x1b[2J\\u009b31m\\u202egnp.exe\\x0d\\x0aforged');
     expect(terminalSafe('plain text, ünïcødé, 漢字, emoji 🎉')).toBe('plain text, ünïcødé, 漢字, emoji 🎉');
   });
 

@@ -31,43 +31,39 @@ beforeAll(async () => {
 afterAll(() => emulator.close());
 
 describe('24 forks renaming 24 identifiers in one file (issue 15, case 1)', () => {
-  it(
-    `applies every rename, or names the forks that could not, in each of ${TRIALS} trials`,
-    { timeout: 60_000 * TRIALS },
-    async () => {
-      for (let trial = 0; trial < TRIALS; trial++) {
-        const ws = workspace({ 'big.ts': bigSource() });
-        const engine = await ForkEngine.create({
-          baseURL: emulator.url,
-          apiKey: 'test',
-          workspace: ws,
-          runDir: workspace({}),
-          pool: { maxThreads: 2 },
-          toolLimits: { maxReadBytes: 1024 * 1024 },
-        });
-        try {
-          const fan = engine.fanOut(
-            bigSnapshot(`same-file-${trial}-${Date.now()}`),
-            IDS.map((id) => `rename ${id} to ${id}_renamed in big.ts`),
-          );
-          const { forks } = await fan.settled();
-          const text = readFileSync(join(ws, 'big.ts'), 'utf8');
-          const missing = IDS.filter((id) => new RegExp(`\\b${id}\\b`).test(text));
-          const named = forks
-            .filter((f) => f.status !== 'completed' || (f.editsNotApplied ?? []).length > 0)
-            .map((f) => f.index);
-          // every rename is in the file, or its fork is named as one that did not apply it
-          expect(
-            missing.filter((id) => !named.includes(IDS.indexOf(id))),
-            `trial ${trial}`,
-          ).toEqual([]);
-          // and in practice, with the file lock, none is lost at all
-          expect(missing, `trial ${trial}`).toEqual([]);
-          expect(forks.map((f) => f.status)).toEqual(IDS.map(() => 'completed'));
-        } finally {
-          await engine.close();
-        }
+  it(`applies every rename, or names the forks that could not, in each of ${TRIALS} trials`, async () => {
+    for (let trial = 0; trial < TRIALS; trial++) {
+      const ws = workspace({ 'big.ts': bigSource() });
+      const engine = await ForkEngine.create({
+        baseURL: emulator.url,
+        apiKey: 'test',
+        workspace: ws,
+        runDir: workspace({}),
+        pool: { maxThreads: 2 },
+        toolLimits: { maxReadBytes: 1024 * 1024 },
+      });
+      try {
+        const fan = engine.fanOut(
+          bigSnapshot(`same-file-${trial}-${Date.now()}`),
+          IDS.map((id) => `rename ${id} to ${id}_renamed in big.ts`),
+        );
+        const { forks } = await fan.settled();
+        const text = readFileSync(join(ws, 'big.ts'), 'utf8');
+        const missing = IDS.filter((id) => new RegExp(`\\b${id}\\b`).test(text));
+        const named = forks
+          .filter((f) => f.status !== 'completed' || (f.editsNotApplied ?? []).length > 0)
+          .map((f) => f.index);
+        // every rename is in the file, or its fork is named as one that did not apply it
+        expect(
+          missing.filter((id) => !named.includes(IDS.indexOf(id))),
+          `trial ${trial}`,
+        ).toEqual([]);
+        // and in practice, with the file lock, none is lost at all
+        expect(missing, `trial ${trial}`).toEqual([]);
+        expect(forks.map((f) => f.status)).toEqual(IDS.map(() => 'completed'));
+      } finally {
+        await engine.close();
       }
-    },
-  );
+    }
+  });
 });

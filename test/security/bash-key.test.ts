@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/start.ts';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
 import { findBubblewrap } from '../../src/tools/sandbox.ts';
-import { forkcache } from '../cli/run-cli.ts';
+import { forkcacheProcess as forkcache } from '../cli/run-cli.ts';
 
 // Issue 15, case 3: bash's environment was stripped, but `/proc/$PPID/environ` is forkcache's
 // own, and printed ANTHROPIC_API_KEY; the key then reached the --json output, the transcript,

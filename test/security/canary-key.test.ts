@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/start.ts';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
-import { forkcache } from '../cli/run-cli.ts';
+import { forkcacheProcess as forkcache } from '../cli/run-cli.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CANARY = 'sk-ant-canary-7f3c9e21d4b8a6f0';

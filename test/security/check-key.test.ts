@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findBubblewrap } from '../../src/tools/sandbox.ts';
-import { forkcache } from '../cli/run-cli.ts';
+import { forkcacheProcess as forkcache } from '../cli/run-cli.ts';
 import { exampleParent, runFiles, watchingEmulator } from './helpers.ts';
 
 // A plan's check runs in the fork's workspace, which the fork (and whatever it read) wrote: it

@@ -49,6 +49,24 @@ const query = PARAMS.map((p) => `${encodeURIComponent(p)}=${canary(`q-${p}`)}`).
 const everyCanary = [...HEADERS.map(canary), ...PARAMS.map((p) => canary(`q-${p}`)), canary('set-cookie')];
 const HOSTILE_MODEL = 'claude\u001b]0;pwned\u0007-opus\u001b[2J\u202e\ninjected line';
 
+/** What a hostile (or merely chatty) upstream answers: every request credential echoed back. */
+function echoing401(): string {
+  const echoed = HEADERS.map(canary).join(', ');
+  const body = JSON.stringify({
+    type: 'error',
+    error: { type: 'authentication_error', message: `invalid x-api-key: ${echoed}` },
+  });
+  return [
+    'HTTP/1.1 401 Unauthorized',
+    'content-type: application/json',
+    `request-id: req_${canary('x-api-key')}`,
+    `x-debug-echo: ${echoed}`,
+    `content-length: ${Buffer.byteLength(body)}`,
+    '',
+    body,
+  ].join('\r\n');
+}
+
 function tmp(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   dirs.push(dir);
@@ -67,6 +85,7 @@ describe('no credential in any output', () => {
         s.write(
           `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nset-cookie: sid=${canary('set-cookie')}; HttpOnly\r\ncontent-length: ${Buffer.byteLength(NORMAL_BODY)}\r\n\r\n${NORMAL_BODY}`,
         ),
+      (s) => s.end(echoing401()),
     ]);
     upstreams.push(upstream);
     const dir = tmp('fc-proxy-canary-');
@@ -107,6 +126,10 @@ describe('no credential in any output', () => {
     const second = await send(HOSTILE_MODEL);
     expect(second.status).toBe(200);
     expect(await second.json()).toMatchObject({ id: 'msg_normal' });
+    // the upstream echoes every credential it got, in its error, a header and the request id
+    const third = await send('claude-opus-5-5');
+    expect(third.status).toBe(401);
+    await third.text();
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
     expect((await exited)[0], err).toBe(0);
@@ -126,7 +149,9 @@ describe('no credential in any output', () => {
     expect(request.path).toContain('api_key=****3a9c');
     expect(request.path).toContain('beta=true');
     const summary = JSON.parse(out.trim().split('\n').pop()!) as { requests: { total: number; errors: number } };
-    expect(summary.requests).toMatchObject({ total: 2, errors: 1 });
+    expect(summary.requests).toMatchObject({ total: 3, errors: 2 });
+    // masked, not dropped: the upstream's message is still there
+    expect(log).toContain('invalid x-api-key: ****3a9c, ****3a9c');
     // The model name printed on stderr is escaped: no escape sequence, no forged line.
     // eslint-disable-next-line no-control-regex
     expect(err).not.toMatch(/\u001b|\u0007|\u202e/);

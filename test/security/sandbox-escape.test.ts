@@ -100,6 +100,24 @@ describe.skipIf(reason !== '')(title, () => {
     expect(existsSync(path.join(runDir, 'fo001-x', 'manifest.json'))).toBe(true);
   });
 
+  it("reads none of the host kernel's files in /proc: symbols, keys, timers, boot line, disks", async () => {
+    const files = ['kallsyms', 'modules', 'keys', 'timer_list', 'sched_debug', 'cmdline', 'iomem', 'partitions'];
+    const here = files.filter((f) => existsSync(`/proc/${f}`));
+    expect(here).toContain('cmdline');
+    const out = await inSandbox(
+      [
+        `for f in ${here.join(' ')}; do n=$(head -c 64 /proc/$f 2>/dev/null | wc -c); [ "$n" -gt 0 ] && echo "LEAK $f"; done`,
+        'ls -A /proc/acpi /proc/irq 2>/dev/null | grep -v : | grep -c . || true',
+        'echo x > /proc/irq/forged 2>/dev/null && echo WROTE',
+        // what stays, for the programs that read it
+        'head -c 9 /proc/meminfo; echo; grep -c . /proc/uptime',
+      ].join('; '),
+    );
+    expect(out).not.toMatch(/LEAK|WROTE/);
+    expect(out).toMatch(/^0$/m);
+    expect(out).toContain('MemTotal:');
+  });
+
   it("cannot change the workspace's .git (no hook or fsmonitor for the host's git to run)", async () => {
     const out = await inSandbox(
       'echo "[core] fsmonitor = touch /tmp/pwn" >> .git/config && echo WRITTEN; mkdir -p .git/hooks && echo HOOKS; rm -rf .git && echo REMOVED; mv .git g && echo MOVED; echo done',

@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { readdirSync, rmSync } from 'node:fs';
 import { mkdir, readFile, symlink } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
@@ -84,42 +84,80 @@ describe('the tools never reach the run directory or .git, even inside the works
     expect(await readFile(path.join(sandbox.workspace, 'sub/.git'), 'utf8')).toBe('gitdir: /elsewhere\n');
   });
 
-  it(
-    'keeps them out when a directory is swapped for a link to the run directory mid-call (fd-checked)',
-    { timeout: 90_000 },
-    async () => {
-      const target = path.join(sandbox.workspace, '.forkcache/runs/fo001-abc');
-      await sandbox.put('.forkcache/runs/fo001-abc/file.txt', 'PROTECTED\n');
-      await sandbox.put('sub/file.txt', 'INSIDE\n');
-      const before = readdirSync(target).sort();
-      const swapper = spawn(process.execPath, [SWAPPER, sandbox.workspace, target], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      await new Promise<void>((resolve) => swapper.stdout.once('data', () => resolve()));
-      const t = tools();
-      const seen: string[] = [];
-      try {
-        for (let round = 0; round < 60; round++) {
-          await Promise.all([
-            ...Array.from({ length: 8 }, () =>
-              t.execute('read_file', { path: 'sub/file.txt' }).then((r) => void (!r.isError && seen.push(r.content))),
-            ),
-            t
-              .execute('grep', { pattern: 'SIDE|TECTED', path: 'sub' })
-              .then((r) => void (!r.isError && seen.push(r.content))),
-            t.execute('list_dir', { path: 'sub' }).then((r) => void (!r.isError && seen.push(r.content))),
-            t.execute('write_file', { path: `sub/new-${round}.txt`, content: 'w' }),
-          ]);
-        }
-      } finally {
-        swapper.kill('SIGKILL');
-        await new Promise((resolve) => swapper.once('close', resolve));
+  it("refuses every name git takes for .git, which git itself refuses to add (git's verify_path is the oracle)", async () => {
+    const t = tools();
+    const aliases = [
+      '.git.',
+      '.git ',
+      '.GIT.',
+      '.Git. . ',
+      'git~1',
+      'GIT~1',
+      'git~1.',
+      '.git:x',
+      '.git::$INDEX_ALLOCATION',
+      'a\\.git',
+      'sub/.git.',
+      '.git./config',
+    ];
+    const repo = await makeSandbox();
+    try {
+      execFileSync('git', ['init', '--quiet', repo.workspace]);
+      for (const name of aliases) {
+        expect(errorOf(await t.execute('write_file', { path: name, content: 'x' })).code, name).toBe(
+          'TOOL_PATH_PROTECTED',
+        );
+        // the name is one git refuses: a fork that made it (by bash, say) would break its commit
+        await repo.put(name, 'x');
+        const added = spawnSync('git', ['-C', repo.workspace, 'add', '--', name.split('/')[0]!]);
+        expect(added.status, name).not.toBe(0);
+        rmSync(path.join(repo.workspace, name.split('/')[0]!), { recursive: true, force: true });
       }
-      expect(seen.length).toBeGreaterThan(50);
-      expect(seen.filter((c) => /PROTECTED|manifest\.json|forks/.test(c))).toEqual([]);
-      expect(readdirSync(target).sort()).toEqual(before);
-    },
-  );
+    } finally {
+      await repo.cleanup();
+    }
+    // HFS+ drops these code points: `.g\u200cit` is `.git` on a Mac (git refuses it there)
+    for (const name of ['.g\u200cit', '.git\ufeff', '\u200e.git'])
+      expect(errorOf(await t.execute('write_file', { path: name, content: 'x' })).code, name).toBe(
+        'TOOL_PATH_PROTECTED',
+      );
+    // names that only look alike are the fork's own
+    for (const name of ['.gitx', '.git.x', 'git~2', 'git~1x', '.gitignore', '.gitmodules', 'x.git'])
+      okContent(await t.execute('write_file', { path: name, content: 'x' }));
+  });
+
+  it('keeps them out when a directory is swapped for a link to the run directory mid-call (fd-checked)', async () => {
+    const target = path.join(sandbox.workspace, '.forkcache/runs/fo001-abc');
+    await sandbox.put('.forkcache/runs/fo001-abc/file.txt', 'PROTECTED\n');
+    await sandbox.put('sub/file.txt', 'INSIDE\n');
+    const before = readdirSync(target).sort();
+    const swapper = spawn(process.execPath, [SWAPPER, sandbox.workspace, target], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise<void>((resolve) => swapper.stdout.once('data', () => resolve()));
+    const t = tools();
+    const seen: string[] = [];
+    try {
+      for (let round = 0; round < 60; round++) {
+        await Promise.all([
+          ...Array.from({ length: 8 }, () =>
+            t.execute('read_file', { path: 'sub/file.txt' }).then((r) => void (!r.isError && seen.push(r.content))),
+          ),
+          t
+            .execute('grep', { pattern: 'SIDE|TECTED', path: 'sub' })
+            .then((r) => void (!r.isError && seen.push(r.content))),
+          t.execute('list_dir', { path: 'sub' }).then((r) => void (!r.isError && seen.push(r.content))),
+          t.execute('write_file', { path: `sub/new-${round}.txt`, content: 'w' }),
+        ]);
+      }
+    } finally {
+      swapper.kill('SIGKILL');
+      await new Promise((resolve) => swapper.once('close', resolve));
+    }
+    expect(seen.length).toBeGreaterThan(50);
+    expect(seen.filter((c) => /PROTECTED|manifest\.json|forks/.test(c))).toEqual([]);
+    expect(readdirSync(target).sort()).toEqual(before);
+  });
 
   it('lets a fork work in its own worktree, though the worktree lives in the run directory', async () => {
     const runs = path.join(sandbox.workspace, '.forkcache/runs');

@@ -3,6 +3,7 @@ import { costUsd } from '../../ledger/cost.ts';
 import { addUsage, totalInputTokens, type Usage, ZERO_USAGE } from '../../ledger/usage.ts';
 import type { ModelCatalogue } from '../../models/catalogue.ts';
 import { reportSaysNotDone } from '../../fork/report-outcome.ts';
+import { terminalSafe } from '../../terminal-text.ts';
 
 /** One fork as the board knows it. `status` is the handle's, or any terminal status a fork ends with. */
 export interface ForkRow {
@@ -80,7 +81,8 @@ export class BoardState {
         break;
       }
       case 'tool-call':
-        row.tool = event.name + (event.isError ? '!' : '');
+        // the tool name, the error and the label are the model's or the plan's text: escaped here, once
+        row.tool = terminalSafe(event.name) + (event.isError ? '!' : '');
         row.toolCalls += 1;
         break;
       case 'fork-end':
@@ -91,7 +93,9 @@ export class BoardState {
           event.status === 'completed' && reportSaysNotDone(event.result.report) ? NOT_DONE_REPORTED : event.status;
         row.turn = event.result.turns;
         row.toolCalls = event.result.toolCalls;
-        row.error = event.result.error ? `${event.result.error.code}: ${event.result.error.message}` : undefined;
+        row.error = event.result.error
+          ? terminalSafe(`${event.result.error.code}: ${event.result.error.message}`)
+          : undefined;
         break;
       default:
         break;
@@ -153,7 +157,7 @@ export class BoardState {
     if (!row) {
       row = {
         id: forkId,
-        label: directive === undefined ? '' : labelOf(directive),
+        label: directive === undefined ? '' : terminalSafe(labelOf(directive)),
         status: QUEUED,
         turn: 0,
         tool: '-',

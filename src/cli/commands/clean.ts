@@ -5,6 +5,7 @@ import { locateFanOuts } from '../../run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
 import { cleanRun } from '../review/clean-run.ts';
 import { readRun } from '../review/run-forks.ts';
+import { printOut } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({ dryRun: z.boolean().default(false), json: z.boolean().default(false) });
 
@@ -22,9 +23,7 @@ export function registerCleanCommand(program: Command): void {
         const run = await readRun(dir, loadCatalogue());
         const result = await cleanRun(run, opts.dryRun);
         if (opts.json) {
-          process.stdout.write(
-            `${JSON.stringify({ fanout: run.manifest.fanoutId, dry_run: opts.dryRun, ...result })}\n`,
-          );
+          printOut(`${JSON.stringify({ fanout: run.manifest.fanoutId, dry_run: opts.dryRun, ...result })}\n`);
           continue;
         }
         const verb = opts.dryRun ? 'would remove' : 'removed';
@@ -37,7 +36,7 @@ export function registerCleanCommand(program: Command): void {
           ...result.kept.map((k) => `kept ${k.name}: ${k.why}`),
           `${run.manifest.fanoutId}: ${result.removed.length === 0 ? 'nothing to remove' : `${result.removed.length} ${opts.dryRun ? 'to remove' : 'removed'}`}`,
         ];
-        process.stdout.write(`${lines.join('\n')}\n`);
+        printOut(`${lines.join('\n')}\n`);
       }
     });
 }

@@ -14,6 +14,7 @@ import { intFlag, parseFlags } from '../flags.ts';
 import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-table.ts';
 import { modelCheck } from '../model-check.ts';
 import { reportAfterRun, reportFlag } from './report.ts';
+import { printOut, printErr } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
   forks: intFlag.pipe(z.number().min(1, 'at least 1').max(1000, 'at most 1,000')).default(8),
@@ -98,7 +99,7 @@ export function registerDemoCommand(program: Command): void {
     .action(async (raw: Record<string, unknown>) => {
       const flags = parseFlags(optionsSchema, raw);
       const opts = { ...flags, model: flags.model ?? demoModelOf(flags.provider) };
-      const log = (line: string): void => void process.stderr.write(`${line}\n`);
+      const log = (line: string): void => void printErr(`${line}\n`);
       if (opts.parentFromClaudeTranscript !== undefined) {
         if (opts.provider !== 'anthropic')
           throw new ForkcacheError(
@@ -119,9 +120,8 @@ export function registerDemoCommand(program: Command): void {
           log,
           catalogue: modelCheck(model ?? DEMO_MODEL, opts.modelTable, () => {}),
         });
-        if (opts.json)
-          process.stdout.write(`${JSON.stringify(jsonSummary(demo.result, { workspace: demo.workspace }))}\n`);
-        else process.stdout.write(`\n${formatFanOutResult(demo.result, demo.model)}\n`);
+        if (opts.json) printOut(`${JSON.stringify(jsonSummary(demo.result, { workspace: demo.workspace }))}\n`);
+        else printOut(`\n${formatFanOutResult(demo.result, demo.model)}\n`);
         process.exitCode = demo.result.forks.every((f) => f.status === 'completed') ? 0 : 1;
         return;
       }
@@ -154,15 +154,15 @@ export function registerDemoCommand(program: Command): void {
       const ok = !interrupt.interrupted && failed === 0 && demo.leftovers.length === 0 && !report.failed;
       const workspace = settleWorkspace(demo.workspace, { ok, keep: opts.keepWorkspace, report: report.path });
       if (opts.json) {
-        process.stdout.write(
+        printOut(
           `${JSON.stringify(jsonSummary(demo.result, { workspace: demo.workspace, workspace_kept: workspace.kept, leftovers: demo.leftovers, ...(interrupt.interrupted ? { interrupted: true } : {}), ...(report.path ? { report: report.path } : {}) }))}\n`,
         );
       } else {
         const rows = forkRowsInSummary(opts.json);
-        process.stdout.write(`\n${formatFanOutResult(demo.result, opts.model, catalogue, { forkRows: rows })}\n\n`);
-        process.stdout.write(`parent: ${parentLine(demo)}\n`);
-        process.stdout.write(`${DEMO_OLD_NAME} left under src/: ${someFiles(demo.leftovers)}\n`);
-        process.stdout.write(`${workspace.line}\n`);
+        printOut(`\n${formatFanOutResult(demo.result, opts.model, catalogue, { forkRows: rows })}\n\n`);
+        printOut(`parent: ${parentLine(demo)}\n`);
+        printOut(`${DEMO_OLD_NAME} left under src/: ${someFiles(demo.leftovers)}\n`);
+        printOut(`${workspace.line}\n`);
       }
       const hint = interrupt.interrupted ? interruptedLine(demo.result) : undefined;
       if (hint) log(hint);

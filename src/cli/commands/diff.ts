@@ -6,6 +6,7 @@ import { locateFanOuts } from '../../run-dir/locate.ts';
 import { HostGit } from '../../tools/host-git.ts';
 import { parseFlags } from '../flags.ts';
 import { type ForkReview, pickForks, readRun, repoOfRun, type RunReview } from '../review/run-forks.ts';
+import { printOut } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({ stat: z.boolean().default(false) });
 
@@ -77,7 +78,7 @@ export function registerDiffCommand(program: Command): void {
           run.isolation === 'worktree'
             ? await worktreeDiff(run, forks, opts.stat)
             : await sharedDiff(run, forks, opts.stat);
-        process.stdout.write(text);
+        printOut(text);
       }
     });
 }

@@ -23,6 +23,7 @@ import { CACHE_TTLS } from '../../wire/cache.ts';
 import { calendarDate, dayStart } from '../../models/dates.ts';
 import { pricedOn } from '../../models/pricing.ts';
 import { formatWholeRun, writeSweep } from '../economics-outputs.ts';
+import { printOut, printErr } from '../terminal-safe.ts';
 
 /** The directive size when none is given: the reference chapter's 200 tokens. */
 const DEFAULT_DIRECTIVE = 200;
@@ -147,9 +148,7 @@ export function registerEconomicsCommand(program: Command): void {
           ttl: opts.ttl,
           maxTokens: DEFAULT_MAX_TOKENS,
         });
-        await writeSweep(rows, { json: opts.json, csv: opts.csv, chart: opts.chart }, (l) =>
-          process.stderr.write(`${l}\n`),
-        );
+        await writeSweep(rows, { json: opts.json, csv: opts.csv, chart: opts.chart }, (l) => printErr(`${l}\n`));
         return;
       }
       const prefix = opts.prefix!;
@@ -172,7 +171,7 @@ export function registerEconomicsCommand(program: Command): void {
           maxTokens: DEFAULT_MAX_TOKENS,
         });
         const shape = { prefix, directive: opts.directive, children, fileTokens: opts.fileTokens, kind, fresh, cached };
-        process.stdout.write(
+        printOut(
           opts.json
             ? `${JSON.stringify({ whole_run: estimate, assumptions })}\n`
             : formatWholeRun(estimate, shape, assumptions),
@@ -201,14 +200,14 @@ export function registerEconomicsCommand(program: Command): void {
         const rows = currentModels(table, opts.date).map((model) =>
           resultFor(model, conventions[conventions.length - 1] ?? 'real'),
         );
-        process.stdout.write(opts.json ? `${JSON.stringify({ compare: rows })}\n` : formatComparison(rows));
+        printOut(opts.json ? `${JSON.stringify({ compare: rows })}\n` : formatComparison(rows));
         return;
       }
       const results = conventions.map((convention) => resultFor(opts.model, convention));
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify(Object.fromEntries(results.map((r) => [r.convention, r])))}\n`);
+        printOut(`${JSON.stringify(Object.fromEntries(results.map((r) => [r.convention, r])))}\n`);
       } else {
-        process.stdout.write(formatEconomics(results));
+        printOut(formatEconomics(results));
       }
     });
 }

@@ -10,6 +10,7 @@ import { EMULATOR_APIS } from '../../emulator/openai/rules.ts';
 import { HEADER_NAME } from '../../wire/credentials.ts';
 import { parseFlags } from '../flags.ts';
 import { resolveRateLimits } from '../../rate-limits/presets.ts';
+import { printOut, printErr } from '../terminal-safe.ts';
 
 const intFlag = (min: number, max: number) =>
   z
@@ -107,15 +108,15 @@ export function registerEmulatorCommand(program: Command): void {
         ...(o.rateLimits === undefined ? {} : { rateLimits: resolveRateLimits(o.rateLimits) }),
       };
       const emulator = await startEmulator(options);
-      process.stdout.write(`forkcache emulator listening on ${emulator.url}\n`);
+      printOut(`forkcache emulator listening on ${emulator.url}\n`);
       if (o.api !== 'anthropic')
-        process.stderr.write(
+        printErr(
           `forkcache emulator: ${o.api} Chat Completions API; base URL ${emulator.url}${o.api === 'dashscope' ? '/compatible-mode/v1' : '/v1'}\n`,
         );
       if (emulator.rateLimits.table)
-        process.stderr.write(`forkcache emulator: rate limits from ${emulator.rateLimits.table.source}\n`);
+        printErr(`forkcache emulator: rate limits from ${emulator.rateLimits.table.source}\n`);
       const signal = await untilSignal();
-      process.stderr.write(`forkcache emulator: ${signal}, closing\n`);
+      printErr(`forkcache emulator: ${signal}, closing\n`);
       await emulator.close();
     });
 }

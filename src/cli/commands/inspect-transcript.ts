@@ -4,6 +4,7 @@ import { claudeTokenizer } from '../../emulator/tokens/tokenizer.ts';
 import { markerPaths } from '../../fork/history.ts';
 import { importClaudeTranscript } from '../claude-transcript.ts';
 import { parseFlags } from '../flags.ts';
+import { printOut } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({ json: z.boolean().default(false), model: z.string().min(1).optional() });
 
@@ -44,7 +45,7 @@ export function registerInspectTranscriptCommand(program: Command): void {
         notes,
       };
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify(shape)}\n`);
+        printOut(`${JSON.stringify(shape)}\n`);
         return;
       }
       const out = [
@@ -57,6 +58,6 @@ export function registerInspectTranscriptCommand(program: Command): void {
         `cache    ${expectedCachedTokens === undefined ? 'the transcript reports no usage' : `the session's cache should hold ${expectedCachedTokens} tokens of this prefix`}`,
         ...notes.map((n) => `note: ${n}`),
       ];
-      process.stdout.write(`${out.join('\n')}\n`);
+      printOut(`${out.join('\n')}\n`);
     });
 }

@@ -6,6 +6,7 @@ import { locateFanOuts } from '../../run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
 import { mergeForks } from '../review/merge-forks.ts';
 import { pickForks, readRun } from '../review/run-forks.ts';
+import { printOut } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
   skip: z.string().min(1, 'expected fork ids, e.g. f03,f07').optional(),
@@ -38,7 +39,7 @@ export function registerMergeCommand(program: Command): void {
       const skip = new Set(named.length > 0 ? pickForks(run, named).map((f) => f.forkId) : []);
       const plan = await mergeForks(run, skip, opts.dryRun);
       if (opts.json) {
-        process.stdout.write(
+        printOut(
           `${JSON.stringify({
             fanout: run.manifest.fanoutId,
             target: plan.target,
@@ -60,6 +61,6 @@ export function registerMergeCommand(program: Command): void {
             ? `dry run: ${plan.merged.length} fork(s) merge cleanly into ${plan.target}; nothing changed`
             : `${plan.target}: ${plan.from.slice(0, 10)} → ${plan.commit!.slice(0, 10)} (${plan.merged.length} fork(s) in one commit)`,
       ];
-      process.stdout.write(`${lines.join('\n')}\n`);
+      printOut(`${lines.join('\n')}\n`);
     });
 }

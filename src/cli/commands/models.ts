@@ -7,6 +7,7 @@ import { createAnthropicClient } from '../../provider/client.ts';
 import { parseFlags } from '../flags.ts';
 import { formatApi, formatModels } from '../models-table.ts';
 import { apiView, catalogueView, type ApiView, type ListedModel } from '../models-view.ts';
+import { printOut } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
   modelTable: z.string().min(1).optional(),
@@ -31,7 +32,9 @@ async function listEndpointModels(): Promise<{ baseURL: string; models: ListedMo
     for await (const m of client.models.list({ limit: 1000 }))
       models.push({ id: m.id, display_name: m.display_name, lifecycle: m.lifecycle });
   } catch (cause) {
-    throw new Error(`GET ${client.baseURL}/v1/models failed: ${(cause as Error).message}`, { cause });
+    throw new ForkcacheError('API_ERROR', `GET ${client.baseURL}/v1/models failed: ${(cause as Error).message}`, {
+      cause,
+    });
   }
   return { baseURL: client.baseURL, models };
 }
@@ -61,10 +64,10 @@ export function registerModelsCommand(program: Command): void {
       }
       if (opts.json) {
         const json = { date: view.date, as_of: view.as_of, models: view.models, ...(api ? { api } : {}) };
-        process.stdout.write(`${JSON.stringify(json)}\n`);
+        printOut(`${JSON.stringify(json)}\n`);
         return;
       }
       const source = opts.modelTable === undefined ? 'built in' : `built in, with ${opts.modelTable} merged over it`;
-      process.stdout.write(formatModels(view, source) + (api ? `\n${formatApi(api)}` : ''));
+      printOut(formatModels(view, source) + (api ? `\n${formatApi(api)}` : ''));
     });
 }

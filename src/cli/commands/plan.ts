@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { DEFAULT_MODEL } from '../../models/defaults.ts';
 import { intFlag, parseFlags } from '../flags.ts';
 import { planFromGlob } from '../plan-from-glob.ts';
+import { printOut, printErr } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
   workspace: z.string({ error: 'required: the repository the forks work in' }).min(1),
@@ -57,13 +58,11 @@ export function registerPlanCommand(program: Command): void {
       const opts = parseFlags(optionsSchema, raw);
       const { plan, files, writtenCheck } = await planFromGlob(opts);
       const text = `${JSON.stringify(plan, null, 2)}\n`;
-      if (opts.out === undefined) process.stdout.write(text);
+      if (opts.out === undefined) printOut(text);
       else writeFileSync(opts.out, text);
       if (writtenCheck !== undefined)
-        process.stderr.write(
-          `forkcache plan: check written for the rename: ${writtenCheck} (give --check to change it)\n`,
-        );
-      process.stderr.write(
+        printErr(`forkcache plan: check written for the rename: ${writtenCheck} (give --check to change it)\n`);
+      printErr(
         `forkcache plan: ${files.length} directive(s), one per file${opts.out === undefined ? '' : `, written to ${opts.out}`}; next: forkcache run ${opts.out ?? 'PLAN.json'} (add --dry-run for the cost first)\n`,
       );
     });

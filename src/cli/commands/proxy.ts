@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { loadCatalogue } from '../../models/catalogue.ts';
 import { HEADER_NAME } from '../../wire/credentials.ts';
 import { intFlag, parseFlags } from '../flags.ts';
+import { printOut, printErr } from '../terminal-safe.ts';
 
 const port = z
   .string()
@@ -116,28 +117,29 @@ export function registerProxyCommand(program: Command): void {
         ...(o.logDir === undefined ? {} : { logDir: o.logDir }),
         ...(modelTable === undefined ? {} : { modelTable }),
       });
-      process.stdout.write(`forkcache proxy listening on ${proxy.url}\n`);
+      // Loaded now, not after Ctrl-C: the terminal's SIGINT reaches the whole process group, and
+      // from a source checkout that includes tsx's esbuild service, which stops on it; a module
+      // first imported after the signal then fails ("The service is no longer running").
+      const report = o.report === undefined ? undefined : await import('../../proxy/report.ts');
+      printOut(`forkcache proxy listening on ${proxy.url}\n`);
       const detach = attachBoard(proxy, process.stderr, o.json);
       const signal = await untilSignal();
-      process.stderr.write(`forkcache proxy: ${signal}, closing\n`);
+      printErr(`forkcache proxy: ${signal}, closing\n`);
       await proxy.close();
       detach();
       const summary = proxy.summary();
       let reportFailed = false;
-      if (o.report !== undefined) {
+      if (o.report !== undefined && report !== undefined) {
         try {
-          const { writeProxyReport } = await import('../../proxy/report.ts');
-          const bytes = writeProxyReport(o.report, summary, proxy.ledger.records());
-          process.stderr.write(`report written to ${o.report} (${bytes.toLocaleString('en-US')} bytes)\n`);
+          const bytes = report.writeProxyReport(o.report, summary, proxy.ledger.records());
+          printErr(`report written to ${o.report} (${bytes.toLocaleString('en-US')} bytes)\n`);
         } catch (err) {
           reportFailed = true;
-          process.stderr.write(`--report: could not write ${o.report}: ${(err as Error).message}\n`);
+          printErr(`--report: could not write ${o.report}: ${(err as Error).message}\n`);
         }
       }
       if (o.json)
-        process.stdout.write(
-          `${JSON.stringify({ ...summary, ...(o.report === undefined ? {} : { report: o.report }) })}\n`,
-        );
+        printOut(`${JSON.stringify({ ...summary, ...(o.report === undefined ? {} : { report: o.report }) })}\n`);
       if (reportFailed) process.exitCode = 1;
     });
 }

@@ -5,6 +5,7 @@ import { ForkcacheError } from '../../errors.ts';
 import { importOptional } from '../../optional-import.ts';
 import type { WrittenReport } from '../../report/write-report.ts';
 import { parseFlags } from '../flags.ts';
+import { printOut, printErr } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
   out: z.string().min(1, 'expected a file name').optional(),
@@ -16,13 +17,13 @@ const optionsSchema = z.object({
 
 /** Print where the report went: a sentence on stderr, the path (or one JSON object) on stdout. */
 function announceReport(written: WrittenReport, json: boolean): void {
-  process.stderr.write(`report: ${written.scope}\n`);
+  printErr(`report: ${written.scope}\n`);
   if (json)
-    process.stdout.write(
+    printOut(
       `${JSON.stringify({ report: written.out, bytes: written.bytes, scope: written.scope, fanouts: written.fanouts, found: written.found, charts: written.charts })}\n`,
     );
   else
-    process.stdout.write(
+    printOut(
       `report written to ${written.out} (${written.charts} charts, ${written.bytes.toLocaleString('en-US')} bytes)\n`,
     );
 }
@@ -49,7 +50,7 @@ export async function reportAfterRun(
 ): Promise<{ path?: string; failed: boolean }> {
   if (flag === undefined || flag === false) return { failed: false };
   try {
-    if (!runDir) throw new Error('the run wrote no run directory');
+    if (!runDir) throw new ForkcacheError('REPORT_FILE_MISSING', 'the run wrote no run directory');
     const { writeRunReport } = await loadReportWriter();
     const written = writeRunReport(runDir, { out: typeof flag === 'string' ? flag : undefined, catalogue });
     log(`report written to ${written.out} (${written.charts} charts)`);

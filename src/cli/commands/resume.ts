@@ -26,7 +26,15 @@ import { RETRYABLE_STATUSES } from '../../fork-status.ts';
 import { describeSandbox, sandboxLine } from '../../tools/sandbox-report.ts';
 import { trustFanOutDir } from '../../run-dir/run-trust.ts';
 import { closeAll, settledOrForks } from '../fan-out-ending.ts';
-import { distributedFor, REDIS_FLAG_HELP, redisFlags, redisLostLine } from '../distributed-run.ts';
+import {
+  distributedFor,
+  hostSandboxLines,
+  HOSTS_SANDBOX_LINE,
+  REDIS_FLAG_HELP,
+  redisFlags,
+  redisLostLine,
+} from '../distributed-run.ts';
+import { printOut, printErr } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -89,16 +97,13 @@ export function registerResumeCommand(program: Command): void {
       // the engine of the fan-out being resumed: what a stuck Ctrl-C stops
       let current: ForkEngine | undefined;
       let board: ProgressBoard | undefined;
-      const interrupt = cancelOnInterrupt(
-        (line) => (board ? board.log(line) : void process.stderr.write(`${line}\n`)),
-        {
-          stop: async () => current?.destroy(),
-        },
-      );
+      const interrupt = cancelOnInterrupt((line) => (board ? board.log(line) : void printErr(`${line}\n`)), {
+        stop: async () => current?.destroy(),
+      });
       for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
         // what the run directory says is trusted only once its signatures verify
         for (const adopted of trustFanOutDir(dir, { trustUnsigned: opts.trustUnsigned }))
-          process.stderr.write(`note: --trust-unsigned: ${dir}: ${adopted}; now signed with this machine's key\n`);
+          printErr(`note: --trust-unsigned: ${dir}: ${adopted}; now signed with this machine's key\n`);
         const { manifest } = readFanOutDir(dir);
         const emulator = emulatorMeta.safeParse((manifest.meta as { emulator?: unknown }).emulator).data ?? {
           script: 'refactor',
@@ -106,17 +111,17 @@ export function registerResumeCommand(program: Command): void {
         };
         // the sandbox the resumed forks really get (the manifest's settings, on this machine)
         if (manifest.engine.allow.includes('bash'))
-          process.stderr.write(
-            `${sandboxLine(describeSandbox(manifest.engine.sandbox, { network: manifest.engine.network, limits: manifest.engine.toolLimits }))}\n`,
+          printErr(
+            `${opts.redis ? HOSTS_SANDBOX_LINE : sandboxLine(describeSandbox(manifest.engine.sandbox, { network: manifest.engine.network, limits: manifest.engine.toolLimits }))}\n`,
           );
         const provider = opts.provider ?? manifest.prefix.provider;
         const target = await openEndpoint(opts.api, emulator, catalogue, provider);
         const distributed = await distributedFor(opts, target);
-        process.stderr.write(
+        printErr(
           `forkcache resume: ${manifest.fanoutId} (${manifest.directives.length} forks) against ${target.label}\n`,
         );
         const cap = capLine(dir, opts.maxUsd, manifest.engine.maxUsd);
-        if (cap) process.stderr.write(`${cap}\n`);
+        if (cap) printErr(`${cap}\n`);
         const engine = await ForkEngine.create({
           provider,
           baseURL: target.baseURL,
@@ -158,37 +163,35 @@ export function registerResumeCommand(program: Command): void {
           for await (const event of fan) board.onEvent(event);
           board.stop();
           board = undefined;
-          const result = await settledOrForks(fan, dir, (line) => void process.stderr.write(`${line}\n`));
+          const result = await settledOrForks(fan, dir, (line) => void printErr(`${line}\n`));
           failed += notDoneForks(result).length + editsNotApplied(result).length;
           if (result.summary.cost_error !== null) {
             failed += 1;
-            process.stderr.write(`${result.summary.cost_error}\n`);
+            printErr(`${result.summary.cost_error}\n`);
           }
           if (result.summary.spend_cap?.stopped) spendCap = true;
+          for (const line of hostSandboxLines(result)) printErr(`${line}\n`);
           const lost = redisLostLine(result, opts.redis);
-          if (lost) process.stderr.write(`${lost}\n`);
+          if (lost) printErr(`${lost}\n`);
           if (result.summary.rate_limits.stopped !== null) {
             spendCap = true;
-            process.stderr.write(
+            printErr(
               `${spendCapMessage(dir, result.forks.filter((f) => f.error?.code === 'RATE_LIMIT_SPEND_CAP').length)}\n`,
             );
           }
           if (opts.json)
-            process.stdout.write(
-              `${JSON.stringify(jsonSummary(result, { api: target.kind, fanout: manifest.fanoutId }))}\n`,
-            );
+            printOut(`${JSON.stringify(jsonSummary(result, { api: target.kind, fanout: manifest.fanoutId }))}\n`);
           else
-            process.stdout.write(
+            printOut(
               `\n${formatFanOutResult(result, fan.prefix.snapshot.model, catalogue, { forkRows: forkRowsInSummary(opts.json) })}\n`,
             );
           const hint = interrupt.interrupted ? interruptedLine(result) : undefined;
           for (const line of notDoneMessage(result, { listed: !opts.json, interrupted: hint !== undefined }))
-            process.stderr.write(`${line}\n`);
+            printErr(`${line}\n`);
           // the one command that goes on under the cap, after the forks it stopped
-          if (result.summary.spend_cap?.stopped)
-            process.stderr.write(`${maxUsdMessage(dir, result.summary.spend_cap)}\n`);
+          if (result.summary.spend_cap?.stopped) printErr(`${maxUsdMessage(dir, result.summary.spend_cap)}\n`);
           // the resume command is the last line after Ctrl-C
-          if (hint) process.stderr.write(`${hint}\n`);
+          if (hint) printErr(`${hint}\n`);
         } finally {
           await closeAll(engine, target);
         }

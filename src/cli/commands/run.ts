@@ -22,7 +22,15 @@ import { closeAll, settledOrForks } from '../fan-out-ending.ts';
 import { dryRun } from '../dry-run.ts';
 import { allForksDone } from '../../fork-status.ts';
 import { maxUsdMessage } from '../max-usd-line.ts';
-import { distributedFor, REDIS_FLAG_HELP, redisFlags, redisLostLine } from '../distributed-run.ts';
+import {
+  distributedFor,
+  hostSandboxLines,
+  HOSTS_SANDBOX_LINE,
+  REDIS_FLAG_HELP,
+  redisFlags,
+  redisLostLine,
+} from '../distributed-run.ts';
+import { printOut, printErr } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -88,11 +96,12 @@ export function registerRunCommand(program: Command): void {
       const { plan, snapshot, workspace, runDir, notes, modelTable, expectedCachedTokens, fromTranscript } = loaded;
       const provider = opts.provider ?? plan.provider;
       const continuity = fromTranscript ? new CacheContinuity(expectedCachedTokens) : undefined;
-      const log = (line: string): void => void process.stderr.write(`${line}\n`);
+      const log = (line: string): void => void printErr(`${line}\n`);
       for (const note of notes) log(`parent: ${note}`);
       const catalogue = modelCheck(snapshot.model, opts.modelTable ?? modelTable, log, Date.now(), provider);
       const toolLimits = planToolLimits(plan);
-      if (plan.allow?.includes('bash'))
+      if (opts.redis && (plan.allow?.includes('bash') || loaded.check)) log(HOSTS_SANDBOX_LINE);
+      else if (plan.allow?.includes('bash'))
         log(sandboxLine(describeSandbox(plan.sandbox, { network: plan.network, limits: toolLimits })));
       const maxUsd = opts.maxUsd ?? plan.maxUsd;
       if (opts.dryRun) {
@@ -103,7 +112,7 @@ export function registerRunCommand(program: Command): void {
           assume: opts.assume,
           maxUsd,
         });
-        process.stdout.write(opts.json ? `${JSON.stringify(report)}\n` : text);
+        printOut(opts.json ? `${JSON.stringify(report)}\n` : text);
         return;
       }
       const target = await openEndpoint(opts.api, plan.emulator, catalogue, provider);
@@ -175,14 +184,15 @@ export function registerRunCommand(program: Command): void {
           ...(report.path ? { report: report.path } : {}),
           ...(continuity ? { parent_cache: continuity.json() } : {}),
         };
-        if (opts.json) process.stdout.write(`${JSON.stringify(jsonSummary(result, extra))}\n`);
+        if (opts.json) printOut(`${JSON.stringify(jsonSummary(result, extra))}\n`);
         else
-          process.stdout.write(
+          printOut(
             `\n${formatFanOutResult(result, snapshot.model, catalogue, { forkRows: forkRowsInSummary(opts.json) })}\n`,
           );
         const hint = interrupt.interrupted ? interruptedLine(result) : undefined;
         // the text summary above listed the forks not done: stderr counts them and says what to run
         for (const line of notDoneMessage(result, { listed: !opts.json, interrupted: hint !== undefined })) log(line);
+        for (const line of hostSandboxLines(result)) log(line);
         const lost = redisLostLine(result, opts.redis);
         if (lost) log(lost);
         const capped = result.summary.spend_cap?.stopped === true;

@@ -5,6 +5,7 @@ import { locateFanOuts } from '../../run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
 import { isDoneStatus } from '../../fork-status.ts';
 import { type ForkReview, readRun, type RunReview } from '../review/run-forks.ts';
+import { printOut } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
   json: z.boolean().default(false),
@@ -120,6 +121,6 @@ export function registerStatusCommand(program: Command): void {
         const run = await readRun(dir, catalogue, { files: true });
         out.push(opts.json ? JSON.stringify(jsonRun(run)) : formatRun(run));
       }
-      process.stdout.write(`${out.join(opts.json ? '\n' : '\n\n')}\n`);
+      printOut(`${out.join(opts.json ? '\n' : '\n\n')}\n`);
     });
 }

@@ -8,6 +8,8 @@ import { EXECUTABLE_TOOL_NAMES, type ExecutableToolName } from '../../wire/tool-
 import { intFlag, parseFlags } from '../flags.ts';
 import { untilSignal } from '../until-signal.ts';
 import { shownRedisUrl } from '../../distributed/keys.ts';
+import { defaultCeilings, parseCeiling } from '../../distributed/job-rules.ts';
+import { printOut } from '../terminal-safe.ts';
 
 const toolList = z
   .string()
@@ -26,6 +28,7 @@ const optionsSchema = z.object({
   allowNetwork: z.boolean().default(false),
   permissions: z.string().min(1).optional(),
   root: z.array(z.string().min(1)).default([]),
+  ceiling: z.array(z.string()).default([]),
 });
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -48,6 +51,16 @@ export function registerWorkerCommand(program: Command): void {
     .option('--allow-network', 'jobs may ask for a sandbox with network access')
     .option('--permissions <file>', 'permission policy JSON combined with each job’s (the stricter decision wins)')
     .option('--root <dir>', 'jobs’ workspaces and run directories must lie under DIR (repeatable)', collect, [])
+    .option(
+      '--ceiling <path=n>',
+      `the most a job may set a limit to; above it the job is clamped (repeatable; defaults: ${Object.entries(
+        defaultCeilings(),
+      )
+        .map(([path, n]) => `${path}=${n}`)
+        .join(', ')})`,
+      collect,
+      [],
+    )
     .action(async (raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       const permissions = opts.permissions
@@ -58,6 +71,7 @@ export function registerWorkerCommand(program: Command): void {
             `--permissions ${opts.permissions}`,
           ) as PermissionPolicy)
         : undefined;
+      const ceilings = opts.ceiling.map(parseCeiling);
       // loaded here, not at the top: `forkcache --version` must not load bullmq (an optional peer)
       const { startHostWorker } = await importOptional('distributed', () => import('../../distributed/host-worker.ts'));
       const host = await startHostWorker({
@@ -73,9 +87,13 @@ export function registerWorkerCommand(program: Command): void {
         network: opts.allowNetwork,
         ...(permissions ? { permissions } : {}),
         ...(opts.root.length > 0 ? { roots: opts.root } : {}),
+        ...(ceilings.length > 0 ? { ceilings: Object.fromEntries(ceilings) } : {}),
       });
-      process.stdout.write(
-        `forkcache worker ${host.hostId} serving ${opts.queue} on ${shownRedisUrl(opts.redis)}\n  policy: ${host.policy}\n`,
+      printOut(
+        `forkcache worker ${host.hostId} serving ${opts.queue} on ${shownRedisUrl(opts.redis)}\n  policy: ${host.policy}\n${host.sandbox
+          .split('\n')
+          .map((line) => `  ${line}\n`)
+          .join('')}`,
       );
       await untilSignal();
       await host.close();

@@ -175,7 +175,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
             'FORK_CANCELLED',
             `interrupted before the parent forked; nothing to resume (workspace ${workspace})`,
           )
-        : new Error('the parent agent finished without forking');
+        : new ForkcacheError('INTERNAL', 'the parent agent finished without forking');
     // The parent's last turn came after the fan-out: the tree's totals include it.
     // (the fan-out's own warnings: on a local engine it drops the unpriced-model one)
     const result: FanOutResult = {

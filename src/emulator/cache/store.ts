@@ -1,7 +1,8 @@
+import { CACHE_TTL_MS } from '../../wire/cache.ts';
 import type { CacheTtl } from '../types.ts';
 
 /** Lifetimes of the two TTLs the API offers. */
-export const TTL_MS: Readonly<Record<CacheTtl, number>> = { '5m': 5 * 60_000, '1h': 60 * 60_000 };
+export const TTL_MS = CACHE_TTL_MS;
 
 /** A readable cache entry: the prefix up to a marker position, by its chained hash. */
 export interface CacheEntry {

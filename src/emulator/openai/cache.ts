@@ -1,3 +1,4 @@
+import { CACHE_TTL_MS } from '../../wire/cache.ts';
 import type { Marker } from '../cache/markers.ts';
 import { planCache } from '../cache/plan.ts';
 import type { Position, RenderedPrefix } from '../cache/render.ts';
@@ -20,7 +21,7 @@ export interface ChatCachePlan {
   markers: number;
 }
 
-export const ttlOf = (rule: CacheRule): CacheTtl => (rule.ttlMs > 5 * 60_000 ? '1h' : '5m');
+export const ttlOf = (rule: CacheRule): CacheTtl => (rule.ttlMs > CACHE_TTL_MS['5m'] ? '1h' : '5m');
 
 function where(p: Position): string {
   return p.segment === 'messages' ? `messages[${p.message}].content[${p.block}]` : `${p.segment}[${p.block}]`;

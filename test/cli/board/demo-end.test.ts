@@ -7,21 +7,17 @@ import { forkcacheInPty } from './pty.ts';
 const plainText = (raw: string): string => raw.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
 
 describe('the demo at its end', () => {
-  it(
-    'removes its temporary workspace after a clean run, naming it; --keep-workspace keeps it',
-    { timeout: 300_000 },
-    async () => {
-      const clean = await forkcache(['demo', '--forks', '2', '--latency', 'off']);
-      expect(clean.code).toBe(0);
-      const removed = /^workspace (\/\S+) removed \(--keep-workspace keeps it\)$/m.exec(clean.stdout);
-      expect(removed, clean.stdout).not.toBeNull();
-      expect(existsSync(removed![1]!)).toBe(false);
-      const kept = await forkcache(['demo', '--forks', '2', '--latency', 'off', '--json', '--keep-workspace']);
-      const summary = lastJson(kept.stdout);
-      expect(summary.workspace_kept).toBe(true);
-      expect(existsSync(summary.workspace)).toBe(true);
-    },
-  );
+  it('removes its temporary workspace after a clean run, naming it; --keep-workspace keeps it', async () => {
+    const clean = await forkcache(['demo', '--forks', '2', '--latency', 'off']);
+    expect(clean.code).toBe(0);
+    const removed = /^workspace (\/\S+) removed \(--keep-workspace keeps it\)$/m.exec(clean.stdout);
+    expect(removed, clean.stdout).not.toBeNull();
+    expect(existsSync(removed![1]!)).toBe(false);
+    const kept = await forkcache(['demo', '--forks', '2', '--latency', 'off', '--json', '--keep-workspace']);
+    const summary = lastJson(kept.stdout);
+    expect(summary.workspace_kept).toBe(true);
+    expect(existsSync(summary.workspace)).toBe(true);
+  });
 
   it('Ctrl-C while the forks run: the parent sends no further turn, counts the cancelled, and the workspace is kept', async () => {
     const run = forkcacheInPty(['demo', '--forks', '40', '--latency', 'off'], { rows: 40, cols: 160 });
