@@ -6,7 +6,7 @@
 // and src/wire/ (constants of the request bytes both the client side and the emulator share).
 // They import nothing but each other.
 const BASE = '^src/(wire/|[^/]+[.]ts$)';
-const ENTRIES = '^src/(index|testing)[.]ts$';
+const ENTRIES = '^src/(index|testing|ai-sdk)[.]ts$';
 
 /** `folder` may import only itself, the base and the listed folders under src/. */
 function only(folder, allowed) {
@@ -72,6 +72,8 @@ module.exports = {
       'loop',
       'tools',
     ]),
+    // forkcache/ai-sdk drives an engine from an AI SDK app (its own entry, src/ai-sdk.ts)
+    only('ai-sdk', ['engine', 'agent', 'fork', 'ledger', 'tools']),
     // The emulator stands in for the API: it knows the wire, never forkcache's client side.
     only('emulator', ['models', 'ledger', 'rate-limits']),
     only('proxy', ['emulator', 'gate', 'ledger', 'models', 'report']),

@@ -72,6 +72,8 @@ const CODE_CLASSES = {
   TOOL_TIMEOUT: 'failure',
   TOOL_IO_ERROR: 'failure',
   TOOL_COMMAND_FAILED: 'failure',
+  // an embedder's host tool threw or returned an error result (src/tools/host-tools.ts)
+  TOOL_HOST_FAILED: 'failure',
   PERMISSION_DENIED: 'failure',
   // host-side git (src/tools/git.ts): a git command failed; a fork's worktree no longer links
   // to the git dir forkcache made; `forkcache merge` met a conflict or a dirty working tree

@@ -77,6 +77,7 @@ describe('the public API', () => {
         "CheckRecord",
         "Clock",
         "CostBreakdown",
+        "EngineSettings",
         "ErrorCode",
         "ExecutableToolName",
         "FanOut",
@@ -98,6 +99,10 @@ describe('the public API', () => {
         "ForkStatus",
         "ForkSummary",
         "ForkTotals",
+        "HostTool",
+        "HostToolContext",
+        "HostToolOutput",
+        "HostToolSet",
         "LedgerOptions",
         "LedgerSummary",
         "LoopEvent",
@@ -130,6 +135,28 @@ describe('the public API', () => {
         "WireError",
       ]
     `);
+  });
+
+  it('exports exactly these names from forkcache/ai-sdk, which loads without the ai packages', async () => {
+    const { values, types } = exportedNames('ai-sdk.ts');
+    const aiSdk = await import('../src/ai-sdk.ts');
+    expect(Object.keys(aiSdk).sort()).toEqual(values);
+    expect(values).toEqual(['createForkcache']);
+    expect(types).toEqual(
+      [
+        'AiSdkTool',
+        'AiSdkToolCallOptions',
+        'ForkTool',
+        'ForkToolOutput',
+        'ForkcacheAiSdkOptions',
+        'ForkToolOptions',
+      ].sort(),
+    );
+    // no module of it imports `ai` or a provider: a consumer without them compiles and runs
+    const sources = ['ai-sdk.ts', 'ai-sdk/fork-tool.ts', 'ai-sdk/capture.ts'].map((f) =>
+      readFileSync(new URL(`../src/${f}`, import.meta.url), 'utf8'),
+    );
+    for (const source of sources) expect(source).not.toMatch(/from '(ai|@ai-sdk\/[^']+)'/);
   });
 
   it('exports exactly these test doubles from forkcache/testing', () => {

@@ -12,6 +12,8 @@ import {
   startFromTranscript,
 } from '../pool/fork-attempts.ts';
 import { servePort } from '../pool/port-server.ts';
+import { type HostTool, runHostTool } from '../tools/host-tools.ts';
+import { toolError } from '../tools/result.ts';
 import type { ForkTask } from '../pool/protocol.ts';
 import { readTranscript } from '../run-dir/transcript-reader.ts';
 import { type ForkHostReport, type ForkOutcome, type LoopEvent, OPEN_GATE } from '../loop/types.ts';
@@ -41,6 +43,8 @@ export interface HostContext {
   facts: HostFacts;
   /** This host's own probe of the sandbox a fork's bash and check run in (undefined: the fork runs no command). */
   sandboxFor(settings: HostSettings): SandboxReport | undefined;
+  /** The host tools this host registered: they run here, on the host's main thread. */
+  hostTools: Readonly<Record<string, HostTool>>;
   budget: SharedBudget;
   prefixFor(sha256: string): Promise<SharedArrayBuffer>;
   /**
@@ -164,7 +168,10 @@ async function runFork(
   const transcript = data.transcriptPath ? readTranscript(data.transcriptPath) : undefined;
   let start = FRESH_START(data.base);
   if (transcript && transcript.turns.length > 0) {
-    start = startFromTranscript(data.base, transcript);
+    // a host tool of this host's that only reads runs again; one with effects never does
+    start = startFromTranscript(data.base, transcript, (name) =>
+      data.tools.host?.includes(name) ? host.hostTools[name]?.readOnly === true : undefined,
+    );
     const finished = finishedOutcome(start, transcript);
     if (finished && !data.prompt) return finished; // never complete a fork twice
     if (finished) start = { ...start, prompt: data.prompt }; // a retry (once: its prompt clears the end)
@@ -199,6 +206,12 @@ async function runFork(
     signal,
     (event: LoopEvent) => report({ hostId: host.hostId, event }),
     async () => ({ allow: false, reason: 'no one can be asked on a distributed host' }),
+    (tool, input, toolUseId) => {
+      const handler = settings.tools.host?.some((t) => t.name === tool) ? host.hostTools[tool] : undefined;
+      if (!handler)
+        return Promise.resolve(toolError('TOOL_UNKNOWN', `no host tool ${JSON.stringify(tool)} on this host`));
+      return runHostTool(tool, handler, input, { signal, forkId: data.forkId, toolUseId });
+    },
   );
   const onAbort = (): void => port1.postMessage({ t: 'cancel' });
   signal.addEventListener('abort', onAbort, { once: true });

@@ -6,6 +6,7 @@ import { chatEndpointFromEnv } from '../provider/openai/client.ts';
 import { withoutCredentials } from '../provider/headers.ts';
 import { decide, type PermissionDecision, type PermissionPolicy } from '../tools/permissions.ts';
 import type { SandboxChoice } from '../tools/sandbox.ts';
+import type { HostToolInfo } from '../tools/host-tools.ts';
 import { isChatProvider, type ProviderId } from '../wire/providers.ts';
 import { type ExecutableToolName, FILE_TOOL_NAMES } from '../wire/tool-names.ts';
 import { applyJobRules } from './job-rules.ts';
@@ -34,6 +35,8 @@ export interface HostPolicyOptions {
   apiKey?: string | undefined;
   /** Ceilings by job field path (`tools.limits.bashTmpMb`, `loop.maxTurns`, …; `job-rules.ts`), over the defaults there. */
   ceilings?: Readonly<Record<string, number>> | undefined;
+  /** The host tools this host registered (`--host-tools`): a job needing another is refused. */
+  registeredTools?: readonly HostToolInfo[] | undefined;
 }
 
 /** What the host found on itself at start, that its policy depends on. */
@@ -176,6 +179,13 @@ export function applyHostPolicy(
     refuse('tools.sandbox', `the job asks for sandbox "${sandbox}", this host runs bash in "${floor}" at the least`);
   if (data.tools.network === true && options.network !== true)
     refuse('tools.network', 'the job asks for network access in the sandbox; this host does not allow it');
+  const registered = options.registeredTools ?? [];
+  const missing = (data.tools.host ?? []).filter((name) => !registered.some((t) => t.name === name));
+  if (missing.length > 0)
+    refuse(
+      'tools.host',
+      `the job's forks call the host tools ${missing.join(', ')}, which this host does not run (start it with --host-tools MODULE that exports them; it has ${registered.map((t) => t.name).join(', ') || 'none'})`,
+    );
   if (options.roots && options.roots.length > 0) {
     checkRoot('tools.workspace', data.tools.workspace, options.roots);
     if (data.transcriptPath) checkRoot('transcriptPath', data.transcriptPath, options.roots);
@@ -198,6 +208,9 @@ export function applyHostPolicy(
       sandbox,
       network: data.tools.network === true,
       secrets: [],
+      ...(data.tools.host?.length
+        ? { host: registered.filter((t) => data.tools.host!.includes(t.name)).map((t) => ({ ...t })) }
+        : {}),
     },
     permissions: narrowPermissions(data.permissions, options.permissions ?? {}),
     clamped,
@@ -211,6 +224,7 @@ export function describePolicy(options: HostPolicyOptions): string {
     `bash sandbox at least ${options.sandbox ?? 'auto'}`,
     `network ${options.network ? 'allowed' : 'refused'}`,
     options.permissions ? 'permissions combined with its own' : undefined,
+    options.registeredTools?.length ? `host tools ${options.registeredTools.map((t) => t.name).join(',')}` : undefined,
     options.roots?.length ? `files under ${options.roots.join(', ')}` : 'files anywhere',
     `limits above its ceilings clamped (${describeCeilings(options.ceilings)})`,
     `endpoint and key: ${options.baseURL ? options.baseURL : "this host's environment"}`,

@@ -6,6 +6,7 @@ import { forkWorkerExecArgv, forkWorkerFile } from '../pool/worker-file.ts';
 import { type HostContext, runHostJob } from './host-job.ts';
 import { describePolicy, type HostPolicyOptions } from './host-policy.ts';
 import { probeHostSandbox } from './host-sandbox.ts';
+import { type HostTool, hostToolInfos, parseHostTools } from '../tools/host-tools.ts';
 import { type CancelMessage, cancelChannel, DEFAULT_QUEUE, DEFAULT_REDIS_TIMEOUT_MS, shownRedisUrl } from './keys.ts';
 import { loadPrefix } from './prefix-store.ts';
 import { connectRedis, isAuthError } from './redis.ts';
@@ -28,6 +29,11 @@ export interface HostWorkerOptions extends HostPolicyOptions {
   secret?: string;
   /** Redis silent this long (at most the lock duration): this host stops its forks (default 30 s). */
   redisTimeoutMs?: number;
+  /**
+   * Host tools this host runs for its jobs' forks (`forkcache worker --host-tools MODULE`): a
+   * job whose forks call a tool not registered here is refused, naming it.
+   */
+  hostTools?: Record<string, HostTool> | undefined;
   /** Where the host says what happens to it (default stderr). */
   log?: (line: string) => void;
 }
@@ -54,6 +60,8 @@ export interface HostWorker {
  * continues it, never two at once. The host keeps serving once Redis answers again.
  */
 export async function startHostWorker(options: HostWorkerOptions): Promise<HostWorker> {
+  const hostTools = parseHostTools(options.hostTools, 'startHostWorker options');
+  const policy: HostPolicyOptions = { ...options, registeredTools: hostToolInfos(hostTools) };
   const queue = options.queue ?? DEFAULT_QUEUE;
   const signer = new JobSigner(resolveJobSecret(options.secret, 'FORKCACHE_JOB_SECRET'), queue);
   const hostId = options.hostId ?? `${hostname()}-${process.pid}`;
@@ -113,9 +121,10 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
     pool,
     connection,
     signer,
-    policy: options,
+    policy,
     facts: sandbox.facts,
     sandboxFor: sandbox.sandboxFor,
+    hostTools,
     budget: new SharedBudget(connection),
     prefixFor(sha256) {
       let sab = prefixes.get(sha256);
@@ -180,7 +189,7 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
   await watch.start();
   return {
     hostId,
-    policy: describePolicy(options),
+    policy: describePolicy(policy),
     sandbox: sandbox.line,
     async close() {
       watch.stop();

@@ -47,6 +47,7 @@ export function forkJobData(ctx: DispatchContext): ForkJobData {
       limits: options.toolLimits,
       sandbox: options.sandbox,
       ...(options.network ? { network: true } : {}),
+      ...(ctx.host && ctx.host.tools.length > 0 ? { host: ctx.host.tools.map((t) => t.name) } : {}),
     },
     permissions: options.permissions,
     transcriptPath: ctx.transcriptPath,

@@ -25,6 +25,8 @@ export type JobRule =
   | { rule: 'sandbox' }
   /** Network in the sandbox only where the host allows it. */
   | { rule: 'network' }
+  /** The host tools the forks call, by name: every one registered on this host (`--host-tools`). */
+  | { rule: 'host-tools' }
   /** Every decision the stricter of the job's and the host's. */
   | { rule: 'permissions' }
   /** Under one of the host's roots (real path: symlinks resolved). */
@@ -110,6 +112,7 @@ export const JOB_RULES: RuleTree<ForkJobData> = {
     limits: TOOL_LIMIT_RULES,
     sandbox: { rule: 'sandbox' },
     network: { rule: 'network' },
+    host: { rule: 'host-tools' },
   },
   permissions: { rule: 'permissions' },
   transcriptPath: { rule: 'root' },

@@ -63,8 +63,12 @@ export interface ForkJobData {
   prompt?: ForkTask['prompt'];
   /** Rate-limit admission on: the host reserves each request from the budget shared in Redis. */
   admission?: SharedAdmission | undefined;
-  /** No secrets here: jobs sit in Redis; each host redacts its own API key, and protects its own directories. */
-  tools: Omit<ForkTask['tools'], 'secrets' | 'protect'>;
+  /**
+   * No secrets here: jobs sit in Redis; each host redacts its own API key, and protects its own
+   * directories. `host`: the host tools the forks may call, by name: a host that has not
+   * registered every one refuses the job (whether one only reads is the host's own module's word).
+   */
+  tools: Omit<ForkTask['tools'], 'secrets' | 'protect' | 'host'> & { host?: string[] | undefined };
   permissions: ForkTask['permissions'];
   transcriptPath: ForkTask['transcriptPath'];
 }

@@ -5,6 +5,7 @@ import { type Clock, systemClock } from '../clock.ts';
 import { ForkcacheError } from '../errors.ts';
 import type { ParentSnapshot } from '../fork/snapshot.ts';
 import type { PermissionHandler } from '../tools/permissions.ts';
+import { type HostTool, parseHostTools } from '../tools/host-tools.ts';
 import { UsageLedger } from '../ledger/ledger.ts';
 import { BUILTIN_CATALOGUE, findModel, type ModelCatalogue } from '../models/catalogue.ts';
 import { AdmissionScheduler, type AdmissionView } from '../gate/admission/scheduler.ts';
@@ -145,6 +146,7 @@ export class ForkEngine {
    */
   fanOut(parent: ParentSnapshot | undefined, directives: readonly string[], options: FanOutOptions = {}): FanOut {
     this.#assertOpen();
+    parseHostTools(options.hostTools, 'fanOut options');
     const { prefix, specs, checks } = planForks(this.#plan, parent, directives, options);
     const { id, runDir, lock } = this.#openRunDir('fo', prefix.id.slice(0, 8));
     if (runDir) this.#writeManifest(runDir, id, prefix, directives, options.meta ?? {}, checks);
@@ -172,11 +174,16 @@ export class ForkEngine {
     const lock = lockRunDir(dir);
     try {
       trustFanOutDir(dir, { trustUnsigned: options.trustUnsigned });
+      const host = this.#hostTools(parseHostTools(options.hostTools, 'resume options'));
+      // a host tool that only reads and was interrupted runs again; one with effects never does
+      const readOnly = (name: string): boolean | undefined =>
+        Object.hasOwn(host, name) ? host[name]!.readOnly === true : undefined;
       const { fanoutId, prefix, specs, checks } = planResume(
         dir,
         this.#options.api.provider,
         options.retry,
         loadRunKey(),
+        readOnly,
       );
       const requireChange = checks?.requireChange ?? false;
       return this.#start(fanoutId, prefix, specs, dir, { ...options, requireChange }, undefined, lock);
@@ -267,6 +274,7 @@ export class ForkEngine {
       rootId,
       runDir,
       onPermission: this.#onPermission,
+      hostTools: this.#hostTools(options.hostTools ?? {}),
       agent,
       foreground: options.foreground,
       requireChange: options.requireChange === true,
@@ -300,6 +308,11 @@ export class ForkEngine {
       },
     );
     return run;
+  }
+
+  /** The engine's host tools with a fan-out's own (which win for a name). */
+  #hostTools(own: Readonly<Record<string, HostTool>>): Readonly<Record<string, HostTool>> {
+    return { ...this.#options.hostTools, ...own };
   }
 
   #assertOpen(): void {

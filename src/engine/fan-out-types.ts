@@ -6,6 +6,7 @@ import type { ForkChild, ForkLayout } from '../fork/layouts.ts';
 import type { UsageLedger } from '../ledger/ledger.ts';
 import type { ForkOutcome } from '../loop/types.ts';
 import type { PermissionHandler } from '../tools/permissions.ts';
+import type { HostTool } from '../tools/host-tools.ts';
 import type { StartPoint } from '../pool/fork-attempts.ts';
 import type { DispatchContext, DispatchDeps } from '../pool/fork-dispatch.ts';
 import type { ForkCheckSpec } from '../pool/protocol.ts';
@@ -62,6 +63,8 @@ export interface FanOutOptions {
    * `no_change` counts as done unless every fork ended so). Kept in the manifest.
    */
   requireChange?: boolean;
+  /** Host tools of this fan-out, besides the engine's (`ForkEngineOptions.hostTools`); these win for a name. */
+  hostTools?: Record<string, HostTool>;
 }
 
 /** Options of `engine.resume`. */
@@ -104,6 +107,8 @@ export interface FanOutDeps extends DispatchDeps {
   rootId: string;
   runDir: string | undefined;
   onPermission: PermissionHandler | undefined;
+  /** The engine's host tools with the fan-out's own. */
+  hostTools: Readonly<Record<string, HostTool>>;
   /** Forks start in the foreground (their caller waits for them). */
   foreground?: boolean | undefined;
   /** Every fork must change a file (`FanOutOptions.requireChange`): in the summary. */

@@ -3,6 +3,9 @@ import type { ForkOutcome, LoopEvent, RequestGate } from '../loop/types.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
 import { transcriptPath } from '../run-dir/files.ts';
 import { DENY_UNASKED, type PermissionAnswer } from '../tools/permissions.ts';
+import { hostToolInfos, runHostTool } from '../tools/host-tools.ts';
+import { toolError } from '../tools/result.ts';
+import type { DispatchContext } from '../pool/fork-dispatch.ts';
 import { EventQueue } from './event-queue.ts';
 import { FanOutLog } from './fan-out-log.ts';
 import { FanOutAccounts } from './fan-out-accounts.ts';
@@ -216,6 +219,7 @@ export class FanOutRun implements FanOut {
           onHost: (hostId: string) =>
             this.#emit({ type: 'fork-host', forkId: state.id, at: this.#deps.clock.now(), hostId }),
           onAsk: (tool: string, input: unknown) => this.#ask(state, tool, input),
+          host: this.#host(state, abort.signal),
         }),
         onRestart: (attempt, start) => {
           // an event posted just before the worker died may be lost; the transcript is not
@@ -257,6 +261,21 @@ export class FanOutRun implements FanOut {
       reason: result.reason ?? null,
     });
     return result;
+  }
+
+  /** The fan-out's host tools for one fork: its worker calls them over its port; they run here. */
+  #host(state: ForkState, signal: AbortSignal): DispatchContext['host'] {
+    const tools = this.#deps.hostTools;
+    const infos = hostToolInfos(tools);
+    if (infos.length === 0) return undefined;
+    return {
+      tools: infos,
+      call: (name, input, toolUseId) => {
+        const tool = Object.hasOwn(tools, name) ? tools[name] : undefined;
+        if (!tool) return Promise.resolve(toolError('TOOL_UNKNOWN', `no host tool ${JSON.stringify(name)}`));
+        return runHostTool(name, tool, input, { signal, forkId: state.id, toolUseId });
+      },
+    };
   }
 
   #transcriptPath(state: ForkState): string | undefined {

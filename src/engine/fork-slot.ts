@@ -78,6 +78,7 @@ export async function runForkInSlot(run: SlotRun): Promise<{ outcome: ForkOutcom
     transcriptPath: ctx.transcriptPath,
     maxRestarts: remote ? 0 : deps.options.maxWorkerRestarts,
     aborted: () => ctx.abort.signal.aborted,
+    readOnly: (name) => ctx.host?.tools.find((t) => t.name === name)?.readOnly,
     run: (start, attempt) => (remote ? remote.run(ctx) : runForkInWorker(ctx, start, attempt)),
     onRestart: run.onRestart,
   });

@@ -14,6 +14,7 @@ import type { ToolLimits } from '../tools/limits.ts';
 import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from '../wire/tool-names.ts';
 import { toolLimitsSchema } from '../tools/limits.ts';
 import type { SandboxChoice } from '../tools/sandbox.ts';
+import { type HostTool, hostToolsSchema } from '../tools/host-tools.ts';
 import { permissionPolicySchema, type PermissionHandler, type PermissionPolicy } from '../tools/permissions.ts';
 import { ForkcacheError } from '../errors.ts';
 import { parseOrThrow } from '../validation.ts';
@@ -117,6 +118,13 @@ export interface ForkEngineOptions {
    * CLI's prompt. Without one, `ask` means no.
    */
   onPermission?: PermissionHandler;
+  /**
+   * Handlers of tools the parent declares that no built-in executor runs (`search_tickets`):
+   * each runs on this thread, called from the fork's worker, with the fork's abort signal, its
+   * timeout and result limit, redaction and the permission policy applied. A fan-out's own
+   * `hostTools` add to these (and win for a name). See docs/library.md.
+   */
+  hostTools?: Record<string, HostTool>;
   /** Times a fork continues on a fresh worker after its worker died (default 2). */
   maxWorkerRestarts?: number;
   /**
@@ -201,6 +209,7 @@ export const engineOptionsSchema = z.strictObject({
     })
     .optional(),
   onPermission: z.custom<PermissionHandler>((v) => typeof v === 'function', 'expected a function').optional(),
+  hostTools: hostToolsSchema.optional(),
   maxUsd: z.number().positive().finite().max(1_000_000).optional(),
 });
 
@@ -240,6 +249,8 @@ export interface ResolvedEngineOptions {
   isolation: 'none' | 'worktree';
   distributed: DistributedOptions | undefined;
   maxUsd: number | undefined;
+  /** The engine's host tools, as given (their handlers are called with their own `this`). */
+  hostTools: Readonly<Record<string, HostTool>>;
   /** Set only through `withTestHooks` (test-hooks.ts), never by a public option. */
   testHooks: TestHooks;
 }
@@ -317,6 +328,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     isolation: o.isolation ?? 'none',
     distributed: o.distributed as ResolvedEngineOptions['distributed'],
     maxUsd: o.maxUsd,
+    hostTools: input.hostTools ?? {},
     testHooks: testHooksOf(input),
   };
 }

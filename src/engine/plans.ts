@@ -9,6 +9,7 @@ import { DEFAULT_MODEL } from '../models/defaults.ts';
 import { checkModel } from '../models/status.ts';
 import { unpricedForCap } from './fan-out-spend.ts';
 import { FRESH_START, finishedOutcome, startFromTranscript } from '../pool/fork-attempts.ts';
+import type { ReadOnlyOf } from '../pool/resume-messages.ts';
 import { freeze, type FrozenPrefix } from '../prefix/freeze.ts';
 import { transcriptPath } from '../run-dir/files.ts';
 import { readFanOutDir } from '../run-dir/manifest.ts';
@@ -117,6 +118,8 @@ export function planResume(
   provider: ResolvedEngineOptions['api']['provider'],
   retry: readonly RetryableStatus[] = [],
   key?: RunKey,
+  /** Host tools that only read: an interrupted call of one runs again (fork-attempts.ts). */
+  readOnly?: ReadOnlyOf,
 ): FanOutPlan & { fanoutId: string } {
   const { manifest, snapshot } = readFanOutDir(dir);
   if (manifest.prefix.provider !== provider) {
@@ -156,7 +159,7 @@ export function planResume(
         { data: { fork: i } },
       );
     }
-    const start = transcript.turns.length > 0 ? startFromTranscript(base, transcript) : FRESH_START(base);
+    const start = transcript.turns.length > 0 ? startFromTranscript(base, transcript, readOnly) : FRESH_START(base);
     const finished = finishedOutcome(start, transcript);
     const extras = forkExtras(checks, i);
     // a fork that ended not done is finished, unless the user asked to retry its status

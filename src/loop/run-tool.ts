@@ -40,5 +40,5 @@ export async function runTool(
         content: `Permission denied for ${use.name}${answer.reason ? `: ${answer.reason}` : ''}. Do without it, or report that it is needed.`,
       };
   }
-  return options.tools.execute(use.name, use.input, { signal: options.signal });
+  return options.tools.execute(use.name, use.input, { signal: options.signal, toolUseId: use.id });
 }

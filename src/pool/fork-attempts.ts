@@ -6,7 +6,13 @@ import { parseReport } from '../fork/report.ts';
 import { writtenPath } from '../loop/messages.ts';
 import type { CheckRecord, ForkOutcome, LoopPrompt, RequestRecord } from '../loop/types.ts';
 import { isContinuedStatus, isForkEndStatus } from '../fork-status.ts';
-import { type ReadTranscript, readTranscript, type RerunCall, resumeMessages } from './resume-messages.ts';
+import {
+  type ReadTranscript,
+  readTranscript,
+  type ReadOnlyOf,
+  type RerunCall,
+  resumeMessages,
+} from './resume-messages.ts';
 
 /** Where a fork starts from: nothing yet, or the turns its transcript holds. */
 export interface StartPoint {
@@ -71,8 +77,8 @@ export const FRESH_START = (child: ForkChild): StartPoint => ({
 });
 
 /** The start point a transcript gives: the base child continued by the fork's own turns. */
-export function startFromTranscript(base: ForkChild, transcript: ReadTranscript): StartPoint {
-  const { messages, turnsDone, interrupted, rerun } = resumeMessages(transcript);
+export function startFromTranscript(base: ForkChild, transcript: ReadTranscript, readOnly?: ReadOnlyOf): StartPoint {
+  const { messages, turnsDone, interrupted, rerun } = resumeMessages(transcript, readOnly);
   const files = new Set<string>();
   let toolCalls = 0;
   for (const turn of transcript.turns) {
@@ -156,6 +162,8 @@ export interface AttemptOptions {
   /** Restarts after a worker died (default 2). */
   maxRestarts: number;
   aborted: () => boolean;
+  /** Host tools that only read (an interrupted call of one runs again on the fresh worker). */
+  readOnly?: ReadOnlyOf | undefined;
   run(start: StartPoint, attempt: number): Promise<ForkOutcome>;
   onRestart(attempt: number, start: StartPoint): void;
 }
@@ -175,7 +183,7 @@ export async function runWithRestarts(options: AttemptOptions): Promise<ForkOutc
     // signed by this process's workers: anything else was changed meanwhile (run-trust.ts)
     const transcript = readTranscript(options.transcriptPath, 'INVALID_ARGUMENT', loadRunKey());
     const retry = start.prompt;
-    start = startFromTranscript(options.base, transcript);
+    start = startFromTranscript(options.base, transcript, options.readOnly);
     const finished = finishedOutcome(start, transcript);
     // a retry whose worker died before its prompt was written is still a retry
     if (finished && !retry) return finished;

@@ -12,7 +12,8 @@ import type { SandboxChoice } from '../tools/sandbox.ts';
 import type { ExecutableToolName } from '../wire/tool-names.ts';
 import { emptyOutcome, type StartPoint, startFields } from './fork-attempts.ts';
 import { loadRunKey, protectedDirs } from '../run-dir/run-key.ts';
-import { servePort } from './port-server.ts';
+import { type HostCallHandler, servePort } from './port-server.ts';
+import type { HostToolInfo } from '../tools/host-tools.ts';
 import type { ForkCheckSpec, ForkTask } from './protocol.ts';
 import type { TestHooks } from './test-hooks.ts';
 
@@ -69,6 +70,8 @@ export interface DispatchContext {
   /** The distributed backend names the host running the fork (again when another takes over). */
   onHost?(hostId: string): void;
   onAsk(tool: string, input: unknown): Promise<PermissionAnswer>;
+  /** The embedder's host tools this fork may call, and what runs a call (on this thread). */
+  host?: { tools: readonly HostToolInfo[]; call: HostCallHandler } | undefined;
   /** For the distributed backend's shared admission: the model class, tokens per byte, and whether the prefix is readable now. */
   shared?(): { modelClass: string; tokensPerByte: number; readsShared: boolean };
 }
@@ -81,7 +84,7 @@ export interface DispatchContext {
 export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, attempt: number): Promise<ForkOutcome> {
   const { options, pool } = ctx.deps;
   const { port1, port2 } = new MessageChannel();
-  const server = servePort(port1, ctx.gate, ctx.abort.signal, ctx.onEvent, ctx.onAsk);
+  const server = servePort(port1, ctx.gate, ctx.abort.signal, ctx.onEvent, ctx.onAsk, ctx.host?.call);
   const onAbort = (): void => port1.postMessage({ t: 'cancel' });
   ctx.abort.signal.addEventListener('abort', onAbort, { once: true });
   const agent = ctx.deps.agent;
@@ -113,6 +116,7 @@ export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, a
       network: options.network,
       secrets: options.secrets,
       protect: protectedDirs(options.runDir),
+      ...(ctx.host && ctx.host.tools.length > 0 ? { host: [...ctx.host.tools] } : {}),
     },
     transcriptPath: ctx.transcriptPath,
     runKey: ctx.transcriptPath === undefined ? undefined : loadRunKey().bytes.toString('hex'),

@@ -2,10 +2,17 @@ import type { MessagePort } from 'node:worker_threads';
 import type { GatePermit, LoopEvent, RequestGate } from '../loop/types.ts';
 import type { PermissionAnswer } from '../tools/permissions.ts';
 import type { MainToWorker, WorkerToMain } from './protocol.ts';
+import { toolError, type ToolResult } from '../tools/result.ts';
+
+/** Runs a fork's host tool call on the main thread (the fan-out's handlers, a distributed host's). */
+export type HostCallHandler = (tool: string, input: unknown, toolUseId: string) => Promise<ToolResult>;
+
+const noHostTools: HostCallHandler = (tool) =>
+  Promise.resolve(toolError('TOOL_UNKNOWN', `no host tool ${JSON.stringify(tool)} is registered here`));
 
 /**
  * The main thread's end of a fork's port: answers permit requests from the shared gate and
- * passes events on. `close()` releases any permit the worker still held (a worker that died
+ * passes events on, and runs host tool calls. `close()` releases any permit the worker still held (a worker that died
  * mid-request must not keep a concurrency slot forever).
  */
 export function servePort(
@@ -14,6 +21,7 @@ export function servePort(
   signal: AbortSignal,
   onEvent: (event: LoopEvent) => void,
   onAsk: (tool: string, input: unknown) => Promise<PermissionAnswer>,
+  onHostCall: HostCallHandler = noHostTools,
 ): { ended: Promise<void>; close(): void } {
   const permits = new Map<number, GatePermit>();
   let markEnded!: () => void;
@@ -60,6 +68,29 @@ export function servePort(
               seq: message.seq,
               allow: false,
               reason: `the permission handler failed: ${(err as Error).message}`,
+            }),
+        );
+        break;
+      case 'host-call':
+        onHostCall(message.tool, message.input, message.toolUseId).then(
+          (result) =>
+            !closed &&
+            post({
+              t: 'host-result',
+              seq: message.seq,
+              isError: result.isError,
+              content: result.content,
+              code: result.isError ? result.code : undefined,
+            }),
+          // the fork was aborted meanwhile: its worker is told by `cancel`, and stops waiting
+          (err: unknown) =>
+            !closed &&
+            post({
+              t: 'host-result',
+              seq: message.seq,
+              isError: true,
+              content: (err as Error).message,
+              code: 'TOOL_HOST_FAILED',
             }),
         );
         break;

@@ -8,6 +8,7 @@ import type { ExecutableToolName } from '../wire/tool-names.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import type { SandboxChoice } from '../tools/sandbox.ts';
 import type { PermissionPolicy } from '../tools/permissions.ts';
+import type { HostToolInfo } from '../tools/host-tools.ts';
 import type { ProviderId } from '../wire/providers.ts';
 import type { RerunCall } from './resume-messages.ts';
 
@@ -24,6 +25,8 @@ export type WorkerToMain =
   | { t: 'event'; event: LoopEvent }
   /** The permission policy says ask: the main thread decides (a callback, a person, or no). */
   | { t: 'ask'; seq: number; tool: string; input: unknown }
+  /** A host tool's call: its handler runs on the main thread (tools/host-tools.ts). */
+  | { t: 'host-call'; seq: number; tool: string; input: unknown; toolUseId: string }
   /** Last message of a task: every event before it has been delivered. */
   | { t: 'end' };
 
@@ -32,6 +35,8 @@ export type MainToWorker =
   /** `code`: the ForkcacheError code, rebuilt in the worker (e.g. `RATE_LIMIT_SPEND_CAP`: the fork stops, resumable). */
   | { t: 'deny'; seq: number; message: string; code?: string | undefined }
   | { t: 'answer'; seq: number; allow: boolean; reason?: string | undefined }
+  /** A host tool's result, its size limit applied (`code` set when `isError`). */
+  | { t: 'host-result'; seq: number; isError: boolean; content: string; code?: string | undefined }
   | { t: 'cancel' };
 
 /** A fork's check as it travels to the worker (and in the manifest, as a template). */
@@ -94,6 +99,8 @@ export interface ForkTask {
     secrets: string[];
     /** Directories out of every tool's reach (the run and state directories; `.git` always is). */
     protect?: string[] | undefined;
+    /** The embedder's tools this fork may call (run on the main thread over the port). */
+    host?: HostToolInfo[] | undefined;
   };
   /** JSONL transcript of this fork, appended after every turn (undefined: none). */
   transcriptPath: string | undefined;

@@ -26,7 +26,7 @@ export async function rerunReadOnly(
   for (const call of calls) {
     const at = content.findIndex((b) => b.type === 'tool_result' && b.tool_use_id === call.id);
     if (at < 0 || decide(permissions, call.name) !== 'allow') continue;
-    const result = await tools.execute(call.name, call.input, { signal });
+    const result = await tools.execute(call.name, call.input, { signal, toolUseId: call.id });
     transcript?.toolEnd({ turn: call.turn, id: call.id, isError: result.isError, content: result.content });
     content[at] = {
       type: 'tool_result',

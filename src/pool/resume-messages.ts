@@ -18,6 +18,9 @@ export const NOT_STARTED_TOOL_MESSAGE =
 export const READ_ONLY_INTERRUPTED_MESSAGE =
   'This tool call was interrupted when the run stopped; it only reads, so nothing was changed. Run it again if you still need its result.';
 
+/** Whether a host tool only reads; undefined for a name that is not a host tool's. */
+export type ReadOnlyOf = (name: string) => boolean | undefined;
+
 /** A read-only tool call that was running when the run stopped: run again on resume. */
 export interface RerunCall {
   readonly turn: number;
@@ -33,9 +36,14 @@ const READ_ONLY: ReadonlySet<string> = new Set(READ_ONLY_TOOL_NAMES);
  * Every tool call of the last assistant turn gets a result: the recorded one, or an error
  * saying it was interrupted (started, effect unknown) or never started. A call with effects is
  * never re-executed behind the model's back; an interrupted read-only one (read_file, grep,
- * glob, list_dir) is listed in `rerun`: the worker runs it again and puts its real result in.
+ * glob, list_dir, a host tool declared `readOnly`) is listed in `rerun`: the worker runs it
+ * again and puts its real result in.
  */
-export function resumeMessages(transcript: ReadTranscript): {
+export function resumeMessages(
+  transcript: ReadTranscript,
+  /** For a host tool's name, whether it is declared `readOnly` (it wins over a built-in of that name); else undefined. */
+  hostReadOnly: ReadOnlyOf = () => undefined,
+): {
   messages: Anthropic.MessageParam[];
   turnsDone: number;
   interrupted: string[];
@@ -63,14 +71,14 @@ export function resumeMessages(transcript: ReadTranscript): {
           content: recorded.result.content,
           ...(recorded.result.isError ? { is_error: true } : {}),
         };
-      const readOnly = recorded !== undefined && READ_ONLY.has(recorded.name);
-      if (readOnly)
+      const rerunnable = recorded !== undefined && (hostReadOnly(recorded.name) ?? READ_ONLY.has(recorded.name));
+      if (rerunnable)
         rerun.push({ turn: turn.turn, id: use.id, name: recorded.name, input: recorded.input ?? use.input });
       else if (recorded) interrupted.push(use.id);
       return {
         type: 'tool_result',
         tool_use_id: use.id,
-        content: readOnly
+        content: rerunnable
           ? READ_ONLY_INTERRUPTED_MESSAGE
           : recorded
             ? INTERRUPTED_TOOL_MESSAGE

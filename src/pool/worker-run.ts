@@ -8,6 +8,8 @@ import { fromWireError, toWireError, ForkcacheError } from '../errors.ts';
 import type { RequestCost } from '../rate-limits/report.ts';
 import { createToolExecutor } from '../tools/executor.ts';
 import { decide } from '../tools/permissions.ts';
+import type { HostToolInfo, HostToolSet } from '../tools/host-tools.ts';
+import { toolError, toolOk, type ToolErrorCode, type ToolResult } from '../tools/result.ts';
 import type { ForkTask, MainToWorker, WorkerToMain } from './protocol.ts';
 import { JsonlTranscript } from '../run-dir/transcript.ts';
 import { rerunReadOnly } from './rerun-tools.ts';
@@ -22,6 +24,7 @@ class PortGate implements RequestGate {
   readonly #port: MessagePort;
   readonly #pending = new Map<number, { resolve: (p: GatePermit) => void; reject: (e: unknown) => void }>();
   readonly #questions = new Map<number, (answer: { allow: boolean; reason?: string | undefined }) => void>();
+  readonly #hostCalls = new Map<number, { resolve: (r: ToolResult) => void; reject: (e: unknown) => void }>();
   #seq = 0;
 
   constructor(port: MessagePort) {
@@ -33,6 +36,16 @@ class PortGate implements RequestGate {
     if (message.t === 'answer') {
       this.#questions.get(message.seq)?.({ allow: message.allow, reason: message.reason });
       this.#questions.delete(message.seq);
+      return;
+    }
+    if (message.t === 'host-result') {
+      const call = this.#hostCalls.get(message.seq);
+      this.#hostCalls.delete(message.seq);
+      call?.resolve(
+        message.isError
+          ? toolError((message.code ?? 'TOOL_HOST_FAILED') as ToolErrorCode, message.content)
+          : toolOk(message.content),
+      );
       return;
     }
     const waiter = this.#pending.get(message.seq);
@@ -77,7 +90,19 @@ class PortGate implements RequestGate {
     });
   }
 
+  /** A host tool call: its handler runs on the main thread; the fork's abort stops the wait. */
+  callHost(tool: string, input: unknown, toolUseId: string, signal: AbortSignal | undefined): Promise<ToolResult> {
+    signal?.throwIfAborted();
+    const seq = ++this.#seq;
+    return new Promise<ToolResult>((resolve, reject) => {
+      this.#hostCalls.set(seq, { resolve, reject });
+      this.#post({ t: 'host-call', seq, tool, input, toolUseId });
+    });
+  }
+
   rejectAll(reason: unknown): void {
+    for (const call of this.#hostCalls.values()) call.reject(reason);
+    this.#hostCalls.clear();
     for (const answer of this.#questions.values()) answer({ allow: false, reason: 'cancelled' });
     this.#questions.clear();
     for (const waiter of this.#pending.values()) waiter.reject(reason);
@@ -87,6 +112,17 @@ class PortGate implements RequestGate {
   #post(message: WorkerToMain): void {
     this.#port.postMessage(message);
   }
+}
+
+/** The executor's host tools: the task names them, the main thread runs them. */
+function hostToolSet(infos: readonly HostToolInfo[], gate: PortGate): HostToolSet | undefined {
+  if (infos.length === 0) return undefined;
+  const byName = new Map(infos.map((info) => [info.name, info]));
+  return {
+    has: (name) => byName.has(name),
+    readOnly: (name) => byName.get(name)?.readOnly === true,
+    call: (name, input, { signal, toolUseId }) => gate.callHost(name, input, toolUseId, signal),
+  };
 }
 
 /** Test-only: allocate until the worker's `resourceLimits` kill it. */
@@ -145,6 +181,7 @@ async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<Fork
     // a host's task (distributed) names none: its runs directory is the transcript's
     protect: task.tools.protect ?? protectedDirs(runsDirOf(task.transcriptPath)),
     redact: [task.api.apiKey, ...task.tools.secrets, ...(key ? [key.bytes.toString('hex')] : [])],
+    host: hostToolSet(task.tools.host ?? [], gate),
   });
   try {
     const wire = openForkWire(task.api, prefix);

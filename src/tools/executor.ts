@@ -19,6 +19,7 @@ import { resolveSandbox, type SandboxChoice, type SandboxKind, type SandboxOptio
 import { SeenVersions } from './versions.ts';
 import { type CheckResult, runCheck } from './check-run.ts';
 import { writeFile } from './write-file.ts';
+import { capResult, type HostToolSet } from './host-tools.ts';
 
 export interface ToolExecutorOptions {
   /** The directory the fork works in; every path is resolved against its realpath. */
@@ -47,11 +48,18 @@ export interface ToolExecutorOptions {
    * still find one (a `.env` file, another process's environment); the model never sees it.
    */
   readonly redact?: readonly string[] | undefined;
+  /**
+   * Tools the embedder runs (host-tools.ts): a host tool wins for its name over the built-in
+   * ones; its result is redacted and held to `maxReadBytes` like every other.
+   */
+  readonly host?: HostToolSet | undefined;
 }
 
 export interface ExecuteOptions {
   /** Checked before the call starts and between steps; an abort rejects with its reason. */
   readonly signal?: AbortSignal | undefined;
+  /** The model's tool_use id (host tools are told it). */
+  readonly toolUseId?: string | undefined;
 }
 
 /** Runs tool calls of one fork inside its workspace. */
@@ -100,6 +108,12 @@ const optionsSchema = z.strictObject({
   network: z.boolean().optional(),
   protect: z.array(z.string().min(1)).optional(),
   redact: z.array(z.string()).optional(),
+  host: z
+    .custom<HostToolSet>(
+      (v) => typeof v === 'object' && v !== null && 'call' in v && 'has' in v,
+      'expected a HostToolSet',
+    )
+    .optional(),
 });
 
 function defaultBashEnv(): Record<string, string> {
@@ -123,14 +137,22 @@ class ForkToolExecutor implements ToolExecutor {
   readonly sandbox: SandboxKind;
   readonly #sandboxChoice: SandboxChoice;
   #checkSandbox: SandboxKind | undefined;
+  readonly #host: HostToolSet | undefined;
 
   constructor(
     jail: WorkspaceJail,
     allowed: readonly ExecutableToolName[],
     limits: ToolLimits,
     bashEnv: Record<string, string>,
-    extra: { sandbox: SandboxKind; sandboxChoice: SandboxChoice; redact: readonly string[]; network: boolean },
+    extra: {
+      sandbox: SandboxKind;
+      sandboxChoice: SandboxChoice;
+      redact: readonly string[];
+      network: boolean;
+      host: HostToolSet | undefined;
+    },
   ) {
+    this.#host = extra.host;
     this.#jail = jail;
     this.sandbox = extra.sandbox;
     this.#sandboxChoice = extra.sandboxChoice;
@@ -147,7 +169,7 @@ class ForkToolExecutor implements ToolExecutor {
   }
 
   isAllowed(name: string): boolean {
-    return this.#allowed.has(name);
+    return this.#allowed.has(name) || this.#host?.has(name) === true;
   }
 
   async execute(name: string, input: unknown, options: ExecuteOptions = {}): Promise<ToolResult> {
@@ -173,6 +195,10 @@ class ForkToolExecutor implements ToolExecutor {
   async #execute(name: string, input: unknown, options: ExecuteOptions): Promise<ToolResult> {
     const { signal } = options;
     signal?.throwIfAborted();
+    if (this.#host?.has(name)) {
+      const result = await this.#host.call(name, input, { signal, toolUseId: options.toolUseId ?? '' });
+      return { ...result, content: capResult(result.content, this.limits.maxReadBytes) };
+    }
     if (!isToolName(name)) {
       return toolError(
         'TOOL_UNKNOWN',
@@ -277,5 +303,6 @@ export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
     sandboxChoice: parsed.sandbox ?? 'auto',
     redact: parsed.redact ?? [],
     network: parsed.network ?? false,
+    host: parsed.host,
   });
 }

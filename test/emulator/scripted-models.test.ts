@@ -93,7 +93,9 @@ describe('script selection', () => {
     );
     const err = await apiError(api.messages.create(ask('hi'), { headers: { 'x-forkcache-script': 'nope' } }));
     expect(err.status).toBe(400);
-    expect(err.apiMessage).toContain('unknown scripted model "nope" (known: echo, refactor, claude-code, fixed)');
+    expect(err.apiMessage).toContain(
+      'unknown scripted model "nope" (known: echo, refactor, claude-code, host-tools, ai-sdk, fixed)',
+    );
   });
 
   it('turns a throwing or malformed script into a 500 naming the script', async () => {

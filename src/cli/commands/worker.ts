@@ -1,4 +1,8 @@
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
+import { ForkcacheError } from '../../errors.ts';
+import { type HostTool, parseHostTools } from '../../tools/host-tools.ts';
 import { z } from 'zod';
 import { readJsonFile } from '../../json-file.ts';
 import { importOptional } from '../../optional-import.ts';
@@ -29,7 +33,29 @@ const optionsSchema = z.object({
   permissions: z.string().min(1).optional(),
   root: z.array(z.string().min(1)).default([]),
   ceiling: z.array(z.string()).default([]),
+  hostTools: z.string().min(1).optional(),
 });
+
+/** The module's default export, validated as host tools (`--host-tools ./tools.mjs: hostTools.x.execute: …`). */
+async function loadHostTools(path: string): Promise<Record<string, HostTool>> {
+  let module: { default?: unknown };
+  try {
+    module = (await import(pathToFileURL(resolve(path)).href)) as { default?: unknown };
+  } catch (err) {
+    throw new ForkcacheError('INVALID_ARGUMENT', `--host-tools ${path}: cannot load it: ${(err as Error).message}`, {
+      data: { field: 'hostTools' },
+    });
+  }
+  if (typeof module.default !== 'object' || module.default === null)
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `--host-tools ${path}: expected a default export mapping tool names to handlers`,
+      {
+        data: { field: 'hostTools' },
+      },
+    );
+  return parseHostTools(module.default, `--host-tools ${path}`);
+}
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
@@ -50,6 +76,10 @@ export function registerWorkerCommand(program: Command): void {
     .option('--sandbox <kind>', 'the weakest sandbox a job may ask bash to run in: auto | bwrap | none', 'auto')
     .option('--allow-network', 'jobs may ask for a sandbox with network access')
     .option('--permissions <file>', 'permission policy JSON combined with each job’s (the stricter decision wins)')
+    .option(
+      '--host-tools <module>',
+      'an ES module whose default export maps tool names to host tool handlers ({ execute, readOnly? }): jobs whose forks call them run here',
+    )
     .option('--root <dir>', 'jobs’ workspaces and run directories must lie under DIR (repeatable)', collect, [])
     .option(
       '--ceiling <path=n>',
@@ -72,6 +102,7 @@ export function registerWorkerCommand(program: Command): void {
           ) as PermissionPolicy)
         : undefined;
       const ceilings = opts.ceiling.map(parseCeiling);
+      const hostTools = opts.hostTools ? await loadHostTools(opts.hostTools) : undefined;
       // loaded here, not at the top: `forkcache --version` must not load bullmq (an optional peer)
       const { startHostWorker } = await importOptional('distributed', () => import('../../distributed/host-worker.ts'));
       const host = await startHostWorker({
@@ -88,6 +119,7 @@ export function registerWorkerCommand(program: Command): void {
         ...(permissions ? { permissions } : {}),
         ...(opts.root.length > 0 ? { roots: opts.root } : {}),
         ...(ceilings.length > 0 ? { ceilings: Object.fromEntries(ceilings) } : {}),
+        ...(hostTools ? { hostTools } : {}),
       });
       printOut(
         `forkcache worker ${host.hostId} serving ${opts.queue} on ${shownRedisUrl(opts.redis)}\n  policy: ${host.policy}\n${host.sandbox

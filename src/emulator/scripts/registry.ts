@@ -1,7 +1,9 @@
 import { ForkcacheError } from '../../errors.ts';
 import { invalidRequest } from '../api-error.ts';
 import { claudeCodeModel } from './claude-code.ts';
+import { aiSdkParentModel } from './ai-sdk-parent.ts';
 import { echoModel } from './echo.ts';
+import { hostToolsModel } from './host-tools.ts';
 import { refactorModel } from './refactor.ts';
 import { SCRIPT_HEADER, type ScriptedModel } from './types.ts';
 
@@ -10,6 +12,8 @@ export const BUILTIN_SCRIPTS: Readonly<Record<string, ScriptedModel>> = Object.f
   echo: echoModel,
   refactor: refactorModel,
   'claude-code': claudeCodeModel,
+  'host-tools': hostToolsModel,
+  'ai-sdk': aiSdkParentModel,
 });
 
 export type ScriptList = Readonly<Record<string, ScriptedModel>> | readonly ScriptedModel[];

@@ -1,0 +1,10 @@
+// forkcache/ai-sdk: fork subagents from an AI SDK app's own requests (docs/ai-sdk.md).
+export { createForkcache } from './ai-sdk/fork-tool.ts';
+export type {
+  AiSdkTool,
+  AiSdkToolCallOptions,
+  ForkcacheAiSdkOptions,
+  ForkTool,
+  ForkToolOptions,
+  ForkToolOutput,
+} from './ai-sdk/fork-tool.ts';
