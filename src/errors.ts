@@ -34,6 +34,8 @@ const CODE_CLASSES = {
   FORK_NOT_DONE: 'failure',
   FORK_TRUNCATED: 'failure',
   FORK_CHECK_FAILED: 'failure',
+  // a fork meant to change files reported done having changed none (status no_change)
+  FORK_NO_CHANGE: 'failure',
   FORK_WORKER_FAILED: 'failure',
   ENGINE_CLOSED: 'failure',
   ENGINE_DESTROYED: 'failure',

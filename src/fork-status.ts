@@ -2,8 +2,14 @@
  * How a fork ended. One list for every layer that names statuses (the loop's outcome, the
  * ledger's tree, the handles, transcripts, summaries), so none of them can drift.
  *
- * Only `completed` is success: the fork did its directive (and its check passed, when the plan
- * has one). Anything else is "not done", and a run with such a fork does not exit 0.
+ * `completed` is success: the fork did its directive (and its check passed, when the plan has
+ * one). `no_change` is done too, unless the fan-out requires a change (`requireChange`); a run
+ * whose forks all ended `no_change` does not exit 0 either. Anything else is "not done", and a
+ * run with such a fork does not exit 0.
+ * - `no_change`: the fork reported done, and it changed no file (no successful `edit_file` or
+ *   `write_file`, and no `bash` that could have written one). Judged for forks with a target
+ *   file (the `file` field of a plan made from a glob) and under `requireChange`; the check is
+ *   not run, since it verifies a change there is none of.
  * - `not_done`: the fork answered, but its report says it did not do the work (Result: not
  *   done / failed / could not …), its report lacks a required field (`Scope:`, `Result:`), or
  *   its final text is empty.
@@ -11,18 +17,33 @@
  *   asks it once to continue).
  * - `check_failed`: the plan's check command still failed after the fork's retries.
  * - `failed`: an error ended it (the API, max turns, a worker that could not start …).
+ * - `capped`: the spend cap (`maxUsd`) admitted no more of its turns; resume with a higher cap.
  * - `cancelled`: it was stopped (Ctrl-C, `cancel()`, the engine destroyed).
  */
-export const FORK_END_STATUSES = ['completed', 'not_done', 'truncated', 'check_failed', 'failed', 'cancelled'] as const;
+export const FORK_END_STATUSES = [
+  'completed',
+  'no_change',
+  'not_done',
+  'truncated',
+  'check_failed',
+  'failed',
+  'capped',
+  'cancelled',
+] as const;
 
 export type ForkEndStatus = (typeof FORK_END_STATUSES)[number];
 
 /**
  * Statuses that end a fork for good unless the user asks to retry them (`resume --retry`):
  * the fork answered, so resuming its conversation alone would only repeat that answer.
- * `failed` and `cancelled` forks are simply continued by `resume`.
+ * `failed`, `capped` and `cancelled` forks are simply continued by `resume`.
  */
-export const RETRYABLE_STATUSES = ['not_done', 'truncated', 'check_failed'] as const satisfies readonly ForkEndStatus[];
+export const RETRYABLE_STATUSES = [
+  'no_change',
+  'not_done',
+  'truncated',
+  'check_failed',
+] as const satisfies readonly ForkEndStatus[];
 
 export type RetryableStatus = (typeof RETRYABLE_STATUSES)[number];
 
@@ -32,4 +53,25 @@ export function isForkEndStatus(value: unknown): value is ForkEndStatus {
 
 export function isRetryableStatus(value: unknown): value is RetryableStatus {
   return typeof value === 'string' && (RETRYABLE_STATUSES as readonly string[]).includes(value);
+}
+
+/** Statuses `resume` continues from the transcript (no retry prompt needed). */
+export const CONTINUED_STATUSES = ['failed', 'capped', 'cancelled'] as const satisfies readonly ForkEndStatus[];
+
+export function isContinuedStatus(value: unknown): boolean {
+  return typeof value === 'string' && (CONTINUED_STATUSES as readonly string[]).includes(value);
+}
+
+/** A fork that counts as done: `completed`, or `no_change` when the fan-out did not require a change. */
+export function isDoneStatus(status: ForkEndStatus | string, requireChange = false): boolean {
+  return status === 'completed' || (status === 'no_change' && !requireChange);
+}
+
+/**
+ * Whether a run's forks are all done: every one done by `isDoneStatus`, and not every one
+ * `no_change` (a rename of a name no file holds did nothing at all, and must not exit 0).
+ */
+export function allForksDone(statuses: readonly string[], requireChange = false): boolean {
+  if (statuses.length > 0 && statuses.every((s) => s === 'no_change')) return false;
+  return statuses.every((s) => isDoneStatus(s, requireChange));
 }

@@ -77,9 +77,12 @@ export interface FanOutSummary extends LedgerSummary {
   run_dir: string | undefined;
   /**
    * Every fork in plan order, with how it ended: `summary.json` readers (status, review
-   * commands, reports) need no transcript for that. Any status but `completed` is not done.
+   * commands, reports) need no transcript for that. `completed` is done, and `no_change` is
+   * unless `require_change` (or every fork ended so); any other status is not done.
    */
   fork_results: ForkSummary[];
+  /** Every fork had to change a file (`requireChange`): a `no_change` fork is not done. */
+  require_change: boolean;
   /**
    * Where the forks' bash really ran and which protections held (`missing`: asked for, not
    * applicable on this machine); present when the forks could use bash.
@@ -99,9 +102,17 @@ export interface FanOutSummary extends LedgerSummary {
   host_sandboxes?: Record<string, SandboxReport | null> | undefined;
   /**
    * The client-side spend cap (`maxUsd`) when there is one: the cap, what it counted as spent
-   * (at least what the ledger says), and whether it stopped admission (forks `SPEND_CAP_MAX_USD`).
+   * (at least what the ledger says), and whether it stopped admission (forks `capped`, error
+   * `SPEND_CAP_MAX_USD`).
    */
-  spend_cap: { max_usd: number; spent_usd: number; stopped: boolean; stopped_forks: number } | null;
+  spend_cap: {
+    max_usd: number;
+    spent_usd: number;
+    stopped: boolean;
+    stopped_forks: number;
+    /** When it stopped: the cap that should let the run finish (spent + the forks left at the done ones' average). */
+    next_max_usd: number | null;
+  } | null;
   /**
    * Rate limits met by this fan-out: 429s (of which ramp and spend-cap), 529s, and `stopped`
    * when the spend cap ended admission (the run is resumable once it lifts).

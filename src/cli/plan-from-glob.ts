@@ -18,12 +18,27 @@ export interface GlobPlanInput {
   directive: string;
   check?: string | undefined;
   checkRetries?: number | undefined;
+  /** Every fork must change its file (the plan's `requireChange`). */
+  requireChange?: boolean | undefined;
   /** `worktree`: each fork in its own git worktree (checked now: the workspace must be a repository). */
   isolation?: 'none' | 'worktree' | undefined;
   sparse?: boolean | undefined;
   model: string;
   /** Where the plan will be written: its `workspace` is then relative to that file's directory. */
   out?: string | undefined;
+}
+
+const IDENTIFIER = '[A-Za-z_][A-Za-z0-9_]*';
+const RENAME = new RegExp(`^\\s*rename\\s+(${IDENTIFIER})\\s+to\\s+(${IDENTIFIER})\\s+in\\s+\\{file\\}\\s*$`, 'i');
+
+/**
+ * The check of a rename directive (`rename OLD to NEW in {file}`): the old name is gone and the
+ * new one is there, so a fork that changed nothing, or a typo in the old name, cannot pass it.
+ * Undefined for any other directive (the user gives `--check`).
+ */
+export function renameCheck(directive: string): string | undefined {
+  const m = RENAME.exec(directive);
+  return m ? `! grep -qw ${m[1]!} {file} && grep -qw ${m[2]!} {file}` : undefined;
 }
 
 /** Directories a glob never enters unless it names them: version control, dependencies, forkcache's runs. */
@@ -82,7 +97,9 @@ async function fileMatches(file: string, re: RE2JS): Promise<boolean> {
  * names the flag: a missing workspace, a bad glob or regex, a template without `{file}`, a
  * check placeholder no directive has, and no file matched at all.
  */
-export async function planFromGlob(input: GlobPlanInput): Promise<{ plan: Record<string, unknown>; files: string[] }> {
+export async function planFromGlob(
+  input: GlobPlanInput,
+): Promise<{ plan: Record<string, unknown>; files: string[]; writtenCheck?: string }> {
   const root = await realpath(input.workspace).catch(() => undefined);
   if (root === undefined || !(await stat(root)).isDirectory())
     throw bad('--workspace', `${input.workspace} ${root === undefined ? 'does not exist' : 'is not a directory'}`);
@@ -126,6 +143,7 @@ export async function planFromGlob(input: GlobPlanInput): Promise<{ plan: Record
   }));
   // a check placeholder no directive has is found now, not when the run starts
   if (input.check !== undefined) substituteCheck(input.check, { ...directives[0]! }, 'the directives');
+  const check = input.check ?? renameCheck(input.directive);
   const out = input.out === undefined ? undefined : path.dirname(path.resolve(input.out));
   const plan = {
     parent: planParent(input.model, {
@@ -137,10 +155,11 @@ export async function planFromGlob(input: GlobPlanInput): Promise<{ plan: Record
     }),
     workspace: out === undefined ? root : path.relative(out, root) || '.',
     directives,
-    ...(input.check === undefined ? {} : { check: input.check }),
+    ...(check === undefined ? {} : { check }),
+    ...(input.requireChange === true ? { requireChange: true } : {}),
     ...(input.checkRetries === undefined ? {} : { checkRetries: input.checkRetries }),
     ...(input.isolation === undefined ? {} : { isolation: input.isolation }),
     ...(input.sparse ? { sparse: true } : {}),
   };
-  return { plan, files };
+  return { plan, files, ...(input.check === undefined && check !== undefined ? { writtenCheck: check } : {}) };
 }

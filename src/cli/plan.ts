@@ -128,6 +128,12 @@ export const planSchema = z.strictObject({
     .describe(
       "a shell command run in each fork's workspace after it reports done; {file}, {directive} and the directive's fields are substituted, shell-quoted",
     ),
+  requireChange: z
+    .boolean()
+    .default(false)
+    .describe(
+      'every fork must change a file: one that reports done having changed none ends no_change and counts as not done (forks with a `file` are judged either way; a run whose forks all changed nothing exits 1)',
+    ),
   checkRetries: z
     .number()
     .int()
@@ -173,6 +179,8 @@ export interface LoadedPlan {
   fields: Record<string, string>[] | undefined;
   /** The plan's check, as the engine takes it. */
   check: FanOutCheck | undefined;
+  /** Every fork must change a file (the plan's `requireChange`). */
+  requireChange: boolean;
   snapshot: ParentSnapshot;
   workspace: string;
   runDir: string;
@@ -247,12 +255,13 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
 }
 
 /** The directives as the engine takes them: texts, fields and the check. */
-function forkInputs(plan: Plan): Pick<LoadedPlan, 'directives' | 'fields' | 'check'> {
+function forkInputs(plan: Plan): Pick<LoadedPlan, 'directives' | 'fields' | 'check' | 'requireChange'> {
   const entries = plan.directives.map((d) => (typeof d === 'string' ? { directive: d } : d));
   const fields = entries.map(({ directive: _, ...rest }) => rest);
   return {
     directives: entries.map((e) => e.directive),
     fields: fields.some((f) => Object.keys(f).length > 0) ? fields : undefined,
+    requireChange: plan.requireChange,
     check:
       plan.check === undefined
         ? undefined

@@ -141,6 +141,11 @@ export class ProgressBoard {
   }
 
   #ended(row: ForkRow, spendCap: boolean): void {
+    // cancelled forks come by the hundred after Ctrl-C: the summary counts and groups them
+    if (row.status === 'cancelled') {
+      if (!this.#area) this.#progressEveryTenth();
+      return;
+    }
     if (this.#area) this.#area.print(finishedLine(row, this.#paint));
     this.#plain(
       `${row.id} ${row.status} after ${row.turn} turns, ${row.toolCalls} tool calls, cache hit ${pctOf(row)}${row.label ? `  ${row.label}` : ''}`,

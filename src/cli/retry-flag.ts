@@ -22,7 +22,7 @@ export const retryFlag = z
         const why =
           item === 'completed'
             ? 'completed forks never re-run'
-            : item === 'failed' || item === 'cancelled'
+            : item === 'failed' || item === 'cancelled' || item === 'capped'
               ? `${item} forks are continued by every resume, no flag needed`
               : `unknown status "${item}"`;
         ctx.addIssue({

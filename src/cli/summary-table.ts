@@ -1,5 +1,5 @@
 import type { FanOutResult } from '../engine/fan-out.ts';
-import { FORK_END_STATUSES, isRetryableStatus } from '../fork-status.ts';
+import { FORK_END_STATUSES, isDoneStatus, isRetryableStatus } from '../fork-status.ts';
 import { resumeCommand } from './resume-hint.ts';
 import { costUsd } from '../ledger/cost.ts';
 import type { ModelCatalogue } from '../models/catalogue.ts';
@@ -13,9 +13,18 @@ const n = (x: number): string => x.toLocaleString('en-US');
 const usd = (x: number | null): string => (x === null ? 'n/a' : `$${x.toFixed(4)}`);
 const percent = (x: number | null): string => (x === null ? 'n/a' : `${(100 * x).toFixed(1)}%`);
 
-function requestsLine(c: { turns: number; failed_attempts: number; unknown_outcome: number }): string {
+function requestsLine(c: {
+  turns: number;
+  failed_attempts: number;
+  cut_off_attempts: number;
+  unknown_outcome: number;
+}): string {
+  const retried = c.failed_attempts - c.cut_off_attempts;
   const extra = [
-    c.failed_attempts > 0 ? `${n(c.failed_attempts)} failed attempt(s) billed and retried (in the totals)` : '',
+    retried > 0 ? `${n(retried)} failed attempt(s) billed and retried (in the totals)` : '',
+    c.cut_off_attempts > 0
+      ? `${n(c.cut_off_attempts)} billed and cut off by the stop, not retried (in the totals)`
+      : '',
     c.unknown_outcome > 0 ? `${n(c.unknown_outcome)} in flight at a crash (outcome unknown, not in the totals)` : '',
   ].filter((x) => x !== '');
   return `requests ${n(c.turns)} turn(s)${extra.length > 0 ? ` + ${extra.join(' + ')}` : ''}`;
@@ -61,6 +70,7 @@ export function formatFanOutResult(
   }
   const s = result.summary;
   const problems = problemLines(result);
+  const unchanged = noChangeLine(result);
   rows.push([
     'tree total',
     '',
@@ -82,6 +92,7 @@ export function formatFanOutResult(
     ...engineLines(s),
     ...s.warnings.map((w) => `model   ${w}`),
     requestsLine(attemptCounts(result)),
+    ...(unchanged ? [unchanged] : []),
     ...(problems.length > 0 ? ['', ...problems] : []),
     `prefix  ${s.prefix.sha256.slice(0, 16)}  ${n(s.prefix.bytes)} bytes, ${s.prefix.shared_tokens === null ? 'n/a' : n(s.prefix.shared_tokens)} tokens shared, drift events ${s.prefix.drift_events}${s.prefix.source === 'fallback' ? ' (no parent snapshot: fallback prompt, nothing shared with a parent)' : ''}`,
   ].join('\n');
@@ -106,16 +117,28 @@ export function totalCovers(result: FanOutResult): string {
   return `${n(result.forks.length)} forks, ${sessionsLabel(sessions)}, ${parentPart}`;
 }
 
-/** Requests the forks sent: one per turn, plus billed attempts that failed and were retried, plus unknown ones (in flight at a crash). */
+/**
+ * Requests the forks sent: one per turn, plus billed attempts that failed (`cut_off_attempts` of
+ * them were the last of a fork that then stopped — cancelled, capped, failed — and were never
+ * retried), plus unknown ones (in flight at a crash).
+ */
 export function attemptCounts(result: FanOutResult): {
   turns: number;
   failed_attempts: number;
+  cut_off_attempts: number;
   unknown_outcome: number;
 } {
   const sum = (f: (x: FanOutResult['forks'][number]) => number): number => result.forks.reduce((n, x) => n + f(x), 0);
+  // a failed attempt after the fork's last answered turn was not retried: the fork stopped there
+  const cutOff = (f: FanOutResult['forks'][number]): number => {
+    if (f.status !== 'cancelled' && f.status !== 'capped' && f.status !== 'failed') return 0;
+    const last = Math.max(0, ...f.requests.map((r) => r.turn));
+    return (f.failedAttempts ?? []).filter((a) => a.turn > last).length;
+  };
   return {
     turns: sum((f) => f.requests.length),
     failed_attempts: sum((f) => f.failedAttempts?.length ?? 0),
+    cut_off_attempts: sum(cutOff),
     unknown_outcome: sum((f) => f.unknownOutcome ?? 0),
   };
 }
@@ -125,9 +148,30 @@ export function editsNotApplied(result: FanOutResult): { fork: string; path: str
   return result.forks.flatMap((f) => (f.editsNotApplied ?? []).map((e) => ({ fork: f.forkId, ...e })));
 }
 
-/** The forks that did not end `completed`, in fork order. */
+/**
+ * The forks that are not done, in fork order: not `completed`, and not `no_change` either when
+ * the run required a change; every fork when all of them changed nothing (the run did nothing).
+ */
 export function notDoneForks(result: FanOutResult): FanOutResult['forks'] {
-  return result.forks.filter((f) => f.status !== 'completed');
+  const statuses = result.forks.map((f) => f.status);
+  if (statuses.length > 0 && statuses.every((s) => s === 'no_change')) return result.forks;
+  return result.forks.filter((f) => !isDoneStatus(f.status, result.summary?.require_change === true));
+}
+
+/**
+ * The forks that changed no file, as one line (`no_change` forks: a rename of a name that is in
+ * no file, a directive already carried out); undefined when every fork changed something.
+ */
+export function noChangeLine(result: FanOutResult): string | undefined {
+  const none = result.forks.filter((f) => f.status === 'no_change').length;
+  if (none === 0) return undefined;
+  const how =
+    none === result.forks.length
+      ? 'every fork: the run did nothing (is the name in the directive right?)'
+      : result.summary?.require_change === true
+        ? 'not done: the plan requires a change (requireChange)'
+        : 'done, by the plan (requireChange: true makes them not done)';
+  return `changed no file  ${n(none)} of ${n(result.forks.length)} fork(s) (no_change), ${how}`;
 }
 
 /** What a fork was for, in a few words: its file when the plan names one, else its directive's first line. */
@@ -138,37 +182,83 @@ export function forkTarget(fork: FanOutResult['forks'][number]): string {
   return `directive "${line.length > 100 ? `${line.slice(0, 99)}…` : line}"`;
 }
 
+/** Past this many forks not done, they are counted by status, not listed one by one. */
+export const LISTED_FORKS = 20;
+
+const reasonOf = (f: FanOutResult['forks'][number]): string =>
+  f.error ? `${f.error.code}: ${f.error.message}` : 'no reason recorded';
+
+/** A fork's id as `status` shows it (`f03`). */
+const shortId = (forkId: string): string => forkId.slice(forkId.lastIndexOf('-') + 1);
+
 /**
- * What went wrong, one line each, for the terminal: every fork that did not complete with its
- * status, reason (a 401, a report saying not done, a failed check…) and what it was for, and
- * every edit that was not applied. Empty when all went well.
+ * Forks not done, by status, one line each: how many, the first few ids, and the most common
+ * reason; then where the full list is. What a run of hundreds of forks ends with.
  */
-export function problemLines(result: FanOutResult): string[] {
-  const lines = notDoneForks(result).map(
-    (f) =>
-      `${f.status}  ${f.forkId}: ${f.error ? `${f.error.code}: ${f.error.message}` : 'no reason recorded'} (${forkTarget(f)})`,
-  );
-  for (const e of editsNotApplied(result))
-    lines.push(`edit not applied  ${e.fork}: ${e.path} (${e.code}); the fork's last edit of this file failed`);
+function groupedLines(forks: FanOutResult['forks'], runDir: string | undefined): string[] {
+  const lines: string[] = [];
+  for (const status of [...FORK_END_STATUSES, 'unknown']) {
+    const group = forks.filter((f) => (f.status as string) === status);
+    if (group.length === 0) continue;
+    const reasons = new Map<string, number>();
+    for (const f of group) reasons.set(reasonOf(f), (reasons.get(reasonOf(f)) ?? 0) + 1);
+    const [reason, count] = [...reasons].sort((a, b) => b[1] - a[1])[0]!;
+    const ids = group.slice(0, 3).map((f) => shortId(f.forkId));
+    const more = group.length > ids.length ? `, … ${n(group.length - ids.length)} more` : '';
+    const most = reasons.size === 1 ? reason : `${reason} (${n(count)} of them)`;
+    lines.push(`${status}  ${n(group.length)} fork(s) (${ids.join(', ')}${more}): ${most}`);
+  }
+  if (runDir !== undefined) lines.push(`each fork: forkcache status ${runDir}`);
   return lines;
 }
 
 /**
- * What stderr says after a run whose forks did not all complete (with `--json` too): how many,
- * each with its status, reason and file or directive, and the command that retries or
- * continues them. Empty when every fork completed.
+ * What went wrong, for the terminal: every fork that is not done with its status, reason (a
+ * 401, a report saying not done, a failed check…) and what it was for, and every edit that was
+ * not applied; past `LISTED_FORKS`, the forks counted by status and where the full list is.
+ * Empty when all went well.
  */
-export function notDoneMessage(result: FanOutResult): string[] {
+export function problemLines(result: FanOutResult): string[] {
+  const forks = notDoneForks(result);
+  const lines =
+    forks.length > LISTED_FORKS
+      ? groupedLines(forks, result.summary?.run_dir)
+      : forks.map((f) => `${f.status}  ${f.forkId}: ${reasonOf(f)} (${forkTarget(f)})`);
+  const edits = editsNotApplied(result);
+  if (edits.length > LISTED_FORKS)
+    lines.push(
+      `edit not applied  ${n(edits.length)} edit(s): the forks' last edit of these files failed (--json lists them)`,
+    );
+  else
+    for (const e of edits)
+      lines.push(`edit not applied  ${e.fork}: ${e.path} (${e.code}); the fork's last edit of this file failed`);
+  return lines;
+}
+
+/**
+ * What stderr says after a run whose forks are not all done (with `--json` too): how many, each
+ * with its status, reason and file or directive (grouped past `LISTED_FORKS`; left out with
+ * `listed`: the summary above already lists them), and the command that retries or continues
+ * them. No command when another line gives the one to run: after Ctrl-C (the resume line comes
+ * last) or at the spend cap (its line names the cap to go on with). Empty when all are done.
+ */
+export function notDoneMessage(
+  result: FanOutResult,
+  options: { listed?: boolean; interrupted?: boolean } = {},
+): string[] {
   const forks = notDoneForks(result);
   if (forks.length === 0) return [];
   const lines = [
-    `${forks.length} of ${result.forks.length} fork(s) not done:`,
-    ...problemLines({ ...result, forks })
-      .filter((l) => !l.startsWith('edit not applied'))
-      .map((l) => `  ${l}`),
+    `${forks.length} of ${result.forks.length} fork(s) not done${options.listed === true ? ' (listed above)' : ':'}`,
+    ...(options.listed === true
+      ? []
+      : problemLines({ ...result, forks })
+          .filter((l) => !l.startsWith('edit not applied'))
+          .map((l) => `  ${l}`)),
   ];
   const dir = result.summary.run_dir;
-  if (dir !== undefined) {
+  const capped = result.summary.spend_cap?.stopped === true;
+  if (dir !== undefined && options.interrupted !== true && !capped) {
     if (forks.some((f) => isRetryableStatus(f.status)))
       lines.push(`retry them with: ${resumeCommand(dir, ['--retry', 'all-not-done'])}`);
     if (forks.some((f) => f.status === 'failed')) lines.push(`continue the failed ones with: ${resumeCommand(dir)}`);
@@ -213,6 +303,8 @@ export function jsonSummary(result: FanOutResult, extra: Record<string, unknown>
     tree_total_covers: totalCovers(result),
     requests: attemptCounts(result),
     edits_not_applied: editsNotApplied(result),
+    // forks that changed no file, and whether the run required a change of each
+    no_change: { forks: s.forks.no_change, require_change: s.require_change === true },
     rate_limits: s.rate_limits,
     spend_cap: s.spend_cap,
     // a local engine's compute (llama-cpp, openai-compatible); absent on hosted APIs

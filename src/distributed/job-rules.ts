@@ -98,6 +98,7 @@ export const JOB_RULES: RuleTree<ForkJobData> = {
     },
     gateRetries: { rule: 'budget' },
     requireReport: modelInput,
+    judgeChange: modelInput,
     check: {
       command: { rule: 'command' },
       retries: clamp(10),

@@ -154,7 +154,16 @@ export class ForkEngine {
     const tools = forkToolsFor(prefix.snapshot, this.#toolChoice(options));
     const { id, runDir, lock } = this.#openRunDir('fo', prefix.id.slice(0, 8));
     if (runDir) this.#writeManifest(runDir, id, prefix, directives, options.meta ?? {}, checks);
-    return this.#start(id, prefix, specs, runDir, options, undefined, lock, tools);
+    return this.#start(
+      id,
+      prefix,
+      specs,
+      runDir,
+      { ...options, requireChange: checks?.requireChange ?? false },
+      undefined,
+      lock,
+      tools,
+    );
   }
 
   /**
@@ -174,7 +183,7 @@ export class ForkEngine {
       // a host tool that only reads and was interrupted runs again; one with effects never does
       const readOnly = (name: string): boolean | undefined =>
         Object.hasOwn(host, name) ? host[name]!.readOnly === true : undefined;
-      const { fanoutId, prefix, specs } = planResume(
+      const { fanoutId, prefix, specs, checks } = planResume(
         dir,
         this.#options.api.provider,
         options.retry,
@@ -182,7 +191,8 @@ export class ForkEngine {
         readOnly,
       );
       const tools = forkToolsFor(prefix.snapshot, this.#toolChoice(options));
-      return this.#start(fanoutId, prefix, specs, dir, options, undefined, lock, tools);
+      const requireChange = checks?.requireChange ?? false;
+      return this.#start(fanoutId, prefix, specs, dir, { ...options, requireChange }, undefined, lock, tools);
     } catch (err) {
       lock.release();
       throw err;
@@ -203,7 +213,8 @@ export class ForkEngine {
     const { name, allow, prefix, specs, checks } = planAgents(this.#plan, type, directives, options);
     const { id, runDir, lock } = this.#openRunDir('ag', name.replace(/[^\w-]/g, '_').slice(0, 24));
     if (runDir) this.#writeManifest(runDir, id, prefix, directives, { ...options.meta, agentType: name }, checks);
-    return this.#start(id, prefix, specs, runDir, options, { kind: 'fresh', type: name, allow }, lock);
+    const started = { ...options, requireChange: checks?.requireChange ?? false };
+    return this.#start(id, prefix, specs, runDir, started, { kind: 'fresh', type: name, allow }, lock);
   }
 
   /** The fan-out's tool set and denied tools: its own options over the engine's. */
@@ -229,7 +240,7 @@ export class ForkEngine {
     meta: Record<string, unknown>,
     checks: ReturnType<typeof planForks>['checks'],
   ): void {
-    const forks = { check: checks?.check, fields: checks?.fields };
+    const forks = { check: checks?.check, fields: checks?.fields, requireChange: checks?.requireChange };
     writeManifest(runDir, id, prefix, directives, manifestEngine(this.#options), meta, forks, loadRunKey());
   }
 
@@ -287,6 +298,7 @@ export class ForkEngine {
       hostTools: this.#hostTools(options.hostTools ?? {}),
       agent,
       foreground: options.foreground,
+      requireChange: options.requireChange === true,
       remote: this.#remote,
       // distributed: each host probes and reports its own (`host_sandboxes`), never this machine's
       sandbox: this.#remote ? undefined : sandboxReportFor(this.#options, agent?.allow ?? this.#options.allow),

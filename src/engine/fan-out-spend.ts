@@ -80,16 +80,56 @@ export async function underSpendCap<T extends { usage: UsageInput }>(
   }
 }
 
-/** The summary's `spend_cap`: the cap, what was spent by its count, whether it stopped forks. */
-export function spendCapSummary(
+/** What the cap needs of a fork's results. */
+interface CappedResult {
+  status: string;
+  error?: { code: string } | undefined;
+  requests: readonly RequestRecord[];
+  failedAttempts?: readonly RequestRecord[] | undefined;
+}
+
+/**
+ * The margin on the projection: a resumed session writes the cache again (the prefix, and each
+ * stopped fork's own turns once more), and later forks can be larger than the first ones.
+ */
+const NEXT_CAP_MARGIN = 2;
+
+/**
+ * The cap that should let the run finish, generous rather than short (a cap is a limit, not a
+ * price): the run's spend so far projected over all its forks from the ones done, or what was
+ * spent plus every fork still to do at the done ones' average, whichever is more, with a
+ * margin, in whole cents up. With no fork done yet, twice the cap: nothing better is known.
+ */
+export function nextMaxUsd(
+  spend: Pick<SpendPricing, 'price'>,
   view: SpendCapView,
-  results: readonly { error?: { code: string } | undefined }[],
-): { max_usd: number; spent_usd: number; stopped: boolean; stopped_forks: number } {
+  results: readonly CappedResult[],
+): number {
+  const done = results.filter((r) => r.status === 'completed' || r.status === 'no_change');
+  const left = results.filter((r) => r.status === 'capped' || r.status === 'failed' || r.status === 'cancelled');
+  const cost = (r: CappedResult): number =>
+    spentBefore(spend as SpendPricing, [...r.requests, ...(r.failedAttempts ?? [])]);
+  const cents = (usd: number): number => Math.ceil(usd * 100 - 1e-9) / 100;
+  if (done.length === 0) return cents(Math.max(view.maxUsd * 2, view.spentUsd * 2));
+  const average = done.reduce((sum, r) => sum + cost(r), 0) / done.length / 1e9;
+  const projected = (view.spentUsd * results.length) / done.length;
+  const rest = view.spentUsd + left.length * average;
+  return cents(NEXT_CAP_MARGIN * Math.max(view.maxUsd, projected, rest));
+}
+
+/** The summary's `spend_cap`: the cap, what was spent by its count, whether it stopped forks, the cap to go on with. */
+export function spendCapSummary(
+  spend: Pick<SpendPricing, 'price'>,
+  view: SpendCapView,
+  results: readonly CappedResult[],
+): { max_usd: number; spent_usd: number; stopped: boolean; stopped_forks: number; next_max_usd: number | null } {
   const stopped = results.filter((r) => r.error?.code === 'SPEND_CAP_MAX_USD').length;
+  const isStopped = stopped > 0 || view.stopped;
   return {
     max_usd: view.maxUsd,
     spent_usd: view.spentUsd,
-    stopped: stopped > 0 || view.stopped,
+    stopped: isStopped,
     stopped_forks: stopped,
+    next_max_usd: isStopped ? nextMaxUsd(spend, view, results) : null,
   };
 }

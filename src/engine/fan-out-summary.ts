@@ -23,7 +23,10 @@ export function fanOutSummary(run: {
   rateLimits: FanOutSummary['rate_limits'];
   slots: EngineSlots | undefined;
   /** Each fork's line, where its bash ran, the spend cap. */
-  more: Pick<FanOutSummary, 'fork_results' | 'sandbox' | 'host_sandboxes' | 'spend_cap' | 'refused_tools'>;
+  more: Pick<
+    FanOutSummary,
+    'fork_results' | 'sandbox' | 'host_sandboxes' | 'spend_cap' | 'refused_tools' | 'require_change'
+  >;
 }): FanOutSummary {
   const { deps, prefix } = run;
   const ledger = deps.ledger.summary(deps.rootId);

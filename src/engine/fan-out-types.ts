@@ -58,6 +58,12 @@ export interface FanOutOptions {
    * glob). Substituted into `check`, kept in the manifest, shown in summaries.
    */
   fields?: readonly Readonly<Record<string, string>>[];
+  /**
+   * Every fork must change a file: one that reports done having changed none ends `no_change`
+   * and counts as not done (default false: forks with a `file` field are still judged, and
+   * `no_change` counts as done unless every fork ended so). Kept in the manifest.
+   */
+  requireChange?: boolean;
   /** Host tools of this fan-out, besides the engine's (`ForkEngineOptions.hostTools`); these win for a name. */
   hostTools?: Record<string, HostTool>;
   /** Whose tools the forks run (default: the engine's `toolSet`, `auto`). */
@@ -67,7 +73,7 @@ export interface FanOutOptions {
 }
 
 /** Options of `engine.resume`. */
-export interface ResumeOptions extends Omit<FanOutOptions, 'layout' | 'model' | 'check' | 'fields'> {
+export interface ResumeOptions extends Omit<FanOutOptions, 'layout' | 'model' | 'check' | 'fields' | 'requireChange'> {
   /**
    * Forks that ended in these statuses run again: their conversation continues with a turn
    * asking them to carry out the directive again (their earlier edits are in the workspace).
@@ -110,6 +116,8 @@ export interface FanOutDeps extends DispatchDeps {
   hostTools: Readonly<Record<string, HostTool>>;
   /** Forks start in the foreground (their caller waits for them). */
   foreground?: boolean | undefined;
+  /** Every fork must change a file (`FanOutOptions.requireChange`): in the summary. */
+  requireChange?: boolean | undefined;
   /** Where bash really runs, when the forks may use it (the summary's `sandbox`). */
   sandbox?: SandboxReport | undefined;
   /** Whose tools the forks run, from the preflight (undefined: forkcache's own). */
@@ -129,6 +137,8 @@ export interface ForkSpec {
   fields?: Readonly<Record<string, string>> | undefined;
   /** The plan's check of this fork, substituted. */
   check?: ForkCheckSpec | undefined;
+  /** Judged for `no_change`: it has a target file, or the fan-out requires a change. */
+  judgeChange?: boolean | undefined;
 }
 
 /** Fork ids are stable: the fan-out id and the fork's position (`fo001-ab12cd34-f03`). */

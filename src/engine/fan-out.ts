@@ -213,6 +213,7 @@ export class FanOutRun implements FanOut {
           ...(this.#deps.tools ? { tools: this.#deps.tools } : {}),
           transcriptPath: this.#transcriptPath(state),
           ...(spec.check ? { check: spec.check } : {}),
+          ...(spec.judgeChange ? { judgeChange: true } : {}),
           ...(spec.start.prompt ? { prompt: spec.start.prompt } : {}),
           abort,
           onEvent: (event: LoopEvent) => this.#onLoopEvent(state, event),
@@ -369,8 +370,9 @@ export class FanOutRun implements FanOut {
           ...(r.host ? { host: hostSummary(r.host) } : {}),
         })),
         ...(this.#deps.sandbox ? { sandbox: this.#deps.sandbox } : {}),
+        require_change: this.#deps.requireChange === true,
         ...(this.#deps.remote ? { host_sandboxes: hostSandboxes(results) } : {}),
-        spend_cap: this.#spend ? spendCapSummary(this.#spend.cap.view(), results) : null,
+        spend_cap: this.#spend ? spendCapSummary(this.#spend, this.#spend.cap.view(), results) : null,
       },
     });
   }

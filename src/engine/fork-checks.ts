@@ -27,6 +27,10 @@ export interface ForkChecks {
   check: ResolvedCheck | undefined;
   fields: (Readonly<Record<string, string>> | undefined)[];
   commands: (ForkCheckSpec | undefined)[];
+  /** The fan-out requires a change of every fork (`requireChange`): `no_change` is not done. */
+  requireChange: boolean;
+  /** Per fork: judged for `no_change` (it has a target file, or the fan-out requires a change). */
+  judgeChange: boolean[];
 }
 
 /**
@@ -36,7 +40,11 @@ export interface ForkChecks {
  */
 export function resolveForkChecks(
   directives: readonly string[],
-  options: { check?: FanOutCheck | undefined; fields?: readonly Readonly<Record<string, string>>[] | undefined },
+  options: {
+    check?: FanOutCheck | undefined;
+    fields?: readonly Readonly<Record<string, string>>[] | undefined;
+    requireChange?: boolean | undefined;
+  },
 ): ForkChecks {
   const fields =
     options.fields === undefined
@@ -63,5 +71,17 @@ export function resolveForkChecks(
           timeoutMs: check.timeoutMs,
         },
   );
-  return { check, fields: directives.map((_, i) => fields?.[i]), commands };
+  if (options.requireChange !== undefined && typeof options.requireChange !== 'boolean')
+    throw new ForkcacheError('INVALID_ARGUMENT', 'requireChange: expected true or false', {
+      data: { field: 'requireChange' },
+    });
+  const requireChange = options.requireChange === true;
+  return {
+    check,
+    fields: directives.map((_, i) => fields?.[i]),
+    commands,
+    requireChange,
+    // a fork with a target file is there to change it; others (questions, reviews) need not
+    judgeChange: directives.map((_, i) => requireChange || fields?.[i]?.['file'] !== undefined),
+  };
 }

@@ -99,10 +99,14 @@ export function planForks(
 }
 
 /** A fork's fields and substituted check, where the fan-out has them. */
-function forkExtras(checks: ForkChecks, i: number): Pick<ForkSpec, 'fields' | 'check'> {
+function forkExtras(checks: ForkChecks, i: number): Pick<ForkSpec, 'fields' | 'check' | 'judgeChange'> {
   const fields = checks.fields[i];
   const check = checks.commands[i];
-  return { ...(fields ? { fields } : {}), ...(check ? { check } : {}) };
+  return {
+    ...(fields ? { fields } : {}),
+    ...(check ? { check } : {}),
+    ...(checks.judgeChange[i] ? { judgeChange: true } : {}),
+  };
 }
 
 /**
@@ -143,6 +147,7 @@ export function planResume(
   const checks = resolveForkChecks(manifest.directives, {
     check: manifest.check,
     fields: manifest.fields?.map((f) => f ?? {}),
+    requireChange: manifest.requireChange,
   });
   const specs: ForkSpec[] = manifest.directives.map((directive, i) => {
     const base = prefix.child(directive);
@@ -172,7 +177,7 @@ export function planAgents(
   engine: PlanContext,
   type: AgentType,
   directives: readonly string[],
-  options: Pick<FanOutOptions, 'check' | 'fields'> = {},
+  options: Pick<FanOutOptions, 'check' | 'fields' | 'requireChange'> = {},
 ): FanOutPlan & { name: string; allow: readonly ExecutableToolName[] } {
   const agent = parseOrThrow(agentTypeSchema, type, 'INVALID_ARGUMENT', 'agent type');
   const allow = agent.tools ?? [...engine.options.allow];

@@ -2,6 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type { Clock } from '../clock.ts';
 import { ForkcacheError, type WireError } from '../errors.ts';
 import { judgeReport } from '../fork/report.ts';
+import { mayHaveChangedFiles } from './messages.ts';
 import { checkPrompt, continuePrompt, failedChecksSinceAttempt, promptReason, tail } from './prompts.ts';
 import type { CheckRecord, ForkStatus, LoopCheck, LoopPrompt } from './types.ts';
 
@@ -19,6 +20,8 @@ export interface FinalTurn {
   /** Turns the fork may still make (`maxTurns` minus this one): a prompt needs one. */
   turnsLeft: number;
   check: LoopCheck | undefined;
+  /** A fork meant to change files: one that reports done having changed none ends `no_change`. */
+  judgeChange?: boolean | undefined;
   clock: Clock;
   signal: AbortSignal | undefined;
   onCheck(record: CheckRecord): void;
@@ -26,7 +29,7 @@ export interface FinalTurn {
 
 const ended = (
   status: ForkStatus,
-  code: 'FORK_NOT_DONE' | 'FORK_TRUNCATED' | 'FORK_CHECK_FAILED',
+  code: 'FORK_NOT_DONE' | 'FORK_TRUNCATED' | 'FORK_CHECK_FAILED' | 'FORK_NO_CHANGE',
   message: string,
   data: Record<string, unknown>,
 ): FinalStep => ({
@@ -40,7 +43,7 @@ const ended = (
  * continue once (a user turn; its limit stays the same, so a model that only needed room for
  * its report finishes, and one that loops is stopped) and ends `truncated` when the
  * continuation is cut off too. A final answer that does not say the work is done ends
- * `not_done`. Otherwise the plan's check runs: its failure is shown to the fork (up to
+ * `not_done`; one meant to change files that changed none ends `no_change`. Otherwise the plan's check runs: its failure is shown to the fork (up to
  * `retries` times) and then ends it `check_failed`. Everything it needs is in `own`, so a fork
  * resumed from its transcript decides the same way.
  */
@@ -77,6 +80,9 @@ async function judgeFinalTurn(input: FinalTurn): Promise<FinalStep> {
   }
   const verdict = judgeReport(input.finalText, { requireReport: input.requireReport });
   if (!verdict.done) return ended('not_done', 'FORK_NOT_DONE', verdict.reason, { turn });
+  // before the check: it verifies a change, and there is none to verify
+  if (input.judgeChange === true && !mayHaveChangedFiles(input.own))
+    return ended('no_change', 'FORK_NO_CHANGE', 'the fork reported done and changed no file', { turn });
   const check = input.check;
   if (!check) return { kind: 'end', status: 'completed' };
 

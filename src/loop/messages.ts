@@ -44,3 +44,23 @@ export function textOf(message: { content: string | readonly { type: string; tex
   if (typeof message.content === 'string') return message.content;
   return message.content.flatMap((b) => (b.type === 'text' && typeof b.text === 'string' ? [b.text] : [])).join('\n');
 }
+
+/** Tools whose successful call may have changed a file: the writing tools, and bash (it can write anything). */
+const MAY_CHANGE = new Set([...WRITING_TOOLS, 'bash']);
+
+/**
+ * Whether the fork's own conversation holds a successful call that may have changed a file
+ * (an `edit_file` or `write_file`, or a `bash` command: what it wrote cannot be seen from here).
+ * Read from the messages, so a resumed fork counts the turns of its earlier sessions too.
+ */
+export function mayHaveChangedFiles(own: readonly Anthropic.MessageParam[]): boolean {
+  const calls = new Set<string>();
+  for (const message of own) {
+    if (!Array.isArray(message.content)) continue;
+    for (const block of message.content) {
+      if (block.type === 'tool_use' && MAY_CHANGE.has(block.name)) calls.add(block.id);
+      else if (block.type === 'tool_result' && calls.has(block.tool_use_id) && block.is_error !== true) return true;
+    }
+  }
+  return false;
+}

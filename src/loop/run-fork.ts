@@ -73,6 +73,8 @@ export interface ForkLoopOptions {
   requireReport?: boolean | undefined;
   /** The plan's check: run after the fork reports done, its failures shown to the fork. */
   check?: LoopCheck | undefined;
+  /** The fork is meant to change files: done with none changed ends it `no_change`. */
+  judgeChange?: boolean | undefined;
   /** Resume: a user turn added before the first request (`forkcache resume --retry`). */
   prompt?: LoopPrompt | undefined;
   /**
@@ -117,7 +119,7 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       failedAttempts,
       finalText,
       // every status but an error's or a cancel's ended with the fork's own final answer
-      report: status === 'failed' || status === 'cancelled' ? undefined : parseReport(finalText),
+      report: status === 'failed' || status === 'cancelled' || status === 'capped' ? undefined : parseReport(finalText),
       messages: own,
       filesChanged: [...filesChanged].sort(),
       editsNotApplied: [...notApplied].sort(([a], [b]) => (a < b ? -1 : 1)).map(([path, code]) => ({ path, code })),
@@ -141,6 +143,7 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       requireReport: options.requireReport ?? true,
       turnsLeft: maxTurns - turn,
       check: options.check,
+      judgeChange: options.judgeChange,
       clock,
       signal: options.signal,
       onCheck: (record) => {
@@ -265,6 +268,8 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
     if (options.signal?.aborted) {
       return outcome('cancelled', new ForkcacheError('FORK_CANCELLED', 'fork cancelled', { data: { turn } }).toWire());
     }
-    return outcome('failed', describeFailure(err));
+    const failure = describeFailure(err);
+    // the spend cap admitted no more of its turns: not a failure, the run goes on under a higher cap
+    return outcome(failure.code === 'SPEND_CAP_MAX_USD' ? 'capped' : 'failed', failure);
   }
 }

@@ -5,7 +5,7 @@ import type { ForkTask } from './protocol.ts';
 import { parseReport } from '../fork/report.ts';
 import { writtenPath } from '../loop/messages.ts';
 import type { CheckRecord, ForkOutcome, LoopPrompt, RequestRecord } from '../loop/types.ts';
-import { isForkEndStatus } from '../fork-status.ts';
+import { isContinuedStatus, isForkEndStatus } from '../fork-status.ts';
 import {
   type ReadTranscript,
   readTranscript,
@@ -123,7 +123,7 @@ const hasToolUse = (message: Anthropic.MessageParam): boolean =>
  */
 export function finishedOutcome(start: StartPoint, transcript: ReadTranscript): ForkOutcome | undefined {
   const end = transcript.end;
-  if (!end || !isForkEndStatus(end.status) || end.status === 'failed' || end.status === 'cancelled') return undefined;
+  if (!end || !isForkEndStatus(end.status) || isContinuedStatus(end.status)) return undefined;
   return {
     status: end.status,
     turns: start.turnsDone,

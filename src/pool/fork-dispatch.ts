@@ -71,6 +71,8 @@ export interface DispatchContext {
   transcriptPath: string | undefined;
   /** The plan's check of this fork (substituted), if the plan has one. */
   check?: ForkCheckSpec | undefined;
+  /** The fork is meant to change files (it has a target file, or the fan-out requires a change). */
+  judgeChange?: boolean | undefined;
   /** `resume --retry`: the user turn that restarts the fork (the remote backend sends it with the job). */
   prompt?: LoopPrompt | undefined;
   abort: AbortController;
@@ -114,6 +116,7 @@ export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, a
       gateRetries: options.admission === 'on',
       requireReport: agent === undefined,
       ...(ctx.check ? { check: ctx.check } : {}),
+      ...(ctx.judgeChange ? { judgeChange: true } : {}),
     },
     tools: {
       workspace: ctx.workspace,

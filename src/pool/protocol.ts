@@ -87,6 +87,8 @@ export interface ForkTask {
     requireReport?: boolean | undefined;
     /** The plan's check of this fork, substituted (the worker runs it through its tool executor). */
     check?: ForkCheckSpec | undefined;
+    /** The fork is meant to change files: done having changed none ends it `no_change`. */
+    judgeChange?: boolean | undefined;
   };
   tools: {
     workspace: string;

@@ -212,6 +212,7 @@ async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<Fork
       retry: task.loop.retry,
       gateRetries: task.loop.gateRetries,
       requireReport: task.loop.requireReport,
+      judgeChange: task.loop.judgeChange,
       // in the worker, like bash: the executor's sandbox, environment and redaction (docs/plans.md)
       check: task.loop.check && {
         command: task.loop.check.command,

@@ -83,6 +83,8 @@ export const manifestSchema = z.strictObject({
     .optional(),
   /** Each directive's fields (`file` …), in directive order, when the plan gave some. */
   fields: z.array(z.record(z.string(), z.string()).nullable()).optional(),
+  /** Every fork must change a file (`requireChange`): a `no_change` fork is not done. Older runs: none. */
+  requireChange: z.boolean().optional(),
 });
 
 export type Manifest = z.output<typeof manifestSchema>;
@@ -122,6 +124,7 @@ export function writeManifest(
   forks: {
     check?: Manifest['check'];
     fields?: readonly (Readonly<Record<string, string>> | undefined)[] | undefined;
+    requireChange?: boolean | undefined;
   } = {},
   key?: RunKey,
 ): void {
@@ -146,6 +149,7 @@ export function writeManifest(
     meta,
     ...(forks.check ? { check: forks.check } : {}),
     ...(forks.fields?.some((f) => f !== undefined) ? { fields: forks.fields.map((f) => (f ? { ...f } : null)) } : {}),
+    ...(forks.requireChange ? { requireChange: true } : {}),
   };
   saveManifest(dir, manifest, key);
 }

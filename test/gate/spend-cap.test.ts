@@ -28,7 +28,7 @@ describe('SpendCap: spent + in flight at their bounds never passes the cap', () 
     expect(cap.view().spentUsd).toBe(0.2);
   });
 
-  it('stops for good when nothing is in flight and the next bound still does not fit', async () => {
+  it('refuses a bound that does not fit with nothing in flight (it never will), and still admits one that fits', async () => {
     const cap = new SpendCap(1);
     const a = await cap.reserve(500_000_000);
     const waiting = cap.reserve(600_000_000);
@@ -41,7 +41,12 @@ describe('SpendCap: spent + in flight at their bounds never passes the cap', () 
       ),
     });
     expect(cap.view().stopped).toBe(true);
-    await expect(cap.reserve(1)).rejects.toMatchObject({ code: 'SPEND_CAP_MAX_USD' }); // even a small one
+    // spending only grows: the same bound is refused at once, and a smaller turn behind it still runs
+    await expect(cap.reserve(600_000_000)).rejects.toMatchObject({ code: 'SPEND_CAP_MAX_USD' });
+    const small = await cap.reserve(500_000_000);
+    small.settle(500_000_000);
+    expect(cap.view()).toMatchObject({ spentUsd: 0.95, reservedUsd: 0 });
+    await expect(cap.reserve(100_000_000)).rejects.toMatchObject({ code: 'SPEND_CAP_MAX_USD' });
   });
 
   it('a request that failed after its response began counts at its bound; one that never began, at nothing', async () => {

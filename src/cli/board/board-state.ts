@@ -113,7 +113,7 @@ export class BoardState {
     for (const r of this.rows.values()) {
       if (r.status === QUEUED) c.queued += 1;
       else if (r.status === RUNNING) c.running += 1;
-      else if (r.status === 'completed') c.done += 1;
+      else if (r.status === 'completed' || r.status === 'no_change') c.done += 1;
       else c.notDone += 1;
     }
     return c;

@@ -13,6 +13,7 @@ const optionsSchema = z.object({
   directive: z.string({ error: 'required: the directive, with {file} where the file goes' }).min(1),
   check: z.string().min(1).optional(),
   checkRetries: intFlag.optional(),
+  requireChange: z.boolean().optional(),
   isolation: z.enum(['none', 'worktree'], { error: 'expected none or worktree' }).optional(),
   sparse: z.boolean().optional(),
   model: z.string().min(1).default(DEFAULT_MODEL),
@@ -43,6 +44,10 @@ export function registerPlanCommand(program: Command): void {
       '--check <command>',
       "a shell command run in each fork's workspace after it reports done; {file} is replaced, shell-quoted",
     )
+    .option(
+      '--require-change',
+      'every fork must change its file: one that changed none ends no_change and counts as not done',
+    )
     .option('--check-retries <n>', "times a failing check's output goes back to the fork (default 1)")
     .option(
       '--isolation <mode>',
@@ -56,10 +61,12 @@ export function registerPlanCommand(program: Command): void {
     .option('--out <file>', 'write the plan here (its workspace then relative to it); default: stdout')
     .action(async (raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
-      const { plan, files } = await planFromGlob(opts);
+      const { plan, files, writtenCheck } = await planFromGlob(opts);
       const text = `${JSON.stringify(plan, null, 2)}\n`;
       if (opts.out === undefined) printOut(text);
       else writeFileSync(opts.out, text);
+      if (writtenCheck !== undefined)
+        printErr(`forkcache plan: check written for the rename: ${writtenCheck} (give --check to change it)\n`);
       printErr(
         `forkcache plan: ${files.length} directive(s), one per file${opts.out === undefined ? '' : `, written to ${opts.out}`}; next: forkcache run ${opts.out ?? 'PLAN.json'} (add --dry-run for the cost first)\n`,
       );

@@ -1,4 +1,6 @@
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
+import { readJsonFile } from '../../json-file.ts';
+import { SUMMARY_FILE } from '../../run-dir/files.ts';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { latencyNameSchema } from '../../emulator/latency.ts';
@@ -19,7 +21,7 @@ import type { PermissionPolicy } from '../../tools/permissions.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE, interruptedLine } from '../interrupt.ts';
 import { forkRowsInSummary } from '../board/summary-rows.ts';
 import { ProgressBoard } from '../progress-board.ts';
-import { editsNotApplied, formatFanOutResult, jsonSummary, notDoneMessage } from '../summary-table.ts';
+import { editsNotApplied, formatFanOutResult, jsonSummary, notDoneMessage, notDoneForks } from '../summary-table.ts';
 import { ALL_NOT_DONE, retryFlag } from '../retry-flag.ts';
 import { RETRYABLE_STATUSES } from '../../fork-status.ts';
 import { describeSandbox, sandboxLine } from '../../tools/sandbox-report.ts';
@@ -119,6 +121,8 @@ export function registerResumeCommand(program: Command): void {
         printErr(
           `forkcache resume: ${manifest.fanoutId} (${manifest.directives.length} forks) against ${target.label}\n`,
         );
+        const cap = capLine(dir, opts.maxUsd, manifest.engine.maxUsd);
+        if (cap) printErr(`${cap}\n`);
         const engine = await ForkEngine.create({
           provider,
           baseURL: target.baseURL,
@@ -164,15 +168,12 @@ export function registerResumeCommand(program: Command): void {
           board.stop();
           board = undefined;
           const result = await settledOrForks(fan, dir, (line) => void printErr(`${line}\n`));
-          failed += result.forks.filter((f) => f.status !== 'completed').length + editsNotApplied(result).length;
+          failed += notDoneForks(result).length + editsNotApplied(result).length;
           if (result.summary.cost_error !== null) {
             failed += 1;
             printErr(`${result.summary.cost_error}\n`);
           }
-          if (result.summary.spend_cap?.stopped) {
-            spendCap = true;
-            printErr(`${maxUsdMessage(dir, result.summary.spend_cap)}\n`);
-          }
+          if (result.summary.spend_cap?.stopped) spendCap = true;
           for (const line of hostSandboxLines(result)) printErr(`${line}\n`);
           const lost = redisLostLine(result, opts.redis);
           if (lost) printErr(`${lost}\n`);
@@ -189,8 +190,12 @@ export function registerResumeCommand(program: Command): void {
               `\n${formatFanOutResult(result, fan.prefix.snapshot.model, catalogue, { forkRows: forkRowsInSummary(opts.json) })}\n`,
             );
           const hint = interrupt.interrupted ? interruptedLine(result) : undefined;
+          for (const line of notDoneMessage(result, { listed: !opts.json, interrupted: hint !== undefined }))
+            printErr(`${line}\n`);
+          // the one command that goes on under the cap, after the forks it stopped
+          if (result.summary.spend_cap?.stopped) printErr(`${maxUsdMessage(dir, result.summary.spend_cap)}\n`);
+          // the resume command is the last line after Ctrl-C
           if (hint) printErr(`${hint}\n`);
-          for (const line of notDoneMessage(result)) printErr(`${line}\n`);
         } finally {
           await closeAll(engine, target);
         }
@@ -204,4 +209,35 @@ export function registerResumeCommand(program: Command): void {
             ? 0
             : 1;
     });
+}
+
+/**
+ * What a resumed run's spend cap is, and where it comes from: the cap counts every session, so
+ * a run stopped at its cap goes on only under a higher one.
+ */
+function capLine(dir: string, flag: number | undefined, recorded: number | undefined): string | undefined {
+  const cap = flag ?? recorded;
+  if (cap === undefined) return undefined;
+  const from = flag === undefined ? 'the cap the run was started with' : '--max-usd';
+  const last = readSpendCap(dir);
+  const spent = last ? `; $${last.spent_usd.toFixed(4)} spent by the last session's count` : '';
+  const low =
+    last && last.stopped && cap <= last.max_usd
+      ? `: it stopped the run before, so nothing more fits (--max-usd ${(last.next_max_usd ?? cap * 2).toFixed(2)} should finish it)`
+      : '';
+  return `forkcache resume: spend cap $${cap} (${from}), counting every session${spent}${low}`;
+}
+
+/** The last session's `spend_cap` from the fan-out's summary.json, if there is one. */
+function readSpendCap(
+  dir: string,
+): { max_usd: number; spent_usd: number; stopped: boolean; next_max_usd?: number | null } | undefined {
+  try {
+    const summary = readJsonFile(join(dir, SUMMARY_FILE), 'summary') as { spend_cap?: unknown };
+    const cap = summary.spend_cap as { max_usd?: unknown; spent_usd?: unknown; stopped?: unknown } | null | undefined;
+    if (!cap || typeof cap.max_usd !== 'number' || typeof cap.spent_usd !== 'number') return undefined;
+    return cap as { max_usd: number; spent_usd: number; stopped: boolean; next_max_usd?: number | null };
+  } catch {
+    return undefined;
+  }
 }

@@ -20,6 +20,7 @@ import { CacheContinuity } from '../cache-continuity.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
 import { closeAll, settledOrForks } from '../fan-out-ending.ts';
 import { dryRun } from '../dry-run.ts';
+import { allForksDone } from '../../fork-status.ts';
 import { maxUsdMessage } from '../max-usd-line.ts';
 import {
   distributedFor,
@@ -162,6 +163,7 @@ export function registerRunCommand(program: Command): void {
           meta: { emulator: plan.emulator },
           ...(loaded.check ? { check: loaded.check } : {}),
           ...(loaded.fields ? { fields: loaded.fields } : {}),
+          ...(loaded.requireChange ? { requireChange: true } : {}),
         });
         interrupt.watch(fan);
         board = new ProgressBoard({
@@ -191,8 +193,8 @@ export function registerRunCommand(program: Command): void {
             `\n${formatFanOutResult(result, snapshot.model, catalogue, { forkRows: forkRowsInSummary(opts.json) })}\n`,
           );
         const hint = interrupt.interrupted ? interruptedLine(result) : undefined;
-        if (hint) log(hint);
-        for (const line of notDoneMessage(result)) log(line);
+        // the text summary above listed the forks not done: stderr counts them and says what to run
+        for (const line of notDoneMessage(result, { listed: !opts.json, interrupted: hint !== undefined })) log(line);
         for (const line of hostSandboxLines(result)) log(line);
         const lost = redisLostLine(result, opts.redis);
         if (lost) log(lost);
@@ -208,11 +210,16 @@ export function registerRunCommand(program: Command): void {
           );
         // an edit a fork could not apply is lost work: never a silent 0
         const clean =
-          result.forks.every((f) => f.status === 'completed') &&
+          allForksDone(
+            result.forks.map((f) => f.status),
+            result.summary.require_change,
+          ) &&
           editsNotApplied(result).length === 0 &&
           !report.failed &&
           result.summary.cost_error === null;
         if (result.summary.cost_error !== null) log(result.summary.cost_error);
+        // the resume command is the last line after Ctrl-C, whatever the run's size
+        if (hint) log(hint);
         process.exitCode = interrupt.interrupted
           ? INTERRUPTED_EXIT_CODE
           : spendCap

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { loadCatalogue } from '../../models/catalogue.ts';
 import { locateFanOuts } from '../../run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
+import { isDoneStatus } from '../../fork-status.ts';
 import { type ForkReview, readRun, type RunReview } from '../review/run-forks.ts';
 import { printOut } from '../terminal-safe.ts';
 
@@ -17,6 +18,26 @@ const clip = (text: string, max: number): string => {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 };
 
+/**
+ * The directives as they differ: when they share an opening (`rename fetchData to loadData in `),
+ * it is shown once in the header and each row keeps what follows (the file), so a cut at the
+ * column's width never hides the only part that tells two forks apart.
+ */
+const MIN_COMMON = 24;
+
+export function distinctParts(directives: readonly string[]): { common: string; parts: string[] } {
+  const lines = directives.map((d) => d.split('\n')[0]!.trim());
+  if (lines.length < 2) return { common: '', parts: lines };
+  let common = lines[0]!;
+  for (const line of lines) while (!line.startsWith(common)) common = common.slice(0, -1);
+  // whole words only: `…in src/a` and `…in src/b` share `…in src/`, keep the path whole
+  const cut = common.lastIndexOf(' ') + 1;
+  common = common.slice(0, cut);
+  // a short opening (`rename `) hides nothing worth a header line
+  if (common.length < MIN_COMMON) return { common: '', parts: lines };
+  return { common, parts: lines.map((l) => l.slice(common.length)) };
+}
+
 function gitColumn(fork: ForkReview): string {
   if (fork.branch === undefined) return '';
   if (fork.commit === undefined) return `${fork.branch} (no branch)`;
@@ -27,14 +48,15 @@ function gitColumn(fork: ForkReview): string {
 export function formatRun(run: RunReview): string {
   const worktree = run.isolation === 'worktree';
   const head = ['fork', 'status', 'turns', 'cost', 'files', ...(worktree ? ['branch / commit'] : []), 'directive'];
-  const rows = run.forks.map((f) => [
+  const { common, parts } = distinctParts(run.forks.map((f) => f.directive));
+  const rows = run.forks.map((f, i) => [
     f.short,
     f.status,
     String(f.turns),
     usd(f.costUsd),
     String(f.filesChanged.length),
     ...(worktree ? [gitColumn(f)] : []),
-    clip(f.directive, 60),
+    clip(common === '' ? f.directive : `…${parts[i]!}`, 60),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]): string =>
@@ -42,14 +64,19 @@ export function formatRun(run: RunReview): string {
       .map((c, i) => c.padEnd(widths[i]!))
       .join('  ')
       .trimEnd();
-  const notDone = run.forks.filter((f) => f.status !== 'completed');
+  const statuses = run.forks.map((f) => f.status);
+  const allUnchanged = statuses.length > 0 && statuses.every((s) => s === 'no_change');
+  const notDone = run.forks.filter((f) => allUnchanged || !isDoneStatus(f.status, run.manifest.requireChange === true));
+  const completed = statuses.filter((s) => s === 'completed').length;
+  const unchanged = statuses.filter((s) => s === 'no_change').length;
   const total = run.forks.reduce<number | null>(
     (sum, f) => (sum === null || f.costUsd === null ? null : sum + f.costUsd),
     0,
   );
   return [
-    `${run.manifest.fanoutId}: ${run.forks.length} forks, ${run.forks.length - notDone.length} completed, ${usd(total)}` +
+    `${run.manifest.fanoutId}: ${run.forks.length} forks, ${completed} completed${unchanged > 0 ? `, ${unchanged} changed no file` : ''}, ${usd(total)}` +
       (worktree ? `, worktrees from ${run.base ? run.base.slice(0, 10) : 'an unrecorded base'}` : ', shared workspace'),
+    ...(common === '' ? [] : [`directives: "${clip(common, 100)}…"`]),
     line(head),
     ...rows.map(line),
     ...notDone.map((f) => `not done  ${f.short}  ${f.status}${f.error ? `: ${f.error.code}: ${f.error.message}` : ''}`),

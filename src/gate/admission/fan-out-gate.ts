@@ -50,6 +50,52 @@ export function inputTokensBound(cost: RequestCost, known: number | undefined): 
   return known === undefined ? cost.bytes + API_OVERHEAD_TOKENS : known + cost.freshBytes + API_OVERHEAD_TOKENS;
 }
 
+/** What a fork's answered turns say about its next one (the spend cap's estimate). */
+interface TurnHistory {
+  /** Input tokens of its last answered request (all of them: uncached, written, read). */
+  lastInput: number | undefined;
+  /** The largest output of its turns. */
+  maxOutput: number;
+}
+
+/**
+ * The output a turn is assumed to write while no turn of the fan-out has answered yet: a
+ * fork's turn is a tool call or a report, far below `max_tokens` (8,192 by default), and the
+ * worst case would keep a small cap from admitting even the first request.
+ */
+export const FIRST_OUTPUT_ESTIMATE = 1024;
+
+/**
+ * The spend cap's estimate of a request: what it will likely cost, from the fork's own history,
+ * not the worst case of the whole model. Input: the fork's last request read back from the
+ * cache (or the shared prefix, for its first), plus what it adds at a token a byte, written at
+ * the cache-write price (what it adds is what a file it read holds: a token is never shorter
+ * than a byte, so no densely tokenizing file can make it cost more than this). Output: twice the fork's largest
+ * output so far, at least the largest of any turn of the fan-out, at most `max_tokens`.
+ * Undefined while nothing is known (no turn answered, or the prefix is not readable yet for a
+ * first request): then the worst case holds.
+ */
+export function estimateNano(
+  spend: SpendPricing,
+  cost: RequestCost,
+  o: {
+    known: number | undefined;
+    reads: boolean;
+    ownMaxOutput: number;
+    fanOutMaxOutput: number;
+  },
+): number | undefined {
+  if (o.known === undefined || o.fanOutMaxOutput === 0) return undefined;
+  const fresh = cost.freshBytes;
+  const output = Math.min(cost.maxTokens, Math.max(2 * o.ownMaxOutput, o.fanOutMaxOutput));
+  return spend.price({
+    input_tokens: o.reads ? 0 : o.known,
+    cache_read_input_tokens: o.reads ? o.known : 0,
+    cache_creation_input_tokens: fresh,
+    output_tokens: output,
+  });
+}
+
 /** Counts of one fan-out's requests, for its summary. */
 export interface FanOutRateCounts {
   http429: number;
@@ -71,6 +117,8 @@ export class FanOutGate {
   readonly counts: FanOutRateCounts = { http429: 0, http529: 0, rampErrors: 0, spendCap: 0 };
   /** Forks with a request waiting for its permit. */
   readonly queuedForks = new Set<string>();
+  /** The largest output of any answered turn of the fan-out (the spend cap's estimate). */
+  #maxOutput = 0;
 
   constructor(options: FanOutGateOptions) {
     this.#o = options;
@@ -79,8 +127,8 @@ export class FanOutGate {
   forFork(forkId: string): RequestGate {
     let notBefore = Number.NEGATIVE_INFINITY;
     let failures = 0;
-    // the input tokens of this fork's last answered request: the known part of its next one
-    let lastInput: number | undefined;
+    // this fork's answered turns: the known part of its next request, its outputs
+    const history: TurnHistory = { lastInput: undefined, maxOutput: 0 };
     return {
       acquire: async (request) => {
         const { scheduler, clock } = this.#o;
@@ -95,8 +143,7 @@ export class FanOutGate {
           let reservation;
           let hold: SpendReservation | undefined;
           try {
-            const known = request.first ? this.#o.sharedTokens?.() : lastInput;
-            hold = await this.#spend(request.cost, known, request.signal);
+            hold = await this.#spend(request.first, request.cost, history, request.signal);
             reservation = await scheduler.reserve(
               this.#o.modelClass,
               this.#cost(request.first, request.cost),
@@ -118,7 +165,11 @@ export class FanOutGate {
               this.#count(report);
               hold?.settle(report?.usage && this.#o.spend?.price(report.usage));
               const u = report?.usage;
-              if (u) lastInput = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
+              if (u) {
+                history.lastInput = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
+                history.maxOutput = Math.max(history.maxOutput, u.output_tokens);
+                this.#maxOutput = Math.max(this.#maxOutput, u.output_tokens);
+              }
               r.settle(report);
               if (scheduler.mode === 'off') {
                 const limited = report?.status === 429 || report?.status === 529;
@@ -139,16 +190,30 @@ export class FanOutGate {
     };
   }
 
-  /** The spend cap's hold on this request (none without a cap). */
+  /**
+   * The spend cap's hold on this request (none without a cap): its estimate from the fork's
+   * history (`estimateNano`), or the worst case while nothing is known.
+   */
   #spend(
+    first: boolean,
     cost: RequestCost | undefined,
-    known: number | undefined,
+    history: TurnHistory,
     signal: AbortSignal | undefined,
   ): Promise<SpendReservation | undefined> {
     const spend = this.#o.spend;
     if (!spend) return Promise.resolve(undefined);
     const c = cost ?? { bytes: 0, freshBytes: 0, maxTokens: 0 };
-    return spend.cap.reserve(spend.bound(inputTokensBound(c, known), c.maxTokens), signal);
+    const known = first ? this.#o.sharedTokens?.() : history.lastInput;
+    const reads = first ? this.#o.prefixReadable() : this.#o.turnsRead;
+    const estimate = estimateNano(spend, c, {
+      known: first && !reads ? undefined : known,
+      reads,
+      ownMaxOutput: history.maxOutput,
+      fanOutMaxOutput: this.#maxOutput,
+    });
+    // nothing answered yet: the input at its worst, the output at a turn's usual size
+    const unknown = spend.bound(inputTokensBound(c, known), Math.min(c.maxTokens, FIRST_OUTPUT_ESTIMATE));
+    return spend.cap.reserve(estimate ?? unknown, signal);
   }
 
   #cost(first: boolean, cost: RequestCost | undefined): { itpm: number; otpm: number } {

@@ -29,11 +29,13 @@ const usd = (nano: number): number => nano / 1e9;
 /**
  * The client-side spend cap (`--max-usd`, `maxUsd`): a request is admitted only while what was
  * spent plus every request in flight at its upper bound (src/ledger/spend-bound.ts) plus its own
- * bound stays within the cap, so the run's cost can never pass it. A request that does not fit
- * waits for those in flight to settle (FIFO, no timer: each settlement looks again); when
- * nothing is in flight and it still does not fit, admission stops for good and every waiting
- * and later request is refused with `SPEND_CAP_MAX_USD` — forks stop after their last complete
- * turn, as at the API's spend cap, and `resume` continues under a higher cap.
+ * bound stays within the cap. The bound is the caller's: the fan-out's gate passes an estimate
+ * from the fork's own turns (src/gate/admission/fan-out-gate.ts), a pre-warm the worst case. A
+ * request that does not fit waits for those in flight to settle (FIFO, no timer: each
+ * settlement looks again); when nothing is in flight and it still does not fit, it never will
+ * (spending only grows): it is refused with `SPEND_CAP_MAX_USD` and its fork stops after its
+ * last complete turn (status `capped`), while a smaller turn behind it may still be admitted,
+ * so the run spends what its cap allows. `resume` continues under a higher cap.
  *
  * Amounts are integer nano-dollars. What "spent" counts: completed requests at the price of
  * their usage, a request that failed after its response began at its whole bound (its partial
@@ -66,7 +68,8 @@ export class SpendCap {
 
   /** Hold `bound` (nano-dollars) until the request settles; waits or refuses as the class says. */
   reserve(bound: number, signal?: AbortSignal): Promise<SpendReservation> {
-    if (this.#stopped) return Promise.reject(this.#error(bound));
+    // spending only grows: a bound that did not fit with nothing in flight never will
+    if (this.#stopped && this.#inFlight === 0 && !this.#fits(bound)) return Promise.reject(this.#error(bound));
     return new Promise<SpendReservation>((resolve, reject) => {
       const onAbort = (): void => {
         const i = this.#waiters.indexOf(waiter);
@@ -97,7 +100,7 @@ export class SpendCap {
   }
 
   #pump(): void {
-    while (this.#waiters.length > 0 && !this.#stopped) {
+    while (this.#waiters.length > 0) {
       const head = this.#waiters[0]!;
       if (this.#fits(head.bound)) {
         this.#waiters.shift();
@@ -105,11 +108,13 @@ export class SpendCap {
         head.grant();
         continue;
       }
-      // what is in flight may settle below its bound and make room; with nothing in flight, never
+      // what is in flight may settle below its bound and make room
       if (this.#inFlight > 0) return;
-      this.#stopped = { bound: head.bound };
+      // with nothing in flight it never will: that fork stops, and a smaller turn behind it may still fit
+      this.#stopped ??= { bound: head.bound };
+      this.#waiters.shift();
+      head.reject(this.#error(head.bound));
     }
-    if (this.#stopped) for (const w of this.#waiters.splice(0)) w.reject(this.#error(w.bound));
   }
 
   #hold(bound: number): SpendReservation {
