@@ -1,3 +1,4 @@
+import { terminalSafeLines } from '../terminal-text.ts';
 import { hostname } from 'node:os';
 import { Worker } from 'bullmq';
 import { Piscina } from 'piscina';
@@ -67,7 +68,8 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
   const hostId = options.hostId ?? `${hostname()}-${process.pid}`;
   const threads = options.threads ?? 2;
   const lockDuration = options.lockDurationMs ?? 30_000;
-  const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  // a job's fields and a fork's errors reach this log: escaped like everything forkcache prints
+  const log = options.log ?? ((line: string) => void process.stderr.write(`${terminalSafeLines(line)}\n`));
   const shown = shownRedisUrl(options.redis);
   // ioredis reconnects by itself; say once that Redis is unreachable instead of on every retry
   let reported = false;

@@ -228,6 +228,7 @@ export class ForkEngine {
       denyTools: [...new Set([...this.#options.denyTools, ...(options.denyTools ?? [])])],
       // the embedder's handlers run these: preflight counts them as run
       hostToolNames: Object.keys(this.#hostTools(options.hostTools ?? {})),
+      remote: this.#options.distributed !== undefined,
     };
   }
 

@@ -1,3 +1,4 @@
+import { ForkcacheError } from '../errors.ts';
 import type { ParentSnapshot } from '../fork/snapshot.ts';
 import type { ForkTools } from '../pool/fork-dispatch.ts';
 import { TOOL_SETS } from '../tools/client-tools/registry.ts';
@@ -23,7 +24,13 @@ function statedTexts(snapshot: ParentSnapshot): string[] {
  */
 export function forkToolsFor(
   snapshot: ParentSnapshot,
-  options: { toolSet: ToolSetChoice; denyTools: readonly string[]; hostToolNames?: readonly string[] },
+  options: {
+    toolSet: ToolSetChoice;
+    denyTools: readonly string[];
+    hostToolNames?: readonly string[];
+    /** The forks run on `forkcache worker` hosts, which run forkcache's own tool set only. */
+    remote?: boolean;
+  },
 ): ForkTools {
   const classified = preflightTools(snapshot.tools ?? [], {
     hostToolNames: options.hostToolNames ?? [],
@@ -31,5 +38,12 @@ export function forkToolsFor(
     toolSet: options.toolSet,
   });
   const set = TOOL_SETS[classified.toolSet];
+  if (options.remote && set.name !== 'forkcache')
+    // said before anything is sent: a host would answer each of the client's calls "unknown tool"
+    throw new ForkcacheError(
+      'TOOLS_UNRUNNABLE',
+      `the parent declares ${set.name}'s tools, which forkcache worker hosts do not run yet: run this fan-out on one machine (without --redis)`,
+      { data: { toolSet: set.name } },
+    );
   return { toolSet: set.name, clientRoot: set.clientRoot(statedTexts(snapshot)), deny: [...options.denyTools] };
 }
