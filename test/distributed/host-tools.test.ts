@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { captureSnapshot } from '../../src/fork/snapshot.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyHostPolicy } from '../../src/distributed/host-policy.ts';
 import type { ForkJobData } from '../../src/distributed/keys.ts';
@@ -82,6 +84,31 @@ describe('host tools on a distributed host', () => {
             `comment added to ${fork.directive} by ${fork.forkId}`,
           ]);
         }
+      } finally {
+        await engine.close();
+      }
+    },
+  );
+
+  it.skipIf(!HAVE_REDIS)(
+    "a Claude Code parent is refused before anything is sent: the hosts run forkcache's own tools only",
+    async () => {
+      const recorded = JSON.parse(
+        readFileSync(join(import.meta.dirname, '../fixtures/claude-code/2.1.332/fork-fanout/wire/04.json'), 'utf8'),
+      ) as { body: Parameters<typeof captureSnapshot>[0] };
+      const engine = await submitter(emulator.current.url, redis.url, {
+        workspace: workspace(),
+        runDir: workspace({}),
+      });
+      const before = emulator.current.stats().requests.total;
+      try {
+        expect(() => engine.fanOut(captureSnapshot(recorded.body), ['read notes.txt and report'])).toThrow(
+          expect.objectContaining({
+            code: 'TOOLS_UNRUNNABLE',
+            message: expect.stringMatching(/claude-code's tools, which forkcache worker hosts do not run yet/),
+          }),
+        );
+        expect(emulator.current.stats().requests.total).toBe(before);
       } finally {
         await engine.close();
       }
