@@ -11,6 +11,9 @@ export const OPTIONAL_PEERS = {
   distributed: ['bullmq@^5.81.5', 'ioredis@^5.11.1'],
   // 1.32.x only: the Streamable HTTP transport and registerTool's schemas changed between minors.
   mcp: ['@modelcontextprotocol/sdk@~1.32.2'],
+  // never imported by forkcache itself: the app that uses forkcache/ai-sdk imports them (ai 7
+  // needs Node 22, so 6.x)
+  'ai-sdk': ['ai@^6.0.325', '@ai-sdk/anthropic@^3.0.140'],
 } as const;
 
 export type OptionalFeature = keyof typeof OPTIONAL_PEERS;
@@ -19,6 +22,7 @@ const FEATURE_NAMES: Record<OptionalFeature, string> = {
   report: 'the HTML report',
   distributed: 'the distributed backend',
   mcp: 'forkcache mcp (the MCP server)',
+  'ai-sdk': 'forkcache/ai-sdk (the AI SDK fork tool)',
 };
 
 /** `echarts@^6.1.0` → `echarts` (scoped names keep their leading `@`). */

@@ -38,6 +38,8 @@ export function forkJobData(ctx: DispatchContext): ForkJobData {
       gateRetries: admission !== undefined,
       requireReport: agent === undefined,
       ...(ctx.check ? { check: ctx.check } : {}),
+      // a remote fork that changed nothing ends no_change too
+      ...(ctx.judgeChange ? { judgeChange: true } : {}),
     },
     ...(ctx.prompt ? { prompt: ctx.prompt } : {}),
     admission,

@@ -12,7 +12,7 @@ import { resolveSandbox, type SandboxChoice, type SandboxKind, type SandboxOptio
 import { SeenVersions } from './versions.ts';
 import { type CheckResult, runCheck } from './check-run.ts';
 import { capResult, type HostToolSet } from './host-tools.ts';
-import { TOOL_SETS } from './client-tools/registry.ts';
+import { refusalOf, TOOL_SETS } from './client-tools/registry.ts';
 import { clientPaths } from './client-tools/paths.ts';
 import { searchDeferred } from './client-tools/qwen-deferred.ts';
 import { TOOL_SET_NAMES, type ClientTool, type ToolSet, type ToolSetName } from './client-tools/types.ts';
@@ -309,7 +309,7 @@ class ForkToolExecutor implements ToolExecutor {
         `tool ${name} is not executable here: spawning forks is handled by the fork engine`,
       );
     }
-    const why = this.#deny.has(name) ? 'it is denied for this run' : this.#set.refused[name];
+    const why = this.#deny.has(name) ? 'it is denied for this run' : refusalOf(this.#set, name);
     if (why !== undefined) {
       return toolError(
         'TOOL_NOT_IN_FORK',

@@ -1,5 +1,5 @@
 import { ForkcacheError } from '../errors.ts';
-import { declaredName, resolveToolSet, type DeclaredTool } from './client-tools/registry.ts';
+import { declaredName, refusalOf, resolveToolSet, type DeclaredTool } from './client-tools/registry.ts';
 import type { ToolSetChoice, ToolSetName } from './client-tools/types.ts';
 
 /** What becomes of each tool of the parent's array in its forks. */
@@ -51,7 +51,7 @@ export function classifyParentTools(tools: readonly DeclaredTool[], options: Cla
     else if (deny.has(name)) out.refused.push(name);
     else if (set.tools.has(name) || name === set.deferred?.call || name === set.deferred?.search) out.run.push(name);
     else if (set.spawn.includes(name)) out.spawn.push(name);
-    else if (name in set.refused) out.refused.push(name);
+    else if (refusalOf(set, name) !== undefined) out.refused.push(name);
     else out.unrunnable.push(name);
   }
   return { toolSet: set.name, ...out };

@@ -11,7 +11,7 @@ import { DEFAULT_TOOL_LIMITS } from '../../src/tools/limits.ts';
  * A job as the submitter builds it (`forkJobData`), every optional part present: a check, a
  * retry prompt, admission, network, every tool limit set.
  */
-function fullJob(): ForkJobData {
+function fullJob(hostTools = false): ForkJobData {
   const ctx = {
     deps: {
       options: {
@@ -45,6 +45,8 @@ function fullJob(): ForkJobData {
     workspace: '/tmp',
     transcriptPath: '/tmp/runs/fo001-x/forks/f01.jsonl',
     check: { command: 'true', retries: 1, timeoutMs: 1000 },
+    judgeChange: true,
+    ...(hostTools ? { host: { tools: [{ name: 'search_tickets', readOnly: true }] } } : {}),
     prompt: { reason: 'retry', text: 'again' },
   } as unknown as DispatchContext;
   return forkJobData(ctx);
@@ -70,7 +72,7 @@ afterEach(() => {
 
 describe("one list of a job's fields and their rules", () => {
   it('names every field a real job carries, and no field a job cannot carry', () => {
-    const job = fullJob();
+    const job = fullJob(true);
     expect(paths(job as unknown as Record<string, unknown>).sort()).toEqual(
       jobRuleList()
         .map(([path]) => path)

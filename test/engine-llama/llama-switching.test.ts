@@ -57,7 +57,8 @@ async function runOn(
     );
     const fan = engine.fanOut(localParent(`switch-${Date.now()}`, 10), directives, {
       ...(options.check ? { check: { command: options.check, retries: 1 } } : {}),
-      fields: directives.map((_, i) => ({ file: `f${i}` })),
+      // a `check` fork changes no file on purpose: its field is not `file`, whose forks must change theirs
+      fields: directives.map((_, i) => (options.verb === 'check' ? { marker: `f${i}` } : { file: `f${i}` })),
     });
     const events: FanOutEvent[] = [];
     const collecting = (async () => {
@@ -176,7 +177,7 @@ describe.skipIf(!hasLlama)(`llama-cpp forks with tools and checks (${why})`, () 
 
     it('two turns and two checks per fork (the first check fails): the same structure, ≤ 0.75× the limit', async () => {
       // fails the first time in each fork's own marker, passes the second
-      const check = 'sleep 4; test -e {file}.checked || { touch {file}.checked; echo not yet; exit 1; }';
+      const check = 'sleep 4; test -e {marker}.checked || { touch {marker}.checked; echo not yet; exit 1; }';
       const run = await runOn(server, front, 8, { check, verb: 'check' });
       for (const fork of run.result.forks) {
         expect(fork.status, fork.error?.message).toBe('completed');

@@ -68,7 +68,12 @@ export function clientChildTurn(
   });
   const tools = declaredTools(request);
   const step = (name: string) => done.filter((e) => e.name === name);
-  const failed = /^use\s/i.test(firstLine(directive)) ? undefined : done.find((e) => e.result?.isError);
+  // a check the fork may not run (no bash in this run) is not a failure of the work it checks
+  const refusedCheck = (e: ToolExchange): boolean =>
+    parsed.kind === 'rename-in' && e.name === shapes.bash && /is not allowed for this fork/.test(e.result?.text ?? '');
+  const failed = /^use\s/i.test(firstLine(directive))
+    ? undefined
+    : done.find((e) => e.result?.isError && !refusedCheck(e));
   if (failed) return report('not done', [], [`${failed.name} failed: ${firstLine(failed.result!.text)}`]);
   if (parsed.kind === 'read') {
     if (!tools.has(shapes.read)) return report('not done', [], [`the ${shapes.read} tool is not declared`]);
@@ -112,6 +117,11 @@ export function clientChildTurn(
   }
   const checked = done.slice(done.indexOf(edit) + 1).find(same(check));
   if (!checked) return call(check.name, check.input);
+  if (refusedCheck(checked))
+    return report(
+      `renamed ${words} occurrence(s) of ${from} to ${to} in ${path} (not checked: ${check.name} is not allowed)`,
+      [path],
+    );
   const left = shapes.left(checked.result?.text ?? '');
   if (left !== 0) return report('not done', [path], [`${left} occurrence(s) of ${from} remain in ${path}`]);
   return report(`renamed ${words} occurrence(s) of ${from} to ${to} in ${path}, checked with ${check.name}`, [path]);

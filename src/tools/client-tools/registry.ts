@@ -30,7 +30,19 @@ function declaredProperties(declared: DeclaredTool): readonly string[] {
 }
 
 function knows(set: ToolSet, name: string): boolean {
-  return set.tools.has(name) || set.spawn.includes(name) || name in set.refused;
+  return set.tools.has(name) || set.spawn.includes(name) || refusalOf(set, name) !== undefined;
+}
+
+/**
+ * Why a fork may not run `name`, if it is one of the set's refused tools or an MCP tool
+ * (`mcp__<server>__<tool>`: its server is the client's, which a fork does not reach; forkcache's
+ * own `fork` tool among them, whose call from a fork would be a fork of a fork).
+ */
+export function refusalOf(set: ToolSet, name: string): string | undefined {
+  if (Object.hasOwn(set.refused, name)) return set.refused[name];
+  if (/^mcp__.+__.+/.test(name))
+    return "MCP tools run in the client's own MCP servers, which a fork does not reach: do the work with the other tools";
+  return undefined;
 }
 
 /**
