@@ -4,7 +4,7 @@ import { editFileMany } from '../edit-file.ts';
 import { listDir } from '../list-dir.ts';
 import { readFileParts } from '../read-file.ts';
 import { writeFile } from '../write-file.ts';
-import { clientGlob, clientGrep } from './common.ts';
+import { clientGlob, clientGrep, clientTool as tool } from './common.ts';
 import type { ClientTool, ClientToolIo, ToolSet } from './types.ts';
 
 /*
@@ -142,21 +142,6 @@ async function globTool(input: z.infer<typeof globInput>, io: ClientToolIo): Pro
 
 async function ls(input: z.infer<typeof lsInput>, io: ClientToolIo): Promise<string> {
   return listDir({ path: io.path(input.path) }, io.ctx);
-}
-
-function tool<S extends z.ZodType>(
-  name: string,
-  capability: ClientTool['capability'],
-  input: S,
-  run: (input: z.infer<S>, io: ClientToolIo) => Promise<string>,
-): ClientTool {
-  return {
-    name,
-    capability,
-    readOnly: capability !== 'edit_file' && capability !== 'write_file' && capability !== 'bash',
-    input,
-    run,
-  };
 }
 
 const tools: ClientTool[] = [

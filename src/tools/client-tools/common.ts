@@ -1,6 +1,7 @@
+import type { z } from 'zod';
 import { glob } from '../glob.ts';
 import { grep } from '../grep.ts';
-import type { ClientToolIo } from './types.ts';
+import type { ClientTool, ClientToolIo } from './types.ts';
 
 /** Lines of a forkcache grep result that are matches (`file:line:text`), and the notes after them. */
 export function grepMatches(output: string): {
@@ -42,4 +43,20 @@ export async function clientGlob(pattern: string, under: string | undefined, io:
   const out = await glob({ pattern: rel }, io.ctx);
   if (out === 'No files matched.') return [];
   return out.split('\n');
+}
+
+/** A client's tool run by `run`: read-only unless its capability edits, writes or runs commands. */
+export function clientTool<S extends z.ZodType>(
+  name: string,
+  capability: ClientTool['capability'],
+  input: S,
+  run: (input: z.infer<S>, io: ClientToolIo) => Promise<string>,
+): ClientTool {
+  return {
+    name,
+    capability,
+    readOnly: capability !== 'edit_file' && capability !== 'write_file' && capability !== 'bash',
+    input,
+    run,
+  };
 }

@@ -5,7 +5,7 @@ import { listDir } from '../list-dir.ts';
 import { readFile } from '../read-file.ts';
 import { toolFailure } from '../result.ts';
 import { writeFile } from '../write-file.ts';
-import { clientGlob, clientGrep } from './common.ts';
+import { clientGlob, clientGrep, clientTool as tool } from './common.ts';
 import type { ClientTool, ClientToolIo, ToolSet } from './types.ts';
 
 /*
@@ -156,21 +156,6 @@ async function readMany(input: z.infer<typeof readManyInput>, io: ClientToolIo):
     }
   }
   return parts.length === 0 ? 'No files matched the given paths.' : `${parts.join('\n\n')}\n--- End of content ---`;
-}
-
-function tool<S extends z.ZodType>(
-  name: string,
-  capability: ClientTool['capability'],
-  input: S,
-  run: (input: z.infer<S>, io: ClientToolIo) => Promise<string>,
-): ClientTool {
-  return {
-    name,
-    capability,
-    readOnly: capability !== 'edit_file' && capability !== 'write_file' && capability !== 'bash',
-    input,
-    run,
-  };
 }
 
 const tools: ClientTool[] = [
