@@ -66,7 +66,12 @@ describe('the ledger under faults (issue 15, case 6)', () => {
       expect(summary.requests).toBe(stats.requests.messages);
       // the run's summary states turns and attempts apart
       const turns = forks.reduce((n, f) => n + f.requests.length, 0);
-      expect(attemptCounts(result)).toEqual({ turns, failed_attempts: failed, unknown_outcome: 0, cut_off_attempts: 0 });
+      expect(attemptCounts(result)).toEqual({
+        turns,
+        failed_attempts: failed,
+        unknown_outcome: 0,
+        cut_off_attempts: 0,
+      });
       expect(turns + failed).toBe(stats.requests.messages);
     } finally {
       await engine.close();
