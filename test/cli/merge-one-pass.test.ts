@@ -92,5 +92,5 @@ describe('merge finds every conflict in one pass (issue 34)', () => {
     expect(readFileSync(join(repo, 'src/u1.ts'), 'utf8')).toBe(
       "import { alphaOne, betaTwo } from './x';\nexport const u1 = alphaOne + betaTwo;\n",
     );
-  }, 600_000);
+  });
 });

@@ -60,7 +60,7 @@ describe('a fork that changed no file ends no_change', () => {
     const text = await forkcache(['run', join(dir, 'plan.json'), '--api', 'emulator']);
     expect(text.code).toBe(1);
     expect(text.stdout).toMatch(/changed no file {2}5 of 5 fork\(s\) \(no_change\), every fork: the run did nothing/);
-  }, 120_000);
+  });
 
   it('a name in some files: the others are no_change, done by default, not done under --require-change', async () => {
     const dir = commanderRepo();
@@ -87,5 +87,5 @@ describe('a fork that changed no file ends no_change', () => {
     const status = await forkcache(['status', join(strict, '.forkcache/runs')]);
     expect(status.stdout).toMatch(/5 forks, 2 completed, 3 changed no file/);
     expect(status.stdout.match(/^not done .* no_change/gm)).toHaveLength(3);
-  }, 180_000);
+  });
 });

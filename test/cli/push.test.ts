@@ -61,5 +61,5 @@ describe('forkcache push', () => {
     expect(message).toContain(`f02 forkcache/${fanout}-f02: rename fetchData to loadData in b.ts`);
     // the user's own branch did not move
     expect(git(repo, 'rev-parse', 'HEAD')).toBe(base);
-  }, 300_000);
+  });
 });

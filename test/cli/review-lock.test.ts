@@ -45,7 +45,7 @@ async function until(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((r) => setTimeout(r, 20));
 }
 
-describe('clean and merge take the run writer lock (issue 33)', { timeout: 240_000 }, () => {
+describe('clean and merge take the run writer lock (issue 33)', () => {
   it('clean and merge during a worktree run are refused, and the fork still commits its work', async () => {
     const repo = repoWith({ 'a.ts': 'export const fetchData = 1;\n' });
     const plan = writePlan(repo, ['rename fetchData to loadData in a.ts'], { isolation: 'worktree' });

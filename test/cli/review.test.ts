@@ -114,7 +114,7 @@ describe('status, diff, merge and clean of a worktree run', () => {
       [`forkcache/${one.fork_id.replace(/-f01$/, '-f99')}`, 'forkcache/mine'].sort(),
     );
     expect((await forkcache(['clean', dir])).stdout).toMatch(/nothing to remove/);
-  }, 600_000);
+  });
 
   it('merge lists the conflicts with nothing applied, refuses a dirty tree, and --skip leaves a fork out', async () => {
     const repo = repoWith(files);

@@ -81,7 +81,7 @@ describe('worktrees live only while their fork runs (issue 34)', () => {
       result['fork_results'].map((f: { commit: string }) => f.commit),
     );
     expect(readFileSync(log, 'utf8')).toBe('');
-  }, 300_000);
+  });
 
   it('forkcache plan --sparse writes the field, and sparse without worktrees is bad input naming it', async () => {
     const repo = repoWith(files);

@@ -23,37 +23,33 @@ interface SdkMessage {
 }
 type Query = (input: { prompt: string; options: Record<string, unknown> }) => AsyncIterable<SdkMessage>;
 
-describe.skipIf(!agentSdk.ok)(
-  `the Claude Agent SDK through forkcache proxy --mcp (${agentSdk.why})`,
-  { timeout: 600_000 },
-  () => {
-    it(`query() with mcpServers fans out ${FORKS} forks that read the prefix its session cached`, async () => {
-      const { project, env } = clientHome();
-      open.emu = await startEmulator({ latency: 'off', script: 'claude-code' });
-      open.mcp = await startMcpProxy({ upstream: open.emu.url, workspace: project });
-      const { query } = (await import(pathToFileURL(join(agentSdkDir, 'sdk.mjs')).href)) as { query: Query };
-      let result: SdkMessage | undefined;
-      for await (const message of query({
-        prompt: `fork ${FORKS} times: count the lines of notes.txt`,
-        options: {
-          cwd: project,
-          maxTurns: 6,
-          mcpServers: open.mcp.mcpServers(),
-          allowedTools: ['mcp__forkcache__fork', 'ToolSearch'],
-          env: { ...env, ANTHROPIC_BASE_URL: open.mcp.proxy.url },
-        },
-      })) {
-        if (message.type === 'result') result = message;
-      }
-      expect(result?.is_error, JSON.stringify(result)).toBe(false);
-      expect(result?.result).toContain(`${FORKS} completed fork report(s) came back from mcp__forkcache__fork`);
+describe.skipIf(!agentSdk.ok)(`the Claude Agent SDK through forkcache proxy --mcp (${agentSdk.why})`, () => {
+  it(`query() with mcpServers fans out ${FORKS} forks that read the prefix its session cached`, async () => {
+    const { project, env } = clientHome();
+    open.emu = await startEmulator({ latency: 'off', script: 'claude-code' });
+    open.mcp = await startMcpProxy({ upstream: open.emu.url, workspace: project });
+    const { query } = (await import(pathToFileURL(join(agentSdkDir, 'sdk.mjs')).href)) as { query: Query };
+    let result: SdkMessage | undefined;
+    for await (const message of query({
+      prompt: `fork ${FORKS} times: count the lines of notes.txt`,
+      options: {
+        cwd: project,
+        maxTurns: 6,
+        mcpServers: open.mcp.mcpServers(),
+        allowedTools: ['mcp__forkcache__fork', 'ToolSearch'],
+        env: { ...env, ANTHROPIC_BASE_URL: open.mcp.proxy.url },
+      },
+    })) {
+      if (message.type === 'result') result = message;
+    }
+    expect(result?.is_error, JSON.stringify(result)).toBe(false);
+    expect(result?.result).toContain(`${FORKS} completed fork report(s) came back from mcp__forkcache__fork`);
 
-      const { cached, forks, minRatio } = forkFigures(open.mcp.proxy.ledger.records());
-      expect(cached).toBeGreaterThan(5000);
-      expect(forks).toHaveLength(FORKS);
-      expect(minRatio).toBeGreaterThanOrEqual(0.99);
-      const fanout = open.mcp.proxy.summary().fanouts.find((f) => f.requests >= FORKS);
-      expect(forks.every((f) => f.fanout === fanout?.id)).toBe(true);
-    });
-  },
-);
+    const { cached, forks, minRatio } = forkFigures(open.mcp.proxy.ledger.records());
+    expect(cached).toBeGreaterThan(5000);
+    expect(forks).toHaveLength(FORKS);
+    expect(minRatio).toBeGreaterThanOrEqual(0.99);
+    const fanout = open.mcp.proxy.summary().fanouts.find((f) => f.requests >= FORKS);
+    expect(forks.every((f) => f.fanout === fanout?.id)).toBe(true);
+  });
+});

@@ -17,55 +17,51 @@ afterAll(async () => {
   await open.emu?.destroy();
 });
 
-describe.skipIf(!claudeCode.ok)(
-  `Claude Code through forkcache proxy --mcp (${claudeCode.why})`,
-  { timeout: 600_000 },
-  () => {
-    it(`fans out ${FORKS} forks from its session through mcp__forkcache__fork, each reading the prefix it cached`, async () => {
-      const { project, env } = clientHome();
-      open.emu = await startEmulator({ latency: 'off', script: 'claude-code' });
-      open.mcp = await startMcpProxy({ upstream: open.emu.url, workspace: project });
-      const config = join(mkdtempSync(join(tmpdir(), 'forkcache-mcp-config-')), 'mcp.json');
-      writeFileSync(config, JSON.stringify({ mcpServers: open.mcp.mcpServers() }), { mode: 0o600 });
+describe.skipIf(!claudeCode.ok)(`Claude Code through forkcache proxy --mcp (${claudeCode.why})`, () => {
+  it(`fans out ${FORKS} forks from its session through mcp__forkcache__fork, each reading the prefix it cached`, async () => {
+    const { project, env } = clientHome();
+    open.emu = await startEmulator({ latency: 'off', script: 'claude-code' });
+    open.mcp = await startMcpProxy({ upstream: open.emu.url, workspace: project });
+    const config = join(mkdtempSync(join(tmpdir(), 'forkcache-mcp-config-')), 'mcp.json');
+    writeFileSync(config, JSON.stringify({ mcpServers: open.mcp.mcpServers() }), { mode: 0o600 });
 
-      const { code, out } = await runClient(
-        claudeBin,
-        [
-          '-p',
-          `fork ${FORKS} times: count the lines of notes.txt`,
-          '--mcp-config',
-          config,
-          '--allowedTools',
-          'mcp__forkcache__fork',
-          'ToolSearch',
-        ],
-        project,
-        { ...env, ANTHROPIC_BASE_URL: open.mcp.proxy.url },
-      );
-      expect(code, out).toBe(0);
-      // The scripted parent counts the completed reports in the tool result it got back.
-      expect(out).toContain(`${FORKS} completed fork report(s) came back from mcp__forkcache__fork`);
+    const { code, out } = await runClient(
+      claudeBin,
+      [
+        '-p',
+        `fork ${FORKS} times: count the lines of notes.txt`,
+        '--mcp-config',
+        config,
+        '--allowedTools',
+        'mcp__forkcache__fork',
+        'ToolSearch',
+      ],
+      project,
+      { ...env, ANTHROPIC_BASE_URL: open.mcp.proxy.url },
+    );
+    expect(code, out).toBe(0);
+    // The scripted parent counts the completed reports in the tool result it got back.
+    expect(out).toContain(`${FORKS} completed fork report(s) came back from mcp__forkcache__fork`);
 
-      const records = open.mcp.proxy.ledger.records();
-      const { caller, cached, forks, minRatio } = forkFigures(records);
-      expect(caller.session, 'the calling turn is Claude Code’s own').toBeDefined();
-      expect(cached).toBeGreaterThan(5000);
-      expect(forks).toHaveLength(FORKS);
-      expect(minRatio).toBeGreaterThanOrEqual(0.99);
-      // The figure docs/mcp.md quotes.
-      console.info(
-        `claude-code-mcp: the calling turn cached ${cached} tokens; the least a fork's first request read: ${(minRatio * 100).toFixed(1)}%`,
-      );
+    const records = open.mcp.proxy.ledger.records();
+    const { caller, cached, forks, minRatio } = forkFigures(records);
+    expect(caller.session, 'the calling turn is Claude Code’s own').toBeDefined();
+    expect(cached).toBeGreaterThan(5000);
+    expect(forks).toHaveLength(FORKS);
+    expect(minRatio).toBeGreaterThanOrEqual(0.99);
+    // The figure docs/mcp.md quotes.
+    console.info(
+      `claude-code-mcp: the calling turn cached ${cached} tokens; the least a fork's first request read: ${(minRatio * 100).toFixed(1)}%`,
+    );
 
-      // The proxy's report shows the tree: Claude Code's turns, then one fan-out of every fork.
-      const summary = open.mcp.proxy.summary();
-      const fanout = summary.fanouts.find((f) => f.requests >= FORKS);
-      expect(fanout, JSON.stringify(summary.fanouts)).toBeDefined();
-      expect(forks.every((f) => f.fanout === fanout!.id)).toBe(true);
-      const report = join(project, '..', 'proxy.html');
-      writeProxyReport(report, summary, records);
-      const html = readFileSync(report, 'utf8');
-      expect(html).toContain('count the lines of notes.txt (50/50)');
-    });
-  },
-);
+    // The proxy's report shows the tree: Claude Code's turns, then one fan-out of every fork.
+    const summary = open.mcp.proxy.summary();
+    const fanout = summary.fanouts.find((f) => f.requests >= FORKS);
+    expect(fanout, JSON.stringify(summary.fanouts)).toBeDefined();
+    expect(forks.every((f) => f.fanout === fanout!.id)).toBe(true);
+    const report = join(project, '..', 'proxy.html');
+    writeProxyReport(report, summary, records);
+    const html = readFileSync(report, 'utf8');
+    expect(html).toContain('count the lines of notes.txt (50/50)');
+  });
+});

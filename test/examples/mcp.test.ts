@@ -13,7 +13,7 @@ function summaryOf(stdout: string): { requests: { total: number }; fanouts: { re
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as never;
 }
 
-describe('examples/mcp/run.sh', { timeout: 480_000 }, () => {
+describe('examples/mcp/run.sh', () => {
   it.skipIf(!claudeCode.ok)(`claude-code: 6 forks through the MCP tool (${claudeCode.why})`, async () => {
     const env = { CLAUDE: claudeBin, ANTHROPIC_BASE_URL: undefined, ANTHROPIC_API_KEY: undefined };
     const { code, stdout, stderr } = await runProgram('bash', [script, 'claude-code', '6'], { cwd: ROOT, env });

@@ -23,7 +23,7 @@ beforeAll(async () => {
 afterAll(() => emulator.close());
 
 describe('forkcache proxy --report and Ctrl-C', () => {
-  it('writes the report after SIGINT to its whole process group', { timeout: 120_000 }, async () => {
+  it('writes the report after SIGINT to its whole process group', async () => {
     const report = join(mkdtempSync(join(tmpdir(), 'fc-proxy-report-')), 'report.html');
     const child = spawn(
       process.execPath,

@@ -98,5 +98,5 @@ describe("host-side git never runs the repository's configured programs", () => 
     // the control: plain git in that repository does run them
     git(repo, 'status');
     expect(readdirSync(marks)).toContain('fsmonitor');
-  }, 600_000);
+  });
 });

@@ -74,7 +74,7 @@ function expectSafe(name: string, result: RunResult): void {
 }
 
 describe("no control character of a fork's reaches the terminal", () => {
-  it("run, resume, status, diff and merge print the fork's text escaped", { timeout: 240_000 }, async () => {
+  it("run, resume, status, diff and merge print the fork's text escaped", async () => {
     const repo = repoWith({ 'a.ts': 'export const a = 1;\n' });
     const runDir = mkdtempSync(join(tmpdir(), 'fc-runs-'));
     const plan = join(mkdtempSync(join(tmpdir(), 'fc-plan-')), 'plan.json');

@@ -129,7 +129,7 @@ describe('sandbox none: no process outlives its call or forkcache', () => {
     `(setsid sh -c 'echo $$ > ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}; exec sleep 1000' > /dev/null 2>&1 < /dev/null &)`;
   const pidIn = (file: string): number => Number(readFileSync(file, 'utf8').trim());
 
-  it.runIf(cgroupHere)('a setsid in a subshell is killed when the call ends', { timeout: 120_000 }, async () => {
+  it.runIf(cgroupHere)('a setsid in a subshell is killed when the call ends', async () => {
     const pidFile = path.join(sandbox.workspace, 'pid');
     const tools = executorIn(sandbox, { allow: ['bash'], sandbox: 'none' });
     const result = await tools.execute('bash', { command: `${escape(pidFile)}; until [ -e ${pidFile} ]; do :; done` });
@@ -139,7 +139,7 @@ describe('sandbox none: no process outlives its call or forkcache', () => {
     await until(() => !alive(pid), `the escaped sleeper ${pid} died with its call`, 'sleep 1000');
   });
 
-  it.runIf(cgroupHere)('kill -9 of forkcache: the watchdog kills it too', { timeout: 120_000 }, async () => {
+  it.runIf(cgroupHere)('kill -9 of forkcache: the watchdog kills it too', async () => {
     const pidFile = path.join(sandbox.workspace, 'pid');
     const child = spawn(
       process.execPath,

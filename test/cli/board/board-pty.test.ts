@@ -45,7 +45,7 @@ describe('the live board at 500 forks in a 40-row pseudo-terminal', () => {
     expect([...denominators]).toEqual([FORKS]);
     // the file beside each fork
     expect(lines.find((l) => l.startsWith(`${[...forks.keys()][0]!}  `))).toMatch(/ src\/f\d{3}\.ts$/);
-  }, 600_000);
+  });
 
   it('Ctrl-C halfway: the forks end cancelled without the grace timer, a short summary, the resume command last; resume finishes the run', async () => {
     const { plan } = renamePlan(FORKS);
@@ -91,5 +91,5 @@ describe('the live board at 500 forks in a 40-row pseudo-terminal', () => {
     expect(summary.forks).toMatchObject({ total: FORKS, completed: FORKS - unfinished, cancelled: 0 });
     // one run across the resume: the ledger sums both sessions, and says so
     expect(summary['tree_total_covers']).toBe(`${FORKS} forks, sessions 1–2, parent not included`);
-  }, 900_000);
+  });
 });

@@ -35,5 +35,5 @@ describe('the demo at its end', () => {
     expect(
       lines.some((l) => /^\d+ cancelled — resume with: forkcache resume \/\S+\/\.forkcache\/runs\/fo001-/.test(l)),
     ).toBe(true);
-  }, 300_000);
+  });
 });
