@@ -1,6 +1,6 @@
 import { probeBubblewrap } from './bwrap-probe.ts';
 import { DEFAULT_TOOL_LIMITS, type ToolLimits } from './limits.ts';
-import { plainEscapeRisk, resolveSandbox, type SandboxChoice, type SandboxKind } from './sandbox.ts';
+import { plainContainment, resolveSandbox, type SandboxChoice, type SandboxKind } from './sandbox.ts';
 import { applyLimits } from './sandbox-limits.ts';
 
 /**
@@ -36,13 +36,16 @@ export function describeSandbox(choice: SandboxChoice, settings: SandboxSettings
   const found = probeBubblewrap();
   if (kind === 'none' || !('file' in found)) {
     const reason = choice === 'none' ? 'sandbox: "none" was chosen' : 'missing' in found ? found.missing : 'unknown';
-    const risk = plainEscapeRisk();
+    const contained = plainContainment();
     return {
       choice,
       kind: 'none',
       network: true,
-      applied: risk === undefined ? ['every process a command starts is killed when its call ends (pids cgroup)'] : [],
-      missing: risk === undefined ? [] : [`${PLAIN_ESCAPE} (no pids cgroup: ${risk})`],
+      applied:
+        'applied' in contained
+          ? [`every process a command starts is killed when its call ends (${contained.applied})`]
+          : [],
+      missing: 'missing' in contained ? [`${PLAIN_ESCAPE} (${contained.missing})`] : [],
       reason,
     };
   }
