@@ -2,6 +2,7 @@ import { probeBubblewrap } from './bwrap-probe.ts';
 import { DEFAULT_TOOL_LIMITS, type ToolLimits } from './limits.ts';
 import { plainContainment, resolveSandbox, type SandboxChoice, type SandboxKind } from './sandbox.ts';
 import { applyLimits } from './sandbox-limits.ts';
+import { workspaceDiskSupport } from './workspace-disk.ts';
 
 /**
  * Where bash really runs, and which protections hold: what `run` and `resume` print, and what
@@ -25,6 +26,8 @@ export interface SandboxReport {
 export interface SandboxSettings {
   readonly network?: boolean | undefined;
   readonly limits?: Partial<ToolLimits> | undefined;
+  /** `worktree`: each fork has a worktree of its own, on a disk of its own where one can be made. */
+  readonly isolation?: 'none' | 'worktree' | undefined;
 }
 
 const MIB = 'MiB';
@@ -67,6 +70,12 @@ export function describeSandbox(choice: SandboxChoice, settings: SandboxSettings
   if (found.size) applied.push(`/tmp ${limits.bashTmpMb} ${MIB}`);
   else missing.push(`a size cap on /tmp (${why('size')})`);
   const applies = applyLimits(limits, found.userns, true);
+  if (settings.isolation === 'worktree') {
+    const disk = workspaceDiskSupport();
+    if ('ok' in disk)
+      applied.push(`each worktree ${limits.maxWorkspaceMb} ${MIB} beyond its checkout (a disk of its own)`);
+    else missing.push(`a total disk bound per worktree (${disk.missing}; each file is still capped)`);
+  }
   return {
     choice,
     kind,
