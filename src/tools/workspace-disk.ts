@@ -16,7 +16,7 @@ import { ForkcacheError } from '../errors.ts';
  * the blocks it wrote. The image is sparse on the host: it takes what the fork wrote, never
  * more than its size. A loop mount needs root (CAP_SYS_ADMIN of the host); elsewhere the bound
  * is missing and the run says so. Setting one up costs a truncate, an mkfs of an empty file
- * system and a mount (tens of milliseconds: `bench/workspace-disk.ts`).
+ * system and a mount (`bench/reliability/workspace-disk.ts`).
  */
 
 const run = promisify(execFile);
