@@ -6,7 +6,7 @@ import { createToolExecutor } from '../../src/tools/executor.ts';
 import { HostGit } from '../../src/tools/host-git.ts';
 import { findBubblewrap } from '../../src/tools/sandbox.ts';
 import { diskImageOf, isMountPoint, workspaceDiskSupport } from '../../src/tools/workspace-disk.ts';
-import { openWorktree, retireWorktree, type Worktree } from '../../src/tools/worktree.ts';
+import { discardWorktree, openWorktree, retireWorktree, type Worktree } from '../../src/tools/worktree.ts';
 import { repoWith } from '../tools/git-fixture.ts';
 
 // Issue 33 (low): a fork's workspace had a per-file bound (RLIMIT_FSIZE) and no total one: its
@@ -109,6 +109,19 @@ describe.runIf(disk)(`a fork's worktree holds at most maxWorkspaceMb beyond its 
     } finally {
       await retireWorktree(repo, tree);
     }
+  });
+});
+
+describe.runIf(disk)('the disk goes with its worktree', () => {
+  it('a discarded worktree (a failed creation, a tampered one on resume) is unmounted and its image deleted', async () => {
+    const { repo, tree } = await worktree({ 'a.txt': 'a\n' });
+    const image = diskImageOf(tree.path);
+    expect(isMountPoint(tree.path)).toBe(true);
+    expect(existsSync(image)).toBe(true);
+    await discardWorktree(repo, tree.path);
+    expect(isMountPoint(tree.path)).toBe(false);
+    expect(existsSync(image)).toBe(false);
+    expect(existsSync(tree.path)).toBe(false);
   });
 });
 
