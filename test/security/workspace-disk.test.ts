@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createToolExecutor } from '../../src/tools/executor.ts';
 import { HostGit } from '../../src/tools/host-git.ts';
 import { findBubblewrap } from '../../src/tools/sandbox.ts';
+import { describeSandbox } from '../../src/tools/sandbox-report.ts';
 import { diskImageOf, isMountPoint, workspaceDiskSupport } from '../../src/tools/workspace-disk.ts';
 import { discardWorktree, openWorktree, retireWorktree, type Worktree } from '../../src/tools/worktree.ts';
 import { repoWith } from '../tools/git-fixture.ts';
@@ -122,6 +123,16 @@ describe.runIf(disk)('the disk goes with its worktree', () => {
     expect(isMountPoint(tree.path)).toBe(false);
     expect(existsSync(image)).toBe(false);
     expect(existsSync(tree.path)).toBe(false);
+  });
+});
+
+describe.runIf(bwrap)("the run's sandbox line", () => {
+  it('names the disk bound of a worktree run, or why it is missing', () => {
+    const report = describeSandbox('bwrap', { isolation: 'worktree', limits: { maxWorkspaceMb: 256 } });
+    if (disk) expect(report.applied).toContain('each worktree 256 MiB beyond its checkout (a disk of its own)');
+    else expect(report.missing.join('\n')).toMatch(/a total disk bound per worktree \(/);
+    // a shared workspace is your own directory: nothing is said of a disk there
+    expect(JSON.stringify(describeSandbox('bwrap'))).not.toMatch(/beyond its checkout|disk bound/);
   });
 });
 
