@@ -50,9 +50,10 @@ const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
 /** Forks whose requests would be in flight at once if none waited: 1 or less, one slot keeps up. */
 export function modelDemand(forks: number, m: TurnMeasures): number | undefined {
-  if (m.requests === 0 || m.gaps === 0) return undefined;
+  if (m.requests === 0) return undefined;
+  // per fork turn: a fork's time without the model spread over its requests
   const model = m.modelMs / m.requests;
-  const tools = m.toolMs / m.gaps;
+  const tools = m.toolMs / m.requests;
   return model + tools === 0 ? undefined : (forks * model) / (model + tools);
 }
 
@@ -90,7 +91,7 @@ export function choosePolicy(server: PolicyServer, measured?: TurnMeasures): Pol
   const split =
     demand === undefined || !measured
       ? ''
-      : ` (${seconds(measured.toolMs / measured.gaps)} without the model against ${seconds(measured.modelMs / measured.requests)} in it per fork turn: ${demand.toFixed(1)} requests wanted at once)`;
+      : ` (${seconds(measured.toolMs / measured.requests)} without the model against ${seconds(measured.modelMs / measured.requests)} in it per fork request: ${demand.toFixed(1)} requests wanted at once)`;
   if (server.clearsIdle) {
     const base =
       'the server clears idle slots (one unified KV cache): N slots would need a copy before each request and lose each fork’s state between its turns';
@@ -132,20 +133,30 @@ export function parallelGain(samples: readonly RequestSample[]): number | undefi
   if (alone.length === 0 || together.length === 0) return undefined;
   const solo = alone.reduce((sum, s) => sum + rate(s), 0) / alone.length;
   if (solo <= 0) return undefined;
-  return together.reduce((sum, s) => sum + (s.concurrency * solo) / rate(s), 0) / together.length;
+  // never more than the c requests at once: past that, the baseline was slow (a cold cache)
+  return (
+    together.reduce((sum, s) => sum + Math.min(s.concurrency, (s.concurrency * solo) / rate(s)), 0) / together.length
+  );
+}
+
+interface ForkLife {
+  samples: RequestSample[];
+  gaps: number;
+  gapMs: number;
 }
 
 /**
  * The policy as a fan-out runs: it starts from the server alone (`choosePolicy` without
  * measurements), and on `-np N` lets the first fork request run alone (the baseline of the
- * gain), then N at once; once every slot's worth of forks was measured between two requests
- * (or after their last, their check), it decides once from what it learned.
+ * gain), then N at once. Once a slot's worth of forks ended it decides, once, from their whole
+ * lives (a fork's check after its last turn weighs as much as its tools between turns), and
+ * from the gain of every fork's first request so far.
  */
 export class LearningPolicy implements PoolObserver {
   readonly server: PolicyServer;
-  readonly #samples: RequestSample[] = [];
-  #gaps = 0;
-  #toolMs = 0;
+  readonly #forks = new Map<string, ForkLife>();
+  readonly #ended: ForkLife[] = [];
+  readonly #firsts: RequestSample[] = [];
   choice: PolicyChoice;
   /** What it had measured when it decided (undefined: the server alone decided). */
   decidedOn: TurnMeasures | undefined;
@@ -166,35 +177,51 @@ export class LearningPolicy implements PoolObserver {
     pool.setLimit(this.#learns ? 1 : this.choice.atOnce);
   }
 
-  /** What the forks' requests and the time between them measured so far. */
+  /** What the ended forks' lives and the first requests measured so far. */
   get measures(): TurnMeasures {
-    const gain = parallelGain(this.#samples);
+    const gain = parallelGain(this.#firsts);
+    const samples = this.#ended.flatMap((f) => f.samples);
     // each as if it had run alone: on a CPU N at once take N times as long (gain 1), on a GPU
     // about as long as one (gain N)
-    const modelMs = this.#samples.reduce(
+    const modelMs = samples.reduce(
       (sum, s) => sum + (s.heldMs * Math.min(gain ?? 1, s.concurrency)) / Math.max(1, s.concurrency),
       0,
     );
-    return { requests: this.#samples.length, modelMs, gaps: this.#gaps, toolMs: this.#toolMs, gain };
+    const gaps = this.#ended.reduce((sum, f) => sum + f.gaps, 0);
+    const toolMs = this.#ended.reduce((sum, f) => sum + f.gapMs, 0);
+    return { requests: samples.length, modelMs, gaps, toolMs, gain };
   }
 
-  request(pool: SlotPool, sample: RequestSample | undefined): void {
-    if (sample) this.#samples.push(sample);
+  #life(forkId: string): ForkLife {
+    let life = this.#forks.get(forkId);
+    if (!life) {
+      life = { samples: [], gaps: 0, gapMs: 0 };
+      this.#forks.set(forkId, life);
+    }
+    return life;
+  }
+
+  request(pool: SlotPool, forkId: string, sample: RequestSample | undefined): void {
+    if (sample) {
+      this.#life(forkId).samples.push(sample);
+      if (sample.first) this.#firsts.push(sample);
+    }
     // the first request ran alone (or failed): the others go as the server allows
     if (this.decidedOn === undefined && pool.limit < this.choice.atOnce) pool.setLimit(this.choice.atOnce);
-    this.#maybeDecide(pool);
   }
 
-  gap(pool: SlotPool, ms: number): void {
-    this.#gaps += 1;
-    this.#toolMs += ms;
-    this.#maybeDecide(pool);
+  gap(_pool: SlotPool, forkId: string, ms: number): void {
+    const life = this.#life(forkId);
+    life.gaps += 1;
+    life.gapMs += ms;
   }
 
-  #maybeDecide(pool: SlotPool): void {
+  ended(pool: SlotPool, forkId: string): void {
+    const life = this.#forks.get(forkId);
+    if (!life || life.samples.length === 0) return; // cancelled before its first request: nothing learned
+    this.#ended.push(life);
     if (this.decidedOn !== undefined) return;
-    const n = Math.min(this.server.slots, this.server.forks);
-    if (this.#gaps < Math.max(1, n) || this.#samples.length === 0) return;
+    if (this.#ended.length < Math.max(1, Math.min(this.server.slots, this.server.forks))) return;
     this.decidedOn = this.measures;
     this.choice = choosePolicy(this.server, this.decidedOn);
     if (this.#learns) pool.setLimit(this.choice.atOnce);

@@ -69,9 +69,11 @@ export interface RequestSample {
 /** What the pool tells the policy as the forks run: it may change `limit` and `switching`. */
 export interface PoolObserver {
   /** A request ended (no sample: it failed before the server's usage). */
-  request(pool: SlotPool, sample: RequestSample | undefined): void;
+  request(pool: SlotPool, forkId: string, sample: RequestSample | undefined): void;
   /** A fork's time between two of its requests, or after its last one until it ended (tools, its check). */
-  gap(pool: SlotPool, ms: number): void;
+  gap(pool: SlotPool, forkId: string, ms: number): void;
+  /** The fork ended (after the gap of its check, if it had one). */
+  ended(pool: SlotPool, forkId: string): void;
 }
 
 /**
@@ -239,9 +241,10 @@ export class SlotPool {
     if (!fork.ended && fork.idleSince !== undefined) {
       const ms = this.#clock.now() - fork.idleSince;
       this.figures.outside_ms += ms;
-      this.observer?.gap(this, ms);
+      this.observer?.gap(this, forkId, ms);
     }
     fork.idleSince = undefined;
+    if (!fork.ended) this.observer?.ended(this, forkId);
     fork.ended = true;
     this.#files?.drop(forkId);
   }
@@ -263,7 +266,7 @@ export class SlotPool {
       const ms = this.#clock.now() - fork.idleSince;
       this.figures.outside_ms += ms;
       fork.idleSince = undefined;
-      this.observer?.gap(this, ms);
+      this.observer?.gap(this, forkId, ms);
     }
     const slot = this.#pick(forkId);
     if (slot !== undefined) return Promise.resolve(this.#take(slot));
@@ -346,7 +349,7 @@ export class SlotPool {
       const prompt = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens;
       fork.lastOwn = Math.max(0, prompt - (this.#sharedTokens() ?? 0));
       fork.lastPrompt = prompt;
-      this.observer?.request(this, {
+      this.observer?.request(this, forkId, {
         first: fork.requests === 1,
         heldMs,
         concurrency: heldMs > 0 ? s.area / heldMs : 1,
@@ -355,7 +358,7 @@ export class SlotPool {
       });
     } else {
       if (s.holder === forkId) s.holder = null; // failed midway: what the slot holds is unknown
-      this.observer?.request(this, undefined);
+      this.observer?.request(this, forkId, undefined);
     }
     // the policy may have lowered the limit: the slot stays free
     if (this.#waiting.length === 0 || this.#inFlight >= this.#limit) return;
