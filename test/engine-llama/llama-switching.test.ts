@@ -211,6 +211,8 @@ describe.skipIf(!hasLlama)(`llama-cpp forks with tools and checks (${why})`, () 
       const switching = run.result.summary.engine!.slots!.switching!;
       expect(switching).toMatchObject({ on: true, recomputed: 0, files_left: 0 });
       expect(switching.restores).toBeGreaterThanOrEqual(4);
+      expect(run.result.summary.engine!.slots!.choice).toMatchObject({ mode: 'one-slot-switched', at_once: 1 });
+      expectChoiceReported(run, 8);
       expectChecksOverlapOthersRequests(run);
       expectSlotFreeBetweenTurns(run);
       expect(run.result.summary.engine!.prefill_ratio).toBeLessThanOrEqual(0.75);
