@@ -31,7 +31,7 @@ import { finishInSlot, runForkInSlot } from './fork-slot.ts';
 import { FanOutWorktrees } from './fan-out-worktrees.ts';
 import { spendCapSummary, spentBefore } from './fan-out-spend.ts';
 import { fanOutSummary, hostSandboxes, hostSummary } from './fan-out-summary.ts';
-import { policyLine, switchFigures } from './slot-policy.ts';
+import { policyLine, slotChoice, switchFigures } from './slot-policy.ts';
 
 export type { FanOut, FanOutDeps, FanOutResult, FanOutSummary, ForkSpec } from './fan-out-types.ts';
 export { forkIdOf } from './fan-out-types.ts';
@@ -249,7 +249,7 @@ export class FanOutRun implements FanOut {
 
   /** The fan-out's slot files are deleted, whatever happened; the slots line says what the policy did. */
   #closeSlots(): void {
-    const { slots, slotFiles, slotReport } = this.#warmed;
+    const { slots, slotFiles, slotReport, policy } = this.#warmed;
     if (!slots || !slotFiles || !slotReport || slotReport.switching !== undefined) return;
     let left: string[];
     try {
@@ -259,7 +259,8 @@ export class FanOutRun implements FanOut {
       slotReport.note ??= `the slot files could not be deleted (${(err as Error).message})`;
     }
     slotReport.switching = switchFigures(slots, left.length);
-    slotReport.policy = policyLine(slotReport, slots, slots.stopped);
+    slotReport.choice = slotChoice(slotReport, slots, policy);
+    slotReport.policy = policyLine(slotReport, slots, slotReport.choice, slots.stopped);
     if (left.length > 0 && slots.figures.saves > 0)
       slotReport.note ??= `${left.length} slot files stay in the server's --slot-save-path (${slotFiles.stem}-*.bin): give forkcache the same folder (--slot-save-path, FORKCACHE_LLAMA_SLOT_SAVE_PATH) and it deletes them`;
   }
