@@ -10,6 +10,7 @@ import {
   type Worktree,
   type WorktreeResult,
 } from '../tools/worktree.ts';
+import { Permits, wholeWorktreeLimit } from '../tools/worktree-budget.ts';
 
 /**
  * The worktrees of one fan-out under `isolation: 'worktree'`: the repository is found and the
@@ -20,10 +21,16 @@ export class FanOutWorktrees {
   readonly #workspace: string;
   readonly #dir: string;
   #ready: Promise<{ repo: HostGit; base: string }> | undefined;
+  /** Whole worktrees at once: the engine's `maxWorktrees`, else what keeps the disk under 3× the repository. */
+  readonly #maxWhole: number | undefined;
+  #whole: Promise<Permits> | undefined;
+  /** The permit each open whole worktree holds, by its path. */
+  readonly #held = new Map<string, () => void>();
 
-  constructor(workspace: string, fanOutDir: string) {
+  constructor(workspace: string, fanOutDir: string, maxWhole?: number) {
     this.#workspace = workspace;
     this.#dir = fanOutDir;
+    this.#maxWhole = maxWhole;
   }
 
   #prepare(): Promise<{ repo: HostGit; base: string }> {
@@ -41,12 +48,33 @@ export class FanOutWorktrees {
     return this.#ready;
   }
 
-  /** `file`: the fork's only file (workspace-relative), for a sparse worktree. */
-  async open(forkId: string, file?: string): Promise<Worktree> {
+  /**
+   * `file`: the fork's only file (workspace-relative), for a sparse worktree. A whole worktree
+   * waits for a permit first (`signal` ends the wait): a run of hundreds of forks holds only
+   * as many checkouts as its disk budget allows, not one per running fork.
+   */
+  async open(forkId: string, file?: string, signal?: AbortSignal): Promise<Worktree> {
     const { repo, base } = await this.#prepare();
     const workspace = realpathSync(this.#workspace);
     const sparse = file === undefined ? undefined : [relative(repo.top, resolve(workspace, file)).split(sep).join('/')];
-    return openWorktree(repo, { root: join(this.#dir, 'worktrees'), forkId, base, workspace, sparse });
+    const o = { root: join(this.#dir, 'worktrees'), forkId, base, workspace, sparse };
+    if (sparse) return openWorktree(repo, o);
+    this.#whole ??= (async () => new Permits(this.#maxWhole ?? (await wholeWorktreeLimit(repo, base))))();
+    const release = await (await this.#whole).acquire(signal);
+    try {
+      const tree = await openWorktree(repo, o);
+      this.#held.set(tree.path, release);
+      return tree;
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  /** Give back the permit of a whole worktree (its commit removed it, or it is left for `clean`). */
+  release(tree: Worktree): void {
+    this.#held.get(tree.path)?.();
+    this.#held.delete(tree.path);
   }
 
   /** A finished fork's result from its branch when its worktree is gone (it was committed). */
@@ -57,7 +85,11 @@ export class FanOutWorktrees {
 
   async close(tree: Worktree, message: string): Promise<WorktreeResult> {
     const { repo } = await this.#prepare();
-    return closeWorktree(repo, tree, message);
+    try {
+      return await closeWorktree(repo, tree, message);
+    } finally {
+      this.release(tree);
+    }
   }
 }
 
