@@ -70,9 +70,12 @@ function freshRepo(name: string): string {
 
 /** Kilobytes under these paths, as `du -sk` counts them (a path removed while it counts is skipped). */
 function du(paths: string[]): number {
-  let out = '';
+  let out: string;
   try {
-    out = execFileSync('du', ['-sk', ...paths.filter(existsSync)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    out = execFileSync('du', ['-sk', ...paths.filter(existsSync)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
   } catch (err) {
     out = String((err as { stdout?: string }).stdout ?? '');
   }
@@ -116,7 +119,13 @@ function forkcache(args: string[], options: { cwd?: string; watch?: string[] } =
 }
 
 const lastJson = (stdout: string): Record<string, any> =>
-  JSON.parse(stdout.trim().split('\n').filter((l) => l.startsWith('{')).at(-1)!) as Record<string, any>;
+  JSON.parse(
+    stdout
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .at(-1)!,
+  ) as Record<string, any>;
 
 async function plan(name: string, args: string[]): Promise<{ path: string; json: Record<string, any> }> {
   const path = join(WORK, `${name}.json`);
@@ -328,7 +337,11 @@ if (ONLY.has('interrupt')) {
   const quote = (w: string): string => `'${w.replaceAll("'", `'\\''`)}'`;
   const child: ChildProcess = spawn(
     'script',
-    ['-qfec', `stty rows ${rows} cols ${cols} && exec ${[process.execPath, BIN, 'run', p.path].map(quote).join(' ')}`, '/dev/null'],
+    [
+      '-qfec',
+      `stty rows ${rows} cols ${cols} && exec ${[process.execPath, BIN, 'run', p.path].map(quote).join(' ')}`,
+      '/dev/null',
+    ],
     { cwd: WORK, env: ENV, stdio: ['pipe', 'pipe', 'pipe'] },
   );
   const term = new Terminal({ rows, cols, scrollback: 100_000, allowProposedApi: true });
@@ -383,7 +396,13 @@ if (ONLY.has('disk')) {
     const before = du([repo]);
     const runs = join(WORK, `runs-disk-${mode}`);
     rmSync(runs, { recursive: true, force: true });
-    const dirs = [...new Set(git(repo, 'ls-files', 'src/*.ts').split('\n').map((f) => f.slice(0, f.lastIndexOf('/'))))];
+    const dirs = [
+      ...new Set(
+        git(repo, 'ls-files', 'src/*.ts')
+          .split('\n')
+          .map((f) => f.slice(0, f.lastIndexOf('/'))),
+      ),
+    ];
     const p = await plan(`disk-${mode}-plan`, [
       '--workspace',
       repo,
@@ -398,8 +417,16 @@ if (ONLY.has('disk')) {
     const directives =
       mode === 'sparse'
         ? p.json['directives'].slice(0, FORKS)
-        : Array.from({ length: FORKS }, (_, i) => `run \`sed -i '1i // fork ${i + 1}' ${dirs[i % dirs.length]}/*.ts\` and report`);
-    writeJson(p.path, { ...p.json, runDir: `runs-disk-${mode}`, directives, ...(mode === 'whole' ? { allow: ['read_file', 'bash'] } : {}) });
+        : Array.from(
+            { length: FORKS },
+            (_, i) => `run \`sed -i '1i // fork ${i + 1}' ${dirs[i % dirs.length]}/*.ts\` and report`,
+          );
+    writeJson(p.path, {
+      ...p.json,
+      runDir: `runs-disk-${mode}`,
+      directives,
+      ...(mode === 'whole' ? { allow: ['read_file', 'bash'] } : {}),
+    });
     const ran = await forkcache(['run', p.path, '--json'], { watch: [repo, runs] });
     const s = lastJson(ran.stdout);
     const cleaned = await forkcache(['clean', runs, '--force']);
