@@ -9,13 +9,14 @@
 //              shared-workspace run of the same plan
 //   cap        --max-usd at 30% of the dry run's estimate: spent / cap, and the printed
 //              continue command run as printed
-//   interrupt  Ctrl-C (typed into a real pseudo-terminal once FORKS/3 forks show completed on
-//              the board) at FORKS worktree forks: lines printed after it, the last one
+//   interrupt  Ctrl-C (typed into a real pseudo-terminal once the board counts FORKS/3 forks
+//              ended) at FORKS worktree forks: lines printed after it, the last one
 //   disk       FORKS worktree forks, sparse (one rename per file) and whole (each fork rewrites
 //              a directory with sed): peak of repository + run directory against the
 //              repository, the run's time and `clean`'s
 //
 //   node --import tsx scripts/refactor-at-scale.mts [--work DIR] [--forks 300] [--only typo,merge,…]
+//                                                   [--modes sparse,whole] [--print-ending]
 //
 // Needs the npm registry once (npm pack), git, bash, and `script` (util-linux) for the
 // interrupt. Timings are of one run on this machine: compare them as ratios.
@@ -315,8 +316,8 @@ if (ONLY.has('cap')) {
   });
 }
 
-// 4. Ctrl-C at FORKS worktree forks, typed into a real pseudo-terminal once a third of the
-// forks show completed on the board.
+// 4. Ctrl-C at FORKS worktree forks, typed into a real pseudo-terminal once the board counts a
+// third of the forks ended.
 if (ONLY.has('interrupt')) {
   const { Terminal } = createRequire(import.meta.url)('@xterm/headless') as typeof import('@xterm/headless');
   const repo = freshRepo('interrupt');
@@ -352,7 +353,8 @@ if (ONLY.has('interrupt')) {
   child.stdout!.on('data', (chunk: Buffer) => {
     raw += chunk.toString('utf8');
     written.push(new Promise((r) => term.write(chunk, r)));
-    if (!typedAt && (plain(raw).match(/ completed {2}\d+ turns/g) ?? []).length >= Math.floor(FORKS / 3)) {
+    const ended = [...plain(raw).matchAll(/(\d+)\/\d+ forks ended/g)].at(-1)?.[1];
+    if (!typedAt && Number(ended ?? 0) >= Math.floor(FORKS / 3)) {
       typedAt = performance.now();
       child.stdin!.write('\x03');
     }
@@ -373,7 +375,7 @@ if (ONLY.has('interrupt')) {
   figure('interrupt', {
     forks: FORKS,
     exit: code,
-    typed_after_completed: Math.floor(FORKS / 3),
+    typed_after_ended: Math.floor(FORKS / 3),
     lines_after_ctrl_c: from < 0 ? null : after.length,
     last_line: after.at(-1) ?? null,
     grace_ended_threads: raw.includes('interrupted: stopping the forks that are still running'),
@@ -391,7 +393,7 @@ if (ONLY.has('interrupt')) {
 // its file) and whole (each fork rewrites a directory of files with sed through bash, so no
 // worktree can be sparse).
 if (ONLY.has('disk')) {
-  for (const mode of ['sparse', 'whole'] as const) {
+  for (const mode of (arg('modes') ?? 'sparse,whole').split(',') as ('sparse' | 'whole')[]) {
     const repo = freshRepo(`disk-${mode}`);
     const before = du([repo]);
     const runs = join(WORK, `runs-disk-${mode}`);
@@ -425,7 +427,7 @@ if (ONLY.has('disk')) {
       ...p.json,
       runDir: `runs-disk-${mode}`,
       directives,
-      ...(mode === 'whole' ? { allow: ['read_file', 'bash'] } : {}),
+      ...(mode === 'whole' ? { allow: ['read_file', 'bash'], check: undefined } : {}),
     });
     const ran = await forkcache(['run', p.path, '--json'], { watch: [repo, runs] });
     const s = lastJson(ran.stdout);
