@@ -431,13 +431,14 @@ if (ONLY.has('disk')) {
     });
     const ran = await forkcache(['run', p.path, '--json'], { watch: [repo, runs] });
     const s = lastJson(ran.stdout);
+    // files each fork changed, from its branch (the run's base is the repository's HEAD)
+    const base = git(repo, 'rev-parse', 'HEAD');
+    const tips = git(repo, 'for-each-ref', '--format=%(objectname)', 'refs/heads/forkcache/')
+      .split('\n')
+      .filter(Boolean);
+    const changed = tips.map((tip) => git(repo, 'diff', '--name-only', base, tip).split('\n').filter(Boolean).length);
+    const touched = changed.reduce((a, b) => a + b, 0) / Math.max(1, changed.length);
     const cleaned = await forkcache(['clean', runs, '--force']);
-    const touched =
-      mode === 'whole'
-        ? (s['fork_results'] as { worktree?: { diffStat: string } }[])
-            .map((f) => Number(/(\d+) files? changed/.exec(f.worktree?.diffStat ?? '')?.[1] ?? 0))
-            .reduce((a, b) => a + b, 0) / FORKS
-        : 1;
     figure('disk', {
       mode,
       forks: s['forks'].total,
