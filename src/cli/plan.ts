@@ -95,6 +95,9 @@ export const planSchema = z.strictObject({
       maxTokens: positive.optional().describe(`max_tokens of every request (default ${DEFAULT_MAX_TOKENS})`),
       concurrency: positive.optional().describe('API requests in flight at most (default 16)'),
       maxThreads: positive.optional().describe('worker threads (default 2)'),
+      maxWorktrees: positive
+        .optional()
+        .describe('isolation worktree: whole worktrees at once (default: what keeps the disk under 3× the repository)'),
       bashTimeoutMs: positive.optional().describe('a bash command running longer is killed (milliseconds)'),
       bashMaxProcesses: positive.optional().describe('processes a bash command may run at once (bubblewrap)'),
       bashMaxMemoryMb: positive.optional().describe('memory of a bash command, in MB (bubblewrap)'),

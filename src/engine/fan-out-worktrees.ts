@@ -11,24 +11,40 @@ import {
   type WorktreeResult,
 } from '../tools/worktree.ts';
 import { workspaceDiskSupport } from '../tools/workspace-disk.ts';
+import { Permits, wholeWorktreeLimit } from '../tools/worktree-budget.ts';
 
 /**
  * The worktrees of one fan-out under `isolation: 'worktree'`: the repository is found and the
  * base commit fixed once (recorded in the manifest before the first worktree exists, read back
  * on resume), then each fork's worktree is opened and closed through the hardened git runner.
  */
+export interface FanOutWorktreeOptions {
+  readonly maxWorkspaceMb?: number | undefined;
+  readonly maxWhole?: number | undefined;
+}
+
 export class FanOutWorktrees {
   readonly #workspace: string;
   readonly #dir: string;
   #ready: Promise<{ repo: HostGit; base: string }> | undefined;
+  /** Whole worktrees at once: the engine's `maxWorktrees`, else what keeps the disk under 3× the repository. */
+  readonly #maxWhole: number | undefined;
+  #whole: Promise<Permits> | undefined;
+  /** The permit each open whole worktree holds, by its path. */
+  readonly #held = new Map<string, () => void>();
 
   readonly #disk: { readonly maxMb: number } | undefined;
 
-  /** `maxWorkspaceMb`: each worktree on a disk of its own that size beyond its checkout, where one can be made. */
-  constructor(workspace: string, fanOutDir: string, maxWorkspaceMb?: number) {
+  /**
+   * `maxWorkspaceMb`: each worktree on a disk of its own that size beyond its checkout, where one
+   * can be made. `maxWhole`: whole worktrees at once (the engine's `maxWorktrees`).
+   */
+  constructor(workspace: string, fanOutDir: string, options: FanOutWorktreeOptions = {}) {
     this.#workspace = workspace;
     this.#dir = fanOutDir;
+    const { maxWorkspaceMb, maxWhole } = options;
     this.#disk = maxWorkspaceMb !== undefined && 'ok' in workspaceDiskSupport() ? { maxMb: maxWorkspaceMb } : undefined;
+    this.#maxWhole = maxWhole;
   }
 
   #prepare(): Promise<{ repo: HostGit; base: string }> {
@@ -46,19 +62,33 @@ export class FanOutWorktrees {
     return this.#ready;
   }
 
-  /** `file`: the fork's only file (workspace-relative), for a sparse worktree. */
-  async open(forkId: string, file?: string): Promise<Worktree> {
+  /**
+   * `file`: the fork's only file (workspace-relative), for a sparse worktree. A whole worktree
+   * waits for a permit first (`signal` ends the wait): a run of hundreds of forks holds only
+   * as many checkouts as its disk budget allows, not one per running fork.
+   */
+  async open(forkId: string, file?: string, signal?: AbortSignal): Promise<Worktree> {
     const { repo, base } = await this.#prepare();
     const workspace = realpathSync(this.#workspace);
     const sparse = file === undefined ? undefined : [relative(repo.top, resolve(workspace, file)).split(sep).join('/')];
-    return openWorktree(repo, {
-      root: join(this.#dir, 'worktrees'),
-      forkId,
-      base,
-      workspace,
-      sparse,
-      disk: this.#disk,
-    });
+    const o = { root: join(this.#dir, 'worktrees'), forkId, base, workspace, sparse, disk: this.#disk };
+    if (sparse) return openWorktree(repo, o);
+    this.#whole ??= (async () => new Permits(this.#maxWhole ?? (await wholeWorktreeLimit(repo, base))))();
+    const release = await (await this.#whole).acquire(signal);
+    try {
+      const tree = await openWorktree(repo, o);
+      this.#held.set(tree.path, release);
+      return tree;
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  /** Give back the permit of a whole worktree (its commit removed it, or it is left for `clean`). */
+  release(tree: Worktree): void {
+    this.#held.get(tree.path)?.();
+    this.#held.delete(tree.path);
   }
 
   /** A finished fork's result from its branch when its worktree is gone (it was committed). */
@@ -69,7 +99,11 @@ export class FanOutWorktrees {
 
   async close(tree: Worktree, message: string): Promise<WorktreeResult> {
     const { repo } = await this.#prepare();
-    return closeWorktree(repo, tree, message);
+    try {
+      return await closeWorktree(repo, tree, message);
+    } finally {
+      this.release(tree);
+    }
   }
 }
 

@@ -81,11 +81,10 @@ export class FanOutRun implements FanOut {
         spend.cap.addSpent(spentBefore(spend, [...start.previous.requests, ...start.previous.failedAttempts]));
     this.#log = new FanOutLog(deps.runDir);
     if (deps.options.isolation === 'worktree' && deps.runDir)
-      this.#worktrees = new FanOutWorktrees(
-        deps.options.workspace,
-        deps.runDir,
-        deps.options.toolLimits.maxWorkspaceMb ?? DEFAULT_TOOL_LIMITS.maxWorkspaceMb,
-      );
+      this.#worktrees = new FanOutWorktrees(deps.options.workspace, deps.runDir, {
+        maxWorkspaceMb: deps.options.toolLimits.maxWorkspaceMb ?? DEFAULT_TOOL_LIMITS.maxWorkspaceMb,
+        maxWhole: deps.options.maxWorktrees,
+      });
     this.#log.line({
       type: 'fanout-start',
       at: deps.clock.now(),
@@ -205,6 +204,7 @@ export class FanOutRun implements FanOut {
         directive: state.directive,
         worktrees: this.#worktrees,
         sparseFile: this.#sparseFile(spec),
+        signal: abort.signal,
         context: (workspace) => ({
           deps,
           prefix: this.prefix,

@@ -22,6 +22,8 @@ export interface SlotRun {
   worktrees?: FanOutWorktrees | undefined;
   /** A sparse worktree's one file (the directive's `file`), when the run asked for sparse worktrees. */
   sparseFile?: string | undefined;
+  /** The fork's cancel: it also ends a wait for a worktree. */
+  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -66,14 +68,28 @@ export async function finishInSlot(
  * restarts from the transcript), then commit the worktree. Every ending is an outcome.
  */
 export async function runForkInSlot(run: SlotRun): Promise<{ outcome: ForkOutcome; worktree?: WorktreeResult }> {
-  const { deps, spec } = run;
+  const { spec } = run;
   let tree: Worktree | undefined;
   try {
-    if (run.worktrees) tree = await run.worktrees.open(run.forkId, run.sparseFile);
+    if (run.worktrees) tree = await run.worktrees.open(run.forkId, run.sparseFile, run.signal);
   } catch (err) {
     // a resumed fork keeps what its earlier turns did and spent, as every other ending does
-    return { outcome: mergeOutcome(spec.start, emptyOutcome('failed', toWireError(err))) };
+    const status = run.signal?.aborted ? 'cancelled' : 'failed';
+    return { outcome: mergeOutcome(spec.start, emptyOutcome(status, toWireError(err))) };
   }
+  try {
+    return await runInTree(run, tree);
+  } finally {
+    // an ending the commit did not reach (an unexpected error) must not keep a permit
+    if (tree) run.worktrees?.release(tree);
+  }
+}
+
+async function runInTree(
+  run: SlotRun,
+  tree: Worktree | undefined,
+): Promise<{ outcome: ForkOutcome; worktree?: WorktreeResult }> {
+  const { deps, spec } = run;
   const ctx = run.context(tree?.workspace ?? deps.options.workspace);
   const remote = deps.remote;
   const outcome: ForkOutcome = await runWithRestarts({

@@ -134,6 +134,12 @@ export interface ForkEngineOptions {
    */
   sparseWorktrees?: boolean;
   /**
+   * Under `isolation: 'worktree'`: whole (not sparse) worktrees that exist at once; a fork
+   * waits for one before it starts. Default: as many as take at most twice the repository
+   * (its checkout and git dir), so the run's peak disk stays under three times it.
+   */
+  maxWorktrees?: number;
+  /**
    * Run forks on other hosts: BullMQ jobs on Redis, consumed by `forkcache worker` processes
    * (each with its own Piscina pool). `concurrency` then limits forks in flight across all hosts.
    */
@@ -232,6 +238,7 @@ export const engineOptionsSchema = z.strictObject({
   permissions: permissionPolicySchema.optional(),
   isolation: z.enum(['none', 'worktree']).optional(),
   sparseWorktrees: z.boolean().optional(),
+  maxWorktrees: z.number().int().positive().optional(),
   distributed: z
     .strictObject({
       redis: z.string().regex(/^rediss?:\/\//, 'expected a redis:// URL'),
@@ -284,6 +291,7 @@ export interface ResolvedEngineOptions {
   permissions: PermissionPolicy;
   isolation: 'none' | 'worktree';
   sparseWorktrees: boolean;
+  maxWorktrees: number | undefined;
   distributed: DistributedOptions | undefined;
   maxUsd: number | undefined;
   /** The engine's host tools, as given (their handlers are called with their own `this`). */
@@ -368,6 +376,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     permissions: (o.permissions ?? {}) as PermissionPolicy,
     isolation: o.isolation ?? 'none',
     sparseWorktrees: o.sparseWorktrees ?? false,
+    maxWorktrees: o.maxWorktrees,
     distributed: o.distributed as ResolvedEngineOptions['distributed'],
     maxUsd: o.maxUsd,
     hostTools: input.hostTools ?? {},

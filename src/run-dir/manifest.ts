@@ -49,6 +49,8 @@ export const manifestSchema = z.strictObject({
     isolation: z.enum(['none', 'worktree']).default('none'),
     /** Each fork's worktree holds its `file` only. Older runs: full worktrees. */
     sparseWorktrees: z.boolean().optional(),
+    /** Whole worktrees at once, when the plan set it (absent: the disk budget's default). */
+    maxWorktrees: z.number().int().positive().optional(),
     toolLimits: z.record(z.string(), z.number()).default({}),
     sandbox: z.enum(['auto', 'bwrap', 'none']).default('auto'),
     /** Older runs have none: they resume without network, the safe default. */

@@ -139,6 +139,7 @@ export function registerRunCommand(program: Command): void {
         ...(plan.limits.maxTokens ? { maxTokens: plan.limits.maxTokens } : {}),
         ...(plan.limits.concurrency ? { concurrency: plan.limits.concurrency } : {}),
         pool: { maxThreads: plan.limits.maxThreads ?? 2 },
+        ...(plan.limits.maxWorktrees ? { maxWorktrees: plan.limits.maxWorktrees } : {}),
         ...(plan.permissions
           ? {
               permissions: plan.permissions as PermissionPolicy,
