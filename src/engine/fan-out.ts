@@ -27,6 +27,7 @@ import type { FanOutGate } from '../gate/admission/fan-out-gate.ts';
 import { sampleBudget } from '../gate/admission/budget-log.ts';
 import type { WorktreeResult } from '../tools/worktree.ts';
 import { finishInSlot, runForkInSlot } from './fork-slot.ts';
+import { REPO_FIELD } from './fan-out-repos.ts';
 import { FanOutWorktrees } from './fan-out-worktrees.ts';
 import { spendCapSummary, spentBefore } from './fan-out-spend.ts';
 import { fanOutSummary, hostSandboxes, hostSummary } from './fan-out-summary.ts';
@@ -80,7 +81,7 @@ export class FanOutRun implements FanOut {
         spend.cap.addSpent(spentBefore(spend, [...start.previous.requests, ...start.previous.failedAttempts]));
     this.#log = new FanOutLog(deps.runDir);
     if (deps.options.isolation === 'worktree' && deps.runDir)
-      this.#worktrees = new FanOutWorktrees(deps.options.workspace, deps.runDir);
+      this.#worktrees = new FanOutWorktrees(deps.options.workspace, deps.runDir, deps.options.repos);
     this.#log.line({
       type: 'fanout-start',
       at: deps.clock.now(),
@@ -166,6 +167,7 @@ export class FanOutRun implements FanOut {
         directive: state.directive,
         worktrees: this.#worktrees,
         sparseFile: this.#sparseFile(spec),
+        repoName: spec.fields?.[REPO_FIELD],
         transcriptPath: this.#transcriptPath(state),
       };
       return finishInSlot(slot, finished).then(({ outcome, worktree }) => this.#finish(state, outcome, worktree));
@@ -200,6 +202,7 @@ export class FanOutRun implements FanOut {
         directive: state.directive,
         worktrees: this.#worktrees,
         sparseFile: this.#sparseFile(spec),
+        repoName: spec.fields?.[REPO_FIELD],
         context: (workspace) => ({
           deps,
           prefix: this.prefix,

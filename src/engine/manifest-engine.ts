@@ -17,6 +17,7 @@ export function manifestEngine(options: ResolvedEngineOptions): ManifestEngine {
     permissions: options.permissions,
     isolation: options.isolation,
     ...(options.sparseWorktrees ? { sparseWorktrees: true } : {}),
+    ...(options.repos ? { repos: [...options.repos] } : {}),
     toolLimits: options.toolLimits as Record<string, number>,
     sandbox: options.sandbox,
     network: options.network,

@@ -137,6 +137,7 @@ export function registerResumeCommand(program: Command): void {
           onPermission: terminalPermissionHandler({ allowAll: opts.allowAsks }),
           isolation: manifest.engine.isolation,
           ...(manifest.engine.sparseWorktrees ? { sparseWorktrees: true } : {}),
+          ...(manifest.engine.repos ? { repos: manifest.engine.repos } : {}),
           toolLimits: manifest.engine.toolLimits,
           sandbox: manifest.engine.sandbox,
           network: manifest.engine.network,
