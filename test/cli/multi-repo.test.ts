@@ -98,6 +98,11 @@ describe('a plan over several repositories', () => {
     plan['emulator'] = { script: 'refactor', latency: 'off' };
     writeFileSync(planPath, JSON.stringify(plan));
 
+    // the dry run finds each directive's file in its own repository (c.ts twice: 4 files)
+    const dry = await forkcache(['run', planPath, '--dry-run']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain('files: 5 of 5 directives name a file; 4 files');
+
     const ran = await forkcache(['run', planPath, '--json']);
     expect(ran.code, ran.stderr).toBe(0);
     const runs = join(dir, '.forkcache', 'runs');
@@ -122,6 +127,11 @@ describe('a plan over several repositories', () => {
     const web = await forkcache(['status', fanDir, '--repo', 'web']);
     expect(web.stdout).toMatch(new RegExp(`^${fanout} repo web: 2 forks, 2 completed`));
     expect(web.stdout).not.toContain('a.ts');
+
+    const diff = await forkcache(['diff', fanDir, 'f03', 'f04']);
+    expect(diff.stdout).toMatch(/^# repo cli \(.*\)\n# .*-f03 \(completed\)[^]*\+export const loadData = 5;/);
+    expect(diff.stdout).toMatch(/# repo web \(.*\)\n# .*-f04 [^]*\+export const loadData = 3, fetchMore = 4;/);
+    expect(diff.stdout).not.toContain('# repo api');
 
     // push: one branch per repository, to that repository's own remote, its description listing the forks
     const pushed = await forkcache(['push', fanDir, '--remote', 'origin', '--json']);
