@@ -295,6 +295,12 @@ describe('a plan over several repositories', () => {
     const ok = await run({});
     expect(ok.code, ok.stderr).toBe(0);
     const fanDir = fanOutOf(join(ok.dir, '.forkcache', 'runs'));
+    // resume reads the run's repositories from its manifest: the finished fork stays on its branch
+    const branch = branches(join(root, 'api'));
+    const resumed = await forkcache(['resume', fanDir]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(branches(join(root, 'api'))).toEqual(branch);
+    expect(branch).toHaveLength(1);
     for (const command of ['status', 'diff', 'merge', 'clean']) {
       const result = await forkcache([command, fanDir, '--repo', 'web']);
       expect(result.stderr).toMatch(/--repo: web is not a repository of .* \(its repos: api\)/);
