@@ -8,7 +8,7 @@ import { HostGit } from '../tools/host-git.ts';
 import { parseGlob } from '../tools/glob-match.ts';
 import { BINARY_SNIFF_BYTES } from '../tools/limits.ts';
 import { byCodeUnit, walk } from '../tools/walk.ts';
-import { openRepos } from '../engine/fan-out-repos.ts';
+import { openRepos, repoNameSchema } from '../engine/fan-out-repos.ts';
 import { planParent } from './plan-parent.ts';
 import { commonRoot, expandRepos } from './repo-globs.ts';
 
@@ -155,6 +155,11 @@ async function planFromRepos(input: GlobPlanInput, values: readonly string[]): P
     throw bad('--directive', 'put {file} where the file goes: each fork is given one file');
   const re = compileGrep(input.grep);
   const { root, names } = commonRoot(expandRepos(values));
+  // the plan names each by its folder under the common root: a name the plan could not hold is said now
+  for (const name of names) {
+    const checked = repoNameSchema.safeParse(name);
+    if (!checked.success) throw bad('--repos', `${name}: ${checked.error.issues[0]!.message}`);
+  }
   await openRepos(root, names).catch((err: unknown) => {
     // the engine's rule, said about the flag: `repos[1]: web is not a git work tree` …
     if (!(err instanceof ForkcacheError)) throw err;

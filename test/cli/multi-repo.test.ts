@@ -238,6 +238,10 @@ describe('a plan over several repositories', () => {
     const noMatch = await forkcache(planArgs(`${root}/nothing-*`));
     expect(noMatch.code).toBe(2);
     expect(noMatch.stderr).toMatch(/--repos: .*nothing-\* names no folder/);
+    mkdirSync(join(root, 'has space'));
+    const spaced = await forkcache(planArgs(join(root, 'has space')));
+    expect(spaced.code).toBe(2);
+    expect(spaced.stderr).toMatch(/--repos: has space: a folder relative to the workspace/);
     const shared = await forkcache([...planArgs(join(root, 'api')), '--isolation', 'none']);
     expect(shared.code).toBe(2);
     expect(shared.stderr).toMatch(/--isolation: a plan over several repositories runs in worktrees/);
