@@ -28,6 +28,7 @@ import type { FanOutGate } from '../gate/admission/fan-out-gate.ts';
 import { sampleBudget } from '../gate/admission/budget-log.ts';
 import type { WorktreeResult } from '../tools/worktree.ts';
 import { finishInSlot, runForkInSlot } from './fork-slot.ts';
+import { REPO_FIELD } from './fan-out-repos.ts';
 import { FanOutWorktrees } from './fan-out-worktrees.ts';
 import { spendCapSummary, spentBefore } from './fan-out-spend.ts';
 import { fanOutSummary, hostSandboxes, hostSummary } from './fan-out-summary.ts';
@@ -84,6 +85,7 @@ export class FanOutRun implements FanOut {
       this.#worktrees = new FanOutWorktrees(deps.options.workspace, deps.runDir, {
         maxWorkspaceMb: deps.options.toolLimits.maxWorkspaceMb ?? DEFAULT_TOOL_LIMITS.maxWorkspaceMb,
         maxWhole: deps.options.maxWorktrees,
+        repos: deps.options.repos,
       });
     this.#log.line({
       type: 'fanout-start',
@@ -170,6 +172,7 @@ export class FanOutRun implements FanOut {
         directive: state.directive,
         worktrees: this.#worktrees,
         sparseFile: this.#sparseFile(spec),
+        repoName: spec.fields?.[REPO_FIELD],
         transcriptPath: this.#transcriptPath(state),
       };
       return finishInSlot(slot, finished).then(({ outcome, worktree }) => this.#finish(state, outcome, worktree));
@@ -205,6 +208,7 @@ export class FanOutRun implements FanOut {
         worktrees: this.#worktrees,
         sparseFile: this.#sparseFile(spec),
         signal: abort.signal,
+        repoName: spec.fields?.[REPO_FIELD],
         context: (workspace) => ({
           deps,
           prefix: this.prefix,

@@ -24,6 +24,8 @@ export interface SlotRun {
   sparseFile?: string | undefined;
   /** The fork's cancel: it also ends a wait for a worktree. */
   signal?: AbortSignal | undefined;
+  /** A plan over several repositories: the fork's (its `repo` field). */
+  repoName?: string | undefined;
 }
 
 /**
@@ -46,16 +48,18 @@ const commitMessage = (run: Pick<SlotRun, 'forkId' | 'directive'>): string =>
  * the same (the run may have stopped between the fork's last turn and its commit).
  */
 export async function finishInSlot(
-  run: Pick<SlotRun, 'forkId' | 'directive' | 'worktrees' | 'sparseFile'> & { transcriptPath: string | undefined },
+  run: Pick<SlotRun, 'forkId' | 'directive' | 'worktrees' | 'sparseFile' | 'repoName'> & {
+    transcriptPath: string | undefined;
+  },
   outcome: ForkOutcome,
 ): Promise<{ outcome: ForkOutcome; worktree?: WorktreeResult }> {
   if (!run.worktrees) return { outcome };
   try {
     // its worktree went with its commit: nothing to commit again, no worktree to make
-    const committed = await run.worktrees.committed(run.forkId);
+    const committed = await run.worktrees.committed(run.forkId, run.repoName);
     if (committed) return { outcome, worktree: committed };
-    const tree = await run.worktrees.open(run.forkId, run.sparseFile);
-    return { outcome, worktree: await run.worktrees.close(tree, commitMessage(run)) };
+    const tree = await run.worktrees.open(run.forkId, run.sparseFile, { repoName: run.repoName });
+    return { outcome, worktree: await run.worktrees.close(tree, commitMessage(run), run.repoName) };
   } catch (err) {
     return {
       outcome: failedAfterCommit(run.transcriptPath, { ...outcome, status: 'failed', error: toWireError(err) }),
@@ -71,7 +75,8 @@ export async function runForkInSlot(run: SlotRun): Promise<{ outcome: ForkOutcom
   const { spec } = run;
   let tree: Worktree | undefined;
   try {
-    if (run.worktrees) tree = await run.worktrees.open(run.forkId, run.sparseFile, run.signal);
+    if (run.worktrees)
+      tree = await run.worktrees.open(run.forkId, run.sparseFile, { repoName: run.repoName, signal: run.signal });
   } catch (err) {
     // a resumed fork keeps what its earlier turns did and spent, as every other ending does
     const status = run.signal?.aborted ? 'cancelled' : 'failed';
@@ -105,7 +110,9 @@ async function runInTree(
   });
   if (!tree || !run.worktrees) return { outcome };
   // a tampered worktree (GIT_WORKTREE_TAMPERED) ends the fork failed, nothing committed
-  const closed = await run.worktrees.close(tree, commitMessage(run)).catch((err: unknown) => toWireError(err));
+  const closed = await run.worktrees
+    .close(tree, commitMessage(run), run.repoName)
+    .catch((err: unknown) => toWireError(err));
   if ('code' in closed)
     return { outcome: failedAfterCommit(ctx.transcriptPath, { ...outcome, status: 'failed', error: closed }) };
   return { outcome, worktree: closed };

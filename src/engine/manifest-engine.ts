@@ -18,6 +18,7 @@ export function manifestEngine(options: ResolvedEngineOptions): ManifestEngine {
     isolation: options.isolation,
     ...(options.sparseWorktrees ? { sparseWorktrees: true } : {}),
     ...(options.maxWorktrees !== undefined ? { maxWorktrees: options.maxWorktrees } : {}),
+    ...(options.repos ? { repos: [...options.repos] } : {}),
     toolLimits: options.toolLimits as Record<string, number>,
     sandbox: options.sandbox,
     network: options.network,

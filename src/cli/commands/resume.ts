@@ -138,6 +138,7 @@ export function registerResumeCommand(program: Command): void {
           isolation: manifest.engine.isolation,
           ...(manifest.engine.sparseWorktrees ? { sparseWorktrees: true } : {}),
           ...(manifest.engine.maxWorktrees ? { maxWorktrees: manifest.engine.maxWorktrees } : {}),
+          ...(manifest.engine.repos ? { repos: manifest.engine.repos } : {}),
           toolLimits: manifest.engine.toolLimits,
           sandbox: manifest.engine.sandbox,
           network: manifest.engine.network,

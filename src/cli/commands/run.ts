@@ -151,6 +151,7 @@ export function registerRunCommand(program: Command): void {
         toolLimits,
         ...(plan.isolation === 'worktree' ? { isolation: 'worktree' as const } : {}),
         ...(plan.sparse ? { sparseWorktrees: true } : {}),
+        ...(plan.repos ? { repos: plan.repos } : {}),
         ...(distributed ? { distributed } : {}),
         ...(maxUsd !== undefined ? { maxUsd } : {}),
       }).catch(async (err: unknown) => {

@@ -4,11 +4,12 @@ import { loadCatalogue } from '../../models/catalogue.ts';
 import { locateFanOuts } from '../../run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
 import { isDoneStatus } from '../../fork-status.ts';
-import { type ForkReview, readRun, type RunReview } from '../review/run-forks.ts';
+import { type ForkReview, readRunRepos, type RunReview } from '../review/run-forks.ts';
 import { printOut } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
   json: z.boolean().default(false),
+  repo: z.string().min(1).optional(),
   modelTable: z.string().min(1).optional(),
 });
 
@@ -74,7 +75,7 @@ export function formatRun(run: RunReview): string {
     0,
   );
   return [
-    `${run.manifest.fanoutId}: ${run.forks.length} forks, ${completed} completed${unchanged > 0 ? `, ${unchanged} changed no file` : ''}, ${usd(total)}` +
+    `${run.manifest.fanoutId}${run.repo ? ` repo ${run.repo.name}` : ''}: ${run.forks.length} forks, ${completed} completed${unchanged > 0 ? `, ${unchanged} changed no file` : ''}, ${usd(total)}` +
       (worktree ? `, worktrees from ${run.base ? run.base.slice(0, 10) : 'an unrecorded base'}` : ', shared workspace'),
     ...(common === '' ? [] : [`directives: "${clip(common, 100)}…"`]),
     line(head),
@@ -87,6 +88,7 @@ export function formatRun(run: RunReview): string {
 export function jsonRun(run: RunReview): Record<string, unknown> {
   return {
     fanout: run.manifest.fanoutId,
+    ...(run.repo ? { repo: run.repo.name, repo_path: run.repo.top } : {}),
     dir: run.dir,
     isolation: run.isolation,
     base: run.base ?? null,
@@ -111,15 +113,16 @@ export function registerStatusCommand(program: Command): void {
       'per fork of a run: directive, status, turns, cost, files changed, and its branch and commit under worktrees',
     )
     .argument('<run-dir>', 'a fan-out directory, or a runs directory holding several')
-    .option('--json', 'print one JSON object per fan-out')
+    .option('--json', 'print one JSON object per fan-out (per repository of a plan over several)')
+    .option('--repo <name>', 'a plan over several repositories: only this one')
     .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (prices the requests)')
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       const catalogue = loadCatalogue(opts.modelTable);
       const out: string[] = [];
       for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
-        const run = await readRun(dir, catalogue, { files: true });
-        out.push(opts.json ? JSON.stringify(jsonRun(run)) : formatRun(run));
+        for (const run of await readRunRepos(dir, catalogue, { files: true, repo: opts.repo }))
+          out.push(opts.json ? JSON.stringify(jsonRun(run)) : formatRun(run));
       }
       printOut(`${out.join(opts.json ? '\n' : '\n\n')}\n`);
     });

@@ -29,7 +29,7 @@ export function writeRetryPlan(run: RunReview, forks: readonly ForkReview[]): st
   const { version: _v, source: _s, ...parent } = snapshot;
   const engine = manifest.engine;
   const directives = forks.map((fork) => {
-    const fields = manifest.fields?.[run.forks.indexOf(fork)];
+    const fields = manifest.fields?.[fork.index];
     return fields ? { directive: fork.directive, ...fields } : fork.directive;
   });
   const limits: Record<string, number> = {
@@ -51,6 +51,8 @@ export function writeRetryPlan(run: RunReview, forks: readonly ForkReview[]): st
     limits,
     ...(Object.keys(engine.permissions).length > 0 ? { permissions: engine.permissions } : {}),
     isolation: 'worktree',
+    // a plan over several repositories: those of the forks it redoes, in the run's order
+    ...(engine.repos ? { repos: engine.repos.filter((name) => forks.some((f) => f.repo === name)) } : {}),
     ...(engine.sparseWorktrees ? { sparse: true } : {}),
     sandbox: engine.sandbox,
     network: engine.network,
