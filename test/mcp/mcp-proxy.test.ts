@@ -134,6 +134,31 @@ describe('forkcache proxy --mcp: the fork tool forks from the request in which t
     expect(status).toMatch(/^## fork 2 \(completed\): b$/m);
   });
 
+  it('runs the plan fields of a call: check per child, maxUsd as the spend cap', async () => {
+    const { mcp, sdk } = await setup();
+    const client = await mcpClient(mcp);
+    const call = async (fields: Record<string, unknown>): Promise<string> => {
+      const answer = await sdk.messages.stream(parentRequest('fork a | b')).finalMessage();
+      const use = answer.content.find((b) => b.type === 'tool_use')!;
+      const result = await client.callTool({
+        name: 'fork',
+        arguments: { ...(use.input as object), ...fields },
+        _meta: { 'claudecode/toolUseId': use.id },
+      });
+      return (result.content as { text: string }[])[0]!.text;
+    };
+    // the check runs in each child's workspace when it reports done: a passing one keeps it completed
+    expect(await call({ check: 'test -f notes.txt' })).toMatch(/2 fork\(s\), 2 completed/);
+    const failing = await call({ check: 'test -f missing.txt' });
+    expect(failing).toMatch(/2 fork\(s\), 0 completed/);
+    expect(failing).toMatch(/^## fork 1 \(check_failed\): a$/m);
+    // a cap below one request's price stops the fan-out before it spends
+    const capped = await call({ maxUsd: 0.000001 });
+    expect(capped).toMatch(/2 fork\(s\), 0 completed/);
+    expect(capped).toMatch(/^## fork 2 \(capped\): b\nerror: the run's spend cap of \$0\.000001 was reached/m);
+    await client.close();
+  });
+
   it('refuses the MCP endpoint without the secret, or with a wrong one, and runs nothing', async () => {
     const { mcp, sdk } = await setup();
     const answer = await sdk.messages.stream(parentRequest('fork a | b')).finalMessage();
