@@ -253,7 +253,7 @@ export function createForkcache(options: ForkcacheAiSdkOptions): {
           if (!exchange)
             throw new ForkcacheError(
               'INVALID_ARGUMENT',
-              `fork tool: the request that called it (tool call ${call.toolCallId}) did not go through forkcache's fetch: pass it to the provider, createAnthropic({ fetch: forkcache.fetch })`,
+              `fork tool: the request that called it (tool call ${call.toolCallId}) did not go through forkcache's fetch: pass it to the provider, createAnthropic({ fetch: forkcache.fetch }) or createOpenAI({ fetch: forkcache.fetch })`,
             );
           const background = toolOptions.background === true;
           const fan = engine.fanOut(snapshotOf(exchange, engine), directives, {

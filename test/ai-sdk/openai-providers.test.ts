@@ -154,4 +154,21 @@ describe('forkcache/ai-sdk on the OpenAI-compatible providers', () => {
       expect(summary.forks.completed).toBe(c.forks);
     });
   }
+
+  it('refuses to fork a Chat request onto a Messages engine, naming engine.provider', async () => {
+    open.emu = await startEmulator({ api: 'openai', script: 'ai-sdk', latency: 'off' });
+    open.engine = await ForkEngine.create({ baseURL: open.emu.url, apiKey: 'test', workspace: workspace() });
+    const forkcache = createForkcache({ engine: open.engine });
+    const tools = appTools([]);
+    const agent = new ToolLoopAgent({
+      model: createOpenAI({ baseURL: `${open.emu.url}/v1`, apiKey: 'test', fetch: forkcache.fetch }).chat('gpt-4.1'),
+      instructions: INSTRUCTIONS,
+      tools: { ...tools, fork: forkcache.forkTool({ tools }) },
+      stopWhen: stepCountIs(3),
+    });
+    const result = await agent.generate({ prompt: 'fork 2: triage the open tickets' });
+    const error = result.steps[0]!.content.find((p) => p.type === 'tool-error');
+    expect(String((error as { error?: unknown } | undefined)?.error)).toMatch(/engine\.provider: .*Chat Completions/);
+    expect(forkcache.ledger.summary().forks.total).toBe(0);
+  });
 });
