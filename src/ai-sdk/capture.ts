@@ -32,7 +32,7 @@ function wireOf(url: string, init: RequestInit | undefined): CapturedWire | unde
 }
 
 /**
- * The app's provider `fetch`, wrapped: every Messages request is kept with its exact body, and
+ * The app's provider `fetch`, wrapped: every Messages or Chat Completions request is kept with its exact body, and
  * its response is read on a copy (the app gets the upstream's bytes untouched) for the
  * assistant turn and the usage. A fork tool then forks from the request whose response called it.
  */
