@@ -32,9 +32,9 @@ function wireOf(url: string, init: RequestInit | undefined): CapturedWire | unde
 }
 
 /**
- * The app's provider `fetch`, wrapped: every Messages or Chat Completions request is kept with its exact body, and
- * its response is read on a copy (the app gets the upstream's bytes untouched) for the
- * assistant turn and the usage. A fork tool then forks from the request whose response called it.
+ * The app's provider `fetch`, wrapped: every Messages or Chat Completions request is kept with
+ * its exact body, and its response is read on a copy (the app gets the upstream's bytes
+ * untouched) for the assistant turn and the usage. A fork tool then forks from the request whose response called it.
  */
 export class RequestCapture {
   readonly #fetch: Fetch;
