@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModel } from 'ai';
-import { stepCountIs, ToolLoopAgent } from 'ai';
+import { stepCountIs, streamText, ToolLoopAgent } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createForkcache, type ForkToolOutput } from '../../src/ai-sdk.ts';
 import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
@@ -154,6 +154,37 @@ describe('forkcache/ai-sdk on the OpenAI-compatible providers', () => {
       expect(summary.forks.completed).toBe(c.forks);
     });
   }
+
+  it('streamText: the streamed answer that called the tool is read back from its chunks', async () => {
+    open.emu = await startEmulator({ api: 'openai', script: 'ai-sdk', latency: 'off' });
+    open.engine = await ForkEngine.create({
+      provider: 'openai',
+      baseURL: `${open.emu.url}/v1`,
+      apiKey: 'test',
+      workspace: workspace(),
+      pool: { maxThreads: 2 },
+    });
+    const forkcache = createForkcache({ engine: open.engine });
+    const calls: AppToolCall[] = [];
+    const tools = appTools(calls);
+    const stream = streamText({
+      model: createOpenAI({ baseURL: `${open.emu.url}/v1`, apiKey: 'test', fetch: forkcache.fetch }).chat('gpt-4.1'),
+      system: INSTRUCTIONS,
+      prompt: 'fork 3: triage the open tickets',
+      tools: { ...tools, fork: forkcache.forkTool({ tools }) },
+      stopWhen: stepCountIs(3),
+    });
+    expect(await stream.text).toContain('The children reported');
+    const steps = await stream.steps;
+    const output = steps[0]!.toolResults.find((r) => r.toolName === 'fork')!.output as ForkToolOutput;
+    expect(output.forks.map((f) => f.status)).toEqual(['completed', 'completed', 'completed']);
+    expect(calls).toHaveLength(9);
+    expect(output.cacheEfficiency).toBeGreaterThanOrEqual(0.99);
+    // the streamed usage (its last chunk) is the parent's, once per request
+    const parents = forkcache.ledger.records().filter((r) => r.kind === 'parent');
+    expect(parents).toHaveLength(2);
+    expect(parents[0]!.usage.input_tokens).toBeGreaterThan(1024);
+  });
 
   it('refuses to fork a Chat request onto a Messages engine, naming engine.provider', async () => {
     open.emu = await startEmulator({ api: 'openai', script: 'ai-sdk', latency: 'off' });
