@@ -68,6 +68,8 @@ export interface ForkToolOutput {
   fanoutId: string;
   forks: { forkId: string; directive: string; status: string; report: string }[];
   cacheEfficiency: number;
+  /** In the background only: the fan-out failed as a whole (no fork ran to an end); why. */
+  error?: string;
 }
 
 /** The fork tool's output in the background: the run id at once, the reports later. */
@@ -169,6 +171,10 @@ interface BackgroundRun extends PendingFanOut {
 function reportText(outputs: readonly ForkToolOutput[]): string {
   const lines = [BACKGROUND_REPORTS_HEADING];
   for (const output of outputs) {
+    if (output.error !== undefined) {
+      lines.push(`fan-out ${output.fanoutId} failed: ${output.error}`);
+      continue;
+    }
     lines.push(`fan-out ${output.fanoutId} (cache efficiency ${output.cacheEfficiency.toFixed(3)}):`);
     for (const fork of output.forks) lines.push(`## ${fork.forkId} (${fork.status}): ${fork.directive}`, fork.report);
   }
@@ -263,10 +269,17 @@ export function createForkcache(options: ForkcacheAiSdkOptions): {
             ...(call.abortSignal ? { signal: call.abortSignal } : {}),
             foreground: !background,
           });
-          const output = fan
+          const result = fan
             .settled()
             .then(({ forks, summary }) => outputOf(fan.id, forks, summary.cache.cache_efficiency));
-          if (!background) return output;
+          if (!background) return result;
+          // a background fan-out that fails as a whole is still reported (collect() never loses the others)
+          const output = result.catch((err: unknown): ForkToolOutput => ({
+            fanoutId: fan.id,
+            forks: [],
+            cacheEfficiency: 0,
+            error: err instanceof Error ? err.message : String(err),
+          }));
           const run: BackgroundRun = {
             fanoutId: fan.id,
             toolCallId: call.toolCallId,
@@ -274,16 +287,10 @@ export function createForkcache(options: ForkcacheAiSdkOptions): {
             settled: false,
             output,
           };
-          void output.then(
-            (result) => {
-              run.settled = true;
-              run.result = result;
-            },
-            () => {
-              // a fan-out that failed as a whole leaves nothing to report: collect() rejects with it
-              run.settled = true;
-            },
-          );
+          void output.then((done) => {
+            run.settled = true;
+            run.result = done;
+          });
           runs.push(run);
           return {
             fanoutId: fan.id,

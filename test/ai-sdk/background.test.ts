@@ -1,5 +1,6 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
-import { type ModelMessage, stepCountIs, ToolLoopAgent } from 'ai';
+import { type ModelMessage, stepCountIs, ToolLoopAgent, tool } from 'ai';
+import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { createForkcache, type BackgroundStarted } from '../../src/ai-sdk.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';
@@ -8,7 +9,7 @@ import { type AppToolCall, appTools, INSTRUCTIONS } from './app-tools.ts';
 
 const emulator = sharedEmulator({ script: 'ai-sdk' });
 
-async function setup() {
+async function setup(extra: Record<string, ReturnType<typeof tool>> = {}) {
   const engine = await ForkEngine.create({
     baseURL: emulator.current.url,
     apiKey: 'test',
@@ -22,7 +23,7 @@ async function setup() {
   const agent = new ToolLoopAgent({
     model: anthropic('claude-sonnet-4-6'),
     instructions: INSTRUCTIONS,
-    tools: { ...tools, fork: forkcache.forkTool({ tools, background: true }) },
+    tools: { ...tools, ...extra, fork: forkcache.forkTool({ tools, background: true }) },
     stopWhen: stepCountIs(4),
   });
   return { engine, forkcache, agent, calls };
@@ -90,6 +91,21 @@ describe('forkcache/ai-sdk in the background', () => {
       expect(forkcache.pending()).toHaveLength(1);
       const outputs = await forkcache.collect();
       expect(outputs[0]!.forks).toHaveLength(2);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('a fan-out refused before it starts is the tool call’s error, and nothing is pending', async () => {
+    // a tool the app answers itself (no execute): no child could run it, so the fan-out is refused
+    const ask_human = tool({ description: 'Ask the user.', inputSchema: z.object({ question: z.string() }) });
+    const { engine, forkcache, agent } = await setup({ ask_human });
+    try {
+      const result = await agent.generate({ prompt: 'fork 2: triage the open tickets' });
+      const error = result.steps[0]!.content.find((p) => p.type === 'tool-error') as { error?: unknown } | undefined;
+      expect(String(error?.error)).toMatch(/ask_human/);
+      expect(forkcache.pending()).toEqual([]);
+      expect(await forkcache.collect()).toEqual([]);
     } finally {
       await engine.close();
     }
