@@ -9,7 +9,7 @@ import { type AppToolCall, appTools, INSTRUCTIONS } from './app-tools.ts';
 
 const emulator = sharedEmulator({ script: 'ai-sdk' });
 
-async function setup(extra: Record<string, ReturnType<typeof tool>> = {}) {
+async function setup(extra: Record<string, unknown> = {}) {
   const engine = await ForkEngine.create({
     baseURL: emulator.current.url,
     apiKey: 'test',
@@ -23,7 +23,7 @@ async function setup(extra: Record<string, ReturnType<typeof tool>> = {}) {
   const agent = new ToolLoopAgent({
     model: anthropic('claude-sonnet-4-6'),
     instructions: INSTRUCTIONS,
-    tools: { ...tools, ...extra, fork: forkcache.forkTool({ tools, background: true }) },
+    tools: { ...tools, ...(extra as typeof tools), fork: forkcache.forkTool({ tools, background: true }) },
     stopWhen: stepCountIs(4),
   });
   return { engine, forkcache, agent, calls };
