@@ -125,6 +125,7 @@ export class FanOutRun implements FanOut {
       log: (line) => this.#log.line(line),
       signal: this.#abort.signal,
       spend: this.#spend,
+      resumed: this.#specs.some((spec) => !spec.finished && spec.start.turnsDone > 0),
     });
     const stopSampling = this.#log.open
       ? sampleBudget(this.#deps.admission, this.#deps.clock, (line) => this.#log.line(line))
@@ -372,7 +373,9 @@ export class FanOutRun implements FanOut {
         ...(this.#deps.sandbox ? { sandbox: this.#deps.sandbox } : {}),
         require_change: this.#deps.requireChange === true,
         ...(this.#deps.remote ? { host_sandboxes: hostSandboxes(results) } : {}),
-        spend_cap: this.#spend ? spendCapSummary(this.#spend, this.#spend.cap.view(), results) : null,
+        spend_cap: this.#spend
+          ? spendCapSummary(this.#spend, this.#spend.cap.view(), results, (id) => this.#admission.restartBoundNano(id))
+          : null,
       },
     });
   }
