@@ -35,6 +35,12 @@ import { policyLine, switchFigures } from './slot-policy.ts';
 export type { FanOut, FanOutDeps, FanOutResult, FanOutSummary, ForkSpec } from './fan-out-types.ts';
 export { forkIdOf } from './fan-out-types.ts';
 
+/** Some fork goes on from earlier turns, and it has a sibling to go on beside it. */
+function resumesSiblings(specs: readonly ForkSpec[]): boolean {
+  const going = specs.filter((spec) => !spec.finished);
+  return going.length > 1 && going.some((spec) => spec.start.turnsDone > 0);
+}
+
 /** Orchestrates one fan-out on the main thread: measure, warm, dispatch, collect. */
 export class FanOutRun implements FanOut {
   readonly id: string;
@@ -125,7 +131,7 @@ export class FanOutRun implements FanOut {
       log: (line) => this.#log.line(line),
       signal: this.#abort.signal,
       spend: this.#spend,
-      resumed: this.#specs.some((spec) => !spec.finished && spec.start.turnsDone > 0),
+      resumed: resumesSiblings(this.#specs),
     });
     const stopSampling = this.#log.open
       ? sampleBudget(this.#deps.admission, this.#deps.clock, (line) => this.#log.line(line))
