@@ -70,16 +70,10 @@ export class BoardState {
       case 'turn-start':
         row.turn = event.turn;
         break;
-      case 'turn-end': {
-        row.usage = addUsage(row.usage, event.request.usage);
+      case 'turn-end':
+        this.#addTurn(row, event.request);
         row.first ??= event.request.usage;
-        const turnCost = costUsd(event.request.usage, this.#model, {
-          at: event.request.sentAt,
-          ...(this.#catalogue ? { catalogue: this.#catalogue } : {}),
-        })?.total;
-        row.cost = row.cost === null || turnCost === undefined ? null : row.cost + turnCost;
         break;
-      }
       case 'tool-call':
         // the tool name, the error and the label are the model's or the plan's text: escaped here, once
         row.tool = terminalSafe(event.name) + (event.isError ? '!' : '');
@@ -93,6 +87,13 @@ export class BoardState {
           event.status === 'completed' && reportSaysNotDone(event.result.report) ? NOT_DONE_REPORTED : event.status;
         row.turn = event.result.turns;
         row.toolCalls = event.result.toolCalls;
+        // the fork's whole usage, every session's turns: a fork finished in an earlier session
+        // sent nothing in this one, and a resumed one only its later turns
+        if ((event.result.requests ?? []).length > 0) {
+          row.usage = ZERO_USAGE;
+          row.cost = 0;
+          for (const request of event.result.requests) this.#addTurn(row, request);
+        }
         row.error = event.result.error
           ? terminalSafe(`${event.result.error.code}: ${event.result.error.message}`)
           : undefined;
@@ -150,6 +151,16 @@ export class BoardState {
   /** Whether every fork has ended. */
   get finished(): boolean {
     return this.rows.size > 0 && [...this.rows.values()].every((r) => !isLive(r.status));
+  }
+
+  /** A turn's usage and price added to its fork's row (each turn priced at its own date and band). */
+  #addTurn(row: ForkRow, request: { usage: Usage; sentAt: number }): void {
+    row.usage = addUsage(row.usage, request.usage);
+    const turnCost = costUsd(request.usage, this.#model, {
+      at: request.sentAt,
+      ...(this.#catalogue ? { catalogue: this.#catalogue } : {}),
+    })?.total;
+    row.cost = row.cost === null || turnCost === undefined ? null : row.cost + turnCost;
   }
 
   #row(forkId: string, directive?: string): ForkRow {
