@@ -37,6 +37,50 @@ export function labelOf(directive: string): string {
   return paths.at(-1) ?? directive.split('\n')[0]!.trim();
 }
 
+/** The words two or more directives on one file do not share: what tells their forks apart. */
+function differingWords(lines: readonly string[]): string[] {
+  const words = lines.map((l) => l.split(/\s+/));
+  let head = 0;
+  while (words.every((w) => w[head] !== undefined && w[head] === words[0]![head])) head++;
+  let tail = 0;
+  const shortest = Math.min(...words.map((w) => w.length));
+  while (
+    tail < shortest - head &&
+    words.every((w) => w[w.length - 1 - tail] === words[0]![words[0]!.length - 1 - tail])
+  )
+    tail++;
+  return words.map((w) => w.slice(head, w.length - tail).join(' '));
+}
+
+const MAX_DIFFERING = 40;
+
+/**
+ * What tells each directive apart: the file it names, and where two or more directives name
+ * that file (two renames of one file), the words they do not share (`isFunction to isFn`).
+ */
+export function directiveParts(directives: readonly string[]): { file: string; differs: string | undefined }[] {
+  const parts = directives.map((d) => ({ file: labelOf(d), differs: undefined as string | undefined }));
+  const byFile = new Map<string, number[]>();
+  parts.forEach((p, i) => byFile.set(p.file, [...(byFile.get(p.file) ?? []), i]));
+  for (const group of byFile.values()) {
+    if (group.length < 2) continue;
+    const lines = group.map((i) => directives[i]!.split('\n')[0]!.trim());
+    differingWords(lines).forEach((words, j) => {
+      if (words !== '') parts[group[j]!]!.differs = words;
+    });
+  }
+  return parts;
+}
+
+/** Each fork's label on the board: the file, and in brackets what tells directives on one file apart. */
+export function directiveLabels(directives: readonly string[]): string[] {
+  return directiveParts(directives).map(({ file, differs }) =>
+    differs === undefined
+      ? file
+      : `${file} (${differs.length > MAX_DIFFERING ? `${differs.slice(0, MAX_DIFFERING - 1)}…` : differs})`,
+  );
+}
+
 /**
  * What the live board shows, fed the fan-out's events: every fork from the plan on (so the
  * total is known before the first one starts), the counts by status, the usage and cost so
@@ -57,7 +101,8 @@ export class BoardState {
 
   /** Every fork of a fan-out, from its handles: the plan, before any fork has sent anything. */
   plan(forks: readonly Pick<ForkHandle, 'id' | 'directive'>[]): void {
-    for (const fork of forks) this.#row(fork.id, fork.directive);
+    const labels = directiveLabels(forks.map((f) => f.directive));
+    forks.forEach((fork, i) => (this.#row(fork.id).label = terminalSafe(labels[i]!)));
   }
 
   onEvent(event: FanOutEvent): ForkRow {
