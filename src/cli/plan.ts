@@ -100,6 +100,9 @@ export const planSchema = z.strictObject({
       bashMaxMemoryMb: positive.optional().describe('memory of a bash command, in MB (bubblewrap)'),
       bashMaxFileMb: positive.optional().describe('largest file a bash command may write, in MB (bubblewrap)'),
       bashTmpMb: positive.optional().describe("size of a bash command's /tmp, in MB (bubblewrap)"),
+      maxWorkspaceMb: positive
+        .optional()
+        .describe("disk a fork's worktree may take beyond its checkout, in MB (isolation: worktree, as root)"),
     })
     .default({}),
   permissions: permissionPolicySchema
@@ -164,7 +167,14 @@ export const planSchema = z.strictObject({
 
 export type Plan = z.output<typeof planSchema>;
 
-const BASH_LIMITS = ['bashTimeoutMs', 'bashMaxProcesses', 'bashMaxMemoryMb', 'bashMaxFileMb', 'bashTmpMb'] as const;
+const BASH_LIMITS = [
+  'bashTimeoutMs',
+  'bashMaxProcesses',
+  'bashMaxMemoryMb',
+  'bashMaxFileMb',
+  'bashTmpMb',
+  'maxWorkspaceMb',
+] as const;
 
 /** The plan's limits that bound each bash command (the engine's `toolLimits`). */
 export function planToolLimits(plan: Plan): Partial<Record<(typeof BASH_LIMITS)[number], number>> {

@@ -10,6 +10,7 @@ import {
   type Worktree,
   type WorktreeResult,
 } from '../tools/worktree.ts';
+import { workspaceDiskSupport } from '../tools/workspace-disk.ts';
 
 /**
  * The worktrees of one fan-out under `isolation: 'worktree'`: the repository is found and the
@@ -21,9 +22,13 @@ export class FanOutWorktrees {
   readonly #dir: string;
   #ready: Promise<{ repo: HostGit; base: string }> | undefined;
 
-  constructor(workspace: string, fanOutDir: string) {
+  readonly #disk: { readonly maxMb: number } | undefined;
+
+  /** `maxWorkspaceMb`: each worktree on a disk of its own that size beyond its checkout, where one can be made. */
+  constructor(workspace: string, fanOutDir: string, maxWorkspaceMb?: number) {
     this.#workspace = workspace;
     this.#dir = fanOutDir;
+    this.#disk = maxWorkspaceMb !== undefined && 'ok' in workspaceDiskSupport() ? { maxMb: maxWorkspaceMb } : undefined;
   }
 
   #prepare(): Promise<{ repo: HostGit; base: string }> {
@@ -46,7 +51,14 @@ export class FanOutWorktrees {
     const { repo, base } = await this.#prepare();
     const workspace = realpathSync(this.#workspace);
     const sparse = file === undefined ? undefined : [relative(repo.top, resolve(workspace, file)).split(sep).join('/')];
-    return openWorktree(repo, { root: join(this.#dir, 'worktrees'), forkId, base, workspace, sparse });
+    return openWorktree(repo, {
+      root: join(this.#dir, 'worktrees'),
+      forkId,
+      base,
+      workspace,
+      sparse,
+      disk: this.#disk,
+    });
   }
 
   /** A finished fork's result from its branch when its worktree is gone (it was committed). */

@@ -4,6 +4,7 @@ import type { FrozenPrefix } from '../prefix/freeze.ts';
 import { transcriptPath } from '../run-dir/files.ts';
 import { DENY_UNASKED, type PermissionAnswer } from '../tools/permissions.ts';
 import { hostToolInfos, runHostTool } from '../tools/host-tools.ts';
+import { DEFAULT_TOOL_LIMITS } from '../tools/limits.ts';
 import { toolError } from '../tools/result.ts';
 import type { DispatchContext } from '../pool/fork-dispatch.ts';
 import { EventQueue } from './event-queue.ts';
@@ -86,7 +87,11 @@ export class FanOutRun implements FanOut {
         spend.cap.addSpent(spentBefore(spend, [...start.previous.requests, ...start.previous.failedAttempts]));
     this.#log = new FanOutLog(deps.runDir);
     if (deps.options.isolation === 'worktree' && deps.runDir)
-      this.#worktrees = new FanOutWorktrees(deps.options.workspace, deps.runDir);
+      this.#worktrees = new FanOutWorktrees(
+        deps.options.workspace,
+        deps.runDir,
+        deps.options.toolLimits.maxWorkspaceMb ?? DEFAULT_TOOL_LIMITS.maxWorkspaceMb,
+      );
     this.#log.line({
       type: 'fanout-start',
       at: deps.clock.now(),

@@ -103,7 +103,11 @@ export function registerRunCommand(program: Command): void {
       const toolLimits = planToolLimits(plan);
       if (opts.redis && (plan.allow?.includes('bash') || loaded.check)) log(HOSTS_SANDBOX_LINE);
       else if (plan.allow?.includes('bash'))
-        log(sandboxLine(describeSandbox(plan.sandbox, { network: plan.network, limits: toolLimits })));
+        log(
+          sandboxLine(
+            describeSandbox(plan.sandbox, { network: plan.network, limits: toolLimits, isolation: plan.isolation }),
+          ),
+        );
       const maxUsd = opts.maxUsd ?? plan.maxUsd;
       if (opts.dryRun) {
         const { report, text } = await dryRun(loaded, {

@@ -1,6 +1,7 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { BRANCH_PREFIX, branchOf, releaseStaleEntries, removeTrees } from '../../tools/worktree.ts';
+import { detachDisk, diskImageOf } from '../../tools/workspace-disk.ts';
 import { repoOfRun, type RunReview } from './run-forks.ts';
 
 export interface CleanStep {
@@ -61,6 +62,9 @@ export async function cleanRun(
       out.kept.push({ name: s.name, why: `not merged into HEAD (${s.commit!.slice(0, 10)}): --force removes it` });
   }
   const trees = out.removed.filter((s) => s.kind === 'worktree').map((s) => s.name);
+  // a worktree on a disk of its own goes with its image (unmounted first: rm cannot remove a mount point)
+  for (const tree of trees) await detachDisk(tree);
+  for (const forkId of ids) rmSync(diskImageOf(join(root, forkId)), { force: true });
   await removeTrees(trees);
   for (const tree of trees) releaseStaleEntries(repo, tree);
   await repo.run(['worktree', 'prune']);

@@ -8,7 +8,14 @@ import type { ForkReview, RunReview } from './run-forks.ts';
 /** Where `merge --clean-only` writes the plan that redoes the forks it could not merge. */
 export const RETRY_PLAN_FILE = 'retry-plan.json';
 
-const BASH_LIMITS = new Set(['bashTimeoutMs', 'bashMaxProcesses', 'bashMaxMemoryMb', 'bashMaxFileMb', 'bashTmpMb']);
+const BASH_LIMITS = new Set([
+  'bashTimeoutMs',
+  'bashMaxProcesses',
+  'bashMaxMemoryMb',
+  'bashMaxFileMb',
+  'bashTmpMb',
+  'maxWorkspaceMb',
+]);
 
 /**
  * A plan `forkcache run` takes that does `forks` again, each from its directive and fields, in
