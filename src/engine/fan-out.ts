@@ -37,6 +37,12 @@ import { policyLine, slotChoice, switchFigures } from './slot-policy.ts';
 export type { FanOut, FanOutDeps, FanOutResult, FanOutSummary, ForkSpec } from './fan-out-types.ts';
 export { forkIdOf } from './fan-out-types.ts';
 
+/** Some fork goes on from earlier turns, and it has a sibling to go on beside it. */
+function resumesSiblings(specs: readonly ForkSpec[]): boolean {
+  const going = specs.filter((spec) => !spec.finished);
+  return going.length > 1 && going.some((spec) => spec.start.turnsDone > 0);
+}
+
 /** Orchestrates one fan-out on the main thread: measure, warm, dispatch, collect. */
 export class FanOutRun implements FanOut {
   readonly id: string;
@@ -131,6 +137,7 @@ export class FanOutRun implements FanOut {
       log: (line) => this.#log.line(line),
       signal: this.#abort.signal,
       spend: this.#spend,
+      resumed: resumesSiblings(this.#specs),
     });
     const stopSampling = this.#log.open
       ? sampleBudget(this.#deps.admission, this.#deps.clock, (line) => this.#log.line(line))
@@ -382,7 +389,9 @@ export class FanOutRun implements FanOut {
         ...(this.#deps.sandbox ? { sandbox: this.#deps.sandbox } : {}),
         require_change: this.#deps.requireChange === true,
         ...(this.#deps.remote ? { host_sandboxes: hostSandboxes(results) } : {}),
-        spend_cap: this.#spend ? spendCapSummary(this.#spend, this.#spend.cap.view(), results) : null,
+        spend_cap: this.#spend
+          ? spendCapSummary(this.#spend, this.#spend.cap.view(), results, (id) => this.#admission.restartBoundNano(id))
+          : null,
       },
     });
   }

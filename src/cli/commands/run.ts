@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { excludeFromGit } from '../../tools/git-exclude.ts';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ForkEngine } from '../../engine/engine.ts';
@@ -122,6 +123,8 @@ export function registerRunCommand(program: Command): void {
       const target = await openEndpoint(opts.api, plan.emulator, catalogue, provider);
       const distributed = await distributedFor(opts, target);
       log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);
+      // the run directory and the plan stay out of `git status` of the repository they are in
+      await excludeFromGit({ runDir, planFile: planPath }, workspace);
       // a setup error must not leave the embedded emulator holding the process open
       const engine = await ForkEngine.create({
         provider,

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { directiveParts } from '../board/board-state.ts';
 import { z } from 'zod';
 import { loadCatalogue } from '../../models/catalogue.ts';
 import { locateFanOuts } from '../../run-dir/locate.ts';
@@ -39,6 +40,26 @@ export function distinctParts(directives: readonly string[]): { common: string; 
   return { common, parts: lines.map((l) => l.slice(common.length)) };
 }
 
+const DIRECTIVE_WIDTH = 60;
+
+/**
+ * A directive in its column: whole when it fits; else cut in the middle, never at its end,
+ * which names the file; and where another directive names the same file, the words it does
+ * not share with it first, then the file (`isFunction to isFn · …/lexers/python.py`).
+ */
+export function directiveCell(text: string, part: { file: string; differs: string | undefined }): string {
+  const line = text.split('\n')[0]!.trim();
+  if (line.length <= DIRECTIVE_WIDTH) return line;
+  const tail = (s: string, n: number): string => (s.length <= n ? s : `…${s.slice(s.length - n + 1)}`);
+  if (part.differs !== undefined) {
+    const differs = clip(part.differs, DIRECTIVE_WIDTH - Math.min(part.file.length, 20) - 3);
+    return `${differs} · ${tail(part.file, DIRECTIVE_WIDTH - differs.length - 3)}`;
+  }
+  const keep = Math.min(line.length, Math.max(part.file.length, 20));
+  const end = tail(line, keep);
+  return `${clip(line, DIRECTIVE_WIDTH - end.length)}${end.startsWith('…') ? end.slice(1) : end}`;
+}
+
 function gitColumn(fork: ForkReview): string {
   if (fork.branch === undefined) return '';
   if (fork.commit === undefined) return `${fork.branch} (no branch)`;
@@ -50,6 +71,7 @@ export function formatRun(run: RunReview): string {
   const worktree = run.isolation === 'worktree';
   const head = ['fork', 'status', 'turns', 'cost', 'files', ...(worktree ? ['branch / commit'] : []), 'directive'];
   const { common, parts } = distinctParts(run.forks.map((f) => f.directive));
+  const labels = directiveParts(run.forks.map((f) => f.directive));
   const rows = run.forks.map((f, i) => [
     f.short,
     f.status,
@@ -57,7 +79,7 @@ export function formatRun(run: RunReview): string {
     usd(f.costUsd),
     String(f.filesChanged.length),
     ...(worktree ? [gitColumn(f)] : []),
-    clip(common === '' ? f.directive : `…${parts[i]!}`, 60),
+    directiveCell(common === '' ? f.directive : `…${parts[i]!}`, labels[i]!),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]): string =>
