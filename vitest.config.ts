@@ -14,8 +14,10 @@ import { defineConfig } from 'vitest/config';
  * A file is integration when its source names one of INTEGRATION_MARKS: the classification
  * follows what the test does, so a new test lands in the right project without a list here.
  *
- * Piscina workers import .ts sources: the loader has to be inside each worker thread, and
- * vitest only transforms the test's own imports (the engine passes it, src/pool/worker-file.ts).
+ * The processes and worker threads the tests start run a JavaScript build of the sources, made
+ * once per content before the first file (test/setup/global-build.ts): Piscina workers would
+ * otherwise each load the tsx loader (vitest only transforms the test's own imports), and each
+ * spawned command too.
  * The timeouts are hang guards, not speed checks: tests wait on events, never on time, and on
  * a busy 2-core machine (load 20+) a real forkcache run takes minutes.
  */
@@ -57,6 +59,7 @@ if (!Number.isInteger(workers) || workers < 1) throw new Error('FORKCACHE_TEST_W
 export default defineConfig({
   test: {
     execArgv: ['--import', 'tsx'],
+    globalSetup: ['test/setup/global-build.ts'],
     testTimeout: 600_000,
     hookTimeout: 600_000,
     projects: [
