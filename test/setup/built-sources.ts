@@ -12,7 +12,7 @@ import {
 } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type Plugin } from 'esbuild';
+import { build, version as esbuildVersion, type Plugin } from 'esbuild';
 
 /*
  * The sources compiled to JavaScript once per test run, for the processes and worker threads
@@ -28,7 +28,6 @@ import { build, type Plugin } from 'esbuild';
  * rewritten to `.js`), as `tsc` lays out dist/; JSON modules are inlined into their one importer.
  */
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CACHE = join(ROOT, 'node_modules', '.cache', 'forkcache-test-build');
 const SOURCE_DIRS = ['src', 'workers'];
 /** Builds older than this, other than the current one, are removed (runs last minutes, not days). */
 const STALE_MS = 24 * 3600_000;
@@ -40,16 +39,11 @@ function files(dir: string): string[] {
 }
 
 /** The content key of a build: every input file's path and bytes. */
-function sourceKey(inputs: string[]): string {
+function sourceKey(root: string, inputs: string[]): string {
   const hash = createHash('sha256');
-  const esbuildVersion = (
-    JSON.parse(readFileSync(join(ROOT, 'node_modules/esbuild/package.json'), 'utf8')) as {
-      version: string;
-    }
-  ).version;
   hash.update(`esbuild ${esbuildVersion}\0`);
-  for (const file of [...inputs, join(ROOT, 'package.json'), fileURLToPath(import.meta.url)]) {
-    hash.update(relative(ROOT, file)).update('\0').update(readFileSync(file)).update('\0');
+  for (const file of [...inputs, join(root, 'package.json'), fileURLToPath(import.meta.url)]) {
+    hash.update(relative(root, file)).update('\0').update(readFileSync(file)).update('\0');
   }
   return hash.digest('hex').slice(0, 16);
 }
@@ -66,17 +60,21 @@ const keepImports: Plugin = {
   },
 };
 
-/** Build the sources (or find this content's build) and return its folder. */
-export async function builtSources(): Promise<string> {
-  const inputs = SOURCE_DIRS.flatMap((d) => files(join(ROOT, d)));
-  const out = join(CACHE, sourceKey(inputs));
+/**
+ * Build the sources of the package at `root` (or find this content's build) and return its
+ * folder, under `root`'s node_modules/.cache.
+ */
+export async function builtSources(root = ROOT): Promise<string> {
+  const cache = join(root, 'node_modules', '.cache', 'forkcache-test-build');
+  const inputs = SOURCE_DIRS.flatMap((d) => files(join(root, d)));
+  const out = join(cache, sourceKey(root, inputs));
   if (existsSync(join(out, 'complete'))) return out;
-  mkdirSync(CACHE, { recursive: true });
-  const staging = mkdtempSync(join(CACHE, 'staging-'));
+  mkdirSync(cache, { recursive: true });
+  const staging = mkdtempSync(join(cache, 'staging-'));
   try {
     await build({
       entryPoints: inputs.filter((f) => f.endsWith('.ts')),
-      outbase: ROOT,
+      outbase: root,
       outdir: staging,
       bundle: true,
       plugins: [keepImports],
@@ -100,14 +98,14 @@ export async function builtSources(): Promise<string> {
     rmSync(staging, { recursive: true, force: true });
     throw error;
   }
-  removeStale(out);
+  removeStale(cache, out);
   return out;
 }
 
-function removeStale(current: string): void {
+function removeStale(cache: string, current: string): void {
   const now = Date.now();
-  for (const name of readdirSync(CACHE)) {
-    const dir = join(CACHE, name);
+  for (const name of readdirSync(cache)) {
+    const dir = join(cache, name);
     if (dir !== current && now - statSync(dir).mtimeMs > STALE_MS) rmSync(dir, { recursive: true, force: true });
   }
 }
