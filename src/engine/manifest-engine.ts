@@ -17,6 +17,8 @@ export function manifestEngine(options: ResolvedEngineOptions): ManifestEngine {
     permissions: options.permissions,
     isolation: options.isolation,
     ...(options.sparseWorktrees ? { sparseWorktrees: true } : {}),
+    ...(options.maxWorktrees !== undefined ? { maxWorktrees: options.maxWorktrees } : {}),
+    ...(options.repos ? { repos: [...options.repos] } : {}),
     toolLimits: options.toolLimits as Record<string, number>,
     sandbox: options.sandbox,
     network: options.network,
