@@ -39,7 +39,9 @@ const INTEGRATION_MARKS = [
  * whose cost is the real work, not the harness — the real engines and clients (llama-server,
  * Claude Code, the Agent SDK), the examples run as a user runs them, hundreds of forks in a
  * pseudo-terminal, the demo and a plan on every provider's wire, the review-and-merge flows
- * and Redis killed under a distributed run. `npx vitest run FILE` runs any of them alone.
+ * and Redis killed under a distributed run, a plan over three repositories, the worktree disk
+ * budget at 60 forks, the packed types compiled without the optional peers. `npx vitest run
+ * FILE` runs any of them alone.
  */
 const SLOW = [
   'test/engine-llama/',
@@ -54,6 +56,9 @@ const SLOW = [
   'test/distributed/redis-cli.test.ts',
   'test/distributed/redis-lost.test.ts',
   'test/distributed/redis-restart.test.ts',
+  'test/cli/multi-repo.test.ts',
+  'test/cli/worktree-disk.test.ts',
+  'test/types/optional-peers.test.ts',
 ];
 
 const ROOT = import.meta.dirname;
