@@ -35,10 +35,18 @@ export function launcherScript(limits: LauncherLimits = {}): string {
   if (limits.fileKb !== undefined) flags.push(`-f ${int(limits.fileKb)}`);
   if (limits.processes !== undefined) flags.push(`-u ${int(limits.processes)}`);
   const ulimit = `ulimit -S -H ${flags.join(' ')} || { echo 'forkcache: could not set the sandbox limits' >&2; exit ${LIMITS_FAILED_EXIT}; }`;
-  return [`read -r _ || exit ${NOT_STARTED_EXIT}`, 'exec 0</dev/null', ulimit, 'exec bash -c "$1"'].join('\n');
+  return [
+    `read -r _ || exit ${NOT_STARTED_EXIT}`,
+    'exec 0</dev/null',
+    ulimit,
+    'exec bash --norc --noprofile -c "$1"',
+  ].join('\n');
 }
 
 /** `bash` arguments that run `command` through the launcher. */
 export function launcherArgs(command: string, limits?: LauncherLimits): string[] {
-  return ['-c', launcherScript(limits), 'forkcache-bash', command];
+  // Node's stdio pipes are socket pairs, and a non-interactive bash whose stdin is a socket takes
+  // itself for a remote shell and runs ~/.bashrc (Debian builds it so): the host user's rc file
+  // (its variables, a `pyenv rehash` waiting on a stale lock) would run in every fork's command.
+  return ['--norc', '--noprofile', '-c', launcherScript(limits), 'forkcache-bash', command];
 }

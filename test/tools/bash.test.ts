@@ -1,4 +1,4 @@
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { errorOf, executorIn, makeSandbox, okContent, type Sandbox } from './helpers.ts';
 
@@ -65,6 +65,26 @@ describe('bash', () => {
       bashEnv: { GREETING: 'hi', PATH: process.env['PATH'] ?? '' },
     });
     expect(okContent(await custom.execute('bash', { command: 'echo "$GREETING"' }))).toBe('hi\n');
+  });
+
+  it("runs none of the host user's shell start-up files, in either sandbox", async () => {
+    // Node's stdio pipes are sockets: bash took itself for a remote shell and ran ~/.bashrc,
+    // so the host's rc file (its exports, a `pyenv rehash` stuck on a stale lock) ran in every
+    // command. The attacker here is the rc file's content reaching the fork's environment.
+    const home = `${sandbox.base}/home`;
+    await sandbox.put('../home/.bashrc', 'export FROM_RC=leaked; echo rc-ran >> "$HOME/ran"\n');
+    await sandbox.put('../home/.bash_profile', 'export FROM_PROFILE=leaked\n');
+    await sandbox.put('../home/.profile', 'export FROM_PROFILE=leaked\n');
+    for (const sandboxKind of ['none', 'auto'] as const) {
+      const tools = executorIn(sandbox, {
+        allow: ['bash'],
+        sandbox: sandboxKind,
+        bashEnv: { HOME: home, PATH: process.env['PATH'] ?? '' },
+      });
+      const out = okContent(await tools.execute('bash', { command: 'echo "[$FROM_RC][$FROM_PROFILE]"' }));
+      expect(out, sandboxKind).toBe('[][]\n');
+    }
+    expect(existsSync(`${home}/ran`)).toBe(false);
   });
 
   it('rejects with the abort reason when aborted before or during the command', async () => {
