@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { resolveEngineOptions } from '../src/engine/options.ts';
-import { hasCode } from '../src/errors.ts';
+import { type ForkcacheError, hasCode } from '../src/errors.ts';
 import * as api from '../src/index.ts';
 import * as testing from '../src/testing.ts';
 
@@ -71,7 +72,9 @@ describe('the public API', () => {
     expect(types).toMatchInlineSnapshot(`
       [
         "AgentKind",
+        "AgentStatus",
         "AgentToolOptions",
+        "AgentTotals",
         "AgentType",
         "CacheTtl",
         "CheckRecord",
@@ -81,6 +84,7 @@ describe('the public API', () => {
         "ErrorCode",
         "ExecutableToolName",
         "FanOut",
+        "FanOutCacheLine",
         "FanOutCheck",
         "FanOutEvent",
         "FanOutOptions",
@@ -220,5 +224,20 @@ describe('the public API', () => {
     }
     expect(hasCode(caught, 'INVALID_ARGUMENT')).toBe(true);
     expect((caught as Error).message).toMatch(/testHooks/);
+  });
+
+  it('takes runDir, the deprecated name of runsDir, for one release; both at odds are refused', () => {
+    const local = { baseURL: 'http://127.0.0.1:1', apiKey: 'k' };
+    expect(resolveEngineOptions({ ...local, runsDir: 'runs' }).runsDir).toBe(resolve('runs'));
+    expect(resolveEngineOptions({ ...local, runDir: 'runs' }).runsDir).toBe(resolve('runs'));
+    expect(resolveEngineOptions({ ...local, runDir: 'runs', runsDir: 'runs' }).runsDir).toBe(resolve('runs'));
+    let caught: unknown;
+    try {
+      resolveEngineOptions({ ...local, runDir: 'a', runsDir: 'b' });
+    } catch (err) {
+      caught = err;
+    }
+    expect(hasCode(caught, 'INVALID_ARGUMENT')).toBe(true);
+    expect((caught as ForkcacheError).data).toEqual({ field: 'runDir' });
   });
 });

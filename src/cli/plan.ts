@@ -67,7 +67,14 @@ export const planSchema = z.strictObject({
     .optional()
     .describe('a model catalogue JSON merged over the built-in one (prices a model forkcache does not know)'),
   workspace: z.string().min(1).default('.').describe('the directory the forks work in'),
-  runDir: z.string().min(1).default('.forkcache/runs').describe('where transcripts, manifest and summary are written'),
+  runsDir: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'the runs directory (default .forkcache/runs): each fan-out writes its run directory (manifest, transcripts, events, summary) in it',
+    ),
+  runDir: z.string().min(1).optional().describe('deprecated: the old name of runsDir'),
   warm: z
     .enum(WARM_STRATEGIES as [WarmStrategy, ...WarmStrategy[]])
     .default('first-child')
@@ -183,7 +190,7 @@ export interface LoadedPlan {
   requireChange: boolean;
   snapshot: ParentSnapshot;
   workspace: string;
-  runDir: string;
+  runsDir: string;
   /** The plan's `modelTable`, resolved against the plan's directory. */
   modelTable: string | undefined;
   /** What importing the parent used, dropped or substituted (a transcript import). */
@@ -211,7 +218,7 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
     });
   const paths = {
     workspace: resolve(base, plan.workspace),
-    runDir: resolve(base, plan.runDir),
+    runsDir: resolve(base, plan.runsDir ?? plan.runDir ?? '.forkcache/runs'),
     modelTable: plan.modelTable === undefined ? undefined : resolve(base, plan.modelTable),
   };
   const transcript =

@@ -167,7 +167,7 @@ export class ForkEngine {
   }
 
   /**
-   * Continue a fan-out from its directory (`RUN_DIR/<fanoutId>`), in this process or after a
+   * Continue a fan-out from its directory (`RUNS_DIR/<fanOutId>`), in this process or after a
    * crash of another: the snapshot must freeze to the same head (hash checked); completed
    * forks are not re-run; unfinished ones go on from their last complete turn, and a tool call
    * that was running when the run stopped is reported to the model as interrupted.
@@ -251,7 +251,7 @@ export class ForkEngine {
    * another engine wrote in the run directory: transcripts and branches are never shared.
    */
   #openRunDir(kind: 'fo' | 'ag', tag: string): { id: string; runDir: string | undefined; lock?: WriterLock } {
-    return openFanOutDir(this.#options.runDir, () => {
+    return openFanOutDir(this.#options.runsDir, () => {
       for (;;) {
         const id = `${kind}${(++this.#sequence).toString().padStart(3, '0')}-${tag}`;
         if (!this.#branchIds.has(id)) return id;

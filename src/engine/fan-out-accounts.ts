@@ -1,5 +1,6 @@
 import { totalInputTokens, type UsageInput } from '../ledger/usage.ts';
-import type { ForkStatus, RequestRecord } from '../loop/types.ts';
+import type { ForkEndStatus } from '../fork-status.ts';
+import type { RequestRecord } from '../loop/types.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
 import { stepDown } from '../wire/providers.ts';
 import type { FanOutDeps } from './fan-out-types.ts';
@@ -126,7 +127,7 @@ export class FanOutAccounts {
     ledger.record(agent ? { ...common, kind: 'fresh' } : { ...common, kind: 'fork', prefixId: this.#prefix.id });
   }
 
-  status(forkId: string, status: ForkStatus): void {
+  status(forkId: string, status: ForkEndStatus): void {
     this.#deps.ledger.setStatus(forkId, status, {
       parentId: this.#deps.rootId,
       kind: this.#deps.agent ? 'fresh' : 'fork',

@@ -1,5 +1,5 @@
 import { CACHE_TTL_MS } from '../wire/cache.ts';
-import { FanOutGate, type SpendPricing } from '../gate/admission/fan-out-gate.ts';
+import { AdmissionGate, type SpendPricing } from '../gate/admission/admission-gate.ts';
 import { fanOutSpend } from './fan-out-spend.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
 import { readabilityOf } from '../wire/providers.ts';
@@ -12,7 +12,7 @@ export interface FanOutGates {
   /** The warm-first barrier for the shared prefix. */
   warm: WarmGate;
   /** The warm gate behind the engine's rate-limit admission: what each fork's requests ask. */
-  admission: FanOutGate;
+  admission: AdmissionGate;
   /** What remote hosts' shared admission needs to price a request like the local one does. */
   shared(): { modelClass: string; tokensPerByte: number; readsShared: boolean };
   /** The spend cap as this fan-out prices it (`maxUsd`), if there is one. */
@@ -34,7 +34,7 @@ export function openFanOutGates(deps: FanOutDeps, prefix: FrozenPrefix, accounts
   deps.admission.retryAfterStop();
   if (deps.options.admission === 'on') deps.remote?.retryAfterStop?.(deps.modelClass(prefix.snapshot.model));
   const spend = fanOutSpend(deps, prefix);
-  const admission = new FanOutGate({
+  const admission = new AdmissionGate({
     scheduler: deps.admission,
     inner: warm,
     prefixReadable: readsShared,

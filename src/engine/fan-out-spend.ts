@@ -1,7 +1,7 @@
 import { ForkcacheError } from '../errors.ts';
-import type { SpendPricing } from '../gate/admission/fan-out-gate.ts';
+import type { SpendPricing } from '../gate/admission/admission-gate.ts';
 import type { SpendCapView } from '../gate/admission/spend-cap.ts';
-import { inputTokensBound } from '../gate/admission/fan-out-gate.ts';
+import { inputTokensBound } from '../gate/admission/admission-gate.ts';
 import { costNano } from '../ledger/cost.ts';
 import { requestBoundNano } from '../ledger/spend-bound.ts';
 import { normalizeUsage, type UsageInput } from '../ledger/usage.ts';
@@ -40,7 +40,7 @@ export function fanOutSpend(deps: FanOutDeps, prefix: FrozenPrefix): SpendPricin
   };
 }
 
-/** What earlier sessions of a resumed run spent: the cap counts the whole run. */
+/** What earlier passes of a resumed run spent: the cap counts the whole run. */
 export function spentBefore(spend: SpendPricing, requests: readonly RequestRecord[]): number {
   return requests.reduce((sum, r) => sum + spend.price(r.usage), 0);
 }
@@ -89,7 +89,7 @@ interface CappedResult {
 }
 
 /**
- * The margin on the projection: a resumed session writes the cache again (the prefix, and each
+ * The margin on the projection: a resumed pass writes the cache again (the prefix, and each
  * stopped fork's own turns once more), and later forks can be larger than the first ones.
  */
 const NEXT_CAP_MARGIN = 2;

@@ -5,7 +5,7 @@ import type { FanOutAccounts } from './fan-out-accounts.ts';
 import type { FanOutDeps } from './fan-out-types.ts';
 import { measureFreshBase, measureSharedTokens, sendPrewarm } from './measure.ts';
 import type { WarmGate } from './warm-gate.ts';
-import type { SpendPricing } from '../gate/admission/fan-out-gate.ts';
+import type { SpendPricing } from '../gate/admission/admission-gate.ts';
 import { underSpendCap } from './fan-out-spend.ts';
 import { warmUpLlamaFanOut } from './llama-warmup.ts';
 import type { WarmedUp } from './slot-fill.ts';

@@ -23,7 +23,7 @@ import { ForkState } from '../agent/fork-handle.ts';
 import type { WarmGate } from './warm-gate.ts';
 import { type FanOutGates, openFanOutGates } from './fan-out-gates.ts';
 import { warmUpFanOut, type WarmedUp } from './fan-out-warmup.ts';
-import type { FanOutGate } from '../gate/admission/fan-out-gate.ts';
+import type { AdmissionGate } from '../gate/admission/admission-gate.ts';
 import { sampleBudget } from '../gate/admission/budget-log.ts';
 import type { WorktreeResult } from '../tools/worktree.ts';
 import { finishInSlot, runForkInSlot } from './fork-slot.ts';
@@ -45,7 +45,7 @@ export class FanOutRun implements FanOut {
   readonly #queue = new EventQueue<FanOutEvent>();
   readonly #gate: WarmGate;
   /** The warm gate behind the engine's rate-limit admission: what each fork's requests ask. */
-  readonly #admission: FanOutGate;
+  readonly #admission: AdmissionGate;
   readonly #shared: FanOutGates['shared'];
   readonly #spend: FanOutGates['spend'];
   readonly #settled: Promise<FanOutResult>;
@@ -73,7 +73,7 @@ export class FanOutRun implements FanOut {
     this.#admission = gates.admission;
     this.#shared = gates.shared;
     this.#spend = gates.spend;
-    // the cap counts the whole run: what earlier sessions spent is spent before anything is sent
+    // the cap counts the whole run: what earlier passes spent is spent before anything is sent
     const spend = gates.spend;
     if (spend)
       for (const { start } of specs)
@@ -135,7 +135,7 @@ export class FanOutRun implements FanOut {
       this.#closeSlots();
       const summary = this.#summary(results);
       this.#log.line({ type: 'fanout-end', at: this.#deps.clock.now() });
-      return { fanoutId: this.id, forks: results, summary };
+      return { fanOutId: this.id, fanoutId: this.id, forks: results, summary };
     } finally {
       this.#closeSlots();
       stopSampling();

@@ -96,7 +96,12 @@ export interface ForkEngineOptions {
   maxTokens?: number;
   /** The directory forks work in (default: the current directory). */
   workspace?: string;
-  /** Where transcripts and summaries are written (default: none). */
+  /**
+   * The runs directory: each fan-out writes its run directory (`<runsDir>/<fanOutId>/`:
+   * manifest, transcripts, events, summary) under it. Default: none (nothing written, no resume).
+   */
+  runsDir?: string;
+  /** @deprecated Use `runsDir` (a run directory is one fan-out's folder); goes in the next minor release. */
   runDir?: string;
   layout?: ForkLayout;
   /**
@@ -123,7 +128,7 @@ export interface ForkEngineOptions {
   clock?: Clock;
   /**
    * `worktree`: each fork works in its own git worktree on a branch `forkcache/<forkId>`
-   * (under the run directory; needs `runDir` and a workspace in a git repository), so parallel
+   * (under the run directory; needs `runsDir` and a workspace in a git repository), so parallel
    * forks editing one repository never collide. The result names the branch and the diff stat.
    */
   isolation?: 'none' | 'worktree';
@@ -208,6 +213,7 @@ export const engineOptionsSchema = z.strictObject({
   maxTurns: z.number().int().positive().optional(),
   maxTokens: z.number().int().positive().optional(),
   workspace: z.string().min(1).optional(),
+  runsDir: z.string().min(1).optional(),
   runDir: z.string().min(1).optional(),
   layout: z.enum(FORK_LAYOUTS as [ForkLayout, ...ForkLayout[]]).optional(),
   allow: z.array(z.enum(EXECUTABLE_TOOL_NAMES)).optional(),
@@ -269,7 +275,7 @@ export interface ResolvedEngineOptions {
   maxTurns: number;
   maxTokens: number;
   workspace: string;
-  runDir: string | undefined;
+  runsDir: string | undefined;
   layout: ForkLayout;
   allow: readonly ExecutableToolName[];
   toolSet: ToolSetChoice;
@@ -315,10 +321,16 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
       },
     );
   }
-  if (o.isolation === 'worktree' && !o.runDir) {
+  if (o.runsDir !== undefined && o.runDir !== undefined && resolve(o.runsDir) !== resolve(o.runDir)) {
+    throw new ForkcacheError('INVALID_ARGUMENT', 'runDir: the deprecated name of runsDir; give one of them', {
+      data: { field: 'runDir' },
+    });
+  }
+  const runsDir = o.runsDir ?? o.runDir;
+  if (o.isolation === 'worktree' && !runsDir) {
     throw new ForkcacheError(
       'INVALID_ARGUMENT',
-      "isolation: 'worktree' needs runDir (the worktrees live in the run directory)",
+      "isolation: 'worktree' needs runsDir (the worktrees live in the run directory)",
       { data: { field: 'isolation' } },
     );
   }
@@ -353,7 +365,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     maxTurns: o.maxTurns ?? DEFAULT_MAX_TURNS,
     maxTokens: o.maxTokens ?? DEFAULT_MAX_TOKENS,
     workspace: resolve(o.workspace ?? process.cwd()),
-    runDir: o.runDir === undefined ? undefined : resolve(o.runDir),
+    runsDir: runsDir === undefined ? undefined : resolve(runsDir),
     layout: o.layout ?? 'claude',
     allow: o.allow ?? [...FILE_TOOL_NAMES],
     toolSet: o.toolSet ?? 'auto',

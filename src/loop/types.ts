@@ -111,11 +111,10 @@ export type LoopEvent =
     };
 
 /** How a fork ended (see src/fork-status.ts: only `completed` is success). */
-export type ForkStatus = ForkEndStatus;
 
 /** What one fork produced. Plain data: it crosses the worker boundary. */
 export interface ForkOutcome {
-  status: ForkStatus;
+  status: ForkEndStatus;
   /** Model calls made. */
   turns: number;
   toolCalls: number;

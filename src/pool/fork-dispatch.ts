@@ -34,7 +34,7 @@ export interface DispatchSettings {
   network: boolean;
   secrets: string[];
   /** The runs directory: out of every tool's reach, hidden in the sandbox. */
-  runDir: string | undefined;
+  runsDir: string | undefined;
   permissions: PermissionPolicy;
   testHooks: TestHooks;
 }
@@ -125,7 +125,7 @@ export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, a
       sandbox: options.sandbox,
       network: options.network,
       secrets: options.secrets,
-      protect: protectedDirs(options.runDir),
+      protect: protectedDirs(options.runsDir),
       ...(ctx.host && ctx.host.tools.length > 0 ? { host: [...ctx.host.tools] } : {}),
     },
     ...(ctx.tools

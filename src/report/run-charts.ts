@@ -68,7 +68,7 @@ export function timelineChart(model: RunModel): string {
         inverse: true,
         axisLabel: { fontSize: rowHeight < 24 ? 9 : 11, interval: rowHeight < 24 ? 1 : 0 },
       },
-      series: [...series, ...sessionMarks(model)],
+      series: [...series, ...passMarks(model)],
     },
     { width: WIDTH, height: 90 + rowHeight * model.rows.length },
   );
@@ -118,29 +118,29 @@ export function phaseCountChart(model: RunModel): string {
           areaStyle: { color: COLORS[phase], opacity: 1 },
           data: counts[PHASES.indexOf(phase)]!.map((c, i) => [Math.round(i * step), c]),
         })),
-        ...sessionMarks(model),
+        ...passMarks(model),
       ],
     },
     { width: WIDTH, height: 360 },
   );
 }
 
-/** A vertical mark where each later session of a resumed run began (none for a run of one session). */
-function sessionMarks(model: RunModel): Record<string, unknown>[] {
-  if (model.files.sessions.length <= 1) return [];
+/** A vertical mark where each later pass of a resumed run began (none for a run of one pass). */
+function passMarks(model: RunModel): Record<string, unknown>[] {
+  if (model.files.passes.length <= 1) return [];
   return [
     {
       type: 'line',
-      name: 'session',
+      name: 'pass',
       data: [],
       markLine: {
         symbol: 'none',
         silent: true,
         lineStyle: { color: '#212529', type: 'dashed', width: 1 },
         label: { formatter: '{b}', position: 'insideEndTop', fontSize: 10 },
-        data: model.files.sessions
+        data: model.files.passes
           .slice(1)
-          .map((s) => ({ xAxis: Math.round(s.startMs), name: `session ${s.index} (resume)` })),
+          .map((s) => ({ xAxis: Math.round(s.startMs), name: `pass ${s.index} (resume)` })),
       },
     },
   ];

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 /*
- * The files of one fan-out directory (`RUN_DIR/<fanoutId>/`). The names live here only; the
+ * The files of one run directory (`RUNS_DIR/<fanOutId>/`). The names live here only; the
  * engine writes them, resume, the report and the distributed hosts read them.
  */
 export const MANIFEST_FILE = 'manifest.json';
@@ -20,7 +20,7 @@ export function transcriptPath(fanOutDir: string, forkId: string): string {
   return join(fanOutDir, FORKS_DIR, `${forkId}.jsonl`);
 }
 
-/** The runs directory a transcript lies in (`RUN_DIR/<fanoutId>/forks/<forkId>.jsonl`), if any. */
+/** The runs directory a transcript lies in (`RUNS_DIR/<fanOutId>/forks/<forkId>.jsonl`), if any. */
 export function runsDirOf(transcript: string | undefined): string | undefined {
   return transcript === undefined ? undefined : dirname(dirname(dirname(transcript)));
 }

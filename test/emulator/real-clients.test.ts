@@ -123,8 +123,8 @@ describe('real clients, replayed', () => {
     expect(readShare(logged[2]!.cache!)).toBeGreaterThanOrEqual(0.9);
   });
 
-  it('--strict-billing-block keeps the old behaviour: the per-request billing header makes every turn miss', async () => {
-    const logged = await replay(fixture('cc-first-party-read-bash'), { strictBillingBlock: true });
+  it('--cache-billing-block keeps the old behaviour: the per-request billing header makes every turn miss', async () => {
+    const logged = await replay(fixture('cc-first-party-read-bash'), { cacheBillingBlock: true });
     expect(logged.map((l) => l.cache!.usage.cache_read_input_tokens)).toEqual([0, 0, 0]);
     expect(
       logged.every((l) => (l.cache as unknown as { billingBlockIgnored: boolean }).billingBlockIgnored === false),

@@ -54,7 +54,7 @@ const emulatorMeta = z
   .object({ script: z.string().default('refactor'), latency: latencyNameSchema.default('fast') })
   .default({ script: 'refactor', latency: 'fast' });
 
-/** The cap a resumed run keeps (`--max-usd` replaces the recorded one; it counts every session). */
+/** The cap a resumed run keeps (`--max-usd` replaces the recorded one; it counts every pass). */
 const maxUsdOf = (cap: number | undefined): { maxUsd?: number } => (cap === undefined ? {} : { maxUsd: cap });
 
 /** Register `forkcache resume RUN_DIR`. */
@@ -80,7 +80,7 @@ export function registerResumeCommand(program: Command): void {
     .option('--redis-timeout-ms <n>', REDIS_FLAG_HELP.timeout)
     .option(
       '--max-usd <usd>',
-      "the run's spend cap, counting what every session spent (default: the cap the run was started with)",
+      "the run's spend cap, counting what every pass spent (default: the cap the run was started with)",
     )
     .option(
       '--allow-asks',
@@ -145,7 +145,7 @@ export function registerResumeCommand(program: Command): void {
           ...(manifest.engine.toolSet ? { toolSet: manifest.engine.toolSet as ToolSetChoice } : {}),
           ...(manifest.engine.denyTools ? { denyTools: manifest.engine.denyTools } : {}),
           ...maxUsdOf(opts.maxUsd ?? manifest.engine.maxUsd),
-          runDir: dirname(dir),
+          runsDir: dirname(dir),
           modelTable: catalogue,
           pool: { maxThreads: 2 },
           ...(distributed ? { distributed } : {}),
@@ -212,7 +212,7 @@ export function registerResumeCommand(program: Command): void {
 }
 
 /**
- * What a resumed run's spend cap is, and where it comes from: the cap counts every session, so
+ * What a resumed run's spend cap is, and where it comes from: the cap counts every pass, so
  * a run stopped at its cap goes on only under a higher one.
  */
 function capLine(dir: string, flag: number | undefined, recorded: number | undefined): string | undefined {
@@ -220,15 +220,15 @@ function capLine(dir: string, flag: number | undefined, recorded: number | undef
   if (cap === undefined) return undefined;
   const from = flag === undefined ? 'the cap the run was started with' : '--max-usd';
   const last = readSpendCap(dir);
-  const spent = last ? `; $${last.spent_usd.toFixed(4)} spent by the last session's count` : '';
+  const spent = last ? `; $${last.spent_usd.toFixed(4)} spent by the last pass's count` : '';
   const low =
     last && last.stopped && cap <= last.max_usd
       ? `: it stopped the run before, so nothing more fits (--max-usd ${(last.next_max_usd ?? cap * 2).toFixed(2)} should finish it)`
       : '';
-  return `forkcache resume: spend cap $${cap} (${from}), counting every session${spent}${low}`;
+  return `forkcache resume: spend cap $${cap} (${from}), counting every pass${spent}${low}`;
 }
 
-/** The last session's `spend_cap` from the fan-out's summary.json, if there is one. */
+/** The last pass's `spend_cap` from the fan-out's summary.json, if there is one. */
 function readSpendCap(
   dir: string,
 ): { max_usd: number; spent_usd: number; stopped: boolean; next_max_usd?: number | null } | undefined {

@@ -93,7 +93,7 @@ export function registerRunCommand(program: Command): void {
     .action(async (planPath: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       const loaded = loadPlan(planPath, { claudeTranscript: opts.parentFromClaudeTranscript, model: opts.model });
-      const { plan, snapshot, workspace, runDir, notes, modelTable, expectedCachedTokens, fromTranscript } = loaded;
+      const { plan, snapshot, workspace, runsDir, notes, modelTable, expectedCachedTokens, fromTranscript } = loaded;
       const provider = opts.provider ?? plan.provider;
       const continuity = fromTranscript ? new CacheContinuity(expectedCachedTokens) : undefined;
       const log = (line: string): void => void printErr(`${line}\n`);
@@ -124,7 +124,7 @@ export function registerRunCommand(program: Command): void {
         baseURL: target.baseURL,
         apiKey: target.apiKey,
         workspace,
-        runDir,
+        runsDir,
         modelTable: catalogue,
         warm: plan.warm,
         layout: plan.layout,
@@ -179,7 +179,7 @@ export function registerRunCommand(program: Command): void {
         }
         board.stop();
         if (continuity) log(continuity.line());
-        const result = await settledOrForks(fan, join(runDir, fan.id), log);
+        const result = await settledOrForks(fan, join(runsDir, fan.id), log);
         const report = await reportAfterRun(result.summary.run_dir, opts.report, log, catalogue);
         const extra = {
           api: target.kind,
@@ -199,7 +199,7 @@ export function registerRunCommand(program: Command): void {
         const lost = redisLostLine(result, opts.redis);
         if (lost) log(lost);
         const capped = result.summary.spend_cap?.stopped === true;
-        if (capped) log(maxUsdMessage(join(runDir, fan.id), result.summary.spend_cap!));
+        if (capped) log(maxUsdMessage(join(runsDir, fan.id), result.summary.spend_cap!));
         const spendCap = result.summary.rate_limits.stopped !== null || capped;
         if (result.summary.rate_limits.stopped !== null)
           log(

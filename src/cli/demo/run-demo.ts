@@ -103,7 +103,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     apiKey: real ? process.env['OPENAI_API_KEY'] || 'sk-local' : 'demo',
     headers: real ? {} : headers,
     workspace,
-    runDir: join(workspace, '.forkcache', 'runs'),
+    runsDir: join(workspace, '.forkcache', 'runs'),
     warm: options.warm,
     ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
     pool: { maxThreads: 2, concurrentTasksPerWorker: 16 },

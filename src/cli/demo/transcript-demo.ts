@@ -50,7 +50,7 @@ export async function runTranscriptDemo(options: {
       baseURL: emulator.url,
       apiKey: 'demo',
       workspace,
-      runDir: join(workspace, '.forkcache', 'runs'),
+      runsDir: join(workspace, '.forkcache', 'runs'),
       warm: options.warm,
       pool: { maxThreads: 2 },
     });

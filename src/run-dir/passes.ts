@@ -3,19 +3,19 @@ import { EVENTS_FILE } from './files.ts';
 import { type JsonlLine, readJsonl, recordType } from './jsonl.ts';
 
 /**
- * A fan-out's sessions: the first run and each `resume` of it. The engine never reuses a
+ * A fan-out's passes: the first run and each `resume` of it. The engine never reuses a
  * fan-out directory for another run (`#freshId`), so every `fanout-start` in its events.jsonl
  * after the first is a resume of the same fan-out, appended to the same file.
  */
-export interface Session<T extends JsonlLine = JsonlLine> {
+export interface RunPass<T extends JsonlLine = JsonlLine> {
   /** 1 for the first run, 2 for the first resume… */
   index: number;
-  /** The session's records, its `fanout-start` first. */
+  /** The pass's records, its `fanout-start` first. */
   lines: T[];
   /** Engine-clock times of its first and last record. */
   startedAt: number;
   endedAt: number;
-  /** Whether it settled (wrote `fanout-end`): a session killed outright did not. */
+  /** Whether it settled (wrote `fanout-end`): a pass killed outright did not. */
   settled: boolean;
 }
 
@@ -25,28 +25,28 @@ const atOf = (line: JsonlLine): number | undefined => {
 };
 
 /** Split a fan-out's event records at each `fanout-start` (records before the first are dropped). */
-export function splitSessions<T extends JsonlLine>(lines: readonly T[]): Session<T>[] {
-  const sessions: Session<T>[] = [];
+export function splitPasses<T extends JsonlLine>(lines: readonly T[]): RunPass<T>[] {
+  const passes: RunPass<T>[] = [];
   for (const line of lines) {
     if (recordType(line.value) === 'fanout-start')
-      sessions.push({ index: sessions.length + 1, lines: [], startedAt: atOf(line) ?? 0, endedAt: 0, settled: false });
-    const current = sessions.at(-1);
+      passes.push({ index: passes.length + 1, lines: [], startedAt: atOf(line) ?? 0, endedAt: 0, settled: false });
+    const current = passes.at(-1);
     if (!current) continue;
     current.lines.push(line);
     const at = atOf(line);
     if (at !== undefined) current.endedAt = Math.max(current.endedAt, at);
     if (recordType(line.value) === 'fanout-end') current.settled = true;
   }
-  for (const s of sessions) s.endedAt = Math.max(s.endedAt, s.startedAt);
-  return sessions;
+  for (const s of passes) s.endedAt = Math.max(s.endedAt, s.startedAt);
+  return passes;
 }
 
-/** The sessions of the fan-out in `fanOutDir` (its events.jsonl). */
-export function readSessions(fanOutDir: string): Session[] {
-  return splitSessions(readJsonl(join(fanOutDir, EVENTS_FILE), 'fan-out events'));
+/** The passes of the fan-out in `fanOutDir` (its events.jsonl). */
+export function readPasses(fanOutDir: string): RunPass[] {
+  return splitPasses(readJsonl(join(fanOutDir, EVENTS_FILE), 'fan-out events'));
 }
 
-/** `session 1`, `sessions 1–3`: what a total covers. */
-export function sessionsLabel(count: number): string {
-  return count <= 1 ? 'session 1' : `sessions 1–${count}`;
+/** `pass 1`, `passes 1–3`: what a total covers. */
+export function passesLabel(count: number): string {
+  return count <= 1 ? 'pass 1' : `passes 1–${count}`;
 }

@@ -31,7 +31,7 @@ import { totalInputTokens } from './usage.ts';
  *   missed); `fanout_hit_ratio` is 0 when there were no fan-out input tokens. Reads are not
  *   capped, so an efficiency above 1 means `sharedPrefixTokens` was under-estimated.
  */
-export interface FanoutMetrics {
+export interface FanOutMetrics {
   key: string;
   ownerId: string | undefined;
   requests: number;
@@ -52,7 +52,7 @@ export interface FanoutMetrics {
 }
 
 /** Fan-out metrics over several fan-outs together (the summary's `cache` block). */
-export interface FanoutTotals {
+export interface FanOutTotals {
   fanouts: number;
   requests: number;
   inputTokens: number;
@@ -79,7 +79,7 @@ export function firstRequest(node: AgentNode): LedgerRecord | undefined {
 }
 
 /** Group the fan-out requests of the agents in scope. */
-export function fanoutGroups(scope: readonly AgentNode[]): Group[] {
+export function fanOutGroups(scope: readonly AgentNode[]): Group[] {
   const groups = new Map<string, Group>();
   const put = (ownerId: string | undefined, record: LedgerRecord): void => {
     const key = record.prefixId ?? `owner:${ownerId ?? ''}`;
@@ -117,7 +117,7 @@ function cachedAtStart(group: Group, shared: number, owner: AgentNode | undefine
   return Math.min(shared, last.usage.cache_read_input_tokens + last.usage.cache_creation_input_tokens);
 }
 
-function metricsOf(group: Group, owner: AgentNode | undefined, table: ModelCatalogue): FanoutMetrics {
+function metricsOf(group: Group, owner: AgentNode | undefined, table: ModelCatalogue): FanOutMetrics {
   const declared = (r: LedgerRecord): number | undefined =>
     r.sharedPrefixTokens ?? (r.kind === 'warmup' ? totalInputTokens(r.usage) : undefined);
   const given = group.records.map(declared).filter((n): n is number => n !== undefined);
@@ -159,15 +159,15 @@ function metricsOf(group: Group, owner: AgentNode | undefined, table: ModelCatal
  * Compute the metrics of every fan-out in `scope` and over all of them. `lookup` finds an
  * owner outside the scope (its last request tells what was cached at the start).
  */
-export function computeFanouts(
+export function computeFanOuts(
   scope: readonly AgentNode[],
   lookup: (id: string) => AgentNode | undefined,
   table: ModelCatalogue,
-): { groups: FanoutMetrics[]; totals: FanoutTotals } {
-  const groups = fanoutGroups(scope).map((g) =>
+): { groups: FanOutMetrics[]; totals: FanOutTotals } {
+  const groups = fanOutGroups(scope).map((g) =>
     metricsOf(g, g.ownerId === undefined ? undefined : lookup(g.ownerId), table),
   );
-  const sum = (pick: (m: FanoutMetrics) => number): number => groups.reduce((acc, m) => acc + pick(m), 0);
+  const sum = (pick: (m: FanOutMetrics) => number): number => groups.reduce((acc, m) => acc + pick(m), 0);
   const inputTokens = sum((m) => m.inputTokens);
   const cacheReadTokens = sum((m) => m.cacheReadTokens);
   const sharedReadTokens = sum((m) => m.sharedReadTokens);

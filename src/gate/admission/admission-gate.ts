@@ -6,7 +6,7 @@ import type { AdmissionScheduler } from './scheduler.ts';
 import type { SpendCap, SpendReservation } from './spend-cap.ts';
 
 /** What the admission needs to know of a fan-out. */
-export interface FanOutGateOptions {
+export interface AdmissionGateOptions {
   scheduler: AdmissionScheduler;
   /** The warm-first barrier and the concurrency limit, asked first. */
   inner: RequestGate;
@@ -112,15 +112,15 @@ export interface FanOutRateCounts {
  * otherwise. With admission `off`, each fork waits out its own 429's `retry-after` before its
  * next attempt, as the SDK's per-call retries do (no global backoff).
  */
-export class FanOutGate {
-  readonly #o: FanOutGateOptions;
+export class AdmissionGate {
+  readonly #o: AdmissionGateOptions;
   readonly counts: FanOutRateCounts = { http429: 0, http529: 0, rampErrors: 0, spendCap: 0 };
   /** Forks with a request waiting for its permit. */
   readonly queuedForks = new Set<string>();
   /** The largest output of any answered turn of the fan-out (the spend cap's estimate). */
   #maxOutput = 0;
 
-  constructor(options: FanOutGateOptions) {
+  constructor(options: AdmissionGateOptions) {
     this.#o = options;
   }
 
