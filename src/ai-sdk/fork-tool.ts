@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { systemClock } from '../clock.ts';
-import type { FanOutOptions, ForkEngine } from '../engine/engine.ts';
+import type { ForkEngine } from '../engine/engine.ts';
+import type { FanOutOptions } from '../engine/fan-out/types.ts';
 import { ForkcacheError } from '../errors.ts';
 import { captureSnapshot } from '../fork/snapshot.ts';
 import { UsageLedger } from '../ledger/ledger.ts';

@@ -1,5 +1,5 @@
 import { ForkcacheError } from '../errors.ts';
-import type { FanOut, FanOutResult } from '../engine/fan-out-types.ts';
+import type { FanOut, FanOutResult } from '../agent/fork-handle.ts';
 import { resumeCommand } from './resume-hint.ts';
 
 /** Exit code of a run stopped by Ctrl-C (128 + SIGINT), as shells report it. */

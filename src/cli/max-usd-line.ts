@@ -1,4 +1,4 @@
-import type { FanOutSummary } from '../engine/fan-out.ts';
+import type { FanOutSummary } from '../agent/fork-handle.ts';
 import { resumeCommand } from './resume-hint.ts';
 
 /** A cap to suggest for going on: twice the one that stopped the run, in whole cents. */

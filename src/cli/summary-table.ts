@@ -1,4 +1,4 @@
-import type { FanOutResult } from '../engine/fan-out.ts';
+import type { FanOutResult } from '../agent/fork-handle.ts';
 import { FORK_END_STATUSES, isDoneStatus, isRetryableStatus } from '../fork-status.ts';
 import { resumeCommand } from './resume-hint.ts';
 import { costUsd } from '../ledger/cost.ts';

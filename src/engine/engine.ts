@@ -15,24 +15,26 @@ import { createAnthropicClient } from '../provider/client.ts';
 import type OpenAI from 'openai';
 import { isChatProvider } from '../wire/providers.ts';
 import { createChatClient } from '../provider/openai/client.ts';
-import { type FanOut, type FanOutDeps, FanOutRun, type ForkSpec } from './fan-out.ts';
+import { FanOutRun } from './fan-out/fan-out.ts';
+import type { FanOut } from '../agent/fork-handle.ts';
+import type { FanOutDeps, ForkSpec } from './fan-out/types.ts';
 import { forkToolsFor } from './fork-tools.ts';
 import type { ForkTools } from '../pool/fork-dispatch.ts';
 import type { ToolSetChoice } from '../tools/client-tools/types.ts';
-import type { FanOutOptions, ResumeOptions } from './fan-out-types.ts';
+import type { FanOutOptions, ResumeOptions } from './fan-out/types.ts';
 import type { AgentType } from '../agent/agent-type.ts';
 import { AgentTool, type AgentToolOptions } from '../agent/agent-tool.ts';
 import type { DistributedBackend } from '../distributed/backend.ts';
 import { importOptional } from '../optional-import.ts';
 import { readFanOutDir, writeManifest } from '../run-dir/manifest.ts';
-import { fanOutIdsWithBranches } from './fan-out-worktrees.ts';
+import { fanOutIdsWithBranches } from './fan-out/worktrees.ts';
 import { writeSummary } from '../run-dir/writers.ts';
 import { loadRunKey } from '../run-dir/run-key.ts';
 import { trustFanOutDir, type TrustOptions } from '../run-dir/run-trust.ts';
 import { lockRunDir, type WriterLock } from '../run-dir/writer-lock.ts';
-import { openFanOutDir, sandboxReportFor } from './fan-out-setup.ts';
+import { openFanOutDir, sandboxReportFor } from './fan-out/setup.ts';
 import { checkLocalPaths } from './local-paths.ts';
-import { type PlanContext, planAgents, planForks, planResume } from './plans.ts';
+import { type PlanContext, planAgents, planForks, planResume } from './fan-out/plans.ts';
 import {
   type EngineSettings,
   type ForkEngineOptions,
@@ -43,7 +45,6 @@ import { manifestEngine } from './manifest-engine.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from '../pool/worker-file.ts';
 
 // The options of one fan-out live with the fan-out's other types.
-export type { FanOutOptions, ResumeOptions } from './fan-out-types.ts';
 
 /**
  * Runs fork fan-outs on a Piscina pool of worker threads. Every fork's requests start with the

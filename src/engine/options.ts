@@ -14,7 +14,7 @@ import type { ToolLimits } from '../tools/limits.ts';
 import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from '../wire/tool-names.ts';
 import { toolLimitsSchema } from '../tools/limits.ts';
 import { TOOL_SET_NAMES, type ToolSetChoice } from '../tools/client-tools/types.ts';
-import type { SandboxChoice } from '../tools/sandbox.ts';
+import type { SandboxChoice } from '../tools/sandbox-types.ts';
 import { type HostTool, hostToolsSchema } from '../tools/host-tools.ts';
 import { permissionPolicySchema, type PermissionHandler, type PermissionPolicy } from '../tools/permissions.ts';
 import { ForkcacheError } from '../errors.ts';

@@ -1,5 +1,5 @@
 import { ForkEngine } from '../engine/engine.ts';
-import type { FanOutResult } from '../engine/fan-out.ts';
+import type { FanOutResult } from '../agent/fork-handle.ts';
 import type { ForkResult } from '../agent/fork-handle.ts';
 import type { CapturedForkCall } from '../proxy/fork-calls.ts';
 import { forkParent } from './fork-parent.ts';

@@ -8,7 +8,7 @@ import type { FrozenPrefix } from '../prefix/freeze.ts';
 import type { PermissionAnswer, PermissionPolicy } from '../tools/permissions.ts';
 import type { TurnRetryOptions } from '../loop/retry.ts';
 import type { ToolLimits } from '../tools/limits.ts';
-import type { SandboxChoice } from '../tools/sandbox.ts';
+import type { SandboxChoice } from '../tools/sandbox-types.ts';
 import type { ToolSetName } from '../tools/client-tools/types.ts';
 import type { ExecutableToolName } from '../wire/tool-names.ts';
 import { emptyOutcome, type StartPoint, startFields } from './fork-attempts.ts';

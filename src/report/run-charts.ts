@@ -1,6 +1,7 @@
 import { addUsage, totalInputTokens, type Usage, ZERO_USAGE } from '../ledger/usage.ts';
 import { binLabel, bins, MAX_CATEGORIES } from './bins.ts';
-import { type RunModel, hitRatio, PHASES, type Phase, type Segment } from './run-model.ts';
+import { hitRatio } from './run-model.ts';
+import { type RunModel, PHASES, type Phase, type Segment } from './run-types.ts';
 import { COLORS, renderSvg } from './svg-chart.ts';
 import { CHART_WIDTH as WIDTH, categoryLabels, chartLegend as legend, inputTokensChart } from './tokens-chart.ts';
 

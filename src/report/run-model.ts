@@ -9,7 +9,6 @@ import { type FanOutFiles, usageAt } from './run-files.ts';
 import type { ForkRow, RequestPoint, RunModel, Segment } from './run-types.ts';
 
 // The model's shapes live in run-types.ts: diagnostics.ts reads them too, and run-model imports it.
-export { type ForkRow, type Phase, PHASES, type RequestPoint, type RunModel, type Segment } from './run-types.ts';
 
 /** `fo001-e3a67061-f03` → `f03` (the fan-out id is in the page title already). */
 export function shortForkId(forkId: string, fanoutId: string): string {

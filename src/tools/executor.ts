@@ -8,7 +8,8 @@ import { DEFAULT_TOOL_LIMITS, toolLimitsSchema, type ToolLimits } from './limits
 import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from '../wire/tool-names.ts';
 import { fromFsError, isToolFailure, toolError, toolOk, type ToolResult } from './result.ts';
 import { redactor } from './redact.ts';
-import { resolveSandbox, type SandboxChoice, type SandboxKind, type SandboxOptions } from './sandbox.ts';
+import { resolveSandbox } from './sandbox.ts';
+import type { SandboxChoice, SandboxKind, SandboxOptions } from './sandbox-types.ts';
 import { SeenVersions } from './versions.ts';
 import { type CheckResult, runCheck } from './check-run.ts';
 import { capResult, type HostToolSet } from './host-tools.ts';

@@ -6,10 +6,6 @@ import { launcherArgs } from './launcher.ts';
 import { createPidsCgroup } from './pids-cgroup.ts';
 import type { SandboxChoice, SandboxKind, SandboxOptions, SpawnSpec } from './sandbox-types.ts';
 
-export { findBubblewrap } from './bwrap-probe.ts';
-
-export type { SandboxChoice, SandboxKind, SandboxOptions, SpawnSpec } from './sandbox-types.ts';
-
 /** The sandbox `choice` resolves to on this machine. */
 export function resolveSandbox(choice: SandboxChoice): SandboxKind {
   if (choice === 'none') return 'none';

@@ -2,7 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.ts';
+import { startEmulator, type Emulator } from '../../src/emulator/start.ts';
+import type { EmulatorOptions } from '../../src/emulator/options.ts';
 
 /*
  * Traffic captured from the real clients (Claude Code 2.1.332, the Claude Agent SDK 0.3.332,

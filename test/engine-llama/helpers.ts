@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ForkEngine } from '../../src/engine/engine.ts';
 import type { ForkEngineOptions } from '../../src/engine/options.ts';
-import type { FanOutResult } from '../../src/engine/fan-out.ts';
+import type { FanOutResult } from '../../src/agent/fork-handle.ts';
 import { llamaAvailability, type LlamaServer } from '../../scripts/llama/llama-server.ts';
 import { captureSnapshot, type ParentSnapshot } from '../../src/fork/snapshot.ts';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';

@@ -2,7 +2,8 @@ import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readReportFiles } from '../../src/report/run-files.ts';
-import { buildRunModel, type RunModel } from '../../src/report/run-model.ts';
+import { buildRunModel } from '../../src/report/run-model.ts';
+import type { RunModel } from '../../src/report/run-types.ts';
 import { copyRun, editJsonl, FIXTURE_RUN } from './helpers.ts';
 
 const load = (dir: string): RunModel => buildRunModel(readReportFiles(dir));

@@ -19,7 +19,7 @@ import { reportAfterRun, reportFlag } from './report.ts';
 import { CacheContinuity } from '../cache-continuity.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
 import { closeAll, settledOrForks } from '../fan-out-ending.ts';
-import { dryRun } from '../dry-run.ts';
+import { dryRun } from '../dry-run/dry-run.ts';
 import { allForksDone } from '../../fork-status.ts';
 import { maxUsdMessage } from '../max-usd-line.ts';
 import {

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { forkIdOf } from '../../engine/fan-out-types.ts';
+import { forkIdOf } from '../../engine/fan-out/types.ts';
 import { ForkcacheError } from '../../errors.ts';
 import { costNano, nanoToUsd } from '../../ledger/cost.ts';
 import { findModel, type ModelCatalogue } from '../../models/catalogue.ts';
