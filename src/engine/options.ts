@@ -8,7 +8,7 @@ import type { ModelCatalogue } from '../models/catalogue.ts';
 import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../loop/run-fork.ts';
 import { DEFAULT_TURN_RETRY, type TurnRetryOptions } from '../loop/retry.ts';
 import { DEFAULT_RETRY_AFTER, retryAfterOptionsSchema, type RetryAfterPolicy } from '../gate/admission/retry-wait.ts';
-import { MARKER_STRATEGIES, type MarkerStrategy } from '../prefix/freeze.ts';
+import type { MarkerStrategy } from '../prefix/freeze.ts';
 import { CACHE_TTLS, type CacheTtl, DEFAULT_CACHE_TTL } from '../wire/cache.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from '../wire/tool-names.ts';
@@ -25,7 +25,8 @@ import { assertEndpoint } from './endpoint.ts';
 import { chatEndpointFromEnv } from '../provider/openai/client.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from './warm-gate.ts';
 import type { DistributedOptions } from '../distributed/keys.ts';
-import { SLOT_FILLS, type SlotFill } from './slot-pool.ts';
+import type { SlotFill } from './slot-pool.ts';
+import { benchOptionsOf } from './bench-options.ts';
 
 /** Options of `ForkEngine.create`. Every field is optional. */
 export interface ForkEngineOptions {
@@ -72,14 +73,6 @@ export interface ForkEngineOptions {
   admission?: 'on' | 'off';
   warm?: WarmStrategy;
   /**
-   * `llama-cpp` only: how the server's slots get the shared prefix before the forks start.
-   * `auto` (default): prefill once, then copy that slot's KV cache into the others (needs the
-   * server's `--slot-save-path`), else one prefill per slot; on a server that clears idle slots
-   * (its default without `-np`) one slot serves every fork in turn. `copy`: copies even there,
-   * before each fork's request; `warm-each`: one prefill per slot (both to compare).
-   */
-  slotFill?: SlotFill;
-  /**
    * llama.cpp: the server's `--slot-save-path` as this machine sees it. Between a fork's turns
    * its KV cache is saved there while other forks use its slot; with this folder forkcache
    * deletes those files when the fan-out ends (and `forkcache clean` those a crash left).
@@ -90,8 +83,6 @@ export interface ForkEngineOptions {
   slotFilesMaxBytes?: number;
   /** Lifetime of the shared-boundary marker (default 5m). */
   ttl?: CacheTtl;
-  /** Cache markers: `boundary` (default), `last-only` (as peers do), `none` (no caching): for comparisons. */
-  markers?: MarkerStrategy;
   maxTurns?: number;
   maxTokens?: number;
   /** The directory forks work in (default: the current directory). */
@@ -205,11 +196,9 @@ export const engineOptionsSchema = z.strictObject({
   concurrency: z.number().int().positive().optional(),
   admission: z.enum(['on', 'off']).optional(),
   warm: z.enum(WARM_STRATEGIES as [WarmStrategy, ...WarmStrategy[]]).optional(),
-  slotFill: z.enum(SLOT_FILLS as [SlotFill, ...SlotFill[]]).optional(),
   slotSavePath: z.string().min(1).optional(),
   slotFilesMaxBytes: z.number().int().positive().optional(),
   ttl: z.enum(CACHE_TTLS).optional(),
-  markers: z.enum(MARKER_STRATEGIES as [MarkerStrategy, ...MarkerStrategy[]]).optional(),
   maxTurns: z.number().int().positive().optional(),
   maxTokens: z.number().int().positive().optional(),
   workspace: z.string().min(1).optional(),
@@ -267,10 +256,12 @@ export interface ResolvedEngineOptions {
   concurrency: number;
   admission: 'on' | 'off';
   warm: WarmStrategy;
+  /** Set only through `withBenchOptions` (bench-options.ts). */
   slotFill: SlotFill;
   slotSavePath: string | undefined;
   slotFilesMaxBytes: number | undefined;
   ttl: CacheTtl;
+  /** Set only through `withBenchOptions` (bench-options.ts). */
   markers: MarkerStrategy;
   maxTurns: number;
   maxTokens: number;
@@ -298,8 +289,8 @@ export interface ResolvedEngineOptions {
   testHooks: TestHooks;
 }
 
-/** What `ForkEngine.options` shows: the resolved options, without the test hooks. */
-export type EngineSettings = Omit<ResolvedEngineOptions, 'testHooks'>;
+/** What `ForkEngine.options` shows: the resolved options, without the test hooks and the bench options. */
+export type EngineSettings = Omit<ResolvedEngineOptions, 'testHooks' | 'markers' | 'slotFill'>;
 
 /** Validate (errors name the field: `pool.maxThreads: …`) and fill in defaults. */
 export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOptions {
@@ -334,6 +325,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
       { data: { field: 'isolation' } },
     );
   }
+  const bench = benchOptionsOf(input);
   const provider = o.provider ?? 'anthropic';
   const chat = isChatProvider(provider) ? chatEndpointFromEnv(provider) : undefined;
   if (!o.client) assertEndpoint(provider, o.baseURL, o.apiKey);
@@ -357,11 +349,11 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     concurrency: o.concurrency ?? 16,
     admission: o.admission ?? 'on',
     warm: o.warm ?? 'first-child',
-    slotFill: o.slotFill ?? 'auto',
+    slotFill: bench.slotFill ?? 'auto',
     slotSavePath: o.slotSavePath ?? (process.env['FORKCACHE_LLAMA_SLOT_SAVE_PATH'] || undefined),
     slotFilesMaxBytes: o.slotFilesMaxBytes,
     ttl: o.ttl ?? DEFAULT_CACHE_TTL,
-    markers: o.markers ?? 'boundary',
+    markers: bench.markers ?? 'boundary',
     maxTurns: o.maxTurns ?? DEFAULT_MAX_TURNS,
     maxTokens: o.maxTokens ?? DEFAULT_MAX_TOKENS,
     workspace: resolve(o.workspace ?? process.cwd()),
