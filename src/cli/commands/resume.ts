@@ -7,9 +7,6 @@ import { latencyNameSchema } from '../../emulator/latency.ts';
 import { ForkEngine } from '../../engine/engine.ts';
 import { readFanOutDir } from '../../run-dir/manifest.ts';
 import { locateFanOuts } from '../../run-dir/locate.ts';
-import type { WarmStrategy } from '../../engine/warm-gate.ts';
-import type { ToolSetChoice } from '../../tools/client-tools/types.ts';
-import type { ExecutableToolName } from '../../wire/tool-names.ts';
 import { API_CHOICES, openEndpoint } from '../endpoint.ts';
 import { PROVIDER_IDS, providerIdSchema } from '../../wire/providers.ts';
 import { loadCatalogue } from '../../models/catalogue.ts';
@@ -17,7 +14,7 @@ import { parseFlags, usdFlag } from '../flags.ts';
 import { maxUsdMessage } from '../max-usd-line.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
-import type { PermissionPolicy } from '../../tools/permissions.ts';
+import { engineOptionsOf } from '../../engine/manifest-engine.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE, interruptedLine } from '../interrupt.ts';
 import { forkRowsInSummary } from '../board/summary-rows.ts';
 import { ProgressBoard } from '../progress-board.ts';
@@ -127,23 +124,8 @@ export function registerResumeCommand(program: Command): void {
           provider,
           baseURL: target.baseURL,
           apiKey: target.apiKey,
-          headers: manifest.engine.headers,
-          workspace: manifest.engine.workspace,
-          maxTurns: manifest.engine.maxTurns,
-          maxTokens: manifest.engine.maxTokens,
-          allow: manifest.engine.allow as ExecutableToolName[],
-          warm: manifest.engine.warm as WarmStrategy,
-          permissions: manifest.engine.permissions as PermissionPolicy,
+          ...engineOptionsOf(manifest.engine),
           onPermission: terminalPermissionHandler({ allowAll: opts.allowAsks }),
-          isolation: manifest.engine.isolation,
-          ...(manifest.engine.sparseWorktrees ? { sparseWorktrees: true } : {}),
-          toolLimits: manifest.engine.toolLimits,
-          sandbox: manifest.engine.sandbox,
-          network: manifest.engine.network,
-          ...(manifest.engine.turnRetry ? { turnRetry: manifest.engine.turnRetry } : {}),
-          ...(manifest.engine.concurrency ? { concurrency: manifest.engine.concurrency } : {}),
-          ...(manifest.engine.toolSet ? { toolSet: manifest.engine.toolSet as ToolSetChoice } : {}),
-          ...(manifest.engine.denyTools ? { denyTools: manifest.engine.denyTools } : {}),
           ...maxUsdOf(opts.maxUsd ?? manifest.engine.maxUsd),
           runsDir: dirname(dir),
           modelTable: catalogue,
