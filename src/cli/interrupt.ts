@@ -91,7 +91,7 @@ export function cancelOnInterrupt(
 
 /**
  * The last line of an interrupted run: how many forks did not complete, and the command that
- * continues it (the fan-out directory absolute). Undefined when there is nothing to resume.
+ * continues it (the run directory absolute). Undefined when there is nothing to resume.
  */
 export function interruptedLine(result: FanOutResult): string | undefined {
   const left = result.forks.filter((f) => f.status !== 'completed');

@@ -175,7 +175,7 @@ export class ForkEngine {
    */
   resume(dir: string, options: ResumeOptions & TrustOptions = {}): FanOut {
     this.#assertOpen();
-    readFanOutDir(dir); // not a fan-out directory (no manifest, a malformed one): said before anything is locked
+    readFanOutDir(dir); // not a run directory (no manifest, a malformed one): said before anything is locked
     // one writer at a time, and only what this machine's forkcache signed (docs/security.md)
     const lock = lockRunDir(dir);
     try {

@@ -13,7 +13,7 @@ import { readTranscript } from '../run-dir/transcript-reader.ts';
 import { parseAt, readReportJson, readReportJsonl } from './read-files.ts';
 
 /*
- * One fan-out directory as a report sees it, read with the run directory's readers and
+ * One run directory as a report sees it, read with the run directory's readers and
  * schemas (src/run-dir/).
  */
 
@@ -129,7 +129,7 @@ function transcriptFacts(path: string): TranscriptFacts {
 }
 
 /**
- * Read one fan-out directory. `manifest.json` and `events.jsonl` are required; `summary.json`
+ * Read one run directory. `manifest.json` and `events.jsonl` are required; `summary.json`
  * (written when the fan-out settles), `snapshot.json` and the transcripts are used when
  * present, and their absence is noted. A malformed file of any kind is an error naming it.
  */

@@ -15,7 +15,7 @@ export const SIGNATURE_FILE = 'signature.json';
 /** The files `resume` trusts besides the transcripts: signed when written. */
 export const SIGNED_FILES = [MANIFEST_FILE, SNAPSHOT_FILE] as const;
 
-/** A fork's JSONL transcript in its fan-out directory. */
+/** A fork's JSONL transcript in its run directory. */
 export function transcriptPath(fanOutDir: string, forkId: string): string {
   return join(fanOutDir, FORKS_DIR, `${forkId}.jsonl`);
 }
@@ -25,7 +25,7 @@ export function runsDirOf(transcript: string | undefined): string | undefined {
   return transcript === undefined ? undefined : dirname(dirname(dirname(transcript)));
 }
 
-/** A fan-out directory is one with a manifest. */
+/** A run directory is one with a manifest. */
 export function isFanOutDir(dir: string): boolean {
   return existsSync(join(dir, MANIFEST_FILE));
 }

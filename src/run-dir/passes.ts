@@ -4,7 +4,7 @@ import { type JsonlLine, readJsonl, recordType } from './jsonl.ts';
 
 /**
  * A fan-out's passes: the first run and each `resume` of it. The engine never reuses a
- * fan-out directory for another run (`#freshId`), so every `fanout-start` in its events.jsonl
+ * run directory for another run (`#freshId`), so every `fanout-start` in its events.jsonl
  * after the first is a resume of the same fan-out, appended to the same file.
  */
 export interface RunPass<T extends JsonlLine = JsonlLine> {

@@ -9,7 +9,7 @@ import { copyRun, editJsonl, FIXTURE_RUN } from './helpers.ts';
 const load = (dir: string): RunModel => buildRunModel(readReportFiles(dir));
 const segmentsOf = (model: RunModel, row: string) => model.segments.filter((s) => s.row === row);
 
-describe('run model from a real fan-out directory', () => {
+describe('run model from a real run directory', () => {
   const model = load(FIXTURE_RUN);
 
   it('has every fork with its status, counts and parsed report', () => {

@@ -61,7 +61,7 @@ export function registerResumeCommand(program: Command): void {
     .description(
       'continue every unfinished fork of a run from its last complete turn (completed forks are not re-run); --retry runs forks that ended not done again',
     )
-    .argument('<run-dir>', 'a fan-out directory, or a runs directory holding several')
+    .argument('<run-dir>', 'a run directory, or a runs directory holding several')
     .option('--api <target>', 'auto | real (alias anthropic) | emulator (as for run)', 'auto')
     .option(
       '--provider <name>',

@@ -66,7 +66,7 @@ export function registerRunCommand(program: Command): void {
       '--parent-from-claude-transcript <file>',
       'rebuild the parent from a Claude Code session transcript (.jsonl); the plan then has no "parent"',
     )
-    .option('--report [file]', 'write the HTML report of the run (default: report.html in the fan-out directory)')
+    .option('--report [file]', 'write the HTML report of the run (default: report.html in the run directory)')
     .option('--redis <url>', REDIS_FLAG_HELP.redis)
     .option('--redis-timeout-ms <n>', REDIS_FLAG_HELP.timeout)
     .option(

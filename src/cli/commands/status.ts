@@ -110,7 +110,7 @@ export function registerStatusCommand(program: Command): void {
     .description(
       'per fork of a run: directive, status, turns, cost, files changed, and its branch and commit under worktrees',
     )
-    .argument('<run-dir>', 'a fan-out directory, or a runs directory holding several')
+    .argument('<run-dir>', 'a run directory, or a runs directory holding several')
     .option('--json', 'print one JSON object per fan-out')
     .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (prices the requests)')
     .action(async (runDir: string, raw: Record<string, unknown>) => {

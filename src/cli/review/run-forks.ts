@@ -74,7 +74,7 @@ export function repoOfRun(run: RunReview): Promise<HostGit> {
 }
 
 /**
- * Read a fan-out directory for review: the manifest, every fork's transcript, and git's
+ * Read a run directory for review: the manifest, every fork's transcript, and git's
  * branches. `files`: under worktrees, the files each branch changed (a diff per fork).
  */
 export async function readRun(
