@@ -3,8 +3,11 @@ export { createForkcache } from './ai-sdk/fork-tool.ts';
 export type {
   AiSdkTool,
   AiSdkToolCallOptions,
+  BackgroundStarted,
   ForkcacheAiSdkOptions,
   ForkTool,
   ForkToolOptions,
   ForkToolOutput,
+  PendingFanOut,
+  ReportMessage,
 } from './ai-sdk/fork-tool.ts';

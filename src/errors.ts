@@ -85,6 +85,8 @@ const CODE_CLASSES = {
   GIT_WORKTREE_TAMPERED: 'failure',
   GIT_MERGE_CONFLICT: 'failure',
   GIT_DIRTY_WORKTREE: 'input',
+  // a fork's worktree disk (src/tools/workspace-disk.ts) could not be made or mounted
+  WORKSPACE_DISK_FAILED: 'failure',
   // usage/cost ledger
   LEDGER_INVALID_USAGE: 'failure',
   LEDGER_INVALID_RECORD: 'failure',

@@ -151,10 +151,13 @@ describe('the public API', () => {
       [
         'AiSdkTool',
         'AiSdkToolCallOptions',
+        'BackgroundStarted',
         'ForkTool',
         'ForkToolOutput',
         'ForkcacheAiSdkOptions',
         'ForkToolOptions',
+        'PendingFanOut',
+        'ReportMessage',
       ].sort(),
     );
     // no module of it imports `ai` or a provider: a consumer without them compiles and runs

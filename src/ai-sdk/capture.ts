@@ -1,26 +1,40 @@
 import type Anthropic from '@anthropic-ai/sdk';
+import { assistantBlocks, type ChatAssistantMessage } from '../fork/chat-request.ts';
+import { type ChatUsage, fromChatUsage } from '../ledger/chat-usage.ts';
+import type { UsageInput } from '../ledger/usage.ts';
 
-/** One Messages request the app sent through the wrapped fetch, and what came back. */
+/** The API an exchange spoke: the Messages API, or Chat Completions (OpenAI and the compatible providers). */
+export type CapturedWire = 'messages' | 'chat';
+
+/** One request the app sent through the wrapped fetch, and what came back. */
 export interface CapturedExchange {
+  readonly wire: CapturedWire;
   /** The request body exactly as sent. */
   readonly body: string;
   readonly request: Record<string, unknown>;
-  /** The assistant turn of the response (content blocks), once read. */
+  /** The assistant turn of the response, as Messages content blocks (a Chat message's text and calls), once read. */
   assistant: Anthropic.ContentBlockParam[];
-  usage: Anthropic.Usage | undefined;
+  /** A Chat response's message as it came (the children's parent turn is built from it). */
+  chatMessage?: ChatAssistantMessage;
+  usage: UsageInput | undefined;
   /** Settles when the response has been read to its end (or could not be). */
   readonly done: Promise<void>;
 }
 
 type Fetch = typeof globalThis.fetch;
 
-const isMessagesCall = (url: string, init: RequestInit | undefined): boolean =>
-  (init?.method ?? 'GET').toUpperCase() === 'POST' && /\/messages(\?|$)/.test(url) && typeof init?.body === 'string';
+function wireOf(url: string, init: RequestInit | undefined): CapturedWire | undefined {
+  if ((init?.method ?? 'GET').toUpperCase() !== 'POST' || typeof init?.body !== 'string') return undefined;
+  const path = url.split('?')[0]!;
+  if (path.endsWith('/messages')) return 'messages';
+  if (path.endsWith('/chat/completions')) return 'chat';
+  return undefined;
+}
 
 /**
- * The app's provider `fetch`, wrapped: every Messages request is kept with its exact body, and
- * its response is read on a copy (the app gets the upstream's bytes untouched) for the
- * assistant turn and the usage. A fork tool then forks from the request whose response called it.
+ * The app's provider `fetch`, wrapped: every Messages or Chat Completions request is kept with
+ * its exact body, and its response is read on a copy (the app gets the upstream's bytes
+ * untouched) for the assistant turn and the usage. A fork tool then forks from the request whose response called it.
  */
 export class RequestCapture {
   readonly #fetch: Fetch;
@@ -38,7 +52,8 @@ export class RequestCapture {
   readonly fetch: Fetch = async (input, init) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     const response = await this.#fetch(input, init);
-    if (!isMessagesCall(url, init) || !response.ok) return response;
+    const wire = wireOf(url, init);
+    if (!wire || !response.ok) return response;
     const body = init!.body as string;
     let request: Record<string, unknown>;
     try {
@@ -47,13 +62,14 @@ export class RequestCapture {
       return response;
     }
     const exchange: { -readonly [K in keyof CapturedExchange]: CapturedExchange[K] } = {
+      wire,
       body,
       request,
       assistant: [],
       usage: undefined,
       done: Promise.resolve(),
     };
-    exchange.done = readResponse(response.clone(), exchange).then(
+    exchange.done = (wire === 'chat' ? readChatResponse : readResponse)(response.clone(), exchange).then(
       () => this.#onUsage(exchange),
       () => undefined,
     );
@@ -78,7 +94,7 @@ type Block = Record<string, unknown> & { type: string };
 /** The assistant turn and usage of a Messages response: a JSON body, or an SSE stream accumulated. */
 async function readResponse(
   response: Response,
-  into: { assistant: Anthropic.ContentBlockParam[]; usage: Anthropic.Usage | undefined },
+  into: { assistant: Anthropic.ContentBlockParam[]; usage: UsageInput | undefined },
 ): Promise<void> {
   const text = await response.text();
   if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
@@ -134,6 +150,64 @@ async function readResponse(
   // a text block's streaming start carries `citations: null` and the like: keep what a request may send
   into.assistant = blocks.filter(Boolean).map(requestBlock);
   into.usage = usage as Anthropic.Usage | undefined;
+}
+
+/** The `data:` payloads of an SSE body, in order. */
+function sseData(text: string): string[] {
+  return text
+    .split(/\r?\n\r?\n/)
+    .map((frame) =>
+      frame
+        .split(/\r?\n/)
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trimStart())
+        .join('\n'),
+    )
+    .filter((data) => data !== '');
+}
+
+interface ChatToolCallDelta {
+  index: number;
+  id?: string;
+  function?: { name?: string; arguments?: string };
+}
+
+/** The message and usage of a Chat Completions response: a JSON body, or a stream of chunks accumulated. */
+async function readChatResponse(
+  response: Response,
+  into: { assistant: Anthropic.ContentBlockParam[]; chatMessage?: ChatAssistantMessage; usage: UsageInput | undefined },
+): Promise<void> {
+  const text = await response.text();
+  let message: ChatAssistantMessage;
+  let usage: ChatUsage | undefined;
+  if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
+    const body = JSON.parse(text) as { choices?: { message?: ChatAssistantMessage }[]; usage?: ChatUsage };
+    message = body.choices?.[0]?.message ?? {};
+    usage = body.usage;
+  } else {
+    let content = '';
+    const calls: { id: string; function: { name: string; arguments: string } }[] = [];
+    for (const data of sseData(text)) {
+      if (data === '[DONE]') continue;
+      const chunk = JSON.parse(data) as {
+        choices?: { delta?: { content?: string | null; tool_calls?: ChatToolCallDelta[] } }[];
+        usage?: ChatUsage | null;
+      };
+      if (chunk.usage) usage = chunk.usage;
+      const delta = chunk.choices?.[0]?.delta;
+      if (typeof delta?.content === 'string') content += delta.content;
+      for (const call of delta?.tool_calls ?? []) {
+        const into = (calls[call.index] ??= { id: '', function: { name: '', arguments: '' } });
+        if (call.id) into.id = call.id;
+        if (call.function?.name) into.function.name += call.function.name;
+        if (call.function?.arguments) into.function.arguments += call.function.arguments;
+      }
+    }
+    message = { content, tool_calls: calls.filter(Boolean) };
+  }
+  into.chatMessage = message;
+  into.assistant = assistantBlocks(message, 'response.choices[0].message');
+  into.usage = usage ? fromChatUsage(usage) : undefined;
 }
 
 function requestBlock(block: Block): Anthropic.ContentBlockParam {

@@ -3,7 +3,9 @@ import { systemClock } from '../clock.ts';
 import type { ForkEngine } from '../engine/engine.ts';
 import type { FanOutOptions } from '../engine/fan-out/types.ts';
 import { ForkcacheError } from '../errors.ts';
-import { captureSnapshot } from '../fork/snapshot.ts';
+import { BACKGROUND_REPORTS_HEADING, BACKGROUND_STARTED } from '../wire/fork-text.ts';
+import { messagesRequestFromChat } from '../fork/chat-request.ts';
+import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
 import { UsageLedger } from '../ledger/ledger.ts';
 import type { ForkResult } from '../agent/fork-handle.ts';
 import type { HostTool } from '../tools/host-tools.ts';
@@ -24,7 +26,10 @@ export interface AiSdkTool {
 export interface ForkTool {
   description: string;
   inputSchema: typeof inputSchema;
-  execute: (input: { directives: string[] }, options: AiSdkToolCallOptions) => Promise<ForkToolOutput | string>;
+  execute: (
+    input: { directives: string[] },
+    options: AiSdkToolCallOptions,
+  ) => Promise<ForkToolOutput | BackgroundStarted>;
 }
 
 /** The second argument of an AI SDK tool's `execute`. */
@@ -47,7 +52,11 @@ export interface ForkToolOptions {
   tools: Readonly<Record<string, AiSdkTool>>;
   /** The name the fork tool has in the app's `tools` (default `fork`): children may not call it. */
   name?: string;
-  /** `true`: the tool returns at once; the reports come later from `forkcache.takeReports()`. */
+  /**
+   * `true`: the tool returns at once (`BackgroundStarted`); the reports come later, from
+   * `forkcache.collect()` (waits) or `takeReports()` (what has finished), as a message of their
+   * own (`forkcache.reportMessage(outputs)`).
+   */
   background?: boolean;
   /** Tool names that only read (a call interrupted by a stop runs again on resume). */
   readOnly?: readonly string[];
@@ -55,11 +64,37 @@ export interface ForkToolOptions {
   fanOut?: Omit<FanOutOptions, 'hostTools' | 'ledger' | 'signal' | 'foreground' | 'parentId'>;
 }
 
-/** What the fork tool returns to the model (foreground) and `takeReports()` gives (background). */
+/** What the fork tool returns to the model (foreground) and `collect()`/`takeReports()` give (background). */
 export interface ForkToolOutput {
   fanoutId: string;
   forks: { forkId: string; directive: string; status: string; report: string }[];
   cacheEfficiency: number;
+  /** In the background only: the fan-out failed as a whole (no fork ran to an end); why. */
+  error?: string;
+}
+
+/** The fork tool's output in the background: the run id at once, the reports later. */
+export interface BackgroundStarted {
+  fanoutId: string;
+  status: 'running';
+  forks: number;
+  message: string;
+}
+
+/** A background fan-out not yet handed to the app. */
+export interface PendingFanOut {
+  fanoutId: string;
+  /** The tool call that started it. */
+  toolCallId: string;
+  directives: number;
+  /** Every child has ended; `takeReports()` would return it now. */
+  settled: boolean;
+}
+
+/** The later message that brings background reports (an AI SDK `ModelMessage`). */
+export interface ReportMessage {
+  role: 'user';
+  content: [{ type: 'text'; text: string }];
 }
 
 const inputSchema = z.object({
@@ -110,22 +145,68 @@ function outputOf(fanoutId: string, forks: readonly ForkResult[], cacheEfficienc
   };
 }
 
+/** The engine's wire must be the app's: a Chat request cannot fork onto the Messages API, nor the reverse. */
+function snapshotOf(exchange: CapturedExchange, engine: ForkEngine): ParentSnapshot {
+  const provider = engine.options.api.provider;
+  if ((exchange.wire === 'chat') !== (provider !== 'anthropic'))
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      exchange.wire === 'chat'
+        ? "engine.provider: the app's model speaks Chat Completions; create the engine with its provider (ForkEngine.create({ provider: 'openai' | 'dashscope' | 'deepseek' | 'openai-compatible', baseURL }))"
+        : `engine.provider: the app's model speaks the Messages API, the engine "${provider}"; create the engine with provider: 'anthropic'`,
+      { data: { field: 'engine.provider' } },
+    );
+  if (exchange.wire === 'chat') return captureSnapshot(messagesRequestFromChat(exchange.request, exchange.chatMessage));
+  return captureSnapshot({
+    ...exchange.request,
+    messages: [...(exchange.request['messages'] as unknown[]), { role: 'assistant', content: exchange.assistant }],
+  });
+}
+
+interface BackgroundRun extends PendingFanOut {
+  output: Promise<ForkToolOutput>;
+  result?: ForkToolOutput;
+}
+
+/** The reports of finished background fan-outs as one message, in the order they were started. */
+function reportText(outputs: readonly ForkToolOutput[]): string {
+  const lines = [BACKGROUND_REPORTS_HEADING];
+  for (const output of outputs) {
+    if (output.error !== undefined) {
+      lines.push(`fan-out ${output.fanoutId} failed: ${output.error}`);
+      continue;
+    }
+    lines.push(`fan-out ${output.fanoutId} (cache efficiency ${output.cacheEfficiency.toFixed(3)}):`);
+    for (const fork of output.forks) lines.push(`## ${fork.forkId} (${fork.status}): ${fork.directive}`, fork.report);
+  }
+  return lines.join('\n\n');
+}
+
 /**
- * forkcache inside an AI SDK app: pass `fetch` to the provider (`createAnthropic({ fetch })`)
- * so the exact request the app sends is kept, and add `forkTool({ tools })` to the agent's
- * tools. When the model calls it, the children fork from that request (its bytes, and the
- * response's assistant turn holding the call), run the app's own tools as host tools, and
- * their reports come back as the tool's output. See docs/ai-sdk.md.
+ * forkcache inside an AI SDK app: pass `fetch` to the provider (`createAnthropic({ fetch })`,
+ * `createOpenAI({ fetch })`) so the exact request the app sends is kept, and add
+ * `forkTool({ tools })` to the agent's tools. When the model calls it, the children fork from
+ * that request (its content, and the response's assistant turn holding the call), run the
+ * app's own tools as host tools, and their reports come back as the tool's output, or in the
+ * background as a later message. See docs/ai-sdk.md.
  */
 export function createForkcache(options: ForkcacheAiSdkOptions): {
   fetch: typeof globalThis.fetch;
   ledger: UsageLedger;
   forkTool(options: ForkToolOptions): ForkTool;
+  /** Background fan-outs not yet collected. */
+  pending(): PendingFanOut[];
+  /** Waits for every pending background fan-out and hands over their outputs (each once). */
+  collect(options?: { signal?: AbortSignal }): Promise<ForkToolOutput[]>;
+  /** The background fan-outs that have finished, handed over once; never waits. */
   takeReports(): ForkToolOutput[];
+  /** Reports as the later message to add to the conversation (`messages: [...history, message]`). */
+  reportMessage(outputs: readonly ForkToolOutput[]): ReportMessage;
 } {
   const engine = options.engine;
   const ledger = options.ledger ?? new UsageLedger();
   let parentTurns = 0;
+  // every request the app sends is one of the parent's turns: the ledger has each once
   const onUsage = (exchange: CapturedExchange): void => {
     if (!exchange.usage) return;
     ledger.record({
@@ -138,11 +219,35 @@ export function createForkcache(options: ForkcacheAiSdkOptions): {
     });
   };
   const capture = new RequestCapture(options.fetch ?? globalThis.fetch.bind(globalThis), onUsage);
-  const finished: ForkToolOutput[] = [];
+  const runs: BackgroundRun[] = [];
+  const hand = (run: BackgroundRun): void => void runs.splice(runs.indexOf(run), 1);
   return {
     fetch: capture.fetch,
     ledger,
-    takeReports: () => finished.splice(0),
+    pending: () =>
+      runs.map(({ fanoutId, toolCallId, directives, settled }) => ({ fanoutId, toolCallId, directives, settled })),
+    async collect(collectOptions = {}) {
+      const { signal } = collectOptions;
+      signal?.throwIfAborted();
+      const taken = runs.splice(0);
+      const all = Promise.all(taken.map((run) => run.output));
+      if (!signal) return all;
+      // an abort gives the runs back: they are still running, and a later collect gets them
+      return new Promise((resolve, reject) => {
+        const onAbort = (): void => {
+          runs.unshift(...taken);
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        all.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+      });
+    },
+    takeReports() {
+      const done = runs.filter((run) => run.result !== undefined);
+      done.forEach(hand);
+      return done.map((run) => run.result!);
+    },
+    reportMessage: (outputs) => ({ role: 'user', content: [{ type: 'text', text: reportText(outputs) }] }),
     forkTool(toolOptions) {
       const hostTools = hostToolsOf(toolOptions.tools, toolOptions);
       return {
@@ -155,30 +260,45 @@ export function createForkcache(options: ForkcacheAiSdkOptions): {
           if (!exchange)
             throw new ForkcacheError(
               'INVALID_ARGUMENT',
-              `fork tool: the request that called it (tool call ${call.toolCallId}) did not go through forkcache's fetch: pass it to the provider, createAnthropic({ fetch: forkcache.fetch })`,
+              `fork tool: the request that called it (tool call ${call.toolCallId}) did not go through forkcache's fetch: pass it to the provider, createAnthropic({ fetch: forkcache.fetch }) or createOpenAI({ fetch: forkcache.fetch })`,
             );
-          const messages = [
-            ...(exchange.request['messages'] as unknown[]),
-            { role: 'assistant', content: exchange.assistant },
-          ];
-          const snapshot = captureSnapshot({ ...exchange.request, messages });
-          const fan = engine.fanOut(snapshot, directives, {
+          const background = toolOptions.background === true;
+          const fan = engine.fanOut(snapshotOf(exchange, engine), directives, {
             ...toolOptions.fanOut,
             hostTools,
             ledger,
-            ...(exchange.usage ? { parentUsage: exchange.usage } : {}),
             ...(call.abortSignal ? { signal: call.abortSignal } : {}),
-            foreground: toolOptions.background !== true,
+            foreground: !background,
           });
-          const settled = fan
+          const result = fan
             .settled()
             .then(({ forks, summary }) => outputOf(fan.id, forks, summary.cache.cache_efficiency));
-          if (toolOptions.background !== true) return settled;
-          void settled.then(
-            (output) => finished.push(output),
-            () => undefined,
-          );
-          return `Started ${directives.length} fork(s) in the background (${fan.id}); their reports arrive as a later message.`;
+          if (!background) return result;
+          // a background fan-out that fails as a whole is still reported (collect() never loses the others)
+          const output = result.catch((err: unknown): ForkToolOutput => ({
+            fanoutId: fan.id,
+            forks: [],
+            cacheEfficiency: 0,
+            error: err instanceof Error ? err.message : String(err),
+          }));
+          const run: BackgroundRun = {
+            fanoutId: fan.id,
+            toolCallId: call.toolCallId,
+            directives: directives.length,
+            settled: false,
+            output,
+          };
+          void output.then((done) => {
+            run.settled = true;
+            run.result = done;
+          });
+          runs.push(run);
+          return {
+            fanoutId: fan.id,
+            status: 'running',
+            forks: directives.length,
+            message: `${directives.length} fork(s) ${BACKGROUND_STARTED} (${fan.id}); their reports arrive as a later message.`,
+          };
         },
       };
     },

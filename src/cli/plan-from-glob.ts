@@ -8,11 +8,16 @@ import { HostGit } from '../tools/host-git.ts';
 import { parseGlob } from '../tools/glob-match.ts';
 import { BINARY_SNIFF_BYTES } from '../tools/limits.ts';
 import { byCodeUnit, walk } from '../tools/walk.ts';
+import { openRepos, repoNameSchema } from '../engine/fan-out/repos.ts';
 import { planParent } from './plan-parent.ts';
+import { commonRoot, expandRepos } from './repo-globs.ts';
 
 /** What `forkcache plan` is given. */
 export interface GlobPlanInput {
-  workspace: string;
+  /** The repository (one); a plan over several names `repos` instead. */
+  workspace?: string | undefined;
+  /** `--repos`: folders, comma lists or globs of folders (`DIR/*`): a plan over several repositories. */
+  repos?: readonly string[] | undefined;
   files: string;
   grep?: string | undefined;
   directive: string;
@@ -91,31 +96,146 @@ async function fileMatches(file: string, re: RE2JS): Promise<boolean> {
   }
 }
 
+/** The files of one root the plan's glob and regex keep; none is bad input, naming the flag that found none. */
+async function matchingFiles(
+  root: string,
+  shown: string,
+  input: Pick<GlobPlanInput, 'files' | 'grep'>,
+  re: RE2JS | undefined,
+): Promise<string[]> {
+  const globbed = await globFiles(root, input.files);
+  const files: string[] = [];
+  for (const file of globbed) if (re === undefined || (await fileMatches(path.join(root, file), re))) files.push(file);
+  if (files.length === 0) {
+    const why =
+      globbed.length === 0
+        ? `no file under ${shown} matches ${input.files}`
+        : `${globbed.length} file(s) match ${input.files}, and none has a line matching ${input.grep}`;
+    throw bad(input.grep === undefined ? '--files' : '--grep', why);
+  }
+  return files;
+}
+
+/** `--grep`'s regular expression, or bad input naming it. */
+function compileGrep(grep: string | undefined): RE2JS | undefined {
+  if (grep === undefined) return undefined;
+  try {
+    return RE2JS.compile(grep);
+  } catch (err) {
+    throw bad(
+      '--grep',
+      `invalid regular expression (RE2 syntax: no lookaround, no backreferences): ${(err as Error).message}`,
+    );
+  }
+}
+
+export interface GlobPlan {
+  plan: Record<string, unknown>;
+  /** Every fork's file (repository-relative in a plan over several). */
+  files: string[];
+  writtenCheck?: string;
+  /** A plan over several repositories: the forks of each, by name. */
+  perRepo?: Array<{ repo: string; files: number }>;
+}
+
+/**
+ * `forkcache plan --repos`: the glob (and regex) applied inside each repository, one directive
+ * per file with its `file` (relative to that repository) and `repo` (its name in the plan), the
+ * repositories in the order given. The plan's workspace is the folder holding them all; its
+ * isolation is worktree (each fork's branch lives in its own repository). A repository where no
+ * file matches gets no fork; none matching anywhere is bad input.
+ */
+async function planFromRepos(input: GlobPlanInput, values: readonly string[]): Promise<GlobPlan> {
+  if (input.isolation === 'none')
+    throw bad(
+      '--isolation',
+      'a plan over several repositories runs in worktrees (each fork on a branch of its own repository)',
+    );
+  if (!input.directive.includes('{file}'))
+    throw bad('--directive', 'put {file} where the file goes: each fork is given one file');
+  const re = compileGrep(input.grep);
+  const { root, names } = commonRoot(expandRepos(values));
+  // the plan names each by its folder under the common root: a name the plan could not hold is said now
+  for (const name of names) {
+    const checked = repoNameSchema.safeParse(name);
+    if (!checked.success) throw bad('--repos', `${name}: ${checked.error.issues[0]!.message}`);
+  }
+  await openRepos(root, names).catch((err: unknown) => {
+    // the engine's rule, said about the flag: `repos[1]: web is not a git work tree` …
+    if (!(err instanceof ForkcacheError)) throw err;
+    throw bad('--repos', err.message);
+  });
+  const directives: Array<{ directive: string; file: string; repo: string }> = [];
+  const perRepo: Array<{ repo: string; files: number }> = [];
+  let firstMiss: ForkcacheError | undefined;
+  for (const repo of names) {
+    const files = await matchingFiles(path.join(root, repo), repo, input, re).catch((err: unknown) => {
+      if (!(err instanceof ForkcacheError) || err.data['field'] === undefined || err.message.includes('more than'))
+        throw err;
+      firstMiss ??= err;
+      return [];
+    });
+    perRepo.push({ repo, files: files.length });
+    for (const file of files)
+      directives.push({
+        directive: validateDirective(input.directive.replaceAll('{file}', file).replaceAll('{repo}', repo), {
+          field: `directives[${directives.length}]`,
+          rejectTag: true,
+        }),
+        file,
+        repo,
+      });
+  }
+  if (directives.length === 0) throw firstMiss ?? bad('--files', `no file matches ${input.files} in any repository`);
+  if (input.check !== undefined) substituteCheck(input.check, { ...directives[0]! }, 'the directives');
+  const check = input.check ?? renameCheck(input.directive);
+  const out = input.out === undefined ? undefined : path.dirname(path.resolve(input.out));
+  const plan = {
+    parent: planParent(input.model, {
+      repository: names.join(', '),
+      repositories: names.length,
+      task: input.directive.replaceAll('{file}', '<file>').replaceAll('{repo}', '<repo>'),
+      files: directives.length,
+      glob: input.files,
+      grep: input.grep,
+    }),
+    workspace: out === undefined ? root : path.relative(out, root) || '.',
+    repos: names,
+    directives,
+    ...(check === undefined ? {} : { check }),
+    ...(input.requireChange === true ? { requireChange: true } : {}),
+    ...(input.checkRetries === undefined ? {} : { checkRetries: input.checkRetries }),
+    isolation: 'worktree',
+    ...(input.sparse ? { sparse: true } : {}),
+  };
+  return {
+    plan,
+    files: directives.map((d) => d.file),
+    perRepo,
+    ...(input.check === undefined && check !== undefined ? { writtenCheck: check } : {}),
+  };
+}
+
 /**
  * A plan from a glob: one directive per matching file (sorted, `{file}` substituted), each
  * with its `file` field, a default parent (src/cli/plan-parent.ts) and the check. Bad input
  * names the flag: a missing workspace, a bad glob or regex, a template without `{file}`, a
  * check placeholder no directive has, and no file matched at all.
  */
-export async function planFromGlob(
-  input: GlobPlanInput,
-): Promise<{ plan: Record<string, unknown>; files: string[]; writtenCheck?: string }> {
+export async function planFromGlob(input: GlobPlanInput): Promise<GlobPlan> {
+  if (input.repos !== undefined) {
+    if (input.workspace !== undefined)
+      throw bad('--workspace', 'give either --workspace (one repository) or --repos (several), not both');
+    return planFromRepos(input, input.repos);
+  }
+  if (input.workspace === undefined)
+    throw bad('--workspace', 'required: the repository the forks work in (or --repos for several)');
   const root = await realpath(input.workspace).catch(() => undefined);
   if (root === undefined || !(await stat(root)).isDirectory())
     throw bad('--workspace', `${input.workspace} ${root === undefined ? 'does not exist' : 'is not a directory'}`);
   if (!input.directive.includes('{file}'))
     throw bad('--directive', 'put {file} where the file goes: each fork is given one file');
-  let re: RE2JS | undefined;
-  if (input.grep !== undefined) {
-    try {
-      re = RE2JS.compile(input.grep);
-    } catch (err) {
-      throw bad(
-        '--grep',
-        `invalid regular expression (RE2 syntax: no lookaround, no backreferences): ${(err as Error).message}`,
-      );
-    }
-  }
+  const re = compileGrep(input.grep);
   if (input.sparse && input.isolation !== 'worktree') throw bad('--sparse', 'needs --isolation worktree');
   if (input.isolation === 'worktree')
     await HostGit.open(root, 'INVALID_ARGUMENT').catch(() => {
@@ -124,16 +244,7 @@ export async function planFromGlob(
         `worktree needs the workspace in a git repository with a commit; ${input.workspace} is not`,
       );
     });
-  const globbed = await globFiles(root, input.files);
-  const files: string[] = [];
-  for (const file of globbed) if (re === undefined || (await fileMatches(path.join(root, file), re))) files.push(file);
-  if (files.length === 0) {
-    const why =
-      globbed.length === 0
-        ? `no file under ${input.workspace} matches ${input.files}`
-        : `${globbed.length} file(s) match ${input.files}, and none has a line matching ${input.grep}`;
-    throw bad(input.grep === undefined ? '--files' : '--grep', why);
-  }
+  const files = await matchingFiles(root, input.workspace, input, re);
   const directives = files.map((file, i) => ({
     directive: validateDirective(input.directive.replaceAll('{file}', file), {
       field: `directives[${i}]`,

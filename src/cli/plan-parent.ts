@@ -30,6 +30,8 @@ Be exact: the report is read by a program that counts what was done and by a per
 export interface PlanTask {
   /** The repository's name as the user sees it (its directory's name). */
   repository: string;
+  /** A plan over several repositories: how many (`repository` then lists their names). */
+  repositories?: number | undefined;
   /** The directive template, `{file}` shown as `<file>`. */
   task: string;
   files: number;
@@ -41,7 +43,9 @@ export interface PlanTask {
 export function planFirstMessage(t: PlanTask): string {
   const which = `${t.files} file${t.files === 1 ? '' : 's'} matching \`${t.glob}\`${t.grep === undefined ? '' : ` that contain a line matching \`${t.grep}\``}`;
   return [
-    `Repository: ${t.repository} (the workspace root).`,
+    t.repositories === undefined
+      ? `Repository: ${t.repository} (the workspace root).`
+      : `Repositories: ${t.repository} (${t.repositories}; each fork works at the root of its own, and its file is relative to it).`,
     `Task: ${t.task}`,
     `The task is split into one fork per file: ${which}. Each fork is given one of these files in its directive and changes only that file.`,
   ].join('\n');

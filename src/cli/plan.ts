@@ -4,6 +4,7 @@ import { TOOL_SET_NAMES } from '../tools/client-tools/types.ts';
 import { latencyNameSchema } from '../emulator/latency.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from '../engine/warm-gate.ts';
 import { ForkcacheError } from '../errors.ts';
+import { assertForkRepos, assertRepoNames, REPO_FIELD, repoNameSchema } from '../engine/fan-out/repos.ts';
 import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
 import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
 import { readJsonFile } from '../json-file.ts';
@@ -102,11 +103,17 @@ export const planSchema = z.strictObject({
       maxTokens: positive.optional().describe(`max_tokens of every request (default ${DEFAULT_MAX_TOKENS})`),
       concurrency: positive.optional().describe('API requests in flight at most (default 16)'),
       maxThreads: positive.optional().describe('worker threads (default 2)'),
+      maxWorktrees: positive
+        .optional()
+        .describe('isolation worktree: whole worktrees at once (default: what keeps the disk under 3× the repository)'),
       bashTimeoutMs: positive.optional().describe('a bash command running longer is killed (milliseconds)'),
       bashMaxProcesses: positive.optional().describe('processes a bash command may run at once (bubblewrap)'),
       bashMaxMemoryMb: positive.optional().describe('memory of a bash command, in MB (bubblewrap)'),
       bashMaxFileMb: positive.optional().describe('largest file a bash command may write, in MB (bubblewrap)'),
       bashTmpMb: positive.optional().describe("size of a bash command's /tmp, in MB (bubblewrap)"),
+      maxWorkspaceMb: positive
+        .optional()
+        .describe("disk a fork's worktree may take beyond its checkout, in MB (isolation: worktree, as root)"),
     })
     .default({}),
   permissions: permissionPolicySchema
@@ -116,6 +123,13 @@ export const planSchema = z.strictObject({
     .enum(['none', 'worktree'])
     .default('none')
     .describe('`worktree`: each fork in its own git worktree and branch (the workspace must be a git repository)'),
+  repos: z
+    .array(repoNameSchema)
+    .min(1)
+    .optional()
+    .describe(
+      'a plan over several git repositories: their folders, relative to `workspace`; each directive names its own in a `repo` field (its `file` relative to that repository); needs isolation worktree',
+    ),
   sparse: z
     .boolean()
     .default(false)
@@ -155,7 +169,7 @@ export const planSchema = z.strictObject({
     .finite()
     .max(1_000_000)
     .optional()
-    .describe('a client-side spend cap in USD for the whole run, every session of it (`--max-usd` overrides)'),
+    .describe('a client-side spend cap in USD for the whole run, every pass of it (`--max-usd` overrides)'),
   emulator: z
     .strictObject({
       script: z
@@ -171,7 +185,14 @@ export const planSchema = z.strictObject({
 
 export type Plan = z.output<typeof planSchema>;
 
-const BASH_LIMITS = ['bashTimeoutMs', 'bashMaxProcesses', 'bashMaxMemoryMb', 'bashMaxFileMb', 'bashTmpMb'] as const;
+const BASH_LIMITS = [
+  'bashTimeoutMs',
+  'bashMaxProcesses',
+  'bashMaxMemoryMb',
+  'bashMaxFileMb',
+  'bashTmpMb',
+  'maxWorkspaceMb',
+] as const;
 
 /** The plan's limits that bound each bash command (the engine's `toolLimits`). */
 export function planToolLimits(plan: Plan): Partial<Record<(typeof BASH_LIMITS)[number], number>> {
@@ -216,6 +237,7 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
     throw new ForkcacheError('INVALID_ARGUMENT', `plan ${path}: sparse: needs "isolation": "worktree"`, {
       data: { field: 'sparse' },
     });
+  checkPlanRepos(path, plan);
   const paths = {
     workspace: resolve(base, plan.workspace),
     runsDir: resolve(base, plan.runsDir ?? plan.runDir ?? '.forkcache/runs'),
@@ -259,6 +281,33 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
     typeof plan.parent === 'string' ? readJsonFile(resolve(base, plan.parent), 'plan.parent') : plan.parent;
   const withModel = plan.model ? { ...(request as Record<string, unknown>), model: plan.model } : request;
   return { plan, ...forkInputs(plan), snapshot: captureSnapshot(withModel), ...paths, notes: [] };
+}
+
+/**
+ * A plan over several repositories: distinct names, worktrees, and every directive naming one
+ * of them in `repo`. A `repo` field in a plan without `repos` is refused too (it would be
+ * ignored, and each fork would work in the one workspace). The folders themselves are checked
+ * when the engine starts (`repos[1]: web is not a git work tree …`).
+ */
+function checkPlanRepos(path: string, plan: Plan): void {
+  const entries = plan.directives.map((d) => (typeof d === 'string' ? undefined : d));
+  try {
+    if (plan.repos === undefined) {
+      const i = entries.findIndex((e) => e?.[REPO_FIELD] !== undefined);
+      if (i >= 0)
+        throw new ForkcacheError(
+          'INVALID_ARGUMENT',
+          `directives[${i}].${REPO_FIELD}: the plan has no repos (list the repositories in "repos", or rename the field)`,
+          { data: { field: `directives[${i}].${REPO_FIELD}` } },
+        );
+      return;
+    }
+    assertRepoNames(plan.repos, plan.isolation);
+    assertForkRepos(plan.repos, entries);
+  } catch (err) {
+    if (!(err instanceof ForkcacheError)) throw err;
+    throw new ForkcacheError(err.code, `plan ${path}: ${err.message}`, { data: err.data });
+  }
 }
 
 /** The directives as the engine takes them: texts, fields and the check. */

@@ -68,6 +68,7 @@ const TOOL_LIMIT_RULES: RuleTree<ToolLimits> = {
   bashMaxMemoryMb: clamp(8192, DEFAULT_TOOL_LIMITS.bashMaxMemoryMb),
   bashMaxFileMb: clamp(4096, DEFAULT_TOOL_LIMITS.bashMaxFileMb),
   bashTmpMb: clamp(2048, DEFAULT_TOOL_LIMITS.bashTmpMb),
+  maxWorkspaceMb: clamp(16_384, DEFAULT_TOOL_LIMITS.maxWorkspaceMb),
 };
 
 export const JOB_RULES: RuleTree<ForkJobData> = {

@@ -1,5 +1,3 @@
-import type { Redis } from 'ioredis';
-
 /** Redis key of one model class's shared rate-limit budget (a hash). */
 export const budgetKey = (modelClass: string): string => `forkcache:budget:${modelClass}`;
 
@@ -66,14 +64,26 @@ return 0
 const KIND = { requests: 'requests', 'input-tokens': 'input', 'output-tokens': 'output' } as const;
 
 /**
+ * The Redis commands the budget sends (an ioredis client has them). Named here rather than
+ * imported: this class is in the published types, and ioredis is an optional peer a program
+ * compiled without it must not need (`skipLibCheck: false`).
+ */
+export interface BudgetRedis {
+  eval(script: string, numKeys: number, ...args: string[]): Promise<unknown>;
+  hset(key: string, field: string, value: string): Promise<unknown>;
+  hdel(key: string, field: string): Promise<unknown>;
+  hgetall(key: string): Promise<Record<string, string>>;
+}
+
+/**
  * The rate-limit budget of one API key, shared by every host of the distributed backend in
  * Redis: token buckets per model class, the one global backoff and the spend-cap stop, each
  * changed by one Lua script (atomic, so two hosts never spend the same tokens).
  */
 export class SharedBudget {
-  readonly #redis: Redis;
+  readonly #redis: BudgetRedis;
 
-  constructor(redis: Redis) {
+  constructor(redis: BudgetRedis) {
     this.#redis = redis;
   }
 

@@ -27,6 +27,7 @@ import { AgentTool, type AgentToolOptions } from '../agent/agent-tool.ts';
 import type { DistributedBackend } from '../distributed/backend.ts';
 import { importOptional } from '../optional-import.ts';
 import { readFanOutDir, writeManifest } from '../run-dir/manifest.ts';
+import { openRepos } from './fan-out/repos.ts';
 import { fanOutIdsWithBranches } from './fan-out/worktrees.ts';
 import { writeSummary } from '../run-dir/writers.ts';
 import { loadRunKey } from '../run-dir/run-key.ts';
@@ -140,7 +141,10 @@ export class ForkEngine {
         ).DistributedBackend.connect(resolved.distributed, resolved.concurrency)
       : undefined;
     const engine = new ForkEngine(resolved, options, remote);
-    if (resolved.isolation === 'worktree') engine.#branchIds = await fanOutIdsWithBranches(resolved.workspace);
+    // a plan over several repositories: each one is checked before anything is sent (bad input)
+    if (resolved.repos) await openRepos(resolved.workspace, resolved.repos);
+    if (resolved.isolation === 'worktree')
+      engine.#branchIds = await fanOutIdsWithBranches(resolved.workspace, resolved.repos);
     return engine;
   }
 

@@ -32,7 +32,7 @@ export async function warmUpLlamaFanOut(run: {
     run.log({ type: 'slots', at: deps.clock.now(), ...slotReport });
     return { slotReport };
   }
-  const { pool, report, files } = await fillSlots(
+  const { pool, report, files, policy } = await fillSlots(
     {
       client: run.client,
       server,
@@ -50,5 +50,5 @@ export async function warmUpLlamaFanOut(run: {
     },
     props.totalSlots,
   );
-  return { slots: pool, slotReport: report, slotFiles: files };
+  return { slots: pool, slotReport: report, slotFiles: files, policy };
 }

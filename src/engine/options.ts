@@ -27,6 +27,7 @@ import { WARM_STRATEGIES, type WarmStrategy } from './warm-gate.ts';
 import type { DistributedOptions } from '../distributed/keys.ts';
 import type { SlotFill } from './slot-pool.ts';
 import { benchOptionsOf } from './bench-options.ts';
+import { assertRepoNames, repoNameSchema } from './fan-out/repos.ts';
 
 /** Options of `ForkEngine.create`. Every field is optional. */
 export interface ForkEngineOptions {
@@ -130,6 +131,19 @@ export interface ForkEngineOptions {
    */
   sparseWorktrees?: boolean;
   /**
+   * Under `isolation: 'worktree'`: whole (not sparse) worktrees that exist at once; a fork
+   * waits for one before it starts. Default: as many as take at most twice the repository
+   * (its checkout and git dir), so the run's peak disk stays under three times it.
+   */
+  maxWorktrees?: number;
+  /**
+   * Under `isolation: 'worktree'`: the repositories of a plan over several, as folders relative
+   * to `workspace` (each the top of a git work tree). Every fork then names its own in its
+   * `repo` field; its worktree and branch are made in that repository, from that repository's
+   * HEAD when the run starts.
+   */
+  repos?: readonly string[];
+  /**
    * Run forks on other hosts: BullMQ jobs on Redis, consumed by `forkcache worker` processes
    * (each with its own Piscina pool). `concurrency` then limits forks in flight across all hosts.
    */
@@ -227,6 +241,8 @@ export const engineOptionsSchema = z.strictObject({
   permissions: permissionPolicySchema.optional(),
   isolation: z.enum(['none', 'worktree']).optional(),
   sparseWorktrees: z.boolean().optional(),
+  maxWorktrees: z.number().int().positive().optional(),
+  repos: z.array(repoNameSchema).min(1).optional(),
   distributed: z
     .strictObject({
       redis: z.string().regex(/^rediss?:\/\//, 'expected a redis:// URL'),
@@ -281,6 +297,9 @@ export interface ResolvedEngineOptions {
   permissions: PermissionPolicy;
   isolation: 'none' | 'worktree';
   sparseWorktrees: boolean;
+  maxWorktrees: number | undefined;
+  /** The repositories of a plan over several (workspace-relative); undefined: the workspace's one. */
+  repos: readonly string[] | undefined;
   distributed: DistributedOptions | undefined;
   maxUsd: number | undefined;
   /** The engine's host tools, as given (their handlers are called with their own `this`). */
@@ -312,6 +331,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
       },
     );
   }
+  if (o.repos !== undefined) assertRepoNames(o.repos, o.isolation);
   if (o.runsDir !== undefined && o.runDir !== undefined && resolve(o.runsDir) !== resolve(o.runDir)) {
     throw new ForkcacheError('INVALID_ARGUMENT', 'runDir: the deprecated name of runsDir; give one of them', {
       data: { field: 'runDir' },
@@ -372,6 +392,8 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     permissions: (o.permissions ?? {}) as PermissionPolicy,
     isolation: o.isolation ?? 'none',
     sparseWorktrees: o.sparseWorktrees ?? false,
+    maxWorktrees: o.maxWorktrees,
+    repos: o.repos,
     distributed: o.distributed as ResolvedEngineOptions['distributed'],
     maxUsd: o.maxUsd,
     hostTools: input.hostTools ?? {},

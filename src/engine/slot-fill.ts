@@ -13,7 +13,7 @@ import type { EngineSlots } from '../ledger/engine-figures.ts';
 import type { FanOutAccounts } from './fan-out/accounts.ts';
 import { type SlotFill, SlotPool } from './slot-pool.ts';
 import { SlotFiles, slotFileStem } from './slot-files.ts';
-import { judgeSwitching } from './slot-policy.ts';
+import { judgeSwitching, LearningPolicy } from './slot-policy.ts';
 import type { WarmGate } from './warm-gate.ts';
 
 /** What a llama-cpp fan-out learned and did before its forks (the summary's `engine.slots`). */
@@ -25,6 +25,8 @@ export interface WarmedUp {
   slotReport?: SlotReport | undefined;
   /** The fan-out's slot files (deleted when it ends). */
   slotFiles?: SlotFiles | undefined;
+  /** The slot policy, learning from the first turns. */
+  policy?: LearningPolicy | undefined;
 }
 
 export interface SlotFillRun {
@@ -141,12 +143,13 @@ export const CLEARING_NOTE =
 export async function fillSlots(
   run: SlotFillRun,
   total: number,
-): Promise<{ pool: SlotPool; report: SlotReport; files: SlotFiles }> {
+): Promise<{ pool: SlotPool; report: SlotReport; files: SlotFiles; policy: LearningPolicy }> {
   const wanted = Math.max(1, Math.min(total, run.forks));
   run.gate.beginWarming();
   let warm = false;
   const files = new SlotFiles({ stem: slotFileStem(run.fanOutId), maxBytes: run.maxBytes, dir: run.saveDir });
   const report: SlotReport = { total, used: 1, fill: 'none', clears_idle: false, note: null };
+  let policy!: LearningPolicy;
   const make = (size: number, clean: number[], switching: boolean, prefixFile?: string): SlotPool => {
     const pool = new SlotPool({
       size,
@@ -166,13 +169,25 @@ export async function fillSlots(
         run.log({ type: 'slot-switching-off', at: run.clock.now(), why });
       }
     };
+    // a pool of one slot on a server that keeps idle slots: the fill failed, or `-np 1`
+    const server = {
+      slots: size === 1 && !report.clears_idle ? 1 : total,
+      clearsIdle: report.clears_idle,
+      forks: run.forks,
+      files: switching,
+      fill: run.fill,
+    };
+    policy = new LearningPolicy(server, (chosen) =>
+      run.log({ type: 'slot-policy', at: run.clock.now(), ...chosen, measured: policy.decidedOn }),
+    );
+    policy.attach(pool);
     return pool;
   };
-  const finish = (pool: SlotPool): { pool: SlotPool; report: SlotReport; files: SlotFiles } => {
-    run.log({ type: 'slots', at: run.clock.now(), ...report, switching: pool.switching });
+  const finish = (pool: SlotPool): { pool: SlotPool; report: SlotReport; files: SlotFiles; policy: LearningPolicy } => {
+    run.log({ type: 'slots', at: run.clock.now(), ...report, switching: pool.switching, policy: policy.choice });
     if (warm) run.gate.markWarm();
     else run.gate.warmingFailed(); // the first fork warms its slot itself
-    return { pool, report, files };
+    return { pool, report, files, policy };
   };
   try {
     report.clears_idle = wanted > 1 && (await clearsIdleSlots(run));

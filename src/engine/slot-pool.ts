@@ -30,6 +30,8 @@ interface SlotState {
   busy: boolean;
   usedAt: number;
   takenAt: number;
+  /** In-flight requests × ms while this slot's request held it (its average concurrency × its time). */
+  area: number;
   /** Requests started when this slot's own did (clearing servers: one after it may have cleared it). */
   launchesAtStart: number;
   /** A request started elsewhere as this slot's response ended: the server may have cleared it. */
@@ -49,6 +51,30 @@ interface ForkState {
 interface Waiter {
   forkId: string;
   resolve(slot: number): void;
+}
+
+/** One request as the policy learns from it (src/engine/slot-policy.ts). */
+export interface RequestSample {
+  /** The fork's first request: every fork's first has the same shape (the rules, a directive, max tokens). */
+  first: boolean;
+  /** Time the request held its slot (a restore, the request, its response). */
+  heldMs: number;
+  /** Requests in flight while it held it, on average (1: it ran alone). */
+  concurrency: number;
+  /** The server's prompt and generation time for it (llama.cpp's `timings`), when reported. */
+  serverMs: number | undefined;
+  /** Tokens it computed and generated. */
+  tokens: number;
+}
+
+/** What the pool tells the policy as the forks run: it may change `limit` and `switching`. */
+export interface PoolObserver {
+  /** A request ended (no sample: it failed before the server's usage). */
+  request(pool: SlotPool, forkId: string, sample: RequestSample | undefined): void;
+  /** A fork's time between two of its requests, or after its last one until it ended (tools, its check). */
+  gap(pool: SlotPool, forkId: string, ms: number): void;
+  /** The fork ended (after the gap of its check, if it had one). */
+  ended(pool: SlotPool, forkId: string): void;
 }
 
 /**
@@ -86,6 +112,10 @@ export class SlotPool {
   readonly #saving = new Map<string, Promise<void>>();
   #tick = 0;
   #inFlight = 0;
+  /** When the in-flight count last changed: each busy slot's concurrency is integrated from it. */
+  #inFlightSince = 0;
+  /** Most requests the pool lets run at once (the policy's choice; at most `size`). */
+  #limit: number;
   #launches = 0;
   /** Most requests in flight at once (what `-np N` lets run side by side). */
   peakInFlight = 0;
@@ -110,6 +140,8 @@ export class SlotPool {
   stopped: string | undefined;
   /** Called after each switch with what it cost: the policy may turn switching off. */
   onSwitch: ((pool: SlotPool) => void) | undefined;
+  /** The policy learning from the forks' requests and the time between them. */
+  observer: PoolObserver | undefined;
 
   constructor(options: {
     size: number;
@@ -133,6 +165,7 @@ export class SlotPool {
       busy: false,
       usedAt: 0,
       takenAt: 0,
+      area: 0,
       launchesAtStart: 0,
       uncertain: false,
     }));
@@ -143,6 +176,24 @@ export class SlotPool {
     this.#log = options.log ?? (() => {});
     this.#sharedTokens = options.sharedTokens ?? (() => undefined);
     this.switching = options.files !== undefined && options.actions !== undefined;
+    this.#limit = options.size;
+  }
+
+  /** Most requests in flight at once now. */
+  get limit(): number {
+    return this.#limit;
+  }
+
+  /** How many requests may run at once (the policy's choice): more wakes forks waiting for a slot. */
+  setLimit(limit: number): void {
+    this.#limit = Math.max(1, Math.min(this.size, Math.round(limit)));
+    while (this.#waiting.length > 0 && this.#inFlight < this.#limit) {
+      const [next] = this.#waiting;
+      const slot = this.#pick(next!.forkId);
+      if (slot === undefined) return;
+      this.#waiting.shift();
+      next!.resolve(this.#take(slot));
+    }
   }
 
   /** The gate of a fork's requests: each waits for a slot, which its permit names. */
@@ -187,6 +238,14 @@ export class SlotPool {
   /** The fork ended: its file is of no more use, and its slot's state need not be saved. */
   forkEnded(forkId: string): void {
     const fork = this.#fork(forkId);
+    // its check after its last turn: time it did not need the model, like its tools
+    if (!fork.ended && fork.idleSince !== undefined) {
+      const ms = this.#clock.now() - fork.idleSince;
+      this.figures.outside_ms += ms;
+      this.observer?.gap(this, forkId, ms);
+    }
+    fork.idleSince = undefined;
+    if (!fork.ended) this.observer?.ended(this, forkId);
     fork.ended = true;
     this.#files?.drop(forkId);
   }
@@ -204,7 +263,12 @@ export class SlotPool {
   #acquire(forkId: string, signal: AbortSignal | undefined): Promise<number> {
     signal?.throwIfAborted();
     const fork = this.#fork(forkId);
-    if (fork.idleSince !== undefined) this.figures.outside_ms += this.#clock.now() - fork.idleSince;
+    if (fork.idleSince !== undefined) {
+      const ms = this.#clock.now() - fork.idleSince;
+      this.figures.outside_ms += ms;
+      fork.idleSince = undefined;
+      this.observer?.gap(this, forkId, ms);
+    }
     const slot = this.#pick(forkId);
     if (slot !== undefined) return Promise.resolve(this.#take(slot));
     return new Promise<number>((resolve, reject) => {
@@ -227,6 +291,7 @@ export class SlotPool {
 
   /** Which free slot: its own, else one whose state nobody needs, else the least recently used. */
   #pick(forkId: string): number | undefined {
+    if (this.#inFlight >= this.#limit) return undefined;
     const free = this.#slots.map((s, i) => ({ s, i })).filter(({ s }) => !s.busy);
     if (free.length === 0) return undefined;
     const own = free.find(({ s }) => s.holder === forkId);
@@ -241,11 +306,21 @@ export class SlotPool {
     return !this.#fork(holder).ended;
   }
 
+  /** Integrate the in-flight count into every busy slot's area up to now. */
+  #integrate(): void {
+    const now = this.#clock.now();
+    const dt = now - this.#inFlightSince;
+    if (dt > 0) for (const s of this.#slots) if (s.busy) s.area += dt * this.#inFlight;
+    this.#inFlightSince = now;
+  }
+
   #take(slot: number): number {
     const s = this.#slots[slot]!;
+    this.#integrate();
     s.busy = true;
     s.usedAt = ++this.#tick;
     s.takenAt = this.#clock.now();
+    s.area = 0;
     this.#inFlight += 1;
     this.peakInFlight = Math.max(this.peakInFlight, this.#inFlight);
     return slot;
@@ -253,6 +328,7 @@ export class SlotPool {
 
   #free(slot: number, forkId: string, report: RequestReport | undefined): void {
     const s = this.#slots[slot]!;
+    this.#integrate();
     s.busy = false;
     this.#inFlight -= 1;
     // the server went idle on this slot as its response ended, a little before this: a request
@@ -261,7 +337,8 @@ export class SlotPool {
     if (this.clears && this.#launches > s.launchesAtStart) s.uncertain = true;
     const fork = this.#fork(forkId);
     fork.idleSince = this.#clock.now();
-    this.figures.inside_ms += fork.idleSince - s.takenAt;
+    const heldMs = fork.idleSince - s.takenAt;
+    this.figures.inside_ms += heldMs;
     const usage = report?.usage;
     const timings = (usage as { timings?: EngineTimings } | undefined)?.timings;
     if (usage && timings && usage.input_tokens > 0) {
@@ -273,12 +350,25 @@ export class SlotPool {
       const prompt = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens;
       fork.lastOwn = Math.max(0, prompt - (this.#sharedTokens() ?? 0));
       fork.lastPrompt = prompt;
-    } else if (s.holder === forkId) s.holder = null; // failed midway: what the slot holds is unknown
+      this.observer?.request(this, forkId, {
+        first: fork.requests === 1,
+        heldMs,
+        concurrency: heldMs > 0 ? s.area / heldMs : 1,
+        serverMs: timings ? timings.prompt_ms + timings.predicted_ms : undefined,
+        tokens: usage.input_tokens + usage.output_tokens,
+      });
+    } else {
+      if (s.holder === forkId) s.holder = null; // failed midway: what the slot holds is unknown
+      this.observer?.request(this, forkId, undefined);
+    }
+    // the policy may have lowered the limit: the slot stays free
+    if (this.#waiting.length === 0 || this.#inFlight >= this.#limit) return;
     // the fork that still has its state here goes first; otherwise the first in line
-    if (this.#waiting.length === 0) return;
     const mine = this.#waiting.findIndex((w) => w.forkId === s.holder);
     const [next] = this.#waiting.splice(mine >= 0 ? mine : 0, 1);
     next!.resolve(this.#take(slot));
+    // the policy may have raised it: more forks go
+    this.setLimit(this.#limit);
   }
 
   /**

@@ -17,6 +17,30 @@ export interface EngineSlots {
   policy?: string | undefined;
   /** Each fork's KV cache saved and restored around other forks' requests (one request per slot hold). */
   switching?: SwitchFigures | null | undefined;
+  /** What the slot policy chose and what it measured to choose it (src/engine/slot-policy.ts). */
+  choice?: SlotChoice | undefined;
+}
+
+/** The slot policy's choice: one slot switched, N slots with copies, or N slots switched. */
+export interface SlotChoice {
+  mode: 'one-slot-switched' | 'one-slot-recomputed' | 'slots-with-copies' | 'slots-switched';
+  /** Requests it let run at once (after it decided). */
+  at_once: number;
+  why: string;
+  /** What it had measured when it decided; null: the server alone decided (nothing to learn, or too few turns). */
+  measured: SlotMeasures | null;
+}
+
+/** What the slot policy learned from the first turns. */
+export interface SlotMeasures {
+  /** Fork requests, and their time in the model as if each had run alone, on average (ms). */
+  requests: number;
+  model_ms: number;
+  /** A fork's intervals without the model (between two requests, or its check after its last), and their average (ms). */
+  gaps: number;
+  tool_ms: number;
+  /** N requests at once against one, from the forks' first requests (1: a CPU's cores split; near N: a GPU). */
+  gain: number | null;
 }
 
 /** What KV switching did in a fan-out (src/engine/slot-pool.ts). */

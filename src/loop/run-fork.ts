@@ -265,7 +265,8 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       own.push({ role: 'user', content: results });
     }
   } catch (err) {
-    if (options.signal?.aborted) {
+    // a turn the main thread refused because the fork was cancelled, its own cancel still on the way
+    if (options.signal?.aborted || (err as { code?: unknown }).code === 'FORK_CANCELLED') {
       return outcome('cancelled', new ForkcacheError('FORK_CANCELLED', 'fork cancelled', { data: { turn } }).toWire());
     }
     const failure = describeFailure(err);

@@ -54,7 +54,9 @@ class PortGate implements RequestGate {
     if (message.t === 'deny') {
       // a coded denial (the API's spend cap, the run's own) ends the fork with that code, not as an API error
       waiter.reject(
-        message.code?.startsWith('RATE_LIMIT_') || message.code === 'SPEND_CAP_MAX_USD'
+        message.code?.startsWith('RATE_LIMIT_') ||
+          message.code === 'SPEND_CAP_MAX_USD' ||
+          message.code === 'FORK_CANCELLED'
           ? fromWireError({ code: message.code, message: message.message })
           : new ForkcacheError('INTERNAL', message.message),
       );

@@ -21,6 +21,8 @@ export function chatTools(tools: readonly Tool[], markLast: boolean): unknown[] 
       name: tool.name,
       ...(tool.description === undefined ? {} : { description: tool.description }),
       parameters: tool.input_schema,
+      // an app's strict function tool (the AI SDK's `strict: true`) is sent as it declared it
+      ...(typeof tool.strict === 'boolean' ? { strict: tool.strict } : {}),
     };
     return {
       type: 'function',

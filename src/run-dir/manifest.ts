@@ -21,6 +21,12 @@ import { signRunFiles } from './run-signature.ts';
  * shape the forks' requests. Never the API key. The one schema of `manifest.json`: the writer
  * below writes it, resume reads it whole, the report reads its core.
  */
+/** Where one repository's worktrees start: the repository's top and the commit. */
+const worktreeBaseSchema = z.strictObject({
+  repo: z.string().min(1),
+  base: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/),
+});
+
 export const manifestSchema = z.strictObject({
   v: z.literal(1),
   fanoutId: z.string().min(1),
@@ -49,6 +55,10 @@ export const manifestSchema = z.strictObject({
     isolation: z.enum(['none', 'worktree']).default('none'),
     /** Each fork's worktree holds its `file` only. Older runs: full worktrees. */
     sparseWorktrees: z.boolean().optional(),
+    /** Whole worktrees at once, when the plan set it (absent: the disk budget's default). */
+    maxWorktrees: z.number().int().positive().optional(),
+    /** A plan over several repositories: their folders, relative to `workspace`. */
+    repos: z.array(z.string().min(1)).min(1).optional(),
     toolLimits: z.record(z.string(), z.number()).default({}),
     sandbox: z.enum(['auto', 'bwrap', 'none']).default('auto'),
     /** Older runs have none: they resume without network, the safe default. */
@@ -70,9 +80,9 @@ export const manifestSchema = z.strictObject({
    * recorded before the first worktree is made (a resume recreates one from here, never from
    * the HEAD of the day). Older runs have none.
    */
-  worktrees: z
-    .strictObject({ repo: z.string().min(1), base: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/) })
-    .optional(),
+  worktrees: worktreeBaseSchema.optional(),
+  /** A plan over several repositories: `worktrees` of each, by its name in `engine.repos`. */
+  repoWorktrees: z.record(z.string(), worktreeBaseSchema).optional(),
   /** The plan's check, as a template (resume substitutes it again for each fork). Older runs: none. */
   check: z
     .strictObject({
@@ -89,6 +99,7 @@ export const manifestSchema = z.strictObject({
 
 export type Manifest = z.output<typeof manifestSchema>;
 export type ManifestWorktrees = NonNullable<Manifest['worktrees']>;
+export type ManifestRepoWorktrees = NonNullable<Manifest['repoWorktrees']>;
 
 const prefixShape = manifestSchema.shape.prefix.shape;
 
@@ -181,6 +192,18 @@ export function recordWorktreeBase(dir: string, worktrees: ManifestWorktrees): M
   if (manifest.worktrees) return manifest.worktrees;
   saveManifest(dir, { ...manifest, worktrees }, existsSync(join(dir, SIGNATURE_FILE)) ? loadRunKey() : undefined);
   return worktrees;
+}
+
+/** `recordWorktreeBase` for a plan over several repositories: every repository's base at once. */
+export function recordRepoWorktrees(dir: string, repos: ManifestRepoWorktrees): ManifestRepoWorktrees {
+  const manifest = readManifest(dir);
+  if (manifest.repoWorktrees) return manifest.repoWorktrees;
+  saveManifest(
+    dir,
+    { ...manifest, repoWorktrees: repos },
+    existsSync(join(dir, SIGNATURE_FILE)) ? loadRunKey() : undefined,
+  );
+  return repos;
 }
 
 /** Read a run directory's manifest and snapshot, validated (errors name the file and field). */

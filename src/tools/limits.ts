@@ -32,6 +32,11 @@ export interface ToolLimits {
   readonly bashMaxFileMb: number;
   /** In the bubblewrap sandbox: size of the command's private /tmp (host memory), MiB. */
   readonly bashTmpMb: number;
+  /**
+   * A fork's own worktree (`isolation: 'worktree'`): the most disk its files may take beyond
+   * the checkout, by bash and the file tools alike (a file system of its own, as root), MiB.
+   */
+  readonly maxWorkspaceMb: number;
 }
 
 export const DEFAULT_TOOL_LIMITS: Readonly<ToolLimits> = Object.freeze({
@@ -50,6 +55,7 @@ export const DEFAULT_TOOL_LIMITS: Readonly<ToolLimits> = Object.freeze({
   bashMaxMemoryMb: 4096,
   bashMaxFileMb: 1024,
   bashTmpMb: 512,
+  maxWorkspaceMb: 4096,
 });
 
 /** Bytes inspected for a NUL byte to decide that a file is binary (what git and grep do). */
@@ -74,5 +80,6 @@ export const toolLimitsSchema = z
     bashMaxMemoryMb: limit,
     bashMaxFileMb: limit,
     bashTmpMb: limit,
+    maxWorkspaceMb: limit,
   })
   .partial();

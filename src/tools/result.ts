@@ -41,7 +41,11 @@ const ERRNO_MESSAGES: Readonly<Record<string, readonly [ToolErrorCode, string]>>
   EPERM: ['TOOL_IO_ERROR', 'operation not permitted'],
   ELOOP: ['TOOL_PATH_ESCAPE', 'is a symbolic link, which this tool does not follow'],
   EEXIST: ['TOOL_IO_ERROR', 'already exists'],
-  ENOSPC: ['TOOL_IO_ERROR', 'no space left on the device'],
+  ENOSPC: [
+    'TOOL_IO_ERROR',
+    "no space left: the workspace's disk is full (a fork's worktree may hold `maxWorkspaceMb` beyond its checkout); remove files or write less",
+  ],
+  EDQUOT: ['TOOL_IO_ERROR', 'the disk quota is used up; remove files or write less'],
   EROFS: ['TOOL_IO_ERROR', 'read-only file system'],
   ENAMETOOLONG: ['TOOL_IO_ERROR', 'the name is too long'],
   ENXIO: ['TOOL_IO_ERROR', 'is not a regular file'], // a FIFO with no reader, opened non-blocking

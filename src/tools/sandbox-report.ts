@@ -1,8 +1,9 @@
 import { probeBubblewrap } from './bwrap-probe.ts';
 import { DEFAULT_TOOL_LIMITS, type ToolLimits } from './limits.ts';
-import { plainEscapeRisk, resolveSandbox } from './sandbox.ts';
+import { plainContainment, resolveSandbox } from './sandbox.ts';
 import type { SandboxChoice, SandboxKind } from './sandbox-types.ts';
 import { applyLimits } from './sandbox-limits.ts';
+import { workspaceDiskSupport } from './workspace-disk.ts';
 
 /**
  * Where bash really runs, and which protections hold: what `run` and `resume` print, and what
@@ -26,6 +27,8 @@ export interface SandboxReport {
 export interface SandboxSettings {
   readonly network?: boolean | undefined;
   readonly limits?: Partial<ToolLimits> | undefined;
+  /** `worktree`: each fork has a worktree of its own, on a disk of its own where one can be made. */
+  readonly isolation?: 'none' | 'worktree' | undefined;
 }
 
 const MIB = 'MiB';
@@ -37,13 +40,16 @@ export function describeSandbox(choice: SandboxChoice, settings: SandboxSettings
   const found = probeBubblewrap();
   if (kind === 'none' || !('file' in found)) {
     const reason = choice === 'none' ? 'sandbox: "none" was chosen' : 'missing' in found ? found.missing : 'unknown';
-    const risk = plainEscapeRisk();
+    const contained = plainContainment();
     return {
       choice,
       kind: 'none',
       network: true,
-      applied: risk === undefined ? ['every process a command starts is killed when its call ends (pids cgroup)'] : [],
-      missing: risk === undefined ? [] : [`${PLAIN_ESCAPE} (no pids cgroup: ${risk})`],
+      applied:
+        'applied' in contained
+          ? [`every process a command starts is killed when its call ends (${contained.applied})`]
+          : [],
+      missing: 'missing' in contained ? [`${PLAIN_ESCAPE} (${contained.missing})`] : [],
       reason,
     };
   }
@@ -65,6 +71,12 @@ export function describeSandbox(choice: SandboxChoice, settings: SandboxSettings
   if (found.size) applied.push(`/tmp ${limits.bashTmpMb} ${MIB}`);
   else missing.push(`a size cap on /tmp (${why('size')})`);
   const applies = applyLimits(limits, found.userns, true);
+  if (settings.isolation === 'worktree') {
+    const disk = workspaceDiskSupport();
+    if ('ok' in disk)
+      applied.push(`each worktree ${limits.maxWorkspaceMb} ${MIB} beyond its checkout (a disk of its own)`);
+    else missing.push(`a total disk bound per worktree (${disk.missing}; each file is still capped)`);
+  }
   return {
     choice,
     kind,

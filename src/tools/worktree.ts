@@ -6,6 +6,15 @@ import { ForkcacheError } from '../errors.ts';
 import type { HostGit, WorktreeGit } from './host-git.ts';
 import { withPathLock } from './path-lock.ts';
 import type { WorktreeLink } from './worktree-link.ts';
+import {
+  attachDisk,
+  checkoutSizeOf,
+  detachDisk,
+  diskImageOf,
+  diskLayout,
+  isMountPoint,
+  makeDisk,
+} from './workspace-disk.ts';
 
 /** What a fork did in its own worktree: where, on which branch, and the change as a diff stat. */
 export interface WorktreeResult {
@@ -94,6 +103,7 @@ export async function removeTrees(paths: readonly string[]): Promise<void> {
  */
 export async function discardWorktree(repo: HostGit, path: string): Promise<void> {
   // by the file system, not `git worktree remove`: git would read the (perhaps tampered) `.git`
+  await detachDisk(path);
   rmSync(path, { recursive: true, force: true });
   releaseStaleEntries(repo, path);
   await repo.run(['worktree', 'prune']);
@@ -113,6 +123,11 @@ export interface OpenWorktree {
    * it as it was. Undefined: the whole tree.
    */
   sparse?: readonly string[] | undefined;
+  /**
+   * A file system of its own for the worktree, holding the checkout and `maxMb` MiB more
+   * (workspace-disk.ts): undefined where none can be made (the run says why).
+   */
+  disk?: { readonly maxMb: number } | undefined;
 }
 
 function worktreeOf(repo: HostGit, o: OpenWorktree, link: WorktreeLink): Worktree {
@@ -147,6 +162,10 @@ async function add(repo: HostGit, o: OpenWorktree, path: string): Promise<void> 
   // a branch without a worktree (a creation that failed half-way, a removed directory) keeps its commits
   const args = tip ? [path, branch] : ['-b', branch, path, o.base];
   try {
+    if (o.disk) {
+      const listed = await repo.run(['ls-tree', '-r', '-l', '-z', tip ?? o.base, '--', ...(o.sparse ?? [])]);
+      await makeDisk(diskImageOf(path), path, diskLayout(checkoutSizeOf(listed.stdout), o.disk.maxMb));
+    }
     await repo.run(['worktree', 'add', '--quiet', ...(o.sparse ? ['--no-checkout'] : []), ...args]);
     if (o.sparse) await checkOutOnly(await repo.worktree(path), o.sparse);
   } catch (err) {
@@ -203,6 +222,9 @@ export function openWorktree(repo: HostGit, o: OpenWorktree): Promise<Worktree> 
   const path = join(o.root, o.forkId);
   return underRepoLock(repo, async () => {
     if (existsSync(path)) {
+      // a resumed fork's disk, unmounted by a reboot: its files are on the image
+      if (o.disk && !isMountPoint(path) && existsSync(diskImageOf(path)))
+        await attachDisk(diskImageOf(path), path).catch(() => undefined);
       const link = await reusable(repo, o, path);
       if (link) return worktreeOf(repo, o, link);
       await discardWorktree(repo, path);
@@ -267,5 +289,6 @@ export async function retireWorktree(repo: HostGit, tree: Pick<Worktree, 'path' 
     rmSync(tree.link.gitDir, { recursive: true, force: true });
     return Promise.resolve();
   });
+  await detachDisk(tree.path); // a disk of its own goes whole, with no file-by-file removal
   await removeTrees([tree.path]);
 }

@@ -47,3 +47,10 @@ export const CHECK_FAILED_TAG = 'check-failed';
 
 /** `forkcache resume --retry`: a fork that ended not done is asked to carry out its directive again. */
 export const FORK_RETRY_TAG = 'fork-retry';
+
+/**
+ * forkcache/ai-sdk's background mode: the fork tool's answer when the children run on, and the
+ * first line of the later message that hands the app's model their reports.
+ */
+export const BACKGROUND_STARTED = 'started in the background';
+export const BACKGROUND_REPORTS_HEADING = 'forkcache: the reports of background forks';

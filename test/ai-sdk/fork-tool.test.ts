@@ -1,57 +1,12 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
-import { stepCountIs, ToolLoopAgent, tool } from 'ai';
+import { stepCountIs, ToolLoopAgent } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { createForkcache, type ForkToolOutput } from '../../src/ai-sdk.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';
 import { sharedEmulator, workspace } from '../engine/helpers.ts';
+import { type AppToolCall, appTools, INSTRUCTIONS } from './app-tools.ts';
 
 const emulator = sharedEmulator({ script: 'ai-sdk' });
-
-interface Call {
-  tool: string;
-  toolCallId: string;
-  input: unknown;
-  aborts: boolean;
-}
-
-/** The app's own three tools, as an AI SDK app writes them. */
-function appTools(calls: Call[]) {
-  const record = (name: string, input: unknown, options: { toolCallId: string; abortSignal?: AbortSignal }): void => {
-    calls.push({
-      tool: name,
-      toolCallId: options.toolCallId,
-      input,
-      aborts: options.abortSignal instanceof AbortSignal,
-    });
-  };
-  return {
-    search_tickets: tool({
-      description: 'Search the ticket tracker; returns matching ticket ids and titles.',
-      inputSchema: z.object({ query: z.string(), limit: z.number().int().min(3) }),
-      execute: async (input, options) => {
-        record('search_tickets', input, options);
-        return { tickets: [{ id: 'T-17', title: `${input.query}: login fails` }] };
-      },
-    }),
-    lookup_user: tool({
-      description: 'Look a user up by name.',
-      inputSchema: z.object({ name: z.string() }),
-      execute: async (input, options) => {
-        record('lookup_user', input, options);
-        return `user ${input.name}: plan pro`;
-      },
-    }),
-    add_comment: tool({
-      description: 'Add a comment to a ticket.',
-      inputSchema: z.object({ ticket: z.string(), body: z.string() }),
-      execute: async (input, options) => {
-        record('add_comment', input, options);
-        return `comment added to ${input.ticket}`;
-      },
-    }),
-  };
-}
 
 describe('forkcache/ai-sdk', () => {
   it('an AI SDK agent with three tools of its own forks 20 children that call them all', async () => {
@@ -68,11 +23,11 @@ describe('forkcache/ai-sdk', () => {
         apiKey: 'test',
         fetch: forkcache.fetch,
       });
-      const calls: Call[] = [];
+      const calls: AppToolCall[] = [];
       const tools = appTools(calls);
       const agent = new ToolLoopAgent({
         model: anthropic('claude-sonnet-4-6'),
-        instructions: `${'You are a support engineer triaging tickets. '.repeat(300)}`,
+        instructions: INSTRUCTIONS,
         tools: { ...tools, fork: forkcache.forkTool({ tools, readOnly: ['search_tickets', 'lookup_user'] }) },
         stopWhen: stepCountIs(4),
       });
@@ -94,6 +49,8 @@ describe('forkcache/ai-sdk', () => {
       expect(summary.agents).toMatchObject({ parent: 1, fork: 20 });
       expect(summary.requests).toBeGreaterThanOrEqual(2 + 20 * 4); // the app's two turns, each child's four (and the warm-up)
       expect(summary.forks.completed).toBe(20);
+      // the app's two requests are its turns, each once (the calling one is not counted again)
+      expect(forkcache.ledger.records().filter((r) => r.kind === 'parent')).toHaveLength(2);
     } finally {
       await engine.close();
     }

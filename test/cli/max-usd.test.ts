@@ -52,15 +52,19 @@ describe('forkcache run --max-usd', () => {
     expect(run.stderr).toContain(
       `stopped: the run's spend cap of $0.03 was reached ($${(summary.spend_cap.spent_usd as number).toFixed(4)} spent`,
     );
+    // twice the cap (no fork done), plus each stopped fork's next turn held at its worst case
+    // when the next session sends it again on a cold cache
+    const next = summary.spend_cap.next_max_usd as number;
+    expect(next).toBeGreaterThan(0.06 + 4 * 0.03);
     expect(run.stderr).toContain(
-      `continue with: forkcache resume ${runDir} --max-usd 0.06 (the cap counts the whole run, every session)`,
+      `continue with: forkcache resume ${runDir} --max-usd ${next.toFixed(2)} (the cap counts the whole run, every pass)`,
     );
 
-    const resumed = await forkcache(['resume', runDir, '--json', '--api', 'emulator', '--max-usd', '1']);
+    const resumed = await forkcache(['resume', runDir, '--json', '--api', 'emulator', '--max-usd', next.toFixed(2)]);
     expect(resumed.code).toBe(0);
     const after = lastJson(resumed.stdout);
     expect(after.forks).toMatchObject({ total: 4, completed: 4 });
-    expect(after.spend_cap).toMatchObject({ max_usd: 1, stopped: false });
+    expect(after.spend_cap).toMatchObject({ max_usd: next, stopped: false });
     expect(after.cost_usd.actual).toBeGreaterThan(summary.cost_usd.actual); // the whole run, both sessions
   }); // child processes: a bound for a loaded machine, not a timing
 

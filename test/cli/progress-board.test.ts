@@ -232,3 +232,55 @@ describe("the board and a fork's hostile text", () => {
     expect(text()).toContain('\\x1b[2K');
   });
 });
+
+describe('the board of a resumed run', () => {
+  const model = 'claude-sonnet-4-6';
+  const request = (turn: number) => ({
+    turn,
+    requestId: null,
+    messageId: `msg_${turn}`,
+    usage,
+    stopReason: 'tool_use',
+    sentAt: 1,
+    startedAt: 2,
+    endedAt: 3,
+  });
+
+  it("shows a fork finished in an earlier session with its transcript's totals, and a resumed one with every session's", async () => {
+    const tty = emulatedTty(160, 20);
+    const board = new ProgressBoard({ model, stream: tty.stream, env: {}, frameMs: 0, tickMs: 0, now: () => 0 });
+    board.plan({
+      id: 'fo1-ab',
+      forks: [
+        { id: 'fo1-ab-f01', directive: 'rename x in src/a.ts' },
+        { id: 'fo1-ab-f02', directive: 'rename x in src/b.ts' },
+      ],
+    });
+    // f01 finished before: it ends at once, without starting, with its two turns from the transcript
+    board.onEvent({
+      type: 'fork-end',
+      forkId: 'fo1-ab-f01',
+      at: 1,
+      status: 'completed',
+      result: { turns: 2, toolCalls: 1, requests: [request(1), request(2)] } as unknown as ForkResult,
+    });
+    // f02 did one turn before, one now
+    for (const e of events('fo1-ab-f02', 'completed').slice(0, 4)) board.onEvent(e);
+    board.onEvent({
+      type: 'fork-end',
+      forkId: 'fo1-ab-f02',
+      at: 5,
+      status: 'completed',
+      result: { turns: 2, toolCalls: 2, requests: [request(1), request(2)] } as unknown as ForkResult,
+    });
+    board.stop();
+    const lines = (await tty.lines()).filter((l) => l.startsWith('fo1-ab-f0'));
+    expect(lines).toHaveLength(2);
+    // two turns of 105 tokens each, priced: never `0 tok $0.0000`
+    for (const line of lines) {
+      expect(line).toContain('  210 tok  ');
+      expect(line).not.toContain('$0.0000');
+      expect(line).toMatch(/\$0\.\d{4}/);
+    }
+  });
+});

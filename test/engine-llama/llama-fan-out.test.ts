@@ -96,7 +96,7 @@ describe.skipIf(!hasLlama)(`llama-cpp fan-out (${why})`, () => {
       clears_idle: true,
       note: null,
     });
-    expect(result.summary.engine?.slots?.policy).toMatch(/^one slot.*the server clears idle slots/);
+    expect(result.summary.engine?.slots?.policy).toMatch(/^one slot switched: the server clears idle slots/);
     // one request per fork: nothing restored (a fork's state may be saved as the next takes the
     // slot, before its end is known), and every file is deleted at the end
     expect(result.summary.engine?.slots?.switching).toMatchObject({ restores: 0, recomputed: 0, files_left: 0 });

@@ -9,6 +9,7 @@ import type { FanOutResult } from '../../src/agent/fork-handle.ts';
 import type { FanOutEvent } from '../../src/agent/fork-handle.ts';
 import { type LlamaServer, startLlamaServer } from '../../scripts/llama/llama-server.ts';
 import { type ScriptOptions, type ScriptedTextServer, startScriptedText } from '../../scripts/llama/scripted-text.ts';
+import { choosePolicy, turnMeasures } from '../../src/engine/slot-policy.ts';
 import { hasLlama, localParent, loggedTasks, metric, why } from './helpers.ts';
 
 /*
@@ -87,6 +88,29 @@ function expectLedgerIsTheServers(run: Run): void {
   expect(run.result.summary.usage.output_tokens).toBe(run.predicted);
 }
 
+/**
+ * The policy's choice is reported with what it measured in the first turns, and is what the
+ * decision function gives on those measurements; the summary's line says it.
+ */
+function expectChoiceReported(run: Run, forks: number): void {
+  const slots = run.result.summary.engine!.slots!;
+  const choice = slots.choice!;
+  expect(choice.measured, 'the policy decided from the first turns').not.toBeNull();
+  const measured = choice.measured!;
+  expect(measured.requests).toBeGreaterThan(0);
+  expect(measured.gaps).toBeGreaterThanOrEqual(Math.min(slots.total, forks));
+  expect(measured.model_ms).toBeGreaterThan(0);
+  const server = { slots: slots.total, clearsIdle: slots.clears_idle, forks, files: true, fill: 'auto' as const };
+  const again = choosePolicy(server, turnMeasures(measured));
+  expect({ mode: choice.mode, at_once: choice.at_once, why: choice.why }).toEqual({
+    mode: again.mode,
+    at_once: again.atOnce,
+    why: again.why,
+  });
+  expect(slots.policy).toContain(choice.why);
+  expect(slots.policy).toContain(`(decided after ${measured.requests} requests)`);
+}
+
 /** Requests as intervals on the one clock (sent, ended), per fork. */
 function requestsOf(run: Run): { fork: string; sent: number; ended: number }[] {
   return run.result.forks.flatMap((f) => f.requests.map((r) => ({ fork: f.forkId, sent: r.sentAt, ended: r.endedAt })));
@@ -159,9 +183,9 @@ describe.skipIf(!hasLlama)(`llama-cpp forks with tools and checks (${why})`, () 
       // a fork's second turn restores its own state whenever another fork used the slot since
       expect(switching.restores).toBeGreaterThanOrEqual(4);
       expect(switching.saves).toBeGreaterThanOrEqual(switching.restores);
-      expect(summary.engine!.slots!.policy).toMatch(
-        /^one slot, each fork’s KV switched in and out: the server clears idle slots/,
-      );
+      expect(summary.engine!.slots!.policy).toMatch(/^one slot switched: the server clears idle slots/);
+      expect(summary.engine!.slots!.choice).toMatchObject({ mode: 'one-slot-switched', at_once: 1 });
+      expectChoiceReported(run, 8);
       expectChecksOverlapOthersRequests(run);
       expectSlotFreeBetweenTurns(run);
       expect(
@@ -187,6 +211,8 @@ describe.skipIf(!hasLlama)(`llama-cpp forks with tools and checks (${why})`, () 
       const switching = run.result.summary.engine!.slots!.switching!;
       expect(switching).toMatchObject({ on: true, recomputed: 0, files_left: 0 });
       expect(switching.restores).toBeGreaterThanOrEqual(4);
+      expect(run.result.summary.engine!.slots!.choice).toMatchObject({ mode: 'one-slot-switched', at_once: 1 });
+      expectChoiceReported(run, 8);
       expectChecksOverlapOthersRequests(run);
       expectSlotFreeBetweenTurns(run);
       expect(run.result.summary.engine!.prefill_ratio).toBeLessThanOrEqual(0.75);
@@ -268,9 +294,16 @@ describe.skipIf(!hasLlama)(`llama-cpp forks with tools and checks (${why})`, () 
       }
       const slots = run.result.summary.engine!.slots!;
       expect(slots).toMatchObject({ total: 4, used: 4, fill: 'copy', clears_idle: false });
+      // the first request runs alone (the baseline of what N at once get through), then four at a
+      // time until the policy decides from the first turns: four again, or one on a CPU where the
+      // four only split the cores; either way it says which and why
       expect(slots.switching).toMatchObject({ on: true, peak_requests: 4, recomputed: 0, files_left: 0 });
+      expect(slots.choice!.measured!.gain).not.toBeNull();
+      expectChoiceReported(run, 16);
       expect(slots.policy).toMatch(
-        /^4 slots with the prefix copied, each fork’s KV switched in and out: -np 4 keeps idle slots/,
+        slots.choice!.at_once === 4
+          ? /^4 slots switched: -np 4 keeps idle slots/
+          : /^one slot switched: -np 4 keeps idle slots/,
       );
       expect(
         new Set(

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { lastUserText } from '../../src/emulator/scripts/conversation.ts';
 import { formatReport } from '../../src/emulator/scripts/directive.ts';
 import type { ScriptedModel } from '../../src/emulator/scripts/types.ts';
+import { ForkcacheError } from '../../src/errors.ts';
 import { runForkLoop } from '../../src/loop/run-fork.ts';
 import { freeze } from '../../src/prefix/freeze.ts';
 import { streamMessageBytes } from '../../src/provider/send.ts';
@@ -114,5 +115,21 @@ describe('a fork whose answer does not say the work is done', () => {
     const outcome = await run('refactor', 'unknown');
     expect(outcome.status).toBe('not_done');
     expect(outcome.error?.message).toBe("the fork's report says Result: not done; Issues: unknown directive");
+  });
+});
+
+describe('a turn the main thread refused because the fork was cancelled', () => {
+  it('ends the fork cancelled, not failed, before its own cancel arrives', async () => {
+    // at 300 worktree forks a Ctrl-C reached one fork as the refused permit first: `failed`, INTERNAL
+    const prefix = freeze(bigSnapshot(`refused-${Date.now()}`));
+    const outcome = await runForkLoop({
+      prefix,
+      child: prefix.child('do the task'),
+      transport: { send: () => Promise.reject(new Error('no request is sent')) },
+      tools: createToolExecutor({ workspace: workspace() }),
+      gate: { acquire: () => Promise.reject(new ForkcacheError('FORK_CANCELLED', 'fork cancelled')) },
+    });
+    expect(outcome.status).toBe('cancelled');
+    expect(outcome.error).toMatchObject({ code: 'FORK_CANCELLED' });
   });
 });

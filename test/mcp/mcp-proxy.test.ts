@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -132,6 +133,70 @@ describe('forkcache proxy --mcp: the fork tool forks from the request in which t
     await client.close();
     expect(status).toMatch(/^## fork 1 \(completed\): a$/m);
     expect(status).toMatch(/^## fork 2 \(completed\): b$/m);
+  });
+
+  it('runs the plan fields of a call: check per child, maxUsd as the spend cap', async () => {
+    const { mcp, sdk } = await setup();
+    const client = await mcpClient(mcp);
+    const call = async (fields: Record<string, unknown>): Promise<string> => {
+      const answer = await sdk.messages.stream(parentRequest('fork a | b')).finalMessage();
+      const use = answer.content.find((b) => b.type === 'tool_use')!;
+      const result = await client.callTool({
+        name: 'fork',
+        arguments: { ...(use.input as object), ...fields },
+        _meta: { 'claudecode/toolUseId': use.id },
+      });
+      return (result.content as { text: string }[])[0]!.text;
+    };
+    // the check runs in each child's workspace when it reports done: a passing one keeps it completed
+    expect(await call({ check: 'test -f notes.txt' })).toMatch(/2 fork\(s\), 2 completed/);
+    const failing = await call({ check: 'test -f missing.txt' });
+    expect(failing).toMatch(/2 fork\(s\), 0 completed/);
+    expect(failing).toMatch(/^## fork 1 \(check_failed\): a$/m);
+    // a cap below one request's price stops the fan-out before it spends
+    const capped = await call({ maxUsd: 0.000001 });
+    expect(capped).toMatch(/2 fork\(s\), 0 completed/);
+    expect(capped).toMatch(/^## fork 2 \(capped\): b\nerror: the run's spend cap of \$0\.000001 was reached/m);
+    await client.close();
+  });
+
+  it('runs a call with isolation: worktree, each child on its own git branch', async () => {
+    open.emu = await startEmulator({ latency: 'off', script: 'claude-code', minCacheableTokens: 10 });
+    const workspace = mkdtempSync(join(tmpdir(), 'forkcache-mcp-git-'));
+    writeFileSync(join(workspace, 'notes.txt'), 'line one\nline two\n');
+    const git = (...args: string[]): string =>
+      execFileSync('git', args, {
+        cwd: workspace,
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          GIT_AUTHOR_NAME: 't',
+          GIT_AUTHOR_EMAIL: 't@t',
+          GIT_COMMITTER_NAME: 't',
+          GIT_COMMITTER_EMAIL: 't@t',
+        },
+      });
+    git('init', '-q', '-b', 'main');
+    git('add', '-A');
+    git('commit', '-qm', 'init');
+    const runDir = mkdtempSync(join(tmpdir(), 'forkcache-mcp-runs-'));
+    open.mcp = await startMcpProxy({ upstream: open.emu.url, workspace, runsDir: runDir, maxThreads: 2 });
+    const sdk = new Anthropic({ apiKey: KEY, baseURL: open.mcp.proxy.url, maxRetries: 0 });
+    const answer = await sdk.messages.stream(parentRequest('fork a | b')).finalMessage();
+    const use = answer.content.find((b) => b.type === 'tool_use')!;
+    const client = await mcpClient(open.mcp);
+    const result = await client.callTool({
+      name: 'fork',
+      arguments: { ...(use.input as object), isolation: 'worktree' },
+      _meta: { 'claudecode/toolUseId': use.id },
+    });
+    await client.close();
+    const text = (result.content as { text: string }[])[0]!.text;
+    expect(text).toMatch(/2 fork\(s\), 2 completed/);
+    const branches = git('branch', '--list', 'forkcache/*')
+      .split('\n')
+      .filter((l) => l.trim() !== '');
+    expect(branches, text).toHaveLength(2);
   });
 
   it('refuses the MCP endpoint without the secret, or with a wrong one, and runs nothing', async () => {

@@ -1,5 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -85,5 +94,13 @@ describe('a commit git refuses ends the fork failed in every view of the run', (
       expect(merged.stdout + merged.stderr).toMatch(/f01\s+not completed \(failed\)/);
       expect(merged.stdout).not.toMatch(/no change/);
       expect(git(repo, 'log', '--format=%s')).toBe('base');
+      // the failed fork's worktree is kept until clean, which takes it whole (its disk too, when it has one)
+      const tree = join(dir, 'worktrees', fork.fork_id);
+      expect(existsSync(tree)).toBe(true);
+      const cleaned = await forkcache(['clean', dir, '--force'], env);
+      expect(cleaned.code, cleaned.stderr).toBe(0);
+      expect(existsSync(tree)).toBe(false);
+      expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain(tree);
+      expect(existsSync(join(dir, 'disks', `${fork.fork_id}.img`))).toBe(false);
     });
 });

@@ -1,11 +1,12 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/start.ts';
 import type { ScriptedModel } from '../../src/emulator/scripts/types.ts';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
+import { detachDisk } from '../../src/tools/workspace-disk.ts';
 import { forkcache, lastJson } from '../cli/run-cli.ts';
 import { git, repoWith } from '../tools/git-fixture.ts';
 
@@ -34,9 +35,14 @@ function evilGitDir(): Record<string, string> {
   };
 }
 
+/**
+ * Every file below `dir`, but a worktree's disk image (`<fan-out>/disks/<forkId>.img`, sparse,
+ * gigabytes long): its files are read through the worktree it is mounted at.
+ */
 function filesUnder(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
+    if (dir.endsWith(`${sep}disks`) && name.endsWith('.img')) return [];
     return statSync(path).isDirectory() ? filesUnder(path) : [path];
   });
 }
@@ -95,6 +101,15 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const emulator of emulators.values()) await emulator.close();
+});
+// a tampered worktree is kept for `clean` (and for looking at); its disk, when it has one, is
+// unmounted here so the test leaves no mount behind
+afterEach(async () => {
+  if (runDir === undefined || !existsSync(runDir)) return;
+  for (const fanOut of readdirSync(runDir)) {
+    const trees = join(runDir, fanOut, 'worktrees');
+    for (const fork of existsSync(trees) ? readdirSync(trees) : []) await detachDisk(join(trees, fork));
+  }
 });
 
 async function attack(script: string): Promise<{ json: Record<string, any>; code: number | null; out: string }> {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { chownSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -165,6 +165,66 @@ describe('sandbox none: no process outlives its call or forkcache', () => {
     const line = sandboxLine(describeSandbox('none'));
     if (cgroupHere) expect(line).not.toMatch(/may outlive/);
     else expect(line).toMatch(/NOT applied here: killing what a command leaves running after `setsid`.*may outlive/);
+  });
+});
+
+// The same attack with no pids cgroup to fall back on: forkcache run by an unprivileged user
+// (here `nobody`, through setpriv), where no cgroup can be made. The command then runs in a PID
+// namespace of its own (pid-namespace.ts, in a user namespace), which `setsid` cannot leave and
+// the kernel kills whole when its first process ends. Before, the sleeper outlived the call.
+const NOBODY = 65534;
+const setpriv = ['/usr/bin/setpriv', '/bin/setpriv'].find((f) => existsSync(f));
+const asNobody = (process.getuid?.() ?? 1) === 0 && setpriv !== undefined;
+
+describe('sandbox none, not root (no pids cgroup): no process outlives its call or forkcache', () => {
+  // a sleep no other process runs: the sleeper is found by its command line (its pid inside differs)
+  const sleep = `sleep 1000.${process.pid}`;
+  const escape = (pidFile: string): string =>
+    `(setsid sh -c 'echo $$ > ${pidFile}.tmp; mv ${pidFile}.tmp ${pidFile}; exec ${sleep}' > /dev/null 2>&1 < /dev/null &)`;
+
+  /** forkcache's bash tool in a process of its own, as `nobody`. */
+  function runAsNobody(command: string) {
+    chownSync(sandbox.base, NOBODY, NOBODY);
+    chownSync(sandbox.workspace, NOBODY, NOBODY);
+    return spawn(
+      setpriv!,
+      [
+        `--reuid=${NOBODY}`,
+        `--regid=${NOBODY}`,
+        '--clear-groups',
+        process.execPath,
+        '--import',
+        'tsx',
+        path.join(ROOT, 'test/fixtures/bash-then-crash.ts'),
+        sandbox.workspace,
+        'none',
+        command,
+      ],
+      { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, HOME: sandbox.workspace } },
+    );
+  }
+
+  it.runIf(asNobody)('a setsid in a subshell is killed when the call ends', async () => {
+    const pidFile = path.join(sandbox.workspace, 'pid');
+    const marker = path.join(sandbox.workspace, 'done');
+    const child = runAsNobody(`${escape(pidFile)}; until [ -e ${pidFile} ]; do :; done; ps -o pid= -e > ${marker}`);
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code, stderr).toBe(0);
+    // inside, the command saw only its own namespace: its bash, the sleeper, ps
+    expect(readFileSync(marker, 'utf8').trim().split(/\s+/).length).toBeLessThanOrEqual(4);
+    await until(() => hostPidsOf(sleep).length === 0, 'the escaped sleeper died with its call', sleep);
+  });
+
+  it.runIf(asNobody)('kill -9 of forkcache: the watchdog kills it too', async () => {
+    const pidFile = path.join(sandbox.workspace, 'pid');
+    const child = runAsNobody(`${escape(pidFile)}; sleep 30`);
+    await until(() => existsSync(pidFile), 'the command started');
+    const sleepers = hostPidsOf(sleep);
+    expect(sleepers.length).toBeGreaterThan(0);
+    child.kill('SIGKILL');
+    await until(() => sleepers.every((pid) => !alive(pid)), 'the escaped sleeper died with forkcache', sleep);
   });
 });
 

@@ -37,6 +37,50 @@ export function labelOf(directive: string): string {
   return paths.at(-1) ?? directive.split('\n')[0]!.trim();
 }
 
+/** The words two or more directives on one file do not share: what tells their forks apart. */
+function differingWords(lines: readonly string[]): string[] {
+  const words = lines.map((l) => l.split(/\s+/));
+  let head = 0;
+  while (words.every((w) => w[head] !== undefined && w[head] === words[0]![head])) head++;
+  let tail = 0;
+  const shortest = Math.min(...words.map((w) => w.length));
+  while (
+    tail < shortest - head &&
+    words.every((w) => w[w.length - 1 - tail] === words[0]![words[0]!.length - 1 - tail])
+  )
+    tail++;
+  return words.map((w) => w.slice(head, w.length - tail).join(' '));
+}
+
+const MAX_DIFFERING = 40;
+
+/**
+ * What tells each directive apart: the file it names, and where two or more directives name
+ * that file (two renames of one file), the words they do not share (`isFunction to isFn`).
+ */
+export function directiveParts(directives: readonly string[]): { file: string; differs: string | undefined }[] {
+  const parts = directives.map((d) => ({ file: labelOf(d), differs: undefined as string | undefined }));
+  const byFile = new Map<string, number[]>();
+  parts.forEach((p, i) => byFile.set(p.file, [...(byFile.get(p.file) ?? []), i]));
+  for (const group of byFile.values()) {
+    if (group.length < 2) continue;
+    const lines = group.map((i) => directives[i]!.split('\n')[0]!.trim());
+    differingWords(lines).forEach((words, j) => {
+      if (words !== '') parts[group[j]!]!.differs = words;
+    });
+  }
+  return parts;
+}
+
+/** Each fork's label on the board: the file, and in brackets what tells directives on one file apart. */
+export function directiveLabels(directives: readonly string[]): string[] {
+  return directiveParts(directives).map(({ file, differs }) =>
+    differs === undefined
+      ? file
+      : `${file} (${differs.length > MAX_DIFFERING ? `${differs.slice(0, MAX_DIFFERING - 1)}…` : differs})`,
+  );
+}
+
 /**
  * What the live board shows, fed the fan-out's events: every fork from the plan on (so the
  * total is known before the first one starts), the counts by status, the usage and cost so
@@ -57,7 +101,8 @@ export class BoardState {
 
   /** Every fork of a fan-out, from its handles: the plan, before any fork has sent anything. */
   plan(forks: readonly Pick<ForkHandle, 'id' | 'directive'>[]): void {
-    for (const fork of forks) this.#row(fork.id, fork.directive);
+    const labels = directiveLabels(forks.map((f) => f.directive));
+    forks.forEach((fork, i) => (this.#row(fork.id).label = terminalSafe(labels[i]!)));
   }
 
   onEvent(event: FanOutEvent): ForkRow {
@@ -70,16 +115,10 @@ export class BoardState {
       case 'turn-start':
         row.turn = event.turn;
         break;
-      case 'turn-end': {
-        row.usage = addUsage(row.usage, event.request.usage);
+      case 'turn-end':
+        this.#addTurn(row, event.request);
         row.first ??= event.request.usage;
-        const turnCost = costUsd(event.request.usage, this.#model, {
-          at: event.request.sentAt,
-          ...(this.#catalogue ? { catalogue: this.#catalogue } : {}),
-        })?.total;
-        row.cost = row.cost === null || turnCost === undefined ? null : row.cost + turnCost;
         break;
-      }
       case 'tool-call':
         // the tool name, the error and the label are the model's or the plan's text: escaped here, once
         row.tool = terminalSafe(event.name) + (event.isError ? '!' : '');
@@ -93,6 +132,13 @@ export class BoardState {
           event.status === 'completed' && reportSaysNotDone(event.result.report) ? NOT_DONE_REPORTED : event.status;
         row.turn = event.result.turns;
         row.toolCalls = event.result.toolCalls;
+        // the fork's whole usage, every pass's turns: a fork finished in an earlier pass
+        // sent nothing in this one, and a resumed one only its later turns
+        if ((event.result.requests ?? []).length > 0) {
+          row.usage = ZERO_USAGE;
+          row.cost = 0;
+          for (const request of event.result.requests) this.#addTurn(row, request);
+        }
         row.error = event.result.error
           ? terminalSafe(`${event.result.error.code}: ${event.result.error.message}`)
           : undefined;
@@ -150,6 +196,16 @@ export class BoardState {
   /** Whether every fork has ended. */
   get finished(): boolean {
     return this.rows.size > 0 && [...this.rows.values()].every((r) => !isLive(r.status));
+  }
+
+  /** A turn's usage and price added to its fork's row (each turn priced at its own date and band). */
+  #addTurn(row: ForkRow, request: { usage: Usage; sentAt: number }): void {
+    row.usage = addUsage(row.usage, request.usage);
+    const turnCost = costUsd(request.usage, this.#model, {
+      at: request.sentAt,
+      ...(this.#catalogue ? { catalogue: this.#catalogue } : {}),
+    })?.total;
+    row.cost = row.cost === null || turnCost === undefined ? null : row.cost + turnCost;
   }
 
   #row(forkId: string, directive?: string): ForkRow {

@@ -4,9 +4,9 @@ import { z } from 'zod';
 import { loadCatalogue } from '../../models/catalogue.ts';
 import { locateFanOuts } from '../../run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
-import { type CleanStep, cleanRun } from '../review/clean-run.ts';
+import { type CleanResult, type CleanStep, cleanRun } from '../review/clean-run.ts';
 import { withRunLock } from '../review/run-lock.ts';
-import { readRun } from '../review/run-forks.ts';
+import { readRunRepos, type RunReview } from '../review/run-forks.ts';
 import { removeFanOutSlotFiles } from '../../engine/slot-files.ts';
 import { printOut } from '../terminal-safe.ts';
 
@@ -14,6 +14,7 @@ const optionsSchema = z.object({
   dryRun: z.boolean().default(false),
   force: z.boolean().default(false),
   json: z.boolean().default(false),
+  repo: z.string().min(1).optional(),
   slotSavePath: z.string().min(1).optional(),
 });
 
@@ -53,7 +54,8 @@ export function registerCleanCommand(program: Command): void {
       '--force',
       'also delete branches whose work is not merged into HEAD (otherwise asked on a terminal, kept elsewhere)',
     )
-    .option('--json', 'print one JSON object per fan-out')
+    .option('--json', 'print one JSON object per fan-out (per repository of a plan over several)')
+    .option('--repo <name>', 'a plan over several repositories: only this one')
     .option(
       '--slot-save-path <dir>',
       "llama.cpp: the server's --slot-save-path, where a stopped fan-out may have left its KV files (default FORKCACHE_LLAMA_SLOT_SAVE_PATH)",
@@ -61,32 +63,39 @@ export function registerCleanCommand(program: Command): void {
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
-        const { run, result } = await withRunLock(dir, async () => {
-          const run = await readRun(dir, loadCatalogue());
-          return { run, result: await cleanRun(run, opts.dryRun, unmergedAnswer(opts.force)) };
+        const views = await withRunLock(dir, async () => {
+          const done: Array<{ run: RunReview; result: CleanResult }> = [];
+          for (const run of await readRunRepos(dir, loadCatalogue(), { repo: opts.repo }))
+            done.push({ run, result: await cleanRun(run, opts.dryRun, unmergedAnswer(opts.force)) });
+          return done;
         });
-        // unmerged work left in place because nobody said --force: not done
-        if (result.kept.some((k) => k.why.includes('--force'))) process.exitCode = 1;
-        const slotDir = opts.slotSavePath ?? (process.env['FORKCACHE_LLAMA_SLOT_SAVE_PATH'] || undefined);
-        const slotFiles = slotDir ? removeFanOutSlotFiles(slotDir, run.manifest.fanoutId, opts.dryRun) : [];
-        if (opts.json) {
-          printOut(
-            `${JSON.stringify({ fanout: run.manifest.fanoutId, dry_run: opts.dryRun, ...result, slot_files: slotFiles })}\n`,
-          );
-          continue;
+        for (const [i, { run, result }] of views.entries()) {
+          // unmerged work left in place because nobody said --force: not done
+          if (result.kept.some((k) => k.why.includes('--force'))) process.exitCode = 1;
+          const slotDir = opts.slotSavePath ?? (process.env['FORKCACHE_LLAMA_SLOT_SAVE_PATH'] || undefined);
+          // slot files are the fan-out's, not a repository's: removed with its first view
+          const slotFiles =
+            slotDir && i === 0 ? removeFanOutSlotFiles(slotDir, run.manifest.fanoutId, opts.dryRun) : [];
+          const repo = run.repo ? { repo: run.repo.name } : {};
+          if (opts.json) {
+            printOut(
+              `${JSON.stringify({ fanout: run.manifest.fanoutId, ...repo, dry_run: opts.dryRun, ...result, slot_files: slotFiles })}\n`,
+            );
+            continue;
+          }
+          const verb = opts.dryRun ? 'would remove' : 'removed';
+          const lines = [
+            ...result.removed.map((s) =>
+              s.kind === 'worktree'
+                ? `${verb} worktree ${s.name}`
+                : `${verb} branch ${s.name} (${s.commit!.slice(0, 10)}${s.merged ? ', merged' : ', NOT merged: `git branch ' + s.name + ' ' + s.commit + '` brings it back'})`,
+            ),
+            ...slotFiles.map((name) => `${verb} slot file ${name}`),
+            ...result.kept.map((k) => `kept ${k.name}: ${k.why}`),
+            `${run.manifest.fanoutId}${run.repo ? ` repo ${run.repo.name}` : ''}: ${result.removed.length + slotFiles.length === 0 ? 'nothing to remove' : `${result.removed.length + slotFiles.length} ${opts.dryRun ? 'to remove' : 'removed'}`}`,
+          ];
+          printOut(`${lines.join('\n')}\n`);
         }
-        const verb = opts.dryRun ? 'would remove' : 'removed';
-        const lines = [
-          ...result.removed.map((s) =>
-            s.kind === 'worktree'
-              ? `${verb} worktree ${s.name}`
-              : `${verb} branch ${s.name} (${s.commit!.slice(0, 10)}${s.merged ? ', merged' : ', NOT merged: `git branch ' + s.name + ' ' + s.commit + '` brings it back'})`,
-          ),
-          ...slotFiles.map((name) => `${verb} slot file ${name}`),
-          ...result.kept.map((k) => `kept ${k.name}: ${k.why}`),
-          `${run.manifest.fanoutId}: ${result.removed.length + slotFiles.length === 0 ? 'nothing to remove' : `${result.removed.length + slotFiles.length} ${opts.dryRun ? 'to remove' : 'removed'}`}`,
-        ];
-        printOut(`${lines.join('\n')}\n`);
       }
     });
 }

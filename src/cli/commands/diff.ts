@@ -5,10 +5,10 @@ import { loadCatalogue } from '../../models/catalogue.ts';
 import { locateFanOuts } from '../../run-dir/locate.ts';
 import { HostGit } from '../../tools/host-git.ts';
 import { parseFlags } from '../flags.ts';
-import { type ForkReview, pickForks, readRun, repoOfRun, type RunReview } from '../review/run-forks.ts';
+import { type ForkReview, pickForks, readRunRepos, repoOfRun, type RunReview } from '../review/run-forks.ts';
 import { printOut } from '../terminal-safe.ts';
 
-const optionsSchema = z.object({ stat: z.boolean().default(false) });
+const optionsSchema = z.object({ stat: z.boolean().default(false), repo: z.string().min(1).optional() });
 
 // never an external diff program or a textconv filter: their names come from attributes in the fork's tree
 const DIFF = ['diff', '--no-ext-diff', '--no-textconv', '--no-color'];
@@ -89,16 +89,22 @@ export function registerDiffCommand(program: Command): void {
     .argument('<run-dir>', 'a run directory, or a runs directory holding several')
     .argument('[forks...]', 'forks to show (f03, 3 or the whole id); default all')
     .option('--stat', 'a diff stat instead of the diff')
+    .option('--repo <name>', 'a plan over several repositories: only this one')
     .action(async (runDir: string, names: string[], raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
-        const run = await readRun(dir, loadCatalogue(), { files: true });
-        const forks = pickForks(run, names);
-        const text =
-          run.isolation === 'worktree'
-            ? await worktreeDiff(run, forks, opts.stat)
-            : await sharedDiff(run, forks, opts.stat);
-        printOut(text);
+        const views = await readRunRepos(dir, loadCatalogue(), { files: true, repo: opts.repo });
+        // a fork is named across the run's repositories (its id is the run's, not the repository's)
+        const picked = new Set(pickForks({ ...views[0]!, forks: views.flatMap((v) => v.forks) }, names));
+        for (const run of views) {
+          const forks = run.forks.filter((f) => picked.has(f));
+          if (run.repo && forks.length === 0) continue;
+          const text =
+            run.isolation === 'worktree'
+              ? await worktreeDiff(run, forks, opts.stat)
+              : await sharedDiff(run, forks, opts.stat);
+          printOut(run.repo ? `# repo ${run.repo.name} (${run.repo.top})\n${text}` : text);
+        }
       }
     });
 }

@@ -4,9 +4,11 @@ import { ForkcacheError } from '../../errors.ts';
 import { loadCatalogue } from '../../models/catalogue.ts';
 import { locateFanOuts } from '../../run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
-import { type MergePlan, mergeForks } from '../review/merge-forks.ts';
+import { type MergePlan, mergeForks, refuseDirty } from '../review/merge-forks.ts';
+import { writeRetryPlan } from '../review/retry-plan.ts';
+import { readManifest } from '../../run-dir/manifest.ts';
 import { withRunLock } from '../review/run-lock.ts';
-import { pickForks, readRun } from '../review/run-forks.ts';
+import { pickForks, readRun, readRunRepos, repoOfRun } from '../review/run-forks.ts';
 import { printOut } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
@@ -14,7 +16,69 @@ const optionsSchema = z.object({
   dryRun: z.boolean().default(false),
   cleanOnly: z.boolean().default(false),
   json: z.boolean().default(false),
+  repo: z.string().min(1).optional(),
 });
+
+type MergeFlags = z.output<typeof optionsSchema>;
+
+const isMultiRepo = (dir: string): boolean => readManifest(dir).engine.repos !== undefined;
+
+const forkJson = (plan: MergePlan) => ({
+  target: plan.target,
+  from: plan.from,
+  commit: plan.commit ?? null,
+  merged: plan.merged.map((f) => ({ fork_id: f.forkId, branch: f.branch, commit: f.commit })),
+  conflicts: plan.conflicts.map(({ fork, files }) => ({ fork_id: fork.forkId, branch: fork.branch, files })),
+  refused: plan.refused.map(({ fork, paths }) => ({ fork_id: fork.forkId, branch: fork.branch, paths })),
+  skipped: plan.skipped.map(({ fork, why }) => ({ fork_id: fork.forkId, status: fork.status, why })),
+});
+
+/**
+ * `merge` of a plan over several repositories: each repository's completed forks into the
+ * branch checked out there, one commit per repository. Every repository is checked first (a
+ * working tree with changes refuses the whole merge), and a conflict anywhere applies nothing
+ * anywhere unless `--clean-only`, which merges the clean forks of every repository and writes
+ * one retry plan for the conflicting forks of all of them.
+ */
+async function mergeRepos(dir: string, named: readonly string[], opts: MergeFlags): Promise<void> {
+  const { views, plans, retryPlan } = await withRunLock(dir, async () => {
+    const views = await readRunRepos(dir, loadCatalogue(), { repo: opts.repo });
+    const all = { ...views[0]!, forks: views.flatMap((v) => v.forks) };
+    const skip = new Set(named.length > 0 ? pickForks(all, named).map((f) => f.forkId) : []);
+    if (!opts.dryRun) for (const view of views) await refuseDirty(await repoOfRun(view));
+    const tryAll = (dryRun: boolean) =>
+      Promise.all(views.map((v) => mergeForks(v, { skip, dryRun, cleanOnly: opts.cleanOnly, retryPlan: false })));
+    let plans = await tryAll(true);
+    const blocked = plans.some((p) => p.conflicts.length > 0 || p.refused.length > 0);
+    if (!opts.dryRun && (opts.cleanOnly || !blocked)) plans = await tryAll(false);
+    const conflicting = plans.flatMap((p) => p.conflicts.map((c) => c.fork));
+    const retryPlan =
+      !opts.dryRun && opts.cleanOnly && conflicting.length > 0 ? writeRetryPlan(all, conflicting) : undefined;
+    return { views, plans, retryPlan };
+  });
+  if (plans.some((p) => p.conflicts.length > 0 || p.refused.length > 0)) process.exitCode = 1;
+  if (opts.json) {
+    printOut(
+      `${JSON.stringify({
+        fanout: views[0]!.manifest.fanoutId,
+        dry_run: opts.dryRun,
+        repos: views.map((v, i) => ({ repo: v.repo!.name, repo_path: v.repo!.top, ...forkJson(plans[i]!) })),
+        retry_plan: retryPlan ?? null,
+      })}\n`,
+    );
+    return;
+  }
+  const lines = views.flatMap((v, i) => [
+    `repo ${v.repo!.name} (${v.repo!.top})`,
+    ...textOf(plans[i]!, dir, opts).map((l) => `  ${l}`),
+  ]);
+  const conflicts = plans.reduce((n, p) => n + p.conflicts.length, 0);
+  if (retryPlan)
+    lines.push(
+      `redo the ${conflicts} conflicting fork(s) of ${plans.filter((p) => p.conflicts.length > 0).length} repository(ies) on their current branches with: forkcache run ${retryPlan}`,
+    );
+  printOut(`${lines.join('\n')}\n`);
+}
 
 function textOf(plan: MergePlan, dir: string, opts: z.output<typeof optionsSchema>): string[] {
   const clean = plan.merged.length;
@@ -71,6 +135,7 @@ export function registerMergeCommand(program: Command): void {
       'merge the forks that merge cleanly even when others conflict, and write the conflicting ones as a retry plan (forkcache run it)',
     )
     .option('--json', 'print one JSON object')
+    .option('--repo <name>', 'a plan over several repositories: only this one')
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       const dirs = locateFanOuts(runDir, 'INVALID_ARGUMENT');
@@ -81,9 +146,13 @@ export function registerMergeCommand(program: Command): void {
           { data: { field: 'run-dir' } },
         );
       const dir = dirs[0]!;
+      const named = opts.skip ? opts.skip.split(',').map((s) => s.trim()) : [];
+      if (opts.repo !== undefined || isMultiRepo(dir)) {
+        await mergeRepos(dir, named, opts);
+        return;
+      }
       const { run, plan } = await withRunLock(dir, async () => {
         const run = await readRun(dir, loadCatalogue());
-        const named = opts.skip ? opts.skip.split(',').map((s) => s.trim()) : [];
         const skip = new Set(named.length > 0 ? pickForks(run, named).map((f) => f.forkId) : []);
         return { run, plan: await mergeForks(run, { skip, dryRun: opts.dryRun, cleanOnly: opts.cleanOnly }) };
       });

@@ -7,7 +7,8 @@ import { planFromGlob } from '../plan-from-glob.ts';
 import { printOut, printErr } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
-  workspace: z.string({ error: 'required: the repository the forks work in' }).min(1),
+  workspace: z.string().min(1).optional(),
+  repos: z.array(z.string().min(1)).min(1).optional(),
   files: z.string({ error: 'required: a glob of the files, e.g. "src/**/*.ts"' }).min(1),
   grep: z.string().min(1).optional(),
   directive: z.string({ error: 'required: the directive, with {file} where the file goes' }).min(1),
@@ -27,7 +28,12 @@ export function registerPlanCommand(program: Command): void {
     .description(
       'write a run plan with one directive per matching file (sorted), a default parent (system prompt, tool declarations, a first message naming the repository and the task) and an optional per-fork check (docs/plans.md)',
     )
-    .requiredOption('--workspace <dir>', 'the repository the forks work in')
+    .option('--workspace <dir>', 'the repository the forks work in (one; or --repos)')
+    .option(
+      '--repos <dirs>',
+      "several repositories: folders, a comma-separated list, or a glob of folders ('DIR/*'); repeatable. --files applies inside each; every fork works in its own repository's worktree (docs/plans.md)",
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    )
     .requiredOption(
       '--files <glob>',
       'files relative to the workspace, e.g. "src/**/*.ts" (.git, node_modules and .forkcache are skipped unless named)',
@@ -61,12 +67,13 @@ export function registerPlanCommand(program: Command): void {
     .option('--out <file>', 'write the plan here (its workspace then relative to it); default: stdout')
     .action(async (raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
-      const { plan, files, writtenCheck } = await planFromGlob(opts);
+      const { plan, files, writtenCheck, perRepo } = await planFromGlob(opts);
       const text = `${JSON.stringify(plan, null, 2)}\n`;
       if (opts.out === undefined) printOut(text);
       else writeFileSync(opts.out, text);
       if (writtenCheck !== undefined)
         printErr(`forkcache plan: check written for the rename: ${writtenCheck} (give --check to change it)\n`);
+      if (perRepo) printErr(`forkcache plan: ${perRepo.map((r) => `${r.repo} ${r.files} file(s)`).join(', ')}\n`);
       printErr(
         `forkcache plan: ${files.length} directive(s), one per file${opts.out === undefined ? '' : `, written to ${opts.out}`}; next: forkcache run ${opts.out ?? 'PLAN.json'} (add --dry-run for the cost first)\n`,
       );

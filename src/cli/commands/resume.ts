@@ -110,7 +110,7 @@ export function registerResumeCommand(program: Command): void {
         // the sandbox the resumed forks really get (the manifest's settings, on this machine)
         if (manifest.engine.allow.includes('bash'))
           printErr(
-            `${opts.redis ? HOSTS_SANDBOX_LINE : sandboxLine(describeSandbox(manifest.engine.sandbox, { network: manifest.engine.network, limits: manifest.engine.toolLimits }))}\n`,
+            `${opts.redis ? HOSTS_SANDBOX_LINE : sandboxLine(describeSandbox(manifest.engine.sandbox, { network: manifest.engine.network, limits: manifest.engine.toolLimits, isolation: manifest.engine.isolation }))}\n`,
           );
         const provider = opts.provider ?? manifest.prefix.provider;
         const target = await openEndpoint(opts.api, emulator, catalogue, provider);

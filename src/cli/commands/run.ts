@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { excludeFromGit } from '../../tools/git-exclude.ts';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ForkEngine } from '../../engine/engine.ts';
@@ -102,7 +103,11 @@ export function registerRunCommand(program: Command): void {
       const toolLimits = planToolLimits(plan);
       if (opts.redis && (plan.allow?.includes('bash') || loaded.check)) log(HOSTS_SANDBOX_LINE);
       else if (plan.allow?.includes('bash'))
-        log(sandboxLine(describeSandbox(plan.sandbox, { network: plan.network, limits: toolLimits })));
+        log(
+          sandboxLine(
+            describeSandbox(plan.sandbox, { network: plan.network, limits: toolLimits, isolation: plan.isolation }),
+          ),
+        );
       const maxUsd = opts.maxUsd ?? plan.maxUsd;
       if (opts.dryRun) {
         const { report, text } = await dryRun(loaded, {
@@ -118,6 +123,8 @@ export function registerRunCommand(program: Command): void {
       const target = await openEndpoint(opts.api, plan.emulator, catalogue, provider);
       const distributed = await distributedFor(opts, target);
       log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);
+      // the run directory and the plan stay out of `git status` of the repository they are in
+      await excludeFromGit({ runsDir, planFile: planPath }, workspace);
       // a setup error must not leave the embedded emulator holding the process open
       const engine = await ForkEngine.create({
         provider,
@@ -135,6 +142,7 @@ export function registerRunCommand(program: Command): void {
         ...(plan.limits.maxTokens ? { maxTokens: plan.limits.maxTokens } : {}),
         ...(plan.limits.concurrency ? { concurrency: plan.limits.concurrency } : {}),
         pool: { maxThreads: plan.limits.maxThreads ?? 2 },
+        ...(plan.limits.maxWorktrees ? { maxWorktrees: plan.limits.maxWorktrees } : {}),
         ...(plan.permissions
           ? {
               permissions: plan.permissions as PermissionPolicy,
@@ -146,6 +154,7 @@ export function registerRunCommand(program: Command): void {
         toolLimits,
         ...(plan.isolation === 'worktree' ? { isolation: 'worktree' as const } : {}),
         ...(plan.sparse ? { sparseWorktrees: true } : {}),
+        ...(plan.repos ? { repos: plan.repos } : {}),
         ...(distributed ? { distributed } : {}),
         ...(maxUsd !== undefined ? { maxUsd } : {}),
       }).catch(async (err: unknown) => {

@@ -1,14 +1,16 @@
 import type { Command } from 'commander';
+import { directiveParts } from '../board/board-state.ts';
 import { z } from 'zod';
 import { loadCatalogue } from '../../models/catalogue.ts';
 import { locateFanOuts } from '../../run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
 import { isDoneStatus } from '../../fork-status.ts';
-import { type ForkReview, readRun, type RunReview } from '../review/run-forks.ts';
+import { type ForkReview, readRunRepos, type RunReview } from '../review/run-forks.ts';
 import { printOut } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
   json: z.boolean().default(false),
+  repo: z.string().min(1).optional(),
   modelTable: z.string().min(1).optional(),
 });
 
@@ -38,6 +40,26 @@ export function distinctParts(directives: readonly string[]): { common: string; 
   return { common, parts: lines.map((l) => l.slice(common.length)) };
 }
 
+const DIRECTIVE_WIDTH = 60;
+
+/**
+ * A directive in its column: whole when it fits; else cut in the middle, never at its end,
+ * which names the file; and where another directive names the same file, the words it does
+ * not share with it first, then the file (`isFunction to isFn · …/lexers/python.py`).
+ */
+export function directiveCell(text: string, part: { file: string; differs: string | undefined }): string {
+  const line = text.split('\n')[0]!.trim();
+  if (line.length <= DIRECTIVE_WIDTH) return line;
+  const tail = (s: string, n: number): string => (s.length <= n ? s : `…${s.slice(s.length - n + 1)}`);
+  if (part.differs !== undefined) {
+    const differs = clip(part.differs, DIRECTIVE_WIDTH - Math.min(part.file.length, 20) - 3);
+    return `${differs} · ${tail(part.file, DIRECTIVE_WIDTH - differs.length - 3)}`;
+  }
+  const keep = Math.min(line.length, Math.max(part.file.length, 20));
+  const end = tail(line, keep);
+  return `${clip(line, DIRECTIVE_WIDTH - end.length)}${end.startsWith('…') ? end.slice(1) : end}`;
+}
+
 function gitColumn(fork: ForkReview): string {
   if (fork.branch === undefined) return '';
   if (fork.commit === undefined) return `${fork.branch} (no branch)`;
@@ -49,6 +71,7 @@ export function formatRun(run: RunReview): string {
   const worktree = run.isolation === 'worktree';
   const head = ['fork', 'status', 'turns', 'cost', 'files', ...(worktree ? ['branch / commit'] : []), 'directive'];
   const { common, parts } = distinctParts(run.forks.map((f) => f.directive));
+  const labels = directiveParts(run.forks.map((f) => f.directive));
   const rows = run.forks.map((f, i) => [
     f.short,
     f.status,
@@ -56,7 +79,7 @@ export function formatRun(run: RunReview): string {
     usd(f.costUsd),
     String(f.filesChanged.length),
     ...(worktree ? [gitColumn(f)] : []),
-    clip(common === '' ? f.directive : `…${parts[i]!}`, 60),
+    directiveCell(common === '' ? f.directive : `…${parts[i]!}`, labels[i]!),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]): string =>
@@ -74,7 +97,7 @@ export function formatRun(run: RunReview): string {
     0,
   );
   return [
-    `${run.manifest.fanoutId}: ${run.forks.length} forks, ${completed} completed${unchanged > 0 ? `, ${unchanged} changed no file` : ''}, ${usd(total)}` +
+    `${run.manifest.fanoutId}${run.repo ? ` repo ${run.repo.name}` : ''}: ${run.forks.length} forks, ${completed} completed${unchanged > 0 ? `, ${unchanged} changed no file` : ''}, ${usd(total)}` +
       (worktree ? `, worktrees from ${run.base ? run.base.slice(0, 10) : 'an unrecorded base'}` : ', shared workspace'),
     ...(common === '' ? [] : [`directives: "${clip(common, 100)}…"`]),
     line(head),
@@ -87,6 +110,7 @@ export function formatRun(run: RunReview): string {
 export function jsonRun(run: RunReview): Record<string, unknown> {
   return {
     fanout: run.manifest.fanoutId,
+    ...(run.repo ? { repo: run.repo.name, repo_path: run.repo.top } : {}),
     dir: run.dir,
     isolation: run.isolation,
     base: run.base ?? null,
@@ -111,15 +135,16 @@ export function registerStatusCommand(program: Command): void {
       'per fork of a run: directive, status, turns, cost, files changed, and its branch and commit under worktrees',
     )
     .argument('<run-dir>', 'a run directory, or a runs directory holding several')
-    .option('--json', 'print one JSON object per fan-out')
+    .option('--json', 'print one JSON object per fan-out (per repository of a plan over several)')
+    .option('--repo <name>', 'a plan over several repositories: only this one')
     .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (prices the requests)')
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       const catalogue = loadCatalogue(opts.modelTable);
       const out: string[] = [];
       for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
-        const run = await readRun(dir, catalogue, { files: true });
-        out.push(opts.json ? JSON.stringify(jsonRun(run)) : formatRun(run));
+        for (const run of await readRunRepos(dir, catalogue, { files: true, repo: opts.repo }))
+          out.push(opts.json ? JSON.stringify(jsonRun(run)) : formatRun(run));
       }
       printOut(`${out.join(opts.json ? '\n' : '\n\n')}\n`);
     });

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { systemClock } from '../../clock.ts';
 import { resolveEngineOptions } from '../../engine/options.ts';
 import { planForks } from '../../engine/fan-out/plans.ts';
@@ -16,6 +17,7 @@ import type { ModelCatalogue } from '../../models/catalogue.ts';
 import { DEFAULT_TOOL_LIMITS } from '../../tools/limits.ts';
 import type { ProviderId } from '../../wire/providers.ts';
 import { dryRunCounts, type DryRunCounts } from './counts.ts';
+import { REPO_FIELD } from '../../engine/fan-out/repos.ts';
 import { filesNamedBy, medianWorkspaceFile, type NamedFile, textSample } from './files.ts';
 import { type ApiChoice, type Endpoint, openEndpoint } from '../endpoint.ts';
 import type { LoadedPlan } from '../plan.ts';
@@ -88,8 +90,16 @@ async function estimateOn(
   const { prefix, specs } = planForks({ options, table: o.catalogue, clock: systemClock }, snapshot, directives, {
     layout: plan.layout,
   });
-  const cache = new Map<string, NamedFile | null>();
-  const named = directives.map((d) => filesNamedBy(d, workspace, cache));
+  const caches = new Map<string, Map<string, NamedFile | null>>();
+  const cacheOf = (dir: string): Map<string, NamedFile | null> =>
+    caches.get(dir) ?? caches.set(dir, new Map()).get(dir)!;
+  // a plan over several repositories: a directive's file is relative to its own repository
+  const named = directives.map((d, i) => {
+    const repo = plan.repos ? loaded.fields?.[i]?.[REPO_FIELD] : undefined;
+    if (repo === undefined) return filesNamedBy(d, workspace, cacheOf(workspace));
+    const dir = join(workspace, repo);
+    return filesNamedBy(d, dir, cacheOf(dir)).map((f) => ({ ...f, path: `${repo}/${f.path}` }));
+  });
   const unnamed = named.filter((files) => files.length === 0).length;
   const median = unnamed > 0 ? medianWorkspaceFile(workspace) : undefined;
   const files = named.map((f) => (f.length > 0 ? f : median ? [median] : []));

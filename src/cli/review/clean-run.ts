@@ -1,6 +1,8 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { BRANCH_PREFIX, branchOf, releaseStaleEntries, removeTrees } from '../../tools/worktree.ts';
+import { detachDisk, diskImageOf } from '../../tools/workspace-disk.ts';
+import { forkIdOf } from '../../engine/fan-out/types.ts';
 import { repoOfRun, type RunReview } from './run-forks.ts';
 
 export interface CleanStep {
@@ -39,9 +41,11 @@ export async function cleanRun(
   const repo = await repoOfRun(run);
   const root = join(run.dir, 'worktrees');
   const ids = new Set(run.forks.map((f) => f.forkId));
+  // a plan over several repositories: the other repositories' forks are theirs to clean
+  const others = new Set(run.manifest.directives.map((_, i) => forkIdOf(run.manifest.fanoutId, i)));
   for (const name of existsSync(root) ? readdirSync(root).sort() : []) {
     if (ids.has(name)) out.removed.push({ kind: 'worktree', name: join(root, name) });
-    else out.kept.push({ name: join(root, name), why: 'not a fork of this run' });
+    else if (!(run.repo && others.has(name))) out.kept.push({ name: join(root, name), why: 'not a fork of this run' });
   }
   const ours = new Set(run.forks.map((f) => branchOf(f.forkId)));
   const all = await repo.branches(BRANCH_PREFIX);
@@ -61,6 +65,9 @@ export async function cleanRun(
       out.kept.push({ name: s.name, why: `not merged into HEAD (${s.commit!.slice(0, 10)}): --force removes it` });
   }
   const trees = out.removed.filter((s) => s.kind === 'worktree').map((s) => s.name);
+  // a worktree on a disk of its own goes with its image (unmounted first: rm cannot remove a mount point)
+  for (const tree of trees) await detachDisk(tree);
+  for (const forkId of ids) rmSync(diskImageOf(join(root, forkId)), { force: true });
   await removeTrees(trees);
   for (const tree of trees) releaseStaleEntries(repo, tree);
   await repo.run(['worktree', 'prune']);

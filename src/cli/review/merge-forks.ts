@@ -28,6 +28,8 @@ export interface MergeOptions {
   dryRun: boolean;
   /** Merge the forks that merge cleanly even when others conflict, and write a retry plan for those. */
   cleanOnly: boolean;
+  /** Write the retry plan for the conflicting forks (default); a plan over several repositories writes one for all. */
+  retryPlan?: boolean;
 }
 
 /** The repository of a worktree run; a shared-workspace run has no branches to `merge` or `push`. */
@@ -42,7 +44,7 @@ export function worktreeRepo(run: RunReview, command: string): Promise<HostGit> 
 }
 
 /** What is in the way of updating the working tree: changes to tracked files (staged or not). */
-async function refuseDirty(repo: HostGit): Promise<void> {
+export async function refuseDirty(repo: HostGit): Promise<void> {
   // not trimmed: each entry starts with its two status columns, a space included
   const { stdout: dirty } = await repo.run([
     'status',
@@ -167,7 +169,7 @@ export async function mergeForks(run: RunReview, options: MergeOptions): Promise
     // (e.g. an untracked file in the way) rather than done in part
     await repo.run(['merge', '--ff-only', '--quiet', plan.commit]);
   }
-  if (plan.conflicts.length > 0)
+  if (plan.conflicts.length > 0 && options.retryPlan !== false)
     plan.retryPlan = writeRetryPlan(
       run,
       plan.conflicts.map((c) => c.fork),

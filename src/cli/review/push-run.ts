@@ -3,6 +3,7 @@ import { promisify } from 'node:util';
 import { ForkcacheError } from '../../errors.ts';
 import { carryCommit, type MergePass, mergePass, worktreeRepo } from './merge-forks.ts';
 import type { RunReview } from './run-forks.ts';
+import type { HostGit } from '../../tools/host-git.ts';
 
 const exec = promisify(execFile);
 
@@ -12,6 +13,8 @@ export interface PushResult extends Omit<MergePass, 'tree'> {
   branch: string;
   /** The commit pushed (the run's base with every carried fork); undefined when none carries a change. */
   commit: string | undefined;
+  /** The pushed commit's message: the branch's description, a line per fork it carries. */
+  description: string | undefined;
 }
 
 /**
@@ -30,13 +33,8 @@ function userGitEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/**
- * Push one branch for the run's repository: a commit on the run's base whose parents are the
- * base and every completed fork's commit that merges cleanly (one pass, as `merge`), its message
- * the list of the forks it carries. Conflicting and refused forks are left out and reported.
- * The branch is forkcache's (`forkcache/<fanoutId>`), so it is replaced on every push of the run.
- */
-export async function pushRun(run: RunReview, remote: string, branch?: string): Promise<PushResult> {
+/** The run's repository, once it has the remote (an unknown one is bad input, naming the repository). */
+export async function checkRemote(run: RunReview, remote: string): Promise<HostGit> {
   const repo = await worktreeRepo(run, 'push');
   if (!run.base)
     throw new ForkcacheError('INVALID_ARGUMENT', `push: ${run.dir} recorded no base commit (an older forkcache)`, {
@@ -51,11 +49,25 @@ export async function pushRun(run: RunReview, remote: string, branch?: string): 
         data: { field: 'remote' },
       },
     );
+  return repo;
+}
+
+/**
+ * Push one branch for the run's repository (for each repository of a plan over several: the
+ * view's own, to its own remote of that name): a commit on the base whose parents are the base
+ * and every completed fork's commit that merges cleanly (one pass, as `merge`), its message the
+ * list of the forks it carries. Conflicting and refused forks are left out and reported. The
+ * branch is forkcache's (`forkcache/<fanoutId>`), so it is replaced on every push of the run.
+ */
+export async function pushRun(run: RunReview, remote: string, branch?: string): Promise<PushResult> {
+  const repo = await checkRemote(run, remote);
+  const base = run.base!;
   const name = branch ?? `forkcache/${run.manifest.fanoutId}`;
-  const { tree, ...pass } = await mergePass(repo, run, run.base, new Set());
-  const result: PushResult = { ...pass, remote, branch: name, commit: undefined };
+  const { tree, ...pass } = await mergePass(repo, run, base, new Set());
+  const result: PushResult = { ...pass, remote, branch: name, commit: undefined, description: undefined };
   if (pass.merged.length === 0) return result;
-  result.commit = await carryCommit(repo, run, run.base, { ...pass, tree });
+  result.commit = await carryCommit(repo, run, base, { ...pass, tree });
+  result.description = await repo.out(['log', '-1', '--format=%B', result.commit]);
   try {
     await exec('git', ['push', '--quiet', '--', remote, `+${result.commit}:refs/heads/${name}`], {
       cwd: repo.top,

@@ -8,7 +8,14 @@ import type { ForkReview, RunReview } from './run-forks.ts';
 /** Where `merge --clean-only` writes the plan that redoes the forks it could not merge. */
 export const RETRY_PLAN_FILE = 'retry-plan.json';
 
-const BASH_LIMITS = new Set(['bashTimeoutMs', 'bashMaxProcesses', 'bashMaxMemoryMb', 'bashMaxFileMb', 'bashTmpMb']);
+const BASH_LIMITS = new Set([
+  'bashTimeoutMs',
+  'bashMaxProcesses',
+  'bashMaxMemoryMb',
+  'bashMaxFileMb',
+  'bashTmpMb',
+  'maxWorkspaceMb',
+]);
 
 /**
  * A plan `forkcache run` takes that does `forks` again, each from its directive and fields, in
@@ -22,7 +29,7 @@ export function writeRetryPlan(run: RunReview, forks: readonly ForkReview[]): st
   const { version: _v, source: _s, ...parent } = snapshot;
   const engine = manifest.engine;
   const directives = forks.map((fork) => {
-    const fields = manifest.fields?.[run.forks.indexOf(fork)];
+    const fields = manifest.fields?.[fork.index];
     return fields ? { directive: fork.directive, ...fields } : fork.directive;
   });
   const limits: Record<string, number> = {
@@ -36,7 +43,7 @@ export function writeRetryPlan(run: RunReview, forks: readonly ForkReview[]): st
     parent,
     directives,
     workspace: engine.workspace,
-    runDir: dirname(run.dir),
+    runsDir: dirname(run.dir),
     warm: engine.warm,
     layout: manifest.prefix.layout,
     provider: manifest.prefix.provider,
@@ -44,6 +51,8 @@ export function writeRetryPlan(run: RunReview, forks: readonly ForkReview[]): st
     limits,
     ...(Object.keys(engine.permissions).length > 0 ? { permissions: engine.permissions } : {}),
     isolation: 'worktree',
+    // a plan over several repositories: those of the forks it redoes, in the run's order
+    ...(engine.repos ? { repos: engine.repos.filter((name) => forks.some((f) => f.repo === name)) } : {}),
     ...(engine.sparseWorktrees ? { sparse: true } : {}),
     sandbox: engine.sandbox,
     network: engine.network,

@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { REPO_FIELD } from '../../engine/fan-out/repos.ts';
 import { forkIdOf } from '../../engine/fan-out/types.ts';
 import { ForkcacheError } from '../../errors.ts';
 import { costNano, nanoToUsd } from '../../ledger/cost.ts';
@@ -14,6 +15,10 @@ import { BRANCH_PREFIX, branchOf } from '../../tools/worktree.ts';
 /** One fork of a run as `status`, `diff`, `merge` and `clean` see it. */
 export interface ForkReview {
   forkId: string;
+  /** The fork's place in the plan (its directive's index). */
+  index: number;
+  /** A plan over several repositories: the fork's (its `repo` field). */
+  repo?: string;
   /** `f03`: what a user types to name the fork. */
   short: string;
   directive: string;
@@ -36,6 +41,11 @@ export interface RunReview {
   /** Worktree runs: the commit every fork started from (old runs did not record it). */
   base: string | undefined;
   forks: ForkReview[];
+  /**
+   * A plan over several repositories: the one this view is of (its name in the plan and its
+   * top), `base` that repository's and `forks` only those working in it.
+   */
+  repo?: { name: string; top: string };
 }
 
 /** The files each fork reported changing (its last `fork-end` event: a resume appends another). */
@@ -69,7 +79,7 @@ function costOf(
 
 /** The repository of a worktree run (where its branches live). */
 export function repoOfRun(run: RunReview): Promise<HostGit> {
-  const where = run.manifest.worktrees?.repo ?? run.manifest.engine.workspace;
+  const where = run.repo?.top ?? run.manifest.worktrees?.repo ?? run.manifest.engine.workspace;
   return HostGit.open(where, 'INVALID_ARGUMENT', `run ${run.dir}: its repository ${where}`);
 }
 
@@ -88,8 +98,11 @@ export async function readRun(
     const forkId = forkIdOf(manifest.fanoutId, i);
     const transcript = readTranscript(transcriptPath(dir, forkId));
     const error = transcript.end?.error as { code?: unknown; message?: unknown } | undefined;
+    const repo = manifest.fields?.[i]?.[REPO_FIELD];
     return {
       forkId,
+      index: i,
+      ...(repo === undefined ? {} : { repo }),
       short: forkId.slice(manifest.fanoutId.length + 1),
       directive,
       status: transcript.end?.status ?? (transcript.turns.length > 0 ? 'unfinished' : 'not started'),
@@ -106,10 +119,15 @@ export async function readRun(
     base: manifest.worktrees?.base,
     forks,
   };
-  if (run.isolation !== 'worktree') return run;
-  const repo = await repoOfRun(run);
+  if (run.isolation !== 'worktree' || manifest.engine.repos) return run;
+  await readBranches(run, await repoOfRun(run), options);
+  return run;
+}
+
+/** Each fork's branch and commit (and, with `files`, the files its branch changed). */
+async function readBranches(run: RunReview, repo: HostGit, options: { files?: boolean }): Promise<void> {
   const tips = await repo.branches(BRANCH_PREFIX);
-  for (const fork of forks) {
+  for (const fork of run.forks) {
     fork.branch = branchOf(fork.forkId);
     const tip = tips.get(fork.branch);
     fork.commit = tip === undefined ? undefined : tip === run.base ? null : tip;
@@ -118,7 +136,56 @@ export async function readRun(
         .split('\0')
         .filter(Boolean);
   }
-  return run;
+}
+
+/** The repositories of a plan over several (`engine.repos`); undefined for a run in one. */
+export function runRepos(run: RunReview): readonly string[] | undefined {
+  return run.manifest.engine.repos;
+}
+
+/**
+ * A run as `status`, `diff`, `merge`, `clean` and `push` go through it: one view per repository
+ * for a plan over several (each with its repository, base and forks), else the run itself.
+ * `repo`: only that repository's view (`--repo NAME`; a name the run does not have is bad input).
+ */
+export async function readRunRepos(
+  dir: string,
+  catalogue: ModelCatalogue,
+  options: { files?: boolean; repo?: string | undefined } = {},
+): Promise<RunReview[]> {
+  const run = await readRun(dir, catalogue, options);
+  const repos = runRepos(run);
+  if (repos === undefined) {
+    if (options.repo !== undefined)
+      throw new ForkcacheError(
+        'INVALID_ARGUMENT',
+        `--repo: ${run.manifest.fanoutId} ran in one repository (${run.manifest.worktrees?.repo ?? run.manifest.engine.workspace}); --repo is for a plan over several`,
+        { data: { field: '--repo' } },
+      );
+    return [run];
+  }
+  if (options.repo !== undefined && !repos.includes(options.repo))
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `--repo: ${options.repo} is not a repository of ${run.manifest.fanoutId} (its repos: ${repos.join(', ')})`,
+      { data: { field: '--repo' } },
+    );
+  const views: RunReview[] = [];
+  for (const name of repos) {
+    if (options.repo !== undefined && name !== options.repo) continue;
+    const recorded = run.manifest.repoWorktrees?.[name];
+    const top = recorded?.repo ?? resolve(run.manifest.engine.workspace, name);
+    const view: RunReview = {
+      ...run,
+      base: recorded?.base,
+      forks: run.forks.filter((f) => f.repo === name),
+      repo: { name, top },
+    };
+    // a run stopped before its first worktree recorded no base: its forks have no branches yet
+    if (run.isolation === 'worktree') await readBranches(view, await repoOfRun(view), options);
+    views.push(view);
+  }
+  return views;
 }
 
 /** The forks a user named (`f03`, `3`, or the whole id); all of them when none is named. */

@@ -1,3 +1,4 @@
+import { BACKGROUND_REPORTS_HEADING, BACKGROUND_STARTED } from '../../wire/fork-text.ts';
 import { findForkDirective, lastUserText, toolExchanges } from './conversation.ts';
 import { hostToolsModel } from './host-tools.ts';
 import type { ScriptedModel, ScriptedTurn } from './types.ts';
@@ -8,7 +9,8 @@ const FORK_ASK = /^fork\s+(\d{1,4})\s*:\s*(.+)$/i;
 /**
  * `ai-sdk`: an AI SDK app's agent that forks. As the parent, given `fork <n>: <task>`, it
  * calls the `fork` tool the request declares with n directives, then answers with what the
- * tool returned; as a fork child it is `host-tools` (it calls the app's own tools, then
+ * tool returned (in the background: that they run, and later, given the message with their
+ * reports, what they reported); as a fork child it is `host-tools` (it calls the app's own tools, then
  * reports). Anything else gets a one-line answer.
  */
 export const aiSdkParentModel: ScriptedModel = {
@@ -17,6 +19,15 @@ export const aiSdkParentModel: ScriptedModel = {
     const { request } = input;
     if (findForkDirective(request.messages)) return hostToolsModel.respond(input);
     const user = lastUserText(request.messages);
+    if (user?.text.startsWith(BACKGROUND_REPORTS_HEADING)) {
+      const forks = user.text.match(/^## \S+ \(completed\)/gm)?.length ?? 0;
+      return {
+        content: [
+          { type: 'text', text: `The background forks reported: ${forks} completed. ${user.text.slice(0, 2000)}` },
+        ],
+        stop_reason: 'end_turn',
+      };
+    }
     const ask = FORK_ASK.exec((user?.text ?? '').trim());
     const declared = (request.tools ?? []).some((t) => t.name === 'fork');
     if (!ask || !declared || !user)
@@ -34,7 +45,9 @@ export const aiSdkParentModel: ScriptedModel = {
     }
     const text = call.result?.isError
       ? `The fork failed: ${call.result.text.slice(0, 300)}`
-      : `The children reported: ${(call.result?.text ?? '').slice(0, 2000)}`;
+      : call.result?.text.includes(BACKGROUND_STARTED)
+        ? 'The forks run in the background; I will read their reports when they arrive.'
+        : `The children reported: ${(call.result?.text ?? '').slice(0, 2000)}`;
     return { content: [{ type: 'text', text }], stop_reason: 'end_turn' };
   },
 };

@@ -4,6 +4,7 @@ import type { FrozenPrefix } from '../../prefix/freeze.ts';
 import { transcriptPath } from '../../run-dir/files.ts';
 import { DENY_UNASKED, type PermissionAnswer } from '../../tools/permissions.ts';
 import { hostToolInfos, runHostTool } from '../../tools/host-tools.ts';
+import { DEFAULT_TOOL_LIMITS } from '../../tools/limits.ts';
 import { toolError } from '../../tools/result.ts';
 import type { DispatchContext } from '../../pool/fork-dispatch.ts';
 import { EventQueue } from '../event-queue.ts';
@@ -22,10 +23,17 @@ import type { AdmissionGate } from '../../gate/admission/admission-gate.ts';
 import { sampleBudget } from '../../gate/admission/budget-log.ts';
 import type { WorktreeResult } from '../../tools/worktree.ts';
 import { finishInSlot, runForkInSlot } from './fork-slot.ts';
+import { REPO_FIELD } from './repos.ts';
 import { FanOutWorktrees } from './worktrees.ts';
 import { spendCapSummary, spentBefore } from './spend.ts';
 import { fanOutSummary, hostSandboxes, hostSummary } from './summary.ts';
-import { policyLine, switchFigures } from '../slot-policy.ts';
+import { policyLine, slotChoice, switchFigures } from '../slot-policy.ts';
+
+/** Some fork goes on from earlier turns, and it has a sibling to go on beside it. */
+function resumesSiblings(specs: readonly ForkSpec[]): boolean {
+  const going = specs.filter((spec) => !spec.finished);
+  return going.length > 1 && going.some((spec) => spec.start.turnsDone > 0);
+}
 
 /** Orchestrates one fan-out on the main thread: measure, warm, dispatch, collect. */
 export class FanOutRun implements FanOut {
@@ -72,7 +80,11 @@ export class FanOutRun implements FanOut {
         spend.cap.addSpent(spentBefore(spend, [...start.previous.requests, ...start.previous.failedAttempts]));
     this.#log = new FanOutLog(deps.runDir);
     if (deps.options.isolation === 'worktree' && deps.runDir)
-      this.#worktrees = new FanOutWorktrees(deps.options.workspace, deps.runDir);
+      this.#worktrees = new FanOutWorktrees(deps.options.workspace, deps.runDir, {
+        maxWorkspaceMb: deps.options.toolLimits.maxWorkspaceMb ?? DEFAULT_TOOL_LIMITS.maxWorkspaceMb,
+        maxWhole: deps.options.maxWorktrees,
+        repos: deps.options.repos,
+      });
     this.#log.line({
       type: 'fanout-start',
       at: deps.clock.now(),
@@ -117,6 +129,7 @@ export class FanOutRun implements FanOut {
       log: (line) => this.#log.line(line),
       signal: this.#abort.signal,
       spend: this.#spend,
+      resumed: resumesSiblings(this.#specs),
     });
     const stopSampling = this.#log.open
       ? sampleBudget(this.#deps.admission, this.#deps.clock, (line) => this.#log.line(line))
@@ -158,6 +171,7 @@ export class FanOutRun implements FanOut {
         directive: state.directive,
         worktrees: this.#worktrees,
         sparseFile: this.#sparseFile(spec),
+        repoName: spec.fields?.[REPO_FIELD],
         transcriptPath: this.#transcriptPath(state),
       };
       return finishInSlot(slot, finished).then(({ outcome, worktree }) => this.#finish(state, outcome, worktree));
@@ -192,6 +206,8 @@ export class FanOutRun implements FanOut {
         directive: state.directive,
         worktrees: this.#worktrees,
         sparseFile: this.#sparseFile(spec),
+        signal: abort.signal,
+        repoName: spec.fields?.[REPO_FIELD],
         context: (workspace) => ({
           deps,
           prefix: this.prefix,
@@ -236,7 +252,7 @@ export class FanOutRun implements FanOut {
 
   /** The fan-out's slot files are deleted, whatever happened; the slots line says what the policy did. */
   #closeSlots(): void {
-    const { slots, slotFiles, slotReport } = this.#warmed;
+    const { slots, slotFiles, slotReport, policy } = this.#warmed;
     if (!slots || !slotFiles || !slotReport || slotReport.switching !== undefined) return;
     let left: string[];
     try {
@@ -246,7 +262,8 @@ export class FanOutRun implements FanOut {
       slotReport.note ??= `the slot files could not be deleted (${(err as Error).message})`;
     }
     slotReport.switching = switchFigures(slots, left.length);
-    slotReport.policy = policyLine(slotReport, slots, slots.stopped);
+    slotReport.choice = slotChoice(slotReport, slots, policy);
+    slotReport.policy = policyLine(slotReport, slots, slotReport.choice, slots.stopped);
     if (left.length > 0 && slots.figures.saves > 0)
       slotReport.note ??= `${left.length} slot files stay in the server's --slot-save-path (${slotFiles.stem}-*.bin): give forkcache the same folder (--slot-save-path, FORKCACHE_LLAMA_SLOT_SAVE_PATH) and it deletes them`;
   }
@@ -364,7 +381,9 @@ export class FanOutRun implements FanOut {
         ...(this.#deps.sandbox ? { sandbox: this.#deps.sandbox } : {}),
         require_change: this.#deps.requireChange === true,
         ...(this.#deps.remote ? { host_sandboxes: hostSandboxes(results) } : {}),
-        spend_cap: this.#spend ? spendCapSummary(this.#spend, this.#spend.cap.view(), results) : null,
+        spend_cap: this.#spend
+          ? spendCapSummary(this.#spend, this.#spend.cap.view(), results, (id) => this.#admission.restartBoundNano(id))
+          : null,
       },
     });
   }

@@ -22,6 +22,10 @@ export interface SlotRun {
   worktrees?: FanOutWorktrees | undefined;
   /** A sparse worktree's one file (the directive's `file`), when the run asked for sparse worktrees. */
   sparseFile?: string | undefined;
+  /** The fork's cancel: it also ends a wait for a worktree. */
+  signal?: AbortSignal | undefined;
+  /** A plan over several repositories: the fork's (its `repo` field). */
+  repoName?: string | undefined;
 }
 
 /**
@@ -44,16 +48,18 @@ const commitMessage = (run: Pick<SlotRun, 'forkId' | 'directive'>): string =>
  * the same (the run may have stopped between the fork's last turn and its commit).
  */
 export async function finishInSlot(
-  run: Pick<SlotRun, 'forkId' | 'directive' | 'worktrees' | 'sparseFile'> & { transcriptPath: string | undefined },
+  run: Pick<SlotRun, 'forkId' | 'directive' | 'worktrees' | 'sparseFile' | 'repoName'> & {
+    transcriptPath: string | undefined;
+  },
   outcome: ForkOutcome,
 ): Promise<{ outcome: ForkOutcome; worktree?: WorktreeResult }> {
   if (!run.worktrees) return { outcome };
   try {
     // its worktree went with its commit: nothing to commit again, no worktree to make
-    const committed = await run.worktrees.committed(run.forkId);
+    const committed = await run.worktrees.committed(run.forkId, run.repoName);
     if (committed) return { outcome, worktree: committed };
-    const tree = await run.worktrees.open(run.forkId, run.sparseFile);
-    return { outcome, worktree: await run.worktrees.close(tree, commitMessage(run)) };
+    const tree = await run.worktrees.open(run.forkId, run.sparseFile, { repoName: run.repoName });
+    return { outcome, worktree: await run.worktrees.close(tree, commitMessage(run), run.repoName) };
   } catch (err) {
     return {
       outcome: failedAfterCommit(run.transcriptPath, { ...outcome, status: 'failed', error: toWireError(err) }),
@@ -66,14 +72,29 @@ export async function finishInSlot(
  * restarts from the transcript), then commit the worktree. Every ending is an outcome.
  */
 export async function runForkInSlot(run: SlotRun): Promise<{ outcome: ForkOutcome; worktree?: WorktreeResult }> {
-  const { deps, spec } = run;
+  const { spec } = run;
   let tree: Worktree | undefined;
   try {
-    if (run.worktrees) tree = await run.worktrees.open(run.forkId, run.sparseFile);
+    if (run.worktrees)
+      tree = await run.worktrees.open(run.forkId, run.sparseFile, { repoName: run.repoName, signal: run.signal });
   } catch (err) {
     // a resumed fork keeps what its earlier turns did and spent, as every other ending does
-    return { outcome: mergeOutcome(spec.start, emptyOutcome('failed', toWireError(err))) };
+    const status = run.signal?.aborted ? 'cancelled' : 'failed';
+    return { outcome: mergeOutcome(spec.start, emptyOutcome(status, toWireError(err))) };
   }
+  try {
+    return await runInTree(run, tree);
+  } finally {
+    // an ending the commit did not reach (an unexpected error) must not keep a permit
+    if (tree) run.worktrees?.release(tree);
+  }
+}
+
+async function runInTree(
+  run: SlotRun,
+  tree: Worktree | undefined,
+): Promise<{ outcome: ForkOutcome; worktree?: WorktreeResult }> {
+  const { deps, spec } = run;
   const ctx = run.context(tree?.workspace ?? deps.options.workspace);
   const remote = deps.remote;
   const outcome: ForkOutcome = await runWithRestarts({
@@ -89,7 +110,9 @@ export async function runForkInSlot(run: SlotRun): Promise<{ outcome: ForkOutcom
   });
   if (!tree || !run.worktrees) return { outcome };
   // a tampered worktree (GIT_WORKTREE_TAMPERED) ends the fork failed, nothing committed
-  const closed = await run.worktrees.close(tree, commitMessage(run)).catch((err: unknown) => toWireError(err));
+  const closed = await run.worktrees
+    .close(tree, commitMessage(run), run.repoName)
+    .catch((err: unknown) => toWireError(err));
   if ('code' in closed)
     return { outcome: failedAfterCommit(ctx.transcriptPath, { ...outcome, status: 'failed', error: closed }) };
   return { outcome, worktree: closed };

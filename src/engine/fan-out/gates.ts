@@ -44,6 +44,7 @@ export function openFanOutGates(deps: FanOutDeps, prefix: FrozenPrefix, accounts
     clock: deps.clock,
     spend,
     sharedTokens: () => accounts.sharedTokens,
+    headBytes: prefix.head.byteLength,
   });
   return {
     warm,

@@ -21,6 +21,7 @@ import { parseOrThrow } from '../../validation.ts';
 import { type FanOutOptions, type ForkSpec, forkIdOf } from './types.ts';
 import type { ResolvedEngineOptions } from '../options.ts';
 import { type ForkChecks, resolveForkChecks } from '../fork-checks.ts';
+import { assertForkRepos } from './repos.ts';
 import type { RetryableStatus } from '../../fork-status.ts';
 import { retryPrompt } from '../../loop/prompts.ts';
 
@@ -89,6 +90,7 @@ export function planForks(
     );
   }
   const checks = resolveForkChecks(directives, options);
+  if (engine.options.repos) assertForkRepos(engine.options.repos, checks.fields);
   const specs: ForkSpec[] = directives.map((d, i) => {
     const base = prefix.child(validateDirective(d, { field: `directives[${i}]`, rejectTag: true }), {
       field: `directives[${i}]`,
@@ -195,6 +197,7 @@ export function planAgents(
     provider: engine.options.api.provider,
   });
   const checks = resolveForkChecks(directives, options);
+  if (engine.options.repos) assertForkRepos(engine.options.repos, checks.fields);
   const specs: ForkSpec[] = directives.map((d, i) => {
     const base = prefix.plan.continuation(validateDirective(d, { field: `directives[${i}]` }).trim());
     return { directive: d, base, start: FRESH_START(base), ...forkExtras(checks, i) };

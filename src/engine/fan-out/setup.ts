@@ -32,7 +32,11 @@ export function openFanOutDir(
 export function sandboxReportFor(options: ResolvedEngineOptions, allow: readonly string[]): SandboxReport | undefined {
   if (!allow.includes('bash')) return undefined;
   try {
-    return describeSandbox(options.sandbox, { network: options.network, limits: options.toolLimits });
+    return describeSandbox(options.sandbox, {
+      network: options.network,
+      limits: options.toolLimits,
+      isolation: options.isolation,
+    });
   } catch {
     return undefined; // `bwrap` asked for and missing: every fork's executor says so itself
   }

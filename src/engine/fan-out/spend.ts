@@ -89,8 +89,8 @@ interface CappedResult {
 }
 
 /**
- * The margin on the projection: a resumed pass writes the cache again (the prefix, and each
- * stopped fork's own turns once more), and later forks can be larger than the first ones.
+ * The margin on the projection: later forks can be larger than the first ones, and a fork's
+ * turns after its restart are held at estimates above what they cost.
  */
 const NEXT_CAP_MARGIN = 2;
 
@@ -98,30 +98,50 @@ const NEXT_CAP_MARGIN = 2;
  * The cap that should let the run finish, generous rather than short (a cap is a limit, not a
  * price): the run's spend so far projected over all its forks from the ones done, or what was
  * spent plus every fork still to do at the done ones' average, whichever is more, with a
- * margin, in whole cents up. With no fork done yet, twice the cap: nothing better is known.
+ * margin (with no fork done yet, twice the cap or the spend: nothing better is known); plus
+ * `restartNano`, what the next session holds for each fork it goes on with: the first request
+ * of each is held at its worst case (the prefix and the fork's own history written again, on
+ * a cache that may have expired), and a cap below that stops the next session again. In whole
+ * cents up.
  */
 export function nextMaxUsd(
   spend: Pick<SpendPricing, 'price'>,
   view: SpendCapView,
   results: readonly CappedResult[],
+  restartNano = 0,
 ): number {
-  const done = results.filter((r) => r.status === 'completed' || r.status === 'no_change');
-  const left = results.filter((r) => r.status === 'capped' || r.status === 'failed' || r.status === 'cancelled');
+  const done = results.filter(isDone);
+  const left = results.filter(goesOn);
   const cost = (r: CappedResult): number =>
     spentBefore(spend as SpendPricing, [...r.requests, ...(r.failedAttempts ?? [])]);
   const cents = (usd: number): number => Math.ceil(usd * 100 - 1e-9) / 100;
-  if (done.length === 0) return cents(Math.max(view.maxUsd * 2, view.spentUsd * 2));
+  const restart = restartNano / 1e9;
+  if (done.length === 0) return cents(Math.max(view.maxUsd * 2, view.spentUsd * 2) + restart);
   const average = done.reduce((sum, r) => sum + cost(r), 0) / done.length / 1e9;
   const projected = (view.spentUsd * results.length) / done.length;
   const rest = view.spentUsd + left.length * average;
-  return cents(NEXT_CAP_MARGIN * Math.max(view.maxUsd, projected, rest));
+  return cents(NEXT_CAP_MARGIN * Math.max(view.maxUsd, projected, rest) + restart);
 }
 
-/** The summary's `spend_cap`: the cap, what was spent by its count, whether it stopped forks, the cap to go on with. */
+function isDone(r: CappedResult): boolean {
+  return r.status === 'completed' || r.status === 'no_change';
+}
+
+/** A fork `resume` goes on with (the others ended for good unless retried). */
+function goesOn(r: CappedResult): boolean {
+  return r.status === 'capped' || r.status === 'failed' || r.status === 'cancelled';
+}
+
+/**
+ * The summary's `spend_cap`: the cap, what was spent by its count, whether it stopped forks,
+ * the cap to go on with (`restartNano(forkId)`: what the next session holds for that fork's
+ * first request).
+ */
 export function spendCapSummary(
   spend: Pick<SpendPricing, 'price'>,
   view: SpendCapView,
-  results: readonly CappedResult[],
+  results: readonly (CappedResult & { forkId?: string })[],
+  restartNano: (forkId: string) => number | undefined = () => undefined,
 ): { max_usd: number; spent_usd: number; stopped: boolean; stopped_forks: number; next_max_usd: number | null } {
   const stopped = results.filter((r) => r.error?.code === 'SPEND_CAP_MAX_USD').length;
   const isStopped = stopped > 0 || view.stopped;
@@ -130,6 +150,13 @@ export function spendCapSummary(
     spent_usd: view.spentUsd,
     stopped: isStopped,
     stopped_forks: stopped,
-    next_max_usd: isStopped ? nextMaxUsd(spend, view, results) : null,
+    next_max_usd: isStopped
+      ? nextMaxUsd(
+          spend,
+          view,
+          results,
+          results.filter(goesOn).reduce((sum, r) => sum + (restartNano(r.forkId ?? '') ?? 0), 0),
+        )
+      : null,
   };
 }

@@ -24,6 +24,13 @@ export interface FanOutWarmUp {
   signal: AbortSignal;
   /** The spend cap as the fan-out prices it: the warm-up is a request like any other. */
   spend?: SpendPricing | undefined;
+  /**
+   * Some fork goes on from earlier turns (`resume`), beside a sibling: its next request carries its whole
+   * history, and under `first-child` the first to arrive would hold every sibling until its
+   * response began. The prefix alone is written first instead (a pre-warm), and the siblings
+   * go once it is readable.
+   */
+  resumed?: boolean;
 }
 
 /** Measure the shared prefix (and the fresh-agent baseline), and warm it when asked. */
@@ -63,7 +70,8 @@ export async function warmUpFanOut(run: FanOutWarmUp): Promise<WarmedUp> {
   accounts.sharedTokens = await measureSharedTokens(deps.client, prefix, signal);
   // fresh agents are what they are: no fresh-agent baseline to measure for them
   if (!deps.agent) accounts.freshBase = await measureFreshBase(deps.client, prefix.snapshot, signal);
-  if (deps.options.warm === 'prewarm' && !signal.aborted) await prewarm(run);
+  const warmsFirst = deps.options.warm === 'prewarm' || (deps.options.warm === 'first-child' && run.resumed === true);
+  if (warmsFirst && !signal.aborted) await prewarm(run);
   return {};
 }
 

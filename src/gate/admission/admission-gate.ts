@@ -23,6 +23,8 @@ export interface AdmissionGateOptions {
   spend?: SpendPricing | undefined;
   /** The shared prefix's tokens as the API counted them, once known (a first request's known part). */
   sharedTokens?: () => number | undefined;
+  /** The frozen head's bytes: what a resumed fork's first request does not add (its `freshBytes` is the rest). */
+  headBytes?: number;
 }
 
 /** The spend cap, and the fan-out's model priced for it, in nano-dollars. */
@@ -119,6 +121,10 @@ export class AdmissionGate {
   readonly queuedForks = new Set<string>();
   /** The largest output of any answered turn of the fan-out (the spend cap's estimate). */
   #maxOutput = 0;
+  /** Each fork's last request asked for: the one a stopped fork sends again when it goes on. */
+  readonly #asked = new Map<string, RequestCost>();
+  /** The largest first request of the fan-out: what a fork that never asked would send. */
+  #largestFirst: RequestCost | undefined;
 
   constructor(options: AdmissionGateOptions) {
     this.#o = options;
@@ -132,6 +138,11 @@ export class AdmissionGate {
     return {
       acquire: async (request) => {
         const { scheduler, clock } = this.#o;
+        if (request.cost) {
+          this.#asked.set(forkId, request.cost);
+          if (request.first && request.cost.bytes > (this.#largestFirst?.bytes ?? -1))
+            this.#largestFirst = request.cost;
+        }
         scheduler.waiting++;
         this.queuedForks.add(forkId);
         try {
@@ -214,6 +225,23 @@ export class AdmissionGate {
     // nothing answered yet: the input at its worst, the output at a turn's usual size
     const unknown = spend.bound(inputTokensBound(c, known), Math.min(c.maxTokens, FIRST_OUTPUT_ESTIMATE));
     return spend.cap.reserve(estimate ?? unknown, signal);
+  }
+
+  /**
+   * What the spend cap holds for this fork's next request when a later session sends it again
+   * (`resume`), in nano-dollars: that session starts on a cache that may have expired and with
+   * no answered turn, so the request is its session's first and is held at the worst case —
+   * the shared prefix's tokens plus a token for every byte of the fork's own history, written,
+   * plus a turn's usual output. Undefined without a cap.
+   */
+  restartBoundNano(forkId: string): number | undefined {
+    const spend = this.#o.spend;
+    if (!spend) return undefined;
+    const head = this.#o.headBytes ?? 0;
+    const asked = this.#asked.get(forkId) ?? this.#largestFirst ?? { bytes: head, freshBytes: 0, maxTokens: 0 };
+    const cost = { bytes: asked.bytes, freshBytes: Math.max(0, asked.bytes - head), maxTokens: asked.maxTokens };
+    const output = Math.min(asked.maxTokens || FIRST_OUTPUT_ESTIMATE, FIRST_OUTPUT_ESTIMATE);
+    return spend.bound(inputTokensBound(cost, this.#o.sharedTokens?.()), output);
   }
 
   #cost(first: boolean, cost: RequestCost | undefined): { itpm: number; otpm: number } {
