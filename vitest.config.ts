@@ -4,7 +4,8 @@ import { join, relative } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 /*
- * Two projects. `unit`: tests of code in this process (worker threads of their own included),
+ * Three projects: `npm test` runs `unit` and `integration`, `npm run test:slow` runs `slow`
+ * (the list below); CI runs both. `unit`: tests of code in this process (worker threads of their own included),
  * on vitest's threads with as many workers as there are cores. `integration`: tests that run
  * the forkcache command (in-process through test/cli/run-cli.ts, which sets the environment and
  * captures the standard streams of the process, or as real processes), or the real servers
@@ -14,8 +15,11 @@ import { defineConfig } from 'vitest/config';
  * A file is integration when its source names one of INTEGRATION_MARKS: the classification
  * follows what the test does, so a new test lands in the right project without a list here.
  *
- * Piscina workers import .ts sources: the loader has to be inside each worker thread, and
- * vitest only transforms the test's own imports (the engine passes it, src/pool/worker-file.ts).
+ * The processes and worker threads the tests start run a JavaScript build of the sources, made
+ * once per content before the first file (test/setup/global-build.ts): Piscina workers would
+ * otherwise each load the tsx loader (vitest only transforms the test's own imports), and each
+ * spawned command too; the vitest workers themselves need no loader (vite transforms).
+ *
  * The timeouts are hang guards, not speed checks: tests wait on events, never on time, and on
  * a busy 2-core machine (load 20+) a real forkcache run takes minutes.
  */
@@ -28,6 +32,33 @@ const INTEGRATION_MARKS = [
   'llama',
   'chromium',
   'playwright',
+];
+
+/*
+ * The slow tier (`npm run test:slow`, which .ci/run runs after `npm test`): end-to-end flows
+ * whose cost is the real work, not the harness — the real engines and clients (llama-server,
+ * Claude Code, the Agent SDK), the examples run as a user runs them, hundreds of forks in a
+ * pseudo-terminal, the demo and a plan on every provider's wire, the review-and-merge flows
+ * and Redis killed under a distributed run, a plan over three repositories, the worktree disk
+ * budget at 60 forks, the packed types compiled without the optional peers. `npx vitest run
+ * FILE` runs any of them alone.
+ */
+const SLOW = [
+  'test/engine-llama/',
+  'test/clients/',
+  'test/examples/',
+  'test/scenarios/',
+  'test/cli/board/board-pty.test.ts',
+  'test/cli/demo-providers.test.ts',
+  'test/cli/run-providers.test.ts',
+  'test/cli/merge-one-pass.test.ts',
+  'test/cli/review.test.ts',
+  'test/distributed/redis-cli.test.ts',
+  'test/distributed/redis-lost.test.ts',
+  'test/distributed/redis-restart.test.ts',
+  'test/cli/multi-repo.test.ts',
+  'test/cli/worktree-disk.test.ts',
+  'test/types/optional-peers.test.ts',
 ];
 
 const ROOT = import.meta.dirname;
@@ -44,19 +75,21 @@ function testFiles(dir: string): string[] {
   );
 }
 
-const integration = testFiles(join(ROOT, 'test'))
+const all = testFiles(join(ROOT, 'test')).map((file) => relative(ROOT, file));
+const slow = all.filter((file) => SLOW.some((entry) => file.startsWith(entry)));
+const integration = all
+  .filter((file) => !slow.includes(file))
   .filter((file) => {
-    const source = readFileSync(file, 'utf8');
+    const source = readFileSync(join(ROOT, file), 'utf8');
     return INTEGRATION_MARKS.some((mark) => source.includes(mark));
-  })
-  .map((file) => relative(ROOT, file));
+  });
 
 const workers = Number(process.env['FORKCACHE_TEST_WORKERS'] ?? 2);
 if (!Number.isInteger(workers) || workers < 1) throw new Error('FORKCACHE_TEST_WORKERS: expected a whole number ≥ 1');
 
 export default defineConfig({
   test: {
-    execArgv: ['--import', 'tsx'],
+    globalSetup: ['test/setup/global-build.ts'],
     testTimeout: 600_000,
     hookTimeout: 600_000,
     projects: [
@@ -65,7 +98,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: integration,
+          exclude: [...integration, ...slow],
           pool: 'threads',
           maxWorkers: Math.max(1, availableParallelism()),
         },
@@ -75,6 +108,15 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: integration,
+          pool: 'forks',
+          maxWorkers: workers,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'slow',
+          include: slow,
           pool: 'forks',
           maxWorkers: workers,
         },

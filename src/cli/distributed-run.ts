@@ -5,6 +5,7 @@ import { ForkcacheError } from '../errors.ts';
 import type { Endpoint } from './endpoint.ts';
 import { intFlag } from './flags.ts';
 import { resumeCommand } from './resume-hint.ts';
+import { notDoneForks } from './summary-table.ts';
 import { sandboxLine } from '../tools/sandbox-report.ts';
 
 /** `--redis` and `--redis-timeout-ms`, as `run` and `resume` take them. */
@@ -51,7 +52,7 @@ export function redisLostLine(result: FanOutResult, redis: string | undefined): 
   const lost = result.forks.filter((f) => f.error?.code === 'REDIS_LOST');
   if (lost.length === 0 || !redis) return undefined;
   const shown = shownRedisUrl(redis);
-  const notDone = result.forks.filter((f) => f.status !== 'completed').length;
+  const notDone = notDoneForks(result).length;
   const dir = result.summary.run_dir;
   const next = dir ? `; continue with: ${resumeCommand(dir, ['--redis', shown])}` : '';
   const password = shown === redis ? '' : ' (add the password back to the URL)';

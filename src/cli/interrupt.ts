@@ -1,6 +1,7 @@
 import { ForkcacheError } from '../errors.ts';
 import type { FanOut, FanOutResult } from '../agent/fork-handle.ts';
 import { resumeCommand } from './resume-hint.ts';
+import { notDoneForks } from './summary-table.ts';
 
 /** Exit code of a run stopped by Ctrl-C (128 + SIGINT), as shells report it. */
 export const INTERRUPTED_EXIT_CODE = 130;
@@ -94,7 +95,8 @@ export function cancelOnInterrupt(
  * continues it (the run directory absolute). Undefined when there is nothing to resume.
  */
 export function interruptedLine(result: FanOutResult): string | undefined {
-  const left = result.forks.filter((f) => f.status !== 'completed');
+  // `no_change` forks are done unless the plan requires a change (summary-table's rule)
+  const left = notDoneForks(result);
   if (left.length === 0 || !result.summary.run_dir) return undefined;
   const cancelled = left.filter((f) => f.status === 'cancelled').length;
   const other = left.length - cancelled;

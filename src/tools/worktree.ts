@@ -128,6 +128,12 @@ export interface OpenWorktree {
    * (workspace-disk.ts): undefined where none can be made (the run says why).
    */
   disk?: { readonly maxMb: number } | undefined;
+  /**
+   * The fork's cancel. Worktree creation is one at a time per repository: after Ctrl-C the
+   * forks queued for it must not each run `git worktree add` (and make a disk) in turn before
+   * the run can end.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 function worktreeOf(repo: HostGit, o: OpenWorktree, link: WorktreeLink): Worktree {
@@ -221,6 +227,7 @@ async function unskipWritten(git: WorktreeGit): Promise<void> {
 export function openWorktree(repo: HostGit, o: OpenWorktree): Promise<Worktree> {
   const path = join(o.root, o.forkId);
   return underRepoLock(repo, async () => {
+    o.signal?.throwIfAborted();
     if (existsSync(path)) {
       // a resumed fork's disk, unmounted by a reboot: its files are on the image
       if (o.disk && !isMountPoint(path) && existsSync(diskImageOf(path)))

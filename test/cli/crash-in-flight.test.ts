@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/start.ts';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
-import { forkcache, lastJson } from './run-cli.ts';
+import { cliArgs, forkcache, lastJson } from './run-cli.ts';
 
 // Issue 15, case 6: requests in flight at a kill -9 were never recorded. Each request is now
 // written ahead in the transcript; on resume one left unanswered is reported as "unknown
@@ -51,11 +51,11 @@ describe('kill -9 while a request is in flight (issue 15, case 6)', () => {
       JSON.stringify({ parent, directives: ['read a.ts and report'], workspace: '.', runDir: 'runs' }),
     );
     const env = { ...process.env, ANTHROPIC_API_KEY: 'k-inflight-test', ANTHROPIC_BASE_URL: held.url };
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'run', join(dir, 'plan.json'), '--json'],
-      { cwd: ROOT, stdio: 'ignore', env },
-    );
+    const child = spawn(process.execPath, [...cliArgs(), 'run', join(dir, 'plan.json'), '--json'], {
+      cwd: ROOT,
+      stdio: 'ignore',
+      env,
+    });
     const exited = new Promise((resolve) => child.on('exit', resolve));
     try {
       while (!transcript(runs).includes('"type":"request-start","turn":2')) await new Promise((r) => setTimeout(r, 20));

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
-import { forkcache, lastJson } from './run-cli.ts';
+import { cliArgs, forkcache, lastJson } from './run-cli.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -46,11 +46,11 @@ describe('the whole process killed mid fan-out (SIGKILL)', () => {
     };
     writeFileSync(join(dir, 'plan.json'), JSON.stringify(plan));
 
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'run', join(dir, 'plan.json'), '--json'],
-      { cwd: ROOT, stdio: 'ignore', env: { ...process.env, ANTHROPIC_API_KEY: '' } },
-    );
+    const child = spawn(process.execPath, [...cliArgs(), 'run', join(dir, 'plan.json'), '--json'], {
+      cwd: ROOT,
+      stdio: 'ignore',
+      env: { ...process.env, ANTHROPIC_API_KEY: '' },
+    });
     const exited = new Promise<NodeJS.Signals | null>((resolve) =>
       child.on('exit', (_code, signal) => resolve(signal)),
     );

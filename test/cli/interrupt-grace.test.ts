@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { cancelOnInterrupt } from '../../src/cli/interrupt.ts';
+import { cancelOnInterrupt, interruptedLine } from '../../src/cli/interrupt.ts';
 import type { FanOut } from '../../src/agent/fork-handle.ts';
 
 // Issue 15, case 2: a fork stuck in code that never looks at its signal kept the run alive
@@ -59,5 +59,24 @@ describe('Ctrl-C is bounded (issue 15, case 2)', () => {
     expect(stops).toEqual(['stop']);
     timer.fire(); // the grace timer was cancelled: nothing stops twice
     expect(stops).toEqual(['stop']);
+  });
+});
+
+describe('the resume line of an interrupted run', () => {
+  const result = (statuses: string[], requireChange = false) =>
+    ({
+      fanoutId: 'fo',
+      forks: statuses.map((status, i) => ({ forkId: `f${i}`, status })),
+      summary: { run_dir: '/runs/fo', require_change: requireChange },
+    }) as unknown as Parameters<typeof interruptedLine>[0];
+
+  it('counts no_change forks as done (issue 34: "199 cancelled, 101 not done" were no_change forks)', () => {
+    const line = interruptedLine(result(['cancelled', 'cancelled', 'no_change', 'completed', 'failed']));
+    expect(line).toMatch(/^2 cancelled, 1 not done — resume with: /);
+  });
+
+  it('counts them not done when the plan requires a change', () => {
+    const line = interruptedLine(result(['cancelled', 'no_change', 'completed'], true));
+    expect(line).toMatch(/^1 cancelled, 1 not done — resume with: /);
   });
 });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
+import { cliArgs } from './run-cli.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -39,11 +40,11 @@ async function startRun(): Promise<{
       emulator: { script: 'refactor', latency: 'off' },
     }),
   );
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'run', join(dir, 'plan.json'), '--json'],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ANTHROPIC_API_KEY: '' } },
-  );
+  const child = spawn(process.execPath, [...cliArgs(), 'run', join(dir, 'plan.json'), '--json'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ANTHROPIC_API_KEY: '' },
+  });
   const out = { stdout: '', stderr: '' };
   child.stdout!.on('data', (d: Buffer) => (out.stdout += d));
   child.stderr!.on('data', (d: Buffer) => (out.stderr += d));

@@ -32,7 +32,8 @@ describe('source mode from another directory (issue 15, case 7)', () => {
       );
       const run = await runNode([join(ROOT, 'bin/forkcache.js'), 'run', 'plan.json', '--json'], {
         cwd: dir,
-        env: { ANTHROPIC_API_KEY: '' },
+        // source mode as after `npm ci`: the workers load tsx, not the suite's build of the sources
+        env: { ANTHROPIC_API_KEY: '', FORKCACHE_BUILT_SOURCES: undefined },
       });
       expect(run.stderr).not.toMatch(/Cannot find package/);
       expect(run.code).toBe(0);

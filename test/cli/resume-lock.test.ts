@@ -8,7 +8,7 @@ import { refactorModel } from '../../src/emulator/scripts/refactor.ts';
 import type { ScriptedModel } from '../../src/emulator/scripts/types.ts';
 import { type Emulator, startEmulator } from '../../src/emulator/start.ts';
 import { readTranscript } from '../../src/run-dir/transcript-reader.ts';
-import { exampleParent, forkcacheProcess as forkcache, type RunResult } from './run-cli.ts';
+import { cliArgs, exampleParent, forkcacheProcess as forkcache, type RunResult } from './run-cli.ts';
 
 // Issue 24, route 6: after a kill -9 mid-run, two `forkcache resume` started together both
 // exited 0: 56 requests where one resume needs 36, 22 of 24 renames applied twice
@@ -81,15 +81,11 @@ describe('one writer per run directory (issue 24, route 6)', () => {
     writeFileSync(join(dir, 'plan.json'), JSON.stringify(plan));
     const env = { ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: emulator.url };
 
-    const run = spawn(
-      process.execPath,
-      ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'run', join(dir, 'plan.json')],
-      {
-        cwd: ROOT,
-        stdio: 'ignore',
-        env: { ...process.env, ...env },
-      },
-    );
+    const run = spawn(process.execPath, [...cliArgs(), 'run', join(dir, 'plan.json')], {
+      cwd: ROOT,
+      stdio: 'ignore',
+      env: { ...process.env, ...env },
+    });
 
     const killed = new Promise((resolve) => run.on('exit', (_c, signal) => resolve(signal)));
     // every fork has read its file and waits for its next turn: kill -9 the whole process there

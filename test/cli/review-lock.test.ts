@@ -8,7 +8,7 @@ import type { ScriptedModel } from '../../src/emulator/scripts/types.ts';
 import { type Emulator, startEmulator } from '../../src/emulator/start.ts';
 import { git, repoWith } from '../tools/git-fixture.ts';
 import { writePlan } from './review-fixture.ts';
-import { forkcache } from './run-cli.ts';
+import { cliArgs, forkcache } from './run-cli.ts';
 
 // Issue 33: `clean` during a run took no writer lock and removed a running fork's worktree and
 // branch; the fork ended failed (GIT_WORKTREE_TAMPERED) and its edit was in no commit. Now
@@ -50,7 +50,7 @@ describe('clean and merge take the run writer lock (issue 33)', () => {
     const repo = repoWith({ 'a.ts': 'export const fetchData = 1;\n' });
     const plan = writePlan(repo, ['rename fetchData to loadData in a.ts'], { isolation: 'worktree' });
     const env = { ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: emulator.url };
-    const run = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'run', plan], {
+    const run = spawn(process.execPath, [...cliArgs(), 'run', plan], {
       cwd: ROOT,
       stdio: 'ignore',
       env: { ...process.env, ...env },

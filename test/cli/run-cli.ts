@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FORK_END_STATUSES } from '../../src/fork-status.ts';
+import { tsxLoaderUrl } from '../../src/pool/worker-file.ts';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -73,9 +74,26 @@ function capture(stream: NodeJS.WriteStream, sink: (text: string) => void): () =
   };
 }
 
-/** Run the real `forkcache` command (from its sources, in the package root) in a child process. */
+/** Run the real `forkcache` command (`cliArgs`, in the package root) in a child process. */
 export function forkcacheProcess(args: string[], env: Record<string, string | undefined> = {}): Promise<RunResult> {
-  return runNode(['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, env: { ...BASE_ENV, ...env } });
+  return runNode(cliArgs(...args), { cwd: ROOT, env: { ...BASE_ENV, ...env } });
+}
+
+/**
+ * The node arguments that start the real `forkcache` command with `args`, from any directory:
+ * the suite's JavaScript build of the sources (test/setup/global-build.ts names it in
+ * `FORKCACHE_BUILT_SOURCES`), which starts in a fraction of what the tsx loader costs a
+ * process, or the sources through tsx when the file runs without that setup. Tests of source
+ * mode itself (tsx in the process) spawn `sourceCliArgs`.
+ */
+export function cliArgs(...args: string[]): string[] {
+  const built = process.env['FORKCACHE_BUILT_SOURCES'];
+  return built ? [join(built, 'src/cli/main.js'), ...args] : sourceCliArgs(...args);
+}
+
+/** The node arguments that run the command from its TypeScript sources through tsx, as `npm run forkcache` does. */
+export function sourceCliArgs(...args: string[]): string[] {
+  return ['--import', tsxLoaderUrl(), join(ROOT, 'src/cli/main.ts'), ...args];
 }
 
 /** Run `node ARGS` in `cwd` with `env` over this process's, collecting its output. */

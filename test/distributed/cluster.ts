@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { ForkEngine } from '../../src/engine/engine.ts';
 import type { ForkEngineOptions } from '../../src/engine/options.ts';
+import { cliArgs } from '../cli/run-cli.ts';
 
 /** Real processes for the distributed tests: redis-server and `forkcache worker` hosts. */
 
@@ -149,11 +150,7 @@ export async function startHost(
   args: string[],
   env: NodeJS.ProcessEnv,
 ): Promise<{ proc: Proc; hostId: string }> {
-  const proc = new Proc(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'worker', '--redis', redisUrl, ...args],
-    env,
-  );
+  const proc = new Proc(process.execPath, [...cliArgs(), 'worker', '--redis', redisUrl, ...args], env);
   const line = await proc.line(/^forkcache worker \S+ serving/);
   return { proc, hostId: line.split(' ')[2]! };
 }

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
 import { sharedEmulator } from '../engine/helpers.ts';
 import { HAVE_REDIS, hostEnv, Proc, REDIS_SERVER, RedisServer, ROOT, startHost, until, HOLD } from './cluster.ts';
+import { cliArgs } from '../cli/run-cli.ts';
 
 const emulator = sharedEmulator({ script: 'refactor' });
 let redis: RedisServer;
@@ -27,7 +28,7 @@ afterAll(async () => {
 function forkcache(args: string[], env: NodeJS.ProcessEnv = {}): Proc {
   return new Proc(
     process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', ...args],
+    [...cliArgs(), ...args],
     hostEnv({ ANTHROPIC_BASE_URL: emulator.current.url, ANTHROPIC_API_KEY: 'test', ...env }),
   );
 }

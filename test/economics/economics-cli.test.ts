@@ -4,12 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { cliArgs } from '../cli/run-cli.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Run the real command as a child process, as a user would. */
 function forkcache(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const run = spawnSync(process.execPath, [...cliArgs(), ...args], {
     cwd: ROOT,
     encoding: 'utf8',
   });

@@ -3,14 +3,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { firstLine } from '../cli/run-cli.ts';
+import { cliArgs, firstLine } from '../cli/run-cli.ts';
 import { MODEL } from './helpers.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const children: ChildProcess[] = [];
 
 function start(args: string[]): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'emulator', ...args], {
+  const child = spawn(process.execPath, [...cliArgs(), 'emulator', ...args], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

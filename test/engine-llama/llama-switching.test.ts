@@ -11,6 +11,7 @@ import { type LlamaServer, startLlamaServer } from '../../scripts/llama/llama-se
 import { type ScriptOptions, type ScriptedTextServer, startScriptedText } from '../../scripts/llama/scripted-text.ts';
 import { choosePolicy, turnMeasures } from '../../src/engine/slot-policy.ts';
 import { hasLlama, localParent, loggedTasks, metric, why } from './helpers.ts';
+import { cliArgs } from '../cli/run-cli.ts';
 
 /*
  * Forks that make several turns, call tools and run a check, on the real llama-server (tiny
@@ -237,16 +238,7 @@ describe.skipIf(!hasLlama)(`llama-cpp forks with tools and checks (${why})`, () 
       );
       const child = spawn(
         process.execPath,
-        [
-          '--import',
-          'tsx',
-          join(ROOT, 'src/cli/main.ts'),
-          'run',
-          join(dir, 'plan.json'),
-          '--provider',
-          'llama-cpp',
-          '--json',
-        ],
+        [...cliArgs(), 'run', join(dir, 'plan.json'), '--provider', 'llama-cpp', '--json'],
         {
           cwd: ROOT,
           stdio: ['ignore', 'pipe', 'pipe'],

@@ -7,7 +7,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/start.ts';
 import { startMcpProxy, type McpProxy } from '../../src/mcp/start.ts';
-import { forkcache } from '../cli/run-cli.ts';
+import { cliArgs, forkcache } from '../cli/run-cli.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const open: { emu?: Emulator; mcp?: McpProxy } = {};
@@ -40,7 +40,7 @@ describe('forkcache mcp --config: the fork tool over stdio, run by the proxy', (
     await client.connect(
       new StdioClientTransport({
         command: process.execPath,
-        args: ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'mcp', '--config', config],
+        args: [...cliArgs(), 'mcp', '--config', config],
         cwd: ROOT,
         stderr: 'pipe',
       }),

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { firstLine } from '../cli/run-cli.ts';
+import { cliArgs, firstLine } from '../cli/run-cli.ts';
 import { childParams, complete, emulator, sdk, words } from './helpers.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -13,7 +13,7 @@ const children: ChildProcess[] = [];
 const dirs: string[] = [];
 
 function start(args: string[]): { child: ChildProcess; out: () => string; err: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'proxy', ...args], {
+  const child = spawn(process.execPath, [...cliArgs(), 'proxy', ...args], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/start.ts';
-import { firstLine } from '../cli/run-cli.ts';
+import { cliArgs, firstLine } from '../cli/run-cli.ts';
 import { NORMAL_BODY, rawUpstream, type RawUpstream } from '../proxy/raw-upstream.ts';
 
 /*
@@ -92,9 +92,7 @@ describe('no credential in any output', () => {
     const child = spawn(
       process.execPath,
       [
-        '--import',
-        'tsx',
-        'src/cli/main.ts',
+        ...cliArgs(),
         'proxy',
         '--upstream',
         upstream.url,

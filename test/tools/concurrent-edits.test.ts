@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { forkWorkerExecArgv } from '../../src/pool/worker-file.ts';
+import { tsxLoaderUrl } from '../../src/pool/worker-file.ts';
 import { errorOf, executorIn, makeSandbox, okContent, type Sandbox } from './helpers.ts';
 
 // Issue 15 case 1: forks sharing a workspace edit one file at once. Before atomic writes and
@@ -56,7 +56,7 @@ describe('concurrent edits of one file (issue 15, case 1)', () => {
     // the engine's own pool: two real threads, 12 forks each, all editing at once
     const pool = new Piscina({
       filename: fileURLToPath(new URL('../fixtures/workers/rename-worker.ts', import.meta.url)),
-      execArgv: forkWorkerExecArgv(),
+      execArgv: ['--import', tsxLoaderUrl()], // a .ts fixture: the loader, never the suite's build
       minThreads: 2,
       maxThreads: 2,
     });

@@ -109,6 +109,10 @@ async function runInTree(
     onRestart: run.onRestart,
   });
   if (!tree || !run.worktrees) return { outcome };
+  // A cancelled fork keeps its worktree as it is, uncommitted: `resume` goes on in it (or
+  // `clean` removes it). Committing and removing hundreds of worktrees after Ctrl-C is git work
+  // the run would wait for, past the grace, for forks that are not done anyway.
+  if (outcome.status === 'cancelled') return { outcome };
   // a tampered worktree (GIT_WORKTREE_TAMPERED) ends the fork failed, nothing committed
   const closed = await run.worktrees
     .close(tree, commitMessage(run), run.repoName)

@@ -118,7 +118,7 @@ export class FanOutWorktrees {
     const { repoName, signal } = at;
     const { repo, base, workspace } = await this.#of(repoName);
     const sparse = file === undefined ? undefined : [relative(repo.top, resolve(workspace, file)).split(sep).join('/')];
-    const o = { root: join(this.#dir, 'worktrees'), forkId, base, workspace, sparse, disk: this.#disk };
+    const o = { root: join(this.#dir, 'worktrees'), forkId, base, workspace, sparse, disk: this.#disk, signal };
     if (sparse) return openWorktree(repo, o);
     const key = this.#repos ? repoName : undefined;
     let permits = this.#whole.get(key);

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { screenLines, Terminal } from './fake-tty.ts';
+import { cliArgs } from '../run-cli.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
@@ -24,7 +25,7 @@ export function forkcacheInPty(
 } {
   const command = [
     `stty rows ${options.rows} cols ${options.cols}`,
-    `exec ${[process.execPath, '--import', 'tsx', 'src/cli/main.ts', ...args].map(quote).join(' ')}`,
+    `exec ${[process.execPath, ...cliArgs(...args)].map(quote).join(' ')}`,
   ].join(' && ');
   const child = spawn('script', ['-qfec', command, '/dev/null'], {
     cwd: ROOT,

@@ -6,14 +6,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { firstLine } from '../../cli/run-cli.ts';
+import { cliArgs, firstLine } from '../../cli/run-cli.ts';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const children: ChildProcess[] = [];
 const dirs: string[] = [];
 
 function start(args: string[]): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'emulator', ...args], {
+  const child = spawn(process.execPath, [...cliArgs(), 'emulator', ...args], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,0 +1,111 @@
+import { createHash } from 'node:crypto';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build, version as esbuildVersion, type Plugin } from 'esbuild';
+
+/*
+ * The sources compiled to JavaScript once per test run, for the processes and worker threads
+ * the tests start: `node BUILT/src/cli/main.js` and the fork worker `BUILT/workers/fork-worker.js`
+ * load in a fraction of what `--import tsx` costs in every process and every thread (the loader,
+ * its hooks thread and a transform of the whole module graph each time).
+ *
+ * The folder is named by a hash of everything that goes into it (every file under src/ and
+ * workers/, package.json, this file, esbuild's version), so a build of other sources is never
+ * used: an edit makes a new hash and a new build. It lives under node_modules/.cache of the
+ * package, so the package's own dependencies resolve from it and `packageRoot()` still finds
+ * the package's package.json above it. One file out per file in (imports kept, `.ts` specifiers
+ * rewritten to `.js`), as `tsc` lays out dist/; JSON modules are inlined into their one importer.
+ */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const SOURCE_DIRS = ['src', 'workers'];
+/** Builds older than this, other than the current one, are removed (runs last minutes, not days). */
+const STALE_MS = 24 * 3600_000;
+
+function files(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]))
+    .sort();
+}
+
+/** The content key of a build: every input file's path and bytes. */
+function sourceKey(root: string, inputs: string[]): string {
+  const hash = createHash('sha256');
+  hash.update(`esbuild ${esbuildVersion}\0`);
+  for (const file of [...inputs, join(root, 'package.json'), fileURLToPath(import.meta.url)]) {
+    hash.update(relative(root, file)).update('\0').update(readFileSync(file)).update('\0');
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** Every import stays an import: relative `.ts` ones point at the `.js` file built beside it. */
+const keepImports: Plugin = {
+  name: 'keep-imports',
+  setup(b) {
+    b.onResolve({ filter: /.*/ }, (args) => {
+      // JSON is inlined: an external import would lose its `with { type: 'json' }`.
+      if (args.kind === 'entry-point' || args.path.endsWith('.json')) return undefined;
+      return { path: args.path.replace(/\.ts$/, '.js'), external: true };
+    });
+  },
+};
+
+/**
+ * Build the sources of the package at `root` (or find this content's build) and return its
+ * folder, under `root`'s node_modules/.cache.
+ */
+export async function builtSources(root = ROOT): Promise<string> {
+  const cache = join(root, 'node_modules', '.cache', 'forkcache-test-build');
+  const inputs = SOURCE_DIRS.flatMap((d) => files(join(root, d)));
+  const out = join(cache, sourceKey(root, inputs));
+  if (existsSync(join(out, 'complete'))) return out;
+  mkdirSync(cache, { recursive: true });
+  const staging = mkdtempSync(join(cache, 'staging-'));
+  try {
+    await build({
+      entryPoints: inputs.filter((f) => f.endsWith('.ts')),
+      outbase: root,
+      outdir: staging,
+      bundle: true,
+      plugins: [keepImports],
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      sourcemap: 'linked',
+      sourcesContent: false,
+      logLevel: 'error',
+    });
+    writeFileSync(join(staging, 'package.json'), '{ "type": "module" }\n');
+    writeFileSync(join(staging, 'complete'), '');
+    try {
+      renameSync(staging, out);
+    } catch (error) {
+      // Another run built the same content first: its folder is as good as ours.
+      if (!existsSync(join(out, 'complete'))) throw error;
+      rmSync(staging, { recursive: true, force: true });
+    }
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    throw error;
+  }
+  removeStale(cache, out);
+  return out;
+}
+
+function removeStale(cache: string, current: string): void {
+  const now = Date.now();
+  for (const name of readdirSync(cache)) {
+    const dir = join(cache, name);
+    if (dir !== current && now - statSync(dir).mtimeMs > STALE_MS) rmSync(dir, { recursive: true, force: true });
+  }
+}
