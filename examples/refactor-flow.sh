@@ -54,10 +54,10 @@ node -e '
   const fs = require("node:fs");
   const [file, runs] = process.argv.slice(1);
   const plan = JSON.parse(fs.readFileSync(file, "utf8"));
-  Object.assign(plan, { runDir: runs });
+  Object.assign(plan, { runsDir: runs });
   fs.writeFileSync(file, JSON.stringify(plan, null, 2) + "\n");
   console.log(`  ${plan.directives.length} directive(s), e.g. ${JSON.stringify(plan.directives[0])}`);
-  console.log(`  check: ${plan.check}; isolation: ${plan.isolation}; runDir: ${plan.runDir}`);
+  console.log(`  check: ${plan.check}; isolation: ${plan.isolation}; runsDir: ${plan.runsDir}`);
 ' "$WORK/plan.json" "$RUNS"
 
 step "2. forkcache run --dry-run: the estimate (token counts only, nothing written)"

@@ -56,7 +56,7 @@ async function measure(extra: Partial<ForkEngineOptions>): Promise<{ seconds: nu
     baseURL: emulator.url,
     apiKey: 'bench',
     workspace: ws,
-    runDir: mkdtempSync(join(tmpdir(), 'fc-dist-runs-')),
+    runsDir: mkdtempSync(join(tmpdir(), 'fc-dist-runs-')),
     concurrency: 32,
     ...extra,
   });

@@ -66,7 +66,7 @@ const plan = {
   parent: 'parent.json',
   directives,
   workspace,
-  runDir: join(dir, 'runs'),
+  runsDir: join(dir, 'runs'),
   allow: ['read_file', 'edit_file', 'write_file', 'grep', 'glob', 'list_dir'],
   limits: { maxTurns: 30, concurrency: 16 },
   emulator: { script: 'refactor', latency: 'fast' },

@@ -25,7 +25,7 @@ const engine = await ForkEngine.create({
   baseURL: emulator.url,
   apiKey: 'load',
   workspace: ws,
-  runDir: join(ws, 'runs'),
+  runsDir: join(ws, 'runs'),
   pool: { maxThreads: 2, concurrentTasksPerWorker: 32 },
   concurrency: 32,
 });

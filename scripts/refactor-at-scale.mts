@@ -222,7 +222,7 @@ if (ONLY.has('merge')) {
     );
     return writeJson(join(WORK, `merge-${isolation}.json`), {
       ...parts[0]!.json,
-      runDir: `runs-merge-${isolation}`,
+      runsDir: `runs-merge-${isolation}`,
       directives,
       check: '! grep -qw {old} {file} && grep -qw {new} {file}',
     });
@@ -288,7 +288,7 @@ if (ONLY.has('cap')) {
     '--directive',
     'rename OperatorFunction to OperatorFn in {file}',
   ]);
-  writeJson(p.path, { ...p.json, runDir: 'runs-cap' });
+  writeJson(p.path, { ...p.json, runsDir: 'runs-cap' });
   rmSync(join(WORK, 'runs-cap'), { recursive: true, force: true });
   const dry = lastJson((await forkcache(['run', p.path, '--dry-run', '--json'])).stdout);
   const estimate = dry['estimate'].cost.usd as number;
@@ -331,7 +331,7 @@ if (ONLY.has('interrupt')) {
     '--directive',
     'rename isFunction to isFn in {file}',
   ]);
-  writeJson(p.path, { ...p.json, runDir: 'runs-interrupt', directives: p.json['directives'].slice(0, FORKS) });
+  writeJson(p.path, { ...p.json, runsDir: 'runs-interrupt', directives: p.json['directives'].slice(0, FORKS) });
   rmSync(join(WORK, 'runs-interrupt'), { recursive: true, force: true });
   const rows = 40;
   const cols = 160;
@@ -425,7 +425,7 @@ if (ONLY.has('disk')) {
           );
     writeJson(p.path, {
       ...p.json,
-      runDir: `runs-disk-${mode}`,
+      runsDir: `runs-disk-${mode}`,
       directives,
       ...(mode === 'whole' ? { allow: ['read_file', 'bash'], check: undefined } : {}),
     });

@@ -34,7 +34,7 @@ for mode in ${MODES:-sparse full}; do
     const [repo, runs, parent, n, mode] = process.argv.slice(1);
     const { execFileSync } = require("node:child_process");
     const files = execFileSync("git", ["-C", repo, "ls-files", "*.ts"]).toString().trim().split("\n").sort().slice(0, Number(n));
-    console.log(JSON.stringify({ parent, workspace: repo, runDir: runs, isolation: "worktree", sparse: mode === "sparse",
+    console.log(JSON.stringify({ parent, workspace: repo, runsDir: runs, isolation: "worktree", sparse: mode === "sparse",
       directives: files.map((file) => ({ directive: `rename isFunction to isFn in ${file}`, file })),
       emulator: { script: "refactor", latency: "off" } }));
   ' "$repo" "$runs" "$work/parent.json" "$forks" "$mode" > "plan-$mode.json"

@@ -27,7 +27,7 @@ plan() { # REPO RUNS ISOLATION > plan.json
     const { execFileSync } = require("node:child_process");
     const files = execFileSync("git", ["-C", repo, "grep", "-lw", "buildHeaders", "--", "src/*.ts"]).toString().trim().split("\n");
     const parent = JSON.parse(require("node:fs").readFileSync(process.env.PARENT, "utf8"));
-    console.log(JSON.stringify({ parent, workspace: repo, runDir: runs, isolation,
+    console.log(JSON.stringify({ parent, workspace: repo, runsDir: runs, isolation,
       directives: files.map((f) => `rename buildHeaders to mergeHeaders in ${f}`),
       emulator: { script: "refactor", latency: "off" } }));
   ' "$@"

@@ -34,6 +34,19 @@ export const FORK_END_STATUSES = [
 export type ForkEndStatus = (typeof FORK_END_STATUSES)[number];
 
 /**
+ * A fork's status at any moment: `queued` (admitted, not yet dispatched), `running`, or how it
+ * ended. The one status type of a fork (handles, events, the board); a fork's result and
+ * transcript only ever hold a `ForkEndStatus`.
+ */
+export type ForkStatus = 'queued' | 'running' | ForkEndStatus;
+
+/**
+ * An agent's status in the ledger (parent, fork or fresh agent): the ledger hears of an agent
+ * with its first request, so it is never `queued`.
+ */
+export type AgentStatus = Exclude<ForkStatus, 'queued'>;
+
+/**
  * Statuses that end a fork for good unless the user asks to retry them (`resume --retry`):
  * the fork answered, so resuming its conversation alone would only repeat that answer.
  * `failed`, `capped` and `cancelled` forks are simply continued by `resume`.

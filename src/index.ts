@@ -1,7 +1,9 @@
 // The public API of forkcache: named exports only, types with `export type`. Everything not
 // listed here (frozen-prefix bytes, the SharedArrayBuffer layout, the worker protocol, the fork
 // loop, tool internals, the run directory's files) is internal and may change in any release.
-// test/public-api.test.ts snapshots this list: a change to it must be deliberate.
+// test/public-api.test.ts snapshots this list: a change to it must be deliberate. Names marked
+// `@deprecated` where they are declared (`ForkHandleStatus`, `ForkTotals`, `FanoutCacheSummary`)
+// are the old names of one concept, kept for one release (CHANGELOG.md).
 
 // errors: switch on `code`; `isForkcacheError` works across copies of the package
 export { ERROR_CODES, ForkcacheError, hasCode, isForkcacheError } from './errors.ts';
@@ -10,15 +12,15 @@ export { VERSION } from './version.ts';
 
 // the engine
 export { ForkEngine } from './engine/engine.ts';
-export type { FanOutOptions, ResumeOptions } from './engine/engine.ts';
-export type { FanOutCheck } from './engine/fan-out-types.ts';
+export type { FanOutOptions, ResumeOptions } from './engine/fan-out/types.ts';
+export type { FanOutCheck } from './engine/fan-out/types.ts';
 export type { EngineSettings, ForkEngineOptions } from './engine/options.ts';
-export type { FanOut, FanOutResult, FanOutSummary } from './engine/fan-out.ts';
+export type { FanOut, FanOutResult, FanOutSummary } from './agent/fork-handle.ts';
 export type { FanOutEvent, ForkHandle, ForkHandleStatus, ForkResult, ForkSummary } from './agent/fork-handle.ts';
 export type { CheckRecord, ForkOutcome, LoopEvent } from './loop/types.ts';
 // how a fork ended: only `completed` is success
 export { FORK_END_STATUSES, RETRYABLE_STATUSES } from './fork-status.ts';
-export type { ForkEndStatus, RetryableStatus } from './fork-status.ts';
+export type { AgentStatus, ForkEndStatus, ForkStatus, RetryableStatus } from './fork-status.ts';
 export { WARM_STRATEGIES } from './engine/warm-gate.ts';
 export type { WarmStrategy } from './engine/warm-gate.ts';
 export { PROVIDER_IDS } from './wire/providers.ts';
@@ -54,9 +56,9 @@ export type { ForkChild, ForkLayout, ForkPlan } from './fork/layouts.ts';
 
 // the ledger and its summary
 export { UsageLedger } from './ledger/ledger.ts';
-export type { ForkTotals, LedgerOptions, UsageTotals } from './ledger/ledger.ts';
-export type { FanoutCacheSummary, LedgerSummary } from './ledger/summary.ts';
-export type { AgentKind, ForkStatus } from './ledger/tree.ts';
+export type { AgentTotals, ForkTotals, LedgerOptions, UsageTotals } from './ledger/ledger.ts';
+export type { FanOutCacheLine, FanoutCacheSummary, LedgerSummary } from './ledger/summary.ts';
+export type { AgentKind } from './ledger/tree.ts';
 export type { Usage } from './ledger/usage.ts';
 export type { CostBreakdown } from './ledger/cost.ts';
 

@@ -41,7 +41,7 @@ describe('readJsonFile: one reader, one error style', () => {
     });
   });
 
-  it('is what the plan, the fan-out directory, the report and the replay fixture read with', () => {
+  it('is what the plan, the run directory, the report and the replay fixture read with', () => {
     // each keeps its error code; the message style is the same everywhere
     expect(failure(() => loadPlan(broken))).toMatchObject({
       code: 'INVALID_ARGUMENT',

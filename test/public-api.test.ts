@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { withBenchOptions } from '../src/engine/bench-options.ts';
 import { resolveEngineOptions } from '../src/engine/options.ts';
-import { hasCode } from '../src/errors.ts';
+import { type ForkcacheError, hasCode } from '../src/errors.ts';
 import * as api from '../src/index.ts';
 import * as testing from '../src/testing.ts';
 
@@ -71,7 +73,9 @@ describe('the public API', () => {
     expect(types).toMatchInlineSnapshot(`
       [
         "AgentKind",
+        "AgentStatus",
         "AgentToolOptions",
+        "AgentTotals",
         "AgentType",
         "CacheTtl",
         "CheckRecord",
@@ -81,6 +85,7 @@ describe('the public API', () => {
         "ErrorCode",
         "ExecutableToolName",
         "FanOut",
+        "FanOutCacheLine",
         "FanOutCheck",
         "FanOutEvent",
         "FanOutOptions",
@@ -223,5 +228,37 @@ describe('the public API', () => {
     }
     expect(hasCode(caught, 'INVALID_ARGUMENT')).toBe(true);
     expect((caught as Error).message).toMatch(/testHooks/);
+  });
+
+  it('takes runDir, the deprecated name of runsDir, for one release; both at odds are refused', () => {
+    const local = { baseURL: 'http://127.0.0.1:1', apiKey: 'k' };
+    expect(resolveEngineOptions({ ...local, runsDir: 'runs' }).runsDir).toBe(resolve('runs'));
+    expect(resolveEngineOptions({ ...local, runDir: 'runs' }).runsDir).toBe(resolve('runs'));
+    expect(resolveEngineOptions({ ...local, runDir: 'runs', runsDir: 'runs' }).runsDir).toBe(resolve('runs'));
+    let caught: unknown;
+    try {
+      resolveEngineOptions({ ...local, runDir: 'a', runsDir: 'b' });
+    } catch (err) {
+      caught = err;
+    }
+    expect(hasCode(caught, 'INVALID_ARGUMENT')).toBe(true);
+    expect((caught as ForkcacheError).data).toEqual({ field: 'runDir' });
+  });
+
+  it('has no bench options: markers and slotFill come only through withBenchOptions', () => {
+    const local = { baseURL: 'http://127.0.0.1:1', apiKey: 'k' };
+    for (const option of [{ markers: 'none' }, { slotFill: 'copy' }]) {
+      let caught: unknown;
+      try {
+        resolveEngineOptions({ ...local, ...option } as never);
+      } catch (err) {
+        caught = err;
+      }
+      expect(hasCode(caught, 'INVALID_ARGUMENT'), JSON.stringify(option)).toBe(true);
+    }
+    const bench = resolveEngineOptions(withBenchOptions(local, { markers: 'none', slotFill: 'copy' }));
+    expect([bench.markers, bench.slotFill]).toEqual(['none', 'copy']);
+    const plain = resolveEngineOptions(local);
+    expect([plain.markers, plain.slotFill]).toEqual(['boundary', 'auto']);
   });
 });

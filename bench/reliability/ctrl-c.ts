@@ -41,7 +41,7 @@ function planArgs(): string[] {
         ? Array.from({ length: forks }, () => 'run `sleep 60` and report')
         : files.map((f) => `rename fetchData to loadData in ${f}`),
       workspace: '.',
-      runDir: 'runs',
+      runsDir: 'runs',
       ...(bash ? { allow: ['bash'] } : {}),
       emulator: { script: 'refactor', latency: bash ? 'off' : values.latency },
     }),

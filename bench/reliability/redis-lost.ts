@@ -53,7 +53,7 @@ const engine = await ForkEngine.create({
   baseURL: emulator.url,
   apiKey: 'bench',
   workspace: ws,
-  runDir: mkdtempSync(join(tmpdir(), 'fc-bench-redis-runs-')),
+  runsDir: mkdtempSync(join(tmpdir(), 'fc-bench-redis-runs-')),
   allow: ['bash'],
   distributed: { redis: url, secret, ...(timeoutMs ? { redisTimeoutMs: timeoutMs } : {}) },
 });

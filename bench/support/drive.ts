@@ -1,6 +1,6 @@
 import type { ManualClock } from '../../src/clock.ts';
 import type { Emulator } from '../../src/emulator/start.ts';
-import type { FanOut, FanOutResult } from '../../src/engine/fan-out.ts';
+import type { FanOut, FanOutResult } from '../../src/agent/fork-handle.ts';
 import type { WarmStrategy } from '../../src/engine/warm-gate.ts';
 
 export interface DrivenResult extends FanOutResult {

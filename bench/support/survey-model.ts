@@ -6,6 +6,7 @@ import { formatReport } from '../../src/emulator/scripts/directive.ts';
 import { SCRIPT_HEADER, type ScriptedModel, type ScriptedTurn } from '../../src/emulator/scripts/types.ts';
 import type { Clock } from '../../src/clock.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';
+import { withBenchOptions } from '../../src/engine/bench-options.ts';
 import type { WarmStrategy } from '../../src/engine/warm-gate.ts';
 import type { MarkerStrategy } from '../../src/prefix/freeze.ts';
 
@@ -66,16 +67,20 @@ export function surveyEngine(
   strategy: { markers: MarkerStrategy; warm: WarmStrategy },
   maxForks: number,
 ): Promise<ForkEngine> {
-  return ForkEngine.create({
-    baseURL: emulator.url,
-    apiKey: 'bench',
-    headers: { [SCRIPT_HEADER]: SURVEY_SCRIPT },
-    maxRetries: 0,
-    workspace,
-    warm: strategy.warm,
-    markers: strategy.markers,
-    clock,
-    concurrency: 64,
-    pool: { maxThreads: 2, concurrentTasksPerWorker: maxForks },
-  });
+  return ForkEngine.create(
+    withBenchOptions(
+      {
+        baseURL: emulator.url,
+        apiKey: 'bench',
+        headers: { [SCRIPT_HEADER]: SURVEY_SCRIPT },
+        maxRetries: 0,
+        workspace,
+        warm: strategy.warm,
+        clock,
+        concurrency: 64,
+        pool: { maxThreads: 2, concurrentTasksPerWorker: maxForks },
+      },
+      { markers: strategy.markers },
+    ),
+  );
 }

@@ -36,7 +36,7 @@ const engine = await ForkEngine.create({
   baseURL: emulator.url,
   apiKey: 'local',
   workspace,
-  runDir: join(workspace, '.forkcache', 'runs'), // transcripts, for `forkcache resume` and `report`
+  runsDir: join(workspace, '.forkcache', 'runs'), // transcripts, for `forkcache resume` and `report`
   pool: { maxThreads: 2 },
 });
 

@@ -1,12 +1,14 @@
 import type { SandboxReport } from '../tools/sandbox-report.ts';
 import type { ForkReport } from '../fork/report.ts';
-import type { ForkOutcome, ForkStatus, LoopEvent } from '../loop/types.ts';
+import type { ForkStatus } from '../fork-status.ts';
+import type { ForkOutcome, LoopEvent } from '../loop/types.ts';
 import type { WorktreeResult } from '../tools/worktree.ts';
 import type { LedgerSummary } from '../ledger/summary.ts';
 import type { EngineFigures, EngineSlots } from '../ledger/engine-figures.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
 
-export type ForkHandleStatus = 'queued' | 'running' | ForkStatus;
+/** @deprecated Use `ForkStatus` (the one status type of a fork); goes in the next minor release. */
+export type ForkHandleStatus = ForkStatus;
 
 /** One fork's final result, as `settled()` and `handle.result` give it. */
 export interface ForkResult extends ForkOutcome {
@@ -45,7 +47,7 @@ export interface ForkHandle {
   readonly id: string;
   readonly index: number;
   readonly directive: string;
-  readonly status: ForkHandleStatus;
+  readonly status: ForkStatus;
   /** Turns finished so far, and the last tool used: what a progress display shows. */
   readonly turns: number;
   readonly lastTool: string | undefined;
@@ -91,7 +93,7 @@ export interface FanOutSummary extends LedgerSummary {
   /**
    * Calls to tools no fork runs (Claude Code's ScheduleWakeup, a `denyTools` entry: code
    * `TOOL_NOT_IN_FORK`) and spawns refused by the recursion guard (`FORK_RECURSION`), by tool
-   * name, in this session of the run; present when there were any.
+   * name, in this pass of the run; present when there were any.
    */
   refused_tools?: Record<string, number> | undefined;
   /**
@@ -147,6 +149,9 @@ export interface ForkSummary {
 }
 
 export interface FanOutResult {
+  /** The fan-out's id (`fo001-…`): its run directory's name, `FanOut.id`. */
+  fanOutId: string;
+  /** @deprecated the same as `fanOutId`; goes in the next minor release. */
   fanoutId: string;
   forks: ForkResult[];
   summary: FanOutSummary;
@@ -174,7 +179,7 @@ export class ForkState implements ForkHandle {
   readonly id: string;
   readonly index: number;
   readonly directive: string;
-  status: ForkHandleStatus = 'queued';
+  status: ForkStatus = 'queued';
   turns = 0;
   lastTool: string | undefined;
   readonly result: Promise<ForkResult>;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { systemClock } from '../clock.ts';
-import type { FanOutOptions, ForkEngine } from '../engine/engine.ts';
+import type { ForkEngine } from '../engine/engine.ts';
+import type { FanOutOptions } from '../engine/fan-out/types.ts';
 import { ForkcacheError } from '../errors.ts';
 import { BACKGROUND_REPORTS_HEADING, BACKGROUND_STARTED } from '../wire/fork-text.ts';
 import { messagesRequestFromChat } from '../fork/chat-request.ts';

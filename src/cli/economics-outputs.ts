@@ -1,10 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ForkcacheError } from '../errors.ts';
-import { formatEstimate } from '../ledger/estimate-format.ts';
-import type { Assumptions } from '../ledger/estimate-profile.ts';
-import type { RunEstimate } from '../ledger/estimate.ts';
-import { formatSweep, sweepCsv, type SweepRow } from '../ledger/economics-sweep-rows.ts';
+import { formatEstimate } from '../economics/estimate-format.ts';
+import type { Assumptions } from '../economics/estimate-profile.ts';
+import type { RunEstimate } from '../economics/estimate-types.ts';
+import { formatSweep, sweepCsv, type SweepRow } from '../economics/sweep-rows.ts';
 import { importOptional } from '../optional-import.ts';
 import { printOut } from './terminal-safe.ts';
 

@@ -1,4 +1,4 @@
-import type { FanOutSummary } from '../engine/fan-out.ts';
+import type { FanOutSummary } from '../agent/fork-handle.ts';
 
 const n = (x: number): string => x.toLocaleString('en-US');
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;

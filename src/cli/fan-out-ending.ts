@@ -1,4 +1,4 @@
-import type { FanOut, FanOutResult } from '../engine/fan-out.ts';
+import type { FanOut, FanOutResult } from '../agent/fork-handle.ts';
 import { resumeCommand } from './resume-hint.ts';
 
 /**

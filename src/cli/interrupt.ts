@@ -1,5 +1,5 @@
 import { ForkcacheError } from '../errors.ts';
-import type { FanOut, FanOutResult } from '../engine/fan-out-types.ts';
+import type { FanOut, FanOutResult } from '../agent/fork-handle.ts';
 import { resumeCommand } from './resume-hint.ts';
 import { notDoneForks } from './summary-table.ts';
 
@@ -92,7 +92,7 @@ export function cancelOnInterrupt(
 
 /**
  * The last line of an interrupted run: how many forks did not complete, and the command that
- * continues it (the fan-out directory absolute). Undefined when there is nothing to resume.
+ * continues it (the run directory absolute). Undefined when there is nothing to resume.
  */
 export function interruptedLine(result: FanOutResult): string | undefined {
   // `no_change` forks are done unless the plan requires a change (summary-table's rule)

@@ -8,7 +8,7 @@ import { HostGit } from '../tools/host-git.ts';
 import { parseGlob } from '../tools/glob-match.ts';
 import { BINARY_SNIFF_BYTES } from '../tools/limits.ts';
 import { byCodeUnit, walk } from '../tools/walk.ts';
-import { openRepos, repoNameSchema } from '../engine/fan-out-repos.ts';
+import { openRepos, repoNameSchema } from '../engine/fan-out/repos.ts';
 import { planParent } from './plan-parent.ts';
 import { commonRoot, expandRepos } from './repo-globs.ts';
 

@@ -4,17 +4,17 @@ import { TOOL_SET_NAMES } from '../tools/client-tools/types.ts';
 import { latencyNameSchema } from '../emulator/latency.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from '../engine/warm-gate.ts';
 import { ForkcacheError } from '../errors.ts';
-import { assertForkRepos, assertRepoNames, REPO_FIELD, repoNameSchema } from '../engine/fan-out-repos.ts';
+import { assertForkRepos, assertRepoNames, REPO_FIELD, repoNameSchema } from '../engine/fan-out/repos.ts';
 import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
 import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
 import { readJsonFile } from '../json-file.ts';
 import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES } from '../wire/tool-names.ts';
 import { DEFAULT_CHECK_RETRIES, DEFAULT_CHECK_TIMEOUT_MS } from '../engine/fork-checks.ts';
-import type { FanOutCheck } from '../engine/fan-out-types.ts';
+import type { FanOutCheck } from '../engine/fan-out/types.ts';
 import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../loop/run-fork.ts';
 import { permissionPolicySchema } from '../tools/permissions.ts';
 import { parseOrThrow } from '../validation.ts';
-import { importClaudeTranscript } from './claude-transcript.ts';
+import { importClaudeTranscript } from './importers/claude-transcript.ts';
 import { providerIdSchema } from '../wire/providers.ts';
 
 const positive = z.number().int().positive();
@@ -68,7 +68,14 @@ export const planSchema = z.strictObject({
     .optional()
     .describe('a model catalogue JSON merged over the built-in one (prices a model forkcache does not know)'),
   workspace: z.string().min(1).default('.').describe('the directory the forks work in'),
-  runDir: z.string().min(1).default('.forkcache/runs').describe('where transcripts, manifest and summary are written'),
+  runsDir: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'the runs directory (default .forkcache/runs): each fan-out writes its run directory (manifest, transcripts, events, summary) in it',
+    ),
+  runDir: z.string().min(1).optional().describe('deprecated: the old name of runsDir'),
   warm: z
     .enum(WARM_STRATEGIES as [WarmStrategy, ...WarmStrategy[]])
     .default('first-child')
@@ -162,7 +169,7 @@ export const planSchema = z.strictObject({
     .finite()
     .max(1_000_000)
     .optional()
-    .describe('a client-side spend cap in USD for the whole run, every session of it (`--max-usd` overrides)'),
+    .describe('a client-side spend cap in USD for the whole run, every pass of it (`--max-usd` overrides)'),
   emulator: z
     .strictObject({
       script: z
@@ -204,7 +211,7 @@ export interface LoadedPlan {
   requireChange: boolean;
   snapshot: ParentSnapshot;
   workspace: string;
-  runDir: string;
+  runsDir: string;
   /** The plan's `modelTable`, resolved against the plan's directory. */
   modelTable: string | undefined;
   /** What importing the parent used, dropped or substituted (a transcript import). */
@@ -233,7 +240,7 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
   checkPlanRepos(path, plan);
   const paths = {
     workspace: resolve(base, plan.workspace),
-    runDir: resolve(base, plan.runDir),
+    runsDir: resolve(base, plan.runsDir ?? plan.runDir ?? '.forkcache/runs'),
     modelTable: plan.modelTable === undefined ? undefined : resolve(base, plan.modelTable),
   };
   const transcript =

@@ -1,11 +1,11 @@
-import type { FanOutResult } from '../engine/fan-out.ts';
+import type { FanOutResult } from '../agent/fork-handle.ts';
 import { FORK_END_STATUSES, isDoneStatus, isRetryableStatus } from '../fork-status.ts';
 import { resumeCommand } from './resume-hint.ts';
 import { costUsd } from '../ledger/cost.ts';
 import type { ModelCatalogue } from '../models/catalogue.ts';
 import { existsSync } from 'node:fs';
 import { sumUsage, type Usage } from '../ledger/usage.ts';
-import { readSessions, sessionsLabel } from '../run-dir/sessions.ts';
+import { readPasses, passesLabel } from '../run-dir/passes.ts';
 import { BASELINES_NOTE, savedAgainst } from '../ledger/baseline-words.ts';
 import { engineLines } from './engine-lines.ts';
 
@@ -105,16 +105,16 @@ function allRequestsHit(u: Usage): number | null {
 }
 
 /**
- * What the tree total covers: the forks, the sessions of the fan-out it sums (a resumed run's
- * ledger carries every earlier session's turns), and whether the parent's own requests are in it.
+ * What the tree total covers: the forks, the passes of the fan-out it sums (a resumed run's
+ * ledger carries every earlier pass's turns), and whether the parent's own requests are in it.
  */
 export function totalCovers(result: FanOutResult): string {
   const s = result.summary;
   const c = attemptCounts(result);
   const parent = s.requests - c.turns - c.failed_attempts;
-  const sessions = s.run_dir && existsSync(s.run_dir) ? readSessions(s.run_dir).length : 1;
+  const passes = s.run_dir && existsSync(s.run_dir) ? readPasses(s.run_dir).length : 1;
   const parentPart = parent > 0 ? `the parent's ${n(parent)} request(s) included` : 'parent not included';
-  return `${n(result.forks.length)} forks, ${sessionsLabel(sessions)}, ${parentPart}`;
+  return `${n(result.forks.length)} forks, ${passesLabel(passes)}, ${parentPart}`;
 }
 
 /**

@@ -18,8 +18,6 @@ import { SharedBudget } from './shared-budget.ts';
 import { JobSigner, resolveJobSecret, type Signed } from './signing.ts';
 import { outcomeFromTranscript } from './transcript-outcome.ts';
 
-export type { DistributedOptions } from './keys.ts';
-
 interface Parts {
   name: string;
   queue: Queue<Signed, Signed>;

@@ -5,7 +5,7 @@ import type { ForkTask } from '../pool/protocol.ts';
 import { chatEndpointFromEnv } from '../provider/openai/client.ts';
 import { withoutCredentials } from '../provider/headers.ts';
 import { decide, type PermissionDecision, type PermissionPolicy } from '../tools/permissions.ts';
-import type { SandboxChoice } from '../tools/sandbox.ts';
+import type { SandboxChoice } from '../tools/sandbox-types.ts';
 import type { HostToolInfo } from '../tools/host-tools.ts';
 import { isChatProvider, type ProviderId } from '../wire/providers.ts';
 import { type ExecutableToolName, FILE_TOOL_NAMES } from '../wire/tool-names.ts';

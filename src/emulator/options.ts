@@ -55,6 +55,8 @@ export interface EmulatorOptions {
    * (default false: it is request metadata, left out of the cache key and of the token counts,
    * as the API evidently does — see docs/emulator.md).
    */
+  cacheBillingBlock?: boolean;
+  /** @deprecated Use `cacheBillingBlock` (the proxy's `stripBillingBlock` is another thing); goes in the next minor release. */
   strictBillingBlock?: boolean;
   /** Write one JSON file per exchange into this directory (created if missing). */
   logDir?: string;
@@ -109,7 +111,8 @@ const plainSchema = z.strictObject({
   host: z.string().min(1).default('127.0.0.1'),
   port: z.number().int().min(0).max(65535).default(0),
   seed: z.number().int().optional(),
-  strictBillingBlock: z.boolean().default(false),
+  cacheBillingBlock: z.boolean().optional(),
+  strictBillingBlock: z.boolean().optional(),
   logDir: z.string().min(1).optional(),
   maxBodyBytes: z.number().int().positive().default(DEFAULT_MAX_BODY_BYTES),
   maxConnections: z.number().int().positive().default(1024),
@@ -145,7 +148,7 @@ export interface ResolvedOptions {
   seed: number;
   /** Seed of message/request ids; undefined = a random salt per emulator. */
   idSeed: number | undefined;
-  strictBillingBlock: boolean;
+  cacheBillingBlock: boolean;
   logDir: string | undefined;
   maxBodyBytes: number;
   maxConnections: number;
@@ -196,7 +199,7 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
     port: p.port,
     seed: p.seed ?? 0,
     idSeed: p.seed,
-    strictBillingBlock: p.strictBillingBlock,
+    cacheBillingBlock: p.cacheBillingBlock ?? p.strictBillingBlock ?? false,
     logDir: p.logDir,
     maxBodyBytes: p.maxBodyBytes,
     maxConnections: p.maxConnections,

@@ -25,20 +25,6 @@ export interface TextBlockParam extends RequestBlock {
   text: string;
 }
 
-export interface ToolUseBlockParam extends RequestBlock {
-  type: 'tool_use';
-  id: string;
-  name: string;
-  input: Record<string, unknown>;
-}
-
-export interface ToolResultBlockParam extends RequestBlock {
-  type: 'tool_result';
-  tool_use_id: string;
-  content?: string | RequestBlock[];
-  is_error?: boolean;
-}
-
 /** `system` turns inside `messages` are GA in API 2026-10-21 (the SDK's `SystemMessageParam`). */
 export type Role = 'user' | 'assistant' | 'system';
 

@@ -2,10 +2,10 @@ import type OpenAI from 'openai';
 import type { Clock } from '../clock.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
 import { chatWarmup, sendChatWarmup } from '../provider/openai/warmup.ts';
-import type { FanOutAccounts } from './fan-out-accounts.ts';
+import type { FanOutAccounts } from './fan-out/accounts.ts';
 import { estimateFreshBase } from './measure.ts';
-import type { SpendPricing } from '../gate/admission/fan-out-gate.ts';
-import { underSpendCap } from './fan-out-spend.ts';
+import type { SpendPricing } from '../gate/admission/admission-gate.ts';
+import { underSpendCap } from './fan-out/spend.ts';
 import type { WarmGate, WarmStrategy } from './warm-gate.ts';
 
 /**

@@ -15,25 +15,27 @@ import { createAnthropicClient } from '../provider/client.ts';
 import type OpenAI from 'openai';
 import { isChatProvider } from '../wire/providers.ts';
 import { createChatClient } from '../provider/openai/client.ts';
-import { type FanOut, type FanOutDeps, FanOutRun, type ForkSpec } from './fan-out.ts';
+import { FanOutRun } from './fan-out/fan-out.ts';
+import type { FanOut } from '../agent/fork-handle.ts';
+import type { FanOutDeps, ForkSpec } from './fan-out/types.ts';
 import { forkToolsFor } from './fork-tools.ts';
 import type { ForkTools } from '../pool/fork-dispatch.ts';
 import type { ToolSetChoice } from '../tools/client-tools/types.ts';
-import type { FanOutOptions, ResumeOptions } from './fan-out-types.ts';
+import type { FanOutOptions, ResumeOptions } from './fan-out/types.ts';
 import type { AgentType } from '../agent/agent-type.ts';
 import { AgentTool, type AgentToolOptions } from '../agent/agent-tool.ts';
 import type { DistributedBackend } from '../distributed/backend.ts';
 import { importOptional } from '../optional-import.ts';
 import { readFanOutDir, writeManifest } from '../run-dir/manifest.ts';
-import { openRepos } from './fan-out-repos.ts';
-import { fanOutIdsWithBranches } from './fan-out-worktrees.ts';
+import { openRepos } from './fan-out/repos.ts';
+import { fanOutIdsWithBranches } from './fan-out/worktrees.ts';
 import { writeSummary } from '../run-dir/writers.ts';
 import { loadRunKey } from '../run-dir/run-key.ts';
 import { trustFanOutDir, type TrustOptions } from '../run-dir/run-trust.ts';
 import { lockRunDir, type WriterLock } from '../run-dir/writer-lock.ts';
-import { openFanOutDir, sandboxReportFor } from './fan-out-setup.ts';
+import { openFanOutDir, sandboxReportFor } from './fan-out/setup.ts';
 import { checkLocalPaths } from './local-paths.ts';
-import { type PlanContext, planAgents, planForks, planResume } from './plans.ts';
+import { type PlanContext, planAgents, planForks, planResume } from './fan-out/plans.ts';
 import {
   type EngineSettings,
   type ForkEngineOptions,
@@ -44,7 +46,6 @@ import { manifestEngine } from './manifest-engine.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from '../pool/worker-file.ts';
 
 // The options of one fan-out live with the fan-out's other types.
-export type { FanOutOptions, ResumeOptions } from './fan-out-types.ts';
 
 /**
  * Runs fork fan-outs on a Piscina pool of worker threads. Every fork's requests start with the
@@ -171,14 +172,14 @@ export class ForkEngine {
   }
 
   /**
-   * Continue a fan-out from its directory (`RUN_DIR/<fanoutId>`), in this process or after a
+   * Continue a fan-out from its directory (`RUNS_DIR/<fanOutId>`), in this process or after a
    * crash of another: the snapshot must freeze to the same head (hash checked); completed
    * forks are not re-run; unfinished ones go on from their last complete turn, and a tool call
    * that was running when the run stopped is reported to the model as interrupted.
    */
   resume(dir: string, options: ResumeOptions & TrustOptions = {}): FanOut {
     this.#assertOpen();
-    readFanOutDir(dir); // not a fan-out directory (no manifest, a malformed one): said before anything is locked
+    readFanOutDir(dir); // not a run directory (no manifest, a malformed one): said before anything is locked
     // one writer at a time, and only what this machine's forkcache signed (docs/security.md)
     const lock = lockRunDir(dir);
     try {
@@ -255,7 +256,7 @@ export class ForkEngine {
    * another engine wrote in the run directory: transcripts and branches are never shared.
    */
   #openRunDir(kind: 'fo' | 'ag', tag: string): { id: string; runDir: string | undefined; lock?: WriterLock } {
-    return openFanOutDir(this.#options.runDir, () => {
+    return openFanOutDir(this.#options.runsDir, () => {
       for (;;) {
         const id = `${kind}${(++this.#sequence).toString().padStart(3, '0')}-${tag}`;
         if (!this.#branchIds.has(id)) return id;

@@ -3,7 +3,7 @@ import { ForkcacheError } from '../errors.ts';
 import type { ForkCheckSpec } from '../pool/protocol.ts';
 import { substituteCheck } from '../tools/check-command.ts';
 import { parseOrThrow } from '../validation.ts';
-import type { FanOutCheck } from './fan-out-types.ts';
+import type { FanOutCheck } from './fan-out/types.ts';
 
 /** A check gets five minutes by default: a type check of a large repository takes a while. */
 export const DEFAULT_CHECK_TIMEOUT_MS = 300_000;

@@ -1,8 +1,8 @@
 import type OpenAI from 'openai';
 import { LlamaServerApi } from '../provider/llama-cpp/server-api.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
-import type { FanOutAccounts } from './fan-out-accounts.ts';
-import type { FanOutDeps } from './fan-out-types.ts';
+import type { FanOutAccounts } from './fan-out/accounts.ts';
+import type { FanOutDeps } from './fan-out/types.ts';
 import { fillSlots, type WarmedUp } from './slot-fill.ts';
 import type { WarmGate } from './warm-gate.ts';
 

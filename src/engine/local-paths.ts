@@ -22,9 +22,9 @@ export function checkLocalPaths(options: ResolvedEngineOptions): void {
       );
     }
   }
-  if (options.runDir !== undefined && kind(options.runDir) === 'other') {
-    throw new ForkcacheError('INVALID_ARGUMENT', `runDir: ${options.runDir} is a file, not a directory`, {
-      data: { field: 'runDir' },
+  if (options.runsDir !== undefined && kind(options.runsDir) === 'other') {
+    throw new ForkcacheError('INVALID_ARGUMENT', `runsDir: ${options.runsDir} is a file, not a directory`, {
+      data: { field: 'runsDir' },
     });
   }
 }

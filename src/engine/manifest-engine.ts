@@ -1,6 +1,10 @@
 import { withoutCredentials } from '../provider/headers.ts';
 import type { ManifestEngine } from '../run-dir/manifest.ts';
-import type { ResolvedEngineOptions } from './options.ts';
+import type { ForkEngineOptions, ResolvedEngineOptions } from './options.ts';
+import type { ExecutableToolName } from '../wire/tool-names.ts';
+import type { PermissionPolicy } from '../tools/permissions.ts';
+import type { ToolSetChoice } from '../tools/client-tools/types.ts';
+import type { WarmStrategy } from './warm-gate.ts';
 
 /**
  * The settings a run's manifest keeps, so that `resume` runs as safe and as bounded as the
@@ -27,5 +31,33 @@ export function manifestEngine(options: ResolvedEngineOptions): ManifestEngine {
     ...(options.toolSet !== 'auto' ? { toolSet: options.toolSet } : {}),
     ...(options.denyTools.length > 0 ? { denyTools: [...options.denyTools] } : {}),
     ...(options.maxUsd !== undefined ? { maxUsd: options.maxUsd } : {}),
+  };
+}
+
+/**
+ * The engine options a resumed run starts from: what `manifestEngine` kept, read back. One
+ * place for both directions, so a setting that resume must keep is written and read here only.
+ * The spend cap is the caller's: `resume --max-usd` may replace it.
+ */
+export function engineOptionsOf(engine: ManifestEngine): ForkEngineOptions {
+  return {
+    headers: engine.headers,
+    workspace: engine.workspace,
+    maxTurns: engine.maxTurns,
+    maxTokens: engine.maxTokens,
+    allow: engine.allow as ExecutableToolName[],
+    warm: engine.warm as WarmStrategy,
+    permissions: engine.permissions as PermissionPolicy,
+    isolation: engine.isolation,
+    ...(engine.sparseWorktrees ? { sparseWorktrees: true } : {}),
+    ...(engine.maxWorktrees ? { maxWorktrees: engine.maxWorktrees } : {}),
+    ...(engine.repos ? { repos: engine.repos } : {}),
+    toolLimits: engine.toolLimits,
+    sandbox: engine.sandbox,
+    network: engine.network,
+    ...(engine.turnRetry ? { turnRetry: engine.turnRetry } : {}),
+    ...(engine.concurrency ? { concurrency: engine.concurrency } : {}),
+    ...(engine.toolSet ? { toolSet: engine.toolSet as ToolSetChoice } : {}),
+    ...(engine.denyTools ? { denyTools: engine.denyTools } : {}),
   };
 }

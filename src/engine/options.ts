@@ -8,13 +8,13 @@ import type { ModelCatalogue } from '../models/catalogue.ts';
 import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../loop/run-fork.ts';
 import { DEFAULT_TURN_RETRY, type TurnRetryOptions } from '../loop/retry.ts';
 import { DEFAULT_RETRY_AFTER, retryAfterOptionsSchema, type RetryAfterPolicy } from '../gate/admission/retry-wait.ts';
-import { MARKER_STRATEGIES, type MarkerStrategy } from '../prefix/freeze.ts';
+import type { MarkerStrategy } from '../prefix/freeze.ts';
 import { CACHE_TTLS, type CacheTtl, DEFAULT_CACHE_TTL } from '../wire/cache.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from '../wire/tool-names.ts';
 import { toolLimitsSchema } from '../tools/limits.ts';
 import { TOOL_SET_NAMES, type ToolSetChoice } from '../tools/client-tools/types.ts';
-import type { SandboxChoice } from '../tools/sandbox.ts';
+import type { SandboxChoice } from '../tools/sandbox-types.ts';
 import { type HostTool, hostToolsSchema } from '../tools/host-tools.ts';
 import { permissionPolicySchema, type PermissionHandler, type PermissionPolicy } from '../tools/permissions.ts';
 import { ForkcacheError } from '../errors.ts';
@@ -25,8 +25,9 @@ import { assertEndpoint } from './endpoint.ts';
 import { chatEndpointFromEnv } from '../provider/openai/client.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from './warm-gate.ts';
 import type { DistributedOptions } from '../distributed/keys.ts';
-import { SLOT_FILLS, type SlotFill } from './slot-pool.ts';
-import { assertRepoNames, repoNameSchema } from './fan-out-repos.ts';
+import type { SlotFill } from './slot-pool.ts';
+import { benchOptionsOf } from './bench-options.ts';
+import { assertRepoNames, repoNameSchema } from './fan-out/repos.ts';
 
 /** Options of `ForkEngine.create`. Every field is optional. */
 export interface ForkEngineOptions {
@@ -73,14 +74,6 @@ export interface ForkEngineOptions {
   admission?: 'on' | 'off';
   warm?: WarmStrategy;
   /**
-   * `llama-cpp` only: how the server's slots get the shared prefix before the forks start.
-   * `auto` (default): prefill once, then copy that slot's KV cache into the others (needs the
-   * server's `--slot-save-path`), else one prefill per slot; on a server that clears idle slots
-   * (its default without `-np`) one slot serves every fork in turn. `copy`: copies even there,
-   * before each fork's request; `warm-each`: one prefill per slot (both to compare).
-   */
-  slotFill?: SlotFill;
-  /**
    * llama.cpp: the server's `--slot-save-path` as this machine sees it. Between a fork's turns
    * its KV cache is saved there while other forks use its slot; with this folder forkcache
    * deletes those files when the fan-out ends (and `forkcache clean` those a crash left).
@@ -91,13 +84,16 @@ export interface ForkEngineOptions {
   slotFilesMaxBytes?: number;
   /** Lifetime of the shared-boundary marker (default 5m). */
   ttl?: CacheTtl;
-  /** Cache markers: `boundary` (default), `last-only` (as peers do), `none` (no caching): for comparisons. */
-  markers?: MarkerStrategy;
   maxTurns?: number;
   maxTokens?: number;
   /** The directory forks work in (default: the current directory). */
   workspace?: string;
-  /** Where transcripts and summaries are written (default: none). */
+  /**
+   * The runs directory: each fan-out writes its run directory (`<runsDir>/<fanOutId>/`:
+   * manifest, transcripts, events, summary) under it. Default: none (nothing written, no resume).
+   */
+  runsDir?: string;
+  /** @deprecated Use `runsDir` (a run directory is one fan-out's folder); goes in the next minor release. */
   runDir?: string;
   layout?: ForkLayout;
   /**
@@ -124,7 +120,7 @@ export interface ForkEngineOptions {
   clock?: Clock;
   /**
    * `worktree`: each fork works in its own git worktree on a branch `forkcache/<forkId>`
-   * (under the run directory; needs `runDir` and a workspace in a git repository), so parallel
+   * (under the run directory; needs `runsDir` and a workspace in a git repository), so parallel
    * forks editing one repository never collide. The result names the branch and the diff stat.
    */
   isolation?: 'none' | 'worktree';
@@ -214,14 +210,13 @@ export const engineOptionsSchema = z.strictObject({
   concurrency: z.number().int().positive().optional(),
   admission: z.enum(['on', 'off']).optional(),
   warm: z.enum(WARM_STRATEGIES as [WarmStrategy, ...WarmStrategy[]]).optional(),
-  slotFill: z.enum(SLOT_FILLS as [SlotFill, ...SlotFill[]]).optional(),
   slotSavePath: z.string().min(1).optional(),
   slotFilesMaxBytes: z.number().int().positive().optional(),
   ttl: z.enum(CACHE_TTLS).optional(),
-  markers: z.enum(MARKER_STRATEGIES as [MarkerStrategy, ...MarkerStrategy[]]).optional(),
   maxTurns: z.number().int().positive().optional(),
   maxTokens: z.number().int().positive().optional(),
   workspace: z.string().min(1).optional(),
+  runsDir: z.string().min(1).optional(),
   runDir: z.string().min(1).optional(),
   layout: z.enum(FORK_LAYOUTS as [ForkLayout, ...ForkLayout[]]).optional(),
   allow: z.array(z.enum(EXECUTABLE_TOOL_NAMES)).optional(),
@@ -277,15 +272,17 @@ export interface ResolvedEngineOptions {
   concurrency: number;
   admission: 'on' | 'off';
   warm: WarmStrategy;
+  /** Set only through `withBenchOptions` (bench-options.ts). */
   slotFill: SlotFill;
   slotSavePath: string | undefined;
   slotFilesMaxBytes: number | undefined;
   ttl: CacheTtl;
+  /** Set only through `withBenchOptions` (bench-options.ts). */
   markers: MarkerStrategy;
   maxTurns: number;
   maxTokens: number;
   workspace: string;
-  runDir: string | undefined;
+  runsDir: string | undefined;
   layout: ForkLayout;
   allow: readonly ExecutableToolName[];
   toolSet: ToolSetChoice;
@@ -311,8 +308,8 @@ export interface ResolvedEngineOptions {
   testHooks: TestHooks;
 }
 
-/** What `ForkEngine.options` shows: the resolved options, without the test hooks. */
-export type EngineSettings = Omit<ResolvedEngineOptions, 'testHooks'>;
+/** What `ForkEngine.options` shows: the resolved options, without the test hooks and the bench options. */
+export type EngineSettings = Omit<ResolvedEngineOptions, 'testHooks' | 'markers' | 'slotFill'>;
 
 /** Validate (errors name the field: `pool.maxThreads: …`) and fill in defaults. */
 export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOptions {
@@ -335,13 +332,20 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     );
   }
   if (o.repos !== undefined) assertRepoNames(o.repos, o.isolation);
-  if (o.isolation === 'worktree' && !o.runDir) {
+  if (o.runsDir !== undefined && o.runDir !== undefined && resolve(o.runsDir) !== resolve(o.runDir)) {
+    throw new ForkcacheError('INVALID_ARGUMENT', 'runDir: the deprecated name of runsDir; give one of them', {
+      data: { field: 'runDir' },
+    });
+  }
+  const runsDir = o.runsDir ?? o.runDir;
+  if (o.isolation === 'worktree' && !runsDir) {
     throw new ForkcacheError(
       'INVALID_ARGUMENT',
-      "isolation: 'worktree' needs runDir (the worktrees live in the run directory)",
+      "isolation: 'worktree' needs runsDir (the worktrees live in the run directory)",
       { data: { field: 'isolation' } },
     );
   }
+  const bench = benchOptionsOf(input);
   const provider = o.provider ?? 'anthropic';
   const chat = isChatProvider(provider) ? chatEndpointFromEnv(provider) : undefined;
   if (!o.client) assertEndpoint(provider, o.baseURL, o.apiKey);
@@ -365,15 +369,15 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     concurrency: o.concurrency ?? 16,
     admission: o.admission ?? 'on',
     warm: o.warm ?? 'first-child',
-    slotFill: o.slotFill ?? 'auto',
+    slotFill: bench.slotFill ?? 'auto',
     slotSavePath: o.slotSavePath ?? (process.env['FORKCACHE_LLAMA_SLOT_SAVE_PATH'] || undefined),
     slotFilesMaxBytes: o.slotFilesMaxBytes,
     ttl: o.ttl ?? DEFAULT_CACHE_TTL,
-    markers: o.markers ?? 'boundary',
+    markers: bench.markers ?? 'boundary',
     maxTurns: o.maxTurns ?? DEFAULT_MAX_TURNS,
     maxTokens: o.maxTokens ?? DEFAULT_MAX_TOKENS,
     workspace: resolve(o.workspace ?? process.cwd()),
-    runDir: o.runDir === undefined ? undefined : resolve(o.runDir),
+    runsDir: runsDir === undefined ? undefined : resolve(runsDir),
     layout: o.layout ?? 'claude',
     allow: o.allow ?? [...FILE_TOOL_NAMES],
     toolSet: o.toolSet ?? 'auto',

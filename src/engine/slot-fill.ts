@@ -10,7 +10,7 @@ import { chatWarmup } from '../provider/openai/warmup.ts';
 import type { LlamaServerApi } from '../provider/llama-cpp/server-api.ts';
 import type { UsageInput } from '../ledger/usage.ts';
 import type { EngineSlots } from '../ledger/engine-figures.ts';
-import type { FanOutAccounts } from './fan-out-accounts.ts';
+import type { FanOutAccounts } from './fan-out/accounts.ts';
 import { type SlotFill, SlotPool } from './slot-pool.ts';
 import { SlotFiles, slotFileStem } from './slot-files.ts';
 import { judgeSwitching, LearningPolicy } from './slot-policy.ts';

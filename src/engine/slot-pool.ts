@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.ts';
-import type { GatePermit, RequestGate, RequestReport } from '../loop/types.ts';
+import type { GatePermit, RequestGate } from '../loop/types.ts';
+import type { RequestReport } from '../rate-limits/report.ts';
 import type { SlotActionResult } from '../provider/llama-cpp/server-api.ts';
 import type { SlotFiles } from './slot-files.ts';
 import type { SwitchFigures } from '../ledger/engine-figures.ts';

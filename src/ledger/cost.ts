@@ -3,8 +3,6 @@ import { BUILTIN_CATALOGUE, findModel, type ModelCatalogue, type ModelEntry } fr
 import { priceTerms, type BillingContext, type PriceTerms, type Rates } from '../models/pricing.ts';
 import { creationSplit, normalizeUsage, totalInputTokens, type Usage, type UsageInput } from './usage.ts';
 
-export type { Rates } from '../models/pricing.ts';
-
 /**
  * Money is computed in integer nano-dollars (1e-9 USD) and converted to USD once, at the end,
  * so sums never pick up float noise (3 × 0.1 is not 0.3 in binary floating point).

@@ -1,10 +1,10 @@
 import { ForkcacheError } from '../errors.ts';
-import { FORK_END_STATUSES } from '../fork-status.ts';
+import { FORK_END_STATUSES, type AgentStatus } from '../fork-status.ts';
 import { addCost, breakdownToUsd, costNano, zeroCost, type CostBreakdown } from './cost.ts';
 import { BUILTIN_CATALOGUE, findModel, type ModelCatalogue } from '../models/catalogue.ts';
 import { parseRecord, type LedgerRecord, type LedgerRecordInput } from './records.ts';
 import { summarize, type LedgerSummary } from './summary.ts';
-import { AgentTree, type AgentKind, type AgentNode, type ForkStatus } from './tree.ts';
+import { AgentTree, type AgentKind, type AgentNode } from './tree.ts';
 import { sumUsage, type Usage } from './usage.ts';
 
 /** Options of `UsageLedger`. */
@@ -24,17 +24,23 @@ export interface UsageTotals {
 }
 
 /** One agent's own requests and its whole subtree (itself plus every descendant, any depth). */
-export interface ForkTotals {
+export interface AgentTotals {
+  /** The agent's id: a fork's `forkId`, the parent's, a fresh agent's. */
+  agentId: string;
+  /** @deprecated the same as `agentId` (an agent is not always a fork); goes in the next minor release. */
   forkId: string;
   kind: AgentKind | null;
   parentId: string | null;
-  status: ForkStatus;
+  status: AgentStatus;
   children: string[];
   own: UsageTotals;
   subtree: UsageTotals;
 }
 
-const STATUSES: readonly ForkStatus[] = ['running', ...FORK_END_STATUSES];
+/** @deprecated Use `AgentTotals`; goes in the next minor release. */
+export type ForkTotals = AgentTotals;
+
+const STATUSES: readonly AgentStatus[] = ['running', ...FORK_END_STATUSES];
 
 /**
  * The usage and cost ledger of one run: every request of every agent, rolled up per agent and
@@ -91,7 +97,7 @@ export class UsageLedger {
    * states are final, repeating one is a no-op). An unknown agent is created, as `kind`
    * (default `fork`), so a child that fails before its first request still counts.
    */
-  setStatus(forkId: string, status: ForkStatus, options: { parentId?: string; kind?: 'fork' | 'fresh' } = {}): void {
+  setStatus(forkId: string, status: AgentStatus, options: { parentId?: string; kind?: 'fork' | 'fresh' } = {}): void {
     if (!STATUSES.includes(status)) {
       throw new ForkcacheError(
         'LEDGER_INVALID_STATUS',
@@ -120,22 +126,23 @@ export class UsageLedger {
   }
 
   /** One agent's own totals and its subtree's. Unknown id: `LEDGER_UNKNOWN_FORK`. */
-  totals(forkId: string): ForkTotals {
-    const node = this.#tree.require(forkId);
+  totals(agentId: string): AgentTotals {
+    const node = this.#tree.require(agentId);
     return {
-      forkId,
+      agentId,
+      forkId: agentId,
       kind: node.kind ?? null,
       parentId: node.parentId ?? null,
       status: node.status,
       children: [...node.children],
       own: this.#totalsOf([node]),
-      subtree: this.#totalsOf(this.#tree.subtree(forkId)),
+      subtree: this.#totalsOf(this.#tree.subtree(agentId)),
     };
   }
 
   /**
    * A JSON-able summary of the whole ledger, or of one agent's subtree when `rootId` is given.
-   * See `LedgerSummary` and src/ledger/fanout.ts / baselines.ts for the exact definitions.
+   * See `LedgerSummary` and src/ledger/fan-out-cache.ts / baselines.ts for the exact definitions.
    */
   summary(rootId?: string): LedgerSummary {
     const scope = rootId === undefined ? this.#tree.nodes() : this.#tree.subtree(rootId);

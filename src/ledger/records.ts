@@ -26,7 +26,7 @@ export interface LedgerRecordInput {
   sharedPrefixTokens?: number;
   /**
    * Of `sharedPrefixTokens`, how many were already cached when the fan-out started. Optional:
-   * when absent the ledger derives it from the parent's last request (see fanout.ts).
+   * when absent the ledger derives it from the parent's last request (see fan-out-cache.ts).
    */
   cachedPrefixTokens?: number;
   /** Input tokens this child would send as a fresh agent (fallback system + tools + directive). */

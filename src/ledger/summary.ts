@@ -1,16 +1,16 @@
 import { hasCode } from '../errors.ts';
-import { FORK_END_STATUSES } from '../fork-status.ts';
+import { FORK_END_STATUSES, type AgentStatus } from '../fork-status.ts';
 import { computeBaselines, type Baselines } from './baselines.ts';
 import { breakdownToUsd, costNano, addCost, nanoToUsd, zeroCost, type CostBreakdown } from './cost.ts';
-import { computeFanouts } from './fanout.ts';
+import { computeFanOuts } from './fan-out-cache.ts';
 import { findModel, type ModelCatalogue } from '../models/catalogue.ts';
 import { describeModel } from '../models/status.ts';
 import type { LedgerRecord } from './records.ts';
-import type { AgentNode, ForkStatus } from './tree.ts';
+import type { AgentNode } from './tree.ts';
 import { creationSplit, sumUsage } from './usage.ts';
 
-/** One fan-out in the summary (snake_case like the rest of the JSON). */
-export interface FanoutCacheSummary {
+/** One fan-out's line in the summary's `cache.by_fanout` (snake_case like the rest of the JSON). */
+export interface FanOutCacheLine {
   key: string;
   owner_id: string | null;
   requests: number;
@@ -22,6 +22,9 @@ export interface FanoutCacheSummary {
   cache_efficiency: number;
 }
 
+/** @deprecated Use `FanOutCacheLine`; goes in the next minor release. */
+export type FanoutCacheSummary = FanOutCacheLine;
+
 /** A plain, JSON-able account of a tree (or one agent's subtree). */
 export interface LedgerSummary {
   /** `null` for the whole ledger, else the agent whose subtree this is. */
@@ -30,7 +33,7 @@ export interface LedgerSummary {
   requests: number;
   agents: { parent: number; fork: number; fresh: number };
   /** Fork children only (`kind: 'fork'`), by status (every status, zeros included). */
-  forks: Record<'total' | ForkStatus, number>;
+  forks: Record<'total' | AgentStatus, number>;
   usage: {
     input_tokens: number;
     cache_creation_input_tokens: number;
@@ -47,7 +50,7 @@ export interface LedgerSummary {
     max_fanout_reads: number;
     /** 1 when `max_fanout_reads` is 0. */
     cache_efficiency: number;
-    by_fanout: FanoutCacheSummary[];
+    by_fanout: FanOutCacheLine[];
   };
   /** Every figure is `null` when some request's model cannot be priced (see `unpriced`). */
   cost_usd: {
@@ -137,7 +140,7 @@ export function summarize(
     forks.total += 1;
     forks[node.status] += 1;
   }
-  const fan = computeFanouts(scope, lookup, table);
+  const fan = computeFanOuts(scope, lookup, table);
   const usd = (nano: number | null): number | null => (nano === null ? null : nanoToUsd(nano));
   return {
     root,

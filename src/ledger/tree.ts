@@ -1,12 +1,9 @@
 import { ForkcacheError } from '../errors.ts';
-import type { ForkEndStatus } from '../fork-status.ts';
+import type { AgentStatus } from '../fork-status.ts';
 import type { LedgerRecord, RequestKind } from './records.ts';
 
 /** What an agent in the tree is: the main agent, a fork child, or an ordinary sub-agent. */
 export type AgentKind = 'parent' | 'fork' | 'fresh';
-
-/** Lifecycle of an agent as the engine reports it. Terminal states are final. */
-export type ForkStatus = 'running' | ForkEndStatus;
 
 /** One agent and the requests it sent. Internal: the ledger hands out copies. */
 export interface AgentNode {
@@ -14,7 +11,7 @@ export interface AgentNode {
   /** Undefined while the agent is only known as somebody's parent. */
   kind: AgentKind | undefined;
   parentId: string | undefined;
-  status: ForkStatus;
+  status: AgentStatus;
   children: string[];
   records: LedgerRecord[];
 }
@@ -66,7 +63,7 @@ export class AgentTree {
   }
 
   /** Record a status change; unknown agents are created (a fork may fail before any request). */
-  setStatus(id: string, status: ForkStatus, parentId: string | undefined, kind: 'fork' | 'fresh'): void {
+  setStatus(id: string, status: AgentStatus, parentId: string | undefined, kind: 'fork' | 'fresh'): void {
     const existing = this.#nodes.get(id);
     if (existing && existing.status !== 'running' && existing.status !== status) {
       throw new ForkcacheError(

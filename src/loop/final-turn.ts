@@ -4,10 +4,12 @@ import { ForkcacheError, type WireError } from '../errors.ts';
 import { judgeReport } from '../fork/report.ts';
 import { mayHaveChangedFiles } from './messages.ts';
 import { checkPrompt, continuePrompt, failedChecksSinceAttempt, promptReason, tail } from './prompts.ts';
-import type { CheckRecord, ForkStatus, LoopCheck, LoopPrompt } from './types.ts';
+import type { ForkEndStatus } from '../fork-status.ts';
+import type { CheckRecord, LoopCheck, LoopPrompt } from './types.ts';
 
 /** What a turn without a tool call leads to: the fork ends, or the loop asks it one more thing. */
-export type FinalStep = { kind: 'end'; status: ForkStatus; error?: WireError } | { kind: 'prompt'; prompt: LoopPrompt };
+export type FinalStep =
+  { kind: 'end'; status: ForkEndStatus; error?: WireError } | { kind: 'prompt'; prompt: LoopPrompt };
 
 export interface FinalTurn {
   turn: number;
@@ -28,7 +30,7 @@ export interface FinalTurn {
 }
 
 const ended = (
-  status: ForkStatus,
+  status: ForkEndStatus,
   code: 'FORK_NOT_DONE' | 'FORK_TRUNCATED' | 'FORK_CHECK_FAILED' | 'FORK_NO_CHANGE',
   message: string,
   data: Record<string, unknown>,

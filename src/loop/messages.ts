@@ -51,7 +51,7 @@ const MAY_CHANGE = new Set([...WRITING_TOOLS, 'bash']);
 /**
  * Whether the fork's own conversation holds a successful call that may have changed a file
  * (an `edit_file` or `write_file`, or a `bash` command: what it wrote cannot be seen from here).
- * Read from the messages, so a resumed fork counts the turns of its earlier sessions too.
+ * Read from the messages, so a resumed fork counts the turns of its earlier passes too.
  */
 export function mayHaveChangedFiles(own: readonly Anthropic.MessageParam[]): boolean {
   const calls = new Set<string>();

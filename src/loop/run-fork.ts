@@ -21,11 +21,11 @@ import {
   type LoopCheck,
   type LoopPrompt,
   type LoopEvent,
-  type ModelTransport,
   OPEN_GATE,
   type RequestGate,
   type RequestRecord,
 } from './types.ts';
+import type { ModelTransport } from '../provider/send.ts';
 
 export const DEFAULT_MAX_TURNS = 200;
 export const DEFAULT_MAX_TOKENS = 8192;

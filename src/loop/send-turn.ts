@@ -16,7 +16,8 @@ import {
   type TurnRetryOptions,
 } from './retry.ts';
 import type { TranscriptSink } from './transcript-sink.ts';
-import type { LoopEvent, ModelTransport, RequestGate, RequestRecord } from './types.ts';
+import type { LoopEvent, RequestGate, RequestRecord } from './types.ts';
+import type { ModelTransport } from '../provider/send.ts';
 
 /**
  * The loop's options that sending reads. Kept apart from `ForkLoopOptions` so this module

@@ -6,10 +6,6 @@ import type { Usage } from '../ledger/usage.ts';
 import type { RequestCost, RequestReport } from '../rate-limits/report.ts';
 import type { SandboxReport } from '../tools/sandbox-report.ts';
 
-export type { RequestCost, RequestReport } from '../rate-limits/report.ts';
-
-export type { ModelTransport } from '../provider/send.ts';
-
 /** A permit to send one request, from the scheduler (warm-first barrier, API concurrency, rate-limit admission). */
 export interface GatePermit {
   /** The response has begun: the request's cache writes are readable now (`report`: its status and rate-limit headers). */
@@ -111,11 +107,10 @@ export type LoopEvent =
     };
 
 /** How a fork ended (see src/fork-status.ts: only `completed` is success). */
-export type ForkStatus = ForkEndStatus;
 
 /** What one fork produced. Plain data: it crosses the worker boundary. */
 export interface ForkOutcome {
-  status: ForkStatus;
+  status: ForkEndStatus;
   /** Model calls made. */
   turns: number;
   toolCalls: number;

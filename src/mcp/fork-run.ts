@@ -1,5 +1,5 @@
 import { ForkEngine } from '../engine/engine.ts';
-import type { FanOutResult } from '../engine/fan-out.ts';
+import type { FanOutResult } from '../agent/fork-handle.ts';
 import type { ForkResult } from '../agent/fork-handle.ts';
 import type { CapturedForkCall } from '../proxy/fork-calls.ts';
 import { forkParent } from './fork-parent.ts';
@@ -10,8 +10,8 @@ export interface ForkRunSettings {
   /** The proxy's own base URL: children's requests go through it like the client's. */
   proxyUrl: string;
   workspace: string;
-  /** Run directories (transcripts, summary; needed for `isolation: worktree`). */
-  runDir?: string | undefined;
+  /** The runs directory (transcripts, summary; needed for `isolation: worktree`). */
+  runsDir?: string | undefined;
   /** Worker threads of each fan-out's pool (default the engine's). */
   maxThreads?: number | undefined;
   /** API requests in flight at once per fan-out (default the engine's). */
@@ -33,7 +33,7 @@ export async function runForkCall(
     apiKey: apiKey ?? 'no-key',
     headers,
     workspace: settings.workspace,
-    ...(settings.runDir === undefined ? {} : { runDir: settings.runDir }),
+    ...(settings.runsDir === undefined ? {} : { runsDir: settings.runsDir }),
     ...(settings.maxThreads === undefined ? {} : { pool: { maxThreads: settings.maxThreads } }),
     ...(settings.concurrency === undefined ? {} : { concurrency: settings.concurrency }),
     ...(input.isolation === undefined ? {} : { isolation: input.isolation }),
@@ -65,7 +65,7 @@ export function formatFanOut(result: FanOutResult): string {
   const s = result.summary;
   const cost = s.cost_usd.actual;
   const lines = [
-    `forkcache: ${result.forks.length} fork(s), ${done} completed; fan-out ${result.fanoutId}; ` +
+    `forkcache: ${result.forks.length} fork(s), ${done} completed; fan-out ${result.fanOutId}; ` +
       `read ${s.usage.cache_read_input_tokens} of ${s.cache.fanout_input_tokens} input tokens from the cache ` +
       `(efficiency ${s.cache.cache_efficiency.toFixed(3)})` +
       (cost === null ? '' : `; cost $${cost.toFixed(4)}`),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ForkcacheError } from '../errors.ts';
-import type { FanOutResult } from '../engine/fan-out.ts';
+import type { FanOutResult } from '../agent/fork-handle.ts';
 import type { ForkCallRegistry } from '../proxy/fork-calls.ts';
 import { forkInput, type ForkInput } from './fork-input.ts';
 import { formatFanOut, runForkCall, type ForkRunSettings } from './fork-run.ts';

@@ -9,7 +9,8 @@ import { MCP_PATH, mcpRoute } from './http.ts';
 export interface McpProxyOptions extends Omit<ProxyOptions, 'forkCalls' | 'route'> {
   /** Where the children work (default the current directory). */
   workspace?: string;
-  runDir?: string;
+  /** The children's runs directory (transcripts, summaries). */
+  runsDir?: string;
   /** The bearer secret of the MCP endpoint (default 32 random bytes, hex). */
   secret?: string;
   /** How long a tool call waits for its request to have gone through (default 30 s). */
@@ -37,13 +38,13 @@ export interface McpProxy {
  * so its ledger and report hold the client's turns and the whole tree.
  */
 export async function startMcpProxy(options: McpProxyOptions = {}): Promise<McpProxy> {
-  const { workspace, runDir, secret: given, claimWaitMs, maxThreads, concurrency, ...proxyOptions } = options;
+  const { workspace, runsDir, secret: given, claimWaitMs, maxThreads, concurrency, ...proxyOptions } = options;
   const secret = given ?? randomBytes(32).toString('hex');
   const calls = new ForkCallRegistry();
   const settings: ForkRunSettings = {
     proxyUrl: '',
     workspace: workspace ?? process.cwd(),
-    runDir,
+    runsDir,
     maxThreads,
     concurrency,
   };

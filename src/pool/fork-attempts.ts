@@ -6,13 +6,8 @@ import { parseReport } from '../fork/report.ts';
 import { writtenPath } from '../loop/messages.ts';
 import type { CheckRecord, ForkOutcome, LoopPrompt, RequestRecord } from '../loop/types.ts';
 import { isContinuedStatus, isForkEndStatus } from '../fork-status.ts';
-import {
-  type ReadTranscript,
-  readTranscript,
-  type ReadOnlyOf,
-  type RerunCall,
-  resumeMessages,
-} from './resume-messages.ts';
+import { type ReadOnlyOf, type RerunCall, resumeMessages } from './resume-messages.ts';
+import { type ReadTranscript, readTranscript } from '../run-dir/transcript-reader.ts';
 
 /** Where a fork starts from: nothing yet, or the turns its transcript holds. */
 export interface StartPoint {

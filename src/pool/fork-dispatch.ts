@@ -8,7 +8,7 @@ import type { FrozenPrefix } from '../prefix/freeze.ts';
 import type { PermissionAnswer, PermissionPolicy } from '../tools/permissions.ts';
 import type { TurnRetryOptions } from '../loop/retry.ts';
 import type { ToolLimits } from '../tools/limits.ts';
-import type { SandboxChoice } from '../tools/sandbox.ts';
+import type { SandboxChoice } from '../tools/sandbox-types.ts';
 import type { ToolSetName } from '../tools/client-tools/types.ts';
 import type { ExecutableToolName } from '../wire/tool-names.ts';
 import { emptyOutcome, type StartPoint, startFields } from './fork-attempts.ts';
@@ -34,7 +34,7 @@ export interface DispatchSettings {
   network: boolean;
   secrets: string[];
   /** The runs directory: out of every tool's reach, hidden in the sandbox. */
-  runDir: string | undefined;
+  runsDir: string | undefined;
   permissions: PermissionPolicy;
   testHooks: TestHooks;
 }
@@ -125,7 +125,7 @@ export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, a
       sandbox: options.sandbox,
       network: options.network,
       secrets: options.secrets,
-      protect: protectedDirs(options.runDir),
+      protect: protectedDirs(options.runsDir),
       ...(ctx.host && ctx.host.tools.length > 0 ? { host: [...ctx.host.tools] } : {}),
     },
     ...(ctx.tools

@@ -6,7 +6,7 @@ import type { LoopEvent, LoopPrompt } from '../loop/types.ts';
 import type { RequestCost, RequestReport } from '../rate-limits/report.ts';
 import type { ExecutableToolName } from '../wire/tool-names.ts';
 import type { ToolLimits } from '../tools/limits.ts';
-import type { SandboxChoice } from '../tools/sandbox.ts';
+import type { SandboxChoice } from '../tools/sandbox-types.ts';
 import type { PermissionPolicy } from '../tools/permissions.ts';
 import type { HostToolInfo } from '../tools/host-tools.ts';
 import type { ToolSetName } from '../tools/client-tools/types.ts';

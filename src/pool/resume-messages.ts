@@ -3,8 +3,6 @@ import type { ReadTranscript } from '../run-dir/transcript-reader.ts';
 import { READ_ONLY_CLIENT_TOOL_NAMES } from '../tools/client-tools/registry.ts';
 
 // The reader lives with the run directory's other formats; resume works from what it returns.
-export { readTranscript } from '../run-dir/transcript-reader.ts';
-export type { ReadTranscript, TranscriptTool, TranscriptTurn } from '../run-dir/transcript-reader.ts';
 
 /** What the model is told about a tool call that was running when the process stopped. */
 export const INTERRUPTED_TOOL_MESSAGE =

@@ -183,7 +183,7 @@ async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<Fork
     network: task.tools.network ?? false,
     // a host's task (distributed) names none: its runs directory is the transcript's
     protect: task.tools.protect ?? protectedDirs(runsDirOf(task.transcriptPath)),
-    redact: [task.api.apiKey, ...task.tools.secrets, ...(key ? [key.bytes.toString('hex')] : [])],
+    secrets: [task.api.apiKey, ...task.tools.secrets, ...(key ? [key.bytes.toString('hex')] : [])],
     host: hostToolSet(task.tools.host ?? [], gate),
     toolSet: task.clientTools?.toolSet,
     clientRoot: task.clientTools?.clientRoot,

@@ -2,7 +2,7 @@ import { totalInputTokens } from '../ledger/usage.ts';
 import type { ExchangeRecord, MissReason } from './types.ts';
 
 /** A fan-out as the ledger reports it. */
-export interface FanoutSummary {
+export interface ProxyFanOutSummary {
   id: string;
   requests: number;
   /** Estimated tokens of the shared prefix (up to the last shared block). */
@@ -30,7 +30,7 @@ export interface FanoutSummary {
   }[];
 }
 
-interface Fanout {
+interface FanOutGroup {
   id: string;
   members: number[];
   sharedTokens: number;
@@ -48,7 +48,7 @@ const sumOrNull = (values: (number | null)[]): number | null =>
  */
 export class ProxyLedger {
   readonly #records = new Map<number, ExchangeRecord>();
-  readonly #fanouts = new Map<string, Fanout>();
+  readonly #fanouts = new Map<string, FanOutGroup>();
   readonly #memberOf = new Map<number, string>();
   readonly totals = {
     requests: 0,
@@ -115,8 +115,8 @@ export class ProxyLedger {
     return this.#records.get(seq);
   }
 
-  fanoutSummaries(): FanoutSummary[] {
-    const out: FanoutSummary[] = [];
+  fanoutSummaries(): ProxyFanOutSummary[] {
+    const out: ProxyFanOutSummary[] = [];
     for (const f of this.#fanouts.values()) {
       const members = f.members
         .map((seq) => this.#records.get(seq))

@@ -5,7 +5,7 @@ import {
   chartLegend as legend,
   inputTokensChart,
 } from '../report/tokens-chart.ts';
-import type { FanoutSummary } from './ledger.ts';
+import type { ProxyFanOutSummary } from './ledger.ts';
 import type { ExchangeRecord } from './types.ts';
 
 const label = (r: ExchangeRecord): string => `#${r.seq}${r.fanout ? ` ${r.fanout}` : ''}`;
@@ -116,7 +116,7 @@ export function costChart(records: readonly ExchangeRecord[]): string | undefine
 }
 
 /** Each fan-out's hit ratio against its theoretical maximum. */
-export function hitChart(fanouts: readonly FanoutSummary[]): string {
+export function hitChart(fanouts: readonly ProxyFanOutSummary[]): string {
   const pct = (v: number): number => Number((100 * v).toFixed(2));
   return renderSvg(
     {

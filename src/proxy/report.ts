@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { escapeHtml, figure, page, raw, table } from '../report/html.ts';
-import type { FanoutSummary } from './ledger.ts';
+import type { ProxyFanOutSummary } from './ledger.ts';
 import { costChart, hitChart, timelineChart, tokensChart } from './report-charts.ts';
 import type { ProxySummary } from './summary.ts';
 import type { ExchangeRecord } from './types.ts';
@@ -60,7 +60,7 @@ function savedByProxy(s: ProxySummary): string {
   );
 }
 
-function fanoutSection(f: FanoutSummary): string {
+function fanoutSection(f: ProxyFanOutSummary): string {
   const head = `<h3>${escapeHtml(f.id)}: ${f.requests} requests</h3><p class="meta">shared prefix about ${n(f.shared_tokens)} tokens · hit ratio ${percent(f.hit_ratio)} (theoretical maximum ${percent(f.max_hit_ratio)}) · cache efficiency ${f.cache_efficiency.toFixed(3)} (read ${n(Math.round(f.cache_efficiency * f.max_reads))} of at most ${n(f.max_reads)}) · cost ${usd(f.cost_usd)} against ${usd(f.no_cache_usd)} without caching</p>`;
   const rows = f.members.map((m) => [
     `#${m.seq}`,

@@ -1,5 +1,5 @@
 import type { ProxyCore } from './core.ts';
-import type { FanoutSummary } from './ledger.ts';
+import type { ProxyFanOutSummary } from './ledger.ts';
 import type { MissReason } from './types.ts';
 
 /** The `--json` summary of a proxy run. */
@@ -20,7 +20,7 @@ export interface ProxySummary {
   saved_by_proxy_usd: { warm_first: number; strip_billing_block: number; total: number };
   diagnoses: Partial<Record<MissReason, number>>;
   sessions: { id: string; requests: number; cost_usd: number }[];
-  fanouts: FanoutSummary[];
+  fanouts: ProxyFanOutSummary[];
   log: string | undefined;
 }
 

@@ -59,11 +59,9 @@ export const rateLimitFileSchema = z.strictObject({
     .optional(),
   spendLimitUsd: z.number().nonnegative().optional(),
 });
-export type RateLimitFile = z.infer<typeof rateLimitFileSchema>;
 
 /** Families whose rows are placeholders (their real tables were not retrieved). */
 export const PLACEHOLDER_FAMILIES: readonly string[] = PRESETS.placeholders.families;
-export const PRESETS_DATE: string = PRESETS.date;
 
 /** The published table of one tier (Sept 2026), the 5.5 families as labelled placeholders. */
 export function presetTable(tier: RateLimitTier): RateLimitTable {

@@ -1,4 +1,4 @@
-import type { RunModel } from './run-model.ts';
+import type { RunModel } from './run-types.ts';
 import type { RunEventOf } from '../run-dir/schemas.ts';
 import { COLORS, renderSvg } from './svg-chart.ts';
 

@@ -1,6 +1,6 @@
 import { BASELINES_NOTE } from '../ledger/baseline-words.ts';
-import { priceSourceLine } from '../ledger/estimate-format.ts';
-import { sweepModeLine, type SweepRow } from '../ledger/economics-sweep-rows.ts';
+import { priceSourceLine } from '../economics/estimate-format.ts';
+import { sweepModeLine, type SweepRow } from '../economics/sweep-rows.ts';
 import { COLORS, renderSvg } from './svg-chart.ts';
 
 /*

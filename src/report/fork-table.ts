@@ -1,7 +1,7 @@
 import type { ForkReport } from '../fork/report.ts';
 import { reportSaysNotDone } from '../fork/report-outcome.ts';
 import { escapeHtml, type Html, raw, table } from './html.ts';
-import type { ForkRow, RunModel } from './run-model.ts';
+import type { ForkRow, RunModel } from './run-types.ts';
 
 /**
  * Why a fork did not do its directive, or undefined when it did. Only `completed` is success;

@@ -1,6 +1,7 @@
 import { addUsage, totalInputTokens, type Usage, ZERO_USAGE } from '../ledger/usage.ts';
 import { binLabel, bins, MAX_CATEGORIES } from './bins.ts';
-import { type RunModel, hitRatio, PHASES, type Phase, type Segment } from './run-model.ts';
+import { hitRatio } from './run-model.ts';
+import { type RunModel, PHASES, type Phase, type Segment } from './run-types.ts';
 import { COLORS, renderSvg } from './svg-chart.ts';
 import { CHART_WIDTH as WIDTH, categoryLabels, chartLegend as legend, inputTokensChart } from './tokens-chart.ts';
 
@@ -68,7 +69,7 @@ export function timelineChart(model: RunModel): string {
         inverse: true,
         axisLabel: { fontSize: rowHeight < 24 ? 9 : 11, interval: rowHeight < 24 ? 1 : 0 },
       },
-      series: [...series, ...sessionMarks(model)],
+      series: [...series, ...passMarks(model)],
     },
     { width: WIDTH, height: 90 + rowHeight * model.rows.length },
   );
@@ -118,29 +119,29 @@ export function phaseCountChart(model: RunModel): string {
           areaStyle: { color: COLORS[phase], opacity: 1 },
           data: counts[PHASES.indexOf(phase)]!.map((c, i) => [Math.round(i * step), c]),
         })),
-        ...sessionMarks(model),
+        ...passMarks(model),
       ],
     },
     { width: WIDTH, height: 360 },
   );
 }
 
-/** A vertical mark where each later session of a resumed run began (none for a run of one session). */
-function sessionMarks(model: RunModel): Record<string, unknown>[] {
-  if (model.files.sessions.length <= 1) return [];
+/** A vertical mark where each later pass of a resumed run began (none for a run of one pass). */
+function passMarks(model: RunModel): Record<string, unknown>[] {
+  if (model.files.passes.length <= 1) return [];
   return [
     {
       type: 'line',
-      name: 'session',
+      name: 'pass',
       data: [],
       markLine: {
         symbol: 'none',
         silent: true,
         lineStyle: { color: '#212529', type: 'dashed', width: 1 },
         label: { formatter: '{b}', position: 'insideEndTop', fontSize: 10 },
-        data: model.files.sessions
+        data: model.files.passes
           .slice(1)
-          .map((s) => ({ xAxis: Math.round(s.startMs), name: `session ${s.index} (resume)` })),
+          .map((s) => ({ xAxis: Math.round(s.startMs), name: `pass ${s.index} (resume)` })),
       },
     },
   ];

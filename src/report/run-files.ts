@@ -6,14 +6,14 @@ import { findModel } from '../models/catalogue.ts';
 import { fromParsedUsage, type Usage, type usageInputSchema } from '../ledger/usage.ts';
 import { EVENTS_FILE, MANIFEST_FILE, SNAPSHOT_FILE, SUMMARY_FILE, transcriptPath } from '../run-dir/files.ts';
 import { recordType } from '../run-dir/jsonl.ts';
-import { splitSessions } from '../run-dir/sessions.ts';
+import { splitPasses } from '../run-dir/passes.ts';
 import { type ManifestCore, manifestCoreSchema } from '../run-dir/manifest.ts';
 import { eventSchemas, type EventSchemas, type RunEvent, type RunEventOf, summarySchema } from '../run-dir/schemas.ts';
 import { readTranscript } from '../run-dir/transcript-reader.ts';
 import { parseAt, readReportJson, readReportJsonl } from './read-files.ts';
 
 /*
- * One fan-out directory as a report sees it, read with the run directory's readers and
+ * One run directory as a report sees it, read with the run directory's readers and
  * schemas (src/run-dir/).
  */
 
@@ -31,18 +31,18 @@ export interface FanOutFiles {
   summary: z.output<typeof summarySchema> | undefined;
   /** The parent's model, from snapshot.json (prices the requests). */
   model: string | undefined;
-  /** Records of every session in events.jsonl (a resume appends to it), on one timeline. */
+  /** Records of every pass in events.jsonl (a resume appends to it), on one timeline. */
   events: RunEvent[];
-  /** Where each session begins on that timeline (one for a run never resumed). */
-  sessions: SessionMark[];
+  /** Where each pass begins on that timeline (one for a run never resumed). */
+  passes: PassMark[];
   /** By fork id; absent when a fork never reached a worker (e.g. cancelled while queued). */
   transcripts: Map<string, TranscriptFacts>;
   /** What was missing or odd but did not stop the report. */
   notes: string[];
 }
 
-/** A session's start on the report's timeline (ms since the first session began) and on the clock. */
-export interface SessionMark {
+/** A pass's start on the report's timeline (ms since the first pass began) and on the clock. */
+export interface PassMark {
   index: number;
   startMs: number;
   startedAt: number;
@@ -54,34 +54,34 @@ export function usageAt(raw: z.output<typeof usageInputSchema>, where: string): 
 }
 
 /**
- * Every session of the fan-out (the run and each resume) as one timeline: each session is
+ * Every pass of the fan-out (the run and each resume) as one timeline: each pass is
  * laid right after the one before (the hours between a Ctrl-C and a resume are left out; each
  * record keeps its `shift` so prices use the real date), and a fork that ended in an earlier
- * session is not ended again by the resume's replay of its result.
+ * pass is not ended again by the resume's replay of its result.
  */
-function readEvents(path: string, notes: string[]): { events: RunEvent[]; sessions: SessionMark[] } {
-  const sessions = splitSessions(readReportJsonl(path, 'fan-out events'));
-  if (sessions.length === 0)
+function readEvents(path: string, notes: string[]): { events: RunEvent[]; passes: PassMark[] } {
+  const passes = splitPasses(readReportJsonl(path, 'fan-out events'));
+  if (passes.length === 0)
     throw new ForkcacheError('REPORT_FILE_INVALID', `${path}: no fanout-start record`, { data: { file: path } });
-  if (sessions.length > 1)
+  if (passes.length > 1)
     notes.push(
-      `${sessions.length} sessions (the run and ${sessions.length - 1} resume${sessions.length > 2 ? 's' : ''}), combined: the timeline leaves out the time between them; a dashed line marks where each resume began`,
+      `${passes.length} passes (the run and ${passes.length - 1} resume${passes.length > 2 ? 's' : ''}), combined: the timeline leaves out the time between them; a dashed line marks where each resume began`,
     );
   const events: RunEvent[] = [];
-  const marks: SessionMark[] = [];
+  const marks: PassMark[] = [];
   const ended = new Set<string>();
-  const first = sessions[0]!.startedAt;
+  const first = passes[0]!.startedAt;
   let offset = first;
-  for (const session of sessions) {
-    const shift = offset - session.startedAt;
-    marks.push({ index: session.index, startMs: offset - first, startedAt: session.startedAt });
+  for (const pass of passes) {
+    const shift = offset - pass.startedAt;
+    marks.push({ index: pass.index, startMs: offset - first, startedAt: pass.startedAt });
     const startedHere = new Set(
-      session.lines
+      pass.lines
         .filter((l) => recordType(l.value) === 'fork-start')
         .map((l) => (l.value as { forkId?: unknown }).forkId),
     );
     const endedHere: string[] = [];
-    for (const { line, value } of session.lines) {
+    for (const { line, value } of pass.lines) {
       const type = recordType(value);
       if (type === undefined || !(type in eventSchemas)) continue;
       const parsed = parseAt(eventSchemas[type as keyof EventSchemas], value, `${path}:${line}`) as Record<
@@ -93,12 +93,12 @@ function readEvents(path: string, notes: string[]): { events: RunEvent[]; sessio
         if (ended.has(forkId) && !startedHere.has(forkId)) continue; // finished before: the resume only replays it
         endedHere.push(forkId);
       }
-      events.push(shifted({ ...parsed, type, line, session: session.index }, shift) as RunEvent);
+      events.push(shifted({ ...parsed, type, line, pass: pass.index }, shift) as RunEvent);
     }
     for (const id of endedHere) ended.add(id);
-    offset += session.endedAt - session.startedAt;
+    offset += pass.endedAt - pass.startedAt;
   }
-  return { events, sessions: marks };
+  return { events, passes: marks };
 }
 
 /** A record's times moved by `shift` ms (its request's too), remembering the shift. */
@@ -129,7 +129,7 @@ function transcriptFacts(path: string): TranscriptFacts {
 }
 
 /**
- * Read one fan-out directory. `manifest.json` and `events.jsonl` are required; `summary.json`
+ * Read one run directory. `manifest.json` and `events.jsonl` are required; `summary.json`
  * (written when the fan-out settles), `snapshot.json` and the transcripts are used when
  * present, and their absence is noted. A malformed file of any kind is an error naming it.
  */
@@ -137,7 +137,7 @@ export function readReportFiles(dir: string): FanOutFiles {
   const notes: string[] = [];
   const manifestPath = join(dir, MANIFEST_FILE);
   const manifest = parseAt(manifestCoreSchema, readReportJson(manifestPath, 'fan-out manifest'), manifestPath);
-  const { events, sessions } = readEvents(join(dir, EVENTS_FILE), notes);
+  const { events, passes } = readEvents(join(dir, EVENTS_FILE), notes);
   const summaryPath = join(dir, SUMMARY_FILE);
   let summary: FanOutFiles['summary'];
   if (existsSync(summaryPath))
@@ -159,5 +159,5 @@ export function readReportFiles(dir: string): FanOutFiles {
     const path = transcriptPath(dir, forkId);
     if (existsSync(path)) transcripts.set(forkId, transcriptFacts(path));
   }
-  return { dir, manifest, summary, model, events, sessions, transcripts, notes };
+  return { dir, manifest, summary, model, events, passes, transcripts, notes };
 }

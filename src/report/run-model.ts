@@ -9,7 +9,6 @@ import { type FanOutFiles, usageAt } from './run-files.ts';
 import type { ForkRow, RequestPoint, RunModel, Segment } from './run-types.ts';
 
 // The model's shapes live in run-types.ts: diagnostics.ts reads them too, and run-model imports it.
-export { type ForkRow, type Phase, PHASES, type RequestPoint, type RunModel, type Segment } from './run-types.ts';
 
 /** `fo001-e3a67061-f03` → `f03` (the fan-out id is in the page title already). */
 export function shortForkId(forkId: string, fanoutId: string): string {
@@ -24,7 +23,7 @@ function timeline(files: FanOutFiles, id: string): { rows: string[]; segments: S
   const { events } = files;
   const start = ofType(events, 'fanout-start')[0]!;
   const t0 = start.at;
-  // the last session's end: a resumed run is one timeline (sessions laid end to end)
+  // the last pass's end: a resumed run is one timeline (passes laid end to end)
   const end = Math.max(ofType(events, 'fanout-end').at(-1)?.at ?? 0, ...events.map((e) => e.at));
   const rel = (t: number): number => Math.max(0, t - t0);
   const segments: Segment[] = [];
@@ -43,7 +42,7 @@ function timeline(files: FanOutFiles, id: string): { rows: string[]; segments: S
     const ends = ofType(mine, 'fork-end');
     const finished = ends.at(-1)?.at ?? end;
     segments.push({ row, phase: 'queued', start: 0, end: rel(starts[0]?.at ?? finished) });
-    // one running span per session the fork ran in (cancelled in one, resumed in the next)
+    // one running span per pass the fork ran in (cancelled in one, resumed in the next)
     for (const began of starts) {
       const stop = ends.find((e) => e.at >= began.at)?.at ?? end;
       segments.push({ row, phase: 'running', start: rel(began.at), end: rel(stop) });

@@ -3,7 +3,7 @@ import { forkTable, notDoneReason, notDoneSection } from './fork-table.ts';
 import { costChart, hitChart, TIMELINE_MAX_ROWS, timelineChart, tokensChart } from './run-charts.ts';
 import { MAX_CATEGORIES } from './bins.ts';
 import { budgetChart } from './budget-chart.ts';
-import type { RunModel } from './run-model.ts';
+import type { RunModel } from './run-types.ts';
 import { BASELINES_NOTE, savedAgainst } from '../ledger/baseline-words.ts';
 
 const n = (x: number): string => x.toLocaleString('en-US');

@@ -15,7 +15,7 @@ export interface WrittenReport {
   scope: string;
   /** Fan-out ids rendered (empty for a bench report). */
   fanouts: string[];
-  /** Fan-out directories found under RUN_DIR. */
+  /** Run directories found under RUN_DIR. */
   found: number;
   /** Inline SVG charts in the page. */
   charts: number;

@@ -23,7 +23,7 @@ function startedAt(dir: string): number {
 }
 
 /**
- * The fan-out directories of RUN_DIR, oldest first: RUN_DIR itself when it is one (it has a
+ * The run directories of RUN_DIR, oldest first: RUN_DIR itself when it is one (it has a
  * manifest), else its sub-directories that are. The one locator of runs, for resume and the
  * report alike. "Oldest" is by start time, not by name: ids restart at fo001 with every engine.
  * `code` is the error when there is none (callers report bad input with their own code).
@@ -36,7 +36,7 @@ export function locateFanOuts(runDir: string, code: ErrorCode): string[] {
     kind = 'missing';
   }
   if (kind === 'file')
-    throw new ForkcacheError(code, `${runDir} is a file; expected a fan-out directory or a runs directory`, {
+    throw new ForkcacheError(code, `${runDir} is a file; expected a run directory or a runs directory`, {
       data: { path: runDir },
     });
   if (kind === 'missing') throw new ForkcacheError(code, `${runDir}: no such directory`, { data: { path: runDir } });
@@ -47,7 +47,7 @@ export function locateFanOuts(runDir: string, code: ErrorCode): string[] {
   if (dirs.length === 0) {
     throw new ForkcacheError(
       code,
-      `${runDir}: no ${MANIFEST_FILE} here nor in any sub-directory (expected a fan-out directory or a runs directory)`,
+      `${runDir}: no ${MANIFEST_FILE} here nor in any sub-directory (expected a run directory or a runs directory)`,
       {
         data: { path: join(runDir, MANIFEST_FILE) },
       },

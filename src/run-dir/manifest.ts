@@ -16,7 +16,7 @@ import { loadRunKey, type RunKey } from './run-key.ts';
 import { signRunFiles } from './run-signature.ts';
 
 /**
- * What a fan-out directory holds, for `resume` (in this process or another): the fan-out id,
+ * What a run directory holds, for `resume` (in this process or another): the fan-out id,
  * the frozen head's hash and how it was frozen, the directives, and the engine settings that
  * shape the forks' requests. Never the API key. The one schema of `manifest.json`: the writer
  * below writes it, resume reads it whole, the report reads its core.
@@ -104,7 +104,7 @@ export type ManifestRepoWorktrees = NonNullable<Manifest['repoWorktrees']>;
 const prefixShape = manifestSchema.shape.prefix.shape;
 
 /**
- * The part of the manifest every fan-out directory has had since the first format, checked as
+ * The part of the manifest every run directory has had since the first format, checked as
  * `manifestSchema` checks it; other fields may be missing (older runs) or new (newer ones).
  * The report reads this, so it renders runs that resume could not continue.
  */
@@ -176,7 +176,7 @@ function saveManifest(dir: string, manifest: Manifest, key: RunKey | undefined):
   if (key) signRunFiles(dir, manifest.fanoutId, key);
 }
 
-/** A fan-out directory's manifest alone, validated (errors name the file and field). */
+/** A run directory's manifest alone, validated (errors name the file and field). */
 export function readManifest(dir: string): Manifest {
   const manifestPath = join(dir, MANIFEST_FILE);
   return parseOrThrow(manifestSchema, readJsonFile(manifestPath, 'fan-out manifest'), 'INVALID_ARGUMENT', manifestPath);
@@ -206,7 +206,7 @@ export function recordRepoWorktrees(dir: string, repos: ManifestRepoWorktrees): 
   return repos;
 }
 
-/** Read a fan-out directory's manifest and snapshot, validated (errors name the file and field). */
+/** Read a run directory's manifest and snapshot, validated (errors name the file and field). */
 export function readFanOutDir(dir: string): { manifest: Manifest; snapshot: ParentSnapshot } {
   const manifest = readManifest(dir);
   const captured = captureSnapshot(readJsonFile(join(dir, SNAPSHOT_FILE), 'parent snapshot'));

@@ -9,7 +9,7 @@ import { loadRunKey, type RunKey, STATE_DIR_ENV } from './run-key.ts';
 import { checkRunFiles, type FileVerdict, signRunFiles } from './run-signature.ts';
 
 /*
- * What `resume` checks before it trusts a fan-out directory: the manifest and snapshot match
+ * What `resume` checks before it trusts a run directory: the manifest and snapshot match
  * their signature, and every transcript's records their chain, all under this machine's run
  * key. A fork can write the run directory when it lies in its workspace and bash is not
  * sandboxed; it rewrote its manifest to allow bash unsandboxed on `/` (issue 24, route 2).
@@ -49,7 +49,7 @@ function problemOf(verdict: FileVerdict): Problem | undefined {
   return verdict === undefined ? undefined : { ...verdict, keyId: 'keyId' in verdict ? verdict.keyId : undefined };
 }
 
-/** Sign a fan-out directory as it is now: its files, and every transcript record again (in order). */
+/** Sign a run directory as it is now: its files, and every transcript record again (in order). */
 function resign(dir: string, key: RunKey): void {
   signRunFiles(dir, basename(dir), key);
   for (const path of transcriptsOf(dir)) {
@@ -91,12 +91,12 @@ function refusal(dir: string, problem: Problem, key: RunKey): ForkcacheError {
 }
 
 /**
- * Refuse a fan-out directory this machine's forkcache did not sign as it is (RUN_DIR_UNSIGNED,
+ * Refuse a run directory this machine's forkcache did not sign as it is (RUN_DIR_UNSIGNED,
  * RUN_DIR_OTHER_KEY, RUN_DIR_TAMPERED, each naming the file and line); with `trustUnsigned`, an
  * unsigned or foreign one is signed instead. Returns what was adopted that way (for a note).
  */
 export function trustFanOutDir(dir: string, options: TrustOptions = {}, key: RunKey = loadRunKey()): string[] {
-  // not a fan-out directory at all (no manifest, a malformed one): that error says more than "unsigned"
+  // not a run directory at all (no manifest, a malformed one): that error says more than "unsigned"
   readFanOutDir(dir);
   const problems: Problem[] = [];
   const files = problemOf(checkRunFiles(dir, basename(dir), key));

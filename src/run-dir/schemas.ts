@@ -98,7 +98,7 @@ export const eventSchemas = {
 
 export type EventSchemas = typeof eventSchemas;
 export type RunEvent = {
-  /** `shift`: ms added to the record's times to lay its session after the one before (a resumed run's timeline). */
-  [K in keyof EventSchemas]: { type: K; line: number; session?: number; shift?: number } & z.output<EventSchemas[K]>;
+  /** `shift`: ms added to the record's times to lay its pass after the one before (a resumed run's timeline). */
+  [K in keyof EventSchemas]: { type: K; line: number; pass?: number; shift?: number } & z.output<EventSchemas[K]>;
 }[keyof EventSchemas];
 export type RunEventOf<K extends RunEvent['type']> = Extract<RunEvent, { type: K }>;

@@ -54,6 +54,3 @@ export const transcriptRecordSchemas = {
 } as const;
 
 export type TranscriptRecordType = keyof typeof transcriptRecordSchemas;
-
-/** Any line: a JSON object with a string `type` (unknown types are skipped: newer writers). */
-export const anyRecordSchema = z.looseObject({ type: z.string().min(1) });

@@ -6,7 +6,7 @@ import { ForkcacheError } from '../errors.ts';
 import { processAlive } from '../tools/path-lock.ts';
 
 /*
- * One writer per fan-out directory (issue 24, route 6: two `resume`s of one run at once both
+ * One writer per run directory (issue 24, route 6: two `resume`s of one run at once both
  * finished it: every rename twice, two `end` records per transcript). A lock file names its
  * holder by pid and process start time (/proc/PID/stat), so a holder that died (kill -9) or
  * whose pid was reused since is seen as gone and its lock taken over.
@@ -96,7 +96,7 @@ function locked(dir: string, path: string, holder: Holder): ForkcacheError {
   );
 }
 
-/** Take the fan-out directory's writer lock now, or throw RUN_DIR_LOCKED naming its holder. */
+/** Take the run directory's writer lock now, or throw RUN_DIR_LOCKED naming its holder. */
 export function lockRunDir(dir: string): WriterLock {
   const me: Holder = {
     pid: process.pid,

@@ -4,7 +4,7 @@ import { EVENTS_FILE, SUMMARY_FILE } from './files.ts';
 
 /*
  * The run directory's other writers (the manifest's is in manifest.ts, the transcripts' in
- * transcript.ts). The engine calls them; nothing else writes into a fan-out directory.
+ * transcript.ts). The engine calls them; nothing else writes into a run directory.
  */
 
 /**

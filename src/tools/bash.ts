@@ -5,7 +5,8 @@ import type { ToolContext } from './context.ts';
 import { LIMITS_FAILED_EXIT } from './launcher.ts';
 import { killTree, watchParentDeath } from './process-group.ts';
 import { toolFailure } from './result.ts';
-import { spawnSpec, type SpawnSpec } from './sandbox.ts';
+import { spawnSpec } from './sandbox.ts';
+import type { SpawnSpec } from './sandbox-types.ts';
 import type { BashInput } from './schemas.ts';
 
 interface Outcome {

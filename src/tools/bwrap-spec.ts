@@ -2,7 +2,7 @@ import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync } fr
 import path from 'node:path';
 import type { BwrapFeatures } from './bwrap-probe.ts';
 import { hardeningArgs } from './bwrap-probe.ts';
-import { isInside } from './jail.ts';
+import { isInside } from './protected-paths.ts';
 import { launcherArgs } from './launcher.ts';
 import { applyLimits } from './sandbox-limits.ts';
 import { etcArgs, etcData, procMaskArgs, systemViewArgs } from './sandbox-view.ts';

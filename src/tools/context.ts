@@ -1,6 +1,6 @@
 import type { WorkspaceJail } from './jail.ts';
 import type { ToolLimits } from './limits.ts';
-import type { SandboxKind, SandboxOptions } from './sandbox.ts';
+import type { SandboxKind, SandboxOptions } from './sandbox-types.ts';
 import type { SeenVersions } from './versions.ts';
 
 /** What every tool implementation receives besides its parsed input. */

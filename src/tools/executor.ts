@@ -8,7 +8,8 @@ import { DEFAULT_TOOL_LIMITS, toolLimitsSchema, type ToolLimits } from './limits
 import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from '../wire/tool-names.ts';
 import { fromFsError, isToolFailure, toolError, toolOk, type ToolResult } from './result.ts';
 import { redactor } from './redact.ts';
-import { resolveSandbox, type SandboxChoice, type SandboxKind, type SandboxOptions } from './sandbox.ts';
+import { resolveSandbox } from './sandbox.ts';
+import type { SandboxChoice, SandboxKind, SandboxOptions } from './sandbox-types.ts';
 import { SeenVersions } from './versions.ts';
 import { type CheckResult, runCheck } from './check-run.ts';
 import { capResult, type HostToolSet } from './host-tools.ts';
@@ -49,6 +50,8 @@ export interface ToolExecutorOptions {
    * Secrets removed from every tool result (the API key, configured secrets): a command may
    * still find one (a `.env` file, another process's environment); the model never sees it.
    */
+  readonly secrets?: readonly string[] | undefined;
+  /** @deprecated Use `secrets` (the engine's name); both are redacted. Goes in the next minor release. */
   readonly redact?: readonly string[] | undefined;
   /**
    * Whose tools the fork runs (default `forkcache`): the parent's declared array decides it
@@ -117,6 +120,7 @@ const optionsSchema = z.strictObject({
   sandbox: z.enum(['auto', 'bwrap', 'none']).optional(),
   network: z.boolean().optional(),
   protect: z.array(z.string().min(1)).optional(),
+  secrets: z.array(z.string()).optional(),
   redact: z.array(z.string()).optional(),
   toolSet: z.enum(TOOL_SET_NAMES).optional(),
   clientRoot: z.string().min(1).optional(),
@@ -172,7 +176,7 @@ class ForkToolExecutor implements ToolExecutor {
     extra: {
       sandbox: SandboxKind;
       sandboxChoice: SandboxChoice;
-      redact: readonly string[];
+      secrets: readonly string[];
       network: boolean;
       toolSet: ToolSetName;
       clientRoot: string | undefined;
@@ -188,7 +192,7 @@ class ForkToolExecutor implements ToolExecutor {
     this.sandbox = extra.sandbox;
     this.#sandboxChoice = extra.sandboxChoice;
     this.#sandboxOptions = Object.freeze({ network: extra.network, hide: jail.protected.dirs, limits });
-    this.#redact = redactor(extra.redact);
+    this.#redact = redactor(extra.secrets);
     this.allowed = Object.freeze([...new Set(allowed)]);
     this.#allowed = new Set(allowed);
     this.limits = Object.freeze(limits);
@@ -411,7 +415,7 @@ export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
   return new ForkToolExecutor(jail, allow, limits, parsed.bashEnv ?? defaultBashEnv(), {
     sandbox,
     sandboxChoice: parsed.sandbox ?? 'auto',
-    redact: parsed.redact ?? [],
+    secrets: [...(parsed.secrets ?? []), ...(parsed.redact ?? [])],
     network: parsed.network ?? false,
     toolSet: parsed.toolSet ?? 'forkcache',
     clientRoot: parsed.clientRoot,

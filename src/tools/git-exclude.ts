@@ -14,10 +14,10 @@ import { execGit, gitEnv, NEUTRAL_CONFIG } from './git.ts';
  * Returns the entries it added.
  */
 export async function excludeFromGit(
-  paths: { runDir?: string | undefined; planFile?: string | undefined },
+  paths: { runsDir?: string | undefined; planFile?: string | undefined },
   cwd: string,
 ): Promise<string[]> {
-  const start = paths.runDir ? nearestExisting(paths.runDir) : cwd;
+  const start = paths.runsDir ? nearestExisting(paths.runsDir) : cwd;
   let top: string;
   let common: string;
   try {
@@ -30,7 +30,7 @@ export async function excludeFromGit(
     return [];
   }
   const entries: string[] = [];
-  const run = paths.runDir && inside(top, paths.runDir);
+  const run = paths.runsDir && inside(top, paths.runsDir);
   // `.forkcache/` for the default `.forkcache/runs` (forkcache's own folder), else the run directory itself
   if (run) {
     const parts = run.split(sep);

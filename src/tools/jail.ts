@@ -5,8 +5,6 @@ import { ForkcacheError } from '../errors.ts';
 import { isInside, ProtectedPaths } from './protected-paths.ts';
 import { fromFsError, toolFailure } from './result.ts';
 
-export { isInside } from './protected-paths.ts';
-
 /** A path the jail let through. */
 export interface JailedPath {
   /** Absolute, symlink-free path inside the workspace: the only path handed to `fs`. */

@@ -1,6 +1,7 @@
 import { probeBubblewrap } from './bwrap-probe.ts';
 import { DEFAULT_TOOL_LIMITS, type ToolLimits } from './limits.ts';
-import { plainContainment, resolveSandbox, type SandboxChoice, type SandboxKind } from './sandbox.ts';
+import { plainContainment, resolveSandbox } from './sandbox.ts';
+import type { SandboxChoice, SandboxKind } from './sandbox-types.ts';
 import { applyLimits } from './sandbox-limits.ts';
 import { workspaceDiskSupport } from './workspace-disk.ts';
 

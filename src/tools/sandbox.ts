@@ -7,10 +7,6 @@ import { createPidsCgroup } from './pids-cgroup.ts';
 import { pidNamespace } from './pid-namespace.ts';
 import type { SandboxChoice, SandboxKind, SandboxOptions, SpawnSpec } from './sandbox-types.ts';
 
-export { findBubblewrap } from './bwrap-probe.ts';
-
-export type { SandboxChoice, SandboxKind, SandboxOptions, SpawnSpec } from './sandbox-types.ts';
-
 /** The sandbox `choice` resolves to on this machine. */
 export function resolveSandbox(choice: SandboxChoice): SandboxKind {
   if (choice === 'none') return 'none';

@@ -42,7 +42,3 @@ export const READ_ONLY_TOOL_NAMES = [
 ] as const satisfies readonly ExecutableToolName[];
 
 export const EXECUTABLE_TOOL_NAMES = [...FILE_TOOL_NAMES, 'bash'] as const satisfies readonly ExecutableToolName[];
-
-export function isToolName(name: string): name is ToolName {
-  return (TOOL_NAMES as readonly string[]).includes(name);
-}

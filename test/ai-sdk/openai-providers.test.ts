@@ -7,7 +7,7 @@ import type { LanguageModel } from 'ai';
 import { stepCountIs, streamText, ToolLoopAgent } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createForkcache, type ForkToolOutput } from '../../src/ai-sdk.ts';
-import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { startEmulator, type Emulator } from '../../src/emulator/start.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';
 import type { ProviderId } from '../../src/wire/providers.ts';
 import { workspace } from '../engine/helpers.ts';

@@ -77,12 +77,12 @@ describe('bad input to the CLI (issue 15, case 8)', () => {
     expect(run.stderr).toContain(`forkcache: workspace: ${join(dir, 'nope')} does not exist`);
   });
 
-  it('refuses a runDir or a resume RUN_DIR that is a file (exit 2, no raw ENOTDIR)', async () => {
+  it('refuses a runsDir or a resume RUN_DIR that is a file (exit 2, no raw ENOTDIR)', async () => {
     const { dir, path } = planIn({ runDir: 'runs' });
     writeFileSync(join(dir, 'runs'), 'a file');
     const run = await forkcache(['run', path]);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain(`runDir: ${join(dir, 'runs')} is a file, not a directory`);
+    expect(run.stderr).toContain(`runsDir: ${join(dir, 'runs')} is a file, not a directory`);
     const resume = await forkcache(['resume', join(dir, 'runs')]);
     expect(resume.code).toBe(2);
     expect(resume.stderr).toContain(`${join(dir, 'runs')} is a file`);

@@ -2,8 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { importClaudeTranscript } from '../../src/cli/claude-transcript.ts';
-import { rebuildWireRequest } from '../../src/cli/claude-wire.ts';
+import { importClaudeTranscript } from '../../src/cli/importers/claude-transcript.ts';
+import { rebuildWireRequest } from '../../src/cli/importers/claude-wire.ts';
 import { CacheContinuity } from '../../src/cli/cache-continuity.ts';
 import { startEmulator } from '../../src/emulator/start.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';

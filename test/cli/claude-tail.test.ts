@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { tailMessages, type Message } from '../../src/cli/claude-tail.ts';
+import { tailMessages, type Message } from '../../src/cli/importers/claude-tail.ts';
 
 const user = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }] });
 const assistant = (text: string): Message => ({ role: 'assistant', content: [{ type: 'text', text }] });

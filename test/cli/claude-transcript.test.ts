@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { importClaudeTranscript } from '../../src/cli/claude-transcript.ts';
+import { importClaudeTranscript } from '../../src/cli/importers/claude-transcript.ts';
 import { FORK_FALLBACK_SYSTEM_PROMPT } from '../../src/fork/fallback.ts';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
 

@@ -41,9 +41,7 @@ describe('--max-usd at 30% of the estimate, then the printed continue command', 
 
     const resumed = await forkcache(['resume', m![1]!, '--max-usd', m![2]!, '--api', 'emulator', '--json']);
     expect(resumed.code, resumed.stderr.slice(-2000)).toBe(0);
-    expect(resumed.stderr).toContain(
-      `forkcache resume: spend cap $${Number(m![2])} (--max-usd), counting every session`,
-    );
+    expect(resumed.stderr).toContain(`forkcache resume: spend cap $${Number(m![2])} (--max-usd), counting every pass`);
     const after = lastJson(resumed.stdout);
     expect(after.forks).toMatchObject({ total: FORKS, completed: FORKS });
     expect(after.spend_cap).toMatchObject({ stopped: false });

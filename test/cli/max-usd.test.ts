@@ -57,7 +57,7 @@ describe('forkcache run --max-usd', () => {
     const next = summary.spend_cap.next_max_usd as number;
     expect(next).toBeGreaterThan(0.06 + 4 * 0.03);
     expect(run.stderr).toContain(
-      `continue with: forkcache resume ${runDir} --max-usd ${next.toFixed(2)} (the cap counts the whole run, every session)`,
+      `continue with: forkcache resume ${runDir} --max-usd ${next.toFixed(2)} (the cap counts the whole run, every pass)`,
     );
 
     const resumed = await forkcache(['resume', runDir, '--json', '--api', 'emulator', '--max-usd', next.toFixed(2)]);

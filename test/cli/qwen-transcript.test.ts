@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { importClaudeTranscript } from '../../src/cli/claude-transcript.ts';
+import { importClaudeTranscript } from '../../src/cli/importers/claude-transcript.ts';
 import { loadPlan } from '../../src/cli/plan.ts';
 import { startEmulator } from '../../src/emulator/start.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';

@@ -38,13 +38,13 @@ describe('forkcache report', () => {
     const out = join(tmp(), 'r.html');
     const { code, stdout, stderr } = await forkcache(['report', RUN, '--out', out, '--json']);
     expect(code).toBe(0);
-    expect(stderr).toBe(`report: fan-out directory ${RUN}\n`);
+    expect(stderr).toBe(`report: run directory ${RUN}\n`);
     expect(lastJson(stdout)).toMatchObject({
       report: out,
       charts: 4,
       fanouts: ['fo001-e3a67061'],
       found: 1,
-      scope: `fan-out directory ${RUN}`,
+      scope: `run directory ${RUN}`,
     });
     expect(readFileSync(out, 'utf8')).toMatch(/^<!doctype html>/);
   });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { splitSigned } from '../../src/run-dir/run-mac.ts';
-import { findBubblewrap } from '../../src/tools/sandbox.ts';
+import { findBubblewrap } from '../../src/tools/bwrap-probe.ts';
 import { exampleParent, forkcache, lastJson } from './run-cli.ts';
 
 // Issue 24, route 2, as `forkcache resume` meets it: a manifest rewritten to allow bash with

@@ -17,7 +17,7 @@ const directives = [
   'rename nothingHere to somethingElse in src/c.ts',
 ];
 
-/** The one fan-out directory under a plan's runs directory. */
+/** The one run directory under a plan's runs directory. */
 const fanOutDir = (plan: string): string => {
   const runs = join(dirname(plan), 'runs');
   return join(runs, readdirSync(runs)[0]!);

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { startEmulator, type Emulator } from '../../src/emulator/start.ts';
 import { startMcpProxy, type McpProxy } from '../../src/mcp/start.ts';
 import { agentSdk, agentSdkDir, clientHome, forkFigures } from './helpers.ts';
 

@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ranKey } from '../../src/distributed/keys.ts';
 import { hostSandboxLines } from '../../src/cli/distributed-run.ts';
-import { findBubblewrap } from '../../src/tools/sandbox.ts';
+import { findBubblewrap } from '../../src/tools/bwrap-probe.ts';
 import { bigSnapshot, sharedEmulator, workspace } from '../engine/helpers.ts';
 import { HAVE_REDIS, hostEnv, type Proc, records, REDIS_SERVER, RedisServer, startHost, submitter } from './cluster.ts';
 

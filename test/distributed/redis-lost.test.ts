@@ -87,7 +87,7 @@ describe.skipIf(!HAVE_REDIS)(`a lost Redis (needs ${REDIS_SERVER})`, () => {
     writeFileSync(join(ws, 'go'), '');
     const again = await engineOn(ws, runDir);
     try {
-      const resumed = await again.resume(join(runDir, result.fanoutId)).settled();
+      const resumed = await again.resume(join(runDir, result.fanOutId)).settled();
       // the held commands were stopped with the hosts' copies: their effect is unknown, the model
       // says so, and those forks are not done (issue 23); nothing is run twice behind its back
       expect(resumed.forks.map((f) => f.status)).toEqual(['completed', 'completed', 'not_done', 'not_done']);

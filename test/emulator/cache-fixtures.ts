@@ -1,14 +1,9 @@
-import {
-  BlockTokenCounter,
-  applyRead,
-  collectMarkers,
-  commitWrites,
-  planCache,
-  renderPrefix,
-  type CacheStore,
-  type MessagesRequest,
-  type TextBlockParam,
-} from '../../src/emulator/index.ts';
+import type { MessagesRequest, TextBlockParam } from '../../src/emulator/types.ts';
+import { BlockTokenCounter } from '../../src/emulator/tokens/block-tokens.ts';
+import { applyRead, commitWrites, planCache } from '../../src/emulator/cache/plan.ts';
+import { collectMarkers } from '../../src/emulator/cache/markers.ts';
+import { renderPrefix } from '../../src/emulator/cache/render.ts';
+import type { CacheStore } from '../../src/emulator/cache/store.ts';
 import { MODEL, wordTokenizer, words } from './helpers.ts';
 
 /** Builders for the pure cache-model tests (no server). */

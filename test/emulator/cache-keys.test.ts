@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { MessagesRequest } from '../../src/emulator/index.ts';
+import type { MessagesRequest } from '../../src/emulator/types.ts';
 import { render, request, text } from './cache-fixtures.ts';
 
 const tool = {

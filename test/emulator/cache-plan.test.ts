@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { CacheStore, applyRead, commitWrites, type RequestBlock } from '../../src/emulator/index.ts';
+import type { RequestBlock } from '../../src/emulator/types.ts';
+import { CacheStore } from '../../src/emulator/cache/store.ts';
+import { applyRead, commitWrites } from '../../src/emulator/cache/plan.ts';
 import { plan, request, run, text } from './cache-fixtures.ts';
 
 const user = (...content: RequestBlock[]) => request({ messages: [{ role: 'user', content }] });

@@ -42,14 +42,16 @@ describe('the billing header block', () => {
     expect(counted.input_tokens).toBe(40);
   });
 
-  it('is hashed and counted with strictBillingBlock (the old behaviour)', async () => {
-    const emu = await emulator({ strictBillingBlock: true });
-    await rawPost(emu, '/v1/messages', body('one'));
-    const second = (await (await rawPost(emu, '/v1/messages', body('two'))).json()) as {
-      usage: Record<string, number>;
-    };
-    expect(second.usage['cache_read_input_tokens']).toBe(0);
-    expect(second.usage['cache_creation_input_tokens']).toBeGreaterThan(40);
+  it('is hashed and counted with cacheBillingBlock (and its deprecated name strictBillingBlock)', async () => {
+    for (const options of [{ cacheBillingBlock: true }, { strictBillingBlock: true }]) {
+      const emu = await emulator(options);
+      await rawPost(emu, '/v1/messages', body('one'));
+      const second = (await (await rawPost(emu, '/v1/messages', body('two'))).json()) as {
+        usage: Record<string, number>;
+      };
+      expect(second.usage['cache_read_input_tokens'], JSON.stringify(options)).toBe(0);
+      expect(second.usage['cache_creation_input_tokens']).toBeGreaterThan(40);
+    }
   });
 });
 

@@ -1,7 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
-import type { LatencyProfile } from '../../src/emulator/index.ts';
+import type { LatencyProfile } from '../../src/emulator/latency.ts';
 import { MODEL, cc, client, drive, emulator, waitForEvents, words } from './helpers.ts';
 
 /*

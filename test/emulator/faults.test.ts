@@ -2,7 +2,7 @@ import Anthropic, { APIConnectionError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { FaultInjector } from '../../src/emulator/faults.ts';
-import { parseFaultSpec } from '../../src/emulator/index.ts';
+import { parseFaultSpec } from '../../src/emulator/faults.ts';
 import { MODEL, apiError, client, drive, emulator, waitForEvents } from './helpers.ts';
 
 const params: Anthropic.MessageCreateParamsNonStreaming = {

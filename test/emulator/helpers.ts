@@ -1,13 +1,10 @@
 import Anthropic, { APIError } from '@anthropic-ai/sdk';
 import type { ManualClock } from '../../src/clock.ts';
 import { afterEach } from 'vitest';
-import {
-  startEmulator,
-  type Emulator,
-  type EmulatorEvent,
-  type EmulatorOptions,
-  type Tokenizer,
-} from '../../src/emulator/index.ts';
+import { startEmulator, type Emulator } from '../../src/emulator/start.ts';
+import type { EmulatorEvent } from '../../src/emulator/server/core.ts';
+import type { EmulatorOptions } from '../../src/emulator/options.ts';
+import type { Tokenizer } from '../../src/emulator/tokens/tokenizer.ts';
 
 /** One token per whitespace-separated word: makes expected counts easy to write by hand. */
 export const wordTokenizer: Tokenizer = {

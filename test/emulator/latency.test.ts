@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LATENCY_PROFILES, outputMs, resolveLatency, timeToFirstTokenMs } from '../../src/emulator/index.ts';
+import { LATENCY_PROFILES, outputMs, resolveLatency, timeToFirstTokenMs } from '../../src/emulator/latency.ts';
 
 describe('latency model', () => {
   it('grows TTFT with uncached tokens; cache reads are far cheaper', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { collectMarkers, type RequestBlock } from '../../src/emulator/index.ts';
+import type { RequestBlock } from '../../src/emulator/types.ts';
+import { collectMarkers } from '../../src/emulator/cache/markers.ts';
 import { render, request, text } from './cache-fixtures.ts';
 
 const markersOf = (blocks: RequestBlock[], automatic?: { type: 'ephemeral'; ttl?: '5m' | '1h' }) => {

@@ -2,7 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.ts';
+import { startEmulator, type Emulator } from '../../src/emulator/start.ts';
+import type { EmulatorOptions } from '../../src/emulator/options.ts';
 
 /*
  * Traffic captured from the real clients (Claude Code 2.1.332, the Claude Agent SDK 0.3.332,
@@ -123,8 +124,8 @@ describe('real clients, replayed', () => {
     expect(readShare(logged[2]!.cache!)).toBeGreaterThanOrEqual(0.9);
   });
 
-  it('--strict-billing-block keeps the old behaviour: the per-request billing header makes every turn miss', async () => {
-    const logged = await replay(fixture('cc-first-party-read-bash'), { strictBillingBlock: true });
+  it('--cache-billing-block keeps the old behaviour: the per-request billing header makes every turn miss', async () => {
+    const logged = await replay(fixture('cc-first-party-read-bash'), { cacheBillingBlock: true });
     expect(logged.map((l) => l.cache!.usage.cache_read_input_tokens)).toEqual([0, 0, 0]);
     expect(
       logged.every((l) => (l.cache as unknown as { billingBlockIgnored: boolean }).billingBlockIgnored === false),

@@ -6,7 +6,7 @@ import {
   FORK_BOILERPLATE_OPEN,
   FORK_PLACEHOLDER_RESULT,
 } from '../../src/wire/fork-text.ts';
-import { parseDirective } from '../../src/emulator/index.ts';
+import { parseDirective } from '../../src/emulator/scripts/directive.ts';
 import { MODEL, client, emulator } from './helpers.ts';
 import { TOOLS, agentLoop, finalText, type Files } from './workspace.ts';
 

@@ -1,7 +1,8 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ReplayModel, type ScriptedModel } from '../../src/emulator/index.ts';
+import { ReplayModel } from '../../src/emulator/scripts/replay.ts';
+import type { ScriptedModel } from '../../src/emulator/scripts/types.ts';
 import { DIRECTIVE_PREFIX, FORK_BOILERPLATE_CLOSE, FORK_BOILERPLATE_OPEN } from '../../src/wire/fork-text.ts';
 import { MODEL, apiError, client, emulator } from './helpers.ts';
 

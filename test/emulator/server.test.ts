@@ -2,7 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { APIConnectionError, APIUserAbortError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
-import { startEmulator } from '../../src/emulator/index.ts';
+import { startEmulator } from '../../src/emulator/start.ts';
 import { MODEL, cc, client, drive, emulator, waitForEvents, words } from './helpers.ts';
 
 const params: Anthropic.MessageCreateParamsNonStreaming = {

@@ -1,7 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { ScriptedModel } from '../../src/emulator/index.ts';
+import type { ScriptedModel } from '../../src/emulator/scripts/types.ts';
 import { MODEL, apiError, client, emulator, rawPost } from './helpers.ts';
 
 const both: ScriptedModel = {

@@ -1,6 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { approximateTokenizer, claudeTokenizer, scaledTokenizer, type Tokenizer } from '../../src/emulator/index.ts';
+import {
+  approximateTokenizer,
+  claudeTokenizer,
+  scaledTokenizer,
+  type Tokenizer,
+} from '../../src/emulator/tokens/tokenizer.ts';
 import { MODEL, cc, client, emulator, wordTokenizer, words } from './helpers.ts';
 
 describe('tokenizers', () => {

@@ -2,8 +2,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ForkEngine } from '../../src/engine/engine.ts';
+import { type BenchOptions, withBenchOptions } from '../../src/engine/bench-options.ts';
 import type { ForkEngineOptions } from '../../src/engine/options.ts';
-import type { FanOutResult } from '../../src/engine/fan-out.ts';
+import type { FanOutResult } from '../../src/agent/fork-handle.ts';
 import { llamaAvailability, type LlamaServer } from '../../scripts/llama/llama-server.ts';
 import { captureSnapshot, type ParentSnapshot } from '../../src/fork/snapshot.ts';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
@@ -52,20 +53,25 @@ export function localParent(tag: string, sentences = 150): ParentSnapshot {
 export async function fanOutOn(
   server: LlamaServer,
   forks: number,
-  options: Partial<ForkEngineOptions> = {},
+  { slotFill, ...options }: Partial<ForkEngineOptions> & BenchOptions = {},
 ): Promise<FanOutResult> {
-  const engine = await ForkEngine.create({
-    provider: 'llama-cpp',
-    baseURL: server.baseURL,
-    apiKey: 'sk-local',
-    workspace: mkdtempSync(join(tmpdir(), 'fc-llama-')),
-    // the random model writes noise: a few tokens show everything the cache does
-    maxTokens: 4,
-    // one request per fork (the cache is what is measured): a cut-off turn ends truncated
-    maxTurns: 1,
-    pool: { maxThreads: 1 },
-    ...options,
-  });
+  const engine = await ForkEngine.create(
+    withBenchOptions<ForkEngineOptions>(
+      {
+        provider: 'llama-cpp',
+        baseURL: server.baseURL,
+        apiKey: 'sk-local',
+        workspace: mkdtempSync(join(tmpdir(), 'fc-llama-')),
+        // the random model writes noise: a few tokens show everything the cache does
+        maxTokens: 4,
+        // one request per fork (the cache is what is measured): a cut-off turn ends truncated
+        maxTurns: 1,
+        pool: { maxThreads: 1 },
+        ...options,
+      },
+      slotFill === undefined ? {} : { slotFill },
+    ),
+  );
   try {
     const directives = Array.from({ length: forks }, (_, i) => `rename helper to util in src/file${i}.ts`);
     return await engine.fanOut(localParent(String(Date.now())), directives).settled();

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { forkcache, lastJson } from '../cli/run-cli.ts';
-import type { FanOutResult } from '../../src/engine/fan-out.ts';
+import type { FanOutResult } from '../../src/agent/fork-handle.ts';
 import { type LlamaServer, type LlamaServerOptions, startLlamaServer } from '../../scripts/llama/llama-server.ts';
 import { fanOutOn, hasLlama, loggedTasks, metric, why } from './helpers.ts';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ForkEngine } from '../../src/engine/engine.ts';
-import type { FanOutResult } from '../../src/engine/fan-out.ts';
+import type { FanOutResult } from '../../src/agent/fork-handle.ts';
 import type { FanOutEvent } from '../../src/agent/fork-handle.ts';
 import { type LlamaServer, startLlamaServer } from '../../scripts/llama/llama-server.ts';
 import { type ScriptOptions, type ScriptedTextServer, startScriptedText } from '../../scripts/llama/scripted-text.ts';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { sharedHostService } from '../security/host-service.ts';
 import { describe, expect, it } from 'vitest';
 import { ForkEngine } from '../../src/engine/engine.ts';
-import { findBubblewrap } from '../../src/tools/sandbox.ts';
+import { findBubblewrap } from '../../src/tools/bwrap-probe.ts';
 import { bigSnapshot, sharedEmulator, workspace } from './helpers.ts';
 
 // Issue 24, route 4: the sandbox has no network unless the run allows it (`network: true` in

@@ -2,12 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ForkEngine } from '../../src/engine/engine.ts';
-import {
-  INTERRUPTED_TOOL_MESSAGE,
-  NOT_STARTED_TOOL_MESSAGE,
-  readTranscript,
-  resumeMessages,
-} from '../../src/pool/resume-messages.ts';
+import { INTERRUPTED_TOOL_MESSAGE, NOT_STARTED_TOOL_MESSAGE, resumeMessages } from '../../src/pool/resume-messages.ts';
+import { readTranscript } from '../../src/run-dir/transcript-reader.ts';
 import { withTestHooks } from '../../src/pool/test-hooks.ts';
 import { loadRunKey } from '../../src/run-dir/run-key.ts';
 import { signRunFiles } from '../../src/run-dir/run-signature.ts';

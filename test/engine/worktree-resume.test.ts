@@ -33,7 +33,7 @@ describe('worktrees on resume', () => {
         .settled(),
     );
     expect(first.forks.map((f) => f.status)).toEqual(['completed', 'completed', 'completed', 'completed']);
-    const dir = join(runDir, first.fanoutId);
+    const dir = join(runDir, first.fanOutId);
     expect(readManifest(dir).worktrees).toEqual({ repo: git(repo, 'rev-parse', '--show-toplevel'), base });
     const [, two, three, four] = first.forks.map((f) => f.forkId);
     // each worktree was removed once committed (its branch keeps the work)
@@ -72,7 +72,7 @@ describe('worktrees on resume', () => {
     rmSync(runDir, { recursive: true });
     git(repo, 'worktree', 'prune');
     const second = await withEngine(repo, runDir, (engine) => engine.fanOut(snapshot, directives).settled());
-    expect(second.fanoutId).not.toBe(first.fanoutId);
+    expect(second.fanOutId).not.toBe(first.fanOutId);
     expect(second.forks[0]!.status).toBe('completed');
     // it started from the base, not from the old run's commit
     expect(git(repo, 'rev-parse', `${second.forks[0]!.worktree!.branch}^`)).toBe(git(repo, 'rev-parse', 'main'));

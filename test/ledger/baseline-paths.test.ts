@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BENCH_BASELINES_NOTE, baselineColumns } from '../../bench/economics-baseline.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';
-import { estimateRun } from '../../src/ledger/estimate.ts';
+import { estimateRun } from '../../src/economics/estimate.ts';
 import { totalInputTokens } from '../../src/ledger/usage.ts';
 import { BUILTIN_CATALOGUE } from '../../src/models/catalogue.ts';
 import { bigSnapshot, sharedEmulator, workspace } from '../engine/helpers.ts';

@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { startEmulator, type Emulator } from '../../src/emulator/start.ts';
-import { FanOutGate } from '../../src/gate/admission/fan-out-gate.ts';
+import { AdmissionGate } from '../../src/gate/admission/admission-gate.ts';
 import { AdmissionScheduler } from '../../src/gate/admission/scheduler.ts';
 import { runForkLoop } from '../../src/loop/run-fork.ts';
 import { OPEN_GATE } from '../../src/loop/types.ts';
@@ -37,7 +37,7 @@ async function hammered(retryAfter: string | number) {
   const sleep = clock.sleep.bind(clock);
   clock.sleep = (ms, signal) => (sleeps.push(ms), sleep(ms, signal));
   const scheduler = new AdmissionScheduler({ clock, mode: 'on', random: () => 0.5 });
-  const gate = new FanOutGate({
+  const gate = new AdmissionGate({
     scheduler,
     inner: OPEN_GATE,
     prefixReadable: () => true,

@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { problemLines } from '../../src/cli/summary-table.ts';
-import type { FanOutResult } from '../../src/engine/fan-out.ts';
+import type { FanOutResult } from '../../src/agent/fork-handle.ts';
 import { runForkLoop } from '../../src/loop/run-fork.ts';
 import { freeze } from '../../src/prefix/freeze.ts';
 import { streamMessageBytes } from '../../src/provider/send.ts';

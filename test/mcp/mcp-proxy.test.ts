@@ -6,7 +6,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../src/emulator/index.ts';
+import { startEmulator, type Emulator } from '../../src/emulator/start.ts';
 import { startMcpProxy, type McpProxy } from '../../src/mcp/start.ts';
 
 const MODEL = 'claude-sonnet-4-6';
@@ -180,7 +180,7 @@ describe('forkcache proxy --mcp: the fork tool forks from the request in which t
     git('add', '-A');
     git('commit', '-qm', 'init');
     const runDir = mkdtempSync(join(tmpdir(), 'forkcache-mcp-runs-'));
-    open.mcp = await startMcpProxy({ upstream: open.emu.url, workspace, runDir, maxThreads: 2 });
+    open.mcp = await startMcpProxy({ upstream: open.emu.url, workspace, runsDir: runDir, maxThreads: 2 });
     const sdk = new Anthropic({ apiKey: KEY, baseURL: open.mcp.proxy.url, maxRetries: 0 });
     const answer = await sdk.messages.stream(parentRequest('fork a | b')).finalMessage();
     const use = answer.content.find((b) => b.type === 'tool_use')!;

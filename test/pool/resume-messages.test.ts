@@ -5,9 +5,9 @@ import { describe, expect, it } from 'vitest';
 import {
   INTERRUPTED_TOOL_MESSAGE,
   READ_ONLY_INTERRUPTED_MESSAGE,
-  readTranscript,
   resumeMessages,
 } from '../../src/pool/resume-messages.ts';
+import { readTranscript } from '../../src/run-dir/transcript-reader.ts';
 
 // Issue 15: case 6 (a request in flight at kill -9 is reconciled on resume as "unknown
 // outcome"; a failed billed attempt is read back for the ledger) and case 8 (a `null` or

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fromChatUsage } from '../../src/provider/openai/usage.ts';
+import { fromChatUsage } from '../../src/ledger/chat-usage.ts';
 
 describe('Chat Completions usage in the ledger shape', () => {
   it('OpenAI: cached_tokens are reads, the rest of prompt_tokens uncached, no writes', () => {

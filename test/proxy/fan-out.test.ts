@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EmulatorEvent } from '../../src/emulator/index.ts';
+import type { EmulatorEvent } from '../../src/emulator/server/core.ts';
 import { childParams, complete, emulator, proxy, sdk, words } from './helpers.ts';
 
 describe('proxy ledger on a fan-out (real SDK → proxy → emulator)', () => {

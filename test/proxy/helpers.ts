@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterEach } from 'vitest';
-import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.ts';
+import { startEmulator, type Emulator } from '../../src/emulator/start.ts';
+import type { EmulatorOptions } from '../../src/emulator/options.ts';
 import { startProxy, type Proxy } from '../../src/proxy/server.ts';
 import type { ProxyOptions } from '../../src/proxy/options.ts';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** A real fan-out directory, written by `forkcache demo` (8 forks, warm first-child). */
+/** A real run directory, written by `forkcache demo` (8 forks, warm first-child). */
 export const FIXTURE_RUN = fileURLToPath(new URL('../fixtures/runs/fo001-e3a67061', import.meta.url));
 export const FIXTURE_ID = 'fo001-e3a67061';
 

@@ -2,13 +2,14 @@ import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readReportFiles } from '../../src/report/run-files.ts';
-import { buildRunModel, type RunModel } from '../../src/report/run-model.ts';
+import { buildRunModel } from '../../src/report/run-model.ts';
+import type { RunModel } from '../../src/report/run-types.ts';
 import { copyRun, editJsonl, FIXTURE_RUN } from './helpers.ts';
 
 const load = (dir: string): RunModel => buildRunModel(readReportFiles(dir));
 const segmentsOf = (model: RunModel, row: string) => model.segments.filter((s) => s.row === row);
 
-describe('run model from a real fan-out directory', () => {
+describe('run model from a real run directory', () => {
   const model = load(FIXTURE_RUN);
 
   it('has every fork with its status, counts and parsed report', () => {
@@ -139,7 +140,7 @@ describe('tolerance and errors', () => {
     expect(segmentsOf(model, 'f03')).toEqual(segmentsOf(load(FIXTURE_RUN), 'f03'));
   });
 
-  it('combines every session of a resumed fan-out on one timeline, the gap between them left out (issue 27)', () => {
+  it('combines every pass of a resumed fan-out on one timeline, the gap between them left out (issue 27)', () => {
     const { dir } = copyRun();
     const text = readFileSync(join(dir, 'events.jsonl'), 'utf8');
     const records = text
@@ -148,7 +149,7 @@ describe('tolerance and errors', () => {
       .map((l) => JSON.parse(l));
     const first = records[0].at as number;
     const last = Math.max(...records.map((r) => r.at as number));
-    // session 2, an hour later: f01 runs its turns again; the others' ends are replayed (no fork-start)
+    // pass 2, an hour later: f01 runs its turns again; the others' ends are replayed (no fork-start)
     const later = 3_600_000;
     const resume = records
       .filter((r) => r.type === 'fanout-start' || r.forkId?.endsWith('f01') || r.type === 'fork-end')
@@ -170,13 +171,13 @@ describe('tolerance and errors', () => {
     const model = load(dir);
     // before: "the report shows the last one" — f02…f08 gone, f01 done at t=0
     expect(model.forks).toHaveLength(single.forks.length);
-    expect(model.files.sessions.map((s) => s.index)).toEqual([1, 2]);
-    expect(model.files.sessions[1]!.startMs).toBe(last - first); // laid right after session 1, not an hour later
+    expect(model.files.passes.map((s) => s.index)).toEqual([1, 2]);
+    expect(model.files.passes[1]!.startMs).toBe(last - first); // laid right after pass 1, not an hour later
     expect(model.durationMs).toBeLessThan(2 * (last - first) + 1);
-    expect(model.files.notes.some((n) => n.startsWith('2 sessions (the run and 1 resume), combined'))).toBe(true);
+    expect(model.files.notes.some((n) => n.startsWith('2 passes (the run and 1 resume), combined'))).toBe(true);
     const running = (row: string) => model.segments.filter((s) => s.row === row && s.phase === 'running');
     expect(running('f01')).toHaveLength(2);
-    // a replayed end does not move a fork that finished in session 1
+    // a replayed end does not move a fork that finished in pass 1
     const f02 = (m: typeof model) => m.segments.find((s) => s.row === 'f02' && s.phase === 'running')!.end;
     expect(f02(model)).toBe(f02(single));
     const f01Turns = records.filter((r) => r.type === 'turn-end' && r.forkId.endsWith('f01')).length;

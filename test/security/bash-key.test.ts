@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/start.ts';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
-import { findBubblewrap } from '../../src/tools/sandbox.ts';
+import { findBubblewrap } from '../../src/tools/bwrap-probe.ts';
 import { forkcacheProcess as forkcache } from '../cli/run-cli.ts';
 
 // Issue 15, case 3: bash's environment was stripped, but `/proc/$PPID/environ` is forkcache's

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createToolExecutor } from '../../src/tools/executor.ts';
 import { HostGit } from '../../src/tools/host-git.ts';
-import { findBubblewrap } from '../../src/tools/sandbox.ts';
+import { findBubblewrap } from '../../src/tools/bwrap-probe.ts';
 import { describeSandbox } from '../../src/tools/sandbox-report.ts';
 import { diskImageOf, isMountPoint, workspaceDiskSupport } from '../../src/tools/workspace-disk.ts';
 import { discardWorktree, openWorktree, retireWorktree, type Worktree } from '../../src/tools/worktree.ts';

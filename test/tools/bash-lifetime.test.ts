@@ -4,7 +4,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { launcherArgs, NOT_STARTED_EXIT } from '../../src/tools/launcher.ts';
-import { findBubblewrap, plainEscapeRisk } from '../../src/tools/sandbox.ts';
+import { plainEscapeRisk } from '../../src/tools/sandbox.ts';
+import { findBubblewrap } from '../../src/tools/bwrap-probe.ts';
 import { describeSandbox, sandboxLine } from '../../src/tools/sandbox-report.ts';
 import { executorIn, makeSandbox, type Sandbox } from './helpers.ts';
 

@@ -4,7 +4,8 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ForkcacheError } from '../../src/errors.ts';
-import { isInside, WorkspaceJail } from '../../src/tools/jail.ts';
+import { WorkspaceJail } from '../../src/tools/jail.ts';
+import { isInside } from '../../src/tools/protected-paths.ts';
 import { makeSandbox, type Sandbox } from './helpers.ts';
 
 let sandbox: Sandbox;

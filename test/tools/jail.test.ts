@@ -3,7 +3,8 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hasCode } from '../../src/errors.ts';
-import { WorkspaceJail, isInside } from '../../src/tools/jail.ts';
+import { WorkspaceJail } from '../../src/tools/jail.ts';
+import { isInside } from '../../src/tools/protected-paths.ts';
 import { errorOf, executorIn, makeSandbox, okContent, type Sandbox } from './helpers.ts';
 
 let sandbox: Sandbox;

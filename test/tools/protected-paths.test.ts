@@ -46,7 +46,7 @@ describe('the tools never reach the run directory or .git, even inside the works
       `deep/../${MANIFEST}`,
       path.join(sandbox.workspace, MANIFEST),
       'runs-link/fo001-abc/manifest.json',
-      '.forkcache/runs/fo002-new/manifest.json', // a new fan-out directory, too
+      '.forkcache/runs/fo002-new/manifest.json', // a new run directory, too
     ]) {
       const write = errorOf(await t.execute('write_file', { path: target, content: FORGED }));
       expect(write.code, target).toBe('TOOL_PATH_PROTECTED');

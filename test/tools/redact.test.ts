@@ -40,9 +40,22 @@ describe('tool results are redacted of secrets (issue 15, case 3)', () => {
     const sandbox = await makeSandbox();
     try {
       await sandbox.put('.env', 'ANTHROPIC_API_KEY=sk-ant-file-canary-0123456789\n');
-      const tools = executorIn(sandbox, { redact: ['sk-ant-file-canary-0123456789'] });
+      const tools = executorIn(sandbox, { secrets: ['sk-ant-file-canary-0123456789'] });
       expect(okContent(await tools.execute('read_file', { path: '.env' }))).toBe('ANTHROPIC_API_KEY=[REDACTED]\n');
       expect(okContent(await tools.execute('grep', { pattern: 'canary' }))).toBe('.env:1:ANTHROPIC_API_KEY=[REDACTED]');
+    } finally {
+      await sandbox.cleanup();
+    }
+  });
+  it('still honours the deprecated `redact` option, beside `secrets`', async () => {
+    const sandbox = await makeSandbox();
+    try {
+      await sandbox.put('.env', 'A=sk-ant-old-name-0123456789\nB=sk-ant-new-name-0123456789\n');
+      const tools = executorIn(sandbox, {
+        secrets: ['sk-ant-new-name-0123456789'],
+        redact: ['sk-ant-old-name-0123456789'],
+      });
+      expect(okContent(await tools.execute('read_file', { path: '.env' }))).toBe('A=[REDACTED]\nB=[REDACTED]\n');
     } finally {
       await sandbox.cleanup();
     }

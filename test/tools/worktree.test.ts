@@ -39,7 +39,7 @@ describe("isolation: 'worktree'", () => {
 
   it('needs a git repository and a run directory, and says so', async () => {
     await expect(ForkEngine.create({ workspace: workspace(), isolation: 'worktree' })).rejects.toThrow(
-      /isolation: 'worktree' needs runDir/,
+      /isolation: 'worktree' needs runsDir/,
     );
     await withWorktreeEngine(emulator.current.url, workspace(), workspace({}), async (engine) => {
       const { forks } = await engine.fanOut(bigSnapshot(), ['read a.ts and report']).settled();

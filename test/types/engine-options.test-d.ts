@@ -12,3 +12,9 @@ expectTypeOf<keyof z.input<typeof engineOptionsSchema>>().toEqualTypeOf<keyof Fo
 // What `engine.options` shows is the public settings type: no test hooks.
 expectTypeOf<ForkEngine['options']>().toEqualTypeOf<Readonly<EngineSettings>>();
 expectTypeOf<EngineSettings>().not.toHaveProperty('testHooks');
+
+// Bench-only settings are no public options, and the settings do not show them.
+expectTypeOf<ForkEngineOptions>().not.toHaveProperty('markers');
+expectTypeOf<ForkEngineOptions>().not.toHaveProperty('slotFill');
+expectTypeOf<EngineSettings>().not.toHaveProperty('markers');
+expectTypeOf<EngineSettings>().not.toHaveProperty('slotFill');

@@ -14,7 +14,7 @@ export interface ForkRow {
   turn: number;
   tool: string;
   usage: Usage;
-  /** Usage of the fork's first request of this session: what the fan-out hit ratio counts. */
+  /** Usage of the fork's first request of this pass: what the fan-out hit ratio counts. */
   first: Usage | undefined;
   /** Priced turn by turn (each turn has its own band and date); null once a turn is unpriced. */
   cost: number | null;
@@ -125,14 +125,14 @@ export class BoardState {
         row.toolCalls += 1;
         break;
       case 'fork-end':
-        // a fork finished in an earlier session ends here too, without having started: not in the rate
+        // a fork finished in an earlier pass ends here too, without having started: not in the rate
         if (row.status === RUNNING) this.#endedHere += 1;
         // a fork whose own report says "not done" did not do its directive, whatever its status
         row.status =
           event.status === 'completed' && reportSaysNotDone(event.result.report) ? NOT_DONE_REPORTED : event.status;
         row.turn = event.result.turns;
         row.toolCalls = event.result.toolCalls;
-        // the fork's whole usage, every session's turns: a fork finished in an earlier session
+        // the fork's whole usage, every pass's turns: a fork finished in an earlier pass
         // sent nothing in this one, and a resumed one only its later turns
         if ((event.result.requests ?? []).length > 0) {
           row.usage = ZERO_USAGE;
@@ -183,8 +183,8 @@ export class BoardState {
   }
 
   /**
-   * Milliseconds left at the rate forks have ended so far in this session; undefined until
-   * one has ended. A rate over the whole session: steadier than one over the last few forks.
+   * Milliseconds left at the rate forks have ended so far in this pass; undefined until
+   * one has ended. A rate over the whole pass: steadier than one over the last few forks.
    */
   etaMs(now: number): number | undefined {
     const { queued, running } = this.counts();

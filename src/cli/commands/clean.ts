@@ -48,7 +48,7 @@ export function registerCleanCommand(program: Command): void {
     .description(
       "remove a run's worktrees and its forkcache/<fork> branches (never a branch the run did not make), and on llama.cpp its slot files",
     )
-    .argument('<run-dir>', 'a fan-out directory, or a runs directory holding several')
+    .argument('<run-dir>', 'a run directory, or a runs directory holding several')
     .option('--dry-run', 'list what would be removed, removing nothing')
     .option(
       '--force',

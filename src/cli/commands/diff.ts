@@ -86,7 +86,7 @@ export function registerDiffCommand(program: Command): void {
     .description(
       "each fork's change as a unified diff against the run's base commit (worktree runs); for a shared workspace, the files each fork wrote and their combined diff",
     )
-    .argument('<run-dir>', 'a fan-out directory, or a runs directory holding several')
+    .argument('<run-dir>', 'a run directory, or a runs directory holding several')
     .argument('[forks...]', 'forks to show (f03, 3 or the whole id); default all')
     .option('--stat', 'a diff stat instead of the diff')
     .option('--repo <name>', 'a plan over several repositories: only this one')

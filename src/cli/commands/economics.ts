@@ -2,23 +2,17 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { ForkcacheError } from '../../errors.ts';
 import { intFlag, parseFlags } from '../flags.ts';
-import {
-  DEFAULT_ECONOMICS_MODEL,
-  DEFAULT_FRESH_AGENT_TOKENS,
-  forkEconomics,
-  type EconomicsConvention,
-  type EconomicsInput,
-  type EconomicsResult,
-} from '../../ledger/economics.ts';
-import { formatEconomics } from '../../ledger/economics-format.ts';
-import { DEFAULT_FILE_TOKENS, wholeRunEconomics } from '../../ledger/economics-run.ts';
-import { parseSweep } from '../../ledger/economics-sweep.ts';
-import { sweepRows } from '../../ledger/economics-sweep-rows.ts';
-import { parseAssumptions } from '../../ledger/estimate-profile.ts';
+import { DEFAULT_ECONOMICS_MODEL, DEFAULT_FRESH_AGENT_TOKENS, forkEconomics } from '../../economics/economics.ts';
+import type { EconomicsConvention, EconomicsInput, EconomicsResult } from '../../economics/types.ts';
+import { formatEconomics } from '../../economics/format.ts';
+import { DEFAULT_FILE_TOKENS, wholeRunEconomics } from '../../economics/run.ts';
+import { parseSweep } from '../../economics/sweep.ts';
+import { sweepRows } from '../../economics/sweep-rows.ts';
+import { parseAssumptions } from '../../economics/estimate-profile.ts';
 import { DEFAULT_MAX_TOKENS } from '../../loop/run-fork.ts';
 import { loadCatalogue, type ModelCatalogue } from '../../models/catalogue.ts';
 import { statusAt } from '../../models/status.ts';
-import { formatComparison } from '../../ledger/economics-compare.ts';
+import { formatComparison } from '../../economics/compare.ts';
 import { CACHE_TTLS } from '../../wire/cache.ts';
 import { calendarDate, dayStart } from '../../models/dates.ts';
 import { pricedOn } from '../../models/pricing.ts';

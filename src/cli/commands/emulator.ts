@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { untilSignal } from '../until-signal.ts';
 import { z } from 'zod';
 import { latencyNameSchema } from '../../emulator/latency.ts';
@@ -27,6 +27,7 @@ const optionsSchema = z.object({
   faults: z.string().default(''),
   seed: intFlag(-2147483648, 2147483647).optional(),
   logDir: z.string().min(1).optional(),
+  cacheBillingBlock: z.boolean().default(false),
   strictBillingBlock: z.boolean().default(false),
   script: z.string().min(1).default('echo'),
   replay: z.string().min(1).optional(),
@@ -65,10 +66,12 @@ export function registerEmulatorCommand(program: Command): void {
       'write one JSON file per exchange (request, headers with keys masked, response, cache plan)',
     )
     .option(
-      '--strict-billing-block',
+      '--cache-billing-block',
       "count Claude Code's x-anthropic-billing-header system block and hash it into the cache key",
       false,
     )
+    // the old name, kept for one release (too close to the proxy's --strip-billing-block)
+    .addOption(new Option('--strict-billing-block').default(false).hideHelp())
     .option('--script <name>', 'default scripted model: echo | refactor | claude-code (| replay with --replay)', 'echo')
     .option('--replay <file>', 'JSON fixture for the replay model (registered as "replay")')
     .option(
@@ -97,7 +100,7 @@ export function registerEmulatorCommand(program: Command): void {
         faults: o.faults,
         ...(o.seed === undefined ? {} : { seed: o.seed }),
         ...(o.logDir === undefined ? {} : { logDir: o.logDir }),
-        strictBillingBlock: o.strictBillingBlock,
+        cacheBillingBlock: o.cacheBillingBlock || o.strictBillingBlock,
         maskHeaders: o.maskHeader,
         ...(o.maxConnections === undefined ? {} : { maxConnections: o.maxConnections }),
         ...(o.headersTimeout === undefined ? {} : { headersTimeoutMs: o.headersTimeout }),

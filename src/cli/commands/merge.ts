@@ -127,7 +127,7 @@ export function registerMergeCommand(program: Command): void {
     .description(
       "merge every completed fork's branch into the workspace's current branch, in plan order, as one commit; every conflict is found in one pass, and at any of them nothing is applied unless --clean-only",
     )
-    .argument('<run-dir>', 'a fan-out directory of a worktree run (or a runs directory holding just one)')
+    .argument('<run-dir>', 'a run directory of a worktree run (or a runs directory holding just one)')
     .option('--skip <forks>', 'leave these forks out (comma-separated: f03,f07)')
     .option('--dry-run', 'check what merges and list every conflict, changing nothing')
     .option(

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { untilSignal } from '../until-signal.ts';
 import { z } from 'zod';
 import { loadCatalogue } from '../../models/catalogue.ts';
@@ -53,6 +53,7 @@ const optionsSchema = z.object({
   mcp: z.boolean().default(false),
   mcpConfig: z.string().min(1, 'expected a file name').optional(),
   mcpWorkspace: z.string().min(1, 'expected a directory').optional(),
+  mcpRunsDir: z.string().min(1, 'expected a directory').optional(),
   mcpRunDir: z.string().min(1, 'expected a directory').optional(),
 });
 
@@ -102,12 +103,15 @@ export function registerProxyCommand(program: Command): void {
     .option('--mcp', 'also serve forkcache mcp at /mcp: a fork tool that forks from the request that called it')
     .option('--mcp-config <file>', 'with --mcp: write the MCP client config (URL and bearer secret) here, mode 0600')
     .option('--mcp-workspace <dir>', "with --mcp: where the children work (default: the proxy's directory)")
-    .option('--mcp-run-dir <dir>', "with --mcp: the children's run directories (transcripts, summaries)")
+    .option('--mcp-runs-dir <dir>', "with --mcp: the children's runs directory (transcripts, summaries)")
+    // the old name, kept for one release
+    .addOption(new Option('--mcp-run-dir <dir>').hideHelp())
     .action(async (raw: Record<string, unknown>) => {
       const o = parseFlags(optionsSchema, raw);
       const mcpOnly = [
         o.mcpConfig && '--mcp-config',
         o.mcpWorkspace && '--mcp-workspace',
+        o.mcpRunsDir && '--mcp-runs-dir',
         o.mcpRunDir && '--mcp-run-dir',
       ];
       const stray = mcpOnly.find(Boolean);
@@ -127,7 +131,9 @@ export function registerProxyCommand(program: Command): void {
           ? mcpStart.startMcpProxy({
               ...options,
               ...(o.mcpWorkspace === undefined ? {} : { workspace: o.mcpWorkspace }),
-              ...(o.mcpRunDir === undefined ? {} : { runDir: o.mcpRunDir }),
+              ...(o.mcpRunsDir === undefined && o.mcpRunDir === undefined
+                ? {}
+                : { runsDir: (o.mcpRunsDir ?? o.mcpRunDir)! }),
             })
           : startProxy(options).then((proxy) => ({ proxy, mcp: undefined }));
       const started = await start({

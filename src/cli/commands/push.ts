@@ -22,7 +22,7 @@ export function registerPushCommand(program: Command): void {
     .description(
       "push one branch per fan-out (forkcache/<fanout>; per repository of a plan over several, to that repository's remote): the run's base with every completed fork that merges cleanly, its commit message listing them",
     )
-    .argument('<run-dir>', 'a fan-out directory of a worktree run, or a runs directory holding several')
+    .argument('<run-dir>', 'a run directory of a worktree run, or a runs directory holding several')
     .requiredOption('--remote <name>', 'the git remote to push to (a name `git remote` lists)')
     .option('--branch <name>', 'the remote branch (default forkcache/<fanout>; one fan-out only)')
     .option('--json', 'print one JSON object per fan-out (per repository of a plan over several)')

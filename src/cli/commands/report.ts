@@ -70,7 +70,7 @@ export function registerReportCommand(program: Command): void {
     )
     .argument(
       '[run_dir]',
-      'a fan-out directory (with manifest.json), or a runs directory holding several (the latest is rendered)',
+      'a run directory (with manifest.json), or a runs directory holding several (the latest is rendered)',
     )
     .option(
       '--out <file>',

@@ -7,9 +7,6 @@ import { latencyNameSchema } from '../../emulator/latency.ts';
 import { ForkEngine } from '../../engine/engine.ts';
 import { readFanOutDir } from '../../run-dir/manifest.ts';
 import { locateFanOuts } from '../../run-dir/locate.ts';
-import type { WarmStrategy } from '../../engine/warm-gate.ts';
-import type { ToolSetChoice } from '../../tools/client-tools/types.ts';
-import type { ExecutableToolName } from '../../wire/tool-names.ts';
 import { API_CHOICES, openEndpoint } from '../endpoint.ts';
 import { PROVIDER_IDS, providerIdSchema } from '../../wire/providers.ts';
 import { loadCatalogue } from '../../models/catalogue.ts';
@@ -17,7 +14,7 @@ import { parseFlags, usdFlag } from '../flags.ts';
 import { maxUsdMessage } from '../max-usd-line.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
-import type { PermissionPolicy } from '../../tools/permissions.ts';
+import { engineOptionsOf } from '../../engine/manifest-engine.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE, interruptedLine } from '../interrupt.ts';
 import { forkRowsInSummary } from '../board/summary-rows.ts';
 import { ProgressBoard } from '../progress-board.ts';
@@ -54,7 +51,7 @@ const emulatorMeta = z
   .object({ script: z.string().default('refactor'), latency: latencyNameSchema.default('fast') })
   .default({ script: 'refactor', latency: 'fast' });
 
-/** The cap a resumed run keeps (`--max-usd` replaces the recorded one; it counts every session). */
+/** The cap a resumed run keeps (`--max-usd` replaces the recorded one; it counts every pass). */
 const maxUsdOf = (cap: number | undefined): { maxUsd?: number } => (cap === undefined ? {} : { maxUsd: cap });
 
 /** Register `forkcache resume RUN_DIR`. */
@@ -64,7 +61,7 @@ export function registerResumeCommand(program: Command): void {
     .description(
       'continue every unfinished fork of a run from its last complete turn (completed forks are not re-run); --retry runs forks that ended not done again',
     )
-    .argument('<run-dir>', 'a fan-out directory, or a runs directory holding several')
+    .argument('<run-dir>', 'a run directory, or a runs directory holding several')
     .option('--api <target>', 'auto | real (alias anthropic) | emulator (as for run)', 'auto')
     .option(
       '--provider <name>',
@@ -80,7 +77,7 @@ export function registerResumeCommand(program: Command): void {
     .option('--redis-timeout-ms <n>', REDIS_FLAG_HELP.timeout)
     .option(
       '--max-usd <usd>',
-      "the run's spend cap, counting what every session spent (default: the cap the run was started with)",
+      "the run's spend cap, counting what every pass spent (default: the cap the run was started with)",
     )
     .option(
       '--allow-asks',
@@ -127,27 +124,10 @@ export function registerResumeCommand(program: Command): void {
           provider,
           baseURL: target.baseURL,
           apiKey: target.apiKey,
-          headers: manifest.engine.headers,
-          workspace: manifest.engine.workspace,
-          maxTurns: manifest.engine.maxTurns,
-          maxTokens: manifest.engine.maxTokens,
-          allow: manifest.engine.allow as ExecutableToolName[],
-          warm: manifest.engine.warm as WarmStrategy,
-          permissions: manifest.engine.permissions as PermissionPolicy,
+          ...engineOptionsOf(manifest.engine),
           onPermission: terminalPermissionHandler({ allowAll: opts.allowAsks }),
-          isolation: manifest.engine.isolation,
-          ...(manifest.engine.sparseWorktrees ? { sparseWorktrees: true } : {}),
-          ...(manifest.engine.maxWorktrees ? { maxWorktrees: manifest.engine.maxWorktrees } : {}),
-          ...(manifest.engine.repos ? { repos: manifest.engine.repos } : {}),
-          toolLimits: manifest.engine.toolLimits,
-          sandbox: manifest.engine.sandbox,
-          network: manifest.engine.network,
-          ...(manifest.engine.turnRetry ? { turnRetry: manifest.engine.turnRetry } : {}),
-          ...(manifest.engine.concurrency ? { concurrency: manifest.engine.concurrency } : {}),
-          ...(manifest.engine.toolSet ? { toolSet: manifest.engine.toolSet as ToolSetChoice } : {}),
-          ...(manifest.engine.denyTools ? { denyTools: manifest.engine.denyTools } : {}),
           ...maxUsdOf(opts.maxUsd ?? manifest.engine.maxUsd),
-          runDir: dirname(dir),
+          runsDir: dirname(dir),
           modelTable: catalogue,
           pool: { maxThreads: 2 },
           ...(distributed ? { distributed } : {}),
@@ -214,7 +194,7 @@ export function registerResumeCommand(program: Command): void {
 }
 
 /**
- * What a resumed run's spend cap is, and where it comes from: the cap counts every session, so
+ * What a resumed run's spend cap is, and where it comes from: the cap counts every pass, so
  * a run stopped at its cap goes on only under a higher one.
  */
 function capLine(dir: string, flag: number | undefined, recorded: number | undefined): string | undefined {
@@ -222,15 +202,15 @@ function capLine(dir: string, flag: number | undefined, recorded: number | undef
   if (cap === undefined) return undefined;
   const from = flag === undefined ? 'the cap the run was started with' : '--max-usd';
   const last = readSpendCap(dir);
-  const spent = last ? `; $${last.spent_usd.toFixed(4)} spent by the last session's count` : '';
+  const spent = last ? `; $${last.spent_usd.toFixed(4)} spent by the last pass's count` : '';
   const low =
     last && last.stopped && cap <= last.max_usd
       ? `: it stopped the run before, so nothing more fits (--max-usd ${(last.next_max_usd ?? cap * 2).toFixed(2)} should finish it)`
       : '';
-  return `forkcache resume: spend cap $${cap} (${from}), counting every session${spent}${low}`;
+  return `forkcache resume: spend cap $${cap} (${from}), counting every pass${spent}${low}`;
 }
 
-/** The last session's `spend_cap` from the fan-out's summary.json, if there is one. */
+/** The last pass's `spend_cap` from the fan-out's summary.json, if there is one. */
 function readSpendCap(
   dir: string,
 ): { max_usd: number; spent_usd: number; stopped: boolean; next_max_usd?: number | null } | undefined {

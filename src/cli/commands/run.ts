@@ -20,7 +20,7 @@ import { reportAfterRun, reportFlag } from './report.ts';
 import { CacheContinuity } from '../cache-continuity.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
 import { closeAll, settledOrForks } from '../fan-out-ending.ts';
-import { dryRun } from '../dry-run.ts';
+import { dryRun } from '../dry-run/dry-run.ts';
 import { allForksDone } from '../../fork-status.ts';
 import { maxUsdMessage } from '../max-usd-line.ts';
 import {
@@ -67,7 +67,7 @@ export function registerRunCommand(program: Command): void {
       '--parent-from-claude-transcript <file>',
       'rebuild the parent from a Claude Code session transcript (.jsonl); the plan then has no "parent"',
     )
-    .option('--report [file]', 'write the HTML report of the run (default: report.html in the fan-out directory)')
+    .option('--report [file]', 'write the HTML report of the run (default: report.html in the run directory)')
     .option('--redis <url>', REDIS_FLAG_HELP.redis)
     .option('--redis-timeout-ms <n>', REDIS_FLAG_HELP.timeout)
     .option(
@@ -94,7 +94,7 @@ export function registerRunCommand(program: Command): void {
     .action(async (planPath: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       const loaded = loadPlan(planPath, { claudeTranscript: opts.parentFromClaudeTranscript, model: opts.model });
-      const { plan, snapshot, workspace, runDir, notes, modelTable, expectedCachedTokens, fromTranscript } = loaded;
+      const { plan, snapshot, workspace, runsDir, notes, modelTable, expectedCachedTokens, fromTranscript } = loaded;
       const provider = opts.provider ?? plan.provider;
       const continuity = fromTranscript ? new CacheContinuity(expectedCachedTokens) : undefined;
       const log = (line: string): void => void printErr(`${line}\n`);
@@ -124,14 +124,14 @@ export function registerRunCommand(program: Command): void {
       const distributed = await distributedFor(opts, target);
       log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);
       // the run directory and the plan stay out of `git status` of the repository they are in
-      await excludeFromGit({ runDir, planFile: planPath }, workspace);
+      await excludeFromGit({ runsDir, planFile: planPath }, workspace);
       // a setup error must not leave the embedded emulator holding the process open
       const engine = await ForkEngine.create({
         provider,
         baseURL: target.baseURL,
         apiKey: target.apiKey,
         workspace,
-        runDir,
+        runsDir,
         modelTable: catalogue,
         warm: plan.warm,
         layout: plan.layout,
@@ -188,7 +188,7 @@ export function registerRunCommand(program: Command): void {
         }
         board.stop();
         if (continuity) log(continuity.line());
-        const result = await settledOrForks(fan, join(runDir, fan.id), log);
+        const result = await settledOrForks(fan, join(runsDir, fan.id), log);
         const report = await reportAfterRun(result.summary.run_dir, opts.report, log, catalogue);
         const extra = {
           api: target.kind,
@@ -208,7 +208,7 @@ export function registerRunCommand(program: Command): void {
         const lost = redisLostLine(result, opts.redis);
         if (lost) log(lost);
         const capped = result.summary.spend_cap?.stopped === true;
-        if (capped) log(maxUsdMessage(join(runDir, fan.id), result.summary.spend_cap!));
+        if (capped) log(maxUsdMessage(join(runsDir, fan.id), result.summary.spend_cap!));
         const spendCap = result.summary.rate_limits.stopped !== null || capped;
         if (result.summary.rate_limits.stopped !== null)
           log(

@@ -134,7 +134,7 @@ export function registerStatusCommand(program: Command): void {
     .description(
       'per fork of a run: directive, status, turns, cost, files changed, and its branch and commit under worktrees',
     )
-    .argument('<run-dir>', 'a fan-out directory, or a runs directory holding several')
+    .argument('<run-dir>', 'a run directory, or a runs directory holding several')
     .option('--json', 'print one JSON object per fan-out (per repository of a plan over several)')
     .option('--repo <name>', 'a plan over several repositories: only this one')
     .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (prices the requests)')

@@ -8,7 +8,7 @@ import { demoWire, emulatorApiOf } from './provider-wire.ts';
 import { join } from 'node:path';
 import { startEmulator } from '../../emulator/start.ts';
 import { ForkEngine } from '../../engine/engine.ts';
-import type { FanOut, FanOutResult } from '../../engine/fan-out.ts';
+import type { FanOut, FanOutResult } from '../../agent/fork-handle.ts';
 import { runParentAgent } from '../../agent/parent-agent.ts';
 import { UsageLedger } from '../../ledger/ledger.ts';
 import { createAnthropicClient } from '../../provider/client.ts';
@@ -103,7 +103,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     apiKey: real ? process.env['OPENAI_API_KEY'] || 'sk-local' : 'demo',
     headers: real ? {} : headers,
     workspace,
-    runDir: join(workspace, '.forkcache', 'runs'),
+    runsDir: join(workspace, '.forkcache', 'runs'),
     warm: options.warm,
     ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
     pool: { maxThreads: 2, concurrentTasksPerWorker: 16 },

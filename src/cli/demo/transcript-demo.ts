@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import { startEmulator } from '../../emulator/start.ts';
 import { ForkEngine } from '../../engine/engine.ts';
-import type { FanOutResult } from '../../engine/fan-out.ts';
+import type { FanOutResult } from '../../agent/fork-handle.ts';
 import type { WarmStrategy } from '../../engine/warm-gate.ts';
 import type { LatencyName } from '../../emulator/latency.ts';
 import { BUILTIN_CATALOGUE, type ModelCatalogue } from '../../models/catalogue.ts';
 import { CacheContinuity } from '../cache-continuity.ts';
-import { importClaudeTranscript } from '../claude-transcript.ts';
+import { importClaudeTranscript } from '../importers/claude-transcript.ts';
 import { ProgressBoard } from '../progress-board.ts';
 import { DEMO_NEW_NAME, DEMO_OLD_NAME, filesMentioning, prepareDemoWorkspace } from './workspace.ts';
 
@@ -50,7 +50,7 @@ export async function runTranscriptDemo(options: {
       baseURL: emulator.url,
       apiKey: 'demo',
       workspace,
-      runDir: join(workspace, '.forkcache', 'runs'),
+      runsDir: join(workspace, '.forkcache', 'runs'),
       warm: options.warm,
       pool: { maxThreads: 2 },
     });

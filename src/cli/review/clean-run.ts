@@ -2,7 +2,7 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { BRANCH_PREFIX, branchOf, releaseStaleEntries, removeTrees } from '../../tools/worktree.ts';
 import { detachDisk, diskImageOf } from '../../tools/workspace-disk.ts';
-import { forkIdOf } from '../../engine/fan-out-types.ts';
+import { forkIdOf } from '../../engine/fan-out/types.ts';
 import { repoOfRun, type RunReview } from './run-forks.ts';
 
 export interface CleanStep {

@@ -43,7 +43,7 @@ export function writeRetryPlan(run: RunReview, forks: readonly ForkReview[]): st
     parent,
     directives,
     workspace: engine.workspace,
-    runDir: dirname(run.dir),
+    runsDir: dirname(run.dir),
     warm: engine.warm,
     layout: manifest.prefix.layout,
     provider: manifest.prefix.provider,

@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
-import { REPO_FIELD } from '../../engine/fan-out-repos.ts';
-import { forkIdOf } from '../../engine/fan-out-types.ts';
+import { REPO_FIELD } from '../../engine/fan-out/repos.ts';
+import { forkIdOf } from '../../engine/fan-out/types.ts';
 import { ForkcacheError } from '../../errors.ts';
 import { costNano, nanoToUsd } from '../../ledger/cost.ts';
 import { findModel, type ModelCatalogue } from '../../models/catalogue.ts';
@@ -84,7 +84,7 @@ export function repoOfRun(run: RunReview): Promise<HostGit> {
 }
 
 /**
- * Read a fan-out directory for review: the manifest, every fork's transcript, and git's
+ * Read a run directory for review: the manifest, every fork's transcript, and git's
  * branches. `files`: under worktrees, the files each branch changed (a diff per fork).
  */
 export async function readRun(

@@ -1,7 +1,7 @@
 import { lockRunDir } from '../../run-dir/writer-lock.ts';
 
 /**
- * Run `work` holding the fan-out directory's writer lock, the one `run` and `resume` hold
+ * Run `work` holding the run directory's writer lock, the one `run` and `resume` hold
  * while their forks work (issue 33: `clean` during a run deleted a live fork's worktree and
  * branch). Refused at once with RUN_DIR_LOCKED, naming the holder, while a run holds it.
  */

@@ -47,7 +47,7 @@ export interface RenderedPrefix {
 
 export interface RenderOptions {
   /** Keep a billing-header block in the key and the counts (the emulator's old behaviour). */
-  strictBillingBlock?: boolean;
+  cacheBillingBlock?: boolean;
 }
 
 /** How Claude Code's per-session (per-subagent, per-request) metadata block begins. */
@@ -187,7 +187,7 @@ export function renderPrefix(
   const fast = req['speed'] === 'fast';
   if (fast) hash = sha256(`${hash}\nspeed\nfast`);
   const system = asBlocks(req.system);
-  const billingBlockIgnored = options.strictBillingBlock !== true && isBillingBlock(system[0]);
+  const billingBlockIgnored = options.cacheBillingBlock !== true && isBillingBlock(system[0]);
   // Skipped blocks keep their wire index in `block`, so logs and errors name them as sent.
   system.forEach((block, i) => {
     if (i > 0 || !billingBlockIgnored) push('system', -1, i, block, 'system');

@@ -115,7 +115,7 @@ export async function handleChatCompletions(
   const model = chatModel(core, chat.model, api, base);
   const rule: CacheRule = { ...base, minTokens: core.minCacheable(model) };
   const request = toMessagesRequest(chat);
-  const prefix = renderPrefix(request, model.id, core.counter, { strictBillingBlock: true });
+  const prefix = renderPrefix(request, model.id, core.counter, { cacheBillingBlock: true });
   const plan = planChatCache(prefix, core.store, rule, ctx.startedAt);
   logPlan(ctx, model.id, prefix, plan);
   const limited = admitOpenAi(core, ctx.res, apiKeyOf(ctx.req), model, internalUsage(plan, 0));

@@ -16,7 +16,7 @@ export function handleCountTokens(core: EmulatorCore, ctx: RequestContext, body:
   validateSemantics(request, { apiVersion: ctx.apiVersion, countTokens: true });
   const model = requireApiModel(core, request.model);
   checkModelRules(request, model, { countTokens: true });
-  const prefix = renderPrefix(request, model.id, core.counter, { strictBillingBlock: core.options.strictBillingBlock });
+  const prefix = renderPrefix(request, model.id, core.counter, { cacheBillingBlock: core.options.cacheBillingBlock });
   // Marker mistakes are request errors here too.
   collectMarkers(prefix.positions, request.cache_control);
   core.stats.countTokens();

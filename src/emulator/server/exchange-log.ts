@@ -19,7 +19,7 @@ export interface LoggedCachePlan {
   read: { path: string; tokens: number } | null;
   writes: { path: string; tokens: number; ttl: string }[];
   usage: CachePlan['usage'];
-  /** A billing-header block left out of the cache key (see `strictBillingBlock`). */
+  /** A billing-header block left out of the cache key (see `cacheBillingBlock`). */
   billingBlockIgnored: boolean;
 }
 

@@ -158,7 +158,7 @@ export async function handleMessages(core: EmulatorCore, ctx: RequestContext, bo
   validateSemantics(request, { apiVersion: ctx.apiVersion });
   const model = requireApiModel(core, request.model);
   checkModelRules(request, model);
-  const prefix = renderPrefix(request, model.id, core.counter, { strictBillingBlock: core.options.strictBillingBlock });
+  const prefix = renderPrefix(request, model.id, core.counter, { cacheBillingBlock: core.options.cacheBillingBlock });
   const markers = collectMarkers(prefix.positions, request.cache_control);
   const plan = planCache(prefix, markers, core.store, {
     now: ctx.startedAt,

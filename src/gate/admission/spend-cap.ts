@@ -30,7 +30,7 @@ const usd = (nano: number): number => nano / 1e9;
  * The client-side spend cap (`--max-usd`, `maxUsd`): a request is admitted only while what was
  * spent plus every request in flight at its upper bound (src/ledger/spend-bound.ts) plus its own
  * bound stays within the cap. The bound is the caller's: the fan-out's gate passes an estimate
- * from the fork's own turns (src/gate/admission/fan-out-gate.ts), a pre-warm the worst case. A
+ * from the fork's own turns (src/gate/admission/admission-gate.ts), a pre-warm the worst case. A
  * request that does not fit waits for those in flight to settle (FIFO, no timer: each
  * settlement looks again); when nothing is in flight and it still does not fit, it never will
  * (spending only grows): it is refused with `SPEND_CAP_MAX_USD` and its fork stops after its
@@ -39,7 +39,7 @@ const usd = (nano: number): number => nano / 1e9;
  *
  * Amounts are integer nano-dollars. What "spent" counts: completed requests at the price of
  * their usage, a request that failed after its response began at its whole bound (its partial
- * usage is not known here; this can only overstate), earlier sessions' turns (`addSpent`).
+ * usage is not known here; this can only overstate), earlier passes' turns (`addSpent`).
  */
 export class SpendCap {
   readonly #cap: number;
@@ -52,7 +52,7 @@ export class SpendCap {
     this.#cap = Math.floor(maxUsd * 1e9);
   }
 
-  /** Turns done before this session (a resumed run): the cap counts the whole run. */
+  /** Turns done before this pass (a resumed run): the cap counts the whole run. */
   addSpent(nano: number): void {
     this.#spent += nano;
   }

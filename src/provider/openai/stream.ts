@@ -4,7 +4,8 @@ import type { Stream } from 'openai/core/streaming';
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { parseRateLimitHeaders } from '../../rate-limits/headers.ts';
 import type { SendOptions, SentMessage } from '../send.ts';
-import { type ChatUsage, engineTimings, fromChatUsage } from './usage.ts';
+import { engineTimings } from './usage.ts';
+import { type ChatUsage, fromChatUsage } from '../../ledger/chat-usage.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 

@@ -1,7 +1,6 @@
 import type { EngineTimings } from '../../ledger/usage.ts';
 
 // Chat usage is mapped in the ledger: the AI SDK adapter reads an app's own Chat responses too.
-export { type ChatUsage, fromChatUsage } from '../../ledger/chat-usage.ts';
 
 const isMillis = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0;
 

@@ -35,7 +35,7 @@ describe('the live board at 500 forks in a 40-row pseudo-terminal', () => {
     expect([...forks.values()].every((statuses) => statuses.length === 1 && statuses[0] === 'completed')).toBe(true);
     expect(lines.filter((l) => /^tree total {2,}/.test(l))).toHaveLength(1);
     expect(lines.filter((l) => l.startsWith('tree total: '))).toEqual([
-      `tree total: ${FORKS} forks, session 1, parent not included`,
+      `tree total: ${FORKS} forks, pass 1, parent not included`,
     ]);
     // the board's own lines were redrawn in place and erased at the end
     expect(lines.filter((l) => / forks ended \(/.test(l))).toEqual([]);
@@ -77,7 +77,7 @@ describe('the live board at 500 forks in a 40-row pseudo-terminal', () => {
     expect(printed.filter((l) => l.startsWith('each fork: forkcache status /'))).toHaveLength(1);
     expect(lines.filter((l) => /^tree total {2,}/.test(l))).toHaveLength(1);
     expect(lines.filter((l) => l.startsWith('tree total: '))).toEqual([
-      `tree total: ${FORKS} forks, session 1, parent not included`,
+      `tree total: ${FORKS} forks, pass 1, parent not included`,
     ]);
     const hint = lines.find((l) => l.includes('— resume with: forkcache resume '));
     expect(hint).toMatch(new RegExp(`^${cancelled} cancelled — resume with: forkcache resume /`));
@@ -89,7 +89,7 @@ describe('the live board at 500 forks in a 40-row pseudo-terminal', () => {
     const summary = lastJson(resumed.stdout);
     // resume continues the cancelled and failed forks; one that ended not_done waits for --retry
     expect(summary.forks).toMatchObject({ total: FORKS, completed: FORKS - unfinished, cancelled: 0 });
-    // one run across the resume: the ledger sums both sessions, and says so
-    expect(summary['tree_total_covers']).toBe(`${FORKS} forks, sessions 1–2, parent not included`);
+    // one run across the resume: the ledger sums both passes, and says so
+    expect(summary['tree_total_covers']).toBe(`${FORKS} forks, passes 1–2, parent not included`);
   });
 });

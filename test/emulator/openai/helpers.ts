@@ -1,6 +1,7 @@
 import OpenAI, { APIError } from 'openai';
 import { afterEach } from 'vitest';
-import { startEmulator, type Emulator, type EmulatorOptions } from '../../../src/emulator/index.ts';
+import { startEmulator, type Emulator } from '../../../src/emulator/start.ts';
+import type { EmulatorOptions } from '../../../src/emulator/options.ts';
 import { wordTokenizer } from '../helpers.ts';
 
 export { drive, waitForEvents, words, wordTokenizer } from '../helpers.ts';

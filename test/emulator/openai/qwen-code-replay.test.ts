@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { claudeTokenizer } from '../../../src/emulator/index.ts';
+import { claudeTokenizer } from '../../../src/emulator/tokens/tokenizer.ts';
 import { chatClient, chatEmulator, usageOf } from './helpers.ts';
 
 /*

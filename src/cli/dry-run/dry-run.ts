@@ -1,0 +1,177 @@
+import { join } from 'node:path';
+import { systemClock } from '../../clock.ts';
+import { resolveEngineOptions } from '../../engine/options.ts';
+import { planForks } from '../../engine/fan-out/plans.ts';
+import { estimateRun } from '../../economics/estimate.ts';
+import type { RunEstimate } from '../../economics/estimate-types.ts';
+import { formatEstimate } from '../../economics/estimate-format.ts';
+import {
+  type Assumptions,
+  directiveKind,
+  type ForkFacts,
+  parseAssumptions,
+  profileFork,
+} from '../../economics/estimate-profile.ts';
+import { ForkcacheError } from '../../errors.ts';
+import type { ModelCatalogue } from '../../models/catalogue.ts';
+import { DEFAULT_TOOL_LIMITS } from '../../tools/limits.ts';
+import type { ProviderId } from '../../wire/providers.ts';
+import { dryRunCounts, type DryRunCounts } from './counts.ts';
+import { REPO_FIELD } from '../../engine/fan-out/repos.ts';
+import { filesNamedBy, medianWorkspaceFile, type NamedFile, textSample } from './files.ts';
+import { type ApiChoice, type Endpoint, openEndpoint } from '../endpoint.ts';
+import type { LoadedPlan } from '../plan.ts';
+
+export interface DryRunOptions {
+  api: ApiChoice;
+  provider: ProviderId;
+  catalogue: ModelCatalogue;
+  /** `name=value` overrides of the turn assumptions (`--assume`). */
+  assume: readonly string[];
+  maxUsd?: number | undefined;
+}
+
+/** What `--json` prints: the estimate and everything it rests on. */
+export interface DryRunReport {
+  dry_run: true;
+  /** A dry run writes no run directory. */
+  run_dir: null;
+  prefix: { sha256: string; bytes: number; shared_tokens: number };
+  counts: DryRunCounts;
+  assumptions: Assumptions;
+  forks_without_file: number;
+  estimate: RunEstimate;
+  max_usd: number | null;
+  text: { counted: string[]; assumed: string[] };
+}
+
+const n = (x: number): string => Math.round(x).toLocaleString('en-US');
+const range = (xs: readonly number[]): string =>
+  xs.length === 0
+    ? 'none'
+    : Math.min(...xs) === Math.max(...xs)
+      ? n(xs[0]!)
+      : `${n(Math.min(...xs))}–${n(Math.max(...xs))}`;
+
+/**
+ * `forkcache run PLAN --dry-run`: freeze the prefix exactly as the run would (the same planning
+ * code, the same bytes and hash), count its tokens with the provider's endpoint, and estimate the
+ * whole run (src/economics/estimate.ts). Nothing is sent but token counts; no run directory is written.
+ */
+export async function dryRun(loaded: LoadedPlan, o: DryRunOptions): Promise<{ report: DryRunReport; text: string }> {
+  const { assumptions, error } = parseAssumptions(o.assume);
+  if (error) throw new ForkcacheError('INVALID_ARGUMENT', `--assume: ${error}`, { data: { field: '--assume' } });
+  // the endpoint first: the engine options name it (no key and no URL is refused); only token
+  // counts go to it
+  const endpoint = await openEndpoint(o.api, loaded.plan.emulator, o.catalogue, o.provider);
+  try {
+    return await estimateOn(endpoint, loaded, o, assumptions);
+  } finally {
+    await endpoint.close();
+  }
+}
+
+async function estimateOn(
+  endpoint: Endpoint,
+  loaded: LoadedPlan,
+  o: DryRunOptions,
+  assumptions: Assumptions,
+): Promise<{ report: DryRunReport; text: string }> {
+  const { plan, snapshot, workspace, directives } = loaded;
+  const options = resolveEngineOptions({
+    provider: o.provider,
+    baseURL: endpoint.baseURL,
+    apiKey: endpoint.apiKey,
+    warm: plan.warm,
+    layout: plan.layout,
+    workspace,
+    ...(plan.limits.maxTokens ? { maxTokens: plan.limits.maxTokens } : {}),
+  });
+  const { prefix, specs } = planForks({ options, table: o.catalogue, clock: systemClock }, snapshot, directives, {
+    layout: plan.layout,
+  });
+  const caches = new Map<string, Map<string, NamedFile | null>>();
+  const cacheOf = (dir: string): Map<string, NamedFile | null> =>
+    caches.get(dir) ?? caches.set(dir, new Map()).get(dir)!;
+  // a plan over several repositories: a directive's file is relative to its own repository
+  const named = directives.map((d, i) => {
+    const repo = plan.repos ? loaded.fields?.[i]?.[REPO_FIELD] : undefined;
+    if (repo === undefined) return filesNamedBy(d, workspace, cacheOf(workspace));
+    const dir = join(workspace, repo);
+    return filesNamedBy(d, dir, cacheOf(dir)).map((f) => ({ ...f, path: `${repo}/${f.path}` }));
+  });
+  const unnamed = named.filter((files) => files.length === 0).length;
+  const median = unnamed > 0 ? medianWorkspaceFile(workspace) : undefined;
+  const files = named.map((f) => (f.length > 0 ? f : median ? [median] : []));
+  const counts: DryRunCounts = await dryRunCounts({
+    prefix,
+    children: specs.map((s) => s.base),
+    sample: textSample(workspace, files.flat()),
+    maxTokens: options.maxTokens,
+    provider: o.provider,
+    endpoint,
+  });
+  const pageBytes = DEFAULT_TOOL_LIMITS.maxReadBytes;
+  const facts: ForkFacts[] = directives.map((d, i) => ({
+    directiveTokens: counts.directives[i] ?? 0,
+    kind: directiveKind(d),
+    files: files[i]!.map((f) => ({
+      path: f.path,
+      tokens: Math.ceil(f.chars * counts.perChar),
+      pages: Math.max(1, Math.ceil(f.bytes / pageBytes)),
+    })),
+  }));
+  const estimate = estimateRun({
+    model: snapshot.model,
+    table: o.catalogue,
+    at: Date.now(),
+    sharedTokens: counts.shared,
+    warm: plan.warm,
+    freshHeadTokens: counts.freshHead,
+    forks: facts.map((f) => profileFork(f, assumptions)),
+    turnOverhead: assumptions.turnOverhead,
+    maxTokens: options.maxTokens,
+  });
+  const distinct = [...new Map(files.flat().map((f) => [f.path, f])).values()];
+  const edits = facts.filter((f) => f.kind === 'edit').length;
+  const counted = [
+    `shared prefix ${n(counts.shared)} tokens (sha256 ${prefix.sha256.slice(0, 16)}: the bytes the run will send), ${counts.how}`,
+    `fresh-agent head ${n(counts.freshHead)} tokens (the fallback system prompt and the tools); directives ${range(counts.directives)} tokens each, wrapped`,
+    `files: ${n(plan.directives.length - unnamed)} of ${n(plan.directives.length)} directives name a file; ${n(distinct.length)} files, ${range(distinct.map((f) => f.chars * counts.perChar))} tokens each at ${counts.perChar.toFixed(3)} tokens a character (counted on a sample of their text)`,
+  ];
+  const assumed = [
+    plan.warm === 'none'
+      ? 'cache: warm "none": no fork waits for another, so every fork is assumed to write the shared prefix'
+      : plan.warm === 'prewarm'
+        ? 'cache: one max_tokens 0 request writes the shared prefix, every fork reads it'
+        : 'cache: the first fork writes the shared prefix, the others read it (they wait for its response to begin)',
+    'cache: each later request of a fork reads the one before and writes its growth; entries live through the run; no retries or failed attempts',
+    `turns: ${n(edits)} forks edit: read their file (a turn per ${n(pageBytes)} bytes), edit it once${assumptions.verifyRead > 0 ? ', read it again' : ''}, report; ${n(facts.length - edits)} forks read and report`,
+    ...(unnamed > 0
+      ? [
+          median
+            ? `${n(unnamed)} directives name no file: each is assumed to read one file of the workspace's median size (${median.path}, ${n(median.chars * counts.perChar)} tokens)`
+            : `${n(unnamed)} directives name no file, and the workspace has none: they are assumed to read nothing`,
+        ]
+      : []),
+    `outputs: ${assumptions.toolCallOutput} tokens per tool call, ${assumptions.editOutput} per edit, ${assumptions.reportOutput} per report; results of an edit ${assumptions.editResult}; ${assumptions.turnOverhead} tokens of framing a turn (change any with --assume name=value)`,
+    ...(o.maxUsd !== undefined
+      ? [
+          `--max-usd ${o.maxUsd}: the estimate is ${((100 * estimate.cost.usd) / o.maxUsd).toFixed(0)}% of it; a request in flight holds its input at the cache-write price and its max_tokens (${n(options.maxTokens)}) at the output price: about $${estimate.requestBoundUsd.toFixed(4)} for the largest here`,
+        ]
+      : []),
+  ];
+  const report: DryRunReport = {
+    dry_run: true,
+    run_dir: null,
+    prefix: { sha256: prefix.sha256, bytes: prefix.byteLength, shared_tokens: counts.shared },
+    counts,
+    assumptions,
+    forks_without_file: unnamed,
+    estimate,
+    max_usd: o.maxUsd ?? null,
+    text: { counted, assumed },
+  };
+  const title = `forkcache run --dry-run: ${n(plan.directives.length)} forks of ${snapshot.model}; nothing was sent but ${counts.requests} token counts, and no run directory was written`;
+  return { report, text: formatEstimate(estimate, { title, counted, assumed }) };
+}

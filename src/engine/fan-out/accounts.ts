@@ -1,0 +1,136 @@
+import { totalInputTokens, type UsageInput } from '../../ledger/usage.ts';
+import type { ForkEndStatus } from '../../fork-status.ts';
+import type { RequestRecord } from '../../loop/types.ts';
+import type { FrozenPrefix } from '../../prefix/freeze.ts';
+import { stepDown } from '../../wire/providers.ts';
+import type { FanOutDeps } from './types.ts';
+
+/**
+ * A fan-out's entries in the ledger. Recording is idempotent per (fork, turn): after a worker
+ * died, the transcript is read back and may repeat a turn an event already recorded.
+ */
+export class FanOutAccounts {
+  readonly #deps: FanOutDeps;
+  readonly #prefix: FrozenPrefix;
+  readonly #recorded = new Map<string, Set<number>>();
+  /** Failed attempts recorded, by message id (an event and a transcript may both report one). */
+  readonly #failed = new Set<string>();
+  /** Exact tokens of the shared prefix (from the API's count), when known. */
+  sharedTokens: number | undefined;
+  /** A fresh agent's input before its directive (fallback prompt + tools), when known. */
+  freshBase: number | undefined;
+
+  constructor(deps: FanOutDeps, prefix: FrozenPrefix) {
+    this.#deps = deps;
+    this.#prefix = prefix;
+  }
+
+  /** What of the shared prefix a request could read (rounded down to the provider's read step). */
+  #shared(): { sharedPrefixTokens?: number } {
+    return this.sharedTokens === undefined
+      ? {}
+      : { sharedPrefixTokens: stepDown(this.#prefix.provider, this.sharedTokens) };
+  }
+
+  /** Turns done before (a resumed fan-out, a restarted worker): part of this tree's usage. */
+  previous(
+    forkId: string,
+    previous: { requests: readonly RequestRecord[]; failedAttempts: readonly RequestRecord[] },
+  ): void {
+    for (const request of previous.requests) this.request(forkId, request);
+    for (const request of previous.failedAttempts) this.failedAttempt(forkId, request);
+  }
+
+  /**
+   * The pre-warm, under the agent that fans out. `cachedPrefixTokens`: what of the shared
+   * prefix was cached when the fan-out began, when the warm-up's own read tells it (Chat
+   * Completions: an automatic cache reports no writes, so the parent's usage cannot).
+   */
+  warmup(usage: UsageInput, at: number, cachedPrefixTokens?: number): void {
+    const cached =
+      cachedPrefixTokens === undefined
+        ? {}
+        : { cachedPrefixTokens: stepDown(this.#prefix.provider, cachedPrefixTokens) };
+    this.#parentRequest(usage, at, { ...this.#shared(), ...cached });
+  }
+
+  /**
+   * A request the engine sent to learn how a server behaves (llama.cpp's slot probe): it shares
+   * nothing of the prefix (`sharedPrefixTokens: 0`), but the server computed it, so it counts.
+   */
+  probe(usage: UsageInput, at: number): void {
+    this.#parentRequest(usage, at, { sharedPrefixTokens: 0 });
+  }
+
+  /** A request the fan-out sent before its forks, under the agent that fans out (kind `warmup`). */
+  #parentRequest(
+    usage: UsageInput,
+    at: number,
+    fields: { sharedPrefixTokens?: number; cachedPrefixTokens?: number },
+  ): void {
+    this.#deps.ledger.record({
+      forkId: this.#deps.rootId,
+      kind: 'warmup',
+      turn: 0,
+      model: this.#prefix.snapshot.model,
+      usage,
+      at,
+      prefixId: this.#prefix.id,
+      ...fields,
+    });
+  }
+
+  /** Record one request; `at` is when it started on the engine's clock (default: as the worker saw it). */
+  request(forkId: string, request: RequestRecord, at: number = request.sentAt): void {
+    const seen = this.#recorded.get(forkId) ?? new Set<number>();
+    this.#recorded.set(forkId, seen);
+    if (seen.has(request.turn)) return;
+    seen.add(request.turn);
+    const { ledger, rootId, agent } = this.#deps;
+    const common = {
+      forkId,
+      parentId: rootId,
+      turn: request.turn - 1,
+      model: this.#prefix.snapshot.model,
+      usage: request.usage,
+      at,
+    };
+    if (agent) {
+      ledger.record({ ...common, kind: 'fresh' });
+      return;
+    }
+    const first = request.turn === 1;
+    const fresh =
+      first && this.freshBase !== undefined && this.sharedTokens !== undefined
+        ? {
+            freshInputTokens: this.freshBase + Math.max(0, totalInputTokens(request.usage) - this.sharedTokens),
+            freshHeadTokens: this.freshBase,
+          }
+        : {};
+    ledger.record({ ...common, kind: 'fork', prefixId: this.#prefix.id, ...(first ? this.#shared() : {}), ...fresh });
+  }
+
+  /** A billed attempt that failed after its response began (retried, or cancelled). */
+  failedAttempt(forkId: string, request: RequestRecord, at: number = request.sentAt): void {
+    if (this.#failed.has(request.messageId)) return;
+    this.#failed.add(request.messageId);
+    const { ledger, rootId, agent } = this.#deps;
+    const common = {
+      forkId,
+      parentId: rootId,
+      turn: request.turn - 1,
+      model: this.#prefix.snapshot.model,
+      usage: request.usage,
+      at,
+      attempt: 'failed' as const,
+    };
+    ledger.record(agent ? { ...common, kind: 'fresh' } : { ...common, kind: 'fork', prefixId: this.#prefix.id });
+  }
+
+  status(forkId: string, status: ForkEndStatus): void {
+    this.#deps.ledger.setStatus(forkId, status, {
+      parentId: this.#deps.rootId,
+      kind: this.#deps.agent ? 'fresh' : 'fork',
+    });
+  }
+}

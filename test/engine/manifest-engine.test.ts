@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { engineOptionsOf, manifestEngine } from '../../src/engine/manifest-engine.ts';
+import { resolveEngineOptions } from '../../src/engine/options.ts';
+import { manifestSchema } from '../../src/run-dir/manifest.ts';
+
+const local = { baseURL: 'http://127.0.0.1:1', apiKey: 'k' };
+
+describe("a run's engine settings", () => {
+  it('read back from the manifest are the ones written: resume runs as the first run did', () => {
+    const first = resolveEngineOptions({
+      ...local,
+      headers: { 'x-forkcache-script': 'refactor', 'x-api-key': 'secret' },
+      workspace: '/tmp/ws',
+      runsDir: '/tmp/runs',
+      maxTurns: 7,
+      maxTokens: 900,
+      allow: ['read_file', 'bash'],
+      warm: 'prewarm',
+      permissions: { default: 'ask', tools: { bash: 'deny' } },
+      isolation: 'worktree',
+      sparseWorktrees: true,
+      toolLimits: { maxReadBytes: 1000 },
+      sandbox: 'none',
+      network: true,
+      turnRetry: { retries: 1, baseMs: 10, maxMs: 20, budgetMs: 1000 },
+      concurrency: 3,
+      toolSet: 'qwen-code',
+      denyTools: ['web_fetch'],
+    });
+    const written = manifestEngine(first);
+    // through JSON and the manifest's own schema, as resume reads it
+    const read = manifestSchema.shape.engine.parse(JSON.parse(JSON.stringify(written)));
+    const resumed = resolveEngineOptions({ ...local, ...engineOptionsOf(read), runsDir: '/tmp/runs' });
+    expect(manifestEngine(resumed)).toEqual(written);
+    expect(written.headers).not.toHaveProperty('x-api-key');
+  });
+});
