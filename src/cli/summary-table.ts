@@ -111,10 +111,13 @@ function allRequestsHit(u: Usage): number | null {
 export function totalCovers(result: FanOutResult): string {
   const s = result.summary;
   const c = attemptCounts(result);
-  const parent = s.requests - c.turns - c.failed_attempts;
+  // the engine's warm-ups (a resume's prefix write, a llama probe) are billed but not the parent's
+  const warmups = s.warmup_requests ?? 0;
+  const parent = s.requests - c.turns - c.failed_attempts - warmups;
   const passes = s.run_dir && existsSync(s.run_dir) ? readPasses(s.run_dir).length : 1;
   const parentPart = parent > 0 ? `the parent's ${n(parent)} request(s) included` : 'parent not included';
-  return `${n(result.forks.length)} forks, ${passesLabel(passes)}, ${parentPart}`;
+  const warmPart = warmups > 0 ? `, ${n(warmups)} warm-up request(s) included` : '';
+  return `${n(result.forks.length)} forks, ${passesLabel(passes)}, ${parentPart}${warmPart}`;
 }
 
 /**

@@ -31,6 +31,8 @@ export interface LedgerSummary {
   root: string | null;
   model_table_date: string;
   requests: number;
+  /** Of `requests`, the engine's own warm-ups and probes (kind `warmup`, under the agent that fans out). */
+  warmup_requests: number;
   agents: { parent: number; fork: number; fresh: number };
   /** Fork children only (`kind: 'fork'`), by status (every status, zeros included). */
   forks: Record<'total' | AgentStatus, number>;
@@ -146,6 +148,7 @@ export function summarize(
     root,
     model_table_date: table.date,
     requests: records.length,
+    warmup_requests: records.filter((r) => r.kind === 'warmup').length,
     agents,
     forks,
     usage: {
