@@ -13,7 +13,12 @@ export const OPTIONAL_PEERS = {
   mcp: ['@modelcontextprotocol/sdk@~1.32.2'],
   // never imported by forkcache itself: the app that uses forkcache/ai-sdk imports them (ai 7
   // needs Node 22, so 6.x)
-  'ai-sdk': ['ai@^6.0.325', '@ai-sdk/anthropic@^3.0.140'],
+  'ai-sdk': [
+    'ai@^6.0.325',
+    '@ai-sdk/anthropic@^3.0.140',
+    '@ai-sdk/openai@^3.0.139',
+    '@ai-sdk/openai-compatible@^2.0.92',
+  ],
 } as const;
 
 export type OptionalFeature = keyof typeof OPTIONAL_PEERS;
