@@ -185,7 +185,8 @@ export const planSchema = z.strictObject({
 
 export type Plan = z.output<typeof planSchema>;
 
-const BASH_LIMITS = [
+/** The plan's `limits` that are the tools' limits (the others are the fan-out's). */
+export const BASH_LIMITS = [
   'bashTimeoutMs',
   'bashMaxProcesses',
   'bashMaxMemoryMb',

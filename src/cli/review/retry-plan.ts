@@ -2,20 +2,13 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { readFanOutDir } from '../../run-dir/manifest.ts';
 import { parseOrThrow } from '../../validation.ts';
-import { planSchema } from '../plan.ts';
+import { BASH_LIMITS as PLAN_TOOL_LIMITS, planSchema } from '../plan.ts';
 import type { ForkReview, RunReview } from './run-forks.ts';
 
 /** Where `merge --clean-only` writes the plan that redoes the forks it could not merge. */
 export const RETRY_PLAN_FILE = 'retry-plan.json';
 
-const BASH_LIMITS = new Set([
-  'bashTimeoutMs',
-  'bashMaxProcesses',
-  'bashMaxMemoryMb',
-  'bashMaxFileMb',
-  'bashTmpMb',
-  'maxWorkspaceMb',
-]);
+const BASH_LIMITS: ReadonlySet<string> = new Set(PLAN_TOOL_LIMITS);
 
 /**
  * A plan `forkcache run` takes that does `forks` again, each from its directive and fields, in
