@@ -239,6 +239,17 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
       data: { field: 'sparse' },
     });
   checkPlanRepos(path, plan);
+  // the old name beside the new one, pointing elsewhere: which one the user meant is unknown
+  if (
+    plan.runDir !== undefined &&
+    plan.runsDir !== undefined &&
+    resolve(base, plan.runDir) !== resolve(base, plan.runsDir)
+  )
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `plan ${path}: runDir (the deprecated name of runsDir) and runsDir name different folders; keep runsDir`,
+      { data: { field: 'runDir' } },
+    );
   const paths = {
     workspace: resolve(base, plan.workspace),
     runsDir: resolve(base, plan.runsDir ?? plan.runDir ?? '.forkcache/runs'),

@@ -29,4 +29,11 @@ describe('a plan names its runs directory', () => {
   it('as runDir, the deprecated name, for one release', () => {
     expect(loadPlan(planWith({ runDir: 'old' })).runsDir).toBe(join(dir, 'old'));
   });
+
+  it('refuses runDir and runsDir naming different folders, naming the field', () => {
+    expect(loadPlan(planWith({ runDir: 'runs', runsDir: './runs' })).runsDir).toBe(join(dir, 'runs'));
+    expect(() => loadPlan(planWith({ runDir: 'old', runsDir: 'new' }))).toThrow(
+      /runDir \(the deprecated name of runsDir\) and runsDir name different folders/,
+    );
+  });
 });

@@ -20,7 +20,7 @@ export function writePlan(workspace: string, directives: string[], extra: Record
       parent,
       directives,
       workspace,
-      runDir: join(dir, 'runs'),
+      runsDir: join(dir, 'runs'),
       emulator: { script: 'refactor', latency: 'off' },
       ...extra,
     }),

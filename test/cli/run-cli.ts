@@ -167,7 +167,7 @@ export function examplePlan(extra: Record<string, unknown> = {}): { path: string
     ...plan,
     parent: join(ROOT, 'examples/plan/parent.json'),
     workspace: join(ROOT, 'examples/sample-repo'),
-    runDir: join(dir, 'runs'),
+    runsDir: join(dir, 'runs'),
     ...extra,
   };
   writeFileSync(path, JSON.stringify(body));

@@ -19,7 +19,7 @@ function plan(model: string, extra: Record<string, unknown> = {}): string {
     model,
     parent: join(ROOT, 'examples/plan/parent.json'),
     workspace: join(ROOT, 'examples/sample-repo'),
-    runDir: join(dir, 'runs'),
+    runsDir: join(dir, 'runs'),
     directives: ['read src/lib/http.ts and report', 'read src/features/users.ts and report'],
     ...extra,
   };

@@ -12,7 +12,7 @@ function planWithProvider(provider: string): { path: string; dir: string } {
   const path = join(dir, 'plan.json');
   writeFileSync(
     path,
-    JSON.stringify({ ...plan, workspace: join(process.cwd(), 'examples', 'sample-repo'), runDir: 'runs', provider }),
+    JSON.stringify({ ...plan, workspace: join(process.cwd(), 'examples', 'sample-repo'), runsDir: 'runs', provider }),
   );
   return { path, dir };
 }

@@ -19,7 +19,7 @@ describe('forkcache run at the API spend cap', () => {
           ...plan,
           parent: join(process.cwd(), 'examples/plan/parent.json'),
           workspace: join(process.cwd(), 'examples/sample-repo'),
-          runDir: join(dir, 'runs'),
+          runsDir: join(dir, 'runs'),
         }),
       );
       const env = { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: emulator.url };
