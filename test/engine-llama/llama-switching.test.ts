@@ -295,7 +295,7 @@ describe.skipIf(!hasLlama)(`llama-cpp forks with tools and checks (${why})`, () 
       expect(slots.policy).toMatch(
         slots.choice!.at_once === 4
           ? /^4 slots switched: -np 4 keeps idle slots/
-          : /^one slot switched: -np 4 keeps idle slots/,
+          : /^one slot switched, the prefix copied: -np 4 keeps idle slots/,
       );
       expect(
         new Set(
