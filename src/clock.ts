@@ -1,3 +1,5 @@
+import { ForkcacheError } from './errors.ts';
+
 /**
  * Time as a seam: everything that waits or reads the time takes a Clock, so tests jump time
  * with a ManualClock instead of sleeping.
@@ -77,7 +79,8 @@ export class ManualClock implements Clock {
 
   /** Move time forward, waking every sleeper whose deadline is passed, earliest first. */
   advance(ms: number): void {
-    if (ms < 0) throw new RangeError('ManualClock.advance: ms must be >= 0');
+    if (ms < 0)
+      throw new ForkcacheError('INVALID_ARGUMENT', 'ManualClock.advance: ms must be >= 0', { data: { field: 'ms' } });
     this.#now += ms;
     const due = this.#sleepers.filter((s) => s.at <= this.#now).sort((a, b) => a.at - b.at);
     this.#sleepers = this.#sleepers.filter((s) => s.at > this.#now);

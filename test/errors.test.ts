@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ForkcacheError, fromWireError, hasCode, isForkcacheError, toWireError } from '../src/errors.ts';
 
@@ -43,5 +44,19 @@ describe('isForkcacheError', () => {
     const err = new ForkcacheError('FORK_PREFIX_DRIFT', 'drift');
     expect(isForkcacheError(structuredClone(err))).toBe(false);
     expect(isForkcacheError(fromWireError(toWireError(err)))).toBe(true);
+  });
+});
+
+describe('every error src throws is a ForkcacheError', () => {
+  it('no bare Error, TypeError or RangeError is made in src/ (a code names each failure)', () => {
+    const root = new URL('../src/', import.meta.url);
+    const files = (readdirSync(root, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts'));
+    expect(files.length).toBeGreaterThan(100);
+    const bare = files.flatMap((f) =>
+      readFileSync(new URL(f, root), 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (/\bnew (Error|TypeError|RangeError)\(/.test(line) ? [`src/${f}:${i + 1}`] : [])),
+    );
+    expect(bare).toEqual([]);
   });
 });

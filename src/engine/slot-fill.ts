@@ -15,6 +15,7 @@ import { type SlotFill, SlotPool } from './slot-pool.ts';
 import { SlotFiles, slotFileStem } from './slot-files.ts';
 import { judgeSwitching, LearningPolicy } from './slot-policy.ts';
 import type { WarmGate } from './warm-gate.ts';
+import { ForkcacheError } from '../errors.ts';
 
 /** What a llama-cpp fan-out learned and did before its forks (the summary's `engine.slots`). */
 export type SlotReport = EngineSlots;
@@ -208,7 +209,11 @@ export async function fillSlots(
       if (report.clears_idle) return finish(make(wanted, [0], true, files.prefixName));
       for (let slot = 1; slot < wanted; slot++) {
         const done = await run.server.restore(slot, files.prefixName, run.signal);
-        if (!done.ok) throw new Error(done.message);
+        if (!done.ok)
+          throw new ForkcacheError(
+            'API_ERROR',
+            `llama-server could not copy the prefix into slot ${slot}: ${done.message}`,
+          );
       }
       const all = Array.from({ length: wanted }, (_, i) => i);
       return finish(make(wanted, all, true, files.prefixName));

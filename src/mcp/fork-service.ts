@@ -72,7 +72,7 @@ export class ForkService {
       const entry: BackgroundRun = { directives: input.directives.length, done: Promise.resolve() };
       entry.done = run.then(
         (result) => void (entry.result = result),
-        (err: unknown) => void (entry.error = err instanceof Error ? err : new Error(String(err))),
+        (err: unknown) => void (entry.error = err instanceof Error ? err : new ForkcacheError('INTERNAL', String(err))),
       );
       this.#runs.set(runId, entry);
       return {

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CapturedTurn } from './assistant-capture.ts';
+import { ForkcacheError } from '../errors.ts';
 
 /**
  * A fork tool call the proxy saw a model make: the request that produced it, as forwarded (its
@@ -103,7 +104,9 @@ export class ForkCallRegistry {
       };
       const onAbort = (): void => {
         done();
-        reject(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
+        reject(
+          signal.reason instanceof Error ? signal.reason : new ForkcacheError('FORK_CANCELLED', String(signal.reason)),
+        );
       };
       const done = (): void => {
         this.#events.off('offered', onOffer);

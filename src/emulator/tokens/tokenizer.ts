@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { countInSegments } from './long-runs.ts';
+import { ForkcacheError } from '../../errors.ts';
 
 /**
  * Counts the tokens of a text. The emulator's one seam for token arithmetic: pass your own to
@@ -60,6 +61,8 @@ export const approximateTokenizer: Tokenizer = {
  */
 export function scaledTokenizer(base: Tokenizer, factor: number): Tokenizer {
   if (!(factor > 0) || !Number.isFinite(factor))
-    throw new RangeError('scaledTokenizer: factor must be a positive finite number');
+    throw new ForkcacheError('INVALID_ARGUMENT', 'scaledTokenizer: factor must be a positive finite number', {
+      data: { field: 'factor' },
+    });
   return { name: `${base.name ?? 'custom'}×${factor}`, count: (text) => Math.round(base.count(text) * factor) };
 }
