@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
+import { findExecutable } from './find-executable.ts';
 import { systemViewArgs } from './sandbox-view.ts';
 
 /**
@@ -43,17 +43,7 @@ export function hardeningArgs(features: Omit<BwrapFeatures, 'file' | 'why'>, net
 }
 
 function onPath(name: string, envPath: string | undefined): string | undefined {
-  for (const dir of (envPath ?? '/usr/bin:/bin').split(path.delimiter)) {
-    if (dir === '') continue;
-    const file = path.join(dir, name);
-    try {
-      accessSync(file, constants.X_OK);
-      return file;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
+  return findExecutable(name, (envPath ?? '/usr/bin:/bin').split(path.delimiter));
 }
 
 function tries(file: string, features: Omit<BwrapFeatures, 'file' | 'why'>): string | undefined {

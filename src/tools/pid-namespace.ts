@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { findExecutable } from './find-executable.ts';
 
 /*
  * A PID namespace for `sandbox: none` where no pids cgroup can be made (not root, cgroup v2
@@ -21,17 +21,8 @@ export interface PidNamespace {
   readonly args: readonly string[];
 }
 
-const CANDIDATES = ['/usr/bin/unshare', '/bin/unshare'];
-
 function probe(): PidNamespace | { missing: string } {
-  const file = CANDIDATES.find((f) => {
-    try {
-      accessSync(f, constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
+  const file = findExecutable('unshare', ['/usr/bin', '/bin']);
   if (file === undefined) return { missing: 'no unshare (util-linux) found' };
   const root = (process.getuid?.() ?? 0) === 0;
   const args = [

@@ -1,10 +1,11 @@
 import { execFile, spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, rmdirSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, rmdirSync } from 'node:fs';
 import { open, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ForkcacheError } from '../errors.ts';
+import { findExecutable } from './find-executable.ts';
 
 /*
  * A fork's worktree on a file system of its own: a sparse ext4 image, loop-mounted at the
@@ -35,18 +36,7 @@ interface Tools {
   readonly umount: string;
 }
 
-function find(name: string): string | undefined {
-  for (const dir of ['/usr/sbin', '/sbin', '/usr/bin', '/bin']) {
-    const file = path.join(dir, name);
-    try {
-      accessSync(file, constants.X_OK);
-      return file;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
+const find = (name: string): string | undefined => findExecutable(name, ['/usr/sbin', '/sbin', '/usr/bin', '/bin']);
 
 function probe(): Tools | { missing: string } {
   if ((process.getuid?.() ?? 1) !== 0) return { missing: 'a loop mount needs root' };
