@@ -86,15 +86,8 @@ export class FanOutAccounts {
     this.#recorded.set(forkId, seen);
     if (seen.has(request.turn)) return;
     seen.add(request.turn);
-    const { ledger, rootId, agent } = this.#deps;
-    const common = {
-      forkId,
-      parentId: rootId,
-      turn: request.turn - 1,
-      model: this.#prefix.snapshot.model,
-      usage: request.usage,
-      at,
-    };
+    const { ledger, agent } = this.#deps;
+    const common = this.#common(forkId, request, at);
     if (agent) {
       ledger.record({ ...common, kind: 'fresh' });
       return;
@@ -114,17 +107,21 @@ export class FanOutAccounts {
   failedAttempt(forkId: string, request: RequestRecord, at: number = request.sentAt): void {
     if (this.#failed.has(request.messageId)) return;
     this.#failed.add(request.messageId);
-    const { ledger, rootId, agent } = this.#deps;
-    const common = {
+    const { ledger, agent } = this.#deps;
+    const common = { ...this.#common(forkId, request, at), attempt: 'failed' as const };
+    ledger.record(agent ? { ...common, kind: 'fresh' } : { ...common, kind: 'fork', prefixId: this.#prefix.id });
+  }
+
+  /** What every record of a fork's request carries (the ledger's turns count from 0). */
+  #common(forkId: string, request: RequestRecord, at: number) {
+    return {
       forkId,
-      parentId: rootId,
+      parentId: this.#deps.rootId,
       turn: request.turn - 1,
       model: this.#prefix.snapshot.model,
       usage: request.usage,
       at,
-      attempt: 'failed' as const,
     };
-    ledger.record(agent ? { ...common, kind: 'fresh' } : { ...common, kind: 'fork', prefixId: this.#prefix.id });
   }
 
   status(forkId: string, status: ForkEndStatus): void {
