@@ -101,6 +101,7 @@ export default defineConfig({
           exclude: [...integration, ...slow],
           pool: 'threads',
           maxWorkers: Math.max(1, availableParallelism()),
+          isolate: false,
         },
       },
       {

@@ -5,6 +5,7 @@ import { applyHostPolicy, narrowPermissions } from '../../src/distributed/host-p
 import type { ForkJobData } from '../../src/distributed/keys.ts';
 import { JobSigner, resolveJobSecret } from '../../src/distributed/signing.ts';
 import { workspace } from '../engine/helpers.ts';
+import { restoreEnv } from '../helpers.ts';
 
 const SECRET = 'a-secret-of-at-least-thirty-two-characters';
 
@@ -33,7 +34,7 @@ function job(change: { api?: Partial<ForkJobData['api']>; tools?: Partial<ForkJo
 
 const saved = { ...process.env };
 afterEach(() => {
-  process.env = { ...saved };
+  restoreEnv(saved);
 });
 
 describe("a host's own policy over its jobs", () => {

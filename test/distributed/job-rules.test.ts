@@ -6,6 +6,7 @@ import type { ForkJobData } from '../../src/distributed/keys.ts';
 import { DEFAULT_TURN_RETRY } from '../../src/loop/retry.ts';
 import type { DispatchContext } from '../../src/pool/fork-dispatch.ts';
 import { DEFAULT_TOOL_LIMITS } from '../../src/tools/limits.ts';
+import { restoreEnv } from '../helpers.ts';
 
 /**
  * A job as the submitter builds it (`forkJobData`), every optional part present: a check, a
@@ -67,7 +68,7 @@ beforeEach(() => {
   process.env['ANTHROPIC_BASE_URL'] = 'http://127.0.0.1:4000';
 });
 afterEach(() => {
-  process.env = { ...saved };
+  restoreEnv(saved);
 });
 
 describe("one list of a job's fields and their rules", () => {

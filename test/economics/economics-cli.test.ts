@@ -4,12 +4,28 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { cliArgs } from '../cli/run-cli.ts';
+import { cliArgs, forkcache as forkcacheInProcess } from '../cli/run-cli.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** Run the real command as a child process, as a user would. */
-function forkcache(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Run the command in this process (test/cli/run-cli.ts: the same `main` as the process entry,
+ * without a node process and a module graph per call). The first test runs it as a child
+ * process, as a user would, so the process entry's output and exit status stay covered here.
+ */
+async function forkcache(...args: string[]): Promise<Run> {
+  const run = await forkcacheInProcess(args);
+  return { status: run.code, stdout: run.stdout, stderr: run.stderr };
+}
+
+/** Run the real command as a child process. */
+function forkcacheProcess(...args: string[]): Run {
   const run = spawnSync(process.execPath, [...cliArgs(), ...args], {
     cwd: ROOT,
     encoding: 'utf8',
@@ -29,11 +45,9 @@ const SEED_ARGS = [
   'claude-sonnet-4-6',
 ];
 
-// Each test waits for its children to exit on their own; the bound is for a loaded machine
-// (three CLI start-ups took over 30 s at a load average of 17 on 2 cores), not a timing.
-describe('forkcache economics (child process)', () => {
-  it('--json reproduces the seed figures under both conventions', () => {
-    const run = forkcache(...SEED_ARGS, '--convention', 'both', '--json');
+describe('forkcache economics', () => {
+  it('--json reproduces the seed figures under both conventions (as a child process)', () => {
+    const run = forkcacheProcess(...SEED_ARGS, '--convention', 'both', '--json');
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     const out = JSON.parse(run.stdout) as Record<
@@ -56,7 +70,7 @@ describe('forkcache economics (child process)', () => {
     expect(out.real.breakEven).toEqual({ vsNoCache: 2, vsFreshAgents: null });
   });
 
-  it('per model: Opus 5.5 at 0.05x saves 95% fork-side, Fable 5.2 97.5%, Haiku 5.5 priced in band B', () => {
+  it('per model: Opus 5.5 at 0.05x saves 95% fork-side, Fable 5.2 97.5%, Haiku 5.5 priced in band B', async () => {
     const args = [
       'economics',
       '--prefix',
@@ -71,10 +85,10 @@ describe('forkcache economics (child process)', () => {
       '--json',
     ];
     const opus = (
-      JSON.parse(forkcache(...args, '--model', 'claude-opus-5-5').stdout) as { real: Record<string, unknown> }
+      JSON.parse((await forkcache(...args, '--model', 'claude-opus-5-5')).stdout) as { real: Record<string, unknown> }
     ).real;
     expect(opus).toMatchObject({ model: 'claude-opus-5-5', readMultiplier: 0.05, forkSideSavings: 0.95, band: null });
-    const compare = JSON.parse(forkcache(...args, '--compare').stdout) as {
+    const compare = JSON.parse((await forkcache(...args, '--compare')).stdout) as {
       compare: { model: string; savingsVsNoCache: number; forkSideSavings: number; allInSavings: number }[];
     };
     const row = (model: string) => compare.compare.find((r) => r.model === model);
@@ -82,13 +96,13 @@ describe('forkcache economics (child process)', () => {
     expect(row('claude-haiku-5-5')).toMatchObject({ band: 'B', readMultiplier: 0.1 });
     expect(row('claude-sonnet-5-5')).toMatchObject({ readMultiplier: 0.05 });
     for (const row of compare.compare) expect(row.allInSavings).toBeLessThan(row.forkSideSavings);
-    const retired = forkcache(...args, '--model', 'claude-opus-4-1');
+    const retired = await forkcache(...args, '--model', 'claude-opus-4-1');
     expect(retired.status).toBe(2);
     expect(retired.stderr).toMatch(/--model: "claude-opus-4-1" has no prices \(retired; use claude-opus-5-5\)/);
   });
 
-  it('prints a readable table with per-child costs, totals, savings and break-even N', () => {
-    const run = forkcache(...SEED_ARGS, '--convention', 'seed');
+  it('prints a readable table with per-child costs, totals, savings and break-even N', async () => {
+    const run = await forkcache(...SEED_ARGS, '--convention', 'seed');
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^\s+1\s+0\s+48,500\s+200\s+48,700\s+\$0\.146100$/m);
     expect(run.stdout).toMatch(/^\s+2-5\s+48,500\s+0\s+200\s+5,050\s+\$0\.015150$/m);
@@ -96,39 +110,39 @@ describe('forkcache economics (child process)', () => {
     expect(run.stdout).toContain('break-even N: vs no cache 2, vs fresh agents 4');
   });
 
-  it("--date before a model's first price row exits 2 naming that first date", () => {
-    const early = forkcache(...SEED_ARGS.slice(0, -2), '--model', 'claude-sonnet-5-5', '--date', '2026-09-01');
+  it("--date before a model's first price row exits 2 naming that first date", async () => {
+    const early = await forkcache(...SEED_ARGS.slice(0, -2), '--model', 'claude-sonnet-5-5', '--date', '2026-09-01');
     expect(early.status).toBe(2);
     expect(early.stderr).toContain(
       '--date: 2026-09-01 is before the first price of claude-sonnet-5-5 in the catalogue (2026-09-28); use a date from 2026-09-28 on',
     );
   });
 
-  it('--date that is not a calendar day exits 2', () => {
-    const impossible = forkcache(...SEED_ARGS, '--date', '2026-02-31');
+  it('--date that is not a calendar day exits 2', async () => {
+    const impossible = await forkcache(...SEED_ARGS, '--date', '2026-02-31');
     expect(impossible.status).toBe(2);
     expect(impossible.stderr).toContain('--date: not a calendar date (got "2026-02-31")');
   });
 
-  it('--compare --date lists only the models that existed on that date', () => {
-    const run = forkcache(...SEED_ARGS.slice(0, -2), '--compare', '--date', '2026-10-01', '--json');
+  it('--compare --date lists only the models that existed on that date', async () => {
+    const run = await forkcache(...SEED_ARGS.slice(0, -2), '--compare', '--date', '2026-10-01', '--json');
     const models = (JSON.parse(run.stdout) as { compare: { model: string }[] }).compare.map((r) => r.model);
     expect(models).toContain('claude-sonnet-5-5');
     expect(models).not.toContain('claude-fable-5-2'); // first priced 2026-11-09
   });
 
-  it('exits 2 with a message naming the flag on bad input', () => {
-    const negative = forkcache(...SEED_ARGS, '--prefix', '-5');
+  it('exits 2 with a message naming the flag on bad input', async () => {
+    const negative = await forkcache(...SEED_ARGS, '--prefix', '-5');
     expect(negative.status).toBe(2);
     expect(negative.stderr).toContain('--prefix: expected a non-negative integer (got "-5")');
     expect(negative.stdout).toBe('');
-    const model = forkcache(...SEED_ARGS, '--model', 'claude-nope');
+    const model = await forkcache(...SEED_ARGS, '--model', 'claude-nope');
     expect(model.status).toBe(2);
     expect(model.stderr).toContain('--model: "claude-nope" is not in the model catalogue');
   });
 
-  it('says plainly that the default prices the first request of each child only', () => {
-    const run = forkcache(...SEED_ARGS);
+  it('says plainly that the default prices the first request of each child only', async () => {
+    const run = await forkcache(...SEED_ARGS);
     expect(run.stdout).toMatch(
       /^forkcache economics: claude-sonnet-4-6, the first request of each child only: input tokens, none of the turns after it \(--whole-run prices every turn\)$/m,
     );
@@ -136,8 +150,17 @@ describe('forkcache economics (child process)', () => {
     expect(run.stdout).toContain("Anthropic's pricing page (a stored copy), retrieved 2026-11-09");
   });
 
-  it('--whole-run prices every turn with the estimator, its assumptions listed', () => {
-    const run = forkcache('economics', '--prefix', '100000', '--children', '8', '--whole-run', '--date', '2026-11-30');
+  it('--whole-run prices every turn with the estimator, its assumptions listed', async () => {
+    const run = await forkcache(
+      'economics',
+      '--prefix',
+      '100000',
+      '--children',
+      '8',
+      '--whole-run',
+      '--date',
+      '2026-11-30',
+    );
     expect(run.status).toBe(0);
     expect(run.stdout).toMatch(/^forkcache economics --whole-run: 8 forks of claude-opus-5-5, every turn priced$/m);
     expect(run.stdout).toMatch(/^estimate {2}\$\d+\.\d+ for 32 requests of 8 forks/m);
@@ -145,9 +168,9 @@ describe('forkcache economics (child process)', () => {
     expect(run.stdout).toMatch(/^assumed:$/m);
   });
 
-  it('--sweep prints a table, and writes a chart with the price source on it', () => {
+  it('--sweep prints a table, and writes a chart with the price source on it', async () => {
     const chart = join(mkdtempSync(join(tmpdir(), 'fc-econ-')), 'sweep.svg');
-    const run = forkcache(
+    const run = await forkcache(
       'economics',
       '--sweep',
       'forks=1..64',
@@ -170,14 +193,14 @@ describe('forkcache economics (child process)', () => {
     expect(svg).toContain('fresh agents, prefix 100K');
   });
 
-  it('--sweep --csv prints one row per point; --no-chart draws nothing; a bad sweep exits 2', () => {
-    const run = forkcache('economics', '--sweep', 'forks=1,2', '--prefix', '10000', '--csv', '--no-chart');
+  it('--sweep --csv prints one row per point; --no-chart draws nothing; a bad sweep exits 2', async () => {
+    const run = await forkcache('economics', '--sweep', 'forks=1,2', '--prefix', '10000', '--csv', '--no-chart');
     expect(run.status).toBe(0);
     const lines = run.stdout.trim().split('\n');
     expect(lines).toHaveLength(3);
     expect(lines[0]).toMatch(/^model,prefix,forks,/);
     expect(existsSync(join(ROOT, 'forkcache-economics.svg'))).toBe(false);
-    const bad = forkcache('economics', '--sweep', 'forks=0..4', '--prefix', '10000', '--no-chart');
+    const bad = await forkcache('economics', '--sweep', 'forks=0..4', '--prefix', '10000', '--no-chart');
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('--sweep forks=0..4: a range a..b needs 1 <= a <= b');
   });

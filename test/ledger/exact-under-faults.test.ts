@@ -38,6 +38,8 @@ describe('the ledger under faults (issue 15, case 6)', () => {
       workspace: workspace(files),
       runDir: workspace({}),
       turnRetry: { baseMs: 0, retries: 6 },
+      // the emulator's 1 ms retry-after, honoured (the default 1 s floor would only make this test slow)
+      retryAfter: { floorMs: 1 },
       pool: { maxThreads: 2 },
     });
     try {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { driverOverrides, execGit, gitEnv, NEUTRAL_CONFIG } from '../../src/tools/git.ts';
 import { git, repoWith } from './git-fixture.ts';
+import { restoreEnv } from '../helpers.ts';
 
 describe('the hardened git runner', () => {
   it("passes git an allowlisted environment: no API key, none of the caller's GIT_* settings", async () => {
@@ -45,7 +46,7 @@ describe('the hardened git runner', () => {
       const pager = await execGit(['config', '--get', 'core.pager'], { cwd: repo, env });
       expect(pager.stdout.trim()).toBe('cat');
     } finally {
-      process.env = saved;
+      restoreEnv(saved);
     }
   });
 

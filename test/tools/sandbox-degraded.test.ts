@@ -1,14 +1,17 @@
 import { accessSync, chmodSync, constants, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findBubblewrap, probeBubblewrap } from '../../src/tools/bwrap-probe.ts';
-import { createToolExecutor } from '../../src/tools/executor.ts';
-import { describeSandbox, sandboxLine } from '../../src/tools/sandbox-report.ts';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 // Issue 24, route 3: `sandbox: "auto"` on a machine where some protections cannot be applied
 // says exactly which did not. Played with a bwrap that refuses user and network namespaces,
-// as some kernels and containers do (the probe runs once per process: this file has its own).
+// as some kernels and containers do. The probe runs once per thread and keeps its answer, and
+// unit files share their worker's modules (vitest.config.ts): this file loads the sandbox
+// modules afresh after the fake is on PATH, and leaves fresh ones behind, so the fake's answer
+// is neither one an earlier file probed nor one a later file sees.
+let probe: typeof import('../../src/tools/bwrap-probe.ts');
+let executor: typeof import('../../src/tools/executor.ts');
+let sandboxReport: typeof import('../../src/tools/sandbox-report.ts');
 
 const real = findBubblewrapOnHostPath();
 let savedPath: string | undefined;
@@ -26,7 +29,7 @@ function findBubblewrapOnHostPath(): string | undefined {
   return undefined;
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   if (real === undefined) return;
   const dir = mkdtempSync(join(tmpdir(), 'fc-fake-bwrap-'));
   writeFileSync(
@@ -36,13 +39,20 @@ beforeAll(() => {
   chmodSync(join(dir, 'bwrap'), 0o755);
   savedPath = process.env['PATH'];
   process.env['PATH'] = `${dir}:${savedPath}`;
+  vi.resetModules();
+  probe = await import('../../src/tools/bwrap-probe.ts');
+  executor = await import('../../src/tools/executor.ts');
+  sandboxReport = await import('../../src/tools/sandbox-report.ts');
 });
 afterAll(() => {
   if (savedPath !== undefined) process.env['PATH'] = savedPath;
+  vi.resetModules();
 });
 
 describe.runIf(real !== undefined)('a bubblewrap that cannot create user or network namespaces here', () => {
   it('still sandboxes, and names each protection that did not apply, with the reason', async () => {
+    const { findBubblewrap, probeBubblewrap } = probe;
+    const { describeSandbox, sandboxLine } = sandboxReport;
     const found = probeBubblewrap();
     expect(found).toMatchObject({ userns: false, net: false, disableUserns: false, size: true });
     const report = describeSandbox('auto');
@@ -57,7 +67,7 @@ describe.runIf(real !== undefined)('a bubblewrap that cannot create user or netw
     expect(sandboxLine(report)).toMatch(/\nnote: NOT applied here: .*user namespace.*network isolation/);
     expect(report.applied).toEqual(expect.arrayContaining(['no capabilities']));
     // the commands do run in it (no capability, PID namespace)
-    const tools = createToolExecutor({
+    const tools = executor.createToolExecutor({
       workspace: mkdtempSync(join(tmpdir(), 'fc-ws-')),
       allow: ['bash'],
       sandbox: 'bwrap',
