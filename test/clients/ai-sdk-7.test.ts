@@ -4,6 +4,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -13,6 +14,9 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { ForkToolOutput } from '../../src/ai-sdk.ts';
+import { startEmulator } from '../../src/emulator/start.ts';
+import type { LedgerRecord } from '../../src/ledger/records.ts';
 import { type RunResult, runProgram } from '../cli/run-cli.ts';
 import { expectBackgroundTen, expectForkedTwenty } from '../examples/ai-sdk-output.ts';
 import { builtSources } from '../setup/built-sources.ts';
@@ -64,11 +68,35 @@ async function project(programs: readonly string[]): Promise<{ dir: string; buil
 /** Only what a shell gives a program: none of this test process's variables (vitest's, the build's). */
 const cleared = Object.fromEntries(Object.keys(process.env).map((key) => [key, undefined]));
 
-function node22(args: string[], cwd: string): Promise<RunResult> {
+function node22(args: string[], cwd: string, env: Record<string, string> = {}): Promise<RunResult> {
   return runProgram(node22Bin, args, {
     cwd,
-    env: { ...cleared, PATH: process.env['PATH'], HOME: process.env['HOME'], NO_COLOR: '1' },
+    env: { ...cleared, PATH: process.env['PATH'], HOME: process.env['HOME'], NO_COLOR: '1', ...env },
   });
+}
+
+/** The request bodies the emulator logged, in arrival order. */
+function exchanges(dir: string): { body: Record<string, unknown> }[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => {
+      const record = JSON.parse(readFileSync(join(dir, f), 'utf8')) as { request: { body: Record<string, unknown> } };
+      return { body: record.request.body };
+    });
+}
+
+/** A request part as the app sent it: forkcache's cache markers (Messages API) taken out. */
+function unmarked(value: unknown): string {
+  return JSON.stringify(value, (key, v: unknown) => (key === 'cache_control' ? undefined : v));
+}
+
+interface AppReport {
+  output: ForkToolOutput;
+  calls: { tool: string; aborts: boolean }[];
+  text: string;
+  sent: string[];
+  records: LedgerRecord[];
 }
 
 describe.skipIf(!aiSdk7.ok)(`forkcache/ai-sdk on AI SDK 7 (${aiSdk7.why})`, () => {
@@ -131,6 +159,77 @@ describe.skipIf(!aiSdk7.ok)(`forkcache/ai-sdk on AI SDK 7 (${aiSdk7.why})`, () =
     expect(code).toBe(0);
     expect(stdout).toContain(join(node22Modules, 'ai/dist/index.d.ts'));
   });
+
+  const wires = [
+    { wire: 'anthropic', api: 'anthropic', why: 'on @ai-sdk/anthropic 4', ok: true },
+    { wire: 'openai', api: 'openai', ...openai },
+  ] as const;
+  for (const { wire, api, ok, why } of wires)
+    it.skipIf(!ok)(
+      `${wire}: 20 children fork from the exact request the app sent, call its three tools, and read ≥ 99% of it (${why})`,
+      async () => {
+        const logDir = mkdtempSync(join(tmpdir(), 'fc-ai-sdk-7-log-'));
+        projects.push(logDir);
+        const emulator = await startEmulator({ api, script: 'ai-sdk', latency: 'off', logDir });
+        let run: RunResult;
+        try {
+          const { dir } = await project(['test/clients/fixtures/ai-sdk-agent.ts']);
+          run = await node22(['ai-sdk-agent.ts'], dir, { EMULATOR_URL: emulator.url, WIRE: wire, FORKS: '20' });
+        } finally {
+          await emulator.close();
+        }
+        expect(run.stderr).toBe('');
+        expect(run.code).toBe(0);
+        const app = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as AppReport;
+
+        // the reports came back as the fork tool's output, and every child called the app's three tools
+        expect(app.output.forks.map((f) => f.status)).toEqual(Array.from({ length: 20 }, () => 'completed'));
+        for (const fork of app.output.forks) expect(fork.report).toContain('add_comment → comment added to triage');
+        for (const tool of ['search_tickets', 'lookup_user', 'add_comment'])
+          expect(app.calls.filter((c) => c.tool === tool)).toHaveLength(20);
+        expect(app.calls).toHaveLength(60);
+        expect(app.calls.every((c) => c.aborts)).toBe(true);
+        expect(app.text).toContain('The children reported');
+
+        // The emulator received the app's request exactly as the app sent it, and every child's
+        // request starts with it: its system prompt and tools, its messages, then the assistant
+        // turn that called the fork tool.
+        const log = exchanges(logDir);
+        const [first, second] = app.sent.map((body) => JSON.parse(body) as Record<string, unknown>);
+        expect(log[0]!.body).toEqual(first);
+        const own = app.records.find((r) => r.kind === 'parent')!.usage;
+        const prompt = own.input_tokens + own.cache_read_input_tokens + own.cache_creation_input_tokens;
+        expect(prompt).toBeGreaterThan(1024);
+        const said = first!['messages'] as unknown[];
+        const turn = (second!['messages'] as unknown[])[said.length];
+        const children = log.filter((e) => JSON.stringify(e.body).includes('fork-boilerplate'));
+        expect(children.length).toBeGreaterThanOrEqual(20 * 4);
+        for (const { body } of children) {
+          expect(unmarked(body['system'])).toBe(unmarked(first!['system']));
+          expect((body['tools'] as unknown[]).map(unmarked)).toEqual((first!['tools'] as unknown[]).map(unmarked));
+          const messages = body['messages'] as unknown[];
+          expect(messages.slice(0, said.length).map(unmarked)).toEqual(said.map(unmarked));
+          expect(unmarked(messages[said.length])).toBe(unmarked(turn));
+        }
+
+        // The fan-out's cache efficiency against that request, as the API counted it: what
+        // each child's first request read of it, over what could be read (all of it each, less
+        // the one write of what the app's request left uncached: on the Messages API, which
+        // caches only at markers and the app set none, the first child writes it; OpenAI caches
+        // the app's request itself, so there every child reads it and the figure passes 1).
+        const firsts = app.records.filter((r) => r.kind === 'fork' && r.turn === 0);
+        expect(firsts).toHaveLength(20);
+        const shares = firsts.map((r) => r.usage.cache_read_input_tokens / prompt);
+        expect(shares.filter((share) => share >= 0.99).length).toBeGreaterThanOrEqual(19);
+        const read = firsts.reduce((sum, r) => sum + Math.min(r.usage.cache_read_input_tokens, prompt), 0);
+        const efficiency = read / (20 * prompt - own.input_tokens);
+        expect(efficiency).toBeGreaterThanOrEqual(0.99);
+        expect(app.output.cacheEfficiency).toBeGreaterThanOrEqual(0.99);
+        console.log(
+          `ai 7, ${wire}: the app's request ${prompt} tokens; ${shares.filter((share) => share >= 0.99).length} of 20 first requests read ≥ 99% of it; efficiency against it ${efficiency.toFixed(3)}`,
+        );
+      },
+    );
 
   it.skipIf(!openai.ok)(
     `examples/ai-sdk/openai-background.ts, unchanged: 10 background forks through .chat() (${openai.why})`,
