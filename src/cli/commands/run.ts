@@ -33,6 +33,7 @@ import {
   redisLostLine,
 } from '../distributed-run.ts';
 import { printOut, printErr } from '../terminal-safe.ts';
+import { toolFlagsOf } from '../../tools/tool-flags.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -164,7 +165,7 @@ export function registerRunCommand(program: Command): void {
             }
           : {}),
         sandbox: plan.sandbox,
-        network: plan.network,
+        ...toolFlagsOf(plan),
         toolLimits,
         ...(plan.isolation === 'worktree' ? { isolation: 'worktree' as const } : {}),
         ...(plan.sparse ? { sparseWorktrees: true } : {}),
