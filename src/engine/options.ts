@@ -48,7 +48,9 @@ export interface ForkEngineOptions extends Partial<ToolFlags> {
   apiKey?: string;
   /** Extra headers on every request (e.g. `x-forkcache-script` for the emulator). */
   headers?: Record<string, string>;
+  /** The SDK's own retries of a request (used when `admission` is `off`). */
   maxRetries?: number;
+  /** One request's timeout in milliseconds (default 600,000). */
   timeoutMs?: number;
   pool?: {
     /** Worker threads (default: min(4, cores)). */
