@@ -85,3 +85,11 @@ export function forkFigures(records: readonly ExchangeRecord[]) {
   const ratios = [...firsts.values()].map((r) => r.usage!.cache_read_input_tokens / cached);
   return { caller, cached, forks: [...firsts.values()], minRatio: Math.min(...ratios) };
 }
+
+/** Node 22 and the packages that need it, in a project of their own (`node22/` of the folder). */
+export const node22Bin = join(clientsDir, 'node22-bin');
+export const node22Modules = join(clientsDir, 'node22/node_modules');
+export const aiSdk7 = availability(
+  existsSync(node22Bin) ? join(node22Modules, 'ai/package.json') : node22Bin,
+  'ai 7 on Node 22',
+);
