@@ -11,14 +11,20 @@ export const clientsDir =
 export const claudeBin = join(clientsDir, 'claude');
 export const agentSdkDir = join(clientsDir, 'node_modules/@anthropic-ai/claude-agent-sdk');
 
-function availability(path: string, what: string): { ok: boolean; why: string } {
-  if (existsSync(path)) return { ok: true, why: `on the real ${what}` };
+/** Node 22 (Qwen Code declares `engines: node >= 22`) and Qwen Code's entry, run on it. */
+export const node22Bin = join(clientsDir, 'node22-bin');
+export const qwenEntry = join(clientsDir, 'node22/node_modules/@qwen-code/qwen-code/cli-entry.js');
+
+function availability(paths: string | string[], what: string): { ok: boolean; why: string } {
+  const missing = [paths].flat().find((path) => !existsSync(path));
+  if (missing === undefined) return { ok: true, why: `on the real ${what}` };
   const failed = join(clientsDir, 'setup-failed.txt');
-  const reason = existsSync(failed) ? readFileSync(failed, 'utf8').trim() : `${path} is not installed`;
+  const reason = existsSync(failed) ? readFileSync(failed, 'utf8').trim() : `${missing} is not installed`;
   return { ok: false, why: `SKIPPED: ${reason} (bash scripts/clients/setup.sh installs it)` };
 }
 export const claudeCode = availability(claudeBin, 'Claude Code 2.1.332');
 export const agentSdk = availability(agentSdkDir, 'Claude Agent SDK 0.3.332');
+export const qwenCode = availability([node22Bin, qwenEntry], 'Qwen Code 0.24.4 on Node 22');
 
 /** A project directory and a private HOME / config dir for one client run (no login, no shared state). */
 export function clientHome(): { project: string; env: Record<string, string> } {
