@@ -32,6 +32,8 @@ upstream="$(sed -n 's/.*listening on //p' "$work/emulator.out")"
 (cd "$work/project" && exec $forkcache proxy --upstream "$upstream" --mcp --mcp-config "$work/mcp.json" --json) \
   >"$work/proxy.out" 2>"$work/proxy.err" &
 proxy=$!
+# a client that fails must not leave the proxy running (the cleanup waits for every child)
+pids+=("$proxy")
 wait_for "$work/proxy.out" 'forkcache mcp at'
 base_url="$(sed -n 's/forkcache proxy listening on //p' "$work/proxy.out")"
 
@@ -56,7 +58,7 @@ case "$client" in
       const forkcache = { httpUrl: url, headers, trust: true, timeout: 1800000 };
       require("fs").writeFileSync(to, JSON.stringify({ mcpServers: { forkcache } }), { mode: 0o600 });' \
       "$work/mcp.json" "$HOME/.qwen/settings.json"
-    ANTHROPIC_MODEL=claude-opus-5-5 "${NODE22:-node}" "${QWEN:?set QWEN to Qwen Code's cli-entry.js}" \
+    ANTHROPIC_MODEL=claude-opus-5-5 "${NODE22:-node}" "${QWEN:?set QWEN to the cli-entry.js of Qwen Code}" \
       --auth-type anthropic -p "$prompt"
     ;;
   *) echo "run.sh: unknown client $client (claude-code, agent-sdk, qwen-code)" >&2; exit 2 ;;
