@@ -90,7 +90,9 @@ async function metric(url: string, name: string): Promise<number> {
 type Workload = 'none' | 'check' | 'two-turn';
 const CHECKS: Record<Exclude<Workload, 'none'>, string> = {
   check: 'sleep 4',
-  'two-turn': 'sleep 4; test -e {file}.checked || { touch {file}.checked; exit 1; }',
+  // `{marker}`, not `{file}`: a fork whose field is `file` must change that file, and one that
+  // reports at once changes none (no_change, its check never runs)
+  'two-turn': 'sleep 4; test -e {marker}.checked || { touch {marker}.checked; exit 1; }',
 };
 
 async function runArm(
@@ -134,7 +136,10 @@ async function runArm(
         directives,
         workload === 'none'
           ? {}
-          : { check: { command: CHECKS[workload], retries: 1 }, fields: directives.map((_, i) => ({ file: `f${i}` })) },
+          : {
+              check: { command: CHECKS[workload], retries: 1 },
+              fields: directives.map((_, i) => (workload === 'two-turn' ? { marker: `f${i}` } : { file: `f${i}` })),
+            },
       )
       .settled();
     const makespanS = (performance.now() - started) / 1000;
@@ -179,45 +184,13 @@ function limitOf(cell: Measured[]): number {
   return prefix + Math.min(...cell.map(own));
 }
 
-export async function engineSuite(options: SuiteOptions): Promise<SuiteResult> {
-  const title = 'Real engine: llama-server (Qwen3-0.6B-shaped, random weights, Q8_0), slot-aware fan-out';
-  const available = llamaAvailability(MODEL);
-  if (!available.ok) return { name: 'engine', title, rows: [], conclusion: `skipped: ${available.why}` };
+const DEFAULT_SERVER = { label: 'default (4 slots)' };
+
+/** Rows are appended to bench/results/engine-progress.jsonl as they finish: a full run takes hours. */
+function recorder(rows: Record<string, unknown>[]): (m: Measured, limit: number, naive: Measured | undefined) => void {
   const progress = new URL('./results/engine-progress.jsonl', import.meta.url);
   mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-  const defaults = { label: 'default (4 slots)' };
-  // the Done-when cell first, then the rest: a run cut short still has the cell that matters
-  // FORKCACHE_BENCH_ENGINE_CELLS=8x2048,4x8192 runs only those cells (forks x prefix tokens)
-  const only = process.env['FORKCACHE_BENCH_ENGINE_CELLS']
-    ?.split(',')
-    .map((c) => c.split('x').map(Number) as [number, number]);
-  if (only?.some(([f, t]) => !(f! > 0 && t! > 0)))
-    throw new Error(
-      `FORKCACHE_BENCH_ENGINE_CELLS: expected FORKSxTOKENS[,…], got ${process.env['FORKCACHE_BENCH_ENGINE_CELLS']}`,
-    );
-  // FORKCACHE_BENCH_ENGINE_WORKLOADS=check,two-turn runs only the forks-with-tools cells (8 forks, 2K prefix)
-  const workloadsEnv = process.env['FORKCACHE_BENCH_ENGINE_WORKLOADS'];
-  const workloads = (workloadsEnv?.split(',') ?? []) as Workload[];
-  if (workloads.some((w) => w !== 'check' && w !== 'two-turn'))
-    throw new Error(`FORKCACHE_BENCH_ENGINE_WORKLOADS: expected check and/or two-turn, got ${workloadsEnv}`);
-  const cells: [number, number][] =
-    workloads.length > 0 && !only
-      ? []
-      : only
-        ? only
-        : options.quick
-          ? [[4, 2048]]
-          : [
-              [8, 2048],
-              [4, 2048],
-              [16, 2048],
-              [4, 8192],
-              [8, 8192],
-              [16, 8192],
-            ];
-  const rows: Record<string, unknown>[] = [];
-  const conclusions: string[] = [];
-  const record = (m: Measured, limit: number, naive: Measured | undefined): void => {
+  return (m, limit, naive) => {
     const row = {
       server: m.server,
       workload: m.workload,
@@ -240,10 +213,40 @@ export async function engineSuite(options: SuiteOptions): Promise<SuiteResult> {
     appendFileSync(progress, `${JSON.stringify({ at: new Date().toISOString(), ...row })}\n`);
     process.stderr.write(`bench engine: ${JSON.stringify(row)}\n`);
   };
+}
+
+export async function engineSuite(options: SuiteOptions): Promise<SuiteResult> {
+  const title = 'Real engine: llama-server (Qwen3-0.6B-shaped, random weights, Q8_0), slot-aware fan-out';
+  const available = llamaAvailability(MODEL);
+  if (!available.ok) return { name: 'engine', title, rows: [], conclusion: `skipped: ${available.why}` };
+  // the Done-when cell first, then the rest: a run cut short still has the cell that matters
+  // FORKCACHE_BENCH_ENGINE_CELLS=8x2048,4x8192 runs only those cells (forks x prefix tokens)
+  const only = process.env['FORKCACHE_BENCH_ENGINE_CELLS']
+    ?.split(',')
+    .map((c) => c.split('x').map(Number) as [number, number]);
+  if (only?.some(([f, t]) => !(f! > 0 && t! > 0)))
+    throw new Error(
+      `FORKCACHE_BENCH_ENGINE_CELLS: expected FORKSxTOKENS[,…], got ${process.env['FORKCACHE_BENCH_ENGINE_CELLS']}`,
+    );
+  const cells: [number, number][] = only
+    ? only
+    : options.quick
+      ? [[4, 2048]]
+      : [
+          [8, 2048],
+          [4, 2048],
+          [16, 2048],
+          [4, 8192],
+          [8, 8192],
+          [16, 8192],
+        ];
+  const rows: Record<string, unknown>[] = [];
+  const conclusions: string[] = [];
+  const record = recorder(rows);
   for (const [forks, tokens] of cells) {
     const cell: Measured[] = [];
     for (const arm of ['forkcache', 'forkcache-copy', 'fork-naive', 'warm-one-then-release'] as const)
-      cell.push(await runArm(arm, defaults, forks, tokens));
+      cell.push(await runArm(arm, DEFAULT_SERVER, forks, tokens));
     const limit = limitOf(cell);
     const naive = cell.find((m) => m.arm === 'fork-naive');
     for (const m of cell) record(m, limit, naive);
@@ -252,21 +255,6 @@ export async function engineSuite(options: SuiteOptions): Promise<SuiteResult> {
       `${forks} forks × ${fc.prefix} tokens: forkcache computed ${(fc.prefill / limit).toFixed(3)}× the limit, efficiency ${fc.efficiency?.toFixed(4)}, ${naive ? (fc.makespanS / naive.makespanS).toFixed(2) : '?'}× the naive makespan`,
     );
   }
-  // forks with tools: forkcache on the default server against every fork at once on openai-compatible
-  for (const workload of workloads) {
-    const [forks, tokens] = [8, 2048];
-    const pair = [
-      await runArm('forkcache', defaults, forks, tokens, workload),
-      await runArm('fork-naive', defaults, forks, tokens, workload),
-    ];
-    // the summary's limit: a later turn's own part is what follows the previous prompt and output
-    const limit = pair[0]!.done.summary.engine?.prefill_limit ?? limitOf(pair);
-    for (const m of pair) record(m, limit, pair[1]);
-    conclusions.push(
-      `${workload}: forkcache ${(pair[0]!.prefill / limit).toFixed(2)}× the limit in ${(pair[0]!.makespanS / pair[1]!.makespanS).toFixed(2)}× the all-at-once makespan (${(pair[1]!.prefill / limit).toFixed(2)}× the limit)`,
-    );
-  }
-  if (cells.length === 0) return { name: 'engine', title, rows, conclusion: `${conclusions.join('; ')}.` };
   // one prefill then KV copies, against one prefill per slot: on a server with -np 4 (idle slots kept)
   const np4 = { label: '-np 4', parallel: 4 };
   const [forks, tokens] = cells[0]!;
@@ -279,4 +267,37 @@ export async function engineSuite(options: SuiteOptions): Promise<SuiteResult> {
     rows,
     conclusion: `${conclusions.join('; ')}. On -np 4: copy ${(pair[0]!.prefill / limit).toFixed(3)}× the limit in ${pair[0]!.makespanS.toFixed(1)} s, warm-each ${(pair[1]!.prefill / limit).toFixed(3)}× in ${pair[1]!.makespanS.toFixed(1)} s.`,
   };
+}
+
+/**
+ * Forks that use tools (issue 36), 8 forks over a 2K prefix: forkcache on the default server
+ * against every fork at once on openai-compatible. A suite of its own, so its rows and the
+ * engine grid's are measured and merged into the results apart (`--only=engine-tools --merge`).
+ * FORKCACHE_BENCH_ENGINE_WORKLOADS=check (or two-turn) runs one of the two.
+ */
+export async function engineToolsSuite(): Promise<SuiteResult> {
+  const title = 'Real engine: forks with tools (a check, two turns) on the default llama-server, Qwen3-0.6B-shaped';
+  const available = llamaAvailability(MODEL);
+  if (!available.ok) return { name: 'engine-tools', title, rows: [], conclusion: `skipped: ${available.why}` };
+  const workloadsEnv = process.env['FORKCACHE_BENCH_ENGINE_WORKLOADS'];
+  const workloads = (workloadsEnv?.split(',') ?? ['check', 'two-turn']) as Workload[];
+  if (workloads.some((w) => w !== 'check' && w !== 'two-turn'))
+    throw new Error(`FORKCACHE_BENCH_ENGINE_WORKLOADS: expected check and/or two-turn, got ${workloadsEnv}`);
+  const rows: Record<string, unknown>[] = [];
+  const record = recorder(rows);
+  const conclusions: string[] = [];
+  for (const workload of workloads) {
+    const [forks, tokens] = [8, 2048];
+    const pair = [
+      await runArm('forkcache', DEFAULT_SERVER, forks, tokens, workload),
+      await runArm('fork-naive', DEFAULT_SERVER, forks, tokens, workload),
+    ];
+    // the summary's limit: a later turn's own part is what follows the previous prompt and output
+    const limit = pair[0]!.done.summary.engine?.prefill_limit ?? limitOf(pair);
+    for (const m of pair) record(m, limit, pair[1]);
+    conclusions.push(
+      `${workload}: forkcache ${(pair[0]!.prefill / limit).toFixed(2)}× the limit in ${(pair[0]!.makespanS / pair[1]!.makespanS).toFixed(2)}× the all-at-once makespan (${(pair[1]!.prefill / limit).toFixed(2)}× the limit)`,
+    );
+  }
+  return { name: 'engine-tools', title, rows, conclusion: `${conclusions.join('; ')}.` };
 }

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { arch, cpus, platform, totalmem } from 'node:os';
 import { boundarySuite, dispatchSuite } from './boundary.ts';
 import { economicsSuite } from './economics.ts';
-import { engineSuite } from './engine.ts';
+import { engineSuite, engineToolsSuite } from './engine.ts';
 import { economicsModelsSuite } from './economics-models.ts';
 import { longWordsSuite } from './long-words.ts';
 import { tokenizerSuite } from './tokenizer.ts';
@@ -35,13 +35,15 @@ const SUITES: Record<string, (o: SuiteOptions) => Promise<SuiteResult>> = {
   tokenizer: tokenizerSuite,
   // issue 26: the real engine (llama-server; hours on 2 cores, so only with --only=engine)
   engine: engineSuite,
+  // issue 36: forks with tools on the real engine (about 12 minutes on 2 idle cores)
+  'engine-tools': engineToolsSuite,
 };
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const onlyArg = args.find((a) => a.startsWith('--only='))?.slice('--only='.length);
-// the engine suite runs only when named: it needs llama-server and takes hours
-const names = onlyArg ? onlyArg.split(',') : Object.keys(SUITES).filter((name) => name !== 'engine');
+// the engine suites run only when named: they need llama-server and take hours
+const names = onlyArg ? onlyArg.split(',') : Object.keys(SUITES).filter((name) => !name.startsWith('engine'));
 for (const name of names)
   if (!SUITES[name]) throw new Error(`--only: unknown suite "${name}" (known: ${Object.keys(SUITES).join(', ')})`);
 const machine = `${cpus()[0]?.model ?? 'cpu'} × ${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB, ${platform()} ${arch()}, Node ${process.version}`;

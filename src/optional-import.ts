@@ -11,12 +11,12 @@ export const OPTIONAL_PEERS = {
   distributed: ['bullmq@^5.81.5', 'ioredis@^5.11.1'],
   // 1.32.x only: the Streamable HTTP transport and registerTool's schemas changed between minors.
   mcp: ['@modelcontextprotocol/sdk@~1.32.2'],
-  // never imported by forkcache itself: the app that uses forkcache/ai-sdk imports them (ai 7
-  // needs Node 22, so 6.x)
+  // never imported by forkcache itself: the app that uses forkcache/ai-sdk imports them (either
+  // major: ai 7 and its providers need Node 22, so the tests run 6.x on Node 20 and 7.x beside it)
   'ai-sdk': [
-    'ai@^6.0.325',
-    '@ai-sdk/anthropic@^3.0.140',
-    '@ai-sdk/openai@^3.0.139',
+    'ai@^6.0.325 || ^7.0.173',
+    '@ai-sdk/anthropic@^3.0.140 || ^4.0.105',
+    '@ai-sdk/openai@^3.0.139 || ^4.0.118',
     '@ai-sdk/openai-compatible@^2.0.92',
   ],
 } as const;

@@ -59,6 +59,18 @@ try {
     `ledger: ${tree.requests} requests (the agent and its ${tree.forks.total} forks), ` +
       `cache read ${tree.usage.cache_read_input_tokens} tokens, cost $${tree.cost_usd.actual?.toFixed(4)} (no cache $${tree.cost_usd.no_cache?.toFixed(4)})`,
   );
+  // The fan-out's cache efficiency against the request the agent itself sent, as the API
+  // counted it: what the children's first requests read of it from the cache, over what they
+  // could (all of it each, less the one write of what the agent's request left uncached).
+  const records = forkcache.ledger.records();
+  const own = records.find((r) => r.kind === 'parent')!.usage;
+  const sent = own.input_tokens + own.cache_creation_input_tokens + own.cache_read_input_tokens;
+  const firsts = records.filter((r) => r.kind === 'fork' && r.turn === 0);
+  const read = firsts.reduce((sum, r) => sum + Math.min(r.usage.cache_read_input_tokens, sent), 0);
+  const efficiency = read / (firsts.length * sent - own.input_tokens);
+  console.log(
+    `against the agent's own request (${sent} tokens): ${firsts.length} first requests read ${read} of it, efficiency ${efficiency.toFixed(3)}`,
+  );
 } finally {
   await engine.close();
   await emulator.close();

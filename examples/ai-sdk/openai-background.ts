@@ -49,10 +49,11 @@ try {
   console.log(`agent: ${first.text}`);
   console.log(`pending: ${forkcache.pending().map((p) => `${p.fanoutId} (${p.directives} forks)`).join(', ')}`);
   const outputs = await forkcache.collect();
-  const later = await agent.generate({
-    messages: [...messages, ...first.response.messages, forkcache.reportMessage(outputs)],
-  });
-  console.log(`agent, later: ${later.text.slice(0, 50)}…`);
+  // the first turn's messages: `responseMessages` in ai 7 (its `response.messages` is the last step's), `response.messages` in ai 6
+  const said = (first as { responseMessages?: ModelMessage[] }).responseMessages ?? first.response.messages;
+  const history = [...messages, ...said, forkcache.reportMessage(outputs)];
+  const later = await agent.generate({ messages: history });
+  console.log(`agent, later (${history.length} messages in): ${later.text.slice(0, 50)}…`);
   const tree = forkcache.ledger.summary('parent');
   const turns = forkcache.ledger.records().filter((r) => r.kind === 'parent').length;
   console.log(

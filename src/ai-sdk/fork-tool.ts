@@ -13,12 +13,14 @@ import { type CapturedExchange, RequestCapture } from './capture.ts';
 
 /**
  * What forkcache needs of an AI SDK tool (`tool({ description, inputSchema, execute })`):
- * structural, so this module's types compile without the `ai` package.
+ * structural, so this module's types compile without the `ai` package, and take the tools of
+ * `ai` 6 and 7 alike.
  */
 export interface AiSdkTool {
-  description?: string | undefined;
+  /** Never read (the children's tool array is the app's request's); in `ai` 7 it may be a function of the tool's context. */
+  description?: unknown;
   inputSchema?: unknown;
-  /** Called as the AI SDK calls it: `(input, { toolCallId, messages, abortSignal })`. */
+  /** Called as the AI SDK calls it: `(input, { toolCallId, messages, abortSignal, context })` (`context`: ai 7). */
   execute?: ((input: never, options: never) => unknown) | undefined;
 }
 
@@ -60,6 +62,12 @@ export interface ForkToolOptions {
   background?: boolean;
   /** Tool names that only read (a call interrupted by a stop runs again on resume). */
   readOnly?: readonly string[];
+  /**
+   * `ai` 7: each tool's `context`, keyed by tool name, as the agent is given it (`toolsContext`):
+   * a child's call of that tool gets it as `context`, as the agent's own calls do. The fork
+   * tool's own `execute` sees only its own entry, so the app passes them here.
+   */
+  toolsContext?: Readonly<Record<string, unknown>>;
   /** Passed on to every fan-out (`check`, `fields`, `meta`…). */
   fanOut?: Omit<FanOutOptions, 'hostTools' | 'ledger' | 'signal' | 'foreground' | 'parentId'>;
 }
@@ -114,10 +122,15 @@ function hostToolsOf(tools: Readonly<Record<string, AiSdkTool>>, options: ForkTo
   for (const [tool, definition] of Object.entries(tools)) {
     const execute = definition.execute as ((input: unknown, options: object) => unknown) | undefined;
     if (tool === name || typeof execute !== 'function') continue;
+    const context = options.toolsContext?.[tool];
     host[tool] = {
       readOnly: options.readOnly?.includes(tool) ?? false,
       execute: async (input, ctx) =>
-        toText(await lastValue(execute(input, { toolCallId: ctx.toolUseId, messages: [], abortSignal: ctx.signal }))),
+        toText(
+          await lastValue(
+            execute(input, { toolCallId: ctx.toolUseId, messages: [], abortSignal: ctx.signal, context }),
+          ),
+        ),
     };
   }
   return host;

@@ -13,6 +13,7 @@ import { DEFAULT_CHECK_RETRIES, DEFAULT_CHECK_TIMEOUT_MS } from '../engine/fork-
 import type { FanOutCheck } from '../engine/fan-out/types.ts';
 import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../loop/run-fork.ts';
 import { permissionPolicySchema } from '../tools/permissions.ts';
+import { TOOL_FLAGS, toolFlagShape } from '../tools/tool-flags.ts';
 import { parseOrThrow } from '../validation.ts';
 import { importClaudeTranscript } from './importers/claude-transcript.ts';
 import { providerIdSchema } from '../wire/providers.ts';
@@ -140,7 +141,8 @@ export const planSchema = z.strictObject({
     .enum(['auto', 'bwrap', 'none'])
     .default('auto')
     .describe('where bash and the check run: auto (bubblewrap when it works here), bwrap (required), none'),
-  network: z.boolean().default(false).describe('let sandboxed commands reach the network (default: none at all)'),
+  // every tool flag (`network` …) is a plan field of its name, off unless the plan says true
+  ...toolFlagShape((name) => z.boolean().default(false).describe(TOOL_FLAGS[name])),
   check: z
     .string()
     .trim()

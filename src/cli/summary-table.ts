@@ -262,6 +262,12 @@ export function notDoneMessage(
   const dir = result.summary.run_dir;
   const capped = result.summary.spend_cap?.stopped === true;
   if (dir !== undefined && options.interrupted !== true && !capped) {
+    // every fork done and changing nothing: most often the directive names what no file has
+    // (a typo, a rename done already), and a retry pays to hear the same
+    if (forks.length === result.forks.length && forks.every((f) => f.status === 'no_change'))
+      lines.push(
+        'not one fork changed a file: check the directives (does what they name occur in the files?) before a retry',
+      );
     if (forks.some((f) => isRetryableStatus(f.status)))
       lines.push(`retry them with: ${resumeCommand(dir, ['--retry', 'all-not-done'])}`);
     if (forks.some((f) => f.status === 'failed')) lines.push(`continue the failed ones with: ${resumeCommand(dir)}`);

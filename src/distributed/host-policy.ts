@@ -9,8 +9,15 @@ import type { SandboxChoice } from '../tools/sandbox-types.ts';
 import type { HostToolInfo } from '../tools/host-tools.ts';
 import { isChatProvider, type ProviderId } from '../wire/providers.ts';
 import { type ExecutableToolName, FILE_TOOL_NAMES } from '../wire/tool-names.ts';
-import { applyJobRules } from './job-rules.ts';
+import { TOOL_FLAGS, type ToolFlagName, toolFlagsOf } from '../tools/tool-flags.ts';
+import { applyJobRules, HOST_FLAGS } from './job-rules.ts';
 import type { ForkJobData } from './keys.ts';
+
+/**
+ * For each tool flag of rule `host-flag` (`job-rules.ts`): jobs may turn it on here (default
+ * false). `network`: jobs may ask for a sandbox with network access (`--allow-network`).
+ */
+type HostFlagAllowances = { readonly [K in ToolFlagName]?: boolean | undefined };
 
 /**
  * What a host lets its jobs do, from its own configuration. A signed job comes from a
@@ -18,13 +25,11 @@ import type { ForkJobData } from './keys.ts';
  * job alone: a job may narrow the policy (fewer tools, a stricter sandbox or permission),
  * never widen it; asking for more is refused before anything runs.
  */
-export interface HostPolicyOptions {
+export interface HostPolicyOptions extends HostFlagAllowances {
   /** Tools a job may allow. Default: the file tools; `bash` only when listed. */
   allow?: readonly ExecutableToolName[] | undefined;
   /** The weakest sandbox a job may ask `bash` to run in (`none` < `auto` < `bwrap`). Default `auto`. */
   sandbox?: SandboxChoice | undefined;
-  /** Jobs may ask for a sandbox with network access. Default false. */
-  network?: boolean | undefined;
   /** Combined with each job's permissions: for every tool the stricter decision wins (deny > ask > allow). */
   permissions?: PermissionPolicy | undefined;
   /** Jobs' workspaces and transcripts must lie under one of these directories. Default: anywhere. */
@@ -177,8 +182,9 @@ export function applyHostPolicy(
   const sandbox = data.tools.sandbox ?? 'auto';
   if (!(sandbox in SANDBOX_RANK) || SANDBOX_RANK[sandbox] < SANDBOX_RANK[floor])
     refuse('tools.sandbox', `the job asks for sandbox "${sandbox}", this host runs bash in "${floor}" at the least`);
-  if (data.tools.network === true && options.network !== true)
-    refuse('tools.network', 'the job asks for network access in the sandbox; this host does not allow it');
+  for (const name of HOST_FLAGS)
+    if (data.tools[name] === true && options[name] !== true)
+      refuse(`tools.${name}`, `the job turns ${name} on (${TOOL_FLAGS[name]}); this host does not allow it`);
   const registered = options.registeredTools ?? [];
   const missing = (data.tools.host ?? []).filter((name) => !registered.some((t) => t.name === name));
   if (missing.length > 0)
@@ -206,7 +212,8 @@ export function applyHostPolicy(
       allow: [...data.tools.allow] as ExecutableToolName[],
       limits: data.tools.limits,
       sandbox,
-      network: data.tools.network === true,
+      // every flag the rules let through, on only where the job says `true`
+      flags: toolFlagsOf(data.tools),
       secrets: [],
       ...(data.tools.host?.length
         ? { host: registered.filter((t) => data.tools.host!.includes(t.name)).map((t) => ({ ...t })) }
@@ -222,7 +229,7 @@ export function describePolicy(options: HostPolicyOptions): string {
   return [
     `tools ${(options.allow ?? FILE_TOOL_NAMES).join(',')}`,
     `bash sandbox at least ${options.sandbox ?? 'auto'}`,
-    `network ${options.network ? 'allowed' : 'refused'}`,
+    ...HOST_FLAGS.map((name) => `${name} ${options[name] ? 'allowed' : 'refused'}`),
     options.permissions ? 'permissions combined with its own' : undefined,
     options.registeredTools?.length ? `host tools ${options.registeredTools.map((t) => t.name).join(',')}` : undefined,
     options.roots?.length ? `files under ${options.roots.join(', ')}` : 'files anywhere',

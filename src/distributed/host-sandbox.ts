@@ -44,9 +44,9 @@ export function probeHostSandbox(options: HostPolicyOptions): HostSandbox {
     line,
     sandboxFor(settings) {
       if (!settings.tools.allow.includes('bash') && settings.loop.check === undefined) return undefined;
-      const { sandbox, network, limits } = settings.tools;
+      const { sandbox, flags, limits } = settings.tools;
       try {
-        return describeSandbox(sandbox, { network, limits });
+        return describeSandbox(sandbox, { network: flags.network, limits });
       } catch (err) {
         // `bwrap` asked for and missing here: the fork's executor refuses its commands
         return { choice: sandbox, kind: 'none', network: false, applied: [], missing: [], reason: String(err) };

@@ -2,6 +2,7 @@ import { withoutCredentials } from '../provider/headers.ts';
 import type { DispatchContext } from '../pool/fork-dispatch.ts';
 import { FORK_QUERY_SOURCE } from '../wire/fork-text.ts';
 import type { ForkJobData } from './keys.ts';
+import { toolFlagsOf, toolFlagsOn } from '../tools/tool-flags.ts';
 
 /**
  * The job of one fork: what its host needs besides what it holds itself (its key, its endpoint,
@@ -48,7 +49,7 @@ export function forkJobData(ctx: DispatchContext): ForkJobData {
       allow: [...(agent?.allow ?? options.allow)],
       limits: options.toolLimits,
       sandbox: options.sandbox,
-      ...(options.network ? { network: true } : {}),
+      ...toolFlagsOn(toolFlagsOf(options)),
       ...(ctx.host && ctx.host.tools.length > 0 ? { host: ctx.host.tools.map((t) => t.name) } : {}),
     },
     permissions: options.permissions,

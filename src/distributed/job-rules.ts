@@ -1,6 +1,7 @@
 import { ForkcacheError } from '../errors.ts';
 import { DEFAULT_RETRY_BUDGET_MS } from '../loop/retry.ts';
 import { DEFAULT_TOOL_LIMITS, type ToolLimits } from '../tools/limits.ts';
+import { TOOL_FLAG_NAMES } from '../tools/tool-flags.ts';
 import type { ForkJobData } from './keys.ts';
 
 /**
@@ -23,8 +24,14 @@ export type JobRule =
   | { rule: 'tools' }
   /** At least the host's sandbox floor (`none` < `auto` < `bwrap`). */
   | { rule: 'sandbox' }
-  /** Network in the sandbox only where the host allows it. */
-  | { rule: 'network' }
+  /**
+   * A tool flag (`tools/tool-flags.ts`) that lets a fork do more: a job turning it on runs
+   * only on a host whose policy allows that flag (`HostPolicyOptions`, the flag's own name:
+   * `network` is `forkcache worker --allow-network`). A flag that only changes what the model
+   * reads, and widens nothing on the host, may take `model-input` instead: that is the choice
+   * the list makes explicit for every flag.
+   */
+  | { rule: 'host-flag' }
   /** The host tools the forks call, by name: every one registered on this host (`--host-tools`). */
   | { rule: 'host-tools' }
   /** Every decision the stricter of the job's and the host's. */
@@ -43,7 +50,14 @@ export type JobRule =
    */
   | { rule: 'ceiling'; ceiling: number; over: 'clamp' | 'refuse'; fallback?: number | undefined };
 
-type RuleTree<T> = { readonly [K in keyof T]-?: JobRule | RuleTree<NonNullable<T[K]>> };
+/**
+ * A rule for every field of `T`, at every depth (`-?`: optional fields too). An object may
+ * take one rule for the whole of it or a rule per field; a boolean, a number or a string takes
+ * a rule, never a value of its own type.
+ */
+export type RuleTree<T> = {
+  readonly [K in keyof T]-?: NonNullable<T[K]> extends object ? JobRule | RuleTree<NonNullable<T[K]>> : JobRule;
+};
 
 const identity = { rule: 'identity' } as const;
 const modelInput = { rule: 'model-input' } as const;
@@ -112,7 +126,7 @@ export const JOB_RULES: RuleTree<ForkJobData> = {
     allow: { rule: 'tools' },
     limits: TOOL_LIMIT_RULES,
     sandbox: { rule: 'sandbox' },
-    network: { rule: 'network' },
+    network: { rule: 'host-flag' },
     host: { rule: 'host-tools' },
   },
   permissions: { rule: 'permissions' },
@@ -127,6 +141,14 @@ export function jobRuleList(tree: object = JOB_RULES, prefix = ''): [string, Job
     isRule(node) ? [[`${prefix}${key}`, node] as [string, JobRule]] : jobRuleList(node, `${prefix}${key}.`),
   );
 }
+
+/**
+ * The tool flags a job may turn on only where its host allows them (rule `host-flag`): each is
+ * a host policy option of its own name and `forkcache worker --allow-<flag>`.
+ */
+export const HOST_FLAGS = TOOL_FLAG_NAMES.filter((name) =>
+  jobRuleList().some(([path, rule]) => path === `tools.${name}` && rule.rule === 'host-flag'),
+);
 
 /** The ceiling paths and their defaults: what `forkcache worker --ceiling PATH=N` may set. */
 export function defaultCeilings(): Record<string, number> {

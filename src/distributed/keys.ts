@@ -1,5 +1,6 @@
 import type { ForkChild } from '../fork/layouts.ts';
 import type { ForkTask } from '../pool/protocol.ts';
+import type { ToolFlagName } from '../tools/tool-flags.ts';
 import type { SharedAdmission } from './shared-gate.ts';
 
 /** The distributed backend of an engine (`ForkEngine` option `distributed`). */
@@ -67,8 +68,13 @@ export interface ForkJobData {
    * No secrets here: jobs sit in Redis; each host redacts its own API key, and protects its own
    * directories. `host`: the host tools the forks may call, by name: a host that has not
    * registered every one refuses the job (whether one only reads is the host's own module's word).
+   * The tool flags (`tools/tool-flags.ts`) sit here one by one, as `network` always has, and
+   * only those turned on (`toolFlagsOn`): absent is off, so a host of an older submitter reads
+   * its jobs, and a newer submitter's job that turns no new flag on still runs on an older host.
    */
-  tools: Omit<ForkTask['tools'], 'secrets' | 'protect' | 'host'> & { host?: string[] | undefined };
+  tools: Omit<ForkTask['tools'], 'secrets' | 'protect' | 'host' | 'flags'> & {
+    [K in ToolFlagName]?: boolean | undefined;
+  } & { host?: string[] | undefined };
   permissions: ForkTask['permissions'];
   transcriptPath: ForkTask['transcriptPath'];
 }

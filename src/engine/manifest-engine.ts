@@ -5,6 +5,7 @@ import type { ExecutableToolName } from '../wire/tool-names.ts';
 import type { PermissionPolicy } from '../tools/permissions.ts';
 import type { ToolSetChoice } from '../tools/client-tools/types.ts';
 import type { WarmStrategy } from './warm-gate.ts';
+import { toolFlagsOf } from '../tools/tool-flags.ts';
 
 /**
  * The settings a run's manifest keeps, so that `resume` runs as safe and as bounded as the
@@ -25,7 +26,7 @@ export function manifestEngine(options: ResolvedEngineOptions): ManifestEngine {
     ...(options.repos ? { repos: [...options.repos] } : {}),
     toolLimits: options.toolLimits as Record<string, number>,
     sandbox: options.sandbox,
-    network: options.network,
+    ...toolFlagsOf(options),
     turnRetry: options.turnRetry,
     concurrency: options.concurrency,
     ...(options.toolSet !== 'auto' ? { toolSet: options.toolSet } : {}),
@@ -54,7 +55,7 @@ export function engineOptionsOf(engine: ManifestEngine): ForkEngineOptions {
     ...(engine.repos ? { repos: engine.repos } : {}),
     toolLimits: engine.toolLimits,
     sandbox: engine.sandbox,
-    network: engine.network,
+    ...toolFlagsOf(engine),
     ...(engine.turnRetry ? { turnRetry: engine.turnRetry } : {}),
     ...(engine.concurrency ? { concurrency: engine.concurrency } : {}),
     ...(engine.toolSet ? { toolSet: engine.toolSet as ToolSetChoice } : {}),

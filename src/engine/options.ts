@@ -15,6 +15,7 @@ import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from 
 import { toolLimitsSchema } from '../tools/limits.ts';
 import { TOOL_SET_NAMES, type ToolSetChoice } from '../tools/client-tools/types.ts';
 import type { SandboxChoice } from '../tools/sandbox-types.ts';
+import { type ToolFlags, toolFlagShape, toolFlagsOf } from '../tools/tool-flags.ts';
 import { type HostTool, hostToolsSchema } from '../tools/host-tools.ts';
 import { permissionPolicySchema, type PermissionHandler, type PermissionPolicy } from '../tools/permissions.ts';
 import { ForkcacheError } from '../errors.ts';
@@ -29,8 +30,11 @@ import type { SlotFill } from './slot-pool.ts';
 import { benchOptionsOf } from './bench-options.ts';
 import { assertRepoNames, repoNameSchema } from './fan-out/repos.ts';
 
-/** Options of `ForkEngine.create`. Every field is optional. */
-export interface ForkEngineOptions {
+/**
+ * Options of `ForkEngine.create`. Every field is optional. The flags the forks' tools read in
+ * the worker (`network`) are declared once, in `tools/tool-flags.ts`.
+ */
+export interface ForkEngineOptions extends Partial<ToolFlags> {
   /** An SDK client: its `baseURL` and `apiKey` are what the workers use too. */
   client?: Anthropic;
   /**
@@ -44,7 +48,9 @@ export interface ForkEngineOptions {
   apiKey?: string;
   /** Extra headers on every request (e.g. `x-forkcache-script` for the emulator). */
   headers?: Record<string, string>;
+  /** The SDK's own retries of a request (used when `admission` is `off`). */
   maxRetries?: number;
+  /** One request's timeout in milliseconds (default 600,000). */
   timeoutMs?: number;
   pool?: {
     /** Worker threads (default: min(4, cores)). */
@@ -112,8 +118,6 @@ export interface ForkEngineOptions {
   toolLimits?: Partial<ToolLimits>;
   /** Where `bash` runs: `auto` (default) uses bubblewrap when it works here, `none` never does. */
   sandbox?: SandboxChoice;
-  /** Let sandboxed commands reach the network (default false: bubblewrap gives them an empty one). */
-  network?: boolean;
   /** Values removed from every tool result, besides the API key (tokens a command might print). */
   secrets?: string[];
   modelTable?: ModelCatalogue;
@@ -224,7 +228,7 @@ export const engineOptionsSchema = z.strictObject({
   denyTools: z.array(z.string().min(1)).optional(),
   toolLimits: toolLimitsSchema.optional(),
   sandbox: z.enum(['auto', 'bwrap', 'none']).optional(),
-  network: z.boolean().optional(),
+  ...toolFlagShape(() => z.boolean().optional()),
   secrets: z.array(z.string()).optional(),
   modelTable: z.custom<ModelCatalogue>((v) => typeof v === 'object' && v !== null && 'models' in v).optional(),
   clock: z.custom<Clock>((v) => typeof v === 'object' && v !== null && 'now' in v && 'sleep' in v).optional(),
@@ -256,7 +260,7 @@ export const engineOptionsSchema = z.strictObject({
   maxUsd: z.number().positive().finite().max(1_000_000).optional(),
 });
 
-export interface ResolvedEngineOptions {
+export interface ResolvedEngineOptions extends ToolFlags {
   api: {
     provider: ProviderId;
     baseURL: string;
@@ -289,7 +293,6 @@ export interface ResolvedEngineOptions {
   denyTools: readonly string[];
   toolLimits: Partial<ToolLimits>;
   sandbox: SandboxChoice;
-  network: boolean;
   secrets: string[];
   maxWorkerRestarts: number;
   turnRetry: TurnRetryOptions;
@@ -384,7 +387,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     denyTools: o.denyTools ?? [],
     toolLimits: (o.toolLimits ?? {}) as Partial<ToolLimits>,
     sandbox: o.sandbox ?? 'auto',
-    network: o.network ?? false,
+    ...toolFlagsOf(o),
     secrets: o.secrets ?? [],
     maxWorkerRestarts: o.maxWorkerRestarts ?? 2,
     turnRetry: { ...DEFAULT_TURN_RETRY, ...(o.turnRetry as Partial<TurnRetryOptions> | undefined) },

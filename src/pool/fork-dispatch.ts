@@ -9,6 +9,7 @@ import type { PermissionAnswer, PermissionPolicy } from '../tools/permissions.ts
 import type { TurnRetryOptions } from '../loop/retry.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import type { SandboxChoice } from '../tools/sandbox-types.ts';
+import { type ToolFlags, toolFlagsOf } from '../tools/tool-flags.ts';
 import type { ToolSetName } from '../tools/client-tools/types.ts';
 import type { ExecutableToolName } from '../wire/tool-names.ts';
 import { emptyOutcome, type StartPoint, startFields } from './fork-attempts.ts';
@@ -21,8 +22,9 @@ import type { TestHooks } from './test-hooks.ts';
 /**
  * The engine's settings a fork's task is built from. The engine's resolved options satisfy
  * it; the pool (and the distributed backend) read only these, and never import the engine.
+ * The tool flags (`tools/tool-flags.ts`) come whole: the task carries every one.
  */
-export interface DispatchSettings {
+export interface DispatchSettings extends ToolFlags {
   api: ForkTask['api'];
   admission: 'on' | 'off';
   maxTurns: number;
@@ -31,7 +33,6 @@ export interface DispatchSettings {
   allow: readonly ExecutableToolName[];
   toolLimits: Partial<ToolLimits>;
   sandbox: SandboxChoice;
-  network: boolean;
   secrets: string[];
   /** The runs directory: out of every tool's reach, hidden in the sandbox. */
   runsDir: string | undefined;
@@ -123,7 +124,7 @@ export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, a
       allow: [...(agent?.allow ?? options.allow)],
       limits: options.toolLimits,
       sandbox: options.sandbox,
-      network: options.network,
+      flags: toolFlagsOf(options),
       secrets: options.secrets,
       protect: protectedDirs(options.runsDir),
       ...(ctx.host && ctx.host.tools.length > 0 ? { host: [...ctx.host.tools] } : {}),

@@ -7,6 +7,7 @@ import type { RequestCost, RequestReport } from '../rate-limits/report.ts';
 import type { ExecutableToolName } from '../wire/tool-names.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import type { SandboxChoice } from '../tools/sandbox-types.ts';
+import type { ToolFlags } from '../tools/tool-flags.ts';
 import type { PermissionPolicy } from '../tools/permissions.ts';
 import type { HostToolInfo } from '../tools/host-tools.ts';
 import type { ToolSetName } from '../tools/client-tools/types.ts';
@@ -95,8 +96,8 @@ export interface ForkTask {
     allow: ExecutableToolName[];
     limits: Partial<ToolLimits>;
     sandbox: SandboxChoice;
-    /** Sandboxed commands may reach the network (undefined: no, as for hosts of older submitters). */
-    network?: boolean | undefined;
+    /** Every tool flag (`network` …), as the engine resolved it or the host's policy allowed it; the executor takes them as given. */
+    flags: ToolFlags;
     /** Removed from every tool result, with the API key. */
     secrets: string[];
     /** Directories out of every tool's reach (the run and state directories; `.git` always is). */

@@ -6,14 +6,14 @@ import { openForkWire } from '../provider/fork-wire.ts';
 import { type AttachedPrefix, attachFrozenPrefix } from '../prefix/sab.ts';
 import { fromWireError, toWireError, ForkcacheError } from '../errors.ts';
 import type { RequestCost } from '../rate-limits/report.ts';
-import { createToolExecutor } from '../tools/executor.ts';
+import { createToolExecutor, type ToolExecutor } from '../tools/executor.ts';
 import { decide } from '../tools/permissions.ts';
 import type { HostToolInfo, HostToolSet } from '../tools/host-tools.ts';
 import { toolError, toolOk, type ToolErrorCode, type ToolResult } from '../tools/result.ts';
 import type { ForkTask, MainToWorker, WorkerToMain } from './protocol.ts';
 import { JsonlTranscript } from '../run-dir/transcript.ts';
 import { rerunReadOnly } from './rerun-tools.ts';
-import { loadRunKey, protectedDirs, runKeyFromHex } from '../run-dir/run-key.ts';
+import { loadRunKey, protectedDirs, type RunKey, runKeyFromHex } from '../run-dir/run-key.ts';
 import { runsDirOf } from '../run-dir/files.ts';
 
 /**
@@ -134,6 +134,25 @@ function exhaustHeap(): never {
   for (;;) hoard.push(new Array<number>(1_000_000).fill(hoard.length));
 }
 
+/** The tool executor of a fork's task: its tools, flags, limits and sandbox, everything to redact. */
+export function taskExecutor(task: ForkTask, key: RunKey | undefined, host: HostToolSet | undefined): ToolExecutor {
+  return createToolExecutor({
+    workspace: task.tools.workspace,
+    allow: task.tools.allow,
+    limits: task.tools.limits,
+    sandbox: task.tools.sandbox,
+    ...task.tools.flags,
+    // a host's task (distributed) names none: its runs directory is the transcript's
+    protect: task.tools.protect ?? protectedDirs(runsDirOf(task.transcriptPath)),
+    // the key must never reach the model through a tool result (bash can find it: issue 15, case 3)
+    secrets: [task.api.apiKey, ...task.tools.secrets, ...(key ? [key.bytes.toString('hex')] : [])],
+    host,
+    toolSet: task.clientTools?.toolSet,
+    clientRoot: task.clientTools?.clientRoot,
+    deny: task.clientTools?.deny,
+  });
+}
+
 /** Run one fork task: what the worker entry calls; runs in-thread in tests as well. */
 export async function runForkTask(task: ForkTask): Promise<ForkOutcome> {
   try {
@@ -174,21 +193,7 @@ async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<Fork
     const text = first && 'text' in first ? String(first.text) : '';
     transcript.start(task.forkId, prefix.sha256, unwrapDirective(text) ?? text);
   }
-  // the key must never reach the model through a tool result (bash can find it: issue 15, case 3)
-  const tools = createToolExecutor({
-    workspace: task.tools.workspace,
-    allow: task.tools.allow,
-    limits: task.tools.limits,
-    sandbox: task.tools.sandbox,
-    network: task.tools.network ?? false,
-    // a host's task (distributed) names none: its runs directory is the transcript's
-    protect: task.tools.protect ?? protectedDirs(runsDirOf(task.transcriptPath)),
-    secrets: [task.api.apiKey, ...task.tools.secrets, ...(key ? [key.bytes.toString('hex')] : [])],
-    host: hostToolSet(task.tools.host ?? [], gate),
-    toolSet: task.clientTools?.toolSet,
-    clientRoot: task.clientTools?.clientRoot,
-    deny: task.clientTools?.deny,
-  });
+  const tools = taskExecutor(task, key, hostToolSet(task.tools.host ?? [], gate));
   try {
     const wire = openForkWire(task.api, prefix);
     const child = await rerunReadOnly(

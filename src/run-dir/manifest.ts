@@ -9,6 +9,7 @@ import { type FrozenPrefix, MARKER_STRATEGIES, type MarkerStrategy } from '../pr
 import { HEAD_ENDS } from '../prefix/sab.ts';
 import { providerIdSchema } from '../wire/providers.ts';
 import { permissionPolicySchema } from '../tools/permissions.ts';
+import { toolFlagShape } from '../tools/tool-flags.ts';
 import { parseOrThrow } from '../validation.ts';
 import { FORKS_DIR, MANIFEST_FILE, SIGNATURE_FILE, SNAPSHOT_FILE } from './files.ts';
 import { CACHE_TTLS } from '../wire/cache.ts';
@@ -61,8 +62,11 @@ export const manifestSchema = z.strictObject({
     repos: z.array(z.string().min(1)).min(1).optional(),
     toolLimits: z.record(z.string(), z.number()).default({}),
     sandbox: z.enum(['auto', 'bwrap', 'none']).default('auto'),
-    /** Older runs have none: they resume without network, the safe default. */
-    network: z.boolean().default(false),
+    /**
+     * Every tool flag (`network` …), written whole; one an older run does not have is off, the
+     * safe default (it resumes without network).
+     */
+    ...toolFlagShape(() => z.boolean().default(false)),
     turnRetry: z
       .strictObject({ retries: z.number(), baseMs: z.number(), maxMs: z.number(), budgetMs: z.number().optional() })
       .optional(),

@@ -11,6 +11,7 @@ import { redactor } from './redact.ts';
 import { resolveSandbox } from './sandbox.ts';
 import type { SandboxChoice, SandboxKind, SandboxOptions } from './sandbox-types.ts';
 import { SeenVersions } from './versions.ts';
+import { type ToolFlagOptions, type ToolFlags, toolFlagShape, toolFlagsOf } from './tool-flags.ts';
 import { type CheckResult, runCheck } from './check-run.ts';
 import { capResult, type HostToolSet } from './host-tools.ts';
 import { refusalOf, TOOL_SETS } from './client-tools/registry.ts';
@@ -24,7 +25,8 @@ import { TOOL_SET_NAMES, type ClientTool, type ToolSet, type ToolSetName } from 
  */
 export type HostTools = HostToolSet;
 
-export interface ToolExecutorOptions {
+/** `network` and the other tool flags (tool-flags.ts) are options too, each off unless `true`. */
+export interface ToolExecutorOptions extends ToolFlagOptions {
   /** The directory the fork works in; every path is resolved against its realpath. */
   readonly workspace: string;
   /**
@@ -38,8 +40,6 @@ export interface ToolExecutorOptions {
   readonly bashEnv?: Readonly<Record<string, string>> | undefined;
   /** Where bash runs: `auto` (default) uses bubblewrap when it works here, see sandbox.ts. */
   readonly sandbox?: SandboxChoice | undefined;
-  /** Let sandboxed commands reach the network (default false: bubblewrap gives them none). */
-  readonly network?: boolean | undefined;
   /**
    * Directories no tool may reach even when they lie inside the workspace, and that the bash
    * sandbox hides: the engine passes its run directory and forkcache's state directory. `.git`
@@ -90,6 +90,8 @@ export interface ToolExecutor {
   readonly sandbox: SandboxKind;
   /** Whose tools this fork runs. */
   readonly toolSet: ToolSetName;
+  /** The tool flags this executor's tools read (every one, off unless its option was `true`). */
+  readonly flags: Readonly<ToolFlags>;
   /** Whether the call may run: its capability is allowed (`input`: Qwen Code's `tool_call` names the tool there). */
   isAllowed(name: string, input?: unknown): boolean;
   /** The forkcache capability a call of this fork's set needs (`Bash` → `bash`); undefined for others. */
@@ -118,7 +120,7 @@ const optionsSchema = z.strictObject({
   limits: toolLimitsSchema.optional(),
   bashEnv: z.record(z.string(), z.string()).optional(),
   sandbox: z.enum(['auto', 'bwrap', 'none']).optional(),
-  network: z.boolean().optional(),
+  ...toolFlagShape(() => z.boolean().optional()),
   protect: z.array(z.string().min(1)).optional(),
   secrets: z.array(z.string()).optional(),
   redact: z.array(z.string()).optional(),
@@ -154,6 +156,7 @@ function defaultBashEnv(): Record<string, string> {
 class ForkToolExecutor implements ToolExecutor {
   readonly allowed: readonly ExecutableToolName[];
   readonly limits: Readonly<ToolLimits>;
+  readonly flags: Readonly<ToolFlags>;
   readonly #jail: WorkspaceJail;
   readonly #allowed: ReadonlySet<string>;
   readonly #bashEnv: Readonly<Record<string, string>>;
@@ -177,7 +180,7 @@ class ForkToolExecutor implements ToolExecutor {
       sandbox: SandboxKind;
       sandboxChoice: SandboxChoice;
       secrets: readonly string[];
-      network: boolean;
+      flags: ToolFlags;
       toolSet: ToolSetName;
       clientRoot: string | undefined;
       deny: readonly string[];
@@ -191,7 +194,8 @@ class ForkToolExecutor implements ToolExecutor {
     this.#jail = jail;
     this.sandbox = extra.sandbox;
     this.#sandboxChoice = extra.sandboxChoice;
-    this.#sandboxOptions = Object.freeze({ network: extra.network, hide: jail.protected.dirs, limits });
+    this.flags = Object.freeze({ ...extra.flags });
+    this.#sandboxOptions = Object.freeze({ network: extra.flags.network, hide: jail.protected.dirs, limits });
     this.#redact = redactor(extra.secrets);
     this.allowed = Object.freeze([...new Set(allowed)]);
     this.#allowed = new Set(allowed);
@@ -253,6 +257,7 @@ class ForkToolExecutor implements ToolExecutor {
       bashEnv: this.#bashEnv,
       seen: this.#seen,
       sandbox: this.#checkSandbox,
+      flags: this.flags,
       sandboxOptions: { ...this.#sandboxOptions, limits: { ...this.limits, bashTimeoutMs: options.timeoutMs } },
     });
     return { ...result, output: this.#redact(result.output) };
@@ -341,6 +346,7 @@ class ForkToolExecutor implements ToolExecutor {
       bashEnv: this.#bashEnv,
       seen: this.#seen,
       sandbox: this.sandbox,
+      flags: this.flags,
       sandboxOptions: this.#sandboxOptions,
     };
     try {
@@ -416,7 +422,7 @@ export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
     sandbox,
     sandboxChoice: parsed.sandbox ?? 'auto',
     secrets: [...(parsed.secrets ?? []), ...(parsed.redact ?? [])],
-    network: parsed.network ?? false,
+    flags: toolFlagsOf(parsed),
     toolSet: parsed.toolSet ?? 'forkcache',
     clientRoot: parsed.clientRoot,
     deny: parsed.deny ?? [],

@@ -54,9 +54,17 @@ function allocatedBytes(dir: string): number {
  * once were 9.5× its 22 MB). Never fewer than one.
  */
 export async function wholeWorktreeLimit(repo: HostGit, base: string): Promise<number> {
+  return (await wholeWorktreeBudget(repo, base)).limit;
+}
+
+/** The limit and what it was computed from (the repository's bytes: its checkout and git dir). */
+export async function wholeWorktreeBudget(
+  repo: HostGit,
+  base: string,
+): Promise<{ limit: number; repositoryBytes: number }> {
   const checkout = await checkoutBytes(repo, base);
-  const repository = checkout + allocatedBytes(repo.commonDir);
-  return Math.max(1, Math.floor((2 * repository) / checkout));
+  const repositoryBytes = checkout + allocatedBytes(repo.commonDir);
+  return { limit: Math.max(1, Math.floor((2 * repositoryBytes) / checkout)), repositoryBytes };
 }
 
 /** A count of permits, taken in order of asking; a wait ends when its signal aborts. */

@@ -1,6 +1,7 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
-import { stepCountIs, ToolLoopAgent } from 'ai';
+import { stepCountIs, ToolLoopAgent, tool } from 'ai';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { createForkcache, type ForkToolOutput } from '../../src/ai-sdk.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';
 import { sharedEmulator, workspace } from '../engine/helpers.ts';
@@ -51,6 +52,44 @@ describe('forkcache/ai-sdk', () => {
       expect(summary.forks.completed).toBe(20);
       // the app's two requests are its turns, each once (the calling one is not counted again)
       expect(forkcache.ledger.records().filter((r) => r.kind === 'parent')).toHaveLength(2);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it("toolsContext: a child's call of a tool gets that tool's context, as the agent's own calls do in ai 7", async () => {
+    const engine = await ForkEngine.create({ baseURL: emulator.current.url, apiKey: 'test', workspace: workspace() });
+    try {
+      const forkcache = createForkcache({ engine });
+      const anthropic = createAnthropic({
+        baseURL: `${emulator.current.url}/v1`,
+        apiKey: 'test',
+        fetch: forkcache.fetch,
+      });
+      const seen: unknown[] = [];
+      const tools = {
+        ...appTools([]),
+        // ai 7 passes `context` (its `toolsContext` entry); ai 6's types do not know it
+        lookup_user: tool({
+          description: 'Look a user up by name.',
+          inputSchema: z.object({ name: z.string() }),
+          execute: async ({ name }, options) => {
+            seen.push((options as { context?: unknown }).context);
+            return `user ${name}: plan pro`;
+          },
+        }),
+      };
+      const toolsContext = { lookup_user: { tenant: 'acme' } };
+      const agent = new ToolLoopAgent({
+        model: anthropic('claude-sonnet-4-6'),
+        instructions: INSTRUCTIONS,
+        tools: { ...tools, fork: forkcache.forkTool({ tools, toolsContext }) },
+        stopWhen: stepCountIs(4),
+      });
+      const result = await agent.generate({ prompt: 'fork 2: triage the open tickets' });
+      const output = result.steps[0]!.toolResults.find((r) => r.toolName === 'fork')!.output as ForkToolOutput;
+      expect(output.forks.map((f) => f.status)).toEqual(['completed', 'completed']);
+      expect(seen).toEqual([{ tenant: 'acme' }, { tenant: 'acme' }]);
     } finally {
       await engine.close();
     }

@@ -55,6 +55,10 @@ describe('a fork that changed no file ends no_change', () => {
     expect(summary['fork_results'].map((f: { status: string }) => f.status)).toEqual(Array(5).fill('no_change'));
     expect(run.stderr).toMatch(/5 of 5 fork\(s\) not done:/);
     expect(run.stderr).toMatch(/no_change {2}\S+-f01: FORK_NO_CHANGE: the fork reported done and changed no file/);
+    // the retry line is not the first thing to do: a retry asks the same of the same files
+    expect(run.stderr).toMatch(
+      /^not one fork changed a file: check the directives .* before a retry\nretry them with: /m,
+    );
     expect(tree(dir)).toEqual(before);
     // the table says it too
     const text = await forkcache(['run', join(dir, 'plan.json'), '--api', 'emulator']);
@@ -83,6 +87,7 @@ describe('a fork that changed no file ends no_change', () => {
     const summary = lastJson(run.stdout);
     expect(summary['no_change']).toEqual({ forks: 3, require_change: true });
     expect(run.stderr).toMatch(/3 of 5 fork\(s\) not done:/);
+    expect(run.stderr).not.toContain('not one fork changed a file');
     // status reads the run directory the same way
     const status = await forkcache(['status', join(strict, '.forkcache/runs')]);
     expect(status.stdout).toMatch(/5 forks, 2 completed, 3 changed no file/);

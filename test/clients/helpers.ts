@@ -11,10 +11,6 @@ export const clientsDir =
 export const claudeBin = join(clientsDir, 'claude');
 export const agentSdkDir = join(clientsDir, 'node_modules/@anthropic-ai/claude-agent-sdk');
 
-/** Node 22 (Qwen Code declares `engines: node >= 22`) and Qwen Code's entry, run on it. */
-export const node22Bin = join(clientsDir, 'node22-bin');
-export const qwenEntry = join(clientsDir, 'node22/node_modules/@qwen-code/qwen-code/cli-entry.js');
-
 function availability(paths: string | string[], what: string): { ok: boolean; why: string } {
   const missing = [paths].flat().find((path) => !existsSync(path));
   if (missing === undefined) return { ok: true, why: `on the real ${what}` };
@@ -24,7 +20,6 @@ function availability(paths: string | string[], what: string): { ok: boolean; wh
 }
 export const claudeCode = availability(claudeBin, 'Claude Code 2.1.332');
 export const agentSdk = availability(agentSdkDir, 'Claude Agent SDK 0.3.332');
-export const qwenCode = availability([node22Bin, qwenEntry], 'Qwen Code 0.24.4 on Node 22');
 
 /** A project directory and a private HOME / config dir for one client run (no login, no shared state). */
 export function clientHome(): { project: string; env: Record<string, string> } {
@@ -91,3 +86,14 @@ export function forkFigures(records: readonly ExchangeRecord[]) {
   const ratios = [...firsts.values()].map((r) => r.usage!.cache_read_input_tokens / cached);
   return { caller, cached, forks: [...firsts.values()], minRatio: Math.min(...ratios) };
 }
+
+/** Node 22 and the packages that need it, in a project of their own (`node22/` of the folder). */
+export const node22Bin = join(clientsDir, 'node22-bin');
+export const node22Modules = join(clientsDir, 'node22/node_modules');
+export const aiSdk7 = availability(
+  existsSync(node22Bin) ? join(node22Modules, 'ai/package.json') : node22Bin,
+  'ai 7 on Node 22',
+);
+/** Qwen Code declares `engines: node >= 22`: its entry, run on that Node. */
+export const qwenEntry = join(node22Modules, '@qwen-code/qwen-code/cli-entry.js');
+export const qwenCode = availability([node22Bin, qwenEntry], 'Qwen Code 0.24.4 on Node 22');

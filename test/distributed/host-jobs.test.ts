@@ -8,6 +8,7 @@ import { ranKey } from '../../src/distributed/keys.ts';
 import { hostSandboxLines } from '../../src/cli/distributed-run.ts';
 import { findBubblewrap } from '../../src/tools/bwrap-probe.ts';
 import { bigSnapshot, sharedEmulator, workspace } from '../engine/helpers.ts';
+import { sharedHostService } from '../security/host-service.ts';
 import { HAVE_REDIS, hostEnv, type Proc, records, REDIS_SERVER, RedisServer, startHost, submitter } from './cluster.ts';
 
 // Issue 33's attackers: a submitter's job asking a host for more than it allows (a check on a
@@ -20,6 +21,7 @@ let redis: RedisServer;
 const hosts: Record<string, { proc: Proc; hostId: string }> = {};
 const emulator = sharedEmulator({ script: 'refactor' });
 const clients: { close(): Promise<unknown> }[] = [];
+const service = sharedHostService();
 
 /** A PATH with every program of this machine but bubblewrap: a host where it is not installed. */
 function pathWithoutBwrap(): string {
@@ -37,13 +39,14 @@ beforeAll(async () => {
   const noBwrap = { ...env, PATH: pathWithoutBwrap() };
   const start = (queue: string, args: string[], e: NodeJS.ProcessEnv) =>
     startHost(redis.url, ['--threads', '1', '--queue', queue, ...args], e);
-  const [fileTools, auto, none, bash] = await Promise.all([
+  const [fileTools, auto, none, bash, network] = await Promise.all([
     start('q-default', [], env),
     start('q-no-bwrap', ['--allow', 'read_file,bash'], noBwrap),
     start('q-none', ['--allow', 'read_file,bash', '--sandbox', 'none'], noBwrap),
     start('q-bash', ['--allow', 'read_file,bash', '--ceiling', 'tools.limits.bashTmpMb=64'], env),
+    start('q-network', ['--allow', 'read_file,bash', '--allow-network'], env),
   ]);
-  Object.assign(hosts, { fileTools, auto, none, bash });
+  Object.assign(hosts, { fileTools, auto, none, bash, network });
 });
 
 afterAll(async () => {
@@ -155,6 +158,45 @@ describe.skipIf(!HAVE_REDIS)(`a host's policy covers every field of a job (needs
       }
     },
   );
+});
+
+describe.skipIf(!HAVE_REDIS || !HAVE_BWRAP)(`a tool flag on a host (needs ${REDIS_SERVER} and bubblewrap)`, () => {
+  // the engine's `network` travels in the signed job (tools.network), through the host's rule
+  // (`forkcache worker --allow-network`) into the host's task and its fork's sandbox
+  const curl = () => `run \`curl -s -m 10 http://127.0.0.1:${service.port}/ || echo NO-NETWORK\` and report`;
+
+  it('a job turning network on reaches the network only on a host started with --allow-network', async () => {
+    expect(hosts['network']!.proc.stdout).toMatch(/policy: .*network allowed/);
+    expect(hosts['bash']!.proc.stdout).toMatch(/policy: .*network refused/);
+    const allowed = await engine('q-network', workspace({}), { allow: ['bash'], network: true });
+    try {
+      const { forks } = await allowed.fanOut(bigSnapshot(`net-on-${Date.now()}`), [curl()]).settled();
+      expect(forks[0]!.status).toBe('completed');
+      expect(forks[0]!.host).toMatchObject({ id: hosts['network']!.hostId, sandbox: { kind: 'bwrap', network: true } });
+      expect(readFileSync(forks[0]!.transcriptPath!, 'utf8')).toContain('host service');
+    } finally {
+      await allowed.close();
+    }
+    const refused = await engine('q-bash', workspace({}), { allow: ['bash'], network: true });
+    try {
+      const { forks } = await refused.fanOut(bigSnapshot(`net-refused-${Date.now()}`), [curl()]).settled();
+      expect(forks[0]).toMatchObject({ status: 'failed', turns: 0, error: { code: 'JOB_POLICY_REFUSED' } });
+      expect(forks[0]!.error!.message).toMatch(
+        /tools\.network: the job turns network on .*this host does not allow it/,
+      );
+    } finally {
+      await refused.close();
+    }
+    // network off (the default): the host that allows it still gives the fork none
+    const off = await engine('q-network', workspace({}), { allow: ['bash'] });
+    try {
+      const { forks } = await off.fanOut(bigSnapshot(`net-off-${Date.now()}`), [curl()]).settled();
+      expect(forks[0]!.host).toMatchObject({ sandbox: { kind: 'bwrap', network: false } });
+      expect(readFileSync(forks[0]!.transcriptPath!, 'utf8')).toContain('NO-NETWORK');
+    } finally {
+      await off.close();
+    }
+  });
 });
 
 describe.skipIf(!HAVE_REDIS || !HAVE_BWRAP)(`a job runs at most once (needs ${REDIS_SERVER})`, () => {

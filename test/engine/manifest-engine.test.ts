@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { engineOptionsOf, manifestEngine } from '../../src/engine/manifest-engine.ts';
 import { resolveEngineOptions } from '../../src/engine/options.ts';
 import { manifestSchema } from '../../src/run-dir/manifest.ts';
+import { TOOL_FLAG_NAMES, type ToolFlags, toolFlagsOf } from '../../src/tools/tool-flags.ts';
 
 const local = { baseURL: 'http://127.0.0.1:1', apiKey: 'k' };
 
@@ -33,5 +34,20 @@ describe("a run's engine settings", () => {
     const resumed = resolveEngineOptions({ ...local, ...engineOptionsOf(read), runsDir: '/tmp/runs' });
     expect(manifestEngine(resumed)).toEqual(written);
     expect(written.headers).not.toHaveProperty('x-api-key');
+  });
+
+  it('keep every tool flag through the manifest, each alone on; a run older than a flag resumes with it off', () => {
+    const cases: Partial<ToolFlags>[] = [{}, ...TOOL_FLAG_NAMES.map((name) => ({ [name]: true }))];
+    for (const flags of cases) {
+      const written = manifestEngine(resolveEngineOptions({ ...local, ...flags }));
+      const read = manifestSchema.shape.engine.parse(JSON.parse(JSON.stringify(written)));
+      const resumed = resolveEngineOptions({ ...local, ...engineOptionsOf(read) });
+      expect(toolFlagsOf(resumed)).toEqual(toolFlagsOf(flags));
+    }
+    // a manifest written before any flag existed
+    const older = manifestEngine(resolveEngineOptions(local)) as Record<string, unknown>;
+    for (const name of TOOL_FLAG_NAMES) delete older[name];
+    const read = manifestSchema.shape.engine.parse(older);
+    expect(toolFlagsOf(resolveEngineOptions({ ...local, ...engineOptionsOf(read) }))).toEqual(toolFlagsOf({}));
   });
 });

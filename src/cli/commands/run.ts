@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { excludeFromGit } from '../../tools/git-exclude.ts';
+import { wholeWorktreesLine } from '../worktree-line.ts';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ForkEngine } from '../../engine/engine.ts';
@@ -32,6 +33,7 @@ import {
   redisLostLine,
 } from '../distributed-run.ts';
 import { printOut, printErr } from '../terminal-safe.ts';
+import { toolFlagsOf } from '../../tools/tool-flags.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -123,6 +125,19 @@ export function registerRunCommand(program: Command): void {
       const target = await openEndpoint(opts.api, plan.emulator, catalogue, provider);
       const distributed = await distributedFor(opts, target);
       log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);
+      if (plan.isolation === 'worktree') {
+        const whole = plan.sparse
+          ? (loaded.fields ?? []).filter((f) => f['file'] === undefined).length
+          : loaded.directives.length;
+        const line = await wholeWorktreesLine({
+          workspace,
+          repos: plan.repos,
+          fields: loaded.fields,
+          forks: whole,
+          maxWorktrees: plan.limits.maxWorktrees,
+        });
+        if (line) log(line);
+      }
       // the run directory and the plan stay out of `git status` of the repository they are in
       await excludeFromGit({ runsDir, planFile: planPath }, workspace);
       // a setup error must not leave the embedded emulator holding the process open
@@ -150,7 +165,7 @@ export function registerRunCommand(program: Command): void {
             }
           : {}),
         sandbox: plan.sandbox,
-        network: plan.network,
+        ...toolFlagsOf(plan),
         toolLimits,
         ...(plan.isolation === 'worktree' ? { isolation: 'worktree' as const } : {}),
         ...(plan.sparse ? { sparseWorktrees: true } : {}),

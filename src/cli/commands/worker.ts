@@ -12,7 +12,8 @@ import { EXECUTABLE_TOOL_NAMES, type ExecutableToolName } from '../../wire/tool-
 import { intFlag, parseFlags } from '../flags.ts';
 import { untilSignal } from '../until-signal.ts';
 import { shownRedisUrl } from '../../distributed/keys.ts';
-import { defaultCeilings, parseCeiling } from '../../distributed/job-rules.ts';
+import { defaultCeilings, HOST_FLAGS, parseCeiling } from '../../distributed/job-rules.ts';
+import { TOOL_FLAGS, type ToolFlagName } from '../../tools/tool-flags.ts';
 import { printOut } from '../terminal-safe.ts';
 
 const toolList = z
@@ -29,7 +30,6 @@ const optionsSchema = z.object({
   redisTimeoutMs: intFlag.pipe(z.number().min(100, 'at least 100')).default(30_000),
   allow: toolList.optional(),
   sandbox: z.enum(['auto', 'bwrap', 'none'], { error: 'expected auto, bwrap or none' }).default('auto'),
-  allowNetwork: z.boolean().default(false),
   permissions: z.string().min(1).optional(),
   root: z.array(z.string().min(1)).default([]),
   ceiling: z.array(z.string()).default([]),
@@ -59,9 +59,15 @@ async function loadHostTools(path: string): Promise<Record<string, HostTool>> {
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
+/** `--allow-network`: the flag of a tool flag a host must allow, and commander's key for it (`allowNetwork`). */
+const allowFlag = (name: ToolFlagName): { flag: string; key: string } => ({
+  flag: `--allow-${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,
+  key: `allow${name[0]!.toUpperCase()}${name.slice(1)}`,
+});
+
 /** Register `forkcache worker --redis URL`: a host of the distributed backend. */
 export function registerWorkerCommand(program: Command): void {
-  program
+  const command = program
     .command('worker')
     .description(
       'serve fork jobs from Redis (BullMQ) with a local pool of worker threads, until SIGINT/SIGTERM; jobs must be signed with FORKCACHE_JOB_SECRET, and run with this host’s own endpoint, key and policy',
@@ -73,8 +79,10 @@ export function registerWorkerCommand(program: Command): void {
     .option('--lock-ms <n>', 'a host silent for this long is presumed dead and its forks move to another host', '30000')
     .option('--redis-timeout-ms <n>', 'Redis silent this long (at most --lock-ms): stop this host’s forks', '30000')
     .option('--allow <tools>', 'tools a job may allow, comma-separated (default: the file tools; bash only if listed)')
-    .option('--sandbox <kind>', 'the weakest sandbox a job may ask bash to run in: auto | bwrap | none', 'auto')
-    .option('--allow-network', 'jobs may ask for a sandbox with network access')
+    .option('--sandbox <kind>', 'the weakest sandbox a job may ask bash to run in: auto | bwrap | none', 'auto');
+  // one per tool flag of rule `host-flag` (job-rules.ts): a flag added there is a host option here
+  for (const name of HOST_FLAGS) command.option(allowFlag(name).flag, `jobs may turn ${name} on: ${TOOL_FLAGS[name]}`);
+  command
     .option('--permissions <file>', 'permission policy JSON combined with each job’s (the stricter decision wins)')
     .option(
       '--host-tools <module>',
@@ -115,7 +123,7 @@ export function registerWorkerCommand(program: Command): void {
         ...(opts.concurrency ? { concurrency: opts.concurrency } : {}),
         ...(opts.allow ? { allow: opts.allow as ExecutableToolName[] } : {}),
         sandbox: opts.sandbox,
-        network: opts.allowNetwork,
+        ...Object.fromEntries(HOST_FLAGS.map((name) => [name, raw[allowFlag(name).key] === true])),
         ...(permissions ? { permissions } : {}),
         ...(opts.root.length > 0 ? { roots: opts.root } : {}),
         ...(ceilings.length > 0 ? { ceilings: Object.fromEntries(ceilings) } : {}),

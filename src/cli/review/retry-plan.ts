@@ -4,6 +4,7 @@ import { readFanOutDir } from '../../run-dir/manifest.ts';
 import { parseOrThrow } from '../../validation.ts';
 import { BASH_LIMITS as PLAN_TOOL_LIMITS, planSchema } from '../plan.ts';
 import type { ForkReview, RunReview } from './run-forks.ts';
+import { toolFlagsOf } from '../../tools/tool-flags.ts';
 
 /** Where `merge --clean-only` writes the plan that redoes the forks it could not merge. */
 export const RETRY_PLAN_FILE = 'retry-plan.json';
@@ -48,7 +49,7 @@ export function writeRetryPlan(run: RunReview, forks: readonly ForkReview[]): st
     ...(engine.repos ? { repos: engine.repos.filter((name) => forks.some((f) => f.repo === name)) } : {}),
     ...(engine.sparseWorktrees ? { sparse: true } : {}),
     sandbox: engine.sandbox,
-    network: engine.network,
+    ...toolFlagsOf(engine),
     ...(manifest.check
       ? {
           check: manifest.check.command,
