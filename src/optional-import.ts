@@ -17,7 +17,7 @@ export const OPTIONAL_PEERS = {
     'ai@^6.0.325 || ^7.0.173',
     '@ai-sdk/anthropic@^3.0.140 || ^4.0.105',
     '@ai-sdk/openai@^3.0.139 || ^4.0.118',
-    '@ai-sdk/openai-compatible@^2.0.92',
+    '@ai-sdk/openai-compatible@^2.0.92 || ^3.0.92',
   ],
 } as const;
 

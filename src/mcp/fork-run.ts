@@ -1,6 +1,6 @@
 import { ForkEngine } from '../engine/engine.ts';
-import type { FanOutResult } from '../agent/fork-handle.ts';
-import type { ForkResult } from '../agent/fork-handle.ts';
+import { forkToolsFor } from '../engine/fork-tools.ts';
+import type { FanOutEvent, FanOutResult, ForkResult } from '../agent/fork-handle.ts';
 import type { CapturedForkCall } from '../proxy/fork-calls.ts';
 import { forkParent } from './fork-parent.ts';
 import type { ForkInput } from './fork-input.ts';
@@ -18,14 +18,25 @@ export interface ForkRunSettings {
   concurrency?: number | undefined;
 }
 
+/** A fan-out's results, and whose tools its children ran (the client's, told by its tool array). */
+export interface ForkCallResult extends FanOutResult {
+  toolSet: string;
+}
+
+/** Told at each turn a child ends and each child that ends: how many children have ended, of how many. */
+export type ForkProgress = (ended: number, total: number) => void;
+
 /** One fan-out from a captured fork call: an engine of its own (isolation and maxUsd are engine options). */
 export async function runForkCall(
   captured: CapturedForkCall,
   input: ForkInput,
   settings: ForkRunSettings,
   signal?: AbortSignal,
-): Promise<FanOutResult> {
+  onProgress?: ForkProgress,
+): Promise<ForkCallResult> {
   const parent = forkParent(captured);
+  // The engine's own choice (auto, from the tool array): Claude Code's, Qwen Code's or forkcache's.
+  const { toolSet } = forkToolsFor(parent, { toolSet: 'auto', denyTools: [] });
   const { 'x-api-key': apiKey, 'anthropic-version': _version, ...headers } = captured.headers;
   const engine = await ForkEngine.create({
     baseURL: settings.proxyUrl,
@@ -47,9 +58,22 @@ export async function runForkCall(
       ...(input.check === undefined ? {} : { check: { command: input.check } }),
       ...(signal === undefined ? {} : { signal }),
     });
-    return await fan.settled();
+    if (onProgress) void reportProgress(fan.events, input.directives.length, onProgress);
+    return { ...(await fan.settled()), toolSet };
   } finally {
     await engine.close();
+  }
+}
+
+/**
+ * A client waiting on the tool may give up on a call that says nothing for a while (Qwen Code:
+ * 5 minutes by default, however long its children take): every child's turn is a sign of life.
+ */
+async function reportProgress(events: AsyncIterable<FanOutEvent>, total: number, onProgress: ForkProgress) {
+  let ended = 0;
+  for await (const event of events) {
+    if (event.type === 'fork-end') ended++;
+    if (event.type === 'fork-end' || event.type === 'turn-end') onProgress(ended, total);
   }
 }
 
@@ -60,12 +84,12 @@ function forkText(fork: ForkResult): string {
 }
 
 /** The tool result: one line of figures, then every child's report in directive order. */
-export function formatFanOut(result: FanOutResult): string {
+export function formatFanOut(result: ForkCallResult): string {
   const done = result.forks.filter((f) => f.status === 'completed').length;
   const s = result.summary;
   const cost = s.cost_usd.actual;
   const lines = [
-    `forkcache: ${result.forks.length} fork(s), ${done} completed; fan-out ${result.fanOutId}; ` +
+    `forkcache: ${result.forks.length} fork(s), ${done} completed; tool set ${result.toolSet}; fan-out ${result.fanOutId}; ` +
       `read ${s.usage.cache_read_input_tokens} of ${s.cache.fanout_input_tokens} input tokens from the cache ` +
       `(efficiency ${s.cache.cache_efficiency.toFixed(3)})` +
       (cost === null ? '' : `; cost $${cost.toFixed(4)}`),

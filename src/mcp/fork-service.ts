@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ForkcacheError } from '../errors.ts';
-import type { FanOutResult } from '../agent/fork-handle.ts';
 import type { ForkCallRegistry } from '../proxy/fork-calls.ts';
 import { forkInput, type ForkInput } from './fork-input.ts';
-import { formatFanOut, runForkCall, type ForkRunSettings } from './fork-run.ts';
+import { formatFanOut, runForkCall, type ForkCallResult, type ForkRunSettings } from './fork-run.ts';
 import { parseOrThrow } from '../validation.ts';
 
 /** How long a tool call waits for the proxy to have read the answer that made it (default 30 s). */
@@ -16,7 +15,7 @@ export interface ToolAnswer {
 
 interface BackgroundRun {
   directives: number;
-  result?: FanOutResult;
+  result?: ForkCallResult;
   error?: Error;
   done: Promise<void>;
 }
@@ -41,7 +40,12 @@ export class ForkService {
     this.#claimWaitMs = claimWaitMs;
   }
 
-  async fork(args: unknown, toolUseId: string | undefined, signal: AbortSignal): Promise<ToolAnswer> {
+  async fork(
+    args: unknown,
+    toolUseId: string | undefined,
+    signal: AbortSignal,
+    onProgress?: (message: string) => void,
+  ): Promise<ToolAnswer> {
     let input: ForkInput;
     try {
       input = parseOrThrow(forkInput, args, 'INVALID_ARGUMENT', 'fork');
@@ -65,6 +69,8 @@ export class ForkService {
       input,
       this.#settings,
       input.background ? this.#stop.signal : AbortSignal.any([signal, this.#stop.signal]),
+      // a background call has answered already: nobody waits for its progress
+      input.background || !onProgress ? undefined : (ended, total) => onProgress(`${ended} of ${total} fork(s) ended`),
     );
     this.#track(run);
     if (input.background) {

@@ -5,7 +5,13 @@ import type { ToolAnswer } from './fork-service.ts';
 
 /** What the tools call: the fork service in the proxy's process, or a bridge to it (stdio). */
 export interface ForkTools {
-  fork(args: unknown, toolUseId: string | undefined, signal: AbortSignal): Promise<ToolAnswer>;
+  /** `onProgress` when the client asked for progress (a progress token): a line saying how far the children are. */
+  fork(
+    args: unknown,
+    toolUseId: string | undefined,
+    signal: AbortSignal,
+    onProgress?: (message: string) => void,
+  ): Promise<ToolAnswer>;
   status(args: unknown, signal: AbortSignal): ToolAnswer | Promise<ToolAnswer>;
 }
 
@@ -28,7 +34,20 @@ export function createForkMcpServer(tools: ForkTools): McpServer {
     { title: 'Fork into parallel children', description: FORK_DESCRIPTION, inputSchema: forkInputShape },
     async (args, extra) => {
       const id = extra._meta?.[TOOL_USE_META];
-      return answer(await tools.fork(args, typeof id === 'string' ? id : undefined, extra.signal));
+      const token = extra._meta?.progressToken;
+      // MCP progress must increase with each notification: a count of them, the figures in words
+      let sent = 0;
+      const onProgress =
+        token === undefined
+          ? undefined
+          : (message: string) =>
+              void extra
+                .sendNotification({
+                  method: 'notifications/progress',
+                  params: { progressToken: token, progress: ++sent, message },
+                })
+                .catch(() => undefined);
+      return answer(await tools.fork(args, typeof id === 'string' ? id : undefined, extra.signal, onProgress));
     },
   );
   server.registerTool(

@@ -25,17 +25,34 @@ export async function serveStdioBridge(mcpUrl: string, secret: string): Promise<
       requestInit: { headers: { Authorization: `Bearer ${secret}` } },
     }),
   );
-  const call = async (name: string, args: unknown, meta: Record<string, unknown> | undefined, signal: AbortSignal) =>
+  const call = async (
+    name: string,
+    args: unknown,
+    meta: Record<string, unknown> | undefined,
+    signal: AbortSignal,
+    onProgress?: (message: string) => void,
+  ) =>
     toAnswer(
       await client.callTool(
         { name, arguments: args as Record<string, unknown>, ...(meta ? { _meta: meta } : {}) },
         undefined,
-        { signal, timeout: CALL_TIMEOUT_MS },
+        {
+          signal,
+          timeout: CALL_TIMEOUT_MS,
+          // the proxy's progress, passed on to the client that asked for it
+          ...(onProgress ? { onprogress: (p: { message?: string | undefined }) => onProgress(p.message ?? '') } : {}),
+        },
       ),
     );
   const tools: ForkTools = {
-    fork: (args, toolUseId, signal) =>
-      call('fork', args, toolUseId === undefined ? undefined : { 'claudecode/toolUseId': toolUseId }, signal),
+    fork: (args, toolUseId, signal, onProgress) =>
+      call(
+        'fork',
+        args,
+        toolUseId === undefined ? undefined : { 'claudecode/toolUseId': toolUseId },
+        signal,
+        onProgress,
+      ),
     status: (args, signal) => call('fork_status', args, undefined, signal),
   };
   const server = createForkMcpServer(tools);

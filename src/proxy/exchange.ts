@@ -261,17 +261,14 @@ async function exchangeWith(
     if (forkCalls && capture && status === 200 && error === undefined && facts?.error === undefined) {
       const turn = capture.turn();
       for (const block of turn?.content ?? []) {
-        if (block.type !== 'tool_use' || !forkCalls.toolName.test(String(block['name']))) continue;
+        const call = forkCalls.callOf(block);
+        if (!call) continue;
         forkCalls.offer({
           seq,
           body,
           headers: carriedHeaders(req.headers),
           turn: turn!,
-          call: {
-            id: String(block['id']),
-            name: String(block['name']),
-            input: (block['input'] ?? {}) as Record<string, unknown>,
-          },
+          call,
           session: analysis?.placement.session,
         });
       }

@@ -33,6 +33,9 @@ export function carriedHeaders(headers: IncomingHttpHeaders): Record<string, str
   return out;
 }
 
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
 /** Key order differs between the model's JSON and what an MCP client sends back: compare canonically. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
@@ -44,6 +47,12 @@ function canonical(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
+/**
+ * Qwen Code's bridge to a deferred tool: the model calls `tool_call {name, arguments}`, and Qwen
+ * Code then calls the named tool with `arguments` unchanged (its MCP tools are always deferred).
+ */
+const DEFERRED_BRIDGE = 'tool_call';
+
 /** How many unclaimed calls are kept (each holds a request body); the oldest go first. */
 const PENDING_LIMIT = 32;
 
@@ -53,7 +62,7 @@ const PENDING_LIMIT = 32;
  * fields), oldest first.
  */
 export class ForkCallRegistry {
-  /** Tool names whose calls are captured: Claude Code names an MCP tool `mcp__<server>__<tool>`. */
+  /** Tool names whose calls are captured: Claude Code and Qwen Code name an MCP tool `mcp__<server>__<tool>`. */
   readonly toolName: RegExp;
   readonly #pending: CapturedForkCall[] = [];
   readonly #events = new EventEmitter<{ offered: [] }>();
@@ -63,9 +72,31 @@ export class ForkCallRegistry {
     this.#events.setMaxListeners(0);
   }
 
-  /** Whether a request's raw body may declare the fork tool (cheap: no parse). */
+  /**
+   * Whether a request's raw body may declare the fork tool (cheap: no parse). Claude Code
+   * declares it (`"mcp__forkcache__fork"`); Qwen Code only names it inside a text block, where
+   * the quote after it is escaped.
+   */
   mayDeclare(raw: Buffer): boolean {
-    return raw.includes('__fork"');
+    return raw.includes('__fork"') || raw.includes('__fork\\"');
+  }
+
+  /**
+   * The fork call a `tool_use` block of the model's answer makes, if it makes one: a direct call
+   * of the tool (Claude Code, the Agent SDK), or Qwen Code's `tool_call` naming it, whose
+   * `arguments` are what the MCP server will be called with.
+   */
+  callOf(block: Readonly<Record<string, unknown>>): CapturedForkCall['call'] | undefined {
+    if (block['type'] !== 'tool_use') return undefined;
+    const id = String(block['id']);
+    const name = String(block['name']);
+    const input = block['input'];
+    if (this.toolName.test(name)) return { id, name, input: isObject(input) ? input : {} };
+    if (name !== DEFERRED_BRIDGE || !isObject(input)) return undefined;
+    const target = input['name'];
+    const args = input['arguments'];
+    if (typeof target !== 'string' || !this.toolName.test(target) || !isObject(args)) return undefined;
+    return { id, name: target, input: args };
   }
 
   offer(call: CapturedForkCall): void {

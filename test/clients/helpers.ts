@@ -11,10 +11,11 @@ export const clientsDir =
 export const claudeBin = join(clientsDir, 'claude');
 export const agentSdkDir = join(clientsDir, 'node_modules/@anthropic-ai/claude-agent-sdk');
 
-function availability(path: string, what: string): { ok: boolean; why: string } {
-  if (existsSync(path)) return { ok: true, why: `on the real ${what}` };
+function availability(paths: string | string[], what: string): { ok: boolean; why: string } {
+  const missing = [paths].flat().find((path) => !existsSync(path));
+  if (missing === undefined) return { ok: true, why: `on the real ${what}` };
   const failed = join(clientsDir, 'setup-failed.txt');
-  const reason = existsSync(failed) ? readFileSync(failed, 'utf8').trim() : `${path} is not installed`;
+  const reason = existsSync(failed) ? readFileSync(failed, 'utf8').trim() : `${missing} is not installed`;
   return { ok: false, why: `SKIPPED: ${reason} (bash scripts/clients/setup.sh installs it)` };
 }
 export const claudeCode = availability(claudeBin, 'Claude Code 2.1.332');
@@ -93,3 +94,6 @@ export const aiSdk7 = availability(
   existsSync(node22Bin) ? join(node22Modules, 'ai/package.json') : node22Bin,
   'ai 7 on Node 22',
 );
+/** Qwen Code declares `engines: node >= 22`: its entry, run on that Node. */
+export const qwenEntry = join(node22Modules, '@qwen-code/qwen-code/cli-entry.js');
+export const qwenCode = availability([node22Bin, qwenEntry], 'Qwen Code 0.24.4 on Node 22');

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FORK_BOILERPLATE_CLOSE, FORK_BOILERPLATE_OPEN } from '../../src/wire/fork-text.ts';
 import { emulator, rawPost } from './helpers.ts';
 
 /*
@@ -83,5 +84,84 @@ describe('the claude-code scripted model', () => {
       'mcp__forkcache__fork',
       { directives: ['read notes.txt', 'count the lines of notes.txt'] },
     ]);
+  });
+});
+
+/*
+ * Qwen Code 0.24.4 defers its MCP tools too, but never loads them into the tool array: its
+ * reminder names them, `tool_search` shows a schema, and `tool_call {name, arguments}` runs the
+ * tool. Its recorded first request, asked to fork, with the fork tool named in that reminder.
+ */
+describe('the claude-code scripted model on Qwen Code’s requests', () => {
+  const recorded = (
+    JSON.parse(readFileSync(join(import.meta.dirname, '../fixtures/qwen-code/0.24.4/read/wire/01.json'), 'utf8')) as {
+      body: Record<string, unknown>;
+    }
+  ).body;
+  type Message = { role: string; content: Record<string, unknown>[] };
+  const [first] = recorded['messages'] as Message[];
+  const user: Message = {
+    role: 'user',
+    content: first!.content.map((b) =>
+      String(b['text']).includes('reachable through `tool_search`')
+        ? {
+            ...b,
+            text: `${String(b['text'])}\n### forkcache (MCP)\n- "mcp__forkcache__fork": "Fork this conversation"`,
+          }
+        : b['text'] === 'read notes.txt'
+          ? { ...b, text: 'fork 2 times: read notes.txt and report' }
+          : b,
+    ),
+  };
+  const turn = (messages: Message[]): Exchange => ({
+    url: '/v1/messages',
+    headers: {},
+    // the assistant turns below are written by hand, without the thinking blocks it would need
+    body: { ...recorded, thinking: undefined, messages },
+  });
+  const call = (id: string, name: string, input: Record<string, unknown>): Message => ({
+    role: 'assistant',
+    content: [{ type: 'tool_use', id, name, input }],
+  });
+  const result = (id: string, content: string): Message => ({
+    role: 'user',
+    content: [{ type: 'tool_result', tool_use_id: id, content }],
+  });
+  const arguments_ = { directives: ['read notes.txt and report (1/2)', 'read notes.txt and report (2/2)'] };
+
+  it('reads the fork tool’s schema with tool_search, calls it through tool_call, then counts the reports', async () => {
+    const [search] = (await answer(turn([user]))).filter((b) => b.type === 'tool_use');
+    expect([search?.name, search?.input]).toEqual(['tool_search', { query: 'select:mcp__forkcache__fork' }]);
+
+    const searched = [user, call('t1', 'tool_search', search!.input!), result('t1', '<functions>…</functions>')];
+    const [bridge] = (await answer(turn(searched))).filter((b) => b.type === 'tool_use');
+    expect([bridge?.name, bridge?.input]).toEqual([
+      'tool_call',
+      { name: 'mcp__forkcache__fork', arguments: arguments_ },
+    ]);
+
+    const reports = 'forkcache: 2 fork(s)\n\n## fork 1 (completed): a\nok\n\n## fork 2 (completed): b\nok';
+    const back = [...searched, call('t2', 'tool_call', bridge!.input!), result('t2', reports)];
+    expect((await answer(turn(back)))[0]?.text).toContain(
+      'Result: 2 completed fork report(s) came back from mcp__forkcache__fork',
+    );
+  });
+
+  it('has a fork child of that turn read the file with read_file, at the session’s absolute path', async () => {
+    const parent = [user, call('t2', 'tool_call', { name: 'mcp__forkcache__fork', arguments: arguments_ })];
+    const child: Message = {
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 't2', content: 'Fork started' },
+        {
+          type: 'text',
+          text: `${FORK_BOILERPLATE_OPEN}\nYou are a fork.\n${FORK_BOILERPLATE_CLOSE}\n\nDirective: read notes.txt and report (2/2)`,
+        },
+      ],
+    };
+    const [read] = (await answer(turn([...parent, child]))).filter((b) => b.type === 'tool_use');
+    expect([read?.name, read?.input]).toEqual(['read_file', { file_path: '/home/user/project/notes.txt' }]);
+    const done = [...parent, child, call('t3', 'read_file', read!.input!), result('t3', 'line one\nline two\n')];
+    expect((await answer(turn(done)))[0]?.text).toContain('Result: notes.txt has 2 line(s)');
   });
 });

@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { agentSdk, agentSdkDir, claudeBin, claudeCode } from '../clients/helpers.ts';
+import { agentSdk, agentSdkDir, claudeBin, claudeCode, node22Bin, qwenCode, qwenEntry } from '../clients/helpers.ts';
 import { runProgram } from '../cli/run-cli.ts';
 
 // examples/mcp/run.sh as a user runs it: the emulator, `forkcache proxy --mcp` and a real client
@@ -28,5 +28,13 @@ describe('examples/mcp/run.sh', () => {
     expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
     expect(stdout).toContain('3 completed fork report(s) came back from mcp__forkcache__fork');
     expect(summaryOf(stdout).fanouts.some((f) => f.requests >= 3)).toBe(true);
+  });
+
+  it.skipIf(!qwenCode.ok)(`qwen-code: 4 forks through the MCP tool (${qwenCode.why})`, async () => {
+    const env = { QWEN: qwenEntry, NODE22: node22Bin, ANTHROPIC_BASE_URL: undefined, ANTHROPIC_API_KEY: undefined };
+    const { code, stdout, stderr } = await runProgram('bash', [script, 'qwen-code', '4'], { cwd: ROOT, env });
+    expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
+    expect(stdout).toContain('4 completed fork report(s) came back from mcp__forkcache__fork');
+    expect(summaryOf(stdout).fanouts.some((f) => f.requests >= 4)).toBe(true);
   });
 });

@@ -76,16 +76,23 @@ describe('forkcache proxy --mcp: the fork tool forks from the request in which t
     const client = await mcpClient(mcp);
     const tools = await client.listTools();
     expect(tools.tools.map((t) => t.name).sort()).toEqual(['fork', 'fork_status']);
-    const result = await client.callTool({
-      name: 'fork',
-      arguments: { directives },
-      _meta: { 'claudecode/toolUseId': call!.id },
-    });
+    // A client that asks for progress hears of the children's turns while it waits.
+    const progress: { progress: number; message?: string | undefined }[] = [];
+    const result = await client.callTool(
+      { name: 'fork', arguments: { directives }, _meta: { 'claudecode/toolUseId': call!.id } },
+      undefined,
+      { onprogress: (p) => progress.push(p) },
+    );
     await client.close();
     const text = (result.content as { type: string; text: string }[])[0]!.text;
     expect(result.isError, text).toBe(false);
+    expect(progress.length).toBeGreaterThan(0);
+    expect(progress.every((p, i) => i === 0 || p.progress > progress[i - 1]!.progress)).toBe(true);
+    expect(progress.every((p) => /^\d+ of 30 fork\(s\) ended$/.test(p.message ?? ''))).toBe(true);
     expect(text.match(/^## fork \d+ \(completed\)/gm)).toHaveLength(30);
     expect(text).toContain('count the lines of notes.txt (17/30)');
+    // the parent declares Claude Code's Read: the children run Claude Code's tool set
+    expect(text).toMatch(/^forkcache: 30 fork\(s\), 30 completed; tool set claude-code; /);
 
     // The proxy saw the parent's turn and every child: the children read what the turn cached.
     const records = mcp.proxy.ledger.records().filter((r) => /^\/v1\/messages(\?|$)/.test(r.path));

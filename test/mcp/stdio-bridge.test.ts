@@ -46,14 +46,18 @@ describe('forkcache mcp --config: the fork tool over stdio, run by the proxy', (
       }),
     );
     expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['fork', 'fork_status']);
-    const result = await client.callTool({
-      name: 'fork',
-      arguments: call.input as Record<string, unknown>,
-      _meta: { 'claudecode/toolUseId': call.id },
-    });
+    // the proxy's progress comes through the bridge to a client that asks for it
+    const progress: (string | undefined)[] = [];
+    const result = await client.callTool(
+      { name: 'fork', arguments: call.input as Record<string, unknown>, _meta: { 'claudecode/toolUseId': call.id } },
+      undefined,
+      { onprogress: (p) => progress.push(p.message) },
+    );
     await client.close();
     const text = (result.content as { text: string }[])[0]!.text;
     expect(result.isError, text).toBe(false);
+    expect(progress.length).toBeGreaterThan(0);
+    expect(progress.every((m) => /^\d of 2 fork\(s\) ended$/.test(m ?? ''))).toBe(true);
     expect(text).toMatch(/^## fork 1 \(completed\): read a\.txt$/m);
     expect(text).toMatch(/^## fork 2 \(completed\): read b\.txt$/m);
   });

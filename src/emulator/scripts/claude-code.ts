@@ -15,7 +15,8 @@ import type { ScriptBlock, ScriptedModel, ScriptedTurn } from './types.ts';
  *                                            as tool results), then a summary; when the request
  *                                            declares an MCP fork tool (`mcp__<server>__fork`,
  *                                            e.g. `forkcache mcp`), one call of it with every
- *                                            directive instead
+ *                                            directive instead (Qwen Code: `tool_search`, then
+ *                                            `tool_call` naming it)
  *   fork <N> times: <directive>            → the same with N directives `<directive> (i/N)`
  *   read <path> then run `<command>`       → Read, then Bash, then a summary
  *   read <path>                            → Read, then a summary
@@ -27,8 +28,11 @@ import type { ScriptBlock, ScriptedModel, ScriptedTurn } from './types.ts';
 
 const FORK = /^fork\s+(.+)$/i;
 const FORK_TIMES = /^fork\s+(\d{1,4})\s+times:\s*(.+)$/i;
-/** How Claude Code names an MCP server's tool: `mcp__<server>__<tool>`. */
+/** How Claude Code and Qwen Code name an MCP server's tool: `mcp__<server>__<tool>`. */
 const MCP_FORK_TOOL = /^mcp__.+__fork$/;
+/** Qwen Code's deferred-tool bridge: `tool_search` shows a schema, `tool_call {name, arguments}` runs it. */
+const QWEN_SEARCH = 'tool_search';
+const QWEN_BRIDGE = 'tool_call';
 
 /** The MCP fork tool the request declares, or names among Claude Code's deferred tools. */
 function mcpForkTool(
@@ -129,21 +133,29 @@ export const claudeCodeModel: ScriptedModel = {
     if (fork) {
       const mcpFork = mcpForkTool(request, tools);
       if (mcpFork) {
-        // Claude Code defers MCP tools: named in a message, loaded through ToolSearch first.
-        if (!tools.has(mcpFork) && tools.has('ToolSearch') && !done.some((d) => d.name === 'ToolSearch'))
+        // Both clients defer MCP tools: named in a message, its schema read through a search
+        // first (Claude Code's ToolSearch loads it; Qwen Code's tool_search only shows it, and
+        // the call goes through its tool_call bridge).
+        const bridged = !tools.has(mcpFork) && tools.has(QWEN_BRIDGE);
+        const search = bridged ? QWEN_SEARCH : 'ToolSearch';
+        if (!tools.has(mcpFork) && tools.has(search) && !done.some((d) => d.name === search))
           return {
-            content: [{ type: 'tool_use', name: 'ToolSearch', input: { query: `select:${mcpFork}` } }],
+            content: [{ type: 'tool_use', name: search, input: { query: `select:${mcpFork}` } }],
             stop_reason: 'tool_use',
           };
-        const call = done.find((d) => d.name === mcpFork);
-        if (!call)
+        const call = done.find((d) => d.name === mcpFork || (d.name === QWEN_BRIDGE && d.input['name'] === mcpFork));
+        if (!call) {
+          const input = { directives: forkDirectives(line) };
           return {
             content: [
               { type: 'text', text: `Forking through ${mcpFork}.` },
-              { type: 'tool_use', name: mcpFork, input: { directives: forkDirectives(line) } },
+              bridged
+                ? { type: 'tool_use', name: QWEN_BRIDGE, input: { name: mcpFork, arguments: input } }
+                : { type: 'tool_use', name: mcpFork, input },
             ],
             stop_reason: 'tool_use',
           };
+        }
         const reports = (call.result?.text.match(/^## fork \d+ \(completed\)/gm) ?? []).length;
         return report(
           line,

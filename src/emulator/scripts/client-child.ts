@@ -38,6 +38,9 @@ const call = (name: string, input: Record<string, unknown>): ScriptedTurn => ({
   stop_reason: 'tool_use',
 });
 
+/** The ` (i/N)` the claude-code script appends to each copy of a repeated directive. */
+const NUMBERED = /\s+\(\d+\/\d+\)\s*$/;
+
 const firstLine = (text: string): string => (text.split('\n').find((l) => l.trim() !== '') ?? '').trim();
 const quote = (text: string): string => `'${text.replace(/'/g, "'\\''")}'`;
 
@@ -48,7 +51,8 @@ export function clientChildTurn(
   done: readonly ToolExchange[],
   shapes: ClientToolShapes,
 ): ScriptedTurn | undefined {
-  const parsed = parseDirective(directive);
+  // `fork N times: <directive>` numbers each copy `<directive> (i/N)`: the steps are the directive's
+  const parsed = parseDirective(directive.replace(NUMBERED, ''));
   const cwd = shapes.cwd(request);
   const abs = (path: string): string => (cwd === undefined || path.startsWith('/') ? path : `${cwd}/${path}`);
   const report = (result: string, files: string[], issues: string[] = []): ScriptedTurn => ({
