@@ -101,9 +101,10 @@ describe('WorkspaceJail (property)', () => {
       }),
       { numRuns: 400 },
     );
-    // Both sides of the property were exercised, not just refusals.
-    expect(outcomes.accepted).toBeGreaterThan(40);
-    expect(outcomes.refused).toBeGreaterThan(40);
+    // Both sides of the property were exercised, not just refusals. The runs are random: about
+    // one path in six is accepted (40 of 400 came up once), so the bound is far in the tail.
+    expect(outcomes.accepted).toBeGreaterThan(10);
+    expect(outcomes.refused).toBeGreaterThan(10);
   });
 
   it('resolves the sample paths the property relies on as expected', async () => {
