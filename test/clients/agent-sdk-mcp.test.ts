@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/start.ts';
 import { startMcpProxy, type McpProxy } from '../../src/mcp/start.ts';
-import { agentSdk, agentSdkDir, clientHome, forkFigures } from './helpers.ts';
+import { agentSdk, agentSdkDir, clientHome, expectOneFanOut } from './helpers.ts';
 
 if (!agentSdk.ok) console.warn(`test/clients: ${agentSdk.why}`);
 
@@ -45,11 +45,6 @@ describe.skipIf(!agentSdk.ok)(`the Claude Agent SDK through forkcache proxy --mc
     expect(result?.is_error, JSON.stringify(result)).toBe(false);
     expect(result?.result).toContain(`${FORKS} completed fork report(s) came back from mcp__forkcache__fork`);
 
-    const { cached, forks, minRatio } = forkFigures(open.mcp.proxy.ledger.records());
-    expect(cached).toBeGreaterThan(5000);
-    expect(forks).toHaveLength(FORKS);
-    expect(minRatio).toBeGreaterThanOrEqual(0.99);
-    const fanout = open.mcp.proxy.summary().fanouts.find((f) => f.requests >= FORKS);
-    expect(forks.every((f) => f.fanout === fanout?.id)).toBe(true);
+    expectOneFanOut(open.mcp.proxy, FORKS, 'agent-sdk-mcp');
   });
 });

@@ -2,6 +2,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from 'vitest';
+import type { McpProxy } from '../../src/mcp/start.ts';
+import { writeProxyReport } from '../../src/proxy/report.ts';
 import type { ExchangeRecord } from '../../src/proxy/types.ts';
 
 /** Where scripts/clients/setup.sh installs the real clients (outside the clone). */
@@ -85,6 +88,36 @@ export function forkFigures(records: readonly ExchangeRecord[]) {
   for (const r of turns) if (r.kind === 'fork' && r.label && !firsts.has(r.label)) firsts.set(r.label, r);
   const ratios = [...firsts.values()].map((r) => r.usage!.cache_read_input_tokens / cached);
   return { caller, cached, forks: [...firsts.values()], minRatio: Math.min(...ratios) };
+}
+
+/**
+ * What every MCP client's fan-out must show on the proxy: the calling turn cached a real prefix,
+ * each of the `count` forks' first requests read ≥ 99% of it, and the proxy's summary holds them
+ * in one fan-out. With `report`, the HTML report is written there and returned. `label` names
+ * the figure docs/mcp.md quotes.
+ */
+export function expectOneFanOut(
+  proxy: McpProxy['proxy'],
+  count: number,
+  label: string,
+  report?: string,
+): ReturnType<typeof forkFigures> & { html: string | undefined } {
+  const records = proxy.ledger.records();
+  const figures = forkFigures(records);
+  expect(figures.cached).toBeGreaterThan(5000);
+  expect(figures.forks).toHaveLength(count);
+  expect(figures.minRatio).toBeGreaterThanOrEqual(0.99);
+  console.info(
+    `${label}: the calling turn cached ${figures.cached} tokens; the least a fork's first request read: ${(figures.minRatio * 100).toFixed(1)}%`,
+  );
+  // the proxy's tree: the client's turns, then one fan-out of every fork
+  const summary = proxy.summary();
+  const fanout = summary.fanouts.find((f) => f.requests >= count);
+  expect(fanout, JSON.stringify(summary.fanouts)).toBeDefined();
+  expect(figures.forks.every((f) => f.fanout === fanout!.id)).toBe(true);
+  if (report === undefined) return { ...figures, html: undefined };
+  writeProxyReport(report, summary, records);
+  return { ...figures, html: readFileSync(report, 'utf8') };
 }
 
 /** Node 22 and the packages that need it, in a project of their own (`node22/` of the folder). */
