@@ -128,7 +128,15 @@ const lastJson = (stdout: string): Record<string, any> =>
       .at(-1)!,
   ) as Record<string, any>;
 
-async function plan(name: string, args: string[]): Promise<{ path: string; json: Record<string, any> }> {
+/** `forkcache plan` over `files` of `repo` with one directive (`extra`: the other flags). */
+async function plan(
+  name: string,
+  repo: string,
+  files: string,
+  directive: string,
+  extra: string[] = [],
+): Promise<{ path: string; json: Record<string, any> }> {
+  const args = ['--workspace', repo, '--files', files, ...extra, '--directive', directive];
   const path = join(WORK, `${name}.json`);
   const made = await forkcache(['plan', ...args, '--out', path]);
   if (made.code !== 0) throw new Error(`forkcache plan ${args.join(' ')}: ${made.stderr}`);
@@ -159,15 +167,9 @@ figure('repository', {
 // identifier, every TypeScript file under src/.
 if (ONLY.has('typo')) {
   const repo = freshRepo('typo');
-  const p = await plan('typo-plan', [
-    '--workspace',
-    repo,
-    '--files',
-    'src/**/*.ts',
+  const p = await plan('typo-plan', repo, 'src/**/*.ts', 'rename isFuncton to isFn in {file}', [
     '--isolation',
     'worktree',
-    '--directive',
-    'rename isFuncton to isFn in {file}',
   ]);
   const runs = join(WORK, '.forkcache/runs');
   rmSync(runs, { recursive: true, force: true });
@@ -199,17 +201,11 @@ if (ONLY.has('merge')) {
     const parts = [];
     for (const [from, to] of renames)
       parts.push(
-        await plan(`merge-${isolation}-${from}`, [
-          '--workspace',
-          repo,
-          '--files',
-          'src/**/*.ts',
+        await plan(`merge-${isolation}-${from}`, repo, 'src/**/*.ts', `rename ${from} to ${to} in {file}`, [
           '--grep',
           `\\b${from}\\b`,
           '--isolation',
           isolation,
-          '--directive',
-          `rename ${from} to ${to} in {file}`,
         ]),
       );
     // one plan: the directives of both, each with its names as fields for one check
@@ -278,15 +274,9 @@ if (ONLY.has('merge')) {
 // 3. --max-usd at 30% of the dry run's estimate, then the continue command as printed.
 if (ONLY.has('cap')) {
   const repo = freshRepo('cap');
-  const p = await plan('cap-plan', [
-    '--workspace',
-    repo,
-    '--files',
-    'src/**/*.ts',
+  const p = await plan('cap-plan', repo, 'src/**/*.ts', 'rename OperatorFunction to OperatorFn in {file}', [
     '--grep',
     '\\bOperatorFunction\\b',
-    '--directive',
-    'rename OperatorFunction to OperatorFn in {file}',
   ]);
   writeJson(p.path, { ...p.json, runsDir: 'runs-cap' });
   rmSync(join(WORK, 'runs-cap'), { recursive: true, force: true });
@@ -321,15 +311,9 @@ if (ONLY.has('cap')) {
 if (ONLY.has('interrupt')) {
   const { Terminal } = createRequire(import.meta.url)('@xterm/headless') as typeof import('@xterm/headless');
   const repo = freshRepo('interrupt');
-  const p = await plan('interrupt-plan', [
-    '--workspace',
-    repo,
-    '--files',
-    '**/*.ts',
+  const p = await plan('interrupt-plan', repo, '**/*.ts', 'rename isFunction to isFn in {file}', [
     '--isolation',
     'worktree',
-    '--directive',
-    'rename isFunction to isFn in {file}',
   ]);
   writeJson(p.path, { ...p.json, runsDir: 'runs-interrupt', directives: p.json['directives'].slice(0, FORKS) });
   rmSync(join(WORK, 'runs-interrupt'), { recursive: true, force: true });
@@ -405,16 +389,10 @@ if (ONLY.has('disk')) {
           .map((f) => f.slice(0, f.lastIndexOf('/'))),
       ),
     ];
-    const p = await plan(`disk-${mode}-plan`, [
-      '--workspace',
-      repo,
-      '--files',
-      '**/*.ts',
+    const p = await plan(`disk-${mode}-plan`, repo, '**/*.ts', 'rename isFunction to isFn in {file}', [
       '--isolation',
       'worktree',
       ...(mode === 'sparse' ? ['--sparse'] : []),
-      '--directive',
-      'rename isFunction to isFn in {file}',
     ]);
     const directives =
       mode === 'sparse'
