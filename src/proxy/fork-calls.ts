@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CapturedTurn } from './assistant-capture.ts';
 import { ForkcacheError } from '../errors.ts';
+import { MCP_FORK_TOOL, QWEN_DEFERRED } from '../wire/mcp-tools.ts';
 
 /**
  * A fork tool call the proxy saw a model make: the request that produced it, as forwarded (its
@@ -47,12 +48,6 @@ function canonical(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/**
- * Qwen Code's bridge to a deferred tool: the model calls `tool_call {name, arguments}`, and Qwen
- * Code then calls the named tool with `arguments` unchanged (its MCP tools are always deferred).
- */
-const DEFERRED_BRIDGE = 'tool_call';
-
 /** How many unclaimed calls are kept (each holds a request body); the oldest go first. */
 const PENDING_LIMIT = 32;
 
@@ -67,7 +62,7 @@ export class ForkCallRegistry {
   readonly #pending: CapturedForkCall[] = [];
   readonly #events = new EventEmitter<{ offered: [] }>();
 
-  constructor(toolName: RegExp = /^mcp__.+__fork$/) {
+  constructor(toolName: RegExp = MCP_FORK_TOOL) {
     this.toolName = toolName;
     this.#events.setMaxListeners(0);
   }
@@ -92,7 +87,8 @@ export class ForkCallRegistry {
     const name = String(block['name']);
     const input = block['input'];
     if (this.toolName.test(name)) return { id, name, input: isObject(input) ? input : {} };
-    if (name !== DEFERRED_BRIDGE || !isObject(input)) return undefined;
+    // Qwen Code's bridge to its deferred tools: the call names the tool it runs
+    if (name !== QWEN_DEFERRED.call || !isObject(input)) return undefined;
     const target = input['name'];
     const args = input['arguments'];
     if (typeof target !== 'string' || !this.toolName.test(target) || !isObject(args)) return undefined;

@@ -1,3 +1,4 @@
+import { MCP_FORK_TOOL, QWEN_DEFERRED } from '../../wire/mcp-tools.ts';
 import { FORK_BOILERPLATE_OPEN } from '../../wire/fork-text.ts';
 import { blocksOf, declaredTools, isSystemReminder, lastUserText, toolExchanges } from './conversation.ts';
 import { CLAUDE_CODE_SHAPES, clientChildTurn, clientShapesOf } from './client-child.ts';
@@ -28,11 +29,6 @@ import type { ScriptBlock, ScriptedModel, ScriptedTurn } from './types.ts';
 
 const FORK = /^fork\s+(.+)$/i;
 const FORK_TIMES = /^fork\s+(\d{1,4})\s+times:\s*(.+)$/i;
-/** How Claude Code and Qwen Code name an MCP server's tool: `mcp__<server>__<tool>`. */
-const MCP_FORK_TOOL = /^mcp__.+__fork$/;
-/** Qwen Code's deferred-tool bridge: `tool_search` shows a schema, `tool_call {name, arguments}` runs it. */
-const QWEN_SEARCH = 'tool_search';
-const QWEN_BRIDGE = 'tool_call';
 
 /** The MCP fork tool the request declares, or names among Claude Code's deferred tools. */
 function mcpForkTool(
@@ -136,21 +132,23 @@ export const claudeCodeModel: ScriptedModel = {
         // Both clients defer MCP tools: named in a message, its schema read through a search
         // first (Claude Code's ToolSearch loads it; Qwen Code's tool_search only shows it, and
         // the call goes through its tool_call bridge).
-        const bridged = !tools.has(mcpFork) && tools.has(QWEN_BRIDGE);
-        const search = bridged ? QWEN_SEARCH : 'ToolSearch';
+        const bridged = !tools.has(mcpFork) && tools.has(QWEN_DEFERRED.call);
+        const search = bridged ? QWEN_DEFERRED.search : 'ToolSearch';
         if (!tools.has(mcpFork) && tools.has(search) && !done.some((d) => d.name === search))
           return {
             content: [{ type: 'tool_use', name: search, input: { query: `select:${mcpFork}` } }],
             stop_reason: 'tool_use',
           };
-        const call = done.find((d) => d.name === mcpFork || (d.name === QWEN_BRIDGE && d.input['name'] === mcpFork));
+        const call = done.find(
+          (d) => d.name === mcpFork || (d.name === QWEN_DEFERRED.call && d.input['name'] === mcpFork),
+        );
         if (!call) {
           const input = { directives: forkDirectives(line) };
           return {
             content: [
               { type: 'text', text: `Forking through ${mcpFork}.` },
               bridged
-                ? { type: 'tool_use', name: QWEN_BRIDGE, input: { name: mcpFork, arguments: input } }
+                ? { type: 'tool_use', name: QWEN_DEFERRED.call, input: { name: mcpFork, arguments: input } }
                 : { type: 'tool_use', name: mcpFork, input },
             ],
             stop_reason: 'tool_use',

@@ -1,3 +1,4 @@
+import { QWEN_DEFERRED } from '../../wire/mcp-tools.ts';
 import type { MessagesRequest } from '../types.ts';
 import { declaredTools, type ToolExchange } from './conversation.ts';
 import { countMatches, formatReport, parseDirective, wordPattern } from './directive.ts';
@@ -110,7 +111,7 @@ export function clientChildTurn(
   const text = shapes.fileText(read.result?.text ?? '');
   const words = countMatches(text, wordPattern(from));
   const same = (c: Call) => (e: ToolExchange) =>
-    e.name === c.name && (c.name !== 'tool_call' || e.input['name'] === c.input['name']);
+    e.name === c.name && (c.name !== QWEN_DEFERRED.call || e.input['name'] === c.input['name']);
   const edit = done.find(same(editing.edit));
   if (!edit) {
     if (words === 0) return report(`no occurrences of ${from} in ${path}; nothing to change`, []);
@@ -162,10 +163,11 @@ export const QWEN_CODE_SHAPES: ClientToolShapes = {
   edit: (tools, file_path, from, to) => {
     const input = { file_path, old_string: from, new_string: to, replace_all: true };
     if (tools.has('edit')) return { edit: { name: 'edit', input } };
-    if (!tools.has('tool_call')) return undefined;
+    const { call, search } = QWEN_DEFERRED;
+    if (!tools.has(call)) return undefined;
     return {
-      edit: { name: 'tool_call', input: { name: 'edit', arguments: input } },
-      ...(tools.has('tool_search') ? { load: { name: 'tool_search', input: { query: 'select:edit' } } } : {}),
+      edit: { name: call, input: { name: 'edit', arguments: input } },
+      ...(tools.has(search) ? { load: { name: search, input: { query: 'select:edit' } } } : {}),
     };
   },
   check: (file, from) => ({ name: 'grep_search', input: { pattern: `\\b${from}\\b`, path: file } }),

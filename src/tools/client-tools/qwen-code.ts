@@ -1,3 +1,4 @@
+import { QWEN_DEFERRED } from '../../wire/mcp-tools.ts';
 import { z } from 'zod';
 import { runBash } from '../bash.ts';
 import { editFileMany } from '../edit-file.ts';
@@ -177,7 +178,7 @@ export const QWEN_CODE_TOOL_SET: ToolSet = {
   name: 'qwen-code',
   tools: new Map(tools.map((t) => [t.name, t])),
   spawn: ['agent', 'task'],
-  deferred: { call: 'tool_call', search: 'tool_search' },
+  deferred: QWEN_DEFERRED,
   refused: {
     skill: `skills are loaded by Qwen Code, not in a fork: ${WITH_TOOLS}`,
     get_goal: "a fork's goal is its directive",
