@@ -45,21 +45,27 @@ export function unsafeReason(dir: string, uid: number | undefined): string | und
 
 /**
  * Make `parts` below `base` (each missing one with mode 0700, never following a symlink of
- * someone else's), and check every part made or found: the last one is returned when all are safe.
+ * someone else's), and check every part made or found: the last one when all are safe, else
+ * why the first that is not may not be used.
  */
-function privateBelow(base: string, parts: readonly string[], uid: number | undefined): string {
+function privateBelow(
+  base: string,
+  parts: readonly string[],
+  uid: number | undefined,
+): { dir: string } | { refused: string } {
   let dir = base;
   for (const part of parts) {
     dir = path.join(dir, part);
     try {
       mkdirSync(dir, { mode: 0o700 });
     } catch (err) {
-      if ((err as { code?: unknown }).code !== 'EEXIST') throw err;
+      const code = (err as { code?: unknown }).code;
+      if (code !== 'EEXIST') return { refused: `${dir}: cannot be made (${String(code)})` };
     }
     const why = unsafeReason(dir, uid);
-    if (why !== undefined) throw new Error(`${dir}: ${why}`);
+    if (why !== undefined) return { refused: `${dir}: ${why}` };
   }
-  return dir;
+  return { dir };
 }
 
 interface Candidate {
@@ -117,19 +123,20 @@ export function userLockDir(options: UserDirOptions = {}): string {
 
   const refused: string[] = [];
   for (const { base, parts } of candidates(env, uid, tmp)) {
-    try {
-      const dir = privateBelow(base, parts, uid);
-      if (refused.length > 0 && !warned.has(dir)) {
-        warned.add(dir);
-        process.emitWarning(`forkcache keeps its file locks in ${dir}: ${refused.join('; ')}`, {
-          code: 'FORKCACHE_LOCK_DIR',
-        });
-      }
-      resolved.set(key, dir);
-      return dir;
-    } catch (err) {
-      refused.push(err instanceof Error ? err.message : String(err));
+    const found = privateBelow(base, parts, uid);
+    if ('refused' in found) {
+      refused.push(found.refused);
+      continue;
     }
+    const { dir } = found;
+    if (refused.length > 0 && !warned.has(dir)) {
+      warned.add(dir);
+      process.emitWarning(`forkcache keeps its file locks in ${dir}: ${refused.join('; ')}`, {
+        code: 'FORKCACHE_LOCK_DIR',
+      });
+    }
+    resolved.set(key, dir);
+    return dir;
   }
   throw new ForkcacheError(
     'LOCK_DIR_UNSAFE',
