@@ -90,6 +90,8 @@ if (!Number.isInteger(workers) || workers < 1) throw new Error('FORKCACHE_TEST_W
 export default defineConfig({
   test: {
     globalSetup: ['test/setup/global-build.ts'],
+    // every skipped test named with its reason, after the summary (test/setup/skip-reasons.ts)
+    reporters: ['default', './test/setup/skip-reasons.ts'],
     testTimeout: 600_000,
     hookTimeout: 600_000,
     projects: [

@@ -99,6 +99,8 @@ const CODE_CLASSES = {
   RUN_DIR_TAMPERED: 'input',
   RUN_DIR_LOCKED: 'input',
   RUN_KEY_UNAVAILABLE: 'input',
+  // no directory only this user can write for the per-file locks (tools/user-dir.ts)
+  LOCK_DIR_UNSAFE: 'input',
   // a cost past 2^53 nano-dollars (about $9M): the figures are left out, never NaN
   LEDGER_COST_OVERFLOW: 'failure',
   // the distributed backend: a job refused by its host (unsigned, tampered, replayed; beyond

@@ -1,8 +1,8 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ForkcacheError } from '../errors.ts';
+import { STATE_DIR_ENV, stateDir } from '../state-dir.ts';
 
 /*
  * The key that signs run directories (run-mac.ts): `resume` continues only what forkcache itself
@@ -17,18 +17,7 @@ import { ForkcacheError } from '../errors.ts';
  * contains it (a workspace at $HOME); bash without a sandbox can read it (docs/security.md).
  */
 
-/** The environment variable that moves forkcache's state directory. */
-export const STATE_DIR_ENV = 'FORKCACHE_STATE_DIR';
 const KEY_FILE = 'run-key';
-
-/** forkcache's state directory (absolute), from the environment. */
-export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
-  const explicit = env[STATE_DIR_ENV];
-  if (explicit !== undefined && explicit !== '') return resolve(explicit);
-  const xdg = env['XDG_STATE_HOME'];
-  if (xdg !== undefined && xdg.startsWith('/')) return join(xdg, 'forkcache');
-  return join(homedir(), '.local', 'state', 'forkcache');
-}
 
 /** A loaded key: its bytes, and a short public id (which key signed a file, for error messages). */
 export interface RunKey {

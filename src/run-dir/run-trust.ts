@@ -5,7 +5,8 @@ import { FORKS_DIR } from './files.ts';
 import { readFanOutDir } from './manifest.ts';
 import { readJsonl } from './jsonl.ts';
 import { chainSeed, type LineVerdict, signLine, splitSigned, verifyLines } from './run-mac.ts';
-import { loadRunKey, type RunKey, STATE_DIR_ENV } from './run-key.ts';
+import { STATE_DIR_ENV } from '../state-dir.ts';
+import { loadRunKey, type RunKey } from './run-key.ts';
 import { checkRunFiles, type FileVerdict, signRunFiles } from './run-signature.ts';
 
 /*

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import { open, readFile, stat, unlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { userLockDir } from './user-dir.ts';
 
 /**
  * A per-file lock shared by every fork, whatever thread or process it runs in: forks of one
@@ -11,16 +11,19 @@ import { setTimeout as delay } from 'node:timers/promises';
  * editing one file at once would each write over the other's change (a lost edit).
  *
  * The lock is a file created with O_EXCL (atomic on every local file system) in a directory
- * outside the workspace, so tools never see it. It names its holder's pid; a lock whose
- * process is gone (kill -9) or that is older than `STALE_MS` (a thread that died holding it)
- * is taken over. Held only for one read-modify-write of a file under the edit size limit.
+ * outside the workspace, so tools never see it: the running user's own (user-dir.ts), which no
+ * other user can create first or plant a lock in (issue 47). It names its holder's pid and host;
+ * a lock whose process is gone (kill -9) or that is older than `STALE_MS` (a thread that died
+ * holding it) is taken over; a pid is judged only on the host that wrote it (a home directory
+ * shared by several machines). Held only for one read-modify-write of a file under the edit
+ * size limit.
  */
 export const STALE_MS = 30_000;
 
-const LOCK_DIR = path.join(tmpdir(), 'forkcache-locks');
+const HOST = hostname();
 
-function lockPathOf(real: string): string {
-  return path.join(LOCK_DIR, `${createHash('sha256').update(real).digest('hex').slice(0, 32)}.lock`);
+function lockPathOf(dir: string, real: string): string {
+  return path.join(dir, `${createHash('sha256').update(real).digest('hex').slice(0, 32)}.lock`);
 }
 
 /** Whether a process with this pid exists (EPERM: it does, it is another user's). */
@@ -36,8 +39,10 @@ export function processAlive(pid: number): boolean {
 async function isStale(lockPath: string, now: number): Promise<boolean> {
   try {
     const [text, info] = await Promise.all([readFile(lockPath, 'utf8'), stat(lockPath)]);
-    const pid = Number.parseInt(text, 10);
-    if (Number.isInteger(pid) && pid > 0 && !processAlive(pid)) return true;
+    const [pidText, host] = text.split(' ', 2);
+    const pid = Number.parseInt(pidText ?? '', 10);
+    const here = host === undefined || host === HOST;
+    if (here && Number.isInteger(pid) && pid > 0 && !processAlive(pid)) return true;
     return now - info.mtimeMs > STALE_MS;
   } catch {
     return false; // released meanwhile (or not written yet): just try again
@@ -53,13 +58,12 @@ export async function withPathLock<T>(
   signal: AbortSignal | undefined,
   work: () => Promise<T>,
 ): Promise<T> {
-  mkdirSync(LOCK_DIR, { recursive: true });
-  const lockPath = lockPathOf(real);
+  const lockPath = lockPathOf(userLockDir(), real);
   for (let wait = 1; ; wait = Math.min(wait * 2, 25)) {
     signal?.throwIfAborted();
     try {
       const handle = await open(lockPath, 'wx');
-      await handle.writeFile(String(process.pid));
+      await handle.writeFile(`${process.pid} ${HOST}`);
       await handle.close();
       break;
     } catch (err) {

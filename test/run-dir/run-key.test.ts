@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { loadRunKey, protectedDirs, stateDir, STATE_DIR_ENV } from '../../src/run-dir/run-key.ts';
+import { loadRunKey, protectedDirs } from '../../src/run-dir/run-key.ts';
+import { stateDir, STATE_DIR_ENV } from '../../src/state-dir.ts';
 
 // The key that signs run directories lives outside every workspace and run directory, created
 // 0600 on first use; processes creating it at once end up with one key.

@@ -6,7 +6,7 @@ import type { ScriptedModel } from '../../src/emulator/scripts/types.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';
 import { READ_ONLY_INTERRUPTED_MESSAGE } from '../../src/pool/resume-messages.ts';
 import { splitSigned } from '../../src/run-dir/run-mac.ts';
-import { STATE_DIR_ENV } from '../../src/run-dir/run-key.ts';
+import { STATE_DIR_ENV } from '../../src/state-dir.ts';
 import { bigSnapshot, sharedEmulator, workspace } from '../engine/helpers.ts';
 
 // Issue 24, route 2: the run directory sits in the workspace by default; a fork rewrote its
