@@ -80,7 +80,7 @@ export interface ForkEngineOptions extends Partial<ToolFlags> {
    * holds the whole engine for one backoff, `ramp_limit_exceeded` slows the ramp, and the spend
    * cap stops admission (forks stop after their turn, resumable): the scheduler owns the
    * retries of 429s and 529s. `off`: no admission; a turn that gets one retries on its own
-   * (`turnRetry`, waiting at least the `retry-after`).
+   * (`turnRetry`, its backoff at least the `retry-after`, at most `maxMs`).
    */
   admission?: 'on' | 'off';
   warm?: WarmStrategy;
