@@ -8,7 +8,8 @@ import { ForkcacheError } from './errors.ts';
  */
 export const OPTIONAL_PEERS = {
   report: ['echarts@^6.1.0'],
-  distributed: ['bullmq@^5.81.5', 'ioredis@^5.11.1'],
+  // bullmq 6 made ioredis a peer (beside redis and pg): forkcache hands it an ioredis connection either way
+  distributed: ['bullmq@^5.81.5 || ^6.7.6', 'ioredis@^5.11.1'],
   // 1.32.x only: the Streamable HTTP transport and registerTool's schemas changed between minors.
   mcp: ['@modelcontextprotocol/sdk@~1.32.2'],
   // never imported by forkcache itself: the app that uses forkcache/ai-sdk imports them (either
@@ -29,6 +30,9 @@ const FEATURE_NAMES: Record<OptionalFeature, string> = {
   mcp: 'forkcache mcp (the MCP server)',
   'ai-sdk': 'forkcache/ai-sdk (the AI SDK fork tool)',
 };
+
+/** A spec as one shell word: a range with alternatives (`bullmq@^5.81.5 || ^6.7.6`) is quoted. */
+const shellWord = (spec: string): string => (spec.includes(' ') ? `'${spec}'` : spec);
 
 /** `echarts@^6.1.0` → `echarts` (scoped names keep their leading `@`). */
 function packageName(spec: string): string {
@@ -55,7 +59,7 @@ export async function importOptional<T>(feature: OptionalFeature, load: () => Pr
     const peers = specs.length === 1 ? 'an optional peer dependency' : 'optional peer dependencies';
     throw new ForkcacheError(
       'DEPENDENCY_MISSING',
-      `${FEATURE_NAMES[feature]} needs ${names} (${peers} of forkcache, not installed with it); ${absent} cannot be found: run npm install ${specs.join(' ')}`,
+      `${FEATURE_NAMES[feature]} needs ${names} (${peers} of forkcache, not installed with it); ${absent} cannot be found: run npm install ${specs.map(shellWord).join(' ')}`,
       {
         cause: err,
         data: { feature, packages: specs.map(packageName) },

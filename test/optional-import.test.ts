@@ -62,7 +62,7 @@ describe('optional peer dependencies', () => {
     });
     expect(distributed!.code).toBe('DEPENDENCY_MISSING');
     expect(distributed!.message).toMatch(
-      /needs bullmq and ioredis .*; ioredis cannot be found: run npm install bullmq@\^5\.\d+\.\d+ ioredis@\^5/,
+      /needs bullmq and ioredis .*; ioredis cannot be found: run npm install 'bullmq@\^5\.\d+\.\d+ \|\| \^6\.\d+\.\d+' ioredis@\^5/,
     );
     // bullmq is not the report's package: Node's own error, untouched
     expect(other!.code).toBe('ERR_MODULE_NOT_FOUND');

@@ -9,9 +9,14 @@ import { seededRandom } from './ids.ts';
  * - `stream-error`: the response begins, then fails (`event: error` mid-stream; a non-streaming
  *   request gets a 500 after its time to first token, its cache writes already made);
  * - `reset`: the connection is destroyed without a response;
+ * - `cut`: a 2xx response begins, then its connection drops part-way through the body (after
+ *   the first delta of a stream; half-way through a non-streamed message's JSON). A streamed
+ *   cut is billed as `stream-error` is (what `message_start` reported); a non-streamed one is
+ *   billed whole: the message was complete when its bytes began to leave (the case the
+ *   Anthropic SDK 1.17 resends, "a POST that already succeeded");
  * - `slow`: time to first token × `slowFactor` + `slowExtraMs` (see the latency profile).
  */
-export const FAULT_KINDS = ['429', '529', '500', '504', 'stream-error', 'reset', 'slow'] as const;
+export const FAULT_KINDS = ['429', '529', '500', '504', 'stream-error', 'reset', 'cut', 'slow'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface FaultRule {

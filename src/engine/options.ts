@@ -48,7 +48,12 @@ export interface ForkEngineOptions extends Partial<ToolFlags> {
   apiKey?: string;
   /** Extra headers on every request (e.g. `x-forkcache-script` for the emulator). */
   headers?: Record<string, string>;
-  /** The SDK's own retries of a request (used when `admission` is `off`). */
+  /**
+   * The SDK's own retries of requests that bill nothing (token counts). A request that may be
+   * billed (a fork's turn, a pre-warm) is never resent by the SDK: a resend after a body cut
+   * mid-way could be billed twice with one response seen. The loop retries it instead
+   * (`turnRetry`), each attempt in the ledger.
+   */
   maxRetries?: number;
   /** One request's timeout in milliseconds (default 600,000). */
   timeoutMs?: number;
@@ -73,9 +78,9 @@ export interface ForkEngineOptions extends Partial<ToolFlags> {
    * Rate-limit admission (default `on`): every request reserves its predicted ITPM, RPM and
    * OTPM from budgets learned from the API's `anthropic-ratelimit-*` headers, a 429 or 529
    * holds the whole engine for one backoff, `ramp_limit_exceeded` slows the ramp, and the spend
-   * cap stops admission (forks stop after their turn, resumable). The SDK's own retries are
-   * then off on fork requests: the scheduler owns them. `off`: no admission; each call retries
-   * on its own (the SDK's way, `maxRetries`).
+   * cap stops admission (forks stop after their turn, resumable): the scheduler owns the
+   * retries of 429s and 529s. `off`: no admission; a turn that gets one retries on its own
+   * (`turnRetry`, its backoff at least the `retry-after`, at most `maxMs`).
    */
   admission?: 'on' | 'off';
   warm?: WarmStrategy;
@@ -169,8 +174,9 @@ export interface ForkEngineOptions extends Partial<ToolFlags> {
   /** Times a fork continues on a fresh worker after its worker died (default 2). */
   maxWorkerRestarts?: number;
   /**
-   * Retries of a whole turn after a failure the SDK does not retry (a stream that broke
-   * mid-way, a reset): the same bytes again after a backoff. Default 3, 500 ms doubling to 8 s;
+   * Retries of a whole turn after a retryable failure (a stream that broke or was cut mid-way,
+   * a reset, a timeout, 408/409/429/5xx; the SDK resends none of them): the same bytes again
+   * after a backoff, each attempt in the ledger. Default 3, 500 ms doubling to 8 s;
    * whatever the failures, a turn retries for at most `budgetMs` (default 10 min) from its first
    * failure, then the fork ends `failed` with `FORK_RETRY_BUDGET`.
    */

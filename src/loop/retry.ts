@@ -1,7 +1,7 @@
 import { ForkcacheError, type WireError } from '../errors.ts';
 import { isApiError, isConnectionError, isUserAbort } from '../provider/api-error.ts';
 
-/** Engine-level retries of a whole turn (the SDK already retried the HTTP request itself). */
+/** Engine-level retries of a whole turn (the SDK never resends a request that may be billed). */
 export interface TurnRetryOptions {
   /** Further attempts after the first (default 3). */
   retries: number;
@@ -30,8 +30,8 @@ export const DEFAULT_TURN_RETRY: TurnRetryOptions = {
 /**
  * Whether a failed turn may be sent again, byte for byte. Safe because a turn's tools run only
  * after its complete assistant message: a turn that failed had no side effect. Retried: a
- * stream that broke (`event: error`, a reset connection), timeouts, 408/409/429/5xx (the SDK
- * gave up on them). Not retried: bad requests, auth, not found, a drifted prefix, cancellation.
+ * stream that broke (`event: error`, a connection reset or cut mid-body), timeouts,
+ * 408/409/429/5xx. Not retried: bad requests, auth, not found, a drifted prefix, cancellation.
  */
 export function isRetryableTurnError(err: unknown): boolean {
   if (err instanceof ForkcacheError) return false;

@@ -65,7 +65,9 @@ export async function sendWithRetries(send: TurnSend): ReturnType<typeof sendThr
       // a 429/529 under admission: the gate holds the next attempt for as long as the API asked
       const owned = options.gateRetries === true && isRateLimitOrOverload(err);
       if (owned ? ++limited > MAX_GATE_RETRIES : attempt >= retry.retries) throw err;
-      const wait = owned ? 0 : backoffMs(retry, attempt);
+      // without admission nothing else waits out a 429's `retry-after` (the SDK never resends):
+      // the backoff is at least that long, within the same `maxMs`
+      const wait = owned ? 0 : Math.min(retry.maxMs, Math.max(backoffMs(retry, attempt), retryAfterOf(err)));
       const now = clock.now();
       firstFailure ??= now;
       // However the failures come (a 429 every second, a retry-after that cannot be read), a turn
@@ -84,6 +86,11 @@ export async function sendWithRetries(send: TurnSend): ReturnType<typeof sendThr
       await clock.sleep(wait, options.signal);
     }
   }
+}
+
+/** The `retry-after` of a 429/529 in milliseconds; 0 when there is none. */
+function retryAfterOf(err: unknown): number {
+  return isRateLimitOrOverload(err) ? (reportOfError(err).retryAfterMs ?? 0) : 0;
 }
 
 /** A failed attempt whose response had begun was billed: keep it for the ledger (issue 15, case 6). */

@@ -5,7 +5,11 @@ export interface ClientOptions {
   baseURL?: string | undefined;
   /** Default: ANTHROPIC_API_KEY. The emulator accepts any key. */
   apiKey?: string | undefined;
-  /** SDK retries of connection errors, 408/409/429/5xx (default 2). */
+  /**
+   * SDK retries of connection errors, 408/409/429/5xx (default 0). They apply only to requests
+   * that bill nothing (token counts, the model list): a Messages request is never resent by the
+   * SDK (`BILLED_REQUEST_RETRIES` in send.ts).
+   */
   maxRetries?: number | undefined;
   timeoutMs?: number | undefined;
   fetch?: typeof fetch | undefined;
@@ -20,7 +24,7 @@ export function createAnthropicClient(options: ClientOptions = {}): Anthropic {
   return new Anthropic({
     ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
     apiKey: options.apiKey || process.env['ANTHROPIC_API_KEY'] || 'no-key',
-    maxRetries: options.maxRetries ?? 2,
+    maxRetries: options.maxRetries ?? 0,
     timeout: options.timeoutMs ?? 600_000,
     ...(options.fetch ? { fetch: options.fetch } : {}),
     ...(options.defaultHeaders ? { defaultHeaders: options.defaultHeaders } : {}),

@@ -5,6 +5,14 @@ import { parseRateLimitHeaders, type RateLimitHeaders } from '../rate-limits/hea
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
+/**
+ * A request that may be billed is never resent by the SDK, whatever the client's `maxRetries`:
+ * from 1.17 the SDK sends a request again when its connection drops part-way through the body,
+ * and that response may have been a 2xx the API billed, unseen by the ledger. forkcache
+ * retries such requests itself (the loop's turn retries), each attempt in the ledger.
+ */
+export const BILLED_REQUEST_RETRIES = { maxRetries: 0 } as const;
+
 export interface SendOptions {
   signal?: AbortSignal | undefined;
   /**
@@ -58,6 +66,7 @@ export async function streamMessageBytes(
       body,
       headers: { ...JSON_HEADERS, ...options.headers },
       stream: true,
+      ...BILLED_REQUEST_RETRIES,
       ...(options.signal ? { signal: options.signal } : {}),
     })
     .withResponse();
@@ -95,6 +104,7 @@ export async function sendMessageBytes(
     .post<Anthropic.Message>('/v1/messages', {
       body,
       headers: { ...JSON_HEADERS, ...options.headers },
+      ...BILLED_REQUEST_RETRIES,
       ...(options.signal ? { signal: options.signal } : {}),
     })
     .withResponse();

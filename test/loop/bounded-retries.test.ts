@@ -106,3 +106,36 @@ describe('bounded retries against a hostile retry-after', () => {
     });
   }
 });
+
+describe('without admission (issue 44: the SDK never resends a request that may be billed)', () => {
+  it("a 429's retry-after sets the turn's backoff (2 s, not 100/200/400 ms), within turnRetry.maxMs", async () => {
+    const clock = new ManualClock(Date.parse('2026-12-01T00:00:00Z'));
+    const emulator = await startEmulator({ latency: 'off', clock, faults: '429:1', retryAfterSeconds: 2 });
+    emulators.push(emulator);
+    const sent: number[] = [];
+    emulator.on('request-end', (e) => e.status === 429 && sent.push(clock.now()));
+    const prefix = freeze(bigSnapshot(`no-admission-${Date.now()}`));
+    // the client's own retries asked for: none happen on a fork's request
+    const client = new Anthropic({ apiKey: 'test', baseURL: emulator.url, maxRetries: 3 });
+    const run = (maxMs: number) =>
+      driveClock(
+        clock,
+        runForkLoop({
+          prefix,
+          child: prefix.child('read a.ts and report'),
+          transport: { send: (body, options) => streamMessageBytes(client, body, options) },
+          tools: createToolExecutor({ workspace: workspace() }),
+          gate: OPEN_GATE,
+          clock,
+          retry: { retries: 3, baseMs: 100, maxMs },
+        }),
+      );
+    const outcome = await run(8_000);
+    expect(outcome.status).toBe('failed');
+    expect(outcome.error).toMatchObject({ code: 'FORK_API_ERROR', data: { status: 429 } });
+    expect(sent.slice(1).map((t, i) => t - sent[i]!)).toEqual([2_000, 2_000, 2_000]);
+    sent.length = 0;
+    await run(500);
+    expect(sent.slice(1).map((t, i) => t - sent[i]!)).toEqual([500, 500, 500]);
+  });
+});

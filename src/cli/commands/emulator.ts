@@ -59,7 +59,11 @@ export function registerEmulatorCommand(program: Command): void {
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--port <n>', 'TCP port; 0 picks a free one', '0')
     .option('--latency <mode>', 'off | fast | realistic', 'fast')
-    .option('--faults <spec>', 'injected faults, e.g. 429:0.1,529:0.05,stream-error:0.05,reset:0.02,slow:0.1', '')
+    .option(
+      '--faults <spec>',
+      'injected faults, e.g. 429:0.1,529:0.05,stream-error:0.05,reset:0.02,cut:0.02,slow:0.1',
+      '',
+    )
     .option('--seed <n>', 'seed for fault draws (default 0) and ids (default: random, unique across restarts)')
     .option(
       '--log-dir <dir>',

@@ -26,7 +26,8 @@ async function listEndpointModels(): Promise<{ baseURL: string; models: ListedMo
       '--api anthropic: ANTHROPIC_API_KEY is not set (the endpoint lists the models of a key)',
     );
   // No baseURL: the SDK takes ANTHROPIC_BASE_URL, or the real API, as every other command does.
-  const client = createAnthropicClient({ apiKey, timeoutMs: 60_000 });
+  // listing bills nothing: the SDK may retry it (its default of 2)
+  const client = createAnthropicClient({ apiKey, timeoutMs: 60_000, maxRetries: 2 });
   const models: ListedModel[] = [];
   try {
     for await (const m of client.models.list({ limit: 1000 }))

@@ -6,7 +6,7 @@ import type { FaultKind } from '../faults.ts';
 import { outputMs, timeToFirstTokenMs } from '../latency.ts';
 import type { EmulatorCore } from '../server/core.ts';
 import { positionPath } from '../server/exchange-log.ts';
-import { apiKeyOf, sendJson } from '../server/http-util.ts';
+import { apiKeyOf, sendCutJson, sendJson } from '../server/http-util.ts';
 import { injectFault, runScript, type RequestContext } from '../server/messages.ts';
 import { buildOutput } from '../server/output.ts';
 import { applyChatRead, commitChatWrites, planChatCache, type ChatCachePlan } from './cache.ts';
@@ -148,7 +148,11 @@ export async function handleChatCompletions(
   if (ttftMs > 0) await core.clock.sleep(ttftMs, ctx.signal);
 
   const failMidStream = fault === 'stream-error';
-  if (!failMidStream) core.stats.response(accounted, stream, plan.totalTokens >= rule.minTokens, plan.writes.length);
+  // A cut stream is billed as a failed one is on this API (nothing: only a complete response
+  // is); a non-streamed body cut on the way was complete, and is billed.
+  const cutMidStream = fault === 'cut';
+  if (!failMidStream && !(cutMidStream && stream))
+    core.stats.response(accounted, stream, plan.totalTokens >= rule.minTokens, plan.writes.length);
   const complete = (): void => {
     // The providers' rule: an entry is readable once the response that created it has completed.
     commitChatWrites(plan, core.store, rule, ctx.startedAt, core.clock.now());
@@ -169,11 +173,12 @@ export async function handleChatCompletions(
       includeUsage,
       usage,
       failMidStream,
+      cutMidStream,
       onTokens: limited.output,
     });
-    if (failMidStream) {
+    if (failMidStream || cutMidStream) {
       core.stats.streamError();
-      core.events.emit('request-end', { ...event, status: 200, error: 'server_error' });
+      core.events.emit('request-end', { ...event, status: 200, error: failMidStream ? 'server_error' : 'cut' });
       return;
     }
     return complete();
@@ -189,6 +194,13 @@ export async function handleChatCompletions(
   const ms = outputMs(core.profile, output.outputTokens);
   if (ms > 0) await core.clock.sleep(ms, ctx.signal);
   limited.output(output.outputTokens);
+  if (cutMidStream) {
+    sendCutJson(ctx.res, 200, completionBody(head, output, usage));
+    commitChatWrites(plan, core.store, rule, ctx.startedAt, core.clock.now());
+    core.stats.streamError();
+    core.events.emit('request-end', { ...event, status: 200, error: 'cut' });
+    return;
+  }
   sendJson(ctx.res, 200, completionBody(head, output, usage));
   complete();
 }

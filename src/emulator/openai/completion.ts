@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
+import { cutAfter } from '../server/http-util.ts';
 import type { Clock } from '../../clock.ts';
 import { jsonChunks, textChunks } from '../server/sse.ts';
 import { outputMs, type LatencyProfile } from '../latency.ts';
@@ -80,6 +81,8 @@ export interface ChunkStreamOptions {
   includeUsage: boolean;
   usage: Record<string, unknown>;
   failMidStream: boolean;
+  /** Drop the connection after the first delta, with no error frame (the `cut` fault). */
+  cutMidStream?: boolean | undefined;
   onTokens?: ((tokens: number) => void) | undefined;
 }
 
@@ -123,6 +126,7 @@ export async function streamChunks(
         await pace(block.text.length === 0 ? tokens : (tokens * piece.length) / block.text.length);
         await write(res, chunk({ content: piece }), options.signal);
         if (options.failMidStream) return failStream(res);
+        if (options.cutMidStream) return cutAfter(res);
       }
     } else if (block.type === 'tool_use') {
       const i = callIndex++;
@@ -140,10 +144,12 @@ export async function streamChunks(
         await pace((tokens * piece.length) / json.length);
         await write(res, chunk({ tool_calls: [{ index: i, function: { arguments: piece } }] }), options.signal);
         if (options.failMidStream) return failStream(res);
+        if (options.cutMidStream) return cutAfter(res);
       }
     }
   }
   if (options.failMidStream) return failStream(res);
+  if (options.cutMidStream) return cutAfter(res);
   await write(res, chunk({}, FINISH[output.stopReason]), options.signal);
   if (options.includeUsage)
     await write(

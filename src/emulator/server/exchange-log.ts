@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { CachePlan } from '../cache/plan.ts';
+import type { ResponseUsage } from '../types.ts';
 import type { Position } from '../cache/render.ts';
 import { jsonOrText } from '../../json-shape.ts';
 import { credentialMask, type CredentialMask } from '../../wire/credentials.ts';
@@ -45,6 +46,12 @@ export function describePlan(
 /** One request/response exchange, collected while it happens and written when it ends. */
 export interface Exchange {
   cache?: LoggedCachePlan;
+  /**
+   * What this exchange billed: the message's id and the usage counted in `stats()` (`null`:
+   * nothing, e.g. an error answer or a non-streamed response that failed). Absent on routes
+   * that bill nothing.
+   */
+  billed?: { messageId: string; usage: ResponseUsage } | null;
 }
 
 /**
@@ -121,6 +128,7 @@ export class ExchangeLog {
           body: responseBody,
         },
         cache: exchange.cache ?? null,
+        ...(exchange.billed !== undefined ? { billed: exchange.billed } : {}),
       };
       const name = `${String(seq).padStart(5, '0')}-${requestId}.json`;
       writeFileSync(join(this.#dir, name), `${JSON.stringify(record, null, 2)}\n`);

@@ -101,6 +101,26 @@ export function sendJson(
   res.end(text);
 }
 
+/**
+ * A 2xx JSON response whose connection drops half-way through its body (the `cut` fault): the
+ * headers promise the whole length, the client reads part of it, then the socket closes.
+ */
+export function sendCutJson(res: ServerResponse, status: number, body: unknown): void {
+  const bytes = Buffer.from(JSON.stringify(body));
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': bytes.byteLength });
+  void cutAfter(res, bytes.subarray(0, Math.floor(bytes.byteLength / 2)));
+}
+
+/**
+ * Drop the connection once `last` (and all written before it) has left: destroyed at once, the
+ * socket would discard what is still buffered, headers included, and the client would see a
+ * connection that failed, not a body cut part-way.
+ */
+export async function cutAfter(res: ServerResponse, last: Buffer | string = ''): Promise<void> {
+  await new Promise<void>((resolve) => res.write(last, () => resolve()));
+  res.destroy();
+}
+
 /** Start an SSE response. */
 export function startSse(res: ServerResponse): void {
   res.writeHead(200, {

@@ -15,7 +15,7 @@ import { SCRIPT_HEADER, type ScriptedTurn } from '../scripts/types.ts';
 import type { MessagesRequest, ResponseMessage, ResponseUsage } from '../types.ts';
 import type { EmulatorCore } from './core.ts';
 import { describePlan, type Exchange } from './exchange-log.ts';
-import { apiKeyOf, getHeader, sendJson, startSse } from './http-util.ts';
+import { apiKeyOf, getHeader, sendCutJson, sendJson, startSse } from './http-util.ts';
 import { buildOutput } from './output.ts';
 import { sseFrame, streamBody } from './sse.ts';
 
@@ -151,6 +151,7 @@ export function injectFault(
  * stream or send the message.
  */
 export async function handleMessages(core: EmulatorCore, ctx: RequestContext, body: unknown): Promise<void> {
+  if (ctx.exchange) ctx.exchange.billed = null; // until a response begins
   const fault = injectFault(core, ctx, body, ERROR_FAULTS);
   if (fault === 'reset') return;
 
@@ -216,12 +217,15 @@ export async function handleMessages(core: EmulatorCore, ctx: RequestContext, bo
     usage.cache_read_input_tokens + usage.cache_creation_input_tokens,
   );
   const failMidStream = fault === 'stream-error';
+  const cut = fault === 'cut';
   const startUsage = { ...usage, output_tokens: Math.min(1, usage.output_tokens) };
-  // What the endpoint bills: a complete response, its usage; a stream that fails after
-  // `message_start`, what that event reported (all a client can ever know of it); a
-  // non-streamed response that fails, nothing (the client got an error, not a message).
-  if (!failMidStream) core.stats.response(usage, stream, plan.eligible, plan.writes.length);
-  else if (stream) core.stats.response(startUsage, stream, plan.eligible, plan.writes.length);
+  // What the endpoint bills: a complete response, its usage; a stream that fails or is cut
+  // after `message_start`, what that event reported (all a client can ever know of it); a
+  // non-streamed response that fails, nothing (the client got an error, not a message); one
+  // whose body is cut on the way, all of it (it was complete when its bytes began to leave).
+  const billed = stream && (failMidStream || cut) ? startUsage : failMidStream ? undefined : usage;
+  if (billed) core.stats.response(billed, stream, plan.eligible, plan.writes.length);
+  if (ctx.exchange) ctx.exchange.billed = billed ? { messageId: message.id, usage: billed } : null;
 
   if (stream) {
     startSse(ctx.res);
@@ -238,10 +242,12 @@ export async function handleMessages(core: EmulatorCore, ctx: RequestContext, bo
       signal: ctx.signal,
       blockTokens: output.blockTokens,
       failMidStream,
+      cutMidStream: cut,
       onTokens: limited.output,
     });
-    if (failMidStream) core.stats.streamError();
-    core.events.emit('request-end', { ...event, status: 200, ...(failMidStream ? { error: 'overloaded_error' } : {}) });
+    if (failMidStream || cut) core.stats.streamError();
+    const error = failMidStream ? { error: 'overloaded_error' } : cut ? { error: 'cut' } : {};
+    core.events.emit('request-end', { ...event, status: 200, ...error });
     return;
   }
   core.events.emit('response-start', event);
@@ -250,6 +256,12 @@ export async function handleMessages(core: EmulatorCore, ctx: RequestContext, bo
   const ms = outputMs(core.profile, usage.output_tokens);
   if (ms > 0) await core.clock.sleep(ms, ctx.signal);
   limited.output(usage.output_tokens);
+  if (cut) {
+    sendCutJson(ctx.res, 200, message);
+    core.stats.streamError();
+    core.events.emit('request-end', { ...event, status: 200, error: 'cut' });
+    return;
+  }
   sendJson(ctx.res, 200, message);
   core.events.emit('request-end', { ...event, status: 200 });
 }

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { Clock } from '../../clock.ts';
 import { outputMs, type LatencyProfile } from '../latency.ts';
+import { cutAfter } from './http-util.ts';
 import type { ResponseBlock, ResponseMessage } from '../types.ts';
 
 /** One SSE frame. Every frame has an `event:` line: the SDK ignores frames without one. */
@@ -31,6 +32,8 @@ export interface StreamOptions {
   blockTokens: readonly number[];
   /** Fail after the first delta with `event: error` (the `stream-error` fault). */
   failMidStream: boolean;
+  /** Drop the connection after the first delta, with no `event: error` (the `cut` fault). */
+  cutMidStream?: boolean | undefined;
   /** Output tokens as they are generated (the OTPM bucket counts them then). */
   onTokens?: ((tokens: number) => void) | undefined;
 }
@@ -102,10 +105,12 @@ export async function streamBody(res: ServerResponse, message: ResponseMessage, 
       await pace(options, text.length === 0 ? tokens : (tokens * piece.length) / text.length);
       await write(res, sseFrame('content_block_delta', { type: 'content_block_delta', index, delta }), options.signal);
       if (options.failMidStream) return failStream(res);
+      if (options.cutMidStream) return cutAfter(res);
     }
     await write(res, sseFrame('content_block_stop', { type: 'content_block_stop', index }), options.signal);
   }
   if (options.failMidStream) return failStream(res);
+  if (options.cutMidStream) return cutAfter(res);
   const { usage } = message;
   await write(
     res,

@@ -7,6 +7,7 @@ export interface ChatClientOptions {
   baseURL?: string | undefined;
   /** Default: the provider's key variable (`OPENAI_API_KEY`, `DASHSCOPE_API_KEY`, `DEEPSEEK_API_KEY`). */
   apiKey?: string | undefined;
+  /** SDK retries (default 0), for requests that bill nothing: a completion is never resent by the SDK (`BILLED_REQUEST_RETRIES`). */
   maxRetries?: number | undefined;
   timeoutMs?: number | undefined;
   fetch?: typeof fetch | undefined;
@@ -33,7 +34,7 @@ export function createChatClient(options: ChatClientOptions): OpenAI {
   return new OpenAI({
     baseURL: options.baseURL ?? env.baseURL,
     apiKey: options.apiKey || env.apiKey || 'no-key',
-    maxRetries: options.maxRetries ?? 2,
+    maxRetries: options.maxRetries ?? 0,
     timeout: options.timeoutMs ?? 600_000,
     ...(options.fetch ? { fetch: options.fetch } : {}),
     defaultHeaders: { ...dialectOf(options.provider).headers, ...options.defaultHeaders },

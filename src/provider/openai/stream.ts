@@ -3,7 +3,7 @@ import type OpenAI from 'openai';
 import type { Stream } from 'openai/core/streaming';
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { parseRateLimitHeaders } from '../../rate-limits/headers.ts';
-import type { SendOptions, SentMessage } from '../send.ts';
+import { BILLED_REQUEST_RETRIES, type SendOptions, type SentMessage } from '../send.ts';
 import { engineTimings } from './usage.ts';
 import { type ChatUsage, fromChatUsage } from '../../ledger/chat-usage.ts';
 
@@ -84,6 +84,7 @@ export async function streamChatBytes(
       body,
       headers: { ...JSON_HEADERS, ...options.headers },
       stream: true,
+      ...BILLED_REQUEST_RETRIES,
       ...(options.signal ? { signal: options.signal } : {}),
     })
     .withResponse();
@@ -125,6 +126,7 @@ export async function sendChatBytes(client: OpenAI, body: Uint8Array, options: S
     .post<ChatCompletion>('/chat/completions', {
       body,
       headers: { ...JSON_HEADERS, ...options.headers },
+      ...BILLED_REQUEST_RETRIES,
       ...(options.signal ? { signal: options.signal } : {}),
     })
     .withResponse();
