@@ -204,13 +204,7 @@ async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<Fork
   );
   try {
     const wire = openForkWire(task.api, prefix);
-    const child = await rerunReadOnly(
-      task.rerun ?? [],
-      task.child,
-      tools,
-      transcript,
-      controller.signal,
-    );
+    const child = await rerunReadOnly(task.rerun ?? [], task.child, tools, transcript, controller.signal);
     return await runForkLoop({
       prefix,
       child,

@@ -18,7 +18,13 @@ import { refusalOf, TOOL_SETS } from './client-tools/registry.ts';
 import { clientPaths } from './client-tools/paths.ts';
 import { searchDeferred } from './client-tools/qwen-deferred.ts';
 import { MAX_TOOL_INPUT_BYTES, oversizeInput, TurnBudget } from './call-bounds.ts';
-import { decide, DENY_UNASKED, permissionPolicySchema, type PermissionAnswer, type PermissionPolicy } from './permissions.ts';
+import {
+  decide,
+  DENY_UNASKED,
+  permissionPolicySchema,
+  type PermissionAnswer,
+  type PermissionPolicy,
+} from './permissions.ts';
 import { TOOL_SET_NAMES, type ClientTool, type ToolSet, type ToolSetName } from './client-tools/types.ts';
 
 /**

@@ -163,10 +163,12 @@ class GlobParser {
         if (negate) return `[^/${body.join('')}]`;
         const kept = ranges.flatMap(([lo, hi]): [number, number][] =>
           lo <= SLASH && SLASH <= hi
-            ? ([
-                [lo, SLASH - 1],
-                [SLASH + 1, hi],
-              ] as [number, number][]).filter(([a, b]) => a <= b)
+            ? (
+                [
+                  [lo, SLASH - 1],
+                  [SLASH + 1, hi],
+                ] as [number, number][]
+              ).filter(([a, b]) => a <= b)
             : [[lo, hi]],
         );
         if (kept.length === 0) return '[^\\x{0}-\\x{10ffff}]'; // `[/]`: matches nothing

@@ -166,7 +166,9 @@ async function readMany(input: z.infer<typeof readManyInput>, io: ClientToolIo):
         skipped.push(io.shown(file));
         continue;
       }
-      let text = await readFile({ path: file }, io.ctx).catch((err: unknown) => `[not read: ${(err as Error).message}]`);
+      let text = await readFile({ path: file }, io.ctx).catch(
+        (err: unknown) => `[not read: ${(err as Error).message}]`,
+      );
       if (total + Buffer.byteLength(text) > max) text = capResult(text, max - total);
       const part = `--- ${io.shown(file)} ---\n${text}`;
       total += Buffer.byteLength(part);
