@@ -17,10 +17,16 @@ const reader: ScriptedModel = {
     const fork = findForkDirective(request.messages);
     // its first turn: nothing after the directive's message yet
     if (fork?.message === request.messages.length - 1 && fork.directive.startsWith('read big.txt'))
-      return { content: [{ type: 'tool_use', name: 'read_file', input: { path: 'big.txt' } }], stop_reason: 'tool_use' };
+      return {
+        content: [{ type: 'tool_use', name: 'read_file', input: { path: 'big.txt' } }],
+        stop_reason: 'tool_use',
+      };
     return {
       content: [
-        { type: 'text', text: formatReport({ scope: 'x', result: 'done', keyFiles: [], filesChanged: [], issues: [] }) },
+        {
+          type: 'text',
+          text: formatReport({ scope: 'x', result: 'done', keyFiles: [], filesChanged: [], issues: [] }),
+        },
       ],
       stop_reason: 'end_turn',
     };
