@@ -16,6 +16,7 @@ import { type CheckResult, runCheck } from './check-run.ts';
 import { capResult, type HostToolSet } from './host-tools.ts';
 import { refusalOf, TOOL_SETS } from './client-tools/registry.ts';
 import { clientPaths } from './client-tools/paths.ts';
+import { RUN } from './client-tools/handler.ts';
 import { searchDeferred } from './client-tools/qwen-deferred.ts';
 import { MAX_TOOL_INPUT_BYTES, oversizeInput, TurnBudget } from './call-bounds.ts';
 import {
@@ -457,7 +458,7 @@ class ForkToolExecutor implements ToolExecutor {
       const io = clientPaths(ctx, this.#clientRoot);
       // A write is awaited to its end: it stops at its own checkpoints, and reporting a timeout
       // for an edit that then lands would tell the model a lie. Reads return at once.
-      const work = (tool.run as (input: unknown, io: ReturnType<typeof clientPaths>) => Promise<string>)(
+      const work = (tool[RUN] as (input: unknown, io: ReturnType<typeof clientPaths>) => Promise<string>)(
         parsed.data,
         io,
       );

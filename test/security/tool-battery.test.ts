@@ -9,6 +9,7 @@ import { runHostTool, type HostTool, type HostToolSet } from '../../src/tools/ho
 import { DEFAULT_TOOL_LIMITS } from '../../src/tools/limits.ts';
 import type { PermissionPolicy } from '../../src/tools/permissions.ts';
 import type { ToolResult } from '../../src/tools/result.ts';
+import { RUN } from '../../src/tools/client-tools/handler.ts';
 import { TOOL_SETS } from '../../src/tools/client-tools/registry.ts';
 import { TOOL_SET_NAMES, type ClientTool, type ToolSetName } from '../../src/tools/client-tools/types.ts';
 import { EXECUTABLE_TOOL_NAMES } from '../../src/wire/tool-names.ts';
@@ -39,7 +40,7 @@ const CELLS: { set: ToolSetName; tool: ClientTool }[] = TOOL_SET_NAMES.flatMap((
 );
 
 beforeAll(() => {
-  for (const { tool } of CELLS) if (!runs.has(tool)) runs.set(tool, vi.spyOn(tool, 'run'));
+  for (const { tool } of CELLS) if (!runs.has(tool)) runs.set(tool, vi.spyOn(tool, RUN));
 });
 afterAll(() => {
   for (const spy of runs.values()) spy.mockRestore();
