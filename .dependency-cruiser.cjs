@@ -23,6 +23,16 @@ function only(folder, allowed) {
 module.exports = {
   forbidden: [
     {
+      name: 'tool-handlers-only-through-the-gate',
+      comment:
+        "A tool's handler is keyed by RUN (src/tools/client-tools/handler.ts): only the gate (src/tools/executor.ts) and the modules that declare tools import it, so no other code can run a tool past the deny list, the policy and the bounds",
+      severity: 'error',
+      from: {
+        pathNot: '^src/tools/(executor[.]ts|client-tools/(handler|types|common|forkcache)[.]ts)$',
+      },
+      to: { path: '^src/tools/client-tools/handler[.]ts$' },
+    },
+    {
       name: 'base-imports-base',
       comment: 'The root utilities and src/wire/ import nothing of forkcache but each other',
       severity: 'error',

@@ -30,6 +30,8 @@ const CODE_CLASSES = {
   // a turn kept failing for longer than its retry budget (turnRetry.budgetMs)
   FORK_RETRY_BUDGET: 'failure',
   FORK_MODEL_REFUSED: 'failure',
+  // a failed fork whose conversation the API refused as too large (413): resume does not send it again
+  FORK_REQUEST_TOO_LARGE: 'failure',
   // a fork that answered without doing its directive (src/fork-status.ts)
   FORK_NOT_DONE: 'failure',
   FORK_TRUNCATED: 'failure',

@@ -75,7 +75,7 @@ async function globFiles(root: string, pattern: string): Promise<string[]> {
   const named = (dir: string): boolean => pattern.split('/').includes(dir);
   const skipped = SKIPPED_DIRS.filter((d) => !named(d));
   return entries
-    .filter((e) => e.kind === 'file' && parsed.regex.test(e.relative))
+    .filter((e) => e.kind === 'file' && parsed.matcher.test(e.relative))
     .filter((e) => !e.relative.split('/').some((segment) => skipped.includes(segment)))
     .map((e) => e.relative)
     .sort(byCodeUnit);

@@ -1,7 +1,7 @@
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ForkcacheError } from '../errors.ts';
-import { globToRegExp } from '../tools/glob-match.ts';
+import { compileGlob, type GlobMatcher } from '../tools/glob-match.ts';
 
 const GLOB_SPECIAL = /[*?[{\\]/;
 
@@ -18,9 +18,9 @@ function expandGlob(pattern: string): string[] {
       dirs = dirs.map((d) => path.join(d, segment));
       continue;
     }
-    let re: RegExp;
+    let re: GlobMatcher;
     try {
-      re = globToRegExp(segment);
+      re = compileGlob(segment);
     } catch (err) {
       throw bad(`${pattern}: ${(err as Error).message}`);
     }

@@ -62,10 +62,6 @@ export interface ForkLoopOptions {
    * whole fan-out): those retries are neither counted against `retry` nor backed off here.
    */
   gateRetries?: boolean | undefined;
-  /** Asked before each tool call runs (the permission policy); default: everything allowed. */
-  permit?:
-    | ((call: { id: string; name: string; input: unknown }) => Promise<{ allow: boolean; reason?: string | undefined }>)
-    | undefined;
   /**
    * Fork children end with a labelled report, and one without `Scope:` and `Result:` ends
    * `not_done` (default true). Fresh agents of a type have no such rule.
@@ -235,7 +231,7 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
                 code: 'TOOL_INPUT_INVALID',
                 content: 'This tool call was cut off by max_tokens; send it again, shorter.',
               }
-            : await runTool(options, use, [{ role: 'user', content: [...child.tailBlocks] }, ...own]);
+            : await runTool(options, use, [{ role: 'user', content: [...child.tailBlocks] }, ...own], turn);
         toolCalls += 1;
         const path = writtenPath(use, result.isError);
         if (path) filesChanged.add(path);

@@ -8,9 +8,6 @@ export interface ToolRunOptions {
   tools: ToolExecutor;
   querySource?: string | undefined;
   signal?: AbortSignal | undefined;
-  permit?:
-    | ((call: { id: string; name: string; input: unknown }) => Promise<{ allow: boolean; reason?: string | undefined }>)
-    | undefined;
 }
 
 export type LoopToolResult = { isError: false; content: string } | { isError: true; code: string; content: string };
@@ -18,13 +15,14 @@ export type LoopToolResult = { isError: false; content: string } | { isError: tr
 /**
  * Run one tool call. The spawn tool (`agent`, or the client's: Claude Code's `Agent`) is
  * refused inside a fork by the recursion guard, both layers: the task's query source, and the
- * boilerplate tag in the child's own messages. The permission policy is asked in forkcache's
- * capability terms: a policy on `bash` covers Claude Code's `Bash`.
+ * boilerplate tag in the child's own messages. Everything else is the executor's gate
+ * (src/tools/executor.ts): the permission policy among it, in forkcache's capability terms.
  */
 export async function runTool(
   options: ToolRunOptions,
   use: Anthropic.ToolUseBlock,
   history: Anthropic.MessageParam[],
+  turn: number,
 ): Promise<LoopToolResult> {
   if (options.tools.isSpawnTool(use.name) || use.name === SPAWN_TOOL_NAME) {
     try {
@@ -33,15 +31,6 @@ export async function runTool(
       return { isError: true, code: 'FORK_RECURSION', content: (err as Error).message };
     }
   }
-  if (options.permit && options.tools.isAllowed(use.name, use.input)) {
-    const name = options.tools.capabilityOf(use.name, use.input) ?? use.name;
-    const answer = await options.permit({ id: use.id, name, input: use.input });
-    if (!answer.allow)
-      return {
-        isError: true,
-        code: 'PERMISSION_DENIED',
-        content: `Permission denied for ${use.name}${answer.reason ? `: ${answer.reason}` : ''}. Do without it, or report that it is needed.`,
-      };
-  }
-  return options.tools.execute(use.name, use.input, { signal: options.signal, toolUseId: use.id });
+  // the executor is the gate: deny list, permission policy, bounds and redaction, by every route
+  return options.tools.execute(use.name, use.input, { signal: options.signal, toolUseId: use.id, turn });
 }

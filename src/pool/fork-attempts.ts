@@ -114,11 +114,21 @@ const hasToolUse = (message: Anthropic.MessageParam): boolean =>
  * A transcript whose fork is finished: it ended with its own answer (`completed`, or a status
  * that is not done: `not_done`, `truncated`, `check_failed`), and nothing came after that end.
  * A failed or cancelled fork, or one stopped before its end record, is continued instead (its
- * last answer, if any, is judged again: `judgeLast`).
+ * last answer, if any, is judged again: `judgeLast`) — except a fork that failed because the
+ * API refused its request as too large: its conversation is that request, and resuming would
+ * send it into the same refusal, so it stays failed (FORK_REQUEST_TOO_LARGE) and says why.
  */
 export function finishedOutcome(start: StartPoint, transcript: ReadTranscript): ForkOutcome | undefined {
   const end = transcript.end;
-  if (!end || !isForkEndStatus(end.status) || isContinuedStatus(end.status)) return undefined;
+  if (!end || !isForkEndStatus(end.status)) return undefined;
+  const tooLarge = end.status === 'failed' && refusedAsTooLarge(end.error);
+  if (isContinuedStatus(end.status) && !tooLarge) return undefined;
+  const error = tooLarge
+    ? {
+        code: 'FORK_REQUEST_TOO_LARGE',
+        message: `not resumed: the API refused this fork's request as too large (${end.error!.message}), and its conversation is that request; run the directive again as a new fork, narrower`,
+      }
+    : end.error && { code: end.error.code, message: end.error.message };
   return {
     status: end.status,
     turns: start.turnsDone,
@@ -131,8 +141,16 @@ export function finishedOutcome(start: StartPoint, transcript: ReadTranscript): 
     messages: [...start.child.messages],
     filesChanged: [...start.previous.filesChanged].sort(),
     ...(start.previous.checks.length > 0 ? { checks: start.previous.checks } : {}),
-    ...(end.error ? { error: { code: end.error.code, message: end.error.message } } : {}),
+    ...(error ? { error } : {}),
   };
+}
+
+/** The API's 413 (`request_too_large`), as the loop recorded it (describeFailure) or a code of ours. */
+function refusedAsTooLarge(error: { code: string; data?: unknown } | undefined): boolean {
+  if (error === undefined) return false;
+  if (error.code === 'FORK_REQUEST_TOO_LARGE') return true;
+  const data = (error.data ?? {}) as { status?: unknown; type?: unknown };
+  return data.status === 413 || data.type === 'request_too_large';
 }
 
 /** An attempt's outcome completed with what earlier attempts (or runs) did. */

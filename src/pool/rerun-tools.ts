@@ -2,7 +2,6 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type { ForkChild } from '../fork/layouts.ts';
 import type { TranscriptSink } from '../loop/transcript-sink.ts';
 import type { ToolExecutor } from '../tools/executor.ts';
-import { decide, type PermissionPolicy } from '../tools/permissions.ts';
 import type { RerunCall } from './resume-messages.ts';
 
 /**
@@ -16,7 +15,6 @@ export async function rerunReadOnly(
   calls: readonly RerunCall[],
   child: ForkChild,
   tools: ToolExecutor,
-  permissions: PermissionPolicy,
   transcript: TranscriptSink | undefined,
   signal: AbortSignal,
 ): Promise<ForkChild> {
@@ -25,8 +23,10 @@ export async function rerunReadOnly(
   const content: Anthropic.ContentBlockParam[] = [...last.content];
   for (const call of calls) {
     const at = content.findIndex((b) => b.type === 'tool_result' && b.tool_use_id === call.id);
-    if (at < 0 || decide(permissions, tools.capabilityOf(call.name, call.input) ?? call.name) !== 'allow') continue;
-    const result = await tools.execute(call.name, call.input, { signal, toolUseId: call.id });
+    if (at < 0) continue;
+    // the executor's gate runs it only when the policy allows it outright (`rerun`)
+    const result = await tools.execute(call.name, call.input, { signal, toolUseId: call.id, rerun: true });
+    if (result.isError && result.code === 'PERMISSION_DENIED') continue;
     transcript?.toolEnd({ turn: call.turn, id: call.id, isError: result.isError, content: result.content });
     content[at] = {
       type: 'tool_result',

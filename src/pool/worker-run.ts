@@ -6,8 +6,7 @@ import { openForkWire } from '../provider/fork-wire.ts';
 import { type AttachedPrefix, attachFrozenPrefix } from '../prefix/sab.ts';
 import { fromWireError, toWireError, ForkcacheError } from '../errors.ts';
 import type { RequestCost } from '../rate-limits/report.ts';
-import { createToolExecutor, type ToolExecutor } from '../tools/executor.ts';
-import { decide } from '../tools/permissions.ts';
+import { createToolExecutor, type PermissionAsker, type ToolExecutor } from '../tools/executor.ts';
 import type { HostToolInfo, HostToolSet } from '../tools/host-tools.ts';
 import { toolError, toolOk, type ToolErrorCode, type ToolResult } from '../tools/result.ts';
 import type { ForkTask, MainToWorker, WorkerToMain } from './protocol.ts';
@@ -135,8 +134,15 @@ function exhaustHeap(): never {
 }
 
 /** The tool executor of a fork's task: its tools, flags, limits and sandbox, everything to redact. */
-export function taskExecutor(task: ForkTask, key: RunKey | undefined, host: HostToolSet | undefined): ToolExecutor {
+export function taskExecutor(
+  task: ForkTask,
+  key: RunKey | undefined,
+  host: HostToolSet | undefined,
+  ask?: PermissionAsker,
+): ToolExecutor {
   return createToolExecutor({
+    permissions: task.permissions,
+    ...(ask ? { ask } : {}),
     workspace: task.tools.workspace,
     allow: task.tools.allow,
     limits: task.tools.limits,
@@ -193,17 +199,12 @@ async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<Fork
     const text = first && 'text' in first ? String(first.text) : '';
     transcript.start(task.forkId, prefix.sha256, unwrapDirective(text) ?? text);
   }
-  const tools = taskExecutor(task, key, hostToolSet(task.tools.host ?? [], gate));
+  const tools = taskExecutor(task, key, hostToolSet(task.tools.host ?? [], gate), (name, input) =>
+    gate.ask(name, input),
+  );
   try {
     const wire = openForkWire(task.api, prefix);
-    const child = await rerunReadOnly(
-      task.rerun ?? [],
-      task.child,
-      tools,
-      task.permissions,
-      transcript,
-      controller.signal,
-    );
+    const child = await rerunReadOnly(task.rerun ?? [], task.child, tools, transcript, controller.signal);
     return await runForkLoop({
       prefix,
       child,
@@ -228,12 +229,6 @@ async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<Fork
       },
       judgeLast: task.judgeLast,
       prompt: task.prompt,
-      permit: async ({ name, input }) => {
-        const decision = decide(task.permissions, name);
-        if (decision === 'allow') return { allow: true };
-        if (decision === 'deny') return { allow: false, reason: 'denied by the permission policy' };
-        return gate.ask(name, input);
-      },
       signal: controller.signal,
       onEvent: (event: LoopEvent) => {
         port.postMessage({ t: 'event', event } satisfies WorkerToMain);

@@ -4,6 +4,9 @@ import { withPathLock } from './path-lock.ts';
 import { toolFailure } from './result.ts';
 import type { EditFileInput } from './schemas.ts';
 
+/** The most replacements one call applies (Claude Code's MultiEdit sends a list). */
+export const MAX_EDITS_PER_CALL = 200;
+
 /** Non-overlapping occurrences of `needle`, as `split` would cut them. */
 function countOccurrences(haystack: string, needle: string): number {
   let count = 0;
@@ -39,6 +42,12 @@ export interface TextEdit {
  */
 export async function editFileMany(display: string, edits: readonly TextEdit[], ctx: ToolContext): Promise<number[]> {
   const which = (i: number): string => (edits.length === 1 ? '' : `edit ${i + 1}: `);
+  // each edit scans the whole text: their number bounds the call's CPU, whatever the tool set
+  if (edits.length > MAX_EDITS_PER_CALL)
+    throw toolFailure(
+      'TOOL_INPUT_INVALID',
+      `${edits.length} edits in one call, over the limit of ${MAX_EDITS_PER_CALL}; split them over several calls`,
+    );
   edits.forEach((edit, i) => {
     if (edit.old_string === edit.new_string) {
       throw toolFailure(
@@ -70,6 +79,7 @@ export async function editFileMany(display: string, edits: readonly TextEdit[], 
       await file.handle.close();
     }
     const counts: number[] = [];
+    let bytes = Buffer.byteLength(text);
     for (const [i, edit] of edits.entries()) {
       const count = countOccurrences(text, edit.old_string);
       if (count === 0) {
@@ -94,6 +104,18 @@ export async function editFileMany(display: string, edits: readonly TextEdit[], 
           { reason: 'ambiguous', occurrences: count },
         );
       }
+      // The result's size is known before it is built (split/join replaces exactly the `count`
+      // occurrences counted): an edit that would grow the file past the limit is refused here,
+      // so 40 `e` -> `ee` edits cannot double the text 40 times in memory.
+      const after = bytes + count * (Buffer.byteLength(edit.new_string) - Buffer.byteLength(edit.old_string));
+      if (after > ctx.limits.maxEditBytes) {
+        throw toolFailure(
+          'TOOL_FILE_TOO_LARGE',
+          `${which(i)}the edit would make ${display} ${after} bytes, over the edit limit of ${ctx.limits.maxEditBytes} bytes; nothing was changed`,
+          { reason: 'too-large' },
+        );
+      }
+      bytes = after;
       // split/join, not String.replace: a replacement string's `$&` or `$1` must stay literal.
       text = text.split(edit.old_string).join(edit.new_string);
       counts.push(count);

@@ -16,7 +16,16 @@ import { type CheckResult, runCheck } from './check-run.ts';
 import { capResult, type HostToolSet } from './host-tools.ts';
 import { refusalOf, TOOL_SETS } from './client-tools/registry.ts';
 import { clientPaths } from './client-tools/paths.ts';
+import { RUN } from './client-tools/handler.ts';
 import { searchDeferred } from './client-tools/qwen-deferred.ts';
+import { MAX_TOOL_INPUT_BYTES, oversizeInput, TurnBudget } from './call-bounds.ts';
+import {
+  decide,
+  DENY_UNASKED,
+  permissionPolicySchema,
+  type PermissionAnswer,
+  type PermissionPolicy,
+} from './permissions.ts';
 import { TOOL_SET_NAMES, type ClientTool, type ToolSet, type ToolSetName } from './client-tools/types.ts';
 
 /**
@@ -71,6 +80,14 @@ export interface ToolExecutorOptions extends ToolFlagOptions {
    * of the name, and their results are redacted and held to `maxReadBytes` like every other.
    */
   readonly host?: HostTools | undefined;
+  /**
+   * The permission policy every call passes (by whatever route: direct, `tool_call`, host
+   * tool, a rerun on resume), named in forkcache's capability terms (`bash` covers Claude
+   * Code's `Bash`) or by a host tool's name. Default: everything allowed.
+   */
+  readonly permissions?: PermissionPolicy | undefined;
+  /** Who answers the policy's `ask` (default: nobody, so no). */
+  readonly ask?: PermissionAsker | undefined;
 }
 
 export interface ExecuteOptions {
@@ -78,7 +95,17 @@ export interface ExecuteOptions {
   readonly signal?: AbortSignal | undefined;
   /** The model's id of the call (host tools receive it). */
   readonly toolUseId?: string | undefined;
+  /** The turn the call belongs to: the results of one turn share one size budget. */
+  readonly turn?: number | undefined;
+  /**
+   * A call a stop interrupted, run again on resume: it runs only when the policy allows it
+   * outright (nobody is asked again for a call made before); otherwise PERMISSION_DENIED.
+   */
+  readonly rerun?: boolean | undefined;
 }
+
+/** Who answers the policy's `ask` (the worker asks the main thread); default: nobody, so no. */
+export type PermissionAsker = (tool: string, input: unknown) => Promise<PermissionAnswer>;
 
 /** Runs tool calls of one fork inside its workspace. */
 export interface ToolExecutor {
@@ -127,6 +154,8 @@ const optionsSchema = z.strictObject({
   toolSet: z.enum(TOOL_SET_NAMES).optional(),
   clientRoot: z.string().min(1).optional(),
   deny: z.array(z.string()).optional(),
+  permissions: permissionPolicySchema.optional(),
+  ask: z.custom<PermissionAsker>((v) => typeof v === 'function', 'expected a function').optional(),
   host: z
     .custom<HostTools>(
       (v) => typeof v === 'object' && v !== null && 'call' in v && 'has' in v,
@@ -144,6 +173,12 @@ const deferredCallInput = z.strictObject({
   arguments: z.record(z.string(), z.unknown()),
 });
 
+/** The default asker: nobody can be asked, so `ask` means no. */
+const askNobody: PermissionAsker = async (tool, input) => {
+  const answer = await DENY_UNASKED({ forkId: '', tool, input });
+  return typeof answer === 'boolean' ? { allow: answer } : answer;
+};
+
 function defaultBashEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const key of ['PATH', 'HOME', 'LANG'] as const) {
@@ -153,6 +188,26 @@ function defaultBashEnv(): Record<string, string> {
   return env;
 }
 
+/**
+ * Where a call goes once its name (and a deferred `tool_call`'s inner name) is resolved: a
+ * host tool, one of the set's tools, the deferred search, or a refusal already written.
+ */
+type Route =
+  | { readonly kind: 'host'; readonly name: string; readonly input: unknown }
+  | { readonly kind: 'tool'; readonly tool: ClientTool; readonly input: unknown }
+  | { readonly kind: 'search'; readonly input: unknown }
+  | { readonly kind: 'refused'; readonly result: ToolResult };
+
+/**
+ * The gate: every call of a fork, whatever its tool set or route, passes `execute` in this
+ * order: the deny list and the allowlist (`#route`), the permission policy (host tools too),
+ * input validation with a size bound, the run under a deadline, the result bounds per call and
+ * per turn, redaction. A tool set only declares its tools (client-tools/); nothing else calls a
+ * tool's `run` or a host tool's handler (the worker's host set is a port round trip this gate
+ * makes). Tools whose work is CPU-bound are bounded by construction (RE2 for patterns, the glob
+ * parser's limits, an edit's size checked before it is built): a deadline cannot stop code
+ * running on the fork's own thread.
+ */
 class ForkToolExecutor implements ToolExecutor {
   readonly allowed: readonly ExecutableToolName[];
   readonly limits: Readonly<ToolLimits>;
@@ -170,6 +225,9 @@ class ForkToolExecutor implements ToolExecutor {
   readonly #deny: ReadonlySet<string>;
   readonly #host: HostTools | undefined;
   readonly #clientRoot: string | undefined;
+  readonly #policy: PermissionPolicy;
+  readonly #ask: PermissionAsker;
+  readonly #budget: TurnBudget;
 
   constructor(
     jail: WorkspaceJail,
@@ -185,12 +243,16 @@ class ForkToolExecutor implements ToolExecutor {
       clientRoot: string | undefined;
       deny: readonly string[];
       host: HostTools | undefined;
+      permissions: PermissionPolicy;
+      ask: PermissionAsker;
     },
   ) {
     this.#set = TOOL_SETS[extra.toolSet];
     this.#deny = new Set(extra.deny);
     this.#host = extra.host;
     this.#clientRoot = extra.clientRoot;
+    this.#policy = extra.permissions;
+    this.#ask = extra.ask;
     this.#jail = jail;
     this.sandbox = extra.sandbox;
     this.#sandboxChoice = extra.sandboxChoice;
@@ -201,6 +263,7 @@ class ForkToolExecutor implements ToolExecutor {
     this.#allowed = new Set(allowed);
     this.limits = Object.freeze(limits);
     this.#bashEnv = Object.freeze(bashEnv);
+    this.#budget = new TurnBudget(this.limits);
   }
 
   get workspace(): string {
@@ -214,14 +277,12 @@ class ForkToolExecutor implements ToolExecutor {
   // Arrow properties, bound at construction: a wrapper made with Object.create(executor)
   // (tests, embedders adding a hook) still reaches this executor's private state through them.
   readonly isAllowed = (name: string, input?: unknown): boolean => {
-    // a host tool is the embedder's own: allowed, and then put to the permission policy by name
-    if (this.#host?.has(name)) return true;
-    const capability = this.capabilityOf(name, input);
-    return capability !== undefined && this.#allowed.has(capability);
+    const route = this.#route(name, input);
+    return route.kind === 'host' || route.kind === 'tool';
   };
 
   readonly capabilityOf = (name: string, input?: unknown): ExecutableToolName | undefined => {
-    if (this.#host?.has(name) || this.#deny.has(name)) return undefined;
+    if (this.#deny.has(name) || this.#host?.has(name)) return undefined;
     const inner = this.#deferredTarget(name, input);
     if (inner !== undefined) return inner === this.#set.deferred?.call ? undefined : this.capabilityOf(inner);
     return this.#set.tools.get(name)?.capability;
@@ -239,12 +300,15 @@ class ForkToolExecutor implements ToolExecutor {
 
   /** The names of the set's tools this fork may run, for the model's "use these instead". */
   #usable(): string[] {
-    return [...this.#set.tools.values()].filter((t) => this.#allowed.has(t.capability)).map((t) => t.name);
+    return [...this.#set.tools.values()]
+      .filter((t) => this.#allowed.has(t.capability) && !this.#deny.has(t.name))
+      .map((t) => t.name);
   }
 
   async execute(name: string, input: unknown, options: ExecuteOptions = {}): Promise<ToolResult> {
-    const result = await this.#execute(name, input, options);
-    return { ...result, content: this.#redact(result.content) };
+    const result = await this.#gate(name, input, options);
+    // bounded before redaction: a secret cut in half by the bound would no longer be found
+    return { ...result, content: this.#budget.take(this.#redact(result.content), options.turn) };
   }
 
   async check(command: string, options: ExecuteOptions & { timeoutMs: number }): Promise<CheckResult> {
@@ -263,52 +327,93 @@ class ForkToolExecutor implements ToolExecutor {
     return { ...result, output: this.#redact(result.output) };
   }
 
-  async #execute(name: string, input: unknown, options: ExecuteOptions): Promise<ToolResult> {
+  async #gate(name: string, input: unknown, options: ExecuteOptions): Promise<ToolResult> {
     const { signal } = options;
     signal?.throwIfAborted();
-    // the order of meanings of a name: a host's tool, the set's tools, its spawn tool, refusals
-    if (this.#host?.has(name)) {
-      const result = await this.#host.call(name, input, {
-        ...(signal ? { signal } : {}),
-        toolUseId: options.toolUseId ?? '',
-      });
-      return { ...result, content: capResult(result.content, this.limits.maxReadBytes) };
-    }
-    const deferred = this.#deny.has(name) ? undefined : this.#set.deferred;
-    if (name === deferred?.search) return this.#search(input);
-    if (name === deferred?.call) return this.#callDeferred(input, options);
-    const tool = this.#deny.has(name) ? undefined : this.#set.tools.get(name);
-    if (tool === undefined) return this.#notRun(name);
-    if (!this.#allowed.has(tool.capability)) {
-      const via = tool.name === tool.capability ? '' : ` (it needs ${tool.capability})`;
+    const route = this.#route(name, input);
+    if (route.kind === 'refused') return route.result;
+    if (route.kind === 'search') return this.#search(route.input);
+    // the policy speaks of capabilities (`bash` covers Claude Code's `Bash`) and host tools' own names
+    const subject = route.kind === 'host' ? route.name : route.tool.capability;
+    const refusal = await this.#permit(subject, name, route.input, options);
+    if (refusal !== undefined) return refusal;
+    signal?.throwIfAborted();
+    const size = oversizeInput(route.input, MAX_TOOL_INPUT_BYTES);
+    if (size !== undefined)
       return toolError(
-        'TOOL_NOT_ALLOWED',
-        `tool ${name} is not allowed for this fork${via}; it may use: ${this.#usable().join(', ')}`,
+        'TOOL_INPUT_INVALID',
+        `${name}: the input is ${size} bytes, over the limit of ${MAX_TOOL_INPUT_BYTES}; send less at once`,
       );
+    if (route.kind === 'tool') return this.#run(route.tool, route.input, signal);
+    const result = await this.#host!.call(route.name, route.input, {
+      ...(signal ? { signal } : {}),
+      toolUseId: options.toolUseId ?? '',
+    });
+    return { ...result, content: capResult(result.content, this.limits.maxReadBytes) };
+  }
+
+  /** The deny list, the host's tools, the deferred route and the allowlist: where `name` goes, or why not. */
+  #route(name: string, input: unknown, via?: string): Route {
+    // denied first: a denied name is refused whatever else answers to it (a host tool, a deferred call)
+    if (this.#deny.has(name)) return { kind: 'refused', result: this.#notRun(name) };
+    if (this.#host?.has(name)) return { kind: 'host', name, input };
+    const deferred = this.#set.deferred;
+    if (via === undefined && name === deferred?.search) return { kind: 'search', input };
+    if (name === deferred?.call || name === deferred?.search) {
+      if (via !== undefined)
+        return {
+          kind: 'refused',
+          result: toolError('TOOL_INPUT_INVALID', `${via}: call ${name} directly, not through ${via}`),
+        };
+      const parsed = deferredCallInput.safeParse(input);
+      if (!parsed.success)
+        return {
+          kind: 'refused',
+          result: toolError('TOOL_INPUT_INVALID', formatZodIssues(parsed.error.issues, name)),
+        };
+      return this.#route(parsed.data.name, parsed.data.arguments, name);
     }
-    return this.#run(tool, input, signal);
+    const tool = this.#set.tools.get(name);
+    if (tool === undefined) return { kind: 'refused', result: this.#notRun(name) };
+    if (!this.#allowed.has(tool.capability)) {
+      const why = tool.name === tool.capability ? '' : ` (it needs ${tool.capability})`;
+      return {
+        kind: 'refused',
+        result: toolError(
+          'TOOL_NOT_ALLOWED',
+          `tool ${name} is not allowed for this fork${why}; it may use: ${this.#usable().join(', ')}`,
+        ),
+      };
+    }
+    return { kind: 'tool', tool, input };
+  }
+
+  /** The permission policy's answer for `subject`: undefined when the call may run, else the refusal. */
+  async #permit(
+    subject: string,
+    called: string,
+    input: unknown,
+    options: ExecuteOptions,
+  ): Promise<ToolResult | undefined> {
+    const decision = decide(this.#policy, subject);
+    if (decision === 'allow') return undefined;
+    let answer: PermissionAnswer;
+    if (decision === 'deny') answer = { allow: false, reason: 'denied by the permission policy' };
+    else if (options.rerun === true)
+      answer = { allow: false, reason: 'the policy says ask, and a resumed call is not asked again' };
+    else answer = await this.#ask(subject, input);
+    if (answer.allow) return undefined;
+    return toolError(
+      'PERMISSION_DENIED',
+      `Permission denied for ${called}${answer.reason ? `: ${answer.reason}` : ''}. Do without it, or report that it is needed.`,
+    );
   }
 
   #search(input: unknown): ToolResult {
     const parsed = deferredSearchInput.safeParse(input);
     if (!parsed.success) return toolError('TOOL_INPUT_INVALID', formatZodIssues(parsed.error.issues, 'tool_search'));
-    const runnable = (n: string): boolean => {
-      const tool = this.#set.tools.get(n);
-      return tool !== undefined && !this.#deny.has(n) && this.#allowed.has(tool.capability);
-    };
+    const runnable = (n: string): boolean => this.#route(n, undefined, 'tool_search').kind === 'tool';
     return toolOk(searchDeferred(parsed.data.query, parsed.data.max_results ?? 5, runnable));
-  }
-
-  #callDeferred(input: unknown, options: ExecuteOptions): Promise<ToolResult> {
-    const parsed = deferredCallInput.safeParse(input);
-    if (!parsed.success)
-      return Promise.resolve(toolError('TOOL_INPUT_INVALID', formatZodIssues(parsed.error.issues, 'tool_call')));
-    const inner = parsed.data.name;
-    if (inner === this.#set.deferred?.call || inner === this.#set.deferred?.search)
-      return Promise.resolve(
-        toolError('TOOL_INPUT_INVALID', `tool_call: call ${inner} directly, not through tool_call`),
-      );
-    return this.#execute(inner, parsed.data.arguments, options);
   }
 
   #notRun(name: string): ToolResult {
@@ -353,7 +458,7 @@ class ForkToolExecutor implements ToolExecutor {
       const io = clientPaths(ctx, this.#clientRoot);
       // A write is awaited to its end: it stops at its own checkpoints, and reporting a timeout
       // for an edit that then lands would tell the model a lie. Reads return at once.
-      const work = (tool.run as (input: unknown, io: ReturnType<typeof clientPaths>) => Promise<string>)(
+      const work = (tool[RUN] as (input: unknown, io: ReturnType<typeof clientPaths>) => Promise<string>)(
         parsed.data,
         io,
       );
@@ -427,5 +532,7 @@ export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
     clientRoot: parsed.clientRoot,
     deny: parsed.deny ?? [],
     host: parsed.host,
+    permissions: (parsed.permissions ?? {}) as PermissionPolicy,
+    ask: parsed.ask ?? askNobody,
   });
 }

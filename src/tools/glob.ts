@@ -8,7 +8,7 @@ import { byCodeUnit, walk } from './walk.ts';
  * sorted. The walk starts at the pattern's literal leading directories.
  */
 export async function glob(input: GlobInput, ctx: ToolContext): Promise<string> {
-  const { base, regex } = parseGlob(input.pattern);
+  const { base, matcher } = parseGlob(input.pattern);
   let start;
   try {
     start = await ctx.jail.resolve(base === '' ? '.' : base, 'existing');
@@ -21,7 +21,7 @@ export async function glob(input: GlobInput, ctx: ToolContext): Promise<string> 
   // a symlink to another directory of the workspace (the jail has checked where it leads).
   const { entries, truncated: walkCut } = await walk(start.real, base, ctx.limits.maxWalkEntries, ctx.signal, ctx.jail);
   const matches = entries
-    .filter((e) => e.kind !== 'dir' && regex.test(e.relative))
+    .filter((e) => e.kind !== 'dir' && matcher.test(e.relative))
     .map((e) => e.relative)
     .sort(byCodeUnit);
   const max = ctx.limits.maxGlobResults;

@@ -3,7 +3,7 @@ import { RE2JS } from 're2js';
 import path from 'node:path';
 import type { ToolContext } from './context.ts';
 import { looksBinary, openRegularFile, readAll } from './file-io.ts';
-import { globToRegExp } from './glob-match.ts';
+import { compileGlob } from './glob-match.ts';
 import { fromFsError, isToolFailure, toolFailure } from './result.ts';
 import type { GrepInput } from './schemas.ts';
 import { byCodeUnit, walk } from './walk.ts';
@@ -44,9 +44,9 @@ const CHECK_EVERY_LINES = 256;
 /** The `glob` filter: a pattern without `/` tests the file name, otherwise the path below `path`. */
 function compileFilter(glob: string | undefined, base: string): ((relative: string) => boolean) | undefined {
   if (glob === undefined) return undefined;
-  const regex = globToRegExp(glob);
-  if (!glob.includes('/')) return (relative) => regex.test(path.posix.basename(relative));
-  return (relative) => regex.test(base === '' ? relative : relative.slice(base.length + 1));
+  const matcher = compileGlob(glob);
+  if (!glob.includes('/')) return (relative) => matcher.test(path.posix.basename(relative));
+  return (relative) => matcher.test(base === '' ? relative : relative.slice(base.length + 1));
 }
 
 /** The files to search, workspace-relative and sorted. Symlinks are skipped, never followed. */

@@ -1,7 +1,7 @@
 import { ForkcacheError, type ErrorCode } from '../errors.ts';
 
-/** The codes a failed tool call carries (the "tools" group of `ERROR_CODES`). */
-export type ToolErrorCode = Extract<ErrorCode, `TOOL_${string}`>;
+/** The codes a failed tool call carries (the "tools" group of `ERROR_CODES`, and the policy's refusal). */
+export type ToolErrorCode = Extract<ErrorCode, `TOOL_${string}` | 'PERMISSION_DENIED'>;
 
 /**
  * What a tool call gives back to the loop. `content` is text for the model; an error result

@@ -2,7 +2,7 @@ import { ForkcacheError, toWireError } from '../../errors.ts';
 import type { ForkOutcome, LoopEvent, RequestGate } from '../../loop/types.ts';
 import type { FrozenPrefix } from '../../prefix/freeze.ts';
 import { transcriptPath } from '../../run-dir/files.ts';
-import { DENY_UNASKED, type PermissionAnswer } from '../../tools/permissions.ts';
+import { decide, DENY_UNASKED, type PermissionAnswer } from '../../tools/permissions.ts';
 import { hostToolInfos, runHostTool } from '../../tools/host-tools.ts';
 import { DEFAULT_TOOL_LIMITS } from '../../tools/limits.ts';
 import { toolError } from '../../tools/result.ts';
@@ -300,11 +300,15 @@ export class FanOutRun implements FanOut {
     const tools = this.#deps.hostTools;
     const infos = hostToolInfos(tools);
     if (infos.length === 0) return undefined;
+    const deny = new Set(this.#deps.tools?.deny ?? this.#deps.options.denyTools);
     return {
       tools: infos,
       call: (name, input, toolUseId) => {
         const tool = Object.hasOwn(tools, name) ? tools[name] : undefined;
         if (!tool) return Promise.resolve(toolError('TOOL_UNKNOWN', `no host tool ${JSON.stringify(name)}`));
+        // the worker's gate refused a denied call already; the handler's own thread checks again
+        if (deny.has(name) || decide(this.#deps.options.permissions, name) === 'deny')
+          return Promise.resolve(toolError('PERMISSION_DENIED', `Permission denied for ${name}: denied for this run.`));
         return runHostTool(name, tool, input, { signal, forkId: state.id, toolUseId });
       },
     };

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { glob } from '../glob.ts';
 import { grep } from '../grep.ts';
+import { RUN } from './handler.ts';
 import type { ClientTool, ClientToolIo } from './types.ts';
 
 /** Lines of a forkcache grep result that are matches (`file:line:text`), and the notes after them. */
@@ -57,6 +58,6 @@ export function clientTool<S extends z.ZodType>(
     capability,
     readOnly: capability !== 'edit_file' && capability !== 'write_file' && capability !== 'bash',
     input,
-    run,
+    [RUN]: run,
   };
 }

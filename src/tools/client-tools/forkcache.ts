@@ -9,6 +9,7 @@ import { TOOL_INPUT_SCHEMAS } from '../schemas.ts';
 import { writeFile } from '../write-file.ts';
 import { SPAWN_TOOL_NAME } from '../../wire/fork-text.ts';
 import { EXECUTABLE_TOOL_NAMES, READ_ONLY_TOOL_NAMES, type ExecutableToolName } from '../../wire/tool-names.ts';
+import { RUN } from './handler.ts';
 import type { ClientTool, ToolSet } from './types.ts';
 
 type Handler = (input: never, ctx: ToolContext) => Promise<string>;
@@ -36,7 +37,7 @@ export const FORKCACHE_TOOL_SET: ToolSet = {
         capability: name,
         readOnly: READ_ONLY.has(name),
         input: TOOL_INPUT_SCHEMAS[name],
-        run: (input, io) => (HANDLERS[name] as (i: unknown, c: ToolContext) => Promise<string>)(input, io.ctx),
+        [RUN]: (input, io) => (HANDLERS[name] as (i: unknown, c: ToolContext) => Promise<string>)(input, io.ctx),
       },
     ]),
   ),

@@ -4,6 +4,7 @@ import { runBash } from '../bash.ts';
 import { editFileMany } from '../edit-file.ts';
 import { listDir } from '../list-dir.ts';
 import { readFile } from '../read-file.ts';
+import { capResult } from '../host-tools.ts';
 import { toolFailure } from '../result.ts';
 import { writeFile } from '../write-file.ts';
 import { clientGlob, clientGrep, clientTool as tool } from './common.ts';
@@ -145,18 +146,41 @@ async function listDirectory(input: z.infer<typeof listInput>, io: ClientToolIo)
   return `Directory listing for ${input.path}:\n${out}`;
 }
 
+/**
+ * Every named file once, in order, until their total reaches `maxReadBytes` (one read's
+ * worth): the rest are named, not read. One 260 KB file named 300 times made a 78 MB result
+ * that the API refused (413) and resume would have sent again.
+ */
 async function readMany(input: z.infer<typeof readManyInput>, io: ClientToolIo): Promise<string> {
+  const max = io.ctx.limits.maxReadBytes;
   const parts: string[] = [];
+  const seen = new Set<string>();
+  const skipped: string[] = [];
+  let total = 0;
   for (const given of [...input.paths, ...(input.include ?? [])]) {
     const files = /[*?[{]/.test(given) ? await clientGlob(given, undefined, io) : [io.path(given)];
     for (const file of files.filter((f) => !f.startsWith('['))) {
-      const text = await readFile({ path: file }, io.ctx).catch(
+      if (seen.has(file)) continue;
+      seen.add(file);
+      if (total >= max) {
+        skipped.push(io.shown(file));
+        continue;
+      }
+      let text = await readFile({ path: file }, io.ctx).catch(
         (err: unknown) => `[not read: ${(err as Error).message}]`,
       );
-      parts.push(`--- ${io.shown(file)} ---\n${text}`);
+      if (total + Buffer.byteLength(text) > max) text = capResult(text, max - total);
+      const part = `--- ${io.shown(file)} ---\n${text}`;
+      total += Buffer.byteLength(part);
+      parts.push(part);
     }
   }
-  return parts.length === 0 ? 'No files matched the given paths.' : `${parts.join('\n\n')}\n--- End of content ---`;
+  if (parts.length === 0) return 'No files matched the given paths.';
+  const note =
+    skipped.length === 0
+      ? ''
+      : `\n[not read: ${skipped.length} more file(s) past the ${max}-byte total of one call (${skipped.slice(0, 20).join(', ')}${skipped.length > 20 ? ', …' : ''}); read them in another call]`;
+  return `${parts.join('\n\n')}\n--- End of content ---${note}`;
 }
 
 const tools: ClientTool[] = [

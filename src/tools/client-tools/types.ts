@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { ToolContext } from '../context.ts';
 import type { ExecutableToolName } from '../../wire/tool-names.ts';
+import type { RUN } from './handler.ts';
 
 /** The tool sets a fork can run: forkcache's own, or a client's whose array the parent declares. */
 export const TOOL_SET_NAMES = ['forkcache', 'claude-code', 'qwen-code'] as const;
@@ -33,7 +34,8 @@ export interface ClientTool {
   /** True when the tool only reads: an interrupted call is run again on resume. */
   readonly readOnly: boolean;
   readonly input: z.ZodType;
-  run(input: never, io: ClientToolIo): Promise<string>;
+  /** The handler: only the gate calls it (handler.ts). */
+  [RUN](input: never, io: ClientToolIo): Promise<string>;
 }
 
 /** A client's tool set: the tools forkcache runs, and the ones a fork is refused on purpose. */
