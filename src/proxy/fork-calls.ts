@@ -238,7 +238,11 @@ export class ForkCallRegistry {
         done();
         reject(
           toolUseId === undefined
-            ? new ForkcacheError('MCP_CALL_UNSEEN', 'forkcache: the answer that made this call was not read in time')
+            ? new ForkcacheError(
+                'MCP_CALL_UNSEEN',
+                'forkcache: answers the proxy was still reading when this call arrived did not end in time, so which ' +
+                  'session made this call cannot be told yet: refused, nothing ran. Call the tool again.',
+              )
             : new ForkcacheError(
                 'MCP_CALL_UNSEEN',
                 `forkcache: the call ${JSON.stringify(toolUseId)} was not seen going through forkcache proxy, so there is ` +

@@ -165,6 +165,17 @@ describe('a fork call is bound to the session that made it', () => {
     expect(await claimed).toBe(own);
   });
 
+  it('without an id, an answer still being read when the wait ends refuses the call rather than guess', async () => {
+    const calls = new ForkCallRegistry();
+    offered(calls, 1, call('toolu_a'), 'session-a');
+    calls.watch(); // another session's answer, still streaming
+    const wait = new AbortController();
+    const claimed = calls.claim(input, undefined, wait.signal);
+    wait.abort();
+    await expect(claimed).rejects.toMatchObject({ code: 'MCP_CALL_UNSEEN', message: /cannot be told yet/ });
+    expect(calls.pending).toBe(1);
+  });
+
   it('without an id and no such call seen, refuses at once once nothing is being read', async () => {
     const calls = new ForkCallRegistry();
     const reading = calls.watch();
