@@ -114,12 +114,22 @@ describe('forkcache push', () => {
     expect(ff.stdout).toMatch(/carries 12 fork\(s\) \(--verbose or --json lists them\)/);
     expect(ff.stdout.split('\n').every((l) => l.length < 200)).toBe(true);
     expect(git(remote, 'merge-base', '--is-ancestor', base, 'refs/heads/ff')).toBe('');
-    for (let i = 0; i < 2; i++) {
-      const own = await forkcache(['push', dir, '--remote', 'origin', '--verbose']);
-      expect(own.code, own.stderr).toBe(0);
-      expect(own.stdout).toMatch(/carries 12 fork\(s\) \(f01, f02, .*f12\)/);
-    }
-    expect(git(remote, 'rev-parse', `refs/heads/forkcache/${fanout}`)).toMatch(/^[0-9a-f]{40}$/);
+    // the run's own branch: an earlier push of this fan-out (not an ancestor) is replaced; a
+    // commit someone else put on that branch is not
+    const tree = git(repo, 'rev-parse', `${base}^{tree}`);
+    const earlier = git(repo, 'commit-tree', tree, '-p', base, '-m', `forkcache merge ${fanout}: 1 fork(s)`);
+    const foreign = git(repo, 'commit-tree', tree, '-p', base, '-m', 'work of a teammate');
+    const own = `refs/heads/forkcache/${fanout}`;
+    git(repo, 'push', '--quiet', 'origin', `${foreign}:${own}`);
+    const notOurs = await forkcache(['push', dir, '--remote', 'origin']);
+    expect(notOurs.code).toBe(1);
+    expect(git(remote, 'rev-parse', own)).toBe(foreign);
+    git(repo, 'push', '--quiet', '--force', 'origin', `${earlier}:${own}`);
+    const again = await forkcache(['push', dir, '--remote', 'origin', '--verbose']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/carries 12 fork\(s\) \(f01, f02, .*f12\)/);
+    expect(git(remote, 'rev-parse', own)).not.toBe(earlier);
+    expect(git(remote, 'log', '-1', '--format=%s', own)).toMatch(new RegExp(`^forkcache merge ${fanout}: 12 fork`));
 
     // asked: --force-with-lease replaces main, but only while it is where the lease says
     const stale = await forkcache(['push', dir, '--remote', 'origin', '--branch', 'main', '--force-with-lease', base]);
