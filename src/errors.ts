@@ -87,6 +87,8 @@ const CODE_CLASSES = {
   GIT_WORKTREE_TAMPERED: 'failure',
   GIT_MERGE_CONFLICT: 'failure',
   GIT_DIRTY_WORKTREE: 'input',
+  // `forkcache push`: the remote branch moved on (a non-fast-forward) and no lease was given
+  GIT_PUSH_REJECTED: 'failure',
   // a fork's worktree disk (src/tools/workspace-disk.ts) could not be made or mounted
   WORKSPACE_DISK_FAILED: 'failure',
   // usage/cost ledger
@@ -118,6 +120,9 @@ const CODE_CLASSES = {
   API_ERROR: 'failure',
   // a client of the emulator or the proxy left while it was still sending its request
   HTTP_CLIENT_GONE: 'failure',
+  // `proxy --mcp`: a fork tool call bound to no captured call, or to calls of more than one session
+  MCP_CALL_UNSEEN: 'input',
+  MCP_CALL_AMBIGUOUS: 'input',
   // reports (`forkcache report`): the message names the file, and the line for JSONL
   REPORT_FILE_MISSING: 'input',
   REPORT_FILE_INVALID: 'input',

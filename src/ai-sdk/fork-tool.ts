@@ -3,7 +3,7 @@ import { systemClock } from '../clock.ts';
 import type { ForkEngine } from '../engine/engine.ts';
 import type { FanOutOptions } from '../engine/fan-out/types.ts';
 import { ForkcacheError } from '../errors.ts';
-import { BACKGROUND_REPORTS_HEADING, BACKGROUND_STARTED } from '../wire/fork-text.ts';
+import { BACKGROUND_REPORTS_HEADING, BACKGROUND_STARTED, quoteChildText } from '../wire/fork-text.ts';
 import { messagesRequestFromChat } from '../fork/chat-request.ts';
 import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
 import { UsageLedger } from '../ledger/ledger.ts';
@@ -190,7 +190,9 @@ function reportText(outputs: readonly ForkToolOutput[]): string {
       continue;
     }
     lines.push(`fan-out ${output.fanoutId} (cache efficiency ${output.cacheEfficiency.toFixed(3)}):`);
-    for (const fork of output.forks) lines.push(`## ${fork.forkId} (${fork.status}): ${fork.directive}`, fork.report);
+    // the child's report quoted: only forkcache's lines can start a `## <fork>` section
+    for (const fork of output.forks)
+      lines.push(`## ${fork.forkId} (${fork.status}): ${fork.directive}`, quoteChildText(fork.report));
   }
   return lines.join('\n\n');
 }

@@ -13,6 +13,7 @@ import { DEFAULT_CHECK_RETRIES, DEFAULT_CHECK_TIMEOUT_MS } from '../engine/fork-
 import type { FanOutCheck } from '../engine/fan-out/types.ts';
 import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../loop/run-fork.ts';
 import { permissionPolicySchema } from '../tools/permissions.ts';
+import { workspaceMbSchema } from '../tools/limits.ts';
 import { TOOL_FLAGS, toolFlagShape } from '../tools/tool-flags.ts';
 import { parseOrThrow } from '../validation.ts';
 import { importClaudeTranscript } from './importers/claude-transcript.ts';
@@ -112,7 +113,7 @@ export const planSchema = z.strictObject({
       bashMaxMemoryMb: positive.optional().describe('memory of a bash command, in MB (bubblewrap)'),
       bashMaxFileMb: positive.optional().describe('largest file a bash command may write, in MB (bubblewrap)'),
       bashTmpMb: positive.optional().describe("size of a bash command's /tmp, in MB (bubblewrap)"),
-      maxWorkspaceMb: positive
+      maxWorkspaceMb: workspaceMbSchema
         .optional()
         .describe("disk a fork's worktree may take beyond its checkout, in MB (isolation: worktree, as root)"),
     })

@@ -4,6 +4,7 @@ import type { FanOutEvent, FanOutResult, ForkResult } from '../agent/fork-handle
 import type { CapturedForkCall } from '../proxy/fork-calls.ts';
 import { forkParent } from './fork-parent.ts';
 import type { ForkInput } from './fork-input.ts';
+import { quoteChildText } from '../wire/fork-text.ts';
 
 /** Where the children run: through the proxy (so its report holds the whole tree), in this workspace. */
 export interface ForkRunSettings {
@@ -77,10 +78,15 @@ async function reportProgress(events: AsyncIterable<FanOutEvent>, total: number,
   }
 }
 
+/** One child's section: forkcache's heading, then the child's words quoted (`quoteChildText`), never able to start a section. */
 function forkText(fork: ForkResult): string {
   const head = `## fork ${fork.index + 1} (${fork.status}): ${fork.directive.split('\n')[0]}`;
-  const body = fork.finalText.trim() || (fork.error ? `error: ${fork.error.message}` : '(no report)');
-  return `${head}\n${body}`;
+  const report = fork.finalText.trim();
+  if (report) return `${head}\n${quoteChildText(report)}`;
+  if (!fork.error) return `${head}\n(no report)`;
+  // forkcache's message on its first line; what follows may quote a check's output, which a child writes
+  const [first, ...rest] = fork.error.message.split('\n');
+  return [`${head}\nerror: ${first}`, ...(rest.length > 0 ? [quoteChildText(rest.join('\n'))] : [])].join('\n');
 }
 
 /** The tool result: one line of figures, then every child's report in directive order. */

@@ -5,7 +5,7 @@ import { forkInput, type ForkInput } from './fork-input.ts';
 import { formatFanOut, runForkCall, type ForkCallResult, type ForkRunSettings } from './fork-run.ts';
 import { parseOrThrow } from '../validation.ts';
 
-/** How long a tool call waits for the proxy to have read the answer that made it (default 30 s). */
+/** How long a tool call waits for the proxy to have read the answer that made it, or to see its id (default 30 s). */
 const DEFAULT_CLAIM_WAIT_MS = 30_000;
 
 export interface ToolAnswer {
@@ -56,13 +56,9 @@ export class ForkService {
     let captured;
     try {
       captured = await this.#calls.claim(args as Record<string, unknown>, toolUseId, wait);
-    } catch {
-      return {
-        text:
-          'forkcache: this call was not seen going through forkcache proxy, so there is no request to fork from. ' +
-          "Point the client's ANTHROPIC_BASE_URL at the proxy that serves this MCP endpoint.",
-        isError: true,
-      };
+    } catch (err) {
+      // unseen, ambiguous (two sessions' calls with these arguments), or the client gave up
+      return { text: (err as Error).message, isError: true };
     }
     const run = runForkCall(
       captured,

@@ -11,7 +11,7 @@ import type { Placement } from './groups.ts';
 import { priceOf, readSavedUsd } from './pricing.ts';
 import { ResponseTap } from './response-tap.ts';
 import { AssistantCapture } from './assistant-capture.ts';
-import { carriedHeaders } from './fork-calls.ts';
+import { callerOf, carriedHeaders } from './fork-calls.ts';
 import { estimateTokens, shapeOf, stripBillingBody, type RequestShape } from './shape.ts';
 import type { ExchangeRecord } from './types.ts';
 import type { Passage } from './warm-first.ts';
@@ -150,7 +150,7 @@ async function exchangeWith(
   let began = false;
   let tap: ResponseTap | undefined;
   // Only a request that may declare a fork tool pays for reading its whole answer.
-  const forkCalls = isMessages && core.options.forkCalls?.mayDeclare(raw) ? core.options.forkCalls : undefined;
+  const forkCalls = isMessages && core.options.forkCalls?.mayDeclare(raw) ? core.options.forkCalls.watch() : undefined;
   const capture = forkCalls ? new AssistantCapture() : undefined;
   const logged: Buffer[] = [];
   let loggedBytes = 0;
@@ -191,7 +191,7 @@ async function exchangeWith(
     core.inFlight++;
     core.later(afterSend);
     if (core.log) setImmediate(logRequest);
-  });
+  }).finally(() => forkCalls?.settle());
 
   async function finish(error: string | undefined): Promise<void> {
     core.inFlight--;
@@ -260,8 +260,9 @@ async function exchangeWith(
     core.ledger.add(record);
     if (forkCalls && capture && status === 200 && error === undefined && facts?.error === undefined) {
       const turn = capture.turn();
+      const registry = core.options.forkCalls!;
       for (const block of turn?.content ?? []) {
-        const call = forkCalls.callOf(block);
+        const call = registry.callOf(block);
         if (!call) continue;
         forkCalls.offer({
           seq,
@@ -270,6 +271,7 @@ async function exchangeWith(
           turn: turn!,
           call,
           session: analysis?.placement.session,
+          caller: callerOf(req.headers, body),
         });
       }
     }

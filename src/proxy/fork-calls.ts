@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CapturedTurn } from './assistant-capture.ts';
@@ -20,6 +21,11 @@ export interface CapturedForkCall {
   turn: CapturedTurn;
   call: { id: string; name: string; input: Record<string, unknown> };
   session: string | undefined;
+  /**
+   * Who made the call (`callerOf`): a digest of the credentials it was sent with and the session
+   * it names. A call claimed by its arguments is bound to one caller, never matched across two.
+   */
+  caller: string;
 }
 
 /** Headers a child request carries over from the client's (credentials, API version and betas). */
@@ -37,6 +43,34 @@ export function carriedHeaders(headers: IncomingHttpHeaders): Record<string, str
 const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
+/** The session a request names: Claude Code's header, and `metadata.user_id` (which holds its session id). */
+const SESSION_HEADER = 'x-claude-code-session-id';
+
+function userIdOf(body: Buffer): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(body.toString('utf8'));
+    const metadata = isObject(parsed) ? parsed['metadata'] : undefined;
+    const userId = isObject(metadata) ? metadata['user_id'] : undefined;
+    return typeof userId === 'string' ? userId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The identity of the session that sent a request: its credentials (the key the children would
+ * be billed to), Claude Code's session header and the body's `metadata.user_id`. Two sessions
+ * differ in at least one of these unless they are one client's with no session of their own.
+ */
+export function callerOf(headers: IncomingHttpHeaders, body: Buffer): string {
+  const one = (name: string): string => {
+    const value = headers[name];
+    return Array.isArray(value) ? value.join(',') : (value ?? '');
+  };
+  const parts = [one('x-api-key'), one('authorization'), one(SESSION_HEADER), userIdOf(body) ?? ''];
+  return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 32);
+}
+
 /** Key order differs between the model's JSON and what an MCP client sends back: compare canonically. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
@@ -51,16 +85,32 @@ function canonical(value: unknown): string {
 /** How many unclaimed calls are kept (each holds a request body); the oldest go first. */
 const PENDING_LIMIT = 32;
 
+interface Pending {
+  captured: CapturedForkCall;
+  /** The order in which the exchange that captured it began (`watch`). */
+  began: number;
+}
+
 /**
  * The fork calls seen and not yet claimed by the tool that runs them. A call is claimed once:
- * by its `tool_use` id when the client passes it, else by its input (the directives and plan
- * fields), oldest first.
+ * - by its `tool_use` id when the client passes it (Claude Code's `_meta["claudecode/toolUseId"]`),
+ *   and then only by it: an id not seen yet is waited for, never guessed from the arguments;
+ * - else by its arguments, among the calls whose exchange began before the tool call arrived
+ *   (the client had the whole answer before it called, so its call is one of those), once every
+ *   such exchange has been read to the end. All of those calls must come from one caller
+ *   (`callerOf`): equal arguments from two sessions are refused as ambiguous, never guessed, so
+ *   one session's children never fork another's conversation or carry its key. Of one caller's
+ *   calls the newest is taken: an older one with equal arguments was never run (its session moved
+ *   on without calling the tool).
  */
 export class ForkCallRegistry {
   /** Tool names whose calls are captured: Claude Code and Qwen Code name an MCP tool `mcp__<server>__<tool>`. */
   readonly toolName: RegExp;
-  readonly #pending: CapturedForkCall[] = [];
-  readonly #events = new EventEmitter<{ offered: [] }>();
+  readonly #pending: Pending[] = [];
+  /** Exchanges that may still offer a call, by the order in which they began. */
+  readonly #reading = new Set<number>();
+  #began = 0;
+  readonly #events = new EventEmitter<{ offered: []; settled: [] }>();
 
   constructor(toolName: RegExp = MCP_FORK_TOOL) {
     this.toolName = toolName;
@@ -95,8 +145,28 @@ export class ForkCallRegistry {
     return { id, name: target, input: args };
   }
 
+  /**
+   * An exchange whose answer may hold a fork call begins: its calls are offered through the
+   * returned `offer`, and `settle` says it has been read to the end (call it once, always).
+   */
+  watch(): { offer(call: CapturedForkCall): void; settle(): void } {
+    const began = ++this.#began;
+    this.#reading.add(began);
+    return {
+      offer: (call) => this.#offer(call, began),
+      settle: () => {
+        if (this.#reading.delete(began)) this.#events.emit('settled');
+      },
+    };
+  }
+
+  /** A call of an exchange not watched (it began now). */
   offer(call: CapturedForkCall): void {
-    this.#pending.push(call);
+    this.#offer(call, ++this.#began);
+  }
+
+  #offer(call: CapturedForkCall, began: number): void {
+    this.#pending.push({ captured: call, began });
     if (this.#pending.length > PENDING_LIMIT) this.#pending.shift();
     this.#events.emit('offered');
   }
@@ -105,43 +175,91 @@ export class ForkCallRegistry {
     return this.#pending.length;
   }
 
-  #take(input: Record<string, unknown>, toolUseId: string | undefined): CapturedForkCall | undefined {
-    // The id when the client passes one (Claude Code: `_meta["claudecode/toolUseId"]`), else the input.
-    let at = toolUseId === undefined ? -1 : this.#pending.findIndex((c) => c.call.id === toolUseId);
-    if (at < 0) {
-      const key = canonical(input);
-      at = this.#pending.findIndex((c) => canonical(c.call.input) === key);
-    }
-    return at < 0 ? undefined : this.#pending.splice(at, 1)[0];
+  #takeAt(at: number): CapturedForkCall {
+    return this.#pending.splice(at, 1)[0]!.captured;
+  }
+
+  /** The call of this id, if it has been seen. */
+  #byId(toolUseId: string): CapturedForkCall | undefined {
+    const at = this.#pending.findIndex((p) => p.captured.call.id === toolUseId);
+    return at < 0 ? undefined : this.#takeAt(at);
+  }
+
+  /** The one caller's newest call of these arguments among those begun before `arrived`; else why not. */
+  #byArguments(input: Record<string, unknown>, arrived: number): CapturedForkCall {
+    const key = canonical(input);
+    const matches = this.#pending.filter((p) => p.began <= arrived && canonical(p.captured.call.input) === key);
+    if (matches.length === 0)
+      throw new ForkcacheError(
+        'MCP_CALL_UNSEEN',
+        'forkcache: this call was not seen going through forkcache proxy, so there is no request to fork from. ' +
+          "Point the client's ANTHROPIC_BASE_URL at the proxy that serves this MCP endpoint.",
+      );
+    const callers = new Set(matches.map((p) => p.captured.caller));
+    if (callers.size > 1)
+      throw new ForkcacheError(
+        'MCP_CALL_AMBIGUOUS',
+        `forkcache: ${callers.size} sessions made a fork call with these same arguments and this call names no ` +
+          'tool_use id, so which conversation it forks from cannot be told: refused, nothing ran. Call again with ' +
+          'arguments of your own (a directive that names this task), or from a client that passes the tool_use id ' +
+          '(_meta["claudecode/toolUseId"]).',
+        { data: { sessions: callers.size } },
+      );
+    const newest = matches.reduce((a, b) => (b.began > a.began ? b : a));
+    return this.#takeAt(this.#pending.indexOf(newest));
   }
 
   /**
-   * The call these arguments belong to; waits for it (the tool call can reach the MCP endpoint
-   * before the proxy has finished reading the answer that made it) until `signal` aborts.
+   * The call these arguments belong to. By id, it waits for the call (the tool call can reach the
+   * MCP endpoint before the proxy has read the answer that made it) until `signal` aborts; by
+   * arguments, it waits for the exchanges that began before it to be read, then decides.
    */
   claim(input: Record<string, unknown>, toolUseId: string | undefined, signal: AbortSignal): Promise<CapturedForkCall> {
-    const found = this.#take(input, toolUseId);
-    if (found) return Promise.resolve(found);
+    const arrived = this.#began;
+    const unread = new Set([...this.#reading].filter((began) => began <= arrived));
+    const attempt = (): CapturedForkCall | undefined => {
+      if (toolUseId !== undefined) return this.#byId(toolUseId);
+      for (const began of unread) if (!this.#reading.has(began)) unread.delete(began);
+      return unread.size > 0 ? undefined : this.#byArguments(input, arrived);
+    };
     return new Promise((resolve, reject) => {
-      const onOffer = (): void => {
-        const call = this.#take(input, toolUseId);
-        if (!call) return;
-        done();
-        resolve(call);
+      const retry = (): void => {
+        try {
+          const call = attempt();
+          if (!call) return;
+          done();
+          resolve(call);
+        } catch (err) {
+          done();
+          reject(err as Error);
+        }
       };
       const onAbort = (): void => {
         done();
         reject(
-          signal.reason instanceof Error ? signal.reason : new ForkcacheError('FORK_CANCELLED', String(signal.reason)),
+          toolUseId === undefined
+            ? new ForkcacheError(
+                'MCP_CALL_UNSEEN',
+                'forkcache: answers the proxy was still reading when this call arrived did not end in time, so which ' +
+                  'session made this call cannot be told yet: refused, nothing ran. Call the tool again.',
+              )
+            : new ForkcacheError(
+                'MCP_CALL_UNSEEN',
+                `forkcache: the call ${JSON.stringify(toolUseId)} was not seen going through forkcache proxy, so there is ` +
+                  "no request to fork from. Point the client's ANTHROPIC_BASE_URL at the proxy that serves this MCP endpoint.",
+              ),
         );
       };
       const done = (): void => {
-        this.#events.off('offered', onOffer);
+        this.#events.off('offered', retry);
+        this.#events.off('settled', retry);
         signal.removeEventListener('abort', onAbort);
       };
       if (signal.aborted) return onAbort();
-      this.#events.on('offered', onOffer);
+      this.#events.on('offered', retry);
+      this.#events.on('settled', retry);
       signal.addEventListener('abort', onAbort, { once: true });
+      retry();
     });
   }
 }

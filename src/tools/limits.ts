@@ -63,6 +63,19 @@ export const BINARY_SNIFF_BYTES = 8 * 1024;
 
 const limit = z.number().int().positive();
 
+/**
+ * The largest `maxWorkspaceMb` a host can honour (4 TiB): the worktree's disk is an image file of
+ * that size (sparse: what it costs is what the fork writes), and ext4 with 4 KiB blocks, the
+ * smallest limit of the common file systems, holds no file over 16 TiB. Past it the image
+ * cannot be made (EFBIG, or ERR_OUT_OF_RANGE past 2^53 bytes), so it is refused as input.
+ */
+export const MAX_WORKSPACE_MB = 4 * 1024 * 1024;
+
+export const workspaceMbSchema = limit.max(
+  MAX_WORKSPACE_MB,
+  `at most ${MAX_WORKSPACE_MB} MB (4 TiB): the worktree's disk image cannot be larger`,
+);
+
 export const toolLimitsSchema = z
   .strictObject({
     maxReadBytes: limit,
@@ -80,6 +93,6 @@ export const toolLimitsSchema = z
     bashMaxMemoryMb: limit,
     bashMaxFileMb: limit,
     bashTmpMb: limit,
-    maxWorkspaceMb: limit,
+    maxWorkspaceMb: workspaceMbSchema,
   })
   .partial();

@@ -54,3 +54,16 @@ export const FORK_RETRY_TAG = 'fork-retry';
  */
 export const BACKGROUND_STARTED = 'started in the background';
 export const BACKGROUND_REPORTS_HEADING = 'forkcache: the reports of background forks';
+
+/**
+ * A child's own text (its report, an error that quotes its output) inside a reply forkcache
+ * composes of sections (`## fork 3 (completed): …`): every line quoted (`> `), so no line of it
+ * can begin a section and the sections' structure comes from forkcache alone. A report that
+ * writes `## fork 9 (completed)` shows as `> ## fork 9 (completed)`, inside its own fork.
+ */
+export function quoteChildText(text: string): string {
+  return text
+    .split(/\r\n|\r|\n/)
+    .map((line) => (line === '' ? '>' : `> ${line}`))
+    .join('\n');
+}

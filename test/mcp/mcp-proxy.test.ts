@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
@@ -12,14 +14,45 @@ import { startMcpProxy, type McpProxy } from '../../src/mcp/start.ts';
 const MODEL = 'claude-sonnet-4-6';
 const KEY = 'sk-ant-test-mcp-0123456789abcdef';
 const cc = { type: 'ephemeral' } as const;
-const open: { emu?: Emulator; mcp?: McpProxy } = {};
+const open: { emu?: Emulator; mcp?: McpProxy; recorder?: Server } = {};
 
 afterEach(async () => {
   await open.mcp?.close(0);
   await open.emu?.destroy();
+  await new Promise((resolve) => (open.recorder ? open.recorder.close(resolve) : resolve(undefined)));
   delete open.mcp;
   delete open.emu;
+  delete open.recorder;
 });
+
+/** What the API was sent: each request's key and body, in front of the emulator. */
+interface Seen {
+  path: string;
+  key: string;
+  body: string;
+}
+
+/** An upstream in front of the emulator that records every request's key and body, then forwards it. */
+async function recordingUpstream(target: string, seen: Seen[]): Promise<string> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const key = req.headers['x-api-key'] ?? /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+      seen.push({ path: req.url ?? '', key: String(key), body: body.toString('utf8') });
+      const { host: _host, ...headers } = req.headers;
+      const up = httpRequest(`${target}${req.url}`, { method: req.method, headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      up.end(body);
+    });
+  });
+  open.recorder = server;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
 
 /** Claude Code's shape of a turn: system and tools, a long history, the marker on the last user block. */
 function parentRequest(instruction: string): Anthropic.MessageCreateParamsStreaming {
@@ -226,6 +259,62 @@ describe('forkcache proxy --mcp: the fork tool forks from the request in which t
     expect(bare.status).toBe(401);
     // The call is still there for the real client: nothing claimed it.
     expect(mcp.proxy.ledger.records()).toHaveLength(1);
+  });
+
+  it('binds a call to its session: two sessions with equal arguments each fork their own conversation, with their own key', async () => {
+    open.emu = await startEmulator({ latency: 'off', script: 'claude-code', minCacheableTokens: 10 });
+    const seen: Seen[] = [];
+    const upstream = await recordingUpstream(open.emu.url, seen);
+    const workspace = mkdtempSync(join(tmpdir(), 'forkcache-mcp-sessions-'));
+    writeFileSync(join(workspace, 'notes.txt'), 'line one\n');
+    open.mcp = await startMcpProxy({ upstream, workspace, maxThreads: 2 });
+    const sessions = ['alice', 'bob'].map((name) => ({
+      name,
+      key: `sk-ant-test-${name}-0123456789abcdef`,
+      userId: `user_${name}_session_0000`,
+    }));
+    const uses = [];
+    for (const s of sessions) {
+      const sdk = new Anthropic({ apiKey: s.key, baseURL: open.mcp.proxy.url, maxRetries: 0 });
+      const request = parentRequest('fork a | b');
+      request.system = [{ type: 'text', text: `Conversation of ${s.name}. ${'x '.repeat(300)}`, cache_control: cc }];
+      request.metadata = { user_id: s.userId };
+      const answer = await sdk.messages.stream(request).finalMessage();
+      uses.push(answer.content.find((b) => b.type === 'tool_use')!);
+    }
+    // the same arguments from both sessions: the attacker's precondition
+    expect(uses[0]!.input).toEqual(uses[1]!.input);
+    const client = await mcpClient(open.mcp);
+    const text = async (result: Awaited<ReturnType<Client['callTool']>>) =>
+      (result.content as { text: string }[])[0]!.text;
+
+    // No id: it cannot be told whose call this is. Refused, and nothing is sent upstream.
+    const before = seen.length;
+    const ambiguous = await client.callTool({ name: 'fork', arguments: uses[1]!.input as Record<string, unknown> });
+    expect(ambiguous.isError).toBe(true);
+    expect(await text(ambiguous)).toMatch(/2 sessions made a fork call with these same arguments/);
+    expect(seen.length).toBe(before);
+
+    // Bob's id, then Alice's: each one's children carry that session's conversation, key and metadata.
+    for (const i of [1, 0]) {
+      const s = sessions[i]!;
+      const from = seen.length;
+      const result = await client.callTool({
+        name: 'fork',
+        arguments: uses[i]!.input as Record<string, unknown>,
+        _meta: { 'claudecode/toolUseId': uses[i]!.id },
+      });
+      expect(result.isError, await text(result)).toBe(false);
+      const children = seen.slice(from);
+      expect(children.filter((c) => c.path === '/v1/messages').length).toBeGreaterThanOrEqual(2);
+      for (const child of children) {
+        expect(child.key).toBe(s.key);
+        if (child.path !== '/v1/messages') continue; // the engine's count_tokens of its own tool set
+        expect(child.body).toContain(`Conversation of ${s.name}.`);
+        expect((JSON.parse(child.body) as { metadata?: { user_id?: string } }).metadata?.user_id).toBe(s.userId);
+      }
+    }
+    await client.close();
   });
 
   it('answers a call the proxy never saw with an error the model can act on', async () => {

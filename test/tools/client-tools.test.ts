@@ -193,6 +193,22 @@ describe("Qwen Code's tools", () => {
   });
 });
 
+describe('a refused path is shown as the model gave it', () => {
+  // Issue 43: read_many_files on /etc/passwd answered `--- /home/user/project/etc/passwd ---`,
+  // a file of the session that does not exist, instead of the path it refused.
+  it('read_many_files names /etc/passwd and ../x as given, never under the session directory', async () => {
+    const tools = executorIn(sandbox, { toolSet: 'qwen-code', clientRoot: CWD, allow: ['read_file'] });
+    const out = okContent(
+      await tools.execute('read_many_files', { paths: ['/etc/passwd', '../outside.txt', `${CWD}/notes.txt`] }),
+    );
+    expect(out).toMatch(/^--- \/etc\/passwd ---\n\[not read: .*outside the workspace/m);
+    expect(out).toMatch(/^--- \.\.\/outside\.txt ---\n\[not read: /m);
+    expect(out).toContain(`--- ${CWD}/notes.txt ---\nline one`);
+    expect(out).not.toContain(`${CWD}/etc/passwd`);
+    expect(out).not.toMatch(/root:/);
+  });
+});
+
 describe('the tool sets', () => {
   it('no name only reads in one set and has effects in another (resume decides from the name)', () => {
     for (const set of Object.values(TOOL_SETS))

@@ -4,7 +4,7 @@ import { loadCatalogue } from '../../models/catalogue.ts';
 import { locateFanOuts } from '../../run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
 import { printOut } from '../terminal-safe.ts';
-import { checkRemote, type PushResult, pushRun } from '../review/push-run.ts';
+import { checkBranchName, checkRemote, type PushLease, type PushResult, pushRun } from '../review/push-run.ts';
 import { readRunRepos, type RunReview } from '../review/run-forks.ts';
 import { withRunLock } from '../review/run-lock.ts';
 
@@ -12,8 +12,16 @@ const optionsSchema = z.object({
   remote: z.string().min(1, 'expected a remote name, e.g. origin'),
   branch: z.string().min(1).optional(),
   json: z.boolean().default(false),
+  verbose: z.boolean().default(false),
   repo: z.string().min(1).optional(),
+  // `--force-with-lease` alone: the tip read just before the push; with a value: that commit
+  forceWithLease: z
+    .union([z.literal(true), z.string().regex(/^[0-9a-f]{7,64}$/, 'expected a commit id (hex), or no value')])
+    .optional(),
 });
+
+/** Past this many, the human line gives the count of carried forks, not their ids (--verbose, --json list them). */
+const LISTED_FORKS = 10;
 
 /** Register `forkcache push RUN --remote NAME`. */
 export function registerPushCommand(program: Command): void {
@@ -25,17 +33,27 @@ export function registerPushCommand(program: Command): void {
     .argument('<run-dir>', 'a run directory of a worktree run, or a runs directory holding several')
     .requiredOption('--remote <name>', 'the git remote to push to (a name `git remote` lists)')
     .option('--branch <name>', 'the remote branch (default forkcache/<fanout>; one fan-out only)')
+    .option(
+      '--force-with-lease [commit]',
+      "replace a remote branch the push does not fast-forward (git's lease: only while it is still at the tip read before the push, or at COMMIT)",
+    )
     .option('--json', 'print one JSON object per fan-out (per repository of a plan over several)')
+    .option('--verbose', 'list every carried fork on the human line')
     .option('--repo <name>', 'a plan over several repositories: only this one')
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
+      if (opts.branch !== undefined) await checkBranchName(opts.branch);
+      const lease: PushLease = {
+        force: opts.forceWithLease !== undefined,
+        expect: typeof opts.forceWithLease === 'string' ? opts.forceWithLease : undefined,
+      };
       for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
         const views = await withRunLock(dir, async () => {
           const runs = await readRunRepos(dir, loadCatalogue(), { repo: opts.repo });
           // every repository must have the remote before any is pushed
           for (const run of runs) await checkRemote(run, opts.remote);
           const done: Array<{ run: RunReview; pushed: PushResult }> = [];
-          for (const run of runs) done.push({ run, pushed: await pushRun(run, opts.remote, opts.branch) });
+          for (const run of runs) done.push({ run, pushed: await pushRun(run, opts.remote, opts.branch, lease) });
           return done;
         });
         for (const { run, pushed } of views) {
@@ -62,7 +80,7 @@ export function registerPushCommand(program: Command): void {
             ...pushed.conflicts.map(({ fork, files }) => `not carried ${fork.short}: conflicts in ${files.join(', ')}`),
             ...pushed.refused.map(({ fork, paths }) => `not carried ${fork.short}: brings ${paths.join(', ')}`),
             pushed.commit
-              ? `${pushed.remote} ${pushed.branch}: ${pushed.commit.slice(0, 10)} carries ${pushed.merged.length} fork(s) (${pushed.merged.map((f) => f.short).join(', ')})`
+              ? `${pushed.remote} ${pushed.branch}: ${pushed.commit.slice(0, 10)} carries ${carried(pushed, opts.verbose)}`
               : `${run.manifest.fanoutId}: no completed fork with a change; nothing pushed`,
             // a plan over several repositories: each branch's description (its commit message) is shown
             ...(run.repo && pushed.description
@@ -76,4 +94,12 @@ export function registerPushCommand(program: Command): void {
         }
       }
     });
+}
+
+/** `3 fork(s) (f01, f02, f03)`; past LISTED_FORKS, the count and where the ids are. */
+function carried(pushed: PushResult, verbose: boolean): string {
+  const count = `${pushed.merged.length} fork(s)`;
+  if (verbose || pushed.merged.length <= LISTED_FORKS)
+    return `${count} (${pushed.merged.map((f) => f.short).join(', ')})`;
+  return `${count} (--verbose or --json lists them)`;
 }

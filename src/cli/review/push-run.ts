@@ -53,13 +53,73 @@ export async function checkRemote(run: RunReview, remote: string): Promise<HostG
 }
 
 /**
+ * A branch name `push --branch` may be given: what `git check-ref-format --branch` accepts (git
+ * itself decides, below), and never a refspec (`a:refs/heads/b`), an option (`--force`, left
+ * there by a missing value), a `..` path or an `@{...}` expression git would expand.
+ */
+export async function checkBranchName(name: string): Promise<void> {
+  const refuse = (why: string): ForkcacheError =>
+    new ForkcacheError('INVALID_ARGUMENT', `--branch: ${why} (got ${JSON.stringify(name)})`, {
+      data: { flags: ['--branch'], field: 'branch' },
+    });
+  if (name.startsWith('-')) throw refuse('a branch name, not an option: give --branch its value');
+  if (name.includes(':')) throw refuse('a branch name, not a refspec (no ":")');
+  if (name.includes('..')) throw refuse('no ".." in a branch name');
+  if (name.includes('@{')) throw refuse('no "@{" in a branch name');
+  try {
+    await exec('git', ['check-ref-format', '--branch', name], { env: userGitEnv() });
+  } catch {
+    throw refuse('not a valid branch name (git check-ref-format --branch)');
+  }
+}
+
+/** What `push` may do to a remote branch that holds commits its push does not carry. */
+export interface PushLease {
+  /** Replace the remote branch whatever it holds, as long as it is still at `expect` (git's lease). */
+  force: boolean;
+  /** The commit the user expects the remote branch at (default: the tip read just before the push). */
+  expect?: string | undefined;
+}
+
+async function userGit(repo: HostGit, args: string[]): Promise<string> {
+  return (await exec('git', args, { cwd: repo.top, env: userGitEnv() })).stdout;
+}
+
+/** The remote branch's tip, or undefined when the remote has no such branch. */
+async function remoteTip(repo: HostGit, remote: string, ref: string): Promise<string | undefined> {
+  const out = await userGit(repo, ['ls-remote', '--', remote, ref]);
+  for (const line of out.split('\n')) {
+    const [sha, name] = line.split('\t');
+    if (name === ref && sha) return sha;
+  }
+  return undefined;
+}
+
+/** A commit forkcache made for this fan-out's push (its message's first words say so), if this repository has it. */
+async function madeForThisRun(repo: HostGit, run: RunReview, commit: string): Promise<boolean> {
+  if ((await repo.commitOf(commit)) === undefined) return false;
+  const subject = await repo.out(['log', '-1', '--format=%s', commit]);
+  return subject.startsWith(`forkcache merge ${run.manifest.fanoutId}:`);
+}
+
+/**
  * Push one branch for the run's repository (for each repository of a plan over several: the
  * view's own, to its own remote of that name): a commit on the base whose parents are the base
  * and every completed fork's commit that merges cleanly (one pass, as `merge`), its message the
- * list of the forks it carries. Conflicting and refused forks are left out and reported. The
- * branch is forkcache's (`forkcache/<fanoutId>`), so it is replaced on every push of the run.
+ * list of the forks it carries. Conflicting and refused forks are left out and reported.
+ *
+ * A remote branch is never rewritten unless it is forkcache's or the user asked: the push is
+ * made with git's lease on the tip read just before (so a commit pushed in between is never
+ * lost), and goes ahead when the branch is new, when the push is a fast-forward of it, or when
+ * its tip is a commit forkcache made for this same fan-out (a push of the run again). Any other
+ * tip (a teammate's commit on `main`) is refused with GIT_PUSH_REJECTED unless `lease.force`.
  */
-export async function pushRun(run: RunReview, remote: string, branch?: string): Promise<PushResult> {
+export async function pushRun(
+  run: RunReview,
+  remote: string,
+  branch?: string,
+  lease: PushLease = { force: false },
+): Promise<PushResult> {
   const repo = await checkRemote(run, remote);
   const base = run.base!;
   const name = branch ?? `forkcache/${run.manifest.fanoutId}`;
@@ -68,20 +128,54 @@ export async function pushRun(run: RunReview, remote: string, branch?: string): 
   if (pass.merged.length === 0) return result;
   result.commit = await carryCommit(repo, run, base, { ...pass, tree });
   result.description = await repo.out(['log', '-1', '--format=%B', result.commit]);
+  const ref = `refs/heads/${name}`;
+  let tip: string | undefined;
   try {
-    await exec('git', ['push', '--quiet', '--', remote, `+${result.commit}:refs/heads/${name}`], {
-      cwd: repo.top,
-      env: userGitEnv(),
-    });
+    tip = await remoteTip(repo, remote, ref);
   } catch (cause) {
-    throw new ForkcacheError(
-      'GIT_FAILED',
-      `push: git push ${remote} ${name} failed: ${String((cause as { stderr?: unknown }).stderr ?? cause).trim()}`,
-      {
-        cause,
-        data: { remote, branch: name },
-      },
-    );
+    throw gitFailed(remote, name, cause);
+  }
+  const expected = lease.force && lease.expect !== undefined ? lease.expect : (tip ?? '');
+  if (tip !== undefined && !lease.force) {
+    // a tip this repository does not have cannot be an ancestor of a commit made here
+    const ours =
+      ((await repo.commitOf(tip)) !== undefined && (await repo.isAncestor(tip, result.commit))) ||
+      (await madeForThisRun(repo, run, tip));
+    if (!ours)
+      throw new ForkcacheError(
+        'GIT_PUSH_REJECTED',
+        `push: ${remote} ${name} is at ${tip.slice(0, 10)}, which the push does not carry (not a fast-forward, and ` +
+          `not a commit forkcache pushed for ${run.manifest.fanoutId}); nothing was pushed. Push to a branch of ` +
+          `its own (the default forkcache/${run.manifest.fanoutId}), or pass --force-with-lease to replace it.`,
+        { data: { remote, branch: name, tip } },
+      );
+  }
+  try {
+    await userGit(repo, [
+      'push',
+      '--quiet',
+      `--force-with-lease=${ref}:${expected}`,
+      '--',
+      remote,
+      `${result.commit}:${ref}`,
+    ]);
+  } catch (cause) {
+    const stderr = String((cause as { stderr?: unknown }).stderr ?? '');
+    if (/stale info|rejected/.test(stderr))
+      throw new ForkcacheError(
+        'GIT_PUSH_REJECTED',
+        `push: ${remote} ${name} moved since it was read (or is not at the lease's commit); nothing was pushed: ${stderr.trim()}`,
+        { cause, data: { remote, branch: name } },
+      );
+    throw gitFailed(remote, name, cause);
   }
   return result;
+}
+
+function gitFailed(remote: string, name: string, cause: unknown): ForkcacheError {
+  return new ForkcacheError(
+    'GIT_FAILED',
+    `push: git push ${remote} ${name} failed: ${String((cause as { stderr?: unknown }).stderr ?? cause).trim()}`,
+    { cause, data: { remote, branch: name } },
+  );
 }

@@ -19,7 +19,11 @@ export function clientPaths(ctx: ToolContext, clientRoot: string | undefined): C
       return abs.startsWith(`${root}${path.sep}`) ? path.relative(root, abs) : given;
     },
     shown(relative) {
-      return root === undefined ? relative : path.join(root, relative);
+      // a path `path()` left as given (absolute elsewhere, or `..` out of the workspace) is shown
+      // as given: under the session's directory it would name a file it is not
+      if (root === undefined || path.isAbsolute(relative) || relative === '..' || relative.startsWith(`..${path.sep}`))
+        return relative;
+      return path.join(root, relative);
     },
   };
 }
