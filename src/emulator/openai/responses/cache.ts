@@ -15,7 +15,8 @@ export interface ResponsesCachePlan extends ChatCachePlan {
 
 /**
  * `implicit` (the default): automatic prefix caching as in the Chat mode (the longest prefix an
- * earlier completed request wrote, reported in 128-token steps), and every prefix of this
+ * earlier completed request wrote, reported in 128-token steps, or exactly when it ends at one
+ * of the request's explicit breakpoints), and every prefix of this
  * prompt from the minimum on is written. Unlike Chat, the written part is reported: the
  * tokens past the hit, up to the end of the prompt (`cache_write_tokens`).
  */
@@ -29,7 +30,8 @@ function planImplicit(prefix: RenderedPrefix, store: CacheStore, rule: CacheRule
   const writes = prefix.positions
     .filter((p) => p.cumTokens >= rule.minTokens && p.index > (read?.index ?? -1))
     .map((p) => ({ hash: p.hash, tokens: p.cumTokens }));
-  const cachedTokens = reportedHit(read?.cumTokens ?? 0, rule);
+  // a hit that ends at an explicit breakpoint is exact: "the boundary is not rounded to a token block"
+  const cachedTokens = read?.cacheControl ? read.cumTokens : reportedHit(read?.cumTokens ?? 0, rule);
   const last = writes.at(-1)?.tokens ?? 0;
   return {
     cachedTokens,
