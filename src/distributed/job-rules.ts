@@ -95,6 +95,8 @@ export const JOB_RULES: RuleTree<ForkJobData> = {
   prompt: modelInput,
   api: {
     provider: { rule: 'endpoint' },
+    // OpenAI's Responses API: the head was frozen for it, so it goes with the endpoint
+    wire: { rule: 'endpoint' },
     baseURL: { rule: 'endpoint' },
     headers: { rule: 'headers' },
     maxRetries: clamp(10),

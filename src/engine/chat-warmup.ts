@@ -31,7 +31,13 @@ export async function warmUpChatFanOut(run: {
       underSpendCap(
         run.spend,
         // no count endpoint: nothing of it is known, a token per byte
-        { bytes: run.prefix.byteLength + 256, headBytes: 0, sharedTokens: undefined, maxTokens: 1, signal: run.signal },
+        {
+          bytes: run.prefix.byteLength + 256,
+          headBytes: 0,
+          sharedTokens: undefined,
+          maxTokens: run.prefix.responses ? 0 : 1,
+          signal: run.signal,
+        },
         (began) =>
           sendChatWarmup(
             run.client,

@@ -9,7 +9,13 @@ import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../loop/run-fork.ts';
 import { DEFAULT_TURN_RETRY, type TurnRetryOptions } from '../loop/retry.ts';
 import { DEFAULT_RETRY_AFTER, retryAfterOptionsSchema, type RetryAfterPolicy } from '../gate/admission/retry-wait.ts';
 import type { MarkerStrategy } from '../prefix/freeze.ts';
-import { CACHE_TTLS, type CacheTtl, DEFAULT_CACHE_TTL } from '../wire/cache.ts';
+import {
+  CACHE_TTLS,
+  type CacheTtl,
+  DEFAULT_CACHE_TTL,
+  RESPONSES_CACHE_TTLS,
+  type ResponsesCacheTtl,
+} from '../wire/cache.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from '../wire/tool-names.ts';
 import { toolLimitsSchema } from '../tools/limits.ts';
@@ -21,7 +27,7 @@ import { permissionPolicySchema, type PermissionHandler, type PermissionPolicy }
 import { ForkcacheError } from '../errors.ts';
 import { parseOrThrow } from '../validation.ts';
 import { type TestHooks, testHooksOf } from '../pool/test-hooks.ts';
-import { isChatProvider, providerIdSchema, type ProviderId } from '../wire/providers.ts';
+import { isChatProvider, OPENAI_WIRES, type OpenAiWire, providerIdSchema, type ProviderId } from '../wire/providers.ts';
 import { assertEndpoint } from './endpoint.ts';
 import { chatEndpointFromEnv } from '../provider/openai/client.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from './warm-gate.ts';
@@ -44,6 +50,17 @@ export interface ForkEngineOptions extends Partial<ToolFlags> {
    * `DASHSCOPE_BASE_URL`/`DASHSCOPE_API_KEY`, `DEEPSEEK_BASE_URL`/`DEEPSEEK_API_KEY`.
    */
   provider?: ProviderId;
+  /**
+   * OpenAI only: the API the forks speak, `chat` (Chat Completions, the default) or `responses`
+   * (the Responses API: its head carries `prompt_cache_options`, the warm-up is a `prewarm`
+   * that generates nothing, breakpoints mark the shared prefix, writes are reported by TTL).
+   */
+  openaiWire?: OpenAiWire;
+  /**
+   * The Responses API's cache lifetime for a fan-out's writes: `30m`, `12h`, or `auto` (the
+   * default): `12h` when the fan-out is expected to outlive 30 minutes (`expectedFanOutMs`).
+   */
+  responsesTtl?: ResponsesCacheTtl | 'auto';
   baseURL?: string;
   apiKey?: string;
   /** Extra headers on every request (e.g. `x-forkcache-script` for the emulator). */
@@ -197,6 +214,8 @@ export const engineOptionsSchema = z.strictObject({
     .custom<Anthropic>((v) => typeof v === 'object' && v !== null && 'baseURL' in v, 'expected an Anthropic client')
     .optional(),
   provider: providerIdSchema.optional(),
+  openaiWire: z.enum(OPENAI_WIRES).optional(),
+  responsesTtl: z.enum([...RESPONSES_CACHE_TTLS, 'auto']).optional(),
   baseURL: z.url().optional(),
   apiKey: z.string().min(1).optional(),
   headers: z.record(z.string(), z.string()).optional(),
@@ -269,6 +288,8 @@ export const engineOptionsSchema = z.strictObject({
 export interface ResolvedEngineOptions extends ToolFlags {
   api: {
     provider: ProviderId;
+    /** OpenAI's API when it is not Chat Completions (set for `openaiWire: 'responses'` only). */
+    wire?: 'responses' | undefined;
     baseURL: string;
     apiKey: string;
     maxRetries: number;
@@ -287,6 +308,7 @@ export interface ResolvedEngineOptions extends ToolFlags {
   slotSavePath: string | undefined;
   slotFilesMaxBytes: number | undefined;
   ttl: CacheTtl;
+  responsesTtl: ResponsesCacheTtl | 'auto';
   /** Set only through `withBenchOptions` (bench-options.ts). */
   markers: MarkerStrategy;
   maxTurns: number;
@@ -356,6 +378,12 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
   }
   const bench = benchOptionsOf(input);
   const provider = o.provider ?? 'anthropic';
+  if (o.openaiWire === 'responses' && provider !== 'openai')
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `openaiWire: 'responses' is OpenAI's API; provider '${provider}' speaks ${provider === 'anthropic' ? 'the Messages API' : 'Chat Completions'}`,
+      { data: { field: 'openaiWire' } },
+    );
   const chat = isChatProvider(provider) ? chatEndpointFromEnv(provider) : undefined;
   if (!o.client) assertEndpoint(provider, o.baseURL, o.apiKey);
   const baseURL =
@@ -365,6 +393,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
   return {
     api: {
       provider,
+      ...(o.openaiWire === 'responses' ? { wire: 'responses' as const } : {}),
       baseURL,
       apiKey,
       maxRetries: o.maxRetries ?? 2,
@@ -382,6 +411,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     slotSavePath: o.slotSavePath ?? (process.env['FORKCACHE_LLAMA_SLOT_SAVE_PATH'] || undefined),
     slotFilesMaxBytes: o.slotFilesMaxBytes,
     ttl: o.ttl ?? DEFAULT_CACHE_TTL,
+    responsesTtl: o.responsesTtl ?? 'auto',
     markers: bench.markers ?? 'boundary',
     maxTurns: o.maxTurns ?? DEFAULT_MAX_TURNS,
     maxTokens: o.maxTokens ?? DEFAULT_MAX_TOKENS,

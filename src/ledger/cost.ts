@@ -88,8 +88,9 @@ export function costNano(
   const split = creationSplit(usage);
   const parts = {
     input: exact(usage.input_tokens * rates.input),
-    cacheWrite5m: exact(split.ephemeral_5m_input_tokens * rates.cacheWrite5m),
-    cacheWrite1h: exact(split.ephemeral_1h_input_tokens * rates.cacheWrite1h),
+    // OpenAI's 30-minute and 12-hour writes at the row's short and long write rates (see CacheCreationSplit)
+    cacheWrite5m: exact((split.ephemeral_5m_input_tokens + (split.ttl_30m_input_tokens ?? 0)) * rates.cacheWrite5m),
+    cacheWrite1h: exact((split.ephemeral_1h_input_tokens + (split.ttl_12h_input_tokens ?? 0)) * rates.cacheWrite1h),
     cacheRead: exact(usage.cache_read_input_tokens * rates.cacheRead),
     output: exact(usage.output_tokens * rates.output),
   };

@@ -7,7 +7,7 @@ import { findModel, type ModelCatalogue } from '../models/catalogue.ts';
 import { describeModel } from '../models/status.ts';
 import type { LedgerRecord } from './records.ts';
 import type { AgentNode } from './tree.ts';
-import { creationSplit, sumUsage } from './usage.ts';
+import { type CacheCreationSplit, creationSplit, sumUsage } from './usage.ts';
 
 /** One fan-out's line in the summary's `cache.by_fanout` (snake_case like the rest of the JSON). */
 export interface FanOutCacheLine {
@@ -41,7 +41,8 @@ export interface LedgerSummary {
     cache_creation_input_tokens: number;
     cache_read_input_tokens: number;
     output_tokens: number;
-    cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
+    /** Writes by lifetime; OpenAI's `ttl_30m_input_tokens` / `ttl_12h_input_tokens` appear when there were such writes. */
+    cache_creation: CacheCreationSplit;
   };
   cache: {
     fanouts: number;

@@ -2,10 +2,46 @@ import { z } from 'zod';
 import { ForkcacheError, type ErrorCode } from '../errors.ts';
 import { formatPath } from '../validation.ts';
 
-/** Cache writes split by lifetime, as the API reports them in `usage.cache_creation`. */
+/**
+ * Cache writes split by lifetime, as the API reports them in `usage.cache_creation`. OpenAI's
+ * Responses API writes for 30 minutes or 12 hours (`cache_write_tokens_details`): present only
+ * when a usage has such writes, and priced at the row's 5-minute and 1-hour write rates, its
+ * short and long lifetimes (OpenAI's rows record the same multiplier for both).
+ */
 export interface CacheCreationSplit {
   ephemeral_5m_input_tokens: number;
   ephemeral_1h_input_tokens: number;
+  ttl_30m_input_tokens?: number;
+  ttl_12h_input_tokens?: number;
+}
+
+type SplitInput = {
+  ephemeral_5m_input_tokens?: number | null | undefined;
+  ephemeral_1h_input_tokens?: number | null | undefined;
+  ttl_30m_input_tokens?: number | null | undefined;
+  ttl_12h_input_tokens?: number | null | undefined;
+};
+
+/** A split's written total, every lifetime. */
+export function splitTotal(split: SplitInput): number {
+  return (
+    (split.ephemeral_5m_input_tokens ?? 0) +
+    (split.ephemeral_1h_input_tokens ?? 0) +
+    (split.ttl_30m_input_tokens ?? 0) +
+    (split.ttl_12h_input_tokens ?? 0)
+  );
+}
+
+/** The split with OpenAI's lifetimes kept only when non-zero (older records never carry them). */
+function splitOf(split: SplitInput): CacheCreationSplit {
+  const m30 = split.ttl_30m_input_tokens ?? 0;
+  const h12 = split.ttl_12h_input_tokens ?? 0;
+  return {
+    ephemeral_5m_input_tokens: split.ephemeral_5m_input_tokens ?? 0,
+    ephemeral_1h_input_tokens: split.ephemeral_1h_input_tokens ?? 0,
+    ...(m30 > 0 ? { ttl_30m_input_tokens: m30 } : {}),
+    ...(h12 > 0 ? { ttl_12h_input_tokens: h12 } : {}),
+  };
 }
 
 /**
@@ -44,7 +80,7 @@ export interface UsageInput {
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
   output_tokens?: number | null;
-  cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null } | null;
+  cache_creation?: SplitInput | null;
   service_tier?: string | null;
   inference_geo?: string | null;
   speed?: string | null;
@@ -60,7 +96,14 @@ export const usageInputSchema = z.object({
   cache_creation_input_tokens: count,
   cache_read_input_tokens: count,
   output_tokens: count,
-  cache_creation: z.object({ ephemeral_5m_input_tokens: count, ephemeral_1h_input_tokens: count }).nullish(),
+  cache_creation: z
+    .object({
+      ephemeral_5m_input_tokens: count,
+      ephemeral_1h_input_tokens: count,
+      ttl_30m_input_tokens: count,
+      ttl_12h_input_tokens: count,
+    })
+    .nullish(),
   service_tier: z.string().nullish(),
   inference_geo: z.string().nullish(),
   speed: z.string().nullish(),
@@ -94,16 +137,15 @@ export function fromParsedUsage(parsed: z.output<typeof usageInputSchema>, field
     usage.timings = { prompt_ms: parsed.timings.prompt_ms, predicted_ms: parsed.timings.predicted_ms };
   const split = parsed.cache_creation;
   if (split) {
-    const m5 = split.ephemeral_5m_input_tokens ?? 0;
-    const h1 = split.ephemeral_1h_input_tokens ?? 0;
-    if (m5 + h1 === usage.cache_creation_input_tokens) {
-      usage.cache_creation = { ephemeral_5m_input_tokens: m5, ephemeral_1h_input_tokens: h1 };
-    } else if (m5 + h1 !== 0) {
+    const sum = splitTotal(split);
+    if (sum === usage.cache_creation_input_tokens) {
+      usage.cache_creation = splitOf(split);
+    } else if (sum !== 0) {
       // An all-zero split next to a non-zero total is what older responses carry: it means
       // "no breakdown", so it is dropped (billed as 5m). Any other mismatch is a bad record.
       throw new ForkcacheError(
         code,
-        `${field}.cache_creation: ephemeral_5m_input_tokens + ephemeral_1h_input_tokens (${m5 + h1}) must equal cache_creation_input_tokens (${usage.cache_creation_input_tokens})`,
+        `${field}.cache_creation: the writes by lifetime (${sum}) must equal cache_creation_input_tokens (${usage.cache_creation_input_tokens})`,
         { data: { field: `${field}.cache_creation` } },
       );
     }
@@ -150,12 +192,16 @@ function plainUsage(raw: unknown): z.output<typeof usageInputSchema> | undefined
     if (
       !isPlain(cache_creation) ||
       !isCount(cache_creation['ephemeral_5m_input_tokens']) ||
-      !isCount(cache_creation['ephemeral_1h_input_tokens'])
+      !isCount(cache_creation['ephemeral_1h_input_tokens']) ||
+      !isCount(cache_creation['ttl_30m_input_tokens']) ||
+      !isCount(cache_creation['ttl_12h_input_tokens'])
     )
       return undefined;
     split = {
       ephemeral_5m_input_tokens: cache_creation['ephemeral_5m_input_tokens'] as number | null | undefined,
       ephemeral_1h_input_tokens: cache_creation['ephemeral_1h_input_tokens'] as number | null | undefined,
+      ttl_30m_input_tokens: cache_creation['ttl_30m_input_tokens'] as number | null | undefined,
+      ttl_12h_input_tokens: cache_creation['ttl_12h_input_tokens'] as number | null | undefined,
     };
   }
   return {
@@ -219,10 +265,12 @@ export function addUsage(a: Usage, b: Usage): Usage {
   if (a.cache_creation || b.cache_creation) {
     const sa = creationSplit(a);
     const sb = creationSplit(b);
-    sum.cache_creation = {
+    sum.cache_creation = splitOf({
       ephemeral_5m_input_tokens: sa.ephemeral_5m_input_tokens + sb.ephemeral_5m_input_tokens,
       ephemeral_1h_input_tokens: sa.ephemeral_1h_input_tokens + sb.ephemeral_1h_input_tokens,
-    };
+      ttl_30m_input_tokens: (sa.ttl_30m_input_tokens ?? 0) + (sb.ttl_30m_input_tokens ?? 0),
+      ttl_12h_input_tokens: (sa.ttl_12h_input_tokens ?? 0) + (sb.ttl_12h_input_tokens ?? 0),
+    });
   }
   return sum;
 }

@@ -68,6 +68,8 @@ export interface ForkTask {
   api: {
     /** The wire (default `anthropic`). */
     provider?: ProviderId | undefined;
+    /** OpenAI's Responses API instead of Chat Completions. */
+    wire?: 'responses' | undefined;
     baseURL: string;
     /** Never logged, never written: used to build the SDK client inside the worker. */
     apiKey: string;

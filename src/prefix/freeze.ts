@@ -7,6 +7,8 @@ import { type HeadEnd, SAB_HEADER_BYTES, writeFrozenSab } from './sab.ts';
 import { buildSharedRequest, type SharedRequest } from './shared-request.ts';
 import { isChatProvider, PROVIDER_IDS, type ProviderId } from '../wire/providers.ts';
 import { renderChatHead } from './chat-head.ts';
+import { renderResponsesHead, type ResponsesCacheOptions } from './responses-head.ts';
+import { RESPONSES_CACHE_TTLS, type ResponsesCacheTtl } from '../wire/cache.ts';
 import { dialectOf } from './chat-dialects.ts';
 
 export interface FreezeOptions {
@@ -26,6 +28,11 @@ export interface FreezeOptions {
    * marker placement stay the same; a Chat Completions provider renders them in its own format.
    */
   provider?: ProviderId;
+  /**
+   * OpenAI only: freeze the head for the Responses API (`POST /v1/responses`) instead of Chat
+   * Completions, its writes living at least `ttl` (see `ResponsesCacheOptions`).
+   */
+  responses?: { ttl: ResponsesCacheTtl } | undefined;
 }
 
 export type MarkerStrategy = 'boundary' | 'last-only' | 'none';
@@ -48,6 +55,8 @@ export interface FrozenPrefix {
   readonly ttl: CacheTtl;
   readonly markers: MarkerStrategy;
   readonly provider: ProviderId;
+  /** Set when the head is frozen for OpenAI's Responses API: the cache options every request carries. */
+  readonly responses?: ResponsesCacheOptions;
   /** The marker each child puts on its own last block (`false` with `markers: 'none'`). */
   readonly childMarker: CacheTtl | false;
   readonly snapshot: ParentSnapshot;
@@ -74,6 +83,32 @@ export function renderHead(shared: SharedRequest): { text: string; headEnd: Head
 
 const encoder = new TextEncoder();
 
+/**
+ * The cache options of a Responses head: `markers: 'none'` is the explicit mode with no
+ * breakpoint (nothing cached, the baseline); otherwise the implicit mode, beside the head's
+ * breakpoints (`boundary`) or alone (`last-only`).
+ */
+function responsesOptions(
+  responses: FreezeOptions['responses'],
+  provider: ProviderId,
+  markers: MarkerStrategy,
+): ResponsesCacheOptions | undefined {
+  if (responses === undefined) return undefined;
+  if (provider !== 'openai')
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `openaiWire: the Responses API is OpenAI's; provider '${provider}' speaks ${provider === 'anthropic' ? 'the Messages API' : 'Chat Completions'}`,
+      { data: { field: 'openaiWire' } },
+    );
+  if (!RESPONSES_CACHE_TTLS.includes(responses.ttl))
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `responsesTtl: expected one of ${RESPONSES_CACHE_TTLS.join(', ')}, got "${String(responses.ttl)}"`,
+      { data: { field: 'responsesTtl' } },
+    );
+  return { mode: markers === 'none' ? 'explicit' : 'implicit', ttl: responses.ttl };
+}
+
 /** Freeze a snapshot's shared head into a SharedArrayBuffer. */
 export function freeze(snapshot: ParentSnapshot, options: FreezeOptions = {}): FrozenPrefix {
   const layout = options.layout ?? 'claude';
@@ -98,9 +133,12 @@ export function freeze(snapshot: ParentSnapshot, options: FreezeOptions = {}): F
       `provider: expected one of ${PROVIDER_IDS.join(', ')}, got "${String(provider)}"`,
       { data: { field: 'provider' } },
     );
-  const { text, headEnd } = isChatProvider(provider)
-    ? renderChatHead(shared, { dialect: dialectOf(provider), layout })
-    : renderHead(shared);
+  const responses = responsesOptions(options.responses, provider, markers);
+  const { text, headEnd } = responses
+    ? renderResponsesHead(shared, { cache: responses, breakpoints: markers === 'boundary' })
+    : isChatProvider(provider)
+      ? renderChatHead(shared, { dialect: dialectOf(provider), layout })
+      : renderHead(shared);
   const bytes = encoder.encode(text);
   const { sab, sha256 } = writeFrozenSab(bytes, headEnd);
   return Object.freeze({
@@ -114,6 +152,7 @@ export function freeze(snapshot: ParentSnapshot, options: FreezeOptions = {}): F
     ttl,
     markers,
     provider,
+    ...(responses ? { responses } : {}),
     childMarker: markers === 'none' ? false : '5m',
     snapshot,
     plan,

@@ -11,12 +11,15 @@ import { chatRequestBody } from './openai/body.ts';
 import { createChatClient } from './openai/client.ts';
 import { dialectOf } from '../prefix/chat-dialects.ts';
 import { streamChatBytes } from './openai/stream.ts';
+import { responsesRequestBody, streamResponsesBytes } from './openai/responses.ts';
 import { pinToSlot } from './llama-cpp/pin-slot.ts';
 import { type ModelTransport, streamMessageBytes } from './send.ts';
 
 /** Where requests go, as the engine resolved it (the key is never logged or written). */
 export interface ApiEndpoint {
   provider?: ProviderId | undefined;
+  /** OpenAI's Responses API instead of Chat Completions (the head was frozen for it). */
+  wire?: 'responses' | undefined;
   baseURL: string;
   apiKey: string;
   maxRetries: number;
@@ -65,7 +68,7 @@ function cached<T extends Anthropic | OpenAI>(key: string, make: () => T): T {
 /** The wire of one fork: its provider's body layout and transport, behind the drift check. */
 export function openForkWire(api: ApiEndpoint, prefix: WirePrefix): ForkWire {
   const provider = api.provider ?? 'anthropic';
-  const key = `${provider}\n${prefix.sha256}\n${api.baseURL}\n${api.apiKey}\n${JSON.stringify(api.headers)}`;
+  const key = `${provider}${api.wire === 'responses' ? '/responses' : ''}\n${prefix.sha256}\n${api.baseURL}\n${api.apiKey}\n${JSON.stringify(api.headers)}`;
   const common = {
     baseURL: api.baseURL,
     apiKey: api.apiKey,
@@ -82,6 +85,22 @@ export function openForkWire(api: ApiEndpoint, prefix: WirePrefix): ForkWire {
       provider,
       body: (child, perRequest, marker) => childRequestBody(prefix, child, perRequest, { marker }),
       transport: { send: (body, options) => streamMessageBytes(client, body, options) },
+    };
+  }
+  if (provider === 'openai' && api.wire === 'responses') {
+    const client = cached(key, () =>
+      createChatClient({
+        provider,
+        ...common,
+        fetch: driftCheckedFetch({ head: prefix.head, prefixId, path: '/responses' }),
+      }),
+    );
+    const cacheKey = cacheKeyOf(prefix.sha256);
+    return {
+      provider,
+      // the child's own marker is not sent: the implicit breakpoint covers its latest message
+      body: (child, perRequest) => responsesRequestBody(prefix, child, perRequest, cacheKey),
+      transport: { send: (body, options) => streamResponsesBytes(client, body, options) },
     };
   }
   const dialect = dialectOf(provider);

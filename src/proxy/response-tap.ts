@@ -3,6 +3,8 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Transform } from 'node:stream';
 import { findJsonShapeProblem } from '../json-shape.ts';
 import type { AssistantCapture } from './assistant-capture.ts';
+import { fromChatUsage, type ChatUsage } from '../ledger/chat-usage.ts';
+import { fromResponsesUsage, type ResponsesUsage } from '../ledger/responses-usage.ts';
 
 /** What the proxy learns from a response as it streams by (the bytes themselves are untouched). */
 export interface ResponseFacts {
@@ -20,7 +22,16 @@ export const JSON_LIMIT = 16 * 1024 * 1024;
 /** An SSE frame is never this large; a stream that claims one is not read further. */
 export const FRAME_LIMIT = 4 * 1024 * 1024;
 
-const INTERESTING = new Set(['message_start', 'message_delta', 'error']);
+// OpenAI's Responses API streams `response.created` (its start) and `response.completed` /
+// `response.incomplete` (the whole response, with its usage)
+const INTERESTING = new Set([
+  'message_start',
+  'message_delta',
+  'error',
+  'response.created',
+  'response.completed',
+  'response.incomplete',
+]);
 
 function decoderFor(encoding: string | undefined): Transform | undefined {
   switch (encoding?.trim().toLowerCase()) {
@@ -189,6 +200,12 @@ export class ResponseTap {
     if (event === 'message_start') {
       this.#message(json['message'] as Record<string, unknown> | undefined);
       this.#started();
+    } else if (event === 'response.created') {
+      const response = json['response'] as Record<string, unknown> | undefined;
+      if (typeof response?.['id'] === 'string') this.facts.messageId = response['id'];
+      this.#started();
+    } else if (event === 'response.completed' || event === 'response.incomplete') {
+      this.#response(json['response'] as Record<string, unknown> | undefined);
     } else if (event === 'message_delta') {
       const usage = json['usage'] as Record<string, unknown> | undefined;
       // Streaming usage is cumulative: a delta's counters replace message_start's (as the SDK does).
@@ -229,6 +246,17 @@ export class ResponseTap {
     if (json['type'] === 'message') {
       this.#message(json);
       this.#capture?.json(json);
-    } else if (json['type'] === 'error') this.#error(json);
+    } else if (json['object'] === 'response') this.#response(json);
+    else if (json['object'] === 'chat.completion') {
+      if (typeof json['id'] === 'string') this.facts.messageId = json['id'];
+      this.facts.usage = fromChatUsage(json['usage'] as ChatUsage | undefined) as Record<string, unknown>;
+    } else if (json['type'] === 'error' || typeof json['error'] === 'object') this.#error(json);
+  }
+
+  /** A Responses API response: its id, and its usage in the ledger's terms (writes by TTL). */
+  #response(response: Record<string, unknown> | undefined): void {
+    if (!response) return;
+    if (typeof response['id'] === 'string') this.facts.messageId = response['id'];
+    this.facts.usage = fromResponsesUsage(response['usage'] as ResponsesUsage | undefined) as Record<string, unknown>;
   }
 }

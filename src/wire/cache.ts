@@ -14,3 +14,20 @@ export const CACHE_TTL_MS: Readonly<Record<CacheTtl, number>> = { '5m': 5 * 60_0
 
 /** The API refuses a request with more `cache_control` blocks than this. */
 export const MAX_CACHE_MARKERS = 4;
+
+/**
+ * The lifetimes OpenAI's Responses API accepts in `prompt_cache_options.ttl` (a minimum
+ * lifetime per breakpoint); `30m` is its default. They name the writes in its usage
+ * (`cache_write_tokens_details.ttl_30m_tokens`, `ttl_12h_tokens`).
+ */
+export const RESPONSES_CACHE_TTLS = ['30m', '12h'] as const;
+export type ResponsesCacheTtl = (typeof RESPONSES_CACHE_TTLS)[number];
+export const DEFAULT_RESPONSES_CACHE_TTL: ResponsesCacheTtl = '30m';
+
+export const RESPONSES_CACHE_TTL_MS: Readonly<Record<ResponsesCacheTtl, number>> = {
+  '30m': 30 * 60_000,
+  '12h': 12 * 60 * 60_000,
+};
+
+/** Breakpoints a Responses request writes at most (the latest ones; earlier ones are not written). */
+export const MAX_RESPONSES_BREAKPOINTS = 4;

@@ -33,6 +33,14 @@ export function readabilityOf(provider: ProviderId): Readability {
   }
 }
 
+/**
+ * The APIs OpenAI serves a fan-out on: `chat` (Chat Completions, the default, as every
+ * OpenAI-compatible provider) or `responses` (the Responses API, OpenAI's own: explicit
+ * breakpoints, `prompt_cache_options` with a 30-minute or 12-hour TTL and `prewarm`).
+ */
+export const OPENAI_WIRES = ['chat', 'responses'] as const;
+export type OpenAiWire = (typeof OPENAI_WIRES)[number];
+
 /** True for the providers that speak Chat Completions. */
 export function isChatProvider(provider: ProviderId): provider is Exclude<ProviderId, 'anthropic'> {
   return provider !== 'anthropic';

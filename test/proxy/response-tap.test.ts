@@ -52,3 +52,67 @@ describe('the response tap and a gzip bomb', () => {
     }
   });
 });
+
+describe('the response tap and OpenAI’s answers', () => {
+  const usage = {
+    input_tokens: 5_000,
+    output_tokens: 12,
+    input_tokens_details: {
+      cached_tokens: 3_000,
+      cache_write_tokens: 1_900,
+      cache_write_tokens_details: { ttl_30m_tokens: 0, ttl_12h_tokens: 1_900 },
+    },
+  };
+  const ledgerUsage = {
+    input_tokens: 100,
+    cache_creation_input_tokens: 1_900,
+    cache_read_input_tokens: 3_000,
+    output_tokens: 12,
+    cache_creation: {
+      ephemeral_5m_input_tokens: 0,
+      ephemeral_1h_input_tokens: 0,
+      ttl_30m_input_tokens: 0,
+      ttl_12h_input_tokens: 1_900,
+    },
+  };
+
+  it('a streamed Responses answer: started at response.created, its usage from response.completed, writes by TTL', async () => {
+    const frames = [
+      'event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{"id":"resp_1","usage":null}}\n\n',
+      'event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":1,"delta":"hi"}\n\n',
+      `event: response.completed\ndata: ${JSON.stringify({ type: 'response.completed', sequence_number: 2, response: { id: 'resp_1', usage } })}\n\n`,
+    ].join('');
+    let started = 0;
+    const tap = new ResponseTap('text/event-stream', undefined, () => (started += 1));
+    tap.write(Buffer.from(frames));
+    await tap.end();
+    expect(started).toBe(1);
+    expect(tap.facts.messageId).toBe('resp_1');
+    expect(tap.facts.usage).toEqual(ledgerUsage);
+  });
+
+  it('a JSON Responses answer and a JSON Chat Completions answer', async () => {
+    const response = new ResponseTap('application/json', undefined, () => undefined);
+    response.write(Buffer.from(JSON.stringify({ id: 'resp_2', object: 'response', usage })));
+    await response.end();
+    expect(response.facts.usage).toEqual(ledgerUsage);
+    const chat = new ResponseTap('application/json', undefined, () => undefined);
+    chat.write(
+      Buffer.from(
+        JSON.stringify({
+          id: 'chatcmpl-1',
+          object: 'chat.completion',
+          usage: { prompt_tokens: 5_000, completion_tokens: 12, prompt_tokens_details: { cached_tokens: 3_072 } },
+        }),
+      ),
+    );
+    await chat.end();
+    expect(chat.facts.messageId).toBe('chatcmpl-1');
+    expect(chat.facts.usage).toEqual({
+      input_tokens: 1_928,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 3_072,
+      output_tokens: 12,
+    });
+  });
+});

@@ -1,14 +1,17 @@
-import { CACHE_TTL_MS } from '../../wire/cache.ts';
+import { CACHE_TTL_MS, RESPONSES_CACHE_TTL_MS, type ResponsesCacheTtl } from '../../wire/cache.ts';
 import type { CacheTtl } from '../types.ts';
 
-/** Lifetimes of the two TTLs the API offers. */
-export const TTL_MS = CACHE_TTL_MS;
+/** An entry's lifetime name: the Messages API's two, or the Responses API's two. */
+export type StoreTtl = CacheTtl | ResponsesCacheTtl;
+
+/** Lifetimes of the TTLs the APIs offer. */
+export const TTL_MS: Readonly<Record<StoreTtl, number>> = { ...CACHE_TTL_MS, ...RESPONSES_CACHE_TTL_MS };
 
 /** A readable cache entry: the prefix up to a marker position, by its chained hash. */
 export interface CacheEntry {
   readonly hash: string;
   readonly tokens: number;
-  ttl: CacheTtl;
+  ttl: StoreTtl;
   /** When it stops being readable (ms, on the emulator's clock). */
   expiresAt: number;
   readonly createdAt: number;
@@ -49,12 +52,12 @@ export class CacheStore {
    * Make an entry readable. Its lifetime runs from the start of the writing request. If a
    * concurrent writer committed the same prefix first, the longer lifetime wins.
    */
-  commit(hash: string, tokens: number, ttl: CacheTtl, requestStart: number, now: number): void {
+  commit(hash: string, tokens: number, ttl: StoreTtl, requestStart: number, now: number): void {
     const expiresAt = requestStart + TTL_MS[ttl];
     const existing = this.get(hash, now);
     if (existing) {
       existing.expiresAt = Math.max(existing.expiresAt, expiresAt);
-      if (ttl === '1h') existing.ttl = '1h';
+      if (TTL_MS[ttl] > TTL_MS[existing.ttl]) existing.ttl = ttl;
       return;
     }
     if (expiresAt <= now) return;

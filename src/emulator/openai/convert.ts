@@ -58,7 +58,7 @@ function textOfContent(content: ChatMessage['content']): string {
  * handle is a 400 naming the field, as it is anywhere else in a body: parsed, a 20,000-deep
  * value overflowed the stack further on and came back a 500, which every SDK retries in vain.
  */
-function parseArguments(raw: string, path: string): Record<string, unknown> {
+export function parseArguments(raw: string, path: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(raw);

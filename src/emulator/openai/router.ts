@@ -6,13 +6,14 @@ import { getHeader, parseJson, sendJson, takeBody } from '../server/http-util.ts
 import type { RequestContext } from '../server/messages.ts';
 import { statsOf } from '../server/router.ts';
 import { handleChatCompletions } from './chat.ts';
+import { handleResponses } from './responses/handler.ts';
 import { OpenAiError, toOpenAiError } from './errors.ts';
 import type { OpenAiCompatibleApi } from './rules.ts';
 
 const isAbort = (err: unknown): boolean => (err as { name?: unknown })?.name === 'AbortError';
 
 /**
- * Where each provider serves Chat Completions: OpenAI under `/v1`, DashScope under
+ * Where each provider serves Chat Completions (and OpenAI its Responses API): OpenAI under `/v1`, DashScope under
  * `/compatible-mode/v1` (its base URL ends there), DeepSeek at the root and under `/v1`.
  */
 const PREFIXES: Readonly<Record<OpenAiCompatibleApi, readonly string[]>> = {
@@ -21,9 +22,15 @@ const PREFIXES: Readonly<Record<OpenAiCompatibleApi, readonly string[]>> = {
   deepseek: ['', '/v1'],
 };
 
-function endpointOf(api: OpenAiCompatibleApi, method: string | undefined, path: string): 'chat' | 'models' | undefined {
+function endpointOf(
+  api: OpenAiCompatibleApi,
+  method: string | undefined,
+  path: string,
+): 'chat' | 'responses' | 'models' | undefined {
   for (const prefix of PREFIXES[api]) {
     if (method === 'POST' && path === `${prefix}/chat/completions`) return 'chat';
+    // the Responses API is OpenAI's own: DashScope and DeepSeek serve Chat Completions only
+    if (api === 'openai' && method === 'POST' && path === `${prefix}/responses`) return 'responses';
     if (method === 'GET' && path === `${prefix}/models`) return 'models';
   }
   return undefined;
@@ -106,7 +113,8 @@ export async function routeOpenAi(
       throw OpenAiError.invalid(`We could not parse the JSON body of your request. (${(err as Error).message})`, null);
     }
     const ctx: RequestContext = { req, res, requestId, apiVersion: api, signal, startedAt, exchange: logged?.exchange };
-    await handleChatCompletions(core, ctx, api, json);
+    if (endpoint === 'responses') await handleResponses(core, ctx, json);
+    else await handleChatCompletions(core, ctx, api, json);
   } catch (err) {
     if (isAbort(err) || signal.aborted) {
       if (!res.writableEnded) res.destroy();

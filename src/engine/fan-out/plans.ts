@@ -17,6 +17,7 @@ import { readTranscript } from '../../run-dir/transcript-reader.ts';
 import type { RunKey } from '../../run-dir/run-key.ts';
 import { TOOL_DECLARATIONS } from '../../tools/declarations.ts';
 import type { ExecutableToolName } from '../../wire/tool-names.ts';
+import type { ResponsesCacheTtl } from '../../wire/cache.ts';
 import { parseOrThrow } from '../../validation.ts';
 import { type FanOutOptions, type ForkSpec, forkIdOf } from './types.ts';
 import type { ResolvedEngineOptions } from '../options.ts';
@@ -24,6 +25,7 @@ import { type ForkChecks, resolveForkChecks } from '../fork-checks.ts';
 import { assertForkRepos } from './repos.ts';
 import type { RetryableStatus } from '../../fork-status.ts';
 import { retryPrompt } from '../../loop/prompts.ts';
+import { responsesTtlFor } from './responses-ttl.ts';
 
 /** The Messages API's request size limit (32 MiB): a larger shared prefix can never be sent. */
 export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
@@ -79,6 +81,7 @@ export function planForks(
     ttl: engine.options.ttl,
     markers: engine.options.markers,
     provider: engine.options.api.provider,
+    responses: responsesOf(engine.options, directives.length),
   });
   if (prefix.byteLength > MAX_REQUEST_BYTES) {
     throw new ForkcacheError(
@@ -98,6 +101,12 @@ export function planForks(
     return { directive: d, base, start: FRESH_START(base), ...forkExtras(checks, i) };
   });
   return { prefix, specs, checks };
+}
+
+/** The Responses head's options when the engine speaks OpenAI's Responses API, its TTL chosen for this fan-out. */
+function responsesOf(options: ResolvedEngineOptions, forks: number): { ttl: ResponsesCacheTtl } | undefined {
+  if (options.api.wire !== 'responses') return undefined;
+  return { ttl: responsesTtlFor(options, forks) };
 }
 
 /** A fork's fields and substituted check, where the fan-out has them. */
@@ -195,6 +204,7 @@ export function planAgents(
     ttl: engine.options.ttl,
     markers: engine.options.markers,
     provider: engine.options.api.provider,
+    responses: responsesOf(engine.options, directives.length),
   });
   const checks = resolveForkChecks(directives, options);
   if (engine.options.repos) assertForkRepos(engine.options.repos, checks.fields);

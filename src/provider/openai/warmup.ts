@@ -9,10 +9,11 @@ import { isChatProvider } from '../../wire/providers.ts';
 import { closedChatHead } from './body.ts';
 import { dialectOf } from '../../prefix/chat-dialects.ts';
 import { sendChatBytes } from './stream.ts';
+import { prewarmBody, sendResponsesBytes } from './responses.ts';
 
 /**
  * The warm-up of a Chat Completions fan-out: the head closed at the shared boundary, one
- * output token. It writes the shared prefix (DashScope at the head's markers, OpenAI and
+ * output token (on the Responses API: a `prewarm`, no output token at all). It writes the shared prefix (DashScope at the head's markers, OpenAI and
  * DeepSeek automatically) and, there being no token-count endpoint, its `prompt_tokens` is
  * the measure of the shared prefix the ledger's cache efficiency needs. `onReadable` fires
  * when the response is complete: on these providers the entry is readable from then on.
@@ -25,6 +26,14 @@ export async function sendChatWarmup(
 ): Promise<Anthropic.Message> {
   if (!isChatProvider(prefix.provider))
     throw new ForkcacheError('INTERNAL', `a ${prefix.provider} head has no Chat Completions warm-up`);
+  if (prefix.responses) {
+    // the Responses API's prewarm: the prefix written, no output generated (none paid)
+    const { message } = await sendResponsesBytes(client, prewarmBody(prefix, cacheKeyOf(prefix.sha256)), {
+      onStart: onReadable,
+      signal,
+    });
+    return message;
+  }
   const body = closedChatHead(prefix, dialectOf(prefix.provider), cacheKeyOf(prefix.sha256));
   const { message } = await sendChatBytes(client, body, { onStart: onReadable, signal });
   return message;
