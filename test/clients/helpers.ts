@@ -114,7 +114,9 @@ export function forkFigures(records: readonly ExchangeRecord[]) {
     .at(-1)!;
   const cached = caller.usage!.cache_creation_input_tokens + caller.usage!.cache_read_input_tokens;
   const firsts = new Map<string, ExchangeRecord>();
-  for (const r of turns) if (r.kind === 'fork' && r.label && !firsts.has(r.label)) firsts.set(r.label, r);
+  // A fork's first answered request: on a loaded machine the emulator may refuse one with 529
+  // (its in-flight body bytes bound) and the engine sends it again; the refusal has no usage.
+  for (const r of turns) if (r.kind === 'fork' && r.label && r.usage && !firsts.has(r.label)) firsts.set(r.label, r);
   const ratios = [...firsts.values()].map((r) => r.usage!.cache_read_input_tokens / cached);
   return { caller, cached, forks: [...firsts.values()], minRatio: Math.min(...ratios) };
 }
