@@ -114,8 +114,9 @@ export function forkFigures(records: readonly ExchangeRecord[]) {
     .at(-1)!;
   const cached = caller.usage!.cache_creation_input_tokens + caller.usage!.cache_read_input_tokens;
   const firsts = new Map<string, ExchangeRecord>();
-  // A fork's first answered request: on a loaded machine the emulator may refuse one with 529
-  // (its in-flight body bytes bound) and the engine sends it again; the refusal has no usage.
+  // A fork's first answered request: on a loaded machine an attempt can be refused (e.g. a 529 at
+  // the emulator's in-flight body bound) and sent again; the refused one has no usage. (Seen once
+  // here beside other load, both builds alike; its status was not kept.)
   for (const r of turns) if (r.kind === 'fork' && r.label && r.usage && !firsts.has(r.label)) firsts.set(r.label, r);
   const ratios = [...firsts.values()].map((r) => r.usage!.cache_read_input_tokens / cached);
   return { caller, cached, forks: [...firsts.values()], minRatio: Math.min(...ratios) };
