@@ -1,7 +1,8 @@
 // Turn the emulator's --log-dir captures of real clients into test fixtures: one JSON file per
 // scenario under test/fixtures/clients/, with keys, session and device ids and local paths
-// scrubbed. `npx tsx scripts/clients-to-fixtures.ts LOGS_DIR OUT_DIR PROJECT_DIR WORK_DIR`
-// (scripts/real-clients.sh runs it). Thinking-block signatures are the emulator's own and
+// scrubbed. `npx tsx scripts/clients-to-fixtures.ts LOGS_DIR OUT_DIR PROJECT_DIR WORK_DIR
+// [CLIENTS_CACHE]` (scripts/real-clients.sh runs it; CLIENTS_CACHE: scripts/clients/setup.sh's
+// folder, when the clients ran from there). Thinking-block signatures are the emulator's own and
 // cover the conversation text, so they are re-signed after scrubbing, or replays would fail
 // the binding check for a reason the client never caused.
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { signThinking } from '../src/emulator/request/thinking-binding.ts';
 import type { RequestMessage } from '../src/emulator/types.ts';
 import { findModel } from '../src/models/catalogue.ts';
 
-const [logs, out, project, work] = process.argv.slice(2);
+const [logs, out, project, work, cache] = process.argv.slice(2);
 if (!logs || !out || !project || !work) {
   console.error('usage: clients-to-fixtures.ts LOGS_DIR OUT_DIR PROJECT_DIR WORK_DIR');
   process.exit(2);
@@ -22,12 +23,13 @@ const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 // The clients' install may be a link elsewhere; its real path shows up in their messages.
 const modules = join(work, 'clients', 'node_modules');
 const realModules = existsSync(modules) ? realpathSync(modules) : modules;
+const realCache = cache === undefined ? undefined : realpathSync(cache);
 
 /** Same id in, same placeholder out (per scenario), so equal ids stay equal. */
 function scrubber(): (text: string) => string {
   const ids = new Map<string, string>();
   return (text) =>
-    text
+    (realCache === undefined ? text : text.split(realCache).join('/home/user/clients'))
       .split(realModules)
       .join('/home/user/clients/node_modules')
       .split(project!)

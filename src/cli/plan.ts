@@ -8,6 +8,7 @@ import { assertForkRepos, assertRepoNames, REPO_FIELD, repoNameSchema } from '..
 import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
 import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
 import { readJsonFile } from '../json-file.ts';
+import type { SessionRoute } from './importers/claude-route.ts';
 import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES } from '../wire/tool-names.ts';
 import { DEFAULT_CHECK_RETRIES, DEFAULT_CHECK_TIMEOUT_MS } from '../engine/fork-checks.ts';
 import type { FanOutCheck } from '../engine/fan-out/types.ts';
@@ -223,6 +224,8 @@ export interface LoadedPlan {
   /** A transcript import: the tokens the session's cache should hold for this prefix. */
   expectedCachedTokens?: number | undefined;
   fromTranscript?: boolean;
+  /** A Claude Code transcript import: where the session's requests went (its `api-request-route`). */
+  route?: SessionRoute | undefined;
 }
 
 export interface LoadPlanOptions {
@@ -283,6 +286,7 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
       notes: imported.notes,
       expectedCachedTokens: imported.expectedCachedTokens,
       fromTranscript: true,
+      route: imported.route,
     };
   }
   if (plan.parent === undefined) {

@@ -28,6 +28,17 @@ describe('forkcache inspect-transcript', () => {
     });
   });
 
+  it('shows where a 2.1.337 session sent its requests (its api-request-route)', () => {
+    const session = join(ROOT, 'test/fixtures/claude-code/2.1.337/fork-fanout/session.jsonl');
+    const json = cli(session, '--json');
+    expect(json.status).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ route: { provider: 'customEndpoint', credential: 'key' } });
+    const text = cli(session);
+    expect(text.stdout).toContain('\nroute    customEndpoint (credential key)\n');
+    expect(text.stdout).not.toContain('skipped');
+    expect(JSON.parse(cli(join(DIR, 'session.jsonl'), '--json').stdout)).toMatchObject({ route: null });
+  });
+
   it("refuses a fork child's transcript with exit 2, naming the parent session", () => {
     const res = cli(join(DIR, 'session/subagents/agent-a3df335d75f9e1451.jsonl'));
     expect(res.status).toBe(2);

@@ -4,15 +4,18 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/start.ts';
 import { startMcpProxy, type McpProxy } from '../../src/mcp/start.ts';
-import { agentSdk, agentSdkDir, clientHome, expectOneFanOut } from './helpers.ts';
+import { claudeCodeBuilds, clientHome, expectOneFanOut } from './helpers.ts';
 
-if (!agentSdk.ok) console.warn(`test/clients: ${agentSdk.why}`);
+for (const { agentSdk } of claudeCodeBuilds) if (!agentSdk.ok) console.warn(`test/clients: ${agentSdk.why}`);
 
 const FORKS = 10;
-const open: { emu?: Emulator; mcp?: McpProxy } = {};
+/** What each build's test opened, closed at the end (both builds' servers, not only the last). */
+const opened: { emu: Emulator; mcp?: McpProxy }[] = [];
 afterAll(async () => {
-  await open.mcp?.close(0);
-  await open.emu?.destroy();
+  for (const { emu, mcp } of opened) {
+    await mcp?.close(0);
+    await emu.destroy();
+  }
 });
 
 interface SdkMessage {
@@ -23,28 +26,35 @@ interface SdkMessage {
 }
 type Query = (input: { prompt: string; options: Record<string, unknown> }) => AsyncIterable<SdkMessage>;
 
-describe.skipIf(!agentSdk.ok)(`the Claude Agent SDK through forkcache proxy --mcp (${agentSdk.why})`, () => {
-  it(`query() with mcpServers fans out ${FORKS} forks that read the prefix its session cached`, async () => {
-    const { project, env } = clientHome();
-    open.emu = await startEmulator({ latency: 'off', script: 'claude-code' });
-    open.mcp = await startMcpProxy({ upstream: open.emu.url, workspace: project });
-    const { query } = (await import(pathToFileURL(join(agentSdkDir, 'sdk.mjs')).href)) as { query: Query };
-    let result: SdkMessage | undefined;
-    for await (const message of query({
-      prompt: `fork ${FORKS} times: count the lines of notes.txt`,
-      options: {
-        cwd: project,
-        maxTurns: 6,
-        mcpServers: open.mcp.mcpServers(),
-        allowedTools: ['mcp__forkcache__fork', 'ToolSearch'],
-        env: { ...env, ANTHROPIC_BASE_URL: open.mcp.proxy.url },
-      },
-    })) {
-      if (message.type === 'result') result = message;
-    }
-    expect(result?.is_error, JSON.stringify(result)).toBe(false);
-    expect(result?.result).toContain(`${FORKS} completed fork report(s) came back from mcp__forkcache__fork`);
+describe.each(claudeCodeBuilds)(
+  'the Claude Agent SDK $agentSdkVersion through forkcache proxy --mcp',
+  ({ agentSdkVersion, agentSdkDir, agentSdk }) => {
+    describe.skipIf(!agentSdk.ok)(agentSdk.why, () => {
+      it(`query() with mcpServers fans out ${FORKS} forks that read the prefix its session cached`, async () => {
+        const { project, env } = clientHome();
+        const open: (typeof opened)[number] = { emu: await startEmulator({ latency: 'off', script: 'claude-code' }) };
+        opened.push(open);
+        const mcp = await startMcpProxy({ upstream: open.emu.url, workspace: project });
+        open.mcp = mcp;
+        const { query } = (await import(pathToFileURL(join(agentSdkDir, 'sdk.mjs')).href)) as { query: Query };
+        let result: SdkMessage | undefined;
+        for await (const message of query({
+          prompt: `fork ${FORKS} times: count the lines of notes.txt`,
+          options: {
+            cwd: project,
+            maxTurns: 6,
+            mcpServers: mcp.mcpServers(),
+            allowedTools: ['mcp__forkcache__fork', 'ToolSearch'],
+            env: { ...env, ANTHROPIC_BASE_URL: mcp.proxy.url },
+          },
+        })) {
+          if (message.type === 'result') result = message;
+        }
+        expect(result?.is_error, JSON.stringify(result)).toBe(false);
+        expect(result?.result).toContain(`${FORKS} completed fork report(s) came back from mcp__forkcache__fork`);
 
-    expectOneFanOut(open.mcp.proxy, FORKS, 'agent-sdk-mcp');
-  });
-});
+        expectOneFanOut(mcp.proxy, FORKS, `agent-sdk-mcp (${agentSdkVersion})`);
+      });
+    });
+  },
+);

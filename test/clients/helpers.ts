@@ -11,8 +11,6 @@ import type { ExchangeRecord } from '../../src/proxy/types.ts';
 export const clientsDir =
   process.env['FORKCACHE_CLIENTS_CACHE'] ??
   join(process.env['XDG_CACHE_HOME'] ?? join(homedir(), '.cache'), 'forkcache/clients');
-export const claudeBin = join(clientsDir, 'claude');
-export const agentSdkDir = join(clientsDir, 'node_modules/@anthropic-ai/claude-agent-sdk');
 
 function availability(paths: string | string[], what: string): { ok: boolean; why: string } {
   const missing = [paths].flat().find((path) => !existsSync(path));
@@ -21,8 +19,39 @@ function availability(paths: string | string[], what: string): { ok: boolean; wh
   const reason = existsSync(failed) ? readFileSync(failed, 'utf8').trim() : `${missing} is not installed`;
   return { ok: false, why: `SKIPPED: ${reason} (bash scripts/clients/setup.sh installs it)` };
 }
-export const claudeCode = availability(claudeBin, 'Claude Code 2.1.332');
-export const agentSdk = availability(agentSdkDir, 'Claude Agent SDK 0.3.332');
+
+/** One Claude Code build of scripts/clients/claude-code.json, as scripts/clients/setup.sh installs it. */
+export interface ClaudeCodeBuild {
+  version: string;
+  agentSdkVersion: string;
+  /** `claude-code/<version>/claude`: the native binary. */
+  bin: string;
+  /** `claude-code/<version>/agent-sdk`: the Agent SDK of the same build. */
+  agentSdkDir: string;
+  claudeCode: { ok: boolean; why: string };
+  agentSdk: { ok: boolean; why: string };
+}
+const pins = JSON.parse(readFileSync(join(import.meta.dirname, '../../scripts/clients/claude-code.json'), 'utf8')) as {
+  versions: { claudeCode: string; agentSdk: string }[];
+};
+/** Every pinned build, newest first: the real-client tests run on each (`describe.each`). */
+export const claudeCodeBuilds: ClaudeCodeBuild[] = pins.versions.map(({ claudeCode, agentSdk }) => {
+  const links = join(clientsDir, 'claude-code', claudeCode);
+  return {
+    version: claudeCode,
+    agentSdkVersion: agentSdk,
+    bin: join(links, 'claude'),
+    agentSdkDir: join(links, 'agent-sdk'),
+    claudeCode: availability(join(links, 'claude'), `Claude Code ${claudeCode}`),
+    agentSdk: availability(join(links, 'agent-sdk'), `Claude Agent SDK ${agentSdk}`),
+  };
+});
+/** The newest build (the examples run on it). */
+const newest = claudeCodeBuilds[0]!;
+export const claudeBin = newest.bin;
+export const agentSdkDir = newest.agentSdkDir;
+export const claudeCode = newest.claudeCode;
+export const agentSdk = newest.agentSdk;
 
 /** A project directory and a private HOME / config dir for one client run (no login, no shared state). */
 export function clientHome(): { project: string; env: Record<string, string> } {
@@ -85,7 +114,10 @@ export function forkFigures(records: readonly ExchangeRecord[]) {
     .at(-1)!;
   const cached = caller.usage!.cache_creation_input_tokens + caller.usage!.cache_read_input_tokens;
   const firsts = new Map<string, ExchangeRecord>();
-  for (const r of turns) if (r.kind === 'fork' && r.label && !firsts.has(r.label)) firsts.set(r.label, r);
+  // A fork's first answered request: on a loaded machine an attempt can be refused (e.g. a 529 at
+  // the emulator's in-flight body bound) and sent again; the refused one has no usage. (Seen once
+  // here beside other load, both builds alike; its status was not kept.)
+  for (const r of turns) if (r.kind === 'fork' && r.label && r.usage && !firsts.has(r.label)) firsts.set(r.label, r);
   const ratios = [...firsts.values()].map((r) => r.usage!.cache_read_input_tokens / cached);
   return { caller, cached, forks: [...firsts.values()], minRatio: Math.min(...ratios) };
 }

@@ -7,7 +7,8 @@ import type { EmulatorOptions } from '../../src/emulator/options.ts';
 
 /*
  * Traffic captured from the real clients (Claude Code 2.1.332, the Claude Agent SDK 0.3.332,
- * Qwen Code 0.24.4, the Python SDK 1.13) by `scripts/real-clients.sh`, replayed byte for byte
+ * Qwen Code 0.24.4, the Python SDK 1.13; in `claude-code-2.1.337/`, Claude Code 2.1.337 and the
+ * Agent SDK 0.3.337) by `scripts/real-clients.sh`, replayed byte for byte
  * against a fresh emulator per scenario, in capture order. Each request must get the status
  * it got live, read and write the cache at the same positions, and (local paths were scrubbed
  * after capture) the same token counts to within a few tokens.
@@ -45,9 +46,14 @@ interface Logged {
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/clients');
 const fixture = (name: string): Fixture => JSON.parse(readFileSync(join(FIXTURES, `${name}.json`), 'utf8')) as Fixture;
-const names = readdirSync(FIXTURES)
-  .filter((f) => f.endsWith('.json'))
-  .map((f) => f.slice(0, -5))
+/** Each Claude Code build's captures: the flat files are 2.1.332's, the newer builds have a folder. */
+const BUILDS = { '2.1.332': '', '2.1.337': 'claude-code-2.1.337/' };
+const names = Object.values(BUILDS)
+  .flatMap((dir) =>
+    readdirSync(join(FIXTURES, dir))
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => `${dir}${f.slice(0, -5)}`),
+  )
   .sort();
 
 const dirs: string[] = [];
@@ -107,28 +113,37 @@ describe('real clients, replayed', () => {
     });
   });
 
-  it("Claude Code's fork children read at least 95% of their first request from the parent's cache", async () => {
-    const logged = await replay(fixture('cc-fork-fanout'));
-    // Parent, then the two children (their billing block says cc_is_subagent=true), then the parent again.
-    const children = fixture('cc-fork-fanout').exchanges.flatMap((x, i) =>
-      JSON.stringify(x.body).includes('cc_is_subagent=true') ? [i] : [],
-    );
-    expect(children).toEqual([1, 2]);
-    for (const i of children) expect(readShare(logged[i]!.cache!)).toBeGreaterThanOrEqual(0.95);
-  });
+  it.each(Object.entries(BUILDS))(
+    "Claude Code %s's fork children read at least 95% of their first request from the parent's cache",
+    async (_, dir) => {
+      const logged = await replay(fixture(`${dir}cc-fork-fanout`));
+      // Parent, then the two children (their billing block says cc_is_subagent=true), then the parent again.
+      const children = fixture(`${dir}cc-fork-fanout`).exchanges.flatMap((x, i) =>
+        JSON.stringify(x.body).includes('cc_is_subagent=true') ? [i] : [],
+      );
+      expect(children).toEqual([1, 2]);
+      for (const i of children) expect(readShare(logged[i]!.cache!)).toBeGreaterThanOrEqual(0.95);
+    },
+  );
 
-  it('a 3-turn Read→Bash session in first-party shape reads at least 90% on turns 2 and 3', async () => {
-    const logged = await replay(fixture('cc-first-party-read-bash'));
-    expect(logged.map((l) => l.response.status)).toEqual([200, 200, 200]);
-    expect(readShare(logged[1]!.cache!)).toBeGreaterThanOrEqual(0.9);
-    expect(readShare(logged[2]!.cache!)).toBeGreaterThanOrEqual(0.9);
-  });
+  it.each(Object.entries(BUILDS))(
+    'Claude Code %s: a 3-turn Read→Bash session in first-party shape reads at least 90% on turns 2 and 3',
+    async (_, dir) => {
+      const logged = await replay(fixture(`${dir}cc-first-party-read-bash`));
+      expect(logged.map((l) => l.response.status)).toEqual([200, 200, 200]);
+      expect(readShare(logged[1]!.cache!)).toBeGreaterThanOrEqual(0.9);
+      expect(readShare(logged[2]!.cache!)).toBeGreaterThanOrEqual(0.9);
+    },
+  );
 
-  it('--cache-billing-block keeps the old behaviour: the per-request billing header makes every turn miss', async () => {
-    const logged = await replay(fixture('cc-first-party-read-bash'), { cacheBillingBlock: true });
-    expect(logged.map((l) => l.cache!.usage.cache_read_input_tokens)).toEqual([0, 0, 0]);
-    expect(
-      logged.every((l) => (l.cache as unknown as { billingBlockIgnored: boolean }).billingBlockIgnored === false),
-    ).toBe(true);
-  });
+  it.each(Object.entries(BUILDS))(
+    'Claude Code %s: --cache-billing-block keeps the old behaviour: the per-request billing header makes every turn miss',
+    async (_, dir) => {
+      const logged = await replay(fixture(`${dir}cc-first-party-read-bash`), { cacheBillingBlock: true });
+      expect(logged.map((l) => l.cache!.usage.cache_read_input_tokens)).toEqual([0, 0, 0]);
+      expect(
+        logged.every((l) => (l.cache as unknown as { billingBlockIgnored: boolean }).billingBlockIgnored === false),
+      ).toBe(true);
+    },
+  );
 });

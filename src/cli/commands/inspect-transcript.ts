@@ -25,7 +25,9 @@ export function registerInspectTranscriptCommand(program: Command): void {
     .option('--json', 'print one JSON object')
     .action((file: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
-      const { snapshot, notes, source, expectedCachedTokens } = importClaudeTranscript(file, { model: opts.model });
+      const { snapshot, notes, source, expectedCachedTokens, route } = importClaudeTranscript(file, {
+        model: opts.model,
+      });
       const tokens = (value: unknown): number =>
         value === undefined ? 0 : claudeTokenizer.count(JSON.stringify(value));
       const system =
@@ -42,6 +44,7 @@ export function registerInspectTranscriptCommand(program: Command): void {
         markers: markerPaths(snapshot),
         settings: { thinking: snapshot.thinking ?? null, output_config: snapshot.output_config ?? null },
         expected_cached_tokens: expectedCachedTokens ?? null,
+        route: route === undefined ? null : { provider: route.provider, credential: route.credential },
         notes,
       };
       if (opts.json) {
@@ -55,6 +58,7 @@ export function registerInspectTranscriptCommand(program: Command): void {
         `tools    ${shape.tools.count}, ~${shape.tools.tokens} tokens`,
         `messages ${shape.messages.count} (${shape.messages.roles}), ${blocks} block(s), ~${shape.messages.tokens} tokens`,
         `markers  ${shape.markers.length ? shape.markers.join(', ') : 'none'}`,
+        ...(route === undefined ? [] : [`route    ${route.provider} (credential ${route.credential})`]),
         `cache    ${expectedCachedTokens === undefined ? 'the transcript reports no usage' : `the session's cache should hold ${expectedCachedTokens} tokens of this prefix`}`,
         ...notes.map((n) => `note: ${n}`),
       ];

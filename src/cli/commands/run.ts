@@ -19,6 +19,7 @@ import { editsNotApplied, formatFanOutResult, jsonSummary, notDoneMessage } from
 import { planFieldsHelp } from '../plan-help.ts';
 import { reportAfterRun, reportFlag } from './report.ts';
 import { CacheContinuity } from '../cache-continuity.ts';
+import { routeMismatch } from '../importers/claude-route.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
 import { closeAll, settledOrForks } from '../fan-out-ending.ts';
 import { dryRun } from '../dry-run/dry-run.ts';
@@ -125,6 +126,10 @@ export function registerRunCommand(program: Command): void {
       const target = await openEndpoint(opts.api, plan.emulator, catalogue, provider);
       const distributed = await distributedFor(opts, target);
       log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);
+      // the session's cache is per endpoint: say when the forks go where it is not
+      const elsewhere =
+        loaded.route && target.kind === 'anthropic' ? routeMismatch(loaded.route, target.baseURL) : undefined;
+      if (elsewhere) log(`parent: ${elsewhere}`);
       if (plan.isolation === 'worktree') {
         const whole = plan.sparse
           ? (loaded.fields ?? []).filter((f) => f['file'] === undefined).length

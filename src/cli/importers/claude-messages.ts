@@ -5,6 +5,7 @@ import { FORK_FALLBACK_SYSTEM_PROMPT } from '../../fork/fallback.ts';
 import { captureSnapshot, type ParentSnapshot } from '../../fork/snapshot.ts';
 import { TOOL_DECLARATIONS } from '../../tools/declarations.ts';
 import { formatZodIssues } from '../../validation.ts';
+import { ROUTE_RECORD_TYPE } from './claude-route.ts';
 import { malformed, WIRE_RECORD_TYPES } from './claude-wire.ts';
 import type { Line } from './claude-tail.ts';
 
@@ -52,6 +53,7 @@ export const KNOWN_TYPES = new Set([
   'tools-used',
   'custom-title',
   ...WIRE_RECORD_TYPES,
+  ROUTE_RECORD_TYPE,
 ]);
 
 /**

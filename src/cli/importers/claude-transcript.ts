@@ -5,6 +5,7 @@ import { importQwenChat, isQwenChat } from './qwen-transcript.ts';
 import { rebuildWireRequest } from './claude-wire.ts';
 import type { Line } from './claude-tail.ts';
 import { fromMessages, KNOWN_TYPES } from './claude-messages.ts';
+import { routeNote, sessionRoute, type SessionRoute } from './claude-route.ts';
 
 /*
  * A Claude Code session transcript (`~/.claude/projects/<project>/<session>.jsonl`): one JSON
@@ -34,6 +35,8 @@ export interface ImportedParent {
    * 31,999-token budget with 32,000; forks sent the default 8,192 and every one got a 400).
    */
   maxTokens?: number | undefined;
+  /** Where the session's requests went (its last `api-request-route` record), when it says. */
+  route?: SessionRoute | undefined;
 }
 
 function expectedCache(lines: readonly Line[]): number | undefined {
@@ -85,13 +88,15 @@ export function importClaudeTranscript(path: string, options: { model?: string |
     );
   if (isQwenChat(lines)) return { ...importQwenChat(path, lines, options), source: 'qwen' };
   const expectedCachedTokens = expectedCache(lines);
+  const route = sessionRoute(path, lines);
+  if (route) notes.push(routeNote(route));
   const wire = rebuildWireRequest(path, lines);
-  if (wire) return fromWire(path, wire, options.model, notes, expectedCachedTokens);
+  if (wire) return { ...fromWire(path, wire, options.model, notes, expectedCachedTokens), route };
   notes.push(
     'no api-request records (a Claude Code older than 2.1.3xx): the parent is approximated from the message records (assistant blocks grouped by message.id); reminders rendered from attachments are missing, so the prefix will differ from what the session cached',
   );
   const snapshot = fromMessages(path, lines, options, notes);
-  return { snapshot, notes, source: 'messages', expectedCachedTokens };
+  return { snapshot, notes, source: 'messages', expectedCachedTokens, route };
 }
 
 function fromWire(
