@@ -8,6 +8,11 @@ export interface CheckResult {
   readonly timedOut: boolean;
   /** stdout, then `[stderr]` and stderr, each capped like bash's output. */
   readonly output: string;
+  /**
+   * What the checks so far created in the workspace and the fork has not changed since
+   * (workspace-relative, `dir/` for a directory): only when asked (`trackOutputs`), and not empty.
+   */
+  readonly outputs?: readonly string[] | undefined;
 }
 
 /**
