@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { excludeFromGit } from '../../tools/git-exclude.ts';
 import { wholeWorktreesLine } from '../worktree-line.ts';
 import type { Command } from 'commander';
@@ -190,6 +190,9 @@ export function registerRunCommand(program: Command): void {
           ...(loaded.requireChange ? { requireChange: true } : {}),
         });
         interrupt.watch(fan);
+        // first, so a run that ends any way at all (0, a crash, a kill) has said where it is
+        const runDir = resolve(runsDir, fan.id);
+        log(`forkcache run: run directory ${runDir}`);
         board = new ProgressBoard({
           model: snapshot.model,
           plain: opts.json,
@@ -242,6 +245,9 @@ export function registerRunCommand(program: Command): void {
           !report.failed &&
           result.summary.cost_error === null;
         if (result.summary.cost_error !== null) log(result.summary.cost_error);
+        // a run with nothing left to do names its run directory last, for status, diff and merge
+        if (clean && !interrupt.interrupted && !spendCap)
+          log(`run directory: ${runDir} (forkcache status|diff|merge ${runDir})`);
         // the resume command is the last line after Ctrl-C, whatever the run's size
         if (hint) log(hint);
         process.exitCode = interrupt.interrupted
