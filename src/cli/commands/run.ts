@@ -17,7 +17,7 @@ import { describeSandbox, sandboxLine } from '../../tools/sandbox-report.ts';
 import { ProgressBoard } from '../progress-board.ts';
 import { editsNotApplied, formatFanOutResult, jsonSummary, notDoneMessage } from '../summary-table.ts';
 import { planFieldsHelp } from '../plan-help.ts';
-import { reportAfterRun, reportFlag } from './report.ts';
+import { reportAfterRun, reportFlag, reportWriterReady } from './report.ts';
 import { CacheContinuity } from '../cache-continuity.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
 import { closeAll, settledOrForks } from '../fan-out-ending.ts';
@@ -122,6 +122,7 @@ export function registerRunCommand(program: Command): void {
         printOut(opts.json ? `${JSON.stringify(report)}\n` : text);
         return;
       }
+      await reportWriterReady(opts.report);
       const target = await openEndpoint(opts.api, plan.emulator, catalogue, provider);
       const distributed = await distributedFor(opts, target);
       log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);
