@@ -52,6 +52,7 @@ const SLOW = [
   'test/cli/demo-providers.test.ts',
   'test/cli/run-providers.test.ts',
   'test/cli/merge-one-pass.test.ts',
+  'test/cli/runs-never-lost.test.ts',
   'test/cli/review.test.ts',
   'test/distributed/redis-cli.test.ts',
   'test/distributed/redis-lost.test.ts',

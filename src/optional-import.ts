@@ -12,6 +12,8 @@ export const OPTIONAL_PEERS = {
   distributed: ['bullmq@^5.81.5 || ^6.7.6', 'ioredis@^5.11.1'],
   // 1.32.x only: the Streamable HTTP transport and registerTool's schemas changed between minors.
   mcp: ['@modelcontextprotocol/sdk@~1.32.2'],
+  // the runtime and its grammars are built together: a minor may change the grammars' node types
+  'check-file': ['@vscode/tree-sitter-wasm@~0.3.1'],
   // never imported by forkcache itself: the app that uses forkcache/ai-sdk imports them (either
   // major: ai 7 and its providers need Node 22, so the tests run 6.x on Node 20 and 7.x beside it)
   'ai-sdk': [
@@ -28,6 +30,7 @@ const FEATURE_NAMES: Record<OptionalFeature, string> = {
   report: 'the HTML report',
   distributed: 'the distributed backend',
   mcp: 'forkcache mcp (the MCP server)',
+  'check-file': 'forkcache check-file (the parser check)',
   'ai-sdk': 'forkcache/ai-sdk (the AI SDK fork tool)',
 };
 

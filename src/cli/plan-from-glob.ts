@@ -4,6 +4,7 @@ import { RE2JS } from 're2js';
 import { ForkcacheError } from '../errors.ts';
 import { validateDirective } from '../fork/directive.ts';
 import { substituteCheck } from '../tools/check-command.ts';
+import { parserAvailable } from '../tools/file-check.ts';
 import { HostGit } from '../tools/host-git.ts';
 import { parseGlob } from '../tools/glob-match.ts';
 import { BINARY_SNIFF_BYTES } from '../tools/limits.ts';
@@ -37,13 +38,24 @@ const IDENTIFIER = '[A-Za-z_][A-Za-z0-9_]*';
 const RENAME = new RegExp(`^\\s*rename\\s+(${IDENTIFIER})\\s+to\\s+(${IDENTIFIER})\\s+in\\s+\\{file\\}\\s*$`, 'i');
 
 /**
- * The check of a rename directive (`rename OLD to NEW in {file}`): the old name is gone and the
- * new one is there, so a fork that changed nothing, or a typo in the old name, cannot pass it.
- * Undefined for any other directive (the user gives `--check`).
+ * The check of a rename directive (`rename OLD to NEW in {file}`). With the parser package
+ * (`parser`): the file still parses and OLD is none of its identifiers, while its strings and
+ * comments may keep the word (`forkcache check-file`, src/tools/file-check.ts; issue 42: a word
+ * check pushed models to rename `exec.Command` and user-visible strings). Without it, the word
+ * check plans wrote before: the old name is gone and the new one is there. Undefined for any
+ * other directive (the user gives `--check`).
  */
-export function renameCheck(directive: string): string | undefined {
+export function renameCheck(directive: string, parser = true): string | undefined {
   const m = RENAME.exec(directive);
-  return m ? `! grep -qw ${m[1]!} {file} && grep -qw ${m[2]!} {file}` : undefined;
+  if (!m) return undefined;
+  return parser
+    ? `forkcache check-file --parses --no-identifier ${m[1]!} {file}`
+    : `! grep -qw ${m[1]!} {file} && grep -qw ${m[2]!} {file}`;
+}
+
+/** The check `plan` writes for a rename: the parser check when the parser package loads here. */
+async function writtenRenameCheck(directive: string): Promise<string | undefined> {
+  return RENAME.test(directive) ? renameCheck(directive, await parserAvailable()) : undefined;
 }
 
 /** Directories a glob never enters unless it names them: version control, dependencies, forkcache's runs. */
@@ -188,7 +200,7 @@ async function planFromRepos(input: GlobPlanInput, values: readonly string[]): P
   }
   if (directives.length === 0) throw firstMiss ?? bad('--files', `no file matches ${input.files} in any repository`);
   if (input.check !== undefined) substituteCheck(input.check, { ...directives[0]! }, 'the directives');
-  const check = input.check ?? renameCheck(input.directive);
+  const check = input.check ?? (await writtenRenameCheck(input.directive));
   const out = input.out === undefined ? undefined : path.dirname(path.resolve(input.out));
   const plan = {
     parent: planParent(input.model, {
@@ -254,7 +266,7 @@ export async function planFromGlob(input: GlobPlanInput): Promise<GlobPlan> {
   }));
   // a check placeholder no directive has is found now, not when the run starts
   if (input.check !== undefined) substituteCheck(input.check, { ...directives[0]! }, 'the directives');
-  const check = input.check ?? renameCheck(input.directive);
+  const check = input.check ?? (await writtenRenameCheck(input.directive));
   const out = input.out === undefined ? undefined : path.dirname(path.resolve(input.out));
   const plan = {
     parent: planParent(input.model, {

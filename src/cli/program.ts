@@ -17,6 +17,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
     import('./commands/inspect-transcript.ts').then((m) => m.registerInspectTranscriptCommand),
   models: () => import('./commands/models.ts').then((m) => m.registerModelsCommand),
   plan: () => import('./commands/plan.ts').then((m) => m.registerPlanCommand),
+  'check-file': () => import('./commands/check-file.ts').then((m) => m.registerCheckFileCommand),
   proxy: () => import('./commands/proxy.ts').then((m) => m.registerProxyCommand),
   mcp: () => import('./commands/mcp.ts').then((m) => m.registerMcpCommand),
   report: () => import('./commands/report.ts').then((m) => m.registerReportCommand),

@@ -71,6 +71,7 @@ export function formatFanOutResult(
   const s = result.summary;
   const problems = problemLines(result);
   const unchanged = noChangeLine(result);
+  const leftOut = leftOutLine(result);
   rows.push([
     'tree total',
     '',
@@ -93,6 +94,7 @@ export function formatFanOutResult(
     ...s.warnings.map((w) => `model   ${w}`),
     requestsLine(attemptCounts(result)),
     ...(unchanged ? [unchanged] : []),
+    ...(leftOut ? [leftOut] : []),
     ...(problems.length > 0 ? ['', ...problems] : []),
     `prefix  ${s.prefix.sha256.slice(0, 16)}  ${n(s.prefix.bytes)} bytes, ${s.prefix.shared_tokens === null ? 'n/a' : n(s.prefix.shared_tokens)} tokens shared, drift events ${s.prefix.drift_events}${s.prefix.source === 'fallback' ? ' (no parent snapshot: fallback prompt, nothing shared with a parent)' : ''}`,
   ].join('\n');
@@ -175,6 +177,19 @@ export function noChangeLine(result: FanOutResult): string | undefined {
         ? 'not done: the plan requires a change (requireChange)'
         : 'done, by the plan (requireChange: true makes them not done)';
   return `changed no file  ${n(none)} of ${n(result.forks.length)} fork(s) (no_change), ${how}`;
+}
+
+/**
+ * What the commits of the forks' worktrees left out, as one line: what the plan's check created
+ * (`__pycache__/`, `target/`) is no fork's work. Undefined when nothing was left out.
+ */
+export function leftOutLine(result: FanOutResult): string | undefined {
+  const forks = result.forks.filter((f) => (f.worktree?.leftOut?.length ?? 0) > 0);
+  if (forks.length === 0) return undefined;
+  const paths = forks.flatMap((f) => f.worktree!.leftOut!);
+  const names = [...new Set(paths.map((p) => p.slice(p.lastIndexOf('/', p.length - 2) + 1)))];
+  const shown = names.slice(0, 3).join(', ') + (names.length > 3 ? ', …' : '');
+  return `left out  ${n(paths.length)} path(s) the check wrote, in ${n(forks.length)} fork(s)' commits (${shown}); --json lists them`;
 }
 
 /** What a fork was for, in a few words: its file when the plan names one, else its directive's first line. */
@@ -330,7 +345,15 @@ export function jsonSummary(result: FanOutResult, extra: Record<string, unknown>
       report: f.report ?? null,
       error: f.error ?? null,
       // worktree runs: where the fork's change is (`forkcache diff` / `merge` take it from there)
-      ...(f.worktree ? { branch: f.worktree.branch, commit: f.worktree.commit, diff_stat: f.worktree.diffStat } : {}),
+      ...(f.worktree
+        ? {
+            branch: f.worktree.branch,
+            commit: f.worktree.commit,
+            diff_stat: f.worktree.diffStat,
+            // what the check created and the commit left out (repository-relative)
+            left_out: f.worktree.leftOut ?? [],
+          }
+        : {}),
       ...(f.host ? { host: { id: f.host.id, sandbox: f.host.sandbox?.kind ?? null, clamped: f.host.clamped } } : {}),
     })),
   };

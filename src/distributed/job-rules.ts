@@ -120,6 +120,8 @@ export const JOB_RULES: RuleTree<ForkJobData> = {
       command: { rule: 'command' },
       retries: clamp(10),
       timeoutMs: clamp(30 * MIN),
+      // only lists what the check created, for the commit to leave out: widens nothing on the host
+      trackOutputs: modelInput,
     },
   },
   admission: { rule: 'budget' },

@@ -101,6 +101,7 @@ async function judgeFinalTurn(input: FinalTurn): Promise<FinalStep> {
     durationMs: Math.max(0, input.clock.now() - started),
     outputTail: tail(result.output),
     passed: result.exitCode === 0 && !result.timedOut,
+    ...(result.outputs?.length ? { outputs: [...result.outputs] } : {}),
   };
   input.onCheck(record);
   if (record.passed) return { kind: 'end', status: 'completed' };

@@ -65,6 +65,12 @@ export interface CheckRecord {
   durationMs: number;
   outputTail: string;
   passed: boolean;
+  /**
+   * What the checks so far created in the fork's worktree and the fork has not changed since
+   * (workspace-relative, `dir/` for a directory): its commit leaves these out. Absent: none, or
+   * not tracked (a shared workspace).
+   */
+  outputs?: string[] | undefined;
 }
 
 /** A fork's check, as the loop runs it (the worker builds `run` from its tool executor). */
@@ -73,7 +79,12 @@ export interface LoopCheck {
   command: string;
   /** Times the fork is given the failing output and asked to fix it (default 1). */
   retries: number;
-  run(signal: AbortSignal | undefined): Promise<{ exitCode: number | null; timedOut: boolean; output: string }>;
+  run(signal: AbortSignal | undefined): Promise<{
+    exitCode: number | null;
+    timedOut: boolean;
+    output: string;
+    outputs?: readonly string[] | undefined;
+  }>;
 }
 
 /** A user turn the loop adds to the fork's own conversation (see src/loop/prompts.ts). */

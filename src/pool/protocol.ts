@@ -48,6 +48,8 @@ export interface ForkCheckSpec {
   /** Times a failing check's output goes back to the fork before it ends `check_failed`. */
   retries: number;
   timeoutMs: number;
+  /** The fork works in a worktree of its own: tell what the check wrote, for its commit to leave out. */
+  trackOutputs?: boolean | undefined;
 }
 
 /** Everything a worker needs to run one fork. The SAB travels by reference, never copied. */

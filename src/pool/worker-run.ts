@@ -225,7 +225,12 @@ async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<Fork
       check: task.loop.check && {
         command: task.loop.check.command,
         retries: task.loop.check.retries,
-        run: (signal) => tools.check(task.loop.check!.command, { signal, timeoutMs: task.loop.check!.timeoutMs }),
+        run: (signal) =>
+          tools.check(task.loop.check!.command, {
+            signal,
+            timeoutMs: task.loop.check!.timeoutMs,
+            trackOutputs: task.loop.check!.trackOutputs,
+          }),
       },
       judgeLast: task.judgeLast,
       prompt: task.prompt,

@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
+import { type Dirent, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type ErrorCode, ForkcacheError } from '../errors.ts';
 import { EVENTS_FILE, isFanOutDir, MANIFEST_FILE } from './files.ts';
@@ -22,6 +22,29 @@ function startedAt(dir: string): number {
   return statSync(join(dir, MANIFEST_FILE)).mtimeMs;
 }
 
+/** Where a retry plan written inside a run directory put its run in forkcache 0.4.0 and before (`runsDir` read from the plan's folder). */
+const NESTED_RUNS = join('.forkcache', 'runs');
+
+/**
+ * The run directories directly in a runs directory, and those a retry plan nested inside one of
+ * them (`runs/fo001-…/.forkcache/runs/fo002-…`, issue 42): `merge` and `clean` of the runs
+ * directory must see them too (17 branches were left behind).
+ */
+function fanOutsIn(runsDir: string, depth = 0): string[] {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(runsDir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const dirs = entries
+    .filter((e) => e.isDirectory() && isFanOutDir(join(runsDir, e.name)))
+    .map((e) => join(runsDir, e.name));
+  // a retry of a retry nests again; a few levels cover any real chain
+  if (depth >= 8) return dirs;
+  return [...dirs, ...dirs.flatMap((dir) => fanOutsIn(join(dir, NESTED_RUNS), depth + 1))];
+}
+
 /**
  * The run directories of RUN_DIR, oldest first: RUN_DIR itself when it is one (it has a
  * manifest), else its sub-directories that are. The one locator of runs, for resume and the
@@ -41,9 +64,7 @@ export function locateFanOuts(runDir: string, code: ErrorCode): string[] {
     });
   if (kind === 'missing') throw new ForkcacheError(code, `${runDir}: no such directory`, { data: { path: runDir } });
   if (isFanOutDir(runDir)) return [runDir];
-  const dirs = readdirSync(runDir, { withFileTypes: true })
-    .filter((e) => e.isDirectory() && isFanOutDir(join(runDir, e.name)))
-    .map((e) => join(runDir, e.name));
+  const dirs = fanOutsIn(runDir);
   if (dirs.length === 0) {
     throw new ForkcacheError(
       code,

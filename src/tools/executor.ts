@@ -13,6 +13,7 @@ import type { SandboxChoice, SandboxKind, SandboxOptions } from './sandbox-types
 import { SeenVersions } from './versions.ts';
 import { type ToolFlagOptions, type ToolFlags, toolFlagShape, toolFlagsOf } from './tool-flags.ts';
 import { type CheckResult, runCheck } from './check-run.ts';
+import { CheckOutputs } from './check-outputs.ts';
 import { capResult, type HostToolSet } from './host-tools.ts';
 import { refusalOf, TOOL_SETS } from './client-tools/registry.ts';
 import { clientPaths } from './client-tools/paths.ts';
@@ -90,6 +91,16 @@ export interface ToolExecutorOptions extends ToolFlagOptions {
   readonly ask?: PermissionAsker | undefined;
 }
 
+/** How the plan's check runs: its timeout, and whether to tell what it wrote (src/tools/check-outputs.ts). */
+export interface CheckOptions extends ExecuteOptions {
+  readonly timeoutMs: number;
+  /**
+   * Snapshot the workspace around the check and return in `outputs` what the checks created
+   * (a worktree's commit leaves it out). Off in a shared workspace: nothing is committed there.
+   */
+  readonly trackOutputs?: boolean | undefined;
+}
+
 export interface ExecuteOptions {
   /** Checked before the call starts and between steps; an abort rejects with its reason. */
   readonly signal?: AbortSignal | undefined;
@@ -135,7 +146,7 @@ export interface ToolExecutor {
    * Run a plan's check command in the workspace the way `bash` runs commands (the sandbox of
    * the executor's `sandbox` choice, whether or not this fork may use bash), output redacted.
    */
-  check(command: string, options: ExecuteOptions & { timeoutMs: number }): Promise<CheckResult>;
+  check(command: string, options: CheckOptions): Promise<CheckResult>;
 }
 
 /** Tools that change files (see the deadline in `execute`). */
@@ -221,6 +232,7 @@ class ForkToolExecutor implements ToolExecutor {
   readonly sandbox: SandboxKind;
   readonly #sandboxChoice: SandboxChoice;
   #checkSandbox: SandboxKind | undefined;
+  #checkOutputs: CheckOutputs | undefined;
   readonly #set: ToolSet;
   readonly #deny: ReadonlySet<string>;
   readonly #host: HostTools | undefined;
@@ -311,16 +323,27 @@ class ForkToolExecutor implements ToolExecutor {
     return { ...result, content: this.#budget.take(this.#redact(result.content), options.turn) };
   }
 
-  async check(command: string, options: ExecuteOptions & { timeoutMs: number }): Promise<CheckResult> {
+  async check(command: string, options: CheckOptions): Promise<CheckResult> {
     options.signal?.throwIfAborted();
-    this.#checkSandbox ??= this.allowed.includes('bash') ? this.sandbox : resolveSandbox(this.#sandboxChoice);
+    const sandbox = (this.#checkSandbox ??= this.allowed.includes('bash')
+      ? this.sandbox
+      : resolveSandbox(this.#sandboxChoice));
+    if (options.trackOutputs) {
+      this.#checkOutputs ??= new CheckOutputs(this.#jail.root, this.#jail.protected);
+      const { result, outputs } = await this.#checkOutputs.around(() => this.#check(command, options, sandbox));
+      return outputs.length > 0 ? { ...result, outputs } : result;
+    }
+    return this.#check(command, options, sandbox);
+  }
+
+  async #check(command: string, options: CheckOptions, sandbox: SandboxKind): Promise<CheckResult> {
     const result = await runCheck(command, {
       jail: this.#jail,
       limits: { ...this.limits, bashTimeoutMs: options.timeoutMs },
       signal: options.signal,
       bashEnv: this.#bashEnv,
       seen: this.#seen,
-      sandbox: this.#checkSandbox,
+      sandbox,
       flags: this.flags,
       sandboxOptions: { ...this.#sandboxOptions, limits: { ...this.limits, bashTimeoutMs: options.timeoutMs } },
     });

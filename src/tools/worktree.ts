@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
 import { ForkcacheError } from '../errors.ts';
 import type { HostGit, WorktreeGit } from './host-git.ts';
@@ -24,6 +24,12 @@ export interface WorktreeResult {
   /** The commit holding the fork's changes; null when it changed nothing. */
   commit: string | null;
   diffStat: string;
+  /**
+   * What the plan's check created in the worktree and the commit left out (paths relative to
+   * the repository, `dir/` for a directory): build outputs and caches are not the fork's work.
+   * Absent: nothing was left out.
+   */
+  leftOut?: string[] | undefined;
 }
 
 export interface Worktree {
@@ -244,11 +250,24 @@ export function openWorktree(repo: HostGit, o: OpenWorktree): Promise<Worktree> 
 /**
  * Commit what the fork changed on its branch and describe it. Plumbing only (add, write-tree,
  * commit-tree, update-ref): no hook, no editor, no signing, and the link checked before each.
+ * `leaveOut`: what the plan's check created (workspace-relative, `dir/` for a directory,
+ * src/tools/check-outputs.ts), never added: a tracked path among them keeps its base content.
  */
-export async function closeWorktree(repo: HostGit, tree: Worktree, message: string): Promise<WorktreeResult> {
+export async function closeWorktree(
+  repo: HostGit,
+  tree: Worktree,
+  message: string,
+  leaveOut: readonly string[] = [],
+): Promise<WorktreeResult> {
   const git = await repo.worktree(tree.path, tree.link);
   await unskipWritten(git);
-  await git.run(['add', '--all']);
+  const inRepo = relative(tree.path, tree.workspace).split(sep).join('/');
+  const leftOut = leaveOut
+    .filter((p) => existsSync(join(tree.workspace, p)))
+    .map((p) => (inRepo === '' ? p : `${inRepo}/${p}`));
+  // literal pathspecs from stdin: a name with `*` or `:` is itself, and thousands fit
+  const specs = [':(top)', ...leftOut.map((p) => `:(top,literal,exclude)${p}`)];
+  await git.run(['add', '--all', '--pathspec-from-file=-', '--pathspec-file-nul'], { input: `${specs.join('\0')}\0` });
   const written = await git.out(['write-tree']);
   const head = await git.out(['rev-parse', '--verify', 'HEAD^{commit}']);
   let commit = head;
@@ -264,6 +283,7 @@ export async function closeWorktree(repo: HostGit, tree: Worktree, message: stri
     base: tree.base,
     commit: commit === tree.base ? null : commit,
     diffStat,
+    ...(leftOut.length > 0 ? { leftOut } : {}),
   };
 }
 

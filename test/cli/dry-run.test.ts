@@ -87,6 +87,8 @@ describe('forkcache run --dry-run', () => {
       /prices of claude-opus-5-5 on \d{4}-\d{2}-\d{2} \(row from 2026-10-07; Anthropic's pricing page \(a stored copy\), retrieved 2026-11-09/,
     );
     expect(out.stdout).toContain('files: 8 of 8 directives name a file');
+    // the assumption the estimate scales with, named with its number (issue 42)
+    expect(out.stdout).toContain('turns per fork: 4 (mean 4.0), the report included; a fork that takes more');
     expect(out.stdout).toContain('400 per report');
     expect(out.stdout).toMatch(/--max-usd 5: the estimate is \d+% of it/);
     expect(out.stdout).toContain('fresh agents: each fork replaced by an agent given only the fallback system prompt');

@@ -51,7 +51,7 @@ function fullJob(hostTools = false): ForkJobData {
     base: { tailBlocks: [], messages: [] },
     workspace: '/tmp',
     transcriptPath: '/tmp/runs/fo001-x/forks/f01.jsonl',
-    check: { command: 'true', retries: 1, timeoutMs: 1000 },
+    check: { command: 'true', retries: 1, timeoutMs: 1000, trackOutputs: true },
     judgeChange: true,
     ...(hostTools ? { host: { tools: [{ name: 'search_tickets', readOnly: true }] } } : {}),
     prompt: { reason: 'retry', text: 'again' },

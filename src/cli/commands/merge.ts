@@ -1,11 +1,13 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { ForkcacheError } from '../../errors.ts';
 import { loadCatalogue } from '../../models/catalogue.ts';
 import { locateFanOuts } from '../../run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
 import { type MergePlan, mergeForks, refuseDirty } from '../review/merge-forks.ts';
-import { writeRetryPlan } from '../review/retry-plan.ts';
+import { RETRY_PLAN_FILE, writeRetryPlan } from '../review/retry-plan.ts';
 import { readManifest } from '../../run-dir/manifest.ts';
 import { withRunLock } from '../review/run-lock.ts';
 import { pickForks, readRun, readRunRepos, repoOfRun } from '../review/run-forks.ts';
@@ -127,7 +129,10 @@ export function registerMergeCommand(program: Command): void {
     .description(
       "merge every completed fork's branch into the workspace's current branch, in plan order, as one commit; every conflict is found in one pass, and at any of them nothing is applied unless --clean-only",
     )
-    .argument('<run-dir>', 'a run directory of a worktree run (or a runs directory holding just one)')
+    .argument(
+      '<run-dir>',
+      'a run directory of a worktree run, or a runs directory: each of its runs in turn, oldest first',
+    )
     .option('--skip <forks>', 'leave these forks out (comma-separated: f03,f07)')
     .option('--dry-run', 'check what merges and list every conflict, changing nothing')
     .option(
@@ -139,43 +144,55 @@ export function registerMergeCommand(program: Command): void {
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       const dirs = locateFanOuts(runDir, 'INVALID_ARGUMENT');
-      if (dirs.length > 1)
+      const named = opts.skip ? opts.skip.split(',').map((s) => s.trim()) : [];
+      if (dirs.length > 1 && named.length > 0)
         throw new ForkcacheError(
           'INVALID_ARGUMENT',
-          `merge: ${runDir} holds ${dirs.length} fan-outs; name one: ${dirs.join(', ')}`,
-          { data: { field: 'run-dir' } },
+          `--skip: ${runDir} holds ${dirs.length} runs; name the run directory the forks are in: ${dirs.join(', ')}`,
+          { data: { field: '--skip' } },
         );
-      const dir = dirs[0]!;
-      const named = opts.skip ? opts.skip.split(',').map((s) => s.trim()) : [];
-      if (opts.repo !== undefined || isMultiRepo(dir)) {
-        await mergeRepos(dir, named, opts);
-        return;
+      // a runs directory: every run in it, oldest first (a retry plan's run after the run it redoes)
+      for (const dir of dirs) {
+        if (dirs.length > 1 && !opts.json) printOut(`# ${dir}\n`);
+        const redone = dirs.length > 1 && existsSync(join(dir, RETRY_PLAN_FILE));
+        await mergeOne(dir, named, opts, redone);
       }
-      const { run, plan } = await withRunLock(dir, async () => {
-        const run = await readRun(dir, loadCatalogue());
-        const skip = new Set(named.length > 0 ? pickForks(run, named).map((f) => f.forkId) : []);
-        return { run, plan: await mergeForks(run, { skip, dryRun: opts.dryRun, cleanOnly: opts.cleanOnly }) };
-      });
-      // a fork left out by a conflict or a refusal is work not done
-      if (plan.conflicts.length > 0 || plan.refused.length > 0) process.exitCode = 1;
-      if (opts.json) {
-        printOut(
-          `${JSON.stringify({
-            fanout: run.manifest.fanoutId,
-            target: plan.target,
-            from: plan.from,
-            commit: plan.commit ?? null,
-            dry_run: opts.dryRun,
-            merged: plan.merged.map((f) => ({ fork_id: f.forkId, branch: f.branch, commit: f.commit })),
-            conflicts: plan.conflicts.map(({ fork, files }) => ({ fork_id: fork.forkId, branch: fork.branch, files })),
-            refused: plan.refused.map(({ fork, paths }) => ({ fork_id: fork.forkId, branch: fork.branch, paths })),
-            skipped: plan.skipped.map(({ fork, why }) => ({ fork_id: fork.forkId, status: fork.status, why })),
-            retry_plan: plan.retryPlan ?? null,
-          })}\n`,
-        );
-        return;
-      }
-      // file and link names are the forks' choice: printed inert
-      printOut(`${textOf(plan, dir, opts).join('\n')}\n`);
     });
+}
+
+/** `merge` of one run directory (`redone`: see `MergeOptions.redone`). */
+async function mergeOne(dir: string, named: readonly string[], opts: MergeFlags, redone: boolean): Promise<void> {
+  if (opts.repo !== undefined || isMultiRepo(dir)) {
+    await mergeRepos(dir, named, opts);
+    return;
+  }
+  const { run, plan } = await withRunLock(dir, async () => {
+    const run = await readRun(dir, loadCatalogue());
+    const skip = new Set(named.length > 0 ? pickForks(run, named).map((f) => f.forkId) : []);
+    return {
+      run,
+      plan: await mergeForks(run, { skip, dryRun: opts.dryRun, cleanOnly: opts.cleanOnly, redone }),
+    };
+  });
+  // a fork left out by a conflict or a refusal is work not done
+  if (plan.conflicts.length > 0 || plan.refused.length > 0) process.exitCode = 1;
+  if (opts.json) {
+    printOut(
+      `${JSON.stringify({
+        fanout: run.manifest.fanoutId,
+        target: plan.target,
+        from: plan.from,
+        commit: plan.commit ?? null,
+        dry_run: opts.dryRun,
+        merged: plan.merged.map((f) => ({ fork_id: f.forkId, branch: f.branch, commit: f.commit })),
+        conflicts: plan.conflicts.map(({ fork, files }) => ({ fork_id: fork.forkId, branch: fork.branch, files })),
+        refused: plan.refused.map(({ fork, paths }) => ({ fork_id: fork.forkId, branch: fork.branch, paths })),
+        skipped: plan.skipped.map(({ fork, why }) => ({ fork_id: fork.forkId, status: fork.status, why })),
+        retry_plan: plan.retryPlan ?? null,
+      })}\n`,
+    );
+    return;
+  }
+  // file and link names are the forks' choice: printed inert
+  printOut(`${textOf(plan, dir, opts).join('\n')}\n`);
 }

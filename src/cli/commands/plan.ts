@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { TREE_SITTER_PACKAGE } from '../../tools/file-check.ts';
 import { z } from 'zod';
 import { DEFAULT_MODEL } from '../../models/defaults.ts';
 import { intFlag, parseFlags } from '../flags.ts';
@@ -72,7 +73,13 @@ export function registerPlanCommand(program: Command): void {
       if (opts.out === undefined) printOut(text);
       else writeFileSync(opts.out, text);
       if (writtenCheck !== undefined)
-        printErr(`forkcache plan: check written for the rename: ${writtenCheck} (give --check to change it)\n`);
+        printErr(
+          `forkcache plan: check written for the rename: ${writtenCheck} (give --check to change it)${
+            writtenCheck.startsWith('forkcache check-file')
+              ? ''
+              : `; ${TREE_SITTER_PACKAGE} is not installed, so it checks words, strings and comments included: npm install ${TREE_SITTER_PACKAGE} for the parser check`
+          }\n`,
+        );
       if (perRepo) printErr(`forkcache plan: ${perRepo.map((r) => `${r.repo} ${r.files} file(s)`).join(', ')}\n`);
       printErr(
         `forkcache plan: ${files.length} directive(s), one per file${opts.out === undefined ? '' : `, written to ${opts.out}`}; next: forkcache run ${opts.out ?? 'PLAN.json'} (add --dry-run for the cost first)\n`,

@@ -22,6 +22,7 @@ import { editsNotApplied, formatFanOutResult, jsonSummary, notDoneMessage, notDo
 import { ALL_NOT_DONE, retryFlag } from '../retry-flag.ts';
 import { RETRYABLE_STATUSES } from '../../fork-status.ts';
 import { describeSandbox, sandboxLine } from '../../tools/sandbox-report.ts';
+import { reportAfterRun, reportFlag, reportWriterReady } from './report.ts';
 import { trustFanOutDir } from '../../run-dir/run-trust.ts';
 import { closeAll, settledOrForks } from '../fan-out-ending.ts';
 import {
@@ -43,6 +44,7 @@ const optionsSchema = z.object({
   retry: retryFlag,
   trustUnsigned: z.boolean().default(false),
   maxUsd: usdFlag.optional(),
+  report: reportFlag,
   ...redisFlags,
 });
 
@@ -83,12 +85,14 @@ export function registerResumeCommand(program: Command): void {
       '--allow-asks',
       "answer yes to the run's `ask` permissions (otherwise: a y/N prompt on a terminal, no elsewhere)",
     )
+    .option('--report [file]', 'write the HTML report of the run after it (default: report.html in the run directory)')
     .option(
       '--trust-unsigned',
       "resume a run directory this machine's forkcache did not sign (an older forkcache's, or another machine's) as it is, signing it (docs/security.md)",
     )
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
+      await reportWriterReady(opts.report);
       const catalogue = loadCatalogue(opts.modelTable);
       let failed = 0;
       let spendCap = false;
@@ -156,6 +160,8 @@ export function registerResumeCommand(program: Command): void {
             printErr(`${result.summary.cost_error}\n`);
           }
           if (result.summary.spend_cap?.stopped) spendCap = true;
+          const report = await reportAfterRun(dir, opts.report, (line) => void printErr(`${line}\n`), catalogue);
+          if (report.failed) failed += 1;
           for (const line of hostSandboxLines(result)) printErr(`${line}\n`);
           const lost = redisLostLine(result, opts.redis);
           if (lost) printErr(`${lost}\n`);

@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { excludeFromGit } from '../../tools/git-exclude.ts';
 import { wholeWorktreesLine } from '../worktree-line.ts';
 import type { Command } from 'commander';
@@ -17,7 +17,7 @@ import { describeSandbox, sandboxLine } from '../../tools/sandbox-report.ts';
 import { ProgressBoard } from '../progress-board.ts';
 import { editsNotApplied, formatFanOutResult, jsonSummary, notDoneMessage } from '../summary-table.ts';
 import { planFieldsHelp } from '../plan-help.ts';
-import { reportAfterRun, reportFlag } from './report.ts';
+import { reportAfterRun, reportFlag, reportWriterReady } from './report.ts';
 import { CacheContinuity } from '../cache-continuity.ts';
 import { routeMismatch } from '../importers/claude-route.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
@@ -123,6 +123,7 @@ export function registerRunCommand(program: Command): void {
         printOut(opts.json ? `${JSON.stringify(report)}\n` : text);
         return;
       }
+      await reportWriterReady(opts.report);
       const target = await openEndpoint(opts.api, plan.emulator, catalogue, provider);
       const distributed = await distributedFor(opts, target);
       log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);
@@ -195,6 +196,9 @@ export function registerRunCommand(program: Command): void {
           ...(loaded.requireChange ? { requireChange: true } : {}),
         });
         interrupt.watch(fan);
+        // first, so a run that ends any way at all (0, a crash, a kill) has said where it is
+        const runDir = resolve(runsDir, fan.id);
+        log(`forkcache run: run directory ${runDir}`);
         board = new ProgressBoard({
           model: snapshot.model,
           plain: opts.json,
@@ -247,6 +251,9 @@ export function registerRunCommand(program: Command): void {
           !report.failed &&
           result.summary.cost_error === null;
         if (result.summary.cost_error !== null) log(result.summary.cost_error);
+        // a run with nothing left to do names its run directory last, for status, diff and merge
+        if (clean && !interrupt.interrupted && !spendCap)
+          log(`run directory: ${runDir} (forkcache status|diff|merge ${runDir})`);
         // the resume command is the last line after Ctrl-C, whatever the run's size
         if (hint) log(hint);
         process.exitCode = interrupt.interrupted

@@ -12,7 +12,11 @@ const optionsSchema = z.object({
   json: z.boolean().default(false),
   repo: z.string().min(1).optional(),
   modelTable: z.string().min(1).optional(),
+  notDone: z.boolean().default(false),
 });
+
+/** Past this many forks, the table ends with its summary again and says how to see only the forks not done. */
+const LONG_RUN = 40;
 
 const usd = (n: number | null): string => (n === null ? 'unpriced' : `$${n.toFixed(4)}`);
 const clip = (text: string, max: number): string => {
@@ -67,12 +71,17 @@ function gitColumn(fork: ForkReview): string {
 }
 
 /** The table of one fan-out: a row per fork, the forks that are not done named under it. */
-export function formatRun(run: RunReview): string {
+export function formatRun(run: RunReview, options: { notDone?: boolean } = {}): string {
   const worktree = run.isolation === 'worktree';
   const head = ['fork', 'status', 'turns', 'cost', 'files', ...(worktree ? ['branch / commit'] : []), 'directive'];
   const { common, parts } = distinctParts(run.forks.map((f) => f.directive));
   const labels = directiveParts(run.forks.map((f) => f.directive));
-  const rows = run.forks.map((f, i) => [
+  const statuses = run.forks.map((f) => f.status);
+  const allUnchanged = statuses.length > 0 && statuses.every((s) => s === 'no_change');
+  const isNotDone = (f: ForkReview): boolean =>
+    allUnchanged || !isDoneStatus(f.status, run.manifest.requireChange === true);
+  const shown = run.forks.map((f, i) => ({ f, i })).filter(({ f }) => options.notDone !== true || isNotDone(f));
+  const rows = shown.map(({ f, i }) => [
     f.short,
     f.status,
     String(f.turns),
@@ -87,9 +96,12 @@ export function formatRun(run: RunReview): string {
       .map((c, i) => c.padEnd(widths[i]!))
       .join('  ')
       .trimEnd();
-  const statuses = run.forks.map((f) => f.status);
-  const allUnchanged = statuses.length > 0 && statuses.every((s) => s === 'no_change');
-  const notDone = run.forks.filter((f) => allUnchanged || !isDoneStatus(f.status, run.manifest.requireChange === true));
+  const notDone = run.forks.filter(isNotDone);
+  // a run of hundreds of forks: counts by status, before the rows and again after them
+  const counts = new Map<string, number>();
+  for (const status of statuses) counts.set(status, (counts.get(status) ?? 0) + 1);
+  const summary = `by status: ${[...counts].map(([status, count]) => `${status} ${count}`).join(', ')}; not done ${notDone.length}`;
+  const long = run.forks.length > LONG_RUN;
   const completed = statuses.filter((s) => s === 'completed').length;
   const unchanged = statuses.filter((s) => s === 'no_change').length;
   const total = run.forks.reduce<number | null>(
@@ -100,9 +112,11 @@ export function formatRun(run: RunReview): string {
     `${run.manifest.fanoutId}${run.repo ? ` repo ${run.repo.name}` : ''}: ${run.forks.length} forks, ${completed} completed${unchanged > 0 ? `, ${unchanged} changed no file` : ''}, ${usd(total)}` +
       (worktree ? `, worktrees from ${run.base ? run.base.slice(0, 10) : 'an unrecorded base'}` : ', shared workspace'),
     ...(common === '' ? [] : [`directives: "${clip(common, 100)}…"`]),
+    summary,
     line(head),
     ...rows.map(line),
     ...notDone.map((f) => `not done  ${f.short}  ${f.status}${f.error ? `: ${f.error.code}: ${f.error.message}` : ''}`),
+    ...(long ? [summary, ...(options.notDone === true ? [] : ['only the forks not done: --not-done'])] : []),
   ].join('\n');
 }
 
@@ -137,6 +151,7 @@ export function registerStatusCommand(program: Command): void {
     .argument('<run-dir>', 'a run directory, or a runs directory holding several')
     .option('--json', 'print one JSON object per fan-out (per repository of a plan over several)')
     .option('--repo <name>', 'a plan over several repositories: only this one')
+    .option('--not-done', 'only the forks that are not done (the summary counts them all)')
     .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (prices the requests)')
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
@@ -144,7 +159,7 @@ export function registerStatusCommand(program: Command): void {
       const out: string[] = [];
       for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
         for (const run of await readRunRepos(dir, catalogue, { files: true, repo: opts.repo }))
-          out.push(opts.json ? JSON.stringify(jsonRun(run)) : formatRun(run));
+          out.push(opts.json ? JSON.stringify(jsonRun(run)) : formatRun(run, { notDone: opts.notDone }));
       }
       printOut(`${out.join(opts.json ? '\n' : '\n\n')}\n`);
     });

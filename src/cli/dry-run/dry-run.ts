@@ -40,6 +40,8 @@ export interface DryRunReport {
   counts: DryRunCounts;
   assumptions: Assumptions;
   forks_without_file: number;
+  /** The turns each fork is assumed to take (the report's turn included): the estimate scales with them. */
+  turns_per_fork: { min: number; max: number; mean: number };
   estimate: RunEstimate;
   max_usd: number | null;
   text: { counted: string[]; assumed: string[] };
@@ -121,6 +123,10 @@ async function estimateOn(
       pages: Math.max(1, Math.ceil(f.bytes / pageBytes)),
     })),
   }));
+  const profiles = facts.map((f) => profileFork(f, assumptions));
+  // the estimate's main assumption, named with its number (issue 42: 1.52× low on a fork of 11 turns)
+  const turnsPerFork = profiles.map((p) => p.turns.length + 1);
+  const turnsMean = turnsPerFork.reduce((a, b) => a + b, 0) / Math.max(1, turnsPerFork.length);
   const estimate = estimateRun({
     model: snapshot.model,
     table: o.catalogue,
@@ -128,7 +134,7 @@ async function estimateOn(
     sharedTokens: counts.shared,
     warm: plan.warm,
     freshHeadTokens: counts.freshHead,
-    forks: facts.map((f) => profileFork(f, assumptions)),
+    forks: profiles,
     turnOverhead: assumptions.turnOverhead,
     maxTokens: options.maxTokens,
   });
@@ -146,6 +152,7 @@ async function estimateOn(
         ? 'cache: one max_tokens 0 request writes the shared prefix, every fork reads it'
         : 'cache: the first fork writes the shared prefix, the others read it (they wait for its response to begin)',
     'cache: each later request of a fork reads the one before and writes its growth; entries live through the run; no retries or failed attempts',
+    `turns per fork: ${range(turnsPerFork)} (mean ${turnsMean.toFixed(1)}), the report included; a fork that takes more (a failed check and its retry, a model that reads around) costs more than estimated: each extra turn reads the fork's whole context again`,
     `turns: ${n(edits)} forks edit: read their file (a turn per ${n(pageBytes)} bytes), edit it once${assumptions.verifyRead > 0 ? ', read it again' : ''}, report; ${n(facts.length - edits)} forks read and report`,
     ...(unnamed > 0
       ? [
@@ -168,6 +175,11 @@ async function estimateOn(
     counts,
     assumptions,
     forks_without_file: unnamed,
+    turns_per_fork: {
+      min: Math.min(...turnsPerFork),
+      max: Math.max(...turnsPerFork),
+      mean: Number(turnsMean.toFixed(2)),
+    },
     estimate,
     max_usd: o.maxUsd ?? null,
     text: { counted, assumed },

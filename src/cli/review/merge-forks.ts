@@ -30,6 +30,11 @@ export interface MergeOptions {
   cleanOnly: boolean;
   /** Write the retry plan for the conflicting forks (default); a plan over several repositories writes one for all. */
   retryPlan?: boolean;
+  /**
+   * The run wrote a retry plan, and this merge is of a runs directory: its forks not merged yet
+   * are the retry plan's run's to merge (they conflicted once, and would again), so skipped.
+   */
+  redone?: boolean;
 }
 
 /** The repository of a worktree run; a shared-workspace run has no branches to `merge` or `push`. */
@@ -66,13 +71,19 @@ export async function refuseDirty(repo: HostGit): Promise<void> {
 }
 
 /** Why a fork is not tried at all; undefined for a fork to merge. */
-function notTried(fork: ForkReview, skip: ReadonlySet<string>, already: ReadonlySet<string>): string | undefined {
+function notTried(
+  fork: ForkReview,
+  skip: ReadonlySet<string>,
+  already: ReadonlySet<string>,
+  redone = false,
+): string | undefined {
   // only `completed` is mergeable: every other status (no_change, capped, not_done …) is not done
   if (fork.status !== 'completed') return `not completed (${fork.status})`;
   if (skip.has(fork.forkId)) return 'skipped (--skip)';
   if (fork.commit === undefined) return 'no branch';
   if (fork.commit === null) return 'no change';
   if (already.has(fork.commit)) return 'merged already';
+  if (redone) return 'redone by the run of its retry plan';
   return undefined;
 }
 
@@ -91,12 +102,13 @@ export async function mergePass(
   run: RunReview,
   from: string,
   skip: ReadonlySet<string>,
+  redone = false,
 ): Promise<MergePass> {
   const pass: MergePass = { merged: [], skipped: [], conflicts: [], refused: [], tree: from };
   const already = new Set((await repo.branches(BRANCH_PREFIX, { merged: from })).values());
   let head = from;
   for (const fork of run.forks) {
-    const why = notTried(fork, skip, already);
+    const why = notTried(fork, skip, already, redone);
     if (why) {
       pass.skipped.push({ fork, why });
       continue;
@@ -159,7 +171,7 @@ export async function mergeForks(run: RunReview, options: MergeOptions): Promise
   await refuseDirty(repo);
   const from = await repo.out(['rev-parse', '--verify', 'HEAD^{commit}']);
   const target = (await repo.run(['symbolic-ref', '--quiet', '--short', 'HEAD'], { ok: [1] })).stdout.trim() || 'HEAD';
-  const { tree: _tree, ...pass } = await mergePass(repo, run, from, options.skip);
+  const { tree: _tree, ...pass } = await mergePass(repo, run, from, options.skip, options.redone);
   const plan: MergePlan = { ...pass, commit: undefined, target, from, retryPlan: undefined };
   const blocked = plan.conflicts.length > 0 || plan.refused.length > 0;
   if (options.dryRun || (blocked && !options.cleanOnly)) return plan;

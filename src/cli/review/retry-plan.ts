@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { readFanOutDir } from '../../run-dir/manifest.ts';
 import { parseOrThrow } from '../../validation.ts';
 import { BASH_LIMITS as PLAN_TOOL_LIMITS, planSchema } from '../plan.ts';
@@ -37,7 +37,9 @@ export function writeRetryPlan(run: RunReview, forks: readonly ForkReview[]): st
     parent,
     directives,
     workspace: engine.workspace,
-    runsDir: dirname(run.dir),
+    // absolute: a plan's relative runsDir is read from the plan file's folder (this run
+    // directory), and the retry's run nested inside it where merge and clean never looked
+    runsDir: resolve(dirname(run.dir)),
     warm: engine.warm,
     layout: manifest.prefix.layout,
     provider: manifest.prefix.provider,

@@ -220,7 +220,8 @@ export class FanOutRun implements FanOut {
           workspace,
           ...(this.#deps.tools ? { tools: this.#deps.tools } : {}),
           transcriptPath: this.#transcriptPath(state),
-          ...(spec.check ? { check: spec.check } : {}),
+          // in a worktree of its own the fork's commit leaves out what its check wrote
+          ...(spec.check ? { check: this.#worktrees ? { ...spec.check, trackOutputs: true } : spec.check } : {}),
           ...(spec.judgeChange ? { judgeChange: true } : {}),
           ...(spec.start.prompt ? { prompt: spec.start.prompt } : {}),
           abort,

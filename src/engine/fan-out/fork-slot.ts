@@ -40,6 +40,16 @@ function failedAfterCommit(transcriptPath: string | undefined, outcome: ForkOutc
   return outcome;
 }
 
+/**
+ * What the plan's checks created and the fork did not change since (the last check's record
+ * holds them all: src/tools/check-outputs.ts); a file the fork wrote with its file tools is its
+ * own, whatever a check did to it.
+ */
+function checkOutputs(outcome: ForkOutcome): string[] {
+  const written = new Set(outcome.filesChanged);
+  return (outcome.checks?.at(-1)?.outputs ?? []).filter((p) => !written.has(p));
+}
+
 const commitMessage = (run: Pick<SlotRun, 'forkId' | 'directive'>): string =>
   `forkcache ${run.forkId}: ${run.directive.slice(0, 200)}`;
 
@@ -59,7 +69,10 @@ export async function finishInSlot(
     const committed = await run.worktrees.committed(run.forkId, run.repoName);
     if (committed) return { outcome, worktree: committed };
     const tree = await run.worktrees.open(run.forkId, run.sparseFile, { repoName: run.repoName });
-    return { outcome, worktree: await run.worktrees.close(tree, commitMessage(run), run.repoName) };
+    return {
+      outcome,
+      worktree: await run.worktrees.close(tree, commitMessage(run), run.repoName, checkOutputs(outcome)),
+    };
   } catch (err) {
     return {
       outcome: failedAfterCommit(run.transcriptPath, { ...outcome, status: 'failed', error: toWireError(err) }),
@@ -115,7 +128,7 @@ async function runInTree(
   if (outcome.status === 'cancelled') return { outcome };
   // a tampered worktree (GIT_WORKTREE_TAMPERED) ends the fork failed, nothing committed
   const closed = await run.worktrees
-    .close(tree, commitMessage(run), run.repoName)
+    .close(tree, commitMessage(run), run.repoName, checkOutputs(outcome))
     .catch((err: unknown) => toWireError(err));
   if ('code' in closed)
     return { outcome: failedAfterCommit(ctx.transcriptPath, { ...outcome, status: 'failed', error: closed }) };

@@ -149,10 +149,16 @@ export class FanOutWorktrees {
     return committedResult(repo, { root: join(this.#dir, 'worktrees'), forkId, base });
   }
 
-  async close(tree: Worktree, message: string, repoName?: string): Promise<WorktreeResult> {
+  /** `leaveOut`: what the plan's check created (workspace-relative), kept out of the commit. */
+  async close(
+    tree: Worktree,
+    message: string,
+    repoName?: string,
+    leaveOut: readonly string[] = [],
+  ): Promise<WorktreeResult> {
     const { repo } = await this.#of(repoName);
     try {
-      return await closeWorktree(repo, tree, message);
+      return await closeWorktree(repo, tree, message, leaveOut);
     } finally {
       this.release(tree);
     }
