@@ -33,6 +33,7 @@ import {
   redisLostLine,
 } from '../distributed-run.ts';
 import { printOut, printErr } from '../terminal-safe.ts';
+import { requireFeatures } from '../optional-features.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -89,6 +90,7 @@ export function registerResumeCommand(program: Command): void {
     )
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
+      await requireFeatures(opts.redis !== undefined && 'distributed');
       const catalogue = loadCatalogue(opts.modelTable);
       let failed = 0;
       let spendCap = false;

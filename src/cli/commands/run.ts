@@ -34,6 +34,7 @@ import {
 } from '../distributed-run.ts';
 import { printOut, printErr } from '../terminal-safe.ts';
 import { toolFlagsOf } from '../../tools/tool-flags.ts';
+import { requireFeatures } from '../optional-features.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -95,6 +96,11 @@ export function registerRunCommand(program: Command): void {
     )
     .action(async (planPath: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
+      // what --report and --redis need is checked before anything starts (exit 1 naming it)
+      await requireFeatures(
+        !opts.dryRun && opts.report !== undefined && opts.report !== false && 'report',
+        !opts.dryRun && opts.redis !== undefined && 'distributed',
+      );
       const loaded = loadPlan(planPath, { claudeTranscript: opts.parentFromClaudeTranscript, model: opts.model });
       const { plan, snapshot, workspace, runsDir, notes, modelTable, expectedCachedTokens, fromTranscript } = loaded;
       const provider = opts.provider ?? plan.provider;
