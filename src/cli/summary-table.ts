@@ -8,6 +8,7 @@ import { sumUsage, type Usage } from '../ledger/usage.ts';
 import { readPasses, passesLabel } from '../run-dir/passes.ts';
 import { BASELINES_NOTE, savedAgainst } from '../ledger/baseline-words.ts';
 import { engineLines } from './engine-lines.ts';
+import { fanOutSharedReads } from '../ledger/summary.ts';
 
 const n = (x: number): string => x.toLocaleString('en-US');
 const usd = (x: number | null): string => (x === null ? 'n/a' : `$${x.toFixed(4)}`);
@@ -86,7 +87,7 @@ export function formatFanOutResult(
     table(rows),
     `tree total: ${totalCovers(result)}`,
     '',
-    `cache   fan-out hit ratio ${percent(s.cache.fanout_hit_ratio)} (each fork's first request), all fork requests ${percent(allRequestsHit(sumUsage(result.forks.flatMap((f) => f.requests.map((r) => r.usage)))))}, cache efficiency ${s.cache.cache_efficiency.toFixed(3)} (read ${n(s.cache.fanout_cache_read_input_tokens)} of at most ${n(s.cache.max_fanout_reads)}), warm-ups ${s.warmups}`,
+    `cache   fan-out hit ratio ${percent(s.cache.fanout_hit_ratio)} (each fork's first request), all fork requests ${percent(allRequestsHit(sumUsage(result.forks.flatMap((f) => f.requests.map((r) => r.usage)))))}, cache efficiency ${s.cache.cache_efficiency.toFixed(3)} (read ${n(fanOutSharedReads(s.cache))} of at most ${n(s.cache.max_fanout_reads)}), warm-ups ${s.warmups}`,
     `cost    actual ${usd(s.cost_usd.actual)} | no cache ${usd(s.cost_usd.no_cache)} (${savedAgainst(s.savings.vs_no_cache)}) | fresh agents ${usd(s.cost_usd.fresh_agents)} (${savedAgainst(s.savings.vs_fresh_agents)})`,
     `        ${BASELINES_NOTE}`,
     ...engineLines(s),

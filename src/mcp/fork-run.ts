@@ -88,10 +88,15 @@ export function formatFanOut(result: ForkCallResult): string {
   const done = result.forks.filter((f) => f.status === 'completed').length;
   const s = result.summary;
   const cost = s.cost_usd.actual;
+  const u = s.usage;
+  // Each figure beside the total it is a part of, as the ledger defines them (docs/architecture.md):
+  // the shared-prefix reads the efficiency counts (efficiency × most readable), then every request's.
+  const sharedReads = Math.round(s.cache.cache_efficiency * s.cache.max_fanout_reads);
+  const allInput = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
   const lines = [
     `forkcache: ${result.forks.length} fork(s), ${done} completed; tool set ${result.toolSet}; fan-out ${result.fanOutId}; ` +
-      `read ${s.usage.cache_read_input_tokens} of ${s.cache.fanout_input_tokens} input tokens from the cache ` +
-      `(efficiency ${s.cache.cache_efficiency.toFixed(3)})` +
+      `the ${s.cache.fanout_requests} fan-out request(s) read ${sharedReads} of at most ${s.cache.max_fanout_reads} shared-prefix tokens from the cache ` +
+      `(efficiency ${s.cache.cache_efficiency.toFixed(3)}); all ${s.requests} request(s) read ${u.cache_read_input_tokens} of ${allInput} input tokens from it` +
       (cost === null ? '' : `; cost $${cost.toFixed(4)}`),
     '',
     ...result.forks.map(forkText),
