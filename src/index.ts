@@ -17,6 +17,8 @@ export type { FanOutCheck } from './engine/fan-out/types.ts';
 export type { EngineSettings, ForkEngineOptions } from './engine/options.ts';
 export type { FanOut, FanOutResult, FanOutSummary } from './agent/fork-handle.ts';
 export type { FanOutEvent, ForkHandle, ForkHandleStatus, ForkResult, ForkSummary } from './agent/fork-handle.ts';
+export { progressOf } from './agent/fan-out-progress.ts';
+export type { FanOutProgress, ForkProgressState } from './agent/fan-out-progress.ts';
 export type { CheckRecord, ForkOutcome, LoopEvent } from './loop/types.ts';
 // how a fork ended: only `completed` is success
 export { FORK_END_STATUSES, RETRYABLE_STATUSES } from './fork-status.ts';
