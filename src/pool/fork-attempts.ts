@@ -67,7 +67,15 @@ export function startFields(
 export const FRESH_START = (child: ForkChild): StartPoint => ({
   child,
   turnsDone: 0,
-  previous: { requests: [], failedAttempts: [], unknownOutcome: 0, unknownTurns: [], toolCalls: 0, filesChanged: [], checks: [] },
+  previous: {
+    requests: [],
+    failedAttempts: [],
+    unknownOutcome: 0,
+    unknownTurns: [],
+    toolCalls: 0,
+    filesChanged: [],
+    checks: [],
+  },
   interrupted: [],
   rerun: [],
 });
