@@ -39,7 +39,8 @@ export type {
 } from './tools/permissions.ts';
 export type { ExecutableToolName, ToolName } from './wire/tool-names.ts';
 export type { ToolLimits } from './tools/limits.ts';
-export type { HostTool, HostToolContext, HostToolOutput, HostToolSet } from './tools/host-tools.ts';
+export type { HostTool, HostToolContext, HostToolOutput } from './tools/host-tools.ts';
+export type { StandardSchemaV1 } from './tools/standard-schema.ts';
 
 // the agent tool, and a parent loop built on it
 export { AGENT_PLACEHOLDER_RESULT, AgentTool, DEFAULT_AUTO_BACKGROUND_MS } from './agent/agent-tool.ts';

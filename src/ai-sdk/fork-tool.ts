@@ -10,6 +10,7 @@ import { UsageLedger } from '../ledger/ledger.ts';
 import type { ForkResult } from '../agent/fork-handle.ts';
 import { type FanOutProgress, progressOf } from '../agent/fan-out-progress.ts';
 import type { HostTool } from '../tools/host-tools.ts';
+import type { StandardSchemaV1 } from '../tools/standard-schema.ts';
 import { type CapturedExchange, RequestCapture } from './capture.ts';
 
 /**
@@ -135,7 +136,11 @@ function hostToolsOf(tools: Readonly<Record<string, AiSdkTool>>, options: ForkTo
     const execute = definition.execute as ((input: unknown, options: object) => unknown) | undefined;
     if (tool === name || typeof execute !== 'function') continue;
     const context = options.toolsContext?.[tool];
+    // the tool's own zod (Standard Schema) input schema: a child's call is checked and parsed as the agent's are
+    const schema = definition.inputSchema as StandardSchemaV1 | undefined;
+    const standard = typeof schema?.['~standard']?.validate === 'function';
     host[tool] = {
+      ...(standard ? { inputSchema: schema } : {}),
       readOnly: options.readOnly?.includes(tool) ?? false,
       execute: async (input, ctx) =>
         toText(
