@@ -8,6 +8,7 @@ export type {
   ForkTool,
   ForkToolOptions,
   ForkToolOutput,
+  ForkToolProgress,
   PendingFanOut,
   ReportMessage,
 } from './ai-sdk/fork-tool.ts';

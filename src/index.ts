@@ -17,6 +17,8 @@ export type { FanOutCheck } from './engine/fan-out/types.ts';
 export type { EngineSettings, ForkEngineOptions } from './engine/options.ts';
 export type { FanOut, FanOutResult, FanOutSummary } from './agent/fork-handle.ts';
 export type { FanOutEvent, ForkHandle, ForkHandleStatus, ForkResult, ForkSummary } from './agent/fork-handle.ts';
+export { progressOf } from './agent/fan-out-progress.ts';
+export type { FanOutProgress, ForkProgressState } from './agent/fan-out-progress.ts';
 export type { CheckRecord, ForkOutcome, LoopEvent } from './loop/types.ts';
 // how a fork ended: only `completed` is success
 export { FORK_END_STATUSES, RETRYABLE_STATUSES } from './fork-status.ts';
@@ -37,7 +39,8 @@ export type {
 } from './tools/permissions.ts';
 export type { ExecutableToolName, ToolName } from './wire/tool-names.ts';
 export type { ToolLimits } from './tools/limits.ts';
-export type { HostTool, HostToolContext, HostToolOutput, HostToolSet } from './tools/host-tools.ts';
+export type { HostTool, HostToolContext, HostToolOutput } from './tools/host-tools.ts';
+export type { StandardSchemaV1 } from './tools/standard-schema.ts';
 
 // the agent tool, and a parent loop built on it
 export { AGENT_PLACEHOLDER_RESULT, AgentTool, DEFAULT_AUTO_BACKGROUND_MS } from './agent/agent-tool.ts';

@@ -8,7 +8,9 @@ import { messagesRequestFromChat } from '../fork/chat-request.ts';
 import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
 import { UsageLedger } from '../ledger/ledger.ts';
 import type { ForkResult } from '../agent/fork-handle.ts';
+import { type FanOutProgress, progressOf } from '../agent/fan-out-progress.ts';
 import type { HostTool } from '../tools/host-tools.ts';
+import type { StandardSchemaV1 } from '../tools/standard-schema.ts';
 import { type CapturedExchange, RequestCapture } from './capture.ts';
 
 /**
@@ -24,14 +26,25 @@ export interface AiSdkTool {
   execute?: ((input: never, options: never) => unknown) | undefined;
 }
 
-/** The fork tool: an AI SDK tool (`tools: { fork: forkcache.forkTool({ tools }) }`). */
+/**
+ * The fork tool: an AI SDK tool (`tools: { fork: forkcache.forkTool({ tools }) }`). Its
+ * `execute` streams (AI SDK 6/7 preliminary tool results): a `ForkToolProgress` as each child
+ * starts, calls a tool, finishes a turn and ends, then the `ForkToolOutput` (in the background,
+ * only the `BackgroundStarted`). The model sees only the last; `streamText` gives the app every
+ * one (`tool-result` parts with `preliminary: true`) to show each child live.
+ */
 export interface ForkTool {
   description: string;
   inputSchema: typeof inputSchema;
   execute: (
     input: { directives: string[] },
     options: AiSdkToolCallOptions,
-  ) => Promise<ForkToolOutput | BackgroundStarted>;
+  ) => AsyncIterable<ForkToolProgress | ForkToolOutput | BackgroundStarted>;
+}
+
+/** A preliminary result of the fork tool: where each child is (the library's `progressOf`). */
+export interface ForkToolProgress extends FanOutProgress {
+  status: 'running';
 }
 
 /** The second argument of an AI SDK tool's `execute`. */
@@ -123,7 +136,11 @@ function hostToolsOf(tools: Readonly<Record<string, AiSdkTool>>, options: ForkTo
     const execute = definition.execute as ((input: unknown, options: object) => unknown) | undefined;
     if (tool === name || typeof execute !== 'function') continue;
     const context = options.toolsContext?.[tool];
+    // the tool's own zod (Standard Schema) input schema: a child's call is checked and parsed as the agent's are
+    const schema = definition.inputSchema as StandardSchemaV1 | undefined;
+    const standard = typeof schema?.['~standard']?.validate === 'function';
     host[tool] = {
+      ...(standard ? { inputSchema: schema } : {}),
       readOnly: options.readOnly?.includes(tool) ?? false,
       execute: async (input, ctx) =>
         toText(
@@ -269,7 +286,7 @@ export function createForkcache(options: ForkcacheAiSdkOptions): {
         description:
           'Fork this conversation into parallel children, one per directive: each starts from everything said so far, with the same tools, does its directive and reports back.',
         inputSchema,
-        execute: async (input, call) => {
+        async *execute(input, call) {
           const { directives } = inputSchema.parse(input);
           const exchange = await capture.find(call.toolCallId);
           if (!exchange)
@@ -288,7 +305,13 @@ export function createForkcache(options: ForkcacheAiSdkOptions): {
           const result = fan
             .settled()
             .then(({ forks, summary }) => outputOf(fan.id, forks, summary.cache.cache_efficiency));
-          if (!background) return result;
+          if (!background) {
+            // handled by the `await` below; until then a failure must not count as unhandled
+            result.catch(() => undefined);
+            for await (const progress of progressOf(fan)) yield { ...progress, status: 'running' as const };
+            yield await result;
+            return;
+          }
           // a background fan-out that fails as a whole is still reported (collect() never loses the others)
           const output = result.catch((err: unknown): ForkToolOutput => ({
             fanoutId: fan.id,
@@ -308,9 +331,9 @@ export function createForkcache(options: ForkcacheAiSdkOptions): {
             run.result = done;
           });
           runs.push(run);
-          return {
+          yield {
             fanoutId: fan.id,
-            status: 'running',
+            status: 'running' as const,
             forks: directives.length,
             message: `${directives.length} fork(s) ${BACKGROUND_STARTED} (${fan.id}); their reports arrive as a later message.`,
           };

@@ -45,11 +45,14 @@ export async function writeSweep(
   o: { json: boolean; csv: boolean; chart: string | false },
   log: (line: string) => void,
 ): Promise<void> {
+  // the chart's renderer (echarts, optional) first: missing, the command fails before it prints
+  const chart =
+    o.chart === false ? undefined : await importOptional('report', () => import('../report/economics-chart.ts'));
   if (o.json) printOut(`${JSON.stringify({ sweep: rows })}\n`);
   else if (o.csv) printOut(sweepCsv(rows));
   else printOut(formatSweep(rows));
-  if (o.chart === false) return;
-  const { economicsSweepChart } = await importOptional('report', () => import('../report/economics-chart.ts'));
+  if (o.chart === false || chart === undefined) return;
+  const { economicsSweepChart } = chart;
   const path = resolve(o.chart);
   try {
     writeFileSync(path, economicsSweepChart(rows));

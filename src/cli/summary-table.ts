@@ -8,24 +8,30 @@ import { sumUsage, type Usage } from '../ledger/usage.ts';
 import { readPasses, passesLabel } from '../run-dir/passes.ts';
 import { BASELINES_NOTE, savedAgainst } from '../ledger/baseline-words.ts';
 import { engineLines } from './engine-lines.ts';
+import { fanOutSharedReads } from '../ledger/summary.ts';
 
 const n = (x: number): string => x.toLocaleString('en-US');
 const usd = (x: number | null): string => (x === null ? 'n/a' : `$${x.toFixed(4)}`);
 const percent = (x: number | null): string => (x === null ? 'n/a' : `${(100 * x).toFixed(1)}%`);
 
-function requestsLine(c: {
-  turns: number;
-  failed_attempts: number;
-  cut_off_attempts: number;
-  unknown_outcome: number;
-}): string {
+function requestsLine(
+  c: {
+    turns: number;
+    failed_attempts: number;
+    cut_off_attempts: number;
+    unknown_outcome: number;
+  },
+  unrecorded: string,
+): string {
   const retried = c.failed_attempts - c.cut_off_attempts;
   const extra = [
     retried > 0 ? `${n(retried)} failed attempt(s) billed and retried (in the totals)` : '',
     c.cut_off_attempts > 0
       ? `${n(c.cut_off_attempts)} billed and cut off by the stop, not retried (in the totals)`
       : '',
-    c.unknown_outcome > 0 ? `${n(c.unknown_outcome)} in flight at a crash (outcome unknown, not in the totals)` : '',
+    c.unknown_outcome > 0
+      ? `${n(c.unknown_outcome)} billed, unrecorded: in flight at a crash, estimated as the request each fork sent again for that turn at ${unrecorded} (not in the totals)`
+      : '',
   ].filter((x) => x !== '');
   return `requests ${n(c.turns)} turn(s)${extra.length > 0 ? ` + ${extra.join(' + ')}` : ''}`;
 }
@@ -87,12 +93,12 @@ export function formatFanOutResult(
     table(rows),
     `tree total: ${totalCovers(result)}`,
     '',
-    `cache   fan-out hit ratio ${percent(s.cache.fanout_hit_ratio)} (each fork's first request), all fork requests ${percent(allRequestsHit(sumUsage(result.forks.flatMap((f) => f.requests.map((r) => r.usage)))))}, cache efficiency ${s.cache.cache_efficiency.toFixed(3)} (read ${n(s.cache.fanout_cache_read_input_tokens)} of at most ${n(s.cache.max_fanout_reads)}), warm-ups ${s.warmups}`,
+    `cache   fan-out hit ratio ${percent(s.cache.fanout_hit_ratio)} (each fork's first request), all fork requests ${percent(allRequestsHit(sumUsage(result.forks.flatMap((f) => f.requests.map((r) => r.usage)))))}, cache efficiency ${s.cache.cache_efficiency.toFixed(3)} (read ${n(fanOutSharedReads(s.cache))} of at most ${n(s.cache.max_fanout_reads)}), warm-ups ${s.warmups}`,
     `cost    actual ${usd(s.cost_usd.actual)} | no cache ${usd(s.cost_usd.no_cache)} (${savedAgainst(s.savings.vs_no_cache)}) | fresh agents ${usd(s.cost_usd.fresh_agents)} (${savedAgainst(s.savings.vs_fresh_agents)})`,
     `        ${BASELINES_NOTE}`,
     ...engineLines(s),
     ...s.warnings.map((w) => `model   ${w}`),
-    requestsLine(attemptCounts(result)),
+    requestsLine(attemptCounts(result), unrecordedWords(result, model, catalogue)),
     ...(unchanged ? [unchanged] : []),
     ...(leftOut ? [leftOut] : []),
     ...(problems.length > 0 ? ['', ...problems] : []),
@@ -123,6 +129,33 @@ export function totalCovers(result: FanOutResult): string {
 }
 
 /**
+ * Requests in flight when a process died (written ahead in the transcript, never answered):
+ * the endpoint may have billed them, the ledger could not record them. Each is estimated as its
+ * twin, the request its fork sent again for the same turn on resume (the same bytes, so the
+ * same input; its output as a stand-in), or, when the fork never sent that turn again, the
+ * fork's last request before it (a lower bound). An estimate, not in any total.
+ */
+export function unrecordedEstimate(result: FanOutResult): { requests: number; estimated_usage: Usage } {
+  const twins: Usage[] = [];
+  for (const fork of result.forks)
+    for (const turn of fork.unknownTurns ?? []) {
+      const twin = fork.requests.find((r) => r.turn === turn) ?? fork.requests.filter((r) => r.turn < turn).at(-1);
+      if (twin) twins.push(twin.usage);
+    }
+  return {
+    requests: result.forks.reduce((sum, f) => sum + (f.unknownOutcome ?? 0), 0),
+    estimated_usage: sumUsage(twins),
+  };
+}
+
+function unrecordedWords(result: FanOutResult, model: string, catalogue: ModelCatalogue | undefined): string {
+  const { estimated_usage: u } = unrecordedEstimate(result);
+  const input = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
+  const cost = costUsd(u, model, catalogue ? { catalogue } : {})?.total;
+  return `≈${n(input)} input and ≈${n(u.output_tokens)} output tokens${cost === undefined ? '' : `, ≈${usd(cost)}`}`;
+}
+
+/**
  * Requests the forks sent: one per turn, plus billed attempts that failed (`cut_off_attempts` of
  * them were the last of a fork that then stopped — cancelled, capped, failed — and were never
  * retried), plus unknown ones (in flight at a crash).
@@ -145,6 +178,18 @@ export function attemptCounts(result: FanOutResult): {
     failed_attempts: sum((f) => f.failedAttempts?.length ?? 0),
     cut_off_attempts: sum(cutOff),
     unknown_outcome: sum((f) => f.unknownOutcome ?? 0),
+  };
+}
+
+/** `requests.billed_unrecorded` of the JSON summary: the count (= `unknown_outcome`) and the estimate's tokens. */
+function unrecordedJson(result: FanOutResult): Record<string, number> {
+  const { requests, estimated_usage: u } = unrecordedEstimate(result);
+  return {
+    requests,
+    estimated_input_tokens: u.input_tokens,
+    estimated_cache_creation_input_tokens: u.cache_creation_input_tokens,
+    estimated_cache_read_input_tokens: u.cache_read_input_tokens,
+    estimated_output_tokens: u.output_tokens,
   };
 }
 
@@ -325,7 +370,7 @@ export function jsonSummary(result: FanOutResult, extra: Record<string, unknown>
     },
     run_dir: s.run_dir ?? null,
     tree_total_covers: totalCovers(result),
-    requests: attemptCounts(result),
+    requests: { ...attemptCounts(result), billed_unrecorded: unrecordedJson(result) },
     edits_not_applied: editsNotApplied(result),
     // forks that changed no file, and whether the run required a change of each
     no_change: { forks: s.forks.no_change, require_change: s.require_change === true },

@@ -27,9 +27,13 @@ import { totalInputTokens } from './usage.ts';
  *   lifetime (1 h when it wrote 1-hour entries, else 5 min) nothing is cached.
  * - A shared prefix shorter than the model's minimum cacheable length cannot be cached at
  *   all: that fan-out's maximum is 0.
+ * - Uncached at the start is never more than the fan-out requests missed in all (Σ shared −
+ *   shared reads): what they read was cached for them, whoever wrote it (an earlier pass of a
+ *   resumed fan-out, an attempt cancelled or cut by a crash, the app's own request that
+ *   pre-warmed the prefix, another client). So `cache_efficiency` ≤ 1 always: 1 when the
+ *   counted requests missed nothing they could have read.
  * - `cache_efficiency` is 1 when `max_fanout_reads` is 0 (nothing could be read, nothing was
- *   missed); `fanout_hit_ratio` is 0 when there were no fan-out input tokens. Reads are not
- *   capped, so an efficiency above 1 means `sharedPrefixTokens` was under-estimated.
+ *   missed); `fanout_hit_ratio` is 0 when there were no fan-out input tokens.
  */
 export interface FanOutMetrics {
   key: string;
@@ -134,8 +138,13 @@ function metricsOf(group: Group, owner: AgentNode | undefined, table: ModelCatal
     sharedReadTokens += Math.min(r.usage.cache_read_input_tokens, sharedHere);
     sharedSum += sharedHere;
   }
-  const cached = cachedAtStart(group, shared, owner);
-  const uncached = shared - cached;
+  // What the counted requests read was cached for them, whoever wrote it: an earlier pass, an
+  // attempt cancelled or cut by a crash (billed, not counted here), the app's own request. So
+  // the part that had to be written is at most what they missed in all; without this bound a
+  // resumed or pre-warmed fan-out, all of whose requests read, came out above 1.
+  const missed = sharedSum - sharedReadTokens;
+  const uncached = Math.min(shared - cachedAtStart(group, shared, owner), missed);
+  const cached = shared - uncached;
   const model = group.records[0] ? findModel(group.records[0].model, table) : undefined;
   const cacheable = shared >= (model?.minCacheableTokens ?? 0);
   const maxReads = cacheable ? Math.max(0, sharedSum - uncached) : 0;

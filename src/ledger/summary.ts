@@ -77,6 +77,17 @@ export interface LedgerSummary {
   cost_error: string | null;
 }
 
+/**
+ * The fan-out requests' reads within the shared prefix: what `cache_efficiency` counts, beside
+ * `max_fanout_reads`. `fanout_cache_read_input_tokens` also holds reads past the prefix (a
+ * re-sent request reading its own directive), so "read X of at most Y" names this one.
+ */
+export function fanOutSharedReads(
+  cache: Pick<LedgerSummary['cache'], 'cache_efficiency' | 'max_fanout_reads'>,
+): number {
+  return Math.round(cache.cache_efficiency * cache.max_fanout_reads);
+}
+
 function savings(actual: number | null, baseline: number | null): number | null {
   return actual === null || baseline === null || baseline === 0 ? null : (baseline - actual) / baseline;
 }

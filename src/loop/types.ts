@@ -142,6 +142,8 @@ export interface ForkOutcome {
   failedAttempts?: RequestRecord[] | undefined;
   /** Requests in flight when an earlier run died (resume): billed or not, unknown. */
   unknownOutcome?: number | undefined;
+  /** The turn of each of those requests (sent again on resume: its twin prices the estimate). */
+  unknownTurns?: number[] | undefined;
   editsNotApplied?: { path: string; code: string }[] | undefined;
   /** Every run of the plan's check, in order (none without a check). */
   checks?: CheckRecord[] | undefined;

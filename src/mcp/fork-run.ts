@@ -1,6 +1,7 @@
 import { ForkEngine } from '../engine/engine.ts';
 import { forkToolsFor } from '../engine/fork-tools.ts';
-import type { FanOutEvent, FanOutResult, ForkResult } from '../agent/fork-handle.ts';
+import type { FanOut, FanOutResult, ForkResult } from '../agent/fork-handle.ts';
+import { type FanOutProgress, progressOf } from '../agent/fan-out-progress.ts';
 import type { CapturedForkCall } from '../proxy/fork-calls.ts';
 import { forkParent } from './fork-parent.ts';
 import type { ForkInput } from './fork-input.ts';
@@ -24,8 +25,8 @@ export interface ForkCallResult extends FanOutResult {
   toolSet: string;
 }
 
-/** Told at each turn a child ends and each child that ends: how many children have ended, of how many. */
-export type ForkProgress = (ended: number, total: number) => void;
+/** Told as each child starts, calls a tool, finishes a turn and ends (the AI SDK fork tool's preliminary results say the same). */
+export type ForkProgress = (progress: FanOutProgress) => void;
 
 /** One fan-out from a captured fork call: an engine of its own (isolation and maxUsd are engine options). */
 export async function runForkCall(
@@ -59,7 +60,7 @@ export async function runForkCall(
       ...(input.check === undefined ? {} : { check: { command: input.check } }),
       ...(signal === undefined ? {} : { signal }),
     });
-    if (onProgress) void reportProgress(fan.events, input.directives.length, onProgress);
+    if (onProgress) void reportProgress(fan, onProgress);
     return { ...(await fan.settled()), toolSet };
   } finally {
     await engine.close();
@@ -70,12 +71,8 @@ export async function runForkCall(
  * A client waiting on the tool may give up on a call that says nothing for a while (Qwen Code:
  * 5 minutes by default, however long its children take): every child's turn is a sign of life.
  */
-async function reportProgress(events: AsyncIterable<FanOutEvent>, total: number, onProgress: ForkProgress) {
-  let ended = 0;
-  for await (const event of events) {
-    if (event.type === 'fork-end') ended++;
-    if (event.type === 'fork-end' || event.type === 'turn-end') onProgress(ended, total);
-  }
+async function reportProgress(fan: FanOut, onProgress: ForkProgress) {
+  for await (const progress of progressOf(fan)) onProgress(progress);
 }
 
 /** One child's section: forkcache's heading, then the child's words quoted (`quoteChildText`), never able to start a section. */
@@ -94,10 +91,15 @@ export function formatFanOut(result: ForkCallResult): string {
   const done = result.forks.filter((f) => f.status === 'completed').length;
   const s = result.summary;
   const cost = s.cost_usd.actual;
+  const u = s.usage;
+  // Each figure beside the total it is a part of, as the ledger defines them (docs/architecture.md):
+  // the shared-prefix reads the efficiency counts (efficiency × most readable), then every request's.
+  const sharedReads = Math.round(s.cache.cache_efficiency * s.cache.max_fanout_reads);
+  const allInput = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
   const lines = [
     `forkcache: ${result.forks.length} fork(s), ${done} completed; tool set ${result.toolSet}; fan-out ${result.fanOutId}; ` +
-      `read ${s.usage.cache_read_input_tokens} of ${s.cache.fanout_input_tokens} input tokens from the cache ` +
-      `(efficiency ${s.cache.cache_efficiency.toFixed(3)})` +
+      `the ${s.cache.fanout_requests} fan-out request(s) read ${sharedReads} of at most ${s.cache.max_fanout_reads} shared-prefix tokens from the cache ` +
+      `(efficiency ${s.cache.cache_efficiency.toFixed(3)}); all ${s.requests} request(s) read ${u.cache_read_input_tokens} of ${allInput} input tokens from it` +
       (cost === null ? '' : `; cost $${cost.toFixed(4)}`),
     '',
     ...result.forks.map(forkText),

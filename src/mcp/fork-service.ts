@@ -66,7 +66,9 @@ export class ForkService {
       this.#settings,
       input.background ? this.#stop.signal : AbortSignal.any([signal, this.#stop.signal]),
       // a background call has answered already: nobody waits for its progress
-      input.background || !onProgress ? undefined : (ended, total) => onProgress(`${ended} of ${total} fork(s) ended`),
+      input.background || !onProgress
+        ? undefined
+        : (p) => onProgress(`${p.ended} of ${p.total} fork(s) ended; ${p.event}`),
     );
     this.#track(run);
     if (input.background) {

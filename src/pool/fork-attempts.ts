@@ -18,6 +18,7 @@ export interface StartPoint {
     requests: RequestRecord[];
     failedAttempts: RequestRecord[];
     unknownOutcome: number;
+    unknownTurns: number[];
     toolCalls: number;
     filesChanged: string[];
     checks: CheckRecord[];
@@ -66,7 +67,15 @@ export function startFields(
 export const FRESH_START = (child: ForkChild): StartPoint => ({
   child,
   turnsDone: 0,
-  previous: { requests: [], failedAttempts: [], unknownOutcome: 0, toolCalls: 0, filesChanged: [], checks: [] },
+  previous: {
+    requests: [],
+    failedAttempts: [],
+    unknownOutcome: 0,
+    unknownTurns: [],
+    toolCalls: 0,
+    filesChanged: [],
+    checks: [],
+  },
   interrupted: [],
   rerun: [],
 });
@@ -97,6 +106,7 @@ export function startFromTranscript(base: ForkChild, transcript: ReadTranscript,
       requests: transcript.turns.map((t) => t.request),
       failedAttempts: transcript.failedAttempts,
       unknownOutcome: transcript.unknownOutcome,
+      unknownTurns: transcript.unknownTurns,
       toolCalls,
       filesChanged: [...files],
       checks: transcript.checks,
@@ -136,6 +146,7 @@ export function finishedOutcome(start: StartPoint, transcript: ReadTranscript): 
     requests: start.previous.requests,
     failedAttempts: start.previous.failedAttempts,
     unknownOutcome: start.previous.unknownOutcome,
+    unknownTurns: start.previous.unknownTurns,
     finalText: end.finalText,
     report: parseReport(end.finalText),
     messages: [...start.child.messages],
@@ -161,6 +172,7 @@ export function mergeOutcome(start: StartPoint, outcome: ForkOutcome): ForkOutco
     requests: [...start.previous.requests, ...outcome.requests],
     failedAttempts: [...start.previous.failedAttempts, ...(outcome.failedAttempts ?? [])],
     unknownOutcome: start.previous.unknownOutcome + (outcome.unknownOutcome ?? 0),
+    unknownTurns: [...start.previous.unknownTurns, ...(outcome.unknownTurns ?? [])],
     filesChanged: [...new Set([...start.previous.filesChanged, ...outcome.filesChanged])].sort(),
     ...(start.previous.checks.length + (outcome.checks?.length ?? 0) > 0
       ? { checks: [...start.previous.checks, ...(outcome.checks ?? [])] }

@@ -1,5 +1,6 @@
 import type { FanOutFiles } from './run-files.ts';
 import type { ForkRow, RequestPoint } from './run-types.ts';
+import { fanOutSharedReads } from '../ledger/summary.ts';
 
 const n = (x: number): string => x.toLocaleString('en-US');
 
@@ -26,7 +27,7 @@ export function missDiagnostics(files: FanOutFiles, requests: RequestPoint[], fo
   }
   if (summary && summary.cache.cache_efficiency < 1) {
     out.push(
-      `cache efficiency ${summary.cache.cache_efficiency.toFixed(3)}: the fan-out requests read ${n(summary.cache.fanout_cache_read_input_tokens)} of at most ${n(summary.cache.max_fanout_reads)} tokens from cache`,
+      `cache efficiency ${summary.cache.cache_efficiency.toFixed(3)}: the fan-out requests read ${n(fanOutSharedReads(summary.cache))} of at most ${n(summary.cache.max_fanout_reads)} shared-prefix tokens from cache`,
     );
   }
   const shared = summary?.prefix.shared_tokens ?? null;

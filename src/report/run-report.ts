@@ -5,6 +5,7 @@ import { MAX_CATEGORIES } from './bins.ts';
 import { budgetChart } from './budget-chart.ts';
 import type { RunModel } from './run-types.ts';
 import { BASELINES_NOTE, savedAgainst } from '../ledger/baseline-words.ts';
+import { fanOutSharedReads } from '../ledger/summary.ts';
 
 const n = (x: number): string => x.toLocaleString('en-US');
 const usd = (x: number | null | undefined): string => (x === null || x === undefined ? 'n/a' : `$${x.toFixed(4)}`);
@@ -31,7 +32,7 @@ function overview(model: RunModel): string {
       ],
       [
         'cache efficiency',
-        `${s.cache.cache_efficiency.toFixed(3)} (read ${n(s.cache.fanout_cache_read_input_tokens)} of at most ${n(s.cache.max_fanout_reads)})`,
+        `${s.cache.cache_efficiency.toFixed(3)} (read ${n(fanOutSharedReads(s.cache))} of at most ${n(s.cache.max_fanout_reads)})`,
       ],
       [
         'cost (whole tree)',

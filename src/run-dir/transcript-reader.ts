@@ -41,6 +41,8 @@ export interface ReadTranscript {
    * may or may not have billed them; the summary counts them as "unknown outcome".
    */
   unknownOutcome: number;
+  /** The turn of each of those requests (the fork sends that turn again on resume), in order. */
+  unknownTurns: number[];
   /** Every run of the plan's check, in order. */
   checks: CheckRecord[];
   /** The fork's end, if nothing came after it (a retried or continued fork has none yet). */
@@ -70,6 +72,7 @@ export function readTranscript(path: string, code: ErrorCode = 'INVALID_ARGUMENT
     turns: [],
     failedAttempts: [],
     unknownOutcome: 0,
+    unknownTurns: [],
     checks: [],
     end: undefined,
     endedJobs: [],
@@ -172,5 +175,6 @@ export function readTranscript(path: string, code: ErrorCode = 'INVALID_ARGUMENT
     }
   }
   out.unknownOutcome = pending.size;
+  out.unknownTurns = [...pending].map((key) => Number(key.split(':')[0])).sort((a, b) => a - b);
   return out;
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { parseOrThrow } from '../validation.ts';
 import { SPAWN_TOOL_NAME } from '../wire/fork-text.ts';
 import { toolError, toolOk, type ToolResult } from './result.ts';
+import { type StandardSchemaV1, validateStandard } from './standard-schema.ts';
 
 /** What a host tool's handler is given besides the model's input. */
 export interface HostToolContext {
@@ -18,9 +19,22 @@ export type HostToolOutput = string | { content: string; isError?: boolean | und
 /**
  * A tool of the parent's own array that no built-in executor runs (`search_tickets`, a
  * database query): its handler runs on the engine's thread, reached from the fork's worker.
+ * With an `inputSchema`, `execute` gets the model's input as the schema's output type.
+ *
+ * @example
+ * const lookup: HostTool<{ name: string }> = {
+ *   inputSchema: z.object({ name: z.string() }),
+ *   execute: ({ name }) => `user ${name}: plan pro`,
+ * };
  */
-export interface HostTool {
-  execute(input: unknown, ctx: HostToolContext): Promise<HostToolOutput> | HostToolOutput;
+export interface HostTool<Input = unknown> {
+  /**
+   * Checks the model's input before `execute` runs (zod 4, valibot, arktype: any Standard
+   * Schema): a mismatch is an error result naming the field, for the model to correct, and
+   * `execute` does not run. `execute` gets the schema's output (defaults and transforms applied).
+   */
+  readonly inputSchema?: StandardSchemaV1<unknown, Input> | undefined;
+  execute(input: Input, ctx: HostToolContext): Promise<HostToolOutput> | HostToolOutput;
   /**
    * It changes nothing: a call interrupted by a stop runs again on resume. Default false: an
    * interrupted call is reported to the model as of unknown outcome, never repeated.
@@ -57,6 +71,13 @@ export interface HostToolSet {
 
 const hostToolSchema = z.strictObject({
   execute: z.custom<HostTool['execute']>((v) => typeof v === 'function', 'expected a function'),
+  inputSchema: z
+    .custom<StandardSchemaV1>(
+      (v) =>
+        typeof v === 'object' && v !== null && typeof (v as StandardSchemaV1)['~standard']?.validate === 'function',
+      'expected a Standard Schema (zod 4, valibot, arktype: an object with ~standard.validate)',
+    )
+    .optional(),
   readOnly: z.boolean().optional(),
   timeoutMs: z.number().int().positive().max(86_400_000).optional(),
   maxResultBytes: z
@@ -116,8 +137,18 @@ export async function runHostTool(
   const signal = AbortSignal.any([ctx.signal, deadline]);
   const max = tool.maxResultBytes ?? DEFAULT_HOST_RESULT_BYTES;
   try {
+    let checked = input;
+    if (tool.inputSchema) {
+      const valid = await validateStandard(tool.inputSchema, input);
+      if (!valid.ok)
+        return toolError(
+          'TOOL_INPUT_INVALID',
+          capResult(`${name}: the input does not match its schema: ${valid.message}`, max),
+        );
+      checked = valid.value;
+    }
     const work = Promise.resolve().then(() =>
-      tool.execute(input, { signal, forkId: ctx.forkId, toolUseId: ctx.toolUseId }),
+      tool.execute(checked, { signal, forkId: ctx.forkId, toolUseId: ctx.toolUseId }),
     );
     const output = await untilAborted(work, signal);
     if (typeof output === 'string') return toolOk(capResult(output, max));

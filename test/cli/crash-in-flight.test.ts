@@ -10,7 +10,8 @@ import { cliArgs, forkcache, lastJson } from './run-cli.ts';
 
 // Issue 15, case 6: requests in flight at a kill -9 were never recorded. Each request is now
 // written ahead in the transcript; on resume one left unanswered is reported as "unknown
-// outcome" (the endpoint may or may not have billed it), not silently dropped.
+// outcome" (the endpoint may or may not have billed it), not silently dropped, and (issue 45)
+// counted as "billed, unrecorded" with an estimate: the request its fork sent again for that turn.
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -74,6 +75,16 @@ describe('kill -9 while a request is in flight (issue 15, case 6)', () => {
       const summary = lastJson(resumed.stdout);
       expect(summary.forks.completed).toBe(1);
       expect(summary.requests.unknown_outcome).toBe(1);
+      // billed, unrecorded: estimated as the turn-2 request the resume sent again (the same bytes)
+      const estimate = summary.requests.billed_unrecorded;
+      expect(estimate.requests).toBe(1);
+      const input =
+        estimate.estimated_input_tokens +
+        estimate.estimated_cache_creation_input_tokens +
+        estimate.estimated_cache_read_input_tokens;
+      // turn 2 carries the parent's prefix and turn 1: more than the plan's parent alone
+      expect(input).toBeGreaterThan(summary.prefix.shared_tokens);
+      expect(estimate.estimated_output_tokens).toBeGreaterThan(0);
       expect(summary.requests.turns).toBeGreaterThanOrEqual(2);
     } finally {
       await server.close();

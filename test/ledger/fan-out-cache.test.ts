@@ -129,16 +129,46 @@ describe('fan-out metrics (docs/architecture.md definitions)', () => {
     ]);
   });
 
-  it("treats the prefix as uncached when the parent's last request is older than the 5-minute lifetime", () => {
-    // t1 was at 10 s; the fan-out starts 300.001 s later: U = 4,400, max = 17,600 − 4,400 = 13,200.
+  it("treats the prefix as uncached when the parent's last request is older than the 5-minute lifetime, but never as more than the requests missed", () => {
+    // t1 was at 10 s; the fan-out starts 300.001 s later: by the clock U = 4,400. But the
+    // requests read all but 840 of the 17,600 shared tokens they sent (the warm-up and f3 missed
+    // 420 each): the rest was cached for them, so U = 840 and max = 17,600 − 840 = 16,760.
     const s = fanout(10_000 + 300_001).summary();
-    expect(s.cache.max_fanout_reads).toBe(13_200);
-    expect(s.cache.cache_efficiency).toBe(16_760 / 13_200); // > 1: the records contradict the clock
+    expect(s.cache.by_fanout[0]!.uncached_at_start).toBe(840);
+    expect(s.cache.max_fanout_reads).toBe(16_760);
+    expect(s.cache.cache_efficiency).toBe(1); // once 16,760 / 13,200: the records contradicted the clock
   });
 
-  it('prefers an explicit cachedPrefixTokens', () => {
-    // Declared cold: U = 4,400 → max = 13,200.
-    expect(fanout(20_000, { cachedPrefixTokens: 0 }).summary().cache.max_fanout_reads).toBe(13_200);
+  it('prefers an explicit cachedPrefixTokens, within what the requests missed', () => {
+    // Declared cold: U = 4,400, bounded by the 840 tokens missed.
+    expect(fanout(20_000, { cachedPrefixTokens: 0 }).summary().cache.max_fanout_reads).toBe(16_760);
+    // Declared warm: U = 0 → max = 17,600; the 840 missed lower the efficiency.
+    const warm = fanout(20_000, { cachedPrefixTokens: 4_400 }).summary().cache;
+    expect([warm.max_fanout_reads, warm.cache_efficiency]).toEqual([17_600, 16_760 / 17_600]);
+  });
+
+  it("is at most 1 for a prefix pre-warmed by a request the ledger does not hold (the app's own, an earlier pass)", () => {
+    // An AI SDK app's fork tool: the app's request cached S = 4,000; the ledger has none of it.
+    // The warm-up and three children each read S: nothing was missed, nothing had to be written.
+    const ledger = new UsageLedger();
+    ledger.record(
+      rec({ forkId: 'app', kind: 'warmup', sharedPrefixTokens: 4_000, usage: { cache_read_input_tokens: 4_000 } }),
+    );
+    for (const id of ['c1', 'c2', 'c3'])
+      ledger.record(
+        rec({
+          forkId: id,
+          parentId: 'app',
+          kind: 'fork',
+          at: 1_000,
+          sharedPrefixTokens: 4_000,
+          usage: { cache_read_input_tokens: 4_000, cache_creation_input_tokens: 200, output_tokens: 10 },
+        }),
+      );
+    const cache = ledger.summary().cache;
+    expect(cache.by_fanout[0]!.uncached_at_start).toBe(0);
+    expect(cache.max_fanout_reads).toBe(16_000);
+    expect(cache.cache_efficiency).toBe(1); // once 16,000 / 12,000 = 1.333
   });
 
   it('separates two fan-outs of one parent by prefixId; max 0 means efficiency 1', () => {

@@ -121,7 +121,12 @@ describe('forkcache proxy --mcp: the fork tool forks from the request in which t
     expect(result.isError, text).toBe(false);
     expect(progress.length).toBeGreaterThan(0);
     expect(progress.every((p, i) => i === 0 || p.progress > progress[i - 1]!.progress)).toBe(true);
-    expect(progress.every((p) => /^\d+ of 30 fork\(s\) ended$/.test(p.message ?? ''))).toBe(true);
+    // each message says how many ended and what one child just did, as the AI SDK tool's preliminary results do
+    const words =
+      /^\d+ of 30 fork\(s\) ended; fork \d+ (started|called \S+( \(error\))?|finished turn \d+|ended: \S+)$/;
+    for (const p of progress) expect(p.message).toMatch(words);
+    expect(progress.some((p) => / fork \d+ started$/.test(p.message!))).toBe(true);
+    expect(progress.some((p) => / fork \d+ ended: completed$/.test(p.message!))).toBe(true);
     expect(text.match(/^## fork \d+ \(completed\)/gm)).toHaveLength(30);
     expect(text).toContain('count the lines of notes.txt (17/30)');
     // the parent declares Claude Code's Read: the children run Claude Code's tool set
@@ -142,6 +147,27 @@ describe('forkcache proxy --mcp: the fork tool forks from the request in which t
     const fanouts = mcp.proxy.summary().fanouts;
     expect(fanouts.some((f) => f.requests >= 30)).toBe(true);
     expect(children.every((r) => r.kind === 'fork' && r.status === 200)).toBe(true);
+
+    // The result's first line states the ledger's figures, each beside the total it is part of
+    // (it once divided every turn's reads by the first requests' tokens: "efficiency 1.031").
+    const line = text.split('\n')[0]!;
+    const figures =
+      /the (\d+) fan-out request\(s\) read (\d+) of at most (\d+) shared-prefix tokens from the cache \(efficiency (\d\.\d{3})\); all (\d+) request\(s\) read (\d+) of (\d+) input tokens from it/.exec(
+        line,
+      );
+    expect(figures, line).not.toBeNull();
+    const [fanOutRequests, sharedReads, maxReads, efficiency, requests, reads, input] = figures!.slice(1).map(Number);
+    expect(fanOutRequests).toBeGreaterThanOrEqual(30);
+    expect(sharedReads).toBeLessThanOrEqual(maxReads!);
+    // Claude Code's turn cached the prefix before the fan-out (pre-warmed): every first request read it all
+    expect(efficiency).toBe(1);
+    // the proxy's ledger of the same requests, counted on its own
+    const sum = (pick: (u: NonNullable<(typeof children)[number]['usage']>) => number): number =>
+      children.reduce((acc, r) => acc + pick(r.usage!), 0);
+    expect(requests).toBe(children.length);
+    expect(reads).toBe(sum((u) => u.cache_read_input_tokens));
+    expect(input).toBe(sum((u) => u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens));
+    expect(reads).toBeLessThanOrEqual(input!);
   });
 
   it('runs a background call and hands its reports to fork_status', async () => {

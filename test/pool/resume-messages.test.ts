@@ -55,6 +55,7 @@ describe('reading a transcript back (issue 15, cases 6 and 8)', () => {
     expect(read.turns.map((t) => t.turn)).toEqual([1]);
     expect(read.failedAttempts.map((r) => r.messageId)).toEqual(['msg_failed']);
     expect(read.unknownOutcome).toBe(1);
+    expect(read.unknownTurns).toEqual([2]); // the turn resume sends again: its twin prices the estimate
   });
 
   it('names file:line and the field for a null line and for a wrong-shaped record', () => {

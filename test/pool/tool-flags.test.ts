@@ -37,7 +37,15 @@ describe('the tool flags on their way to the tools', () => {
     const start: StartPoint = {
       child: { tailBlocks: [], messages: [] },
       turnsDone: 0,
-      previous: { requests: [], failedAttempts: [], unknownOutcome: 0, toolCalls: 0, filesChanged: [], checks: [] },
+      previous: {
+        requests: [],
+        failedAttempts: [],
+        unknownOutcome: 0,
+        unknownTurns: [],
+        toolCalls: 0,
+        filesChanged: [],
+        checks: [],
+      },
       interrupted: [],
       rerun: [],
     };

@@ -15,6 +15,7 @@ import { editsNotApplied, formatFanOutResult, jsonSummary } from '../summary-tab
 import { modelCheck } from '../model-check.ts';
 import { reportAfterRun, reportFlag } from './report.ts';
 import { printOut, printErr } from '../terminal-safe.ts';
+import { requireFeatures } from '../optional-features.ts';
 
 const optionsSchema = z.object({
   forks: intFlag.pipe(z.number().min(1, 'at least 1').max(1000, 'at most 1,000')).default(8),
@@ -98,6 +99,7 @@ export function registerDemoCommand(program: Command): void {
     )
     .action(async (raw: Record<string, unknown>) => {
       const flags = parseFlags(optionsSchema, raw);
+      await requireFeatures(flags.report !== undefined && flags.report !== false && 'report');
       const opts = { ...flags, model: flags.model ?? demoModelOf(flags.provider) };
       const log = (line: string): void => void printErr(`${line}\n`);
       if (opts.parentFromClaudeTranscript !== undefined) {

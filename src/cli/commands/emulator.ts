@@ -5,6 +5,7 @@ import { latencyNameSchema } from '../../emulator/latency.ts';
 import { loadCatalogue } from '../../models/catalogue.ts';
 import type { EmulatorOptions } from '../../emulator/options.ts';
 import { ReplayModel } from '../../emulator/scripts/replay.ts';
+import { BUILTIN_SCRIPTS } from '../../emulator/scripts/registry.ts';
 import { startEmulator } from '../../emulator/start.ts';
 import { EMULATOR_APIS } from '../../emulator/openai/rules.ts';
 import { HEADER_NAME } from '../../wire/credentials.ts';
@@ -76,7 +77,11 @@ export function registerEmulatorCommand(program: Command): void {
     )
     // the old name, kept for one release (too close to the proxy's --strip-billing-block)
     .addOption(new Option('--strict-billing-block').default(false).hideHelp())
-    .option('--script <name>', 'default scripted model: echo | refactor | claude-code (| replay with --replay)', 'echo')
+    .option(
+      '--script <name>',
+      `default scripted model: ${Object.keys(BUILTIN_SCRIPTS).join(' | ')} (| replay with --replay)`,
+      'echo',
+    )
     .option('--replay <file>', 'JSON fixture for the replay model (registered as "replay")')
     .option(
       '--model-table <file>',

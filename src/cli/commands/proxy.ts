@@ -7,6 +7,7 @@ import { intFlag, parseFlags } from '../flags.ts';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { importOptional } from '../../optional-import.ts';
 import { printOut, printErr } from '../terminal-safe.ts';
+import { requireFeatures } from '../optional-features.ts';
 
 const port = z
   .string()
@@ -121,10 +122,17 @@ export function registerProxyCommand(program: Command): void {
         return;
       }
       const modelTable = o.modelTable === undefined ? undefined : loadCatalogue(o.modelTable);
-      const [{ startProxy }, { attachBoard }, mcpStart] = await Promise.all([
+      // Every optional package before the socket opens: found missing after it, the command
+      // once printed the error and kept listening, its pool open, forever.
+      await requireFeatures(o.mcp && 'mcp', o.report !== undefined && 'report');
+      const [{ startProxy }, { attachBoard }, mcpStart, report] = await Promise.all([
         import('../../proxy/server.ts'),
         import('../../proxy/board.ts'),
         o.mcp ? importOptional('mcp', () => import('../../mcp/start.ts')) : undefined,
+        // Loaded now, not after Ctrl-C: the terminal's SIGINT reaches the whole process group, and
+        // from a source checkout that includes tsx's esbuild service, which stops on it; a module
+        // first imported after the signal then fails ("The service is no longer running").
+        o.report === undefined ? undefined : importOptional('report', () => import('../../proxy/report.ts')),
       ]);
       const start = (options: Parameters<typeof startProxy>[0]) =>
         mcpStart
@@ -155,17 +163,19 @@ export function registerProxyCommand(program: Command): void {
       });
       const proxy = started.proxy;
       const mcp = 'mcpUrl' in started ? started : undefined;
-      // Loaded now, not after Ctrl-C: the terminal's SIGINT reaches the whole process group, and
-      // from a source checkout that includes tsx's esbuild service, which stops on it; a module
-      // first imported after the signal then fails ("The service is no longer running").
-      const report = o.report === undefined ? undefined : await import('../../proxy/report.ts');
-      printOut(`forkcache proxy listening on ${proxy.url}\n`);
-      if (mcp) {
-        const config = `${JSON.stringify({ mcpServers: mcp.mcpServers() }, null, 2)}\n`;
-        if (o.mcpConfig !== undefined) {
+      if (mcp && o.mcpConfig !== undefined) {
+        try {
+          const config = `${JSON.stringify({ mcpServers: mcp.mcpServers() }, null, 2)}\n`;
           writeFileSync(o.mcpConfig, config, { mode: 0o600 });
           chmodSync(o.mcpConfig, 0o600); // an existing file keeps its mode otherwise
+        } catch (err) {
+          // what is open is closed before the error ends the command: the process must exit
+          await mcp.close();
+          throw err;
         }
+      }
+      printOut(`forkcache proxy listening on ${proxy.url}\n`);
+      if (mcp)
         // The secret is printed only where it is asked for: in the config file, never on a terminal.
         printOut(
           `forkcache mcp at ${mcp.mcpUrl}` +
@@ -173,7 +183,6 @@ export function registerProxyCommand(program: Command): void {
               ? ' (no --mcp-config: its secret is not shown)\n'
               : `; client config in ${o.mcpConfig}\n`),
         );
-      }
       const detach = attachBoard(proxy, process.stderr, o.json);
       const signal = await untilSignal();
       printErr(`forkcache proxy: ${signal}, closing\n`);

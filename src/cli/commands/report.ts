@@ -39,16 +39,6 @@ const loadReportWriter = (): Promise<typeof import('../../report/write-report.ts
 export const reportFlag = z.union([z.boolean(), z.string().min(1, 'expected a file name')]).optional();
 
 /**
- * With `--report`, load the report writer (and echarts, its optional peer) before the run sends
- * its first request: a missing package is said at once (DEPENDENCY_MISSING, naming it), not
- * after a run of hours (issue 42).
- */
-export async function reportWriterReady(flag: boolean | string | undefined): Promise<void> {
-  if (flag === undefined || flag === false) return;
-  await loadReportWriter();
-}
-
-/**
  * Write the report of a run that just finished. A failure here must not hide the run's own
  * result: it is logged, and the caller turns it into exit code 1.
  */

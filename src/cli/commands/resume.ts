@@ -22,7 +22,7 @@ import { editsNotApplied, formatFanOutResult, jsonSummary, notDoneMessage, notDo
 import { ALL_NOT_DONE, retryFlag } from '../retry-flag.ts';
 import { RETRYABLE_STATUSES } from '../../fork-status.ts';
 import { describeSandbox, sandboxLine } from '../../tools/sandbox-report.ts';
-import { reportAfterRun, reportFlag, reportWriterReady } from './report.ts';
+import { reportAfterRun, reportFlag } from './report.ts';
 import { trustFanOutDir } from '../../run-dir/run-trust.ts';
 import { closeAll, settledOrForks } from '../fan-out-ending.ts';
 import {
@@ -34,6 +34,7 @@ import {
   redisLostLine,
 } from '../distributed-run.ts';
 import { printOut, printErr } from '../terminal-safe.ts';
+import { requireFeatures } from '../optional-features.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -92,7 +93,11 @@ export function registerResumeCommand(program: Command): void {
     )
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
-      await reportWriterReady(opts.report);
+      // what --report and --redis need is checked before anything starts (exit 1 naming it)
+      await requireFeatures(
+        opts.report !== undefined && opts.report !== false && 'report',
+        opts.redis !== undefined && 'distributed',
+      );
       const catalogue = loadCatalogue(opts.modelTable);
       let failed = 0;
       let spendCap = false;

@@ -17,7 +17,7 @@ import { describeSandbox, sandboxLine } from '../../tools/sandbox-report.ts';
 import { ProgressBoard } from '../progress-board.ts';
 import { editsNotApplied, formatFanOutResult, jsonSummary, notDoneMessage } from '../summary-table.ts';
 import { planFieldsHelp } from '../plan-help.ts';
-import { reportAfterRun, reportFlag, reportWriterReady } from './report.ts';
+import { reportAfterRun, reportFlag } from './report.ts';
 import { CacheContinuity } from '../cache-continuity.ts';
 import { routeMismatch } from '../importers/claude-route.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
@@ -35,6 +35,7 @@ import {
 } from '../distributed-run.ts';
 import { printOut, printErr } from '../terminal-safe.ts';
 import { toolFlagsOf } from '../../tools/tool-flags.ts';
+import { requireFeatures } from '../optional-features.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -96,6 +97,11 @@ export function registerRunCommand(program: Command): void {
     )
     .action(async (planPath: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
+      // what --report and --redis need is checked before anything starts (exit 1 naming it)
+      await requireFeatures(
+        !opts.dryRun && opts.report !== undefined && opts.report !== false && 'report',
+        !opts.dryRun && opts.redis !== undefined && 'distributed',
+      );
       const loaded = loadPlan(planPath, { claudeTranscript: opts.parentFromClaudeTranscript, model: opts.model });
       const { plan, snapshot, workspace, runsDir, notes, modelTable, expectedCachedTokens, fromTranscript } = loaded;
       const provider = opts.provider ?? plan.provider;
@@ -123,7 +129,6 @@ export function registerRunCommand(program: Command): void {
         printOut(opts.json ? `${JSON.stringify(report)}\n` : text);
         return;
       }
-      await reportWriterReady(opts.report);
       const target = await openEndpoint(opts.api, plan.emulator, catalogue, provider);
       const distributed = await distributedFor(opts, target);
       log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);

@@ -101,6 +101,9 @@ export function registerWorkerCommand(program: Command): void {
     )
     .action(async (raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
+      // loaded here, not at the top: `forkcache --version` must not load bullmq (an optional peer);
+      // and first, so that a missing one stops the command before it loads the host's tools
+      const { startHostWorker } = await importOptional('distributed', () => import('../../distributed/host-worker.ts'));
       const permissions = opts.permissions
         ? (parseOrThrow(
             permissionPolicySchema,
@@ -111,8 +114,6 @@ export function registerWorkerCommand(program: Command): void {
         : undefined;
       const ceilings = opts.ceiling.map(parseCeiling);
       const hostTools = opts.hostTools ? await loadHostTools(opts.hostTools) : undefined;
-      // loaded here, not at the top: `forkcache --version` must not load bullmq (an optional peer)
-      const { startHostWorker } = await importOptional('distributed', () => import('../../distributed/host-worker.ts'));
       const host = await startHostWorker({
         redis: opts.redis,
         queue: opts.queue,

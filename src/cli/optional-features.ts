@@ -1,0 +1,22 @@
+import { importOptional, type OptionalFeature } from '../optional-import.ts';
+
+/**
+ * The forkcache module that loads each feature's optional packages. Loading it is the check:
+ * the packages resolve, and Node keeps the module for the command's later use. (`ai-sdk` has
+ * none: forkcache/ai-sdk imports nothing of the AI SDK, the app does.)
+ */
+const LOADERS: Record<Exclude<OptionalFeature, 'ai-sdk'>, () => Promise<unknown>> = {
+  report: () => import('../report/svg-chart.ts'),
+  distributed: () => import('../distributed/backend.ts'),
+  mcp: () => import('../mcp/start.ts'),
+};
+
+/**
+ * Load the optional packages a command's flags need, before the command starts anything (a
+ * server, a pool, a run): a missing one is `DEPENDENCY_MISSING` naming it (exit 1) while there
+ * is nothing to close yet. A command that found out after starting its server once kept the
+ * socket open and never exited. `false` and `undefined` stand for a flag not given.
+ */
+export async function requireFeatures(...features: (OptionalFeature | false | undefined)[]): Promise<void> {
+  for (const feature of features) if (feature && feature !== 'ai-sdk') await importOptional(feature, LOADERS[feature]);
+}
