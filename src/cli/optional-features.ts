@@ -3,9 +3,11 @@ import { importOptional, type OptionalFeature } from '../optional-import.ts';
 /**
  * The forkcache module that loads each feature's optional packages. Loading it is the check:
  * the packages resolve, and Node keeps the module for the command's later use. (`ai-sdk` has
- * none: forkcache/ai-sdk imports nothing of the AI SDK, the app does.)
+ * none: forkcache/ai-sdk imports nothing of the AI SDK, the app does; `check-file` needs none:
+ * without its parser it falls back to a word check and says so.)
  */
-const LOADERS: Record<Exclude<OptionalFeature, 'ai-sdk'>, () => Promise<unknown>> = {
+type Required = Exclude<OptionalFeature, 'ai-sdk' | 'check-file'>;
+const LOADERS: Record<Required, () => Promise<unknown>> = {
   report: () => import('../report/svg-chart.ts'),
   distributed: () => import('../distributed/backend.ts'),
   mcp: () => import('../mcp/start.ts'),
@@ -17,6 +19,6 @@ const LOADERS: Record<Exclude<OptionalFeature, 'ai-sdk'>, () => Promise<unknown>
  * is nothing to close yet. A command that found out after starting its server once kept the
  * socket open and never exited. `false` and `undefined` stand for a flag not given.
  */
-export async function requireFeatures(...features: (OptionalFeature | false | undefined)[]): Promise<void> {
-  for (const feature of features) if (feature && feature !== 'ai-sdk') await importOptional(feature, LOADERS[feature]);
+export async function requireFeatures(...features: (Required | false | undefined)[]): Promise<void> {
+  for (const feature of features) if (feature) await importOptional(feature, LOADERS[feature]);
 }
