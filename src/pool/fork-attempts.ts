@@ -116,9 +116,15 @@ const hasToolUse = (message: Anthropic.MessageParam): boolean =>
  * A failed or cancelled fork, or one stopped before its end record, is continued instead (its
  * last answer, if any, is judged again: `judgeLast`).
  */
-export function finishedOutcome(start: StartPoint, transcript: ReadTranscript): ForkOutcome | undefined {
+export function finishedOutcome(
+  start: StartPoint,
+  transcript: ReadTranscript,
+  /** `continued`: a failed, capped or cancelled fork counts as finished too (a fix-up pass). */
+  options: { continued?: boolean } = {},
+): ForkOutcome | undefined {
   const end = transcript.end;
-  if (!end || !isForkEndStatus(end.status) || isContinuedStatus(end.status)) return undefined;
+  if (!end || !isForkEndStatus(end.status) || (isContinuedStatus(end.status) && options.continued !== true))
+    return undefined;
   return {
     status: end.status,
     turns: start.turnsDone,

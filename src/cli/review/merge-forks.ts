@@ -30,6 +30,11 @@ export interface MergeOptions {
   cleanOnly: boolean;
   /** Write the retry plan for the conflicting forks (default); a plan over several repositories writes one for all. */
   retryPlan?: boolean;
+  /**
+   * Forks to merge whatever their own status (the integrated forks of an integration step:
+   * a fork whose local check failed is one). Without it, only `completed` forks are tried.
+   */
+  candidates?: ReadonlySet<string>;
 }
 
 /** The repository of a worktree run; a shared-workspace run has no branches to `merge` or `push`. */
@@ -66,9 +71,16 @@ export async function refuseDirty(repo: HostGit): Promise<void> {
 }
 
 /** Why a fork is not tried at all; undefined for a fork to merge. */
-function notTried(fork: ForkReview, skip: ReadonlySet<string>, already: ReadonlySet<string>): string | undefined {
-  // only `completed` is mergeable: every other status (no_change, capped, not_done …) is not done
-  if (fork.status !== 'completed') return `not completed (${fork.status})`;
+function notTried(
+  fork: ForkReview,
+  skip: ReadonlySet<string>,
+  already: ReadonlySet<string>,
+  candidates: ReadonlySet<string> | undefined,
+): string | undefined {
+  // only `completed` is mergeable: every other status (no_change, capped, not_done …) is not done,
+  // unless an integration step decided (its candidates)
+  if (candidates !== undefined ? !candidates.has(fork.forkId) : fork.status !== 'completed')
+    return candidates !== undefined && fork.status === 'completed' ? 'not integrated' : `not completed (${fork.status})`;
   if (skip.has(fork.forkId)) return 'skipped (--skip)';
   if (fork.commit === undefined) return 'no branch';
   if (fork.commit === null) return 'no change';
@@ -91,12 +103,13 @@ export async function mergePass(
   run: RunReview,
   from: string,
   skip: ReadonlySet<string>,
+  candidates?: ReadonlySet<string>,
 ): Promise<MergePass> {
   const pass: MergePass = { merged: [], skipped: [], conflicts: [], refused: [], tree: from };
   const already = new Set((await repo.branches(BRANCH_PREFIX, { merged: from })).values());
   let head = from;
   for (const fork of run.forks) {
-    const why = notTried(fork, skip, already);
+    const why = notTried(fork, skip, already, candidates);
     if (why) {
       pass.skipped.push({ fork, why });
       continue;
@@ -159,7 +172,7 @@ export async function mergeForks(run: RunReview, options: MergeOptions): Promise
   await refuseDirty(repo);
   const from = await repo.out(['rev-parse', '--verify', 'HEAD^{commit}']);
   const target = (await repo.run(['symbolic-ref', '--quiet', '--short', 'HEAD'], { ok: [1] })).stdout.trim() || 'HEAD';
-  const { tree: _tree, ...pass } = await mergePass(repo, run, from, options.skip);
+  const { tree: _tree, ...pass } = await mergePass(repo, run, from, options.skip, options.candidates);
   const plan: MergePlan = { ...pass, commit: undefined, target, from, retryPlan: undefined };
   const blocked = plan.conflicts.length > 0 || plan.refused.length > 0;
   if (options.dryRun || (blocked && !options.cleanOnly)) return plan;
