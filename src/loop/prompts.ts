@@ -80,13 +80,18 @@ export function retryPrompt(
  * branch was merged with the others, and `output` is what it printed about the fork's files.
  * The fork continues its own conversation (its history is cached), so it knows what it did.
  */
-export function fixupPrompt(check: { command: string; exitCode: number | null; output: string; files: readonly string[] }): LoopPrompt {
+export function fixupPrompt(check: {
+  command: string;
+  exitCode: number | null;
+  output: string;
+  files: readonly string[];
+}): LoopPrompt {
   const how = check.exitCode === null ? 'was killed' : `exited with code ${check.exitCode}`;
   const text = [
     FIXUP_OPEN,
     `Your change was merged with the other forks' changes, and the whole repository's check \`${check.command}\` ${how}. Its output names ${check.files.length > 0 ? `your file(s) ${check.files.join(', ')}` : 'no file of yours; your change was found to break it by merging the forks one by one'}:`,
     neutralise(tail(check.output), FORK_FIXUP_TAG),
-    'Your files are as you left them; the other forks\' changes are not in your workspace. Fix what the output reports in your files (only what your directive is about), then end with your complete report again.',
+    "Your files are as you left them; the other forks' changes are not in your workspace. Fix what the output reports in your files (only what your directive is about), then end with your complete report again.",
     `</${FORK_FIXUP_TAG}>`,
   ].join('\n');
   return { reason: 'fixup', text };

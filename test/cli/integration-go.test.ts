@@ -130,7 +130,9 @@ describe.skipIf(!hasGo || !existsSync(PFLAG))(`the integration step on Go (${why
     expect(ran.stderr).toContain('fix-up round 1 for f03, f04');
 
     const branch = integration['repos'][0]['branch'];
-    expect(git(repo, 'show', `${branch}:cmd.go`)).toContain('func RunCommand(name string) *exec.Cmd { return exec.Command(name) }');
+    expect(git(repo, 'show', `${branch}:cmd.go`)).toContain(
+      'func RunCommand(name string) *exec.Cmd { return exec.Command(name) }',
+    );
     expect(git(repo, 'show', `${branch}:use.go`)).toContain('newName() + newName()');
     expect(git(repo, 'ls-tree', '--name-only', branch)).not.toContain('broken.go');
     // the integrated branch builds and vets, checked here outside forkcache too

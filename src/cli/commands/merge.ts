@@ -46,10 +46,14 @@ const integratedIds = (record: IntegrationRecord): Set<string> =>
 /** Forks whose work is in the target (merged now or before), done with nothing to merge, and left out. */
 function mergeCounts(plans: readonly MergePlan[], forks: readonly ForkReview[], record: IntegrationRecord | undefined) {
   const merged = plans.reduce(
-    (n, p) => n + p.merged.length + p.skipped.filter((s) => s.why === 'merged already').length,
+    // a blocked merge lists the forks that would merge, but moved nothing (no commit)
+    (n, p) =>
+      n + (p.commit === undefined ? 0 : p.merged.length) + p.skipped.filter((s) => s.why === 'merged already').length,
     0,
   );
-  const unchanged = forks.filter((f) => f.status === 'no_change' || (f.status === 'completed' && f.commit === null)).length;
+  const unchanged = forks.filter(
+    (f) => f.status === 'no_change' || (f.status === 'completed' && f.commit === null),
+  ).length;
   return {
     forks: forks.length,
     merged,
@@ -104,7 +108,13 @@ async function mergeRepos(dir: string, named: readonly string[], opts: MergeFlag
     const tryAll = (dryRun: boolean) =>
       Promise.all(
         views.map((v) =>
-          mergeForks(v, { skip, dryRun, cleanOnly: opts.cleanOnly, retryPlan: false, ...(candidates ? { candidates } : {}) }),
+          mergeForks(v, {
+            skip,
+            dryRun,
+            cleanOnly: opts.cleanOnly,
+            retryPlan: false,
+            ...(candidates ? { candidates } : {}),
+          }),
         ),
       );
     let plans = await tryAll(true);

@@ -134,7 +134,9 @@ class RepoStep {
         for (const { fork, files } of merge.conflicts)
           this.#out.set(fork.forkId, { why: `conflicts with the forks before it in ${files.join(', ')}`, files });
         for (const { fork, paths } of merge.refused)
-          this.#out.set(fork.forkId, { why: `brings a gitlink or a symlink leaving the repository: ${paths.join(', ')}` });
+          this.#out.set(fork.forkId, {
+            why: `brings a gitlink or a symlink leaving the repository: ${paths.join(', ')}`,
+          });
         set = merge.merged;
         const result = await this.#check(tree);
         if (result.exitCode === 0) {
@@ -146,7 +148,10 @@ class RepoStep {
         const implicated = await this.#attribute(tree, set, result);
         if (implicated === undefined) {
           for (const fork of set)
-            this.#out.set(fork.forkId, { why: 'the check fails on the base, without any fork', output: keep(result.output) });
+            this.#out.set(fork.forkId, {
+              why: 'the check fails on the base, without any fork',
+              output: keep(result.output),
+            });
           set = [];
           break;
         }
@@ -207,7 +212,12 @@ class RepoStep {
     return found === undefined ? undefined : [{ fork: found, files: [] }];
   }
 
-  #record(tree: IntegrationTree, commit: string | null, passed: boolean, merged: readonly ForkReview[]): RepoIntegration {
+  #record(
+    tree: IntegrationTree,
+    commit: string | null,
+    passed: boolean,
+    merged: readonly ForkReview[],
+  ): RepoIntegration {
     const integrated = new Set(passed ? merged.map((f) => f.forkId) : []);
     const forks: ForkIntegration[] = [];
     for (const fork of this.#view.forks) {

@@ -89,7 +89,10 @@ export class IntegrationTree {
       sandbox: engine.sandbox,
       limits: engine.toolLimits,
       ...toolFlagsOf(engine),
-      bashEnv: { ...Object.fromEntries(['PATH', 'LANG'].flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : []))), HOME: home },
+      bashEnv: {
+        ...Object.fromEntries(['PATH', 'LANG'].flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : []))),
+        HOME: home,
+      },
     });
     return executor.check(command, { timeoutMs });
   }

@@ -61,11 +61,15 @@ export function integrationLines(record: IntegrationRecord): string[] {
     );
     for (const fork of out) {
       lines.push(`  left_out ${fork.fork_id}: ${fork.why ?? ''}`);
-      for (const line of (fork.output ?? '').split('\n').filter((l) => l.trim() !== '').slice(0, 5))
+      for (const line of (fork.output ?? '')
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+        .slice(0, 5))
         lines.push(`    ${line.slice(0, 200)}`);
     }
   }
-  if (record.retry_plan) lines.push(`redo the left-out forks on the integrated tree with: forkcache run ${record.retry_plan}`);
+  if (record.retry_plan)
+    lines.push(`redo the left-out forks on the integrated tree with: forkcache run ${record.retry_plan}`);
   return lines;
 }
 

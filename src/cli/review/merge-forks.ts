@@ -80,7 +80,9 @@ function notTried(
   // only `completed` is mergeable: every other status (no_change, capped, not_done …) is not done,
   // unless an integration step decided (its candidates)
   if (candidates !== undefined ? !candidates.has(fork.forkId) : fork.status !== 'completed')
-    return candidates !== undefined && fork.status === 'completed' ? 'not integrated' : `not completed (${fork.status})`;
+    return candidates !== undefined && fork.status === 'completed'
+      ? 'not integrated'
+      : `not completed (${fork.status})`;
   if (skip.has(fork.forkId)) return 'skipped (--skip)';
   if (fork.commit === undefined) return 'no branch';
   if (fork.commit === null) return 'no change';

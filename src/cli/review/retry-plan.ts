@@ -75,7 +75,10 @@ export function writeRetryPlan(run: RunReview, forks: readonly ForkReview[]): st
         }
       : {}),
     // the redone forks are integrated as the run's were
-    ...integrationFields(manifest, engine.repos?.filter((name) => forks.some((f) => f.repo === name))),
+    ...integrationFields(
+      manifest,
+      engine.repos?.filter((name) => forks.some((f) => f.repo === name)),
+    ),
     ...(engine.maxUsd === undefined ? {} : { maxUsd: engine.maxUsd }),
     ...(emulator && typeof emulator === 'object' ? { emulator } : {}),
   };
