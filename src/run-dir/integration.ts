@@ -14,8 +14,7 @@ import { parseOrThrow } from '../validation.ts';
 export const INTEGRATION_FILE = 'integration.json';
 
 /** How a fork ended the integration step. */
-export const INTEGRATION_STATUSES = ['integrated', 'left_out'] as const;
-export type IntegrationStatus = (typeof INTEGRATION_STATUSES)[number];
+const INTEGRATION_STATUSES = ['integrated', 'left_out'] as const;
 
 const count = z.number().int().nonnegative();
 

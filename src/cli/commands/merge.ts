@@ -13,7 +13,7 @@ import { printErr, printOut } from '../terminal-safe.ts';
 import { type IntegrationRecord, readIntegration } from '../../run-dir/integration.ts';
 import { integrate } from '../integrate/integrate.ts';
 import { integrationJson, integrationLines } from '../integrate/report.ts';
-import { integrationOf } from '../integrate/settings.ts';
+import { integrationOf } from '../integration-settings.ts';
 import { mergedExitCode } from '../exit-codes.ts';
 
 const optionsSchema = z.object({

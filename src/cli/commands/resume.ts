@@ -35,7 +35,7 @@ import {
 import { printOut, printErr } from '../terminal-safe.ts';
 import { integrateAfterRun } from '../integrate/after-run.ts';
 import { integratedStatusOf, integrationExitCode, integrationLines, withIntegration } from '../integrate/report.ts';
-import { integrationOf } from '../integrate/settings.ts';
+import { integrationOf } from '../integration-settings.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),

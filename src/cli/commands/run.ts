@@ -36,7 +36,7 @@ import { printOut, printErr } from '../terminal-safe.ts';
 import { toolFlagsOf } from '../../tools/tool-flags.ts';
 import { integrateAfterRun } from '../integrate/after-run.ts';
 import { integratedStatusOf, integrationExitCode, integrationLines, withIntegration } from '../integrate/report.ts';
-import { INTEGRATION_META, integrationOfPlan } from '../integrate/settings.ts';
+import { INTEGRATION_META, integrationOfPlan } from '../integration-settings.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),

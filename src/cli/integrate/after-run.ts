@@ -2,7 +2,7 @@ import type { ForkEngine } from '../../engine/engine.ts';
 import type { ModelCatalogue } from '../../models/catalogue.ts';
 import type { IntegrationRecord } from '../../run-dir/integration.ts';
 import { integrate } from './integrate.ts';
-import type { IntegrationSettings } from './settings.ts';
+import type { IntegrationSettings } from '../integration-settings.ts';
 
 /**
  * The integration step at the end of `run` or `resume`, with fix-up turns: each is a resume

@@ -13,7 +13,7 @@ import { writeRetryPlan } from '../review/retry-plan.ts';
 import { type ForkReview, readRunRepos, repoOfRun, type RunReview } from '../review/run-forks.ts';
 import { bisect, implicatedForks, outputFor } from './attribute.ts';
 import { IntegrationTree, type TreeMerge } from './integration-tree.ts';
-import { commandFor, type IntegrationSettings } from './settings.ts';
+import { commandFor, type IntegrationSettings } from '../integration-settings.ts';
 
 /** Most characters of a check's output a left-out fork's record keeps (its end). */
 const OUTPUT_KEPT = 4000;

@@ -6,7 +6,7 @@ import { BASH_LIMITS as PLAN_TOOL_LIMITS, planSchema } from '../plan.ts';
 import type { ForkReview, RunReview } from './run-forks.ts';
 import { toolFlagsOf } from '../../tools/tool-flags.ts';
 import type { Manifest } from '../../run-dir/manifest.ts';
-import { integrationOf } from '../integrate/settings.ts';
+import { integrationOf } from '../integration-settings.ts';
 
 /** The plan fields of the run's integration step, if it had one. */
 function integrationFields(manifest: Manifest, repos: readonly string[] | undefined): Record<string, unknown> {
