@@ -131,3 +131,26 @@ describe('exit codes that tell the truth (issue 42)', () => {
     expect(existsSync(join(repo, 'bad.txt'))).toBe(false);
   });
 });
+
+describe('plan --integration-check (issue 42)', () => {
+  it('writes integrationCheck and checkLocal into the plan; without worktrees it is bad input naming the flag', async () => {
+    const repo = repoWith(files);
+    const out = join(repo, 'plan.json');
+    const args = ['plan', '--workspace', repo, '--files', '*.txt', '--directive', 'rename alpha to beta in {file}'];
+    const written = await forkcache([
+      ...args,
+      '--isolation',
+      'worktree',
+      '--integration-check',
+      CHECK,
+      '--check-local',
+      '--out',
+      out,
+    ]);
+    expect(written.code).toBe(0);
+    expect(JSON.parse(readFileSync(out, 'utf8'))).toMatchObject({ integrationCheck: CHECK, checkLocal: true });
+    const refused = await forkcache([...args, '--integration-check', CHECK]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('--integration-check: needs --isolation worktree');
+  });
+});
