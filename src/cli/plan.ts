@@ -10,7 +10,11 @@ import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
 import { readJsonFile } from '../json-file.ts';
 import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES } from '../wire/tool-names.ts';
 import { DEFAULT_CHECK_RETRIES, DEFAULT_CHECK_TIMEOUT_MS } from '../engine/fork-checks.ts';
-import { DEFAULT_INTEGRATION_ROUNDS, integrationCheckSchema, type IntegrationSettings } from './integration-settings.ts';
+import {
+  DEFAULT_INTEGRATION_ROUNDS,
+  integrationCheckSchema,
+  type IntegrationSettings,
+} from './integration-settings.ts';
 import type { FanOutCheck } from '../engine/fan-out/types.ts';
 import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../loop/run-fork.ts';
 import { permissionPolicySchema } from '../tools/permissions.ts';
