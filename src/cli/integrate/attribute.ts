@@ -9,9 +9,9 @@ import type { ForkReview } from '../review/run-forks.ts';
 
 const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** `path` as the output may write it: on its own, after `./`, a `/` (an absolute path) or a quote. */
+/** `path` as the output may write it: on its own, after `./`, a `/` (an absolute path) or a quote; then `:`, `(` (tsc), a quote or a space. */
 function pathPattern(path: string): RegExp {
-  return new RegExp(`(?:^|[\\s'"(\\[/=:])(?:\\./)?${escape(path)}(?=$|[\\s'"):\\],;])`, 'm');
+  return new RegExp(`(?:^|[\\s'"(\\[/=:])(?:\\./)?${escape(path)}(?=$|[\\s'"():\\],;])`, 'm');
 }
 
 /** For each fork whose changed files the output names: those files (forks in plan order). */
