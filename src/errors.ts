@@ -4,7 +4,10 @@
  *
  * Codes are grouped by area. Adding a code is fine; renaming one breaks users. Every code
  * carries its exit class: `input` when the caller's input was wrong (the CLI exits 2),
- * `failure` when the work failed (exit 1). A new code has to say which.
+ * `failure` when the work failed (exit 1). A new code has to say which. The CLI's other exit
+ * codes are not errors' and live with their commands: 3 a spend cap (src/cli/budget-line.ts),
+ * 4 some forks left out of an integration or a merge, 5 nothing merged (src/cli/exit-codes.ts),
+ * 130 Ctrl-C (src/cli/interrupt.ts).
  */
 const CODE_CLASSES = {
   // input validation at the edges

@@ -11,6 +11,11 @@ import { readJsonFile } from '../json-file.ts';
 import type { SessionRoute } from './importers/claude-route.ts';
 import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES } from '../wire/tool-names.ts';
 import { DEFAULT_CHECK_RETRIES, DEFAULT_CHECK_TIMEOUT_MS } from '../engine/fork-checks.ts';
+import {
+  DEFAULT_INTEGRATION_ROUNDS,
+  integrationCheckSchema,
+  type IntegrationSettings,
+} from './integration-settings.ts';
 import type { FanOutCheck } from '../engine/fan-out/types.ts';
 import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../loop/run-fork.ts';
 import { permissionPolicySchema } from '../tools/permissions.ts';
@@ -153,6 +158,24 @@ export const planSchema = z.strictObject({
     .describe(
       "a shell command run in each fork's workspace after it reports done; {file}, {directive} and the directive's fields are substituted, shell-quoted",
     ),
+  checkLocal: z
+    .boolean()
+    .default(false)
+    .describe(
+      'the per-fork check is advisory (file-local): a fork whose check failed is still merged when the integrationCheck passes, and is not asked to fix it alone',
+    ),
+  integrationCheck: integrationCheckSchema
+    .optional()
+    .describe(
+      'a shell command run on all the forks merged together, in an integration worktree (`go build ./...`, `tsc --noEmit`); in a plan over several repositories, one command or a map of repository to command',
+    ),
+  integrationRounds: z
+    .number()
+    .int()
+    .min(0)
+    .max(10)
+    .default(DEFAULT_INTEGRATION_ROUNDS)
+    .describe('fix-up turns the forks the integration check implicates get before they are left out'),
   requireChange: z
     .boolean()
     .default(false)
@@ -214,6 +237,8 @@ export interface LoadedPlan {
   check: FanOutCheck | undefined;
   /** Every fork must change a file (the plan's `requireChange`). */
   requireChange: boolean;
+  /** The plan's integration step (`integrationCheck` …), as the manifest keeps it. */
+  integration: IntegrationSettings | undefined;
   snapshot: ParentSnapshot;
   workspace: string;
   runsDir: string;
@@ -245,6 +270,7 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
       data: { field: 'sparse' },
     });
   checkPlanRepos(path, plan);
+  checkIntegration(path, plan);
   // the old name beside the new one, pointing elsewhere: which one the user meant is unknown
   if (
     plan.runDir !== undefined &&
@@ -329,8 +355,28 @@ function checkPlanRepos(path: string, plan: Plan): void {
   }
 }
 
+/** The integration step merges branches: it needs worktrees, and a map names the plan's repositories. */
+function checkIntegration(path: string, plan: Plan): void {
+  const check = plan.integrationCheck;
+  if (check === undefined) return;
+  if (plan.isolation !== 'worktree')
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `plan ${path}: integrationCheck: needs "isolation": "worktree" (it merges the forks' branches)`,
+      { data: { field: 'integrationCheck' } },
+    );
+  if (typeof check === 'string') return;
+  const unknown = Object.keys(check).filter((name) => !(plan.repos ?? []).includes(name));
+  if (unknown.length > 0)
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `plan ${path}: integrationCheck: ${unknown.join(', ')} is not a repository of the plan (its repos: ${(plan.repos ?? []).join(', ') || 'none'})`,
+      { data: { field: 'integrationCheck' } },
+    );
+}
+
 /** The directives as the engine takes them: texts, fields and the check. */
-function forkInputs(plan: Plan): Pick<LoadedPlan, 'directives' | 'fields' | 'check' | 'requireChange'> {
+function forkInputs(plan: Plan): Pick<LoadedPlan, 'directives' | 'fields' | 'check' | 'requireChange' | 'integration'> {
   const entries = plan.directives.map((d) => (typeof d === 'string' ? { directive: d } : d));
   const fields = entries.map(({ directive: _, ...rest }) => rest);
   return {
@@ -340,6 +386,16 @@ function forkInputs(plan: Plan): Pick<LoadedPlan, 'directives' | 'fields' | 'che
     check:
       plan.check === undefined
         ? undefined
-        : { command: plan.check, retries: plan.checkRetries, timeoutMs: plan.checkTimeoutMs },
+        : // a local check is advisory: the fork is not asked to fix what only the whole repository can show
+          { command: plan.check, retries: plan.checkLocal ? 0 : plan.checkRetries, timeoutMs: plan.checkTimeoutMs },
+    integration:
+      plan.integrationCheck === undefined
+        ? undefined
+        : {
+            check: plan.integrationCheck,
+            rounds: plan.integrationRounds,
+            timeoutMs: plan.checkTimeoutMs,
+            checkLocal: plan.checkLocal,
+          },
   };
 }

@@ -52,7 +52,8 @@ export function formatFanOutResult(
   result: FanOutResult,
   model: string,
   catalogue?: ModelCatalogue,
-  options: { forkRows?: boolean } = {},
+  /** `statusOf`: the status a fork's row shows (an integrated run's `integrated` / `left_out`). */
+  options: { forkRows?: boolean; statusOf?: (forkId: string, status: string) => string } = {},
 ): string {
   const rows = [['fork', 'status', 'turns', 'tools', 'cache read', 'written', 'uncached', 'output', 'cost']];
   for (const fork of options.forkRows === false ? [] : result.forks) {
@@ -64,7 +65,7 @@ export function formatFanOutResult(
     const cost = costs.includes(null) ? null : (costs as number[]).reduce((a, b) => a + b, 0);
     rows.push([
       fork.forkId,
-      fork.status,
+      options.statusOf?.(fork.forkId, fork.status) ?? fork.status,
       String(fork.turns),
       String(fork.toolCalls),
       n(usage.cache_read_input_tokens),

@@ -194,6 +194,7 @@ export class ForkEngine {
         options.retry,
         loadRunKey(),
         readOnly,
+        options.fixups,
       );
       const tools = forkToolsFor(prefix.snapshot, this.#toolChoice(options));
       const requireChange = checks?.requireChange ?? false;

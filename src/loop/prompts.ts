@@ -1,5 +1,11 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { CHECK_FAILED_TAG, CONTINUE_AFTER_MAX_TOKENS, DIRECTIVE_PREFIX, FORK_RETRY_TAG } from '../wire/fork-text.ts';
+import {
+  CHECK_FAILED_TAG,
+  CONTINUE_AFTER_MAX_TOKENS,
+  DIRECTIVE_PREFIX,
+  FORK_FIXUP_TAG,
+  FORK_RETRY_TAG,
+} from '../wire/fork-text.ts';
 import { textOf } from './messages.ts';
 import type { LoopPrompt } from './types.ts';
 
@@ -15,6 +21,7 @@ export const CHECK_OUTPUT_TAIL_CHARS = 4000;
 
 const CHECK_OPEN = `<${CHECK_FAILED_TAG}>`;
 const RETRY_OPEN = `<${FORK_RETRY_TAG}>`;
+const FIXUP_OPEN = `<${FORK_FIXUP_TAG}>`;
 
 /** The last `max` characters of a text, saying how much was cut. */
 export function tail(text: string, max = CHECK_OUTPUT_TAIL_CHARS): string {
@@ -68,6 +75,28 @@ export function retryPrompt(
   return { reason: 'retry', text };
 }
 
+/**
+ * The integration step's fix-up turn: the repository-wide check failed once this fork's
+ * branch was merged with the others, and `output` is what it printed about the fork's files.
+ * The fork continues its own conversation (its history is cached), so it knows what it did.
+ */
+export function fixupPrompt(check: {
+  command: string;
+  exitCode: number | null;
+  output: string;
+  files: readonly string[];
+}): LoopPrompt {
+  const how = check.exitCode === null ? 'was killed' : `exited with code ${check.exitCode}`;
+  const text = [
+    FIXUP_OPEN,
+    `Your change was merged with the other forks' changes, and the whole repository's check \`${check.command}\` ${how}. Its output names ${check.files.length > 0 ? `your file(s) ${check.files.join(', ')}` : 'no file of yours; your change was found to break it by merging the forks one by one'}:`,
+    neutralise(tail(check.output), FORK_FIXUP_TAG),
+    "Your files are as you left them; the other forks' changes are not in your workspace. Fix what the output reports in your files (only what your directive is about), then end with your complete report again.",
+    `</${FORK_FIXUP_TAG}>`,
+  ].join('\n');
+  return { reason: 'fixup', text };
+}
+
 /** What a user message of the fork's own conversation is: one the loop added, or not. */
 export function promptReason(message: Anthropic.MessageParam | undefined): LoopPrompt['reason'] | undefined {
   if (message?.role !== 'user') return undefined;
@@ -75,6 +104,7 @@ export function promptReason(message: Anthropic.MessageParam | undefined): LoopP
   if (text === CONTINUE_AFTER_MAX_TOKENS) return 'continue';
   if (text.startsWith(CHECK_OPEN)) return 'check';
   if (text.startsWith(RETRY_OPEN)) return 'retry';
+  if (text.startsWith(FIXUP_OPEN)) return 'fixup';
   return undefined;
 }
 
@@ -83,7 +113,8 @@ export function failedChecksSinceAttempt(own: readonly Anthropic.MessageParam[])
   let failed = 0;
   for (let i = own.length - 1; i >= 0; i--) {
     const reason = promptReason(own[i]);
-    if (reason === 'retry') break;
+    // a retry or a fix-up is a fresh attempt: the check gets its retries again
+    if (reason === 'retry' || reason === 'fixup') break;
     if (reason === 'check') failed += 1;
   }
   return failed;

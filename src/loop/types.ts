@@ -89,7 +89,7 @@ export interface LoopCheck {
 
 /** A user turn the loop adds to the fork's own conversation (see src/loop/prompts.ts). */
 export interface LoopPrompt {
-  reason: 'continue' | 'check' | 'retry';
+  reason: 'continue' | 'check' | 'retry' | 'fixup';
   text: string;
 }
 

@@ -128,11 +128,16 @@ const hasToolUse = (message: Anthropic.MessageParam): boolean =>
  * API refused its request as too large: its conversation is that request, and resuming would
  * send it into the same refusal, so it stays failed (FORK_REQUEST_TOO_LARGE) and says why.
  */
-export function finishedOutcome(start: StartPoint, transcript: ReadTranscript): ForkOutcome | undefined {
+export function finishedOutcome(
+  start: StartPoint,
+  transcript: ReadTranscript,
+  /** `continued`: a failed, capped or cancelled fork counts as finished too (a fix-up pass). */
+  options: { continued?: boolean } = {},
+): ForkOutcome | undefined {
   const end = transcript.end;
   if (!end || !isForkEndStatus(end.status)) return undefined;
   const tooLarge = end.status === 'failed' && refusedAsTooLarge(end.error);
-  if (isContinuedStatus(end.status) && !tooLarge) return undefined;
+  if (isContinuedStatus(end.status) && !tooLarge && options.continued !== true) return undefined;
   const error = tooLarge
     ? {
         code: 'FORK_REQUEST_TOO_LARGE',

@@ -49,6 +49,12 @@ export const CHECK_FAILED_TAG = 'check-failed';
 export const FORK_RETRY_TAG = 'fork-retry';
 
 /**
+ * The integration step's fix-up turn: the whole repository's check failed with this fork's
+ * changes merged, and the fork is shown the output that names its files.
+ */
+export const FORK_FIXUP_TAG = 'integration-failed';
+
+/**
  * forkcache/ai-sdk's background mode: the fork tool's answer when the children run on, and the
  * first line of the later message that hands the app's model their reports.
  */

@@ -60,14 +60,14 @@ describe('merge finds every conflict in one pass (issue 34)', () => {
 
     // without --clean-only nothing moves, and the message names the option
     const refused = await forkcache(['merge', dir]);
-    expect(refused.code).toBe(1);
+    expect(refused.code).toBe(5); // nothing merged (src/cli/exit-codes.ts)
     expect(refused.stdout).toMatch(/^conflict f04 .* in src\/x\.ts$/m);
     expect(refused.stdout).toContain(`nothing was merged: 3 fork(s) conflict with main`);
     expect(refused.stdout).toContain(`forkcache merge ${dir} --clean-only`);
     expect(git(repo, 'rev-parse', 'HEAD')).toBe(base);
 
     const merged = await forkcache(['merge', dir, '--clean-only']);
-    expect(merged.code).toBe(1); // three forks' work is not in main yet
+    expect(merged.code).toBe(4); // some merged: three forks' work is not in main yet
     expect(merged.stdout).toMatch(/main: [0-9a-f]{10} → [0-9a-f]{10} \(4 fork\(s\) in one commit\)/);
     const retryPlan = join(dir, 'retry-plan.json');
     expect(merged.stdout).toContain(`redo the 3 conflicting fork(s) on main with: forkcache run ${retryPlan}`);

@@ -10,8 +10,13 @@ import { type MergePlan, mergeForks, refuseDirty } from '../review/merge-forks.t
 import { RETRY_PLAN_FILE, writeRetryPlan } from '../review/retry-plan.ts';
 import { readManifest } from '../../run-dir/manifest.ts';
 import { withRunLock } from '../review/run-lock.ts';
-import { pickForks, readRun, readRunRepos, repoOfRun } from '../review/run-forks.ts';
-import { printOut } from '../terminal-safe.ts';
+import { type ForkReview, pickForks, readRun, readRunRepos, repoOfRun } from '../review/run-forks.ts';
+import { printErr, printOut } from '../terminal-safe.ts';
+import { type IntegrationRecord, readIntegration } from '../../run-dir/integration.ts';
+import { integrate } from '../integrate/integrate.ts';
+import { integrationJson, integrationLines } from '../integrate/report.ts';
+import { integrationOf } from '../integration-settings.ts';
+import { LEFT_OUT_EXIT_CODE, mergedExitCode } from '../exit-codes.ts';
 
 const optionsSchema = z.object({
   skip: z.string().min(1, 'expected fork ids, e.g. f03,f07').optional(),
@@ -19,9 +24,61 @@ const optionsSchema = z.object({
   cleanOnly: z.boolean().default(false),
   json: z.boolean().default(false),
   repo: z.string().min(1).optional(),
+  integrationCheck: z.string().trim().min(1, 'expected a shell command').optional(),
 });
 
 type MergeFlags = z.output<typeof optionsSchema>;
+
+/**
+ * The run's integration: a new one when `--integration-check` is given, or when the run has
+ * an integration check and was never integrated (no fix-ups here); else the recorded one.
+ */
+async function integrationFor(dir: string, opts: MergeFlags): Promise<IntegrationRecord | undefined> {
+  const recorded = readIntegration(dir);
+  if (opts.integrationCheck === undefined && recorded !== undefined) return recorded;
+  const settings = integrationOf(readManifest(dir), opts.integrationCheck);
+  if (settings === undefined) return undefined;
+  if (opts.dryRun && recorded === undefined && opts.integrationCheck === undefined) return undefined;
+  return integrate(dir, { settings, catalogue: loadCatalogue(), log: (line) => void printErr(`${line}\n`) });
+}
+
+const integratedIds = (record: IntegrationRecord): Set<string> =>
+  new Set(record.repos.flatMap((r) => r.forks.filter((f) => f.status === 'integrated').map((f) => f.fork_id)));
+
+/** Forks whose work is in the target (merged now or before), done with nothing to merge, and left out. */
+function mergeCounts(plans: readonly MergePlan[], forks: readonly ForkReview[], record: IntegrationRecord | undefined) {
+  const merged = plans.reduce(
+    // a blocked merge lists the forks that would merge, but moved nothing (no commit)
+    (n, p) =>
+      n + (p.commit === undefined ? 0 : p.merged.length) + p.skipped.filter((s) => s.why === 'merged already').length,
+    0,
+  );
+  const unchanged = forks.filter(
+    (f) => f.status === 'no_change' || (f.status === 'completed' && f.commit === null),
+  ).length;
+  return {
+    forks: forks.length,
+    merged,
+    no_change: unchanged,
+    left_out: Math.max(0, forks.length - merged - unchanged),
+    check_passed: record ? record.repos.every((r) => r.passed) : null,
+  };
+}
+
+/**
+ * 0 when every fork's work is in the target (and the integration check passed), 4 when some
+ * is, 5 when none is (exit-codes.ts). A dry run: 1 when something would not merge.
+ */
+function mergeExitCode(
+  plans: readonly MergePlan[],
+  forks: readonly ForkReview[],
+  record: IntegrationRecord | undefined,
+  dryRun: boolean,
+): number {
+  if (dryRun) return plans.some((p) => p.conflicts.length > 0 || p.refused.length > 0) ? 1 : 0;
+  const counts = mergeCounts(plans, forks, record);
+  return mergedExitCode({ merged: counts.merged, leftOut: counts.left_out, passed: counts.check_passed !== false });
+}
 
 const isMultiRepo = (dir: string): boolean => readManifest(dir).engine.repos !== undefined;
 
@@ -42,33 +99,48 @@ const forkJson = (plan: MergePlan) => ({
  * anywhere unless `--clean-only`, which merges the clean forks of every repository and writes
  * one retry plan for the conflicting forks of all of them.
  */
-async function mergeRepos(dir: string, named: readonly string[], opts: MergeFlags): Promise<void> {
-  const { views, plans, retryPlan } = await withRunLock(dir, async () => {
+async function mergeRepos(dir: string, named: readonly string[], opts: MergeFlags): Promise<number> {
+  const { views, plans, retryPlan, record } = await withRunLock(dir, async () => {
+    const record = await integrationFor(dir, opts);
+    const candidates = record ? integratedIds(record) : undefined;
     const views = await readRunRepos(dir, loadCatalogue(), { repo: opts.repo });
     const all = { ...views[0]!, forks: views.flatMap((v) => v.forks) };
     const skip = new Set(named.length > 0 ? pickForks(all, named).map((f) => f.forkId) : []);
     if (!opts.dryRun) for (const view of views) await refuseDirty(await repoOfRun(view));
     const tryAll = (dryRun: boolean) =>
-      Promise.all(views.map((v) => mergeForks(v, { skip, dryRun, cleanOnly: opts.cleanOnly, retryPlan: false })));
+      Promise.all(
+        views.map((v) =>
+          mergeForks(v, {
+            skip,
+            dryRun,
+            cleanOnly: opts.cleanOnly,
+            retryPlan: false,
+            ...(candidates ? { candidates } : {}),
+          }),
+        ),
+      );
     let plans = await tryAll(true);
     const blocked = plans.some((p) => p.conflicts.length > 0 || p.refused.length > 0);
     if (!opts.dryRun && (opts.cleanOnly || !blocked)) plans = await tryAll(false);
     const conflicting = plans.flatMap((p) => p.conflicts.map((c) => c.fork));
     const retryPlan =
       !opts.dryRun && opts.cleanOnly && conflicting.length > 0 ? writeRetryPlan(all, conflicting) : undefined;
-    return { views, plans, retryPlan };
+    return { views, plans, retryPlan, record };
   });
-  if (plans.some((p) => p.conflicts.length > 0 || p.refused.length > 0)) process.exitCode = 1;
+  const forks = views.flatMap((v) => v.forks);
+  const code = mergeExitCode(plans, forks, record, opts.dryRun);
   if (opts.json) {
     printOut(
       `${JSON.stringify({
         fanout: views[0]!.manifest.fanoutId,
         dry_run: opts.dryRun,
         repos: views.map((v, i) => ({ repo: v.repo!.name, repo_path: v.repo!.top, ...forkJson(plans[i]!) })),
-        retry_plan: retryPlan ?? null,
+        retry_plan: retryPlan ?? record?.retry_plan ?? null,
+        counts: mergeCounts(plans, forks, record),
+        ...(record ? { integration: integrationJson(record) } : {}),
       })}\n`,
     );
-    return;
+    return code;
   }
   const lines = views.flatMap((v, i) => [
     `repo ${v.repo!.name} (${v.repo!.top})`,
@@ -79,7 +151,9 @@ async function mergeRepos(dir: string, named: readonly string[], opts: MergeFlag
     lines.push(
       `redo the ${conflicts} conflicting fork(s) of ${plans.filter((p) => p.conflicts.length > 0).length} repository(ies) on their current branches with: forkcache run ${retryPlan}`,
     );
+  if (record) lines.push(...integrationLines(record));
   printOut(`${lines.join('\n')}\n`);
+  return code;
 }
 
 function textOf(plan: MergePlan, dir: string, opts: z.output<typeof optionsSchema>): string[] {
@@ -141,6 +215,10 @@ export function registerMergeCommand(program: Command): void {
     )
     .option('--json', 'print one JSON object')
     .option('--repo <name>', 'a plan over several repositories: only this one')
+    .option(
+      '--integration-check <command>',
+      "merge the forks in an integration worktree first and run this there; only the forks it passes with are merged (no fix-up turns: merge talks to no model). The run's integrationCheck is used when it was never integrated",
+    )
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       const dirs = locateFanOuts(runDir, 'INVALID_ARGUMENT');
@@ -152,30 +230,44 @@ export function registerMergeCommand(program: Command): void {
           { data: { field: '--skip' } },
         );
       // a runs directory: every run in it, oldest first (a retry plan's run after the run it redoes)
+      const codes: number[] = [];
       for (const dir of dirs) {
         if (dirs.length > 1 && !opts.json) printOut(`# ${dir}\n`);
         const redone = dirs.length > 1 && existsSync(join(dir, RETRY_PLAN_FILE));
-        await mergeOne(dir, named, opts, redone);
+        codes.push(await mergeOne(dir, named, opts, redone));
       }
+      process.exitCode = runsExitCode(codes);
     });
 }
 
-/** `merge` of one run directory (`redone`: see `MergeOptions.redone`). */
-async function mergeOne(dir: string, named: readonly string[], opts: MergeFlags, redone: boolean): Promise<void> {
-  if (opts.repo !== undefined || isMultiRepo(dir)) {
-    await mergeRepos(dir, named, opts);
-    return;
-  }
-  const { run, plan } = await withRunLock(dir, async () => {
+/**
+ * The exit code of `merge` over several runs: each run's own when they agree; else some work
+ * is in and some is not (4), or, in a dry run, 1 when any would not merge.
+ */
+function runsExitCode(codes: readonly number[]): number {
+  if (codes.every((c) => c === codes[0])) return codes[0] ?? 0;
+  if (codes.includes(1)) return 1;
+  return LEFT_OUT_EXIT_CODE;
+}
+
+/** `merge` of one run directory (`redone`: see `MergeOptions.redone`); its exit code. */
+async function mergeOne(dir: string, named: readonly string[], opts: MergeFlags, redone: boolean): Promise<number> {
+  if (opts.repo !== undefined || isMultiRepo(dir)) return mergeRepos(dir, named, opts);
+  const { run, plan, record } = await withRunLock(dir, async () => {
+    const record = await integrationFor(dir, opts);
     const run = await readRun(dir, loadCatalogue());
     const skip = new Set(named.length > 0 ? pickForks(run, named).map((f) => f.forkId) : []);
-    return {
-      run,
-      plan: await mergeForks(run, { skip, dryRun: opts.dryRun, cleanOnly: opts.cleanOnly, redone }),
-    };
+    const candidates = record ? integratedIds(record) : undefined;
+    const plan = await mergeForks(run, {
+      skip,
+      dryRun: opts.dryRun,
+      cleanOnly: opts.cleanOnly,
+      redone,
+      ...(candidates ? { candidates } : {}),
+    });
+    return { run, plan, record };
   });
-  // a fork left out by a conflict or a refusal is work not done
-  if (plan.conflicts.length > 0 || plan.refused.length > 0) process.exitCode = 1;
+  const code = mergeExitCode([plan], run.forks, record, opts.dryRun);
   if (opts.json) {
     printOut(
       `${JSON.stringify({
@@ -188,11 +280,14 @@ async function mergeOne(dir: string, named: readonly string[], opts: MergeFlags,
         conflicts: plan.conflicts.map(({ fork, files }) => ({ fork_id: fork.forkId, branch: fork.branch, files })),
         refused: plan.refused.map(({ fork, paths }) => ({ fork_id: fork.forkId, branch: fork.branch, paths })),
         skipped: plan.skipped.map(({ fork, why }) => ({ fork_id: fork.forkId, status: fork.status, why })),
-        retry_plan: plan.retryPlan ?? null,
+        retry_plan: plan.retryPlan ?? record?.retry_plan ?? null,
+        counts: mergeCounts([plan], run.forks, record),
+        ...(record ? { integration: integrationJson(record) } : {}),
       })}\n`,
     );
-    return;
+    return code;
   }
   // file and link names are the forks' choice: printed inert
-  printOut(`${textOf(plan, dir, opts).join('\n')}\n`);
+  printOut(`${[...textOf(plan, dir, opts), ...(record ? integrationLines(record) : [])].join('\n')}\n`);
+  return code;
 }

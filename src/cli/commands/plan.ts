@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { TREE_SITTER_PACKAGE } from '../../tools/file-check.ts';
 import { z } from 'zod';
+import { ForkcacheError } from '../../errors.ts';
 import { DEFAULT_MODEL } from '../../models/defaults.ts';
 import { intFlag, parseFlags } from '../flags.ts';
 import { planFromGlob } from '../plan-from-glob.ts';
@@ -18,6 +19,8 @@ const optionsSchema = z.object({
   requireChange: z.boolean().optional(),
   isolation: z.enum(['none', 'worktree'], { error: 'expected none or worktree' }).optional(),
   sparse: z.boolean().optional(),
+  integrationCheck: z.string().trim().min(1, 'expected a shell command').optional(),
+  checkLocal: z.boolean().optional(),
   model: z.string().min(1).default(DEFAULT_MODEL),
   out: z.string().min(1, 'expected a file name').optional(),
 });
@@ -64,11 +67,28 @@ export function registerPlanCommand(program: Command): void {
       '--sparse',
       "with --isolation worktree: each fork's worktree holds only its file (less disk; the fork and its check see no other file)",
     )
+    .option(
+      '--integration-check <command>',
+      "with --isolation worktree: after the forks end, merge them in an integration worktree and run this there (the plan's integrationCheck: `go build ./...`, `npx tsc --noEmit -p .`)",
+    )
+    .option('--check-local', "the per-fork check is advisory: the integration check decides (the plan's checkLocal)")
     .option('--model <id>', `the parent's model (default ${DEFAULT_MODEL})`)
     .option('--out <file>', 'write the plan here (its workspace then relative to it); default: stdout')
     .action(async (raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
-      const { plan, files, writtenCheck, perRepo } = await planFromGlob(opts);
+      const written = await planFromGlob(opts);
+      const { files, writtenCheck, perRepo } = written;
+      if (opts.integrationCheck !== undefined && opts.isolation !== 'worktree')
+        throw new ForkcacheError(
+          'INVALID_ARGUMENT',
+          "--integration-check: needs --isolation worktree (it merges the forks' branches)",
+          { data: { field: '--integration-check' } },
+        );
+      const plan = {
+        ...written.plan,
+        ...(opts.integrationCheck === undefined ? {} : { integrationCheck: opts.integrationCheck }),
+        ...(opts.checkLocal === true ? { checkLocal: true } : {}),
+      };
       const text = `${JSON.stringify(plan, null, 2)}\n`;
       if (opts.out === undefined) printOut(text);
       else writeFileSync(opts.out, text);

@@ -35,6 +35,9 @@ import {
 } from '../distributed-run.ts';
 import { printOut, printErr } from '../terminal-safe.ts';
 import { requireFeatures } from '../optional-features.ts';
+import { integrateAfterRun } from '../integrate/after-run.ts';
+import { integratedStatusOf, integrationExitCode, integrationLines, withIntegration } from '../integrate/report.ts';
+import { integrationOf } from '../integration-settings.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -46,6 +49,7 @@ const optionsSchema = z.object({
   trustUnsigned: z.boolean().default(false),
   maxUsd: usdFlag.optional(),
   report: reportFlag,
+  integrationCheck: z.string().trim().min(1, 'expected a shell command').optional(),
   ...redisFlags,
 });
 
@@ -83,6 +87,10 @@ export function registerResumeCommand(program: Command): void {
       "the run's spend cap, counting what every pass spent (default: the cap the run was started with)",
     )
     .option(
+      '--integration-check <command>',
+      "after the forks end, merge them in an integration worktree and run this there (overrides the run's integrationCheck)",
+    )
+    .option(
       '--allow-asks',
       "answer yes to the run's `ask` permissions (otherwise: a y/N prompt on a terminal, no elsewhere)",
     )
@@ -100,6 +108,8 @@ export function registerResumeCommand(program: Command): void {
       );
       const catalogue = loadCatalogue(opts.modelTable);
       let failed = 0;
+      // each integrated fan-out's exit code (exit-codes.ts): the worst one is the command's
+      const codes: number[] = [];
       let spendCap = false;
       // the engine of the fan-out being resumed: what a stuck Ctrl-C stops
       let current: ForkEngine | undefined;
@@ -159,7 +169,15 @@ export function registerResumeCommand(program: Command): void {
           board.stop();
           board = undefined;
           const result = await settledOrForks(fan, dir, (line) => void printErr(`${line}\n`));
-          failed += notDoneForks(result).length + editsNotApplied(result).length;
+          const settings = integrationOf(manifest, opts.integrationCheck);
+          const integrated =
+            settings && !interrupt.interrupted
+              ? await integrateAfterRun(dir, settings, engine, catalogue, (line) => void printErr(`${line}\n`))
+              : undefined;
+          // an integrated run is judged by its integration (its local checks' failures are advisory)
+          if (integrated) codes.push(integrationExitCode(integrated));
+          else failed += notDoneForks(result).length;
+          failed += editsNotApplied(result).length;
           if (result.summary.cost_error !== null) {
             failed += 1;
             printErr(`${result.summary.cost_error}\n`);
@@ -176,11 +194,12 @@ export function registerResumeCommand(program: Command): void {
               `${spendCapMessage(dir, result.forks.filter((f) => f.error?.code === 'RATE_LIMIT_SPEND_CAP').length)}\n`,
             );
           }
-          if (opts.json)
-            printOut(`${JSON.stringify(jsonSummary(result, { api: target.kind, fanout: manifest.fanoutId }))}\n`);
-          else
+          if (opts.json) {
+            const json = jsonSummary(result, { api: target.kind, fanout: manifest.fanoutId });
+            printOut(`${JSON.stringify(integrated ? withIntegration(json, integrated) : json)}\n`);
+          } else
             printOut(
-              `\n${formatFanOutResult(result, fan.prefix.snapshot.model, catalogue, { forkRows: forkRowsInSummary(opts.json) })}\n`,
+              `\n${formatFanOutResult(result, fan.prefix.snapshot.model, catalogue, { forkRows: forkRowsInSummary(opts.json), ...(integrated ? { statusOf: integratedStatusOf(integrated) } : {}) })}\n${integrated ? `${integrationLines(integrated).join('\n')}\n` : ''}`,
             );
           const hint = interrupt.interrupted ? interruptedLine(result) : undefined;
           for (const line of notDoneMessage(result, { listed: !opts.json, interrupted: hint !== undefined }))
@@ -198,9 +217,9 @@ export function registerResumeCommand(program: Command): void {
         ? INTERRUPTED_EXIT_CODE
         : spendCap
           ? SPEND_CAP_EXIT_CODE
-          : failed === 0
-            ? 0
-            : 1;
+          : failed > 0
+            ? 1
+            : Math.max(0, ...codes);
     });
 }
 

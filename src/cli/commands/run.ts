@@ -36,6 +36,9 @@ import {
 import { printOut, printErr } from '../terminal-safe.ts';
 import { toolFlagsOf } from '../../tools/tool-flags.ts';
 import { requireFeatures } from '../optional-features.ts';
+import { integrateAfterRun } from '../integrate/after-run.ts';
+import { integratedStatusOf, integrationExitCode, integrationLines, withIntegration } from '../integrate/report.ts';
+import { INTEGRATION_META, integrationOfPlan } from '../integration-settings.ts';
 
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
@@ -50,6 +53,7 @@ const optionsSchema = z.object({
   dryRun: z.boolean().default(false),
   maxUsd: usdFlag.optional(),
   assume: z.array(z.string()).default([]),
+  integrationCheck: z.string().trim().min(1, 'expected a shell command').optional(),
 });
 
 /** Register `forkcache run PLAN.json`. */
@@ -92,6 +96,10 @@ export function registerRunCommand(program: Command): void {
       (value: string, previous: string[] = []) => [...previous, value],
     )
     .option(
+      '--integration-check <command>',
+      "after the forks end, merge them in an integration worktree and run this there (overrides the plan's integrationCheck; needs isolation worktree)",
+    )
+    .option(
       '--allow-asks',
       "answer yes to the plan's `ask` permissions (otherwise: a y/N prompt on a terminal, no elsewhere)",
     )
@@ -118,6 +126,7 @@ export function registerRunCommand(program: Command): void {
           ),
         );
       const maxUsd = opts.maxUsd ?? plan.maxUsd;
+      const integration = integrationOfPlan(loaded, opts.integrationCheck);
       if (opts.dryRun) {
         const { report, text } = await dryRun(loaded, {
           api: opts.api,
@@ -195,7 +204,7 @@ export function registerRunCommand(program: Command): void {
       try {
         // the manifest remembers the emulator script, so `forkcache resume` answers the same way
         const fan = engine.fanOut(snapshot, loaded.directives, {
-          meta: { emulator: plan.emulator },
+          meta: { emulator: plan.emulator, ...(integration ? { [INTEGRATION_META]: integration } : {}) },
           ...(loaded.check ? { check: loaded.check } : {}),
           ...(loaded.fields ? { fields: loaded.fields } : {}),
           ...(loaded.requireChange ? { requireChange: true } : {}),
@@ -218,6 +227,11 @@ export function registerRunCommand(program: Command): void {
         board.stop();
         if (continuity) log(continuity.line());
         const result = await settledOrForks(fan, join(runsDir, fan.id), log);
+        // the forks' work is judged merged: after Ctrl-C or at a spend cap, what is done stays on its branches
+        const integrated =
+          integration && !interrupt.interrupted
+            ? await integrateAfterRun(join(runsDir, fan.id), integration, engine, catalogue, log)
+            : undefined;
         const report = await reportAfterRun(result.summary.run_dir, opts.report, log, catalogue);
         const extra = {
           api: target.kind,
@@ -225,10 +239,12 @@ export function registerRunCommand(program: Command): void {
           ...(report.path ? { report: report.path } : {}),
           ...(continuity ? { parent_cache: continuity.json() } : {}),
         };
-        if (opts.json) printOut(`${JSON.stringify(jsonSummary(result, extra))}\n`);
-        else
+        if (opts.json) {
+          const json = jsonSummary(result, extra);
+          printOut(`${JSON.stringify(integrated ? withIntegration(json, integrated) : json)}\n`);
+        } else
           printOut(
-            `\n${formatFanOutResult(result, snapshot.model, catalogue, { forkRows: forkRowsInSummary(opts.json) })}\n`,
+            `\n${formatFanOutResult(result, snapshot.model, catalogue, { forkRows: forkRowsInSummary(opts.json), ...(integrated ? { statusOf: integratedStatusOf(integrated) } : {}) })}\n${integrated ? `${integrationLines(integrated).join('\n')}\n` : ''}`,
           );
         const hint = interrupt.interrupted ? interruptedLine(result) : undefined;
         // the text summary above listed the forks not done: stderr counts them and says what to run
@@ -265,9 +281,11 @@ export function registerRunCommand(program: Command): void {
           ? INTERRUPTED_EXIT_CODE
           : spendCap
             ? SPEND_CAP_EXIT_CODE
-            : clean
-              ? 0
-              : 1;
+            : integrated && !report.failed && result.summary.cost_error === null
+              ? integrationExitCode(integrated)
+              : clean
+                ? 0
+                : 1;
       } finally {
         interrupt.dispose();
         await closeAll(engine, target);

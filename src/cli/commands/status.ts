@@ -5,6 +5,7 @@ import { loadCatalogue } from '../../models/catalogue.ts';
 import { locateFanOuts } from '../../run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
 import { isDoneStatus } from '../../fork-status.ts';
+import { integrationStatuses, readIntegration } from '../../run-dir/integration.ts';
 import { type ForkReview, readRunRepos, type RunReview } from '../review/run-forks.ts';
 import { printOut } from '../terminal-safe.ts';
 
@@ -79,7 +80,7 @@ export function formatRun(run: RunReview, options: { notDone?: boolean } = {}): 
   const statuses = run.forks.map((f) => f.status);
   const allUnchanged = statuses.length > 0 && statuses.every((s) => s === 'no_change');
   const isNotDone = (f: ForkReview): boolean =>
-    allUnchanged || !isDoneStatus(f.status, run.manifest.requireChange === true);
+    allUnchanged || (f.status !== 'integrated' && !isDoneStatus(f.status, run.manifest.requireChange === true));
   const shown = run.forks.map((f, i) => ({ f, i })).filter(({ f }) => options.notDone !== true || isNotDone(f));
   const rows = shown.map(({ f, i }) => [
     f.short,
@@ -132,6 +133,7 @@ export function jsonRun(run: RunReview): Record<string, unknown> {
       fork_id: f.forkId,
       directive: f.directive,
       status: f.status,
+      ...(f.endStatus === undefined ? {} : { end_status: f.endStatus }),
       turns: f.turns,
       cost_usd: f.costUsd,
       files_changed: f.filesChanged,
@@ -158,8 +160,18 @@ export function registerStatusCommand(program: Command): void {
       const catalogue = loadCatalogue(opts.modelTable);
       const out: string[] = [];
       for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
-        for (const run of await readRunRepos(dir, catalogue, { files: true, repo: opts.repo }))
+        // an integrated run: each fork's integration status (integrated, left_out) over its own
+        const integrated = integrationStatuses(readIntegration(dir));
+        for (const view of await readRunRepos(dir, catalogue, { files: true, repo: opts.repo })) {
+          const run = {
+            ...view,
+            forks: view.forks.map((f) => {
+              const found = integrated.get(f.forkId);
+              return found ? { ...f, status: found.status, endStatus: f.status } : f;
+            }),
+          };
           out.push(opts.json ? JSON.stringify(jsonRun(run)) : formatRun(run, { notDone: opts.notDone }));
+        }
       }
       printOut(`${out.join(opts.json ? '\n' : '\n\n')}\n`);
     });

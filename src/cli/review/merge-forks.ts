@@ -35,6 +35,10 @@ export interface MergeOptions {
    * are the retry plan's run's to merge (they conflicted once, and would again), so skipped.
    */
   redone?: boolean;
+   * Forks to merge whatever their own status (the integrated forks of an integration step:
+   * a fork whose local check failed is one). Without it, only `completed` forks are tried.
+   */
+  candidates?: ReadonlySet<string>;
 }
 
 /** The repository of a worktree run; a shared-workspace run has no branches to `merge` or `push`. */
@@ -75,10 +79,15 @@ function notTried(
   fork: ForkReview,
   skip: ReadonlySet<string>,
   already: ReadonlySet<string>,
+  candidates: ReadonlySet<string> | undefined,
   redone = false,
 ): string | undefined {
-  // only `completed` is mergeable: every other status (no_change, capped, not_done …) is not done
-  if (fork.status !== 'completed') return `not completed (${fork.status})`;
+  // only `completed` is mergeable: every other status (no_change, capped, not_done …) is not done,
+  // unless an integration step decided (its candidates)
+  if (candidates !== undefined ? !candidates.has(fork.forkId) : fork.status !== 'completed')
+    return candidates !== undefined && fork.status === 'completed'
+      ? 'not integrated'
+      : `not completed (${fork.status})`;
   if (skip.has(fork.forkId)) return 'skipped (--skip)';
   if (fork.commit === undefined) return 'no branch';
   if (fork.commit === null) return 'no change';
@@ -102,13 +111,14 @@ export async function mergePass(
   run: RunReview,
   from: string,
   skip: ReadonlySet<string>,
+  candidates?: ReadonlySet<string>,
   redone = false,
 ): Promise<MergePass> {
   const pass: MergePass = { merged: [], skipped: [], conflicts: [], refused: [], tree: from };
   const already = new Set((await repo.branches(BRANCH_PREFIX, { merged: from })).values());
   let head = from;
   for (const fork of run.forks) {
-    const why = notTried(fork, skip, already, redone);
+    const why = notTried(fork, skip, already, candidates, redone);
     if (why) {
       pass.skipped.push({ fork, why });
       continue;
@@ -171,7 +181,7 @@ export async function mergeForks(run: RunReview, options: MergeOptions): Promise
   await refuseDirty(repo);
   const from = await repo.out(['rev-parse', '--verify', 'HEAD^{commit}']);
   const target = (await repo.run(['symbolic-ref', '--quiet', '--short', 'HEAD'], { ok: [1] })).stdout.trim() || 'HEAD';
-  const { tree: _tree, ...pass } = await mergePass(repo, run, from, options.skip, options.redone);
+  const { tree: _tree, ...pass } = await mergePass(repo, run, from, options.skip, options.candidates, options.redone);
   const plan: MergePlan = { ...pass, commit: undefined, target, from, retryPlan: undefined };
   const blocked = plan.conflicts.length > 0 || plan.refused.length > 0;
   if (options.dryRun || (blocked && !options.cleanOnly)) return plan;

@@ -5,6 +5,23 @@ import { parseOrThrow } from '../../validation.ts';
 import { BASH_LIMITS as PLAN_TOOL_LIMITS, planSchema } from '../plan.ts';
 import type { ForkReview, RunReview } from './run-forks.ts';
 import { toolFlagsOf } from '../../tools/tool-flags.ts';
+import type { Manifest } from '../../run-dir/manifest.ts';
+import { integrationOf } from '../integration-settings.ts';
+
+/** The plan fields of the run's integration step, if it had one. */
+function integrationFields(manifest: Manifest, repos: readonly string[] | undefined): Record<string, unknown> {
+  const settings = integrationOf(manifest);
+  if (settings === undefined) return {};
+  const check =
+    typeof settings.check === 'string'
+      ? settings.check
+      : Object.fromEntries(Object.entries(settings.check).filter(([name]) => repos?.includes(name)));
+  return {
+    integrationCheck: check,
+    integrationRounds: settings.rounds,
+    ...(settings.checkLocal ? { checkLocal: true } : {}),
+  };
+}
 
 /** Where `merge --clean-only` writes the plan that redoes the forks it could not merge. */
 export const RETRY_PLAN_FILE = 'retry-plan.json';
@@ -59,6 +76,11 @@ export function writeRetryPlan(run: RunReview, forks: readonly ForkReview[]): st
           checkTimeoutMs: manifest.check.timeoutMs,
         }
       : {}),
+    // the redone forks are integrated as the run's were
+    ...integrationFields(
+      manifest,
+      engine.repos?.filter((name) => forks.some((f) => f.repo === name)),
+    ),
     ...(engine.maxUsd === undefined ? {} : { maxUsd: engine.maxUsd }),
     ...(emulator && typeof emulator === 'object' ? { emulator } : {}),
   };

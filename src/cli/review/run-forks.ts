@@ -24,6 +24,8 @@ export interface ForkReview {
   directive: string;
   /** The transcript's last `end` status; `unfinished` (turns, no end) or `not started`. */
   status: string;
+  /** `status` shows an integration status (`integrated`, `left_out`): the fork's own end status. */
+  endStatus?: string;
   turns: number;
   /** USD of every billed request; null when the model is not priced. */
   costUsd: number | null;

@@ -1,8 +1,9 @@
 import type { MessagesRequest } from '../types.ts';
-import { CHECK_FAILED_TAG, FORK_RETRY_TAG } from '../../wire/fork-text.ts';
+import { CHECK_FAILED_TAG, FORK_FIXUP_TAG, FORK_RETRY_TAG } from '../../wire/fork-text.ts';
 import { declaredTools, lastUserText, toolExchanges, type ToolExchange } from './conversation.ts';
 import { formatReport, parseDirective, type ReportFields } from './directive.ts';
 import { isFirstPage, pagedRead, runAgain } from './paged-read.ts';
+import { fixupTurn } from './refactor-fixup.ts';
 import { renameTurn } from './refactor-rename.ts';
 import type { ScriptedTurn } from './types.ts';
 
@@ -24,7 +25,9 @@ const report = (fields: ReportFields): ScriptedTurn => ({
 
 /** A user turn the fork loop adds to start the work again (src/loop/prompts.ts). */
 const isRestart = (text: string): boolean =>
-  text.startsWith(`<${CHECK_FAILED_TAG}>`) || text.startsWith(`<${FORK_RETRY_TAG}>`);
+  text.startsWith(`<${CHECK_FAILED_TAG}>`) ||
+  text.startsWith(`<${FORK_RETRY_TAG}>`) ||
+  text.startsWith(`<${FORK_FIXUP_TAG}>`);
 
 const firstLine = (text: string): string =>
   text
@@ -109,6 +112,10 @@ export function childTurn(request: Readonly<MessagesRequest>, directive: string,
   const parsed = parseDirective(directive);
   switch (parsed.kind) {
     case 'rename-in':
+      if (restart?.text.startsWith(`<${FORK_FIXUP_TAG}>`)) {
+        const fixup = fixupTurn(calls, parsed, restart.text);
+        if (fixup) return fixup;
+      }
       return renameTurn(request, calls, parsed.from, parsed.to, parsed.path);
     case 'read':
       return read(calls, parsed.path, declaredTools(request).has('read_file'));

@@ -10,6 +10,7 @@ import { checkModel } from '../../models/status.ts';
 import { unpricedForCap } from './spend.ts';
 import { FRESH_START, finishedOutcome, startFromTranscript } from '../../pool/fork-attempts.ts';
 import type { ReadOnlyOf } from '../../pool/resume-messages.ts';
+import type { LoopPrompt } from '../../loop/types.ts';
 import { freeze, type FrozenPrefix } from '../../prefix/freeze.ts';
 import { transcriptPath } from '../../run-dir/files.ts';
 import { readFanOutDir } from '../../run-dir/manifest.ts';
@@ -131,6 +132,8 @@ export function planResume(
   key?: RunKey,
   /** Host tools that only read: an interrupted call of one runs again (fork-attempts.ts). */
   readOnly?: ReadOnlyOf,
+  /** A fix-up pass (`ResumeOptions.fixups`): only these forks run, each with its prompt. */
+  fixups?: ReadonlyMap<string, LoopPrompt>,
 ): FanOutPlan & { fanoutId: string } {
   const { manifest, snapshot } = readFanOutDir(dir);
   if (manifest.prefix.provider !== provider) {
@@ -171,8 +174,15 @@ export function planResume(
       );
     }
     const start = transcript.turns.length > 0 ? startFromTranscript(base, transcript, readOnly) : FRESH_START(base);
-    const finished = finishedOutcome(start, transcript);
     const extras = forkExtras(checks, i);
+    if (fixups !== undefined) {
+      const prompt = fixups.get(forkIdOf(manifest.fanoutId, i));
+      if (prompt) return { directive, base, start: { ...start, prompt }, ...extras };
+      // not this pass's: as it ended (a failed or capped fork is not continued by a fix-up)
+      const ended = finishedOutcome(start, transcript, { continued: true });
+      if (ended) return { directive, base, start, finished: ended, ...extras };
+    }
+    const finished = finishedOutcome(start, transcript);
     // a fork that ended not done is finished, unless the user asked to retry its status
     if (finished && (retry as readonly string[]).includes(finished.status)) {
       const prompt = retryPrompt({ status: finished.status, ...finished.error }, directive);

@@ -4,7 +4,7 @@ import type { LimitFunction } from 'p-limit';
 import type { Clock } from '../../clock.ts';
 import type { ForkChild, ForkLayout } from '../../fork/layouts.ts';
 import type { UsageLedger } from '../../ledger/ledger.ts';
-import type { ForkOutcome } from '../../loop/types.ts';
+import type { ForkOutcome, LoopPrompt } from '../../loop/types.ts';
 import type { PermissionHandler } from '../../tools/permissions.ts';
 import type { HostTool } from '../../tools/host-tools.ts';
 import type { StartPoint } from '../../pool/fork-attempts.ts';
@@ -79,6 +79,12 @@ export interface ResumeOptions extends Omit<FanOutOptions, 'layout' | 'model' | 
    * Completed forks never re-run; failed and cancelled ones are always continued.
    */
   retry?: readonly RetryableStatus[];
+  /**
+   * The integration step's fix-up pass: only these forks (by id) run, each continuing its own
+   * conversation with this turn (`fixupPrompt`: the repository-wide check's output for its
+   * files); every other fork stays as it ended, whatever its status.
+   */
+  fixups?: ReadonlyMap<string, LoopPrompt>;
 }
 
 /** A fan-out's check: the command template, its retries and its timeout. */
