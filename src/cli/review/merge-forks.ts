@@ -35,6 +35,7 @@ export interface MergeOptions {
    * are the retry plan's run's to merge (they conflicted once, and would again), so skipped.
    */
   redone?: boolean;
+  /**
    * Forks to merge whatever their own status (the integrated forks of an integration step:
    * a fork whose local check failed is one). Without it, only `completed` forks are tried.
    */
