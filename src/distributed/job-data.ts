@@ -29,6 +29,8 @@ export function forkJobData(ctx: DispatchContext): ForkJobData {
       headers: withoutCredentials(options.api.headers),
       maxRetries: admission ? 0 : options.api.maxRetries,
       timeoutMs: options.api.timeoutMs,
+      // the OpenAI wire the frozen head was laid out for (the Responses API's, or Chat Completions')
+      ...(options.api.wire === undefined ? {} : { wire: options.api.wire }),
     },
     loop: {
       maxTurns: options.maxTurns,

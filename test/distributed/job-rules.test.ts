@@ -29,6 +29,7 @@ function fullJob(hostTools = false): ForkJobData {
           headers: {},
           maxRetries: 2,
           timeoutMs: 1000,
+          wire: 'responses',
         },
         admission: 'on',
         maxTurns: 20,
