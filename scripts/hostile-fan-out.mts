@@ -9,11 +9,12 @@
 //      a denied host tool, a host tool in denyTools; the other 16 forks benign.
 // Prints each fork's status and its attack's result code, whether every fan-out ended with its
 // summary, how many benign forks completed, how many times a denied handler ran, and the peak
-// RSS of this process (engine, worker threads and emulator: VmHWM). `--json` prints one object.
+// RSS of this process (engine, worker threads and emulator: VmHWM), the run directory's size.
+// `--json` prints one object.
 // The MCP session swap and `push` force are not tool calls: test/mcp/fork-calls.test.ts,
 // test/mcp/mcp-proxy.test.ts and test/cli/push.test.ts play them.
 // `npx tsx scripts/hostile-fan-out.mts [--json]`
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ForkEngine } from '../src/engine/engine.ts';
@@ -104,6 +105,12 @@ async function fanOut(toolSet: 'qwen-code' | 'claude-code', tools: object[], att
   return { toolSet, forks: lines, requests: summary.requests };
 }
 
+function bytesUnder(dir: string): number {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .reduce((sum, e) => sum + statSync(join(e.parentPath, e.name)).size, 0);
+}
+
 try {
   const fanOuts = [
     await fanOut('qwen-code', QWEN_TOOLS, Object.keys(QWEN_ATTACKS)),
@@ -117,6 +124,8 @@ try {
     benignCompleted: benign.filter((f) => f.status === 'completed').length,
     benign: benign.length,
     deniedHandlerCalls: deniedCalls.length,
+    // the transcripts and summaries: a 78 MB read_many_files result was once written here whole
+    runDirKb: Math.round(bytesUnder(runDir) / 1024),
     // ru_maxrss: the process's high-water mark, as /proc/self/status VmHWM and `time -v` report it
     peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
   };
@@ -129,6 +138,7 @@ try {
     console.log(`fan-outs ended with their summary: ${result.summaries}/${fanOuts.length}`);
     console.log(`benign completed: ${result.benignCompleted}/${result.benign}`);
     console.log(`denied handlers called: ${result.deniedHandlerCalls}`);
+    console.log(`run directory: ${result.runDirKb} KB`);
     console.log(`peak RSS: ${result.peakRssMb} MB`);
   }
 } finally {
