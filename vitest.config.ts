@@ -60,6 +60,7 @@ const SLOW = [
   'test/cli/multi-repo.test.ts',
   'test/cli/worktree-disk.test.ts',
   'test/types/optional-peers.test.ts',
+  'test/security/hostile-fan-out.test.ts',
 ];
 
 const ROOT = import.meta.dirname;

@@ -95,7 +95,7 @@ describe('script selection', () => {
     const err = await apiError(api.messages.create(ask('hi'), { headers: { 'x-forkcache-script': 'nope' } }));
     expect(err.status).toBe(400);
     expect(err.apiMessage).toContain(
-      'unknown scripted model "nope" (known: echo, refactor, claude-code, host-tools, ai-sdk, fixed)',
+      'unknown scripted model "nope" (known: echo, refactor, claude-code, host-tools, ai-sdk, hostile, fixed)',
     );
   });
 

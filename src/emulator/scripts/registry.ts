@@ -4,6 +4,7 @@ import { claudeCodeModel } from './claude-code.ts';
 import { aiSdkParentModel } from './ai-sdk-parent.ts';
 import { echoModel } from './echo.ts';
 import { hostToolsModel } from './host-tools.ts';
+import { hostileModel } from './hostile.ts';
 import { refactorModel } from './refactor.ts';
 import { SCRIPT_HEADER, type ScriptedModel } from './types.ts';
 
@@ -14,6 +15,7 @@ export const BUILTIN_SCRIPTS: Readonly<Record<string, ScriptedModel>> = Object.f
   'claude-code': claudeCodeModel,
   'host-tools': hostToolsModel,
   'ai-sdk': aiSdkParentModel,
+  hostile: hostileModel,
 });
 
 export type ScriptList = Readonly<Record<string, ScriptedModel>> | readonly ScriptedModel[];
