@@ -23,7 +23,8 @@ import { workspaceMbSchema } from '../tools/limits.ts';
 import { TOOL_FLAGS, toolFlagShape } from '../tools/tool-flags.ts';
 import { parseOrThrow } from '../validation.ts';
 import { importClaudeTranscript } from './importers/claude-transcript.ts';
-import { providerIdSchema } from '../wire/providers.ts';
+import { OPENAI_WIRES, providerIdSchema } from '../wire/providers.ts';
+import { RESPONSES_CACHE_TTLS } from '../wire/cache.ts';
 
 const positive = z.number().int().positive();
 
@@ -93,6 +94,18 @@ export const planSchema = z.strictObject({
     .default('claude')
     .describe("how a fork continues the parent's messages"),
   provider: providerIdSchema.default('anthropic').describe('the API the forks speak (`--provider` overrides it)'),
+  openaiWire: z
+    .enum(OPENAI_WIRES)
+    .default('chat')
+    .describe(
+      'provider openai only: chat (Chat Completions) or responses (the Responses API: a prewarm warm-up, breakpoints on the shared prefix, writes by TTL; `--openai-wire` overrides it)',
+    ),
+  responsesTtl: z
+    .enum([...RESPONSES_CACHE_TTLS, 'auto'])
+    .default('auto')
+    .describe(
+      'openaiWire responses only: how long the cache keeps the writes, 30m, 12h, or auto (12h when the fan-out is expected to outlive 30 minutes)',
+    ),
   allow: z
     .array(z.enum(EXECUTABLE_TOOL_NAMES))
     .optional()

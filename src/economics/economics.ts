@@ -8,8 +8,8 @@ import { PRICING_HINT } from '../models/status.ts';
 import { calendarDate } from '../models/dates.ts';
 import { assertPricedOn } from '../models/pricing.ts';
 import type { Usage } from '../ledger/usage.ts';
-import { CACHE_TTLS } from '../wire/cache.ts';
-import type { ChildCost, EconomicsInput, EconomicsResult, StrategyCost } from './types.ts';
+import { CACHE_TTLS, RESPONSES_CACHE_TTLS } from '../wire/cache.ts';
+import type { ChildCost, EconomicsInput, EconomicsResult, EconomicsTtl, StrategyCost } from './types.ts';
 
 /** Default model of the economics command: the documentation's recommended model. */
 export const DEFAULT_ECONOMICS_MODEL = DEFAULT_MODEL;
@@ -34,7 +34,7 @@ const inputSchema = z.strictObject({
   directiveTokens: tokens,
   children: z.number().int().min(1).max(MAX_CHILDREN),
   model: z.string().min(1).default(DEFAULT_ECONOMICS_MODEL),
-  ttl: z.enum(CACHE_TTLS).default('5m'),
+  ttl: z.enum([...CACHE_TTLS, ...RESPONSES_CACHE_TTLS]).default('5m'),
   warmParent: z.boolean().default(false),
   cachedPrefixTokens: tokens.optional(),
   freshTokens: tokens.default(DEFAULT_FRESH_AGENT_TOKENS),
@@ -42,6 +42,15 @@ const inputSchema = z.strictObject({
   table: z.custom<ModelCatalogue>((v) => typeof v === 'object' && v !== null).optional(),
   date: calendarDate.optional(),
 });
+
+/**
+ * Whether a write of this lifetime is priced at the row's long rate (`cacheWrite1h`): the
+ * Messages API's 1 hour and the Responses API's 12 hours; 5 and 30 minutes take the short one.
+ * The ledger prices the Responses API's writes by TTL the same way (`src/ledger/cost.ts`).
+ */
+function isLongWrite(ttl: EconomicsTtl): boolean {
+  return ttl === '1h' || ttl === '12h';
+}
 
 function invalid(field: string, message: string): ForkcacheError {
   return new ForkcacheError('INVALID_ARGUMENT', `${field}: ${message}`, { data: { field } });
@@ -97,7 +106,12 @@ interface Priced {
  * @example forkEconomics({ prefixTokens: 48_500, directiveTokens: 200, children: 5, convention: 'seed' }).perChild
  * // [{ children: '1', tokenEquivalents: 48700, ... }, { children: '2-5', tokenEquivalents: 5050, ... }]
  */
-export function forkEconomics(input: EconomicsInput, field = 'model', dateField = 'date'): EconomicsResult {
+export function forkEconomics(
+  input: EconomicsInput,
+  field = 'model',
+  dateField = 'date',
+  ttlField = 'ttl',
+): EconomicsResult {
   const parsed = inputSchema.safeParse(input);
   if (!parsed.success)
     throw new ForkcacheError('INVALID_ARGUMENT', `economics: ${formatZodIssues(parsed.error.issues)}`);
@@ -115,6 +129,12 @@ export function forkEconomics(input: EconomicsInput, field = 'model', dateField 
   }
   // a date before the model's first price row has no prices: say so, do not use later ones
   if (opts.date !== undefined) assertPricedOn(info, at, dateField);
+  if ((RESPONSES_CACHE_TTLS as readonly string[]).includes(opts.ttl) && info.provider !== 'openai') {
+    throw invalid(
+      ttlField,
+      `${opts.ttl} is a lifetime of OpenAI's Responses API; ${info.id} is served by ${info.provider} (5m or 1h)`,
+    );
+  }
   const P = opts.prefixTokens;
   const D = opts.directiveTokens;
   const N = opts.children;
@@ -138,7 +158,7 @@ export function forkEconomics(input: EconomicsInput, field = 'model', dateField 
     const terms = termsFor(usage, info, at, table);
     const rates = terms.rates;
     // The reference chapter counts writes at full price and reads at 0.1x, whatever the model.
-    const write = seed ? rates.input : opts.ttl === '1h' ? rates.cacheWrite1h : rates.cacheWrite5m;
+    const write = seed ? rates.input : isLongWrite(opts.ttl) ? rates.cacheWrite1h : rates.cacheWrite5m;
     const read = seed ? rates.input * SEED_READ_MULTIPLIER : rates.cacheRead;
     return {
       nano: req.r * read + req.w * write + req.i * rates.input,

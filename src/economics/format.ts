@@ -50,8 +50,12 @@ function conventionTitle(r: EconomicsResult): string {
   if (r.convention === 'seed')
     return 'convention seed (no write premium, reads at 0.1x, as the reference chapter counts)';
   const m = writeMultiplierOf(r);
-  const ttl = r.ttl === '1h' ? '1h TTL' : '5m TTL';
-  if (m === undefined) return `convention real (writes at ${r.ttl === '1h' ? '2x (1h TTL)' : '1.25x (5m TTL)'})`;
+  const ttl = `${r.ttl} TTL`;
+  if (m === undefined) {
+    // no write in this fan-out: the Messages API's multipliers, or the Responses rate it would take
+    const rate = { '5m': '1.25x', '1h': '2x', '30m': 'the 5-minute rate', '12h': 'the 1-hour rate' }[r.ttl];
+    return `convention real (writes at ${rate} (${ttl}))`;
+  }
   return `convention real (writes at ${Number(m.toFixed(2))}x (${ttl}))`;
 }
 

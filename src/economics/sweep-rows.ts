@@ -6,6 +6,7 @@ import { textTable } from './format.ts';
 import { wholeRunEconomics } from './run.ts';
 import { forkEconomics } from './economics.ts';
 import { sweepPoints, type Sweep } from './sweep.ts';
+import type { EconomicsTtl } from './types.ts';
 
 /** The fan-out every point of a sweep starts from (the flags), before the swept values replace some. */
 export interface SweepBase {
@@ -48,7 +49,7 @@ export interface SweepOptions {
   kind: 'edit' | 'read';
   assumptions: Assumptions;
   warmParent: boolean;
-  ttl: '5m' | '1h';
+  ttl: EconomicsTtl;
   maxTokens: number;
 }
 
@@ -117,6 +118,7 @@ export function sweepRows(base: SweepBase, sweep: Sweep, o: SweepOptions): Sweep
       },
       '--model',
       '--date',
+      '--ttl',
     );
     return {
       ...shape,

@@ -1,5 +1,5 @@
 import type { ModelCatalogue } from '../models/catalogue.ts';
-import type { CacheTtl } from '../wire/cache.ts';
+import type { CacheTtl, ResponsesCacheTtl } from '../wire/cache.ts';
 
 /**
  * Break-even economics of one fan-out (input tokens only: every strategy is assumed to produce
@@ -8,10 +8,16 @@ import type { CacheTtl } from '../wire/cache.ts';
  * - `seed` convention, as the reference chapter counts: no write premium. Child 1 pays the uncached
  *   part of the prefix at full price; the other children read it at the read multiplier (0.1).
  * - `real` convention: child 1 writes the uncached part at the write multiplier (1.25 for a
- *   5-minute entry, 2 for 1 hour).
+ *   5-minute entry, 2 for 1 hour; on the Responses API a 30-minute entry at the row's 5-minute
+ *   rate, a 12-hour one at its 1-hour rate).
  */
 export type EconomicsConvention = 'seed' | 'real';
-export type EconomicsTtl = CacheTtl;
+/**
+ * The lifetime of the prefix's write: the Messages API's `5m`/`1h`, or the Responses API's
+ * `30m`/`12h` (OpenAI models only), priced at the row's short and long write rates as the
+ * ledger prices them (`src/ledger/cost.ts`).
+ */
+export type EconomicsTtl = CacheTtl | ResponsesCacheTtl;
 
 export interface EconomicsInput {
   /** P: shared prefix tokens (system + tools + history + spawning message + placeholders). */

@@ -190,7 +190,7 @@ export class ForkEngine {
         Object.hasOwn(host, name) ? host[name]!.readOnly === true : undefined;
       const { fanoutId, prefix, specs, checks } = planResume(
         dir,
-        this.#options.api.provider,
+        this.#options.api,
         options.retry,
         loadRunKey(),
         readOnly,
@@ -248,7 +248,16 @@ export class ForkEngine {
     checks: ReturnType<typeof planForks>['checks'],
   ): void {
     const forks = { check: checks?.check, fields: checks?.fields, requireChange: checks?.requireChange };
-    writeManifest(runDir, id, prefix, directives, manifestEngine(this.#options), meta, forks, loadRunKey());
+    writeManifest(
+      runDir,
+      id,
+      prefix,
+      directives,
+      manifestEngine(this.#options, prefix.responses),
+      meta,
+      forks,
+      loadRunKey(),
+    );
   }
 
   /**

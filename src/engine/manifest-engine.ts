@@ -6,12 +6,19 @@ import type { PermissionPolicy } from '../tools/permissions.ts';
 import type { ToolSetChoice } from '../tools/client-tools/types.ts';
 import type { WarmStrategy } from './warm-gate.ts';
 import { toolFlagsOf } from '../tools/tool-flags.ts';
+import type { ResponsesCacheTtl } from '../wire/cache.ts';
 
 /**
  * The settings a run's manifest keeps, so that `resume` runs as safe and as bounded as the
  * first run: no credentials (headers without keys), nothing a resumed run cannot honour.
+ * `responses`: the Responses options the fan-out's head was frozen with (its TTL resolved for
+ * this fan-out, where the engine says `auto`), so resume re-freezes the same bytes.
  */
-export function manifestEngine(options: ResolvedEngineOptions): ManifestEngine {
+export function manifestEngine(
+  options: ResolvedEngineOptions,
+  responses?: { ttl: ResponsesCacheTtl } | undefined,
+): ManifestEngine {
+  const ttl = responses?.ttl ?? (options.responsesTtl !== 'auto' ? options.responsesTtl : undefined);
   return {
     workspace: options.workspace,
     headers: withoutCredentials(options.api.headers),
@@ -32,6 +39,9 @@ export function manifestEngine(options: ResolvedEngineOptions): ManifestEngine {
     ...(options.toolSet !== 'auto' ? { toolSet: options.toolSet } : {}),
     ...(options.denyTools.length > 0 ? { denyTools: [...options.denyTools] } : {}),
     ...(options.maxUsd !== undefined ? { maxUsd: options.maxUsd } : {}),
+    ...(options.api.wire === 'responses'
+      ? { openaiWire: 'responses' as const, ...(ttl ? { responsesTtl: ttl } : {}) }
+      : {}),
   };
 }
 
@@ -60,5 +70,7 @@ export function engineOptionsOf(engine: ManifestEngine): ForkEngineOptions {
     ...(engine.concurrency ? { concurrency: engine.concurrency } : {}),
     ...(engine.toolSet ? { toolSet: engine.toolSet as ToolSetChoice } : {}),
     ...(engine.denyTools ? { denyTools: engine.denyTools } : {}),
+    ...(engine.openaiWire ? { openaiWire: engine.openaiWire } : {}),
+    ...(engine.responsesTtl ? { responsesTtl: engine.responsesTtl } : {}),
   };
 }

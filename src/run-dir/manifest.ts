@@ -7,12 +7,12 @@ import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
 import { readJsonFile } from '../json-file.ts';
 import { type FrozenPrefix, MARKER_STRATEGIES, type MarkerStrategy } from '../prefix/freeze.ts';
 import { HEAD_ENDS } from '../prefix/sab.ts';
-import { providerIdSchema } from '../wire/providers.ts';
+import { OPENAI_WIRES, providerIdSchema } from '../wire/providers.ts';
 import { permissionPolicySchema } from '../tools/permissions.ts';
 import { toolFlagShape } from '../tools/tool-flags.ts';
 import { parseOrThrow } from '../validation.ts';
 import { FORKS_DIR, MANIFEST_FILE, SIGNATURE_FILE, SNAPSHOT_FILE } from './files.ts';
-import { CACHE_TTLS } from '../wire/cache.ts';
+import { CACHE_TTLS, RESPONSES_CACHE_TTLS } from '../wire/cache.ts';
 import { loadRunKey, type RunKey } from './run-key.ts';
 import { signRunFiles } from './run-signature.ts';
 
@@ -76,6 +76,13 @@ export const manifestSchema = z.strictObject({
     denyTools: z.array(z.string()).optional(),
     /** The run's spend cap (`maxUsd`): a resume keeps it unless told otherwise. */
     maxUsd: z.number().positive().optional(),
+    /**
+     * OpenAI's API the forks spoke, `responses` only (absent: Chat Completions, as older runs),
+     * and the TTL its head was frozen with (the resolved one, never `auto`): resume re-freezes
+     * the same bytes from these.
+     */
+    openaiWire: z.enum(OPENAI_WIRES).optional(),
+    responsesTtl: z.enum(RESPONSES_CACHE_TTLS).optional(),
   }),
   /** Free-form facts of the caller (e.g. which emulator script a CLI run used). */
   meta: z.record(z.string(), z.unknown()).default({}),

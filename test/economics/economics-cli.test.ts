@@ -204,4 +204,20 @@ describe('forkcache economics', () => {
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('--sweep forks=0..4: a range a..b needs 1 <= a <= b');
   });
+
+  it("--ttl 30m | 12h prices an OpenAI model's Responses writes; another provider's model is refused, naming --ttl", async () => {
+    const gpt = [...SEED_ARGS.slice(0, -1), 'gpt-5', '--date', '2026-12-01', '--json'];
+    const run = await forkcache(...gpt, '--ttl', '12h');
+    expect(run.status).toBe(0);
+    const real = (JSON.parse(run.stdout) as { real: { ttl: string; perChild: { tokenEquivalents: number }[] } }).real;
+    expect(real.ttl).toBe('12h');
+    // gpt-5's row writes at 1x for either lifetime: child 1 pays 48,500 + 200
+    expect(real.perChild[0]!.tokenEquivalents).toBe(48_700);
+    const anthropic = await forkcache(...SEED_ARGS, '--ttl', '30m');
+    expect(anthropic.status).toBe(2);
+    expect(anthropic.stderr).toMatch(/--ttl: 30m is a lifetime of OpenAI's Responses API; claude-sonnet-4-6/);
+    const bad = await forkcache(...SEED_ARGS, '--ttl', '2h');
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('expected 5m, 1h, 30m or 12h');
+  });
 });

@@ -2,6 +2,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { breakEvenChildren, forkEconomics } from '../../src/economics/economics.ts';
 import type { EconomicsInput } from '../../src/economics/types.ts';
+import { formatEconomics } from '../../src/economics/format.ts';
+import { costNano } from '../../src/ledger/cost.ts';
+import type { Usage } from '../../src/ledger/usage.ts';
+import { findModel, mergeCatalogue } from '../../src/models/catalogue.ts';
 
 // The seed figures assume a 0.1x read price: Sonnet 4.6 ($3 in) has it.
 const SEED = { prefixTokens: 48_500, directiveTokens: 200, children: 5, model: 'claude-sonnet-4-6' } as const;
@@ -274,5 +278,72 @@ describe('per-model read multipliers (100K prefix, D = 200, 8 forks, warm parent
       model: 'claude-opus-5-5',
     });
     expect(r.perChild.map((c) => c.tokenEquivalents)).toEqual([48_700, 5_050]);
+  });
+});
+
+describe("the Responses API's write lifetimes (30m, 12h)", () => {
+  const RESP = { prefixTokens: 48_500, directiveTokens: 200, children: 5, model: 'gpt-5', date: '2026-12-01' } as const;
+  // an OpenAI row whose writes are not free (the built-in gpt-5 writes at 1x for both lifetimes)
+  const table = mergeCatalogue({
+    date: '2026-12-01',
+    models: [
+      {
+        id: 'gpt-5',
+        prices: [
+          {
+            effectiveFrom: '2026-09-22',
+            inputPerMTok: 1.25,
+            outputPerMTok: 10,
+            cacheWrite5mMultiplier: 1.25,
+            cacheWrite1hMultiplier: 2,
+            cacheReadMultiplier: 0.1,
+          },
+        ],
+      },
+    ],
+  });
+
+  it('prices a 30-minute write at the short rate and a 12-hour write at the long one', () => {
+    const m30 = forkEconomics({ ...RESP, ttl: '30m', table });
+    const h12 = forkEconomics({ ...RESP, ttl: '12h', table });
+    expect(m30.ttl).toBe('30m');
+    // child 1 writes 48,500 at 1.25x (60,625 + 200), at 2x (97,000 + 200); the others read at 0.1x
+    expect(m30.perChild.map((c) => c.tokenEquivalents)).toEqual([60_825, 5_050]);
+    expect(h12.perChild.map((c) => c.tokenEquivalents)).toEqual([97_200, 5_050]);
+    expect(h12.fork.tokenEquivalents - m30.fork.tokenEquivalents).toBe(48_500 * 0.75);
+    // the built-in gpt-5 row writes at 1x for either lifetime: the 12 hours cost nothing more
+    const builtin = [forkEconomics({ ...RESP, ttl: '30m' }), forkEconomics({ ...RESP, ttl: '12h' })];
+    expect(builtin.map((r) => r.perChild[0]!.tokenEquivalents)).toEqual([48_700, 48_700]);
+    expect(formatEconomics([h12])).toContain('writes at 2x (12h TTL)');
+  });
+
+  it("prices child 1's write as the ledger prices the same usage split by TTL", () => {
+    const info = findModel('gpt-5', table)!;
+    const at = Date.parse('2026-12-01T00:00:00Z');
+    for (const ttl of ['30m', '12h'] as const) {
+      const usage: Usage = {
+        input_tokens: 200,
+        cache_creation_input_tokens: 48_500,
+        cache_read_input_tokens: 0,
+        output_tokens: 0,
+        cache_creation: {
+          ephemeral_5m_input_tokens: 0,
+          ephemeral_1h_input_tokens: 0,
+          ...(ttl === '30m' ? { ttl_30m_input_tokens: 48_500 } : { ttl_12h_input_tokens: 48_500 }),
+        },
+      };
+      const ledgerUsd = costNano(usage, info, at, table).total / 1e9;
+      expect(forkEconomics({ ...RESP, ttl, table }).perChild[0]!.usd).toBeCloseTo(ledgerUsd, 12);
+    }
+  });
+
+  it('refuses a Responses lifetime for a model another API serves, naming ttl', () => {
+    expect(() => forkEconomics({ ...SEED, ttl: '12h' })).toThrow(
+      expect.objectContaining({
+        code: 'INVALID_ARGUMENT',
+        data: { field: 'ttl' },
+        message: expect.stringMatching(/^ttl: 12h is a lifetime of OpenAI's Responses API; claude-sonnet-4-6/),
+      }),
+    );
   });
 });

@@ -36,6 +36,22 @@ describe("a run's engine settings", () => {
     expect(written.headers).not.toHaveProperty('x-api-key');
   });
 
+  it('keep the Responses wire and the TTL its head was frozen with (the resolved one, not auto)', () => {
+    const first = resolveEngineOptions({ ...local, provider: 'openai', openaiWire: 'responses' });
+    expect(first.responsesTtl).toBe('auto');
+    const written = manifestEngine(first, { ttl: '12h' });
+    expect(written).toMatchObject({ openaiWire: 'responses', responsesTtl: '12h' });
+    const read = manifestSchema.shape.engine.parse(JSON.parse(JSON.stringify(written)));
+    const resumed = resolveEngineOptions({ ...local, provider: 'openai', ...engineOptionsOf(read) });
+    expect(resumed.api.wire).toBe('responses');
+    expect(resumed.responsesTtl).toBe('12h');
+    expect(manifestEngine(resumed)).toEqual(written);
+    // Chat Completions (and every run older than the field): nothing written, nothing read back
+    const chat = manifestEngine(resolveEngineOptions({ ...local, provider: 'openai' }), undefined);
+    expect(chat).not.toHaveProperty('openaiWire');
+    expect(engineOptionsOf(manifestSchema.shape.engine.parse(chat))).not.toHaveProperty('openaiWire');
+  });
+
   it('keep every tool flag through the manifest, each alone on; a run older than a flag resumes with it off', () => {
     const cases: Partial<ToolFlags>[] = [{}, ...TOOL_FLAG_NAMES.map((name) => ({ [name]: true }))];
     for (const flags of cases) {

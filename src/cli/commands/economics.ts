@@ -13,7 +13,7 @@ import { DEFAULT_MAX_TOKENS } from '../../loop/run-fork.ts';
 import { loadCatalogue, type ModelCatalogue } from '../../models/catalogue.ts';
 import { statusAt } from '../../models/status.ts';
 import { formatComparison } from '../../economics/compare.ts';
-import { CACHE_TTLS } from '../../wire/cache.ts';
+import { CACHE_TTLS, RESPONSES_CACHE_TTLS } from '../../wire/cache.ts';
 import { calendarDate, dayStart } from '../../models/dates.ts';
 import { pricedOn } from '../../models/pricing.ts';
 import { formatWholeRun, writeSweep } from '../economics-outputs.ts';
@@ -29,7 +29,7 @@ const optionsSchema = z.object({
   directive: intFlag.default(DEFAULT_DIRECTIVE),
   children: intFlag.pipe(z.number().min(1, 'at least 1').max(100_000, 'at most 100,000')).optional(),
   model: z.string().min(1).default(DEFAULT_ECONOMICS_MODEL),
-  ttl: z.enum(CACHE_TTLS, { error: 'expected 5m or 1h' }).default('5m'),
+  ttl: z.enum([...CACHE_TTLS, ...RESPONSES_CACHE_TTLS], { error: 'expected 5m, 1h, 30m or 12h' }).default('5m'),
   warmParent: z.boolean().default(false),
   cachedPrefix: intFlag.optional(),
   freshTokens: intFlag.optional(),
@@ -105,7 +105,10 @@ export function registerEconomicsCommand(program: Command): void {
     .option('--no-chart', 'with --sweep: draw no chart')
     .option('--compare', 'every current model side by side (fork vs no cache vs fresh, fork-side and all-in savings)')
     .option('--date <YYYY-MM-DD>', 'price with the rows in force on this date (default today)')
-    .option('--ttl <ttl>', 'cache lifetime of the write: 5m or 1h (default 5m)')
+    .option(
+      '--ttl <ttl>',
+      "cache lifetime of the write: 5m or 1h (default 5m); 30m or 12h, OpenAI's Responses API (OpenAI models)",
+    )
     .option('--warm-parent', "the parent's last turn already cached the whole prefix")
     .option('--cached-prefix <tokens>', 'tokens of the prefix already cached (between cold and warm)')
     .option(
@@ -188,7 +191,7 @@ export function registerEconomicsCommand(program: Command): void {
         // exactOptionalPropertyTypes: absent flags stay absent, the library applies defaults.
         if (opts.cachedPrefix !== undefined) input.cachedPrefixTokens = opts.cachedPrefix;
         if (opts.date !== undefined) input.date = opts.date;
-        return forkEconomics(input, '--model', '--date');
+        return forkEconomics(input, '--model', '--date', '--ttl');
       };
       if (opts.compare) {
         const rows = currentModels(table, opts.date).map((model) =>

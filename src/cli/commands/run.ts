@@ -5,13 +5,21 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { ForkEngine } from '../../engine/engine.ts';
 import { API_CHOICES, openEndpoint } from '../endpoint.ts';
-import { PROVIDER_IDS, providerIdSchema } from '../../wire/providers.ts';
+import {
+  OPENAI_WIRES,
+  type OpenAiWire,
+  PROVIDER_IDS,
+  type ProviderId,
+  providerIdSchema,
+} from '../../wire/providers.ts';
 import { parseFlags, usdFlag } from '../flags.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE, interruptedLine } from '../interrupt.ts';
 import { forkRowsInSummary } from '../board/summary-rows.ts';
 import type { PermissionPolicy } from '../../tools/permissions.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
-import { loadPlan, planSchema, planToolLimits } from '../plan.ts';
+import { loadPlan, type Plan, planSchema, planToolLimits } from '../plan.ts';
+import { ForkcacheError } from '../../errors.ts';
+import type { ForkEngineOptions } from '../../engine/options.ts';
 import { modelCheck } from '../model-check.ts';
 import { describeSandbox, sandboxLine } from '../../tools/sandbox-report.ts';
 import { ProgressBoard } from '../progress-board.ts';
@@ -43,6 +51,7 @@ import { INTEGRATION_META, integrationOfPlan } from '../integration-settings.ts'
 const optionsSchema = z.object({
   api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
   provider: providerIdSchema.optional(),
+  openaiWire: z.enum(OPENAI_WIRES, { error: `expected ${OPENAI_WIRES.join(', ')}` }).optional(),
   model: z.string().min(1).optional(),
   json: z.boolean().default(false),
   parentFromClaudeTranscript: z.string().min(1, 'expected a .jsonl file').optional(),
@@ -69,6 +78,10 @@ export function registerRunCommand(program: Command): void {
       'auto',
     )
     .option('--provider <name>', `the API the forks speak: ${PROVIDER_IDS.join(' | ')} (overrides the plan's provider)`)
+    .option(
+      '--openai-wire <wire>',
+      `with provider openai: the API the forks speak, ${OPENAI_WIRES.join(' | ')} (overrides the plan's openaiWire)`,
+    )
     .option('--model <id>', "model of every fork (overrides the plan's model and the parent's)")
     .option('--json', 'print one JSON summary object last')
     .option(
@@ -113,6 +126,7 @@ export function registerRunCommand(program: Command): void {
       const loaded = loadPlan(planPath, { claudeTranscript: opts.parentFromClaudeTranscript, model: opts.model });
       const { plan, snapshot, workspace, runsDir, notes, modelTable, expectedCachedTokens, fromTranscript } = loaded;
       const provider = opts.provider ?? plan.provider;
+      const wire = openAiWireOf(plan, provider, opts.openaiWire);
       const continuity = fromTranscript ? new CacheContinuity(expectedCachedTokens) : undefined;
       const log = (line: string): void => void printErr(`${line}\n`);
       for (const note of notes) log(`parent: ${note}`);
@@ -163,6 +177,7 @@ export function registerRunCommand(program: Command): void {
       // a setup error must not leave the embedded emulator holding the process open
       const engine = await ForkEngine.create({
         provider,
+        ...wire,
         baseURL: target.baseURL,
         apiKey: target.apiKey,
         workspace,
@@ -291,4 +306,36 @@ export function registerRunCommand(program: Command): void {
         await closeAll(engine, target);
       }
     });
+}
+
+/**
+ * The plan's OpenAI wire (`--openai-wire` over `openaiWire`) as engine options: the Responses
+ * API is OpenAI's alone, and its TTL means nothing on another wire (bad input, exit 2, naming
+ * the field or the flag that set it).
+ */
+function openAiWireOf(
+  plan: Pick<Plan, 'openaiWire' | 'responsesTtl'>,
+  provider: ProviderId,
+  flag: OpenAiWire | undefined,
+): Pick<ForkEngineOptions, 'openaiWire' | 'responsesTtl'> {
+  const wire = flag ?? plan.openaiWire;
+  const field = flag ? '--openai-wire' : 'openaiWire';
+  if (wire === 'responses' && provider !== 'openai') {
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `${field}: responses is OpenAI's Responses API; provider ${provider} speaks ${provider === 'anthropic' ? 'the Messages API' : 'Chat Completions'}`,
+      { data: { field } },
+    );
+  }
+  if (wire !== 'responses') {
+    if (plan.responsesTtl !== 'auto') {
+      throw new ForkcacheError(
+        'INVALID_ARGUMENT',
+        `responsesTtl: only with openaiWire responses (the forks speak ${provider === 'openai' ? 'Chat Completions' : provider})`,
+        { data: { field: 'responsesTtl' } },
+      );
+    }
+    return {};
+  }
+  return { openaiWire: 'responses', responsesTtl: plan.responsesTtl };
 }

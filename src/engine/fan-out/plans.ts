@@ -13,7 +13,7 @@ import type { ReadOnlyOf } from '../../pool/resume-messages.ts';
 import type { LoopPrompt } from '../../loop/types.ts';
 import { freeze, type FrozenPrefix } from '../../prefix/freeze.ts';
 import { transcriptPath } from '../../run-dir/files.ts';
-import { readFanOutDir } from '../../run-dir/manifest.ts';
+import { type ManifestEngine, readFanOutDir } from '../../run-dir/manifest.ts';
 import { readTranscript } from '../../run-dir/transcript-reader.ts';
 import type { RunKey } from '../../run-dir/run-key.ts';
 import { TOOL_DECLARATIONS } from '../../tools/declarations.ts';
@@ -127,7 +127,8 @@ function forkExtras(checks: ForkChecks, i: number): Pick<ForkSpec, 'fields' | 'c
  */
 export function planResume(
   dir: string,
-  provider: ResolvedEngineOptions['api']['provider'],
+  /** The resuming engine's API: the run must have been frozen for it. */
+  api: Pick<ResolvedEngineOptions['api'], 'provider' | 'wire'>,
   retry: readonly RetryableStatus[] = [],
   key?: RunKey,
   /** Host tools that only read: an interrupted call of one runs again (fork-attempts.ts). */
@@ -136,6 +137,7 @@ export function planResume(
   fixups?: ReadonlyMap<string, LoopPrompt>,
 ): FanOutPlan & { fanoutId: string } {
   const { manifest, snapshot } = readFanOutDir(dir);
+  const { provider } = api;
   if (manifest.prefix.provider !== provider) {
     throw new ForkcacheError(
       'INVALID_ARGUMENT',
@@ -148,6 +150,7 @@ export function planResume(
     ttl: manifest.prefix.ttl,
     markers: manifest.prefix.markers,
     provider: manifest.prefix.provider,
+    responses: recordedResponses(dir, manifest.engine, api.wire),
   });
   if (prefix.sha256 !== manifest.prefix.sha256) {
     throw new ForkcacheError(
@@ -191,6 +194,35 @@ export function planResume(
     return { directive, base, start, finished, ...extras };
   });
   return { fanoutId: manifest.fanoutId, prefix, specs, checks };
+}
+
+/**
+ * The Responses options a run's head was frozen with (`manifestEngine` records them), when the
+ * resuming engine speaks the same OpenAI API: its requests carry the head as it was frozen.
+ */
+function recordedResponses(
+  dir: string,
+  engine: Pick<ManifestEngine, 'openaiWire' | 'responsesTtl'>,
+  wire: ResolvedEngineOptions['api']['wire'],
+): { ttl: ResponsesCacheTtl } | undefined {
+  const recorded = engine.openaiWire ?? 'chat';
+  const speaks = wire ?? 'chat';
+  if (recorded !== speaks) {
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `resume ${dir}: openaiWire: the run was frozen for OpenAI's ${recorded === 'responses' ? 'Responses API' : 'Chat Completions'}, this engine speaks ${speaks === 'responses' ? 'the Responses API' : 'Chat Completions'}`,
+      { data: { field: 'openaiWire' } },
+    );
+  }
+  if (recorded !== 'responses') return undefined;
+  if (!engine.responsesTtl) {
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `resume ${dir}: engine.responsesTtl: a run on the Responses API must record the TTL its head was frozen with`,
+      { data: { field: 'engine.responsesTtl' } },
+    );
+  }
+  return { ttl: engine.responsesTtl };
 }
 
 /** Fresh agents of a type: the type's own system prompt and tools, nothing shared with a parent. */
