@@ -96,7 +96,7 @@ export async function integrationSuite({ quick }: SuiteOptions): Promise<SuiteRe
     mkdirSync(repo);
     const files = goPackage(repo, forks);
     const breaking = files.filter((f) => readFileSync(join(repo, f), 'utf8').includes('strings.Join')).length;
-    const parent = {
+    const parent: Record<string, unknown> = {
       ...(JSON.parse(readFileSync(join(ROOT, 'examples/plan/parent.json'), 'utf8')) as Record<string, unknown>),
       tools: TOOL_DECLARATIONS,
     };
