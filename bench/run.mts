@@ -9,6 +9,7 @@ import { boundarySuite, dispatchSuite } from './boundary.ts';
 import { economicsSuite } from './economics.ts';
 import { engineSuite, engineToolsSuite } from './engine.ts';
 import { economicsModelsSuite } from './economics-models.ts';
+import { integrationSuite } from './integration.ts';
 import { longWordsSuite } from './long-words.ts';
 import { tokenizerSuite } from './tokenizer.ts';
 import { memorySuite } from './memory.ts';
@@ -33,6 +34,8 @@ const SUITES: Record<string, (o: SuiteOptions) => Promise<SuiteResult>> = {
   'proxy-memory': proxyMemorySuite,
   'long-words': longWordsSuite,
   tokenizer: tokenizerSuite,
+  // issue 42: the integration step's check runs and fix-up cost (needs `go`)
+  integration: integrationSuite,
   // issue 26: the real engine (llama-server; hours on 2 cores, so only with --only=engine)
   engine: engineSuite,
   // issue 36: forks with tools on the real engine (about 12 minutes on 2 idle cores)
