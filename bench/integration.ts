@@ -100,7 +100,7 @@ export async function integrationSuite({ quick }: SuiteOptions): Promise<SuiteRe
       ...(JSON.parse(readFileSync(join(ROOT, 'examples/plan/parent.json'), 'utf8')) as Record<string, unknown>),
       tools: TOOL_DECLARATIONS,
     };
-    const goEnv = `export GOCACHE=${join(tmpdir(), 'forkcache-bench-gocache')} GOFLAGS=-mod=mod GOPROXY=off;`;
+    const goEnv = `export GOCACHE=${join(tmpdir(), `forkcache-bench-gocache-${process.getuid?.() ?? 'user'}`)} GOFLAGS=-mod=mod GOPROXY=off;`;
     const planPath = join(work, 'plan.json');
     writeFileSync(
       planPath,

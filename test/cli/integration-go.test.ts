@@ -31,7 +31,9 @@ const why = !hasGo
     : 'go and pflag present';
 
 // one build cache for every run of the suite (a cold one rebuilds the standard library); no network
-const GO_ENV = `export GOCACHE=${join(tmpdir(), 'forkcache-test-gocache')} GOFLAGS=-mod=mod GOPROXY=off;`;
+// one Go build cache per user: a folder another user made first (root's, in CI before `nobody`'s
+// run) is not writable (issue 47)
+const GO_ENV = `export GOCACHE=${join(tmpdir(), `forkcache-test-gocache-${process.getuid?.() ?? 'user'}`)} GOFLAGS=-mod=mod GOPROXY=off;`;
 const GO_CHECK = `${GO_ENV} go build ./... && go vet ./...`;
 
 const runDirOf = (planPath: string): string => {
