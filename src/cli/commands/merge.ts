@@ -6,7 +6,7 @@ import { ForkcacheError } from '../../errors.ts';
 import { loadCatalogue } from '../../models/catalogue.ts';
 import { locateFanOuts } from '../../run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
-import { type MergePlan, mergeForks, refuseDirty } from '../review/merge-forks.ts';
+import { type MergePlan, mergeForks, REDONE, refuseDirty } from '../review/merge-forks.ts';
 import { RETRY_PLAN_FILE, writeRetryPlan } from '../review/retry-plan.ts';
 import { readManifest } from '../../run-dir/manifest.ts';
 import { withRunLock } from '../review/run-lock.ts';
@@ -56,11 +56,14 @@ function mergeCounts(plans: readonly MergePlan[], forks: readonly ForkReview[], 
   const unchanged = forks.filter(
     (f) => f.status === 'no_change' || (f.status === 'completed' && f.commit === null),
   ).length;
+  // handed to the run of the retry plan, which the same merge of a runs directory counts
+  const redone = plans.reduce((n, p) => n + p.skipped.filter((s) => s.why === REDONE).length, 0);
   return {
     forks: forks.length,
     merged,
     no_change: unchanged,
-    left_out: Math.max(0, forks.length - merged - unchanged),
+    redone,
+    left_out: Math.max(0, forks.length - merged - unchanged - redone),
     check_passed: record ? record.repos.every((r) => r.passed) : null,
   };
 }

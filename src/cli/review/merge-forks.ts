@@ -93,9 +93,12 @@ function notTried(
   if (fork.commit === undefined) return 'no branch';
   if (fork.commit === null) return 'no change';
   if (already.has(fork.commit)) return 'merged already';
-  if (redone) return 'redone by the run of its retry plan';
+  if (redone) return REDONE;
   return undefined;
 }
+
+/** Why a fork is not merged from its own run: the run of its retry plan, merged after it, redoes it. */
+export const REDONE = 'redone by the run of its retry plan';
 
 export type MergePass = Pick<MergePlan, 'merged' | 'skipped' | 'conflicts' | 'refused'> & {
   /** The tree of `from` with every merged fork's change. */
