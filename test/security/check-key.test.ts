@@ -59,7 +59,10 @@ describe("a plan's check cannot hand out the API key", () => {
     api.reset();
     const { run, files, transcript } = await runHuntingCheck('none');
     expect(run.code).toBe(1);
-    expect(transcript).toContain('ANTHROPIC_API_KEY=[REDACTED]');
+    if ((process.getuid?.() ?? 1) === 0)
+      expect(transcript).toContain('ANTHROPIC_API_KEY=[REDACTED]'); // it read it
+    // not root: the check runs in a PID namespace of its own, where forkcache's /proc is not there
+    else expect(transcript).not.toMatch(/ANTHROPIC_API_KEY=/);
     for (const text of [run.stdout, run.stderr, ...files.map((f) => readFileSync(f, 'utf8'))])
       expect(text).not.toContain(CANARY);
     expect(api.sent()).toBe(0);
