@@ -99,11 +99,27 @@ export function applyChatRead(
   requestStart: number,
   now: number,
 ): void {
-  if (!plan.readHash) return;
-  if (rule.mode === 'explicit') return store.refresh(plan.readHash, requestStart, now);
+  refreshHit(prefix, plan.readHash, rule.mode === 'explicit', store, requestStart, now);
+}
+
+/**
+ * Refresh a hit's entry from the reading request's start: an explicit breakpoint's alone; an
+ * automatic hit's with every shorter prefix of it (the same cached computation). Chat
+ * Completions and the Responses API read their caches the same way.
+ */
+export function refreshHit(
+  prefix: RenderedPrefix,
+  readHash: string | undefined,
+  explicit: boolean,
+  store: CacheStore,
+  requestStart: number,
+  now: number,
+): void {
+  if (!readHash) return;
+  if (explicit) return store.refresh(readHash, requestStart, now);
   for (const p of prefix.positions) {
     store.refresh(p.hash, requestStart, now);
-    if (p.hash === plan.readHash) break;
+    if (p.hash === readHash) break;
   }
 }
 

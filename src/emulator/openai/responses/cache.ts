@@ -1,7 +1,7 @@
 import { MAX_RESPONSES_BREAKPOINTS, type ResponsesCacheTtl } from '../../../wire/cache.ts';
 import type { Position, RenderedPrefix } from '../../cache/render.ts';
 import type { CacheStore } from '../../cache/store.ts';
-import type { ChatCachePlan } from '../cache.ts';
+import { type ChatCachePlan, refreshHit } from '../cache.ts';
 import { reportedHit, type CacheRule } from '../rules.ts';
 
 /** How far back explicit breakpoints are matched (OpenAI: "up to the latest 80 breakpoints"). */
@@ -93,12 +93,7 @@ export function applyResponsesRead(
   requestStart: number,
   now: number,
 ): void {
-  if (!plan.readHash) return;
-  if (plan.mode === 'explicit') return store.refresh(plan.readHash, requestStart, now);
-  for (const p of prefix.positions) {
-    store.refresh(p.hash, requestStart, now);
-    if (p.hash === plan.readHash) break;
-  }
+  refreshHit(prefix, plan.readHash, plan.mode === 'explicit', store, requestStart, now);
 }
 
 /** The response completed: its entries become readable, for at least the request's TTL. */
