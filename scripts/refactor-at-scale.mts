@@ -26,6 +26,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { git, SCRIPT_ENV } from './script-env.mts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin/forkcache.js');
@@ -38,21 +39,7 @@ const FORKS = Number(arg('forks') ?? 300);
 const ONLY = new Set((arg('only') ?? 'typo,merge,cap,interrupt,disk').split(','));
 const TARBALL = join(WORK, 'rxjs-7.8.1.tgz');
 
-const ENV: NodeJS.ProcessEnv = {
-  ...process.env,
-  ANTHROPIC_API_KEY: '',
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'check',
-  GIT_AUTHOR_EMAIL: 'check@localhost',
-  GIT_COMMITTER_NAME: 'check',
-  GIT_COMMITTER_EMAIL: 'check@localhost',
-  NO_COLOR: '1',
-};
-delete ENV['ANTHROPIC_API_KEY'];
-
-const git = (repo: string, ...args: string[]): string =>
-  execFileSync('git', ['-C', repo, ...args], { env: ENV, encoding: 'utf8', maxBuffer: 1 << 28 }).trim();
+const ENV = SCRIPT_ENV;
 
 const figure = (name: string, values: Record<string, unknown>): void =>
   console.log(JSON.stringify({ figure: name, ...values }));

@@ -18,6 +18,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { git, SCRIPT_ENV } from './script-env.mts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin/forkcache.js');
@@ -30,20 +31,7 @@ const WORK = arg('work') ?? mkdtempSync(join(tmpdir(), 'fc-integration-'));
 const FORKS = Number(arg('forks') ?? 300);
 const SPARSE = process.argv.includes('--sparse');
 
-const ENV: NodeJS.ProcessEnv = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'check',
-  GIT_AUTHOR_EMAIL: 'check@localhost',
-  GIT_COMMITTER_NAME: 'check',
-  GIT_COMMITTER_EMAIL: 'check@localhost',
-  NO_COLOR: '1',
-};
-delete ENV['ANTHROPIC_API_KEY'];
-
-const git = (repo: string, ...args: string[]): string =>
-  execFileSync('git', ['-C', repo, ...args], { env: ENV, encoding: 'utf8', maxBuffer: 1 << 28 }).trim();
+const ENV = SCRIPT_ENV;
 
 interface Ran {
   code: number | null;
