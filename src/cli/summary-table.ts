@@ -44,6 +44,9 @@ function table(rows: string[][]): string {
     .join('\n');
 }
 
+/** The status a fork shows: an integrated run's `integrated` / `left_out` where it has one. */
+export type StatusOf = (forkId: string, status: string) => string;
+
 /**
  * The ledger of a fan-out as a table plus the cache and cost lines, for the terminal.
  * `forkRows: false` leaves out the per-fork rows (the live board printed each already).
@@ -53,7 +56,7 @@ export function formatFanOutResult(
   model: string,
   catalogue?: ModelCatalogue,
   /** `statusOf`: the status a fork's row shows (an integrated run's `integrated` / `left_out`). */
-  options: { forkRows?: boolean; statusOf?: (forkId: string, status: string) => string } = {},
+  options: { forkRows?: boolean; statusOf?: StatusOf } = {},
 ): string {
   const rows = [['fork', 'status', 'turns', 'tools', 'cache read', 'written', 'uncached', 'output', 'cost']];
   for (const fork of options.forkRows === false ? [] : result.forks) {
@@ -76,7 +79,7 @@ export function formatFanOutResult(
     ]);
   }
   const s = result.summary;
-  const problems = problemLines(result);
+  const problems = problemLines(result, options.statusOf);
   const unchanged = noChangeLine(result);
   const leftOut = leftOutLine(result);
   rows.push([
@@ -203,10 +206,15 @@ export function editsNotApplied(result: FanOutResult): { fork: string; path: str
  * The forks that are not done, in fork order: not `completed`, and not `no_change` either when
  * the run required a change; every fork when all of them changed nothing (the run did nothing).
  */
-export function notDoneForks(result: FanOutResult): FanOutResult['forks'] {
+export function notDoneForks(result: FanOutResult, statusOf?: StatusOf): FanOutResult['forks'] {
   const statuses = result.forks.map((f) => f.status);
   if (statuses.length > 0 && statuses.every((s) => s === 'no_change')) return result.forks;
-  return result.forks.filter((f) => !isDoneStatus(f.status, result.summary?.require_change === true));
+  return result.forks.filter(
+    (f) =>
+      // an integrated fork is done: its per-fork check was advisory (checkLocal), the integration check passed
+      statusOf?.(f.forkId, f.status) !== 'integrated' &&
+      !isDoneStatus(f.status, result.summary?.require_change === true),
+  );
 }
 
 /**
@@ -282,8 +290,8 @@ function groupedLines(forks: FanOutResult['forks'], runDir: string | undefined):
  * not applied; past `LISTED_FORKS`, the forks counted by status and where the full list is.
  * Empty when all went well.
  */
-export function problemLines(result: FanOutResult): string[] {
-  const forks = notDoneForks(result);
+export function problemLines(result: FanOutResult, statusOf?: StatusOf): string[] {
+  const forks = notDoneForks(result, statusOf);
   const lines =
     forks.length > LISTED_FORKS
       ? groupedLines(forks, result.summary?.run_dir)
@@ -308,9 +316,9 @@ export function problemLines(result: FanOutResult): string[] {
  */
 export function notDoneMessage(
   result: FanOutResult,
-  options: { listed?: boolean; interrupted?: boolean } = {},
+  options: { listed?: boolean; interrupted?: boolean; statusOf?: StatusOf | undefined } = {},
 ): string[] {
-  const forks = notDoneForks(result);
+  const forks = notDoneForks(result, options.statusOf);
   if (forks.length === 0) return [];
   const lines = [
     `${forks.length} of ${result.forks.length} fork(s) not done${options.listed === true ? ' (listed above)' : ':'}`,

@@ -202,7 +202,11 @@ export function registerResumeCommand(program: Command): void {
               `\n${formatFanOutResult(result, fan.prefix.snapshot.model, catalogue, { forkRows: forkRowsInSummary(opts.json), ...(integrated ? { statusOf: integratedStatusOf(integrated) } : {}) })}\n${integrated ? `${integrationLines(integrated).join('\n')}\n` : ''}`,
             );
           const hint = interrupt.interrupted ? interruptedLine(result) : undefined;
-          for (const line of notDoneMessage(result, { listed: !opts.json, interrupted: hint !== undefined }))
+          for (const line of notDoneMessage(result, {
+            listed: !opts.json,
+            interrupted: hint !== undefined,
+            statusOf: integrated ? integratedStatusOf(integrated) : undefined,
+          }))
             printErr(`${line}\n`);
           // the one command that goes on under the cap, after the forks it stopped
           if (result.summary.spend_cap?.stopped) printErr(`${maxUsdMessage(dir, result.summary.spend_cap)}\n`);

@@ -23,7 +23,7 @@ import type { ForkEngineOptions } from '../../engine/options.ts';
 import { modelCheck } from '../model-check.ts';
 import { describeSandbox, sandboxLine } from '../../tools/sandbox-report.ts';
 import { ProgressBoard } from '../progress-board.ts';
-import { editsNotApplied, formatFanOutResult, jsonSummary, notDoneMessage } from '../summary-table.ts';
+import { editsNotApplied, formatFanOutResult, jsonSummary, notDoneForks, notDoneMessage } from '../summary-table.ts';
 import { planFieldsHelp } from '../plan-help.ts';
 import { reportAfterRun, reportFlag } from './report.ts';
 import { CacheContinuity } from '../cache-continuity.ts';
@@ -31,7 +31,6 @@ import { routeMismatch } from '../importers/claude-route.ts';
 import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
 import { closeAll, settledOrForks } from '../fan-out-ending.ts';
 import { dryRun } from '../dry-run/dry-run.ts';
-import { allForksDone } from '../../fork-status.ts';
 import { maxUsdMessage } from '../max-usd-line.ts';
 import {
   distributedFor,
@@ -263,7 +262,12 @@ export function registerRunCommand(program: Command): void {
           );
         const hint = interrupt.interrupted ? interruptedLine(result) : undefined;
         // the text summary above listed the forks not done: stderr counts them and says what to run
-        for (const line of notDoneMessage(result, { listed: !opts.json, interrupted: hint !== undefined })) log(line);
+        for (const line of notDoneMessage(result, {
+          listed: !opts.json,
+          interrupted: hint !== undefined,
+          statusOf: integrated ? integratedStatusOf(integrated) : undefined,
+        }))
+          log(line);
         for (const line of hostSandboxLines(result)) log(line);
         const lost = redisLostLine(result, opts.redis);
         if (lost) log(lost);
@@ -279,10 +283,7 @@ export function registerRunCommand(program: Command): void {
           );
         // an edit a fork could not apply is lost work: never a silent 0
         const clean =
-          allForksDone(
-            result.forks.map((f) => f.status),
-            result.summary.require_change,
-          ) &&
+          notDoneForks(result, integrated ? integratedStatusOf(integrated) : undefined).length === 0 &&
           editsNotApplied(result).length === 0 &&
           !report.failed &&
           result.summary.cost_error === null;
