@@ -92,6 +92,7 @@ describe('exit codes that tell the truth (issue 42)', () => {
     ]);
     const text = await forkcache(['status', dir]);
     expect(text.stdout).toMatch(/not done {2}f02 {2}left_out/);
+    expect(text.stdout).toMatch(/: 3 forks, 2 integrated, 1 left out, \$/);
 
     const resumed = await forkcache(['resume', dir, '--json']);
     expect(resumed.code).toBe(LEFT_OUT_EXIT_CODE);

@@ -104,13 +104,20 @@ export function formatRun(run: RunReview, options: { notDone?: boolean } = {}): 
   const summary = `by status: ${[...counts].map(([status, count]) => `${status} ${count}`).join(', ')}; not done ${notDone.length}`;
   const long = run.forks.length > LONG_RUN;
   const completed = statuses.filter((s) => s === 'completed').length;
+  // an integrated run: the integration decides (a fork ends `integrated` or `left_out`)
+  const integrated = statuses.filter((s) => s === 'integrated').length;
+  const leftOut = statuses.filter((s) => s === 'left_out').length;
+  const done =
+    integrated + leftOut > 0
+      ? `${integrated} integrated${leftOut > 0 ? `, ${leftOut} left out` : ''}${completed > 0 ? `, ${completed} completed` : ''}`
+      : `${completed} completed`;
   const unchanged = statuses.filter((s) => s === 'no_change').length;
   const total = run.forks.reduce<number | null>(
     (sum, f) => (sum === null || f.costUsd === null ? null : sum + f.costUsd),
     0,
   );
   return [
-    `${run.manifest.fanoutId}${run.repo ? ` repo ${run.repo.name}` : ''}: ${run.forks.length} forks, ${completed} completed${unchanged > 0 ? `, ${unchanged} changed no file` : ''}, ${usd(total)}` +
+    `${run.manifest.fanoutId}${run.repo ? ` repo ${run.repo.name}` : ''}: ${run.forks.length} forks, ${done}${unchanged > 0 ? `, ${unchanged} changed no file` : ''}, ${usd(total)}` +
       (worktree ? `, worktrees from ${run.base ? run.base.slice(0, 10) : 'an unrecorded base'}` : ', shared workspace'),
     ...(common === '' ? [] : [`directives: "${clip(common, 100)}…"`]),
     summary,
