@@ -265,8 +265,18 @@ export async function closeWorktree(
   const leftOut = leaveOut
     .filter((p) => existsSync(join(tree.workspace, p)))
     .map((p) => (inRepo === '' ? p : `${inRepo}/${p}`));
+  // what git ignores is never added: excluding it as well makes `git add` fail ("The following
+  // paths are ignored…", `__pycache__/` of a py_compile check under a `.gitignore` that lists it)
+  const ignored =
+    leftOut.length === 0
+      ? new Set<string>()
+      : new Set(
+          (await git.run(['check-ignore', '-z', '--stdin'], { input: `${leftOut.join('\0')}\0`, ok: [1] })).stdout
+            .split('\0')
+            .filter(Boolean),
+        );
   // literal pathspecs from stdin: a name with `*` or `:` is itself, and thousands fit
-  const specs = [':(top)', ...leftOut.map((p) => `:(top,literal,exclude)${p}`)];
+  const specs = [':(top)', ...leftOut.filter((p) => !ignored.has(p)).map((p) => `:(top,literal,exclude)${p}`)];
   await git.run(['add', '--all', '--pathspec-from-file=-', '--pathspec-file-nul'], { input: `${specs.join('\0')}\0` });
   const written = await git.out(['write-tree']);
   const head = await git.out(['rev-parse', '--verify', 'HEAD^{commit}']);

@@ -70,4 +70,21 @@ describe.skipIf(!hasPython)("a check's outputs never enter a fork's commit (issu
     expect(git(repo, 'ls-tree', '-r', '--name-only', 'main').split('\n').sort()).toEqual(targets);
     expect(git(repo, 'show', 'main:pkg/b.py')).toContain('alphaOne()');
   });
+
+  it('py_compile under a .gitignore that lists __pycache__/: every fork commits (git would refuse to exclude what it ignores)', async () => {
+    const ignoring = { ...files, '.gitignore': '__pycache__/\n' };
+    const repo = repoWith(ignoring);
+    const targets = Object.keys(files);
+    const plan = writePlan(
+      repo,
+      targets.map((file) => ({ directive: `rename alpha to alphaOne in ${file}`, file })) as never,
+      { isolation: 'worktree', check: 'python3 -m py_compile {file}' },
+    );
+    const ran = await forkcache(['run', plan, '--json']);
+    const summary = lastJson(ran.stdout);
+    expect(summary.fork_results.map((f: { status: string }) => f.status)).toEqual(targets.map(() => 'completed'));
+    expect(ran.code).toBe(0);
+    const forkBranches = git(repo, 'for-each-ref', '--format=%(refname)', 'refs/heads/forkcache/').split('\n');
+    expect(committedPaths(repo, ...forkBranches, '^main').sort()).toEqual(targets);
+  });
 });
