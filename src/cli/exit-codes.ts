@@ -11,6 +11,12 @@ export const LEFT_OUT_EXIT_CODE = 4;
 export const NOTHING_MERGED_EXIT_CODE = 5;
 
 /**
+ * The integration could not be done: its check cannot run (exit 126 or 127: not executable,
+ * command not found) or fails on the base without any fork. No fork was integrated or left out.
+ */
+export const NOT_INTEGRATED_EXIT_CODE = 6;
+
+/**
  * 0 when every fork was integrated (or merged) and, with an integration check, it passed;
  * `LEFT_OUT_EXIT_CODE` when some were and others not; `NOTHING_MERGED_EXIT_CODE` when none was.
  */
