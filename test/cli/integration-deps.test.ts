@@ -151,3 +151,19 @@ describe.skipIf(reason !== '')(title, () => {
     expect(json['fork_results'].map((f: { status: string }) => f.status)).toEqual(['completed']);
   });
 });
+
+describe('checkDependencies (issue 42)', () => {
+  it('refuses a name that is not one folder at the repository’s top, naming the field (exit 2)', async () => {
+    const repo = repoWith({ 'a.txt': 'alpha\n' });
+    for (const bad of ['../outside', 'node_modules/typescript', '.git']) {
+      const path = writePlan(repo, [rename('a.txt')], {
+        isolation: 'worktree',
+        integrationCheck: 'true',
+        checkDependencies: [bad],
+      });
+      const ran = await forkcache(['run', path]);
+      expect(ran.code).toBe(2);
+      expect(ran.stderr).toContain('checkDependencies');
+    }
+  });
+});

@@ -242,10 +242,14 @@ class RepoStep {
   ): Promise<Array<{ fork: ForkReview; files: string[] }> | undefined> {
     const named = implicatedForks(result.output, set);
     if (named.length > 0) return named;
-    const found = await bisect(set, async (n) => {
-      await tree.merge(this.#view, set.slice(0, n));
-      return (await this.#check(tree)).exitCode !== 0;
-    });
+    const found = await bisect(
+      set,
+      async (n) => {
+        await tree.merge(this.#view, set.slice(0, n));
+        return (await this.#check(tree)).exitCode !== 0;
+      },
+      this.#baseChecked, // #baseFails checked it, and it passed
+    );
     return found === undefined ? undefined : [{ fork: found, files: [] }];
   }
 
