@@ -11,10 +11,23 @@
 //
 //   node --import tsx scripts/refactor-integration.mts [--work DIR] [--forks 300] [--sparse]
 //
-// tsc is this package's dev dependency (node_modules/.bin/tsc), so the project needs no install
-// and no network. Timings are of one run on this machine: compare them as ratios.
+// The project's dev dependency is this package's `typescript`, copied into the project's own
+// node_modules (git-ignored), so it needs no install and no network; the integration check is
+// `npx tsc --noEmit -p .` under the default sandbox (`auto`: bubblewrap where it works), which
+// shows the checkout's node_modules read-only to the check (`checkDependencies`, docs/plans.md).
+// Timings are of one run on this machine: compare them as ratios.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,7 +35,6 @@ import { git, SCRIPT_ENV } from './script-env.mts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(ROOT, 'bin/forkcache.js');
-const TSC = join(ROOT, 'node_modules/.bin/tsc');
 const arg = (name: string): string | undefined => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : undefined;
@@ -101,12 +113,17 @@ function project(): string {
   git(repo, 'init', '-q', '-b', 'main');
   git(repo, 'add', '-A');
   git(repo, 'commit', '-qm', 'a TypeScript project');
+  // its dev dependency, installed as npm would (ignored by git): typescript and its .bin/tsc
+  cpSync(join(ROOT, 'node_modules/typescript'), join(repo, 'node_modules/typescript'), { recursive: true });
+  mkdirSync(join(repo, 'node_modules/.bin'));
+  symlinkSync('../typescript/bin/tsc', join(repo, 'node_modules/.bin/tsc'));
   return repo;
 }
 
 const repo = project();
+const TSC = join(repo, 'node_modules/.bin/tsc');
 const tscBase = execFileSync(TSC, ['--noEmit', '-p', '.'], { cwd: repo, encoding: 'utf8' });
-const check = `${TSC} --noEmit -p .`;
+const check = 'npx tsc --noEmit -p .';
 const planPath = join(WORK, 'plan.json');
 const planArgs = [
   'plan',
@@ -129,12 +146,8 @@ const planArgs = [
 ];
 const planned = await forkcache(planArgs, repo);
 if (planned.code !== 0) throw new Error(`forkcache plan: exit ${planned.code}: ${planned.stderr}`);
-// The check runs this package's tsc by its path: bubblewrap's sandbox (`sandbox: "auto"`) shows
-// only the system's directories, and the integration worktree holds tracked files only (no
-// node_modules), so neither `npx tsc` nor a path outside /usr reaches a compiler there. A user
-// whose tsc is a project dependency runs the check outside the sandbox, as here.
-const plan = { ...(JSON.parse(readFileSync(planPath, 'utf8')) as Record<string, any>), sandbox: 'none' };
-writeFileSync(planPath, `${JSON.stringify(plan, null, 2)}\n`);
+// the plan as `plan` wrote it: the default sandbox
+const plan = JSON.parse(readFileSync(planPath, 'utf8')) as Record<string, any>;
 const ran = await forkcache(['run', planPath, '--json'], repo);
 const s = ran.stdout.includes('{') ? lastJson(ran.stdout) : undefined;
 const integration = s?.['integration'] as Record<string, any> | undefined;
@@ -174,7 +187,7 @@ console.log(
     tsc_on_base: tscBase.trim() === '' ? 'passes' : tscBase.trim(),
     plan_check: plan['check'] ?? null,
     plan_check_local: plan['checkLocal'] ?? null,
-    sandbox: plan['sandbox'],
+    sandbox: plan['sandbox'] ?? 'auto',
     sparse: plan['sparse'] ?? false,
     forks: s?.['forks']?.['total'] ?? null,
     end_statuses: s

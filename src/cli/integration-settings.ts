@@ -14,6 +14,24 @@ export const integrationCheckSchema = z.union([
 ]);
 
 /**
+ * The folders of the repository's checkout an integration check sees (read-only) when the plan
+ * names none: what a TypeScript or Python project installs its tools into, not tracked by git.
+ */
+export const DEFAULT_CHECK_DEPENDENCIES: readonly string[] = ['node_modules', '.venv', 'venv'];
+
+/** A dependency folder: one entry at the repository's top, by name. */
+const dependencyNameSchema = z
+  .string()
+  .refine(
+    (name) =>
+      /^[^/\\\0]+$/.test(name) && name !== '.' && name !== '..' && name !== '.git' && !name.startsWith('.forkcache'),
+    "expected a folder's name at the repository's top (no `/`, not `.git`)",
+  );
+
+/** `checkDependencies`: the folders named, or (absent) the default ones git ignores. */
+export const checkDependenciesSchema = z.array(dependencyNameSchema);
+
+/**
  * What the integration step runs, as the run's manifest keeps it (`meta.integration`), so
  * `resume` and `merge` integrate the same way the run did.
  */
@@ -23,6 +41,8 @@ export const integrationSettingsSchema = z.strictObject({
   timeoutMs: z.number().int().positive().default(DEFAULT_CHECK_TIMEOUT_MS),
   /** The per-fork check is advisory: a fork whose check failed is still integrated when the integration check passes. */
   checkLocal: z.boolean().default(false),
+  /** The checkout's dependency folders the check sees read-only; absent: `DEFAULT_CHECK_DEPENDENCIES` that git ignores. */
+  checkDependencies: checkDependenciesSchema.optional(),
 });
 
 export type IntegrationSettings = z.output<typeof integrationSettingsSchema>;
@@ -65,7 +85,13 @@ export function commandFor(settings: IntegrationSettings, repo: string | undefin
 export function integrationOfPlan(
   // the plan's fields by shape: plan.ts imports this file's schema
   loaded: {
-    plan: { isolation?: string; integrationRounds: number; checkTimeoutMs: number; checkLocal: boolean };
+    plan: {
+      isolation?: string;
+      integrationRounds: number;
+      checkTimeoutMs: number;
+      checkLocal: boolean;
+      checkDependencies?: string[] | undefined;
+    };
     integration: IntegrationSettings | undefined;
   },
   flag: string | undefined,
@@ -82,5 +108,6 @@ export function integrationOfPlan(
     rounds: loaded.plan.integrationRounds,
     timeoutMs: loaded.plan.checkTimeoutMs,
     checkLocal: loaded.plan.checkLocal,
+    ...(loaded.plan.checkDependencies ? { checkDependencies: loaded.plan.checkDependencies } : {}),
   };
 }

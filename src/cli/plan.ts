@@ -13,6 +13,7 @@ import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES } from '../wire/tool-names.ts';
 import { DEFAULT_CHECK_RETRIES, DEFAULT_CHECK_TIMEOUT_MS } from '../engine/fork-checks.ts';
 import {
   DEFAULT_INTEGRATION_ROUNDS,
+  checkDependenciesSchema,
   integrationCheckSchema,
   type IntegrationSettings,
 } from './integration-settings.ts';
@@ -189,6 +190,11 @@ export const planSchema = z.strictObject({
     .max(10)
     .default(DEFAULT_INTEGRATION_ROUNDS)
     .describe('fix-up turns the forks the integration check implicates get before they are left out'),
+  checkDependencies: checkDependenciesSchema
+    .optional()
+    .describe(
+      "folders at the repository's top the integration check sees read-only (default: node_modules, .venv, venv where git ignores them; [] for none)",
+    ),
   requireChange: z
     .boolean()
     .default(false)
@@ -409,6 +415,7 @@ function forkInputs(plan: Plan): Pick<LoadedPlan, 'directives' | 'fields' | 'che
             rounds: plan.integrationRounds,
             timeoutMs: plan.checkTimeoutMs,
             checkLocal: plan.checkLocal,
+            ...(plan.checkDependencies ? { checkDependencies: plan.checkDependencies } : {}),
           },
   };
 }

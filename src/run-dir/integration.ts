@@ -43,6 +43,12 @@ const repoSchema = z.looseObject({
   commit: z.string().nullable(),
   /** The check passed on `commit` (or on `from`, when no fork was integrated). */
   passed: z.boolean(),
+  /**
+   * Why the integration could not be done: the check cannot run (exit 126 or 127) or the base
+   * fails it without any fork. Then no fork is integrated or left out (`forks` is empty: each
+   * keeps its own end status). Null or absent: it was done.
+   */
+  blocked: z.string().nullable().optional(),
   check_runs: count,
   fixup_rounds: count,
   forks: z.array(forkSchema),

@@ -94,6 +94,8 @@ export function bwrapSpawnSpec(
     ...(features.size ? ['--size', String(Math.min(SHM_MB, options.limits.bashTmpMb) * MIB)] : []),
     '--tmpfs',
     '/dev/shm',
+    // after /tmp (they may live under it), before the workspace and the hidden directories: those win
+    ...(options.readOnly ?? []).flatMap((dir) => ['--ro-bind', dir, dir]),
     '--bind',
     workspace,
     workspace, // after /tmp: the workspace may live under it

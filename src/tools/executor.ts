@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import path from 'node:path';
 import { ForkcacheError } from '../errors.ts';
 import { SPAWN_TOOL_NAME } from '../wire/fork-text.ts';
 import { formatZodIssues, parseOrThrow } from '../validation.ts';
@@ -56,6 +57,12 @@ export interface ToolExecutorOptions extends ToolFlagOptions {
    * is always out of reach (protected-paths.ts).
    */
   readonly protect?: readonly string[] | undefined;
+  /**
+   * Host directories bash's sandbox shows read-only at their own absolute path (an integration
+   * check's dependency folders); bubblewrap only: without a sandbox a command reaches what the
+   * user can.
+   */
+  readonly readOnly?: readonly string[] | undefined;
   /**
    * Secrets removed from every tool result (the API key, configured secrets): a command may
    * still find one (a `.env` file, another process's environment); the model never sees it.
@@ -160,6 +167,7 @@ const optionsSchema = z.strictObject({
   sandbox: z.enum(['auto', 'bwrap', 'none']).optional(),
   ...toolFlagShape(() => z.boolean().optional()),
   protect: z.array(z.string().min(1)).optional(),
+  readOnly: z.array(z.string().refine((p) => path.isAbsolute(p), 'expected an absolute path')).optional(),
   secrets: z.array(z.string()).optional(),
   redact: z.array(z.string()).optional(),
   toolSet: z.enum(TOOL_SET_NAMES).optional(),
@@ -251,6 +259,7 @@ class ForkToolExecutor implements ToolExecutor {
       sandboxChoice: SandboxChoice;
       secrets: readonly string[];
       flags: ToolFlags;
+      readOnly: readonly string[];
       toolSet: ToolSetName;
       clientRoot: string | undefined;
       deny: readonly string[];
@@ -269,7 +278,12 @@ class ForkToolExecutor implements ToolExecutor {
     this.sandbox = extra.sandbox;
     this.#sandboxChoice = extra.sandboxChoice;
     this.flags = Object.freeze({ ...extra.flags });
-    this.#sandboxOptions = Object.freeze({ network: extra.flags.network, hide: jail.protected.dirs, limits });
+    this.#sandboxOptions = Object.freeze({
+      network: extra.flags.network,
+      hide: jail.protected.dirs,
+      readOnly: extra.readOnly,
+      limits,
+    });
     this.#redact = redactor(extra.secrets);
     this.allowed = Object.freeze([...new Set(allowed)]);
     this.#allowed = new Set(allowed);
@@ -551,6 +565,7 @@ export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
     sandboxChoice: parsed.sandbox ?? 'auto',
     secrets: [...(parsed.secrets ?? []), ...(parsed.redact ?? [])],
     flags: toolFlagsOf(parsed),
+    readOnly: parsed.readOnly ?? [],
     toolSet: parsed.toolSet ?? 'forkcache',
     clientRoot: parsed.clientRoot,
     deny: parsed.deny ?? [],

@@ -22,6 +22,12 @@ export interface SandboxOptions {
   readonly network: boolean;
   /** Directories hidden from commands even inside the workspace (the run directory, forkcache's state). */
   readonly hide: readonly string[];
+  /**
+   * Host directories shown read-only at their own path (an integration check's dependency
+   * folders: the repository's `node_modules`, `.venv`), so the links to them and a venv's
+   * absolute paths resolve inside. Outside a sandbox nothing enforces it.
+   */
+  readonly readOnly?: readonly string[] | undefined;
   readonly limits: ToolLimits;
 }
 

@@ -38,5 +38,9 @@ describe('which forks a failed integration check points at', () => {
     expect(tried.length).toBeLessThanOrEqual(3);
     expect(await bisect(forks, async () => true)).toBeUndefined();
     expect(await bisect(forks, async (n) => n >= 1)).toBe('f01');
+    // a base the caller already saw pass is not checked again
+    const again: number[] = [];
+    expect(await bisect(forks, async (n) => (again.push(n), n >= 1), true)).toBe('f01');
+    expect(again).not.toContain(0);
   });
 });

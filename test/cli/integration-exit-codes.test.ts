@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { LEFT_OUT_EXIT_CODE, NOTHING_MERGED_EXIT_CODE } from '../../src/cli/exit-codes.ts';
+import { LEFT_OUT_EXIT_CODE, NOT_INTEGRATED_EXIT_CODE, NOTHING_MERGED_EXIT_CODE } from '../../src/cli/exit-codes.ts';
 import { transcriptPath } from '../../src/run-dir/files.ts';
 import { readTranscript } from '../../src/run-dir/transcript-reader.ts';
 import { git, repoWith } from '../tools/git-fixture.ts';
@@ -19,12 +19,12 @@ const rename = (file: string) => ({ directive: `rename alpha to beta in ${file}`
 // a fork that breaks the check, and writes the same thing again on its fix-up turn
 const breaker = { directive: 'run `echo BROKEN > bad.txt` and report' };
 
-function plan(repo: string, directives: unknown[]): string {
+function plan(repo: string, directives: unknown[], integrationCheck = CHECK): string {
   return writePlan(repo, directives as never, {
     isolation: 'worktree',
     allow: ['read_file', 'edit_file', 'write_file', 'bash'],
     sandbox: 'none',
-    integrationCheck: CHECK,
+    integrationCheck,
     integrationRounds: 1,
   });
 }
@@ -114,6 +114,52 @@ describe('exit codes that tell the truth (issue 42)', () => {
     const merged = await forkcache(['merge', runDirOf(planPath), '--json']);
     expect(merged.code).toBe(NOTHING_MERGED_EXIT_CODE);
     expect(lastJson(merged.stdout)['counts']).toMatchObject({ merged: 0, left_out: 1 });
+  });
+
+  it('a check that cannot run (a missing program) is no red base: not integrated, exit 6, each fork keeps its status, no fix-up', async () => {
+    const repo = repoWith(files);
+    const planPath = plan(repo, [rename('a.txt'), rename('b.txt')], 'no-such-checker --all');
+    const ran = await forkcache(['run', planPath, '--json']);
+    expect(ran.code).toBe(NOT_INTEGRATED_EXIT_CODE);
+    const json = lastJson(ran.stdout);
+    expect(json['integration']).toMatchObject({
+      integrated: 0,
+      left_out: 0,
+      passed: false,
+      blocked: true,
+      fixup_rounds: 0,
+    });
+    expect(json['integration']['repos'][0]['blocked']).toMatch(
+      /^the check cannot run \(exit 127\): .*no-such-checker: command not found/s,
+    );
+    expect(json['integration']['repos'][0]['forks']).toEqual([]);
+    expect(json['fork_results'].map((f: { status: string }) => f.status)).toEqual(['completed', 'completed']);
+    expect(json['integration']['retry_plan']).toBeNull();
+    const text = await forkcache(['run', plan(repo, [rename('a.txt')], 'no-such-checker --all')]);
+    expect(text.code).toBe(NOT_INTEGRATED_EXIT_CODE);
+    expect(text.stdout).toContain('integration: NOT DONE, `no-such-checker --all`: the check cannot run (exit 127)');
+    const merged = await forkcache(['merge', runDirOf(planPath), '--json']);
+    expect(merged.code).toBe(NOT_INTEGRATED_EXIT_CODE);
+    expect(readFileSync(join(repo, 'a.txt'), 'utf8')).toBe('alpha one\n');
+  });
+
+  it('a base that fails the check without any fork: not integrated, exit 6; once the base passes, merge integrates again, exit 0', async () => {
+    const repo = repoWith(files);
+    const planPath = plan(repo, [rename('a.txt'), rename('b.txt')], 'test -f ok.txt');
+    const ran = await forkcache(['run', planPath, '--json']);
+    expect(ran.code).toBe(NOT_INTEGRATED_EXIT_CODE);
+    const json = lastJson(ran.stdout);
+    expect(json['integration']).toMatchObject({ integrated: 0, left_out: 0, blocked: true, check_runs: 2 });
+    expect(json['integration']['repos'][0]['blocked']).toMatch(/^the base fails the check without any fork \(exit 1\)/);
+    expect(json['fork_results'].map((f: { status: string }) => f.status)).toEqual(['completed', 'completed']);
+    // the user mends the base; merge of the run integrates again instead of reading the old record
+    writeFileSync(join(repo, 'ok.txt'), 'ok\n');
+    git(repo, 'add', 'ok.txt');
+    git(repo, 'commit', '-qm', 'the base passes');
+    const merged = await forkcache(['merge', runDirOf(planPath), '--json']);
+    expect(merged.code).toBe(0);
+    expect(lastJson(merged.stdout)['counts']).toMatchObject({ merged: 2, left_out: 0, check_passed: true });
+    expect(readFileSync(join(repo, 'b.txt'), 'utf8')).toBe('beta two\n');
   });
 
   it('merge --integration-check integrates a run that had none, without fix-ups', async () => {

@@ -14,9 +14,9 @@ import { type ForkReview, pickForks, readRun, readRunRepos, repoOfRun } from '..
 import { printErr, printOut } from '../terminal-safe.ts';
 import { type IntegrationRecord, readIntegration } from '../../run-dir/integration.ts';
 import { integrate } from '../integrate/integrate.ts';
-import { integrationJson, integrationLines } from '../integrate/report.ts';
+import { integrationCounts, integrationJson, integrationLines } from '../integrate/report.ts';
 import { integrationOf } from '../integration-settings.ts';
-import { LEFT_OUT_EXIT_CODE, mergedExitCode } from '../exit-codes.ts';
+import { LEFT_OUT_EXIT_CODE, mergedExitCode, NOT_INTEGRATED_EXIT_CODE } from '../exit-codes.ts';
 
 const optionsSchema = z.object({
   skip: z.string().min(1, 'expected fork ids, e.g. f03,f07').optional(),
@@ -35,7 +35,9 @@ type MergeFlags = z.output<typeof optionsSchema>;
  */
 async function integrationFor(dir: string, opts: MergeFlags): Promise<IntegrationRecord | undefined> {
   const recorded = readIntegration(dir);
-  if (opts.integrationCheck === undefined && recorded !== undefined) return recorded;
+  // an integration that could not be done (its check could not run, the base failed it) is tried again
+  if (opts.integrationCheck === undefined && recorded !== undefined && !integrationCounts(recorded).blocked)
+    return recorded;
   const settings = integrationOf(readManifest(dir), opts.integrationCheck);
   if (settings === undefined) return undefined;
   if (opts.dryRun && recorded === undefined && opts.integrationCheck === undefined) return undefined;
@@ -79,6 +81,7 @@ function mergeExitCode(
   dryRun: boolean,
 ): number {
   if (dryRun) return plans.some((p) => p.conflicts.length > 0 || p.refused.length > 0) ? 1 : 0;
+  if (record !== undefined && integrationCounts(record).blocked) return NOT_INTEGRATED_EXIT_CODE;
   const counts = mergeCounts(plans, forks, record);
   return mergedExitCode({ merged: counts.merged, leftOut: counts.left_out, passed: counts.check_passed !== false });
 }

@@ -46,9 +46,14 @@ export function outputFor(output: string, files: readonly string[]): string {
  * The fork whose merge turns the check red: the shortest prefix of `forks` (plan order) that
  * fails ends with it. `fails(n)` checks the first n forks merged; all n = `forks.length` are
  * known to fail. Undefined when the check fails with no fork at all (the base is red).
- * About log2(n) checks, plus one for the base when the first fork is the one.
+ * About log2(n) checks, plus one for the base when the first fork is the one (none when
+ * `basePasses`: the caller checked it).
  */
-export async function bisect<T>(forks: readonly T[], fails: (n: number) => Promise<boolean>): Promise<T | undefined> {
+export async function bisect<T>(
+  forks: readonly T[],
+  fails: (n: number) => Promise<boolean>,
+  basePasses = false,
+): Promise<T | undefined> {
   let passing = 0;
   let failing = forks.length;
   while (failing - passing > 1) {
@@ -56,6 +61,6 @@ export async function bisect<T>(forks: readonly T[], fails: (n: number) => Promi
     if (await fails(mid)) failing = mid;
     else passing = mid;
   }
-  if (failing === 1 && (await fails(0))) return undefined;
+  if (failing === 1 && !basePasses && (await fails(0))) return undefined;
   return forks[failing - 1];
 }

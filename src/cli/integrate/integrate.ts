@@ -37,6 +37,23 @@ function isCandidate(fork: ForkReview, settings: IntegrationSettings): boolean {
 
 const keep = (text: string): string => (text.length <= OUTPUT_KEPT ? text : `…${text.slice(-OUTPUT_KEPT)}`);
 
+/** Most characters of the check's output a blocked integration quotes (its end). */
+const BLOCKED_OUTPUT_KEPT = 600;
+
+/**
+ * Why a check failing without any fork blocks the integration: 126 and 127 are the shell's
+ * "not executable" and "command not found" (the check cannot run); anything else, the base fails it.
+ */
+function blockedBy(result: CheckResult): string {
+  const output = result.output.trim();
+  const end = output.length <= BLOCKED_OUTPUT_KEPT ? output : `…${output.slice(-BLOCKED_OUTPUT_KEPT)}`;
+  const what =
+    result.exitCode === 126 || result.exitCode === 127
+      ? `the check cannot run (exit ${result.exitCode})`
+      : `the base fails the check without any fork (exit ${result.exitCode ?? 'none'})`;
+  return end === '' ? what : `${what}: ${end}`;
+}
+
 const sum = (values: ReadonlyArray<number | null>): number | null =>
   values.some((v) => v === null) ? null : values.reduce<number>((n, v) => n + v!, 0);
 
@@ -81,9 +98,12 @@ export async function integrate(dir: string, options: IntegrateOptions): Promise
     const out = new Set(record.forks.filter((f) => f.status === 'left_out').map((f) => f.fork_id));
     leftOut.push(...views[r]!.forks.filter((f) => out.has(f.forkId)));
     const integrated = record.forks.filter((f) => f.status === 'integrated').length;
-    log(
-      `integration${record.repo ? ` of ${record.repo}` : ''}: ${integrated} fork(s) integrated, ${out.size} left out; \`${command}\` ${record.passed ? 'passed' : 'failed'} (${record.check_runs} check run(s), ${record.fixup_rounds} fix-up round(s)) on ${record.branch}`,
-    );
+    if (typeof record.blocked === 'string')
+      log(`integration${record.repo ? ` of ${record.repo}` : ''}: not done, ${record.blocked.split('\n')[0]}`);
+    else
+      log(
+        `integration${record.repo ? ` of ${record.repo}` : ''}: ${integrated} fork(s) integrated, ${out.size} left out; \`${command}\` ${record.passed ? 'passed' : 'failed'} (${record.check_runs} check run(s), ${record.fixup_rounds} fix-up round(s)) on ${record.branch}`,
+      );
   }
   const whole: RunReview = { ...views[0]!, forks: views.flatMap((v) => v.forks) };
   const retryPlan = leftOut.length > 0 ? writeRetryPlan(whole, leftOut) : null;
@@ -106,6 +126,9 @@ class RepoStep {
   #view: RunReview;
   #checkRuns = 0;
   #rounds = 0;
+  /** Why the integration could not be done (the check cannot run, or the base fails it); undefined: it was. */
+  #blocked: string | undefined;
+  #baseChecked = false;
   readonly #fixups = new Map<string, number>();
   readonly #out = new Map<string, Omit<ForkIntegration, 'fork_id' | 'status' | 'end_status' | 'fixups'>>();
 
@@ -124,7 +147,7 @@ class RepoStep {
   async run(): Promise<RepoIntegration> {
     const repo = await repoOfRun(this.#view);
     const from = await repo.out(['rev-parse', '--verify', 'HEAD^{commit}']);
-    const tree = await IntegrationTree.open(repo, this.#view, from);
+    const tree = await IntegrationTree.open(repo, this.#view, from, this.#options.settings.checkDependencies);
     let passed = false;
     let final: TreeMerge | undefined;
     try {
@@ -144,15 +167,12 @@ class RepoStep {
           final = merge;
           break;
         }
-        if (set.length === 0) break; // the base itself fails: nothing to leave out
+        // a check that cannot run, or fails without any fork, says nothing about the forks
+        this.#blocked = await this.#baseFails(tree, set, result);
+        if (this.#blocked !== undefined) break;
         const implicated = await this.#attribute(tree, set, result);
         if (implicated === undefined) {
-          for (const fork of set)
-            this.#out.set(fork.forkId, {
-              why: 'the check fails on the base, without any fork',
-              output: keep(result.output),
-            });
-          set = [];
+          this.#blocked = blockedBy(result);
           break;
         }
         if (this.#rounds < this.#options.settings.rounds && this.#options.fixup) {
@@ -197,6 +217,23 @@ class RepoStep {
     return tree.check(this.#command, this.#options.settings.timeoutMs);
   }
 
+  /**
+   * Why the failed check says nothing about the forks: it fails on the base too (checked once,
+   * with no fork merged); undefined when the base passes and the forks are to blame.
+   */
+  async #baseFails(
+    tree: IntegrationTree,
+    set: readonly ForkReview[],
+    result: CheckResult,
+  ): Promise<string | undefined> {
+    if (set.length === 0) return blockedBy(result);
+    if (this.#baseChecked) return undefined;
+    this.#baseChecked = true;
+    await tree.merge(this.#view, []);
+    const base = await this.#check(tree);
+    return base.exitCode === 0 ? undefined : blockedBy(base);
+  }
+
   /** The forks the failed check points at: by the files it names, else by bisection; undefined: the base fails. */
   async #attribute(
     tree: IntegrationTree,
@@ -205,10 +242,14 @@ class RepoStep {
   ): Promise<Array<{ fork: ForkReview; files: string[] }> | undefined> {
     const named = implicatedForks(result.output, set);
     if (named.length > 0) return named;
-    const found = await bisect(set, async (n) => {
-      await tree.merge(this.#view, set.slice(0, n));
-      return (await this.#check(tree)).exitCode !== 0;
-    });
+    const found = await bisect(
+      set,
+      async (n) => {
+        await tree.merge(this.#view, set.slice(0, n));
+        return (await this.#check(tree)).exitCode !== 0;
+      },
+      this.#baseChecked, // #baseFails checked it, and it passed
+    );
     return found === undefined ? undefined : [{ fork: found, files: [] }];
   }
 
@@ -220,22 +261,25 @@ class RepoStep {
   ): RepoIntegration {
     const integrated = new Set(passed ? merged.map((f) => f.forkId) : []);
     const forks: ForkIntegration[] = [];
-    for (const fork of this.#view.forks) {
-      const fixups = this.#fixups.get(fork.forkId) ?? 0;
-      const base = { fork_id: fork.forkId, end_status: fork.status, fixups };
-      if (integrated.has(fork.forkId)) forks.push({ ...base, status: 'integrated' });
-      else if (this.#out.has(fork.forkId)) forks.push({ ...base, status: 'left_out', ...this.#out.get(fork.forkId)! });
-      // a fork with nothing to merge (no change) is done without integration
-      else if (fork.status === 'no_change' || fork.commit === null) continue;
-      else
-        forks.push({
-          ...base,
-          status: 'left_out',
-          why: isCandidate(fork, this.#options.settings)
-            ? `\`${this.#command}\` did not pass with it merged`
-            : `not integrable (${fork.status})`,
-        });
-    }
+    // not integrated at all: each fork keeps its own end status
+    if (this.#blocked === undefined)
+      for (const fork of this.#view.forks) {
+        const fixups = this.#fixups.get(fork.forkId) ?? 0;
+        const base = { fork_id: fork.forkId, end_status: fork.status, fixups };
+        if (integrated.has(fork.forkId)) forks.push({ ...base, status: 'integrated' });
+        else if (this.#out.has(fork.forkId))
+          forks.push({ ...base, status: 'left_out', ...this.#out.get(fork.forkId)! });
+        // a fork with nothing to merge (no change) is done without integration
+        else if (fork.status === 'no_change' || fork.commit === null) continue;
+        else
+          forks.push({
+            ...base,
+            status: 'left_out',
+            why: isCandidate(fork, this.#options.settings)
+              ? `\`${this.#command}\` did not pass with it merged`
+              : `not integrable (${fork.status})`,
+          });
+      }
     return {
       repo: this.#view.repo?.name ?? null,
       command: this.#command,
@@ -243,6 +287,7 @@ class RepoStep {
       branch: tree.branch,
       commit,
       passed,
+      blocked: this.#blocked ?? null,
       check_runs: this.#checkRuns,
       fixup_rounds: this.#rounds,
       forks,

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunReview, ForkReview } from '../review/run-forks.ts';
 import { carryCommit, mergePass } from '../review/merge-forks.ts';
@@ -7,6 +7,7 @@ import type { CheckResult } from '../../tools/check-run.ts';
 import type { HostGit } from '../../tools/host-git.ts';
 import { branchOf, discardWorktree, openWorktree, retireWorktree, type Worktree } from '../../tools/worktree.ts';
 import { toolFlagsOf } from '../../tools/tool-flags.ts';
+import { DEFAULT_CHECK_DEPENDENCIES } from '../integration-settings.ts';
 
 /**
  * Where the check's HOME is, inside the integration worktree: bash's sandbox keeps only the
@@ -15,6 +16,36 @@ import { toolFlagsOf } from '../../tools/tool-flags.ts';
  * most tools skip it, and it is never committed (commits are made from merged trees).
  */
 const CHECK_HOME = '.forkcache-home';
+
+/**
+ * The checkout's dependency folders the check sees, by name: each a directory at the
+ * repository's top; without names, the default ones where git ignores them (a folder of that
+ * name the project tracks, or merely leaves untracked, is not a dependency folder).
+ */
+async function dependencyFolders(repo: HostGit, names: readonly string[] | undefined): Promise<string[]> {
+  const found: string[] = [];
+  for (const name of names ?? DEFAULT_CHECK_DEPENDENCIES) {
+    let isDir = false;
+    try {
+      isDir = statSync(join(repo.top, name)).isDirectory();
+    } catch {
+      // not there: nothing to show
+    }
+    if (!isDir) continue;
+    if (names === undefined && (await repo.run(['check-ignore', '-q', '--', name], { ok: [1] })).code !== 0) continue;
+    found.push(name);
+  }
+  return found;
+}
+
+const exists = (path: string): boolean => {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 /** What one merge of a set of forks gave: the tree, and the forks that could not be merged. */
 export interface TreeMerge {
@@ -36,10 +67,12 @@ export class IntegrationTree {
   readonly branch: string;
   readonly #tree: Worktree;
   readonly #run: RunReview;
+  readonly #dependencies: readonly string[];
   #current: string;
 
-  private constructor(repo: HostGit, run: RunReview, from: string, tree: Worktree) {
+  private constructor(repo: HostGit, run: RunReview, from: string, tree: Worktree, dependencies: readonly string[]) {
     this.repo = repo;
+    this.#dependencies = dependencies;
     this.#run = run;
     this.from = from;
     this.#tree = tree;
@@ -47,15 +80,23 @@ export class IntegrationTree {
     this.#current = from;
   }
 
-  /** A fresh integration worktree of `run` at `from` (an earlier integration's is replaced). */
-  static async open(repo: HostGit, run: RunReview, from: string): Promise<IntegrationTree> {
+  /**
+   * A fresh integration worktree of `run` at `from` (an earlier integration's is replaced);
+   * `dependencies`: the plan's `checkDependencies` (undefined: the default ones).
+   */
+  static async open(
+    repo: HostGit,
+    run: RunReview,
+    from: string,
+    dependencies?: readonly string[],
+  ): Promise<IntegrationTree> {
     const id = `${run.manifest.fanoutId}${run.repo ? `-${run.repo.name}` : ''}-integration`;
     const root = join(run.dir, 'worktrees');
     if (existsSync(join(root, id))) await discardWorktree(repo, join(root, id));
     // the branch is this step's alone: one left by an earlier integration starts over at `from`
     await repo.run(['branch', '-D', branchOf(id)], { ok: [1] });
     const tree = await openWorktree(repo, { root, forkId: id, base: from, workspace: repo.top });
-    return new IntegrationTree(repo, run, from, tree);
+    return new IntegrationTree(repo, run, from, tree, await dependencyFolders(repo, dependencies));
   }
 
   get path(): string {
@@ -78,23 +119,57 @@ export class IntegrationTree {
     this.#current = tree;
   }
 
-  /** Run `command` at the top of the worktree, in bash's sandbox with the run's settings. */
+  /**
+   * Run `command` at the top of the worktree, in bash's sandbox with the run's settings, the
+   * checkout's dependency folders linked in for it and shown read-only.
+   */
   async check(command: string, timeoutMs: number): Promise<CheckResult> {
     const engine = this.#run.manifest.engine;
     const home = join(this.#tree.path, CHECK_HOME);
     mkdirSync(home, { recursive: true });
-    const executor = createToolExecutor({
-      workspace: this.#tree.path,
-      allow: [],
-      sandbox: engine.sandbox,
-      limits: engine.toolLimits,
-      ...toolFlagsOf(engine),
-      bashEnv: {
-        ...Object.fromEntries(['PATH', 'LANG'].flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : []))),
-        HOME: home,
-      },
-    });
-    return executor.check(command, { timeoutMs });
+    const linked = await this.#link();
+    try {
+      const executor = createToolExecutor({
+        workspace: this.#tree.path,
+        allow: [],
+        sandbox: engine.sandbox,
+        limits: engine.toolLimits,
+        ...toolFlagsOf(engine),
+        readOnly: linked.map((name) => join(this.repo.top, name)),
+        bashEnv: {
+          ...Object.fromEntries(['PATH', 'LANG'].flatMap((k) => (process.env[k] ? [[k, process.env[k]]] : []))),
+          HOME: home,
+        },
+      });
+      return await executor.check(command, { timeoutMs });
+    } finally {
+      // what is at a linked name now is the link or the check's own output, never tracked: the
+      // next `read-tree -u --reset` must not find it in its way (rm removes a link, not its target)
+      for (const name of linked) rmSync(join(this.#tree.path, name), { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * Link each dependency folder into the worktree, `<worktree>/<name> -> <top>/<name>` (the
+   * same absolute path the sandbox shows it at, so a venv's own paths hold), where the merged
+   * tree has nothing of that name: a fork that commits its own `node_modules` gets its own,
+   * never the user's linked over it. The names linked.
+   */
+  async #link(): Promise<string[]> {
+    if (this.#dependencies.length === 0) return [];
+    const tracked = new Set(
+      (await this.repo.out(['ls-tree', '--name-only', this.#current, '--', ...this.#dependencies]))
+        .split('\n')
+        .filter((l) => l !== ''),
+    );
+    const linked: string[] = [];
+    for (const name of this.#dependencies) {
+      const at = join(this.#tree.path, name);
+      if (tracked.has(name) || exists(at)) continue;
+      symlinkSync(join(this.repo.top, name), at);
+      linked.push(name);
+    }
+    return linked;
   }
 
   /** Point the integration branch at `forks` merged onto `from` (one commit, as `merge` makes). */

@@ -1,29 +1,40 @@
 import type { IntegrationRecord } from '../../run-dir/integration.ts';
-import { mergedExitCode } from '../exit-codes.ts';
+import { mergedExitCode, NOT_INTEGRATED_EXIT_CODE } from '../exit-codes.ts';
 
-/** Forks integrated and left out over every repository, and whether every check passed. */
-export function integrationCounts(record: IntegrationRecord): { integrated: number; leftOut: number; passed: boolean } {
+/**
+ * Forks integrated and left out over every repository, whether every check passed, and
+ * whether some repository's integration could not be done (its check cannot run, or the base fails it).
+ */
+export function integrationCounts(record: IntegrationRecord): {
+  integrated: number;
+  leftOut: number;
+  passed: boolean;
+  blocked: boolean;
+} {
   const forks = record.repos.flatMap((r) => r.forks);
   return {
     integrated: forks.filter((f) => f.status === 'integrated').length,
     leftOut: forks.filter((f) => f.status === 'left_out').length,
     passed: record.repos.every((r) => r.passed),
+    blocked: record.repos.some((r) => typeof r.blocked === 'string'),
   };
 }
 
 /** The exit code of a run (or resume) whose forks were integrated (exit-codes.ts). */
 export function integrationExitCode(record: IntegrationRecord): number {
-  const { integrated, leftOut, passed } = integrationCounts(record);
+  const { integrated, leftOut, passed, blocked } = integrationCounts(record);
+  if (blocked) return NOT_INTEGRATED_EXIT_CODE;
   return mergedExitCode({ merged: integrated, leftOut, passed });
 }
 
 /** The `integration` object of `--json`: counts, each repository's branch and check, each fork. */
 export function integrationJson(record: IntegrationRecord): Record<string, unknown> {
-  const { integrated, leftOut, passed } = integrationCounts(record);
+  const { integrated, leftOut, passed, blocked } = integrationCounts(record);
   return {
     integrated,
     left_out: leftOut,
     passed,
+    blocked,
     check_runs: record.repos.reduce((n, r) => n + r.check_runs, 0),
     fixup_rounds: record.repos.reduce((n, r) => n + r.fixup_rounds, 0),
     fixup_cost_usd: record.fixup_cost_usd,
@@ -56,6 +67,15 @@ export function integrationLines(record: IntegrationRecord): string[] {
     const where = repo.repo ? ` (${repo.repo})` : '';
     const integrated = repo.forks.filter((f) => f.status === 'integrated').length;
     const out = repo.forks.filter((f) => f.status === 'left_out');
+    if (typeof repo.blocked === 'string') {
+      const [first = '', ...rest] = repo.blocked.split('\n').filter((l) => l.trim() !== '');
+      lines.push(
+        `integration${where}: NOT DONE, \`${repo.command}\`: ${first.slice(0, 200)}`,
+        ...rest.slice(-5).map((l) => `    ${l.slice(0, 200)}`),
+        `  no fork integrated or left out (each keeps its own status); once the check runs and passes on ${repo.from.slice(0, 10)}, \`forkcache merge\` of the run integrates again`,
+      );
+      continue;
+    }
     lines.push(
       `integration${where}: ${integrated} integrated, ${out.length} left out; \`${repo.command}\` ${repo.passed ? 'passes' : 'FAILS'} on ${repo.branch}${repo.commit ? ` (${repo.commit.slice(0, 10)})` : ''}; ${repo.check_runs} check run(s), ${repo.fixup_rounds} fix-up round(s)`,
     );
