@@ -31,15 +31,21 @@ const committedPaths = (repo: string, ...refs: string[]): string[] =>
     .split('\n')
     .filter(Boolean);
 
+/** A repository of `tree`, and a worktree plan renaming alpha in each of the Python files, py_compile as the check. */
+function renamePlan(tree: Record<string, string>): { repo: string; targets: string[]; plan: string } {
+  const repo = repoWith(tree);
+  const targets = Object.keys(files);
+  const plan = writePlan(
+    repo,
+    targets.map((file) => ({ directive: `rename alpha to alphaOne in ${file}`, file })) as never,
+    { isolation: 'worktree', check: 'python3 -m py_compile {file}' },
+  );
+  return { repo, targets, plan };
+}
+
 describe.skipIf(!hasPython)("a check's outputs never enter a fork's commit (issue 42)", () => {
   it('py_compile as the check: no .pyc in the fork branches or the merge commit; the run names what it left out', async () => {
-    const repo = repoWith(files);
-    const targets = Object.keys(files);
-    const plan = writePlan(
-      repo,
-      targets.map((file) => ({ directive: `rename alpha to alphaOne in ${file}`, file })) as never,
-      { isolation: 'worktree', check: 'python3 -m py_compile {file}' },
-    );
+    const { repo, targets, plan } = renamePlan(files);
     const ran = await forkcache(['run', plan, '--json']);
     expect(ran.code).toBe(0);
     const summary = lastJson(ran.stdout);
@@ -72,14 +78,7 @@ describe.skipIf(!hasPython)("a check's outputs never enter a fork's commit (issu
   });
 
   it('py_compile under a .gitignore that lists __pycache__/: every fork commits (git would refuse to exclude what it ignores)', async () => {
-    const ignoring = { ...files, '.gitignore': '__pycache__/\n' };
-    const repo = repoWith(ignoring);
-    const targets = Object.keys(files);
-    const plan = writePlan(
-      repo,
-      targets.map((file) => ({ directive: `rename alpha to alphaOne in ${file}`, file })) as never,
-      { isolation: 'worktree', check: 'python3 -m py_compile {file}' },
-    );
+    const { repo, targets, plan } = renamePlan({ ...files, '.gitignore': '__pycache__/\n' });
     const ran = await forkcache(['run', plan, '--json']);
     const summary = lastJson(ran.stdout);
     expect(summary.fork_results.map((f: { status: string }) => f.status)).toEqual(targets.map(() => 'completed'));
