@@ -50,17 +50,12 @@ describe('maxUsd reached with forks queued', () => {
     let requests = 0;
     const off = emulator.current.on('request-start', () => requests++);
     const engine = await ForkEngine.create(options(repo, runs, cost * 2)); // the first fork cannot finish
-    let result;
-    let fanOutId = '';
-    try {
-      const fan = engine.fanOut(bigSnapshot(tag), DIRECTIVES);
-      fanOutId = fan.id;
-      result = await fan.settled();
-    } finally {
+    const fan = engine.fanOut(bigSnapshot(tag), DIRECTIVES);
+    const result = await fan.settled().finally(async () => {
       off();
       await engine.close();
-    }
-    const runDir = join(runs, fanOutId);
+    });
+    const runDir = join(runs, fan.id);
     const lines = readFileSync(join(runDir, 'events.jsonl'), 'utf8')
       .split('\n')
       .filter(Boolean)
