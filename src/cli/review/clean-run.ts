@@ -27,7 +27,7 @@ export interface CleanResult {
  * `forkcache/<id>`): `<fanOutId>-integration`, `<fanOutId>-<repo>-integration` per repository
  * of a plan over several (src/cli/integrate/integration-tree.ts makes them).
  */
-export function integrationIdOf(fanOutId: string, repoName?: string): string {
+function integrationIdOf(fanOutId: string, repoName?: string): string {
   return `${fanOutId}${repoName === undefined ? '' : `-${repoName}`}-integration`;
 }
 
