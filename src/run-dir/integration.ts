@@ -60,6 +60,12 @@ export const integrationSchema = z.looseObject({
   /** Fix-up turns' cost in USD (null: unpriced), and the fan-out's cost before them. */
   fixup_cost_usd: z.number().nullable(),
   fanout_cost_usd: z.number().nullable(),
+  /**
+   * A plan over several repositories whose `integrationCheck` map has no command for some of
+   * them: those repositories, not integrated (their forks merge as a run without a check's do).
+   * Older records: none.
+   */
+  not_integrated: z.array(z.strictObject({ repo: z.string(), why: z.string() })).default([]),
   /** The plan that redoes the left-out forks (`forkcache run` it); null when none was left out. */
   retry_plan: z.string().nullable(),
 });

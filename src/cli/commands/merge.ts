@@ -109,6 +109,8 @@ async function mergeRepos(dir: string, named: readonly string[], opts: MergeFlag
   const { views, plans, retryPlan, record } = await withRunLock(dir, async () => {
     const record = await integrationFor(dir, opts);
     const candidates = record ? integratedIds(record) : undefined;
+    // a repository the integration left out (no command in the map): its forks merge as without one
+    const decided = new Set(record?.repos.map((r) => r.repo));
     const views = await readRunRepos(dir, loadCatalogue(), { repo: opts.repo });
     const all = { ...views[0]!, forks: views.flatMap((v) => v.forks) };
     const skip = new Set(named.length > 0 ? pickForks(all, named).map((f) => f.forkId) : []);
@@ -121,7 +123,7 @@ async function mergeRepos(dir: string, named: readonly string[], opts: MergeFlag
             dryRun,
             cleanOnly: opts.cleanOnly,
             retryPlan: false,
-            ...(candidates ? { candidates } : {}),
+            ...(candidates && decided.has(v.repo?.name ?? null) ? { candidates } : {}),
           }),
         ),
       );

@@ -79,9 +79,16 @@ export async function integrate(dir: string, options: IntegrateOptions): Promise
   const repos: RepoIntegration[] = [];
   let fixupCost: number | null = 0;
   const leftOut: ForkReview[] = [];
+  const notIntegrated: IntegrationRecord['not_integrated'] = [];
   for (let r = 0; r < views.length; r++) {
     const command = commandFor(settings, views[r]!.repo?.name);
-    if (command === undefined) continue;
+    if (command === undefined) {
+      // a map without this repository: nothing decides its forks, and the run says so
+      const skipped = { repo: views[r]!.repo!.name, why: 'integrationCheck has no command for it' };
+      notIntegrated.push(skipped);
+      log(`integration of ${skipped.repo}: not integrated (${skipped.why})`);
+      continue;
+    }
     const step = new RepoStep(views[r]!, command, options, async (prompts) => {
       const costOf = (view: RunReview): number | null =>
         sum(view.forks.filter((f) => prompts.has(f.forkId)).map((f) => f.costUsd));
@@ -112,6 +119,7 @@ export async function integrate(dir: string, options: IntegrateOptions): Promise
     repos,
     fixup_cost_usd: fixupCost,
     fanout_cost_usd: fanoutCost,
+    not_integrated: notIntegrated,
     retry_plan: retryPlan,
   };
   writeIntegration(dir, record);

@@ -41,6 +41,7 @@ export function integrationJson(record: IntegrationRecord): Record<string, unkno
     fanout_cost_usd: record.fanout_cost_usd,
     retry_plan: record.retry_plan,
     repos: record.repos,
+    not_integrated: record.not_integrated,
   };
 }
 
@@ -88,6 +89,7 @@ export function integrationLines(record: IntegrationRecord): string[] {
         lines.push(`    ${line.slice(0, 200)}`);
     }
   }
+  for (const { repo, why } of record.not_integrated) lines.push(`integration (${repo}): not integrated, ${why}`);
   if (record.retry_plan)
     lines.push(`redo the left-out forks on the integrated tree with: forkcache run ${record.retry_plan}`);
   return lines;

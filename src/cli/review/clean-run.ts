@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { BRANCH_PREFIX, branchOf, releaseStaleEntries, removeTrees } from '../../tools/worktree.ts';
 import { detachDisk, diskImageOf } from '../../tools/workspace-disk.ts';
 import { forkIdOf } from '../../engine/fan-out/types.ts';
-import { repoOfRun, type RunReview } from './run-forks.ts';
+import type { HostGit } from '../../tools/host-git.ts';
+import { repoOfRun, runRepos, type RunReview } from './run-forks.ts';
 
 export interface CleanStep {
   kind: 'worktree' | 'branch';
@@ -22,9 +23,31 @@ export interface CleanResult {
 }
 
 /**
+ * The integration step's id in a run (its worktree `worktrees/<id>`, its branch
+ * `forkcache/<id>`): `<fanOutId>-integration`, `<fanOutId>-<repo>-integration` per repository
+ * of a plan over several (src/cli/integrate/integration-tree.ts makes them).
+ */
+function integrationIdOf(fanOutId: string, repoName?: string): string {
+  return `${fanOutId}${repoName === undefined ? '' : `-${repoName}`}-integration`;
+}
+
+/**
+ * Whether everything the integration branch holds is in HEAD: its commit is one merge of the
+ * repository's HEAD of then and the integrated forks (`carryCommit`), so it is when each of its
+ * parents is, as after `merge`, which makes its own commit of the same forks.
+ */
+async function integrationMerged(repo: HostGit, commit: string): Promise<boolean> {
+  const parents = (await repo.out(['rev-list', '--parents', '-n', '1', commit])).split(' ').slice(1);
+  for (const c of parents.length > 0 ? parents : [commit]) if (!(await repo.isAncestor(c, 'HEAD'))) return false;
+  return true;
+}
+
+/**
  * Remove a worktree run's worktrees and branches. Only what the run made: a worktree at
  * `<fan-out dir>/worktrees/<forkId>` and a branch `forkcache/<forkId>` for the fork ids of the
- * manifest, and a branch only when it contains the run's recorded base. Running it again
+ * manifest, the integration step's (`integrationIdOf`: it holds the integrated tree, so while
+ * that is not in HEAD it is work not merged, kept without `--force` as a fork's branch is), and
+ * a branch only when it contains the run's recorded base. Running it again
  * removes nothing more; `dryRun` lists and changes nothing. A handful of git calls whatever
  * the number of forks: the directories go with the file system, git's records with one prune,
  * the branches in one `update-ref` transaction. A branch whose work is not in HEAD goes only
@@ -40,14 +63,19 @@ export async function cleanRun(
   if (run.isolation !== 'worktree') return out;
   const repo = await repoOfRun(run);
   const root = join(run.dir, 'worktrees');
-  const ids = new Set(run.forks.map((f) => f.forkId));
-  // a plan over several repositories: the other repositories' forks are theirs to clean
-  const others = new Set(run.manifest.directives.map((_, i) => forkIdOf(run.manifest.fanoutId, i)));
+  const fanOutId = run.manifest.fanoutId;
+  const integration = integrationIdOf(fanOutId, run.repo?.name);
+  const ids = new Set([...run.forks.map((f) => f.forkId), integration]);
+  // a plan over several repositories: the other repositories' forks and integrations are theirs to clean
+  const others = new Set([
+    ...run.manifest.directives.map((_, i) => forkIdOf(fanOutId, i)),
+    ...(runRepos(run) ?? []).map((name) => integrationIdOf(fanOutId, name)),
+  ]);
   for (const name of existsSync(root) ? readdirSync(root).sort() : []) {
     if (ids.has(name)) out.removed.push({ kind: 'worktree', name: join(root, name) });
     else if (!(run.repo && others.has(name))) out.kept.push({ name: join(root, name), why: 'not a fork of this run' });
   }
-  const ours = new Set(run.forks.map((f) => branchOf(f.forkId)));
+  const ours = new Set([...ids].map(branchOf));
   const all = await repo.branches(BRANCH_PREFIX);
   const containing = run.base ? await repo.branches(BRANCH_PREFIX, { contains: run.base }) : all;
   const merged = await repo.branches(BRANCH_PREFIX, { merged: 'HEAD' });
@@ -55,14 +83,24 @@ export async function cleanRun(
     if (!ours.has(branch)) continue;
     if (!containing.has(branch))
       out.kept.push({ name: branch, why: `it does not contain the run's base ${run.base!.slice(0, 10)}` });
-    else out.removed.push({ kind: 'branch', name: branch, commit, merged: merged.has(branch) });
+    else {
+      const isMerged =
+        merged.has(branch) || (branch === branchOf(integration) && (await integrationMerged(repo, commit)));
+      out.removed.push({ kind: 'branch', name: branch, commit, merged: isMerged });
+    }
   }
   if (dryRun) return out;
   const unmerged = out.removed.filter((s) => s.kind === 'branch' && !s.merged);
   if (unmerged.length > 0 && !(await removeUnmerged(unmerged))) {
     out.removed = out.removed.filter((s) => !unmerged.includes(s));
     for (const s of unmerged)
-      out.kept.push({ name: s.name, why: `not merged into HEAD (${s.commit!.slice(0, 10)}): --force removes it` });
+      out.kept.push({
+        name: s.name,
+        why:
+          s.name === branchOf(integration)
+            ? `the integrated tree, not merged into HEAD (${s.commit!.slice(0, 10)}): \`forkcache merge\` merges its forks, --force removes it`
+            : `not merged into HEAD (${s.commit!.slice(0, 10)}): --force removes it`,
+      });
   }
   const trees = out.removed.filter((s) => s.kind === 'worktree').map((s) => s.name);
   // a worktree on a disk of its own goes with its image (unmounted first: rm cannot remove a mount point)
