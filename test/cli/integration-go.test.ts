@@ -132,6 +132,9 @@ describe.skipIf(!hasGo || !existsSync(PFLAG))(`the integration step on Go (${why
     expect(forks[3]!['output']).toMatch(/broken\.go:3:\d+: cannot use "x"/);
     expect(integration['retry_plan']).toMatch(/retry-plan\.json$/);
     expect(ran.stderr).toContain('fix-up round 1 for f03, f04');
+    // a line for each fork given a fix-up turn, none for the forks the resume only ended again
+    expect(ran.stderr).toMatch(/ {2}fix-up \S+-f03: /);
+    expect(ran.stderr).not.toMatch(/ {2}fix-up \S+-f01: /);
 
     const branch = integration['repos'][0]['branch'];
     expect(git(repo, 'show', `${branch}:cmd.go`)).toContain(

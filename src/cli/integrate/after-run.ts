@@ -22,7 +22,9 @@ export async function integrateAfterRun(
     log,
     fixup: async (prompts) => {
       const fan = engine.resume(dir, { fixups: prompts });
-      for await (const event of fan) if (event.type === 'fork-end') log(`  fix-up ${event.forkId}: ${event.status}`);
+      // the resume ends every fork of the run again: only the ones given a fix-up turn are news
+      for await (const event of fan)
+        if (event.type === 'fork-end' && prompts.has(event.forkId)) log(`  fix-up ${event.forkId}: ${event.status}`);
       await fan.settled();
     },
   });
