@@ -44,6 +44,6 @@ export function outputInstruction(jsonSchema: unknown): string {
   const shape =
     jsonSchema === undefined
       ? ''
-      : ` It must match this JSON Schema:\n\`\`\`json\n${JSON.stringify(jsonSchema, null, 1)}\n\`\`\``;
+      : ` It must match this JSON Schema:\n\`\`\`json\n${JSON.stringify(jsonSchema)}\n\`\`\``;
   return `\n\nOutput: your report's Result: field is one JSON value in a \`\`\`json fenced block.${shape}`;
 }

@@ -6,6 +6,25 @@ import type { CapturedForkCall } from '../proxy/fork-calls.ts';
 import { forkParent } from './fork-parent.ts';
 import type { ForkInput } from './fork-input.ts';
 import { quoteChildText } from '../wire/fork-text.ts';
+import { ForkcacheError } from '../errors.ts';
+import type { StandardSchemaV1 } from '../tools/standard-schema.ts';
+import { z } from 'zod';
+
+/** An MCP caller's JSON Schema as a Standard Schema (zod's own reading of it: a hand-written validator is not needed). */
+function outputSchemaOf(jsonSchema: Record<string, unknown>): StandardSchemaV1 {
+  try {
+    return z.fromJSONSchema(jsonSchema as Parameters<typeof z.fromJSONSchema>[0]);
+  } catch (err) {
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `outputSchema: not a JSON Schema forkcache can check: ${(err as Error).message}`,
+      {
+        data: { field: 'outputSchema' },
+        cause: err,
+      },
+    );
+  }
+}
 
 /** Where the children run: through the proxy (so its report holds the whole tree), in this workspace. */
 export interface ForkRunSettings {
@@ -37,6 +56,7 @@ export async function runForkCall(
   onProgress?: ForkProgress,
 ): Promise<ForkCallResult> {
   const parent = forkParent(captured);
+  const outputSchema = input.outputSchema === undefined ? undefined : outputSchemaOf(input.outputSchema);
   // The engine's own choice (auto, from the tool array): Claude Code's, Qwen Code's or forkcache's.
   const { toolSet } = forkToolsFor(parent, { toolSet: 'auto', denyTools: [] });
   const { 'x-api-key': apiKey, 'anthropic-version': _version, ...headers } = captured.headers;
@@ -58,6 +78,7 @@ export async function runForkCall(
       parentId: `proxy#${captured.seq}`,
       meta: { mcp: { tool: captured.call.name, toolUseId: captured.call.id, exchange: captured.seq } },
       ...(input.check === undefined ? {} : { check: { command: input.check } }),
+      ...(outputSchema === undefined ? {} : { outputSchema }),
       ...(signal === undefined ? {} : { signal }),
     });
     if (onProgress) void reportProgress(fan, onProgress);
@@ -79,7 +100,9 @@ async function reportProgress(fan: FanOut, onProgress: ForkProgress) {
 function forkText(fork: ForkResult): string {
   const head = `## fork ${fork.index + 1} (${fork.status}): ${fork.directive.split('\n')[0]}`;
   const report = fork.finalText.trim();
-  if (report) return `${head}\n${quoteChildText(report)}`;
+  // the value the output schema accepted, as JSON on one line of forkcache's own
+  const output = 'output' in fork ? `\noutput: ${JSON.stringify(fork.output)}` : '';
+  if (report) return `${head}${output}\n${quoteChildText(report)}`;
   if (!fork.error) return `${head}\n(no report)`;
   // forkcache's message on its first line; what follows may quote a check's output, which a child writes
   const [first, ...rest] = fork.error.message.split('\n');

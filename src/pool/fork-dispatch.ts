@@ -97,15 +97,7 @@ export interface DispatchContext {
 export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, attempt: number): Promise<ForkOutcome> {
   const { options, pool } = ctx.deps;
   const { port1, port2 } = new MessageChannel();
-  const server = servePort(
-    port1,
-    ctx.gate,
-    ctx.abort.signal,
-    ctx.onEvent,
-    ctx.onAsk,
-    ctx.host?.call,
-    ctx.output,
-  );
+  const server = servePort(port1, ctx.gate, ctx.abort.signal, ctx.onEvent, ctx.onAsk, ctx.host?.call, ctx.output);
   const onAbort = (): void => port1.postMessage({ t: 'cancel' });
   ctx.abort.signal.addEventListener('abort', onAbort, { once: true });
   const agent = ctx.deps.agent;

@@ -105,7 +105,12 @@ export function servePort(
         verdict.then(
           (answer) =>
             !closed &&
-            post({ t: 'output-verdict', seq: message.seq, ok: answer.ok, errors: answer.ok ? undefined : answer.errors }),
+            post({
+              t: 'output-verdict',
+              seq: message.seq,
+              ok: answer.ok,
+              errors: answer.ok ? undefined : answer.errors,
+            }),
           // a schema that throws is the embedder's bug: the fork is told, as of a mismatch
           (err: unknown) =>
             !closed &&
