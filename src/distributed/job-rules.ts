@@ -116,8 +116,6 @@ export const JOB_RULES: RuleTree<ForkJobData> = {
     gateRetries: { rule: 'budget' },
     requireReport: modelInput,
     judgeChange: modelInput,
-    // never sent (the engine refuses outputSchema with this backend); a host holds no schema and answers no match
-    output: modelInput,
     check: {
       command: { rule: 'command' },
       retries: clamp(10),
