@@ -11,7 +11,7 @@ import { FILE_TOOL_NAMES } from '../wire/tool-names.ts';
 import { z } from 'zod';
 
 /** An MCP caller's JSON Schema as a Standard Schema (zod's own reading of it: a hand-written validator is not needed). */
-function outputSchemaOf(jsonSchema: Record<string, unknown>) {
+export function outputSchemaOf(jsonSchema: Record<string, unknown>) {
   try {
     return z.fromJSONSchema(jsonSchema as Parameters<typeof z.fromJSONSchema>[0]);
   } catch (err) {
