@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
@@ -48,7 +48,8 @@ describe('forkcache proxy --mcp: the fork tool with an outputSchema', () => {
       minCacheableTokens: 10,
     });
     const workspace = mkdtempSync(join(tmpdir(), 'forkcache-mcp-output-'));
-    open.mcp = await startMcpProxy({ upstream: open.emu.url, workspace, maxThreads: 2 });
+    const runsDir = join(workspace, '.runs');
+    open.mcp = await startMcpProxy({ upstream: open.emu.url, workspace, runsDir, maxThreads: 2 });
     const sdk = new Anthropic({ apiKey: 'sk-ant-test-output', baseURL: open.mcp.proxy.url, maxRetries: 0 });
     const answer = await sdk.messages
       .stream({
@@ -93,6 +94,13 @@ describe('forkcache proxy --mcp: the fork tool with an outputSchema', () => {
     expect(result.isError, text).toBe(false);
     expect(text).toMatch(/^## fork 1 \(completed\): ticket a\noutput: \{"ticket":"T-1"\}$/m);
     expect(text).toMatch(/^## fork 2 \(invalid_output\): ticket b$/m);
+    // the run's summary.json keeps the value beside the fork's status
+    const fanOut = /fan-out (fo\S+);/.exec(text)![1]!;
+    const summary = JSON.parse(readFileSync(join(runsDir, fanOut, 'summary.json'), 'utf8'));
+    expect(summary.fork_results.map((f: { status: string; output?: unknown }) => [f.status, f.output])).toEqual([
+      ['completed', { ticket: 'T-1' }],
+      ['invalid_output', undefined],
+    ]);
     // one repair turn, naming the field
     expect(repairs).toHaveLength(1);
     expect(repairs[0]).toContain('ticket:');
