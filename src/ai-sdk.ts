@@ -7,6 +7,7 @@ export type {
   ForkcacheAiSdkOptions,
   ForkTool,
   ForkToolOptions,
+  ForkToolFork,
   ForkToolOutput,
   ForkToolProgress,
   PendingFanOut,

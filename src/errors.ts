@@ -39,6 +39,8 @@ const CODE_CLASSES = {
   FORK_NOT_DONE: 'failure',
   FORK_TRUNCATED: 'failure',
   FORK_CHECK_FAILED: 'failure',
+  // a fork's report did not match the fan-out's output schema, after its repair turn (status invalid_output)
+  FORK_INVALID_OUTPUT: 'failure',
   // a fork meant to change files reported done having changed none (status no_change)
   FORK_NO_CHANGE: 'failure',
   FORK_WORKER_FAILED: 'failure',

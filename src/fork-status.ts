@@ -16,6 +16,9 @@
  * - `truncated`: its turn stopped at `max_tokens` with no tool call, twice in a row (the loop
  *   asks it once to continue).
  * - `check_failed`: the plan's check command still failed after the fork's retries.
+ * - `invalid_output`: the fan-out has an output schema (`outputSchema`), and the fork's report
+ *   still did not match it after the one repair turn it was given (the validation errors quoted).
+ *   Not retryable: a schema is code, which `resume` does not have, so a retry could not be judged.
  * - `failed`: an error ended it (the API, max turns, a worker that could not start …).
  * - `capped`: the spend cap (`maxUsd`) admitted no more of its turns; resume with a higher cap.
  * - `cancelled`: it was stopped (Ctrl-C, `cancel()`, the engine destroyed).
@@ -26,6 +29,7 @@ export const FORK_END_STATUSES = [
   'not_done',
   'truncated',
   'check_failed',
+  'invalid_output',
   'failed',
   'capped',
   'cancelled',

@@ -156,6 +156,7 @@ describe('the public API', () => {
         'AiSdkToolCallOptions',
         'BackgroundStarted',
         'ForkTool',
+        'ForkToolFork',
         'ForkToolOutput',
         'ForkToolProgress',
         'ForkcacheAiSdkOptions',

@@ -27,6 +27,12 @@ export interface ForkResult extends ForkOutcome {
   report: ForkReport | undefined;
   /** With `isolation: 'worktree'`: the fork's branch, its commit and the diff stat. */
   worktree?: WorktreeResult;
+  /**
+   * With an output schema (`FanOutOptions.outputSchema`): the value of the fork's report, as
+   * the schema's output (absent when no report matched: the fork ended `invalid_output`, or
+   * before reporting).
+   */
+  output?: unknown;
 }
 
 /** Events of a fan-out, each naming its fork. Noun-verb names. */
@@ -146,6 +152,8 @@ export interface ForkSummary {
   error: { code: string; message: string } | null;
   /** The distributed backend: the host that ran it, the sandbox kind it applied (null: no command), what its ceilings clamped. */
   host?: { id: string; sandbox: 'bwrap' | 'none' | null; clamped: string[] };
+  /** With an output schema: the value of the fork's report that matched it (`ForkResult.output`). */
+  output?: unknown;
 }
 
 export interface FanOutResult {

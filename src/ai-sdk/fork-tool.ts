@@ -11,6 +11,7 @@ import type { ForkResult } from '../agent/fork-handle.ts';
 import { type FanOutProgress, progressOf } from '../agent/fan-out-progress.ts';
 import type { HostTool } from '../tools/host-tools.ts';
 import type { StandardSchemaV1 } from '../tools/standard-schema.ts';
+import { parseOutputSchema } from '../engine/fan-out/output.ts';
 import { type CapturedExchange, RequestCapture } from './capture.ts';
 
 /**
@@ -33,13 +34,13 @@ export interface AiSdkTool {
  * only the `BackgroundStarted`). The model sees only the last; `streamText` gives the app every
  * one (`tool-result` parts with `preliminary: true`) to show each child live.
  */
-export interface ForkTool {
+export interface ForkTool<Output = unknown> {
   description: string;
   inputSchema: typeof inputSchema;
   execute: (
     input: { directives: string[] },
     options: AiSdkToolCallOptions,
-  ) => AsyncIterable<ForkToolProgress | ForkToolOutput | BackgroundStarted>;
+  ) => AsyncIterable<ForkToolProgress | ForkToolOutput<Output> | BackgroundStarted>;
 }
 
 /** A preliminary result of the fork tool: where each child is (the library's `progressOf`). */
@@ -62,7 +63,13 @@ export interface ForkcacheAiSdkOptions {
   ledger?: UsageLedger;
 }
 
-export interface ForkToolOptions {
+export interface ForkToolOptions<Output = unknown> {
+  /**
+   * Typed results: every child reports one JSON value this schema (zod 4, any Standard Schema)
+   * checks; a child whose report does not match gets one repair turn, then ends
+   * `invalid_output`. Each fork's `output` in the tool's result is the schema's output type.
+   */
+  outputSchema?: StandardSchemaV1<unknown, Output>;
   /** The app's own AI SDK tools: the children run them (their `execute`) as host tools. */
   tools: Readonly<Record<string, AiSdkTool>>;
   /** The name the fork tool has in the app's `tools` (default `fork`): children may not call it. */
@@ -82,16 +89,30 @@ export interface ForkToolOptions {
    */
   toolsContext?: Readonly<Record<string, unknown>>;
   /** Passed on to every fan-out (`check`, `fields`, `meta`…). */
-  fanOut?: Omit<FanOutOptions, 'hostTools' | 'ledger' | 'signal' | 'foreground' | 'parentId'>;
+  fanOut?: Omit<FanOutOptions, 'hostTools' | 'ledger' | 'signal' | 'foreground' | 'parentId' | 'outputSchema'>;
 }
 
-/** What the fork tool returns to the model (foreground) and `collect()`/`takeReports()` give (background). */
-export interface ForkToolOutput {
+/**
+ * What the fork tool returns to the model (foreground) and `collect()`/`takeReports()` give
+ * (background). With an output schema each fork's `output` is its report's value, typed.
+ */
+export interface ForkToolOutput<Output = unknown> {
   fanoutId: string;
-  forks: { forkId: string; directive: string; status: string; report: string }[];
+  forks: ForkToolFork<Output>[];
   cacheEfficiency: number;
   /** In the background only: the fan-out failed as a whole (no fork ran to an end); why. */
   error?: string;
+}
+
+/** One child in the fork tool's output. */
+export interface ForkToolFork<Output = unknown> {
+  forkId: string;
+  directive: string;
+  /** How it ended (`completed`; `invalid_output`: no report matched the output schema …). */
+  status: string;
+  report: string;
+  /** With an output schema: the value its report held, as the schema's output (absent: none matched). */
+  output?: Output;
 }
 
 /** The fork tool's output in the background: the run id at once, the reports later. */
@@ -167,10 +188,21 @@ async function lastValue(value: unknown): Promise<unknown> {
   return last;
 }
 
-function outputOf(fanoutId: string, forks: readonly ForkResult[], cacheEfficiency: number): ForkToolOutput {
+function outputOf<Output>(
+  fanoutId: string,
+  forks: readonly ForkResult[],
+  cacheEfficiency: number,
+): ForkToolOutput<Output> {
   return {
     fanoutId,
-    forks: forks.map((f) => ({ forkId: f.forkId, directive: f.directive, status: f.status, report: f.finalText })),
+    forks: forks.map((f) => ({
+      forkId: f.forkId,
+      directive: f.directive,
+      status: f.status,
+      report: f.finalText,
+      // the engine's thread checked it with the tool's own schema: it is that schema's output
+      ...('output' in f ? { output: f.output as Output } : {}),
+    })),
     cacheEfficiency,
   };
 }
@@ -225,7 +257,7 @@ function reportText(outputs: readonly ForkToolOutput[]): string {
 export function createForkcache(options: ForkcacheAiSdkOptions): {
   fetch: typeof globalThis.fetch;
   ledger: UsageLedger;
-  forkTool(options: ForkToolOptions): ForkTool;
+  forkTool<Output = unknown>(options: ForkToolOptions<Output>): ForkTool<Output>;
   /** Background fan-outs not yet collected. */
   pending(): PendingFanOut[];
   /** Waits for every pending background fan-out and hands over their outputs (each once). */
@@ -280,7 +312,9 @@ export function createForkcache(options: ForkcacheAiSdkOptions): {
       return done.map((run) => run.result!);
     },
     reportMessage: (outputs) => ({ role: 'user', content: [{ type: 'text', text: reportText(outputs) }] }),
-    forkTool(toolOptions) {
+    forkTool<Output>(toolOptions: ForkToolOptions<Output>): ForkTool<Output> {
+      // bad input fails here, where the app builds its tools, not at the model's first call
+      parseOutputSchema(toolOptions.outputSchema, false);
       const hostTools = hostToolsOf(toolOptions.tools, toolOptions);
       return {
         description:
@@ -300,11 +334,12 @@ export function createForkcache(options: ForkcacheAiSdkOptions): {
             hostTools,
             ledger,
             ...(call.abortSignal ? { signal: call.abortSignal } : {}),
+            ...(toolOptions.outputSchema ? { outputSchema: toolOptions.outputSchema } : {}),
             foreground: !background,
           });
           const result = fan
             .settled()
-            .then(({ forks, summary }) => outputOf(fan.id, forks, summary.cache.cache_efficiency));
+            .then(({ forks, summary }) => outputOf<Output>(fan.id, forks, summary.cache.cache_efficiency));
           if (!background) {
             // handled by the `await` below; until then a failure must not count as unhandled
             result.catch(() => undefined);
@@ -313,7 +348,7 @@ export function createForkcache(options: ForkcacheAiSdkOptions): {
             return;
           }
           // a background fan-out that fails as a whole is still reported (collect() never loses the others)
-          const output = result.catch((err: unknown): ForkToolOutput => ({
+          const output = result.catch((err: unknown): ForkToolOutput<Output> => ({
             fanoutId: fan.id,
             forks: [],
             cacheEfficiency: 0,

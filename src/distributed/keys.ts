@@ -59,7 +59,8 @@ export interface ForkJobData {
   base: ForkChild;
   /** `provider` absent: a job of an older engine, on the Messages API. Never a key: each host has its own. */
   api: Omit<ForkTask['api'], 'apiKey'>;
-  loop: ForkTask['loop'];
+  /** Never `output`: the engine refuses an output schema with this backend (a host cannot run the embedder's schema). */
+  loop: Omit<ForkTask['loop'], 'output'>;
   /** `resume --retry`: the user turn that restarts a fork that ended not done. */
   prompt?: ForkTask['prompt'];
   /** Rate-limit admission on: the host reserves each request from the budget shared in Redis. */

@@ -43,6 +43,7 @@ import {
   resolveEngineOptions,
 } from './options.ts';
 import { manifestEngine } from './manifest-engine.ts';
+import { OutputChecks, parseOutputSchema } from './fan-out/output.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from '../pool/worker-file.ts';
 
 // The options of one fan-out live with the fan-out's other types.
@@ -155,6 +156,7 @@ export class ForkEngine {
   fanOut(parent: ParentSnapshot | undefined, directives: readonly string[], options: FanOutOptions = {}): FanOut {
     this.#assertOpen();
     parseHostTools(options.hostTools, 'fanOut options');
+    const outputSchema = parseOutputSchema(options.outputSchema, this.#remote !== undefined);
     const { prefix, specs, checks } = planForks(this.#plan, parent, directives, options);
     const tools = forkToolsFor(prefix.snapshot, this.#toolChoice(options));
     const { id, runDir, lock } = this.#openRunDir('fo', prefix.id.slice(0, 8));
@@ -168,6 +170,7 @@ export class ForkEngine {
       undefined,
       lock,
       tools,
+      outputSchema && new OutputChecks(outputSchema),
     );
   }
 
@@ -216,6 +219,10 @@ export class ForkEngine {
     options: Omit<FanOutOptions, 'layout' | 'model'> = {},
   ): FanOut {
     this.#assertOpen();
+    if (options.outputSchema !== undefined)
+      throw new ForkcacheError('INVALID_ARGUMENT', 'outputSchema: typed results are for forks (fanOut), not agents', {
+        data: { field: 'outputSchema' },
+      });
     const { name, allow, prefix, specs, checks } = planAgents(this.#plan, type, directives, options);
     const { id, runDir, lock } = this.#openRunDir('ag', name.replace(/[^\w-]/g, '_').slice(0, 24));
     if (runDir) this.#writeManifest(runDir, id, prefix, directives, { ...options.meta, agentType: name }, checks);
@@ -283,6 +290,7 @@ export class ForkEngine {
     agent?: FanOutDeps['agent'],
     lock?: WriterLock,
     tools?: ForkTools,
+    output?: OutputChecks,
   ): FanOut {
     const rootId = options.parentId ?? 'parent';
     const ledger = options.ledger ?? new UsageLedger({ table: this.#table });
@@ -319,6 +327,7 @@ export class ForkEngine {
       // distributed: each host probes and reports its own (`host_sandboxes`), never this machine's
       sandbox: this.#remote ? undefined : sandboxReportFor(this.#options, agent?.allow ?? this.#options.allow),
       tools,
+      output,
     });
     if (options.signal) {
       const signal = options.signal;

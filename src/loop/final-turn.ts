@@ -3,9 +3,9 @@ import type { Clock } from '../clock.ts';
 import { ForkcacheError, type WireError } from '../errors.ts';
 import { judgeReport } from '../fork/report.ts';
 import { mayHaveChangedFiles } from './messages.ts';
-import { checkPrompt, continuePrompt, failedChecksSinceAttempt, promptReason, tail } from './prompts.ts';
+import { checkPrompt, continuePrompt, failedChecksSinceAttempt, outputPrompt, promptReason, tail } from './prompts.ts';
 import type { ForkEndStatus } from '../fork-status.ts';
-import type { CheckRecord, LoopCheck, LoopPrompt } from './types.ts';
+import type { CheckRecord, LoopCheck, LoopOutput, LoopPrompt } from './types.ts';
 
 /** What a turn without a tool call leads to: the fork ends, or the loop asks it one more thing. */
 export type FinalStep =
@@ -22,6 +22,8 @@ export interface FinalTurn {
   /** Turns the fork may still make (`maxTurns` minus this one): a prompt needs one. */
   turnsLeft: number;
   check: LoopCheck | undefined;
+  /** The fan-out's output schema: the report must hold a matching value (one repair turn). */
+  output?: LoopOutput | undefined;
   /** A fork meant to change files: one that reports done having changed none ends `no_change`. */
   judgeChange?: boolean | undefined;
   clock: Clock;
@@ -31,7 +33,7 @@ export interface FinalTurn {
 
 const ended = (
   status: ForkEndStatus,
-  code: 'FORK_NOT_DONE' | 'FORK_TRUNCATED' | 'FORK_CHECK_FAILED' | 'FORK_NO_CHANGE',
+  code: 'FORK_NOT_DONE' | 'FORK_TRUNCATED' | 'FORK_CHECK_FAILED' | 'FORK_NO_CHANGE' | 'FORK_INVALID_OUTPUT',
   message: string,
   data: Record<string, unknown>,
 ): FinalStep => ({
@@ -45,7 +47,9 @@ const ended = (
  * continue once (a user turn; its limit stays the same, so a model that only needed room for
  * its report finishes, and one that loops is stopped) and ends `truncated` when the
  * continuation is cut off too. A final answer that does not say the work is done ends
- * `not_done`; one meant to change files that changed none ends `no_change`. Otherwise the plan's check runs: its failure is shown to the fork (up to
+ * `not_done`; one meant to change files that changed none ends `no_change`. With an output
+ * schema, a report without a matching value gets one repair turn (the errors quoted), then ends
+ * `invalid_output`. Otherwise the plan's check runs: its failure is shown to the fork (up to
  * `retries` times) and then ends it `check_failed`. Everything it needs is in `own`, so a fork
  * resumed from its transcript decides the same way.
  */
@@ -57,6 +61,10 @@ export async function afterFinalTurn(input: FinalTurn): Promise<FinalStep> {
   const why = `and the fork has no turn left (maxTurns)`;
   if (step.prompt.reason === 'continue')
     return ended('truncated', 'FORK_TRUNCATED', `turn ${turn} stopped at max_tokens ${why}`, { turn });
+  if (step.prompt.reason === 'output')
+    return ended('invalid_output', 'FORK_INVALID_OUTPUT', `the report does not match the output schema ${why}`, {
+      turn,
+    });
   const last = input.check === undefined ? undefined : `the check \`${input.check.command}\` failed`;
   return ended('check_failed', 'FORK_CHECK_FAILED', `${last ?? 'the check failed'} ${why}`, { turn });
 }
@@ -82,6 +90,21 @@ async function judgeFinalTurn(input: FinalTurn): Promise<FinalStep> {
   }
   const verdict = judgeReport(input.finalText, { requireReport: input.requireReport });
   if (!verdict.done) return ended('not_done', 'FORK_NOT_DONE', verdict.reason, { turn });
+  if (input.output) {
+    const output = await input.output.validate(input.finalText, input.signal);
+    input.signal?.throwIfAborted();
+    if (!output.ok) {
+      // one repair turn: the message before this turn was it already, so the fork ends as it stands
+      if (promptReason(input.own.at(-2)) === 'output')
+        return ended(
+          'invalid_output',
+          'FORK_INVALID_OUTPUT',
+          `the report does not match the output schema after its repair turn: ${tail(output.errors, 500)}`,
+          { turn },
+        );
+      return { kind: 'prompt', prompt: outputPrompt(output.errors) };
+    }
+  }
   // before the check: it verifies a change, and there is none to verify
   if (input.judgeChange === true && !mayHaveChangedFiles(input.own))
     return ended('no_change', 'FORK_NO_CHANGE', 'the fork reported done and changed no file', { turn });

@@ -5,6 +5,7 @@ import {
   DIRECTIVE_PREFIX,
   FORK_FIXUP_TAG,
   FORK_RETRY_TAG,
+  OUTPUT_INVALID_TAG,
 } from '../wire/fork-text.ts';
 import { textOf } from './messages.ts';
 import type { LoopPrompt } from './types.ts';
@@ -22,6 +23,7 @@ export const CHECK_OUTPUT_TAIL_CHARS = 4000;
 const CHECK_OPEN = `<${CHECK_FAILED_TAG}>`;
 const RETRY_OPEN = `<${FORK_RETRY_TAG}>`;
 const FIXUP_OPEN = `<${FORK_FIXUP_TAG}>`;
+const OUTPUT_OPEN = `<${OUTPUT_INVALID_TAG}>`;
 
 /** The last `max` characters of a text, saying how much was cut. */
 export function tail(text: string, max = CHECK_OUTPUT_TAIL_CHARS): string {
@@ -97,6 +99,21 @@ export function fixupPrompt(check: {
   return { reason: 'fixup', text };
 }
 
+/**
+ * The one repair turn of a fork whose report did not match the fan-out's output schema: the
+ * validation errors quoted, and a request to report again. It continues the fork's own
+ * conversation, so its request reads the fork's history from the cache.
+ */
+export function outputPrompt(errors: string): LoopPrompt {
+  const text = [
+    OUTPUT_OPEN,
+    `Your report's result does not match the required output schema: ${neutralise(tail(errors), OUTPUT_INVALID_TAG)}`,
+    'Do not redo the work. End with your complete report again, its Result: one JSON value in a ```json fenced block that matches the schema.',
+    `</${OUTPUT_INVALID_TAG}>`,
+  ].join('\n');
+  return { reason: 'output', text };
+}
+
 /** What a user message of the fork's own conversation is: one the loop added, or not. */
 export function promptReason(message: Anthropic.MessageParam | undefined): LoopPrompt['reason'] | undefined {
   if (message?.role !== 'user') return undefined;
@@ -105,6 +122,7 @@ export function promptReason(message: Anthropic.MessageParam | undefined): LoopP
   if (text.startsWith(CHECK_OPEN)) return 'check';
   if (text.startsWith(RETRY_OPEN)) return 'retry';
   if (text.startsWith(FIXUP_OPEN)) return 'fixup';
+  if (text.startsWith(OUTPUT_OPEN)) return 'output';
   return undefined;
 }
 

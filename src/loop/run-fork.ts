@@ -19,6 +19,7 @@ import {
   type CheckRecord,
   type ForkOutcome,
   type LoopCheck,
+  type LoopOutput,
   type LoopPrompt,
   type LoopEvent,
   OPEN_GATE,
@@ -71,6 +72,8 @@ export interface ForkLoopOptions {
   check?: LoopCheck | undefined;
   /** The fork is meant to change files: done with none changed ends it `no_change`. */
   judgeChange?: boolean | undefined;
+  /** The fan-out's output schema: the report must hold a matching value (one repair turn, then `invalid_output`). */
+  output?: LoopOutput | undefined;
   /** Resume: a user turn added before the first request (`forkcache resume --retry`). */
   prompt?: LoopPrompt | undefined;
   /**
@@ -139,6 +142,7 @@ export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome
       requireReport: options.requireReport ?? true,
       turnsLeft: maxTurns - turn,
       check: options.check,
+      output: options.output,
       judgeChange: options.judgeChange,
       clock,
       signal: options.signal,

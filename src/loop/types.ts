@@ -87,9 +87,20 @@ export interface LoopCheck {
   }>;
 }
 
+/**
+ * The fan-out's output schema, as the loop uses it: the worker asks the engine's thread, which
+ * holds the embedder's schema (a Standard Schema is code: it cannot cross into a worker).
+ */
+export interface LoopOutput {
+  /** Whether the fork's final text holds a value matching the schema; `errors`: why not, for the fork. */
+  validate(finalText: string, signal: AbortSignal | undefined): Promise<OutputVerdict>;
+}
+
+export type OutputVerdict = { ok: true } | { ok: false; errors: string };
+
 /** A user turn the loop adds to the fork's own conversation (see src/loop/prompts.ts). */
 export interface LoopPrompt {
-  reason: 'continue' | 'check' | 'retry' | 'fixup';
+  reason: 'continue' | 'check' | 'retry' | 'fixup' | 'output';
   text: string;
 }
 

@@ -25,6 +25,18 @@ export const forkInputShape = {
     .describe("A shell command run in each child's workspace when it reports done; its failure goes back to the child"),
   maxUsd: z.number().positive().max(1_000_000).optional().describe('Stop admitting requests past this spend (USD)'),
   background: z.boolean().optional().describe('Return a run id at once; read the reports later with fork_status'),
+  bash: z
+    .boolean()
+    .optional()
+    .describe(
+      "Let the children run the shell tool, in forkcache's sandbox (no network, the workspace only); default: as the server allows (forkcache proxy --mcp-allow-bash)",
+    ),
+  outputSchema: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      "A JSON Schema each child's result must match: each reports one JSON value, checked (one repair turn, then status invalid_output) and returned as its output",
+    ),
 };
 
 export const forkInput = z.strictObject(forkInputShape);

@@ -6,6 +6,25 @@ import type { CapturedForkCall } from '../proxy/fork-calls.ts';
 import { forkParent } from './fork-parent.ts';
 import type { ForkInput } from './fork-input.ts';
 import { quoteChildText } from '../wire/fork-text.ts';
+import { ForkcacheError } from '../errors.ts';
+import { FILE_TOOL_NAMES } from '../wire/tool-names.ts';
+import { z } from 'zod';
+
+/** An MCP caller's JSON Schema as a Standard Schema (zod's own reading of it: a hand-written validator is not needed). */
+export function outputSchemaOf(jsonSchema: Record<string, unknown>) {
+  try {
+    return z.fromJSONSchema(jsonSchema as Parameters<typeof z.fromJSONSchema>[0]);
+  } catch (err) {
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `outputSchema: not a JSON Schema forkcache can check: ${(err as Error).message}`,
+      {
+        data: { field: 'outputSchema' },
+        cause: err,
+      },
+    );
+  }
+}
 
 /** Where the children run: through the proxy (so its report holds the whole tree), in this workspace. */
 export interface ForkRunSettings {
@@ -18,6 +37,24 @@ export interface ForkRunSettings {
   maxThreads?: number | undefined;
   /** API requests in flight at once per fan-out (default the engine's). */
   concurrency?: number | undefined;
+  /**
+   * Children may run the client's shell tool (Claude Code's `Bash`, Qwen Code's
+   * `run_shell_command`), always in bubblewrap (`sandbox: 'bwrap'`: no network, the workspace
+   * only, forkcache's key and environment out of reach); a call may still turn it off
+   * (`bash: false`). Default false: the tool is refused, as every tool forkcache does not allow.
+   */
+  allowBash?: boolean | undefined;
+}
+
+/** Whether a call's children get the shell: the server must allow it, and the call may decline it. */
+export function bashAllowed(input: Pick<ForkInput, 'bash'>, settings: Pick<ForkRunSettings, 'allowBash'>): boolean {
+  if (input.bash === true && settings.allowBash !== true)
+    throw new ForkcacheError(
+      'PERMISSION_DENIED',
+      'bash: this server does not let children run Bash (start it with forkcache proxy --mcp --mcp-allow-bash)',
+      { data: { field: 'bash' } },
+    );
+  return settings.allowBash === true && input.bash !== false;
 }
 
 /** A fan-out's results, and whose tools its children ran (the client's, told by its tool array). */
@@ -37,6 +74,8 @@ export async function runForkCall(
   onProgress?: ForkProgress,
 ): Promise<ForkCallResult> {
   const parent = forkParent(captured);
+  const outputSchema = input.outputSchema === undefined ? undefined : outputSchemaOf(input.outputSchema);
+  const bash = bashAllowed(input, settings);
   // The engine's own choice (auto, from the tool array): Claude Code's, Qwen Code's or forkcache's.
   const { toolSet } = forkToolsFor(parent, { toolSet: 'auto', denyTools: [] });
   const { 'x-api-key': apiKey, 'anthropic-version': _version, ...headers } = captured.headers;
@@ -51,6 +90,8 @@ export async function runForkCall(
     ...(settings.concurrency === undefined ? {} : { concurrency: settings.concurrency }),
     ...(input.isolation === undefined ? {} : { isolation: input.isolation }),
     ...(input.maxUsd === undefined ? {} : { maxUsd: input.maxUsd }),
+    // the shell only in bubblewrap: never `auto`, which runs commands unconfined where bwrap does not work
+    ...(bash ? { allow: [...FILE_TOOL_NAMES, 'bash'], sandbox: 'bwrap' as const } : {}),
   });
   try {
     const fan = engine.fanOut(parent, input.directives, {
@@ -58,6 +99,7 @@ export async function runForkCall(
       parentId: `proxy#${captured.seq}`,
       meta: { mcp: { tool: captured.call.name, toolUseId: captured.call.id, exchange: captured.seq } },
       ...(input.check === undefined ? {} : { check: { command: input.check } }),
+      ...(outputSchema === undefined ? {} : { outputSchema }),
       ...(signal === undefined ? {} : { signal }),
     });
     if (onProgress) void reportProgress(fan, onProgress);
@@ -79,7 +121,9 @@ async function reportProgress(fan: FanOut, onProgress: ForkProgress) {
 function forkText(fork: ForkResult): string {
   const head = `## fork ${fork.index + 1} (${fork.status}): ${fork.directive.split('\n')[0]}`;
   const report = fork.finalText.trim();
-  if (report) return `${head}\n${quoteChildText(report)}`;
+  // the value the output schema accepted, as JSON on one line of forkcache's own
+  const output = 'output' in fork ? `\noutput: ${JSON.stringify(fork.output)}` : '';
+  if (report) return `${head}${output}\n${quoteChildText(report)}`;
   if (!fork.error) return `${head}\n(no report)`;
   // forkcache's message on its first line; what follows may quote a check's output, which a child writes
   const [first, ...rest] = fork.error.message.split('\n');

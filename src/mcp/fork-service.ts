@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { ForkcacheError } from '../errors.ts';
 import type { ForkCallRegistry } from '../proxy/fork-calls.ts';
 import { forkInput, type ForkInput } from './fork-input.ts';
-import { formatFanOut, runForkCall, type ForkCallResult, type ForkRunSettings } from './fork-run.ts';
+import {
+  bashAllowed,
+  formatFanOut,
+  outputSchemaOf,
+  runForkCall,
+  type ForkCallResult,
+  type ForkRunSettings,
+} from './fork-run.ts';
 import { parseOrThrow } from '../validation.ts';
 
 /** How long a tool call waits for the proxy to have read the answer that made it, or to see its id (default 30 s). */
@@ -49,6 +56,9 @@ export class ForkService {
     let input: ForkInput;
     try {
       input = parseOrThrow(forkInput, args, 'INVALID_ARGUMENT', 'fork');
+      // refused before the call is claimed: the client may call again with what it can have
+      bashAllowed(input, this.#settings);
+      if (input.outputSchema !== undefined) outputSchemaOf(input.outputSchema);
     } catch (err) {
       return { text: (err as Error).message, isError: true };
     }

@@ -17,6 +17,8 @@ export interface McpProxyOptions extends Omit<ProxyOptions, 'forkCalls' | 'route
   claimWaitMs?: number;
   maxThreads?: number;
   concurrency?: number;
+  /** Children may run the client's shell tool, in bubblewrap only (`ForkRunSettings.allowBash`; default false). */
+  allowBash?: boolean;
 }
 
 export interface McpProxy {
@@ -38,7 +40,16 @@ export interface McpProxy {
  * so its ledger and report hold the client's turns and the whole tree.
  */
 export async function startMcpProxy(options: McpProxyOptions = {}): Promise<McpProxy> {
-  const { workspace, runsDir, secret: given, claimWaitMs, maxThreads, concurrency, ...proxyOptions } = options;
+  const {
+    workspace,
+    runsDir,
+    secret: given,
+    claimWaitMs,
+    maxThreads,
+    concurrency,
+    allowBash,
+    ...proxyOptions
+  } = options;
   const secret = given ?? randomBytes(32).toString('hex');
   const calls = new ForkCallRegistry();
   const settings: ForkRunSettings = {
@@ -47,6 +58,7 @@ export async function startMcpProxy(options: McpProxyOptions = {}): Promise<McpP
     runsDir,
     maxThreads,
     concurrency,
+    allowBash: allowBash === true,
   };
   const service = new ForkService(calls, settings, claimWaitMs);
   const proxy = await startProxy({ ...proxyOptions, forkCalls: calls, route: mcpRoute(service, secret) });

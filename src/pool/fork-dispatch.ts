@@ -14,7 +14,7 @@ import type { ToolSetName } from '../tools/client-tools/types.ts';
 import type { ExecutableToolName } from '../wire/tool-names.ts';
 import { emptyOutcome, type StartPoint, startFields } from './fork-attempts.ts';
 import { loadRunKey, protectedDirs } from '../run-dir/run-key.ts';
-import { type HostCallHandler, servePort } from './port-server.ts';
+import { type HostCallHandler, type OutputCheckHandler, servePort } from './port-server.ts';
 import type { HostToolInfo } from '../tools/host-tools.ts';
 import type { ForkCheckSpec, ForkTask } from './protocol.ts';
 import type { TestHooks } from './test-hooks.ts';
@@ -83,6 +83,8 @@ export interface DispatchContext {
   onAsk(tool: string, input: unknown): Promise<PermissionAnswer>;
   /** The embedder's host tools this fork may call, and what runs a call (on this thread). */
   host?: { tools: readonly HostToolInfo[]; call: HostCallHandler } | undefined;
+  /** The fan-out's output schema, held on this thread: what checks each of the fork's reports. */
+  output?: OutputCheckHandler | undefined;
   /** For the distributed backend's shared admission: the model class, tokens per byte, and whether the prefix is readable now. */
   shared?(): { modelClass: string; tokensPerByte: number; readsShared: boolean };
 }
@@ -95,7 +97,7 @@ export interface DispatchContext {
 export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, attempt: number): Promise<ForkOutcome> {
   const { options, pool } = ctx.deps;
   const { port1, port2 } = new MessageChannel();
-  const server = servePort(port1, ctx.gate, ctx.abort.signal, ctx.onEvent, ctx.onAsk, ctx.host?.call);
+  const server = servePort(port1, ctx.gate, ctx.abort.signal, ctx.onEvent, ctx.onAsk, ctx.host?.call, ctx.output);
   const onAbort = (): void => port1.postMessage({ t: 'cancel' });
   ctx.abort.signal.addEventListener('abort', onAbort, { once: true });
   const agent = ctx.deps.agent;
@@ -118,6 +120,7 @@ export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, a
       requireReport: agent === undefined,
       ...(ctx.check ? { check: ctx.check } : {}),
       ...(ctx.judgeChange ? { judgeChange: true } : {}),
+      ...(ctx.output ? { output: true } : {}),
     },
     tools: {
       workspace: ctx.workspace,

@@ -1,11 +1,14 @@
 import type { MessagePort } from 'node:worker_threads';
-import type { GatePermit, LoopEvent, RequestGate } from '../loop/types.ts';
+import type { GatePermit, LoopEvent, OutputVerdict, RequestGate } from '../loop/types.ts';
 import type { PermissionAnswer } from '../tools/permissions.ts';
 import type { MainToWorker, WorkerToMain } from './protocol.ts';
 import { toolError, type ToolResult } from '../tools/result.ts';
 
 /** Runs a fork's host tool call on the main thread (the fan-out's handlers, a distributed host's). */
 export type HostCallHandler = (tool: string, input: unknown, toolUseId: string) => Promise<ToolResult>;
+
+/** Checks a fork's final text against the fan-out's output schema (on the main thread, where the schema is). */
+export type OutputCheckHandler = (text: string) => Promise<OutputVerdict>;
 
 const noHostTools: HostCallHandler = (tool) =>
   Promise.resolve(toolError('TOOL_UNKNOWN', `no host tool ${JSON.stringify(tool)} is registered here`));
@@ -22,6 +25,7 @@ export function servePort(
   onEvent: (event: LoopEvent) => void,
   onAsk: (tool: string, input: unknown) => Promise<PermissionAnswer>,
   onHostCall: HostCallHandler = noHostTools,
+  onOutputCheck?: OutputCheckHandler,
 ): { ended: Promise<void>; close(): void } {
   const permits = new Map<number, GatePermit>();
   let markEnded!: () => void;
@@ -94,6 +98,31 @@ export function servePort(
             }),
         );
         break;
+      case 'output-check': {
+        const verdict: Promise<OutputVerdict> = onOutputCheck
+          ? onOutputCheck(message.text)
+          : Promise.resolve({ ok: false, errors: 'no output schema is held here' });
+        verdict.then(
+          (answer) =>
+            !closed &&
+            post({
+              t: 'output-verdict',
+              seq: message.seq,
+              ok: answer.ok,
+              errors: answer.ok ? undefined : answer.errors,
+            }),
+          // a schema that throws is the embedder's bug: the fork is told, as of a mismatch
+          (err: unknown) =>
+            !closed &&
+            post({
+              t: 'output-verdict',
+              seq: message.seq,
+              ok: false,
+              errors: `the output schema failed: ${err instanceof Error ? err.message : String(err)}`,
+            }),
+        );
+        break;
+      }
       case 'end':
         markEnded();
         break;

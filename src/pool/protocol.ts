@@ -29,6 +29,8 @@ export type WorkerToMain =
   | { t: 'ask'; seq: number; tool: string; input: unknown }
   /** A host tool's call: its handler runs on the main thread (tools/host-tools.ts). */
   | { t: 'host-call'; seq: number; tool: string; input: unknown; toolUseId: string }
+  /** The fork's final text, to check against the fan-out's output schema (held on the main thread). */
+  | { t: 'output-check'; seq: number; text: string }
   /** Last message of a task: every event before it has been delivered. */
   | { t: 'end' };
 
@@ -40,6 +42,8 @@ export type MainToWorker =
   | { t: 'answer'; seq: number; allow: boolean; reason?: string | undefined }
   /** A host tool's result, its size limit applied (`code` set when `isError`). */
   | { t: 'host-result'; seq: number; isError: boolean; content: string; code?: string | undefined }
+  /** The output schema's verdict on a final text (`errors`: why it does not match, for the fork). */
+  | { t: 'output-verdict'; seq: number; ok: boolean; errors?: string | undefined }
   | { t: 'cancel' };
 
 /** A fork's check as it travels to the worker (and in the manifest, as a template). */
@@ -94,6 +98,8 @@ export interface ForkTask {
     check?: ForkCheckSpec | undefined;
     /** The fork is meant to change files: done having changed none ends it `no_change`. */
     judgeChange?: boolean | undefined;
+    /** The fan-out has an output schema: the worker asks the main thread to check each report (`output-check`). */
+    output?: boolean | undefined;
   };
   tools: {
     workspace: string;

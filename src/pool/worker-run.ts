@@ -1,7 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import { unwrapDirective } from '../fork/directive.ts';
 import { runForkLoop } from '../loop/run-fork.ts';
-import type { ForkOutcome, GatePermit, LoopEvent, RequestGate } from '../loop/types.ts';
+import type { ForkOutcome, GatePermit, LoopEvent, OutputVerdict, RequestGate } from '../loop/types.ts';
 import { openForkWire } from '../provider/fork-wire.ts';
 import { type AttachedPrefix, attachFrozenPrefix } from '../prefix/sab.ts';
 import { fromWireError, toWireError, ForkcacheError } from '../errors.ts';
@@ -24,6 +24,7 @@ class PortGate implements RequestGate {
   readonly #pending = new Map<number, { resolve: (p: GatePermit) => void; reject: (e: unknown) => void }>();
   readonly #questions = new Map<number, (answer: { allow: boolean; reason?: string | undefined }) => void>();
   readonly #hostCalls = new Map<number, { resolve: (r: ToolResult) => void; reject: (e: unknown) => void }>();
+  readonly #verdicts = new Map<number, { resolve: (v: OutputVerdict) => void; reject: (e: unknown) => void }>();
   #seq = 0;
 
   constructor(port: MessagePort) {
@@ -45,6 +46,12 @@ class PortGate implements RequestGate {
           ? toolError((message.code ?? 'TOOL_HOST_FAILED') as ToolErrorCode, message.content)
           : toolOk(message.content),
       );
+      return;
+    }
+    if (message.t === 'output-verdict') {
+      const waiting = this.#verdicts.get(message.seq);
+      this.#verdicts.delete(message.seq);
+      waiting?.resolve(message.ok ? { ok: true } : { ok: false, errors: message.errors ?? 'no reason given' });
       return;
     }
     const waiter = this.#pending.get(message.seq);
@@ -102,7 +109,19 @@ class PortGate implements RequestGate {
     });
   }
 
+  /** The fan-out's output schema is on the main thread: it judges the fork's final text. */
+  checkOutput(text: string, signal: AbortSignal | undefined): Promise<OutputVerdict> {
+    signal?.throwIfAborted();
+    const seq = ++this.#seq;
+    return new Promise<OutputVerdict>((resolve, reject) => {
+      this.#verdicts.set(seq, { resolve, reject });
+      this.#post({ t: 'output-check', seq, text });
+    });
+  }
+
   rejectAll(reason: unknown): void {
+    for (const waiting of this.#verdicts.values()) waiting.reject(reason);
+    this.#verdicts.clear();
     for (const call of this.#hostCalls.values()) call.reject(reason);
     this.#hostCalls.clear();
     for (const answer of this.#questions.values()) answer({ allow: false, reason: 'cancelled' });
@@ -221,6 +240,7 @@ async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<Fork
       gateRetries: task.loop.gateRetries,
       requireReport: task.loop.requireReport,
       judgeChange: task.loop.judgeChange,
+      output: task.loop.output ? { validate: (text, signal) => gate.checkOutput(text, signal) } : undefined,
       // in the worker, like bash: the executor's sandbox, environment and redaction (docs/plans.md)
       check: task.loop.check && {
         command: task.loop.check.command,

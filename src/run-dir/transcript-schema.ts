@@ -32,7 +32,11 @@ export const transcriptRecordSchemas = {
   }),
   'tool-start': z.looseObject({ turn: turnNumber, id: z.string().min(1), name: z.string() }),
   'tool-end': z.looseObject({ turn: turnNumber, id: z.string().min(1), isError: z.boolean(), content: z.string() }),
-  prompt: z.looseObject({ turn: count, reason: z.enum(['continue', 'check', 'retry', 'fixup']), text: z.string() }),
+  prompt: z.looseObject({
+    turn: count,
+    reason: z.enum(['continue', 'check', 'retry', 'fixup', 'output']),
+    text: z.string(),
+  }),
   check: z.looseObject({
     turn: turnNumber,
     attempt: turnNumber,

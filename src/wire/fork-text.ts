@@ -48,6 +48,9 @@ export const CHECK_FAILED_TAG = 'check-failed';
 /** `forkcache resume --retry`: a fork that ended not done is asked to carry out its directive again. */
 export const FORK_RETRY_TAG = 'fork-retry';
 
+/** The fork's report did not match the fan-out's output schema: the errors, and a request to report again. */
+export const OUTPUT_INVALID_TAG = 'output-invalid';
+
 /**
  * The integration step's fix-up turn: the whole repository's check failed with this fork's
  * changes merged, and the fork is shown the output that names its files.

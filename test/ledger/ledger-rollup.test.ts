@@ -94,6 +94,7 @@ describe('UsageLedger roll-up', () => {
       not_done: 1,
       truncated: 0,
       check_failed: 0,
+      invalid_output: 0,
       no_change: 0,
       capped: 0,
       failed: 1,

@@ -73,5 +73,8 @@ describe('forkcache mcp --config: the fork tool over stdio, run by the proxy', (
     const stray = await forkcache(['proxy', '--mcp-config', join(dir, 'x.json')]);
     expect(stray.code).toBe(2);
     expect(stray.stderr).toContain('--mcp-config: needs --mcp');
+    const bash = await forkcache(['proxy', '--mcp-allow-bash']);
+    expect(bash.code).toBe(2);
+    expect(bash.stderr).toContain('--mcp-allow-bash: needs --mcp');
   });
 });

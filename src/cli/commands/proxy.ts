@@ -56,6 +56,7 @@ const optionsSchema = z.object({
   mcpWorkspace: z.string().min(1, 'expected a directory').optional(),
   mcpRunsDir: z.string().min(1, 'expected a directory').optional(),
   mcpRunDir: z.string().min(1, 'expected a directory').optional(),
+  mcpAllowBash: z.boolean().default(false),
 });
 
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
@@ -105,6 +106,10 @@ export function registerProxyCommand(program: Command): void {
     .option('--mcp-config <file>', 'with --mcp: write the MCP client config (URL and bearer secret) here, mode 0600')
     .option('--mcp-workspace <dir>', "with --mcp: where the children work (default: the proxy's directory)")
     .option('--mcp-runs-dir <dir>', "with --mcp: the children's runs directory (transcripts, summaries)")
+    .option(
+      '--mcp-allow-bash',
+      "with --mcp: children may run the client's Bash, in bubblewrap only (no network, the workspace only); exits 1 where bubblewrap does not work",
+    )
     // the old name, kept for one release
     .addOption(new Option('--mcp-run-dir <dir>').hideHelp())
     .action(async (raw: Record<string, unknown>) => {
@@ -114,6 +119,7 @@ export function registerProxyCommand(program: Command): void {
         o.mcpWorkspace && '--mcp-workspace',
         o.mcpRunsDir && '--mcp-runs-dir',
         o.mcpRunDir && '--mcp-run-dir',
+        o.mcpAllowBash && '--mcp-allow-bash',
       ];
       const stray = mcpOnly.find(Boolean);
       if (stray && !o.mcp) {
@@ -125,6 +131,8 @@ export function registerProxyCommand(program: Command): void {
       // Every optional package before the socket opens: found missing after it, the command
       // once printed the error and kept listening, its pool open, forever.
       await requireFeatures(o.mcp && 'mcp', o.report !== undefined && 'report');
+      // the children's shell runs in bubblewrap or not at all: said before anything opens
+      if (o.mcpAllowBash) (await import('../../tools/sandbox.ts')).resolveSandbox('bwrap');
       const [{ startProxy }, { attachBoard }, mcpStart, report] = await Promise.all([
         import('../../proxy/server.ts'),
         import('../../proxy/board.ts'),
@@ -139,6 +147,7 @@ export function registerProxyCommand(program: Command): void {
           ? mcpStart.startMcpProxy({
               ...options,
               ...(o.mcpWorkspace === undefined ? {} : { workspace: o.mcpWorkspace }),
+              ...(o.mcpAllowBash ? { allowBash: true } : {}),
               ...(o.mcpRunsDir === undefined && o.mcpRunDir === undefined
                 ? {}
                 : { runsDir: (o.mcpRunsDir ?? o.mcpRunDir)! }),

@@ -255,6 +255,7 @@ export class FanOutRun implements FanOut {
             this.#emit({ type: 'fork-host', forkId: state.id, at: this.#deps.clock.now(), hostId }),
           onAsk: (tool: string, input: unknown) => this.#ask(state, tool, input),
           host: this.#host(state, abort.signal),
+          ...(this.#deps.output ? { output: (text: string) => this.#deps.output!.check(state.id, text) } : {}),
         }),
         onRestart: (attempt, start) => {
           // an event posted just before the worker died may be lost; the transcript is not
@@ -376,6 +377,7 @@ export class FanOutRun implements FanOut {
       sharing: this.prefix.snapshot.source,
       transcriptPath: this.#transcriptPath(state),
       ...(worktree ? { worktree } : {}),
+      ...this.#deps.output?.valueOf(state.id),
     };
     state.status = outcome.status;
     state.final = result;
@@ -407,6 +409,7 @@ export class FanOutRun implements FanOut {
           files_changed: r.filesChanged,
           error: r.error ? { code: r.error.code, message: r.error.message } : null,
           ...(r.host ? { host: hostSummary(r.host) } : {}),
+          ...('output' in r ? { output: r.output } : {}),
         })),
         ...(this.#deps.sandbox ? { sandbox: this.#deps.sandbox } : {}),
         require_change: this.#deps.requireChange === true,

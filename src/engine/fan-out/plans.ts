@@ -27,6 +27,7 @@ import { assertForkRepos } from './repos.ts';
 import type { RetryableStatus } from '../../fork-status.ts';
 import { retryPrompt } from '../../loop/prompts.ts';
 import { responsesTtlFor } from './responses-ttl.ts';
+import { outputInstructionOf } from './output.ts';
 
 /** The Messages API's request size limit (32 MiB): a larger shared prefix can never be sent. */
 export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
@@ -95,10 +96,11 @@ export function planForks(
   }
   const checks = resolveForkChecks(directives, options);
   if (engine.options.repos) assertForkRepos(engine.options.repos, checks.fields);
+  // typed results: after each directive, where its value goes (the same words for every child)
+  const instruction = options.outputSchema ? outputInstructionOf(options.outputSchema) : '';
   const specs: ForkSpec[] = directives.map((d, i) => {
-    const base = prefix.child(validateDirective(d, { field: `directives[${i}]`, rejectTag: true }), {
-      field: `directives[${i}]`,
-    });
+    const directive = validateDirective(d, { field: `directives[${i}]`, rejectTag: true });
+    const base = prefix.child(`${directive}${instruction}`, { field: `directives[${i}]` });
     return { directive: d, base, start: FRESH_START(base), ...forkExtras(checks, i) };
   });
   return { prefix, specs, checks };

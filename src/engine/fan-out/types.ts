@@ -7,6 +7,8 @@ import type { UsageLedger } from '../../ledger/ledger.ts';
 import type { ForkOutcome, LoopPrompt } from '../../loop/types.ts';
 import type { PermissionHandler } from '../../tools/permissions.ts';
 import type { HostTool } from '../../tools/host-tools.ts';
+import type { StandardSchemaV1 } from '../../tools/standard-schema.ts';
+import type { OutputChecks } from './output.ts';
 import type { StartPoint } from '../../pool/fork-attempts.ts';
 import type { DispatchContext, DispatchDeps, ForkTools } from '../../pool/fork-dispatch.ts';
 import type { ToolSetChoice } from '../../tools/client-tools/types.ts';
@@ -69,10 +71,23 @@ export interface FanOutOptions {
   toolSet?: ToolSetChoice;
   /** Tools refused in these forks on purpose, on top of the engine's `denyTools`. */
   denyTools?: readonly string[];
+  /**
+   * Typed results: each child is asked for one JSON value in its report (a ```json block; the
+   * schema shown as JSON Schema when it has that form, as zod 4's do), which this schema (zod 4,
+   * valibot, arktype: any Standard Schema) checks on the engine's thread. A report that does not
+   * match gets one repair turn in the fork's own conversation, the errors quoted; then the fork
+   * ends `invalid_output`. A match is the fork's `output` (`ForkResult.output`, the summary's
+   * `fork_results[].output`). Not kept for resume (a schema is code); refused with the
+   * distributed backend.
+   */
+  outputSchema?: StandardSchemaV1;
 }
 
 /** Options of `engine.resume`. */
-export interface ResumeOptions extends Omit<FanOutOptions, 'layout' | 'model' | 'check' | 'fields' | 'requireChange'> {
+export interface ResumeOptions extends Omit<
+  FanOutOptions,
+  'layout' | 'model' | 'check' | 'fields' | 'requireChange' | 'outputSchema'
+> {
   /**
    * Forks that ended in these statuses run again: their conversation continues with a turn
    * asking them to carry out the directive again (their earlier edits are in the workspace).
@@ -127,6 +142,8 @@ export interface FanOutDeps extends DispatchDeps {
   sandbox?: SandboxReport | undefined;
   /** Whose tools the forks run, from the preflight (undefined: forkcache's own). */
   tools?: ForkTools | undefined;
+  /** The fan-out's output schema (`FanOutOptions.outputSchema`), judging each fork's reports. */
+  output?: OutputChecks | undefined;
   /** The distributed backend: forks run as BullMQ jobs on other hosts instead of the local pool. */
   remote?: { run(ctx: DispatchContext): Promise<ForkOutcome>; retryAfterStop?(modelClass: string): void } | undefined;
 }
