@@ -1,15 +1,20 @@
 // The real client runs as a child process (node:child_process, started by the test or its SDK): the integration project.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmulator, type Emulator } from '../../src/emulator/start.ts';
 import { startMcpProxy, type McpProxy } from '../../src/mcp/start.ts';
+import { probeBubblewrap } from '../../src/tools/bwrap-probe.ts';
 import { claudeCodeBuilds, clientHome, expectOneFanOut, runClient } from './helpers.ts';
 
 for (const { claudeCode } of claudeCodeBuilds) if (!claudeCode.ok) console.warn(`test/clients: ${claudeCode.why}`);
 
 const FORKS = 50;
+/** Children given Bash by `--mcp-allow-bash` (issue 45: 30 or more). */
+const BASH_FORKS = 30;
 /** What each build's test opened, closed at the end (both builds' servers, not only the last). */
 const opened: { emu: Emulator; mcp?: McpProxy }[] = [];
 afterAll(async () => {
@@ -59,6 +64,66 @@ describe.each(claudeCodeBuilds)(
         );
         expect(caller.session, 'the calling turn is Claude Code’s own').toBeDefined();
         expect(html).toContain('count the lines of notes.txt (50/50)');
+      });
+
+      it(`with --mcp-allow-bash its ${BASH_FORKS} children run Bash in bubblewrap: no loopback, no key`, async (ctx) => {
+        const bwrap = probeBubblewrap();
+        if (!('file' in bwrap)) return ctx.skip(`needs bubblewrap: ${bwrap.missing}`);
+        // a server on the proxy's loopback, reachable from this process
+        let hits = 0;
+        const listener = createServer((_req, res) => {
+          hits += 1;
+          res.end('reached\n');
+        });
+        await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+        const port = (listener.address() as AddressInfo).port;
+        const saved = process.env['ANTHROPIC_API_KEY'];
+        // the proxy's own key, in its environment: no child's command may read it
+        process.env['ANTHROPIC_API_KEY'] = 'sk-ant-proxy-env-key-not-for-children';
+        try {
+          expect(await (await fetch(`http://127.0.0.1:${port}/`)).text()).toBe('reached\n');
+          const { project, env } = clientHome();
+          const open: (typeof opened)[number] = { emu: await startEmulator({ latency: 'off', script: 'claude-code' }) };
+          opened.push(open);
+          const runsDir = mkdtempSync(join(tmpdir(), 'forkcache-mcp-bash-runs-'));
+          const mcp = await startMcpProxy({ upstream: open.emu.url, workspace: project, runsDir, allowBash: true });
+          open.mcp = mcp;
+          const config = join(mkdtempSync(join(tmpdir(), 'forkcache-mcp-config-')), 'mcp.json');
+          writeFileSync(config, JSON.stringify({ mcpServers: mcp.mcpServers() }), { mode: 0o600 });
+          const command = `echo "$(curl -s -m 5 http://127.0.0.1:${port}/ >/dev/null && echo reached || echo unreachable) key=\${ANTHROPIC_API_KEY:-none}"`;
+          const { code, out } = await runClient(
+            bin,
+            [
+              '-p',
+              `fork ${BASH_FORKS} times: run \`${command}\` and report`,
+              '--mcp-config',
+              config,
+              '--allowedTools',
+              'mcp__forkcache__fork',
+              'ToolSearch',
+            ],
+            project,
+            { ...env, ANTHROPIC_BASE_URL: mcp.proxy.url },
+          );
+          expect(code, out).toBe(0);
+          expect(out).toContain(`${BASH_FORKS} completed fork report(s) came back from mcp__forkcache__fork`);
+          // every child ran the command (a refused Bash ends the child not completed), in its own
+          // network namespace and environment
+          const transcripts = readdirSync(runsDir, { recursive: true, encoding: 'utf8' }).filter((f) =>
+            /forks\/[^/]+\.jsonl$/.test(f),
+          );
+          expect(transcripts).toHaveLength(BASH_FORKS);
+          for (const file of transcripts) {
+            const text = readFileSync(join(runsDir, file), 'utf8');
+            expect(text).toContain('unreachable key=none');
+            expect(text).not.toContain('sk-ant-proxy-env-key');
+          }
+          expect(hits).toBe(1);
+        } finally {
+          if (saved === undefined) delete process.env['ANTHROPIC_API_KEY'];
+          else process.env['ANTHROPIC_API_KEY'] = saved;
+          await new Promise((resolve) => listener.close(resolve));
+        }
       });
     });
   },
