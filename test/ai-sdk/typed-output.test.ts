@@ -4,58 +4,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createForkcache, type ForkToolOutput } from '../../src/ai-sdk.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';
-import { aiSdkParentModel } from '../../src/emulator/scripts/ai-sdk-parent.ts';
-import { findForkDirective, lastUserText, toolExchanges } from '../../src/emulator/scripts/conversation.ts';
-import type { ScriptedModel, ScriptedTurn } from '../../src/emulator/scripts/types.ts';
-import type { MessagesRequest } from '../../src/emulator/types.ts';
+import { findForkDirective, lastUserText } from '../../src/emulator/scripts/conversation.ts';
 import { OUTPUT_INVALID_TAG } from '../../src/wire/fork-text.ts';
 import { sharedEmulator, workspace } from '../engine/helpers.ts';
 import { appTools, INSTRUCTIONS } from './app-tools.ts';
+import { typedOutputModel } from './typed-model.ts';
 
 // Typed fork results through an AI SDK 6 app of the test's own: the fork tool has an output
-// schema (zod 4); three children answer on the real emulator, scripted: one with a matching
-// value, one that matches only after its repair turn, one that never matches.
+// schema (zod 4); three children answer on the real emulator, scripted (./typed-model.ts): one
+// with a matching value, one that matches only after its repair turn, one that never matches.
 
 const triage = z.object({ ticket: z.string(), priority: z.enum(['low', 'high']) });
 
-const report = (value: unknown): ScriptedTurn => ({
-  content: [
-    {
-      type: 'text',
-      text: [
-        'Scope: the ticket of my part',
-        `Result: \n\`\`\`json\n${JSON.stringify(value)}\n\`\`\``,
-        'Key files: none',
-        'Files changed: none',
-        'Issues: none',
-      ].join('\n'),
-    },
-  ],
-  stop_reason: 'end_turn',
-});
-
-/**
- * The parent is `ai-sdk`; each child looks its user up (one tool turn, so its own history is
- * more than the directive), then reports by its part: 1 a match, 2 a number for `ticket` until
- * it is shown the errors, 3 an unknown priority every time.
- */
-const seen: MessagesRequest[] = [];
-const typedModel: ScriptedModel = {
-  name: 'typed-output',
-  respond(input) {
-    const { request } = input;
-    seen.push(request);
-    const fork = findForkDirective(request.messages);
-    if (!fork) return aiSdkParentModel.respond(input);
-    if (!toolExchanges(request.messages, fork.message).some((c) => c.name === 'lookup_user'))
-      return { content: [{ type: 'tool_use', name: 'lookup_user', input: { name: 'ada' } }] };
-    const part = Number(/part (\d) of/.exec(fork.directive)?.[1]);
-    const repairing = lastUserText(request.messages)?.text.startsWith(`<${OUTPUT_INVALID_TAG}>`) === true;
-    if (part === 1) return report({ ticket: 'T-1', priority: 'high' });
-    if (part === 2) return report(repairing ? { ticket: 'T-2', priority: 'low' } : { ticket: 2, priority: 'low' });
-    return report({ ticket: 'T-3', priority: 'urgent' });
-  },
-};
+const { model: typedModel, seen } = typedOutputModel();
 
 const emulator = sharedEmulator({ scripts: [typedModel], script: 'typed-output' });
 let engine: ForkEngine;

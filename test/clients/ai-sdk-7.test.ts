@@ -6,6 +6,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -15,10 +16,12 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ForkToolOutput } from '../../src/ai-sdk.ts';
+import { findForkDirective, lastUserText } from '../../src/emulator/scripts/conversation.ts';
 import { startEmulator } from '../../src/emulator/start.ts';
 import type { LedgerRecord } from '../../src/ledger/records.ts';
 import { type RunResult, runProgram } from '../cli/run-cli.ts';
 import { expectBackgroundTen, expectForkedTwenty } from '../examples/ai-sdk-output.ts';
+import { isRepair, typedOutputModel } from '../ai-sdk/typed-model.ts';
 import { builtSources } from '../setup/built-sources.ts';
 import { aiSdk7, node22Bin, node22Modules } from './helpers.ts';
 
@@ -108,6 +111,15 @@ function unmarked(value: unknown): string {
   return JSON.stringify(text);
 }
 
+interface TypedAppReport {
+  stream: string[];
+  screen: string[];
+  output: ForkToolOutput<{ ticket: string; priority: 'low' | 'high' }>;
+  read: string[];
+  text: string;
+  records: LedgerRecord[];
+}
+
 interface AppReport {
   output: ForkToolOutput;
   calls: { tool: string; aborts: boolean }[];
@@ -132,8 +144,9 @@ describe.skipIf(!aiSdk7.ok)(`forkcache/ai-sdk on AI SDK 7 (${aiSdk7.why})`, () =
     const expected = (name: string): string =>
       (JSON.parse(readFileSync(join(node22Modules, name, 'package.json'), 'utf8')) as { version: string }).version;
     expect(versions.stderr).toBe('');
+    // Node resolves through symlinks: the build's real path (node_modules may be a link to another checkout's)
     expect(versions.stdout.trim()).toBe(
-      `v22.23.5 ${expected('ai')} ${expected('@ai-sdk/anthropic')} ${pathToFileURL(join(built, 'src/ai-sdk.js')).href}`,
+      `v22.23.5 ${expected('ai')} ${expected('@ai-sdk/anthropic')} ${pathToFileURL(realpathSync(join(built, 'src/ai-sdk.js'))).href}`,
     );
     expect(expected('ai')).toMatch(/^7\./);
 
@@ -248,6 +261,86 @@ describe.skipIf(!aiSdk7.ok)(`forkcache/ai-sdk on AI SDK 7 (${aiSdk7.why})`, () =
         );
       },
     );
+
+  it("typed results: the app streams each child's progress, then gets values its zod schema checked (one repair turn, then invalid_output)", async () => {
+    // the children of ../ai-sdk/typed-model.ts: part 1 matches, part 2 after its repair turn, part 3 never
+    const { model, seen } = typedOutputModel();
+    const emulator = await startEmulator({ scripts: [model], script: 'typed-output', latency: 'off' });
+    let run: RunResult;
+    try {
+      const { dir } = await project(['test/clients/fixtures/ai-sdk-typed.ts']);
+      run = await node22(['ai-sdk-typed.ts'], dir, { EMULATOR_URL: emulator.url, FORKS: '3' });
+    } finally {
+      await emulator.close();
+    }
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const app = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as TypedAppReport;
+
+    // each child's progress arrived as preliminary results, in its order, before the one final result
+    expect(app.stream.filter((e) => e === 'final')).toHaveLength(1);
+    expect(app.stream.at(-1)).toBe('final');
+    const at = (event: string): number => app.stream.indexOf(event);
+    for (const [n, status] of [
+      [1, 'completed'],
+      [2, 'completed'],
+      [3, 'invalid_output'],
+    ] as const) {
+      expect(at(`fork ${n} started`)).toBeGreaterThanOrEqual(0);
+      expect(at(`fork ${n} started`)).toBeLessThan(at(`fork ${n} called lookup_user`));
+      expect(at(`fork ${n} called lookup_user`)).toBeLessThan(at(`fork ${n} ended: ${status}`));
+    }
+    // the repaired children's third turn (the repair) was shown live too; the matching child had two
+    for (const [n, status] of [
+      [2, 'completed'],
+      [3, 'invalid_output'],
+    ] as const) {
+      expect(at(`fork ${n} finished turn 2`)).toBeLessThan(at(`fork ${n} finished turn 3`));
+      expect(at(`fork ${n} finished turn 3`)).toBeLessThan(at(`fork ${n} ended: ${status}`));
+    }
+    expect(at('fork 1 finished turn 3')).toBe(-1);
+    expect(app.screen).toEqual([
+      'fork 1: completed, 2 turn(s)',
+      'fork 2: completed, 3 turn(s)',
+      'fork 3: invalid_output, 3 turn(s)',
+    ]);
+
+    // the statuses and the typed values, as the app read them
+    expect(app.output.forks.map((f) => f.status)).toEqual(['completed', 'completed', 'invalid_output']);
+    expect(app.output.forks.map((f) => f.output)).toEqual([
+      { ticket: 'T-1', priority: 'high' },
+      { ticket: 'T-2', priority: 'low' },
+      undefined,
+    ]);
+    expect(app.read).toEqual(['T-1 is high', 'T-2 is low', 'invalid_output']);
+    expect(app.text).toContain('The children reported');
+
+    // one repair turn each for parts 2 and 3, quoting the field that failed, and none for part 1
+    const repairs = seen.filter(isRepair).map((r) => lastUserText(r.messages)!.text);
+    expect(repairs).toHaveLength(2);
+    expect(repairs.some((t) => t.includes('ticket:'))).toBe(true);
+    expect(repairs.some((t) => t.includes('priority:'))).toBe(true);
+    // every child was shown the app's schema (the project's zod as JSON Schema) after its directive
+    const directives = seen.map((r) => findForkDirective(r.messages)?.directive).filter((d) => d !== undefined);
+    expect(directives.length).toBeGreaterThanOrEqual(3 * 2);
+    for (const directive of directives) expect(directive).toContain('"enum":["low","high"]');
+    const fork = app.records.filter((r) => r.kind === 'fork');
+    const turnsOf = (id: string) => fork.filter((r) => r.forkId === id).sort((a, b) => a.turn - b.turn);
+    const [one, two, three] = app.output.forks.map((f) => turnsOf(f.forkId));
+    expect(one!.map((r) => r.turn)).toEqual([0, 1]);
+    for (const turns of [two!, three!]) {
+      expect(turns.map((r) => r.turn)).toEqual([0, 1, 2]);
+      const [, report, repair] = turns;
+      const sent =
+        report!.usage.input_tokens + report!.usage.cache_creation_input_tokens + report!.usage.cache_read_input_tokens;
+      // the repair turn continues the child's own conversation: it reads what the report turn sent from the cache
+      expect(repair!.usage.cache_read_input_tokens).toBeGreaterThan(0);
+      expect(repair!.usage.cache_read_input_tokens).toBeGreaterThanOrEqual(sent);
+    }
+    console.log(
+      `ai 7, typed: ${app.stream.length - 1} progress results before the final one; repair turns read ${[two!, three!].map((t) => t[2]!.usage.cache_read_input_tokens).join(' and ')} tokens from the cache`,
+    );
+  });
 
   it.skipIf(!openai.ok)(
     `examples/ai-sdk/openai-background.ts, unchanged: 10 background forks through .chat() (${openai.why})`,
