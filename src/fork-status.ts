@@ -83,12 +83,3 @@ export function isContinuedStatus(value: unknown): boolean {
 export function isDoneStatus(status: ForkEndStatus | string, requireChange = false): boolean {
   return status === 'completed' || (status === 'no_change' && !requireChange);
 }
-
-/**
- * Whether a run's forks are all done: every one done by `isDoneStatus`, and not every one
- * `no_change` (a rename of a name no file holds did nothing at all, and must not exit 0).
- */
-export function allForksDone(statuses: readonly string[], requireChange = false): boolean {
-  if (statuses.length > 0 && statuses.every((s) => s === 'no_change')) return false;
-  return statuses.every((s) => isDoneStatus(s, requireChange));
-}
