@@ -136,7 +136,7 @@ export async function sendMessageBytes(
       cause: cause instanceof Error ? cause : undefined,
     });
     // cancelled while its body was on the way: the cancellation is what the caller sees, billed all the same
-    const thrown = options.signal?.aborted && typeof cause === 'object' && cause !== null ? cause : err;
+    const thrown = options.signal?.aborted && cause instanceof Error ? cause : err;
     Object.defineProperty(thrown, BILLED_UNREAD, { value: { requestId }, enumerable: false });
     throw thrown;
   }
