@@ -20,7 +20,7 @@ import type { LedgerRecord } from '../../src/ledger/records.ts';
 import { type RunResult, runProgram } from '../cli/run-cli.ts';
 import { expectBackgroundTen, expectForkedTwenty } from '../examples/ai-sdk-output.ts';
 import { builtSources } from '../setup/built-sources.ts';
-import { aiSdk7, node22Bin, node22Modules } from './helpers.ts';
+import { aiSdk7, node22Bin, node22Modules, pinnedNode22 } from './helpers.ts';
 
 if (!aiSdk7.ok) console.warn(`test/clients: ${aiSdk7.why}`);
 
@@ -131,9 +131,10 @@ describe.skipIf(!aiSdk7.ok)(`forkcache/ai-sdk on AI SDK 7 (${aiSdk7.why})`, () =
     );
     const expected = (name: string): string =>
       (JSON.parse(readFileSync(join(node22Modules, name, 'package.json'), 'utf8')) as { version: string }).version;
+    expect(pinnedNode22).toMatch(/^22\./);
     expect(versions.stderr).toBe('');
     expect(versions.stdout.trim()).toBe(
-      `v22.23.5 ${expected('ai')} ${expected('@ai-sdk/anthropic')} ${pathToFileURL(join(built, 'src/ai-sdk.js')).href}`,
+      `v${pinnedNode22} ${expected('ai')} ${expected('@ai-sdk/anthropic')} ${pathToFileURL(join(built, 'src/ai-sdk.js')).href}`,
     );
     expect(expected('ai')).toMatch(/^7\./);
 
