@@ -113,6 +113,13 @@ describe('forkcache run on the Responses wire', () => {
     expect(long.estimate.tokens).toEqual(short.estimate.tokens);
     expect(long.estimate.cost.cacheWrite).toBeGreaterThan(short.estimate.cost.cacheWrite!);
     expect(long.estimate.cost.cacheRead).toBe(short.estimate.cost.cacheRead);
+    // the other Chat Completions providers are estimated in their own wire format too (before: an INTERNAL error)
+    for (const provider of ['dashscope', 'deepseek']) {
+      const out = await forkcache(['run', plan({ provider }).path, '--dry-run', '--json'], NO_KEYS);
+      expect(out.stderr).not.toMatch(/tail blocks/);
+      expect(out.code).toBe(0);
+      expect(lastJson(out.stdout).estimate.warmups).toBe(1);
+    }
   });
 
   it('refuses the Responses wire with another provider, and a TTL without it, naming the field (exit 2)', async () => {
