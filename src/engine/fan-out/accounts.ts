@@ -62,10 +62,11 @@ export class FanOutAccounts {
    * rather than written is not: it is recorded at its dearest, all written for the prefix's
    * lifetime (below the model's minimum cacheable length, all uncached input), an upper bound
    * that is exact when nothing of the prefix was cached before. Nothing when the count failed.
+   * Returns the usage recorded.
    */
-  failedWarmup(at: number): void {
+  failedWarmup(at: number): UsageInput | undefined {
     const total = this.sharedTokens;
-    if (total === undefined) return;
+    if (total === undefined) return undefined;
     const { ledger } = this.#deps;
     const min = findModel(this.#prefix.snapshot.model, ledger.table)?.minCacheableTokens ?? 0;
     const written = total >= min ? total : 0;
@@ -91,6 +92,7 @@ export class FanOutAccounts {
       ...this.#shared(),
       attempt: 'failed',
     });
+    return usage;
   }
 
   /**

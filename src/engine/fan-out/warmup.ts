@@ -106,9 +106,13 @@ async function prewarm({ deps, prefix, gate, accounts, log, signal, spend }: Fan
     accounts.warmup(message.usage, at);
   } catch (err) {
     // a 2xx cut on its way was billed: in the ledger, though its usage never arrived
-    const billed = billedUnreadOf(err) !== undefined;
-    log({ type: 'warmup-failed', at: deps.clock.now(), error: toWireError(err), ...(billed ? { billed } : {}) });
-    if (billed) accounts.failedWarmup(at);
+    const usage = billedUnreadOf(err) ? accounts.failedWarmup(at) : undefined;
+    log({
+      type: 'warmup-failed',
+      at: deps.clock.now(),
+      error: toWireError(err),
+      ...(usage ? { billed: true, usage } : {}),
+    });
     gate.warmingFailed(); // the first child warms instead
   }
 }
