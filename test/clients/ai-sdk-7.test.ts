@@ -23,7 +23,7 @@ import { type RunResult, runProgram } from '../cli/run-cli.ts';
 import { expectBackgroundTen, expectForkedTwenty } from '../examples/ai-sdk-output.ts';
 import { isRepair, typedOutputModel } from '../ai-sdk/typed-model.ts';
 import { builtSources } from '../setup/built-sources.ts';
-import { aiSdk7, node22Bin, node22Modules } from './helpers.ts';
+import { aiSdk7, node22Bin, node22Modules, pinnedNode22 } from './helpers.ts';
 
 if (!aiSdk7.ok) console.warn(`test/clients: ${aiSdk7.why}`);
 
@@ -143,10 +143,11 @@ describe.skipIf(!aiSdk7.ok)(`forkcache/ai-sdk on AI SDK 7 (${aiSdk7.why})`, () =
     );
     const expected = (name: string): string =>
       (JSON.parse(readFileSync(join(node22Modules, name, 'package.json'), 'utf8')) as { version: string }).version;
+    expect(pinnedNode22).toMatch(/^22\./);
     expect(versions.stderr).toBe('');
     // Node resolves through symlinks: the build's real path (node_modules may be a link to another checkout's)
     expect(versions.stdout.trim()).toBe(
-      `v22.23.5 ${expected('ai')} ${expected('@ai-sdk/anthropic')} ${pathToFileURL(realpathSync(join(built, 'src/ai-sdk.js'))).href}`,
+      `v${pinnedNode22} ${expected('ai')} ${expected('@ai-sdk/anthropic')} ${pathToFileURL(realpathSync(join(built, 'src/ai-sdk.js'))).href}`,
     );
     expect(expected('ai')).toMatch(/^7\./);
 

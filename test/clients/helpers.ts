@@ -152,6 +152,9 @@ export function expectOneFanOut(
   return { ...figures, html: readFileSync(report, 'utf8') };
 }
 
+/** The Node 22 release scripts/node/versions.sh pins (what scripts/clients/setup.sh installs in `node22/`). */
+export const pinnedNode22 = /"(22\.\d+\.\d+)"/.exec(readFileSync('scripts/node/versions.sh', 'utf8'))?.[1];
+
 /** Node 22 and the packages that need it, in a project of their own (`node22/` of the folder). */
 export const node22Bin = join(clientsDir, 'node22-bin');
 export const node22Modules = join(clientsDir, 'node22/node_modules');

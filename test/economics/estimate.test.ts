@@ -139,3 +139,20 @@ describe('profileFork: the turns a directive is assumed to take', () => {
     );
   });
 });
+
+describe('estimateRun: the wire (warm-up output, write lifetime)', () => {
+  it('prices every write at its lifetime: 1h and 12h at the long rate, 30m as 5m; a Chat warm-up generates one token', () => {
+    const base = estimateRun(input({ warm: 'prewarm' }));
+    // Opus 5.5's 1-hour write is 2x the input price, the 5-minute 1.25x: writes cost 8/5 as much
+    for (const ttl of ['1h', '12h'] as const) {
+      const long = estimateRun(input({ warm: 'prewarm', writeTtl: ttl }));
+      expect(long.tokens).toEqual(base.tokens);
+      expect(long.cost.cacheWrite).toBeCloseTo((base.cost.cacheWrite * 8) / 5, 9);
+      expect(long.cost.cacheRead).toBe(base.cost.cacheRead);
+    }
+    expect(estimateRun(input({ warm: 'prewarm', writeTtl: '30m' })).cost).toEqual(base.cost);
+    const chat = estimateRun(input({ warm: 'prewarm', warmupOutput: 1 }));
+    expect(chat.warmups).toBe(1);
+    expect(chat.tokens.output).toBe(base.tokens.output + 1);
+  });
+});

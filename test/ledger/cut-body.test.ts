@@ -5,8 +5,9 @@ import { APIConnectionError } from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/start.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';
+import { UsageLedger } from '../../src/ledger/ledger.ts';
 import { createAnthropicClient } from '../../src/provider/client.ts';
-import { sendMessageBytes } from '../../src/provider/send.ts';
+import { billedUnreadOf, sendMessageBytes } from '../../src/provider/send.ts';
 import { bigSnapshot, workspace } from '../engine/helpers.ts';
 
 // Issue 44: from 1.17 the Anthropic SDK sends a request again when its connection drops in the
@@ -126,12 +127,79 @@ describe('a response body cut mid-way (the `cut` fault)', () => {
       );
       const err = await sendMessageBytes(client, body).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(APIConnectionError);
+      // told apart from a request that got no answer: its 2xx began, so it was billed
+      expect(billedUnreadOf(err)).toBeDefined();
+      const nobody = createAnthropicClient({ baseURL: 'http://127.0.0.1:9', apiKey: 'test', maxRetries: 0 });
+      const refused = await sendMessageBytes(nobody, body).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(APIConnectionError);
+      expect(billedUnreadOf(refused)).toBeUndefined();
       const stats = emulator.stats();
       expect(stats.requests.faults['cut']).toBe(1);
       // billed once (the message was complete when its bytes began to leave), sent once
       expect(stats.requests.messages).toBe(1);
       expect(stats.requests.total).toBe(1);
     } finally {
+      await emulator.close();
+    }
+  });
+
+  it('a pre-warm whose body is cut is billed, and the ledger holds it as a failed warm-up: ledger = billed', async () => {
+    const logDir = workspace({});
+    let prewarms = 0;
+    const emulator = await startEmulator({
+      latency: 'off',
+      script: 'refactor',
+      logDir,
+      // the pre-warm (`max_tokens: 0`, not streamed) is cut once; the first child then warms
+      faultFor: (body) => ((body as { max_tokens?: number }).max_tokens === 0 && prewarms++ === 0 ? 'cut' : 'none'),
+    });
+    const files = { 'a.ts': 'export const fetchData = 1;\n', 'b.ts': 'export const fetchData = 2;\n' };
+    const engine = await ForkEngine.create({
+      baseURL: emulator.url,
+      apiKey: 'test',
+      warm: 'prewarm',
+      workspace: workspace(files),
+      pool: { maxThreads: 2 },
+    });
+    const ledger = new UsageLedger();
+    try {
+      const { forks, summary } = await engine
+        .fanOut(
+          bigSnapshot(`cut-prewarm-${Date.now()}`),
+          Object.keys(files).map((f) => `rename fetchData to loadData in ${f}`),
+          { ledger },
+        )
+        .settled();
+      expect(forks.map((f) => f.status)).toEqual(['completed', 'completed']);
+      expect(emulator.stats().requests.faults['cut']).toBe(1);
+      const warmups = ledger.records().filter((r) => r.kind === 'warmup');
+      // the cut pre-warm, recorded as a failed attempt: it wrote the shared prefix and generated nothing
+      expect(warmups).toHaveLength(1);
+      expect(warmups[0]!.attempt).toBe('failed');
+      expect(warmups[0]!.usage.output_tokens).toBe(0);
+      expect(warmups[0]!.usage.cache_creation_input_tokens).toBe(summary.prefix.shared_tokens);
+      // the first child wrote nothing again: it read what the cut pre-warm wrote
+      expect(summary.cache.cache_efficiency).toBe(1);
+
+      await engine.close();
+      const billed = exchanges(logDir).filter((e) => e.billed);
+      // every billed POST is in the ledger: the cut pre-warm and every fork's turns
+      expect(ledger.records()).toHaveLength(billed.length);
+      const stats = emulator.stats();
+      const usage = ledger.summary().usage;
+      expect({
+        input: usage.input_tokens,
+        read: usage.cache_read_input_tokens,
+        write: usage.cache_creation_input_tokens,
+        output: usage.output_tokens,
+      }).toEqual({
+        input: stats.tokens.uncached,
+        read: stats.tokens.cacheRead,
+        write: stats.tokens.cacheWrite,
+        output: stats.tokens.output,
+      });
+    } finally {
+      await engine.close();
       await emulator.close();
     }
   });

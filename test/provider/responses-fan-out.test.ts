@@ -3,6 +3,14 @@ import { startEmulator } from '../../src/emulator/start.ts';
 import { ForkEngine } from '../../src/engine/engine.ts';
 import type { ForkEngineOptions } from '../../src/engine/options.ts';
 import { UsageLedger } from '../../src/ledger/ledger.ts';
+import { freeze } from '../../src/prefix/freeze.ts';
+import { createChatClient } from '../../src/provider/openai/client.ts';
+import {
+  prewarmBody,
+  responsesRequestBody,
+  sendResponsesBytes,
+  streamResponsesBytes,
+} from '../../src/provider/openai/responses.ts';
 import { bigSnapshot, workspace } from '../engine/helpers.ts';
 
 /*
@@ -85,5 +93,35 @@ describe('a fan-out on the Responses API', () => {
     expect(writes.ttl_12h_input_tokens).toBeGreaterThan(warmup.usage.cache_creation_input_tokens);
     expect(writes.ttl_30m_input_tokens).toBeUndefined();
     expect(result.summary.cache.cache_efficiency).toBe(1);
+  });
+});
+
+describe('a billed Responses request is never resent by the SDK', () => {
+  it('a fork request and the prewarm are sent once, whatever the client’s maxRetries (the loop owns retries)', async () => {
+    const failing = await startEmulator({ latency: 'off', api: 'openai', faultFor: () => '500' });
+    try {
+      const client = createChatClient({
+        provider: 'openai',
+        baseURL: `${failing.url}/v1`,
+        apiKey: 'test',
+        maxRetries: 3,
+      });
+      const prefix = freeze(bigSnapshot(`resp-retries-${Date.now()}:`), {
+        provider: 'openai',
+        responses: { ttl: '30m' },
+      });
+      const child = responsesRequestBody(
+        prefix,
+        prefix.child('read a.ts'),
+        { max_tokens: 64, stream: true },
+        undefined,
+      );
+      await expect(streamResponsesBytes(client, child)).rejects.toThrow();
+      await expect(sendResponsesBytes(client, prewarmBody(prefix, undefined))).rejects.toThrow();
+      // before: 4 sends each (1 + maxRetries)
+      expect(failing.stats().requests.total).toBe(2);
+    } finally {
+      await failing.close();
+    }
   });
 });

@@ -38,13 +38,20 @@ export function words(n: number, tag = 'w'): string {
   return Array.from({ length: n }, (_, i) => `${tag}${i}`).join(' ');
 }
 
-/** Yield to the event loop until `ready()` holds (explicit synchronisation, no timers). */
-export async function until(ready: () => boolean, what: string, maxTurns = 50_000): Promise<void> {
-  for (let i = 0; i < maxTurns; i++) {
+/**
+ * Yield to the event loop until `ready()` holds (explicit synchronisation: nothing waits for a
+ * time window). A count of turns is no bound on a loaded machine (50,000 turns passed before a
+ * request crossed a socket beside a full suite on Node 22), so the bound is a generous
+ * wall-clock safety net; after the first turns it checks every few milliseconds, not spinning.
+ */
+export async function until(ready: () => boolean, what: string, safetyMs = 60_000): Promise<void> {
+  const deadline = Date.now() + safetyMs;
+  for (let turn = 0; Date.now() < deadline; turn++) {
     if (ready()) return;
-    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => (turn < 1_000 ? setImmediate(resolve) : setTimeout(resolve, 5)));
   }
-  throw new Error(`never happened: ${what}`);
+  if (ready()) return;
+  throw new Error(`never happened within ${safetyMs} ms: ${what}`);
 }
 
 /** A fan-out's request: a shared system + history with a marker on its last block, then one directive. */

@@ -147,6 +147,7 @@ export function registerRunCommand(program: Command): void {
           catalogue,
           assume: opts.assume,
           maxUsd,
+          wire,
         });
         printOut(opts.json ? `${JSON.stringify(report)}\n` : text);
         return;

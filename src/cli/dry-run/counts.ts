@@ -7,6 +7,9 @@ import { childRequestBody, childRequestObject } from '../../prefix/body.ts';
 import type { FrozenPrefix } from '../../prefix/freeze.ts';
 import { createAnthropicClient } from '../../provider/client.ts';
 import { countTokensBytes } from '../../provider/send.ts';
+import { responsesRequestBody } from '../../provider/openai/responses.ts';
+import { chatRequestBody } from '../../provider/openai/body.ts';
+import { dialectOf } from '../../prefix/chat-dialects.ts';
 import { TOOL_DECLARATIONS } from '../../tools/declarations.ts';
 import { isChatProvider, type ProviderId } from '../../wire/providers.ts';
 
@@ -30,10 +33,17 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const PROBE = 'x';
 
-/** Each fork's own bytes of its first request: what its directive adds to the head. */
+/** Each fork's own bytes of its first request: what its directive adds to the head (in the head's wire format). */
 function suffixBytes(prefix: FrozenPrefix, children: readonly ForkChild[], maxTokens: number): number[] {
+  const perRequest = { max_tokens: maxTokens, stream: true };
   return children.map(
-    (child) => childRequestBody(prefix, child, { max_tokens: maxTokens, stream: true }).byteLength - prefix.byteLength,
+    (child) =>
+      (prefix.responses
+        ? responsesRequestBody(prefix, child, perRequest, undefined)
+        : isChatProvider(prefix.provider)
+          ? chatRequestBody(prefix, child, perRequest, { dialect: dialectOf(prefix.provider), marker: prefix.ttl })
+          : childRequestBody(prefix, child, perRequest)
+      ).byteLength - prefix.byteLength,
   );
 }
 

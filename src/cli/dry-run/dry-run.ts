@@ -1,9 +1,10 @@
 import { join } from 'node:path';
 import { systemClock } from '../../clock.ts';
-import { resolveEngineOptions } from '../../engine/options.ts';
+import { type ForkEngineOptions, resolveEngineOptions, type ResolvedEngineOptions } from '../../engine/options.ts';
+import { expectedFanOutMs, responsesTtlFor } from '../../engine/fan-out/responses-ttl.ts';
 import { planForks } from '../../engine/fan-out/plans.ts';
 import { estimateRun } from '../../economics/estimate.ts';
-import type { RunEstimate } from '../../economics/estimate-types.ts';
+import type { EstimateInput, RunEstimate } from '../../economics/estimate-types.ts';
 import { formatEstimate } from '../../economics/estimate-format.ts';
 import {
   type Assumptions,
@@ -15,7 +16,8 @@ import {
 import { ForkcacheError } from '../../errors.ts';
 import type { ModelCatalogue } from '../../models/catalogue.ts';
 import { DEFAULT_TOOL_LIMITS } from '../../tools/limits.ts';
-import type { ProviderId } from '../../wire/providers.ts';
+import { isChatProvider, type ProviderId } from '../../wire/providers.ts';
+import type { ResponsesCacheTtl } from '../../wire/cache.ts';
 import { dryRunCounts, type DryRunCounts } from './counts.ts';
 import { REPO_FIELD } from '../../engine/fan-out/repos.ts';
 import { filesNamedBy, medianWorkspaceFile, type NamedFile, textSample } from './files.ts';
@@ -29,6 +31,8 @@ export interface DryRunOptions {
   /** `name=value` overrides of the turn assumptions (`--assume`). */
   assume: readonly string[];
   maxUsd?: number | undefined;
+  /** The OpenAI wire the run will speak (`--openai-wire` over the plan's `openaiWire`), and its TTL. */
+  wire?: Pick<ForkEngineOptions, 'openaiWire' | 'responsesTtl'> | undefined;
 }
 
 /** What `--json` prints: the estimate and everything it rests on. */
@@ -43,6 +47,8 @@ export interface DryRunReport {
   /** The turns each fork is assumed to take (the report's turn included): the estimate scales with them. */
   turns_per_fork: { min: number; max: number; mean: number };
   estimate: RunEstimate;
+  /** OpenAI's API the run speaks, when the provider is OpenAI, and the Responses API's TTL. */
+  wire?: { api: 'chat' | 'responses'; ttl?: ResponsesCacheTtl };
   max_usd: number | null;
   text: { counted: string[]; assumed: string[] };
 }
@@ -88,7 +94,13 @@ async function estimateOn(
     layout: plan.layout,
     workspace,
     ...(plan.limits.maxTokens ? { maxTokens: plan.limits.maxTokens } : {}),
+    // what decides the Responses API's `auto` TTL, as the run sets it
+    ...(plan.limits.maxTurns ? { maxTurns: plan.limits.maxTurns } : {}),
+    ...(plan.limits.concurrency ? { concurrency: plan.limits.concurrency } : {}),
+    pool: { maxThreads: plan.limits.maxThreads ?? 2 },
+    ...o.wire,
   });
+  const wire = wireOf(options, o.provider, directives.length);
   const { prefix, specs } = planForks({ options, table: o.catalogue, clock: systemClock }, snapshot, directives, {
     layout: plan.layout,
   });
@@ -137,6 +149,7 @@ async function estimateOn(
     forks: profiles,
     turnOverhead: assumptions.turnOverhead,
     maxTokens: options.maxTokens,
+    ...wire.estimate,
   });
   const distinct = [...new Map(files.flat().map((f) => [f.path, f])).values()];
   const edits = facts.filter((f) => f.kind === 'edit').length;
@@ -148,9 +161,12 @@ async function estimateOn(
   const assumed = [
     plan.warm === 'none'
       ? 'cache: warm "none": no fork waits for another, so every fork is assumed to write the shared prefix'
-      : plan.warm === 'prewarm'
-        ? 'cache: one max_tokens 0 request writes the shared prefix, every fork reads it'
-        : 'cache: the first fork writes the shared prefix, the others read it (they wait for its response to begin)',
+      : wire.warmUp
+        ? `cache: ${wire.warmUp} writes the shared prefix, every fork reads it`
+        : plan.warm === 'prewarm'
+          ? 'cache: one max_tokens 0 request writes the shared prefix, every fork reads it'
+          : 'cache: the first fork writes the shared prefix, the others read it (they wait for its response to begin)',
+    ...(wire.line ? [wire.line] : []),
     'cache: each later request of a fork reads the one before and writes its growth; entries live through the run; no retries or failed attempts',
     `turns per fork: ${range(turnsPerFork)} (mean ${turnsMean.toFixed(1)}), the report included; a fork that takes more (a failed check and its retry, a model that reads around) costs more than estimated: each extra turn reads the fork's whole context again`,
     `turns: ${n(edits)} forks edit: read their file (a turn per ${n(pageBytes)} bytes), edit it once${assumptions.verifyRead > 0 ? ', read it again' : ''}, report; ${n(facts.length - edits)} forks read and report`,
@@ -181,9 +197,56 @@ async function estimateOn(
       mean: Number(turnsMean.toFixed(2)),
     },
     estimate,
+    ...(wire.report ? { wire: wire.report } : {}),
     max_usd: o.maxUsd ?? null,
     text: { counted, assumed },
   };
   const title = `forkcache run --dry-run: ${n(plan.directives.length)} forks of ${snapshot.model}; nothing was sent but ${counts.requests} token counts, and no run directory was written`;
   return { report, text: formatEstimate(estimate, { title, counted, assumed }) };
+}
+
+/**
+ * What the run's wire changes in the estimate. A Chat Completions fan-out of two forks or more
+ * warms first (src/engine/chat-warmup.ts: the API has no token count, the warm-up measures the
+ * prefix as it writes it): one request, one output token; on the Responses API a `prewarm`, no
+ * output, and every write lives for the TTL the run will choose (`responsesTtlFor`), 12 hours
+ * priced at the long write rate.
+ */
+function wireOf(
+  options: ResolvedEngineOptions,
+  provider: ProviderId,
+  forks: number,
+): {
+  estimate: Partial<Pick<EstimateInput, 'warm' | 'warmupOutput' | 'writeTtl'>>;
+  warmUp?: string;
+  line?: string;
+  report?: { api: 'chat' | 'responses'; ttl?: ResponsesCacheTtl };
+} {
+  const responses = options.api.wire === 'responses';
+  const report =
+    provider === 'openai' ? { report: { api: responses ? ('responses' as const) : ('chat' as const) } } : {};
+  // llama.cpp warms its slots its own way (src/engine/llama-warmup.ts): its estimate stays as the plan says
+  if (!isChatProvider(provider) || provider === 'llama-cpp' || options.warm === 'none')
+    return { estimate: {}, ...report };
+  const warms = forks > 1;
+  if (!responses) {
+    return warms
+      ? {
+          estimate: { warm: 'prewarm', warmupOutput: 1 },
+          warmUp: 'one Chat Completions request of one output token (the warm-up, which also measures it)',
+          ...report,
+        }
+      : { estimate: { warm: 'first-child' }, ...report };
+  }
+  const ttl = responsesTtlFor(options, forks);
+  const how =
+    options.responsesTtl === 'auto'
+      ? `auto: the fan-out is expected to run ${Math.round(expectedFanOutMs(options, forks) / 60_000)} minutes`
+      : 'responsesTtl';
+  return {
+    estimate: { warm: warms ? 'prewarm' : 'first-child', warmupOutput: 0, writeTtl: ttl },
+    ...(warms ? { warmUp: 'one Responses API prewarm (prompt_cache_options.prewarm: no output paid)' } : {}),
+    line: `wire: OpenAI's Responses API; every write lives ${ttl === '12h' ? '12 hours, priced at the long (1-hour) write rate' : '30 minutes, priced at the short write rate'} (${how})`,
+    report: { api: 'responses', ttl },
+  };
 }

@@ -1,4 +1,5 @@
 import { totalInputTokens, type UsageInput } from '../../ledger/usage.ts';
+import { findModel } from '../../models/catalogue.ts';
 import type { ForkEndStatus } from '../../fork-status.ts';
 import type { RequestRecord } from '../../loop/types.ts';
 import type { FrozenPrefix } from '../../prefix/freeze.ts';
@@ -52,6 +53,46 @@ export class FanOutAccounts {
         ? {}
         : { cachedPrefixTokens: stepDown(this.#prefix.provider, cachedPrefixTokens) };
     this.#parentRequest(usage, at, { ...this.#shared(), ...cached });
+  }
+
+  /**
+   * A pre-warm the endpoint billed whose body was cut before its usage arrived (`max_tokens: 0`
+   * cannot stream, so no `message_start` told it). What is known: it sent the shared prefix,
+   * `sharedTokens` exactly (counted before), and generated nothing. How much of it was read
+   * rather than written is not: it is recorded at its dearest, all written for the prefix's
+   * lifetime (below the model's minimum cacheable length, all uncached input), an upper bound
+   * that is exact when nothing of the prefix was cached before. Nothing when the count failed.
+   * Returns the usage recorded.
+   */
+  failedWarmup(at: number): UsageInput | undefined {
+    const total = this.sharedTokens;
+    if (total === undefined) return undefined;
+    const { ledger } = this.#deps;
+    const min = findModel(this.#prefix.snapshot.model, ledger.table)?.minCacheableTokens ?? 0;
+    const written = total >= min ? total : 0;
+    const long = this.#prefix.ttl === '1h';
+    const usage: UsageInput = {
+      input_tokens: total - written,
+      cache_creation_input_tokens: written,
+      cache_read_input_tokens: 0,
+      output_tokens: 0,
+      cache_creation: {
+        ephemeral_5m_input_tokens: long ? 0 : written,
+        ephemeral_1h_input_tokens: long ? written : 0,
+      },
+    };
+    ledger.record({
+      forkId: this.#deps.rootId,
+      kind: 'warmup',
+      turn: 0,
+      model: this.#prefix.snapshot.model,
+      usage,
+      at,
+      prefixId: this.#prefix.id,
+      ...this.#shared(),
+      attempt: 'failed',
+    });
+    return usage;
   }
 
   /**

@@ -1,4 +1,5 @@
 import { toWireError } from '../../errors.ts';
+import { billedUnreadOf } from '../../provider/send.ts';
 import type { FrozenPrefix } from '../../prefix/freeze.ts';
 import { warmUpChatFanOut } from '../chat-warmup.ts';
 import type { FanOutAccounts } from './accounts.ts';
@@ -104,7 +105,14 @@ async function prewarm({ deps, prefix, gate, accounts, log, signal, spend }: Fan
     log({ type: 'warmup-end', at: deps.clock.now(), usage: message.usage });
     accounts.warmup(message.usage, at);
   } catch (err) {
-    log({ type: 'warmup-failed', at: deps.clock.now(), error: toWireError(err) });
+    // a 2xx cut on its way was billed: in the ledger, though its usage never arrived
+    const usage = billedUnreadOf(err) ? accounts.failedWarmup(at) : undefined;
+    log({
+      type: 'warmup-failed',
+      at: deps.clock.now(),
+      error: toWireError(err),
+      ...(usage ? { billed: true, usage } : {}),
+    });
     gate.warmingFailed(); // the first child warms instead
   }
 }

@@ -12,7 +12,7 @@ import {
 } from '../../prefix/responses-head.ts';
 import type { HeadEnd } from '../../prefix/sab.ts';
 import { parseRateLimitHeaders } from '../../rate-limits/headers.ts';
-import type { SendOptions, SentMessage } from '../send.ts';
+import { BILLED_REQUEST_RETRIES, type SendOptions, type SentMessage } from '../send.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
@@ -161,6 +161,7 @@ export async function streamResponsesBytes(
       body,
       headers: { ...JSON_HEADERS, ...options.headers },
       stream: true,
+      ...BILLED_REQUEST_RETRIES,
       ...(options.signal ? { signal: options.signal } : {}),
     })
     .withResponse();
@@ -201,6 +202,7 @@ export async function sendResponsesBytes(
     .post<ResponseObject>('/responses', {
       body,
       headers: { ...JSON_HEADERS, ...options.headers },
+      ...BILLED_REQUEST_RETRIES,
       ...(options.signal ? { signal: options.signal } : {}),
     })
     .withResponse();
