@@ -23,6 +23,8 @@ interface Prompt {
   session: string;
   kind: ThreadKind;
   successor: number | undefined;
+  /** The fan-out this request branched into (undefined for a thread's later turns). */
+  fanout: FanoutGroup | undefined;
 }
 
 const PROMPT_LIMIT = 50_000;
@@ -42,6 +44,7 @@ function kindOf(shape: RequestShape): ThreadKind {
  *   branching from a main thread;
  * - a request that shares only part of an earlier prompt, into its messages, branches there
  *   (siblings sent together, none of which has an answer yet);
+ * - the same prompt again, never continued, is a resend: the same branch of the same fan-out;
  * - otherwise it starts a thread. The session is Claude Code's session header when sent, else
  *   the first thread of the tree.
  */
@@ -61,11 +64,22 @@ export class Grouper {
     const kind = kindOf(shape);
     const { positions } = shape;
     let placement: Placement | undefined;
+    let resend = false;
     for (let i = positions.length - 1; i >= 0 && !placement; i--) {
       const earlier = this.#prompts.get(positions[i]!.hash);
       if (!earlier) continue;
       const forkOfMain = kind !== 'main' && earlier.kind === 'main';
-      if (earlier.successor === undefined && !forkOfMain) {
+      if (i === positions.length - 1 && earlier.successor === undefined && earlier.kind === kind) {
+        // the very prompt again, never continued: the client sent it once more (a refused or
+        // dropped attempt); it is the same branch of the same fan-out, not a new one
+        resend = true;
+        placement = {
+          session: sessionHeader ?? earlier.session,
+          thread: earlier.thread,
+          kind: earlier.kind,
+          fanout: earlier.fanout,
+        };
+      } else if (earlier.successor === undefined && !forkOfMain) {
         earlier.successor = seq;
         placement = {
           session: sessionHeader ?? earlier.session,
@@ -89,13 +103,14 @@ export class Grouper {
       };
     }
     placement ??= { session: sessionHeader ?? `s${seq}`, thread: this.#newThread(), kind, fanout: undefined };
-    placement.fanout?.members.push(seq);
+    if (!resend) placement.fanout?.members.push(seq);
     const prompt: Prompt = {
       seq,
       thread: placement.thread,
       session: placement.session,
       kind: placement.kind,
       successor: undefined,
+      fanout: placement.fanout,
     };
     this.#sessions.set(seq, placement.session);
     if (this.#sessions.size > PROMPT_LIMIT) this.#sessions.delete(this.#sessions.keys().next().value!);
