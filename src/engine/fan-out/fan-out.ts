@@ -119,16 +119,6 @@ export class FanOutRun implements FanOut {
   }
 
   async #run(): Promise<FanOutResult> {
-    // the cap reached (by the pre-warm too): the forks still queued end `capped` together
-    const unsubscribe = this.#spend?.cap.onStop((err) => this.#capQueue(err)) ?? (() => undefined);
-    try {
-      return await this.#runForks();
-    } finally {
-      unsubscribe();
-    }
-  }
-
-  async #runForks(): Promise<FanOutResult> {
     this.#warmed = await warmUpFanOut({
       deps: this.#deps,
       prefix: this.prefix,
@@ -200,21 +190,6 @@ export class FanOutRun implements FanOut {
     return run.catch((err: unknown) =>
       this.#finish(state, mergeOutcome(spec.start, emptyOutcome('failed', toWireError(err)))),
     );
-  }
-
-  /**
-   * The spend cap stopped admission: every fork still queued ends `capped` now, keeping what its
-   * earlier passes did, instead of taking a slot, a worktree and a worker only to have its first
-   * request refused (one after another, minutes for a large queue). A fork that already runs
-   * goes on: a smaller turn of its may still fit. `resume` under a higher cap goes on with all.
-   */
-  #capQueue(err: ForkcacheError): void {
-    const queued = this.#states.filter(
-      (state) => state.status === 'queued' && !state.final && !this.#specs[state.index]!.finished,
-    );
-    this.#log.line({ type: 'spend-cap-stop', at: this.#deps.clock.now(), queued: queued.length });
-    for (const state of queued)
-      this.#finish(state, mergeOutcome(this.#specs[state.index]!.start, emptyOutcome('capped', toWireError(err))));
   }
 
   /** Run a fork in a worker slot; on llama.cpp each of its requests takes a server slot of its own. */

@@ -35,8 +35,7 @@ const usd = (nano: number): number => nano / 1e9;
  * settlement looks again); when nothing is in flight and it still does not fit, it never will
  * (spending only grows): it is refused with `SPEND_CAP_MAX_USD` and its fork stops after its
  * last complete turn (status `capped`), while a smaller turn behind it may still be admitted,
- * so the run spends what its cap allows. A fan-out ends the forks it has not started yet at
- * that stop (`onStop`): the queue closes, the forks in flight use what room is left. `resume` continues under a higher cap.
+ * so the run spends what its cap allows. `resume` continues under a higher cap.
  *
  * Amounts are integer nano-dollars. What "spent" counts: completed requests at the price of
  * their usage, a request that failed after its response began at its whole bound (its partial
@@ -48,7 +47,6 @@ export class SpendCap {
   #inFlight = 0;
   #stopped: { bound: number } | undefined;
   readonly #waiters: Waiter[] = [];
-  readonly #onStop = new Set<(err: ForkcacheError) => void>();
 
   constructor(maxUsd: number) {
     this.#cap = Math.floor(maxUsd * 1e9);
@@ -66,16 +64,6 @@ export class SpendCap {
       reservedUsd: usd(this.#inFlight),
       stopped: this.#stopped !== undefined,
     };
-  }
-
-  /**
-   * Call `listener` once, when the cap stops admission (with the error the refused request got),
-   * so a fan-out can end its queued forks at once instead of starting each to be refused in turn.
-   * Returns the unsubscribe.
-   */
-  onStop(listener: (err: ForkcacheError) => void): () => void {
-    this.#onStop.add(listener);
-    return () => this.#onStop.delete(listener);
   }
 
   /** Hold `bound` (nano-dollars) until the request settles; waits or refuses as the class says. */
@@ -123,12 +111,9 @@ export class SpendCap {
       // what is in flight may settle below its bound and make room
       if (this.#inFlight > 0) return;
       // with nothing in flight it never will: that fork stops, and a smaller turn behind it may still fit
-      const first = this.#stopped === undefined;
       this.#stopped ??= { bound: head.bound };
       this.#waiters.shift();
-      const err = this.#error(head.bound);
-      head.reject(err);
-      if (first) for (const listener of [...this.#onStop]) listener(err);
+      head.reject(this.#error(head.bound));
     }
   }
 
