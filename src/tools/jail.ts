@@ -110,7 +110,11 @@ export class WorkspaceJail implements PathScope {
       if (code === 'ELOOP') throw escape(input, 'goes through a symbolic link loop');
       if (code !== 'ENOENT') throw fromFsError(err, input);
     }
-    if (await isPresent(abs)) throw escape(input, 'goes through a symbolic link whose target does not exist');
+    const entry = await lstatOf(abs);
+    if (entry?.isSymbolicLink() === true)
+      throw escape(input, 'goes through a symbolic link whose target does not exist');
+    // made between the realpath and now (another call's mkdir or write): resolve it again
+    if (entry !== undefined && depth <= 4096) return this.#realOrMissing(abs, input, depth + 1);
     const parent = path.dirname(abs);
     // The root exists (checked at construction), so the walk up ends there at the latest.
     if (parent === abs || depth > 4096) throw toolFailure('TOOL_NOT_FOUND', `${input}: no such file or directory`);
@@ -119,12 +123,12 @@ export class WorkspaceJail implements PathScope {
   }
 }
 
-async function isPresent(abs: string): Promise<boolean> {
+/** The entry at `abs` itself (a link not followed), or undefined when there is none. */
+async function lstatOf(abs: string): Promise<Awaited<ReturnType<typeof lstat>> | undefined> {
   try {
-    await lstat(abs);
-    return true;
+    return await lstat(abs);
   } catch {
-    return false;
+    return undefined;
   }
 }
 
