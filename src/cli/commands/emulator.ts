@@ -120,6 +120,8 @@ export function registerEmulatorCommand(program: Command): void {
         ...(o.rateLimits === undefined ? {} : { rateLimits: resolveRateLimits(o.rateLimits) }),
       };
       const emulator = await startEmulator(options);
+      // listening before the line says so: a signal sent on reading it closes the server properly
+      const stop = untilSignal();
       printOut(`forkcache emulator listening on ${emulator.url}\n`);
       if (o.api !== 'anthropic')
         printErr(
@@ -127,7 +129,7 @@ export function registerEmulatorCommand(program: Command): void {
         );
       if (emulator.rateLimits.table)
         printErr(`forkcache emulator: rate limits from ${emulator.rateLimits.table.source}\n`);
-      const signal = await untilSignal();
+      const signal = await stop;
       printErr(`forkcache emulator: ${signal}, closing\n`);
       await emulator.close();
     });

@@ -183,6 +183,8 @@ export function registerProxyCommand(program: Command): void {
           throw err;
         }
       }
+      // listening before the line says so: a signal sent on reading it closes the server properly
+      const stop = untilSignal();
       printOut(`forkcache proxy listening on ${proxy.url}\n`);
       if (mcp)
         // The secret is printed only where it is asked for: in the config file, never on a terminal.
@@ -193,7 +195,7 @@ export function registerProxyCommand(program: Command): void {
               : `; client config in ${o.mcpConfig}\n`),
         );
       const detach = attachBoard(proxy, process.stderr, o.json);
-      const signal = await untilSignal();
+      const signal = await stop;
       printErr(`forkcache proxy: ${signal}, closing\n`);
       await (mcp ?? proxy).close();
       detach();

@@ -130,13 +130,15 @@ export function registerWorkerCommand(program: Command): void {
         ...(ceilings.length > 0 ? { ceilings: Object.fromEntries(ceilings) } : {}),
         ...(hostTools ? { hostTools } : {}),
       });
+      // listening before the line says so: a signal sent on reading it closes the host properly
+      const stop = untilSignal();
       printOut(
         `forkcache worker ${host.hostId} serving ${opts.queue} on ${shownRedisUrl(opts.redis)}\n  policy: ${host.policy}\n${host.sandbox
           .split('\n')
           .map((line) => `  ${line}\n`)
           .join('')}`,
       );
-      await untilSignal();
+      await stop;
       await host.close();
     });
 }
