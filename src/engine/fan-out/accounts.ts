@@ -81,17 +81,7 @@ export class FanOutAccounts {
         ephemeral_1h_input_tokens: long ? written : 0,
       },
     };
-    ledger.record({
-      forkId: this.#deps.rootId,
-      kind: 'warmup',
-      turn: 0,
-      model: this.#prefix.snapshot.model,
-      usage,
-      at,
-      prefixId: this.#prefix.id,
-      ...this.#shared(),
-      attempt: 'failed',
-    });
+    this.#parentRequest(usage, at, { ...this.#shared(), attempt: 'failed' });
     return usage;
   }
 
@@ -107,7 +97,7 @@ export class FanOutAccounts {
   #parentRequest(
     usage: UsageInput,
     at: number,
-    fields: { sharedPrefixTokens?: number; cachedPrefixTokens?: number },
+    fields: { sharedPrefixTokens?: number; cachedPrefixTokens?: number; attempt?: 'failed' },
   ): void {
     this.#deps.ledger.record({
       forkId: this.#deps.rootId,
