@@ -13,6 +13,15 @@ import { parseOrThrow } from '../validation.ts';
 
 export const INTEGRATION_FILE = 'integration.json';
 
+/**
+ * The integration step's id in a run (its worktree `worktrees/<id>`, its branch
+ * `forkcache/<id>`): `<fanOutId>-integration`, `<fanOutId>-<repo>-integration` per repository
+ * of a plan over several.
+ */
+export function integrationIdOf(fanOutId: string, repoName?: string): string {
+  return `${fanOutId}${repoName === undefined ? '' : `-${repoName}`}-integration`;
+}
+
 /** How a fork ended the integration step. */
 const INTEGRATION_STATUSES = ['integrated', 'left_out'] as const;
 

@@ -8,6 +8,7 @@ import type { HostGit } from '../../tools/host-git.ts';
 import { branchOf, discardWorktree, openWorktree, retireWorktree, type Worktree } from '../../tools/worktree.ts';
 import { toolFlagsOf } from '../../tools/tool-flags.ts';
 import { DEFAULT_CHECK_DEPENDENCIES } from '../integration-settings.ts';
+import { integrationIdOf } from '../../run-dir/integration.ts';
 
 /**
  * Where the check's HOME is, inside the integration worktree: bash's sandbox keeps only the
@@ -90,7 +91,7 @@ export class IntegrationTree {
     from: string,
     dependencies?: readonly string[],
   ): Promise<IntegrationTree> {
-    const id = `${run.manifest.fanoutId}${run.repo ? `-${run.repo.name}` : ''}-integration`;
+    const id = integrationIdOf(run.manifest.fanoutId, run.repo?.name);
     const root = join(run.dir, 'worktrees');
     if (existsSync(join(root, id))) await discardWorktree(repo, join(root, id));
     // the branch is this step's alone: one left by an earlier integration starts over at `from`

@@ -4,6 +4,7 @@ import { BRANCH_PREFIX, branchOf, releaseStaleEntries, removeTrees } from '../..
 import { detachDisk, diskImageOf } from '../../tools/workspace-disk.ts';
 import { forkIdOf } from '../../engine/fan-out/types.ts';
 import type { HostGit } from '../../tools/host-git.ts';
+import { integrationIdOf } from '../../run-dir/integration.ts';
 import { repoOfRun, runRepos, type RunReview } from './run-forks.ts';
 
 export interface CleanStep {
@@ -20,15 +21,6 @@ export interface CleanResult {
   removed: CleanStep[];
   /** What looked like the run's but is left alone, with why. */
   kept: Array<{ name: string; why: string }>;
-}
-
-/**
- * The integration step's id in a run (its worktree `worktrees/<id>`, its branch
- * `forkcache/<id>`): `<fanOutId>-integration`, `<fanOutId>-<repo>-integration` per repository
- * of a plan over several (src/cli/integrate/integration-tree.ts makes them).
- */
-function integrationIdOf(fanOutId: string, repoName?: string): string {
-  return `${fanOutId}${repoName === undefined ? '' : `-${repoName}`}-integration`;
 }
 
 /**
