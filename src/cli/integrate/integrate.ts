@@ -35,7 +35,10 @@ function isCandidate(fork: ForkReview, settings: IntegrationSettings): boolean {
   return fork.status === 'completed' || (settings.checkLocal && fork.status === 'check_failed');
 }
 
-const keep = (text: string): string => (text.length <= OUTPUT_KEPT ? text : `…${text.slice(-OUTPUT_KEPT)}`);
+/** The end of `text`, at most `max` characters, marked when cut. */
+const tail = (text: string, max: number): string => (text.length <= max ? text : `…${text.slice(-max)}`);
+
+const keep = (text: string): string => tail(text, OUTPUT_KEPT);
 
 /** Most characters of the check's output a blocked integration quotes (its end). */
 const BLOCKED_OUTPUT_KEPT = 600;
@@ -46,7 +49,7 @@ const BLOCKED_OUTPUT_KEPT = 600;
  */
 function blockedBy(result: CheckResult): string {
   const output = result.output.trim();
-  const end = output.length <= BLOCKED_OUTPUT_KEPT ? output : `…${output.slice(-BLOCKED_OUTPUT_KEPT)}`;
+  const end = tail(output, BLOCKED_OUTPUT_KEPT);
   const what =
     result.exitCode === 126 || result.exitCode === 127
       ? `the check cannot run (exit ${result.exitCode})`
