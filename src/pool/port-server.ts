@@ -102,25 +102,22 @@ export function servePort(
         const verdict: Promise<OutputVerdict> = onOutputCheck
           ? onOutputCheck(message.text)
           : Promise.resolve({ ok: false, errors: 'no output schema is held here' });
-        verdict.then(
-          (answer) =>
-            !closed &&
-            post({
-              t: 'output-verdict',
-              seq: message.seq,
-              ok: answer.ok,
-              errors: answer.ok ? undefined : answer.errors,
-            }),
+        void verdict
           // a schema that throws is the embedder's bug: the fork is told, as of a mismatch
-          (err: unknown) =>
-            !closed &&
-            post({
-              t: 'output-verdict',
-              seq: message.seq,
-              ok: false,
-              errors: `the output schema failed: ${err instanceof Error ? err.message : String(err)}`,
-            }),
-        );
+          .catch((err: unknown): OutputVerdict => ({
+            ok: false,
+            errors: `the output schema failed: ${err instanceof Error ? err.message : String(err)}`,
+          }))
+          .then(
+            (answer) =>
+              !closed &&
+              post({
+                t: 'output-verdict',
+                seq: message.seq,
+                ok: answer.ok,
+                errors: answer.ok ? undefined : answer.errors,
+              }),
+          );
         break;
       }
       case 'end':
