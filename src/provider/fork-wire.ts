@@ -52,6 +52,26 @@ export function cacheKeyOf(sha256: string): string {
   return `forkcache-${sha256.slice(0, 16)}`;
 }
 
+/**
+ * A fork's request body on `provider`'s wire (`wire: 'responses'` on OpenAI): the frozen head's
+ * bytes plus the child's suffix in that wire's format. `cacheKey`: OpenAI's `prompt_cache_key`
+ * the run sends (`cacheKeyOf`). The run's wire and the dry run's byte counts both build them here.
+ */
+export function forkBodyOf(
+  prefix: WirePrefix,
+  provider: ProviderId,
+  wire: ApiEndpoint['wire'],
+  cacheKey: string | undefined,
+): ForkWire['body'] {
+  if (!isChatProvider(provider))
+    return (child, perRequest, marker) => childRequestBody(prefix, child, perRequest, { marker });
+  // the child's own marker is not sent on the Responses API: the implicit breakpoint covers its latest message
+  if (provider === 'openai' && wire === 'responses')
+    return (child, perRequest) => responsesRequestBody(prefix, child, perRequest, cacheKey);
+  const dialect = dialectOf(provider);
+  return (child, perRequest, marker) => chatRequestBody(prefix, child, perRequest, { dialect, marker, cacheKey });
+}
+
 // One SDK client per (prefix, endpoint) and thread: the drift check is bound to the prefix.
 const clients = new Map<string, Anthropic | OpenAI>();
 
@@ -83,7 +103,7 @@ export function openForkWire(api: ApiEndpoint, prefix: WirePrefix): ForkWire {
     );
     return {
       provider,
-      body: (child, perRequest, marker) => childRequestBody(prefix, child, perRequest, { marker }),
+      body: forkBodyOf(prefix, provider, api.wire, undefined),
       transport: { send: (body, options) => streamMessageBytes(client, body, options) },
     };
   }
@@ -95,15 +115,12 @@ export function openForkWire(api: ApiEndpoint, prefix: WirePrefix): ForkWire {
         fetch: driftCheckedFetch({ head: prefix.head, prefixId, path: '/responses' }),
       }),
     );
-    const cacheKey = cacheKeyOf(prefix.sha256);
     return {
       provider,
-      // the child's own marker is not sent: the implicit breakpoint covers its latest message
-      body: (child, perRequest) => responsesRequestBody(prefix, child, perRequest, cacheKey),
+      body: forkBodyOf(prefix, provider, api.wire, cacheKeyOf(prefix.sha256)),
       transport: { send: (body, options) => streamResponsesBytes(client, body, options) },
     };
   }
-  const dialect = dialectOf(provider);
   const client = cached(key, () =>
     createChatClient({
       provider,
@@ -111,10 +128,9 @@ export function openForkWire(api: ApiEndpoint, prefix: WirePrefix): ForkWire {
       fetch: driftCheckedFetch({ head: prefix.head, prefixId, path: '/chat/completions' }),
     }),
   );
-  const cacheKey = cacheKeyOf(prefix.sha256);
   return {
     provider,
-    body: (child, perRequest, marker) => chatRequestBody(prefix, child, perRequest, { dialect, marker, cacheKey }),
+    body: forkBodyOf(prefix, provider, api.wire, cacheKeyOf(prefix.sha256)),
     // the slot is the permit's, known only once the request may leave: it goes into the suffix
     transport: {
       send: (body, options) =>

@@ -3,13 +3,12 @@ import { claudeTokenizer } from '../../emulator/tokens/tokenizer.ts';
 import { measureFreshBase, measureSharedTokens } from '../../engine/measure.ts';
 import type { ForkChild } from '../../fork/layouts.ts';
 import { FORK_FALLBACK_SYSTEM_PROMPT } from '../../fork/fallback.ts';
-import { childRequestBody, childRequestObject } from '../../prefix/body.ts';
+import { childRequestObject } from '../../prefix/body.ts';
 import type { FrozenPrefix } from '../../prefix/freeze.ts';
 import { createAnthropicClient } from '../../provider/client.ts';
 import { countTokensBytes } from '../../provider/send.ts';
-import { responsesRequestBody } from '../../provider/openai/responses.ts';
-import { chatRequestBody } from '../../provider/openai/body.ts';
-import { dialectOf } from '../../prefix/chat-dialects.ts';
+import { forkBodyOf } from '../../provider/fork-wire.ts';
+import { DEFAULT_CACHE_TTL } from '../../wire/cache.ts';
 import { TOOL_DECLARATIONS } from '../../tools/declarations.ts';
 import { isChatProvider, type ProviderId } from '../../wire/providers.ts';
 
@@ -36,15 +35,10 @@ const PROBE = 'x';
 /** Each fork's own bytes of its first request: what its directive adds to the head (in the head's wire format). */
 function suffixBytes(prefix: FrozenPrefix, children: readonly ForkChild[], maxTokens: number): number[] {
   const perRequest = { max_tokens: maxTokens, stream: true };
-  return children.map(
-    (child) =>
-      (prefix.responses
-        ? responsesRequestBody(prefix, child, perRequest, undefined)
-        : isChatProvider(prefix.provider)
-          ? chatRequestBody(prefix, child, perRequest, { dialect: dialectOf(prefix.provider), marker: prefix.ttl })
-          : childRequestBody(prefix, child, perRequest)
-      ).byteLength - prefix.byteLength,
-  );
+  const body = forkBodyOf(prefix, prefix.provider, prefix.responses ? 'responses' : undefined, undefined);
+  // a Chat provider's suffix with the head's marker; Anthropic's with the default one
+  const marker = isChatProvider(prefix.provider) ? prefix.ttl : DEFAULT_CACHE_TTL;
+  return children.map((child) => body(child, perRequest, marker).byteLength - prefix.byteLength);
 }
 
 /** Count on the provider's endpoint (`POST /v1/messages/count_tokens`: the emulator has it too). */
