@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { LEFT_OUT_EXIT_CODE, NOT_INTEGRATED_EXIT_CODE, NOTHING_MERGED_EXIT_CODE } from '../../src/cli/exit-codes.ts';
 import { transcriptPath } from '../../src/run-dir/files.ts';
 import { readTranscript } from '../../src/run-dir/transcript-reader.ts';
 import { git, repoWith } from '../tools/git-fixture.ts';
-import { writePlan } from './review-fixture.ts';
+import { runDirOf, writePlan } from './review-fixture.ts';
 import { forkcache, lastJson } from './run-cli.ts';
 
 // Issue 42: `merge` exited 0 on a tree that did not build, and when nothing merged. With an
@@ -28,12 +28,6 @@ function plan(repo: string, directives: unknown[], integrationCheck = CHECK): st
     integrationRounds: 1,
   });
 }
-
-const runDirOf = (planPath: string): string => {
-  const runs = join(dirname(planPath), 'runs');
-  const [dir] = readdirSync(runs).filter((d) => existsSync(join(runs, d, 'manifest.json')));
-  return join(runs, dir!);
-};
 
 describe('exit codes that tell the truth (issue 42)', () => {
   it('run exits 0 when every fork is integrated and the check passes; merge then exits 0 too', async () => {

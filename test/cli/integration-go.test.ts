@@ -1,13 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LEFT_OUT_EXIT_CODE } from '../../src/cli/exit-codes.ts';
 import { transcriptPath } from '../../src/run-dir/files.ts';
 import { readTranscript } from '../../src/run-dir/transcript-reader.ts';
 import { git, repoWith } from '../tools/git-fixture.ts';
-import { writePlan } from './review-fixture.ts';
+import { runDirOf, writePlan } from './review-fixture.ts';
 import { forkcache, lastJson } from './run-cli.ts';
 
 // Issue 42: a rename across the files of one Go package cannot pass a per-fork `go build`
@@ -35,12 +35,6 @@ const why = !hasGo
 // run) is not writable (issue 47)
 const GO_ENV = `export GOCACHE=${join(tmpdir(), `forkcache-test-gocache-${process.getuid?.() ?? 'user'}`)} GOFLAGS=-mod=mod GOPROXY=off;`;
 const GO_CHECK = `${GO_ENV} go build ./... && go vet ./...`;
-
-const runDirOf = (planPath: string): string => {
-  const runs = join(dirname(planPath), 'runs');
-  const [dir] = readdirSync(runs).filter((d) => existsSync(join(runs, d, 'manifest.json')));
-  return join(runs, dir!);
-};
 
 /** The pflag package as a module of its own, with a file that holds every slice value to the interface. */
 function pflagModule(): { repo: string; files: string[] } {

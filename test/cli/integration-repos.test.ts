@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { LEFT_OUT_EXIT_CODE } from '../../src/cli/exit-codes.ts';
 import { git, repoWith } from '../tools/git-fixture.ts';
-import { writePlan } from './review-fixture.ts';
+import { runDirOf, writePlan } from './review-fixture.ts';
 import { forkcache, lastJson } from './run-cli.ts';
 
 // Issue 42: the integration step of a plan over several repositories (`repos`): each
@@ -38,12 +38,6 @@ function plan(root: string, directives: unknown[], integrationCheck: unknown): s
     integrationRounds: 1,
   });
 }
-
-const runDirOf = (planPath: string): string => {
-  const runs = join(dirname(planPath), 'runs');
-  const [dir] = readdirSync(runs).filter((d) => existsSync(join(runs, d, 'manifest.json')));
-  return join(runs, dir!);
-};
 
 const branches = (repo: string): string[] =>
   git(repo, 'for-each-ref', '--format=%(refname:short)', 'refs/heads/forkcache/').split('\n').filter(Boolean);

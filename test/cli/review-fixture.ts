@@ -1,6 +1,6 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
 
@@ -26,4 +26,11 @@ export function writePlan(workspace: string, directives: string[], extra: Record
     }),
   );
   return path;
+}
+
+/** The (first) run directory of a plan `writePlan` wrote: its runs directory is `runs/` beside it. */
+export function runDirOf(planPath: string): string {
+  const runs = join(dirname(planPath), 'runs');
+  const [dir] = readdirSync(runs).filter((d) => existsSync(join(runs, d, 'manifest.json')));
+  return join(runs, dir!);
 }
