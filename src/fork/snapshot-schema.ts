@@ -70,5 +70,7 @@ export const snapshotInputSchema = z.looseObject({
   top_p: z.number().min(0).max(1).optional(),
   top_k: z.number().int().positive().optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
+  context_management: z.record(z.string(), z.unknown()).nullable().optional(),
+  speed: z.string().nullable().optional(),
   messages: z.array(messageSchema),
 });

@@ -9,8 +9,12 @@ import { snapshotInputSchema } from './snapshot-schema.ts';
 import { deepFreeze } from '../deep-freeze.ts';
 
 /**
- * Generation settings that are part of the cache key (changing any of them invalidates the
- * messages part of the cache), in the fixed order they are serialized.
+ * Settings of the parent's request that a child keeps, in the fixed order they are serialized:
+ * the generation settings that are part of the cache key (changing any of them invalidates the
+ * messages part of the cache), the calling session's `metadata`, and what changes what the model
+ * reads or which cache it reads: `context_management` (edits the API makes to the context before
+ * the model sees it; Claude Code's own fork children send the parent's unchanged) and `speed`
+ * (a change of it is a cache miss, `model_changed`). Values keep the parent's bytes.
  */
 export const CACHE_SETTING_KEYS = [
   'tool_choice',
@@ -20,6 +24,8 @@ export const CACHE_SETTING_KEYS = [
   'top_p',
   'top_k',
   'metadata',
+  'context_management',
+  'speed',
 ] as const;
 
 /**
@@ -41,6 +47,10 @@ export interface ParentSnapshot {
   readonly top_p?: number;
   readonly top_k?: number;
   readonly metadata?: Anthropic.Metadata;
+  /** Context edits the API applies before the model reads (Claude Code: `clear_thinking_…`), as the parent sent them. */
+  readonly context_management?: Readonly<Record<string, unknown>> | null;
+  /** `standard` or `fast`: another speed is another cache (`model_changed`). */
+  readonly speed?: string | null;
   readonly messages: readonly Anthropic.MessageParam[];
   /** Changes whenever the system prompt or the tool array changes (16 hex chars of sha256). */
   readonly version: string;

@@ -59,7 +59,9 @@ describe.each(['2.1.332', '2.1.337'])('a Claude Code %s session as the parent', 
     expect(JSON.stringify(snapshot.tools)).toBe(JSON.stringify(LAST.body['tools']));
     // The session's last request cached its prefix up to the last marker: the importer expects exactly that.
     expect(expectedCachedTokens).toBe(LAST.cache.markers.at(-1)!.tokens);
-    expect(notes).toContain('context_management dropped (not part of the cached prefix)');
+    // what the session's requests carried that changes what the model reads goes to every fork, as it was
+    expect(JSON.stringify(snapshot.context_management)).toBe(JSON.stringify(LAST.body['context_management']));
+    expect(notes.filter((n) => n.includes('context_management'))).toEqual([]);
     // every record of the session is one the importer knows
     expect(notes.filter((n) => n.startsWith('skipped'))).toEqual([]);
   });

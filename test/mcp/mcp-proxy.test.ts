@@ -30,6 +30,8 @@ interface Seen {
   path: string;
   key: string;
   body: string;
+  /** The request's `anthropic-beta` header, if it had one. */
+  beta?: string | undefined;
 }
 
 /** An upstream in front of the emulator that records every request's key and body, then forwards it. */
@@ -40,7 +42,8 @@ async function recordingUpstream(target: string, seen: Seen[]): Promise<string> 
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const key = req.headers['x-api-key'] ?? /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
-      seen.push({ path: req.url ?? '', key: String(key), body: body.toString('utf8') });
+      const beta = req.headers['anthropic-beta'];
+      seen.push({ path: req.url ?? '', key: String(key), body: body.toString('utf8'), beta: beta?.toString() });
       const { host: _host, ...headers } = req.headers;
       const up = httpRequest(`${target}${req.url}`, { method: req.method, headers }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -341,6 +344,97 @@ describe('forkcache proxy --mcp: the fork tool forks from the request in which t
       }
     }
     await client.close();
+  });
+
+  it("keeps in every child what the session's request carried that changes what the model reads, as it was sent", async () => {
+    open.emu = await startEmulator({ latency: 'off', script: 'claude-code', minCacheableTokens: 10 });
+    const seen: Seen[] = [];
+    const upstream = await recordingUpstream(open.emu.url, seen);
+    const workspace = mkdtempSync(join(tmpdir(), 'forkcache-mcp-carry-'));
+    writeFileSync(join(workspace, 'notes.txt'), 'line one\n');
+    open.mcp = await startMcpProxy({ upstream, workspace, maxThreads: 2 });
+    // Claude Code's settings (test/fixtures/claude-code/2.1.337/fork-fanout/wire/01.json), its betas as a header
+    const settings = {
+      thinking: { type: 'adaptive', display: 'omitted' },
+      context_management: { edits: [{ type: 'clear_thinking_20251015', keep: 'all' }] },
+      output_config: { effort: 'medium' },
+      metadata: { user_id: '{"device_id":"d0","session_id":"s-carry"}' },
+    };
+    const betas = 'context-management-2025-06-27,effort-2025-11-24';
+    const sdk = new Anthropic({
+      apiKey: KEY,
+      baseURL: open.mcp.proxy.url,
+      maxRetries: 0,
+      defaultHeaders: { 'anthropic-beta': betas },
+    });
+    const request = { ...parentRequest('fork a | b'), ...settings } as Anthropic.MessageCreateParamsStreaming;
+    const answer = await sdk.messages.stream(request).finalMessage();
+    const use = answer.content.find((b) => b.type === 'tool_use')!;
+    const parentBody = seen.find((s) => s.path.startsWith('/v1/messages') && s.body.includes('fork a | b'))!.body;
+    const from = seen.length;
+    const client = await mcpClient(open.mcp);
+    const result = await client.callTool({
+      name: 'fork',
+      arguments: use.input as Record<string, unknown>,
+      _meta: { 'claudecode/toolUseId': use.id },
+    });
+    await client.close();
+    expect(result.isError, (result.content as { text: string }[])[0]!.text).toBe(false);
+    const children = seen.slice(from).filter((c) => /^\/v1\/messages(\?|$)/.test(c.path));
+    expect(children.length).toBeGreaterThanOrEqual(2);
+    for (const child of children) {
+      expect(child.beta).toBe(betas);
+      // each value byte for byte as the session sent it (the emulator hashes blocks in their received key order)
+      for (const [key, value] of Object.entries(settings)) {
+        const bytes = `"${key}":${JSON.stringify(value)}`;
+        expect(parentBody).toContain(bytes);
+        expect(child.body, key).toContain(bytes);
+      }
+    }
+  });
+
+  it("a stale, never-run fork call of the user's earlier session never gives its metadata to this session's children", async () => {
+    // One user, one key, two Claude Code sessions: only metadata.user_id (which names the session) tells them apart.
+    open.emu = await startEmulator({ latency: 'off', script: 'claude-code', minCacheableTokens: 10 });
+    const seen: Seen[] = [];
+    const upstream = await recordingUpstream(open.emu.url, seen);
+    const workspace = mkdtempSync(join(tmpdir(), 'forkcache-mcp-stale-'));
+    writeFileSync(join(workspace, 'notes.txt'), 'line one\n');
+    open.mcp = await startMcpProxy({ upstream, workspace, maxThreads: 2 });
+    const sdk = new Anthropic({ apiKey: KEY, baseURL: open.mcp.proxy.url, maxRetries: 0 });
+    const sessions = ['earlier', 'current'].map((name) => ({ name, userId: `{"session_id":"${name}-0000"}` }));
+    const uses = [];
+    for (const s of sessions) {
+      const request = parentRequest('fork a | b');
+      request.system = [{ type: 'text', text: `Session ${s.name}. ${'x '.repeat(300)}`, cache_control: cc }];
+      request.metadata = { user_id: s.userId };
+      const answer = await sdk.messages.stream(request).finalMessage();
+      uses.push(answer.content.find((b) => b.type === 'tool_use')!);
+    }
+    // the earlier session's call is never run (it moved on); the current one calls with the same arguments
+    expect(uses[0]!.input).toEqual(uses[1]!.input);
+    const client = await mcpClient(open.mcp);
+    const text = (result: Awaited<ReturnType<Client['callTool']>>) => (result.content as { text: string }[])[0]!.text;
+    const before = seen.length;
+    const guessed = await client.callTool({ name: 'fork', arguments: uses[1]!.input as Record<string, unknown> });
+    expect(text(guessed)).toMatch(/2 sessions made a fork call with these same arguments/);
+    expect(seen.length).toBe(before);
+    const result = await client.callTool({
+      name: 'fork',
+      arguments: uses[1]!.input as Record<string, unknown>,
+      _meta: { 'claudecode/toolUseId': uses[1]!.id },
+    });
+    await client.close();
+    expect(result.isError, text(result)).toBe(false);
+    const children = seen.slice(before).filter((c) => /^\/v1\/messages(\?|$)/.test(c.path));
+    expect(children.length).toBeGreaterThanOrEqual(2);
+    for (const child of children) {
+      expect(child.body).toContain('Session current.');
+      expect(child.body).not.toContain('Session earlier.');
+      expect((JSON.parse(child.body) as { metadata?: { user_id?: string } }).metadata?.user_id).toBe(
+        sessions[1]!.userId,
+      );
+    }
   });
 
   it('answers a call the proxy never saw with an error the model can act on', async () => {

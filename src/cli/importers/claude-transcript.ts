@@ -111,9 +111,7 @@ function fromWire(
     notes.push(
       `model ${model} instead of the session's ${String(wire.request['model'])}: the forks cannot read its cache`,
     );
-  // The engine sends its own context_management-free requests; the rest of the params are kept.
-  if (request['context_management'] !== undefined)
-    notes.push('context_management dropped (not part of the cached prefix)');
+  // Every param that changes what the model reads is kept (context_management too, as Claude Code's own forks do).
   try {
     const snapshot = captureSnapshot(request);
     const budget = (snapshot.thinking as { budget_tokens?: unknown } | undefined)?.budget_tokens;
