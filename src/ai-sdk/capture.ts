@@ -11,6 +11,8 @@ export interface CapturedExchange {
   readonly wire: CapturedWire;
   /** The request body exactly as sent. */
   readonly body: string;
+  /** The request's headers that change what the model does (`MODEL_HEADERS`): the children send them too. */
+  readonly headers: Readonly<Record<string, string>>;
   readonly request: Record<string, unknown>;
   /** The assistant turn of the response, as Messages content blocks (a Chat message's text and calls), once read. */
   assistant: Anthropic.ContentBlockParam[];
@@ -22,6 +24,23 @@ export interface CapturedExchange {
 }
 
 type Fetch = typeof globalThis.fetch;
+
+/**
+ * Headers of the app's request that change what the model does: `anthropic-beta` (the betas
+ * `@ai-sdk/anthropic` sends for the app's provider options, and those of its `headers`). The
+ * children's requests carry them as the app's did; credentials and the rest stay the engine's.
+ */
+const MODEL_HEADERS = ['anthropic-beta'] as const;
+
+function modelHeadersOf(init: RequestInit | undefined): Record<string, string> {
+  const headers = new Headers(init?.headers);
+  const out: Record<string, string> = {};
+  for (const name of MODEL_HEADERS) {
+    const value = headers.get(name);
+    if (value !== null) out[name] = value;
+  }
+  return out;
+}
 
 function wireOf(url: string, init: RequestInit | undefined): CapturedWire | undefined {
   if ((init?.method ?? 'GET').toUpperCase() !== 'POST' || typeof init?.body !== 'string') return undefined;
@@ -64,6 +83,7 @@ export class RequestCapture {
     const exchange: { -readonly [K in keyof CapturedExchange]: CapturedExchange[K] } = {
       wire,
       body,
+      headers: modelHeadersOf(init),
       request,
       assistant: [],
       usage: undefined,

@@ -331,6 +331,8 @@ export function createForkcache(options: ForkcacheAiSdkOptions): {
           const background = toolOptions.background === true;
           const fan = engine.fanOut(snapshotOf(exchange, engine), directives, {
             ...toolOptions.fanOut,
+            // the app's betas as its request sent them: a child without them could be another model's turn
+            headers: { ...toolOptions.fanOut?.headers, ...exchange.headers },
             hostTools,
             ledger,
             ...(call.abortSignal ? { signal: call.abortSignal } : {}),

@@ -43,10 +43,15 @@ import {
   resolveEngineOptions,
 } from './options.ts';
 import { manifestEngine } from './manifest-engine.ts';
+import { parseOrThrow } from '../validation.ts';
+import { z } from 'zod';
 import { OutputChecks, parseOutputSchema } from './fan-out/output.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from '../pool/worker-file.ts';
 
 // The options of one fan-out live with the fan-out's other types.
+
+/** A fan-out's own request headers (`FanOutOptions.headers`): names and values are strings. */
+const fanOutHeaders = z.record(z.string(), z.string()).optional();
 
 /**
  * Runs fork fan-outs on a Piscina pool of worker threads. Every fork's requests start with the
@@ -156,11 +161,12 @@ export class ForkEngine {
   fanOut(parent: ParentSnapshot | undefined, directives: readonly string[], options: FanOutOptions = {}): FanOut {
     this.#assertOpen();
     parseHostTools(options.hostTools, 'fanOut options');
+    parseOrThrow(fanOutHeaders, options.headers, 'INVALID_ARGUMENT', 'fanOut options.headers');
     const outputSchema = parseOutputSchema(options.outputSchema, this.#remote !== undefined);
     const { prefix, specs, checks } = planForks(this.#plan, parent, directives, options);
     const tools = forkToolsFor(prefix.snapshot, this.#toolChoice(options));
     const { id, runDir, lock } = this.#openRunDir('fo', prefix.id.slice(0, 8));
-    if (runDir) this.#writeManifest(runDir, id, prefix, directives, options.meta ?? {}, checks);
+    if (runDir) this.#writeManifest(runDir, id, prefix, directives, options, checks);
     return this.#start(
       id,
       prefix,
@@ -182,6 +188,7 @@ export class ForkEngine {
    */
   resume(dir: string, options: ResumeOptions & TrustOptions = {}): FanOut {
     this.#assertOpen();
+    parseOrThrow(fanOutHeaders, options.headers, 'INVALID_ARGUMENT', 'resume options.headers');
     readFanOutDir(dir); // not a run directory (no manifest, a malformed one): said before anything is locked
     // one writer at a time, and only what this machine's forkcache signed (docs/security.md)
     const lock = lockRunDir(dir);
@@ -223,9 +230,18 @@ export class ForkEngine {
       throw new ForkcacheError('INVALID_ARGUMENT', 'outputSchema: typed results are for forks (fanOut), not agents', {
         data: { field: 'outputSchema' },
       });
+    parseOrThrow(fanOutHeaders, options.headers, 'INVALID_ARGUMENT', 'runAgents options.headers');
     const { name, allow, prefix, specs, checks } = planAgents(this.#plan, type, directives, options);
     const { id, runDir, lock } = this.#openRunDir('ag', name.replace(/[^\w-]/g, '_').slice(0, 24));
-    if (runDir) this.#writeManifest(runDir, id, prefix, directives, { ...options.meta, agentType: name }, checks);
+    if (runDir)
+      this.#writeManifest(
+        runDir,
+        id,
+        prefix,
+        directives,
+        { ...options, meta: { ...options.meta, agentType: name } },
+        checks,
+      );
     const started = { ...options, requireChange: checks?.requireChange ?? false };
     return this.#start(id, prefix, specs, runDir, started, { kind: 'fresh', type: name, allow }, lock);
   }
@@ -245,13 +261,20 @@ export class ForkEngine {
     };
   }
 
+  /** The engine's options with a fan-out's own request headers over the engine's (`FanOutOptions.headers`). */
+  #withHeaders(headers: FanOutOptions['headers']): ResolvedEngineOptions {
+    if (headers === undefined) return this.#options;
+    const api = this.#options.api;
+    return { ...this.#options, api: { ...api, headers: { ...api.headers, ...headers } } };
+  }
+
   /** The fan-out's manifest (and snapshot), signed with this machine's run key. */
   #writeManifest(
     runDir: string,
     id: string,
     prefix: FrozenPrefix,
     directives: readonly string[],
-    meta: Record<string, unknown>,
+    options: Pick<FanOutOptions, 'meta' | 'headers'>,
     checks: ReturnType<typeof planForks>['checks'],
   ): void {
     const forks = { check: checks?.check, fields: checks?.fields, requireChange: checks?.requireChange };
@@ -260,8 +283,8 @@ export class ForkEngine {
       id,
       prefix,
       directives,
-      manifestEngine(this.#options, prefix.responses),
-      meta,
+      manifestEngine(this.#withHeaders(options.headers), prefix.responses),
+      options.meta ?? {},
       forks,
       loadRunKey(),
     );
@@ -304,16 +327,18 @@ export class ForkEngine {
         at: this.#clock.now(),
       });
     }
+    const settings = this.#withHeaders(options.headers);
+    const headers = options.headers === undefined ? undefined : { defaultHeaders: settings.api.headers };
     const run = new FanOutRun(id, prefix, specs, {
-      options: this.#options,
+      options: settings,
       pool: this.#pool,
       slots: this.#slots,
       api: this.#api,
       admission: this.#admission,
       spendCap: this.#spendCap,
       modelClass: (model: string) => findModel(model, this.#table)?.family ?? model,
-      client: this.#client,
-      chatClient: this.#chatClient,
+      client: headers ? this.#client.withOptions(headers) : this.#client,
+      chatClient: headers ? this.#chatClient?.withOptions(headers) : this.#chatClient,
       ledger,
       clock: this.#clock,
       rootId,

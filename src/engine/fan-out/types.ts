@@ -65,6 +65,13 @@ export interface FanOutOptions {
    * `no_change` counts as done unless every fork ended so). Kept in the manifest.
    */
   requireChange?: boolean;
+  /**
+   * Request headers of this fan-out, over the engine's `headers`: what the parent's own requests
+   * carried that changes what the model does (the AI SDK fork tool passes the app's
+   * `anthropic-beta`). Sent by every fork, its warm-up and its token counts; kept in the
+   * manifest beside the engine's (credential headers never are), so `forkcache resume` sends them too.
+   */
+  headers?: Readonly<Record<string, string>>;
   /** Host tools of this fan-out, besides the engine's (`ForkEngineOptions.hostTools`); these win for a name. */
   hostTools?: Record<string, HostTool>;
   /** Whose tools the forks run (default: the engine's `toolSet`, `auto`). */
