@@ -18,7 +18,8 @@
  * - `check_failed`: the plan's check command still failed after the fork's retries.
  * - `invalid_output`: the fan-out has an output schema (`outputSchema`), and the fork's report
  *   still did not match it after the one repair turn it was given (the validation errors quoted).
- *   Not retryable: a schema is code, which `resume` does not have, so a retry could not be judged.
+ *   Retryable: `resume` checks against the JSON Schema form its manifest recorded (or the schema
+ *   passed to it again).
  * - `failed`: an error ended it (the API, max turns, a worker that could not start …).
  * - `capped`: the spend cap (`maxUsd`) admitted no more of its turns; resume with a higher cap.
  * - `cancelled`: it was stopped (Ctrl-C, `cancel()`, the engine destroyed).
@@ -60,6 +61,7 @@ export const RETRYABLE_STATUSES = [
   'not_done',
   'truncated',
   'check_failed',
+  'invalid_output',
 ] as const satisfies readonly ForkEndStatus[];
 
 export type RetryableStatus = (typeof RETRYABLE_STATUSES)[number];

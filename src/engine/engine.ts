@@ -22,6 +22,7 @@ import { forkToolsFor } from './fork-tools.ts';
 import type { ForkTools } from '../pool/fork-dispatch.ts';
 import type { ToolSetChoice } from '../tools/client-tools/types.ts';
 import type { FanOutOptions, ResumeOptions } from './fan-out/types.ts';
+import type { StandardSchemaV1 } from '../tools/standard-schema.ts';
 import type { AgentType } from '../agent/agent-type.ts';
 import { AgentTool, type AgentToolOptions } from '../agent/agent-tool.ts';
 import type { DistributedBackend } from '../distributed/backend.ts';
@@ -45,13 +46,36 @@ import {
 import { manifestEngine } from './manifest-engine.ts';
 import { parseOrThrow } from '../validation.ts';
 import { z } from 'zod';
-import { OutputChecks, parseOutputSchema } from './fan-out/output.ts';
+import { jsonSchemaOf, OutputChecks, parseOutputSchema, standardSchemaOfJson } from './fan-out/output.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from '../pool/worker-file.ts';
 
 // The options of one fan-out live with the fan-out's other types.
 
 /** A fan-out's own request headers (`FanOutOptions.headers`): names and values are strings. */
 const fanOutHeaders = z.record(z.string(), z.string()).optional();
+
+/**
+ * The output schema a resumed fan-out's forks are checked against: the one passed to `resume`
+ * (the embedder's own, e.g. a schema with no JSON Schema form), else the JSON Schema its manifest
+ * recorded. Retrying `invalid_output` forks with neither is refused: they would end unchecked.
+ */
+function resumedOutputSchema(
+  dir: string,
+  options: ResumeOptions,
+  recorded: Record<string, unknown> | undefined,
+  remote: boolean,
+): StandardSchemaV1 | undefined {
+  const given = parseOutputSchema(options.outputSchema, remote);
+  if (given) return given;
+  if (recorded) return standardSchemaOfJson(recorded, `resume ${dir}: manifest outputSchema`);
+  if (options.retry?.includes('invalid_output'))
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `resume ${dir}: retry: invalid_output forks need the output schema, and this run recorded none (its schema has no JSON Schema form): pass it again (resume(dir, { outputSchema }))`,
+      { data: { field: 'retry' } },
+    );
+  return undefined;
+}
 
 /**
  * Runs fork fan-outs on a Piscina pool of worker threads. Every fork's requests start with the
@@ -166,7 +190,9 @@ export class ForkEngine {
     const { prefix, specs, checks } = planForks(this.#plan, parent, directives, options);
     const tools = forkToolsFor(prefix.snapshot, this.#toolChoice(options));
     const { id, runDir, lock } = this.#openRunDir('fo', prefix.id.slice(0, 8));
-    if (runDir) this.#writeManifest(runDir, id, prefix, directives, options, checks);
+    // the schema's JSON Schema form, as the children were shown it: resume checks against the same
+    const recorded = outputSchema && jsonSchemaOf(outputSchema);
+    if (runDir) this.#writeManifest(runDir, id, prefix, directives, options, checks, recorded);
     return this.#start(
       id,
       prefix,
@@ -198,7 +224,7 @@ export class ForkEngine {
       // a host tool that only reads and was interrupted runs again; one with effects never does
       const readOnly = (name: string): boolean | undefined =>
         Object.hasOwn(host, name) ? host[name]!.readOnly === true : undefined;
-      const { fanoutId, prefix, specs, checks } = planResume(
+      const { fanoutId, prefix, specs, checks, outputSchema } = planResume(
         dir,
         this.#options.api,
         options.retry,
@@ -206,9 +232,12 @@ export class ForkEngine {
         readOnly,
         options.fixups,
       );
+      const schema = resumedOutputSchema(dir, options, outputSchema, this.#remote !== undefined);
       const tools = forkToolsFor(prefix.snapshot, this.#toolChoice(options));
       const requireChange = checks?.requireChange ?? false;
-      return this.#start(fanoutId, prefix, specs, dir, { ...options, requireChange }, undefined, lock, tools);
+      const started = { ...options, requireChange };
+      const output = schema && new OutputChecks(schema);
+      return this.#start(fanoutId, prefix, specs, dir, started, undefined, lock, tools, output);
     } catch (err) {
       lock.release();
       throw err;
@@ -276,8 +305,9 @@ export class ForkEngine {
     directives: readonly string[],
     options: Pick<FanOutOptions, 'meta' | 'headers'>,
     checks: ReturnType<typeof planForks>['checks'],
+    outputSchema?: Record<string, unknown>,
   ): void {
-    const forks = { check: checks?.check, fields: checks?.fields, requireChange: checks?.requireChange };
+    const forks = { check: checks?.check, fields: checks?.fields, requireChange: checks?.requireChange, outputSchema };
     writeManifest(
       runDir,
       id,

@@ -8,22 +8,11 @@ import type { ForkInput } from './fork-input.ts';
 import { quoteChildText } from '../wire/fork-text.ts';
 import { ForkcacheError } from '../errors.ts';
 import { FILE_TOOL_NAMES } from '../wire/tool-names.ts';
-import { z } from 'zod';
+import { standardSchemaOfJson } from '../engine/fan-out/output.ts';
 
 /** An MCP caller's JSON Schema as a Standard Schema (zod's own reading of it: a hand-written validator is not needed). */
 export function outputSchemaOf(jsonSchema: Record<string, unknown>) {
-  try {
-    return z.fromJSONSchema(jsonSchema as Parameters<typeof z.fromJSONSchema>[0]);
-  } catch (err) {
-    throw new ForkcacheError(
-      'INVALID_ARGUMENT',
-      `outputSchema: not a JSON Schema forkcache can check: ${(err as Error).message}`,
-      {
-        data: { field: 'outputSchema' },
-        cause: err,
-      },
-    );
-  }
+  return standardSchemaOfJson(jsonSchema, 'outputSchema');
 }
 
 /** Where the children run: through the proxy (so its report holds the whole tree), in this workspace. */

@@ -106,6 +106,12 @@ export const manifestSchema = z.strictObject({
   fields: z.array(z.record(z.string(), z.string()).nullable()).optional(),
   /** Every fork must change a file (`requireChange`): a `no_change` fork is not done. Older runs: none. */
   requireChange: z.boolean().optional(),
+  /**
+   * The fan-out's output schema as JSON Schema (zod 4's form of it, as the children were shown
+   * it): resume checks its forks against the same schema. Absent: no schema, a schema with no
+   * JSON Schema form (resume then needs it passed again), or an older run.
+   */
+  outputSchema: z.record(z.string(), z.unknown()).optional(),
 });
 
 export type Manifest = z.output<typeof manifestSchema>;
@@ -147,6 +153,7 @@ export function writeManifest(
     check?: Manifest['check'];
     fields?: readonly (Readonly<Record<string, string>> | undefined)[] | undefined;
     requireChange?: boolean | undefined;
+    outputSchema?: Record<string, unknown> | undefined;
   } = {},
   key?: RunKey,
 ): void {
@@ -172,6 +179,7 @@ export function writeManifest(
     ...(forks.check ? { check: forks.check } : {}),
     ...(forks.fields?.some((f) => f !== undefined) ? { fields: forks.fields.map((f) => (f ? { ...f } : null)) } : {}),
     ...(forks.requireChange ? { requireChange: true } : {}),
+    ...(forks.outputSchema ? { outputSchema: forks.outputSchema } : {}),
   };
   saveManifest(dir, manifest, key);
 }

@@ -32,13 +32,19 @@ describe('resume --retry', () => {
   it('takes retryable statuses or all-not-done, and refuses the others with the reason', () => {
     expect(retryFlag.parse('check_failed')).toEqual(['check_failed']);
     expect(retryFlag.parse('not_done, truncated')).toEqual(['not_done', 'truncated']);
-    expect(retryFlag.parse('all-not-done')).toEqual(['no_change', 'not_done', 'truncated', 'check_failed']);
+    expect(retryFlag.parse('all-not-done')).toEqual([
+      'no_change',
+      'not_done',
+      'truncated',
+      'check_failed',
+      'invalid_output',
+    ]);
     expect(retryFlag.parse(undefined)).toEqual([]);
     const refused = (value: string): string => retryFlag.safeParse(value).error!.issues[0]!.message;
     expect(refused('completed')).toMatch(/^completed forks never re-run/);
     expect(refused('failed')).toMatch(/^failed forks are continued by every resume/);
     expect(refused('not-done')).toMatch(
-      /^unknown status "not-done"; expected no_change, not_done, truncated, check_failed, all-not-done/,
+      /^unknown status "not-done"; expected no_change, not_done, truncated, check_failed, invalid_output, all-not-done/,
     );
   });
 });

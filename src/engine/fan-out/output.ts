@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { ForkcacheError } from '../../errors.ts';
 import { extractOutput, outputInstruction } from '../../fork/output.ts';
 import type { OutputVerdict } from '../../loop/types.ts';
@@ -32,18 +33,40 @@ export function parseOutputSchema(value: unknown, remote: boolean): StandardSche
   return value as StandardSchemaV1;
 }
 
-/** The text every child's directive gets: where its value goes, and the schema as JSON Schema when it has one. */
-export function outputInstructionOf(schema: StandardSchemaV1): string {
-  let jsonSchema: unknown;
+/** The schema's JSON Schema form (zod 4 gives it through Standard JSON Schema), or undefined when it has none. */
+export function jsonSchemaOf(schema: StandardSchemaV1): Record<string, unknown> | undefined {
   try {
-    jsonSchema = (schema as unknown as StandardJsonSchema)['~standard'].jsonSchema?.output?.({
+    const json = (schema as unknown as StandardJsonSchema)['~standard'].jsonSchema?.output?.({
       target: 'draft-2020-12',
     });
+    return json !== null && typeof json === 'object' && !Array.isArray(json)
+      ? (json as Record<string, unknown>)
+      : undefined;
   } catch {
     // a schema with no JSON Schema form (a transform, a custom check): the child is shown the errors instead
-    jsonSchema = undefined;
+    return undefined;
   }
-  return outputInstruction(jsonSchema);
+}
+
+/** The text every child's directive gets: where its value goes, and the schema as JSON Schema when it has one. */
+export function outputInstructionOf(schema: StandardSchemaV1): string {
+  return outputInstruction(jsonSchemaOf(schema));
+}
+
+/**
+ * A JSON Schema as a Standard Schema, read by zod (`z.fromJSONSchema`: no validator of our own):
+ * an MCP caller's `outputSchema`, and the one a run's manifest recorded for resume.
+ */
+export function standardSchemaOfJson(jsonSchema: Record<string, unknown>, field: string): StandardSchemaV1 {
+  try {
+    return z.fromJSONSchema(jsonSchema as Parameters<typeof z.fromJSONSchema>[0]);
+  } catch (err) {
+    throw new ForkcacheError(
+      'INVALID_ARGUMENT',
+      `${field}: not a JSON Schema forkcache can check: ${(err as Error).message}`,
+      { data: { field }, cause: err },
+    );
+  }
 }
 
 /** Judges each report of one fan-out's forks; keeps every fork's last matching value. */

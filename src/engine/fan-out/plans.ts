@@ -28,6 +28,7 @@ import type { RetryableStatus } from '../../fork-status.ts';
 import { retryPrompt } from '../../loop/prompts.ts';
 import { responsesTtlFor } from './responses-ttl.ts';
 import { outputInstructionOf } from './output.ts';
+import { outputInstruction } from '../../fork/output.ts';
 
 /** The Messages API's request size limit (32 MiB): a larger shared prefix can never be sent. */
 export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
@@ -137,7 +138,7 @@ export function planResume(
   readOnly?: ReadOnlyOf,
   /** A fix-up pass (`ResumeOptions.fixups`): only these forks run, each with its prompt. */
   fixups?: ReadonlyMap<string, LoopPrompt>,
-): FanOutPlan & { fanoutId: string } {
+): FanOutPlan & { fanoutId: string; outputSchema?: Record<string, unknown> | undefined } {
   const { manifest, snapshot } = readFanOutDir(dir);
   const { provider } = api;
   if (manifest.prefix.provider !== provider) {
@@ -168,8 +169,10 @@ export function planResume(
     fields: manifest.fields?.map((f) => f ?? {}),
     requireChange: manifest.requireChange,
   });
+  // typed results: the same words after each directive as the first run's (a fork not started yet begins from them)
+  const instruction = manifest.outputSchema ? outputInstruction(manifest.outputSchema) : '';
   const specs: ForkSpec[] = manifest.directives.map((directive, i) => {
-    const base = prefix.child(directive);
+    const base = prefix.child(`${directive}${instruction}`);
     const transcript = readTranscript(transcriptPath(dir, forkIdOf(manifest.fanoutId, i)), 'INVALID_ARGUMENT', key);
     if (transcript.prefixSha256 !== undefined && transcript.prefixSha256 !== prefix.sha256) {
       throw new ForkcacheError(
@@ -195,7 +198,7 @@ export function planResume(
     }
     return { directive, base, start, finished, ...extras };
   });
-  return { fanoutId: manifest.fanoutId, prefix, specs, checks };
+  return { fanoutId: manifest.fanoutId, prefix, specs, checks, outputSchema: manifest.outputSchema };
 }
 
 /**

@@ -84,17 +84,18 @@ export interface FanOutOptions {
    * valibot, arktype: any Standard Schema) checks on the engine's thread. A report that does not
    * match gets one repair turn in the fork's own conversation, the errors quoted; then the fork
    * ends `invalid_output`. A match is the fork's `output` (`ForkResult.output`, the summary's
-   * `fork_results[].output`). Not kept for resume (a schema is code); refused with the
-   * distributed backend.
+   * `fork_results[].output`). Kept for resume as its JSON Schema form (zod 4's; one without
+   * it is passed to `resume` again); refused with the distributed backend.
    */
   outputSchema?: StandardSchemaV1;
 }
 
-/** Options of `engine.resume`. */
-export interface ResumeOptions extends Omit<
-  FanOutOptions,
-  'layout' | 'model' | 'check' | 'fields' | 'requireChange' | 'outputSchema'
-> {
+/**
+ * Options of `engine.resume`. `outputSchema`: the forks are checked against it; by default
+ * against the JSON Schema the run's manifest recorded (a schema with no JSON Schema form is not
+ * recorded: pass it again).
+ */
+export interface ResumeOptions extends Omit<FanOutOptions, 'layout' | 'model' | 'check' | 'fields' | 'requireChange'> {
   /**
    * Forks that ended in these statuses run again: their conversation continues with a turn
    * asking them to carry out the directive again (their earlier edits are in the workspace).
