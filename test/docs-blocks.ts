@@ -16,7 +16,7 @@ export const ROOT = resolve(import.meta.dirname, '..');
 const TSX = join(createRequire(import.meta.url).resolve('tsx'), '../cli.mjs');
 const MARKED = /<!-- docs-run: (.+?) -->\s*\n```(?:sh|bash)\n([\s\S]*?)\n```/g;
 
-export interface Block {
+interface Block {
   doc: string;
   marker: string;
   code: string;
