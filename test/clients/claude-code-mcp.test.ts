@@ -13,6 +13,13 @@ import { claudeCodeBuilds, clientHome, expectOneFanOut, runClient } from './help
 for (const { claudeCode } of claudeCodeBuilds) if (!claudeCode.ok) console.warn(`test/clients: ${claudeCode.why}`);
 
 const FORKS = 50;
+
+/** A request as the emulator's exchange log keeps it. */
+interface LoggedRequest {
+  url: string;
+  headers: Record<string, string | undefined>;
+  body: Record<string, unknown>;
+}
 /** Children given Bash by `--mcp-allow-bash` (issue 45: 30 or more). */
 const BASH_FORKS = 30;
 /** What each build's test opened, closed at the end (both builds' servers, not only the last). */
@@ -30,7 +37,10 @@ describe.each(claudeCodeBuilds)(
     describe.skipIf(!claudeCode.ok)(claudeCode.why, () => {
       it(`fans out ${FORKS} forks from its session through mcp__forkcache__fork, each reading the prefix it cached`, async () => {
         const { project, env } = clientHome();
-        const open: (typeof opened)[number] = { emu: await startEmulator({ latency: 'off', script: 'claude-code' }) };
+        const logDir = mkdtempSync(join(tmpdir(), 'forkcache-mcp-log-'));
+        const open: (typeof opened)[number] = {
+          emu: await startEmulator({ latency: 'off', script: 'claude-code', logDir }),
+        };
         opened.push(open);
         const mcp = await startMcpProxy({ upstream: open.emu.url, workspace: project });
         open.mcp = mcp;
@@ -64,6 +74,23 @@ describe.each(claudeCodeBuilds)(
         );
         expect(caller.session, 'the calling turn is Claude Code’s own').toBeDefined();
         expect(html).toContain('count the lines of notes.txt (50/50)');
+
+        // Every child sent what Claude Code's turns carried that changes what the model reads,
+        // as Claude Code sent it: context_management, thinking, output_config, its betas.
+        const logged = readdirSync(logDir)
+          .filter((f) => f.endsWith('.json'))
+          .map((f) => (JSON.parse(readFileSync(join(logDir, f), 'utf8')) as { request: LoggedRequest }).request)
+          .filter((r) => /^\/v1\/messages(\?|$)/.test(r.url));
+        const isChild = (r: LoggedRequest): boolean => JSON.stringify(r.body).includes('<fork-boilerplate>');
+        const own = logged.filter((r) => !isChild(r) && r.body['context_management'] !== undefined).at(-1)!;
+        expect(own, 'Claude Code sends context_management').toBeDefined();
+        const children = logged.filter(isChild);
+        expect(children.length).toBeGreaterThanOrEqual(FORKS);
+        for (const child of children) {
+          for (const key of ['context_management', 'thinking', 'output_config'])
+            expect(JSON.stringify(child.body[key]), key).toBe(JSON.stringify(own.body[key]));
+          expect(child.headers['anthropic-beta']).toBe(own.headers['anthropic-beta']);
+        }
       });
 
       it(`with --mcp-allow-bash its ${BASH_FORKS} children run Bash in bubblewrap: no loopback, no key`, async (ctx) => {
