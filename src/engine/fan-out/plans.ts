@@ -138,7 +138,12 @@ export function planResume(
   readOnly?: ReadOnlyOf,
   /** A fix-up pass (`ResumeOptions.fixups`): only these forks run, each with its prompt. */
   fixups?: ReadonlyMap<string, LoopPrompt>,
-): FanOutPlan & { fanoutId: string; outputSchema?: Record<string, unknown> | undefined } {
+): FanOutPlan & {
+  fanoutId: string;
+  outputSchema?: Record<string, unknown> | undefined;
+  /** The request headers the run was sent with (no credentials): a fan-out's own among them. */
+  headers: Record<string, string>;
+} {
   const { manifest, snapshot } = readFanOutDir(dir);
   const { provider } = api;
   if (manifest.prefix.provider !== provider) {
@@ -198,7 +203,14 @@ export function planResume(
     }
     return { directive, base, start, finished, ...extras };
   });
-  return { fanoutId: manifest.fanoutId, prefix, specs, checks, outputSchema: manifest.outputSchema };
+  return {
+    fanoutId: manifest.fanoutId,
+    prefix,
+    specs,
+    checks,
+    outputSchema: manifest.outputSchema,
+    headers: manifest.engine.headers,
+  };
 }
 
 /**
