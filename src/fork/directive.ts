@@ -1,4 +1,5 @@
 import { ForkcacheError } from '../errors.ts';
+import type { ForkChild } from './layouts.ts';
 import {
   DIRECTIVE_PREFIX,
   FORK_BOILERPLATE_CLOSE,
@@ -88,6 +89,16 @@ export const WRAPPED_DIRECTIVE_OPENING = `${FORK_BOILERPLATE}\n\n${DIRECTIVE_PRE
 /** The text a fork child receives: the constant boilerplate, then `Directive: <text>`. */
 export function wrapDirective(directive: string, options: WrapOptions = {}): string {
   return `${WRAPPED_DIRECTIVE_OPENING}${escapeDirective(validateDirective(directive, options).trim())}`;
+}
+
+/**
+ * What a fork's transcript `start` line names as its directive: the directive of its child's
+ * last tail block (or last message), unwrapped when it is a fork directive.
+ */
+export function transcriptDirectiveOf(child: ForkChild): string {
+  const first = child.tailBlocks.at(-1) ?? child.messages.at(-1);
+  const text = first && 'text' in first ? String(first.text) : '';
+  return unwrapDirective(text) ?? text;
 }
 
 /** The directive of a wrapped text, as escaped (undefined when the text is not a fork directive). */

@@ -1,5 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
-import { unwrapDirective } from '../fork/directive.ts';
+import { transcriptDirectiveOf } from '../fork/directive.ts';
 import { runForkLoop } from '../loop/run-fork.ts';
 import type { ForkOutcome, GatePermit, LoopEvent, OutputVerdict, RequestGate } from '../loop/types.ts';
 import { openForkWire } from '../provider/fork-wire.ts';
@@ -214,9 +214,7 @@ async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<Fork
   const key = task.transcriptPath === undefined ? undefined : task.runKey ? runKeyFromHex(task.runKey) : loadRunKey();
   const transcript = task.transcriptPath ? new JsonlTranscript(task.transcriptPath, key, task.jobId) : undefined;
   if (transcript && task.turnsDone === 0) {
-    const first = task.child.tailBlocks.at(-1) ?? task.child.messages.at(-1);
-    const text = first && 'text' in first ? String(first.text) : '';
-    transcript.start(task.forkId, prefix.sha256, unwrapDirective(text) ?? text);
+    transcript.start(task.forkId, prefix.sha256, transcriptDirectiveOf(task.child));
   }
   const tools = taskExecutor(task, key, hostToolSet(task.tools.host ?? [], gate), (name, input) =>
     gate.ask(name, input),

@@ -72,6 +72,16 @@ export function forkBodyOf(
   return (child, perRequest, marker) => chatRequestBody(prefix, child, perRequest, { dialect, marker, cacheKey });
 }
 
+/**
+ * A fork's request body as `api` sends it: `forkBodyOf` with the cache key the run sends (a Chat
+ * provider's `prompt_cache_key`; none on Anthropic). The worker's wire and the engine's thread
+ * (the spend cap's look at a queued fork's first request) both build it here.
+ */
+export function wireBodyOf(api: Pick<ApiEndpoint, 'provider' | 'wire'>, prefix: WirePrefix): ForkWire['body'] {
+  const provider = api.provider ?? 'anthropic';
+  return forkBodyOf(prefix, provider, api.wire, isChatProvider(provider) ? cacheKeyOf(prefix.sha256) : undefined);
+}
+
 // One SDK client per (prefix, endpoint) and thread: the drift check is bound to the prefix.
 const clients = new Map<string, Anthropic | OpenAI>();
 
@@ -103,7 +113,7 @@ export function openForkWire(api: ApiEndpoint, prefix: WirePrefix): ForkWire {
     );
     return {
       provider,
-      body: forkBodyOf(prefix, provider, api.wire, undefined),
+      body: wireBodyOf(api, prefix),
       transport: { send: (body, options) => streamMessageBytes(client, body, options) },
     };
   }
@@ -117,7 +127,7 @@ export function openForkWire(api: ApiEndpoint, prefix: WirePrefix): ForkWire {
     );
     return {
       provider,
-      body: forkBodyOf(prefix, provider, api.wire, cacheKeyOf(prefix.sha256)),
+      body: wireBodyOf(api, prefix),
       transport: { send: (body, options) => streamResponsesBytes(client, body, options) },
     };
   }
@@ -130,7 +140,7 @@ export function openForkWire(api: ApiEndpoint, prefix: WirePrefix): ForkWire {
   );
   return {
     provider,
-    body: forkBodyOf(prefix, provider, api.wire, cacheKeyOf(prefix.sha256)),
+    body: wireBodyOf(api, prefix),
     // the slot is the permit's, known only once the request may leave: it goes into the suffix
     transport: {
       send: (body, options) =>

@@ -74,4 +74,24 @@ describe('SpendCap: spent + in flight at their bounds never passes the cap', () 
     held.settle(200_000_000);
     expect(await settled(second)).toBe('granted');
   });
+
+  it('maxRoomNano: the cap less what was spent, whatever is in flight; onSpend says each time spending grew', async () => {
+    const cap = new SpendCap(1);
+    let told = 0;
+    const off = cap.onSpend(() => told++);
+    cap.addSpent(100_000_000);
+    const held = await cap.reserve(500_000_000);
+    // in flight, it may still settle at nothing: the most room there can be is what was not spent
+    expect(cap.maxRoomNano()).toBe(900_000_000);
+    expect(told).toBe(1);
+    held.started();
+    held.settle(200_000_000);
+    expect([cap.maxRoomNano(), told]).toEqual([700_000_000, 2]);
+    (await cap.reserve(100_000_000)).settle(undefined); // never began: nothing spent, nothing said
+    expect([cap.maxRoomNano(), told]).toEqual([700_000_000, 2]);
+    off();
+    cap.addSpent(100_000_000);
+    expect([cap.maxRoomNano(), told]).toEqual([600_000_000, 2]);
+    expect(cap.refusal(650_000_000)).toMatchObject({ code: 'SPEND_CAP_MAX_USD', data: { nextBoundUsd: 0.65 } });
+  });
 });

@@ -26,6 +26,7 @@ import { finishInSlot, runForkInSlot } from './fork-slot.ts';
 import { REPO_FIELD } from './repos.ts';
 import { FanOutWorktrees } from './worktrees.ts';
 import { spendCapSummary, spentBefore } from './spend.ts';
+import { cappedBeforeStart, firstRequestCost, type NeverAdmitted, QueueCap } from './queue-cap.ts';
 import { fanOutSummary, hostSandboxes, hostSummary } from './summary.ts';
 import { policyLine, slotChoice, switchFigures } from '../slot-policy.ts';
 
@@ -134,6 +135,7 @@ export class FanOutRun implements FanOut {
     const stopSampling = this.#log.open
       ? sampleBudget(this.#deps.admission, this.#deps.clock, (line) => this.#log.line(line))
       : () => undefined;
+    const unwatch = this.#watchQueue();
     try {
       this.#recordEarlierTurns();
       const results = await Promise.all(this.#states.map((state) => this.#dispatch(state)));
@@ -142,6 +144,7 @@ export class FanOutRun implements FanOut {
       this.#log.line({ type: 'fanout-end', at: this.#deps.clock.now() });
       return { fanOutId: this.id, fanoutId: this.id, forks: results, summary };
     } finally {
+      unwatch();
       this.#closeSlots();
       stopSampling();
       // whatever happened, iterators end and the log is closed
@@ -163,6 +166,8 @@ export class FanOutRun implements FanOut {
   }
 
   #dispatch(state: ForkState): Promise<ForkResult> {
+    // ended before its turn (the spend cap's look at the queue): no slot to wait for
+    if (state.final) return Promise.resolve(state.final);
     const spec = this.#specs[state.index]!;
     if (spec.finished) {
       const finished = spec.finished;
@@ -190,6 +195,37 @@ export class FanOutRun implements FanOut {
     return run.catch((err: unknown) =>
       this.#finish(state, mergeOutcome(spec.start, emptyOutcome('failed', toWireError(err)))),
     );
+  }
+
+  /**
+   * The spend cap's look at the queue (queue-cap.ts): every queued fork it can never admit ends
+   * `capped` at once. Returns the unsubscribe.
+   */
+  #watchQueue(): () => void {
+    const spend = this.#spend;
+    if (!spend || this.#deps.remote) return () => undefined;
+    return new QueueCap<ForkState>({
+      spend,
+      admission: this.#admission,
+      costOf: (index) => firstRequestCost(this.prefix, this.#specs[index]!, this.#deps.options),
+      queued: () => this.#states.filter((s) => s.status === 'queued' && !s.final && !this.#specs[s.index]!.finished),
+      running: () => this.#states.some((s) => s.status === 'running'),
+      capped: (never) => this.#capQueued(spend, never),
+    }).watch();
+  }
+
+  /** Queued forks the cap will never admit end together, as a fork refused at its first request does. */
+  #capQueued(spend: NonNullable<FanOutGates['spend']>, never: NeverAdmitted<ForkState>[]): void {
+    const at = this.#deps.clock.now();
+    const forks = never.map(({ fork }) => fork.id);
+    this.#log.line({ type: 'spend-cap-queue', at, roomUsd: spend.cap.maxRoomNano() / 1e9, forks });
+    for (const { fork: state, floorNano } of never) {
+      const spec = this.#specs[state.index]!;
+      const path = this.#transcriptPath(state);
+      const transcript = path === undefined ? undefined : { path, forkId: state.id, prefixSha256: this.prefix.sha256 };
+      const own = cappedBeforeStart(spec, spend.cap.refusal(floorNano).toWire(), transcript);
+      this.#finish(state, mergeOutcome(spec.start, own));
+    }
   }
 
   /** Run a fork in a worker slot; on llama.cpp each of its requests takes a server slot of its own. */

@@ -38,6 +38,7 @@ export function openFanOutGates(deps: FanOutDeps, prefix: FrozenPrefix, accounts
     scheduler: deps.admission,
     inner: warm,
     prefixReadable: readsShared,
+    prefixCanBeRead: prefix.markers === 'boundary',
     turnsRead: prefix.childMarker !== false,
     modelClass: deps.modelClass(prefix.snapshot.model),
     tokensPerByte,

@@ -12,6 +12,8 @@ export interface AdmissionGateOptions {
   inner: RequestGate;
   /** Whether a sibling's first request would read the shared prefix now (it is warm and marked). */
   prefixReadable: () => boolean;
+  /** Whether the shared prefix can ever be read (it is written with a boundary marker): the spend cap's floor. */
+  prefixCanBeRead?: boolean;
   /** Whether a fork's later turns read its own earlier turn (false when no marker is sent). */
   turnsRead: boolean;
   /** The model class the requests are counted in (the catalogue's family). */
@@ -213,18 +215,70 @@ export class AdmissionGate {
   ): Promise<SpendReservation | undefined> {
     const spend = this.#o.spend;
     if (!spend) return Promise.resolve(undefined);
-    const c = cost ?? { bytes: 0, freshBytes: 0, maxTokens: 0 };
     const known = first ? this.#o.sharedTokens?.() : history.lastInput;
     const reads = first ? this.#o.prefixReadable() : this.#o.turnsRead;
+    return spend.cap.reserve(
+      this.#holdNano(spend, first, cost, history, { known, reads, maxOutput: this.#maxOutput }),
+      signal,
+    );
+  }
+
+  /** What the cap holds for a request, in nano-dollars, from what is known when it asks. */
+  #holdNano(
+    spend: SpendPricing,
+    first: boolean,
+    cost: RequestCost | undefined,
+    history: TurnHistory,
+    now: { known: number | undefined; reads: boolean; maxOutput: number },
+  ): number {
+    const c = cost ?? { bytes: 0, freshBytes: 0, maxTokens: 0 };
     const estimate = estimateNano(spend, c, {
-      known: first && !reads ? undefined : known,
-      reads,
+      known: first && !now.reads ? undefined : now.known,
+      reads: now.reads,
       ownMaxOutput: history.maxOutput,
-      fanOutMaxOutput: this.#maxOutput,
+      fanOutMaxOutput: now.maxOutput,
     });
     // nothing answered yet: the input at its worst, the output at a turn's usual size
-    const unknown = spend.bound(inputTokensBound(c, known), Math.min(c.maxTokens, FIRST_OUTPUT_ESTIMATE));
-    return spend.cap.reserve(estimate ?? unknown, signal);
+    return estimate ?? spend.bound(inputTokensBound(c, now.known), Math.min(c.maxTokens, FIRST_OUTPUT_ESTIMATE));
+  }
+
+  /**
+   * The least the cap could ever hold for a fork's first request of this cost, in nano-dollars
+   * (`#holdNano` at the most favourable state the fan-out can still reach): the shared prefix's
+   * count is fixed once known, the fan-out's largest output only grows (at least one token once
+   * a turn answers), and the prefix may yet become readable when `prefixCanBeRead` and
+   * `warmable` (false: no request that could write it can be admitted any more, which only the
+   * fan-out knows); the worst case holds where none of that applies; the lesser of the two.
+   * Undefined without a cap or while the prefix's tokens are not counted (the hold could fall
+   * further once they are).
+   */
+  firstFloorNano(cost: RequestCost, warmable = true): number | undefined {
+    const spend = this.#o.spend;
+    const known = this.#o.sharedTokens?.();
+    const worst = this.firstWorstNano(cost);
+    if (!spend || known === undefined || worst === undefined) return undefined;
+    if (this.#o.prefixCanBeRead !== true || !warmable) return worst;
+    const fresh: TurnHistory = { lastInput: undefined, maxOutput: 0 };
+    const read = this.#holdNano(spend, true, cost, fresh, {
+      known,
+      reads: true,
+      maxOutput: Math.max(1, this.#maxOutput),
+    });
+    return Math.min(worst, read);
+  }
+
+  /** What the cap holds for a first request of this cost while the shared prefix is not readable (its worst case). */
+  firstWorstNano(cost: RequestCost): number | undefined {
+    const spend = this.#o.spend;
+    const known = this.#o.sharedTokens?.();
+    if (!spend || known === undefined) return undefined;
+    const fresh: TurnHistory = { lastInput: undefined, maxOutput: 0 };
+    return this.#holdNano(spend, true, cost, fresh, { known, reads: false, maxOutput: 0 });
+  }
+
+  /** Whether a fork's first request would read the shared prefix now. */
+  readsSharedNow(): boolean {
+    return this.#o.prefixReadable();
   }
 
   /**

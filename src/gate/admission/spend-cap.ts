@@ -37,6 +37,12 @@ const usd = (nano: number): number => nano / 1e9;
  * last complete turn (status `capped`), while a smaller turn behind it may still be admitted,
  * so the run spends what its cap allows. `resume` continues under a higher cap.
  *
+ * A fork that has not started yet need not wait for its turn to be refused: `maxRoomNano` is
+ * the most room any later request can find (what is left of the cap if everything in flight
+ * settled at nothing; spending only grows), and `onSpend` says when it shrank. A fan-out ends
+ * `capped` at once every queued fork whose first request could never be held below it
+ * (src/engine/fan-out/queue-cap.ts).
+ *
  * Amounts are integer nano-dollars. What "spent" counts: completed requests at the price of
  * their usage, a request that failed after its response began at its whole bound (its partial
  * usage is not known here; this can only overstate), earlier passes' turns (`addSpent`).
@@ -47,6 +53,7 @@ export class SpendCap {
   #inFlight = 0;
   #stopped: { bound: number } | undefined;
   readonly #waiters: Waiter[] = [];
+  readonly #onSpend = new Set<() => void>();
 
   constructor(maxUsd: number) {
     this.#cap = Math.floor(maxUsd * 1e9);
@@ -54,7 +61,27 @@ export class SpendCap {
 
   /** Turns done before this pass (a resumed run): the cap counts the whole run. */
   addSpent(nano: number): void {
+    this.#spend(nano);
+  }
+
+  /**
+   * The most room a request admitted from now on can ever find, in nano-dollars: the cap less
+   * what was spent, as if every request in flight settled at nothing. It only shrinks.
+   */
+  maxRoomNano(): number {
+    return this.#cap - this.#spent;
+  }
+
+  /** Call `listener` each time spending grows (`maxRoomNano` shrank). Returns the unsubscribe. */
+  onSpend(listener: () => void): () => void {
+    this.#onSpend.add(listener);
+    return () => this.#onSpend.delete(listener);
+  }
+
+  #spend(nano: number): void {
+    if (nano <= 0) return;
     this.#spent += nano;
+    for (const listener of [...this.#onSpend]) listener();
   }
 
   view(): SpendCapView {
@@ -69,7 +96,7 @@ export class SpendCap {
   /** Hold `bound` (nano-dollars) until the request settles; waits or refuses as the class says. */
   reserve(bound: number, signal?: AbortSignal): Promise<SpendReservation> {
     // spending only grows: a bound that did not fit with nothing in flight never will
-    if (this.#stopped && this.#inFlight === 0 && !this.#fits(bound)) return Promise.reject(this.#error(bound));
+    if (this.#stopped && this.#inFlight === 0 && !this.#fits(bound)) return Promise.reject(this.refusal(bound));
     return new Promise<SpendReservation>((resolve, reject) => {
       const onAbort = (): void => {
         const i = this.#waiters.indexOf(waiter);
@@ -113,7 +140,7 @@ export class SpendCap {
       // with nothing in flight it never will: that fork stops, and a smaller turn behind it may still fit
       this.#stopped ??= { bound: head.bound };
       this.#waiters.shift();
-      head.reject(this.#error(head.bound));
+      head.reject(this.refusal(head.bound));
     }
   }
 
@@ -128,13 +155,14 @@ export class SpendCap {
         if (settled) return;
         settled = true;
         this.#inFlight -= bound;
-        this.#spent += costNano ?? (began ? bound : 0);
+        this.#spend(costNano ?? (began ? bound : 0));
         this.#pump();
       },
     };
   }
 
-  #error(bound: number): ForkcacheError {
+  /** The error of a request of this bound (nano-dollars) the cap will not admit: its fork ends `capped`. */
+  refusal(bound: number): ForkcacheError {
     const v = this.view();
     return new ForkcacheError(
       'SPEND_CAP_MAX_USD',
