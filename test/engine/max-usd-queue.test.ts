@@ -99,6 +99,8 @@ function neverStarted(r: Awaited<ReturnType<typeof run>>, repo: string, ids: str
     const fork = r.result.forks.find((f) => f.forkId === id)!;
     expect(fork.status).toBe('capped');
     expect(fork.error?.code).toBe('SPEND_CAP_MAX_USD');
+    // the figure is the least its first turn could hold, and says so
+    expect(fork.error?.message).toMatch(/its first turn would hold at least \$\d/);
     expect(fork.requests).toEqual([]);
     expect(started.has(id)).toBe(false);
     expect(made.some((name) => name.includes(id))).toBe(false);

@@ -223,7 +223,7 @@ export class FanOutRun implements FanOut {
       const spec = this.#specs[state.index]!;
       const path = this.#transcriptPath(state);
       const transcript = path === undefined ? undefined : { path, forkId: state.id, prefixSha256: this.prefix.sha256 };
-      const own = cappedBeforeStart(spec, spend.cap.refusal(floorNano).toWire(), transcript);
+      const own = cappedBeforeStart(spec, spend.cap.refusal(floorNano, true).toWire(), transcript);
       this.#finish(state, mergeOutcome(spec.start, own));
     }
   }

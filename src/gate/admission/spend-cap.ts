@@ -161,12 +161,19 @@ export class SpendCap {
     };
   }
 
-  /** The error of a request of this bound (nano-dollars) the cap will not admit: its fork ends `capped`. */
-  refusal(bound: number): ForkcacheError {
+  /**
+   * The error of a request of this bound (nano-dollars) the cap will not admit: its fork ends
+   * `capped`. `floor`: the bound is the least a queued fork's first request could be held at
+   * (src/engine/fan-out/queue-cap.ts), not the hold of a request that was about to be sent.
+   */
+  refusal(bound: number, floor = false): ForkcacheError {
     const v = this.view();
+    const next = floor
+      ? `its first turn would hold at least $${usd(bound).toFixed(4)}`
+      : `the next turn could cost up to $${usd(bound).toFixed(4)}`;
     return new ForkcacheError(
       'SPEND_CAP_MAX_USD',
-      `the run's spend cap of $${v.maxUsd} was reached: $${v.spentUsd.toFixed(4)} spent, and the next turn could cost up to $${usd(bound).toFixed(4)}; no more turns are admitted (resume with a higher --max-usd)`,
+      `the run's spend cap of $${v.maxUsd} was reached: $${v.spentUsd.toFixed(4)} spent, and ${next}; no more turns are admitted (resume with a higher --max-usd)`,
       { data: { maxUsd: v.maxUsd, spentUsd: v.spentUsd, nextBoundUsd: usd(bound) } },
     );
   }
