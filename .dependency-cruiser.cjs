@@ -1,44 +1,83 @@
 // The layering check (`npm run check:layers`, run by .ci/run): who may import whom inside
-// src/ and workers/. CONTRIBUTING.md ("Directions") explains the layers; this file is what enforces them.
+// src/ and workers/. The picture (docs/architecture.md, CONTRIBUTING.md "Directions"):
+//
+//   cli  ──▶ anything          integrations ──▶ core, providers (and the sibling edges below)
+//   providers ──▶ core         core ──▶ core only          workers/ ──▶ core, providers
+//
 // Type-only imports count like any other (tsPreCompilationDeps): a type is a dependency too.
+// Inside core the folders may use each other, but never in a circle (no-folder-cycles).
 
-// Modules every layer may use: the root utilities (errors, validation, clock, JSON reading…)
-// and src/wire/ (constants of the request bytes both the client side and the emulator share).
-// They import nothing but each other.
-const BASE = '^src/(wire/|[^/]+[.]ts$)';
+// The base every room may use: core's utilities (errors, validation, clock, the JSON reader…)
+// and core/wire/ (the request bytes both the client side and the emulator agree on). They
+// import nothing but each other.
+const BASE = '^src/core/(util|wire)/';
 const ENTRIES = '^src/(index|testing|ai-sdk)[.]ts$';
 
-/** `folder` may import only itself, the base and the listed folders under src/. */
-function only(folder, allowed) {
-  const to = [folder, ...allowed].join('|');
-  return {
-    name: `${folder}-imports-only`,
-    comment: `src/${folder}/ may import ${allowed.length ? allowed.map((f) => `src/${f}/`).join(', ') : 'nothing of forkcache'} (and the base: root utilities, src/wire/)`,
-    severity: 'error',
-    from: { path: `^src/${folder}/` },
-    to: { path: '^src/', pathNot: [`^src/(${to})/`, BASE] },
-  };
-}
+// EXCEPTIONS, each to be removed by the next step of issue 46 (one adapter per provider):
+// today's core still names a provider in these files (the loop sends through the providers'
+// wire, the engine chooses llama.cpp's slots and the Chat warm-up, the worker builds a client).
+const CORE_USES_PROVIDERS = [
+  '^src/core/engine/chat-warmup[.]ts$',
+  '^src/core/engine/engine[.]ts$',
+  '^src/core/engine/fan-out/queue-cap[.]ts$',
+  '^src/core/engine/fan-out/warmup[.]ts$',
+  '^src/core/engine/llama-warmup[.]ts$',
+  '^src/core/engine/manifest-engine[.]ts$',
+  '^src/core/engine/measure[.]ts$',
+  '^src/core/engine/options[.]ts$',
+  '^src/core/engine/slot-fill[.]ts$',
+  '^src/core/engine/slot-pool[.]ts$',
+  '^src/core/loop/rate-limited[.]ts$',
+  '^src/core/loop/retry[.]ts$',
+  '^src/core/loop/run-fork[.]ts$',
+  '^src/core/loop/send-turn[.]ts$',
+  '^src/core/pool/worker-run[.]ts$',
+];
+// The engine loads the distributed backend on first use (option `distributed`).
+const CORE_USES_INTEGRATIONS = ['^src/core/engine/engine[.]ts$', '^src/core/engine/options[.]ts$'];
+const PROVIDERS_USE_INTEGRATIONS = [];
+// An integration uses core and the providers; another integration only along these edges.
+const INTEGRATION_USES = {
+  'ai-sdk': [],
+  distributed: [],
+  economics: [],
+  emulator: [],
+  mcp: ['proxy'],
+  proxy: ['emulator', 'report'],
+  report: ['economics'],
+};
 
 module.exports = {
   forbidden: [
     {
-      name: 'tool-handlers-only-through-the-gate',
-      comment:
-        "A tool's handler is keyed by RUN (src/tools/client-tools/handler.ts): only the gate (src/tools/executor.ts) and the modules that declare tools import it, so no other code can run a tool past the deny list, the policy and the bounds",
+      name: 'core-imports-core',
+      comment: 'src/core/ is what every use needs: it imports no provider, integration or CLI (named exceptions above)',
       severity: 'error',
-      from: {
-        pathNot: '^src/tools/(executor[.]ts|client-tools/(handler|types|common|forkcache)[.]ts)$',
-      },
-      to: { path: '^src/tools/client-tools/handler[.]ts$' },
+      from: { path: '^src/core/', pathNot: [...CORE_USES_PROVIDERS, ...CORE_USES_INTEGRATIONS] },
+      to: { path: '^src/', pathNot: '^src/core/' },
     },
     {
-      name: 'base-imports-base',
-      comment: 'The root utilities and src/wire/ import nothing of forkcache but each other',
+      name: 'core-exceptions-go-no-further',
+      comment: 'A core file named above may reach a provider or the distributed backend, nothing else outside core',
       severity: 'error',
-      from: { path: BASE, pathNot: ENTRIES },
-      to: { path: '^src/', pathNot: BASE },
+      from: { path: [...CORE_USES_PROVIDERS, ...CORE_USES_INTEGRATIONS] },
+      to: { path: '^src/', pathNot: ['^src/(core|providers)/', '^src/integrations/distributed/'] },
     },
+    {
+      name: 'providers-import-core',
+      comment:
+        "A provider speaks its wire with what core gives it (prefix, fork, ledger, rate limits) and other providers' shared plumbing",
+      severity: 'error',
+      from: { path: '^src/providers/', pathNot: PROVIDERS_USE_INTEGRATIONS },
+      to: { path: '^src/', pathNot: '^src/(core|providers)/' },
+    },
+    ...Object.entries(INTEGRATION_USES).map(([name, uses]) => ({
+      name: `integration-${name}-imports-core-providers${uses.length ? '-' + uses.join('-') : ''}`,
+      comment: `src/integrations/${name}/ may import core, providers${uses.length ? ' and src/integrations/' + uses.join('/, src/integrations/') + '/' : ''}`,
+      severity: 'error',
+      from: { path: `^src/integrations/${name}/` },
+      to: { path: '^src/', pathNot: [`^src/(core|providers|integrations/(${[name, ...uses].join('|')}))/`] },
+    })),
     {
       name: 'nothing-imports-cli',
       comment: 'src/cli/ is the top: it may import everything, nothing imports it',
@@ -47,63 +86,47 @@ module.exports = {
       to: { path: '^src/cli/' },
     },
     {
+      name: 'base-imports-base',
+      comment: "core's utilities and core/wire/ import nothing of forkcache but each other",
+      severity: 'error',
+      from: { path: BASE },
+      to: { path: '^src/', pathNot: BASE },
+    },
+    {
       name: 'nothing-imports-the-entries',
-      comment: 'src/index.ts and src/testing.ts are for users; code inside src/ imports the module itself',
+      comment:
+        'src/index.ts, src/testing.ts and src/ai-sdk.ts are for users; code inside src/ imports the module itself',
       severity: 'error',
       from: { path: '^src/', pathNot: ENTRIES },
       to: { path: ENTRIES },
     },
-    only('models', []),
-    only('rate-limits', []),
-    only('fork', []),
-    only('tools', []),
-    only('ledger', ['models']),
-    // What a fan-out would cost before it runs: the economics model, its sweeps and the run estimator.
-    only('economics', ['ledger', 'models']),
-    only('prefix', ['fork']),
-    // A provider lays out the frozen head (prefix) and the fork's suffix in its wire format and
-    // maps its usage to the ledger's; the loop drives it.
-    only('provider', ['rate-limits', 'prefix', 'fork', 'ledger']),
-    only('gate', ['rate-limits', 'loop']),
-    only('loop', ['provider', 'tools', 'fork', 'prefix', 'ledger', 'rate-limits']),
-    only('run-dir', ['ledger', 'fork', 'prefix', 'tools', 'loop']),
-    only('pool', ['loop', 'prefix', 'provider', 'tools', 'fork', 'rate-limits', 'run-dir']),
-    only('agent', ['fork', 'ledger', 'loop', 'prefix', 'tools']),
-    only('distributed', ['pool', 'run-dir', 'loop', 'prefix', 'provider', 'gate', 'rate-limits', 'tools', 'fork']),
-    only('engine', [
-      'agent',
-      'pool',
-      'distributed',
-      'gate',
-      'run-dir',
-      'prefix',
-      'fork',
-      'ledger',
-      'models',
-      'provider',
-      'loop',
-      'tools',
-      'rate-limits',
-    ]),
-    // forkcache/ai-sdk drives an engine from an AI SDK app (its own entry, src/ai-sdk.ts)
-    only('ai-sdk', ['engine', 'agent', 'fork', 'ledger', 'tools']),
-    // The emulator stands in for the API: it knows the wire, never forkcache's client side.
-    only('emulator', ['models', 'ledger', 'rate-limits']),
-    only('proxy', ['emulator', 'gate', 'ledger', 'models', 'report']),
-    only('report', ['run-dir', 'ledger', 'economics', 'models', 'fork']),
-    // The MCP server: its fork tool claims a call the proxy captured and fans out on the engine.
-    only('mcp', ['engine', 'proxy', 'fork', 'agent']),
+    {
+      name: 'tool-handlers-only-through-the-gate',
+      comment:
+        "A tool's handler is keyed by RUN (src/core/tools/client-tools/handler.ts): only the gate (src/core/tools/executor.ts) and the modules that declare tools import it, so no other code can run a tool past the deny list, the policy and the bounds",
+      severity: 'error',
+      from: {
+        pathNot: [
+          '^src/core/tools/executor[.]ts$',
+          '^src/core/tools/client-tools/handler[.]ts$',
+          '^src/core/tools/client-tools/types[.]ts$',
+          '^src/core/tools/client-tools/common[.]ts$',
+          '^src/core/tools/client-tools/forkcache[.]ts$',
+        ],
+      },
+      to: { path: '^src/core/tools/client-tools/handler[.]ts$' },
+    },
     {
       name: 'workers-thin',
       comment:
-        'workers/ holds the thin Piscina entry: it attaches the frozen prefix and hands over to src/pool (and the types it passes on); nothing else',
+        "workers/ holds the thin Piscina entry: it attaches the frozen prefix and hands over to core (and a provider's types); nothing else",
       severity: 'error',
       from: { path: '^workers/' },
-      to: { path: '^src/', pathNot: ['^src/(pool|prefix|loop)/', BASE] },
+      to: { path: '^src/', pathNot: '^src/(core|providers)/' },
     },
     {
       name: 'nothing-imports-workers',
-      comment: 'A worker entry is started by Piscina from its file (src/pool/worker-file.ts), never imported',
+      comment: 'A worker entry is started by Piscina from its file (src/core/pool/worker-file.ts), never imported',
       severity: 'error',
       from: { path: '^(src|workers)/' },
       to: { path: '^workers/' },

@@ -44,7 +44,7 @@ const INTEGRATION_MARKS = [
  * FILE` runs any of them alone.
  */
 const SLOW = [
-  'test/engine-llama/',
+  'test/providers/llama-cpp/llama-server/',
   'test/clients/',
   'test/examples/',
   'test/scenarios/',
@@ -54,9 +54,9 @@ const SLOW = [
   'test/cli/merge-one-pass.test.ts',
   'test/cli/runs-never-lost.test.ts',
   'test/cli/review.test.ts',
-  'test/distributed/redis-cli.test.ts',
-  'test/distributed/redis-lost.test.ts',
-  'test/distributed/redis-restart.test.ts',
+  'test/integrations/distributed/redis-cli.test.ts',
+  'test/integrations/distributed/redis-lost.test.ts',
+  'test/integrations/distributed/redis-restart.test.ts',
   'test/cli/multi-repo.test.ts',
   'test/cli/worktree-disk.test.ts',
   'test/types/optional-peers.test.ts',

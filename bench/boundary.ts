@@ -2,8 +2,8 @@ import { fileURLToPath } from 'node:url';
 import { Packr } from 'msgpackr';
 import { Piscina } from 'piscina';
 import { Bench } from 'tinybench';
-import { captureSnapshot } from '../src/fork/snapshot.ts';
-import { freeze } from '../src/prefix/freeze.ts';
+import { captureSnapshot } from '../src/core/fork/snapshot.ts';
+import { freeze } from '../src/core/prefix/freeze.ts';
 import type { BoundaryTask } from './workers/boundary-worker.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';
 

@@ -1,5 +1,5 @@
-import { BASELINES_NOTE } from '../src/ledger/baseline-words.ts';
-import type { LedgerSummary } from '../src/ledger/summary.ts';
+import { BASELINES_NOTE } from '../src/core/ledger/baseline-words.ts';
+import type { LedgerSummary } from '../src/core/ledger/summary.ts';
 
 const round = (x: number | null, digits: number): number | null =>
   x === null ? null : Math.round(x * 10 ** digits) / 10 ** digits;
@@ -14,7 +14,7 @@ export const BENCH_BASELINES_NOTE = `Baselines from each arm's own ledger — ${
 
 /**
  * The baseline columns of a benchmark row, from the run's own ledger: the one fresh-agents
- * figure (src/ledger/fresh-agents.ts) and the no-cache one, as the run summary prints them.
+ * figure (src/core/ledger/fresh-agents.ts) and the no-cache one, as the run summary prints them.
  */
 export function baselineColumns(summary: Pick<LedgerSummary, 'cost_usd'>): {
   no_cache_usd: number | null;

@@ -1,9 +1,9 @@
 import { rmSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
-import { ManualClock } from '../src/clock.ts';
-import { startEmulator } from '../src/emulator/start.ts';
-import { findModel } from '../src/models/catalogue.ts';
-import { priceRowAt, readMultiplier } from '../src/models/pricing.ts';
+import { ManualClock } from '../src/core/util/clock.ts';
+import { startEmulator } from '../src/integrations/emulator/start.ts';
+import { findModel } from '../src/core/models/catalogue.ts';
+import { priceRowAt, readMultiplier } from '../src/core/models/pricing.ts';
 import { driveFanOut } from './support/drive.ts';
 import { BENCH_EPOCH, parentOfSize } from './support/parent.ts';
 import { SURVEY_SCRIPT, surveyEngine, surveyModel, surveyWorkspace } from './support/survey-model.ts';

@@ -1,13 +1,13 @@
-import type { ManualClock } from '../src/clock.ts';
-import type { EmulatorApi } from '../src/emulator/openai/rules.ts';
-import { startEmulator } from '../src/emulator/start.ts';
-import { ForkEngine } from '../src/engine/engine.ts';
-import { withBenchOptions } from '../src/engine/bench-options.ts';
-import type { WarmStrategy } from '../src/engine/warm-gate.ts';
-import { SCRIPT_HEADER } from '../src/emulator/scripts/types.ts';
-import type { ParentSnapshot } from '../src/fork/snapshot.ts';
-import type { MarkerStrategy } from '../src/prefix/freeze.ts';
-import { PROVIDER_DEFAULT_MODELS, stepDown } from '../src/wire/providers.ts';
+import type { ManualClock } from '../src/core/util/clock.ts';
+import type { EmulatorApi } from '../src/integrations/emulator/openai/rules.ts';
+import { startEmulator } from '../src/integrations/emulator/start.ts';
+import { ForkEngine } from '../src/core/engine/engine.ts';
+import { withBenchOptions } from '../src/core/engine/bench-options.ts';
+import type { WarmStrategy } from '../src/core/engine/warm-gate.ts';
+import { SCRIPT_HEADER } from '../src/integrations/emulator/scripts/types.ts';
+import type { ParentSnapshot } from '../src/core/fork/snapshot.ts';
+import type { MarkerStrategy } from '../src/core/prefix/freeze.ts';
+import { PROVIDER_DEFAULT_MODELS, stepDown } from '../src/core/wire/providers.ts';
 import { driveFanOut, type DrivenResult } from './support/drive.ts';
 import { SURVEY_SCRIPT, surveyModel } from './support/survey-model.ts';
 

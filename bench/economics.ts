@@ -1,9 +1,9 @@
 import { rmSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
-import { ManualClock } from '../src/clock.ts';
-import { startEmulator } from '../src/emulator/start.ts';
-import type { WarmStrategy } from '../src/engine/warm-gate.ts';
-import type { MarkerStrategy } from '../src/prefix/freeze.ts';
+import { ManualClock } from '../src/core/util/clock.ts';
+import { startEmulator } from '../src/integrations/emulator/start.ts';
+import type { WarmStrategy } from '../src/core/engine/warm-gate.ts';
+import type { MarkerStrategy } from '../src/core/prefix/freeze.ts';
 import { driveFanOut, type DrivenResult } from './support/drive.ts';
 import { BENCH_EPOCH, BENCH_MODEL, parentOfSize, type SizedParent } from './support/parent.ts';
 import { SURVEY_SCRIPT, surveyEngine, surveyModel, surveyWorkspace } from './support/survey-model.ts';
@@ -25,7 +25,7 @@ interface Strategy {
  * The four arms. `fresh-agents` runs each child without the parent's history (fallback system
  * prompt + tool declarations + directive) through the same boundary marker and warm-first
  * gate as forkcache: fresh agents of one type share their head through the cache. It is the
- * strategy the ledger's `fresh_agents` baseline (src/ledger/fresh-agents.ts) models from a fork
+ * strategy the ledger's `fresh_agents` baseline (src/core/ledger/fresh-agents.ts) models from a fork
  * arm's own turns, so the forkcache row's `fresh_agents_usd` and this arm's `cost_usd` differ
  * only by what the agents really did (the same survey turns here, a plainer directive message).
  */

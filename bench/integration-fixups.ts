@@ -1,4 +1,4 @@
-import type { TranscriptTurn } from '../src/run-dir/transcript-reader.ts';
+import type { TranscriptTurn } from '../src/core/run-dir/transcript-reader.ts';
 
 /** One fixed fork's fix-up turn set against re-running that fork (bench/integration.ts). */
 export interface FixupCost {

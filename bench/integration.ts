@@ -3,14 +3,14 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { costNano, nanoToUsd } from '../src/ledger/cost.ts';
-import { BUILTIN_CATALOGUE, findModel } from '../src/models/catalogue.ts';
+import { costNano, nanoToUsd } from '../src/core/ledger/cost.ts';
+import { BUILTIN_CATALOGUE, findModel } from '../src/core/models/catalogue.ts';
 import { integrationCounts } from '../src/cli/integrate/report.ts';
-import { transcriptPath } from '../src/run-dir/files.ts';
-import { readIntegration } from '../src/run-dir/integration.ts';
-import { readTranscript, type TranscriptTurn } from '../src/run-dir/transcript-reader.ts';
+import { transcriptPath } from '../src/core/run-dir/files.ts';
+import { readIntegration } from '../src/core/run-dir/integration.ts';
+import { readTranscript, type TranscriptTurn } from '../src/core/run-dir/transcript-reader.ts';
 import { fixupCostOf, maxMean } from './integration-fixups.ts';
-import { TOOL_DECLARATIONS } from '../src/tools/declarations.ts';
+import { TOOL_DECLARATIONS } from '../src/core/tools/declarations.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';
 
 /*

@@ -4,10 +4,10 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { startEmulator } from '../src/emulator/start.ts';
-import { MAX_PIECE, SAMPLED_SLICES } from '../src/emulator/tokens/long-runs.ts';
-import { claudeTokenizer } from '../src/emulator/tokens/tokenizer.ts';
-import { startProxy } from '../src/proxy/server.ts';
+import { startEmulator } from '../src/integrations/emulator/start.ts';
+import { MAX_PIECE, SAMPLED_SLICES } from '../src/integrations/emulator/tokens/long-runs.ts';
+import { claudeTokenizer } from '../src/integrations/emulator/tokens/tokenizer.ts';
+import { startProxy } from '../src/integrations/proxy/server.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';
 
 /*

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startProxy } from '../src/proxy/server.ts';
+import { startProxy } from '../src/integrations/proxy/server.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';
 
 const START =

@@ -3,9 +3,9 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { startEmulator, type Emulator } from '../src/emulator/start.ts';
-import { claudeTokenizer } from '../src/emulator/tokens/tokenizer.ts';
-import { startProxy } from '../src/proxy/server.ts';
+import { startEmulator, type Emulator } from '../src/integrations/emulator/start.ts';
+import { claudeTokenizer } from '../src/integrations/emulator/tokens/tokenizer.ts';
+import { startProxy } from '../src/integrations/proxy/server.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';
 
 const MODEL = 'claude-opus-5-5';

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { startEmulator } from '../src/emulator/start.ts';
-import { claudeTokenizer } from '../src/emulator/tokens/tokenizer.ts';
+import { startEmulator } from '../src/integrations/emulator/start.ts';
+import { claudeTokenizer } from '../src/integrations/emulator/tokens/tokenizer.ts';
 import type { SuiteOptions, SuiteResult } from './types.ts';
 
 /*
@@ -12,7 +12,7 @@ import type { SuiteOptions, SuiteResult } from './types.ts';
  * (its blocks' counts are memoized by sha256, so it is hashed, not re-tokenized).
  */
 
-const TOKENIZER = new URL('../src/emulator/tokens/tokenizer.ts', import.meta.url).href;
+const TOKENIZER = new URL('../src/integrations/emulator/tokens/tokenizer.ts', import.meta.url).href;
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PROSE = readFileSync(new URL('../CONTRIBUTING.md', import.meta.url), 'utf8');
 

@@ -7,12 +7,12 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmulator } from '../src/emulator/start.ts';
-import type { EmulatorEvent } from '../src/emulator/server/core.ts';
-import type { ScriptedModel } from '../src/emulator/scripts/types.ts';
-import type { RequestBlock } from '../src/emulator/types.ts';
-import { startProxy } from '../src/proxy/server.ts';
-import { writeProxyReport } from '../src/proxy/report.ts';
+import { startEmulator } from '../src/integrations/emulator/start.ts';
+import type { EmulatorEvent } from '../src/integrations/emulator/server/core.ts';
+import type { ScriptedModel } from '../src/integrations/emulator/scripts/types.ts';
+import type { RequestBlock } from '../src/integrations/emulator/types.ts';
+import { startProxy } from '../src/integrations/proxy/server.ts';
+import { writeProxyReport } from '../src/integrations/proxy/report/report.ts';
 
 const [bin, ...rest] = process.argv.slice(2);
 if (!bin)

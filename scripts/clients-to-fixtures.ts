@@ -7,9 +7,9 @@
 // the binding check for a reason the client never caused.
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { signThinking } from '../src/emulator/request/thinking-binding.ts';
-import type { RequestMessage } from '../src/emulator/types.ts';
-import { findModel } from '../src/models/catalogue.ts';
+import { signThinking } from '../src/integrations/emulator/request/thinking-binding.ts';
+import type { RequestMessage } from '../src/integrations/emulator/types.ts';
+import { findModel } from '../src/core/models/catalogue.ts';
 
 const [logs, out, project, work, cache] = process.argv.slice(2);
 if (!logs || !out || !project || !work) {

@@ -7,10 +7,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmulator } from '../src/emulator/start.ts';
+import { startEmulator } from '../src/integrations/emulator/start.ts';
 import { ForkEngine, type ForkEngineOptions } from '../src/index.ts';
-import { captureSnapshot } from '../src/fork/snapshot.ts';
-import { TOOL_DECLARATIONS } from '../src/tools/declarations.ts';
+import { captureSnapshot } from '../src/core/fork/snapshot.ts';
+import { TOOL_DECLARATIONS } from '../src/core/tools/declarations.ts';
 import { threeTurns } from './three-turns.ts';
 
 const forks = Number(process.argv[process.argv.indexOf('--forks') + 1] || 200);

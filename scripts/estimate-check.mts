@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TOOL_DECLARATIONS } from '../src/tools/declarations.ts';
+import { TOOL_DECLARATIONS } from '../src/core/tools/declarations.ts';
 
 const [workspaceArg, from, to, under = 'src'] = process.argv.slice(2);
 if (!workspaceArg || !from || !to) {

@@ -1,5 +1,5 @@
 // Issue 43's done-when run, each tool-level attack by its real client's route, through the
-// emulator's `hostile` scripted model (src/emulator/scripts/hostile.ts). A parent declares one
+// emulator's `hostile` scripted model (src/integrations/emulator/scripts/hostile.ts). A parent declares one
 // client's tool set, so the run is two fan-outs of 20 forks in one engine and one process:
 //   1. Qwen Code's tools: a denied host tool through `tool_call`, a host tool in denyTools
 //      (direct and through `tool_call`), nested braces in glob and in grep_search's glob,
@@ -11,17 +11,17 @@
 // summary, how many benign forks completed, how many times a denied handler ran, and the peak
 // RSS of this process (engine, worker threads and emulator: VmHWM), the run directory's size.
 // `--json` prints one object.
-// The MCP session swap and `push` force are not tool calls: test/mcp/fork-calls.test.ts,
-// test/mcp/mcp-proxy.test.ts and test/cli/push.test.ts play them.
+// The MCP session swap and `push` force are not tool calls: test/integrations/mcp/fork-calls.test.ts,
+// test/integrations/mcp/mcp-proxy.test.ts and test/cli/push.test.ts play them.
 // `npx tsx scripts/hostile-fan-out.mts [--json]`
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ForkEngine } from '../src/engine/engine.ts';
-import { startEmulator } from '../src/emulator/start.ts';
-import { CLAUDE_ATTACKS, QWEN_ATTACKS } from '../src/emulator/scripts/hostile.ts';
-import { captureSnapshot } from '../src/fork/snapshot.ts';
-import { SUMMARY_FILE } from '../src/run-dir/files.ts';
+import { ForkEngine } from '../src/core/engine/engine.ts';
+import { startEmulator } from '../src/integrations/emulator/start.ts';
+import { CLAUDE_ATTACKS, QWEN_ATTACKS } from '../src/integrations/emulator/scripts/hostile.ts';
+import { captureSnapshot } from '../src/core/fork/snapshot.ts';
+import { SUMMARY_FILE } from '../src/core/run-dir/files.ts';
 
 const FORKS = 20;
 const json = process.argv.includes('--json');

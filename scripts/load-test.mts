@@ -5,10 +5,10 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmulator } from '../src/emulator/start.ts';
-import { ForkEngine } from '../src/engine/engine.ts';
-import { captureSnapshot } from '../src/fork/snapshot.ts';
-import { TOOL_DECLARATIONS } from '../src/tools/declarations.ts';
+import { startEmulator } from '../src/integrations/emulator/start.ts';
+import { ForkEngine } from '../src/core/engine/engine.ts';
+import { captureSnapshot } from '../src/core/fork/snapshot.ts';
+import { TOOL_DECLARATIONS } from '../src/core/tools/declarations.ts';
 import { threeTurns } from './three-turns.ts';
 
 const arg = (name: string, fallback: string): string => {

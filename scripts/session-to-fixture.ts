@@ -7,9 +7,9 @@
 // keeping transcript and wire byte-equal where they were.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { signThinking } from '../src/emulator/request/thinking-binding.ts';
-import type { RequestMessage } from '../src/emulator/types.ts';
-import { findModel } from '../src/models/catalogue.ts';
+import { signThinking } from '../src/integrations/emulator/request/thinking-binding.ts';
+import type { RequestMessage } from '../src/integrations/emulator/types.ts';
+import { findModel } from '../src/core/models/catalogue.ts';
 
 const [session, logs, work, out] = process.argv.slice(2);
 if (!session || !logs || !work || !out) {

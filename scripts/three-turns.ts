@@ -1,4 +1,4 @@
-import type { ScriptedModel } from '../src/emulator/scripts/types.ts';
+import type { ScriptedModel } from '../src/integrations/emulator/scripts/types.ts';
 
 /**
  * A stand-in model for load runs: two `list_dir` calls, then the report. The shared history

@@ -19,7 +19,7 @@ mkdir -p "$work" && cd "$work"
 [ -f rxjs-7.8.1.tgz ] || npm pack --silent rxjs@7.8.1 >/dev/null
 (cd "$here" && node --import tsx -e '
   const { readFileSync, writeFileSync } = await import("node:fs");
-  const { TOOL_DECLARATIONS } = await import("./src/tools/declarations.ts");
+  const { TOOL_DECLARATIONS } = await import("./src/core/tools/declarations.ts");
   const parent = JSON.parse(readFileSync("examples/plan/parent.json", "utf8"));
   writeFileSync(process.argv[1], JSON.stringify({ ...parent, tools: TOOL_DECLARATIONS }));
 ' "$work/parent.json")

@@ -34,7 +34,7 @@ plan() { # REPO RUNS ISOLATION > plan.json
 }
 (cd "$here" && node --import tsx -e '
   const { readFileSync, writeFileSync } = await import("node:fs");
-  const { TOOL_DECLARATIONS } = await import("./src/tools/declarations.ts");
+  const { TOOL_DECLARATIONS } = await import("./src/core/tools/declarations.ts");
   const parent = JSON.parse(readFileSync("examples/plan/parent.json", "utf8"));
   writeFileSync(process.argv[1], JSON.stringify({ ...parent, tools: TOOL_DECLARATIONS }));
 ' "$work/parent.json")

@@ -1,5 +1,5 @@
 // forkcache/ai-sdk: fork subagents from an AI SDK app's own requests (docs/ai-sdk.md).
-export { createForkcache } from './ai-sdk/fork-tool.ts';
+export { createForkcache } from './integrations/ai-sdk/fork-tool.ts';
 export type {
   AiSdkTool,
   AiSdkToolCallOptions,
@@ -12,4 +12,4 @@ export type {
   ForkToolProgress,
   PendingFanOut,
   ReportMessage,
-} from './ai-sdk/fork-tool.ts';
+} from './integrations/ai-sdk/fork-tool.ts';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { engineOptionsSchema } from '../src/engine/options.ts';
+import { engineOptionsSchema } from '../src/core/engine/options.ts';
 
 // docs/library.md's "An engine" lists the engine's options; it had fallen nine behind the
 // schema (issue 37). Every key `ForkEngine.create` accepts is named there, backticked.

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-// What the prose names must exist: every backticked repository path (`src/tools/jail.ts`,
+// What the prose names must exist: every backticked repository path (`src/core/tools/jail/jail.ts`,
 // `test/cli/`), and every test a table cites as `file.test.ts` › its name. Links are checked
 // by docs-links.test.ts; these are the references that are not links, and they drifted
 // (RELIABILITY.md rows citing tests that had moved).
@@ -118,11 +118,11 @@ describe('references in the docs', () => {
 
   it('the checker fails on a planted stale path and a test name that is not there', () => {
     const text = [
-      'See `src/tools/jail.ts` and `src/tools/no-such-file.ts`, `test/cli/` and `src/**/*.ts` (a pattern).',
+      'See `src/core/tools/jail/jail.ts` and `src/tools/no-such-file.ts`, `test/cli/` and `src/**/*.ts` (a pattern).',
       '| row | `test/docs-links.test.ts` › every relative link in README.md… | `test/docs-links.test.ts` › a test nobody wrote… |',
     ].join('\n');
     expect(pathsNamed(text).map((p) => p.path)).toEqual([
-      'src/tools/jail.ts',
+      'src/core/tools/jail/jail.ts',
       'src/tools/no-such-file.ts',
       'test/cli',
       'test/docs-links.test.ts',

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { withBenchOptions } from '../src/engine/bench-options.ts';
-import { resolveEngineOptions } from '../src/engine/options.ts';
-import { type ForkcacheError, hasCode } from '../src/errors.ts';
+import { withBenchOptions } from '../src/core/engine/bench-options.ts';
+import { resolveEngineOptions } from '../src/core/engine/options.ts';
+import { type ForkcacheError, hasCode } from '../src/core/util/errors.ts';
 import * as api from '../src/index.ts';
 import * as testing from '../src/testing.ts';
 
@@ -166,7 +166,7 @@ describe('the public API', () => {
       ].sort(),
     );
     // no module of it imports `ai` or a provider: a consumer without them compiles and runs
-    const sources = ['ai-sdk.ts', 'ai-sdk/fork-tool.ts', 'ai-sdk/capture.ts'].map((f) =>
+    const sources = ['ai-sdk.ts', 'integrations/ai-sdk/fork-tool.ts', 'integrations/ai-sdk/capture.ts'].map((f) =>
       readFileSync(new URL(`../src/${f}`, import.meta.url), 'utf8'),
     );
     for (const source of sources) expect(source).not.toMatch(/from '(ai|@ai-sdk\/[^']+)'/);

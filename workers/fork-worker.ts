@@ -1,10 +1,10 @@
 // Thin Piscina entry: attach to the frozen prefix, then hand over to src/. Nothing testable
 // lives here.
 import { threadId } from 'node:worker_threads';
-import type { ForkTask } from '../src/pool/protocol.ts';
-import { runForkTask } from '../src/pool/worker-run.ts';
-import type { ForkOutcome } from '../src/loop/types.ts';
-import { attachFrozenPrefix } from '../src/prefix/sab.ts';
+import type { ForkTask } from '../src/core/pool/protocol.ts';
+import { runForkTask } from '../src/core/pool/worker-run.ts';
+import type { ForkOutcome } from '../src/core/loop/types.ts';
+import { attachFrozenPrefix } from '../src/core/prefix/sab.ts';
 
 export interface ProbeTask {
   kind: 'probe';

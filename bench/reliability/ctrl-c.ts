@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
+import { TOOL_DECLARATIONS } from '../../src/core/tools/declarations.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const { values } = parseArgs({

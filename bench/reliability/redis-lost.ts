@@ -9,10 +9,10 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ForkEngine } from '../../src/engine/engine.ts';
-import { startEmulator } from '../../src/emulator/start.ts';
-import { captureSnapshot } from '../../src/fork/snapshot.ts';
-import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
+import { ForkEngine } from '../../src/core/engine/engine.ts';
+import { startEmulator } from '../../src/integrations/emulator/start.ts';
+import { captureSnapshot } from '../../src/core/fork/snapshot.ts';
+import { TOOL_DECLARATIONS } from '../../src/core/tools/declarations.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const flag = process.argv.indexOf('--timeout-ms');

@@ -4,7 +4,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createToolExecutor } from '../../src/tools/executor.ts';
+import { createToolExecutor } from '../../src/core/tools/executor.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'fc-bench-redos-'));
 const rows: unknown[] = [];

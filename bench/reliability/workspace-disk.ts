@@ -5,9 +5,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HostGit } from '../../src/tools/host-git.ts';
-import { workspaceDiskSupport } from '../../src/tools/workspace-disk.ts';
-import { openWorktree, retireWorktree } from '../../src/tools/worktree.ts';
+import { HostGit } from '../../src/core/tools/git/host-git.ts';
+import { workspaceDiskSupport } from '../../src/core/tools/git/workspace-disk.ts';
+import { openWorktree, retireWorktree } from '../../src/core/tools/git/worktree.ts';
 
 const arg = (name: string, fallback: number): number => {
   const at = process.argv.indexOf(`--${name}`);

@@ -1,7 +1,7 @@
-import type { ManualClock } from '../../src/clock.ts';
-import type { Emulator } from '../../src/emulator/start.ts';
-import type { FanOut, FanOutResult } from '../../src/agent/fork-handle.ts';
-import type { WarmStrategy } from '../../src/engine/warm-gate.ts';
+import type { ManualClock } from '../../src/core/util/clock.ts';
+import type { Emulator } from '../../src/integrations/emulator/start.ts';
+import type { FanOut, FanOutResult } from '../../src/core/agent/fork-handle.ts';
+import type { WarmStrategy } from '../../src/core/engine/warm-gate.ts';
 
 export interface DrivenResult extends FanOutResult {
   /** Emulated time from `fanOut()` to the last fork's end (ms on the ManualClock). */
@@ -31,7 +31,7 @@ export interface DriveOptions {
 type ForkPhase = 'working' | 'requesting' | 'done';
 
 /**
- * Run a fan-out on emulated time. Like test/engine/helpers.ts `driveClock`, time jumps to the
+ * Run a fan-out on emulated time. Like test/core/engine/helpers.ts `driveClock`, time jumps to the
  * next sleeper's deadline, but only once the system is quiescent, so that the emulated
  * timeline does not depend on how fast threads run:
  *

@@ -1,12 +1,12 @@
-import { BUILTIN_CATALOGUE } from '../../src/models/catalogue.ts';
-import { DEFAULT_MODEL } from '../../src/models/defaults.ts';
+import { BUILTIN_CATALOGUE } from '../../src/core/models/catalogue.ts';
+import { DEFAULT_MODEL } from '../../src/core/models/defaults.ts';
 import type Anthropic from '@anthropic-ai/sdk';
 import { DEMO_SYSTEM_PROMPT } from '../../src/cli/demo/system-prompt.ts';
-import { measureSharedTokens } from '../../src/engine/measure.ts';
-import { SPAWN_TOOL_NAME } from '../../src/wire/fork-text.ts';
-import { captureSnapshot, type ParentSnapshot } from '../../src/fork/snapshot.ts';
-import { freeze } from '../../src/prefix/freeze.ts';
-import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
+import { measureSharedTokens } from '../../src/core/engine/measure.ts';
+import { SPAWN_TOOL_NAME } from '../../src/core/wire/fork-text.ts';
+import { captureSnapshot, type ParentSnapshot } from '../../src/core/fork/snapshot.ts';
+import { freeze } from '../../src/core/prefix/freeze.ts';
+import { TOOL_DECLARATIONS } from '../../src/core/tools/declarations.ts';
 
 /** The model every bench request uses. */
 export const BENCH_MODEL = DEFAULT_MODEL;

@@ -1,14 +1,14 @@
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findForkDirective, toolExchanges } from '../../src/emulator/scripts/conversation.ts';
-import { formatReport } from '../../src/emulator/scripts/directive.ts';
-import { SCRIPT_HEADER, type ScriptedModel, type ScriptedTurn } from '../../src/emulator/scripts/types.ts';
-import type { Clock } from '../../src/clock.ts';
-import { ForkEngine } from '../../src/engine/engine.ts';
-import { withBenchOptions } from '../../src/engine/bench-options.ts';
-import type { WarmStrategy } from '../../src/engine/warm-gate.ts';
-import type { MarkerStrategy } from '../../src/prefix/freeze.ts';
+import { findForkDirective, toolExchanges } from '../../src/integrations/emulator/scripts/conversation.ts';
+import { formatReport } from '../../src/integrations/emulator/scripts/directive.ts';
+import { SCRIPT_HEADER, type ScriptedModel, type ScriptedTurn } from '../../src/integrations/emulator/scripts/types.ts';
+import type { Clock } from '../../src/core/util/clock.ts';
+import { ForkEngine } from '../../src/core/engine/engine.ts';
+import { withBenchOptions } from '../../src/core/engine/bench-options.ts';
+import type { WarmStrategy } from '../../src/core/engine/warm-gate.ts';
+import type { MarkerStrategy } from '../../src/core/prefix/freeze.ts';
 
 /** Name of the bench's scripted model (select it with the `x-forkcache-script` header). */
 export const SURVEY_SCRIPT = 'survey';

@@ -1,7 +1,7 @@
 // Bench worker: produces or consumes payloads so the main thread can time the crossing.
 import { Packr } from 'msgpackr';
 import { Piscina } from 'piscina';
-import { attachFrozenPrefix } from '../../src/prefix/sab.ts';
+import { attachFrozenPrefix } from '../../src/core/prefix/sab.ts';
 
 const packr = new Packr({ useRecords: false });
 const cache = new Map<string, unknown>();

@@ -2,7 +2,7 @@
 // are live at once. A task carries the frozen prefix the way the engine sends it (the shared
 // SAB, attached and hash-checked once per thread) or as its own structured-cloned copy.
 import { threadId } from 'node:worker_threads';
-import { attachFrozenPrefix } from '../../src/prefix/sab.ts';
+import { attachFrozenPrefix } from '../../src/core/prefix/sab.ts';
 
 export interface HoldTask {
   /** The engine's way (a SharedArrayBuffer), or a baseline copy per task (a cloned string). */

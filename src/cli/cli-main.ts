@@ -1,7 +1,7 @@
 import { CommanderError } from 'commander';
-import { exitClassOf } from '../errors.ts';
+import { exitClassOf } from '../core/util/errors.ts';
 import { printErr, printOut } from './terminal-safe.ts';
-import { VERSION } from '../version.ts';
+import { VERSION } from '../core/util/version.ts';
 
 /**
  * The `forkcache` command as a function: runs the command `args` name (the arguments after the

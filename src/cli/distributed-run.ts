@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import type { FanOutResult } from '../agent/fork-handle.ts';
-import { type DistributedOptions, shownRedisUrl } from '../distributed/keys.ts';
-import { ForkcacheError } from '../errors.ts';
+import type { FanOutResult } from '../core/agent/fork-handle.ts';
+import { type DistributedOptions, shownRedisUrl } from '../integrations/distributed/keys.ts';
+import { ForkcacheError } from '../core/util/errors.ts';
 import type { Endpoint } from './endpoint.ts';
 import { intFlag } from './flags.ts';
-import { resumeCommand } from './resume-hint.ts';
-import { notDoneForks } from './summary-table.ts';
-import { sandboxLine } from '../tools/sandbox-report.ts';
+import { resumeCommand } from './output/resume-hint.ts';
+import { notDoneForks } from './output/summary-table.ts';
+import { sandboxLine } from '../core/tools/sandbox/report.ts';
 
 /** `--redis` and `--redis-timeout-ms`, as `run` and `resume` take them. */
 export const redisFlags = {

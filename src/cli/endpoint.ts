@@ -1,9 +1,9 @@
-import { startEmulator } from '../emulator/start.ts';
-import { ForkcacheError } from '../errors.ts';
-import type { ModelCatalogue } from '../models/catalogue.ts';
-import { isChatProvider, isLocalEngine, type ProviderId } from '../wire/providers.ts';
-import { chatEndpointFromEnv } from '../provider/openai/client.ts';
-import { dialectOf } from '../prefix/chat-dialects.ts';
+import { startEmulator } from '../integrations/emulator/start.ts';
+import { ForkcacheError } from '../core/util/errors.ts';
+import type { ModelCatalogue } from '../core/models/catalogue.ts';
+import { isChatProvider, isLocalEngine, type ProviderId } from '../core/wire/providers.ts';
+import { chatEndpointFromEnv } from '../providers/openai/client.ts';
+import { dialectOf } from '../core/prefix/chat-dialects.ts';
 import { emulatorApiOf } from './demo/provider-wire.ts';
 
 /** `anthropic` is the historical name of "the provider's real API" (`real` says the same for any provider). */

@@ -1,6 +1,6 @@
 /*
  * What `run`, `resume` and `merge` exit with once their work is merged (or integrated), beside
- * the codes every command has: 0 done, 1 failed work, 2 bad input (src/errors.ts's exit
+ * the codes every command has: 0 done, 1 failed work, 2 bad input (src/core/util/errors.ts's exit
  * classes), 3 a spend cap (budget-line.ts), 130 Ctrl-C (interrupt.ts). Documented in one
  * place for users: docs/runs.md, Exit codes.
  */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ForkcacheError } from '../errors.ts';
+import { ForkcacheError } from '../core/util/errors.ts';
 
 /**
  * A flag whose value must be a plain non-negative integer: commander hands every value over

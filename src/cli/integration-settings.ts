@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { DEFAULT_CHECK_TIMEOUT_MS } from '../engine/fork-checks.ts';
-import { ForkcacheError } from '../errors.ts';
-import type { Manifest } from '../run-dir/manifest.ts';
-import { parseOrThrow } from '../validation.ts';
+import { DEFAULT_CHECK_TIMEOUT_MS } from '../core/engine/fork-checks.ts';
+import { ForkcacheError } from '../core/util/errors.ts';
+import type { Manifest } from '../core/run-dir/manifest.ts';
+import { parseOrThrow } from '../core/util/validation.ts';
 
 /** Fix-up rounds an integration gives the forks its check implicates, unless the plan says. */
 export const DEFAULT_INTEGRATION_ROUNDS = 2;

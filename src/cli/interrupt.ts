@@ -1,7 +1,7 @@
-import { ForkcacheError } from '../errors.ts';
-import type { FanOut, FanOutResult } from '../agent/fork-handle.ts';
-import { resumeCommand } from './resume-hint.ts';
-import { notDoneForks } from './summary-table.ts';
+import { ForkcacheError } from '../core/util/errors.ts';
+import type { FanOut, FanOutResult } from '../core/agent/fork-handle.ts';
+import { resumeCommand } from './output/resume-hint.ts';
+import { notDoneForks } from './output/summary-table.ts';
 
 /** Exit code of a run stopped by Ctrl-C (128 + SIGINT), as shells report it. */
 export const INTERRUPTED_EXIT_CODE = 130;

@@ -1,4 +1,4 @@
-import { importOptional, type OptionalFeature } from '../optional-import.ts';
+import { importOptional, type OptionalFeature } from '../core/util/optional-import.ts';
 
 /**
  * The forkcache module that loads each feature's optional packages. Loading it is the check:
@@ -8,9 +8,9 @@ import { importOptional, type OptionalFeature } from '../optional-import.ts';
  */
 type Required = Exclude<OptionalFeature, 'ai-sdk' | 'check-file'>;
 const LOADERS: Record<Required, () => Promise<unknown>> = {
-  report: () => import('../report/svg-chart.ts'),
-  distributed: () => import('../distributed/backend.ts'),
-  mcp: () => import('../mcp/start.ts'),
+  report: () => import('../integrations/report/svg-chart.ts'),
+  distributed: () => import('../integrations/distributed/submit/backend.ts'),
+  mcp: () => import('../integrations/mcp/start.ts'),
 };
 
 /**

@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline/promises';
-import type { PermissionAnswer, PermissionHandler, PermissionRequest } from '../tools/permissions.ts';
-import { terminalSafe } from '../terminal-text.ts';
+import type { PermissionAnswer, PermissionHandler, PermissionRequest } from '../core/tools/permissions.ts';
+import { terminalSafe } from '../core/util/terminal-text.ts';
 
 export interface PromptOptions {
   /** `--allow-asks`: answer yes to every question (for non-interactive runs that should proceed). */

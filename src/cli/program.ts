@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { VERSION } from '../version.ts';
+import { VERSION } from '../core/util/version.ts';
 
 type Register = (program: Command) => void;
 

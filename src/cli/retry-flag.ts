@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RETRYABLE_STATUSES, type RetryableStatus } from '../fork-status.ts';
+import { RETRYABLE_STATUSES, type RetryableStatus } from '../core/util/fork-status.ts';
 
 /** `--retry all-not-done`: every status a fork can end in without having done its directive. */
 export const ALL_NOT_DONE = 'all-not-done';

@@ -1,4 +1,4 @@
-import { terminalSafeLines } from '../terminal-text.ts';
+import { terminalSafeLines } from '../core/util/terminal-text.ts';
 
 /*
  * Where every command prints. Any text a command prints may hold what a model wrote (a fork's

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fixupCostOf, maxMean } from '../../bench/integration-fixups.ts';
-import type { TranscriptTurn } from '../../src/run-dir/transcript-reader.ts';
+import type { TranscriptTurn } from '../../src/core/run-dir/transcript-reader.ts';
 
 // The integration bench's per-fork comparison (issue 42): a fix-up turn against re-running its
 // fork from scratch (its first run again, then the same fix) and against its first run alone.

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator/start.ts';
-import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
+import { startEmulator } from '../../src/integrations/emulator/start.ts';
+import { TOOL_DECLARATIONS } from '../../src/core/tools/declarations.ts';
 import { forkcache } from './run-cli.ts';
 
 // Issue 15, case 8 (CLI): each of these was a silent substitution, a late failure (exit 1) or

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { importClaudeTranscript } from '../../src/cli/importers/claude-transcript.ts';
 import { rebuildWireRequest } from '../../src/cli/importers/claude-wire.ts';
-import { startEmulator } from '../../src/emulator/start.ts';
-import { workspace } from '../engine/helpers.ts';
+import { startEmulator } from '../../src/integrations/emulator/start.ts';
+import { workspace } from '../core/engine/helpers.ts';
 import { replayWire, sessionFixture, upToLastMarker } from './claude-fixture.ts';
 import { forkcache, lastJson } from './run-cli.ts';
 

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { importClaudeTranscript } from '../../src/cli/importers/claude-transcript.ts';
 import { rebuildWireRequest } from '../../src/cli/importers/claude-wire.ts';
-import { CacheContinuity } from '../../src/cli/cache-continuity.ts';
-import { startEmulator } from '../../src/emulator/start.ts';
-import { ForkEngine } from '../../src/engine/engine.ts';
-import { workspace } from '../engine/helpers.ts';
+import { CacheContinuity } from '../../src/cli/importers/cache-continuity.ts';
+import { startEmulator } from '../../src/integrations/emulator/start.ts';
+import { ForkEngine } from '../../src/core/engine/engine.ts';
+import { workspace } from '../core/engine/helpers.ts';
 import { replayWire, sessionFixture, upToLastMarker } from './claude-fixture.ts';
 
 /*
@@ -97,7 +97,7 @@ describe.each(['2.1.332', '2.1.337'])('a Claude Code %s session as the parent', 
       expect(forks).toBe(3);
       // Every fork's first request read all of it. (The importer's figure comes from the live
       // session's usage, before local paths were scrubbed out of the fixture: a few tokens more,
-      // within 1% as in test/emulator/real-clients.test.ts; 2.1.337 names its memory folder, a
+      // within 1% as in test/integrations/emulator/real-clients.test.ts; 2.1.337 names its memory folder, a
       // path, nine times.)
       expect(minRead).toBe(served);
       expect(Math.abs(served - expectedCachedTokens!)).toBeLessThanOrEqual(

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { routeMismatch } from '../../src/cli/importers/claude-route.ts';
 import { importClaudeTranscript } from '../../src/cli/importers/claude-transcript.ts';
-import { startEmulator } from '../../src/emulator/start.ts';
-import { workspace } from '../engine/helpers.ts';
+import { startEmulator } from '../../src/integrations/emulator/start.ts';
+import { workspace } from '../core/engine/helpers.ts';
 import { replayWire, sessionFixture } from './claude-fixture.ts';
 import { forkcache } from './run-cli.ts';
 

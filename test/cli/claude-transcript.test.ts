@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { importClaudeTranscript } from '../../src/cli/importers/claude-transcript.ts';
-import { FORK_FALLBACK_SYSTEM_PROMPT } from '../../src/fork/fallback.ts';
-import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
+import { FORK_FALLBACK_SYSTEM_PROMPT } from '../../src/core/fork/fallback.ts';
+import { TOOL_DECLARATIONS } from '../../src/core/tools/declarations.ts';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/claude-code/session.jsonl', import.meta.url));
 

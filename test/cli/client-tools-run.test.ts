@@ -2,8 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator/start.ts';
-import { workspace } from '../engine/helpers.ts';
+import { startEmulator } from '../../src/integrations/emulator/start.ts';
+import { workspace } from '../core/engine/helpers.ts';
 import { replayWire, sessionFixture } from './claude-fixture.ts';
 import { forkcache, lastJson } from './run-cli.ts';
 

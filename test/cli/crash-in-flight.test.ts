@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator/start.ts';
-import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
+import { startEmulator } from '../../src/integrations/emulator/start.ts';
+import { TOOL_DECLARATIONS } from '../../src/core/tools/declarations.ts';
 import { cliArgs, forkcache, lastJson } from './run-cli.ts';
 
 // Issue 15, case 6: requests in flight at a kill -9 were never recorded. Each request is now

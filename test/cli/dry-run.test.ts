@@ -2,8 +2,8 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, wri
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../src/emulator/start.ts';
-import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
+import { startEmulator, type Emulator } from '../../src/integrations/emulator/start.ts';
+import { TOOL_DECLARATIONS } from '../../src/core/tools/declarations.ts';
 import { forkcache, lastJson } from './run-cli.ts';
 
 // `forkcache run PLAN --dry-run` against an emulator this test starts (as the real API, through

@@ -3,8 +3,8 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, wr
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { probeBubblewrap } from '../../src/tools/bwrap-probe.ts';
-import { git, repoWith } from '../tools/git-fixture.ts';
+import { probeBubblewrap } from '../../src/core/tools/sandbox/bwrap-probe.ts';
+import { git, repoWith } from '../core/tools/git-fixture.ts';
 import { writePlan } from './review-fixture.ts';
 import { forkcache, lastJson } from './run-cli.ts';
 

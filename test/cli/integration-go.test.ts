@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LEFT_OUT_EXIT_CODE } from '../../src/cli/exit-codes.ts';
-import { transcriptPath } from '../../src/run-dir/files.ts';
-import { readTranscript } from '../../src/run-dir/transcript-reader.ts';
-import { git, repoWith } from '../tools/git-fixture.ts';
+import { transcriptPath } from '../../src/core/run-dir/files.ts';
+import { readTranscript } from '../../src/core/run-dir/transcript-reader.ts';
+import { git, repoWith } from '../core/tools/git-fixture.ts';
 import { runDirOf, writePlan } from './review-fixture.ts';
 import { forkcache, lastJson } from './run-cli.ts';
 

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LEFT_OUT_EXIT_CODE } from '../../src/cli/exit-codes.ts';
-import { git, repoWith } from '../tools/git-fixture.ts';
+import { git, repoWith } from '../core/tools/git-fixture.ts';
 import { runDirOf, writePlan } from './review-fixture.ts';
 import { forkcache, lastJson } from './run-cli.ts';
 

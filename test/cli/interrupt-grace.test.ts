@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { cancelOnInterrupt, interruptedLine } from '../../src/cli/interrupt.ts';
-import type { FanOut } from '../../src/agent/fork-handle.ts';
+import type { FanOut } from '../../src/core/agent/fork-handle.ts';
 
 // Issue 15, case 2: a fork stuck in code that never looks at its signal kept the run alive
 // after the first Ctrl-C, and the second one quit without the summary. Now a grace period

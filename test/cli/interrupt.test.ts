@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
+import { TOOL_DECLARATIONS } from '../../src/core/tools/declarations.ts';
 import { cliArgs } from './run-cli.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -2,7 +2,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
+import { TOOL_DECLARATIONS } from '../../src/core/tools/declarations.ts';
 import { forkcache, lastJson } from './run-cli.ts';
 
 // `--max-usd` / a plan's `maxUsd` as a user runs them: the real command in child processes, on

@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock.ts';
-import type { ApiView, ModelView } from '../../src/cli/models-view.ts';
-import { mergeCatalogue } from '../../src/models/catalogue.ts';
-import { emulator } from '../emulator/helpers.ts';
+import { ManualClock } from '../../src/core/util/clock.ts';
+import type { ApiView, ModelView } from '../../src/cli/models/view.ts';
+import { mergeCatalogue } from '../../src/core/models/catalogue.ts';
+import { emulator } from '../integrations/emulator/helpers.ts';
 import { forkcache } from './run-cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'forkcache-models-'));

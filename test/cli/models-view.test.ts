@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { formatApi, formatModels, price } from '../../src/cli/models-table.ts';
-import { apiView, catalogueView } from '../../src/cli/models-view.ts';
-import { BUILTIN_CATALOGUE, mergeCatalogue } from '../../src/models/catalogue.ts';
+import { formatApi, formatModels, price } from '../../src/cli/models/table.ts';
+import { apiView, catalogueView } from '../../src/cli/models/view.ts';
+import { BUILTIN_CATALOGUE, mergeCatalogue } from '../../src/core/models/catalogue.ts';
 
 const day = (d: string): number => Date.parse(`${d}T00:00:00Z`);
 const text = (d: string, all = false): string =>

@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { git } from '../tools/git-fixture.ts';
+import { git } from '../core/tools/git-fixture.ts';
 import { exampleParent, forkcache, lastJson } from './run-cli.ts';
 
 // Issue 34, "Many repositories in one plan": one plan over three local repositories, each with

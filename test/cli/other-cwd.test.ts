@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
+import { TOOL_DECLARATIONS } from '../../src/core/tools/declarations.ts';
 import { runNode } from './run-cli.ts';
 
 // Issue 15, case 7: with dist/ not built (the state after `npm ci`), `run` from any directory

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { planSchema } from '../../src/cli/plan.ts';
-import { planFieldsHelp } from '../../src/cli/plan-help.ts';
+import { planSchema } from '../../src/cli/plan/plan.ts';
+import { planFieldsHelp } from '../../src/cli/plan/help.ts';
 import { retryFlag } from '../../src/cli/retry-flag.ts';
 import { forkcache } from './run-cli.ts';
 

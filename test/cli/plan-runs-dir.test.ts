@@ -2,7 +2,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadPlan } from '../../src/cli/plan.ts';
+import { loadPlan } from '../../src/cli/plan/plan.ts';
 
 const example = new URL('../../examples/plan/', import.meta.url);
 const dir = mkdtempSync(join(tmpdir(), 'fc-plan-runs-dir-'));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { FanOutEvent, ForkResult } from '../../src/agent/fork-handle.ts';
-import { colorEnabled, ProgressBoard } from '../../src/cli/progress-board.ts';
+import type { FanOutEvent, ForkResult } from '../../src/core/agent/fork-handle.ts';
+import { colorEnabled, ProgressBoard } from '../../src/cli/board/progress-board.ts';
 import { emulatedTty } from './board/fake-tty.ts';
 
 /** A stream that records what is written; a TTY or not. */

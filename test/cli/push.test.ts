@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { git, repoWith } from '../tools/git-fixture.ts';
+import { git, repoWith } from '../core/tools/git-fixture.ts';
 import { writePlan } from './review-fixture.ts';
 import { forkcache, lastJson } from './run-cli.ts';
 

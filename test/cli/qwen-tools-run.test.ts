@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { workspace } from '../engine/helpers.ts';
+import { workspace } from '../core/engine/helpers.ts';
 import { forkcache, lastJson } from './run-cli.ts';
 
 /*

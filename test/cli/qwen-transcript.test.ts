@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { importClaudeTranscript } from '../../src/cli/importers/claude-transcript.ts';
-import { loadPlan } from '../../src/cli/plan.ts';
-import { startEmulator } from '../../src/emulator/start.ts';
-import { ForkEngine } from '../../src/engine/engine.ts';
-import { workspace } from '../engine/helpers.ts';
+import { loadPlan } from '../../src/cli/plan/plan.ts';
+import { startEmulator } from '../../src/integrations/emulator/start.ts';
+import { ForkEngine } from '../../src/core/engine/engine.ts';
+import { workspace } from '../core/engine/helpers.ts';
 
 /* A real Qwen Code 0.24.4 chat (--auth-type anthropic, one tool call) run on the emulator. */
 const SESSION = join(import.meta.dirname, '../fixtures/qwen-code/0.24.4/read/session.jsonl');

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type GlobPlanInput, planFromGlob } from '../../src/cli/plan-from-glob.ts';
+import { type GlobPlanInput, planFromGlob } from '../../src/cli/plan/from-glob.ts';
 import { forkcache, lastJson } from './run-cli.ts';
 
 // Issue 23, the refactor as a product: `forkcache plan` makes the plan from a glob, `run` tells

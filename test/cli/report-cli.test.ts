@@ -2,7 +2,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { loadPlan } from '../../src/cli/plan.ts';
+import { loadPlan } from '../../src/cli/plan/plan.ts';
 import { createProgram } from '../../src/cli/program.ts';
 import { forkcache, lastJson } from './run-cli.ts';
 

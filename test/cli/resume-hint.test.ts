@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resumeCommand } from '../../src/cli/resume-hint.ts';
+import { resumeCommand } from '../../src/cli/output/resume-hint.ts';
 
 describe('resumeCommand', () => {
   it('names the run directory absolutely', () => {

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refactorModel } from '../../src/emulator/scripts/refactor.ts';
-import type { ScriptedModel } from '../../src/emulator/scripts/types.ts';
-import { type Emulator, startEmulator } from '../../src/emulator/start.ts';
-import { readTranscript } from '../../src/run-dir/transcript-reader.ts';
+import { refactorModel } from '../../src/integrations/emulator/scripts/refactor.ts';
+import type { ScriptedModel } from '../../src/integrations/emulator/scripts/types.ts';
+import { type Emulator, startEmulator } from '../../src/integrations/emulator/start.ts';
+import { readTranscript } from '../../src/core/run-dir/transcript-reader.ts';
 import { cliArgs, exampleParent, forkcacheProcess as forkcache, type RunResult } from './run-cli.ts';
 
 // Issue 24, route 6: after a kill -9 mid-run, two `forkcache resume` started together both

@@ -2,8 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { splitSigned } from '../../src/run-dir/run-mac.ts';
-import { findBubblewrap } from '../../src/tools/bwrap-probe.ts';
+import { splitSigned } from '../../src/core/run-dir/run-mac.ts';
+import { findBubblewrap } from '../../src/core/tools/sandbox/bwrap-probe.ts';
 import { exampleParent, forkcache, lastJson } from './run-cli.ts';
 
 // Issue 24, route 2, as `forkcache resume` meets it: a manifest rewritten to allow bash with

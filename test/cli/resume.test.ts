@@ -29,7 +29,7 @@ describe('forkcache resume RUN_DIR', () => {
     const empty = mkdtempSync(join(tmpdir(), 'fc-resume-'));
     const none = await forkcache(['resume', empty]);
     expect(none.code).toBe(2);
-    // the message of the one locator (src/run-dir/locate.ts), shared with `forkcache report`
+    // the message of the one locator (src/core/run-dir/locate.ts), shared with `forkcache report`
     expect(none.stderr).toMatch(/: no manifest\.json here nor in any sub-directory/);
     writeFileSync(join(empty, 'manifest.json'), '{"v":2}');
     const bad = await forkcache(['resume', empty]);

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
+import { TOOL_DECLARATIONS } from '../../src/core/tools/declarations.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -3,10 +3,10 @@ import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refactorModel } from '../../src/emulator/scripts/refactor.ts';
-import type { ScriptedModel } from '../../src/emulator/scripts/types.ts';
-import { type Emulator, startEmulator } from '../../src/emulator/start.ts';
-import { git, repoWith } from '../tools/git-fixture.ts';
+import { refactorModel } from '../../src/integrations/emulator/scripts/refactor.ts';
+import type { ScriptedModel } from '../../src/integrations/emulator/scripts/types.ts';
+import { type Emulator, startEmulator } from '../../src/integrations/emulator/start.ts';
+import { git, repoWith } from '../core/tools/git-fixture.ts';
 import { writePlan } from './review-fixture.ts';
 import { cliArgs, forkcache } from './run-cli.ts';
 

@@ -3,9 +3,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { FORK_END_STATUSES } from '../../src/fork-status.ts';
-import { tsxLoaderUrl } from '../../src/pool/worker-file.ts';
-import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
+import { FORK_END_STATUSES } from '../../src/core/util/fork-status.ts';
+import { tsxLoaderUrl } from '../../src/core/pool/worker-file.ts';
+import { TOOL_DECLARATIONS } from '../../src/core/tools/declarations.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -2,9 +2,9 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator/start.ts';
-import { BUILTIN_CATALOGUE, mergeCatalogue } from '../../src/models/catalogue.ts';
-import { statusAt } from '../../src/models/status.ts';
+import { startEmulator } from '../../src/integrations/emulator/start.ts';
+import { BUILTIN_CATALOGUE, mergeCatalogue } from '../../src/core/models/catalogue.ts';
+import { statusAt } from '../../src/core/models/status.ts';
 import { forkcache, lastJson } from './run-cli.ts';
 
 const ROOT = process.cwd();

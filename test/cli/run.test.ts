@@ -36,7 +36,7 @@ describe('forkcache run PLAN.json', () => {
     expect(bad.stderr).toMatch(/directives\[0\]: a directive must not be empty/);
     const missing = await forkcache(['run', planFile({ parent: 'nope.json', directives: ['x'] })]);
     expect(missing.code).toBe(2);
-    // the one JSON reader's style (src/json-file.ts): what the file is, its path, why
+    // the one JSON reader's style (src/core/util/json-file.ts): what the file is, its path, why
     expect(missing.stderr).toMatch(/plan\.parent \S*nope\.json: cannot read \(no such file\)/);
     const notJson = await forkcache(['run', planFile('{ nope')]);
     expect(notJson.code).toBe(2);

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator/start.ts';
+import { startEmulator } from '../../src/integrations/emulator/start.ts';
 import { forkcache, lastJson } from './run-cli.ts';
 
 describe('forkcache run at the API spend cap', () => {

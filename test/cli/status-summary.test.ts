@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatRun } from '../../src/cli/commands/status.ts';
 import type { ForkReview, RunReview } from '../../src/cli/review/run-forks.ts';
-import type { Manifest } from '../../src/run-dir/manifest.ts';
+import type { Manifest } from '../../src/core/run-dir/manifest.ts';
 
 // Issue 42: `status` of a 256-fork run was 259 lines with no summary. It counts the forks by
 // status before and after the rows, and `--not-done` keeps only the forks not done.

@@ -2,8 +2,8 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { resolveEngineOptions } from '../../src/engine/options.ts';
-import { MAX_WORKSPACE_MB } from '../../src/tools/limits.ts';
+import { resolveEngineOptions } from '../../src/core/engine/options.ts';
+import { MAX_WORKSPACE_MB } from '../../src/core/tools/limits.ts';
 import { forkcache } from './run-cli.ts';
 
 // Issue 43: `maxWorkspaceMb` of 1e8 or 1e15 reached the worktree's disk image and failed the

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { repoWith } from '../tools/git-fixture.ts';
+import { repoWith } from '../core/tools/git-fixture.ts';
 import { writePlan } from './review-fixture.ts';
 import { forkcache, lastJson } from './run-cli.ts';
 

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { git, loggingGit, repoWith } from '../tools/git-fixture.ts';
+import { git, loggingGit, repoWith } from '../core/tools/git-fixture.ts';
 import { writePlan } from './review-fixture.ts';
 import { forkcache, lastJson } from './run-cli.ts';
 

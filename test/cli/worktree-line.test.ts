@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { wholeWorktreesLine } from '../../src/cli/worktree-line.ts';
-import { HostGit } from '../../src/tools/host-git.ts';
-import { wholeWorktreeLimit } from '../../src/tools/worktree-budget.ts';
-import { git, repoWith } from '../tools/git-fixture.ts';
+import { wholeWorktreesLine } from '../../src/cli/output/worktree-line.ts';
+import { HostGit } from '../../src/core/tools/git/host-git.ts';
+import { wholeWorktreeLimit } from '../../src/core/tools/git/worktree-budget.ts';
+import { git, repoWith } from '../core/tools/git-fixture.ts';
 import { writePlan } from './review-fixture.ts';
 import { forkcache } from './run-cli.ts';
 

@@ -2,8 +2,8 @@
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../src/emulator/start.ts';
-import { startMcpProxy, type McpProxy } from '../../src/mcp/start.ts';
+import { startEmulator, type Emulator } from '../../src/integrations/emulator/start.ts';
+import { startMcpProxy, type McpProxy } from '../../src/integrations/mcp/start.ts';
 import { claudeCodeBuilds, clientHome, expectOneFanOut } from './helpers.ts';
 
 for (const { agentSdk } of claudeCodeBuilds) if (!agentSdk.ok) console.warn(`test/clients: ${agentSdk.why}`);

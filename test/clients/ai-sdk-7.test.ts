@@ -16,12 +16,12 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ForkToolOutput } from '../../src/ai-sdk.ts';
-import { findForkDirective, lastUserText } from '../../src/emulator/scripts/conversation.ts';
-import { startEmulator } from '../../src/emulator/start.ts';
-import type { LedgerRecord } from '../../src/ledger/records.ts';
+import { findForkDirective, lastUserText } from '../../src/integrations/emulator/scripts/conversation.ts';
+import { startEmulator } from '../../src/integrations/emulator/start.ts';
+import type { LedgerRecord } from '../../src/core/ledger/records.ts';
 import { type RunResult, runProgram } from '../cli/run-cli.ts';
 import { expectBackgroundTen, expectForkedTwenty } from '../examples/ai-sdk-output.ts';
-import { isRepair, typedOutputModel } from '../ai-sdk/typed-model.ts';
+import { isRepair, typedOutputModel } from '../integrations/ai-sdk/typed-model.ts';
 import { builtSources } from '../setup/built-sources.ts';
 import { aiSdk7, node22Bin, node22Modules, pinnedNode22 } from './helpers.ts';
 

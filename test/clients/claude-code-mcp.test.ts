@@ -5,9 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../src/emulator/start.ts';
-import { startMcpProxy, type McpProxy } from '../../src/mcp/start.ts';
-import { probeBubblewrap } from '../../src/tools/bwrap-probe.ts';
+import { startEmulator, type Emulator } from '../../src/integrations/emulator/start.ts';
+import { startMcpProxy, type McpProxy } from '../../src/integrations/mcp/start.ts';
+import { probeBubblewrap } from '../../src/core/tools/sandbox/bwrap-probe.ts';
 import { claudeCodeBuilds, clientHome, expectOneFanOut, runClient } from './helpers.ts';
 
 for (const { claudeCode } of claudeCodeBuilds) if (!claudeCode.ok) console.warn(`test/clients: ${claudeCode.why}`);

@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { importClaudeTranscript } from '../../src/cli/importers/claude-transcript.ts';
-import type { LoggedCachePlan } from '../../src/emulator/server/exchange-log.ts';
-import { startEmulator, type Emulator } from '../../src/emulator/start.ts';
-import { BUILTIN_CATALOGUE } from '../../src/models/catalogue.ts';
+import type { LoggedCachePlan } from '../../src/integrations/emulator/server/exchange-log.ts';
+import { startEmulator, type Emulator } from '../../src/integrations/emulator/start.ts';
+import { BUILTIN_CATALOGUE } from '../../src/core/models/catalogue.ts';
 import { forkcache, lastJson } from '../cli/run-cli.ts';
-import { workspace } from '../engine/helpers.ts';
+import { workspace } from '../core/engine/helpers.ts';
 import { claudeCodeBuilds, clientHome, runClient } from './helpers.ts';
 
 /*

@@ -3,9 +3,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import type { McpProxy } from '../../src/mcp/start.ts';
-import { writeProxyReport } from '../../src/proxy/report.ts';
-import type { ExchangeRecord } from '../../src/proxy/types.ts';
+import type { McpProxy } from '../../src/integrations/mcp/start.ts';
+import { writeProxyReport } from '../../src/integrations/proxy/report/report.ts';
+import type { ExchangeRecord } from '../../src/integrations/proxy/diagnosis/types.ts';
 
 /** Where scripts/clients/setup.sh installs the real clients (outside the clone). */
 export const clientsDir =

@@ -3,9 +3,9 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../src/emulator/start.ts';
-import { startMcpProxy, type McpProxy } from '../../src/mcp/start.ts';
-import { FORK_BOILERPLATE_OPEN } from '../../src/wire/fork-text.ts';
+import { startEmulator, type Emulator } from '../../src/integrations/emulator/start.ts';
+import { startMcpProxy, type McpProxy } from '../../src/integrations/mcp/start.ts';
+import { FORK_BOILERPLATE_OPEN } from '../../src/core/wire/fork-text.ts';
 import { clientHome, expectOneFanOut, node22Bin, qwenCode, qwenEntry, runClient } from './helpers.ts';
 
 if (!qwenCode.ok) console.warn(`test/clients: ${qwenCode.why}`);

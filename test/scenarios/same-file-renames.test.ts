@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator, type Emulator } from '../../src/emulator/start.ts';
-import { ForkEngine } from '../../src/engine/engine.ts';
-import { bigSnapshot, workspace } from '../engine/helpers.ts';
+import { startEmulator, type Emulator } from '../../src/integrations/emulator/start.ts';
+import { ForkEngine } from '../../src/core/engine/engine.ts';
+import { bigSnapshot, workspace } from '../core/engine/helpers.ts';
 
 // Issue 15, case 1, end to end: 24 forks on 2 real worker threads rename 24 identifiers in
 // one 200 KB file of a shared workspace (`isolation: 'none'`), through the emulator's refactor

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator/start.ts';
-import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
-import { findBubblewrap } from '../../src/tools/bwrap-probe.ts';
+import { startEmulator } from '../../src/integrations/emulator/start.ts';
+import { TOOL_DECLARATIONS } from '../../src/core/tools/declarations.ts';
+import { findBubblewrap } from '../../src/core/tools/sandbox/bwrap-probe.ts';
 import { forkcacheProcess as forkcache } from '../cli/run-cli.ts';
 
 // Issue 15, case 3: bash's environment was stripped, but `/proc/$PPID/environ` is forkcache's

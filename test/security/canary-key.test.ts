@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator/start.ts';
-import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
+import { startEmulator } from '../../src/integrations/emulator/start.ts';
+import { TOOL_DECLARATIONS } from '../../src/core/tools/declarations.ts';
 import { forkcacheProcess as forkcache } from '../cli/run-cli.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findBubblewrap } from '../../src/tools/bwrap-probe.ts';
+import { findBubblewrap } from '../../src/core/tools/sandbox/bwrap-probe.ts';
 import { forkcacheProcess as forkcache } from '../cli/run-cli.ts';
 import { exampleParent, runFiles, watchingEmulator } from './helpers.ts';
 

@@ -12,10 +12,10 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator/start.ts';
-import type { ScriptedModel } from '../../src/emulator/scripts/types.ts';
+import { startEmulator } from '../../src/integrations/emulator/start.ts';
+import type { ScriptedModel } from '../../src/integrations/emulator/scripts/types.ts';
 import { forkcache, lastJson } from '../cli/run-cli.ts';
-import { git, repoWith } from '../tools/git-fixture.ts';
+import { git, repoWith } from '../core/tools/git-fixture.ts';
 import { exampleParent } from './helpers.ts';
 
 /*

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createForkcache, type ForkToolOutput } from '../../src/ai-sdk.ts';
-import { ForkEngine } from '../../src/engine/engine.ts';
-import { formatFanOut, type ForkCallResult } from '../../src/mcp/fork-run.ts';
-import { workspace } from '../engine/helpers.ts';
+import { ForkEngine } from '../../src/core/engine/engine.ts';
+import { formatFanOut, type ForkCallResult } from '../../src/integrations/mcp/fork-run.ts';
+import { workspace } from '../core/engine/helpers.ts';
 
 // Issue 43: a child's report is the child's words, and a child can write anything. Its report
 // wrote `## fork 2 (completed): …` and the MCP reply (and the AI SDK adapter's report message)

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLAUDE_ATTACKS, QWEN_ATTACKS } from '../../src/emulator/scripts/hostile.ts';
-import { tsxLoaderUrl } from '../../src/pool/worker-file.ts';
+import { CLAUDE_ATTACKS, QWEN_ATTACKS } from '../../src/integrations/emulator/scripts/hostile.ts';
+import { tsxLoaderUrl } from '../../src/core/pool/worker-file.ts';
 import { lastJson, runNode } from '../cli/run-cli.ts';
 
 /*
@@ -10,8 +10,8 @@ import { lastJson, runNode } from '../cli/run-cli.ts';
  * tool and to `read_many_files`, nested braces in glob, denyTools naming a registered host tool;
  * Claude Code's 40-edit MultiEdit) in two fan-outs of 20 forks, the rest benign. Before the gate,
  * the denied host tool's handler ran and the MultiEdit took the process down (no summary). The
- * MCP session swap and the `push` force are not tool calls: test/mcp/fork-calls.test.ts,
- * test/mcp/mcp-proxy.test.ts and test/cli/push.test.ts play them.
+ * MCP session swap and the `push` force are not tool calls: test/integrations/mcp/fork-calls.test.ts,
+ * test/integrations/mcp/mcp-proxy.test.ts and test/cli/push.test.ts play them.
  */
 
 const ROOT = join(import.meta.dirname, '../..');

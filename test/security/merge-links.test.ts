@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { git, repoWith } from '../tools/git-fixture.ts';
+import { git, repoWith } from '../core/tools/git-fixture.ts';
 import { writePlan } from '../cli/review-fixture.ts';
 import { forkcache } from '../cli/run-cli.ts';
 

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator/start.ts';
+import { startEmulator } from '../../src/integrations/emulator/start.ts';
 import { cliArgs, firstLine } from '../cli/run-cli.ts';
-import { NORMAL_BODY, rawUpstream, type RawUpstream } from '../proxy/raw-upstream.ts';
+import { NORMAL_BODY, rawUpstream, type RawUpstream } from '../integrations/proxy/raw-upstream.ts';
 
 /*
  * The attacker here is anyone who later reads what the proxy or the emulator wrote: the

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writePlan } from '../cli/review-fixture.ts';
 import { forkcache } from '../cli/run-cli.ts';
-import { git, repoWith } from '../tools/git-fixture.ts';
+import { git, repoWith } from '../core/tools/git-fixture.ts';
 
 /*
  * The user's own repository configures programs git runs: fsmonitor, hooks (in .git/hooks and

@@ -2,12 +2,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ScriptedModel } from '../../src/emulator/scripts/types.ts';
-import { ForkEngine } from '../../src/engine/engine.ts';
-import { READ_ONLY_INTERRUPTED_MESSAGE } from '../../src/pool/resume-messages.ts';
-import { splitSigned } from '../../src/run-dir/run-mac.ts';
-import { STATE_DIR_ENV } from '../../src/state-dir.ts';
-import { bigSnapshot, sharedEmulator, workspace } from '../engine/helpers.ts';
+import type { ScriptedModel } from '../../src/integrations/emulator/scripts/types.ts';
+import { ForkEngine } from '../../src/core/engine/engine.ts';
+import { READ_ONLY_INTERRUPTED_MESSAGE } from '../../src/core/pool/resume-messages.ts';
+import { splitSigned } from '../../src/core/run-dir/run-mac.ts';
+import { STATE_DIR_ENV } from '../../src/core/util/state-dir.ts';
+import { bigSnapshot, sharedEmulator, workspace } from '../core/engine/helpers.ts';
 
 // Issue 24, route 2: the run directory sits in the workspace by default; a fork rewrote its
 // manifest.json (bash allowed, sandbox none, workspace /) and `resume` obeyed. Now the tools

@@ -2,10 +2,10 @@ import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { sharedHostService } from './host-service.ts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { probeBubblewrap } from '../../src/tools/bwrap-probe.ts';
-import { createToolExecutor, type ToolExecutorOptions } from '../../src/tools/executor.ts';
-import { describeSandbox } from '../../src/tools/sandbox-report.ts';
-import { makeSandbox, type Sandbox } from '../tools/helpers.ts';
+import { probeBubblewrap } from '../../src/core/tools/sandbox/bwrap-probe.ts';
+import { createToolExecutor, type ToolExecutorOptions } from '../../src/core/tools/executor.ts';
+import { describeSandbox } from '../../src/core/tools/sandbox/report.ts';
+import { makeSandbox, type Sandbox } from '../core/tools/helpers.ts';
 
 // Issue 24, routes 3 and 4, played as the attacker: a fork's command in the bubblewrap sandbox,
 // run as root as in CI. Before: CapEff 000001fffeffffff and `mount -o remount,rw /` worked;

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 
 // Issue 47: a fixed path under the temp directory (`<temp>/forkcache-locks`) is shared by every
 // user of the machine, and whoever makes it first owns it. Every use of the temp directory in
-// src/ is a fresh `mkdtemp` folder, or the per-user folder of src/tools/user-dir.ts, which
+// src/ is a fresh `mkdtemp` folder, or the per-user folder of src/core/tools/user-dir.ts, which
 // checks who owns what it finds. A new fixed path fails here.
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -21,7 +21,7 @@ describe('no fixed path under the temp directory (issue 47)', () => {
     const fixed: string[] = [];
     for (const file of sources(join(ROOT, 'src'))) {
       const name = relative(ROOT, file);
-      if (name === 'src/tools/user-dir.ts') continue;
+      if (name === 'src/core/tools/user-dir.ts') continue;
       readFileSync(file, 'utf8')
         .split('\n')
         .forEach((line, i) => {

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator/start.ts';
-import type { ScriptedModel } from '../../src/emulator/scripts/types.ts';
+import { startEmulator } from '../../src/integrations/emulator/start.ts';
+import type { ScriptedModel } from '../../src/integrations/emulator/scripts/types.ts';
 import { forkcache, type RunResult } from '../cli/run-cli.ts';
-import { repoWith } from '../tools/git-fixture.ts';
+import { repoWith } from '../core/tools/git-fixture.ts';
 import { exampleParent } from './helpers.ts';
 
 /*

@@ -2,18 +2,18 @@ import { readdir, readFile, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { z } from 'zod';
-import { sampleInput } from '../../src/emulator/scripts/host-tools.ts';
-import { MAX_TOOL_INPUT_BYTES, maxCallResultBytes } from '../../src/tools/call-bounds.ts';
-import { createToolExecutor, type PermissionAsker, type ToolExecutorOptions } from '../../src/tools/executor.ts';
-import { runHostTool, type HostTool, type HostToolSet } from '../../src/tools/host-tools.ts';
-import { DEFAULT_TOOL_LIMITS } from '../../src/tools/limits.ts';
-import type { PermissionPolicy } from '../../src/tools/permissions.ts';
-import type { ToolResult } from '../../src/tools/result.ts';
-import { RUN } from '../../src/tools/client-tools/handler.ts';
-import { TOOL_SETS } from '../../src/tools/client-tools/registry.ts';
-import { TOOL_SET_NAMES, type ClientTool, type ToolSetName } from '../../src/tools/client-tools/types.ts';
-import { EXECUTABLE_TOOL_NAMES } from '../../src/wire/tool-names.ts';
-import { makeSandbox, type Sandbox } from '../tools/helpers.ts';
+import { sampleInput } from '../../src/integrations/emulator/scripts/host-tools.ts';
+import { MAX_TOOL_INPUT_BYTES, maxCallResultBytes } from '../../src/core/tools/call-bounds.ts';
+import { createToolExecutor, type PermissionAsker, type ToolExecutorOptions } from '../../src/core/tools/executor.ts';
+import { runHostTool, type HostTool, type HostToolSet } from '../../src/core/tools/host-tools.ts';
+import { DEFAULT_TOOL_LIMITS } from '../../src/core/tools/limits.ts';
+import type { PermissionPolicy } from '../../src/core/tools/permissions.ts';
+import type { ToolResult } from '../../src/core/tools/result.ts';
+import { RUN } from '../../src/core/tools/client-tools/handler.ts';
+import { TOOL_SETS } from '../../src/core/tools/client-tools/registry.ts';
+import { TOOL_SET_NAMES, type ClientTool, type ToolSetName } from '../../src/core/tools/client-tools/types.ts';
+import { EXECUTABLE_TOOL_NAMES } from '../../src/core/wire/tool-names.ts';
+import { makeSandbox, type Sandbox } from '../core/tools/helpers.ts';
 
 /*
  * The hostile-input battery (docs/security.md, "The tool gate"): every attack of the table

@@ -2,13 +2,13 @@ import { existsSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createToolExecutor } from '../../src/tools/executor.ts';
-import { HostGit } from '../../src/tools/host-git.ts';
-import { findBubblewrap } from '../../src/tools/bwrap-probe.ts';
-import { describeSandbox } from '../../src/tools/sandbox-report.ts';
-import { diskImageOf, isMountPoint, workspaceDiskSupport } from '../../src/tools/workspace-disk.ts';
-import { discardWorktree, openWorktree, retireWorktree, type Worktree } from '../../src/tools/worktree.ts';
-import { repoWith } from '../tools/git-fixture.ts';
+import { createToolExecutor } from '../../src/core/tools/executor.ts';
+import { HostGit } from '../../src/core/tools/git/host-git.ts';
+import { findBubblewrap } from '../../src/core/tools/sandbox/bwrap-probe.ts';
+import { describeSandbox } from '../../src/core/tools/sandbox/report.ts';
+import { diskImageOf, isMountPoint, workspaceDiskSupport } from '../../src/core/tools/git/workspace-disk.ts';
+import { discardWorktree, openWorktree, retireWorktree, type Worktree } from '../../src/core/tools/git/worktree.ts';
+import { repoWith } from '../core/tools/git-fixture.ts';
 
 // Issue 33 (low): a fork's workspace had a per-file bound (RLIMIT_FSIZE) and no total one: its
 // bash could fill the host's disk with many files. Under `isolation: 'worktree'` each worktree

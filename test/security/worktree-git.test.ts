@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startEmulator } from '../../src/emulator/start.ts';
-import type { ScriptedModel } from '../../src/emulator/scripts/types.ts';
-import { TOOL_DECLARATIONS } from '../../src/tools/declarations.ts';
-import { detachDisk } from '../../src/tools/workspace-disk.ts';
+import { startEmulator } from '../../src/integrations/emulator/start.ts';
+import type { ScriptedModel } from '../../src/integrations/emulator/scripts/types.ts';
+import { TOOL_DECLARATIONS } from '../../src/core/tools/declarations.ts';
+import { detachDisk } from '../../src/core/tools/git/workspace-disk.ts';
 import { forkcache, lastJson } from '../cli/run-cli.ts';
-import { git, repoWith } from '../tools/git-fixture.ts';
+import { git, repoWith } from '../core/tools/git-fixture.ts';
 
 /*
  * Route 1 of issue 24: a fork with only read_file/write_file writes a git dir of its own into

@@ -5,7 +5,7 @@ import { type InferToolOutput, type Tool, tool } from 'ai';
 import { expectTypeOf } from 'vitest';
 import { z } from 'zod';
 import { createForkcache, type ForkToolOutput } from '../../src/ai-sdk.ts';
-import type { ForkEngine } from '../../src/engine/engine.ts';
+import type { ForkEngine } from '../../src/core/engine/engine.ts';
 
 declare const engine: ForkEngine;
 const forkcache = createForkcache({ engine });

@@ -3,7 +3,7 @@
 import { expectTypeOf } from 'vitest';
 import type { z } from 'zod';
 import type { EngineSettings, ForkEngine, ForkEngineOptions } from '../../src/index.ts';
-import type { engineOptionsSchema } from '../../src/engine/options.ts';
+import type { engineOptionsSchema } from '../../src/core/engine/options.ts';
 
 // The engine's option interface and the schema that validates it name the same fields: a new
 // option added to one and not the other does not compile.

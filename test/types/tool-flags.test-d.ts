@@ -1,17 +1,17 @@
 // Type tests: compiled by `npm run typecheck` (tsc), never run. The tool flags are declared
-// once (src/tools/tool-flags.ts); every shape on their way to the forks' tools is derived from
+// once (src/core/tools/tool-flags.ts); every shape on their way to the forks' tools is derived from
 // that declaration, and the distributed job's rule list must name each before anything compiles.
 import { expectTypeOf } from 'vitest';
 import type { EngineSettings, ForkEngineOptions, ToolExecutor, ToolExecutorOptions } from '../../src/index.ts';
-import type { ResolvedEngineOptions } from '../../src/engine/options.ts';
-import type { DispatchSettings } from '../../src/pool/fork-dispatch.ts';
-import type { ForkTask } from '../../src/pool/protocol.ts';
-import type { ToolContext } from '../../src/tools/context.ts';
-import type { ToolFlagName, ToolFlagOptions, ToolFlags } from '../../src/tools/tool-flags.ts';
-import type { ForkJobData } from '../../src/distributed/keys.ts';
-import { JOB_RULES, type RuleTree } from '../../src/distributed/job-rules.ts';
-import type { HostSettings } from '../../src/distributed/host-policy.ts';
-import type { ManifestEngine } from '../../src/run-dir/manifest.ts';
+import type { ResolvedEngineOptions } from '../../src/core/engine/options.ts';
+import type { DispatchSettings } from '../../src/core/pool/fork-dispatch.ts';
+import type { ForkTask } from '../../src/core/pool/protocol.ts';
+import type { ToolContext } from '../../src/core/tools/context.ts';
+import type { ToolFlagName, ToolFlagOptions, ToolFlags } from '../../src/core/tools/tool-flags.ts';
+import type { ForkJobData } from '../../src/integrations/distributed/keys.ts';
+import { JOB_RULES, type RuleTree } from '../../src/integrations/distributed/jobs/rules.ts';
+import type { HostSettings } from '../../src/integrations/distributed/host/policy.ts';
+import type { ManifestEngine } from '../../src/core/run-dir/manifest.ts';
 
 // Every flag is an engine option, a resolved setting, and reaches the dispatch settings.
 expectTypeOf<Pick<ForkEngineOptions, ToolFlagName>>().toEqualTypeOf<Partial<ToolFlags>>();
@@ -35,7 +35,7 @@ expectTypeOf<ToolFlagName>().toExtend<keyof ForkJobData['tools']>();
 expectTypeOf(JOB_RULES).toEqualTypeOf<RuleTree<ForkJobData>>();
 
 // ... because a rule list that misses a field of the job does not compile: a flag added to
-// the list without its host rule fails here and in src/distributed/job-rules.ts.
+// the list without its host rule fails here and in src/integrations/distributed/jobs/rules.ts.
 type WithUnruled = Omit<ForkJobData, 'tools'> & { tools: ForkJobData['tools'] & { unruledFlag?: boolean | undefined } };
 expectTypeOf<RuleTree<ForkJobData>>().not.toExtend<RuleTree<WithUnruled>>();
 expectTypeOf<Exclude<RuleTree<WithUnruled>['tools'], { rule: string }>>().toHaveProperty('unruledFlag');

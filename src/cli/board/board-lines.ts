@@ -1,4 +1,4 @@
-import { totalInputTokens } from '../../ledger/usage.ts';
+import { totalInputTokens } from '../../core/ledger/usage.ts';
 import type { BoardState, ForkRow } from './board-state.ts';
 import { fit } from './live-area.ts';
 

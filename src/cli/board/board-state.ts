@@ -1,9 +1,9 @@
-import type { FanOutEvent, ForkHandle } from '../../agent/fork-handle.ts';
-import { costUsd } from '../../ledger/cost.ts';
-import { addUsage, totalInputTokens, type Usage, ZERO_USAGE } from '../../ledger/usage.ts';
-import type { ModelCatalogue } from '../../models/catalogue.ts';
-import { reportSaysNotDone } from '../../fork/report-outcome.ts';
-import { terminalSafe } from '../../terminal-text.ts';
+import type { FanOutEvent, ForkHandle } from '../../core/agent/fork-handle.ts';
+import { costUsd } from '../../core/ledger/cost.ts';
+import { addUsage, totalInputTokens, type Usage, ZERO_USAGE } from '../../core/ledger/usage.ts';
+import type { ModelCatalogue } from '../../core/models/catalogue.ts';
+import { reportSaysNotDone } from '../../core/fork/report-outcome.ts';
+import { terminalSafe } from '../../core/util/terminal-text.ts';
 
 /** One fork as the board knows it. `status` is the handle's, or any terminal status a fork ends with. */
 export interface ForkRow {

@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { ForkcacheError } from '../../errors.ts';
-import { checkFileText, parseCheckFileArgs } from '../../tools/file-check.ts';
+import { ForkcacheError } from '../../core/util/errors.ts';
+import { checkFileText, parseCheckFileArgs } from '../../core/tools/checks/file-check.ts';
 import { printErr, printOut } from '../terminal-safe.ts';
 
 /**
  * Register `forkcache check-file [--parses] [--no-identifier NAME]... FILE`: the default per-fork
- * check of a rename (src/tools/file-check.ts). A plan's check that is exactly this command runs
- * in the fork's thread (src/tools/check-run.ts); here it is the same check for a shell.
+ * check of a rename (src/core/tools/checks/file-check.ts). A plan's check that is exactly this command runs
+ * in the fork's thread (src/core/tools/checks/run.ts); here it is the same check for a shell.
  */
 export function registerCheckFileCommand(program: Command): void {
   program

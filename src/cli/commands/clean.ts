@@ -1,13 +1,13 @@
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { loadCatalogue } from '../../models/catalogue.ts';
-import { locateFanOuts } from '../../run-dir/locate.ts';
+import { loadCatalogue } from '../../core/models/catalogue.ts';
+import { locateFanOuts } from '../../core/run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
 import { type CleanResult, type CleanStep, cleanRun } from '../review/clean-run.ts';
 import { withRunLock } from '../review/run-lock.ts';
 import { readRunRepos, type RunReview } from '../review/run-forks.ts';
-import { removeFanOutSlotFiles } from '../../engine/slot-files.ts';
+import { removeFanOutSlotFiles } from '../../providers/llama-cpp/slot-files.ts';
 import { printOut } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({

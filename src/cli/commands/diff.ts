@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { loadCatalogue } from '../../models/catalogue.ts';
-import { locateFanOuts } from '../../run-dir/locate.ts';
-import { HostGit } from '../../tools/host-git.ts';
+import { loadCatalogue } from '../../core/models/catalogue.ts';
+import { locateFanOuts } from '../../core/run-dir/locate.ts';
+import { HostGit } from '../../core/tools/git/host-git.ts';
 import { parseFlags } from '../flags.ts';
 import { type ForkReview, pickForks, readRunRepos, repoOfRun, type RunReview } from '../review/run-forks.ts';
 import { printOut } from '../terminal-safe.ts';

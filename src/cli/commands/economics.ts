@@ -1,22 +1,26 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { ForkcacheError } from '../../errors.ts';
+import { ForkcacheError } from '../../core/util/errors.ts';
 import { intFlag, parseFlags } from '../flags.ts';
-import { DEFAULT_ECONOMICS_MODEL, DEFAULT_FRESH_AGENT_TOKENS, forkEconomics } from '../../economics/economics.ts';
-import type { EconomicsConvention, EconomicsInput, EconomicsResult } from '../../economics/types.ts';
-import { formatEconomics } from '../../economics/format.ts';
-import { DEFAULT_FILE_TOKENS, wholeRunEconomics } from '../../economics/run.ts';
-import { parseSweep } from '../../economics/sweep.ts';
-import { sweepRows } from '../../economics/sweep-rows.ts';
-import { parseAssumptions } from '../../economics/estimate-profile.ts';
-import { DEFAULT_MAX_TOKENS } from '../../loop/run-fork.ts';
-import { loadCatalogue, type ModelCatalogue } from '../../models/catalogue.ts';
-import { statusAt } from '../../models/status.ts';
-import { formatComparison } from '../../economics/compare.ts';
-import { CACHE_TTLS, RESPONSES_CACHE_TTLS } from '../../wire/cache.ts';
-import { calendarDate, dayStart } from '../../models/dates.ts';
-import { pricedOn } from '../../models/pricing.ts';
-import { formatWholeRun, writeSweep } from '../economics-outputs.ts';
+import {
+  DEFAULT_ECONOMICS_MODEL,
+  DEFAULT_FRESH_AGENT_TOKENS,
+  forkEconomics,
+} from '../../integrations/economics/economics.ts';
+import type { EconomicsConvention, EconomicsInput, EconomicsResult } from '../../integrations/economics/types.ts';
+import { formatEconomics } from '../../integrations/economics/format.ts';
+import { DEFAULT_FILE_TOKENS, wholeRunEconomics } from '../../integrations/economics/run.ts';
+import { parseSweep } from '../../integrations/economics/sweep.ts';
+import { sweepRows } from '../../integrations/economics/sweep-rows.ts';
+import { parseAssumptions } from '../../integrations/economics/estimate-profile.ts';
+import { DEFAULT_MAX_TOKENS } from '../../core/loop/run-fork.ts';
+import { loadCatalogue, type ModelCatalogue } from '../../core/models/catalogue.ts';
+import { statusAt } from '../../core/models/status.ts';
+import { formatComparison } from '../../integrations/economics/compare.ts';
+import { CACHE_TTLS, RESPONSES_CACHE_TTLS } from '../../core/wire/cache.ts';
+import { calendarDate, dayStart } from '../../core/models/dates.ts';
+import { pricedOn } from '../../core/models/pricing.ts';
+import { formatWholeRun, writeSweep } from '../output/economics-outputs.ts';
 import { printOut, printErr } from '../terminal-safe.ts';
 
 /** The directive size when none is given: the reference chapter's 200 tokens. */

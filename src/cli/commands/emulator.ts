@@ -1,16 +1,16 @@
 import { Option, type Command } from 'commander';
 import { untilSignal } from '../until-signal.ts';
 import { z } from 'zod';
-import { latencyNameSchema } from '../../emulator/latency.ts';
-import { loadCatalogue } from '../../models/catalogue.ts';
-import type { EmulatorOptions } from '../../emulator/options.ts';
-import { ReplayModel } from '../../emulator/scripts/replay.ts';
-import { BUILTIN_SCRIPTS } from '../../emulator/scripts/registry.ts';
-import { startEmulator } from '../../emulator/start.ts';
-import { EMULATOR_APIS } from '../../emulator/openai/rules.ts';
-import { HEADER_NAME } from '../../wire/credentials.ts';
+import { latencyNameSchema } from '../../integrations/emulator/latency.ts';
+import { loadCatalogue } from '../../core/models/catalogue.ts';
+import type { EmulatorOptions } from '../../integrations/emulator/options.ts';
+import { ReplayModel } from '../../integrations/emulator/scripts/replay.ts';
+import { BUILTIN_SCRIPTS } from '../../integrations/emulator/scripts/registry.ts';
+import { startEmulator } from '../../integrations/emulator/start.ts';
+import { EMULATOR_APIS } from '../../integrations/emulator/openai/rules.ts';
+import { HEADER_NAME } from '../../core/wire/credentials.ts';
 import { parseFlags } from '../flags.ts';
-import { resolveRateLimits } from '../../rate-limits/presets.ts';
+import { resolveRateLimits } from '../../core/rate-limits/presets.ts';
 import { printOut, printErr } from '../terminal-safe.ts';
 
 const intFlag = (min: number, max: number) =>

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { claudeTokenizer } from '../../emulator/tokens/tokenizer.ts';
-import { markerPaths } from '../../fork/history.ts';
+import { claudeTokenizer } from '../../integrations/emulator/tokens/tokenizer.ts';
+import { markerPaths } from '../../core/fork/history.ts';
 import { importClaudeTranscript } from '../importers/claude-transcript.ts';
 import { parseFlags } from '../flags.ts';
 import { printOut } from '../terminal-safe.ts';

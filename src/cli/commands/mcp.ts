@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { readJsonFile } from '../../json-file.ts';
-import { importOptional } from '../../optional-import.ts';
+import { readJsonFile } from '../../core/util/json-file.ts';
+import { importOptional } from '../../core/util/optional-import.ts';
 import { parseFlags } from '../flags.ts';
-import { parseOrThrow } from '../../validation.ts';
+import { parseOrThrow } from '../../core/util/validation.ts';
 
 const optionsSchema = z.object({ config: z.string().min(1, 'expected a file name') });
 
@@ -38,7 +38,7 @@ export function registerMcpCommand(program: Command): void {
         `--config ${o.config}`,
       );
       const [server] = Object.values(config.mcpServers);
-      const { serveStdioBridge } = await importOptional('mcp', () => import('../../mcp/stdio.ts'));
+      const { serveStdioBridge } = await importOptional('mcp', () => import('../../integrations/mcp/stdio.ts'));
       await serveStdioBridge(server!.url, server!.headers.Authorization.slice('Bearer '.length));
     });
 }

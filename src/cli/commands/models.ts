@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { ForkcacheError } from '../../errors.ts';
-import { loadCatalogue } from '../../models/catalogue.ts';
-import { calendarDate } from '../../models/dates.ts';
-import { createAnthropicClient } from '../../provider/client.ts';
+import { ForkcacheError } from '../../core/util/errors.ts';
+import { loadCatalogue } from '../../core/models/catalogue.ts';
+import { calendarDate } from '../../core/models/dates.ts';
+import { createAnthropicClient } from '../../providers/anthropic/client.ts';
 import { parseFlags } from '../flags.ts';
-import { formatApi, formatModels } from '../models-table.ts';
-import { apiView, catalogueView, type ApiView, type ListedModel } from '../models-view.ts';
+import { formatApi, formatModels } from '../models/table.ts';
+import { apiView, catalogueView, type ApiView, type ListedModel } from '../models/view.ts';
 import { printOut } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({

@@ -1,11 +1,11 @@
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { TREE_SITTER_PACKAGE } from '../../tools/file-check.ts';
+import { TREE_SITTER_PACKAGE } from '../../core/tools/checks/file-check.ts';
 import { z } from 'zod';
-import { ForkcacheError } from '../../errors.ts';
-import { DEFAULT_MODEL } from '../../models/defaults.ts';
+import { ForkcacheError } from '../../core/util/errors.ts';
+import { DEFAULT_MODEL } from '../../core/models/defaults.ts';
 import { intFlag, parseFlags } from '../flags.ts';
-import { planFromGlob } from '../plan-from-glob.ts';
+import { planFromGlob } from '../plan/from-glob.ts';
 import { printOut, printErr } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({

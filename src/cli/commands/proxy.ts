@@ -1,11 +1,11 @@
 import { Option, type Command } from 'commander';
 import { untilSignal } from '../until-signal.ts';
 import { z } from 'zod';
-import { loadCatalogue } from '../../models/catalogue.ts';
-import { HEADER_NAME } from '../../wire/credentials.ts';
+import { loadCatalogue } from '../../core/models/catalogue.ts';
+import { HEADER_NAME } from '../../core/wire/credentials.ts';
 import { intFlag, parseFlags } from '../flags.ts';
 import { chmodSync, writeFileSync } from 'node:fs';
-import { importOptional } from '../../optional-import.ts';
+import { importOptional } from '../../core/util/optional-import.ts';
 import { printOut, printErr } from '../terminal-safe.ts';
 import { requireFeatures } from '../optional-features.ts';
 
@@ -132,15 +132,17 @@ export function registerProxyCommand(program: Command): void {
       // once printed the error and kept listening, its pool open, forever.
       await requireFeatures(o.mcp && 'mcp', o.report !== undefined && 'report');
       // the children's shell runs in bubblewrap or not at all: said before anything opens
-      if (o.mcpAllowBash) (await import('../../tools/sandbox.ts')).resolveSandbox('bwrap');
+      if (o.mcpAllowBash) (await import('../../core/tools/sandbox/sandbox.ts')).resolveSandbox('bwrap');
       const [{ startProxy }, { attachBoard }, mcpStart, report] = await Promise.all([
-        import('../../proxy/server.ts'),
-        import('../../proxy/board.ts'),
-        o.mcp ? importOptional('mcp', () => import('../../mcp/start.ts')) : undefined,
+        import('../../integrations/proxy/server.ts'),
+        import('../../integrations/proxy/report/board.ts'),
+        o.mcp ? importOptional('mcp', () => import('../../integrations/mcp/start.ts')) : undefined,
         // Loaded now, not after Ctrl-C: the terminal's SIGINT reaches the whole process group, and
         // from a source checkout that includes tsx's esbuild service, which stops on it; a module
         // first imported after the signal then fails ("The service is no longer running").
-        o.report === undefined ? undefined : importOptional('report', () => import('../../proxy/report.ts')),
+        o.report === undefined
+          ? undefined
+          : importOptional('report', () => import('../../integrations/proxy/report/report.ts')),
       ]);
       const start = (options: Parameters<typeof startProxy>[0]) =>
         mcpStart

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { loadCatalogue } from '../../models/catalogue.ts';
-import { locateFanOuts } from '../../run-dir/locate.ts';
+import { loadCatalogue } from '../../core/models/catalogue.ts';
+import { locateFanOuts } from '../../core/run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
 import { printOut } from '../terminal-safe.ts';
 import { checkBranchName, checkRemote, type PushLease, type PushResult, pushRun } from '../review/push-run.ts';

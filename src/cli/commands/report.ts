@@ -1,9 +1,9 @@
-import { loadCatalogue, type ModelCatalogue } from '../../models/catalogue.ts';
+import { loadCatalogue, type ModelCatalogue } from '../../core/models/catalogue.ts';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { ForkcacheError } from '../../errors.ts';
-import { importOptional } from '../../optional-import.ts';
-import type { WrittenReport } from '../../report/write-report.ts';
+import { ForkcacheError } from '../../core/util/errors.ts';
+import { importOptional } from '../../core/util/optional-import.ts';
+import type { WrittenReport } from '../../integrations/report/write-report.ts';
 import { parseFlags } from '../flags.ts';
 import { printOut, printErr } from '../terminal-safe.ts';
 
@@ -32,8 +32,8 @@ function announceReport(written: WrittenReport, json: boolean): void {
  * The report writer, loaded on first use: it renders with echarts, an optional peer dependency
  * that `forkcache --version` and every other command must not load.
  */
-const loadReportWriter = (): Promise<typeof import('../../report/write-report.ts')> =>
-  importOptional('report', () => import('../../report/write-report.ts'));
+const loadReportWriter = (): Promise<typeof import('../../integrations/report/write-report.ts')> =>
+  importOptional('report', () => import('../../integrations/report/write-report.ts'));
 
 /** `--report [FILE]` of `demo` and `run`: true (the default place) or a file name. */
 export const reportFlag = z.union([z.boolean(), z.string().min(1, 'expected a file name')]).optional();

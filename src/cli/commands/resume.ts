@@ -1,30 +1,36 @@
 import { dirname, join } from 'node:path';
-import { readJsonFile } from '../../json-file.ts';
-import { SUMMARY_FILE } from '../../run-dir/files.ts';
+import { readJsonFile } from '../../core/util/json-file.ts';
+import { SUMMARY_FILE } from '../../core/run-dir/files.ts';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { latencyNameSchema } from '../../emulator/latency.ts';
-import { ForkEngine } from '../../engine/engine.ts';
-import { readFanOutDir } from '../../run-dir/manifest.ts';
-import { locateFanOuts } from '../../run-dir/locate.ts';
+import { latencyNameSchema } from '../../integrations/emulator/latency.ts';
+import { ForkEngine } from '../../core/engine/engine.ts';
+import { readFanOutDir } from '../../core/run-dir/manifest.ts';
+import { locateFanOuts } from '../../core/run-dir/locate.ts';
 import { API_CHOICES, openEndpoint } from '../endpoint.ts';
-import { PROVIDER_IDS, providerIdSchema } from '../../wire/providers.ts';
-import { loadCatalogue } from '../../models/catalogue.ts';
+import { PROVIDER_IDS, providerIdSchema } from '../../core/wire/providers.ts';
+import { loadCatalogue } from '../../core/models/catalogue.ts';
 import { parseFlags, usdFlag } from '../flags.ts';
-import { maxUsdMessage } from '../max-usd-line.ts';
-import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
+import { maxUsdMessage } from '../output/max-usd-line.ts';
+import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../output/budget-line.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
-import { engineOptionsOf } from '../../engine/manifest-engine.ts';
+import { engineOptionsOf } from '../../core/engine/manifest-engine.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE, interruptedLine } from '../interrupt.ts';
 import { forkRowsInSummary } from '../board/summary-rows.ts';
-import { ProgressBoard } from '../progress-board.ts';
-import { editsNotApplied, formatFanOutResult, jsonSummary, notDoneMessage, notDoneForks } from '../summary-table.ts';
+import { ProgressBoard } from '../board/progress-board.ts';
+import {
+  editsNotApplied,
+  formatFanOutResult,
+  jsonSummary,
+  notDoneMessage,
+  notDoneForks,
+} from '../output/summary-table.ts';
 import { ALL_NOT_DONE, retryFlag } from '../retry-flag.ts';
-import { RETRYABLE_STATUSES } from '../../fork-status.ts';
-import { describeSandbox, sandboxLine } from '../../tools/sandbox-report.ts';
+import { RETRYABLE_STATUSES } from '../../core/util/fork-status.ts';
+import { describeSandbox, sandboxLine } from '../../core/tools/sandbox/report.ts';
 import { reportAfterRun, reportFlag } from './report.ts';
-import { trustFanOutDir } from '../../run-dir/run-trust.ts';
-import { closeAll, settledOrForks } from '../fan-out-ending.ts';
+import { trustFanOutDir } from '../../core/run-dir/run-trust.ts';
+import { closeAll, settledOrForks } from '../output/fan-out-ending.ts';
 import {
   distributedFor,
   hostSandboxLines,

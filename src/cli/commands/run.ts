@@ -1,9 +1,9 @@
 import { join, resolve } from 'node:path';
-import { excludeFromGit } from '../../tools/git-exclude.ts';
-import { wholeWorktreesLine } from '../worktree-line.ts';
+import { excludeFromGit } from '../../core/tools/git/exclude.ts';
+import { wholeWorktreesLine } from '../output/worktree-line.ts';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { ForkEngine } from '../../engine/engine.ts';
+import { ForkEngine } from '../../core/engine/engine.ts';
 import { API_CHOICES, openEndpoint } from '../endpoint.ts';
 import {
   OPENAI_WIRES,
@@ -11,27 +11,33 @@ import {
   PROVIDER_IDS,
   type ProviderId,
   providerIdSchema,
-} from '../../wire/providers.ts';
+} from '../../core/wire/providers.ts';
 import { parseFlags, usdFlag } from '../flags.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE, interruptedLine } from '../interrupt.ts';
 import { forkRowsInSummary } from '../board/summary-rows.ts';
-import type { PermissionPolicy } from '../../tools/permissions.ts';
+import type { PermissionPolicy } from '../../core/tools/permissions.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
-import { loadPlan, type Plan, planSchema, planToolLimits } from '../plan.ts';
-import { ForkcacheError } from '../../errors.ts';
-import type { ForkEngineOptions } from '../../engine/options.ts';
-import { modelCheck } from '../model-check.ts';
-import { describeSandbox, sandboxLine } from '../../tools/sandbox-report.ts';
-import { ProgressBoard } from '../progress-board.ts';
-import { editsNotApplied, formatFanOutResult, jsonSummary, notDoneForks, notDoneMessage } from '../summary-table.ts';
-import { planFieldsHelp } from '../plan-help.ts';
+import { loadPlan, type Plan, planSchema, planToolLimits } from '../plan/plan.ts';
+import { ForkcacheError } from '../../core/util/errors.ts';
+import type { ForkEngineOptions } from '../../core/engine/options.ts';
+import { modelCheck } from '../models/model-check.ts';
+import { describeSandbox, sandboxLine } from '../../core/tools/sandbox/report.ts';
+import { ProgressBoard } from '../board/progress-board.ts';
+import {
+  editsNotApplied,
+  formatFanOutResult,
+  jsonSummary,
+  notDoneForks,
+  notDoneMessage,
+} from '../output/summary-table.ts';
+import { planFieldsHelp } from '../plan/help.ts';
 import { reportAfterRun, reportFlag } from './report.ts';
-import { CacheContinuity } from '../cache-continuity.ts';
+import { CacheContinuity } from '../importers/cache-continuity.ts';
 import { routeMismatch } from '../importers/claude-route.ts';
-import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../budget-line.ts';
-import { closeAll, settledOrForks } from '../fan-out-ending.ts';
+import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../output/budget-line.ts';
+import { closeAll, settledOrForks } from '../output/fan-out-ending.ts';
 import { dryRun } from '../dry-run/dry-run.ts';
-import { maxUsdMessage } from '../max-usd-line.ts';
+import { maxUsdMessage } from '../output/max-usd-line.ts';
 import {
   distributedFor,
   hostSandboxLines,
@@ -41,7 +47,7 @@ import {
   redisLostLine,
 } from '../distributed-run.ts';
 import { printOut, printErr } from '../terminal-safe.ts';
-import { toolFlagsOf } from '../../tools/tool-flags.ts';
+import { toolFlagsOf } from '../../core/tools/tool-flags.ts';
 import { requireFeatures } from '../optional-features.ts';
 import { integrateAfterRun } from '../integrate/after-run.ts';
 import { integratedStatusOf, integrationExitCode, integrationLines, withIntegration } from '../integrate/report.ts';

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
 import { directiveParts } from '../board/board-state.ts';
 import { z } from 'zod';
-import { loadCatalogue } from '../../models/catalogue.ts';
-import { locateFanOuts } from '../../run-dir/locate.ts';
+import { loadCatalogue } from '../../core/models/catalogue.ts';
+import { locateFanOuts } from '../../core/run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
-import { isDoneStatus } from '../../fork-status.ts';
-import { integrationStatuses, readIntegration } from '../../run-dir/integration.ts';
+import { isDoneStatus } from '../../core/util/fork-status.ts';
+import { integrationStatuses, readIntegration } from '../../core/run-dir/integration.ts';
 import { type ForkReview, readRunRepos, type RunReview } from '../review/run-forks.ts';
 import { printOut } from '../terminal-safe.ts';
 

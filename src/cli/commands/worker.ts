@@ -1,19 +1,19 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
-import { ForkcacheError } from '../../errors.ts';
-import { type HostTool, parseHostTools } from '../../tools/host-tools.ts';
+import { ForkcacheError } from '../../core/util/errors.ts';
+import { type HostTool, parseHostTools } from '../../core/tools/host-tools.ts';
 import { z } from 'zod';
-import { readJsonFile } from '../../json-file.ts';
-import { importOptional } from '../../optional-import.ts';
-import { permissionPolicySchema, type PermissionPolicy } from '../../tools/permissions.ts';
-import { parseOrThrow } from '../../validation.ts';
-import { EXECUTABLE_TOOL_NAMES, type ExecutableToolName } from '../../wire/tool-names.ts';
+import { readJsonFile } from '../../core/util/json-file.ts';
+import { importOptional } from '../../core/util/optional-import.ts';
+import { permissionPolicySchema, type PermissionPolicy } from '../../core/tools/permissions.ts';
+import { parseOrThrow } from '../../core/util/validation.ts';
+import { EXECUTABLE_TOOL_NAMES, type ExecutableToolName } from '../../core/wire/tool-names.ts';
 import { intFlag, parseFlags } from '../flags.ts';
 import { untilSignal } from '../until-signal.ts';
-import { shownRedisUrl } from '../../distributed/keys.ts';
-import { defaultCeilings, HOST_FLAGS, parseCeiling } from '../../distributed/job-rules.ts';
-import { TOOL_FLAGS, type ToolFlagName } from '../../tools/tool-flags.ts';
+import { shownRedisUrl } from '../../integrations/distributed/keys.ts';
+import { defaultCeilings, HOST_FLAGS, parseCeiling } from '../../integrations/distributed/jobs/rules.ts';
+import { TOOL_FLAGS, type ToolFlagName } from '../../core/tools/tool-flags.ts';
 import { printOut } from '../terminal-safe.ts';
 
 const toolList = z
@@ -103,7 +103,10 @@ export function registerWorkerCommand(program: Command): void {
       const opts = parseFlags(optionsSchema, raw);
       // loaded here, not at the top: `forkcache --version` must not load bullmq (an optional peer);
       // and first, so that a missing one stops the command before it loads the host's tools
-      const { startHostWorker } = await importOptional('distributed', () => import('../../distributed/host-worker.ts'));
+      const { startHostWorker } = await importOptional(
+        'distributed',
+        () => import('../../integrations/distributed/host/worker.ts'),
+      );
       const permissions = opts.permissions
         ? (parseOrThrow(
             permissionPolicySchema,

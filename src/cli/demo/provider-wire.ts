@@ -1,10 +1,10 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import type { EmulatorApi } from '../../emulator/openai/rules.ts';
-import type { ForkLayout } from '../../fork/layouts.ts';
-import { isChatProvider, type ProviderId } from '../../wire/providers.ts';
-import { createChatClient } from '../../provider/openai/client.ts';
-import { dialectOf } from '../../prefix/chat-dialects.ts';
-import { sendChatRequest } from '../../provider/openai/request.ts';
+import type { EmulatorApi } from '../../integrations/emulator/openai/rules.ts';
+import type { ForkLayout } from '../../core/fork/layouts.ts';
+import { isChatProvider, type ProviderId } from '../../core/wire/providers.ts';
+import { createChatClient } from '../../providers/openai/client.ts';
+import { dialectOf } from '../../core/prefix/chat-dialects.ts';
+import { sendChatRequest } from '../../providers/openai/request.ts';
 
 /**
  * The emulator mode standing in for a provider: a local vLLM/SGLang or llama.cpp server caches

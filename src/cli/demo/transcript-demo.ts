@@ -1,13 +1,13 @@
 import { join } from 'node:path';
-import { startEmulator } from '../../emulator/start.ts';
-import { ForkEngine } from '../../engine/engine.ts';
-import type { FanOutResult } from '../../agent/fork-handle.ts';
-import type { WarmStrategy } from '../../engine/warm-gate.ts';
-import type { LatencyName } from '../../emulator/latency.ts';
-import { BUILTIN_CATALOGUE, type ModelCatalogue } from '../../models/catalogue.ts';
-import { CacheContinuity } from '../cache-continuity.ts';
+import { startEmulator } from '../../integrations/emulator/start.ts';
+import { ForkEngine } from '../../core/engine/engine.ts';
+import type { FanOutResult } from '../../core/agent/fork-handle.ts';
+import type { WarmStrategy } from '../../core/engine/warm-gate.ts';
+import type { LatencyName } from '../../integrations/emulator/latency.ts';
+import { BUILTIN_CATALOGUE, type ModelCatalogue } from '../../core/models/catalogue.ts';
+import { CacheContinuity } from '../importers/cache-continuity.ts';
 import { importClaudeTranscript } from '../importers/claude-transcript.ts';
-import { ProgressBoard } from '../progress-board.ts';
+import { ProgressBoard } from '../board/progress-board.ts';
 import { DEMO_NEW_NAME, DEMO_OLD_NAME, filesMentioning, prepareDemoWorkspace } from './workspace.ts';
 
 /*

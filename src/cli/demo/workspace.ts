@@ -1,7 +1,7 @@
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { packageRoot } from '../../package-root.ts';
+import { packageRoot } from '../../core/util/package-root.ts';
 
 export const DEMO_OLD_NAME = 'fetchData';
 export const DEMO_NEW_NAME = 'loadData';

@@ -1,16 +1,16 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { claudeTokenizer } from '../../emulator/tokens/tokenizer.ts';
-import { measureFreshBase, measureSharedTokens } from '../../engine/measure.ts';
-import type { ForkChild } from '../../fork/layouts.ts';
-import { FORK_FALLBACK_SYSTEM_PROMPT } from '../../fork/fallback.ts';
-import { childRequestObject } from '../../prefix/body.ts';
-import type { FrozenPrefix } from '../../prefix/freeze.ts';
-import { createAnthropicClient } from '../../provider/client.ts';
-import { countTokensBytes } from '../../provider/send.ts';
-import { forkBodyOf } from '../../provider/fork-wire.ts';
-import { DEFAULT_CACHE_TTL } from '../../wire/cache.ts';
-import { TOOL_DECLARATIONS } from '../../tools/declarations.ts';
-import { isChatProvider, type ProviderId } from '../../wire/providers.ts';
+import { claudeTokenizer } from '../../integrations/emulator/tokens/tokenizer.ts';
+import { measureFreshBase, measureSharedTokens } from '../../core/engine/measure.ts';
+import type { ForkChild } from '../../core/fork/layouts.ts';
+import { FORK_FALLBACK_SYSTEM_PROMPT } from '../../core/fork/fallback.ts';
+import { childRequestObject } from '../../core/prefix/body.ts';
+import type { FrozenPrefix } from '../../core/prefix/freeze.ts';
+import { createAnthropicClient } from '../../providers/anthropic/client.ts';
+import { countTokensBytes } from '../../providers/anthropic/send.ts';
+import { forkBodyOf } from '../../providers/fork-wire.ts';
+import { DEFAULT_CACHE_TTL } from '../../core/wire/cache.ts';
+import { TOOL_DECLARATIONS } from '../../core/tools/declarations.ts';
+import { isChatProvider, type ProviderId } from '../../core/wire/providers.ts';
 
 /** What a dry run counts before it estimates: the only requests it sends are token counts. */
 export interface DryRunCounts {

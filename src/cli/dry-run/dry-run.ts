@@ -1,28 +1,28 @@
 import { join } from 'node:path';
-import { systemClock } from '../../clock.ts';
-import { type ForkEngineOptions, resolveEngineOptions, type ResolvedEngineOptions } from '../../engine/options.ts';
-import { expectedFanOutMs, responsesTtlFor } from '../../engine/fan-out/responses-ttl.ts';
-import { planForks } from '../../engine/fan-out/plans.ts';
-import { estimateRun } from '../../economics/estimate.ts';
-import type { EstimateInput, RunEstimate } from '../../economics/estimate-types.ts';
-import { formatEstimate } from '../../economics/estimate-format.ts';
+import { systemClock } from '../../core/util/clock.ts';
+import { type ForkEngineOptions, resolveEngineOptions, type ResolvedEngineOptions } from '../../core/engine/options.ts';
+import { expectedFanOutMs, responsesTtlFor } from '../../core/engine/fan-out/responses-ttl.ts';
+import { planForks } from '../../core/engine/fan-out/plans.ts';
+import { estimateRun } from '../../integrations/economics/estimate.ts';
+import type { EstimateInput, RunEstimate } from '../../integrations/economics/estimate-types.ts';
+import { formatEstimate } from '../../integrations/economics/estimate-format.ts';
 import {
   type Assumptions,
   directiveKind,
   type ForkFacts,
   parseAssumptions,
   profileFork,
-} from '../../economics/estimate-profile.ts';
-import { ForkcacheError } from '../../errors.ts';
-import type { ModelCatalogue } from '../../models/catalogue.ts';
-import { DEFAULT_TOOL_LIMITS } from '../../tools/limits.ts';
-import { isChatProvider, type ProviderId } from '../../wire/providers.ts';
-import type { ResponsesCacheTtl } from '../../wire/cache.ts';
+} from '../../integrations/economics/estimate-profile.ts';
+import { ForkcacheError } from '../../core/util/errors.ts';
+import type { ModelCatalogue } from '../../core/models/catalogue.ts';
+import { DEFAULT_TOOL_LIMITS } from '../../core/tools/limits.ts';
+import { isChatProvider, type ProviderId } from '../../core/wire/providers.ts';
+import type { ResponsesCacheTtl } from '../../core/wire/cache.ts';
 import { dryRunCounts, type DryRunCounts } from './counts.ts';
-import { REPO_FIELD } from '../../engine/fan-out/repos.ts';
+import { REPO_FIELD } from '../../core/engine/fan-out/repos.ts';
 import { filesNamedBy, medianWorkspaceFile, type NamedFile, textSample } from './files.ts';
 import { type ApiChoice, type Endpoint, openEndpoint } from '../endpoint.ts';
-import type { LoadedPlan } from '../plan.ts';
+import type { LoadedPlan } from '../plan/plan.ts';
 
 export interface DryRunOptions {
   api: ApiChoice;
@@ -64,7 +64,7 @@ const range = (xs: readonly number[]): string =>
 /**
  * `forkcache run PLAN --dry-run`: freeze the prefix exactly as the run would (the same planning
  * code, the same bytes and hash), count its tokens with the provider's endpoint, and estimate the
- * whole run (src/economics/estimate.ts). Nothing is sent but token counts; no run directory is written.
+ * whole run (src/integrations/economics/estimate.ts). Nothing is sent but token counts; no run directory is written.
  */
 export async function dryRun(loaded: LoadedPlan, o: DryRunOptions): Promise<{ report: DryRunReport; text: string }> {
   const { assumptions, error } = parseAssumptions(o.assume);
@@ -207,7 +207,7 @@ async function estimateOn(
 
 /**
  * What the run's wire changes in the estimate. A Chat Completions fan-out of two forks or more
- * warms first (src/engine/chat-warmup.ts: the API has no token count, the warm-up measures the
+ * warms first (src/core/engine/chat-warmup.ts: the API has no token count, the warm-up measures the
  * prefix as it writes it): one request, one output token; on the Responses API a `prewarm`, no
  * output, and every write lives for the TTL the run will choose (`responsesTtlFor`), 12 hours
  * priced at the long write rate.
@@ -225,7 +225,7 @@ function wireOf(
   const responses = options.api.wire === 'responses';
   const report =
     provider === 'openai' ? { report: { api: responses ? ('responses' as const) : ('chat' as const) } } : {};
-  // llama.cpp warms its slots its own way (src/engine/llama-warmup.ts): its estimate stays as the plan says
+  // llama.cpp warms its slots its own way (src/core/engine/llama-warmup.ts): its estimate stays as the plan says
   if (!isChatProvider(provider) || provider === 'llama-cpp' || options.warm === 'none')
     return { estimate: {}, ...report };
   const warms = forks > 1;

@@ -1,10 +1,10 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
-import { ForkcacheError } from '../../errors.ts';
-import { FORK_FALLBACK_SYSTEM_PROMPT } from '../../fork/fallback.ts';
-import { captureSnapshot, type ParentSnapshot } from '../../fork/snapshot.ts';
-import { TOOL_DECLARATIONS } from '../../tools/declarations.ts';
-import { formatZodIssues } from '../../validation.ts';
+import { ForkcacheError } from '../../core/util/errors.ts';
+import { FORK_FALLBACK_SYSTEM_PROMPT } from '../../core/fork/fallback.ts';
+import { captureSnapshot, type ParentSnapshot } from '../../core/fork/snapshot.ts';
+import { TOOL_DECLARATIONS } from '../../core/tools/declarations.ts';
+import { formatZodIssues } from '../../core/util/validation.ts';
 import { ROUTE_RECORD_TYPE } from './claude-route.ts';
 import { malformed, WIRE_RECORD_TYPES } from './claude-wire.ts';
 import type { Line } from './claude-tail.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { formatZodIssues } from '../../validation.ts';
+import { formatZodIssues } from '../../core/util/validation.ts';
 import type { Line } from './claude-tail.ts';
 import { malformed } from './claude-wire.ts';
 

@@ -1,4 +1,4 @@
-import { ForkcacheError } from '../../errors.ts';
+import { ForkcacheError } from '../../core/util/errors.ts';
 /*
  * Which messages an `api-request` record's `tail` hashes name. A hash with an
  * `api-request-blob` is that blob's message. A hash without one is a message the session

@@ -1,6 +1,6 @@
-import { ForkcacheError } from '../../errors.ts';
-import { captureSnapshot, type ParentSnapshot } from '../../fork/snapshot.ts';
-import { readJsonl } from '../../run-dir/jsonl.ts';
+import { ForkcacheError } from '../../core/util/errors.ts';
+import { captureSnapshot, type ParentSnapshot } from '../../core/fork/snapshot.ts';
+import { readJsonl } from '../../core/run-dir/jsonl.ts';
 import { importQwenChat, isQwenChat } from './qwen-transcript.ts';
 import { rebuildWireRequest } from './claude-wire.ts';
 import type { Line } from './claude-tail.ts';

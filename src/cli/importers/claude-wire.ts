@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ForkcacheError } from '../../errors.ts';
-import { formatZodIssues } from '../../validation.ts';
+import { ForkcacheError } from '../../core/util/errors.ts';
+import { formatZodIssues } from '../../core/util/validation.ts';
 import { conversation, tailMessages, type Line, type Message } from './claude-tail.ts';
 
 /*

@@ -1,8 +1,8 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { ForkcacheError } from '../../errors.ts';
-import { FORK_FALLBACK_SYSTEM_PROMPT } from '../../fork/fallback.ts';
-import { captureSnapshot, type ParentSnapshot } from '../../fork/snapshot.ts';
-import { TOOL_DECLARATIONS } from '../../tools/declarations.ts';
+import { ForkcacheError } from '../../core/util/errors.ts';
+import { FORK_FALLBACK_SYSTEM_PROMPT } from '../../core/fork/fallback.ts';
+import { captureSnapshot, type ParentSnapshot } from '../../core/fork/snapshot.ts';
+import { TOOL_DECLARATIONS } from '../../core/tools/declarations.ts';
 import { malformed } from './claude-wire.ts';
 import type { Line } from './claude-tail.ts';
 

@@ -1,6 +1,6 @@
-import type { ForkEngine } from '../../engine/engine.ts';
-import type { ModelCatalogue } from '../../models/catalogue.ts';
-import type { IntegrationRecord } from '../../run-dir/integration.ts';
+import type { ForkEngine } from '../../core/engine/engine.ts';
+import type { ModelCatalogue } from '../../core/models/catalogue.ts';
+import type { IntegrationRecord } from '../../core/run-dir/integration.ts';
 import { integrate } from './integrate.ts';
 import type { IntegrationSettings } from '../integration-settings.ts';
 

@@ -1,14 +1,14 @@
-import { ForkcacheError } from '../../errors.ts';
-import type { LoopPrompt } from '../../loop/types.ts';
-import { fixupPrompt } from '../../loop/prompts.ts';
-import type { ModelCatalogue } from '../../models/catalogue.ts';
+import { ForkcacheError } from '../../core/util/errors.ts';
+import type { LoopPrompt } from '../../core/loop/types.ts';
+import { fixupPrompt } from '../../core/loop/prompts.ts';
+import type { ModelCatalogue } from '../../core/models/catalogue.ts';
 import {
   type ForkIntegration,
   type IntegrationRecord,
   type RepoIntegration,
   writeIntegration,
-} from '../../run-dir/integration.ts';
-import type { CheckResult } from '../../tools/check-run.ts';
+} from '../../core/run-dir/integration.ts';
+import type { CheckResult } from '../../core/tools/checks/run.ts';
 import { writeRetryPlan } from '../review/retry-plan.ts';
 import { type ForkReview, readRunRepos, repoOfRun, type RunReview } from '../review/run-forks.ts';
 import { bisect, implicatedForks, outputFor } from './attribute.ts';

@@ -2,13 +2,19 @@ import { existsSync, lstatSync, mkdirSync, rmSync, statSync, symlinkSync } from 
 import { join } from 'node:path';
 import type { RunReview, ForkReview } from '../review/run-forks.ts';
 import { carryCommit, mergePass } from '../review/merge-forks.ts';
-import { createToolExecutor } from '../../tools/executor.ts';
-import type { CheckResult } from '../../tools/check-run.ts';
-import type { HostGit } from '../../tools/host-git.ts';
-import { branchOf, discardWorktree, openWorktree, retireWorktree, type Worktree } from '../../tools/worktree.ts';
-import { toolFlagsOf } from '../../tools/tool-flags.ts';
+import { createToolExecutor } from '../../core/tools/executor.ts';
+import type { CheckResult } from '../../core/tools/checks/run.ts';
+import type { HostGit } from '../../core/tools/git/host-git.ts';
+import {
+  branchOf,
+  discardWorktree,
+  openWorktree,
+  retireWorktree,
+  type Worktree,
+} from '../../core/tools/git/worktree.ts';
+import { toolFlagsOf } from '../../core/tools/tool-flags.ts';
 import { DEFAULT_CHECK_DEPENDENCIES } from '../integration-settings.ts';
-import { integrationIdOf } from '../../run-dir/integration.ts';
+import { integrationIdOf } from '../../core/run-dir/integration.ts';
 
 /**
  * Where the check's HOME is, inside the integration worktree: bash's sandbox keeps only the

@@ -1,4 +1,4 @@
-import type { IntegrationRecord } from '../../run-dir/integration.ts';
+import type { IntegrationRecord } from '../../core/run-dir/integration.ts';
 import { mergedExitCode, NOT_INTEGRATED_EXIT_CODE } from '../exit-codes.ts';
 
 /**

@@ -1,10 +1,10 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { BRANCH_PREFIX, branchOf, releaseStaleEntries, removeTrees } from '../../tools/worktree.ts';
-import { detachDisk, diskImageOf } from '../../tools/workspace-disk.ts';
-import { forkIdOf } from '../../engine/fan-out/types.ts';
-import type { HostGit } from '../../tools/host-git.ts';
-import { integrationIdOf } from '../../run-dir/integration.ts';
+import { BRANCH_PREFIX, branchOf, releaseStaleEntries, removeTrees } from '../../core/tools/git/worktree.ts';
+import { detachDisk, diskImageOf } from '../../core/tools/git/workspace-disk.ts';
+import { forkIdOf } from '../../core/engine/fan-out/types.ts';
+import type { HostGit } from '../../core/tools/git/host-git.ts';
+import { integrationIdOf } from '../../core/run-dir/integration.ts';
 import { repoOfRun, runRepos, type RunReview } from './run-forks.ts';
 
 export interface CleanStep {

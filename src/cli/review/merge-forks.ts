@@ -1,6 +1,6 @@
-import { ForkcacheError } from '../../errors.ts';
-import type { HostGit } from '../../tools/host-git.ts';
-import { BRANCH_PREFIX } from '../../tools/worktree.ts';
+import { ForkcacheError } from '../../core/util/errors.ts';
+import type { HostGit } from '../../core/tools/git/host-git.ts';
+import { BRANCH_PREFIX } from '../../core/tools/git/worktree.ts';
 import { linksLeaving } from './merge-links.ts';
 import { writeRetryPlan } from './retry-plan.ts';
 import { type ForkReview, repoOfRun, type RunReview } from './run-forks.ts';

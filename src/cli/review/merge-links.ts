@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import type { HostGit } from '../../tools/host-git.ts';
+import type { HostGit } from '../../core/tools/git/host-git.ts';
 
 const SYMLINK = '120000';
 const GITLINK = '160000';

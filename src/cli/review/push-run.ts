@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { ForkcacheError } from '../../errors.ts';
+import { ForkcacheError } from '../../core/util/errors.ts';
 import { carryCommit, type MergePass, mergePass, worktreeRepo } from './merge-forks.ts';
 import type { RunReview } from './run-forks.ts';
-import type { HostGit } from '../../tools/host-git.ts';
+import type { HostGit } from '../../core/tools/git/host-git.ts';
 
 const exec = promisify(execFile);
 

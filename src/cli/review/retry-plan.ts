@@ -1,11 +1,11 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { readFanOutDir } from '../../run-dir/manifest.ts';
-import { parseOrThrow } from '../../validation.ts';
-import { BASH_LIMITS as PLAN_TOOL_LIMITS, planSchema } from '../plan.ts';
+import { readFanOutDir } from '../../core/run-dir/manifest.ts';
+import { parseOrThrow } from '../../core/util/validation.ts';
+import { BASH_LIMITS as PLAN_TOOL_LIMITS, planSchema } from '../plan/plan.ts';
 import type { ForkReview, RunReview } from './run-forks.ts';
-import { toolFlagsOf } from '../../tools/tool-flags.ts';
-import type { Manifest } from '../../run-dir/manifest.ts';
+import { toolFlagsOf } from '../../core/tools/tool-flags.ts';
+import type { Manifest } from '../../core/run-dir/manifest.ts';
 import { integrationOf } from '../integration-settings.ts';
 
 /** The plan fields of the run's integration step, if it had one. */

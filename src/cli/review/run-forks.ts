@@ -1,16 +1,16 @@
 import { join, resolve } from 'node:path';
-import { REPO_FIELD } from '../../engine/fan-out/repos.ts';
-import { forkIdOf } from '../../engine/fan-out/types.ts';
-import { ForkcacheError } from '../../errors.ts';
-import { costNano, nanoToUsd } from '../../ledger/cost.ts';
-import { findModel, type ModelCatalogue } from '../../models/catalogue.ts';
-import { EVENTS_FILE, transcriptPath } from '../../run-dir/files.ts';
-import { readJsonl, recordType } from '../../run-dir/jsonl.ts';
-import { type Manifest, readFanOutDir } from '../../run-dir/manifest.ts';
-import { eventSchemas } from '../../run-dir/schemas.ts';
-import { readTranscript } from '../../run-dir/transcript-reader.ts';
-import { HostGit } from '../../tools/host-git.ts';
-import { BRANCH_PREFIX, branchOf } from '../../tools/worktree.ts';
+import { REPO_FIELD } from '../../core/engine/fan-out/repos.ts';
+import { forkIdOf } from '../../core/engine/fan-out/types.ts';
+import { ForkcacheError } from '../../core/util/errors.ts';
+import { costNano, nanoToUsd } from '../../core/ledger/cost.ts';
+import { findModel, type ModelCatalogue } from '../../core/models/catalogue.ts';
+import { EVENTS_FILE, transcriptPath } from '../../core/run-dir/files.ts';
+import { readJsonl, recordType } from '../../core/run-dir/jsonl.ts';
+import { type Manifest, readFanOutDir } from '../../core/run-dir/manifest.ts';
+import { eventSchemas } from '../../core/run-dir/schemas.ts';
+import { readTranscript } from '../../core/run-dir/transcript-reader.ts';
+import { HostGit } from '../../core/tools/git/host-git.ts';
+import { BRANCH_PREFIX, branchOf } from '../../core/tools/git/worktree.ts';
 
 /** One fork of a run as `status`, `diff`, `merge` and `clean` see it. */
 export interface ForkReview {

@@ -1,4 +1,4 @@
-import { lockRunDir } from '../../run-dir/writer-lock.ts';
+import { lockRunDir } from '../../core/run-dir/writer-lock.ts';
 
 /**
  * Run `work` holding the run directory's writer lock, the one `run` and `resume` hold

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FanOutEvent, ForkResult } from '../../../src/agent/fork-handle.ts';
+import type { FanOutEvent, ForkResult } from '../../../src/core/agent/fork-handle.ts';
 import { BoardState, labelOf } from '../../../src/cli/board/board-state.ts';
 
 const end = (forkId: string, at: number, status: ForkResult['status'], result = 'renamed 1'): FanOutEvent => ({

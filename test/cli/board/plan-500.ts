@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TOOL_DECLARATIONS } from '../../../src/tools/declarations.ts';
+import { TOOL_DECLARATIONS } from '../../../src/core/tools/declarations.ts';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 

@@ -1,0 +1,228 @@
+/**
+ * One error class for the whole project. Callers switch on the stable string `code`, never on
+ * `instanceof`: errors cross worker threads, where classes do not survive `structuredClone`.
+ *
+ * Codes are grouped by area. Adding a code is fine; renaming one breaks users. Every code
+ * carries its exit class: `input` when the caller's input was wrong (the CLI exits 2),
+ * `failure` when the work failed (exit 1). A new code has to say which. The CLI's other exit
+ * codes are not errors' and live with their commands: 3 a spend cap (src/cli/output/budget-line.ts),
+ * 4 some forks left out of an integration or a merge, 5 nothing merged (src/cli/exit-codes.ts),
+ * 130 Ctrl-C (src/cli/interrupt.ts).
+ */
+const CODE_CLASSES = {
+  // input validation at the edges
+  INVALID_ARGUMENT: 'input',
+  SNAPSHOT_INVALID: 'input',
+  // the model catalogue
+  MODEL_CATALOGUE_INVALID: 'input',
+  MODEL_RETIRED: 'input',
+  // fork construction
+  FORK_EMPTY_DIRECTIVE: 'input',
+  FORK_DIRECTIVE_TOO_LARGE: 'input',
+  FORK_DIRECTIVE_HAS_TAG: 'input',
+  FORK_RECURSION: 'failure',
+  // preflight: the parent declares a tool no executor runs, no host handler serves, and no one denied
+  TOOLS_UNRUNNABLE: 'input',
+  // the frozen prefix
+  FORK_PREFIX_CORRUPT: 'failure',
+  FORK_PREFIX_DRIFT: 'failure',
+  // the fork loop and the engine
+  FORK_MAX_TURNS: 'failure',
+  FORK_CANCELLED: 'failure',
+  FORK_API_ERROR: 'failure',
+  // a turn kept failing for longer than its retry budget (turnRetry.budgetMs)
+  FORK_RETRY_BUDGET: 'failure',
+  FORK_MODEL_REFUSED: 'failure',
+  // a failed fork whose conversation the API refused as too large (413): resume does not send it again
+  FORK_REQUEST_TOO_LARGE: 'failure',
+  // a fork that answered without doing its directive (src/core/util/fork-status.ts)
+  FORK_NOT_DONE: 'failure',
+  FORK_TRUNCATED: 'failure',
+  FORK_CHECK_FAILED: 'failure',
+  // a fork's report did not match the fan-out's output schema, after its repair turn (status invalid_output)
+  FORK_INVALID_OUTPUT: 'failure',
+  // a fork meant to change files reported done having changed none (status no_change)
+  FORK_NO_CHANGE: 'failure',
+  FORK_WORKER_FAILED: 'failure',
+  ENGINE_CLOSED: 'failure',
+  ENGINE_DESTROYED: 'failure',
+  // rate limits: the API's spend cap stops admission (resume once it lifts); admission gave up
+  RATE_LIMIT_SPEND_CAP: 'failure',
+  // the client-side spend cap (`--max-usd`, `maxUsd`): admission stopped before the run could pass it
+  SPEND_CAP_MAX_USD: 'failure',
+  // emulator (server side)
+  EMULATOR_INVALID_REQUEST: 'failure',
+  EMULATOR_TOO_MANY_BREAKPOINTS: 'failure',
+  EMULATOR_UNKNOWN_MODEL: 'failure',
+  EMULATOR_SCRIPT: 'failure',
+  EMULATOR_AUTHENTICATION: 'failure',
+  EMULATOR_REQUEST_TOO_LARGE: 'failure',
+  EMULATOR_NOT_FOUND: 'failure',
+  EMULATOR_FAULT: 'failure',
+  EMULATOR_REPLAY_MISMATCH: 'failure',
+  EMULATOR_REPLAY_UNCONSUMED: 'failure',
+  EMULATOR_INTERNAL: 'failure',
+  EMULATOR_RATE_LIMITED: 'failure',
+  // tools (model mistakes become error results with these codes; only TOOL_CONFIG_INVALID is thrown)
+  TOOL_CONFIG_INVALID: 'failure',
+  TOOL_UNKNOWN: 'failure',
+  TOOL_NOT_ALLOWED: 'failure',
+  TOOL_NOT_EXECUTABLE: 'failure',
+  // a client's tool no fork runs on purpose (Claude Code's ScheduleWakeup, a `denyTools` entry)
+  TOOL_NOT_IN_FORK: 'failure',
+  TOOL_INPUT_INVALID: 'failure',
+  TOOL_PATH_ESCAPE: 'failure',
+  // inside the workspace, but `.git` or forkcache's run/state directory: no tool reaches it
+  TOOL_PATH_PROTECTED: 'failure',
+  TOOL_NOT_FOUND: 'failure',
+  TOOL_FILE_TOO_LARGE: 'failure',
+  TOOL_BINARY_FILE: 'failure',
+  TOOL_BAD_PATTERN: 'failure',
+  TOOL_EDIT_FAILED: 'failure',
+  TOOL_EDIT_CONFLICT: 'failure',
+  TOOL_TIMEOUT: 'failure',
+  TOOL_IO_ERROR: 'failure',
+  TOOL_COMMAND_FAILED: 'failure',
+  // an embedder's host tool threw or returned an error result (src/core/tools/host-tools.ts)
+  TOOL_HOST_FAILED: 'failure',
+  PERMISSION_DENIED: 'failure',
+  // host-side git (src/core/tools/git/git.ts): a git command failed; a fork's worktree no longer links
+  // to the git dir forkcache made; `forkcache merge` met a conflict or a dirty working tree
+  GIT_FAILED: 'failure',
+  GIT_WORKTREE_TAMPERED: 'failure',
+  GIT_MERGE_CONFLICT: 'failure',
+  GIT_DIRTY_WORKTREE: 'input',
+  // `forkcache push`: the remote branch moved on (a non-fast-forward) and no lease was given
+  GIT_PUSH_REJECTED: 'failure',
+  // a fork's worktree disk (src/core/tools/git/workspace-disk.ts) could not be made or mounted
+  WORKSPACE_DISK_FAILED: 'failure',
+  // usage/cost ledger
+  LEDGER_INVALID_USAGE: 'failure',
+  LEDGER_INVALID_RECORD: 'failure',
+  LEDGER_INVALID_STATUS: 'failure',
+  LEDGER_UNKNOWN_FORK: 'failure',
+  // run directories: `resume` trusts only what this machine's forkcache signed (run-dir/run-trust.ts),
+  // one writer at a time (run-dir/writer-lock.ts), and the key that signs them
+  RUN_DIR_UNSIGNED: 'input',
+  RUN_DIR_OTHER_KEY: 'input',
+  RUN_DIR_TAMPERED: 'input',
+  RUN_DIR_LOCKED: 'input',
+  RUN_KEY_UNAVAILABLE: 'input',
+  // no directory only this user can write for the per-file locks (tools/user-dir.ts)
+  LOCK_DIR_UNSAFE: 'input',
+  // a cost past 2^53 nano-dollars (about $9M): the figures are left out, never NaN
+  LEDGER_COST_OVERFLOW: 'failure',
+  // the distributed backend: a job refused by its host (unsigned, tampered, replayed; beyond
+  // the host's own policy), Redis unreachable or emptied mid-run, Redis refusing the credentials
+  JOB_SIGNATURE_INVALID: 'failure',
+  JOB_POLICY_REFUSED: 'failure',
+  JOB_REPLAYED: 'failure',
+  REDIS_LOST: 'failure',
+  REDIS_AUTH_FAILED: 'input',
+  // cli
+  CLI_USAGE: 'input',
+  // an HTTP request outside a fork failed (`forkcache models` listing the API's models)
+  API_ERROR: 'failure',
+  // a client of the emulator or the proxy left while it was still sending its request
+  HTTP_CLIENT_GONE: 'failure',
+  // `proxy --mcp`: a fork tool call bound to no captured call, or to calls of more than one session
+  MCP_CALL_UNSEEN: 'input',
+  MCP_CALL_AMBIGUOUS: 'input',
+  // reports (`forkcache report`): the message names the file, and the line for JSONL
+  REPORT_FILE_MISSING: 'input',
+  REPORT_FILE_INVALID: 'input',
+  // importing a parent from a Claude Code transcript: the message names the line
+  TRANSCRIPT_INVALID: 'input',
+  // an optional peer dependency (echarts for reports, bullmq/ioredis for the distributed
+  // backend) is not installed: the message says what to install
+  DEPENDENCY_MISSING: 'failure',
+  // anything else
+  INTERNAL: 'failure',
+} as const satisfies Record<string, ExitClass>;
+
+/** What an error means for the command line: bad input (exit 2) or failed work (exit 1). */
+export type ExitClass = 'input' | 'failure';
+
+export const ERROR_CODES = Object.freeze(Object.keys(CODE_CLASSES)) as readonly (keyof typeof CODE_CLASSES)[];
+
+export type ErrorCode = keyof typeof CODE_CLASSES;
+
+/**
+ * The exit class of a thrown value: its code's class for a forkcache error (from any copy or
+ * thread: by the `code` field), `failure` for anything else.
+ */
+export function exitClassOf(err: unknown): ExitClass {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && Object.hasOwn(CODE_CLASSES, code) ? CODE_CLASSES[code as ErrorCode] : 'failure';
+}
+
+/** The shape an error takes on the wire between threads and processes. */
+export interface WireError {
+  code: string;
+  message: string;
+  data?: Record<string, unknown>;
+}
+
+export interface ForkcacheErrorOptions {
+  data?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+/**
+ * The brand of every ForkcacheError. `Symbol.for` gives the same symbol in every copy of the
+ * package (two versions in one node_modules tree, a bundled copy), where `instanceof` fails.
+ */
+const BRAND = Symbol.for('forkcache.error');
+
+export class ForkcacheError extends Error {
+  override readonly name = 'ForkcacheError';
+  readonly code: ErrorCode;
+  readonly data: Readonly<Record<string, unknown>>;
+
+  constructor(code: ErrorCode, message: string, options: ForkcacheErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.data = Object.freeze({ ...options.data });
+  }
+
+  toWire(): WireError {
+    return { code: this.code, message: this.message, data: { ...this.data } };
+  }
+}
+Object.defineProperty(ForkcacheError.prototype, BRAND, { value: true });
+
+/**
+ * True when `err` is a ForkcacheError from any copy of forkcache (checked by a `Symbol.for`
+ * brand, not `instanceof`), so `err.code` is one of `ERROR_CODES`.
+ *
+ * @example
+ * try { engine.fanOut(snapshot, directives) } catch (err) {
+ *   if (isForkcacheError(err) && err.code === 'FORK_EMPTY_DIRECTIVE') ...
+ * }
+ */
+export function isForkcacheError(err: unknown): err is ForkcacheError {
+  return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[BRAND] === true;
+}
+
+/** True when `err` is a forkcache error (from any realm or thread, rebuilt or not). */
+export function hasCode(err: unknown, code: ErrorCode): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === code;
+}
+
+/** Serialize any thrown value for `postMessage`. */
+export function toWireError(err: unknown): WireError {
+  if (err instanceof ForkcacheError) return err.toWire();
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return { code: typeof code === 'string' ? code : 'INTERNAL', message: err.message };
+  }
+  return { code: 'INTERNAL', message: String(err) };
+}
+
+/** Rebuild an error that crossed a boundary as `{ code, message, data }`. */
+export function fromWireError(wire: WireError): ForkcacheError {
+  const known = (ERROR_CODES as readonly string[]).includes(wire.code);
+  const code = known ? (wire.code as ErrorCode) : 'INTERNAL';
+  const data = known ? wire.data : { ...wire.data, originalCode: wire.code };
+  return new ForkcacheError(code, wire.message, data === undefined ? {} : { data });
+}

@@ -1,0 +1,204 @@
+import { terminalSafeLines } from '../../../core/util/terminal-text.ts';
+import { hostname } from 'node:os';
+import { Worker } from 'bullmq';
+import { Piscina } from 'piscina';
+import { ForkcacheError } from '../../../core/util/errors.ts';
+import { forkWorkerExecArgv, forkWorkerFile } from '../../../core/pool/worker-file.ts';
+import { type HostContext, runHostJob } from './job.ts';
+import { describePolicy, type HostPolicyOptions } from './policy.ts';
+import { probeHostSandbox } from './sandbox.ts';
+import { type HostTool, hostToolInfos, parseHostTools } from '../../../core/tools/host-tools.ts';
+import { type CancelMessage, cancelChannel, DEFAULT_QUEUE, DEFAULT_REDIS_TIMEOUT_MS, shownRedisUrl } from '../keys.ts';
+import { loadPrefix } from '../store/prefix-store.ts';
+import { connectRedis, isAuthError } from '../store/redis.ts';
+import { RedisWatch } from '../store/redis-watch.ts';
+import { SharedBudget } from '../shared/budget.ts';
+import { JobSigner, resolveJobSecret, type Signed } from '../jobs/signing.ts';
+
+export interface HostWorkerOptions extends HostPolicyOptions {
+  redis: string;
+  queue?: string;
+  /** Worker threads of this host's Piscina pool (default 2). */
+  threads?: number;
+  /** Forks this host runs at once (default threads × 8). */
+  concurrency?: number;
+  hostId?: string;
+  /** BullMQ lock: a host that stops renewing it for this long is presumed dead (default 30 s). */
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+  /** The secret jobs are signed with (default `FORKCACHE_JOB_SECRET`; none: the host refuses to start). */
+  secret?: string;
+  /** Redis silent this long (at most the lock duration): this host stops its forks (default 30 s). */
+  redisTimeoutMs?: number;
+  /**
+   * Host tools this host runs for its jobs' forks (`forkcache worker --host-tools MODULE`): a
+   * job whose forks call a tool not registered here is refused, naming it.
+   */
+  hostTools?: Record<string, HostTool> | undefined;
+  /** Where the host says what happens to it (default stderr). */
+  log?: (line: string) => void;
+}
+
+export interface HostWorker {
+  readonly hostId: string;
+  /** The ceiling this host holds its jobs to, in words (printed at start). */
+  readonly policy: string;
+  /** Where jobs' commands run on this host, probed here (printed at start: `bash is NOT sandboxed on this host …` when so). */
+  readonly sandbox: string;
+  /** Finish the running forks, then stop. */
+  close(): Promise<void>;
+}
+
+/**
+ * A host of the distributed backend: a BullMQ worker in front of a local Piscina pool. It
+ * loads each frozen head from Redis once into its own SharedArrayBuffer (hash verified) and
+ * serves every fork of that prefix from it. A fork whose host died is picked up here from its
+ * transcript (BullMQ's stalled-job handling): finished forks are not run again.
+ *
+ * When Redis is lost (silent for `redisTimeoutMs`), restarts without a running job, or the
+ * job's lock could not be renewed, this host's copy of the fork stops (its transcript keeps
+ * every complete turn): the job is no longer this host's, and `resume` or another host
+ * continues it, never two at once. The host keeps serving once Redis answers again.
+ */
+export async function startHostWorker(options: HostWorkerOptions): Promise<HostWorker> {
+  const hostTools = parseHostTools(options.hostTools, 'startHostWorker options');
+  const policy: HostPolicyOptions = { ...options, registeredTools: hostToolInfos(hostTools) };
+  const queue = options.queue ?? DEFAULT_QUEUE;
+  const signer = new JobSigner(resolveJobSecret(options.secret, 'FORKCACHE_JOB_SECRET'), queue);
+  const hostId = options.hostId ?? `${hostname()}-${process.pid}`;
+  const threads = options.threads ?? 2;
+  const lockDuration = options.lockDurationMs ?? 30_000;
+  // a job's fields and a fork's errors reach this log: escaped like everything forkcache prints
+  const log = options.log ?? ((line: string) => void process.stderr.write(`${terminalSafeLines(line)}\n`));
+  const shown = shownRedisUrl(options.redis);
+  // ioredis reconnects by itself; say once that Redis is unreachable instead of on every retry
+  let reported = false;
+  const onRedisError = (err: Error): void => {
+    if (isAuthError(err)) return; // not retried: startup fails with REDIS_AUTH_FAILED
+    if (!reported) log(`forkcache worker ${hostId}: Redis: ${err.message} (retrying)`);
+    reported = true;
+  };
+  const main = connectRedis(options.redis, onRedisError);
+  const sub = connectRedis(options.redis, onRedisError);
+  const connection = main.client;
+  const subscriber = sub.client;
+  try {
+    await Promise.all([main.ready, sub.ready]);
+  } catch (err) {
+    connection.disconnect();
+    subscriber.disconnect();
+    throw err;
+  }
+  const pool = new Piscina({
+    filename: forkWorkerFile(),
+    execArgv: forkWorkerExecArgv(),
+    minThreads: 1,
+    maxThreads: threads,
+    concurrentTasksPerWorker: 8,
+    idleTimeout: 30_000,
+  });
+  const running: HostContext['running'] = new Set();
+  const stopAll = (jobIds: readonly string[], error: ForkcacheError): void => {
+    for (const fork of running) if (jobIds.includes(fork.jobId)) fork.abort.abort(error);
+  };
+  connection.on('ready', () => (reported = false));
+  await subscriber.subscribe(cancelChannel(queue));
+  subscriber.on('message', (_channel: string, text: string) => {
+    let message: CancelMessage;
+    try {
+      message = JSON.parse(text) as CancelMessage;
+    } catch {
+      return; // not a forkcache message
+    }
+    const cancel = new ForkcacheError('FORK_CANCELLED', 'fork cancelled');
+    for (const fork of running)
+      if (message.jobId ? fork.jobId === message.jobId : fork.forkId === message.forkId) fork.abort.abort(cancel);
+  });
+
+  const prefixes = new Map<string, Promise<SharedArrayBuffer>>();
+  const sandbox = probeHostSandbox(options);
+  const host: HostContext = {
+    hostId,
+    queue,
+    pool,
+    connection,
+    signer,
+    policy,
+    facts: sandbox.facts,
+    sandboxFor: sandbox.sandboxFor,
+    hostTools,
+    budget: new SharedBudget(connection),
+    prefixFor(sha256) {
+      let sab = prefixes.get(sha256);
+      if (!sab) {
+        sab = loadPrefix(connection, sha256);
+        prefixes.set(sha256, sab);
+        sab.catch(() => prefixes.delete(sha256));
+      }
+      return sab;
+    },
+    running,
+    log,
+  };
+
+  const worker = new Worker<Signed, Signed>(queue, (job) => runHostJob(job, host), {
+    connection,
+    concurrency: options.concurrency ?? threads * 8,
+    lockDuration,
+    stalledInterval: options.stalledIntervalMs ?? 15_000,
+    maxStalledCount: 3,
+  });
+  worker.on('error', () => undefined); // Redis errors are the watch's to report, once
+  worker.on('lockRenewalFailed', (jobIds: string[]) =>
+    stopAll(
+      jobIds,
+      new ForkcacheError('REDIS_LOST', `the job's lock in Redis could not be renewed: another host may run it now`),
+    ),
+  );
+  const watch = new RedisWatch(connection, {
+    // past the lock duration another host may take the job: stop before that
+    timeoutMs: Math.min(options.redisTimeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS, lockDuration),
+    shown,
+    onLost: (error) => {
+      const ids = [...new Set([...running].map((fork) => fork.jobId))];
+      log(
+        `forkcache worker ${hostId}: ${error.message}: stopping its ${ids.length} fork(s) (their transcripts keep every complete turn; \`forkcache resume\` continues them)`,
+      );
+      stopAll(ids, error);
+    },
+    onBack: () => log(`forkcache worker ${hostId}: Redis at ${shown} answers again: serving`),
+    onReconnect: (restarted) => {
+      if (!restarted) return;
+      // a restarted Redis may be empty: a fork whose job is gone is no longer this host's
+      void Promise.all(
+        [...new Set([...running].map((fork) => fork.jobId))].map(async (id) =>
+          (await connection.exists(`bull:${queue}:${id}`)) === 0 ? id : undefined,
+        ),
+      ).then(
+        (ids) => {
+          const gone = ids.filter((id): id is string => id !== undefined);
+          if (gone.length === 0) return;
+          log(
+            `forkcache worker ${hostId}: Redis at ${shown} restarted without ${gone.length} running job(s): stopping them`,
+          );
+          stopAll(gone, new ForkcacheError('REDIS_LOST', `Redis at ${shown} restarted without this fork's job`));
+        },
+        () => undefined,
+      );
+    },
+  });
+  await worker.waitUntilReady();
+  await watch.start();
+  return {
+    hostId,
+    policy: describePolicy(policy),
+    sandbox: sandbox.line,
+    async close() {
+      watch.stop();
+      await worker.close();
+      await pool.close();
+      subscriber.disconnect();
+      connection.disconnect();
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import OpenAI from 'openai';
+import { type ChatProviderId, dialectOf } from '../../core/prefix/chat-dialects.ts';
+
+export interface ChatClientOptions {
+  provider: ChatProviderId;
+  /** API root including `/v1` (the emulator's `url` + `/v1`). Default: the provider's env var, else its public endpoint. */
+  baseURL?: string | undefined;
+  /** Default: the provider's key variable (`OPENAI_API_KEY`, `DASHSCOPE_API_KEY`, `DEEPSEEK_API_KEY`). */
+  apiKey?: string | undefined;
+  /** SDK retries (default 0), for requests that bill nothing: a completion is never resent by the SDK (`BILLED_REQUEST_RETRIES`). */
+  maxRetries?: number | undefined;
+  timeoutMs?: number | undefined;
+  fetch?: typeof fetch | undefined;
+  defaultHeaders?: Record<string, string> | undefined;
+}
+
+function firstEnv(names: readonly string[]): string | undefined {
+  for (const name of names) if (process.env[name]) return process.env[name];
+  return undefined;
+}
+
+/** The provider's base URL and key as the environment gives them. */
+export function chatEndpointFromEnv(provider: ChatProviderId): { baseURL: string; apiKey: string | undefined } {
+  const dialect = dialectOf(provider);
+  return { baseURL: firstEnv(dialect.baseUrlEnv) ?? dialect.defaultBaseURL, apiKey: firstEnv(dialect.keyEnv) };
+}
+
+/**
+ * The real `openai` client for any Chat Completions provider. As with the Anthropic SDK,
+ * forkcache sends raw bytes through `client.post`: a Uint8Array body reaches `fetch` unchanged.
+ */
+export function createChatClient(options: ChatClientOptions): OpenAI {
+  const env = chatEndpointFromEnv(options.provider);
+  return new OpenAI({
+    baseURL: options.baseURL ?? env.baseURL,
+    apiKey: options.apiKey || env.apiKey || 'no-key',
+    maxRetries: options.maxRetries ?? 0,
+    timeout: options.timeoutMs ?? 600_000,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    defaultHeaders: { ...dialectOf(options.provider).headers, ...options.defaultHeaders },
+  });
+}

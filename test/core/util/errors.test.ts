@@ -1,0 +1,68 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import {
+  ForkcacheError,
+  fromWireError,
+  hasCode,
+  isForkcacheError,
+  toWireError,
+} from '../../../src/core/util/errors.ts';
+
+describe('ForkcacheError', () => {
+  it('keeps code and data across structuredClone only through the wire form', () => {
+    const err = new ForkcacheError('FORK_PREFIX_DRIFT', 'drifted at byte 12', { data: { offset: 12 } });
+    const cloned = structuredClone(err) as unknown as { code?: string };
+    expect(cloned.code).toBeUndefined(); // why the wire form exists
+    const rebuilt = fromWireError(structuredClone(toWireError(err)));
+    expect(rebuilt).toBeInstanceOf(ForkcacheError);
+    expect(rebuilt.code).toBe('FORK_PREFIX_DRIFT');
+    expect(rebuilt.data).toEqual({ offset: 12 });
+    expect(hasCode(rebuilt, 'FORK_PREFIX_DRIFT')).toBe(true);
+  });
+
+  it('maps foreign errors to INTERNAL and keeps an unknown code as data', () => {
+    expect(toWireError(new TypeError('boom'))).toEqual({ code: 'INTERNAL', message: 'boom' });
+    expect(toWireError('text')).toEqual({ code: 'INTERNAL', message: 'text' });
+    const rebuilt = fromWireError({ code: 'ECONNRESET', message: 'reset' });
+    expect(rebuilt.code).toBe('INTERNAL');
+    expect(rebuilt.data).toEqual({ originalCode: 'ECONNRESET' });
+  });
+});
+
+describe('isForkcacheError', () => {
+  it('recognises errors from another copy of the package, where instanceof fails', async () => {
+    // The query makes a second instance of the module, as a second copy of the package would be.
+    const second = '../../../src/core/util/errors.ts?copy=2';
+    const copy = (await import(/* @vite-ignore */ second)) as typeof import('../../../src/core/util/errors.ts');
+    const foreign = new copy.ForkcacheError('FORK_RECURSION', 'from the other copy');
+    expect(foreign).not.toBeInstanceOf(ForkcacheError);
+    expect(isForkcacheError(foreign)).toBe(true);
+    expect(copy.isForkcacheError(new ForkcacheError('INTERNAL', 'from this copy'))).toBe(true);
+  });
+
+  it('is false for look-alikes and for an error that lost its class crossing a thread', () => {
+    expect(isForkcacheError(Object.assign(new Error('x'), { code: 'FORK_RECURSION', name: 'ForkcacheError' }))).toBe(
+      false,
+    );
+    expect(isForkcacheError({ code: 'INTERNAL', message: 'x' })).toBe(false);
+    expect(isForkcacheError(null)).toBe(false);
+    expect(isForkcacheError('FORK_RECURSION')).toBe(false);
+    const err = new ForkcacheError('FORK_PREFIX_DRIFT', 'drift');
+    expect(isForkcacheError(structuredClone(err))).toBe(false);
+    expect(isForkcacheError(fromWireError(toWireError(err)))).toBe(true);
+  });
+});
+
+describe('every error src throws is a ForkcacheError', () => {
+  it('no bare Error, TypeError or RangeError is made in src/ (a code names each failure)', () => {
+    const root = new URL('../../../src/', import.meta.url);
+    const files = (readdirSync(root, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts'));
+    expect(files.length).toBeGreaterThan(100);
+    const bare = files.flatMap((f) =>
+      readFileSync(new URL(f, root), 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (/\bnew (Error|TypeError|RangeError)\(/.test(line) ? [`src/${f}:${i + 1}`] : [])),
+    );
+    expect(bare).toEqual([]);
+  });
+});
