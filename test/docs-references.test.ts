@@ -116,6 +116,15 @@ describe('references in the docs', () => {
     expect(problems).toEqual([]);
   });
 
+  it('every repository path docs/architecture.md names, in its diagrams too, exists', () => {
+    const text = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+    const named = [...text.matchAll(/(?<![\w./-])((?:src|test|workers)\/[\w./-]*[\w/])/g)].map((m) =>
+      m[1]!.replace(/\/$/, ''),
+    );
+    expect(named.length).toBeGreaterThan(20);
+    expect(named.filter((path) => !existsSync(join(ROOT, path)))).toEqual([]);
+  });
+
   it('the checker fails on a planted stale path and a test name that is not there', () => {
     const text = [
       'See `src/core/tools/jail/jail.ts` and `src/tools/no-such-file.ts`, `test/cli/` and `src/**/*.ts` (a pattern).',
