@@ -1,5 +1,4 @@
 import { type Clock, systemClock } from '../util/clock.ts';
-import type { WireError } from '../util/errors.ts';
 import type { ForkChild } from '../fork/layouts.ts';
 import type { PerRequest } from '../prefix/body.ts';
 import type { CacheTtl } from '../wire/cache.ts';
@@ -93,32 +92,28 @@ export interface ForkLoopOptions {
 export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome> {
   const loop = loopSettings(options);
   const state = startForkState(options.child.messages, options.prefix.head.byteLength, options.turnsDone);
-  const end = (status: ForkOutcome['status'], error?: WireError): ForkOutcome => {
+  const end = ({ status, error }: ForkEnding): ForkOutcome => {
     const result = forkOutcome(state, status, error);
     options.transcript?.end(result);
     return result;
   };
   try {
     const resumed = await resumeFork(options, loop, state);
-    if (resumed) return end(resumed.status, resumed.error);
+    if (resumed) return end(resumed);
     for (;;) {
       options.signal?.throwIfAborted();
-      if (state.turn >= loop.maxTurns) {
-        const ending = outOfTurns(loop.maxTurns);
-        return end(ending.status, ending.error);
-      }
+      if (state.turn >= loop.maxTurns) return end(outOfTurns(loop.maxTurns));
       const message = await sendNextTurn(options, loop, state);
       const next = turnNext(message, state.turn);
-      if (next.kind === 'end') return end(next.status, next.error);
+      if (next.kind === 'end') return end(next);
       if (next.kind === 'tools') await runToolCalls(options, loop, state, message, next.uses);
       else if (next.kind === 'final') {
         const ended = await judgeFinal(options, loop, state, next.stopReason);
-        if (ended) return end(ended.status, ended.error);
+        if (ended) return end(ended);
       }
     }
   } catch (err) {
-    const ending = failureEnding(err, options.signal, state.turn);
-    return end(ending.status, ending.error);
+    return end(failureEnding(err, options.signal, state.turn));
   }
 }
 
