@@ -1,22 +1,18 @@
-import Anthropic from '@anthropic-ai/sdk';
 import { type Clock, systemClock } from '../util/clock.ts';
-import { ForkcacheError, type WireError } from '../util/errors.ts';
 import type { ForkChild } from '../fork/layouts.ts';
-import { parseReport } from '../fork/report.ts';
-import { normalizeUsage } from '../ledger/usage.ts';
-import { childRequestBody, type PerRequest } from '../prefix/body.ts';
+import type { PerRequest } from '../prefix/body.ts';
 import type { CacheTtl } from '../wire/cache.ts';
 import type { HeadEnd } from '../prefix/sab.ts';
 import type { ToolExecutor } from '../tools/executor.ts';
-import { targetPath, textOf, toAssistantParam, writtenPath } from './messages.ts';
+import { textOf } from './messages.ts';
 import type { TurnRetryOptions } from './retry.ts';
-import { describeFailure, sendWithRetries } from './send-turn.ts';
 import type { TranscriptSink } from './transcript-sink.ts';
-import { afterFinalTurn } from './final-turn.ts';
-import { asUserMessage } from './prompts.ts';
-import { type LoopToolResult, runTool } from './run-tool.ts';
+import { failureEnding, type ForkEnding, outOfTurns, turnNext } from './endings.ts';
+import { addPrompt, forkOutcome, type ForkState, type LoopSettings, startForkState } from './fork-state.ts';
+import { judgeFinal } from './judge-final.ts';
+import { runToolCalls } from './tool-calls.ts';
+import { sendNextTurn } from './turn-request.ts';
 import {
-  type CheckRecord,
   type ForkOutcome,
   type LoopCheck,
   type LoopOutput,
@@ -24,7 +20,6 @@ import {
   type LoopEvent,
   OPEN_GATE,
   type RequestGate,
-  type RequestRecord,
 } from './types.ts';
 import type { ModelTransport } from '../../providers/anthropic/send.ts';
 
@@ -83,194 +78,70 @@ export interface ForkLoopOptions {
   judgeLast?: { stopReason: string | null } | undefined;
 }
 
-type Block = Anthropic.ContentBlockParam;
-
 /**
  * One fork's reasoning loop: request = frozen head + this child's suffix → model → tools →
  * repeat, until the model ends its turn, `maxTurns`, cancellation or an error. Tools run only
  * after a complete assistant turn, so a retried request never repeats a side effect.
  * Never throws: every ending is an outcome, and completed turns are in it.
+ *
+ * The story in steps: prepare (the settings and the fork's state, a resumed fork's prompt or
+ * its last turn judged), then each turn: send it (`sendNextTurn`), read what it leads to
+ * (`turnNext`), run its tool calls (`runToolCalls`) or judge it as a final answer
+ * (`judgeFinal`), until an ending, which becomes the outcome (`forkOutcome`).
  */
 export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome> {
-  const clock = options.clock ?? systemClock;
-  const gate = options.gate ?? OPEN_GATE;
-  const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
-  const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
-  const emit = options.onEvent ?? (() => {});
-  const own: Anthropic.MessageParam[] = [...options.child.messages];
-  const requests: RequestRecord[] = [];
-  const failedAttempts: RequestRecord[] = [];
-  const filesChanged = new Set<string>();
-  const notApplied = new Map<string, string>();
-  const checks: CheckRecord[] = [];
-  let turn = options.turnsDone ?? 0;
-  let toolCalls = 0;
-  let finalText = '';
-  // bytes this fork has sent before: the frozen head at first, then its last request's body
-  let sentBytes = options.prefix.head.byteLength;
-
-  const outcome = (status: ForkOutcome['status'], error?: WireError): ForkOutcome => {
-    const result: ForkOutcome = {
-      status,
-      turns: turn,
-      toolCalls,
-      requests,
-      failedAttempts,
-      finalText,
-      // every status but an error's or a cancel's ended with the fork's own final answer
-      report: status === 'failed' || status === 'cancelled' || status === 'capped' ? undefined : parseReport(finalText),
-      messages: own,
-      filesChanged: [...filesChanged].sort(),
-      editsNotApplied: [...notApplied].sort(([a], [b]) => (a < b ? -1 : 1)).map(([path, code]) => ({ path, code })),
-      ...(checks.length > 0 ? { checks } : {}),
-      ...(error ? { error } : {}),
-    };
+  const loop = loopSettings(options);
+  const state = startForkState(options.child.messages, options.prefix.head.byteLength, options.turnsDone);
+  const end = ({ status, error }: ForkEnding): ForkOutcome => {
+    const result = forkOutcome(state, status, error);
     options.transcript?.end(result);
     return result;
   };
-  const addPrompt = (prompt: LoopPrompt): void => {
-    own.push(asUserMessage(prompt));
-    options.transcript?.prompt?.({ turn, ...prompt });
-  };
-  /** A turn without tool calls: the outcome, or undefined when the loop asked the fork for more. */
-  const judgeFinal = async (stopReason: string | null): Promise<ForkOutcome | undefined> => {
-    const step = await afterFinalTurn({
-      turn,
-      stopReason,
-      finalText,
-      own,
-      requireReport: options.requireReport ?? true,
-      turnsLeft: maxTurns - turn,
-      check: options.check,
-      output: options.output,
-      judgeChange: options.judgeChange,
-      clock,
-      signal: options.signal,
-      onCheck: (record) => {
-        checks.push(record);
-        options.transcript?.check?.(record);
-        emit({ type: 'check-end', turn: record.turn, at: clock.now(), check: record });
-      },
-    });
-    if (step.kind === 'end') return outcome(step.status, step.error);
-    addPrompt(step.prompt);
-    return undefined;
-  };
-
   try {
-    if (options.prompt) addPrompt(options.prompt);
-    else if (options.judgeLast && own.at(-1)?.role === 'assistant') {
-      finalText = textOf(own.at(-1));
-      const ended = await judgeFinal(options.judgeLast.stopReason);
-      if (ended) return ended;
-    }
+    const resumed = await resumeFork(options, loop, state);
+    if (resumed) return end(resumed);
     for (;;) {
       options.signal?.throwIfAborted();
-      if (turn >= maxTurns) {
-        return outcome(
-          'failed',
-          new ForkcacheError('FORK_MAX_TURNS', `fork stopped after ${maxTurns} turns without finishing`, {
-            data: { maxTurns },
-          }).toWire(),
-        );
+      if (state.turn >= loop.maxTurns) return end(outOfTurns(loop.maxTurns));
+      const message = await sendNextTurn(options, loop, state);
+      const next = turnNext(message, state.turn);
+      if (next.kind === 'end') return end(next);
+      if (next.kind === 'tools') await runToolCalls(options, loop, state, message, next.uses);
+      else if (next.kind === 'final') {
+        const ended = await judgeFinal(options, loop, state, next.stopReason);
+        if (ended) return end(ended);
       }
-      turn += 1;
-      const child: ForkChild = { tailBlocks: options.child.tailBlocks, messages: own };
-      const perRequest = { max_tokens: maxTokens, stream: true };
-      const marker = options.marker ?? '5m';
-      const body = options.body
-        ? options.body(child, perRequest, marker)
-        : childRequestBody(options.prefix, child, perRequest, { marker });
-      emit({ type: 'turn-start', turn, at: clock.now() });
-      const { message, requestId, sentAt, startedAt } = await sendWithRetries({
-        options,
-        gate,
-        clock,
-        body,
-        turn,
-        maxTokens,
-        emit,
-        failedAttempts,
-        sentBytes,
-      });
-      sentBytes = body.byteLength;
-      const record: RequestRecord = {
-        turn,
-        requestId,
-        messageId: message.id,
-        usage: normalizeUsage(message.usage),
-        stopReason: message.stop_reason,
-        sentAt,
-        startedAt,
-        endedAt: clock.now(),
-      };
-      requests.push(record);
-      const assistant = toAssistantParam(message);
-      own.push(assistant);
-      options.transcript?.turn({ turn, assistant, request: record });
-      emit({ type: 'turn-end', turn, at: record.endedAt, request: record });
-      finalText = textOf(message);
-
-      if (message.stop_reason === 'refusal') {
-        return outcome(
-          'failed',
-          new ForkcacheError('FORK_MODEL_REFUSED', 'the model refused the directive', { data: { turn } }).toWire(),
-        );
-      }
-      const uses = message.content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
-      if (uses.length === 0) {
-        if (message.stop_reason === 'pause_turn') continue;
-        const ended = await judgeFinal(message.stop_reason);
-        if (ended) return ended;
-        continue;
-      }
-      const results: Block[] = [];
-      for (const use of uses) {
-        options.signal?.throwIfAborted();
-        options.transcript?.toolStart({ turn, id: use.id, name: use.name, input: use.input });
-        const result: LoopToolResult =
-          message.stop_reason === 'max_tokens' && use === uses.at(-1)
-            ? {
-                isError: true,
-                code: 'TOOL_INPUT_INVALID',
-                content: 'This tool call was cut off by max_tokens; send it again, shorter.',
-              }
-            : await runTool(options, use, [{ role: 'user', content: [...child.tailBlocks] }, ...own], turn);
-        toolCalls += 1;
-        const path = writtenPath(use, result.isError);
-        if (path) filesChanged.add(path);
-        const target = targetPath(use);
-        if (target !== undefined) {
-          if (result.isError) notApplied.set(target, result.code);
-          else notApplied.delete(target);
-        }
-        options.transcript?.toolEnd({ turn, id: use.id, isError: result.isError, content: result.content });
-        emit({
-          type: 'tool-call',
-          turn,
-          at: clock.now(),
-          name: use.name,
-          id: use.id,
-          isError: result.isError,
-          code: result.isError ? result.code : undefined,
-          path,
-        });
-        results.push({
-          type: 'tool_result',
-          tool_use_id: use.id,
-          content: result.content,
-          ...(result.isError ? { is_error: true } : {}),
-        });
-      }
-      own.push({ role: 'user', content: results });
     }
   } catch (err) {
-    // a turn the main thread refused because the fork was cancelled, its own cancel still on the way
-    if (options.signal?.aborted || (err as { code?: unknown }).code === 'FORK_CANCELLED') {
-      return outcome('cancelled', new ForkcacheError('FORK_CANCELLED', 'fork cancelled', { data: { turn } }).toWire());
-    }
-    const failure = describeFailure(err);
-    // the spend cap admitted no more of its turns: not a failure, the run goes on under a higher cap
-    return outcome(failure.code === 'SPEND_CAP_MAX_USD' ? 'capped' : 'failed', failure);
+    return end(failureEnding(err, options.signal, state.turn));
   }
+}
+
+/** The loop's options with their defaults. */
+function loopSettings(options: ForkLoopOptions): LoopSettings {
+  return {
+    clock: options.clock ?? systemClock,
+    gate: options.gate ?? OPEN_GATE,
+    maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
+    maxTokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
+    emit: options.onEvent ?? (() => {}),
+  };
+}
+
+/**
+ * Before the first request of a resumed fork: the user turn `forkcache resume --retry` adds,
+ * or the judgement of a last turn that was never judged. Its ending, when that judgement ends
+ * the fork.
+ */
+async function resumeFork(
+  options: ForkLoopOptions,
+  loop: LoopSettings,
+  state: ForkState,
+): Promise<ForkEnding | undefined> {
+  if (options.prompt) addPrompt(state, options.transcript, options.prompt);
+  else if (options.judgeLast && state.own.at(-1)?.role === 'assistant') {
+    state.finalText = textOf(state.own.at(-1));
+    return judgeFinal(options, loop, state, options.judgeLast.stopReason);
+  }
+  return undefined;
 }
