@@ -74,7 +74,6 @@ export function registerEmulatorCommand(program: Command): void {
       "count Claude Code's x-anthropic-billing-header system block and hash it into the cache key",
       false,
     )
-    // the old name, kept for one release (too close to the proxy's --strip-billing-block)
     .option(
       '--script <name>',
       `default scripted model: ${Object.keys(BUILTIN_SCRIPTS).join(' | ')} (| replay with --replay)`,
