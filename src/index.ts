@@ -1,9 +1,8 @@
 // The public API of forkcache: named exports only, types with `export type`. Everything not
 // listed here (frozen-prefix bytes, the SharedArrayBuffer layout, the worker protocol, the fork
 // loop, tool internals, the run directory's files) is internal and may change in any release.
-// test/public-api.test.ts snapshots this list: a change to it must be deliberate. Names marked
-// `@deprecated` where they are declared (`ForkHandleStatus`, `ForkTotals`, `FanoutCacheSummary`)
-// are the old names of one concept, kept for one release (CHANGELOG.md).
+// test/public-api.test.ts snapshots this list: a change to it must be deliberate. An old name of
+// a concept stays one release, marked `@deprecated` where it is declared (CHANGELOG.md).
 
 // errors: switch on `code`; `isForkcacheError` works across copies of the package
 export { ERROR_CODES, ForkcacheError, hasCode, isForkcacheError } from './core/util/errors.ts';
@@ -16,7 +15,7 @@ export type { FanOutOptions, ResumeOptions } from './core/engine/fan-out/types.t
 export type { FanOutCheck } from './core/engine/fan-out/types.ts';
 export type { EngineSettings, ForkEngineOptions } from './core/engine/options.ts';
 export type { FanOut, FanOutResult, FanOutSummary } from './core/agent/fork-handle.ts';
-export type { FanOutEvent, ForkHandle, ForkHandleStatus, ForkResult, ForkSummary } from './core/agent/fork-handle.ts';
+export type { FanOutEvent, ForkHandle, ForkResult, ForkSummary } from './core/agent/fork-handle.ts';
 export { progressOf } from './core/agent/fan-out-progress.ts';
 export type { FanOutProgress, ForkProgressState } from './core/agent/fan-out-progress.ts';
 export type { CheckRecord, ForkOutcome, LoopEvent } from './core/loop/types.ts';
@@ -59,8 +58,8 @@ export type { ForkChild, ForkLayout, ForkPlan } from './core/fork/layouts.ts';
 
 // the ledger and its summary
 export { UsageLedger } from './core/ledger/ledger.ts';
-export type { AgentTotals, ForkTotals, LedgerOptions, UsageTotals } from './core/ledger/ledger.ts';
-export type { FanOutCacheLine, FanoutCacheSummary, LedgerSummary } from './core/ledger/summary.ts';
+export type { AgentTotals, LedgerOptions, UsageTotals } from './core/ledger/ledger.ts';
+export type { FanOutCacheLine, LedgerSummary } from './core/ledger/summary.ts';
 export type { AgentKind } from './core/ledger/tree.ts';
 export type { Usage } from './core/ledger/usage.ts';
 export type { CostBreakdown } from './core/ledger/cost.ts';

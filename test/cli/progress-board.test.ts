@@ -47,7 +47,7 @@ describe('progress board', () => {
   it('writes one plain line per fork start and end when the stream is not a TTY, with the file it works on', () => {
     const { stream, text } = fakeStream(false);
     const board = new ProgressBoard({ model: 'claude-sonnet-4-6', stream, env: {} });
-    board.plan({ id: 'fo', forks: [{ id: 'fo-f01', directive: 'rename a to b in src/x.ts' }] });
+    board.plan({ id: 'fo', forks: [{ forkId: 'fo-f01', directive: 'rename a to b in src/x.ts' }] });
     for (const event of [...events('fo-f01', 'completed'), ...events('fo-f02', 'failed')]) board.onEvent(event);
     board.stop();
     expect(text()).toBe(
@@ -66,7 +66,7 @@ describe('progress board', () => {
     let now = 0;
     const board = new ProgressBoard({ model: 'claude-sonnet-4-6', stream, env: {}, now: () => now });
     const ids = Array.from({ length: 40 }, (_, i) => `fo-f${String(i + 1).padStart(2, '0')}`);
-    board.plan({ id: 'fo', forks: ids.map((id) => ({ id, directive: 'x' })) });
+    board.plan({ id: 'fo', forks: ids.map((id) => ({ forkId: id, directive: 'x' })) });
     for (const id of ids)
       for (const event of events(id, 'completed')) {
         now += 100;
@@ -120,7 +120,7 @@ describe('the live board on a terminal', () => {
   it('counts every planned fork from the first frame (the old board counted forks as they started: 0/32, then 64)', async () => {
     const tty = emulatedTty(160, 40);
     const board = new ProgressBoard({ model, stream: tty.stream, env: { NO_COLOR: '1' }, frameMs: 0, tickMs: 0 });
-    board.plan({ id: 'fo1-ab', forks: ids(80).map((id) => ({ id, directive: `rename x in src/${id}.ts` })) });
+    board.plan({ id: 'fo1-ab', forks: ids(80).map((id) => ({ forkId: id, directive: `rename x in src/${id}.ts` })) });
     board.onEvent({ type: 'fork-start', forkId: 'fo1-ab-f001', at: 0 });
     board.redraw();
     const screen = await tty.lines();
@@ -136,7 +136,7 @@ describe('the live board on a terminal', () => {
     let now = 0;
     const board = new ProgressBoard({ model, stream: tty.stream, env: {}, frameMs: 0, tickMs: 0, now: () => now });
     const all = ids(500);
-    board.plan({ id: 'fo1-ab', forks: all.map((id) => ({ id, directive: `rename x in src/${id}.ts` })) });
+    board.plan({ id: 'fo1-ab', forks: all.map((id) => ({ forkId: id, directive: `rename x in src/${id}.ts` })) });
     for (let i = 0; i < all.length; i += 50) {
       const batch = all.slice(i, i + 50);
       for (const id of batch) board.onEvent({ type: 'fork-start', forkId: id, at: (now += 10) });
@@ -172,7 +172,7 @@ describe('the live board on a terminal', () => {
     now += 27_000;
     board.redraw();
     expect((await tty.lines()).at(-1)).toBe('parent   turn 1: the model is writing its answer (0:27)');
-    board.plan({ id: 'fo', forks: [{ id: 'fo-f01', directive: 'x' }] });
+    board.plan({ id: 'fo', forks: [{ forkId: 'fo-f01', directive: 'x' }] });
     const cls = { modelClass: 'sonnet', used: { rpm: 0, itpm: 0, otpm: 0 }, inFlight: 0, blockedMs: 0 };
     view.classes = [{ ...cls, limits: {} }];
     board.redraw();
@@ -192,7 +192,7 @@ describe("the board and a fork's hostile text", () => {
     const tty = emulatedTty(200, 30);
     const board = new ProgressBoard({ model: 'claude-sonnet-4-6', stream: tty.stream, env: {}, frameMs: 0, tickMs: 0 });
     board.log('kept above');
-    board.plan({ id: 'fo', forks: [{ id: 'fo-f01', directive: `fix ${HOSTILE}` }] });
+    board.plan({ id: 'fo', forks: [{ forkId: 'fo-f01', directive: `fix ${HOSTILE}` }] });
     board.onEvent({ type: 'fork-start', forkId: 'fo-f01', at: 0 });
     board.onEvent({ type: 'tool-call', forkId: 'fo-f01', turn: 1, at: 2, name: HOSTILE, id: 't1', isError: false });
     board.redraw();
@@ -215,7 +215,7 @@ describe("the board and a fork's hostile text", () => {
   it('in plain lines: every control character of the fork escaped', () => {
     const { stream, text } = fakeStream(false);
     const board = new ProgressBoard({ model: 'claude-sonnet-4-6', stream, env: {} });
-    board.plan({ id: 'fo', forks: [{ id: 'fo-f01', directive: HOSTILE }] });
+    board.plan({ id: 'fo', forks: [{ forkId: 'fo-f01', directive: HOSTILE }] });
     board.onEvent({ type: 'fork-start', forkId: 'fo-f01', at: 0 });
     board.onEvent({
       type: 'fork-end',
@@ -252,8 +252,8 @@ describe('the board of a resumed run', () => {
     board.plan({
       id: 'fo1-ab',
       forks: [
-        { id: 'fo1-ab-f01', directive: 'rename x in src/a.ts' },
-        { id: 'fo1-ab-f02', directive: 'rename x in src/b.ts' },
+        { forkId: 'fo1-ab-f01', directive: 'rename x in src/a.ts' },
+        { forkId: 'fo1-ab-f02', directive: 'rename x in src/b.ts' },
       ],
     });
     // f01 finished before: it ends at once, without starting, with its two turns from the transcript

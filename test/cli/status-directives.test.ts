@@ -33,9 +33,9 @@ describe('two directives on one file', () => {
   it('label their board rows with the file and the words they do not share', () => {
     const state = new BoardState('claude-sonnet-4-6');
     state.plan([
-      { id: 'f1', directive: first },
-      { id: 'f2', directive: second },
-      { id: 'f3', directive: other },
+      { forkId: 'f1', directive: first },
+      { forkId: 'f2', directive: second },
+      { forkId: 'f3', directive: other },
     ]);
     const labels = [...state.rows.values()].map((r) => r.label);
     expect(labels).toEqual([

@@ -100,9 +100,9 @@ export class BoardState {
   }
 
   /** Every fork of a fan-out, from its handles: the plan, before any fork has sent anything. */
-  plan(forks: readonly Pick<ForkHandle, 'id' | 'directive'>[]): void {
+  plan(forks: readonly Pick<ForkHandle, 'forkId' | 'directive'>[]): void {
     const labels = directiveLabels(forks.map((f) => f.directive));
-    forks.forEach((fork, i) => (this.#row(fork.id).label = terminalSafe(labels[i]!)));
+    forks.forEach((fork, i) => (this.#row(fork.forkId).label = terminalSafe(labels[i]!)));
   }
 
   onEvent(event: FanOutEvent): ForkRow {

@@ -88,7 +88,7 @@ export class ProgressBoard {
   }
 
   /** The forks of a fan-out, as planned: the board counts them all from the first frame. */
-  plan(fan: { id: string; forks: readonly Pick<ForkHandle, 'id' | 'directive'>[] }): void {
+  plan(fan: { id: string; forks: readonly Pick<ForkHandle, 'forkId' | 'directive'>[] }): void {
     this.#fanouts.push(fan.id);
     this.#state.plan(fan.forks);
     this.#schedule();

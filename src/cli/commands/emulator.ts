@@ -29,7 +29,6 @@ const optionsSchema = z.object({
   seed: intFlag(-2147483648, 2147483647).optional(),
   logDir: z.string().min(1).optional(),
   cacheBillingBlock: z.boolean().default(false),
-  strictBillingBlock: z.boolean().default(false),
   script: z.string().min(1).default('echo'),
   replay: z.string().min(1).optional(),
   modelTable: z.string().min(1).optional(),
@@ -75,8 +74,6 @@ export function registerEmulatorCommand(program: Command): void {
       "count Claude Code's x-anthropic-billing-header system block and hash it into the cache key",
       false,
     )
-    // the old name, kept for one release (too close to the proxy's --strip-billing-block)
-    .addOption(new Option('--strict-billing-block').default(false).hideHelp())
     .option(
       '--script <name>',
       `default scripted model: ${Object.keys(BUILTIN_SCRIPTS).join(' | ')} (| replay with --replay)`,
@@ -109,7 +106,7 @@ export function registerEmulatorCommand(program: Command): void {
         faults: o.faults,
         ...(o.seed === undefined ? {} : { seed: o.seed }),
         ...(o.logDir === undefined ? {} : { logDir: o.logDir }),
-        cacheBillingBlock: o.cacheBillingBlock || o.strictBillingBlock,
+        cacheBillingBlock: o.cacheBillingBlock,
         maskHeaders: o.maskHeader,
         ...(o.maxConnections === undefined ? {} : { maxConnections: o.maxConnections }),
         ...(o.headersTimeout === undefined ? {} : { headersTimeoutMs: o.headersTimeout }),

@@ -16,7 +16,7 @@ export async function settledOrForks(
     return await fan.settled();
   } catch (err) {
     log(`the fan-out's summary could not be made: ${(err as Error).message}`);
-    for (const fork of fan.forks) log(`  ${fork.id}  ${fork.status}  ${fork.directive.slice(0, 100)}`);
+    for (const fork of fan.forks) log(`  ${fork.forkId}  ${fork.status}  ${fork.directive.slice(0, 100)}`);
     if (runDir) log(`transcripts are kept; continue with: ${resumeCommand(runDir)}`);
     throw err;
   }

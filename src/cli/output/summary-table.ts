@@ -389,7 +389,6 @@ export function jsonSummary(result: FanOutResult, extra: Record<string, unknown>
     ...(s.engine ? { engine: s.engine } : {}),
     fork_results: result.forks.map((f) => ({
       fork_id: f.forkId,
-      id: f.forkId, // deprecated: the same as fork_id, kept for one release
       status: f.status,
       directive: f.directive,
       ...(f.fields ? { fields: f.fields } : {}),

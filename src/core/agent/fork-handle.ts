@@ -7,9 +7,6 @@ import type { LedgerSummary } from '../ledger/summary.ts';
 import type { EngineFigures, EngineSlots } from '../ledger/engine-figures.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
 
-/** @deprecated Use `ForkStatus` (the one status type of a fork); goes in the next minor release. */
-export type ForkHandleStatus = ForkStatus;
-
 /** One fork's final result, as `settled()` and `handle.result` give it. */
 export interface ForkResult extends ForkOutcome {
   forkId: string;
@@ -49,8 +46,6 @@ export type FanOutEvent =
 export interface ForkHandle {
   /** The fork's id, as in its result (`ForkResult.forkId`), its events and `--json` (`fork_id`). */
   readonly forkId: string;
-  /** @deprecated Use `forkId` (the one name of a fork's id everywhere); `id` goes in the next minor release. */
-  readonly id: string;
   readonly index: number;
   readonly directive: string;
   readonly status: ForkStatus;
@@ -141,8 +136,6 @@ export interface FanOutSummary extends LedgerSummary {
 export interface ForkSummary {
   /** The fork's id (`fo001-…-f01`), as `ForkResult.forkId`. */
   fork_id: string;
-  /** @deprecated the same as `fork_id`; kept for one release. */
-  id: string;
   status: ForkResult['status'];
   directive: string;
   /** The directive's fields (`file` …), when the plan gave some. */
@@ -159,8 +152,6 @@ export interface ForkSummary {
 export interface FanOutResult {
   /** The fan-out's id (`fo001-…`): its run directory's name, `FanOut.id`. */
   fanOutId: string;
-  /** @deprecated the same as `fanOutId`; goes in the next minor release. */
-  fanoutId: string;
   forks: ForkResult[];
   summary: FanOutSummary;
 }
@@ -236,7 +227,6 @@ export class ForkState implements ForkHandle {
     const state = this as ForkState;
     return {
       forkId: state.id,
-      id: state.id,
       index: state.index,
       directive: state.directive,
       get status() {

@@ -224,7 +224,7 @@ export class ForkEngine {
       // a host tool that only reads and was interrupted runs again; one with effects never does
       const readOnly = (name: string): boolean | undefined =>
         Object.hasOwn(host, name) ? host[name]!.readOnly === true : undefined;
-      const { fanoutId, prefix, specs, checks, outputSchema, headers } = planResume(
+      const { fanOutId, prefix, specs, checks, outputSchema, headers } = planResume(
         dir,
         this.#options.api,
         options.retry,
@@ -238,7 +238,7 @@ export class ForkEngine {
       // sent as the first run's were: its headers (a fan-out's own betas among them) over this engine's
       const started = { ...options, requireChange, headers: { ...headers, ...options.headers } };
       const output = schema && new OutputChecks(schema);
-      return this.#start(fanoutId, prefix, specs, dir, started, undefined, lock, tools, output);
+      return this.#start(fanOutId, prefix, specs, dir, started, undefined, lock, tools, output);
     } catch (err) {
       lock.release();
       throw err;

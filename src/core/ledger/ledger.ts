@@ -27,8 +27,6 @@ export interface UsageTotals {
 export interface AgentTotals {
   /** The agent's id: a fork's `forkId`, the parent's, a fresh agent's. */
   agentId: string;
-  /** @deprecated the same as `agentId` (an agent is not always a fork); goes in the next minor release. */
-  forkId: string;
   kind: AgentKind | null;
   parentId: string | null;
   status: AgentStatus;
@@ -36,9 +34,6 @@ export interface AgentTotals {
   own: UsageTotals;
   subtree: UsageTotals;
 }
-
-/** @deprecated Use `AgentTotals`; goes in the next minor release. */
-export type ForkTotals = AgentTotals;
 
 const STATUSES: readonly AgentStatus[] = ['running', ...FORK_END_STATUSES];
 
@@ -130,7 +125,6 @@ export class UsageLedger {
     const node = this.#tree.require(agentId);
     return {
       agentId,
-      forkId: agentId,
       kind: node.kind ?? null,
       parentId: node.parentId ?? null,
       status: node.status,

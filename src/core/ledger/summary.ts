@@ -22,9 +22,6 @@ export interface FanOutCacheLine {
   cache_efficiency: number;
 }
 
-/** @deprecated Use `FanOutCacheLine`; goes in the next minor release. */
-export type FanoutCacheSummary = FanOutCacheLine;
-
 /** A plain, JSON-able account of a tree (or one agent's subtree). */
 export interface LedgerSummary {
   /** `null` for the whole ledger, else the agent whose subtree this is. */

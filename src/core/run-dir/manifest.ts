@@ -144,7 +144,7 @@ export type ManifestEngine = Manifest['engine'];
 
 export function writeManifest(
   dir: string,
-  fanoutId: string,
+  fanOutId: string,
   prefix: FrozenPrefix,
   directives: readonly string[],
   engine: ManifestEngine,
@@ -161,7 +161,7 @@ export function writeManifest(
   writeFileSync(join(dir, SNAPSHOT_FILE), `${JSON.stringify(prefix.snapshot)}\n`);
   const manifest: Manifest = {
     v: 1,
-    fanoutId,
+    fanoutId: fanOutId,
     createdAt: new Date().toISOString(),
     prefix: {
       sha256: prefix.sha256,

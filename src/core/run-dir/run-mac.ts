@@ -31,20 +31,20 @@ export function macOf(key: RunKey, ...parts: Array<string | Buffer>): string {
   return h.digest('hex').slice(0, MAC_HEX);
 }
 
-/** The MAC of a run file (`manifest.json`, `snapshot.json`) of fan-out `fanoutId`. */
-export function fileMac(key: RunKey, fanoutId: string, name: string, bytes: Buffer): string {
-  return macOf(key, 'forkcache run file v1', fanoutId, name, bytes);
+/** The MAC of a run file (`manifest.json`, `snapshot.json`) of fan-out `fanOutId`. */
+export function fileMac(key: RunKey, fanOutId: string, name: string, bytes: Buffer): string {
+  return macOf(key, 'forkcache run file v1', fanOutId, name, bytes);
 }
 
-/** The fan-out and fork a transcript belongs to, from its path (`<fanoutId>/forks/<forkId>.jsonl`). */
-export function transcriptIdentity(path: string): { fanoutId: string; forkId: string } {
-  return { fanoutId: basename(dirname(dirname(path))), forkId: basename(path).replace(/\.jsonl$/, '') };
+/** The fan-out and fork a transcript belongs to, from its path (`<fanOutId>/forks/<forkId>.jsonl`). */
+export function transcriptIdentity(path: string): { fanOutId: string; forkId: string } {
+  return { fanOutId: basename(dirname(dirname(path))), forkId: basename(path).replace(/\.jsonl$/, '') };
 }
 
 /** The value the chain of a transcript starts from. */
 export function chainSeed(key: RunKey, path: string): string {
-  const { fanoutId, forkId } = transcriptIdentity(path);
-  return macOf(key, 'forkcache transcript v1', fanoutId, forkId);
+  const { fanOutId, forkId } = transcriptIdentity(path);
+  return macOf(key, 'forkcache transcript v1', fanOutId, forkId);
 }
 
 const TAIL = /,"mac":"([0-9a-f]{8})\.([0-9a-f]{32})"\}$/;

@@ -14,9 +14,9 @@ const signatureSchema = z.strictObject({
 });
 
 /** Sign the fan-out's manifest and snapshot as they are on disk now. */
-export function signRunFiles(dir: string, fanoutId: string, key: RunKey): void {
+export function signRunFiles(dir: string, fanOutId: string, key: RunKey): void {
   const files: Record<string, string> = {};
-  for (const name of SIGNED_FILES) files[name] = fileMac(key, fanoutId, name, readFileSync(join(dir, name)));
+  for (const name of SIGNED_FILES) files[name] = fileMac(key, fanOutId, name, readFileSync(join(dir, name)));
   writeFileSync(join(dir, SIGNATURE_FILE), `${JSON.stringify({ v: 1, key: key.id, files }, null, 2)}\n`);
 }
 
@@ -24,7 +24,7 @@ export function signRunFiles(dir: string, fanoutId: string, key: RunKey): void {
 export type FileVerdict =
   undefined | { kind: 'unsigned' | 'tampered'; where: string } | { kind: 'other-key'; where: string; keyId: string };
 
-export function checkRunFiles(dir: string, fanoutId: string, key: RunKey): FileVerdict {
+export function checkRunFiles(dir: string, fanOutId: string, key: RunKey): FileVerdict {
   const path = join(dir, SIGNATURE_FILE);
   if (!existsSync(path)) return { kind: 'unsigned', where: SIGNATURE_FILE };
   let parsed: z.output<typeof signatureSchema>;
@@ -42,7 +42,7 @@ export function checkRunFiles(dir: string, fanoutId: string, key: RunKey): FileV
     } catch {
       return { kind: 'tampered', where: `${name} (missing)` };
     }
-    if (parsed.files[name] !== fileMac(key, fanoutId, name, bytes)) return { kind: 'tampered', where: name };
+    if (parsed.files[name] !== fileMac(key, fanOutId, name, bytes)) return { kind: 'tampered', where: name };
   }
   return undefined;
 }

@@ -68,8 +68,6 @@ export interface ToolExecutorOptions extends ToolFlagOptions {
    * still find one (a `.env` file, another process's environment); the model never sees it.
    */
   readonly secrets?: readonly string[] | undefined;
-  /** @deprecated Use `secrets` (the engine's name); both are redacted. Goes in the next minor release. */
-  readonly redact?: readonly string[] | undefined;
   /**
    * Whose tools the fork runs (default `forkcache`): the parent's declared array decides it
    * (src/core/tools/preflight.ts). A client's tools run on forkcache's executors, each needing the
@@ -169,7 +167,6 @@ const optionsSchema = z.strictObject({
   protect: z.array(z.string().min(1)).optional(),
   readOnly: z.array(z.string().refine((p) => path.isAbsolute(p), 'expected an absolute path')).optional(),
   secrets: z.array(z.string()).optional(),
-  redact: z.array(z.string()).optional(),
   toolSet: z.enum(TOOL_SET_NAMES).optional(),
   clientRoot: z.string().min(1).optional(),
   deny: z.array(z.string()).optional(),
@@ -563,7 +560,7 @@ export function createToolExecutor(options: ToolExecutorOptions): ToolExecutor {
   return new ForkToolExecutor(jail, allow, limits, parsed.bashEnv ?? defaultBashEnv(), {
     sandbox,
     sandboxChoice: parsed.sandbox ?? 'auto',
-    secrets: [...(parsed.secrets ?? []), ...(parsed.redact ?? [])],
+    secrets: parsed.secrets ?? [],
     flags: toolFlagsOf(parsed),
     readOnly: parsed.readOnly ?? [],
     toolSet: parsed.toolSet ?? 'forkcache',

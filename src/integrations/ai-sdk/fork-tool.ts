@@ -189,12 +189,12 @@ async function lastValue(value: unknown): Promise<unknown> {
 }
 
 function outputOf<Output>(
-  fanoutId: string,
+  fanOutId: string,
   forks: readonly ForkResult[],
   cacheEfficiency: number,
 ): ForkToolOutput<Output> {
   return {
-    fanoutId,
+    fanoutId: fanOutId,
     forks: forks.map((f) => ({
       forkId: f.forkId,
       directive: f.directive,

@@ -56,8 +56,6 @@ export interface EmulatorOptions {
    * as the API evidently does — see docs/emulator.md).
    */
   cacheBillingBlock?: boolean;
-  /** @deprecated Use `cacheBillingBlock` (the proxy's `stripBillingBlock` is another thing); goes in the next minor release. */
-  strictBillingBlock?: boolean;
   /** Write one JSON file per exchange into this directory (created if missing). */
   logDir?: string;
   /** Time source for TTLs and latency; pass a ManualClock in tests (default: system clock). */
@@ -112,7 +110,6 @@ const plainSchema = z.strictObject({
   port: z.number().int().min(0).max(65535).default(0),
   seed: z.number().int().optional(),
   cacheBillingBlock: z.boolean().optional(),
-  strictBillingBlock: z.boolean().optional(),
   logDir: z.string().min(1).optional(),
   maxBodyBytes: z.number().int().positive().default(DEFAULT_MAX_BODY_BYTES),
   maxConnections: z.number().int().positive().default(1024),
@@ -199,7 +196,7 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
     port: p.port,
     seed: p.seed ?? 0,
     idSeed: p.seed,
-    cacheBillingBlock: p.cacheBillingBlock ?? p.strictBillingBlock ?? false,
+    cacheBillingBlock: p.cacheBillingBlock ?? false,
     logDir: p.logDir,
     maxBodyBytes: p.maxBodyBytes,
     maxConnections: p.maxConnections,

@@ -14,8 +14,8 @@ describe('the board state', () => {
   it('counts a completed fork whose report says "not done" as not done (issue 23)', () => {
     const state = new BoardState('claude-sonnet-4-6');
     state.plan([
-      { id: 'f1', directive: 'x' },
-      { id: 'f2', directive: 'y' },
+      { forkId: 'f1', directive: 'x' },
+      { forkId: 'f2', directive: 'y' },
     ]);
     state.onEvent({ type: 'fork-start', forkId: 'f1', at: 0 });
     state.onEvent({ type: 'fork-start', forkId: 'f2', at: 0 });
@@ -27,7 +27,7 @@ describe('the board state', () => {
 
   it('estimates the time left from the rate forks ended at, on the events clock', () => {
     const state = new BoardState('claude-sonnet-4-6');
-    state.plan(Array.from({ length: 10 }, (_, i) => ({ id: `f${i}`, directive: 'x' })));
+    state.plan(Array.from({ length: 10 }, (_, i) => ({ forkId: `f${i}`, directive: 'x' })));
     expect(state.etaMs(0)).toBeUndefined();
     state.onEvent({ type: 'fork-start', forkId: 'f0', at: 1000 });
     state.onEvent({ type: 'fork-start', forkId: 'f1', at: 1000 });

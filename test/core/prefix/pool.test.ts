@@ -1,16 +1,18 @@
 import { Piscina } from 'piscina';
 import { afterAll, describe, expect, it } from 'vitest';
-import { forkWorkerExecArgv, forkWorkerFile } from '../../../src/core/pool/worker-file.ts';
+import { fileURLToPath } from 'node:url';
+import { tsxLoaderUrl } from '../../../src/core/pool/worker-file.ts';
 import { captureSnapshot } from '../../../src/core/fork/snapshot.ts';
 import { freeze } from '../../../src/core/prefix/freeze.ts';
 import { attachCount } from '../../../src/core/prefix/sab.ts';
-import type { ProbeResult } from '../../../workers/fork-worker.ts';
+import type { ProbeResult, ProbeTask } from './probe-worker.ts';
 import { fixture } from '../../helpers.ts';
 
 const THREADS = 3;
 const pool = new Piscina({
-  filename: forkWorkerFile(),
-  execArgv: forkWorkerExecArgv(),
+  // the probe is this test's own worker (./probe-worker.ts), run from its source through tsx
+  filename: fileURLToPath(new URL('./probe-worker.ts', import.meta.url)),
+  execArgv: ['--import', tsxLoaderUrl()],
   minThreads: THREADS,
   maxThreads: THREADS,
   idleTimeout: 60_000,
@@ -29,7 +31,7 @@ describe('one SharedArrayBuffer, many workers', () => {
     const prefix = freeze(captureSnapshot(request));
     const TASKS = 24;
     const results = await Promise.all(
-      Array.from({ length: TASKS }, () => pool.run({ kind: 'probe', prefix: prefix.sab }) as Promise<ProbeResult>),
+      Array.from({ length: TASKS }, () => pool.run({ prefix: prefix.sab } satisfies ProbeTask) as Promise<ProbeResult>),
     );
     expect(new Set(results.map((r) => r.sha256))).toEqual(new Set([prefix.sha256]));
     expect(results.every((r) => r.shared && r.byteLength === prefix.byteLength)).toBe(true);

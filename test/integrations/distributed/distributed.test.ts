@@ -59,7 +59,7 @@ describe.skipIf(!HAVE_REDIS)(`distributed backend (needs ${REDIS_SERVER}; .ci/ru
           seenHosts.add(e.hostId);
         }
         // the first fork has asked for its (slow) bash call: kill the host that runs it
-        if (!killed && e.type === 'turn-end' && e.forkId === fan.forks[0]!.id) {
+        if (!killed && e.type === 'turn-end' && e.forkId === fan.forks[0]!.forkId) {
           killed = hostOf.get(e.forkId)!;
           void hosts.get(killed)!.kill('SIGKILL');
         }

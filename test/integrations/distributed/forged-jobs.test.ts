@@ -127,7 +127,7 @@ describe.skipIf(!HAVE_REDIS)(`jobs in Redis cannot be forged (needs ${REDIS_SERV
       ]);
       let attacked = false;
       for await (const e of fan) {
-        if (attacked || e.type !== 'turn-end' || e.forkId !== fan.forks[0]!.id) continue;
+        if (attacked || e.type !== 'turn-end' || e.forkId !== fan.forks[0]!.forkId) continue;
         attacked = true;
         let waiting: Job[] = [];
         while (waiting.length === 0) waiting = await queue.getWaiting();

@@ -57,7 +57,7 @@ describe.skipIf(!HAVE_REDIS)(`a lost Redis (needs ${REDIS_SERVER})`, () => {
       let killed = false;
       for await (const e of fan) {
         if (e.type === 'fork-end' && e.status === 'completed') completed.add(e.forkId);
-        if (e.type === 'turn-end' && (e.forkId === fan.forks[2]!.id || e.forkId === fan.forks[3]!.id))
+        if (e.type === 'turn-end' && (e.forkId === fan.forks[2]!.forkId || e.forkId === fan.forks[3]!.forkId))
           holding.add(e.forkId);
         if (!killed && completed.size === 2 && holding.size === 2) {
           killed = true; // two forks done, two in their bash call: Redis goes away for good

@@ -42,8 +42,8 @@ describe('the billing header block', () => {
     expect(counted.input_tokens).toBe(40);
   });
 
-  it('is hashed and counted with cacheBillingBlock (and its deprecated name strictBillingBlock)', async () => {
-    for (const options of [{ cacheBillingBlock: true }, { strictBillingBlock: true }]) {
+  it('is hashed and counted with cacheBillingBlock', async () => {
+    for (const options of [{ cacheBillingBlock: true }]) {
       const emu = await emulator(options);
       await rawPost(emu, '/v1/messages', body('one'));
       const second = (await (await rawPost(emu, '/v1/messages', body('two'))).json()) as {
@@ -52,6 +52,10 @@ describe('the billing header block', () => {
       expect(second.usage['cache_read_input_tokens'], JSON.stringify(options)).toBe(0);
       expect(second.usage['cache_creation_input_tokens']).toBeGreaterThan(40);
     }
+  });
+
+  it('refuses the removed name strictBillingBlock by name', async () => {
+    await expect(emulator({ strictBillingBlock: true } as never)).rejects.toThrow(/strictBillingBlock/);
   });
 });
 

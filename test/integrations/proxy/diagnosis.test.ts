@@ -89,7 +89,7 @@ describe('miss diagnosis', () => {
     const run = async (strip: boolean) => {
       // An upstream that keys the billing block, as third-party gateways do (the emulator's strict mode).
       const px = await proxy({
-        upstream: (await emulator({ strictBillingBlock: true })).url,
+        upstream: (await emulator({ cacheBillingBlock: true })).url,
         stripBillingBlock: strip,
       });
       const client = sdk(px.url);

@@ -142,7 +142,7 @@ export class FanOutRun implements FanOut {
       this.#closeSlots();
       const summary = this.#summary(results);
       this.#log.line({ type: 'fanout-end', at: this.#deps.clock.now() });
-      return { fanOutId: this.id, fanoutId: this.id, forks: results, summary };
+      return { fanOutId: this.id, forks: results, summary };
     } finally {
       unwatch();
       this.#closeSlots();
@@ -412,7 +412,6 @@ export class FanOutRun implements FanOut {
         ...(this.#refused.size > 0 ? { refused_tools: Object.fromEntries(this.#refused) } : {}),
         fork_results: results.map((r) => ({
           fork_id: r.forkId,
-          id: r.forkId,
           status: r.status,
           directive: r.directive,
           ...(r.fields ? { fields: r.fields } : {}),

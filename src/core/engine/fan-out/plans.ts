@@ -139,7 +139,7 @@ export function planResume(
   /** A fix-up pass (`ResumeOptions.fixups`): only these forks run, each with its prompt. */
   fixups?: ReadonlyMap<string, LoopPrompt>,
 ): FanOutPlan & {
-  fanoutId: string;
+  fanOutId: string;
   outputSchema?: Record<string, unknown> | undefined;
   /** The request headers the run was sent with (no credentials): a fan-out's own among them. */
   headers: Record<string, string>;
@@ -204,7 +204,7 @@ export function planResume(
     return { directive, base, start, finished, ...extras };
   });
   return {
-    fanoutId: manifest.fanoutId,
+    fanOutId: manifest.fanoutId,
     prefix,
     specs,
     checks,

@@ -172,6 +172,6 @@ export interface ForkSpec {
 }
 
 /** Fork ids are stable: the fan-out id and the fork's position (`fo001-ab12cd34-f03`). */
-export function forkIdOf(fanoutId: string, index: number): string {
-  return `${fanoutId}-f${String(index + 1).padStart(2, '0')}`;
+export function forkIdOf(fanOutId: string, index: number): string {
+  return `${fanOutId}-f${String(index + 1).padStart(2, '0')}`;
 }

@@ -53,7 +53,7 @@ export class Grouper {
   readonly #fanouts = new Map<string, FanoutGroup>();
   readonly #sessions = new Map<number, string>();
   #threads = 0;
-  #fanoutIds = 0;
+  #fanOutIds = 0;
 
   place(
     seq: number,
@@ -127,7 +127,7 @@ export class Grouper {
   #fanout(key: string, branchIndex: number, first: number | undefined): FanoutGroup {
     let group = this.#fanouts.get(key);
     if (!group) {
-      group = { id: `fo${++this.#fanoutIds}`, members: first === undefined ? [] : [first], branchIndex };
+      group = { id: `fo${++this.#fanOutIds}`, members: first === undefined ? [] : [first], branchIndex };
       this.#fanouts.set(key, group);
       if (this.#fanouts.size > FANOUT_KEY_LIMIT) this.#fanouts.delete(this.#fanouts.keys().next().value!);
     }
