@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ForkcacheError } from '../../core/util/errors.ts';
 import { formatZodIssues } from '../../core/util/validation.ts';
 import { termsFor } from '../../core/ledger/cost.ts';
-import { BUILTIN_CATALOGUE, findModel, type ModelCatalogue } from '../../core/models/catalogue.ts';
+import { BUILTIN_CATALOGUE, findModel, type ModelCatalogue, type ModelEntry } from '../../core/models/catalogue.ts';
 import { DEFAULT_MODEL } from '../../core/models/defaults.ts';
 import { PRICING_HINT } from '../../core/models/status.ts';
 import { calendarDate } from '../../core/models/dates.ts';
@@ -97,21 +97,35 @@ interface Priced {
   pricesFrom: string;
 }
 
+/** The input checked, with its defaults, and what it prices against. */
+export interface EconomicsCase {
+  opts: z.output<typeof inputSchema>;
+  table: ModelCatalogue;
+  /** The day priced, as epoch milliseconds (today without `date`). */
+  at: number;
+  info: ModelEntry;
+  /** Prefix, directive, children: P, D, N. */
+  P: number;
+  D: number;
+  N: number;
+  /** Prefix tokens the parent has cached already (0 below the minimum cacheable length). */
+  C: number;
+  /** The prefix reaches the model's minimum cacheable length. */
+  cacheable: boolean;
+  /** The reference chapter's convention (writes at full price, reads at 0.1x). */
+  seed: boolean;
+}
+
 /**
- * Cost of a fan-out of N children on a P-token prefix with D-token directives, against
- * N fresh agents (each F + D tokens, all at full price: no history, no sharing) and against
- * no caching (each child P + D at full price). Each request is priced with the row in force on
- * `date` and the band of its own prompt length.
- *
- * @example forkEconomics({ prefixTokens: 48_500, directiveTokens: 200, children: 5, convention: 'seed' }).perChild
- * // [{ children: '1', tokenEquivalents: 48700, ... }, { children: '2-5', tokenEquivalents: 5050, ... }]
+ * The check step: the input parsed, its model priced on its date, its TTL one the model's API
+ * has, its cached prefix consistent. `field`, `dateField`, `ttlField` name the caller's fields.
  */
-export function forkEconomics(
+export function economicsCase(
   input: EconomicsInput,
-  field = 'model',
-  dateField = 'date',
-  ttlField = 'ttl',
-): EconomicsResult {
+  field: string,
+  dateField: string,
+  ttlField: string,
+): EconomicsCase {
   const parsed = inputSchema.safeParse(input);
   if (!parsed.success)
     throw new ForkcacheError('INVALID_ARGUMENT', `economics: ${formatZodIssues(parsed.error.issues)}`);
@@ -146,43 +160,113 @@ export function forkEconomics(
   }
   const cacheable = P >= info.minCacheableTokens;
   const C = !cacheable ? 0 : opts.warmParent ? P : (opts.cachedPrefixTokens ?? 0);
-  const seed = opts.convention === 'seed';
+  return { opts, table, at, info, P, D, N, C, cacheable, seed: opts.convention === 'seed' };
+}
 
-  const price = (req: Req): Priced => {
-    const usage: Usage = {
-      input_tokens: req.i,
-      cache_creation_input_tokens: req.w,
-      cache_read_input_tokens: req.r,
-      output_tokens: 0,
-    };
-    const terms = termsFor(usage, info, at, table);
-    const rates = terms.rates;
-    // The reference chapter counts writes at full price and reads at 0.1x, whatever the model.
-    const write = seed ? rates.input : isLongWrite(opts.ttl) ? rates.cacheWrite1h : rates.cacheWrite5m;
-    const read = seed ? rates.input * SEED_READ_MULTIPLIER : rates.cacheRead;
-    return {
-      nano: req.r * read + req.w * write + req.i * rates.input,
-      input: rates.input,
-      read,
-      write,
-      band: terms.band,
-      pricesFrom: terms.effectiveFrom,
-    };
+/** The price step: one request of the case, at the rates of its band and the cache prices of its convention. */
+export function priceRequest({ info, at, table, seed, opts }: EconomicsCase, req: Req): Priced {
+  const usage: Usage = {
+    input_tokens: req.i,
+    cache_creation_input_tokens: req.w,
+    cache_read_input_tokens: req.r,
+    output_tokens: 0,
   };
+  const terms = termsFor(usage, info, at, table);
+  const rates = terms.rates;
+  // The reference chapter counts writes at full price and reads at 0.1x, whatever the model.
+  const write = seed ? rates.input : isLongWrite(opts.ttl) ? rates.cacheWrite1h : rates.cacheWrite5m;
+  const read = seed ? rates.input * SEED_READ_MULTIPLIER : rates.cacheRead;
+  return {
+    nano: req.r * read + req.w * write + req.i * rates.input,
+    input: rates.input,
+    read,
+    write,
+    band: terms.band,
+    pricesFrom: terms.effectiveFrom,
+  };
+}
 
+/**
+ * The strategies step: the requests of each strategy, priced. A fan-out's first child and the
+ * later ones, fresh agents' first and later ones, and a child with no caching at all.
+ */
+export function priceStrategies(c: EconomicsCase) {
+  const { opts, info, P, D, C, cacheable, seed } = c;
+  const price = (req: Req): Priced => priceRequest(c, req);
   // A prefix below the minimum cacheable length is neither written nor read.
   const firstUsage: Req = cacheable ? { r: C, w: P - C, i: D } : { r: 0, w: 0, i: P + D };
   const laterUsage: Req = cacheable ? { r: P, w: 0, i: D } : { r: 0, w: 0, i: P + D };
-  const first = price(firstUsage);
-  const later = price(laterUsage);
   // Fresh agents (src/core/ledger/fresh-agents.ts) priced as this mode prices a child's first
   // request: F in place of P, the first agent writing it and the others reading it. The seed
   // chapter counts them uncached instead, F + D at full price each.
   const F = opts.freshTokens;
   const freshCached = !seed && F >= info.minCacheableTokens;
-  const freshFirst = price(freshCached ? { r: 0, w: F, i: D } : { r: 0, w: 0, i: F + D });
-  const freshLater = price(freshCached ? { r: F, w: 0, i: D } : { r: 0, w: 0, i: F + D });
-  const noCache = price({ r: 0, w: 0, i: P + D });
+  return {
+    firstUsage,
+    laterUsage,
+    first: price(firstUsage),
+    later: price(laterUsage),
+    freshFirst: price(freshCached ? { r: 0, w: F, i: D } : { r: 0, w: 0, i: F + D }),
+    freshLater: price(freshCached ? { r: F, w: 0, i: D } : { r: 0, w: 0, i: F + D }),
+    noCache: price({ r: 0, w: 0, i: P + D }),
+  };
+}
+
+/** A request of the fan-out and its price. */
+interface PricedRequest {
+  req: Req;
+  priced: Priced;
+}
+
+/**
+ * The savings step: the shared prefix alone, as a share saved against paying it in full
+ * (`unit`, the input price of the children's band, per token): the children's side, and all in,
+ * with the parent's last request, which writes it when the parent has cached it.
+ */
+export function prefixSavings(
+  c: EconomicsCase,
+  first: PricedRequest,
+  later: PricedRequest,
+  unit: number,
+): { forkSide: number | null; allIn: number | null } {
+  const { P, N, C, cacheable } = c;
+  // The shared prefix alone: what the children pay for it, and the parent's last request.
+  const prefixOf = ({ req, priced: p }: PricedRequest): number =>
+    Math.min(req.r, P) * p.read +
+    Math.min(req.w, P) * p.write +
+    Math.max(0, Math.min(req.i, P - req.r - req.w)) * p.input;
+  const childrenPrefix = prefixOf(first) + (N - 1) * prefixOf(later);
+  const parentReq: Req = C === P && cacheable ? { r: 0, w: P, i: 0 } : { r: 0, w: 0, i: P };
+  const parent = priceRequest(c, parentReq);
+  const parentPrefix = parent.nano;
+  const prefixBaseline = P * unit;
+  return {
+    forkSide: ratio(N * prefixBaseline - childrenPrefix, N * prefixBaseline),
+    allIn: ratio(
+      N * prefixBaseline + P * parent.input - childrenPrefix - parentPrefix,
+      N * prefixBaseline + P * parent.input,
+    ),
+  };
+}
+
+/**
+ * Cost of a fan-out of N children on a P-token prefix with D-token directives, against
+ * N fresh agents (each F + D tokens, all at full price: no history, no sharing) and against
+ * no caching (each child P + D at full price). Each request is priced with the row in force on
+ * `date` and the band of its own prompt length.
+ *
+ * @example forkEconomics({ prefixTokens: 48_500, directiveTokens: 200, children: 5, convention: 'seed' }).perChild
+ * // [{ children: '1', tokenEquivalents: 48700, ... }, { children: '2-5', tokenEquivalents: 5050, ... }]
+ */
+export function forkEconomics(
+  input: EconomicsInput,
+  field = 'model',
+  dateField = 'date',
+  ttlField = 'ttl',
+): EconomicsResult {
+  const c = economicsCase(input, field, dateField, ttlField);
+  const { opts, table, at, info, P, D, N, C, cacheable } = c;
+  const { firstUsage, laterUsage, first, later, freshFirst, freshLater, noCache } = priceStrategies(c);
   // Token-equivalents are counted in the children's band: the input price their requests pay.
   const unit = noCache.input;
   const money = (nano: number): StrategyCost => ({ tokenEquivalents: nano / unit, usd: nano / 1e9 });
@@ -203,16 +287,7 @@ export function forkEconomics(
   const forkTotal = first.nano + (N - 1) * later.nano;
   const freshTotal = freshFirst.nano + (N - 1) * freshLater.nano;
   const noCacheTotal = N * noCache.nano;
-  // The shared prefix alone: what the children pay for it, and the parent's last request.
-  const prefixOf = (req: Req, p: Priced): number =>
-    Math.min(req.r, P) * p.read +
-    Math.min(req.w, P) * p.write +
-    Math.max(0, Math.min(req.i, P - req.r - req.w)) * p.input;
-  const childrenPrefix = prefixOf(firstUsage, first) + (N - 1) * prefixOf(laterUsage, later);
-  const parentReq: Req = C === P && cacheable ? { r: 0, w: P, i: 0 } : { r: 0, w: 0, i: P };
-  const parent = price(parentReq);
-  const parentPrefix = parent.nano;
-  const prefixBaseline = P * noCache.input;
+  const prefix = prefixSavings(c, { req: firstUsage, priced: first }, { req: laterUsage, priced: later }, unit);
   return {
     convention: opts.convention,
     model: info.id,
@@ -235,11 +310,8 @@ export function forkEconomics(
     noCache: money(noCacheTotal),
     savingsVsNoCache: ratio(noCacheTotal - forkTotal, noCacheTotal),
     savingsVsFreshAgents: ratio(freshTotal - forkTotal, freshTotal),
-    forkSideSavings: ratio(N * prefixBaseline - childrenPrefix, N * prefixBaseline),
-    allInSavings: ratio(
-      N * prefixBaseline + P * parent.input - childrenPrefix - parentPrefix,
-      N * prefixBaseline + P * parent.input,
-    ),
+    forkSideSavings: prefix.forkSide,
+    allInSavings: prefix.allIn,
     breakEven: {
       vsNoCache: breakEvenChildren(first.nano, later.nano, noCache.nano),
       vsFreshAgents: breakEvenChildren(first.nano, later.nano, freshFirst.nano, freshLater.nano),

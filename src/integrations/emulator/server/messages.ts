@@ -13,10 +13,11 @@ import { signThinking } from '../request/thinking-binding.ts';
 import { validateSemantics } from '../request/validate.ts';
 import { SCRIPT_HEADER, type ScriptedTurn } from '../scripts/types.ts';
 import type { MessagesRequest, ResponseMessage, ResponseUsage } from '../types.ts';
-import type { EmulatorCore } from './core.ts';
+import type { EmulatorCore, EmulatorEvent } from './core.ts';
 import { describePlan, type Exchange } from './exchange-log.ts';
 import { apiKeyOf, getHeader, sendCutJson, sendJson, startSse } from './http-util.ts';
 import { buildOutput } from './output.ts';
+import type { AdmittedRequest } from '../rate-limits/limiter.ts';
 import { sseFrame, streamBody } from './sse.ts';
 
 export interface RequestContext {
@@ -145,20 +146,26 @@ export function injectFault(
   return fault;
 }
 
-/**
- * `POST /v1/messages`: fault → validate → cache lookup (reads apply at once) → scripted turn →
- * wait out the time to first token → the response begins: cache writes become readable →
- * stream or send the message.
- */
-export async function handleMessages(core: EmulatorCore, ctx: RequestContext, body: unknown): Promise<void> {
-  if (ctx.exchange) ctx.exchange.billed = null; // until a response begins
-  const fault = injectFault(core, ctx, body, ERROR_FAULTS);
-  if (fault === 'reset') return;
+/** What the cache step decided: the request's prefix, its cache plan (reads applied), its rate-limit admission. */
+export interface CacheLookup {
+  prefix: ReturnType<typeof renderPrefix>;
+  plan: CachePlan;
+  limited: AdmittedRequest;
+  /** Why the cache missed against the message the request names (`diagnostics.previous_message_id`). */
+  missReason: ReturnType<EmulatorCore['diagnostics']['reason']>;
+}
 
-  const request = checkMessagesRequest(body);
-  validateSemantics(request, { apiVersion: ctx.apiVersion });
-  const model = requireApiModel(core, request.model);
-  checkModelRules(request, model);
+/**
+ * The cache step: lay out the prefix, plan its reads and writes, admit it under the rate limits
+ * (once the plan says what counts: reads are exempt), then apply the reads at once. Writes wait
+ * for the response to begin (`commitWrites`).
+ */
+export function lookUpCache(
+  core: EmulatorCore,
+  ctx: RequestContext,
+  request: MessagesRequest,
+  model: ModelEntry,
+): CacheLookup {
   const prefix = renderPrefix(request, model.id, core.counter, { cacheBillingBlock: core.options.cacheBillingBlock });
   const markers = collectMarkers(prefix.positions, request.cache_control);
   const plan = planCache(prefix, markers, core.store, {
@@ -176,7 +183,17 @@ export async function handleMessages(core: EmulatorCore, ctx: RequestContext, bo
     prefix.fingerprint,
     plan.usage.cache_read_input_tokens,
   );
+  return { prefix, plan, limited, missReason };
+}
 
+/** The answer step: the scripted turn as the API's message, its usage settled with the rate limits. */
+async function composeMessage(
+  core: EmulatorCore,
+  ctx: RequestContext,
+  request: MessagesRequest,
+  model: ModelEntry,
+  { prefix, plan, limited, missReason }: CacheLookup,
+): Promise<{ message: ResponseMessage; blockTokens: number[] }> {
   const turn = await runScript(core, ctx, request, model);
   const output = buildOutput(turn, {
     maxTokens: request.max_tokens,
@@ -185,7 +202,6 @@ export async function handleMessages(core: EmulatorCore, ctx: RequestContext, bo
     count: (text) => core.counter.text(text),
     thinking: thinkingBlock(request, model),
   });
-  const stream = request.stream === true;
   const thinkingTokens = output.content[0]?.type === 'thinking' ? (output.blockTokens[0] ?? 0) : 0;
   const usage = toUsage(plan, output.outputTokens, thinkingTokens, request);
   limited.settle(usage);
@@ -200,6 +216,67 @@ export async function handleMessages(core: EmulatorCore, ctx: RequestContext, bo
     usage,
     diagnostics: missReason ? { cache_miss_reason: missReason } : null,
   };
+  return { message, blockTokens: output.blockTokens };
+}
+
+/**
+ * What the endpoint bills: a complete response, its usage; a stream that fails or is cut
+ * after `message_start`, what that event reported (`startUsage`: all a client can ever know of
+ * it); a non-streamed response that fails, nothing (the client got an error, not a message); one
+ * whose body is cut on the way, all of it (it was complete when its bytes began to leave).
+ */
+export function billedUsage(
+  usage: ResponseUsage,
+  stream: boolean,
+  fault: FaultKind | undefined,
+): { billed: ResponseUsage | undefined; startUsage: ResponseUsage } {
+  const failMidStream = fault === 'stream-error';
+  const cut = fault === 'cut';
+  const startUsage = { ...usage, output_tokens: Math.min(1, usage.output_tokens) };
+  const billed = stream && (failMidStream || cut) ? startUsage : failMidStream ? undefined : usage;
+  return { billed, startUsage };
+}
+
+/** The response begins here: only now may other requests read what this one wrote; it is billed. */
+function beginResponse(
+  core: EmulatorCore,
+  ctx: RequestContext,
+  { prefix, plan }: CacheLookup,
+  message: ResponseMessage,
+  stream: boolean,
+  fault: FaultKind | undefined,
+): ResponseUsage {
+  const { usage } = message;
+  commitWrites(core.store, plan, ctx.startedAt, core.clock.now());
+  core.diagnostics.remember(
+    message.id,
+    prefix.fingerprint,
+    usage.cache_read_input_tokens + usage.cache_creation_input_tokens,
+  );
+  const { billed, startUsage } = billedUsage(usage, stream, fault);
+  if (billed) core.stats.response(billed, stream, plan.eligible, plan.writes.length);
+  if (ctx.exchange) ctx.exchange.billed = billed ? { messageId: message.id, usage: billed } : null;
+  return startUsage;
+}
+
+/**
+ * `POST /v1/messages`: fault → validate → cache lookup (reads apply at once) → scripted turn →
+ * wait out the time to first token → the response begins: cache writes become readable →
+ * stream or send the message.
+ */
+export async function handleMessages(core: EmulatorCore, ctx: RequestContext, body: unknown): Promise<void> {
+  if (ctx.exchange) ctx.exchange.billed = null; // until a response begins
+  const fault = injectFault(core, ctx, body, ERROR_FAULTS);
+  if (fault === 'reset') return;
+
+  const request = checkMessagesRequest(body);
+  validateSemantics(request, { apiVersion: ctx.apiVersion });
+  const model = requireApiModel(core, request.model);
+  checkModelRules(request, model);
+  const lookup = lookUpCache(core, ctx, request, model);
+  const { message, blockTokens } = await composeMessage(core, ctx, request, model, lookup);
+  const { usage } = message;
+  const stream = request.stream === true;
   const ttftMs = timeToFirstTokenMs(core.profile, {
     uncachedTokens: usage.input_tokens + usage.cache_creation_input_tokens,
     cacheReadTokens: usage.cache_read_input_tokens,
@@ -209,54 +286,63 @@ export async function handleMessages(core: EmulatorCore, ctx: RequestContext, bo
   core.events.emit('request-start', { ...event, ttftMs });
   if (ttftMs > 0) await core.clock.sleep(ttftMs, ctx.signal);
 
-  // The response begins here: only now may other requests read what this one wrote.
-  commitWrites(core.store, plan, ctx.startedAt, core.clock.now());
-  core.diagnostics.remember(
-    message.id,
-    prefix.fingerprint,
-    usage.cache_read_input_tokens + usage.cache_creation_input_tokens,
-  );
+  const startUsage = beginResponse(core, ctx, lookup, message, stream, fault);
+  if (stream) return sendStream(core, ctx, { message, blockTokens, startUsage, event, fault }, lookup.limited);
+  return sendWhole(core, ctx, { message, event, fault }, lookup.limited);
+}
+
+interface Answer {
+  message: ResponseMessage;
+  event: EmulatorEvent;
+  fault: FaultKind | undefined;
+}
+
+/** The send step, streamed: `message_start` with what it reports, then the body frame by frame. */
+async function sendStream(
+  core: EmulatorCore,
+  ctx: RequestContext,
+  { message, blockTokens, startUsage, event, fault }: Answer & { blockTokens: number[]; startUsage: ResponseUsage },
+  limited: AdmittedRequest,
+): Promise<void> {
   const failMidStream = fault === 'stream-error';
   const cut = fault === 'cut';
-  const startUsage = { ...usage, output_tokens: Math.min(1, usage.output_tokens) };
-  // What the endpoint bills: a complete response, its usage; a stream that fails or is cut
-  // after `message_start`, what that event reported (all a client can ever know of it); a
-  // non-streamed response that fails, nothing (the client got an error, not a message); one
-  // whose body is cut on the way, all of it (it was complete when its bytes began to leave).
-  const billed = stream && (failMidStream || cut) ? startUsage : failMidStream ? undefined : usage;
-  if (billed) core.stats.response(billed, stream, plan.eligible, plan.writes.length);
-  if (ctx.exchange) ctx.exchange.billed = billed ? { messageId: message.id, usage: billed } : null;
-
-  if (stream) {
-    startSse(ctx.res);
-    ctx.res.write(
-      sseFrame('message_start', {
-        type: 'message_start',
-        message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: startUsage },
-      }),
-    );
-    core.events.emit('response-start', event);
-    await streamBody(ctx.res, message, {
-      clock: core.clock,
-      profile: core.profile,
-      signal: ctx.signal,
-      blockTokens: output.blockTokens,
-      failMidStream,
-      cutMidStream: cut,
-      onTokens: limited.output,
-    });
-    if (failMidStream || cut) core.stats.streamError();
-    const error = failMidStream ? { error: 'overloaded_error' } : cut ? { error: 'cut' } : {};
-    core.events.emit('request-end', { ...event, status: 200, ...error });
-    return;
-  }
+  startSse(ctx.res);
+  ctx.res.write(
+    sseFrame('message_start', {
+      type: 'message_start',
+      message: { ...message, content: [], stop_reason: null, stop_sequence: null, usage: startUsage },
+    }),
+  );
   core.events.emit('response-start', event);
-  if (failMidStream)
+  await streamBody(ctx.res, message, {
+    clock: core.clock,
+    profile: core.profile,
+    signal: ctx.signal,
+    blockTokens,
+    failMidStream,
+    cutMidStream: cut,
+    onTokens: limited.output,
+  });
+  if (failMidStream || cut) core.stats.streamError();
+  const error = failMidStream ? { error: 'overloaded_error' } : cut ? { error: 'cut' } : {};
+  core.events.emit('request-end', { ...event, status: 200, ...error });
+}
+
+/** The send step, not streamed: the whole message once its output time has passed. */
+async function sendWhole(
+  core: EmulatorCore,
+  ctx: RequestContext,
+  { message, event, fault }: Answer,
+  limited: AdmittedRequest,
+): Promise<void> {
+  const { usage } = message;
+  core.events.emit('response-start', event);
+  if (fault === 'stream-error')
     throw new ApiError('EMULATOR_FAULT', 'api_error', 'Internal server error (emulated stream-error)', { fault });
   const ms = outputMs(core.profile, usage.output_tokens);
   if (ms > 0) await core.clock.sleep(ms, ctx.signal);
   limited.output(usage.output_tokens);
-  if (cut) {
+  if (fault === 'cut') {
     sendCutJson(ctx.res, 200, message);
     core.stats.streamError();
     core.events.emit('request-end', { ...event, status: 200, error: 'cut' });
