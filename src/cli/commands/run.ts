@@ -166,7 +166,7 @@ export function registerRunCommand(program: Command): void {
         loaded.route && target.kind === 'anthropic' ? routeMismatch(loaded.route, target.baseURL) : undefined;
       if (elsewhere) log(`parent: ${elsewhere}`);
       if (plan.isolation === 'worktree') {
-        const whole = plan.sparse
+        const whole = plan.sparseWorktrees
           ? (loaded.fields ?? []).filter((f) => f['file'] === undefined).length
           : loaded.directives.length;
         const line = await wholeWorktreesLine({
@@ -209,7 +209,7 @@ export function registerRunCommand(program: Command): void {
         ...toolFlagsOf(plan),
         toolLimits,
         ...(plan.isolation === 'worktree' ? { isolation: 'worktree' as const } : {}),
-        ...(plan.sparse ? { sparseWorktrees: true } : {}),
+        ...(plan.sparseWorktrees ? { sparseWorktrees: true } : {}),
         ...(plan.repos ? { repos: plan.repos } : {}),
         ...(distributed ? { distributed } : {}),
         ...(maxUsd !== undefined ? { maxUsd } : {}),
