@@ -18,6 +18,7 @@ import { forkRowsInSummary } from '../board/summary-rows.ts';
 import type { PermissionPolicy } from '../../core/tools/permissions.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
 import { loadPlan, type Plan, planSchema, planToolLimits } from '../plan/plan.ts';
+import { planSettings } from '../plan/plan-settings.ts';
 import { ForkcacheError } from '../../core/util/errors.ts';
 import type { ForkEngineOptions } from '../../core/engine/options.ts';
 import { modelCheck } from '../models/model-check.ts';
@@ -189,6 +190,7 @@ export function registerRunCommand(program: Command): void {
         workspace,
         runsDir,
         modelTable: catalogue,
+        ...planSettings(plan),
         warm: plan.warm,
         layout: plan.layout,
         ...(plan.allow ? { allow: plan.allow } : {}),
