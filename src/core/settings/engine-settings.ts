@@ -244,7 +244,15 @@ type NamesWhere<P> = { [K in SettingName]: EngineSettingsTable[K] extends P ? K 
 
 /** The settings that travel to a fork's worker in `part` of its task. */
 export type WorkerSettingName<P extends SettingWorkerPart> = NamesWhere<{ worker: P }>;
-export type WorkerSettings<P extends SettingWorkerPart> = Pick<ResolvedSettings, WorkerSettingName<P>>;
+type UnsetByDefault = { [K in SettingName]: undefined extends DefaultOf<K> ? K : never }[SettingName];
+/**
+ * Their fields in the task and the job: one without a default is absent while unset, so a job
+ * that does not set it is the job an older submitter sent.
+ */
+export type WorkerSettings<P extends SettingWorkerPart> = Pick<
+  ResolvedSettings,
+  Exclude<WorkerSettingName<P>, UnsetByDefault>
+> & { [K in Extract<WorkerSettingName<P>, UnsetByDefault>]?: ValueOf<K> | undefined };
 
 /** The settings a manifest keeps (every mode but `false`). */
 export type KeptSettingName = NamesWhere<{ resume: 'always' | 'when-set' | 'recorded' }>;
@@ -308,13 +316,16 @@ export function settingsFromManifest(kept: Readonly<Partial<ManifestSettings>>):
   );
 }
 
-/** The settings that travel in `part` of a fork's worker task (and its distributed job), by name. */
+/** The settings that travel in `part` of a fork's worker task (and its distributed job), by name; an unset one is left out. */
 export function workerSettings<P extends SettingWorkerPart>(
   resolved: Readonly<WorkerSettings<P>>,
   part: P,
 ): WorkerSettings<P> {
   return fromEntries(
-    entries().flatMap(([name, s]) => (s.worker === part ? [[name, (resolved as Record<string, unknown>)[name]]] : [])),
+    entries().flatMap(([name, s]) => {
+      const value = (resolved as Record<string, unknown>)[name];
+      return s.worker === part && value !== undefined ? [[name, value]] : [];
+    }),
   );
 }
 
