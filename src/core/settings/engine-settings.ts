@@ -335,11 +335,3 @@ export function settingHostRules<P extends SettingWorkerPart>(
 ): { [K in WorkerSettingName<P>]: SettingHostRule } {
   return fromEntries(entries().flatMap(([name, s]) => (s.worker === part && s.host ? [[name, s.host]] : [])));
 }
-
-/** The settings read from a plan file, by their plan field (`limits.maxTurns`, `sparseWorktrees`). */
-export const PLAN_SETTINGS = entries().flatMap(([name, s]) => (s.plan ? [[name, s.plan] as const] : []));
-
-/** A plan field's older names, to read a plan written before the rename (`sparse` for `sparseWorktrees`). */
-export function planAliasesOf(name: SettingName): readonly string[] {
-  return (ENGINE_SETTINGS[name] as SettingDecl).planAliases ?? [];
-}
