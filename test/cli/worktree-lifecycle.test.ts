@@ -99,7 +99,7 @@ describe('worktrees live only while their fork runs (issue 34)', () => {
     expect(alone.stderr).toMatch(/--sparse: needs --isolation worktree/);
     const made = await forkcache([...args, '--sparse', '--isolation', 'worktree']);
     expect(made.code).toBe(0);
-    expect(JSON.parse(made.stdout)).toMatchObject({ isolation: 'worktree', sparse: true });
+    expect(JSON.parse(made.stdout)).toMatchObject({ isolation: 'worktree', sparseWorktrees: true });
     const shared = await forkcache([
       'run',
       writePlan(repo, ['rename fetchData to loadData in src/a.ts'], { sparse: true }),

@@ -29,7 +29,7 @@ describe('the whole-worktrees line', () => {
     const line = await wholeWorktreesLine({ workspace: dir, forks: 10 });
     expect(line).toMatch(new RegExp(`^worktrees: ${limit} of 10 forks at a time \\(\\d+\\.\\d MB\\): `));
     expect(line).toContain('"limits": {"maxWorktrees": N}');
-    expect(line).toContain('"sparse": true');
+    expect(line).toContain('"sparseWorktrees": true');
     // as many forks as the budget allows: nothing waits, nothing said
     expect(await wholeWorktreesLine({ workspace: dir, forks: limit })).toBeUndefined();
   });

@@ -18,6 +18,7 @@ import { forkRowsInSummary } from '../board/summary-rows.ts';
 import type { PermissionPolicy } from '../../core/tools/permissions.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
 import { loadPlan, type Plan, planSchema, planToolLimits } from '../plan/plan.ts';
+import { planSettings } from '../plan/plan-settings.ts';
 import { ForkcacheError } from '../../core/util/errors.ts';
 import type { ForkEngineOptions } from '../../core/engine/options.ts';
 import { modelCheck } from '../models/model-check.ts';
@@ -166,7 +167,7 @@ export function registerRunCommand(program: Command): void {
         loaded.route && target.kind === 'anthropic' ? routeMismatch(loaded.route, target.baseURL) : undefined;
       if (elsewhere) log(`parent: ${elsewhere}`);
       if (plan.isolation === 'worktree') {
-        const whole = plan.sparse
+        const whole = plan.sparseWorktrees
           ? (loaded.fields ?? []).filter((f) => f['file'] === undefined).length
           : loaded.directives.length;
         const line = await wholeWorktreesLine({
@@ -189,6 +190,7 @@ export function registerRunCommand(program: Command): void {
         workspace,
         runsDir,
         modelTable: catalogue,
+        ...planSettings(plan),
         warm: plan.warm,
         layout: plan.layout,
         ...(plan.allow ? { allow: plan.allow } : {}),
@@ -209,7 +211,7 @@ export function registerRunCommand(program: Command): void {
         ...toolFlagsOf(plan),
         toolLimits,
         ...(plan.isolation === 'worktree' ? { isolation: 'worktree' as const } : {}),
-        ...(plan.sparse ? { sparseWorktrees: true } : {}),
+        ...(plan.sparseWorktrees ? { sparseWorktrees: true } : {}),
         ...(plan.repos ? { repos: plan.repos } : {}),
         ...(distributed ? { distributed } : {}),
         ...(maxUsd !== undefined ? { maxUsd } : {}),

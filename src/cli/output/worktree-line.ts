@@ -8,7 +8,7 @@ export interface WholeWorktreesInput {
   repos?: readonly string[] | undefined;
   /** Each directive's fields (its `repo` in a plan over several repositories). */
   fields?: readonly Record<string, string>[] | undefined;
-  /** The forks that get a whole worktree (with `sparse`, those without a `file`). */
+  /** The forks that get a whole worktree (with `sparseWorktrees`, those without a `file`). */
   forks: number;
   /** The plan's `limits.maxWorktrees`. */
   maxWorktrees?: number | undefined;
@@ -41,7 +41,7 @@ export async function wholeWorktreesLine(input: WholeWorktreesInput): Promise<st
       : `"limits": {"maxWorktrees": ${input.maxWorktrees}} in the plan`;
   const change =
     input.maxWorktrees === undefined
-      ? `"limits": {"maxWorktrees": N} allows more (more disk), "sparse": true gives each fork only its file (no wait)`
+      ? `"limits": {"maxWorktrees": N} allows more (more disk), "sparseWorktrees": true gives each fork only its file (no wait)`
       : 'raise it for more at once';
   return `worktrees: ${limited.join('; ')}: ${why}; ${change}`;
 }

@@ -218,7 +218,7 @@ async function planFromRepos(input: GlobPlanInput, values: readonly string[]): P
     ...(input.requireChange === true ? { requireChange: true } : {}),
     ...(input.checkRetries === undefined ? {} : { checkRetries: input.checkRetries }),
     isolation: 'worktree',
-    ...(input.sparse ? { sparse: true } : {}),
+    ...(input.sparse ? { sparseWorktrees: true } : {}),
   };
   return {
     plan,
@@ -282,7 +282,7 @@ export async function planFromGlob(input: GlobPlanInput): Promise<GlobPlan> {
     ...(input.requireChange === true ? { requireChange: true } : {}),
     ...(input.checkRetries === undefined ? {} : { checkRetries: input.checkRetries }),
     ...(input.isolation === undefined ? {} : { isolation: input.isolation }),
-    ...(input.sparse ? { sparse: true } : {}),
+    ...(input.sparse ? { sparseWorktrees: true } : {}),
   };
   return { plan, files, ...(input.check === undefined && check !== undefined ? { writtenCheck: check } : {}) };
 }

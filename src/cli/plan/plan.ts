@@ -1,11 +1,8 @@
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
-import { TOOL_SET_NAMES } from '../../core/tools/client-tools/types.ts';
 import { latencyNameSchema } from '../../integrations/emulator/latency.ts';
-import { WARM_STRATEGIES, type WarmStrategy } from '../../core/engine/warm-gate.ts';
 import { ForkcacheError } from '../../core/util/errors.ts';
 import { assertForkRepos, assertRepoNames, REPO_FIELD, repoNameSchema } from '../../core/engine/fan-out/repos.ts';
-import { FORK_LAYOUTS, type ForkLayout } from '../../core/fork/layouts.ts';
 import { captureSnapshot, type ParentSnapshot } from '../../core/fork/snapshot.ts';
 import { readJsonFile } from '../../core/util/json-file.ts';
 import type { SessionRoute } from '../importers/claude-route.ts';
@@ -18,10 +15,10 @@ import {
   type IntegrationSettings,
 } from '../integration-settings.ts';
 import type { FanOutCheck } from '../../core/engine/fan-out/types.ts';
-import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../../core/loop/run-fork.ts';
 import { permissionPolicySchema } from '../../core/tools/permissions.ts';
 import { workspaceMbSchema } from '../../core/tools/limits.ts';
 import { TOOL_FLAGS, toolFlagShape } from '../../core/tools/tool-flags.ts';
+import { planSettingShape, withDeclaredNames } from './plan-settings.ts';
 import { parseOrThrow } from '../../core/util/validation.ts';
 import { importClaudeTranscript } from '../importers/claude-transcript.ts';
 import { OPENAI_WIRES, providerIdSchema } from '../../core/wire/providers.ts';
@@ -86,14 +83,6 @@ export const planSchema = z.strictObject({
       'the runs directory (default .forkcache/runs): each fan-out writes its run directory (manifest, transcripts, events, summary) in it',
     ),
   runDir: z.string().min(1).optional().describe('deprecated: the old name of runsDir'),
-  warm: z
-    .enum(WARM_STRATEGIES as [WarmStrategy, ...WarmStrategy[]])
-    .default('first-child')
-    .describe('how the shared prefix is cached before siblings are released'),
-  layout: z
-    .enum(FORK_LAYOUTS as [ForkLayout, ...ForkLayout[]])
-    .default('claude')
-    .describe("how a fork continues the parent's messages"),
   provider: providerIdSchema.default('anthropic').describe('the API the forks speak (`--provider` overrides it)'),
   openaiWire: z
     .enum(OPENAI_WIRES)
@@ -111,23 +100,11 @@ export const planSchema = z.strictObject({
     .array(z.enum(EXECUTABLE_TOOL_NAMES))
     .optional()
     .describe(`tools the forks may run (default: ${FILE_TOOL_NAMES.join(', ')}; bash only when listed)`),
-  toolSet: z
-    .enum(['auto', ...TOOL_SET_NAMES])
-    .default('auto')
-    .describe("whose tools the forks run: auto (from the parent's declared array), forkcache, claude-code, qwen-code"),
-  denyTools: z
-    .array(z.string().min(1))
-    .optional()
-    .describe("tools of the parent's array refused in forks on purpose (the model is told; the run may start)"),
   limits: z
     .strictObject({
-      maxTurns: positive.optional().describe(`model calls per fork (default ${DEFAULT_MAX_TURNS})`),
-      maxTokens: positive.optional().describe(`max_tokens of every request (default ${DEFAULT_MAX_TOKENS})`),
-      concurrency: positive.optional().describe('API requests in flight at most (default 16)'),
+      // the declared settings of the limits (`maxTurns` …: src/core/settings/engine-settings.ts)
+      ...planSettingShape('limits'),
       maxThreads: positive.optional().describe('worker threads (default 2)'),
-      maxWorktrees: positive
-        .optional()
-        .describe('isolation worktree: whole worktrees at once (default: what keeps the disk under 3× the repository)'),
       bashTimeoutMs: positive.optional().describe('a bash command running longer is killed (milliseconds)'),
       bashMaxProcesses: positive.optional().describe('processes a bash command may run at once (bubblewrap)'),
       bashMaxMemoryMb: positive.optional().describe('memory of a bash command, in MB (bubblewrap)'),
@@ -141,10 +118,9 @@ export const planSchema = z.strictObject({
   permissions: permissionPolicySchema
     .optional()
     .describe('which tool calls need asking (`ask`), are refused (`deny`) or run freely (`allow`, the default)'),
-  isolation: z
-    .enum(['none', 'worktree'])
-    .default('none')
-    .describe('`worktree`: each fork in its own git worktree and branch (the workspace must be a git repository)'),
+  // the engine's declared settings with a plan field (`warm`, `isolation`, `sparseWorktrees`,
+  // `maxUsd` …: src/core/settings/engine-settings.ts), each with its schema, default and help
+  ...planSettingShape(undefined),
   repos: z
     .array(repoNameSchema)
     .min(1)
@@ -152,16 +128,6 @@ export const planSchema = z.strictObject({
     .describe(
       'a plan over several git repositories: their folders, relative to `workspace`; each directive names its own in a `repo` field (its `file` relative to that repository); needs isolation worktree',
     ),
-  sparse: z
-    .boolean()
-    .default(false)
-    .describe(
-      "with isolation worktree: each fork's worktree holds only its directive's `file` (less disk, faster; the fork and its check see no other file)",
-    ),
-  sandbox: z
-    .enum(['auto', 'bwrap', 'none'])
-    .default('auto')
-    .describe('where bash and the check run: auto (bubblewrap when it works here), bwrap (required), none'),
   // every tool flag (`network` …) is a plan field of its name, off unless the plan says true
   ...toolFlagShape((name) => z.boolean().default(false).describe(TOOL_FLAGS[name])),
   check: z
@@ -209,13 +175,6 @@ export const planSchema = z.strictObject({
     .default(DEFAULT_CHECK_RETRIES)
     .describe("times a failing check's output goes back to the fork before it ends check_failed"),
   checkTimeoutMs: positive.default(DEFAULT_CHECK_TIMEOUT_MS).describe('a check running longer fails (milliseconds)'),
-  maxUsd: z
-    .number()
-    .positive()
-    .finite()
-    .max(1_000_000)
-    .optional()
-    .describe('a client-side spend cap in USD for the whole run, every pass of it (`--max-usd` overrides)'),
   emulator: z
     .strictObject({
       script: z
@@ -282,12 +241,16 @@ export interface LoadPlanOptions {
 /** Read and validate a plan file and the parent it names. Every error names the field or file. */
 export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPlan {
   const base = dirname(resolve(path));
-  const parsed = parseOrThrow(planSchema, readJsonFile(path, 'plan'), 'INVALID_ARGUMENT', `plan ${path}`);
+  const raw = parseOrThrow(planSchema, readJsonFile(path, 'plan'), 'INVALID_ARGUMENT', `plan ${path}`);
+  // a field under its older name (`sparse`) is read as its declared one (`sparseWorktrees`)
+  const parsed = withDeclaredNames(raw, `plan ${path}`);
   const plan = options.model === undefined ? parsed : { ...parsed, model: options.model };
-  if (plan.sparse && plan.isolation !== 'worktree')
-    throw new ForkcacheError('INVALID_ARGUMENT', `plan ${path}: sparse: needs "isolation": "worktree"`, {
-      data: { field: 'sparse' },
+  if (plan.sparseWorktrees && plan.isolation !== 'worktree') {
+    const field = raw.sparse ? 'sparse' : 'sparseWorktrees';
+    throw new ForkcacheError('INVALID_ARGUMENT', `plan ${path}: ${field}: needs "isolation": "worktree"`, {
+      data: { field },
     });
+  }
   checkPlanRepos(path, plan);
   checkIntegration(path, plan);
   // the old name beside the new one, pointing elsewhere: which one the user meant is unknown

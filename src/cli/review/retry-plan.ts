@@ -66,7 +66,7 @@ export function writeRetryPlan(run: RunReview, forks: readonly ForkReview[]): st
     isolation: 'worktree',
     // a plan over several repositories: those of the forks it redoes, in the run's order
     ...(engine.repos ? { repos: engine.repos.filter((name) => forks.some((f) => f.repo === name)) } : {}),
-    ...(engine.sparseWorktrees ? { sparse: true } : {}),
+    ...(engine.sparseWorktrees ? { sparseWorktrees: true } : {}),
     sandbox: engine.sandbox,
     ...toolFlagsOf(engine),
     ...(manifest.check

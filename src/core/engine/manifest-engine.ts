@@ -3,9 +3,8 @@ import type { ManifestEngine } from '../run-dir/manifest.ts';
 import type { ForkEngineOptions, ResolvedEngineOptions } from './options.ts';
 import type { ExecutableToolName } from '../wire/tool-names.ts';
 import type { PermissionPolicy } from '../tools/permissions.ts';
-import type { ToolSetChoice } from '../tools/client-tools/types.ts';
-import type { WarmStrategy } from './warm-gate.ts';
 import { toolFlagsOf } from '../tools/tool-flags.ts';
+import { keptSettings, settingsFromManifest } from '../settings/engine-settings.ts';
 import type { ResponsesCacheTtl } from '../wire/cache.ts';
 
 /**
@@ -22,23 +21,13 @@ export function manifestEngine(
   return {
     workspace: options.workspace,
     headers: withoutCredentials(options.api.headers),
-    maxTurns: options.maxTurns,
-    maxTokens: options.maxTokens,
     allow: [...options.allow],
-    warm: options.warm,
+    ...keptSettings(options),
     permissions: options.permissions,
-    isolation: options.isolation,
-    ...(options.sparseWorktrees ? { sparseWorktrees: true } : {}),
-    ...(options.maxWorktrees !== undefined ? { maxWorktrees: options.maxWorktrees } : {}),
     ...(options.repos ? { repos: [...options.repos] } : {}),
     toolLimits: options.toolLimits as Record<string, number>,
-    sandbox: options.sandbox,
     ...toolFlagsOf(options),
     turnRetry: options.turnRetry,
-    concurrency: options.concurrency,
-    ...(options.toolSet !== 'auto' ? { toolSet: options.toolSet } : {}),
-    ...(options.denyTools.length > 0 ? { denyTools: [...options.denyTools] } : {}),
-    ...(options.maxUsd !== undefined ? { maxUsd: options.maxUsd } : {}),
     ...(options.api.wire === 'responses'
       ? { openaiWire: 'responses' as const, ...(ttl ? { responsesTtl: ttl } : {}) }
       : {}),
@@ -47,29 +36,21 @@ export function manifestEngine(
 
 /**
  * The engine options a resumed run starts from: what `manifestEngine` kept, read back. One
- * place for both directions, so a setting that resume must keep is written and read here only.
+ * place for both directions; a declared setting (`settings/engine-settings.ts`) says there
+ * whether resume keeps it, and is written and read by `keptSettings`/`settingsFromManifest`.
  * The spend cap is the caller's: `resume --max-usd` may replace it.
  */
 export function engineOptionsOf(engine: ManifestEngine): ForkEngineOptions {
   return {
     headers: engine.headers,
     workspace: engine.workspace,
-    maxTurns: engine.maxTurns,
-    maxTokens: engine.maxTokens,
     allow: engine.allow as ExecutableToolName[],
-    warm: engine.warm as WarmStrategy,
+    ...settingsFromManifest(engine),
     permissions: engine.permissions as PermissionPolicy,
-    isolation: engine.isolation,
-    ...(engine.sparseWorktrees ? { sparseWorktrees: true } : {}),
-    ...(engine.maxWorktrees ? { maxWorktrees: engine.maxWorktrees } : {}),
     ...(engine.repos ? { repos: engine.repos } : {}),
     toolLimits: engine.toolLimits,
-    sandbox: engine.sandbox,
     ...toolFlagsOf(engine),
     ...(engine.turnRetry ? { turnRetry: engine.turnRetry } : {}),
-    ...(engine.concurrency ? { concurrency: engine.concurrency } : {}),
-    ...(engine.toolSet ? { toolSet: engine.toolSet as ToolSetChoice } : {}),
-    ...(engine.denyTools ? { denyTools: engine.denyTools } : {}),
     ...(engine.openaiWire ? { openaiWire: engine.openaiWire } : {}),
     ...(engine.responsesTtl ? { responsesTtl: engine.responsesTtl } : {}),
   };

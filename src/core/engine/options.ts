@@ -3,24 +3,14 @@ import { resolve } from 'node:path';
 import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
 import type { Clock } from '../util/clock.ts';
-import { FORK_LAYOUTS, type ForkLayout } from '../fork/layouts.ts';
 import type { ModelCatalogue } from '../models/catalogue.ts';
-import { DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS } from '../loop/run-fork.ts';
 import { DEFAULT_TURN_RETRY, type TurnRetryOptions } from '../loop/retry.ts';
 import { DEFAULT_RETRY_AFTER, retryAfterOptionsSchema, type RetryAfterPolicy } from '../gate/admission/retry-wait.ts';
 import type { MarkerStrategy } from '../prefix/freeze.ts';
-import {
-  CACHE_TTLS,
-  type CacheTtl,
-  DEFAULT_CACHE_TTL,
-  RESPONSES_CACHE_TTLS,
-  type ResponsesCacheTtl,
-} from '../wire/cache.ts';
+import { RESPONSES_CACHE_TTLS, type ResponsesCacheTtl } from '../wire/cache.ts';
 import type { ToolLimits } from '../tools/limits.ts';
 import { EXECUTABLE_TOOL_NAMES, FILE_TOOL_NAMES, type ExecutableToolName } from '../wire/tool-names.ts';
 import { toolLimitsSchema } from '../tools/limits.ts';
-import { TOOL_SET_NAMES, type ToolSetChoice } from '../tools/client-tools/types.ts';
-import type { SandboxChoice } from '../tools/sandbox/types.ts';
 import { type ToolFlags, toolFlagShape, toolFlagsOf } from '../tools/tool-flags.ts';
 import { type HostTool, hostToolsSchema } from '../tools/host-tools.ts';
 import { permissionPolicySchema, type PermissionHandler, type PermissionPolicy } from '../tools/permissions.ts';
@@ -30,17 +20,24 @@ import { type TestHooks, testHooksOf } from '../pool/test-hooks.ts';
 import { isChatProvider, OPENAI_WIRES, type OpenAiWire, providerIdSchema, type ProviderId } from '../wire/providers.ts';
 import { assertEndpoint } from './endpoint.ts';
 import { chatEndpointFromEnv } from '../../providers/openai/client.ts';
-import { WARM_STRATEGIES, type WarmStrategy } from './warm-gate.ts';
 import type { DistributedOptions } from '../../integrations/distributed/keys.ts';
 import type { SlotFill } from './slot-pool.ts';
 import { benchOptionsOf } from './bench-options.ts';
 import { assertRepoNames, repoNameSchema } from './fan-out/repos.ts';
+import {
+  type ResolvedSettings,
+  resolveSettings,
+  settingOptionShape,
+  type SettingOptions,
+} from '../settings/engine-settings.ts';
 
 /**
- * Options of `ForkEngine.create`. Every field is optional. The flags the forks' tools read in
- * the worker (`network`) are declared once, in `tools/tool-flags.ts`.
+ * Options of `ForkEngine.create`. Every field is optional. The engine's settings (`maxTurns`,
+ * `sandbox`, `sparseWorktrees` …) are declared once, in `settings/engine-settings.ts`, and
+ * the flags the forks' tools read in the worker (`network`) in `tools/tool-flags.ts`; the
+ * fields below have a shape of their own.
  */
-export interface ForkEngineOptions extends Partial<ToolFlags> {
+export interface ForkEngineOptions extends Partial<ToolFlags>, SettingOptions {
   /** An SDK client: its `baseURL` and `apiKey` are what the workers use too. */
   client?: Anthropic;
   /**
@@ -89,18 +86,6 @@ export interface ForkEngineOptions extends Partial<ToolFlags> {
       stackSizeMb?: number;
     };
   };
-  /** API requests in flight at most, across every fork (default 16). */
-  concurrency?: number;
-  /**
-   * Rate-limit admission (default `on`): every request reserves its predicted ITPM, RPM and
-   * OTPM from budgets learned from the API's `anthropic-ratelimit-*` headers, a 429 or 529
-   * holds the whole engine for one backoff, `ramp_limit_exceeded` slows the ramp, and the spend
-   * cap stops admission (forks stop after their turn, resumable): the scheduler owns the
-   * retries of 429s and 529s. `off`: no admission; a turn that gets one retries on its own
-   * (`turnRetry`, its backoff at least the `retry-after`, at most `maxMs`).
-   */
-  admission?: 'on' | 'off';
-  warm?: WarmStrategy;
   /**
    * llama.cpp: the server's `--slot-save-path` as this machine sees it. Between a fork's turns
    * its KV cache is saved there while other forks use its slot; with this folder forkcache
@@ -108,12 +93,6 @@ export interface ForkEngineOptions extends Partial<ToolFlags> {
    * Default: `FORKCACHE_LLAMA_SLOT_SAVE_PATH`, else unknown (the files stay: said once).
    */
   slotSavePath?: string;
-  /** llama.cpp: most bytes a fan-out's slot files may hold at once (default 4 GiB); past it the least recently used fork computes its own turns again. */
-  slotFilesMaxBytes?: number;
-  /** Lifetime of the shared-boundary marker (default 5m). */
-  ttl?: CacheTtl;
-  maxTurns?: number;
-  maxTokens?: number;
   /** The directory forks work in (default: the current directory). */
   workspace?: string;
   /**
@@ -123,45 +102,17 @@ export interface ForkEngineOptions extends Partial<ToolFlags> {
   runsDir?: string;
   /** @deprecated Use `runsDir` (a run directory is one fan-out's folder); goes in the next minor release. */
   runDir?: string;
-  layout?: ForkLayout;
   /**
    * Capabilities a fork may use (default: the file tools; `bash` only when listed). They are
    * forkcache's names whoever's tools the parent declares: `bash` allows Claude Code's `Bash`
    * and Qwen Code's `run_shell_command`.
    */
   allow?: ExecutableToolName[];
-  /**
-   * Whose tools the forks run: `auto` (default) from the parent's declared array, or one of
-   * `forkcache`, `claude-code`, `qwen-code` (docs/real-clients.md).
-   */
-  toolSet?: ToolSetChoice;
-  /** Tools of the parent's array refused in forks on purpose: the model is told, and preflight accepts them. */
-  denyTools?: string[];
   toolLimits?: Partial<ToolLimits>;
-  /** Where `bash` runs: `auto` (default) uses bubblewrap when it works here, `none` never does. */
-  sandbox?: SandboxChoice;
   /** Values removed from every tool result, besides the API key (tokens a command might print). */
   secrets?: string[];
   modelTable?: ModelCatalogue;
   clock?: Clock;
-  /**
-   * `worktree`: each fork works in its own git worktree on a branch `forkcache/<forkId>`
-   * (under the run directory; needs `runsDir` and a workspace in a git repository), so parallel
-   * forks editing one repository never collide. The result names the branch and the diff stat.
-   */
-  isolation?: 'none' | 'worktree';
-  /**
-   * Under `isolation: 'worktree'`: a fork whose directive has a `file` field gets a worktree
-   * holding that file only (the rest of the tree stays in git's index, unchanged by the commit).
-   * For directives about one file whose check needs no other; a fork cannot read other files.
-   */
-  sparseWorktrees?: boolean;
-  /**
-   * Under `isolation: 'worktree'`: whole (not sparse) worktrees that exist at once; a fork
-   * waits for one before it starts. Default: as many as take at most twice the repository
-   * (its checkout and git dir), so the run's peak disk stays under three times it.
-   */
-  maxWorktrees?: number;
   /**
    * Under `isolation: 'worktree'`: the repositories of a plan over several, as folders relative
    * to `workspace` (each the top of a git work tree). Every fork then names its own in its
@@ -188,8 +139,6 @@ export interface ForkEngineOptions extends Partial<ToolFlags> {
    * `hostTools` add to these (and win for a name). See docs/library.md.
    */
   hostTools?: Record<string, HostTool>;
-  /** Times a fork continues on a fresh worker after its worker died (default 2). */
-  maxWorkerRestarts?: number;
   /**
    * Retries of a whole turn after a retryable failure (a stream that broke or was cut mid-way,
    * a reset, a timeout, 408/409/429/5xx; the SDK resends none of them): the same bytes again
@@ -198,13 +147,6 @@ export interface ForkEngineOptions extends Partial<ToolFlags> {
    * failure, then the fork ends `failed` with `FORK_RETRY_BUDGET`.
    */
   turnRetry?: Partial<TurnRetryOptions>;
-  /**
-   * A spend cap in USD over everything this engine sends (and what a resumed run spent before):
-   * a request is admitted only while the ledger plus every request in flight at its upper bound
-   * stays within it; then admission stops, forks end `SPEND_CAP_MAX_USD` after their last
-   * complete turn, and `resume` continues under a higher cap. Not with `distributed`.
-   */
-  maxUsd?: number;
   /** The wait after a 429 or 529 (`RetryAfterPolicy`: a 1 s floor, a 60 s ceiling, 20% jitter by default). */
   retryAfter?: Partial<RetryAfterPolicy>;
 }
@@ -236,28 +178,17 @@ export const engineOptionsSchema = z.strictObject({
         .optional(),
     })
     .optional(),
-  concurrency: z.number().int().positive().optional(),
-  admission: z.enum(['on', 'off']).optional(),
-  warm: z.enum(WARM_STRATEGIES as [WarmStrategy, ...WarmStrategy[]]).optional(),
   slotSavePath: z.string().min(1).optional(),
-  slotFilesMaxBytes: z.number().int().positive().optional(),
-  ttl: z.enum(CACHE_TTLS).optional(),
-  maxTurns: z.number().int().positive().optional(),
-  maxTokens: z.number().int().positive().optional(),
   workspace: z.string().min(1).optional(),
   runsDir: z.string().min(1).optional(),
   runDir: z.string().min(1).optional(),
-  layout: z.enum(FORK_LAYOUTS as [ForkLayout, ...ForkLayout[]]).optional(),
   allow: z.array(z.enum(EXECUTABLE_TOOL_NAMES)).optional(),
-  toolSet: z.enum(['auto', ...TOOL_SET_NAMES]).optional(),
-  denyTools: z.array(z.string().min(1)).optional(),
   toolLimits: toolLimitsSchema.optional(),
-  sandbox: z.enum(['auto', 'bwrap', 'none']).optional(),
   ...toolFlagShape(() => z.boolean().optional()),
+  ...settingOptionShape(),
   secrets: z.array(z.string()).optional(),
   modelTable: z.custom<ModelCatalogue>((v) => typeof v === 'object' && v !== null && 'models' in v).optional(),
   clock: z.custom<Clock>((v) => typeof v === 'object' && v !== null && 'now' in v && 'sleep' in v).optional(),
-  maxWorkerRestarts: z.number().int().min(0).max(10).optional(),
   turnRetry: z
     .strictObject({
       retries: z.number().int().min(0).max(20).optional(),
@@ -268,9 +199,6 @@ export const engineOptionsSchema = z.strictObject({
     .optional(),
   retryAfter: retryAfterOptionsSchema.optional(),
   permissions: permissionPolicySchema.optional(),
-  isolation: z.enum(['none', 'worktree']).optional(),
-  sparseWorktrees: z.boolean().optional(),
-  maxWorktrees: z.number().int().positive().optional(),
   repos: z.array(repoNameSchema).min(1).optional(),
   distributed: z
     .strictObject({
@@ -282,10 +210,9 @@ export const engineOptionsSchema = z.strictObject({
     .optional(),
   onPermission: z.custom<PermissionHandler>((v) => typeof v === 'function', 'expected a function').optional(),
   hostTools: hostToolsSchema.optional(),
-  maxUsd: z.number().positive().finite().max(1_000_000).optional(),
 });
 
-export interface ResolvedEngineOptions extends ToolFlags {
+export interface ResolvedEngineOptions extends ToolFlags, ResolvedSettings {
   api: {
     provider: ProviderId;
     /** OpenAI's API when it is not Chat Completions (set for `openaiWire: 'responses'` only). */
@@ -300,39 +227,23 @@ export interface ResolvedEngineOptions extends ToolFlags {
   concurrentTasksPerWorker: number;
   maxQueue: number;
   resourceLimits: NonNullable<NonNullable<ForkEngineOptions['pool']>['resourceLimits']> | undefined;
-  concurrency: number;
-  admission: 'on' | 'off';
-  warm: WarmStrategy;
   /** Set only through `withBenchOptions` (bench-options.ts). */
   slotFill: SlotFill;
   slotSavePath: string | undefined;
-  slotFilesMaxBytes: number | undefined;
-  ttl: CacheTtl;
   responsesTtl: ResponsesCacheTtl | 'auto';
   /** Set only through `withBenchOptions` (bench-options.ts). */
   markers: MarkerStrategy;
-  maxTurns: number;
-  maxTokens: number;
   workspace: string;
   runsDir: string | undefined;
-  layout: ForkLayout;
   allow: readonly ExecutableToolName[];
-  toolSet: ToolSetChoice;
-  denyTools: readonly string[];
   toolLimits: Partial<ToolLimits>;
-  sandbox: SandboxChoice;
   secrets: string[];
-  maxWorkerRestarts: number;
   turnRetry: TurnRetryOptions;
   retryAfter: RetryAfterPolicy;
   permissions: PermissionPolicy;
-  isolation: 'none' | 'worktree';
-  sparseWorktrees: boolean;
-  maxWorktrees: number | undefined;
   /** The repositories of a plan over several (workspace-relative); undefined: the workspace's one. */
   repos: readonly string[] | undefined;
   distributed: DistributedOptions | undefined;
-  maxUsd: number | undefined;
   /** The engine's host tools, as given (their handlers are called with their own `this`). */
   hostTools: Readonly<Record<string, HostTool>>;
   /** Set only through `withTestHooks` (test-hooks.ts), never by a public option. */
@@ -404,37 +315,22 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     concurrentTasksPerWorker: o.pool?.concurrentTasksPerWorker ?? 8,
     maxQueue: o.pool?.maxQueue ?? Infinity,
     resourceLimits: o.pool?.resourceLimits as ResolvedEngineOptions['resourceLimits'],
-    concurrency: o.concurrency ?? 16,
-    admission: o.admission ?? 'on',
-    warm: o.warm ?? 'first-child',
     slotFill: bench.slotFill ?? 'auto',
     slotSavePath: o.slotSavePath ?? (process.env['FORKCACHE_LLAMA_SLOT_SAVE_PATH'] || undefined),
-    slotFilesMaxBytes: o.slotFilesMaxBytes,
-    ttl: o.ttl ?? DEFAULT_CACHE_TTL,
     responsesTtl: o.responsesTtl ?? 'auto',
     markers: bench.markers ?? 'boundary',
-    maxTurns: o.maxTurns ?? DEFAULT_MAX_TURNS,
-    maxTokens: o.maxTokens ?? DEFAULT_MAX_TOKENS,
     workspace: resolve(o.workspace ?? process.cwd()),
     runsDir: runsDir === undefined ? undefined : resolve(runsDir),
-    layout: o.layout ?? 'claude',
     allow: o.allow ?? [...FILE_TOOL_NAMES],
-    toolSet: o.toolSet ?? 'auto',
-    denyTools: o.denyTools ?? [],
     toolLimits: (o.toolLimits ?? {}) as Partial<ToolLimits>,
-    sandbox: o.sandbox ?? 'auto',
+    ...resolveSettings(o),
     ...toolFlagsOf(o),
     secrets: o.secrets ?? [],
-    maxWorkerRestarts: o.maxWorkerRestarts ?? 2,
     turnRetry: { ...DEFAULT_TURN_RETRY, ...(o.turnRetry as Partial<TurnRetryOptions> | undefined) },
     retryAfter: { ...DEFAULT_RETRY_AFTER, ...(o.retryAfter as Partial<RetryAfterPolicy> | undefined) },
     permissions: (o.permissions ?? {}) as PermissionPolicy,
-    isolation: o.isolation ?? 'none',
-    sparseWorktrees: o.sparseWorktrees ?? false,
-    maxWorktrees: o.maxWorktrees,
     repos: o.repos,
     distributed: o.distributed as ResolvedEngineOptions['distributed'],
-    maxUsd: o.maxUsd,
     hostTools: input.hostTools ?? {},
     testHooks: testHooksOf(input),
   };

@@ -3,9 +3,10 @@ import { type Clock, systemClock } from '../util/clock.ts';
 import { WarmEntry, type WarmState } from '../gate/warm-entry.ts';
 import type { GatePermit, RequestGate } from '../loop/types.ts';
 import type { Readability } from '../wire/providers.ts';
+import type { WarmStrategy } from '../settings/engine-settings.ts';
 
-export type WarmStrategy = 'first-child' | 'prewarm' | 'none';
-export const WARM_STRATEGIES: readonly WarmStrategy[] = ['first-child', 'prewarm', 'none'];
+// declared with the engine's settings (the `warm` setting's schema), re-exported where the gate is
+export { WARM_STRATEGIES, type WarmStrategy } from '../settings/engine-settings.ts';
 
 export interface WarmGateOptions {
   strategy: WarmStrategy;

@@ -8,7 +8,6 @@ import type { FrozenPrefix } from '../prefix/freeze.ts';
 import type { PermissionAnswer, PermissionPolicy } from '../tools/permissions.ts';
 import type { TurnRetryOptions } from '../loop/retry.ts';
 import type { ToolLimits } from '../tools/limits.ts';
-import type { SandboxChoice } from '../tools/sandbox/types.ts';
 import { type ToolFlags, toolFlagsOf } from '../tools/tool-flags.ts';
 import type { ToolSetName } from '../tools/client-tools/types.ts';
 import type { ExecutableToolName } from '../wire/tool-names.ts';
@@ -18,21 +17,20 @@ import { type HostCallHandler, type OutputCheckHandler, servePort } from './port
 import type { HostToolInfo } from '../tools/host-tools.ts';
 import type { ForkCheckSpec, ForkTask } from './protocol.ts';
 import type { TestHooks } from './test-hooks.ts';
+import { type WorkerSettings, workerSettings } from '../settings/engine-settings.ts';
 
 /**
  * The engine's settings a fork's task is built from. The engine's resolved options satisfy
  * it; the pool (and the distributed backend) read only these, and never import the engine.
- * The tool flags (`tools/tool-flags.ts`) come whole: the task carries every one.
+ * The tool flags (`tools/tool-flags.ts`) come whole: the task carries every one; so do the
+ * declared settings that travel to the worker (`settings/engine-settings.ts`, `worker`).
  */
-export interface DispatchSettings extends ToolFlags {
+export interface DispatchSettings extends ToolFlags, WorkerSettings<'loop'>, WorkerSettings<'tools'> {
   api: ForkTask['api'];
   admission: 'on' | 'off';
-  maxTurns: number;
-  maxTokens: number;
   turnRetry: TurnRetryOptions;
   allow: readonly ExecutableToolName[];
   toolLimits: Partial<ToolLimits>;
-  sandbox: SandboxChoice;
   secrets: string[];
   /** The runs directory: out of every tool's reach, hidden in the sandbox. */
   runsDir: string | undefined;
@@ -111,8 +109,7 @@ export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, a
     // under admission the scheduler owns 429/529 retries: the SDK must not retry on its own
     api: options.admission === 'on' ? { ...options.api, maxRetries: 0 } : options.api,
     loop: {
-      maxTurns: options.maxTurns,
-      maxTokens: options.maxTokens,
+      ...workerSettings(options, 'loop'),
       querySource: agent ? `agent:custom:${agent.type}` : FORK_QUERY_SOURCE,
       marker: ctx.prefix.childMarker,
       retry: options.turnRetry,
@@ -126,7 +123,7 @@ export async function runForkInWorker(ctx: DispatchContext, start: StartPoint, a
       workspace: ctx.workspace,
       allow: [...(agent?.allow ?? options.allow)],
       limits: options.toolLimits,
-      sandbox: options.sandbox,
+      ...workerSettings(options, 'tools'),
       flags: toolFlagsOf(options),
       secrets: options.secrets,
       protect: protectedDirs(options.runsDir),

@@ -6,13 +6,13 @@ import type { LoopEvent, LoopPrompt } from '../loop/types.ts';
 import type { RequestCost, RequestReport } from '../rate-limits/report.ts';
 import type { ExecutableToolName } from '../wire/tool-names.ts';
 import type { ToolLimits } from '../tools/limits.ts';
-import type { SandboxChoice } from '../tools/sandbox/types.ts';
 import type { ToolFlags } from '../tools/tool-flags.ts';
 import type { PermissionPolicy } from '../tools/permissions.ts';
 import type { HostToolInfo } from '../tools/host-tools.ts';
 import type { ToolSetName } from '../tools/client-tools/types.ts';
 import type { ProviderId } from '../wire/providers.ts';
 import type { RerunCall } from './resume-messages.ts';
+import type { WorkerSettings } from '../settings/engine-settings.ts';
 
 /**
  * Messages on a fork's private MessagePort. The worker asks the main thread for a permit
@@ -83,9 +83,8 @@ export interface ForkTask {
     timeoutMs: number;
     headers: Record<string, string>;
   };
-  loop: {
-    maxTurns: number;
-    maxTokens: number;
+  /** The declared settings that travel in the loop (`maxTurns`, `maxTokens`: `settings/engine-settings.ts`), and the loop's own. */
+  loop: WorkerSettings<'loop'> & {
     querySource: string;
     /** The child's moving marker (`false`: send no marker at all). */
     marker: CacheTtl | false;
@@ -101,11 +100,11 @@ export interface ForkTask {
     /** The fan-out has an output schema: the worker asks the main thread to check each report (`output-check`). */
     output?: boolean | undefined;
   };
-  tools: {
+  /** The declared settings that travel to the tools (`sandbox`: `settings/engine-settings.ts`), and the tools' own. */
+  tools: WorkerSettings<'tools'> & {
     workspace: string;
     allow: ExecutableToolName[];
     limits: Partial<ToolLimits>;
-    sandbox: SandboxChoice;
     /** Every tool flag (`network` …), as the engine resolved it or the host's policy allowed it; the executor takes them as given. */
     flags: ToolFlags;
     /** Removed from every tool result, with the API key. */

@@ -10,6 +10,7 @@ import { HEAD_ENDS } from '../prefix/sab.ts';
 import { OPENAI_WIRES, providerIdSchema } from '../wire/providers.ts';
 import { permissionPolicySchema } from '../tools/permissions.ts';
 import { toolFlagShape } from '../tools/tool-flags.ts';
+import { manifestSettingShape } from '../settings/engine-settings.ts';
 import { parseOrThrow } from '../util/validation.ts';
 import { FORKS_DIR, MANIFEST_FILE, SIGNATURE_FILE, SNAPSHOT_FILE } from './files.ts';
 import { CACHE_TTLS, RESPONSES_CACHE_TTLS } from '../wire/cache.ts';
@@ -47,21 +48,17 @@ export const manifestSchema = z.strictObject({
   engine: z.strictObject({
     workspace: z.string(),
     headers: z.record(z.string(), z.string()),
-    maxTurns: z.number().int().positive(),
-    maxTokens: z.number().int().positive(),
     allow: z.array(z.string()),
-    warm: z.string(),
-    // what keeps a resumed run as safe and as bounded as the first one
+    /**
+     * The engine's settings resume keeps (`maxTurns`, `isolation`, `sparseWorktrees`, `maxUsd` …),
+     * each under its declared name (`settings/engine-settings.ts`): what keeps a resumed run as
+     * safe and as bounded as the first one. One an older run does not have reads as its default.
+     */
+    ...manifestSettingShape(),
     permissions: permissionPolicySchema.default({}),
-    isolation: z.enum(['none', 'worktree']).default('none'),
-    /** Each fork's worktree holds its `file` only. Older runs: full worktrees. */
-    sparseWorktrees: z.boolean().optional(),
-    /** Whole worktrees at once, when the plan set it (absent: the disk budget's default). */
-    maxWorktrees: z.number().int().positive().optional(),
     /** A plan over several repositories: their folders, relative to `workspace`. */
     repos: z.array(z.string().min(1)).min(1).optional(),
     toolLimits: z.record(z.string(), z.number()).default({}),
-    sandbox: z.enum(['auto', 'bwrap', 'none']).default('auto'),
     /**
      * Every tool flag (`network` …), written whole; one an older run does not have is off, the
      * safe default (it resumes without network).
@@ -70,12 +67,6 @@ export const manifestSchema = z.strictObject({
     turnRetry: z
       .strictObject({ retries: z.number(), baseMs: z.number(), maxMs: z.number(), budgetMs: z.number().optional() })
       .optional(),
-    concurrency: z.number().int().positive().optional(),
-    /** Whose tools the forks run and the tools denied in them (absent: auto, none, as before). */
-    toolSet: z.string().optional(),
-    denyTools: z.array(z.string()).optional(),
-    /** The run's spend cap (`maxUsd`): a resume keeps it unless told otherwise. */
-    maxUsd: z.number().positive().optional(),
     /**
      * OpenAI's API the forks spoke, `responses` only (absent: Chat Completions, as older runs),
      * and the TTL its head was frozen with (the resolved one, never `auto`): resume re-freezes

@@ -9,7 +9,7 @@ import type { ZodType } from 'zod';
  * before anything compiles), and the manifest, so that a resume keeps them.
  *
  * Each is off by default: a manifest of an older run, or a job of an older submitter, that
- * does not have one means off. CONTRIBUTING.md, "Adding a boolean engine option".
+ * does not have one means off. CONTRIBUTING.md, "Adding an engine setting".
  */
 export interface ToolFlags {
   /** Let sandboxed commands reach the network (default false: bubblewrap gives them an empty one). */

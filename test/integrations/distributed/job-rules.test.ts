@@ -1,4 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  ENGINE_SETTINGS,
+  resolveSettings,
+  SETTING_NAMES,
+  type SettingDecl,
+} from '../../../src/core/settings/engine-settings.ts';
 import { applyHostPolicy } from '../../../src/integrations/distributed/host/policy.ts';
 import { forkJobData } from '../../../src/integrations/distributed/jobs/data.ts';
 import {
@@ -37,6 +43,13 @@ function fullJob(hostTools = false): ForkJobData {
           wire: 'responses',
         },
         admission: 'on',
+        // every declared setting that travels to the worker, set (one unset by default: 1)
+        ...Object.fromEntries(
+          SETTING_NAMES.filter((name) => (ENGINE_SETTINGS[name] as SettingDecl).worker).map((name) => [
+            name,
+            resolveSettings({})[name] ?? 1,
+          ]),
+        ),
         maxTurns: 20,
         maxTokens: 1000,
         turnRetry: DEFAULT_TURN_RETRY,

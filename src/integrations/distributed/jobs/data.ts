@@ -3,6 +3,7 @@ import type { DispatchContext } from '../../../core/pool/fork-dispatch.ts';
 import { FORK_QUERY_SOURCE } from '../../../core/wire/fork-text.ts';
 import type { ForkJobData } from '../keys.ts';
 import { toolFlagsOf, toolFlagsOn } from '../../../core/tools/tool-flags.ts';
+import { workerSettings } from '../../../core/settings/engine-settings.ts';
 
 /**
  * The job of one fork: what its host needs besides what it holds itself (its key, its endpoint,
@@ -33,8 +34,7 @@ export function forkJobData(ctx: DispatchContext): ForkJobData {
       ...(options.api.wire === undefined ? {} : { wire: options.api.wire }),
     },
     loop: {
-      maxTurns: options.maxTurns,
-      maxTokens: options.maxTokens,
+      ...workerSettings(options, 'loop'),
       querySource: agent ? `agent:custom:${agent.type}` : FORK_QUERY_SOURCE,
       marker: prefix.childMarker,
       retry: options.turnRetry,
@@ -50,7 +50,7 @@ export function forkJobData(ctx: DispatchContext): ForkJobData {
       workspace: ctx.workspace,
       allow: [...(agent?.allow ?? options.allow)],
       limits: options.toolLimits,
-      sandbox: options.sandbox,
+      ...workerSettings(options, 'tools'),
       ...toolFlagsOn(toolFlagsOf(options)),
       ...(ctx.host && ctx.host.tools.length > 0 ? { host: ctx.host.tools.map((t) => t.name) } : {}),
     },

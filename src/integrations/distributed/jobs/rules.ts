@@ -3,6 +3,7 @@ import { DEFAULT_RETRY_BUDGET_MS } from '../../../core/loop/retry.ts';
 import { DEFAULT_TOOL_LIMITS, type ToolLimits } from '../../../core/tools/limits.ts';
 import { TOOL_FLAG_NAMES } from '../../../core/tools/tool-flags.ts';
 import type { ForkJobData } from '../keys.ts';
+import { settingHostRules } from '../../../core/settings/engine-settings.ts';
 
 /**
  * The one list of what a job carries and which rule of its host's policy holds each field.
@@ -103,8 +104,8 @@ export const JOB_RULES: RuleTree<ForkJobData> = {
     timeoutMs: clamp(30 * MIN),
   },
   loop: {
-    maxTurns: clamp(500),
-    maxTokens: clamp(128_000),
+    // the declared settings that travel in the loop (`maxTurns` …) take the rule their declaration gives
+    ...settingHostRules('loop'),
     querySource: modelInput,
     marker: modelInput,
     retry: {
@@ -129,7 +130,7 @@ export const JOB_RULES: RuleTree<ForkJobData> = {
     workspace: { rule: 'root' },
     allow: { rule: 'tools' },
     limits: TOOL_LIMIT_RULES,
-    sandbox: { rule: 'sandbox' },
+    ...settingHostRules('tools'),
     network: { rule: 'host-flag' },
     host: { rule: 'host-tools' },
   },
