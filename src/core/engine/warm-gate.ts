@@ -7,7 +7,7 @@ import type { Readability } from '../wire/providers.ts';
 export type WarmStrategy = 'first-child' | 'prewarm' | 'none';
 export const WARM_STRATEGIES: readonly WarmStrategy[] = ['first-child', 'prewarm', 'none'];
 
-export interface WarmGateOptions {
+interface WarmGateOptions {
   strategy: WarmStrategy;
   /** In-flight API requests at most (all forks of the engine share one limiter). */
   limit: LimitFunction;
