@@ -19,7 +19,7 @@ export const usdFlag = z
   .pipe(z.number().positive('must be above 0').max(1_000_000, 'at most 1,000,000'));
 
 /** `camelCase` option key → `--kebab-case` flag. */
-export function flagName(key: string): string {
+function flagName(key: string): string {
   return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 }
 

@@ -7,9 +7,9 @@ import { notDoneForks } from './output/summary-table.ts';
 export const INTERRUPTED_EXIT_CODE = 130;
 
 /** How long forks get to stop on their own after Ctrl-C before their threads are ended. */
-export const INTERRUPT_GRACE_MS = 3_000;
+const INTERRUPT_GRACE_MS = 3_000;
 
-export interface InterruptOptions {
+interface InterruptOptions {
   /**
    * Ends the forks that did not stop in time (`engine.destroy()`: their threads are
    * terminated, they end `cancelled`), so the summary is printed even when a fork is stuck in

@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline/promises';
 import type { PermissionAnswer, PermissionHandler, PermissionRequest } from '../core/tools/permissions.ts';
 import { terminalSafe } from '../core/util/terminal-text.ts';
 
-export interface PromptOptions {
+interface PromptOptions {
   /** `--allow-asks`: answer yes to every question (for non-interactive runs that should proceed). */
   allowAll: boolean;
   input?: NodeJS.ReadableStream & { isTTY?: boolean };

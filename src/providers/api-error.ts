@@ -6,7 +6,7 @@ import OpenAI from 'openai';
  * broken stream), `headers`, the parsed `error` body and a request id. The retry and
  * rate-limit rules read these, whichever provider the fork speaks.
  */
-export type AnyApiError = InstanceType<typeof Anthropic.APIError> | InstanceType<typeof OpenAI.APIError>;
+type AnyApiError = InstanceType<typeof Anthropic.APIError> | InstanceType<typeof OpenAI.APIError>;
 
 export function isApiError(err: unknown): err is AnyApiError {
   return err instanceof Anthropic.APIError || err instanceof OpenAI.APIError;

@@ -16,7 +16,7 @@ import { pinToSlot } from './llama-cpp/pin-slot.ts';
 import { type ModelTransport, streamMessageBytes } from './anthropic/send.ts';
 
 /** Where requests go, as the engine resolved it (the key is never logged or written). */
-export interface ApiEndpoint {
+interface ApiEndpoint {
   provider?: ProviderId | undefined;
   /** OpenAI's Responses API instead of Chat Completions (the head was frozen for it). */
   wire?: 'responses' | undefined;
@@ -28,7 +28,7 @@ export interface ApiEndpoint {
 }
 
 /** A frozen head as a worker holds it. */
-export interface WirePrefix {
+interface WirePrefix {
   readonly head: Uint8Array;
   readonly headEnd: HeadEnd;
   readonly sha256: string;
@@ -41,7 +41,7 @@ export interface WirePrefix {
  * uncached/written/read/output). What the loop, the gate and the ledger do never depends on
  * which provider it is.
  */
-export interface ForkWire {
+interface ForkWire {
   readonly provider: ProviderId;
   body(child: ForkChild, perRequest: PerRequest, marker: CacheTtl | false): Uint8Array;
   readonly transport: ModelTransport;

@@ -18,7 +18,7 @@ export function clockTime(ms: number): string {
 }
 
 /** The part of a fork id after the fan-out id (`f003`), for rows that name their fan-out above. */
-export const shortId = (id: string): string => id.slice(id.lastIndexOf('-') + 1);
+const shortId = (id: string): string => id.slice(id.lastIndexOf('-') + 1);
 
 export interface Paint {
   status(text: string, status: string): string;

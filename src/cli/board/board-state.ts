@@ -24,7 +24,7 @@ export interface ForkRow {
 
 const QUEUED = 'queued';
 /** Shown for a fork that ended `completed` with a report that says `Result: not done`. */
-export const NOT_DONE_REPORTED = 'not done';
+const NOT_DONE_REPORTED = 'not done';
 const RUNNING = 'running';
 const isLive = (status: string): boolean => status === QUEUED || status === RUNNING;
 
@@ -73,7 +73,7 @@ export function directiveParts(directives: readonly string[]): { file: string; d
 }
 
 /** Each fork's label on the board: the file, and in brackets what tells directives on one file apart. */
-export function directiveLabels(directives: readonly string[]): string[] {
+function directiveLabels(directives: readonly string[]): string[] {
   return directiveParts(directives).map(({ file, differs }) =>
     differs === undefined
       ? file

@@ -7,7 +7,7 @@ import { cacheLine, clockTime, finishedLine, footerLine, type Paint, progressLin
 import { LiveArea } from './live-area.ts';
 import { terminalSafe, terminalSafeLines } from '../../core/util/terminal-text.ts';
 
-export interface BoardOptions {
+interface BoardOptions {
   model: string;
   /** Prices (default the built-in catalogue). */
   catalogue?: ModelCatalogue | undefined;

@@ -129,7 +129,7 @@ export function formatRun(run: RunReview, options: { notDone?: boolean } = {}): 
 }
 
 /** `--json`: the same facts, per fork. */
-export function jsonRun(run: RunReview): Record<string, unknown> {
+function jsonRun(run: RunReview): Record<string, unknown> {
   return {
     fanout: run.manifest.fanoutId,
     ...(run.repo ? { repo: run.repo.name, repo_path: run.repo.top } : {}),

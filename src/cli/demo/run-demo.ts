@@ -27,7 +27,7 @@ export function demoModelOf(provider: ProviderId): string {
   return isChatProvider(provider) ? PROVIDER_DEFAULT_MODELS[provider] : DEMO_MODEL;
 }
 
-export interface DemoOptions {
+interface DemoOptions {
   /** Called with each fan-out as it starts (e.g. to cancel it on Ctrl-C). */
   watch?: (fan: FanOut) => void;
   /** The engine, once created (Ctrl-C stops its stuck forks). */

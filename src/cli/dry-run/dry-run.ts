@@ -24,7 +24,7 @@ import { filesNamedBy, medianWorkspaceFile, type NamedFile, textSample } from '.
 import { type ApiChoice, type Endpoint, openEndpoint } from '../endpoint.ts';
 import type { LoadedPlan } from '../plan/plan.ts';
 
-export interface DryRunOptions {
+interface DryRunOptions {
   api: ApiChoice;
   provider: ProviderId;
   catalogue: ModelCatalogue;
@@ -36,7 +36,7 @@ export interface DryRunOptions {
 }
 
 /** What `--json` prints: the estimate and everything it rests on. */
-export interface DryRunReport {
+interface DryRunReport {
   dry_run: true;
   /** A dry run writes no run directory. */
   run_dir: null;

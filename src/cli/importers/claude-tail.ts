@@ -37,7 +37,7 @@ export function conversation(lines: readonly Line[], from: number, to: number): 
   return out.map(({ role, content }) => ({ role, content }));
 }
 
-export interface TailSources {
+interface TailSources {
   /** `api-request-blob` messages by hash. */
   blobs: ReadonlyMap<string, Message>;
   /** The base request's messages by the hash it listed them under. */

@@ -17,7 +17,7 @@ import { routeNote, sessionRoute, type SessionRoute } from './claude-route.ts';
 
 const CODES = { missing: 'TRANSCRIPT_INVALID', invalid: 'TRANSCRIPT_INVALID' } as const;
 
-export interface ImportedParent {
+interface ImportedParent {
   snapshot: ParentSnapshot;
   /** What was used, dropped or substituted, for the user to read. */
   notes: string[];

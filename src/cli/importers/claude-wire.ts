@@ -17,7 +17,7 @@ import { conversation, tailMessages, type Line, type Message } from './claude-ta
  * order, from the message records between the two requests, grouped by `message.id`.
  */
 
-export interface WireRebuild {
+interface WireRebuild {
   request: Record<string, unknown>;
   /** The transcript line of the `api-request` record rebuilt. */
   line: number;

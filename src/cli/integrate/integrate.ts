@@ -18,7 +18,7 @@ import { commandFor, type IntegrationSettings } from '../integration-settings.ts
 /** Most characters of a check's output a left-out fork's record keeps (its end). */
 const OUTPUT_KEPT = 4000;
 
-export interface IntegrateOptions {
+interface IntegrateOptions {
   settings: IntegrationSettings;
   catalogue: ModelCatalogue;
   /**

@@ -2,7 +2,7 @@ import type { FanOutSummary } from '../../core/agent/fork-handle.ts';
 import { resumeCommand } from './resume-hint.ts';
 
 /** A cap to suggest for going on: twice the one that stopped the run, in whole cents. */
-export function nextCap(maxUsd: number): string {
+function nextCap(maxUsd: number): string {
   return (Math.ceil(maxUsd * 200) / 100).toFixed(2);
 }
 

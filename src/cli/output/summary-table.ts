@@ -45,7 +45,7 @@ function table(rows: string[][]): string {
 }
 
 /** The status a fork shows: an integrated run's `integrated` / `left_out` where it has one. */
-export type StatusOf = (forkId: string, status: string) => string;
+type StatusOf = (forkId: string, status: string) => string;
 
 /**
  * The ledger of a fan-out as a table plus the cache and cost lines, for the terminal.
@@ -120,7 +120,7 @@ function allRequestsHit(u: Usage): number | null {
  * What the tree total covers: the forks, the passes of the fan-out it sums (a resumed run's
  * ledger carries every earlier pass's turns), and whether the parent's own requests are in it.
  */
-export function totalCovers(result: FanOutResult): string {
+function totalCovers(result: FanOutResult): string {
   const s = result.summary;
   const c = attemptCounts(result);
   // the engine's warm-ups (a resume's prefix write, a llama probe) are billed but not the parent's
@@ -139,7 +139,7 @@ export function totalCovers(result: FanOutResult): string {
  * same input; its output as a stand-in), or, when the fork never sent that turn again, the
  * fork's last request before it (a lower bound). An estimate, not in any total.
  */
-export function unrecordedEstimate(result: FanOutResult): { requests: number; estimated_usage: Usage } {
+function unrecordedEstimate(result: FanOutResult): { requests: number; estimated_usage: Usage } {
   const twins: Usage[] = [];
   for (const fork of result.forks)
     for (const turn of fork.unknownTurns ?? []) {
@@ -221,7 +221,7 @@ export function notDoneForks(result: FanOutResult, statusOf?: StatusOf): FanOutR
  * The forks that changed no file, as one line (`no_change` forks: a rename of a name that is in
  * no file, a directive already carried out); undefined when every fork changed something.
  */
-export function noChangeLine(result: FanOutResult): string | undefined {
+function noChangeLine(result: FanOutResult): string | undefined {
   const none = result.forks.filter((f) => f.status === 'no_change').length;
   if (none === 0) return undefined;
   const how =
@@ -237,7 +237,7 @@ export function noChangeLine(result: FanOutResult): string | undefined {
  * What the commits of the forks' worktrees left out, as one line: what the plan's check created
  * (`__pycache__/`, `target/`) is no fork's work. Undefined when nothing was left out.
  */
-export function leftOutLine(result: FanOutResult): string | undefined {
+function leftOutLine(result: FanOutResult): string | undefined {
   const forks = result.forks.filter((f) => (f.worktree?.leftOut?.length ?? 0) > 0);
   if (forks.length === 0) return undefined;
   const paths = forks.flatMap((f) => f.worktree!.leftOut!);
@@ -247,7 +247,7 @@ export function leftOutLine(result: FanOutResult): string | undefined {
 }
 
 /** What a fork was for, in a few words: its file when the plan names one, else its directive's first line. */
-export function forkTarget(fork: FanOutResult['forks'][number]): string {
+function forkTarget(fork: FanOutResult['forks'][number]): string {
   const file = fork.fields?.['file'];
   if (file !== undefined) return `file ${file}`;
   const line = (fork.directive.split('\n').find((l) => l.trim() !== '') ?? '').trim();
@@ -255,7 +255,7 @@ export function forkTarget(fork: FanOutResult['forks'][number]): string {
 }
 
 /** Past this many forks not done, they are counted by status, not listed one by one. */
-export const LISTED_FORKS = 20;
+const LISTED_FORKS = 20;
 
 const reasonOf = (f: FanOutResult['forks'][number]): string =>
   f.error ? `${f.error.code}: ${f.error.message}` : 'no reason recorded';

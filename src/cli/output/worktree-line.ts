@@ -2,7 +2,7 @@ import { openRepos, REPO_FIELD } from '../../core/engine/fan-out/repos.ts';
 import { HostGit } from '../../core/tools/git/host-git.ts';
 import { wholeWorktreeBudget } from '../../core/tools/git/worktree-budget.ts';
 
-export interface WholeWorktreesInput {
+interface WholeWorktreesInput {
   workspace: string;
   /** The plan's `repos` (a plan over several repositories), else undefined. */
   repos?: readonly string[] | undefined;

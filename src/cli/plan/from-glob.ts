@@ -45,7 +45,7 @@ const RENAME = new RegExp(`^\\s*rename\\s+(${IDENTIFIER})\\s+to\\s+(${IDENTIFIER
  * check plans wrote before: the old name is gone and the new one is there. Undefined for any
  * other directive (the user gives `--check`).
  */
-export function renameCheck(directive: string, parser = true): string | undefined {
+function renameCheck(directive: string, parser = true): string | undefined {
   const m = RENAME.exec(directive);
   if (!m) return undefined;
   return parser
@@ -141,7 +141,7 @@ function compileGrep(grep: string | undefined): RE2JS | undefined {
   }
 }
 
-export interface GlobPlan {
+interface GlobPlan {
   plan: Record<string, unknown>;
   /** Every fork's file (repository-relative in a plan over several). */
   files: string[];

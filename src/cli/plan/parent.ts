@@ -6,7 +6,7 @@ import { DEFAULT_MAX_TOKENS } from '../../core/loop/run-fork.ts';
  * file of a repository. Constant bytes: every plan made by this version shares it, and it is
  * long enough with the tool declarations to be worth caching (over the 1,024-token minimum).
  */
-export const PLAN_SYSTEM_PROMPT = `You are a senior software engineer working as an autonomous coding agent inside a repository. You have file tools: read_file, list_dir, grep, glob, edit_file and write_file, and bash when the run allows it. You work on a large change that has been split into one unit per file; each unit is carried out by a copy of you (a fork) that shares this conversation and receives one directive.
+const PLAN_SYSTEM_PROMPT = `You are a senior software engineer working as an autonomous coding agent inside a repository. You have file tools: read_file, list_dir, grep, glob, edit_file and write_file, and bash when the run allows it. You work on a large change that has been split into one unit per file; each unit is carried out by a copy of you (a fork) that shares this conversation and receives one directive.
 
 # How you work
 - Understand before you change. Read the file you will change; search with grep when you need to know how a name is used elsewhere.
@@ -27,7 +27,7 @@ Issues: anything left undone, surprising or risky, or none.
 Be exact: the report is read by a program that counts what was done and by a person reviewing the change. A run may also check your work with a command after you report; if it fails, you will be shown its output: fix the problem and report again.`;
 
 /** What the default parent says about the repository and the task. */
-export interface PlanTask {
+interface PlanTask {
   /** The repository's name as the user sees it (its directory's name). */
   repository: string;
   /** A plan over several repositories: how many (`repository` then lists their names). */
@@ -40,7 +40,7 @@ export interface PlanTask {
 }
 
 /** The first message: the repository and the task, the same bytes for every fork (it is in the shared prefix). */
-export function planFirstMessage(t: PlanTask): string {
+function planFirstMessage(t: PlanTask): string {
   const which = `${t.files} file${t.files === 1 ? '' : 's'} matching \`${t.glob}\`${t.grep === undefined ? '' : ` that contain a line matching \`${t.grep}\``}`;
   return [
     t.repositories === undefined

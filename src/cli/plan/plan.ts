@@ -231,7 +231,7 @@ export interface LoadedPlan {
   route?: SessionRoute | undefined;
 }
 
-export interface LoadPlanOptions {
+interface LoadPlanOptions {
   /** Rebuild the parent from this Claude Code session transcript instead of `plan.parent`. */
   claudeTranscript?: string | undefined;
   /** Overrides the plan's model (`--model`). */

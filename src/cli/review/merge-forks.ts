@@ -23,7 +23,7 @@ export interface MergePlan {
   retryPlan: string | undefined;
 }
 
-export interface MergeOptions {
+interface MergeOptions {
   skip: ReadonlySet<string>;
   dryRun: boolean;
   /** Merge the forks that merge cleanly even when others conflict, and write a retry plan for those. */

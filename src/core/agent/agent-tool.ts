@@ -51,7 +51,7 @@ export interface SpawnCallResult {
 type Call = { id: string; directive: string; type: string | undefined };
 
 /** What the tool passes on to each fan-out it starts. */
-export interface SpawnOptions {
+interface SpawnOptions {
   parentId?: string;
   ledger?: UsageLedger;
   meta?: Record<string, unknown>;
@@ -63,7 +63,7 @@ export interface SpawnOptions {
  * What the tool needs of the engine. `ForkEngine` satisfies it and creates the tool with
  * `engine.agentTool()`: the engine imports the agent tool, so the tool names no engine type.
  */
-export interface ForkSpawner {
+interface ForkSpawner {
   fanOut(parent: ParentSnapshot | undefined, directives: readonly string[], options: SpawnOptions): FanOut;
   runAgents(
     type: AgentType,

@@ -2,7 +2,7 @@ import { sumUsage } from '../ledger/usage.ts';
 import type { ForkResult } from './fork-handle.ts';
 
 /** XML text escaping: a fork's output can never close or forge a notification tag. */
-export function escapeXml(text: string): string {
+function escapeXml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 

@@ -12,13 +12,13 @@ export const DEFAULT_CHECK_RETRIES = 1;
 const fieldName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected a name of letters, digits and _');
 
 /** The schema of `FanOutOptions.check` (the plan's `check`/`checkRetries`/`checkTimeoutMs` map onto it). */
-export const fanOutCheckSchema = z.strictObject({
+const fanOutCheckSchema = z.strictObject({
   command: z.string().trim().min(1, 'expected a shell command'),
   retries: z.number().int().min(0).max(20).default(DEFAULT_CHECK_RETRIES),
   timeoutMs: z.number().int().positive().default(DEFAULT_CHECK_TIMEOUT_MS),
 });
 
-export const forkFieldsSchema = z.record(fieldName, z.string());
+const forkFieldsSchema = z.record(fieldName, z.string());
 
 export type ResolvedCheck = z.output<typeof fanOutCheckSchema>;
 

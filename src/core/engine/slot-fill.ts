@@ -30,7 +30,7 @@ export interface WarmedUp {
   policy?: LearningPolicy | undefined;
 }
 
-export interface SlotFillRun {
+interface SlotFillRun {
   client: OpenAI;
   server: LlamaServerApi;
   prefix: FrozenPrefix;
@@ -126,7 +126,7 @@ async function extendWithRules(run: SlotFillRun, slot: number): Promise<void> {
 }
 
 /** What the summary says once on a server that clears idle slots and allows no slot files. */
-export const CLEARING_NOTE =
+const CLEARING_NOTE =
   'llama-server clears idle slots (one unified KV cache: its default without -np): one slot takes every fork’s requests in turn; start it with -np N to compute N requests at a time';
 
 /**

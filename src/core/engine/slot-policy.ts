@@ -36,10 +36,10 @@ export interface TurnMeasures {
   gain: number | undefined;
 }
 
-export type PolicyMode = SlotChoice['mode'];
+type PolicyMode = SlotChoice['mode'];
 
 /** What the policy chose: how many requests at once, whether each fork's KV is switched, and why. */
-export interface PolicyChoice {
+interface PolicyChoice {
   mode: PolicyMode;
   atOnce: number;
   switching: boolean;
@@ -49,7 +49,7 @@ export interface PolicyChoice {
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
 
 /** Forks whose requests would be in flight at once if none waited: 1 or less, one slot keeps up. */
-export function modelDemand(forks: number, m: TurnMeasures): number | undefined {
+function modelDemand(forks: number, m: TurnMeasures): number | undefined {
   if (m.requests === 0) return undefined;
   // per fork turn: a fork's time without the model spread over its requests
   const model = m.modelMs / m.requests;
@@ -266,7 +266,7 @@ export function slotChoice(report: EngineSlots, pool: SlotPool, policy: Learning
 }
 
 /** The measures as the summary reports them (averages). */
-export function slotMeasures(m: TurnMeasures): SlotMeasures {
+function slotMeasures(m: TurnMeasures): SlotMeasures {
   return {
     requests: m.requests,
     model_ms: m.requests > 0 ? m.modelMs / m.requests : 0,

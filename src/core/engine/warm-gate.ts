@@ -8,7 +8,7 @@ import type { WarmStrategy } from '../settings/engine-settings.ts';
 // declared with the engine's settings (the `warm` setting's schema), re-exported where the gate is
 export { WARM_STRATEGIES, type WarmStrategy } from '../settings/engine-settings.ts';
 
-export interface WarmGateOptions {
+interface WarmGateOptions {
   strategy: WarmStrategy;
   /** In-flight API requests at most (all forks of the engine share one limiter). */
   limit: LimitFunction;

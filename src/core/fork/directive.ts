@@ -25,7 +25,7 @@ export const FORK_BOILERPLATE = [
 ].join('\n');
 
 /** Default upper bound for one directive (characters); the API's own limit is far larger. */
-export const DEFAULT_MAX_DIRECTIVE_CHARS = 100_000;
+const DEFAULT_MAX_DIRECTIVE_CHARS = 100_000;
 
 // A directive may quote the tag (e.g. a task about forkcache itself) but must never close
 // or re-open it: the `<` of any tag-like occurrence is escaped, whatever its case or spacing.

@@ -3,7 +3,7 @@ import { ForkcacheError } from '../util/errors.ts';
 import { FORK_BOILERPLATE_OPEN, FORK_QUERY_SOURCE } from '../wire/fork-text.ts';
 import { blocksOf } from './history.ts';
 
-export interface ForkContext {
+interface ForkContext {
   /** The query source carried with the task (not in the prompt). */
   querySource?: string | undefined;
   /** The conversation as the agent currently holds it (may have been compacted or rewritten). */
@@ -39,18 +39,18 @@ export function assertMaySpawn(context: ForkContext): void {
   }
 }
 
-export interface SpawnRequest {
+interface SpawnRequest {
   /** An explicit agent type: that agent runs with its own system prompt and tools. */
   subagentType?: string | undefined;
   /** Coordinator mode never forks. */
   coordinatorMode?: boolean;
 }
 
-export type SpawnDecision =
+type SpawnDecision =
   { kind: 'fork' } | { kind: 'fresh'; agentType: string; reason: 'explicit-agent-type' | 'coordinator-mode' };
 
 /** The general-purpose agent used when forking is off (coordinator mode). */
-export const GENERAL_PURPOSE_AGENT = 'general-purpose';
+const GENERAL_PURPOSE_AGENT = 'general-purpose';
 
 /**
  * Fork or fresh agent? A spawn without an agent type forks (shares the parent's prefix);

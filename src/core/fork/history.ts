@@ -24,7 +24,7 @@ function fail(path: string, message: string): never {
   throw new ForkcacheError('SNAPSHOT_INVALID', `snapshot: ${path}: ${message}`, { data: { path } });
 }
 
-export interface HistoryCheckOptions {
+interface HistoryCheckOptions {
   /**
    * Allow the last message to be an assistant message with unanswered `tool_use` blocks:
    * those are the spawn calls, and the fork builder answers each with a placeholder.

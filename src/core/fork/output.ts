@@ -11,7 +11,7 @@ import { parseReport } from './report.ts';
 const FENCE = /```(?:json)?[ \t]*\r?\n([\s\S]*?)\r?\n[ \t]*```/gi;
 
 /** The JSON value of a child's report, or why there is none (a sentence the child is shown). */
-export type ExtractedOutput = { ok: true; value: unknown } | { ok: false; message: string };
+type ExtractedOutput = { ok: true; value: unknown } | { ok: false; message: string };
 
 function parseJson(text: string): ExtractedOutput {
   try {

@@ -91,7 +91,7 @@ const firstLine = (text: string, max = 200): string => {
 };
 
 /** Whether a fork's final answer says it did its directive. */
-export type ReportVerdict = { done: true } | { done: false; reason: string };
+type ReportVerdict = { done: true } | { done: false; reason: string };
 
 // A Result that *opens* with one of these says the work was not done ("not done", "Failed: …",
 // "Could not read …", "Partially done"). Only the opening counts: "renamed 3; the old tests

@@ -51,7 +51,7 @@ const contentBlock = z.custom<unknown>().superRefine((value, ctx) => {
   }
 });
 
-export const messageSchema = z.looseObject({
+const messageSchema = z.looseObject({
   // `system`: a mid-conversation system turn (Claude Code 2.1.3xx sends them; the API accepts them).
   role: z.enum(['user', 'assistant', 'system']),
   content: z.union([z.string(), z.array(contentBlock)]),

@@ -128,7 +128,7 @@ function checkMarkerCount(snapshot: ParentSnapshot): void {
   }
 }
 
-export interface FallbackOptions {
+interface FallbackOptions {
   model: string;
   /** The fork agent's own fallback system prompt (see `FORK_FALLBACK_SYSTEM_PROMPT`). */
   system: string | Anthropic.TextBlockParam[];

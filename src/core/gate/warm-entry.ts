@@ -3,9 +3,9 @@ import { type Clock, systemClock } from '../util/clock.ts';
 export type WarmState = 'cold' | 'warming' | 'warm';
 
 /** What a caller of `admit` must do: write the entry itself, or go ahead and read it. */
-export type Admission = 'warmer' | 'warm';
+type Admission = 'warmer' | 'warm';
 
-export interface WarmEntryOptions {
+interface WarmEntryOptions {
   /** Lifetime of the cache entry (5 min or 1 h). */
   ttlMs: number;
   /**

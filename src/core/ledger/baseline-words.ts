@@ -4,7 +4,7 @@ import { FRESH_AGENTS_SENTENCE } from './fresh-agents.ts';
  * The words every place that prints the baselines uses (run summary, report, economics, bench),
  * so the two names mean one thing each wherever they appear.
  */
-export const NO_CACHE_SENTENCE = 'no cache: the same requests, every input token at the base price';
+const NO_CACHE_SENTENCE = 'no cache: the same requests, every input token at the base price';
 
 /** One line that says what both baselines are. */
 export const BASELINES_NOTE = `${NO_CACHE_SENTENCE}; ${FRESH_AGENTS_SENTENCE}`;

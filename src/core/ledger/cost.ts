@@ -24,7 +24,7 @@ export interface CostBreakdown {
 const NANO_PER_USD = 1e9;
 
 /** How a usage was billed: its prompt length by class and the modifiers it reports. */
-export function billingContext(usage: Usage): BillingContext {
+function billingContext(usage: Usage): BillingContext {
   return {
     input: usage.input_tokens,
     cacheWrite: usage.cache_creation_input_tokens,
@@ -54,7 +54,7 @@ export function termsFor(
 }
 
 /** Per-token rates in nano-dollars of a request of this usage at `at`. */
-export function ratesFor(
+function ratesFor(
   info: ModelEntry,
   at: number,
   usage: Usage = { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 },

@@ -35,7 +35,7 @@ import { totalInputTokens } from './usage.ts';
  * - `cache_efficiency` is 1 when `max_fanout_reads` is 0 (nothing could be read, nothing was
  *   missed); `fanout_hit_ratio` is 0 when there were no fan-out input tokens.
  */
-export interface FanOutMetrics {
+interface FanOutMetrics {
   key: string;
   ownerId: string | undefined;
   requests: number;
@@ -56,7 +56,7 @@ export interface FanOutMetrics {
 }
 
 /** Fan-out metrics over several fan-outs together (the summary's `cache` block). */
-export interface FanOutTotals {
+interface FanOutTotals {
   fanouts: number;
   requests: number;
   inputTokens: number;
@@ -73,7 +73,7 @@ interface Group {
 }
 
 /** A fork child's first request: lowest turn, then first to arrive; a failed attempt only when there is nothing else. */
-export function firstRequest(node: AgentNode): LedgerRecord | undefined {
+function firstRequest(node: AgentNode): LedgerRecord | undefined {
   let first: LedgerRecord | undefined;
   const done = node.records.filter((r) => r.attempt !== 'failed');
   for (const r of done.length > 0 ? done : node.records) {
@@ -83,7 +83,7 @@ export function firstRequest(node: AgentNode): LedgerRecord | undefined {
 }
 
 /** Group the fan-out requests of the agents in scope. */
-export function fanOutGroups(scope: readonly AgentNode[]): Group[] {
+function fanOutGroups(scope: readonly AgentNode[]): Group[] {
   const groups = new Map<string, Group>();
   const put = (ownerId: string | undefined, record: LedgerRecord): void => {
     const key = record.prefixId ?? `owner:${ownerId ?? ''}`;

@@ -23,7 +23,7 @@ type SplitInput = {
 };
 
 /** A split's written total, every lifetime. */
-export function splitTotal(split: SplitInput): number {
+function splitTotal(split: SplitInput): number {
   return (
     (split.ephemeral_5m_input_tokens ?? 0) +
     (split.ephemeral_1h_input_tokens ?? 0) +

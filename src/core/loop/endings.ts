@@ -13,7 +13,7 @@ export interface ForkEnding {
  * What a turn's response leads to: the fork ends (the model refused), the loop sends again (a
  * `pause_turn` without a tool call), the turn is a final answer to judge, or its tool calls run.
  */
-export type TurnNext =
+type TurnNext =
   | ({ kind: 'end' } & ForkEnding)
   | { kind: 'again' }
   | { kind: 'final'; stopReason: string | null }

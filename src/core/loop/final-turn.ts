@@ -8,8 +8,7 @@ import type { ForkEndStatus } from '../util/fork-status.ts';
 import type { CheckRecord, LoopCheck, LoopOutput, LoopPrompt } from './types.ts';
 
 /** What a turn without a tool call leads to: the fork ends, or the loop asks it one more thing. */
-export type FinalStep =
-  { kind: 'end'; status: ForkEndStatus; error?: WireError } | { kind: 'prompt'; prompt: LoopPrompt };
+type FinalStep = { kind: 'end'; status: ForkEndStatus; error?: WireError } | { kind: 'prompt'; prompt: LoopPrompt };
 
 export interface FinalTurn {
   turn: number;

@@ -5,7 +5,7 @@ import type { TranscriptSink } from './transcript-sink.ts';
 import type { LoopCheck, LoopOutput } from './types.ts';
 
 /** The loop's options that judging a final turn reads (a `ForkLoopOptions` is one). */
-export interface JudgeFinalOptions {
+interface JudgeFinalOptions {
   requireReport?: boolean | undefined;
   check?: LoopCheck | undefined;
   output?: LoopOutput | undefined;

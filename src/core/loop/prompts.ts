@@ -18,7 +18,7 @@ import type { LoopPrompt } from './types.ts';
  */
 
 /** Most characters of a check's output the fork is shown (its end: compilers print the summary last). */
-export const CHECK_OUTPUT_TAIL_CHARS = 4000;
+const CHECK_OUTPUT_TAIL_CHARS = 4000;
 
 const CHECK_OPEN = `<${CHECK_FAILED_TAG}>`;
 const RETRY_OPEN = `<${FORK_RETRY_TAG}>`;

@@ -26,7 +26,7 @@ import type { ModelTransport } from '../../providers/anthropic/send.ts';
 export const DEFAULT_MAX_TURNS = 200;
 export const DEFAULT_MAX_TOKENS = 8192;
 
-export interface ForkLoopOptions {
+interface ForkLoopOptions {
   /** The frozen head (attached in a worker, or the FrozenPrefix itself in-thread). */
   prefix: { readonly head: Uint8Array; readonly headEnd: HeadEnd };
   /** This child's continuation: its directive, and on resume its earlier turns. */

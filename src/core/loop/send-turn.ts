@@ -33,7 +33,7 @@ export interface SendOptions {
 }
 
 /** What sending one turn needs. */
-export interface TurnSend {
+interface TurnSend {
   options: SendOptions;
   gate: RequestGate;
   clock: Clock;

@@ -7,7 +7,7 @@ import type { TranscriptSink } from './transcript-sink.ts';
 type Block = Anthropic.ContentBlockParam;
 
 /** The loop's options that a turn's tool calls read (a `ForkLoopOptions` is one). */
-export interface ToolCallOptions extends ToolRunOptions {
+interface ToolCallOptions extends ToolRunOptions {
   child: { readonly tailBlocks: readonly Block[] };
   transcript?: TranscriptSink | undefined;
 }

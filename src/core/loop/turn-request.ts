@@ -10,10 +10,10 @@ import { sendWithRetries, type SendOptions } from './send-turn.ts';
 import type { RequestRecord } from './types.ts';
 
 /** A provider's request layout: head bytes + this child's suffix (`ForkLoopOptions.body`). */
-export type RequestLayout = (child: ForkChild, perRequest: PerRequest, marker: CacheTtl | false) => Uint8Array;
+type RequestLayout = (child: ForkChild, perRequest: PerRequest, marker: CacheTtl | false) => Uint8Array;
 
 /** The loop's options that one turn's request reads (a `ForkLoopOptions` is one). */
-export interface TurnRequestOptions extends SendOptions {
+interface TurnRequestOptions extends SendOptions {
   prefix: { readonly head: Uint8Array; readonly headEnd: HeadEnd };
   child: ForkChild;
   body?: RequestLayout | undefined;

@@ -5,7 +5,7 @@ import { z } from 'zod';
  * `--date` is written in. The pattern alone accepts `2026-13-45` and `2026-02-31`; only a round
  * trip through `Date` tells a real day from those.
  */
-export function isCalendarDate(text: string): boolean {
+function isCalendarDate(text: string): boolean {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false;
   const at = Date.parse(`${text}T00:00:00Z`);
   return !Number.isNaN(at) && new Date(at).toISOString().slice(0, 10) === text;

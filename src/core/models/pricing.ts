@@ -46,7 +46,7 @@ export function priceRowAt(entry: ModelEntry, at: number): PriceRow | undefined 
 }
 
 /** The first day a model has a price (its first row's `effectiveFrom`), or null when it has none. */
-export function firstPricedDay(entry: ModelEntry): string | null {
+function firstPricedDay(entry: ModelEntry): string | null {
   return entry.prices[0]?.effectiveFrom ?? null;
 }
 
@@ -71,7 +71,7 @@ export function assertPricedOn(entry: ModelEntry, at: number, field: string): vo
 }
 
 /** The tier a request of this prompt length pays: every token class of it, output included. */
-export function tierFor(row: PriceRow, ctx: BillingContext): PriceTier {
+function tierFor(row: PriceRow, ctx: BillingContext): PriceTier {
   const prompt = row.bandCounts.reduce((sum, cls) => sum + ctx[cls], 0);
   const tier =
     row.tiers.find((t) => t.upToPromptTokens === null || prompt <= t.upToPromptTokens) ??

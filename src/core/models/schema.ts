@@ -17,8 +17,8 @@ const isoDate = calendarDate;
  * request of 9 million tokens stays below 2^53. The dearest list price today is a few hundred
  * USD per million tokens: the bounds refuse only mistakes (`1e308`, a run of extra zeros).
  */
-export const MAX_PRICE_PER_MTOK = 10_000;
-export const MAX_MULTIPLIER = 10;
+const MAX_PRICE_PER_MTOK = 10_000;
+const MAX_MULTIPLIER = 10;
 const perMTok = z
   .number()
   .finite()

@@ -185,7 +185,7 @@ export function mergeOutcome(start: StartPoint, outcome: ForkOutcome): ForkOutco
   };
 }
 
-export interface AttemptOptions {
+interface AttemptOptions {
   base: ForkChild;
   start: StartPoint;
   transcriptPath: string | undefined;

@@ -76,7 +76,7 @@ export function markChild(child: ForkChild, marker: CacheTtl | false): ForkChild
 }
 
 /** JSON text that follows the head: closes what the head left open and adds per-request fields. */
-export function serializeSuffix(headEnd: HeadEnd, child: ForkChild, perRequest: PerRequest): string {
+function serializeSuffix(headEnd: HeadEnd, child: ForkChild, perRequest: PerRequest): string {
   checkPerRequest(perRequest);
   let out = '';
   if (headEnd === 'content-open') {
@@ -95,7 +95,7 @@ export function serializeSuffix(headEnd: HeadEnd, child: ForkChild, perRequest: 
 
 const encoder = new TextEncoder();
 
-export interface ChildBodyOptions {
+interface ChildBodyOptions {
   /** TTL of the child's moving marker, or `false` for none (default `5m`). */
   marker?: CacheTtl | false;
 }

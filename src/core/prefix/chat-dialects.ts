@@ -24,7 +24,7 @@ export interface ChatDialect {
   requestFields?: Readonly<Record<string, unknown>>;
 }
 
-export const CHAT_DIALECTS: Readonly<Record<ChatProviderId, ChatDialect>> = {
+const CHAT_DIALECTS: Readonly<Record<ChatProviderId, ChatDialect>> = {
   openai: {
     id: 'openai',
     markers: false,

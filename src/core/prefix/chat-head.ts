@@ -64,7 +64,7 @@ export function systemMessage(
   return { role: 'system', content: parts };
 }
 
-export interface ChatHeadOptions {
+interface ChatHeadOptions {
   dialect: ChatDialect;
   layout: ForkLayout;
 }

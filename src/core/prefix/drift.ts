@@ -47,7 +47,7 @@ function bodyBytes(body: unknown): Uint8Array | undefined {
   return undefined;
 }
 
-export interface DriftCheckOptions {
+interface DriftCheckOptions {
   /** The frozen head every Messages request must start with. */
   head: Uint8Array;
   prefixId?: string;

@@ -11,7 +11,7 @@ import { renderResponsesHead, type ResponsesCacheOptions } from './responses-hea
 import { RESPONSES_CACHE_TTLS, type ResponsesCacheTtl } from '../wire/cache.ts';
 import { dialectOf } from './chat-dialects.ts';
 
-export interface FreezeOptions {
+interface FreezeOptions {
   /** Message layout of every child (default `claude`). */
   layout?: ForkLayout;
   /** TTL of the shared-boundary marker (default `5m`). */
@@ -73,7 +73,7 @@ export interface FrozenPrefix {
  * boundary message (or of the empty messages array) cut off. `JSON.stringify` over objects
  * built in a fixed key order is deterministic: the same snapshot always gives the same bytes.
  */
-export function renderHead(shared: SharedRequest): { text: string; headEnd: HeadEnd } {
+function renderHead(shared: SharedRequest): { text: string; headEnd: HeadEnd } {
   const json = JSON.stringify(shared.object);
   const messages = shared.object['messages'] as unknown[];
   const [tail, headEnd]: [string, HeadEnd] = messages.length > 0 ? [']}]}', 'content-open'] : [']}', 'messages-open'];

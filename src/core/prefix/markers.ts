@@ -3,7 +3,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type { CacheTtl } from '../wire/cache.ts';
 
 /** The marker object, in the API's shape; 5m is the default and is sent without `ttl`. */
-export function cacheMarker(ttl: CacheTtl): Anthropic.CacheControlEphemeral {
+function cacheMarker(ttl: CacheTtl): Anthropic.CacheControlEphemeral {
   return ttl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };
 }
 

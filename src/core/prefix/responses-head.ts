@@ -12,12 +12,12 @@ type Message = Anthropic.MessageParam;
 const BREAKPOINT = { mode: 'explicit' } as const;
 
 /** A Responses content part as forkcache writes it (key order fixed: the bytes are the cache key). */
-export type ResponsesPart =
+type ResponsesPart =
   | { type: 'input_text'; text: string; prompt_cache_breakpoint?: typeof BREAKPOINT }
   | { type: 'output_text'; text: string }
   | { type: 'input_image'; image_url: string; detail: 'auto'; prompt_cache_breakpoint?: typeof BREAKPOINT };
 
-export type ResponsesItem =
+type ResponsesItem =
   | { role: 'system' | 'user'; content: string | ResponsesPart[] }
   | { role: 'assistant'; content: ResponsesPart[] }
   | { type: 'function_call'; call_id: string; name: string; arguments: string }
@@ -63,7 +63,7 @@ function resultText(content: Anthropic.ToolResultBlockParam['content']): string 
  * (`function_call_output`, which must follow the calls) then its other blocks as one message.
  * Thinking blocks are dropped, as on Chat Completions.
  */
-export function toResponsesItems(message: Message, field: string): ResponsesItem[] {
+function toResponsesItems(message: Message, field: string): ResponsesItem[] {
   if (typeof message.content === 'string') {
     return message.role === 'assistant'
       ? [{ role: 'assistant', content: [{ type: 'output_text', text: message.content }] }]
@@ -97,7 +97,7 @@ export function toResponsesItems(message: Message, field: string): ResponsesItem
 type Tool = Anthropic.ToolUnion;
 
 /** Function tools in the Responses shape; `strict` is sent as declared, else `false` (the API's default is strict). */
-export function responsesTools(tools: readonly Tool[]): unknown[] {
+function responsesTools(tools: readonly Tool[]): unknown[] {
   return tools.map((tool, i) => {
     if (!('input_schema' in tool))
       throw new ForkcacheError(
@@ -115,7 +115,7 @@ export function responsesTools(tools: readonly Tool[]): unknown[] {
   });
 }
 
-export function responsesToolChoice(choice: Anthropic.ToolChoice): unknown {
+function responsesToolChoice(choice: Anthropic.ToolChoice): unknown {
   switch (choice.type) {
     case 'auto':
       return 'auto';

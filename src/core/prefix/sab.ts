@@ -13,17 +13,17 @@ import { ForkcacheError } from '../util/errors.ts';
  *  16  32B  sha256 of the head bytes
  *  48  ...  the head bytes, never written after freeze
  */
-export const SAB_MAGIC = 0x50434b46; // "FKCP" read as little-endian u32
-export const SAB_FORMAT_VERSION = 1;
+const SAB_MAGIC = 0x50434b46; // "FKCP" read as little-endian u32
+const SAB_FORMAT_VERSION = 1;
 export const SAB_OFFSET_MAGIC = 0;
-export const SAB_OFFSET_VERSION = 4;
-export const SAB_OFFSET_FLAGS = 6;
+const SAB_OFFSET_VERSION = 4;
+const SAB_OFFSET_FLAGS = 6;
 export const SAB_OFFSET_LENGTH = 8;
-export const SAB_OFFSET_ATTACHES = 12;
-export const SAB_OFFSET_SHA256 = 16;
+const SAB_OFFSET_ATTACHES = 12;
+const SAB_OFFSET_SHA256 = 16;
 export const SAB_HEADER_BYTES = 48;
-export const SAB_FLAG_CONTENT_OPEN = 1;
-export const SAB_FLAG_MESSAGE_CLOSED = 2;
+const SAB_FLAG_CONTENT_OPEN = 1;
+const SAB_FLAG_MESSAGE_CLOSED = 2;
 
 /**
  * Where the head stops: inside the boundary message's content array (`content-open`, a child
@@ -113,7 +113,7 @@ export function attachCount(sab: SharedArrayBuffer): number {
 const verified = new Map<string, AttachedPrefix>();
 const MAX_VERIFIED = 64;
 
-export interface AttachOptions {
+interface AttachOptions {
   /** `always` re-hashes even when this thread verified the prefix before. */
   verify?: 'once' | 'always';
 }

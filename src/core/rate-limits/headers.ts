@@ -5,7 +5,7 @@ import { readRetryAfter } from './retry-after.ts';
  * {limit,remaining,reset}` on every response, `retry-after` (seconds) on a 429. The emulator
  * writes them; the admission scheduler learns the limits from them.
  */
-export const RATE_LIMIT_KINDS = ['requests', 'tokens', 'input-tokens', 'output-tokens'] as const;
+const RATE_LIMIT_KINDS = ['requests', 'tokens', 'input-tokens', 'output-tokens'] as const;
 export type RateLimitKind = (typeof RATE_LIMIT_KINDS)[number];
 
 export interface BucketHeader {

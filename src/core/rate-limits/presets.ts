@@ -46,7 +46,7 @@ const limitsSchema = z.strictObject({
 });
 
 /** The `--rate-limits FILE` format: a preset to start from (optional), then overrides. */
-export const rateLimitFileSchema = z.strictObject({
+const rateLimitFileSchema = z.strictObject({
   preset: z.enum(RATE_LIMIT_TIERS).optional(),
   classes: z.record(z.string(), limitsSchema).optional(),
   windowSeconds: z.number().positive().max(60).optional(),
@@ -61,7 +61,7 @@ export const rateLimitFileSchema = z.strictObject({
 });
 
 /** Families whose rows are placeholders (their real tables were not retrieved). */
-export const PLACEHOLDER_FAMILIES: readonly string[] = PRESETS.placeholders.families;
+const PLACEHOLDER_FAMILIES: readonly string[] = PRESETS.placeholders.families;
 
 /** The published table of one tier (Sept 2026), the 5.5 families as labelled placeholders. */
 export function presetTable(tier: RateLimitTier): RateLimitTable {

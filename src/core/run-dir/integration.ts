@@ -11,7 +11,7 @@ import { parseOrThrow } from '../util/validation.ts';
  * that integrates again replaces it.
  */
 
-export const INTEGRATION_FILE = 'integration.json';
+const INTEGRATION_FILE = 'integration.json';
 
 /**
  * The integration step's id in a run (its worktree `worktrees/<id>`, its branch

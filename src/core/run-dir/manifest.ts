@@ -106,8 +106,8 @@ export const manifestSchema = z.strictObject({
 });
 
 export type Manifest = z.output<typeof manifestSchema>;
-export type ManifestWorktrees = NonNullable<Manifest['worktrees']>;
-export type ManifestRepoWorktrees = NonNullable<Manifest['repoWorktrees']>;
+type ManifestWorktrees = NonNullable<Manifest['worktrees']>;
+type ManifestRepoWorktrees = NonNullable<Manifest['repoWorktrees']>;
 
 const prefixShape = manifestSchema.shape.prefix.shape;
 

@@ -7,7 +7,7 @@ import { type JsonlLine, readJsonl, recordType } from './jsonl.ts';
  * run directory for another run (`#freshId`), so every `fanout-start` in its events.jsonl
  * after the first is a resume of the same fan-out, appended to the same file.
  */
-export interface RunPass<T extends JsonlLine = JsonlLine> {
+interface RunPass<T extends JsonlLine = JsonlLine> {
   /** 1 for the first run, 2 for the first resume… */
   index: number;
   /** The pass's records, its `fanout-start` first. */

@@ -21,7 +21,7 @@ import type { RunKey } from './run-key.ts';
 const MAC_HEX = 32;
 
 /** HMAC of length-prefixed parts (no two part lists give the same input). */
-export function macOf(key: RunKey, ...parts: Array<string | Buffer>): string {
+function macOf(key: RunKey, ...parts: Array<string | Buffer>): string {
   const h = createHmac('sha256', key.bytes);
   for (const part of parts) {
     const bytes = typeof part === 'string' ? Buffer.from(part, 'utf8') : part;
@@ -37,7 +37,7 @@ export function fileMac(key: RunKey, fanOutId: string, name: string, bytes: Buff
 }
 
 /** The fan-out and fork a transcript belongs to, from its path (`<fanOutId>/forks/<forkId>.jsonl`). */
-export function transcriptIdentity(path: string): { fanOutId: string; forkId: string } {
+function transcriptIdentity(path: string): { fanOutId: string; forkId: string } {
   return { fanOutId: basename(dirname(dirname(path))), forkId: basename(path).replace(/\.jsonl$/, '') };
 }
 

@@ -110,7 +110,7 @@ export interface LineAt {
 }
 
 /** A known record, checked against its type's schema: the record as parsed, and the line's value as written. */
-export type ParsedRecord = {
+type ParsedRecord = {
   [T in TranscriptRecordType]: { type: T; record: z.output<(typeof transcriptRecordSchemas)[T]>; value: object };
 }[TranscriptRecordType];
 

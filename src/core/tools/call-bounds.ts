@@ -19,7 +19,7 @@ export function maxCallResultBytes(limits: Readonly<ToolLimits>): number {
 }
 
 /** The largest sum of one turn's results: a turn of many calls cannot build a request past this. */
-export function maxTurnResultBytes(limits: Readonly<ToolLimits>): number {
+function maxTurnResultBytes(limits: Readonly<ToolLimits>): number {
   return 2 * maxCallResultBytes(limits);
 }
 

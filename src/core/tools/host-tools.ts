@@ -46,8 +46,8 @@ export interface HostTool<Input = unknown> {
   readonly maxResultBytes?: number | undefined;
 }
 
-export const DEFAULT_HOST_TOOL_TIMEOUT_MS = 60_000;
-export const DEFAULT_HOST_RESULT_BYTES = 256 * 1024;
+const DEFAULT_HOST_TOOL_TIMEOUT_MS = 60_000;
+const DEFAULT_HOST_RESULT_BYTES = 256 * 1024;
 
 /** What the worker knows of a host tool: its name and whether it only reads (plain data, cloned into the task). */
 export interface HostToolInfo {

@@ -18,7 +18,7 @@ import { userLockDir } from './user-dir.ts';
  * shared by several machines). Held only for one read-modify-write of a file under the edit
  * size limit.
  */
-export const STALE_MS = 30_000;
+const STALE_MS = 30_000;
 
 const HOST = hostname();
 

@@ -3,7 +3,7 @@ import { declaredName, refusalOf, resolveToolSet, type DeclaredTool } from './cl
 import type { ToolSetChoice, ToolSetName } from './client-tools/types.ts';
 
 /** What becomes of each tool of the parent's array in its forks. */
-export interface ToolClassification {
+interface ToolClassification {
   /** The tool set chosen for the parent (from its array, or as asked). */
   readonly toolSet: ToolSetName;
   /** Run by an embedder's handler on the main thread (these win over any other meaning of the name). */
@@ -18,7 +18,7 @@ export interface ToolClassification {
   readonly unrunnable: readonly string[];
 }
 
-export interface ClassifyOptions {
+interface ClassifyOptions {
   /** Names an embedder's host handlers serve. */
   readonly hostToolNames: readonly string[];
   /** Tools refused in forks on purpose (`denyTools`): the model is told, the run goes on. */
@@ -58,7 +58,7 @@ export function classifyParentTools(tools: readonly DeclaredTool[], options: Cla
 }
 
 /** The one line naming tools no executor runs. */
-export function unrunnableLine(names: readonly string[]): string {
+function unrunnableLine(names: readonly string[]): string {
   const list = names.length <= 2 ? names.join(' and ') : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
   return names.length === 1
     ? `the parent declares ${list}, which no executor runs: pass a handler, or deny it`

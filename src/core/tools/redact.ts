@@ -1,11 +1,11 @@
 /** What replaces a secret in tool output. */
-export const REDACTED = '[REDACTED]';
+const REDACTED = '[REDACTED]';
 
 /**
  * Shorter values are not treated as secrets: replacing, say, `test` everywhere would mangle
  * output and hide nothing (real keys are tens of characters).
  */
-export const MIN_SECRET_LENGTH = 8;
+const MIN_SECRET_LENGTH = 8;
 
 /**
  * The characters of `base64(k filler bytes + secret + anything)` that depend on the secret's
@@ -30,7 +30,7 @@ function base64Cores(secret: Buffer): string[] {
  * split across tool calls or printed in parts, or characters interleaved with others. Keeping
  * bash from seeing a key in the first place is the sandbox's job; this is the last net.
  */
-export function secretVariants(secret: string): string[] {
+function secretVariants(secret: string): string[] {
   const bytes = Buffer.from(secret, 'utf8');
   const url = encodeURIComponent(secret);
   const b64 = base64Cores(bytes);

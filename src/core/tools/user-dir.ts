@@ -24,7 +24,7 @@ import { stateDir } from '../util/state-dir.ts';
 /** The environment variable that names the lock directory outright. */
 export const LOCK_DIR_ENV = 'FORKCACHE_LOCK_DIR';
 
-export interface UserDirOptions {
+interface UserDirOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** The running user's id (tests play another user); undefined where the platform has none. */
   readonly uid?: number | undefined;
@@ -33,7 +33,7 @@ export interface UserDirOptions {
 }
 
 /** Why `dir` may not hold this user's private files, or undefined when it may. */
-export function unsafeReason(dir: string, uid: number | undefined): string | undefined {
+function unsafeReason(dir: string, uid: number | undefined): string | undefined {
   const info = lstatSync(dir, { throwIfNoEntry: false });
   if (info === undefined) return 'it does not exist';
   if (info.isSymbolicLink()) return 'it is a symbolic link';

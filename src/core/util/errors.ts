@@ -141,7 +141,7 @@ const CODE_CLASSES = {
 } as const satisfies Record<string, ExitClass>;
 
 /** What an error means for the command line: bad input (exit 2) or failed work (exit 1). */
-export type ExitClass = 'input' | 'failure';
+type ExitClass = 'input' | 'failure';
 
 export const ERROR_CODES = Object.freeze(Object.keys(CODE_CLASSES)) as readonly (keyof typeof CODE_CLASSES)[];
 
@@ -163,7 +163,7 @@ export interface WireError {
   data?: Record<string, unknown>;
 }
 
-export interface ForkcacheErrorOptions {
+interface ForkcacheErrorOptions {
   data?: Record<string, unknown>;
   cause?: unknown;
 }

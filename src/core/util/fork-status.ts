@@ -75,7 +75,7 @@ export function isRetryableStatus(value: unknown): value is RetryableStatus {
 }
 
 /** Statuses `resume` continues from the transcript (no retry prompt needed). */
-export const CONTINUED_STATUSES = ['failed', 'capped', 'cancelled'] as const satisfies readonly ForkEndStatus[];
+const CONTINUED_STATUSES = ['failed', 'capped', 'cancelled'] as const satisfies readonly ForkEndStatus[];
 
 export function isContinuedStatus(value: unknown): boolean {
   return typeof value === 'string' && (CONTINUED_STATUSES as readonly string[]).includes(value);

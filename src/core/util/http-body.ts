@@ -22,7 +22,7 @@ export interface HeldBody {
   release(): void;
 }
 
-export type BodyOutcome = HeldBody | 'too-large' | 'overloaded';
+type BodyOutcome = HeldBody | 'too-large' | 'overloaded';
 
 /**
  * Read a request body within `perRequest` bytes and the shared budget. Past either, the rest is

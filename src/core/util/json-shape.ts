@@ -5,14 +5,14 @@ import { formatPath } from './validation.ts';
  * messages stay far below it; a 5,000-deep schema overflowed the stack of every recursive
  * step (validation, cloning, serialization) with a bare RangeError.
  */
-export const MAX_JSON_DEPTH = 256;
+const MAX_JSON_DEPTH = 256;
 
 // A high surrogate not followed by a low one, or a low one not preceded by a high one.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 const wellFormed = (text: string): boolean => !LONE_SURROGATE.test(text);
 
-export type JsonShapeProblem = { kind: 'depth' | 'surrogate'; path: string; message: string };
+type JsonShapeProblem = { kind: 'depth' | 'surrogate'; path: string; message: string };
 
 /**
  * The first problem of a parsed JSON value that JSON.parse let through: nesting deeper than

@@ -24,7 +24,7 @@ export const CREDENTIAL_HEADERS: readonly string[] = [
 ];
 
 /** Query parameters whose value is a credential (compared lower-case, `-` and `_` alike). */
-export const CREDENTIAL_QUERY_PARAMS: readonly string[] = [
+const CREDENTIAL_QUERY_PARAMS: readonly string[] = [
   'key',
   'api_key',
   'apikey',

@@ -15,7 +15,7 @@ import type { ChildCost, EconomicsInput, EconomicsResult, EconomicsTtl, Strategy
 export const DEFAULT_ECONOMICS_MODEL = DEFAULT_MODEL;
 
 /** The reference chapter's read price: 0.1x input, which its figures assume whatever the model. */
-export const SEED_READ_MULTIPLIER = 0.1;
+const SEED_READ_MULTIPLIER = 0.1;
 
 /**
  * Default fresh-agent system prompt + tool definitions, in tokens: the reference chapter's own
@@ -98,7 +98,7 @@ interface Priced {
 }
 
 /** The input checked, with its defaults, and what it prices against. */
-export interface EconomicsCase {
+interface EconomicsCase {
   opts: z.output<typeof inputSchema>;
   table: ModelCatalogue;
   /** The day priced, as epoch milliseconds (today without `date`). */

@@ -5,7 +5,7 @@ import type { RunEstimate } from './estimate-types.ts';
 import { type Assumptions, DEFAULT_ASSUMPTIONS, profileFork } from './estimate-profile.ts';
 
 /** A fan-out's shape for the whole-run economics: what `forkcache economics --whole-run` is given. */
-export interface WholeRunInput {
+interface WholeRunInput {
   prefixTokens: number;
   directiveTokens: number;
   children: number;

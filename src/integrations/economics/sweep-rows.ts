@@ -9,7 +9,7 @@ import { sweepPoints, type Sweep } from './sweep.ts';
 import type { EconomicsTtl } from './types.ts';
 
 /** The fan-out every point of a sweep starts from (the flags), before the swept values replace some. */
-export interface SweepBase {
+interface SweepBase {
   model: string;
   prefix: number;
   forks: number;
@@ -42,7 +42,7 @@ export interface SweepRow {
   third_party: boolean;
 }
 
-export interface SweepOptions {
+interface SweepOptions {
   table: ModelCatalogue;
   date?: string | undefined;
   wholeRun: boolean;

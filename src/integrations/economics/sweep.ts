@@ -5,7 +5,7 @@ import { ForkcacheError } from '../../core/util/errors.ts';
  * fan-out shapes. A value list is `a,b,c`; a range `a..b` doubles from a up to b (1..64 is
  * 1, 2, 4, … 64; b itself always included); numbers take K (thousand) and M (million).
  */
-export const SWEEP_AXES = ['forks', 'prefix', 'directive', 'file-tokens', 'fresh-tokens', 'model'] as const;
+const SWEEP_AXES = ['forks', 'prefix', 'directive', 'file-tokens', 'fresh-tokens', 'model'] as const;
 export type SweepAxis = (typeof SWEEP_AXES)[number];
 export type Sweep = Partial<Record<Exclude<SweepAxis, 'model'>, number[]>> & { model?: string[] };
 

@@ -54,7 +54,7 @@ export class ApiError extends ForkcacheError {
   }
 }
 
-export interface ApiErrorBody {
+interface ApiErrorBody {
   type: 'error';
   error: { type: ApiErrorType; message: string; details?: { error_code: string } };
   request_id: string;

@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 /** `length` base62 characters derived from `material` (sha256; deterministic). */
-export function base62Digest(material: string, length = 22): string {
+function base62Digest(material: string, length = 22): string {
   let out = '';
   let round = 0;
   while (out.length < length) {

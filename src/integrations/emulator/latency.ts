@@ -22,7 +22,7 @@ export interface LatencyProfile {
 }
 
 export type LatencyName = 'off' | 'fast' | 'realistic';
-export const LATENCY_NAMES = ['off', 'fast', 'realistic'] as const satisfies readonly LatencyName[];
+const LATENCY_NAMES = ['off', 'fast', 'realistic'] as const satisfies readonly LatencyName[];
 /** A latency flag or plan field: one of the profile names. */
 export const latencyNameSchema = z.enum(LATENCY_NAMES, { error: `expected ${LATENCY_NAMES.join(', ')}` });
 
@@ -82,7 +82,7 @@ export function resolveLatency(latency: LatencyName | Partial<LatencyProfile> | 
   return parseOrThrow(profileSchema, latency, 'INVALID_ARGUMENT', 'latency');
 }
 
-export interface TtftInput {
+interface TtftInput {
   uncachedTokens: number;
   cacheReadTokens: number;
   slow?: boolean;

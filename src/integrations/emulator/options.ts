@@ -21,7 +21,7 @@ import {
 } from '../../core/rate-limits/presets.ts';
 
 /** The API's request size limit for the Messages API: 32 MiB. */
-export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
+const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 /** Options of `startEmulator`. Every field is optional. */
 export interface EmulatorOptions {

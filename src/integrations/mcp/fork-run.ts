@@ -52,7 +52,7 @@ export interface ForkCallResult extends FanOutResult {
 }
 
 /** Told as each child starts, calls a tool, finishes a turn and ends (the AI SDK fork tool's preliminary results say the same). */
-export type ForkProgress = (progress: FanOutProgress) => void;
+type ForkProgress = (progress: FanOutProgress) => void;
 
 /** One fan-out from a captured fork call: an engine of its own (isolation and maxUsd are engine options). */
 export async function runForkCall(

@@ -9,7 +9,7 @@ export const MCP_PATH = '/mcp';
 const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
 
 /** `Authorization: Bearer <secret>`, compared in constant time (digests of equal length). */
-export function bearerMatches(header: string | undefined, secret: string): boolean {
+function bearerMatches(header: string | undefined, secret: string): boolean {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
   return match !== null && timingSafeEqual(digest(match[1]!), digest(secret));
 }

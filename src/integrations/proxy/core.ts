@@ -15,7 +15,7 @@ import type { ExchangeRecord } from './diagnosis/types.ts';
 import { ProxyWarmFirst } from './exchange/warm-first.ts';
 
 /** What the diagnosis needs of an earlier request (not its body: memory stays bounded). */
-export interface PastShape {
+interface PastShape {
   seq: number;
   shape: Pick<RequestShape, 'model' | 'fingerprint'>;
 }

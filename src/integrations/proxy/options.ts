@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ForkCallRegistry } from './fork-calls.ts';
 
 /** The real API: the default upstream. */
-export const DEFAULT_UPSTREAM = 'https://api.anthropic.com';
+const DEFAULT_UPSTREAM = 'https://api.anthropic.com';
 
 /** Options of `startProxy`. */
 export interface ProxyOptions {

@@ -15,7 +15,7 @@ import { COLORS, renderSvg } from './svg-chart.ts';
 
 type Row = Record<string, unknown>;
 
-export interface EconomicsShape {
+interface EconomicsShape {
   nKey: string;
   strategyKey: string | undefined;
   savingKeys: string[];
@@ -24,7 +24,7 @@ export interface EconomicsShape {
   overlayKeys: string[];
 }
 
-export interface EconomicsChart {
+interface EconomicsChart {
   name: string;
   svg: string;
   caption: string;

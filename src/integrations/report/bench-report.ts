@@ -24,7 +24,7 @@ const benchSchema = z.looseObject({
   ),
 });
 
-export type BenchResults = z.output<typeof benchSchema>;
+type BenchResults = z.output<typeof benchSchema>;
 type Suite = BenchResults['suites'][number];
 
 export function readBenchResults(path: string): BenchResults {

@@ -1,6 +1,6 @@
 import { locateFanOuts } from '../../core/run-dir/locate.ts';
 
-export interface LocatedRuns {
+interface LocatedRuns {
   /** Run directories to render, oldest first. */
   dirs: string[];
   /** How many run directories RUN_DIR holds (1 when it is one). */

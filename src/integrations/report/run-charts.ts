@@ -79,7 +79,7 @@ export function timelineChart(model: RunModel): string {
 const PHASE_RANK: Record<Phase, number> = { request: 4, warming: 3, running: 2, queued: 1, done: 0 };
 
 /** How many forks are in each phase over time, stacked: what a timeline of hundreds of rows says, at any N. */
-export function phaseCountChart(model: RunModel): string {
+function phaseCountChart(model: RunModel): string {
   const samples = 240;
   const step = Math.max(1, model.durationMs) / samples;
   const byRow = new Map<string, Segment[]>();

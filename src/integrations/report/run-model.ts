@@ -11,7 +11,7 @@ import type { ForkRow, RequestPoint, RunModel, Segment } from './run-types.ts';
 // The model's shapes live in run-types.ts: diagnostics.ts reads them too, and run-model imports it.
 
 /** `fo001-e3a67061-f03` → `f03` (the fan-out id is in the page title already). */
-export function shortForkId(forkId: string, fanOutId: string): string {
+function shortForkId(forkId: string, fanOutId: string): string {
   return forkId.startsWith(`${fanOutId}-`) ? forkId.slice(fanOutId.length + 1) : forkId;
 }
 

@@ -91,7 +91,7 @@ function rateLimitSection(model: RunModel): string[] {
 }
 
 /** One fan-out's section: overview, diagnostics, the four charts, the fork table. */
-export function runSection(model: RunModel): string {
+function runSection(model: RunModel): string {
   const start = model.files.events.find((e) => e.type === 'fanout-start')!.at;
   const cost = costChart(model);
   return [

@@ -1,12 +1,11 @@
 import { addUsage, type Usage, ZERO_USAGE } from '../../core/ledger/usage.ts';
-import { binLabel, bins, MAX_CATEGORIES } from './bins.ts';
+import { binLabel, bins } from './bins.ts';
 import { COLORS, renderSvg } from './svg-chart.ts';
 
 /** Width of every report chart, and the legend and category-axis styles they share. */
 export const CHART_WIDTH = 960;
 export const chartLegend = { top: 0, type: 'plain' };
 export const categoryLabels = (count: number) => ({ rotate: count > 12 ? 60 : 0, fontSize: 10, interval: 0 });
-export { MAX_CATEGORIES };
 
 /**
  * Input tokens of every point (a request, or a fork's requests together), stacked as read from

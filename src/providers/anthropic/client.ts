@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 
-export interface ClientOptions {
+interface ClientOptions {
   /** API root, e.g. the emulator's `url`. Default: the SDK's (ANTHROPIC_BASE_URL or the real API). */
   baseURL?: string | undefined;
   /** Default: ANTHROPIC_API_KEY. The emulator accepts any key. */

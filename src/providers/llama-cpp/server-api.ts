@@ -1,7 +1,7 @@
 import { ForkcacheError } from '../../core/util/errors.ts';
 
 /** What `/props` says about a llama-server, as far as a fan-out cares. */
-export interface LlamaProps {
+interface LlamaProps {
   /** Slots (`-np`): prompts the server holds at once, each in its own part of the KV cache. */
   totalSlots: number;
   buildInfo: string | undefined;

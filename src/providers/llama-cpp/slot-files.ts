@@ -2,10 +2,10 @@ import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** 4 GiB: 8 forks of a 4K-token prompt on a Qwen3-0.6B shape (~115 KB a token) fit, 80 do not. */
-export const DEFAULT_SLOT_FILES_MAX_BYTES = 4 * 1024 ** 3;
+const DEFAULT_SLOT_FILES_MAX_BYTES = 4 * 1024 ** 3;
 
 /** What every slot file forkcache writes is called: `forkcache-<fan-out>-<n>.bin`. */
-export const SLOT_FILE_PREFIX = 'forkcache-';
+const SLOT_FILE_PREFIX = 'forkcache-';
 
 /** A fan-out id as a part of a file name llama-server accepts (letters, digits, `-`, `_`, `.`). */
 export function slotFileStem(fanOutId: string): string {

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { type ChatProviderId, dialectOf } from '../../core/prefix/chat-dialects.ts';
 
-export interface ChatClientOptions {
+interface ChatClientOptions {
   provider: ChatProviderId;
   /** API root including `/v1` (the emulator's `url` + `/v1`). Default: the provider's env var, else its public endpoint. */
   baseURL?: string | undefined;

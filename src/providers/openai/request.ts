@@ -8,7 +8,7 @@ import type { ChatDialect } from '../../core/prefix/chat-dialects.ts';
 import { sendChatBytes } from './stream.ts';
 
 /** An ordinary (not forked) request in the neutral shape: what an agent such as the demo's parent sends. */
-export interface NeutralRequest {
+interface NeutralRequest {
   model: string;
   max_tokens: number;
   system?: string | Anthropic.TextBlockParam[] | undefined;
@@ -22,7 +22,7 @@ export interface NeutralRequest {
  * (the system prompt, tools and history render to the bytes the forks' head starts with, so
  * the parent's own cache entries serve its children). Markers survive only on DashScope.
  */
-export function chatRequestBytes(request: NeutralRequest, dialect: ChatDialect): Uint8Array {
+function chatRequestBytes(request: NeutralRequest, dialect: ChatDialect): Uint8Array {
   const object: Record<string, unknown> = { model: request.model };
   if (request.tools && request.tools.length > 0) object['tools'] = chatTools(request.tools, false);
   if (request.tool_choice) object['tool_choice'] = chatToolChoice(request.tool_choice);

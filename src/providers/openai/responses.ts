@@ -17,7 +17,7 @@ import { BILLED_REQUEST_RETRIES, type SendOptions, type SentMessage } from '../a
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
 /** The per-request fields of a Responses body, from the loop's neutral ones. */
-export function responsesPerRequest(perRequest: PerRequest, cacheKey: string | undefined): Record<string, unknown> {
+function responsesPerRequest(perRequest: PerRequest, cacheKey: string | undefined): Record<string, unknown> {
   const { max_tokens: maxTokens, stream, ...rest } = perRequest;
   if (!Number.isInteger(maxTokens) || maxTokens < 1) {
     throw new ForkcacheError(
@@ -102,7 +102,7 @@ function parseArguments(text: string): Record<string, unknown> {
  * output text and `function_call` items as text and tool_use blocks, the stop reason
  * (`incomplete` for `max_output_tokens` is `max_tokens`), usage with writes by lifetime.
  */
-export function fromResponse(r: ResponseObject): Anthropic.Message {
+function fromResponse(r: ResponseObject): Anthropic.Message {
   const content: Anthropic.ContentBlock[] = [];
   let text = '';
   for (const item of r.output ?? []) {

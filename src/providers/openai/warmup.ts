@@ -40,7 +40,7 @@ export async function sendChatWarmup(
 }
 
 /** What a Chat warm-up measured: the shared prefix, what of it was already cached, its usage and start. */
-export interface ChatWarmupResult {
+interface ChatWarmupResult {
   sharedTokens: number;
   cachedTokens: number;
   usage: UsageInput;

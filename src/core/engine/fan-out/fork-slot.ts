@@ -10,7 +10,7 @@ import type { FanOutDeps, ForkSpec } from './types.ts';
 import type { FanOutWorktrees } from './worktrees.ts';
 
 /** One fork once it holds a slot. */
-export interface SlotRun {
+interface SlotRun {
   deps: FanOutDeps;
   spec: ForkSpec;
   forkId: string;

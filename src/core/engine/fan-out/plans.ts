@@ -31,7 +31,7 @@ import { outputInstructionOf } from './output.ts';
 import { outputInstruction } from '../../fork/output.ts';
 
 /** The Messages API's request size limit (32 MiB): a larger shared prefix can never be sent. */
-export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
+const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
 
 /** What planning reads of the engine. */
 export interface PlanContext {
@@ -41,7 +41,7 @@ export interface PlanContext {
 }
 
 /** What a fan-out runs: the frozen shared head, and each fork's continuation of it. */
-export interface FanOutPlan {
+interface FanOutPlan {
   prefix: FrozenPrefix;
   specs: ForkSpec[];
   /** The check and fields as the manifest keeps them (resume substitutes them again). */

@@ -2,9 +2,9 @@ import { RESPONSES_CACHE_TTL_MS, type ResponsesCacheTtl } from '../../wire/cache
 import type { ResolvedEngineOptions } from '../options.ts';
 
 /** Turns a fork is assumed to take for the estimate (a limit of 200 is a ceiling, not a habit). */
-export const ASSUMED_TURNS_PER_FORK = 20;
+const ASSUMED_TURNS_PER_FORK = 20;
 /** One turn's assumed wall time: the request and the tools it runs. */
-export const ASSUMED_TURN_MS = 15_000;
+const ASSUMED_TURN_MS = 15_000;
 
 /**
  * How long a fan-out is expected to run: its waves (forks over the requests that may run at

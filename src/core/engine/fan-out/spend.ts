@@ -104,7 +104,7 @@ const NEXT_CAP_MARGIN = 2;
  * a cache that may have expired), and a cap below that stops the next session again. In whole
  * cents up.
  */
-export function nextMaxUsd(
+function nextMaxUsd(
   spend: Pick<SpendPricing, 'price'>,
   view: SpendCapView,
   results: readonly CappedResult[],

@@ -12,7 +12,7 @@ import { warmUpLlamaFanOut } from '../llama-warmup.ts';
 import type { WarmedUp } from '../slot-fill.ts';
 
 /** What a fan-out does before its forks, and what it records of it. */
-export interface FanOutWarmUp {
+interface FanOutWarmUp {
   deps: FanOutDeps;
   prefix: FrozenPrefix;
   forks: number;

@@ -27,7 +27,7 @@ interface RepoBase {
  * base commit fixed once (recorded in the manifest before the first worktree exists, read back
  * on resume), then each fork's worktree is opened and closed through the hardened git runner.
  */
-export interface FanOutWorktreeOptions {
+interface FanOutWorktreeOptions {
   readonly maxWorkspaceMb?: number | undefined;
   readonly maxWhole?: number | undefined;
   readonly repos?: readonly string[] | undefined;

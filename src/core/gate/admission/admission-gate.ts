@@ -6,7 +6,7 @@ import type { AdmissionScheduler } from './scheduler.ts';
 import type { SpendCap, SpendReservation } from './spend-cap.ts';
 
 /** What the admission needs to know of a fan-out. */
-export interface AdmissionGateOptions {
+interface AdmissionGateOptions {
   scheduler: AdmissionScheduler;
   /** The warm-first barrier and the concurrency limit, asked first. */
   inner: RequestGate;
@@ -67,7 +67,7 @@ interface TurnHistory {
  * fork's turn is a tool call or a report, far below `max_tokens` (8,192 by default), and the
  * worst case would keep a small cap from admitting even the first request.
  */
-export const FIRST_OUTPUT_ESTIMATE = 1024;
+const FIRST_OUTPUT_ESTIMATE = 1024;
 
 /**
  * The spend cap's estimate of a request: what it will likely cost, from the fork's own history,
@@ -79,7 +79,7 @@ export const FIRST_OUTPUT_ESTIMATE = 1024;
  * Undefined while nothing is known (no turn answered, or the prefix is not readable yet for a
  * first request): then the worst case holds.
  */
-export function estimateNano(
+function estimateNano(
   spend: SpendPricing,
   cost: RequestCost,
   o: {
@@ -101,7 +101,7 @@ export function estimateNano(
 }
 
 /** Counts of one fan-out's requests, for its summary. */
-export interface FanOutRateCounts {
+interface FanOutRateCounts {
   http429: number;
   http529: number;
   rampErrors: number;

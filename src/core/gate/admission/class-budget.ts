@@ -13,7 +13,7 @@ type Kind = 'requests' | 'input-tokens' | 'output-tokens';
 const KINDS: readonly Kind[] = ['requests', 'input-tokens', 'output-tokens'];
 
 /** The API's acceleration window is not published: the ramp control counts over 10 s. */
-export const RAMP_WINDOW_MS = 10_000;
+const RAMP_WINDOW_MS = 10_000;
 /**
  * After a ramp error, a window may carry at most 1.5 × what the window before it carried (the
  * API allows doubling; an idle window starts again from the floor, as the API's does).
@@ -25,7 +25,7 @@ const RAMP_DONE = 64;
 const OVERLOAD_BASE_MS = 500;
 const OVERLOAD_MAX_MS = 30_000;
 
-export interface BudgetCounters {
+interface BudgetCounters {
   http429: number;
   http529: number;
   rampErrors: number;

@@ -49,7 +49,7 @@ const GRAMMARS: Readonly<Record<string, string>> = {
 };
 
 /** What the file must satisfy. */
-export interface FileCheckSpec {
+interface FileCheckSpec {
   /** The file parses with its language's grammar (no ERROR or MISSING node). */
   parses: boolean;
   /** Names that must not be identifiers of the file (strings and comments may keep them). */
@@ -63,7 +63,7 @@ export interface FileCheckSpec {
 }
 
 /** The verdict: `problems` fail the check; `notes` say what could not be checked, and why. */
-export interface FileCheckVerdict {
+interface FileCheckVerdict {
   ok: boolean;
   problems: string[];
   notes: string[];
@@ -111,7 +111,7 @@ function treeSitter(): Promise<{ ts: TreeSitter; wasmDir: string }> {
 }
 
 /** The grammar of a file, by its extension; undefined for a language the package has none for. */
-export function grammarOf(file: string): string | undefined {
+function grammarOf(file: string): string | undefined {
   return GRAMMARS[extname(file).toLowerCase()];
 }
 

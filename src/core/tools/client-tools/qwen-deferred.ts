@@ -1,5 +1,3 @@
-import type { ClientToolIo } from './types.ts';
-
 /*
  * Qwen Code reaches the tools it does not declare up front through `tool_search` (the schema,
  * as text in a tool result) and `tool_call` (`{ name, arguments }`). Both are plain tool calls
@@ -15,7 +13,7 @@ interface Deferred {
 
 const str = (description: string) => ({ type: 'string', description });
 
-export const QWEN_DEFERRED: Readonly<Record<string, Deferred>> = {
+const QWEN_DEFERRED: Readonly<Record<string, Deferred>> = {
   edit: {
     description:
       'Replaces text within a file. By default replaces a single occurrence; set replace_all to replace every one. old_string must match the file exactly, whitespace included.',
@@ -95,5 +93,3 @@ export function searchDeferred(query: string, maxResults: number, runnable: (nam
     .concat('Invoke one with tool_call: {"name": "<tool>", "arguments": {...}}.')
     .join('\n\n');
 }
-
-export type { ClientToolIo };

@@ -5,7 +5,7 @@ import { toolFailure } from '../result.ts';
 import type { EditFileInput } from '../schemas.ts';
 
 /** The most replacements one call applies (Claude Code's MultiEdit sends a list). */
-export const MAX_EDITS_PER_CALL = 200;
+const MAX_EDITS_PER_CALL = 200;
 
 /** Non-overlapping occurrences of `needle`, as `split` would cut them. */
 function countOccurrences(haystack: string, needle: string): number {
@@ -29,7 +29,7 @@ export async function editFile(input: EditFileInput, ctx: ToolContext): Promise<
 }
 
 /** One replacement of a multi-edit (Claude Code's `MultiEdit`). */
-export interface TextEdit {
+interface TextEdit {
   readonly old_string: string;
   readonly new_string: string;
   readonly replace_all?: boolean | undefined;

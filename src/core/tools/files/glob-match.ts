@@ -16,9 +16,9 @@ import { toolFailure } from '../result.ts';
  */
 
 /** The longest glob taken (characters): paths are far shorter; a longer pattern is refused. */
-export const MAX_GLOB_CHARS = 4096;
+const MAX_GLOB_CHARS = 4096;
 /** The deepest nesting of braces taken. */
-export const MAX_BRACE_DEPTH = 32;
+const MAX_BRACE_DEPTH = 32;
 
 const REGEX_SPECIAL = /[\\^$.*+?()[\]{}|/-]/;
 const GLOB_SPECIAL = /[*?[{\\]/;

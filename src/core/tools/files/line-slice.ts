@@ -4,7 +4,7 @@ import { toolFailure } from '../result.ts';
 const CHUNK_BYTES = 64 * 1024;
 const NEWLINE = 0x0a;
 
-export interface LineRange {
+interface LineRange {
   /** First line, 1-based. */
   readonly offset: number;
   /** Number of lines; undefined for "to the end of the file". */
@@ -12,7 +12,7 @@ export interface LineRange {
 }
 
 /** Lines of a file as read: their bytes, and where they stop. */
-export interface LineSlice {
+interface LineSlice {
   readonly bytes: Buffer;
   /** The last line included (`offset - 1` for an empty file). */
   readonly lastLine: number;

@@ -134,7 +134,7 @@ export interface GitResult {
   code: number;
 }
 
-export interface GitCall {
+interface GitCall {
   cwd: string;
   env: Record<string, string>;
   /** Exit codes that are answers, not failures (e.g. 1 for `merge-base --is-ancestor`). */

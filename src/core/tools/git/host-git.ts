@@ -13,7 +13,7 @@ import { checkWorktreeLink, type WorktreeLink } from './worktree-link.ts';
 
 type Config = ReadonlyArray<readonly [string, string]>;
 
-export interface RunOptions {
+interface RunOptions {
   ok?: readonly number[];
   /** Commit as this identity (default: forkcache's own). */
   ident?: Ident;

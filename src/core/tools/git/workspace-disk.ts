@@ -95,7 +95,7 @@ export function diskImageOf(worktree: string): string {
 }
 
 /** What a checkout puts on the disk: bytes in whole blocks, and inodes. */
-export interface CheckoutSize {
+interface CheckoutSize {
   readonly bytes: number;
   readonly entries: number;
 }

@@ -58,7 +58,7 @@ const chains = new Map<string, Promise<unknown>>();
  * per repository in this process, and a file lock for other processes (a second run or resume
  * on the same repository).
  */
-export function underRepoLock<T>(repo: HostGit, work: () => Promise<T>): Promise<T> {
+function underRepoLock<T>(repo: HostGit, work: () => Promise<T>): Promise<T> {
   const key = repo.commonDir;
   const previous = chains.get(key) ?? Promise.resolve();
   const next = previous.then(
@@ -115,7 +115,7 @@ export async function discardWorktree(repo: HostGit, path: string): Promise<void
   await repo.run(['worktree', 'prune']);
 }
 
-export interface OpenWorktree {
+interface OpenWorktree {
   /** Where the fan-out's worktrees live (`<fan-out dir>/worktrees`). */
   root: string;
   forkId: string;

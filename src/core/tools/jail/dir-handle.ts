@@ -16,7 +16,7 @@ import { fromFsError, toolFailure } from '../result.ts';
 const PINNED = process.platform === 'linux';
 
 /** Where an open file or directory really is (`/proc/self/fd/N`), or undefined where that cannot be known. */
-export async function realPathOfFd(handle: FileHandle): Promise<string | undefined> {
+async function realPathOfFd(handle: FileHandle): Promise<string | undefined> {
   if (!PINNED) return undefined;
   try {
     return await readlink(`/proc/self/fd/${handle.fd}`);
@@ -26,7 +26,7 @@ export async function realPathOfFd(handle: FileHandle): Promise<string | undefin
 }
 
 /** The error for an open fd that `scope` refuses (`why`: its refusal): a swap raced the path check. */
-export function escapedWhileOpening(display: string, why = 'is outside the workspace'): Error {
+function escapedWhileOpening(display: string, why = 'is outside the workspace'): Error {
   return why === 'is outside the workspace'
     ? toolFailure(
         'TOOL_PATH_ESCAPE',
@@ -46,7 +46,7 @@ export async function assertFdAllowed(handle: FileHandle, scope: PathScope, disp
 }
 
 /** An open directory and how to name its entries without going back through its path. */
-export interface DirHandle {
+interface DirHandle {
   readonly handle: FileHandle;
   /** The directory itself, for `readdir`: through the open fd, never through its path again. */
   readonly self: string;

@@ -11,10 +11,10 @@ import { fromFsError, toolFailure } from '../result.ts';
 // error (ELOOP) instead of a way out. O_NONBLOCK keeps a FIFO from blocking the open forever
 // (the stat below then refuses it); it changes nothing for regular files. Windows has neither
 // flag: there they are 0, a plain open.
-export const OPEN_GUARDS = (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+const OPEN_GUARDS = (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
 /** An open regular file and its size. Close it with `handle.close()`. */
-export interface OpenFile {
+interface OpenFile {
   readonly handle: FileHandle;
   readonly size: number;
   /** Permission bits, kept when the file is replaced. */

@@ -6,7 +6,7 @@ import { isInside, ProtectedPaths } from './protected-paths.ts';
 import { fromFsError, toolFailure } from '../result.ts';
 
 /** A path the jail let through. */
-export interface JailedPath {
+interface JailedPath {
   /** Absolute, symlink-free path inside the workspace: the only path handed to `fs`. */
   readonly real: string;
   /** `real` relative to the workspace root, with `/` separators (`''` for the root). */
@@ -16,7 +16,7 @@ export interface JailedPath {
 }
 
 /** `existing`: the path must exist. `create`: it may be missing, its existing part is checked. */
-export type JailMode = 'existing' | 'create';
+type JailMode = 'existing' | 'create';
 
 /** Where tools may go: a root, and inside it what is not protected (checked again on every open fd). */
 export interface PathScope {

@@ -58,7 +58,7 @@ const NTFS_DOTGIT = /^(?:\.git|git~1)[. ]*(?::|$)/;
  * `.git::$INDEX_ALLOCATION`, `a\.git`, and `.git` with HFS-ignored code points in it). git
  * refuses to add them, so a fork that made one would also break the commit of its worktree.
  */
-export function isGitDirName(component: string): boolean {
+function isGitDirName(component: string): boolean {
   const name = component.replace(HFS_IGNORED, '').toLowerCase();
   return name.split('\\').some((segment) => NTFS_DOTGIT.test(segment));
 }

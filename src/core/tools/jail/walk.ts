@@ -4,15 +4,15 @@ import path from 'node:path';
 import { openDirInside } from './dir-handle.ts';
 import type { PathScope } from './jail.ts';
 
-export type EntryKind = 'file' | 'dir' | 'symlink' | 'other';
+type EntryKind = 'file' | 'dir' | 'symlink' | 'other';
 
-export interface WalkEntry {
+interface WalkEntry {
   /** Relative to the workspace root, `/`-separated. */
   readonly relative: string;
   readonly kind: EntryKind;
 }
 
-export interface WalkOutcome {
+interface WalkOutcome {
   readonly entries: readonly WalkEntry[];
   /** True when the walk stopped at `maxEntries` before seeing everything. */
   readonly truncated: boolean;
@@ -25,7 +25,7 @@ export function kindOf(entry: Dirent): EntryKind {
 }
 
 /** Join workspace-relative parts (`''` is the root). */
-export function joinRelative(base: string, name: string): string {
+function joinRelative(base: string, name: string): string {
   return base === '' ? name : `${base}/${name}`;
 }
 

@@ -29,7 +29,7 @@ export const LIMITS_FAILED_EXIT = 126;
 const int = (n: number): string => String(Math.max(0, Math.floor(n)));
 
 /** The launcher script for `bash -c`; `$1` is the command. */
-export function launcherScript(limits: LauncherLimits = {}): string {
+function launcherScript(limits: LauncherLimits = {}): string {
   const flags: string[] = ['-c 0'];
   if (limits.dataKb !== undefined) flags.push(`-d ${int(limits.dataKb)}`);
   if (limits.fileKb !== undefined) flags.push(`-f ${int(limits.fileKb)}`);

@@ -4,7 +4,7 @@ import type { ToolLimits } from '../limits.ts';
 import { createPidsCgroup, type PidsCgroup } from './pids-cgroup.ts';
 
 /** How one command's limits are applied: the launcher's `ulimit`s, and a pids cgroup where needed. */
-export interface AppliedLimits {
+interface AppliedLimits {
   readonly launcher: LauncherLimits;
   readonly cgroup: PidsCgroup | undefined;
   /** Limits that could not be applied here, and why (printed by the run, see sandbox.ts). */

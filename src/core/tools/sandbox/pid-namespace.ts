@@ -14,7 +14,7 @@ import { findExecutable } from '../find-executable.ts';
  * see the namespace's own pids, which are the ones `kill` takes there.
  */
 
-export interface PidNamespace {
+interface PidNamespace {
   /** The `unshare` binary. */
   readonly file: string;
   /** Its arguments before the command. */

@@ -24,7 +24,7 @@ export interface SandboxReport {
   readonly reason?: string | undefined;
 }
 
-export interface SandboxSettings {
+interface SandboxSettings {
   readonly network?: boolean | undefined;
   readonly limits?: Partial<ToolLimits> | undefined;
   /** `worktree`: each fork has a worktree of its own, on a disk of its own where one can be made. */

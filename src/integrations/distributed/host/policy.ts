@@ -53,7 +53,7 @@ export interface HostFacts {
 /** The settings a job's fork runs with on this host, and what its ceilings clamped. */
 export type HostSettings = Pick<ForkTask, 'api' | 'loop' | 'tools' | 'permissions'> & { clamped: string[] };
 
-export interface HostEndpoint {
+interface HostEndpoint {
   baseURL: string;
   apiKey: string;
   /** Where the base URL came from, for the refusal message. */
@@ -61,7 +61,7 @@ export interface HostEndpoint {
 }
 
 /** The endpoint this host sends a provider's requests to, and the key it sends. */
-export function hostEndpoint(provider: ProviderId, options: HostPolicyOptions): HostEndpoint {
+function hostEndpoint(provider: ProviderId, options: HostPolicyOptions): HostEndpoint {
   if (isChatProvider(provider)) {
     const env = chatEndpointFromEnv(provider);
     return {

@@ -4,7 +4,7 @@ import { FILE_TOOL_NAMES } from '../../../core/wire/tool-names.ts';
 import type { HostFacts, HostPolicyOptions, HostSettings } from './policy.ts';
 
 /** A host's own sandbox: probed on it at start, said in its start lines, reported per fork. */
-export interface HostSandbox {
+interface HostSandbox {
   facts: HostFacts;
   /** What the host says at start about where jobs' commands run. */
   line: string;

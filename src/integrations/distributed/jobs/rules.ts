@@ -166,7 +166,7 @@ function refuse(field: string, message: string): never {
   throw new ForkcacheError('JOB_POLICY_REFUSED', `${field}: ${message}`, { data: { field } });
 }
 
-export interface RuledJob {
+interface RuledJob {
   /** The job with every ceiling applied. */
   data: ForkJobData;
   /** What was clamped, one `path: asked → allowed` each. */

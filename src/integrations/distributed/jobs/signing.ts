@@ -2,8 +2,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { ForkcacheError } from '../../../core/util/errors.ts';
 
 /** The variable the submitter and every host read the shared job secret from. */
-export const JOB_SECRET_ENV = 'FORKCACHE_JOB_SECRET';
-export const MIN_SECRET_CHARS = 32;
+const JOB_SECRET_ENV = 'FORKCACHE_JOB_SECRET';
+const MIN_SECRET_CHARS = 32;
 
 /**
  * The secret jobs are signed with: given, or `FORKCACHE_JOB_SECRET`. Without one the backend
@@ -37,7 +37,7 @@ export interface Signed {
 }
 
 /** `job`: submitter → host; `progress` and `result`: host → submitter. A MAC of one kind never passes for another. */
-export type SignedKind = 'job' | 'progress' | 'result';
+type SignedKind = 'job' | 'progress' | 'result';
 
 const isSigned = (value: unknown): value is Signed =>
   typeof value === 'object' &&

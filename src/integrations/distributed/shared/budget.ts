@@ -1,5 +1,5 @@
 /** Redis key of one model class's shared rate-limit budget (a hash). */
-export const budgetKey = (modelClass: string): string => `forkcache:budget:${modelClass}`;
+const budgetKey = (modelClass: string): string => `forkcache:budget:${modelClass}`;
 
 // One hash per model class: `<kind>:limit`, `<kind>:level`, `<kind>:at` for kind in requests,
 // input, output; `blocked` (the global backoff, epoch ms) and `stopped` (the spend cap).
@@ -68,7 +68,7 @@ const KIND = { requests: 'requests', 'input-tokens': 'input', 'output-tokens': '
  * imported: this class is in the published types, and ioredis is an optional peer a program
  * compiled without it must not need (`skipLibCheck: false`).
  */
-export interface BudgetRedis {
+interface BudgetRedis {
   eval(script: string, numKeys: number, ...args: string[]): Promise<unknown>;
   hset(key: string, field: string, value: string): Promise<unknown>;
   hdel(key: string, field: string): Promise<unknown>;

@@ -5,7 +5,7 @@ import { HEAD_ENDS, isHeadEnd, sha256Hex, writeFrozenSab } from '../../../core/p
 import { prefixKey } from '../keys.ts';
 
 /** A head not used for this long leaves Redis (each may be up to 32 MiB); every use renews it. */
-export const PREFIX_TTL_SECONDS = 24 * 60 * 60;
+const PREFIX_TTL_SECONDS = 24 * 60 * 60;
 
 /** Store a frozen head in Redis under its own sha256 (idempotent), or renew its lifetime. */
 export async function storePrefix(redis: Redis, prefix: FrozenPrefix): Promise<void> {

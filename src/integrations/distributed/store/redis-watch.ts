@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { type Clock, systemClock } from '../../../core/util/clock.ts';
 import { ForkcacheError } from '../../../core/util/errors.ts';
 
-export interface RedisWatchOptions {
+interface RedisWatchOptions {
   /** Redis may go this long without answering a PING before it is declared lost. */
   timeoutMs: number;
   /** The URL as it may be shown (no password). */

@@ -3,7 +3,7 @@ import { ForkcacheError } from '../../../core/util/errors.ts';
 import { shownRedisUrl } from '../keys.ts';
 
 /** How long a first connection may take before Redis is declared unreachable. */
-export const CONNECT_TIMEOUT_MS = 5_000;
+const CONNECT_TIMEOUT_MS = 5_000;
 
 /** Replies that mean the credentials are wrong: retrying cannot help. */
 const AUTH_REPLY = /^(WRONGPASS|NOAUTH|NOPERM|ERR invalid password|ERR invalid username)/;

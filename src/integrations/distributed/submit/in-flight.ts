@@ -6,7 +6,7 @@ import type { JobSigner } from '../jobs/signing.ts';
 import { outcomeFromTranscript } from './transcript-outcome.ts';
 
 /** A job's `failedReason` (plain text in Redis) as an error: `CODE: message` when its host gave a code. */
-export function failureOf(jobId: string, failedReason: string | undefined): WireError {
+function failureOf(jobId: string, failedReason: string | undefined): WireError {
   const reason = failedReason ?? 'no reason given';
   const coded = /^([A-Z][A-Z0-9_]+): ([\s\S]*)$/.exec(reason);
   if (coded && (ERROR_CODES as readonly string[]).includes(coded[1]!))

@@ -3,9 +3,6 @@ import type { CacheControl, CacheTtl } from '../types.ts';
 import type { Position } from './render.ts';
 import { MAX_CACHE_MARKERS } from '../../../core/wire/cache.ts';
 
-/** The API's limit on cache_control blocks per request (re-exported: `forkcache/testing` has it from here). */
-export { MAX_CACHE_MARKERS };
-
 export interface Marker {
   /** Index into the rendered positions. */
   position: number;

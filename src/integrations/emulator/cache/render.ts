@@ -45,13 +45,13 @@ export interface RenderedPrefix {
   billingBlockIgnored: boolean;
 }
 
-export interface RenderOptions {
+interface RenderOptions {
   /** Keep a billing-header block in the key and the counts (the emulator's old behaviour). */
   cacheBillingBlock?: boolean;
 }
 
 /** How Claude Code's per-session (per-subagent, per-request) metadata block begins. */
-export const BILLING_HEADER_PREFIX = 'x-anthropic-billing-header:';
+const BILLING_HEADER_PREFIX = 'x-anthropic-billing-header:';
 
 /**
  * Claude Code's first system text block `x-anthropic-billing-header: cc_version=…;` changes per
@@ -59,7 +59,7 @@ export const BILLING_HEADER_PREFIX = 'x-anthropic-billing-header:';
  * API: the API treats it as request metadata, not prompt. So it is no position, no key input and
  * no tokens — unless it carries its own cache_control (then it is prompt by the client's word).
  */
-export function isBillingBlock(block: RequestBlock | undefined): boolean {
+function isBillingBlock(block: RequestBlock | undefined): boolean {
   return (
     block?.type === 'text' &&
     typeof block['text'] === 'string' &&

@@ -21,7 +21,7 @@ export interface ChatCachePlan {
   markers: number;
 }
 
-export const ttlOf = (rule: CacheRule): CacheTtl => (rule.ttlMs > CACHE_TTL_MS['5m'] ? '1h' : '5m');
+const ttlOf = (rule: CacheRule): CacheTtl => (rule.ttlMs > CACHE_TTL_MS['5m'] ? '1h' : '5m');
 
 function where(p: Position): string {
   return p.segment === 'messages' ? `messages[${p.message}].content[${p.block}]` : `${p.segment}[${p.block}]`;

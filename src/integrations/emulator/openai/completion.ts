@@ -74,7 +74,7 @@ export function completionBody(
   };
 }
 
-export interface ChunkStreamOptions {
+interface ChunkStreamOptions {
   clock: Clock;
   profile: LatencyProfile;
   signal: AbortSignal;

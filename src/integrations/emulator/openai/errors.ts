@@ -2,7 +2,7 @@ import { ForkcacheError, type ErrorCode } from '../../../core/util/errors.ts';
 import { ApiError } from '../api-error.ts';
 
 /** The body of every error of the OpenAI-compatible APIs. */
-export interface OpenAiErrorBody {
+interface OpenAiErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
 }
 

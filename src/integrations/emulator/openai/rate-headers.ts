@@ -5,7 +5,7 @@ import type { EmulatorCore } from '../server/core.ts';
 import type { ResponseUsage } from '../types.ts';
 
 /** `6m0s`, `1.5s`, `120ms`: the duration format of OpenAI's reset headers. */
-export function formatResetDuration(ms: number): string {
+function formatResetDuration(ms: number): string {
   if (ms <= 0) return '0s';
   if (ms < 1000) return `${Math.ceil(ms)}ms`;
   const seconds = ms / 1000;

@@ -42,7 +42,7 @@ const imageSource = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('url'), url: z.string() }),
   z.strictObject({ type: z.literal('file'), file_id: z.string() }),
 ]);
-export const imageBlock = z.strictObject({
+const imageBlock = z.strictObject({
   type: z.literal('image'),
   source: imageSource,
   cache_control: cacheControl,
@@ -59,7 +59,7 @@ const documentSource = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('url'), url: z.string() }),
   z.strictObject({ type: z.literal('file'), file_id: z.string() }),
 ]);
-export const documentBlock = z.strictObject({
+const documentBlock = z.strictObject({
   type: z.literal('document'),
   source: documentSource,
   cache_control: cacheControl,
@@ -68,7 +68,7 @@ export const documentBlock = z.strictObject({
   title: z.string().nullable().optional(),
 });
 
-export const searchResultBlock = z.strictObject({
+const searchResultBlock = z.strictObject({
   type: z.literal('search_result'),
   source: z.string(),
   title: z.string(),
@@ -84,7 +84,7 @@ const toolReference = z.strictObject({
   cache_control: cacheControl,
 });
 
-export const toolUseBlock = z.strictObject({
+const toolUseBlock = z.strictObject({
   type: z.literal('tool_use'),
   id: z.string().min(1),
   name: z.string().min(1),
@@ -94,7 +94,7 @@ export const toolUseBlock = z.strictObject({
   toolset_name: z.string().nullable().optional(),
 });
 
-export const toolResultBlock = z.strictObject({
+const toolResultBlock = z.strictObject({
   type: z.literal('tool_result'),
   tool_use_id: z.string().min(1),
   content: z
@@ -110,13 +110,13 @@ export const toolResultBlock = z.strictObject({
 
 // Thinking blocks may not carry cache_control; the semantic check names that rule precisely,
 // so the field is allowed through here.
-export const thinkingBlock = z.strictObject({
+const thinkingBlock = z.strictObject({
   type: z.literal('thinking'),
   thinking: z.string(),
   signature: z.string(),
   cache_control: z.unknown().optional(),
 });
-export const redactedThinkingBlock = z.strictObject({
+const redactedThinkingBlock = z.strictObject({
   type: z.literal('redacted_thinking'),
   data: z.string(),
   cache_control: z.unknown().optional(),
@@ -144,7 +144,7 @@ const serverBlocks = SERVER_BLOCK_TYPES.map((type) =>
   z.looseObject({ type: z.literal(type), cache_control: cacheControl }),
 );
 
-export const contentBlock = z.discriminatedUnion('type', [
+const contentBlock = z.discriminatedUnion('type', [
   textBlock,
   imageBlock,
   documentBlock,

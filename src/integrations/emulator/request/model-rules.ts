@@ -4,7 +4,7 @@ import type { MessagesRequest } from '../types.ts';
 import { checkThinkingBlocks } from './thinking-binding.ts';
 
 /** Claude Code falls back to a top-level system prompt when it sees this `error.details.error_code`. */
-export const MID_CONVERSATION_SYSTEM_NOT_SUPPORTED = 'mid_conversation_system_not_supported';
+const MID_CONVERSATION_SYSTEM_NOT_SUPPORTED = 'mid_conversation_system_not_supported';
 
 /**
  * What a model accepts, from the catalogue's `constraints` (the API's per-model rules):

@@ -136,7 +136,7 @@ const messagesRequest = z.strictObject({
 const countTokensRequest = messagesRequest.partial({ max_tokens: true });
 
 /** `messages.0.content.1.text`: the API's own way of naming a field. */
-export function apiPath(path: readonly PropertyKey[]): string {
+function apiPath(path: readonly PropertyKey[]): string {
   return path.length === 0 ? '(body)' : path.map(String).join('.');
 }
 

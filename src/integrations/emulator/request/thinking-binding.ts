@@ -21,7 +21,7 @@ const sha256 = (text: string): string => createHash('sha256').update(text).diges
  * System turns are instructions, not conversation: clients move them (Claude Code re-sends its
  * environment turn last), so they do not bind.
  */
-export function conversationDigest(model: string, messages: readonly RequestMessage[]): string {
+function conversationDigest(model: string, messages: readonly RequestMessage[]): string {
   const parts = [`model\n${model}`];
   for (const m of messages) {
     if (m.role === 'system') continue;
@@ -47,7 +47,7 @@ function parseSignature(signature: string): { digest: string; mac: string } | un
   return match ? { digest: match[1]!, mac: match[2]! } : undefined;
 }
 
-export interface BindingOptions {
+interface BindingOptions {
   /** The model binds thinking blocks to their conversation (catalogue `bindsThinkingBlocks`). */
   binds: boolean;
 }

@@ -8,7 +8,7 @@ export const API_VERSIONS = ['2023-01-01', '2023-06-01', '2026-10-21'] as const;
 /** From this version on, sampling parameters are rejected (see the API facts). */
 const NO_SAMPLING_FROM = '2026-10-21';
 
-export interface SemanticOptions {
+interface SemanticOptions {
   apiVersion: string;
   /** count_tokens takes the same inputs minus max_tokens and stream. */
   countTokens?: boolean;

@@ -18,7 +18,7 @@ interface Call {
 }
 
 /** A client's names and inputs for the steps. */
-export interface ClientToolShapes {
+interface ClientToolShapes {
   readonly read: string;
   readonly bash: string;
   readInput(file: string): Record<string, unknown>;
@@ -155,7 +155,7 @@ export const CLAUDE_CODE_SHAPES: ClientToolShapes = {
  * Qwen Code's read_file, then `edit` (declared, or loaded through tool_search and run through
  * tool_call, as its recorded sessions offer it), then grep_search to check.
  */
-export const QWEN_CODE_SHAPES: ClientToolShapes = {
+const QWEN_CODE_SHAPES: ClientToolShapes = {
   read: 'read_file',
   bash: 'run_shell_command',
   readInput: (file_path) => ({ file_path }),

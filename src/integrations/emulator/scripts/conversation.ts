@@ -21,7 +21,7 @@ export function isSystemReminder(text: string): boolean {
 }
 
 /** The text blocks of a message, joined by newlines (tool results and system reminders excluded). */
-export function textOf(message: RequestMessage): string {
+function textOf(message: RequestMessage): string {
   return blocksOf(message)
     .filter((b) => b.type === 'text' && !isSystemReminder(String(b['text'])))
     .map((b) => String(b['text']))
@@ -29,7 +29,7 @@ export function textOf(message: RequestMessage): string {
 }
 
 /** The text of a tool_result block's content. */
-export function toolResultText(block: RequestBlock): string {
+function toolResultText(block: RequestBlock): string {
   const content = block['content'];
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';

@@ -11,7 +11,7 @@ import type { ScriptedModel, ScriptedTurn } from './types.ts';
 const SKIPPED: ReadonlySet<string> = new Set([...TOOL_NAMES, 'fork', 'Agent', 'Task']);
 
 /** The tools of the request's array that someone other than forkcache runs, in declaration order. */
-export function foreignTools(request: Readonly<MessagesRequest>): ToolDefinition[] {
+function foreignTools(request: Readonly<MessagesRequest>): ToolDefinition[] {
   return (request.tools ?? [])
     .filter((t) => t.type === undefined || t.type === 'custom')
     .filter((t) => !SKIPPED.has(t.name));

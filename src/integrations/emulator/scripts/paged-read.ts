@@ -9,7 +9,7 @@ import type { ToolExchange } from './conversation.ts';
  */
 
 /** Where reading a file stands: the next call to make, an error, or the whole text. */
-export type PagedRead =
+type PagedRead =
   | { kind: 'call'; input: Record<string, unknown> }
   | { kind: 'error'; text: string }
   | { kind: 'done'; text: string; pages: number; last: number };

@@ -30,7 +30,7 @@ const turnSchema = z.strictObject({
 });
 
 /** A replay fixture: the assistant turns to give, in order. */
-export const replayFixtureSchema = z.strictObject({
+const replayFixtureSchema = z.strictObject({
   description: z.string().optional(),
   turns: z.array(turnSchema).min(1),
 });

@@ -23,7 +23,7 @@ export async function takeBody(
 }
 
 /** The bodies in flight would pass `maxInFlightBodyBytes`: the API's own overload answer (529; 503 in the Chat modes). */
-export function overloadedError(limit: number): ApiError {
+function overloadedError(limit: number): ApiError {
   return new ApiError(
     'EMULATOR_REQUEST_TOO_LARGE',
     'overloaded_error',
@@ -32,7 +32,7 @@ export function overloadedError(limit: number): ApiError {
   );
 }
 
-export function tooLargeError(limit: number): ApiError {
+function tooLargeError(limit: number): ApiError {
   return new ApiError(
     'EMULATOR_REQUEST_TOO_LARGE',
     'request_too_large',

@@ -72,7 +72,7 @@ function toUsage(
   };
 }
 
-export function checkTurn(turn: unknown, name: string): ScriptedTurn {
+function checkTurn(turn: unknown, name: string): ScriptedTurn {
   const content = (turn as ScriptedTurn | undefined)?.content;
   const ok =
     Array.isArray(content) &&
@@ -147,7 +147,7 @@ export function injectFault(
 }
 
 /** What the cache step decided: the request's prefix, its cache plan (reads applied), its rate-limit admission. */
-export interface CacheLookup {
+interface CacheLookup {
   prefix: ReturnType<typeof renderPrefix>;
   plan: CachePlan;
   limited: AdmittedRequest;

@@ -90,7 +90,7 @@ function lifecyclesOf(query: URLSearchParams): readonly Lifecycle[] {
   return given as Lifecycle[];
 }
 
-export interface ModelsPage {
+interface ModelsPage {
   data: ModelInfo[];
   has_more: boolean;
   first_id: string | null;

@@ -11,7 +11,7 @@ export interface BuiltOutput {
   stopSequence: string | null;
 }
 
-export interface OutputOptions {
+interface OutputOptions {
   maxTokens: number;
   stopSequences: readonly string[];
   /** Hash of the prompt: tool_use ids derive from it, so replays get the same ids. */

@@ -25,7 +25,7 @@ export function jsonChunks(json: string, size = 48): string[] {
   return chunks;
 }
 
-export interface StreamOptions {
+interface StreamOptions {
   clock: Clock;
   profile: LatencyProfile;
   signal: AbortSignal;

@@ -3,7 +3,7 @@ import type { Lookback } from './prefix-index.ts';
 import type { RequestShape } from './shape.ts';
 import type { BlockRef, Diagnosis, MissReason } from './types.ts';
 
-export function blockRef(p: Position): BlockRef {
+function blockRef(p: Position): BlockRef {
   const path = p.segment === 'messages' ? `messages.${p.message}.content.${p.block}` : `${p.segment}.${p.block}`;
   return { index: p.index, segment: p.segment, message: p.message, block: p.block, type: p.type, path };
 }

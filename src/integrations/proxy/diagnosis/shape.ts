@@ -6,7 +6,7 @@ import type { MessagesRequest, RequestBlock } from '../../emulator/types.ts';
 import { FORK_BOILERPLATE_OPEN } from '../../../core/wire/fork-text.ts';
 
 /** Claude Code's per-session/per-subagent system block (see the facts file). */
-export const BILLING_PREFIX = 'x-anthropic-billing-header:';
+const BILLING_PREFIX = 'x-anthropic-billing-header:';
 
 export interface BillingBlock {
   /** Index of the block in `system`. */
@@ -74,7 +74,7 @@ function findBilling(system: MessagesRequest['system']): BillingBlock | undefine
 }
 
 /** The request without its billing block (the same object when there is none). */
-export function withoutBilling(request: MessagesRequest, billing: BillingBlock | undefined): MessagesRequest {
+function withoutBilling(request: MessagesRequest, billing: BillingBlock | undefined): MessagesRequest {
   if (!billing || !Array.isArray(request.system)) return request;
   const system = request.system.filter((_, i) => i !== billing.index);
   const { system: _dropped, ...rest } = request;

@@ -4,7 +4,7 @@ import type { AssistantCapture } from './assistant-capture.ts';
 import { LOGGED_BODY_LIMIT } from './log.ts';
 import { ResponseTap, type ResponseFacts } from './response-tap.ts';
 
-export interface AnswerTapOptions {
+interface AnswerTapOptions {
   clock: Clock;
   sentAt: number;
   /** Keep the body's first `LOGGED_BODY_LIMIT` bytes for the exchange log. */

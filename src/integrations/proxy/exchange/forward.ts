@@ -16,7 +16,7 @@ const HOP_BY_HOP = new Set([
 ]);
 
 /** The client's headers as sent (names as written), minus hop-by-hop ones; host and length set. */
-export function upstreamHeaders(req: IncomingMessage, host: string, bodyBytes: number): OutgoingHttpHeaders {
+function upstreamHeaders(req: IncomingMessage, host: string, bodyBytes: number): OutgoingHttpHeaders {
   const headers: Record<string, string | string[]> = {};
   const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {
@@ -33,7 +33,7 @@ export function upstreamHeaders(req: IncomingMessage, host: string, bodyBytes: n
 }
 
 /** The upstream's response headers as a flat raw list (names and order kept), minus hop-by-hop. */
-export function responseHeaders(up: IncomingMessage): string[] {
+function responseHeaders(up: IncomingMessage): string[] {
   const out: string[] = [];
   const raw = up.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {
@@ -42,7 +42,7 @@ export function responseHeaders(up: IncomingMessage): string[] {
   return out;
 }
 
-export interface ForwardHooks {
+interface ForwardHooks {
   /** The upstream's status line and headers arrived (they are already on their way to the client). */
   onResponse(up: IncomingMessage): void;
   /** A chunk of the body, exactly as passed to the client. */

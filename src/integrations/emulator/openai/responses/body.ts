@@ -96,7 +96,7 @@ export function responseBody(
   };
 }
 
-export interface ResponsesStreamOptions {
+interface ResponsesStreamOptions {
   clock: Clock;
   profile: LatencyProfile;
   signal: AbortSignal;

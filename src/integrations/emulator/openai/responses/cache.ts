@@ -5,7 +5,7 @@ import { type ChatCachePlan, refreshHit } from '../cache.ts';
 import { reportedHit, type CacheRule } from '../rules.ts';
 
 /** How far back explicit breakpoints are matched (OpenAI: "up to the latest 80 breakpoints"). */
-export const BREAKPOINT_MATCH_WINDOW = 80;
+const BREAKPOINT_MATCH_WINDOW = 80;
 
 /** One Responses request's cache plan: the Chat plan's figures, the mode and the lifetime of its writes. */
 export interface ResponsesCachePlan extends ChatCachePlan {

@@ -35,7 +35,7 @@ export function rememberPrompt(core: EmulatorCore, responseId: string, prefix: R
 }
 
 /** What `prompt_cache_comparison` says: the shared prefix in tokens, and the first input part that differs. */
-export interface PromptComparison {
+interface PromptComparison {
   response_id: string;
   common_prefix_tokens: number;
   /** The first part of this prompt that differs (`tools.2`, `system.0`, `messages.3.content.0`), null when none does. */
