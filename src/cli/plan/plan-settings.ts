@@ -36,7 +36,7 @@ type FieldOf<K extends SettingName, G extends Group> = G extends undefined
   : z.ZodOptional<Table[K]['schema']>;
 
 /** The plan fields of the settings declared in group `G`, each typed by its setting's schema (and its older names). */
-export type PlanSettingShape<G extends Group> = { [K in SettingName as KeyIn<K, G>]: FieldOf<K, G> } & {
+type PlanSettingShape<G extends Group> = { [K in SettingName as KeyIn<K, G>]: FieldOf<K, G> } & {
   [K in SettingName as [KeyIn<K, G>] extends [never] ? never : AliasOf<K>]: z.ZodOptional<Table[K]['schema']>;
 };
 

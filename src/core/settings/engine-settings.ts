@@ -255,10 +255,10 @@ export type WorkerSettings<P extends SettingWorkerPart> = Pick<
 > & { [K in Extract<WorkerSettingName<P>, UnsetByDefault>]?: ValueOf<K> | undefined };
 
 /** The settings a manifest keeps (every mode but `false`). */
-export type KeptSettingName = NamesWhere<{ resume: 'always' | 'when-set' | 'recorded' }>;
+type KeptSettingName = NamesWhere<{ resume: 'always' | 'when-set' | 'recorded' }>;
 type AlwaysKept = NamesWhere<{ resume: 'always' }>;
 /** The manifest's fields of the kept settings (`always`: present once read, defaulted for older runs). */
-export type ManifestSettings = { [K in AlwaysKept]: ValueOf<K> } & {
+type ManifestSettings = { [K in AlwaysKept]: ValueOf<K> } & {
   [K in Exclude<KeptSettingName, AlwaysKept>]?: ValueOf<K> | undefined;
 };
 
@@ -278,7 +278,7 @@ export function resolveSettings(options: Readonly<SettingOptions>): ResolvedSett
 }
 
 /** The manifest's field of every kept setting: `always` with its default (an older run's manifest has none), else optional. */
-export type ManifestSettingShape = { [K in AlwaysKept]: z.ZodDefault<EngineSettingsTable[K]['schema']> } & {
+type ManifestSettingShape = { [K in AlwaysKept]: z.ZodDefault<EngineSettingsTable[K]['schema']> } & {
   [K in Exclude<KeptSettingName, AlwaysKept>]: z.ZodOptional<EngineSettingsTable[K]['schema']>;
 };
 
