@@ -22,15 +22,10 @@ const CORE_USES_PROVIDERS = [
   '^src/core/engine/fan-out/queue-cap[.]ts$',
   '^src/core/engine/fan-out/warmup[.]ts$',
   '^src/core/engine/llama-warmup[.]ts$',
-  '^src/core/engine/manifest-engine[.]ts$',
   '^src/core/engine/measure[.]ts$',
   '^src/core/engine/options[.]ts$',
   '^src/core/engine/slot-fill[.]ts$',
   '^src/core/engine/slot-pool[.]ts$',
-  '^src/core/loop/rate-limited[.]ts$',
-  '^src/core/loop/retry[.]ts$',
-  '^src/core/loop/run-fork[.]ts$',
-  '^src/core/loop/send-turn[.]ts$',
   '^src/core/pool/worker-run[.]ts$',
 ];
 // The engine loads the distributed backend on first use (option `distributed`).

@@ -13,7 +13,8 @@ import { dialectOf } from '../core/prefix/chat-dialects.ts';
 import { streamChatBytes } from './openai/stream.ts';
 import { responsesRequestBody, streamResponsesBytes } from './openai/responses.ts';
 import { pinToSlot } from './llama-cpp/pin-slot.ts';
-import { type ModelTransport, streamMessageBytes } from './anthropic/send.ts';
+import { streamMessageBytes } from './anthropic/send.ts';
+import type { ModelTransport } from '../core/loop/transport.ts';
 
 /** Where requests go, as the engine resolved it (the key is never logged or written). */
 export interface ApiEndpoint {

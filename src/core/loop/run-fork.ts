@@ -26,7 +26,7 @@ import {
   type RequestGate,
   type RequestRecord,
 } from './types.ts';
-import type { ModelTransport } from '../../providers/anthropic/send.ts';
+import type { ModelTransport } from './transport.ts';
 
 export const DEFAULT_MAX_TURNS = 200;
 export const DEFAULT_MAX_TOKENS = 8192;
