@@ -5,6 +5,7 @@ import type { ForkTask } from '../src/core/pool/protocol.ts';
 import { runForkTask } from '../src/core/pool/worker-run.ts';
 import type { ForkOutcome } from '../src/core/loop/types.ts';
 import { attachFrozenPrefix } from '../src/core/prefix/sab.ts';
+import { openForkWire } from '../src/providers/registry.ts';
 
 export interface ProbeTask {
   kind: 'probe';
@@ -30,5 +31,5 @@ function probe(task: ProbeTask): ProbeResult {
 }
 
 export default function run(task: ProbeTask | ForkTask): ProbeResult | Promise<ForkOutcome> {
-  return task.kind === 'probe' ? probe(task) : runForkTask(task);
+  return task.kind === 'probe' ? probe(task) : runForkTask(task, openForkWire);
 }

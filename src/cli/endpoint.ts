@@ -2,7 +2,7 @@ import { startEmulator } from '../integrations/emulator/start.ts';
 import { ForkcacheError } from '../core/util/errors.ts';
 import type { ModelCatalogue } from '../core/models/catalogue.ts';
 import { isChatProvider, isLocalEngine, type ProviderId } from '../core/wire/providers.ts';
-import { chatEndpointFromEnv } from '../providers/openai/client.ts';
+import { chatEndpointFromEnv } from '../core/prefix/chat-dialects.ts';
 import { dialectOf } from '../core/prefix/chat-dialects.ts';
 import { emulatorApiOf } from './demo/provider-wire.ts';
 

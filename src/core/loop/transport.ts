@@ -1,5 +1,10 @@
 import type Anthropic from '@anthropic-ai/sdk';
+import type { ForkChild } from '../fork/layouts.ts';
+import type { PerRequest } from '../prefix/body.ts';
+import type { HeadEnd } from '../prefix/sab.ts';
 import type { RateLimitHeaders } from '../rate-limits/headers.ts';
+import type { CacheTtl } from '../wire/cache.ts';
+import type { ProviderId } from '../wire/providers.ts';
 
 /**
  * The contract between one fork's loop and its provider's transport (`ProviderAdapter`'s fork
@@ -51,4 +56,47 @@ export function startedMessageOf(err: unknown): Anthropic.Message | undefined {
   return typeof err === 'object' && err !== null
     ? ((err as Record<symbol, unknown>)[STARTED] as Anthropic.Message | undefined)
     : undefined;
+}
+
+/** Where requests go, as the engine resolved it (the key is never logged or written). */
+export interface ApiEndpoint {
+  provider?: ProviderId | undefined;
+  /** OpenAI's Responses API instead of Chat Completions (the head was frozen for it). */
+  wire?: 'responses' | undefined;
+  baseURL: string;
+  apiKey: string;
+  maxRetries: number;
+  timeoutMs: number;
+  headers: Record<string, string>;
+}
+
+/** A frozen head as a worker holds it. */
+export interface WirePrefix {
+  readonly head: Uint8Array;
+  readonly headEnd: HeadEnd;
+  readonly sha256: string;
+}
+
+/**
+ * The provider boundary as one fork's loop sees it: request bodies are the frozen head bytes
+ * plus this child's suffix in the provider's own format, and the transport sends them and
+ * answers with the provider-neutral message (text and tool_use blocks, stop reason, usage as
+ * uncached/written/read/output). What the loop, the gate and the ledger do never depends on
+ * which provider it is.
+ */
+export interface ForkWire {
+  readonly provider: ProviderId;
+  body(child: ForkChild, perRequest: PerRequest, marker: CacheTtl | false): Uint8Array;
+  readonly transport: ModelTransport;
+}
+
+/** Opens one fork's wire: its provider's adapter (`ProviderAdapter.openForkWire`), chosen by `api.provider`. */
+export type OpenForkWire = (api: ApiEndpoint, prefix: WirePrefix) => ForkWire;
+
+/**
+ * A fan-out's cache key (OpenAI's `prompt_cache_key`, on the providers that take one): one per
+ * frozen head, so a resume keeps it.
+ */
+export function cacheKeyOf(sha256: string): string {
+  return `forkcache-${sha256.slice(0, 16)}`;
 }

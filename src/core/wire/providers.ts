@@ -18,7 +18,7 @@ export const providerIdSchema = z.enum(PROVIDER_IDS, { error: `expected one of $
  * (DashScope and DeepSeek document it; OpenAI documents nothing, so it is treated the same),
  * `none` (vLLM/SGLang cache a block as soon as it is allocated: siblings in one batch share it).
  * llama.cpp holds a prompt in the slot that computed it once the request is done (`response-end`);
- * its fan-out also fills every slot before releasing siblings (src/core/engine/slot-fill.ts).
+ * its fan-out also fills every slot before releasing siblings (src/providers/llama-cpp/slot-fill.ts).
  */
 export type Readability = 'response-start' | 'response-end' | 'none';
 

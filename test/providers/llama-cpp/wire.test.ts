@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeUsage } from '../../../src/core/ledger/usage.ts';
 import { freeze } from '../../../src/core/prefix/freeze.ts';
-import { openForkWire } from '../../../src/providers/fork-wire.ts';
+import { openForkWire } from '../../../src/providers/registry.ts';
 import { pinToSlot } from '../../../src/providers/llama-cpp/pin-slot.ts';
 import { toNeutralMessage } from '../../../src/providers/openai/stream.ts';
 import { readabilityOf, stepDown } from '../../../src/core/wire/providers.ts';

@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { basename, dirname, resolve, sep } from 'node:path';
 import { ForkcacheError } from '../../../core/util/errors.ts';
 import type { ForkTask } from '../../../core/pool/protocol.ts';
-import { chatEndpointFromEnv } from '../../../providers/openai/client.ts';
+import { chatEndpointFromEnv } from '../../../core/prefix/chat-dialects.ts';
 import { withoutCredentials } from '../../../core/wire/headers.ts';
 import { decide, type PermissionDecision, type PermissionPolicy } from '../../../core/tools/permissions.ts';
 import type { SandboxChoice } from '../../../core/tools/sandbox/types.ts';
