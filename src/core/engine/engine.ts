@@ -163,7 +163,11 @@ export class ForkEngine {
     const remote = resolved.distributed
       ? await (
           await importOptional('distributed', () => import('../../integrations/distributed/submit/backend.ts'))
-        ).DistributedBackend.connect(resolved.distributed, resolved.concurrency)
+        ).DistributedBackend.connect(
+          resolved.distributed,
+          resolved.concurrency,
+          registeredProviders()[resolved.api.provider].readability,
+        )
       : undefined;
     const engine = new ForkEngine(resolved, options, remote);
     // a plan over several repositories: each one is checked before anything is sent (bad input)

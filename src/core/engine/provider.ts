@@ -5,7 +5,7 @@ import type { EngineSlots } from '../ledger/engine-figures.ts';
 import type { ApiEndpoint, ForkWire, WirePrefix } from '../loop/transport.ts';
 import type { RequestGate } from '../loop/types.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
-import type { ProviderId } from '../wire/providers.ts';
+import type { ProviderId, Readability } from '../wire/providers.ts';
 import type { SpendPricing } from '../gate/admission/admission-gate.ts';
 import type { ResolvedEngineOptions } from './options.ts';
 import type { WarmGate } from './warm-gate.ts';
@@ -17,7 +17,7 @@ import type { WarmGate } from './warm-gate.ts';
  * a registry (`ProviderRegistry`): the public entries and the fork worker pass src/providers'
  * registry in, core never imports it.
  */
-export interface ProviderAdapter {
+export interface ProviderAdapter extends ProviderFacts {
   readonly id: ProviderId;
   /** One fork's wire in a worker: its request bodies (the frozen head plus the child's suffix) and its transport. */
   openForkWire(api: ApiEndpoint, prefix: WirePrefix): ForkWire;
@@ -36,8 +36,31 @@ export interface ProviderAdapter {
   connect(api: EngineApi, client: Anthropic | undefined): ProviderConnection;
 }
 
+/** What the engine, the ledger and the CLI read of a provider, without a request. */
+export interface ProviderFacts {
+  /**
+   * When a request's cache writes become readable by a sibling, which is what the warm-first
+   * gate waits for (`Readability`).
+   */
+  readonly readability: Readability;
+  /**
+   * The cache reads in whole steps of this many tokens (OpenAI reports hits in 128-token
+   * increments, DeepSeek stores prefixes in 64-token units, vLLM caches 16-token blocks; 1: per
+   * token). A request can read at most its shared prefix rounded down to the step, which is what
+   * the ledger is told it could read (`stepDown`).
+   */
+  readonly cacheStepTokens: number;
+  /** A server the user runs (vLLM, SGLang, llama.cpp): no price, its cost is the compute it does. */
+  readonly local: boolean;
+  /**
+   * The model a demo or economics run uses when none is given: a dated catalogue row for a
+   * hosted provider; a local server serves any id (and runs unpriced). Undefined: the CLI's own.
+   */
+  readonly defaultModel?: string | undefined;
+}
+
 /** The endpoint as the engine resolved it (ResolvedEngineOptions.api). */
-export type EngineApi = ResolvedEngineOptions['api'];
+type EngineApi = ResolvedEngineOptions['api'];
 
 /** An engine's connection to its provider (`ProviderAdapter.connect`). */
 export interface ProviderConnection {

@@ -10,6 +10,10 @@ import { anthropicConnection } from './warmup.ts';
 /** The Messages API: the head as Anthropic's request JSON, streamed through the Anthropic SDK. */
 export const anthropicAdapter: ProviderAdapter = {
   id: 'anthropic',
+  // the cache entry is readable once `message_start` arrives
+  readability: 'response-start',
+  cacheStepTokens: 1,
+  local: false,
   forkBody: (prefix) => (child, perRequest, marker) => childRequestBody(prefix, child, perRequest, { marker }),
   openForkWire(api, prefix) {
     const client = cachedClient(api, prefix, () =>

@@ -8,11 +8,22 @@ import { policyLine, slotChoice, switchFigures } from './slot-policy.ts';
 import type { WarmedUp } from './slot-fill.ts';
 import { warmUpLlamaFanOut } from './warmup.ts';
 
-const chat = chatAdapter('llama-cpp', {
-  // the slot is the permit's, known only once the request may leave: it goes into the suffix
-  send: (client, body, options) =>
-    streamChatBytes(client, options.slot === undefined ? body : pinToSlot(body, options.slot), options),
-});
+const chat = chatAdapter(
+  'llama-cpp',
+  {
+    // a prompt is in the slot that computed it once the request is done; matched per token
+    readability: 'response-end',
+    cacheStepTokens: 1,
+    local: true,
+    // llama-server serves the one model it loaded, whatever the id: a local id, never priced
+    defaultModel: 'local-gguf',
+  },
+  {
+    // the slot is the permit's, known only once the request may leave: it goes into the suffix
+    send: (client, body, options) =>
+      streamChatBytes(client, options.slot === undefined ? body : pinToSlot(body, options.slot), options),
+  },
+);
 
 /**
  * llama.cpp's `llama-server`: Chat Completions whose cache is per slot. Its warm-up fills the
@@ -42,7 +53,7 @@ function llamaConnection(client: OpenAI): ProviderConnection {
 }
 
 /** The fan-out's hooks into the slots its warm-up filled: a request waits for a server slot, which its permit names (`id_slot`). */
-export function slotHooks(warmed: WarmedUp): EngineHooks {
+function slotHooks(warmed: WarmedUp): EngineHooks {
   const { slots: pool, slotReport } = warmed;
   if (!pool) return { slotReport };
   return {

@@ -1,5 +1,5 @@
 import type OpenAI from 'openai';
-import type { ProviderAdapter, ProviderConnection } from '../../core/engine/provider.ts';
+import type { ProviderAdapter, ProviderConnection, ProviderFacts } from '../../core/engine/provider.ts';
 import { cacheKeyOf, type ApiEndpoint, type ForkWire, type WirePrefix } from '../../core/loop/transport.ts';
 import { driftCheckedFetch } from '../../core/prefix/drift.ts';
 import { type ChatProviderId, dialectOf } from '../../core/prefix/chat-dialects.ts';
@@ -11,7 +11,7 @@ import { responsesRequestBody, streamResponsesBytes } from './responses.ts';
 import { streamChatBytes } from './stream.ts';
 
 /** What a Chat Completions provider's adapter is made of (`chatAdapter`; llama.cpp adds its slots). */
-export interface ChatAdapterParts {
+interface ChatAdapterParts {
   /** Sends one fork request on Chat Completions (llama.cpp: pinned to the permit's slot first). */
   /** OpenAI's own Responses API besides Chat Completions (`wire: 'responses'`). */
   responses?: boolean;
@@ -27,7 +27,7 @@ export interface ChatAdapterParts {
  * the head in its dialect (core/prefix/chat-dialects.ts), sent through the `openai` SDK. OpenAI
  * alone also speaks its Responses API (`wire: 'responses'`).
  */
-export function chatAdapter(id: ChatProviderId, parts: ChatAdapterParts = {}): ProviderAdapter {
+export function chatAdapter(id: ChatProviderId, facts: ProviderFacts, parts: ChatAdapterParts = {}): ProviderAdapter {
   const send = parts.send ?? streamChatBytes;
   const dialect = dialectOf(id);
   const responses = parts.responses === true;
@@ -38,6 +38,7 @@ export function chatAdapter(id: ChatProviderId, parts: ChatAdapterParts = {}): P
       : (child, perRequest, marker) => chatRequestBody(prefix, child, perRequest, { dialect, marker, cacheKey });
   return {
     id,
+    ...facts,
     forkBody,
     openForkWire(api, prefix) {
       const onResponses = responses && api.wire === 'responses';
@@ -91,7 +92,34 @@ export function chatConnection(client: OpenAI): ProviderConnection {
   };
 }
 
-export const openaiAdapter = chatAdapter('openai', { responses: true });
-export const dashscopeAdapter = chatAdapter('dashscope');
-export const deepseekAdapter = chatAdapter('deepseek');
-export const openaiCompatibleAdapter = chatAdapter('openai-compatible');
+// Readability: DashScope and DeepSeek document that an entry is readable once its response is
+// complete; OpenAI documents nothing, so it is treated the same. vLLM/SGLang cache a block as
+// soon as it is allocated: siblings in one batch share it (`none`).
+
+/** OpenAI: automatic caching, hits reported in 128-token increments; also the Responses API. */
+export const openaiAdapter = chatAdapter(
+  'openai',
+  { readability: 'response-end', cacheStepTokens: 128, local: false, defaultModel: 'gpt-5' },
+  { responses: true },
+);
+/** DashScope (Qwen): caches only at explicit `cache_control` markers. */
+export const dashscopeAdapter = chatAdapter('dashscope', {
+  readability: 'response-end',
+  cacheStepTokens: 1,
+  local: false,
+  defaultModel: 'qwen3-coder-plus',
+});
+/** DeepSeek: automatic caching, prefixes stored in 64-token units. */
+export const deepseekAdapter = chatAdapter('deepseek', {
+  readability: 'response-end',
+  cacheStepTokens: 64,
+  local: false,
+  defaultModel: 'deepseek-chat',
+});
+/** A local vLLM or SGLang server: automatic prefix caching in 16-token blocks (vLLM's default), unpriced. */
+export const openaiCompatibleAdapter = chatAdapter('openai-compatible', {
+  readability: 'none',
+  cacheStepTokens: 16,
+  local: true,
+  defaultModel: 'qwen3-coder-30b-a3b-instruct',
+});
