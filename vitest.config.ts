@@ -92,6 +92,8 @@ if (!Number.isInteger(workers) || workers < 1) throw new Error('FORKCACHE_TEST_W
 export default defineConfig({
   test: {
     globalSetup: ['test/setup/global-build.ts'],
+    // the provider adapters, as the public entries hand them to core (test/setup/providers.ts)
+    setupFiles: ['test/setup/providers.ts'],
     // every skipped test named with its reason, after the summary (test/setup/skip-reasons.ts)
     reporters: ['default', './test/setup/skip-reasons.ts'],
     testTimeout: 600_000,

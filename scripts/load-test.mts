@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator } from '../src/integrations/emulator/start.ts';
-import { ForkEngine } from '../src/core/engine/engine.ts';
+import { ForkEngine } from '../src/index.ts';
 import { captureSnapshot } from '../src/core/fork/snapshot.ts';
 import { TOOL_DECLARATIONS } from '../src/core/tools/declarations.ts';
 import { threeTurns } from './three-turns.ts';

@@ -4,6 +4,13 @@
 // test/public-api.test.ts snapshots this list: a change to it must be deliberate. An old name of
 // a concept stays one release, marked `@deprecated` where it is declared (CHANGELOG.md).
 
+// the provider adapters (src/providers/registry.ts), handed to core as the package loads: core
+// never imports a provider (issue 46)
+import { useProviders } from './core/engine/providers-registered.ts';
+import { PROVIDERS } from './providers/registry.ts';
+
+useProviders(PROVIDERS);
+
 // errors: switch on `code`; `isForkcacheError` works across copies of the package
 export { ERROR_CODES, ForkcacheError, hasCode, isForkcacheError } from './core/util/errors.ts';
 export type { ErrorCode, WireError } from './core/util/errors.ts';

@@ -1,8 +1,10 @@
-// Thin Piscina entry: hand each fork's task over to src/. Nothing testable lives here.
+// Thin Piscina entry: hand each fork's task over to src/, with the providers' registry (core
+// names no provider: the worker gives it the way to open a fork's wire). Nothing testable lives here.
 import type { ForkTask } from '../src/core/pool/protocol.ts';
 import { runForkTask } from '../src/core/pool/worker-run.ts';
 import type { ForkOutcome } from '../src/core/loop/types.ts';
+import { openForkWire } from '../src/providers/registry.ts';
 
 export default function run(task: ForkTask): Promise<ForkOutcome> {
-  return runForkTask(task);
+  return runForkTask(task, openForkWire);
 }

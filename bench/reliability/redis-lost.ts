@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ForkEngine } from '../../src/core/engine/engine.ts';
+import { ForkEngine } from '../../src/index.ts';
 import { startEmulator } from '../../src/integrations/emulator/start.ts';
 import { captureSnapshot } from '../../src/core/fork/snapshot.ts';
 import { TOOL_DECLARATIONS } from '../../src/core/tools/declarations.ts';

@@ -2,7 +2,7 @@ import { BUILTIN_CATALOGUE } from '../../src/core/models/catalogue.ts';
 import { DEFAULT_MODEL } from '../../src/core/models/defaults.ts';
 import type Anthropic from '@anthropic-ai/sdk';
 import { DEMO_SYSTEM_PROMPT } from '../../src/cli/demo/system-prompt.ts';
-import { measureSharedTokens } from '../../src/core/engine/measure.ts';
+import { measureSharedTokens } from '../../src/providers/anthropic/measure.ts';
 import { SPAWN_TOOL_NAME } from '../../src/core/wire/fork-text.ts';
 import { captureSnapshot, type ParentSnapshot } from '../../src/core/fork/snapshot.ts';
 import { freeze } from '../../src/core/prefix/freeze.ts';

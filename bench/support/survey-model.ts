@@ -5,7 +5,7 @@ import { findForkDirective, toolExchanges } from '../../src/integrations/emulato
 import { formatReport } from '../../src/integrations/emulator/scripts/directive.ts';
 import { SCRIPT_HEADER, type ScriptedModel, type ScriptedTurn } from '../../src/integrations/emulator/scripts/types.ts';
 import type { Clock } from '../../src/core/util/clock.ts';
-import { ForkEngine } from '../../src/core/engine/engine.ts';
+import { ForkEngine } from '../../src/index.ts';
 import { withBenchOptions } from '../../src/core/engine/bench-options.ts';
 import type { WarmStrategy } from '../../src/core/engine/warm-gate.ts';
 import type { MarkerStrategy } from '../../src/core/prefix/freeze.ts';

@@ -20,7 +20,13 @@ export async function main(args: readonly string[]): Promise<number> {
   const before = process.exitCode;
   process.exitCode = undefined;
   try {
-    const { createProgram } = await import('./program.ts');
+    // the provider adapters, handed to core (it never imports a provider): src/providers/registry.ts
+    const [{ createProgram }, { useProviders }, { PROVIDERS }] = await Promise.all([
+      import('./program.ts'),
+      import('../core/engine/providers-registered.ts'),
+      import('../providers/registry.ts'),
+    ]);
+    useProviders(PROVIDERS);
     const program = await createProgram(args);
     await program.parseAsync(['node', 'forkcache', ...args]);
     return Number(process.exitCode ?? 0);

@@ -1,8 +1,9 @@
 import { startEmulator } from '../integrations/emulator/start.ts';
 import { ForkcacheError } from '../core/util/errors.ts';
 import type { ModelCatalogue } from '../core/models/catalogue.ts';
-import { isChatProvider, isLocalEngine, type ProviderId } from '../core/wire/providers.ts';
-import { chatEndpointFromEnv } from '../providers/openai/client.ts';
+import { isChatProvider, type ProviderId } from '../core/wire/providers.ts';
+import { PROVIDERS } from '../providers/registry.ts';
+import { chatEndpointFromEnv } from '../core/prefix/chat-dialects.ts';
 import { dialectOf } from '../core/prefix/chat-dialects.ts';
 import { emulatorApiOf } from './demo/provider-wire.ts';
 
@@ -53,7 +54,7 @@ export async function openEndpoint(
 ): Promise<Endpoint> {
   const real = realEndpoint(provider);
   // An empty key is no key (tests and users clear a variable with KEY=), as before providers existed.
-  const local = isLocalEngine(provider);
+  const local = PROVIDERS[provider].local;
   const configured = local ? Boolean(process.env['OPENAI_BASE_URL']) : Boolean(real.apiKey);
   const insist = api === 'real' || api === 'anthropic';
   if (insist && !configured)

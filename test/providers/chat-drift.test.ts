@@ -4,7 +4,7 @@ import { hasCode } from '../../src/core/util/errors.ts';
 import { describeFailure } from '../../src/core/loop/send-turn.ts';
 import { withSuffix } from '../../src/core/prefix/body.ts';
 import { freeze } from '../../src/core/prefix/freeze.ts';
-import { openForkWire } from '../../src/providers/fork-wire.ts';
+import { openForkWire } from '../../src/providers/registry.ts';
 import { bigSnapshot } from '../core/engine/helpers.ts';
 
 type Emulator = Awaited<ReturnType<typeof startEmulator>>;

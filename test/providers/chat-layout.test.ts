@@ -3,7 +3,7 @@ import { QWEN_ACK, QWEN_BEGIN } from '../../src/core/wire/fork-text.ts';
 import { captureSnapshot } from '../../src/core/fork/snapshot.ts';
 import { freeze } from '../../src/core/prefix/freeze.ts';
 import { attachFrozenPrefix } from '../../src/core/prefix/sab.ts';
-import { openForkWire } from '../../src/providers/fork-wire.ts';
+import { openForkWire } from '../../src/providers/registry.ts';
 import type { ProviderId } from '../../src/core/wire/providers.ts';
 import { fixture } from '../helpers.ts';
 

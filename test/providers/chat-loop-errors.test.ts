@@ -3,7 +3,7 @@ import { ManualClock } from '../../src/core/util/clock.ts';
 import { startEmulator } from '../../src/integrations/emulator/start.ts';
 import { runForkLoop } from '../../src/core/loop/run-fork.ts';
 import { freeze } from '../../src/core/prefix/freeze.ts';
-import { openForkWire } from '../../src/providers/fork-wire.ts';
+import { openForkWire } from '../../src/providers/registry.ts';
 import { createToolExecutor } from '../../src/core/tools/executor.ts';
 import { bigSnapshot, workspace } from '../core/engine/helpers.ts';
 

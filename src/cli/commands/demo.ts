@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { latencyNameSchema } from '../../integrations/emulator/latency.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from '../../core/engine/warm-gate.ts';
 import { DEMO_MODEL, demoModelOf, runDemo } from '../demo/run-demo.ts';
-import { isLocalEngine, PROVIDER_IDS, type ProviderId, providerIdSchema } from '../../core/wire/providers.ts';
+import { PROVIDER_IDS, type ProviderId, providerIdSchema } from '../../core/wire/providers.ts';
+import { PROVIDERS } from '../../providers/registry.ts';
 import { ForkcacheError } from '../../core/util/errors.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE, interruptedLine } from '../interrupt.ts';
 import type { ProgressBoard } from '../board/progress-board.ts';
@@ -46,7 +47,7 @@ function localEngineURL(
   flag: string | undefined,
   log: (line: string) => void,
 ): string | undefined {
-  if (!isLocalEngine(provider)) {
+  if (!PROVIDERS[provider].local) {
     if (flag !== undefined)
       throw new ForkcacheError('INVALID_ARGUMENT', '--base-url: only with --provider llama-cpp or openai-compatible', {
         data: { field: 'baseUrl' },

@@ -3,7 +3,8 @@ import { ForkcacheError } from '../../core/util/errors.ts';
 import { SPAWN_TOOL_NAME } from '../../core/wire/fork-text.ts';
 import { BUILTIN_CATALOGUE, type ModelCatalogue } from '../../core/models/catalogue.ts';
 import { DEFAULT_MODEL } from '../../core/models/defaults.ts';
-import { isChatProvider, PROVIDER_DEFAULT_MODELS, type ProviderId } from '../../core/wire/providers.ts';
+import type { ProviderId } from '../../core/wire/providers.ts';
+import { PROVIDERS } from '../../providers/registry.ts';
 import { demoWire, emulatorApiOf } from './provider-wire.ts';
 import { join } from 'node:path';
 import { startEmulator } from '../../integrations/emulator/start.ts';
@@ -24,7 +25,7 @@ export const DEMO_MODEL = DEFAULT_MODEL;
 
 /** The demo's model on a provider (the Anthropic default, else the provider's catalogue row). */
 export function demoModelOf(provider: ProviderId): string {
-  return isChatProvider(provider) ? PROVIDER_DEFAULT_MODELS[provider] : DEMO_MODEL;
+  return PROVIDERS[provider].defaultModel ?? DEMO_MODEL;
 }
 
 interface DemoOptions {

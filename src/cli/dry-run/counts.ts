@@ -1,13 +1,13 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { claudeTokenizer } from '../../integrations/emulator/tokens/tokenizer.ts';
-import { measureFreshBase, measureSharedTokens } from '../../core/engine/measure.ts';
+import { measureFreshBase, measureSharedTokens } from '../../providers/anthropic/measure.ts';
 import type { ForkChild } from '../../core/fork/layouts.ts';
 import { FORK_FALLBACK_SYSTEM_PROMPT } from '../../core/fork/fallback.ts';
 import { childRequestObject } from '../../core/prefix/body.ts';
 import type { FrozenPrefix } from '../../core/prefix/freeze.ts';
 import { createAnthropicClient } from '../../providers/anthropic/client.ts';
 import { countTokensBytes } from '../../providers/anthropic/send.ts';
-import { forkBodyOf } from '../../providers/fork-wire.ts';
+import { PROVIDERS } from '../../providers/registry.ts';
 import { DEFAULT_CACHE_TTL } from '../../core/wire/cache.ts';
 import { TOOL_DECLARATIONS } from '../../core/tools/declarations.ts';
 import { isChatProvider, type ProviderId } from '../../core/wire/providers.ts';
@@ -35,7 +35,7 @@ const PROBE = 'x';
 /** Each fork's own bytes of its first request: what its directive adds to the head (in the head's wire format). */
 function suffixBytes(prefix: FrozenPrefix, children: readonly ForkChild[], maxTokens: number): number[] {
   const perRequest = { max_tokens: maxTokens, stream: true };
-  const body = forkBodyOf(prefix, prefix.provider, prefix.responses ? 'responses' : undefined, undefined);
+  const body = PROVIDERS[prefix.provider].forkBody(prefix, prefix.responses ? 'responses' : undefined, undefined);
   // a Chat provider's suffix with the head's marker; Anthropic's with the default one
   const marker = isChatProvider(prefix.provider) ? prefix.ttl : DEFAULT_CACHE_TTL;
   return children.map((child) => body(child, perRequest, marker).byteLength - prefix.byteLength);

@@ -207,7 +207,7 @@ async function estimateOn(
 
 /**
  * What the run's wire changes in the estimate. A Chat Completions fan-out of two forks or more
- * warms first (src/core/engine/chat-warmup.ts: the API has no token count, the warm-up measures the
+ * warms first (src/providers/openai/fan-out-warmup.ts: the API has no token count, the warm-up measures the
  * prefix as it writes it): one request, one output token; on the Responses API a `prewarm`, no
  * output, and every write lives for the TTL the run will choose (`responsesTtlFor`), 12 hours
  * priced at the long write rate.
@@ -225,7 +225,7 @@ function wireOf(
   const responses = options.api.wire === 'responses';
   const report =
     provider === 'openai' ? { report: { api: responses ? ('responses' as const) : ('chat' as const) } } : {};
-  // llama.cpp warms its slots its own way (src/core/engine/llama-warmup.ts): its estimate stays as the plan says
+  // llama.cpp warms its slots its own way (src/providers/llama-cpp/warmup.ts): its estimate stays as the plan says
   if (!isChatProvider(provider) || provider === 'llama-cpp' || options.warm === 'none')
     return { estimate: {}, ...report };
   const warms = forks > 1;

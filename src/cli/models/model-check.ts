@@ -1,6 +1,7 @@
 import { loadCatalogue, type ModelCatalogue } from '../../core/models/catalogue.ts';
 import { checkModel } from '../../core/models/status.ts';
-import { isLocalEngine, type ProviderId } from '../../core/wire/providers.ts';
+import type { ProviderId } from '../../core/wire/providers.ts';
+import { PROVIDERS } from '../../providers/registry.ts';
 
 /**
  * Before a command sends anything: load the catalogue (the built-in one, or a user file merged
@@ -18,7 +19,7 @@ export function modelCheck(
 ): ModelCatalogue {
   const catalogue = loadCatalogue(tablePath);
   const check = checkModel(model, { catalogue, at, field: 'model' });
-  const local = provider !== undefined && isLocalEngine(provider) && check.status === 'unknown';
+  const local = provider !== undefined && PROVIDERS[provider].local && check.status === 'unknown';
   if (check.warning && !local) log(`warning: ${check.warning}`);
   return catalogue;
 }

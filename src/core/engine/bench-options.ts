@@ -1,7 +1,16 @@
 import { z } from 'zod';
 import { MARKER_STRATEGIES, type MarkerStrategy } from '../prefix/freeze.ts';
 import { parseOrThrow } from '../util/validation.ts';
-import { SLOT_FILLS, type SlotFill } from './slot-pool.ts';
+
+/**
+ * How the slots get the prefix: `auto` (prefill once, then the KV cache copied into every slot
+ * where the server keeps idle slots and allows copies; one slot where it clears them), `copy`
+ * (prefill once and copy, even on a server that clears idle slots: there before each request on
+ * a slot that lost it), `warm-each` (one prefill per slot: what `auto` falls back to without
+ * copies, here on purpose).
+ */
+export type SlotFill = 'auto' | 'copy' | 'warm-each';
+const SLOT_FILLS: readonly SlotFill[] = ['auto', 'copy', 'warm-each'];
 
 /**
  * Engine settings that exist to compare forkcache with what it replaces (bench/, and tests of

@@ -1,4 +1,3 @@
-import type Anthropic from '@anthropic-ai/sdk';
 import pLimit from 'p-limit';
 import { Piscina } from 'piscina';
 import { type Clock, systemClock } from '../util/clock.ts';
@@ -11,10 +10,8 @@ import { BUILTIN_CATALOGUE, findModel, type ModelCatalogue } from '../models/cat
 import { AdmissionScheduler, type AdmissionView } from '../gate/admission/scheduler.ts';
 import { SpendCap, type SpendCapView } from '../gate/admission/spend-cap.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
-import { createAnthropicClient } from '../../providers/anthropic/client.ts';
-import type OpenAI from 'openai';
-import { isChatProvider } from '../wire/providers.ts';
-import { createChatClient } from '../../providers/openai/client.ts';
+import type { ProviderAdapter, ProviderConnection } from './provider.ts';
+import { registeredProviders } from './providers-registered.ts';
 import { FanOutRun } from './fan-out/fan-out.ts';
 import type { FanOut } from '../agent/fork-handle.ts';
 import type { FanOutDeps, ForkSpec } from './fan-out/types.ts';
@@ -105,8 +102,9 @@ export class ForkEngine {
     };
   }
   readonly #pool: Piscina;
-  readonly #client: Anthropic;
-  readonly #chatClient: OpenAI | undefined;
+  /** The engine's provider, as its adapter answers for it (src/providers/<id>/). */
+  readonly #provider: ProviderAdapter;
+  readonly #connection: ProviderConnection;
   readonly #clock: Clock;
   readonly #table: ModelCatalogue;
   /** What planning a fan-out reads of this engine. */
@@ -135,11 +133,8 @@ export class ForkEngine {
     this.#table = input.modelTable ?? BUILTIN_CATALOGUE;
     this.#onPermission = input.onPermission;
     this.#plan = { options: this.#options, table: this.#table, clock: this.#clock };
-    this.#client = input.client ?? createAnthropicClient({ ...options.api, defaultHeaders: options.api.headers });
-    const provider = options.api.provider;
-    this.#chatClient = isChatProvider(provider)
-      ? createChatClient({ ...options.api, provider, defaultHeaders: options.api.headers })
-      : undefined;
+    this.#provider = registeredProviders()[options.api.provider];
+    this.#connection = this.#provider.connect(options.api, input.client);
     this.#api = pLimit(options.concurrency);
     this.#slots = pLimit(options.maxThreads * options.concurrentTasksPerWorker);
     this.#admission = new AdmissionScheduler({
@@ -168,7 +163,11 @@ export class ForkEngine {
     const remote = resolved.distributed
       ? await (
           await importOptional('distributed', () => import('../../integrations/distributed/submit/backend.ts'))
-        ).DistributedBackend.connect(resolved.distributed, resolved.concurrency)
+        ).DistributedBackend.connect(
+          resolved.distributed,
+          resolved.concurrency,
+          registeredProviders()[resolved.api.provider].readability,
+        )
       : undefined;
     const engine = new ForkEngine(resolved, options, remote);
     // a plan over several repositories: each one is checked before anything is sent (bad input)
@@ -359,7 +358,7 @@ export class ForkEngine {
       });
     }
     const settings = this.#withHeaders(options.headers);
-    const headers = options.headers === undefined ? undefined : { defaultHeaders: settings.api.headers };
+    const headers = options.headers === undefined ? undefined : settings.api.headers;
     const run = new FanOutRun(id, prefix, specs, {
       options: settings,
       pool: this.#pool,
@@ -368,8 +367,8 @@ export class ForkEngine {
       admission: this.#admission,
       spendCap: this.#spendCap,
       modelClass: (model: string) => findModel(model, this.#table)?.family ?? model,
-      client: headers ? this.#client.withOptions(headers) : this.#client,
-      chatClient: headers ? this.#chatClient?.withOptions(headers) : this.#chatClient,
+      provider: this.#provider,
+      connection: headers ? this.#connection.withHeaders(headers) : this.#connection,
       ledger,
       clock: this.#clock,
       rootId,

@@ -1,4 +1,4 @@
-import { withoutCredentials } from '../../providers/headers.ts';
+import { withoutCredentials } from '../wire/headers.ts';
 import type { ManifestEngine } from '../run-dir/manifest.ts';
 import type { ForkEngineOptions, ResolvedEngineOptions } from './options.ts';
 import type { ExecutableToolName } from '../wire/tool-names.ts';

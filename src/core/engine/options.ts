@@ -19,9 +19,9 @@ import { parseOrThrow } from '../util/validation.ts';
 import { type TestHooks, testHooksOf } from '../pool/test-hooks.ts';
 import { isChatProvider, OPENAI_WIRES, type OpenAiWire, providerIdSchema, type ProviderId } from '../wire/providers.ts';
 import { assertEndpoint } from './endpoint.ts';
-import { chatEndpointFromEnv } from '../../providers/openai/client.ts';
+import { chatEndpointFromEnv } from '../prefix/chat-dialects.ts';
 import type { DistributedOptions } from '../../integrations/distributed/keys.ts';
-import type { SlotFill } from './slot-pool.ts';
+import type { SlotFill } from './bench-options.ts';
 import { benchOptionsOf } from './bench-options.ts';
 import { assertRepoNames, repoNameSchema } from './fan-out/repos.ts';
 import {

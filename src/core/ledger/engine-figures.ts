@@ -1,7 +1,7 @@
 import type { LedgerRecord } from './records.ts';
 import { totalInputTokens } from './usage.ts';
 
-/** What a llama-cpp fan-out learned of the server's slots and did with them (src/core/engine/slot-fill.ts). */
+/** What a llama-cpp fan-out learned of the server's slots and did with them (src/providers/llama-cpp/slot-fill.ts). */
 export interface EngineSlots {
   /** The server's slots (`/props` `total_slots`; 0: the server has no `/props`). */
   total: number;
@@ -17,7 +17,7 @@ export interface EngineSlots {
   policy?: string | undefined;
   /** Each fork's KV cache saved and restored around other forks' requests (one request per slot hold). */
   switching?: SwitchFigures | null | undefined;
-  /** What the slot policy chose and what it measured to choose it (src/core/engine/slot-policy.ts). */
+  /** What the slot policy chose and what it measured to choose it (src/providers/llama-cpp/slot-policy.ts). */
   choice?: SlotChoice | undefined;
 }
 
@@ -43,7 +43,7 @@ export interface SlotMeasures {
   gain: number | null;
 }
 
-/** What KV switching did in a fan-out (src/core/engine/slot-pool.ts). */
+/** What KV switching did in a fan-out (src/providers/llama-cpp/slot-pool.ts). */
 export interface SwitchFigures {
   /** Switching was on (off: a fork's later turn computes its own turns again). */
   on: boolean;

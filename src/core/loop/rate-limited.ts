@@ -1,4 +1,4 @@
-import { isApiError } from '../../providers/api-error.ts';
+import { isApiError } from './api-error.ts';
 
 /**
  * Consecutive 429/529 answers one turn may get when the gate owns rate-limit retries: the

@@ -1,5 +1,5 @@
 import { ForkcacheError, type WireError } from '../util/errors.ts';
-import { isApiError, isConnectionError, isUserAbort } from '../../providers/api-error.ts';
+import { isApiError, isConnectionError, isUserAbort } from './api-error.ts';
 
 /** Engine-level retries of a whole turn (the SDK never resends a request that may be billed). */
 export interface TurnRetryOptions {

@@ -21,7 +21,7 @@ import {
   OPEN_GATE,
   type RequestGate,
 } from './types.ts';
-import type { ModelTransport } from '../../providers/anthropic/send.ts';
+import type { ModelTransport } from './transport.ts';
 
 export const DEFAULT_MAX_TURNS = 200;
 export const DEFAULT_MAX_TOKENS = 8192;

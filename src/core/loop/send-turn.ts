@@ -2,9 +2,9 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type { Clock } from '../util/clock.ts';
 import { ForkcacheError, toWireError, type WireError } from '../util/errors.ts';
 import { normalizeUsage } from '../ledger/usage.ts';
-import { apiErrorType, isApiError } from '../../providers/api-error.ts';
-import { reportOfError } from '../../providers/rate-limit-report.ts';
-import { startedMessageOf } from '../../providers/anthropic/send.ts';
+import { apiErrorType, isApiError } from './api-error.ts';
+import { reportOfError } from './error-report.ts';
+import { startedMessageOf } from './transport.ts';
 import type { RequestReport } from '../rate-limits/report.ts';
 import { isRateLimitOrOverload, MAX_GATE_RETRIES } from './rate-limited.ts';
 import {
@@ -17,7 +17,7 @@ import {
 } from './retry.ts';
 import type { TranscriptSink } from './transcript-sink.ts';
 import type { LoopEvent, RequestGate, RequestRecord } from './types.ts';
-import type { ModelTransport } from '../../providers/anthropic/send.ts';
+import type { ModelTransport } from './transport.ts';
 
 /**
  * The loop's options that sending reads. Kept apart from `ForkLoopOptions` so this module

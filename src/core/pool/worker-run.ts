@@ -2,7 +2,7 @@ import type { MessagePort } from 'node:worker_threads';
 import { transcriptDirectiveOf } from '../fork/directive.ts';
 import { runForkLoop } from '../loop/run-fork.ts';
 import type { ForkOutcome, GatePermit, LoopEvent, OutputVerdict, RequestGate } from '../loop/types.ts';
-import { openForkWire } from '../../providers/fork-wire.ts';
+import type { OpenForkWire } from '../loop/transport.ts';
 import { type AttachedPrefix, attachFrozenPrefix } from '../prefix/sab.ts';
 import { fromWireError, toWireError, ForkcacheError } from '../util/errors.ts';
 import type { RequestCost } from '../rate-limits/report.ts';
@@ -178,10 +178,13 @@ export function taskExecutor(
   });
 }
 
-/** Run one fork task: what the worker entry calls; runs in-thread in tests as well. */
-export async function runForkTask(task: ForkTask): Promise<ForkOutcome> {
+/**
+ * Run one fork task: what the worker entry calls; runs in-thread in tests as well. `openForkWire`:
+ * the provider adapters' (src/providers/registry.ts), handed in by the worker entry.
+ */
+export async function runForkTask(task: ForkTask, openForkWire: OpenForkWire): Promise<ForkOutcome> {
   try {
-    return await runAttached(task, attachFrozenPrefix(task.prefix));
+    return await runAttached(task, attachFrozenPrefix(task.prefix), openForkWire);
   } catch (err) {
     // a fork that cannot start (a corrupt prefix, a missing workspace) fails with its own
     // reason: thrown, it would pass for a dead worker and be restarted in vain
@@ -201,7 +204,7 @@ export async function runForkTask(task: ForkTask): Promise<ForkOutcome> {
   }
 }
 
-async function runAttached(task: ForkTask, prefix: AttachedPrefix): Promise<ForkOutcome> {
+async function runAttached(task: ForkTask, prefix: AttachedPrefix, openForkWire: OpenForkWire): Promise<ForkOutcome> {
   const port = task.port;
   const controller = new AbortController();
   const gate = new PortGate(port);

@@ -84,3 +84,14 @@ const CHAT_DIALECTS: Readonly<Record<ChatProviderId, ChatDialect>> = {
 export function dialectOf(id: ChatProviderId): ChatDialect {
   return CHAT_DIALECTS[id];
 }
+
+function firstEnv(names: readonly string[]): string | undefined {
+  for (const name of names) if (process.env[name]) return process.env[name];
+  return undefined;
+}
+
+/** The provider's base URL and key as the environment gives them. */
+export function chatEndpointFromEnv(provider: ChatProviderId): { baseURL: string; apiKey: string | undefined } {
+  const dialect = dialectOf(provider);
+  return { baseURL: firstEnv(dialect.baseUrlEnv) ?? dialect.defaultBaseURL, apiKey: firstEnv(dialect.keyEnv) };
+}

@@ -18,20 +18,9 @@ export const providerIdSchema = z.enum(PROVIDER_IDS, { error: `expected one of $
  * (DashScope and DeepSeek document it; OpenAI documents nothing, so it is treated the same),
  * `none` (vLLM/SGLang cache a block as soon as it is allocated: siblings in one batch share it).
  * llama.cpp holds a prompt in the slot that computed it once the request is done (`response-end`);
- * its fan-out also fills every slot before releasing siblings (src/core/engine/slot-fill.ts).
+ * its fan-out also fills every slot before releasing siblings (src/providers/llama-cpp/slot-fill.ts).
  */
 export type Readability = 'response-start' | 'response-end' | 'none';
-
-export function readabilityOf(provider: ProviderId): Readability {
-  switch (provider) {
-    case 'anthropic':
-      return 'response-start';
-    case 'openai-compatible':
-      return 'none';
-    default:
-      return 'response-end';
-  }
-}
 
 /**
  * The APIs OpenAI serves a fan-out on: `chat` (Chat Completions, the default, as every
@@ -47,38 +36,10 @@ export function isChatProvider(provider: ProviderId): provider is Exclude<Provid
 }
 
 /**
- * The model a provider's demo and economics runs use when none is given: a dated catalogue
- * row for each hosted provider; for a local server any id is served (and runs unpriced).
+ * A cached prefix of `tokens` as a provider with a cache step of `step` tokens can read it:
+ * rounded down to the step (`ProviderFacts.cacheStepTokens`: llama.cpp matches per token, its
+ * step is 1: a byte changed 5 characters before the end of a 2,046-token prefix still reads 2,041).
  */
-export const PROVIDER_DEFAULT_MODELS: Readonly<Record<Exclude<ProviderId, 'anthropic'>, string>> = {
-  openai: 'gpt-5',
-  dashscope: 'qwen3-coder-plus',
-  deepseek: 'deepseek-chat',
-  'openai-compatible': 'qwen3-coder-30b-a3b-instruct',
-  // llama-server serves the one model it loaded, whatever the id: a local id, never priced
-  'llama-cpp': 'local-gguf',
-};
-
-/** A server the user runs (vLLM, SGLang, llama.cpp): no price, its cost is the compute it does. */
-export function isLocalEngine(provider: ProviderId): boolean {
-  return provider === 'openai-compatible' || provider === 'llama-cpp';
-}
-
-/**
- * Providers whose automatic cache reads in whole steps: OpenAI reports hits in 128-token
- * increments, DeepSeek stores prefixes in 64-token units, vLLM caches full blocks (16 tokens by
- * default). llama.cpp matches per token (its step is 1: a byte changed 5 characters before the
- * end of a 2,046-token prefix still reads 2,041). A request there can read at most its shared prefix rounded down to the step, which
- * is what the ledger is told it could read.
- */
-const CACHE_STEP_TOKENS: Readonly<Partial<Record<ProviderId, number>>> = {
-  openai: 128,
-  deepseek: 64,
-  'openai-compatible': 16,
-  'llama-cpp': 1,
-};
-
-export function stepDown(provider: ProviderId, tokens: number): number {
-  const step = CACHE_STEP_TOKENS[provider] ?? 1;
+export function stepDown(step: number, tokens: number): number {
   return Math.floor(tokens / step) * step;
 }

@@ -2,7 +2,8 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { APIConnectionError } from '@anthropic-ai/sdk';
 import { MessageStream } from '@anthropic-ai/sdk/lib/MessageStream';
 import type { Stream } from '@anthropic-ai/sdk/core/streaming';
-import { parseRateLimitHeaders, type RateLimitHeaders } from '../../core/rate-limits/headers.ts';
+import { parseRateLimitHeaders } from '../../core/rate-limits/headers.ts';
+import { markStarted, type SendOptions, type SentMessage } from '../../core/loop/transport.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
@@ -13,44 +14,6 @@ const JSON_HEADERS = { 'content-type': 'application/json' };
  * retries such requests itself (the loop's turn retries), each attempt in the ledger.
  */
 export const BILLED_REQUEST_RETRIES = { maxRetries: 0 } as const;
-
-export interface SendOptions {
-  signal?: AbortSignal | undefined;
-  /**
-   * Called once, when the response has begun (`message_start`): its cache writes are now
-   * readable. `rateLimits`: the response's `anthropic-ratelimit-*` headers.
-   */
-  onStart?: ((message: Anthropic.Message, rateLimits: RateLimitHeaders) => void) | undefined;
-  /** Extra headers for this request only (e.g. the emulator's script selection). */
-  headers?: Record<string, string> | undefined;
-  /** llama.cpp: the server slot the permit named for this request (`id_slot`, in the suffix). */
-  slot?: number | undefined;
-}
-
-const STARTED = Symbol.for('forkcache.startedMessage');
-
-/**
- * The `message_start` snapshot of a streamed request that failed after its response began, if
- * any. The endpoint bills such an attempt (its input, cache reads and writes, and what output
- * had been reported): the ledger records it with this usage.
- */
-export function startedMessageOf(err: unknown): Anthropic.Message | undefined {
-  return typeof err === 'object' && err !== null
-    ? ((err as Record<symbol, unknown>)[STARTED] as Anthropic.Message | undefined)
-    : undefined;
-}
-
-/** How a fork sends one request body: the SDK in production, the same SDK against the emulator in tests. */
-export interface ModelTransport {
-  send(body: Uint8Array, options: SendOptions): Promise<SentMessage>;
-}
-
-export interface SentMessage {
-  message: Anthropic.Message;
-  requestId: string | null;
-  /** The response's `anthropic-ratelimit-*` headers (empty when the endpoint sends none). */
-  rateLimits?: RateLimitHeaders | undefined;
-}
 
 /**
  * Send exact request bytes, streaming, and return the assembled message. The SDK's own
@@ -87,8 +50,7 @@ export async function streamMessageBytes(
     });
     return { message: await stream.finalMessage(), requestId: request_id ?? null, rateLimits };
   } catch (err) {
-    if (started && typeof err === 'object' && err !== null)
-      Object.defineProperty(err, STARTED, { value: started, enumerable: false });
+    if (started) markStarted(err, started);
     throw err;
   } finally {
     options.signal?.removeEventListener('abort', onAbort);

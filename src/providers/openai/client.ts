@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { type ChatProviderId, dialectOf } from '../../core/prefix/chat-dialects.ts';
+import { type ChatProviderId, chatEndpointFromEnv, dialectOf } from '../../core/prefix/chat-dialects.ts';
 
 interface ChatClientOptions {
   provider: ChatProviderId;
@@ -12,17 +12,6 @@ interface ChatClientOptions {
   timeoutMs?: number | undefined;
   fetch?: typeof fetch | undefined;
   defaultHeaders?: Record<string, string> | undefined;
-}
-
-function firstEnv(names: readonly string[]): string | undefined {
-  for (const name of names) if (process.env[name]) return process.env[name];
-  return undefined;
-}
-
-/** The provider's base URL and key as the environment gives them. */
-export function chatEndpointFromEnv(provider: ChatProviderId): { baseURL: string; apiKey: string | undefined } {
-  const dialect = dialectOf(provider);
-  return { baseURL: firstEnv(dialect.baseUrlEnv) ?? dialect.defaultBaseURL, apiKey: firstEnv(dialect.keyEnv) };
 }
 
 /**

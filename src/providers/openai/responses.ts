@@ -12,7 +12,8 @@ import {
 } from '../../core/prefix/responses-head.ts';
 import type { HeadEnd } from '../../core/prefix/sab.ts';
 import { parseRateLimitHeaders } from '../../core/rate-limits/headers.ts';
-import { BILLED_REQUEST_RETRIES, type SendOptions, type SentMessage } from '../anthropic/send.ts';
+import { BILLED_REQUEST_RETRIES } from '../anthropic/send.ts';
+import type { SendOptions, SentMessage } from '../../core/loop/transport.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 

@@ -3,7 +3,8 @@ import type OpenAI from 'openai';
 import type { Stream } from 'openai/core/streaming';
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
 import { parseRateLimitHeaders } from '../../core/rate-limits/headers.ts';
-import { BILLED_REQUEST_RETRIES, type SendOptions, type SentMessage } from '../anthropic/send.ts';
+import { BILLED_REQUEST_RETRIES } from '../anthropic/send.ts';
+import type { SendOptions, SentMessage } from '../../core/loop/transport.ts';
 import { engineTimings } from './usage.ts';
 import { type ChatUsage, fromChatUsage } from '../../core/ledger/chat-usage.ts';
 

@@ -4,7 +4,7 @@ import type { Clock } from '../../core/util/clock.ts';
 import { ForkcacheError, toWireError } from '../../core/util/errors.ts';
 import { normalizeUsage, totalInputTokens, type UsageInput } from '../../core/ledger/usage.ts';
 import type { FrozenPrefix } from '../../core/prefix/freeze.ts';
-import { cacheKeyOf } from '../fork-wire.ts';
+import { cacheKeyOf } from '../../core/loop/transport.ts';
 import { isChatProvider } from '../../core/wire/providers.ts';
 import { closedChatHead } from './body.ts';
 import { dialectOf } from '../../core/prefix/chat-dialects.ts';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/util/clock.ts';
 import { startEmulator } from '../../../src/integrations/emulator/start.ts';
 import { ForkEngine } from '../../../src/core/engine/engine.ts';
-import { closedHeadBody } from '../../../src/core/engine/measure.ts';
+import { closedHeadBody } from '../../../src/providers/anthropic/measure.ts';
 import { childRequestObject } from '../../../src/core/prefix/body.ts';
 import { captureSnapshot } from '../../../src/core/fork/snapshot.ts';
 import { freeze } from '../../../src/core/prefix/freeze.ts';

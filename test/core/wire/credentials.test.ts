@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withoutCredentials } from '../../../src/providers/headers.ts';
+import { withoutCredentials } from '../../../src/core/wire/headers.ts';
 import { CREDENTIAL_HEADERS, credentialMask, maskSecret, maskUrl } from '../../../src/core/wire/credentials.ts';
 
 const KEY = 'sk-ant-api03-abcdefghijklmnop-WXYZ';

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeUsage } from '../../../src/core/ledger/usage.ts';
 import { freeze } from '../../../src/core/prefix/freeze.ts';
-import { openForkWire } from '../../../src/providers/fork-wire.ts';
+import { openForkWire, PROVIDERS } from '../../../src/providers/registry.ts';
 import { pinToSlot } from '../../../src/providers/llama-cpp/pin-slot.ts';
 import { toNeutralMessage } from '../../../src/providers/openai/stream.ts';
-import { readabilityOf, stepDown } from '../../../src/core/wire/providers.ts';
+import { stepDown } from '../../../src/core/wire/providers.ts';
 import { bigSnapshot } from '../../core/engine/helpers.ts';
 
 const api = {
@@ -57,9 +57,9 @@ describe('the llama-cpp wire', () => {
   });
 
   it('reads per token (step 1, where vLLM reads 16-token blocks) and holds siblings until the warm-up completed', () => {
-    expect(stepDown('llama-cpp', 1443)).toBe(1443);
-    expect(stepDown('openai-compatible', 1443)).toBe(1440);
-    expect(readabilityOf('llama-cpp')).toBe('response-end');
+    expect(stepDown(PROVIDERS['llama-cpp'].cacheStepTokens, 1443)).toBe(1443);
+    expect(stepDown(PROVIDERS['openai-compatible'].cacheStepTokens, 1443)).toBe(1440);
+    expect(PROVIDERS['llama-cpp'].readability).toBe('response-end');
   });
 
   it('keeps the server’s timings beside the usage, through the ledger’s normalization', () => {

@@ -30,7 +30,7 @@ export class FanOutAccounts {
   #shared(): { sharedPrefixTokens?: number } {
     return this.sharedTokens === undefined
       ? {}
-      : { sharedPrefixTokens: stepDown(this.#prefix.provider, this.sharedTokens) };
+      : { sharedPrefixTokens: stepDown(this.#deps.provider.cacheStepTokens, this.sharedTokens) };
   }
 
   /** Turns done before (a resumed fan-out, a restarted worker): part of this tree's usage. */
@@ -51,7 +51,7 @@ export class FanOutAccounts {
     const cached =
       cachedPrefixTokens === undefined
         ? {}
-        : { cachedPrefixTokens: stepDown(this.#prefix.provider, cachedPrefixTokens) };
+        : { cachedPrefixTokens: stepDown(this.#deps.provider.cacheStepTokens, cachedPrefixTokens) };
     this.#parentRequest(usage, at, { ...this.#shared(), ...cached });
   }
 

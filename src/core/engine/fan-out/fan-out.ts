@@ -17,8 +17,7 @@ import type { FanOutEvent, ForkHandle, ForkResult } from '../../agent/fork-handl
 import { ForkState } from '../../agent/fork-handle.ts';
 import type { WarmGate } from '../warm-gate.ts';
 import { type FanOutGates, openFanOutGates } from './gates.ts';
-import { warmUpFanOut } from './warmup.ts';
-import type { WarmedUp } from '../slot-fill.ts';
+import type { EngineHooks } from '../provider.ts';
 import type { AdmissionGate } from '../../gate/admission/admission-gate.ts';
 import { sampleBudget } from '../../gate/admission/budget-log.ts';
 import type { WorktreeResult } from '../../tools/git/worktree.ts';
@@ -28,7 +27,6 @@ import { FanOutWorktrees } from './worktrees.ts';
 import { spendCapSummary, spentBefore } from './spend.ts';
 import { cappedBeforeStart, firstRequestCost, type NeverAdmitted, QueueCap } from './queue-cap.ts';
 import { fanOutSummary, hostSandboxes, hostSummary } from './summary.ts';
-import { policyLine, slotChoice, switchFigures } from '../slot-policy.ts';
 
 /** Some fork goes on from earlier turns, and it has a sibling to go on beside it. */
 function resumesSiblings(specs: readonly ForkSpec[]): boolean {
@@ -59,7 +57,7 @@ export class FanOutRun implements FanOut {
   readonly #abort = new AbortController();
   readonly #worktrees: FanOutWorktrees | undefined;
   /** llama.cpp: the server slots the forks are pinned to, and what filling them did. */
-  #warmed: WarmedUp = {};
+  #warmed: EngineHooks = {};
 
   constructor(id: string, prefix: FrozenPrefix, specs: readonly ForkSpec[], deps: FanOutDeps) {
     this.id = id;
@@ -120,8 +118,10 @@ export class FanOutRun implements FanOut {
   }
 
   async #run(): Promise<FanOutResult> {
-    this.#warmed = await warmUpFanOut({
-      deps: this.#deps,
+    this.#warmed = await this.#deps.connection.warmUp({
+      options: this.#deps.options,
+      clock: this.#deps.clock,
+      agents: Boolean(this.#deps.agent),
       prefix: this.prefix,
       forks: this.#specs.length,
       fanOutId: this.id,
@@ -207,7 +207,7 @@ export class FanOutRun implements FanOut {
     return new QueueCap<ForkState>({
       spend,
       admission: this.#admission,
-      costOf: (index) => firstRequestCost(this.prefix, this.#specs[index]!, this.#deps.options),
+      costOf: (index) => firstRequestCost(this.prefix, this.#specs[index]!, this.#deps.options, this.#deps.provider),
       queued: () => this.#states.filter((s) => s.status === 'queued' && !s.final && !this.#specs[s.index]!.finished),
       running: () => this.#states.some((s) => s.status === 'running'),
       capped: (never) => this.#capQueued(spend, never),
@@ -284,26 +284,12 @@ export class FanOutRun implements FanOut {
 
   /** llama.cpp: a request waits for a server slot, which its permit names (`id_slot`). */
   #pinned(forkId: string, gate: RequestGate): RequestGate {
-    const pool = this.#warmed.slots;
-    return pool ? pool.gate(forkId, gate) : gate;
+    return this.#warmed.pin ? this.#warmed.pin(forkId, gate) : gate;
   }
 
-  /** The fan-out's slot files are deleted, whatever happened; the slots line says what the policy did. */
+  /** The warm-up's hooks end with the fan-out, whatever happened (llama.cpp: its slot files are deleted). */
   #closeSlots(): void {
-    const { slots, slotFiles, slotReport, policy } = this.#warmed;
-    if (!slots || !slotFiles || !slotReport || slotReport.switching !== undefined) return;
-    let left: string[];
-    try {
-      left = slotFiles.close();
-    } catch (err) {
-      left = [];
-      slotReport.note ??= `the slot files could not be deleted (${(err as Error).message})`;
-    }
-    slotReport.switching = switchFigures(slots, left.length);
-    slotReport.choice = slotChoice(slotReport, slots, policy);
-    slotReport.policy = policyLine(slotReport, slots, slotReport.choice, slots.stopped);
-    if (left.length > 0 && slots.figures.saves > 0)
-      slotReport.note ??= `${left.length} slot files stay in the server's --slot-save-path (${slotFiles.stem}-*.bin): give forkcache the same folder (--slot-save-path, FORKCACHE_LLAMA_SLOT_SAVE_PATH) and it deletes them`;
+    this.#warmed.close?.();
   }
 
   #emitRestart(state: ForkState, attempt: number, start: StartPoint): void {
@@ -392,7 +378,7 @@ export class FanOutRun implements FanOut {
     };
     state.status = outcome.status;
     state.final = result;
-    this.#warmed.slots?.forkEnded(state.id);
+    this.#warmed.forkEnded?.(state.id);
     this.#accounts.status(state.id, outcome.status);
     this.#emit({ type: 'fork-end', forkId: state.id, at: this.#deps.clock.now(), status: outcome.status, result });
     state.resolve(result);

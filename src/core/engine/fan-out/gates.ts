@@ -2,7 +2,6 @@ import { CACHE_TTL_MS } from '../../wire/cache.ts';
 import { AdmissionGate, type SpendPricing } from '../../gate/admission/admission-gate.ts';
 import { fanOutSpend } from './spend.ts';
 import type { FrozenPrefix } from '../../prefix/freeze.ts';
-import { readabilityOf } from '../../wire/providers.ts';
 import type { FanOutAccounts } from './accounts.ts';
 import type { FanOutDeps } from './types.ts';
 import { WarmGate } from '../warm-gate.ts';
@@ -25,7 +24,7 @@ export function openFanOutGates(deps: FanOutDeps, prefix: FrozenPrefix, accounts
     limit: deps.api,
     ttlMs: CACHE_TTL_MS[prefix.ttl],
     clock: deps.clock,
-    readable: readabilityOf(prefix.provider),
+    readable: deps.provider.readability,
   });
   // the shared prefix is read only once it was written with a boundary marker
   const readsShared = (): boolean => prefix.markers === 'boundary' && warm.state === 'warm';

@@ -4,7 +4,8 @@ import type { AdmissionGate, SpendPricing } from '../../gate/admission/admission
 import type { ForkOutcome } from '../../loop/types.ts';
 import { emptyOutcome } from '../../pool/fork-attempts.ts';
 import type { FrozenPrefix } from '../../prefix/freeze.ts';
-import { wireBodyOf } from '../../../providers/fork-wire.ts';
+import { cacheKeyOf } from '../../loop/transport.ts';
+import type { ProviderAdapter } from '../provider.ts';
 import type { RequestCost } from '../../rate-limits/report.ts';
 import { loadRunKey } from '../../run-dir/run-key.ts';
 import { JsonlTranscript } from '../../run-dir/transcript.ts';
@@ -22,11 +23,13 @@ export function firstRequestCost(
   prefix: FrozenPrefix,
   spec: ForkSpec,
   options: Pick<ResolvedEngineOptions, 'api' | 'maxTokens'>,
+  provider: ProviderAdapter,
 ): RequestCost | undefined {
   const { start } = spec;
   if (start.judgeLast || start.rerun.length > 0 || start.prompt) return undefined;
   const perRequest = { max_tokens: options.maxTokens, stream: true };
-  const bytes = wireBodyOf(options.api, prefix)(start.child, perRequest, prefix.childMarker).byteLength;
+  const body = provider.forkBody(prefix, options.api.wire, cacheKeyOf(prefix.sha256));
+  const bytes = body(start.child, perRequest, prefix.childMarker).byteLength;
   return { bytes, freshBytes: Math.max(0, bytes - prefix.head.byteLength), maxTokens: options.maxTokens };
 }
 

@@ -5,7 +5,6 @@ import { engineFigures, type EngineSlots } from '../../ledger/engine-figures.ts'
 import { findModel } from '../../models/catalogue.ts';
 import { describeModel } from '../../models/status.ts';
 import type { FrozenPrefix } from '../../prefix/freeze.ts';
-import { isLocalEngine } from '../../wire/providers.ts';
 import type { FanOutDeps } from './types.ts';
 import type { FanOutSummary } from '../../agent/fork-handle.ts';
 
@@ -31,7 +30,7 @@ export function fanOutSummary(run: {
 }): FanOutSummary {
   const { deps, prefix } = run;
   const ledger = deps.ledger.summary(deps.rootId);
-  const local = isLocalEngine(prefix.provider);
+  const local = deps.provider.local;
   const model = prefix.snapshot.model;
   const unpriced =
     local && !findModel(model, deps.ledger.table)

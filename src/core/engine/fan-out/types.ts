@@ -1,5 +1,4 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import type OpenAI from 'openai';
 import type { LimitFunction } from 'p-limit';
 import type { Clock } from '../../util/clock.ts';
 import type { ForkChild, ForkLayout } from '../../fork/layouts.ts';
@@ -18,6 +17,7 @@ import type { ResolvedEngineOptions } from '../options.ts';
 import type { AdmissionScheduler } from '../../gate/admission/scheduler.ts';
 import type { SandboxReport } from '../../tools/sandbox/report.ts';
 import type { SpendCap } from '../../gate/admission/spend-cap.ts';
+import type { ProviderAdapter, ProviderConnection } from '../provider.ts';
 
 // What a fan-out hands its caller lives with the handles (src/core/agent/fork-handle.ts).
 
@@ -132,9 +132,10 @@ export interface FanOutDeps extends DispatchDeps {
   spendCap?: SpendCap | undefined;
   /** The model class of a model id (the catalogue's family: the API's rate-limit bucket). */
   modelClass(model: string): string;
-  client: Anthropic;
-  /** The Chat Completions client of a fan-out on another provider (its warm-up goes through it). */
-  chatClient?: OpenAI | undefined;
+  /** The engine's provider (its adapter): what a fork's request body is on its wire. */
+  provider: ProviderAdapter;
+  /** The engine's connection to its provider, with the fan-out's headers: the warm-up goes through it. */
+  connection: ProviderConnection;
   ledger: UsageLedger;
   clock: Clock;
   rootId: string;

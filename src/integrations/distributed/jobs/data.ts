@@ -1,4 +1,4 @@
-import { withoutCredentials } from '../../../providers/headers.ts';
+import { withoutCredentials } from '../../../core/wire/headers.ts';
 import type { DispatchContext } from '../../../core/pool/fork-dispatch.ts';
 import { FORK_QUERY_SOURCE } from '../../../core/wire/fork-text.ts';
 import type { ForkJobData } from '../keys.ts';

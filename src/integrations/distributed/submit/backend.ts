@@ -5,7 +5,7 @@ import { type Clock, systemClock } from '../../../core/util/clock.ts';
 import { ForkcacheError, toWireError } from '../../../core/util/errors.ts';
 import type { DispatchContext } from '../../../core/pool/fork-dispatch.ts';
 import type { ForkOutcome, GatePermit } from '../../../core/loop/types.ts';
-import { readabilityOf } from '../../../core/wire/providers.ts';
+import type { Readability } from '../../../core/wire/providers.ts';
 import { abortable } from '../store/abortable.ts';
 import { InFlight } from './in-flight.ts';
 import { forkJobData } from '../jobs/data.ts';
@@ -28,6 +28,8 @@ interface Parts {
   concurrency: number;
   timeoutMs: number;
   shown: string;
+  /** When the engine's provider makes a request's cache writes readable (its adapter's `readability`). */
+  readable: Readability;
   clock: Clock;
 }
 
@@ -68,6 +70,7 @@ export class DistributedBackend {
   static async connect(
     options: DistributedOptions,
     concurrency: number,
+    readable: Readability,
     clock: Clock = systemClock,
   ): Promise<DistributedBackend> {
     const name = options.queue ?? DEFAULT_QUEUE;
@@ -95,6 +98,7 @@ export class DistributedBackend {
       concurrency,
       timeoutMs: options.redisTimeoutMs ?? DEFAULT_REDIS_TIMEOUT_MS,
       shown: shownRedisUrl(options.redis),
+      readable,
       clock,
     });
     await backend.#watch.start();
@@ -149,7 +153,7 @@ export class DistributedBackend {
     };
     // the warm-first barrier: Anthropic's cache writes are readable once the response began,
     // a Chat provider's once it is complete (its first turn's end), on that host
-    const atEnd = readabilityOf(prefix.provider) === 'response-end';
+    const atEnd = this.#parts.readable === 'response-end';
     job.onEvent = (event) => {
       if (event.type === 'response-start') {
         job.sawStart = true;

@@ -13,7 +13,7 @@ import {
   type ScriptedTextServer,
   startScriptedText,
 } from '../../../../scripts/llama/scripted-text.ts';
-import { choosePolicy, turnMeasures } from '../../../../src/core/engine/slot-policy.ts';
+import { choosePolicy, turnMeasures } from '../../../../src/providers/llama-cpp/slot-policy.ts';
 import { hasLlama, localParent, loggedTasks, metric, why } from './helpers.ts';
 import { cliArgs } from '../../../cli/run-cli.ts';
 

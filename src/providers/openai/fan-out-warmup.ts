@@ -1,12 +1,12 @@
 import type OpenAI from 'openai';
-import type { Clock } from '../util/clock.ts';
-import type { FrozenPrefix } from '../prefix/freeze.ts';
-import { chatWarmup, sendChatWarmup } from '../../providers/openai/warmup.ts';
-import type { FanOutAccounts } from './fan-out/accounts.ts';
-import { estimateFreshBase } from './measure.ts';
-import type { SpendPricing } from '../gate/admission/admission-gate.ts';
-import { underSpendCap } from './fan-out/spend.ts';
-import type { WarmGate, WarmStrategy } from './warm-gate.ts';
+import type { Clock } from '../../core/util/clock.ts';
+import type { FrozenPrefix } from '../../core/prefix/freeze.ts';
+import { chatWarmup, sendChatWarmup } from './warmup.ts';
+import type { WarmUpAccounts } from '../../core/engine/provider.ts';
+import { estimateFreshBase } from '../anthropic/measure.ts';
+import type { SpendPricing } from '../../core/gate/admission/admission-gate.ts';
+import { underSpendCap } from '../../core/engine/fan-out/spend.ts';
+import type { WarmGate, WarmStrategy } from '../../core/engine/warm-gate.ts';
 
 /**
  * What a Chat Completions fan-out does before its forks: the API has no token count, so the
@@ -19,7 +19,7 @@ export async function warmUpChatFanOut(run: {
   forks: number;
   warm: WarmStrategy;
   gate: WarmGate;
-  accounts: FanOutAccounts;
+  accounts: WarmUpAccounts;
   clock: Clock;
   log: (record: Record<string, unknown>) => void;
   signal: AbortSignal;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/util/clock.ts';
-import { SlotPool, type RequestSample } from '../../../src/core/engine/slot-pool.ts';
+import { SlotPool, type RequestSample } from '../../../src/providers/llama-cpp/slot-pool.ts';
 import {
   choosePolicy,
   GAIN_FOR_SLOTS,
@@ -9,7 +9,7 @@ import {
   type PolicyServer,
   type TurnMeasures,
   turnMeasures,
-} from '../../../src/core/engine/slot-policy.ts';
+} from '../../../src/providers/llama-cpp/slot-policy.ts';
 import { OPEN_GATE, type GatePermit } from '../../../src/core/loop/types.ts';
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

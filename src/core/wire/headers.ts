@@ -1,4 +1,4 @@
-import { CREDENTIAL_HEADERS } from '../core/wire/credentials.ts';
+import { CREDENTIAL_HEADERS } from './credentials.ts';
 
 // The one list of credential headers (shared with the proxy's and the emulator's masking): an
 // Azure `api-key` or a gateway cookie passed in `headers` must not reach a manifest either.

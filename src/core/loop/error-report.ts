@@ -1,6 +1,6 @@
 import { apiErrorType, isApiError } from './api-error.ts';
-import { parseRateLimitHeaders, parseRetryAfterMs } from '../core/rate-limits/headers.ts';
-import type { RequestReport } from '../core/rate-limits/report.ts';
+import { parseRateLimitHeaders, parseRetryAfterMs } from '../rate-limits/headers.ts';
+import type { RequestReport } from '../rate-limits/report.ts';
 
 /** The report of a request that failed: status, rate-limit headers, `retry-after` and the 429's error code. */
 export function reportOfError(err: unknown): RequestReport {

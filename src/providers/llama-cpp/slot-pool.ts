@@ -1,20 +1,10 @@
-import type { Clock } from '../util/clock.ts';
-import type { GatePermit, RequestGate } from '../loop/types.ts';
-import type { RequestReport } from '../rate-limits/report.ts';
-import type { SlotActionResult } from '../../providers/llama-cpp/server-api.ts';
-import type { SlotFiles } from '../../providers/llama-cpp/slot-files.ts';
-import type { SwitchFigures } from '../ledger/engine-figures.ts';
-import type { EngineTimings } from '../ledger/usage.ts';
-
-/**
- * How the slots get the prefix: `auto` (prefill once, then the KV cache copied into every slot
- * where the server keeps idle slots and allows copies; one slot where it clears them), `copy`
- * (prefill once and copy, even on a server that clears idle slots: there before each request on
- * a slot that lost it), `warm-each` (one prefill per slot: what `auto` falls back to without
- * copies, here on purpose).
- */
-export type SlotFill = 'auto' | 'copy' | 'warm-each';
-export const SLOT_FILLS: readonly SlotFill[] = ['auto', 'copy', 'warm-each'];
+import type { Clock } from '../../core/util/clock.ts';
+import type { GatePermit, RequestGate } from '../../core/loop/types.ts';
+import type { RequestReport } from '../../core/rate-limits/report.ts';
+import type { SlotActionResult } from './server-api.ts';
+import type { SlotFiles } from './slot-files.ts';
+import type { SwitchFigures } from '../../core/ledger/engine-figures.ts';
+import type { EngineTimings } from '../../core/ledger/usage.ts';
 
 /** The server's slot actions the pool needs (LlamaServerApi). */
 export interface SlotActions {
@@ -53,7 +43,7 @@ interface Waiter {
   resolve(slot: number): void;
 }
 
-/** One request as the policy learns from it (src/core/engine/slot-policy.ts). */
+/** One request as the policy learns from it (src/providers/llama-cpp/slot-policy.ts). */
 export interface RequestSample {
   /** The fork's first request: every fork's first has the same shape (the rules, a directive, max tokens). */
   first: boolean;

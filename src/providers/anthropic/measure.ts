@@ -1,10 +1,10 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { FORK_FALLBACK_SYSTEM_PROMPT } from '../fork/fallback.ts';
-import type { ParentSnapshot } from '../fork/snapshot.ts';
-import type { FrozenPrefix } from '../prefix/freeze.ts';
-import { withSuffix } from '../prefix/body.ts';
-import { countTokensBytes, sendMessageBytes } from '../../providers/anthropic/send.ts';
-import { TOOL_DECLARATIONS } from '../tools/declarations.ts';
+import { FORK_FALLBACK_SYSTEM_PROMPT } from '../../core/fork/fallback.ts';
+import type { ParentSnapshot } from '../../core/fork/snapshot.ts';
+import type { FrozenPrefix } from '../../core/prefix/freeze.ts';
+import { withSuffix } from '../../core/prefix/body.ts';
+import { countTokensBytes, sendMessageBytes } from './send.ts';
+import { TOOL_DECLARATIONS } from '../../core/tools/declarations.ts';
 
 const encoder = new TextEncoder();
 const PROBE_MESSAGE = '{"role":"user","content":"x"}';

@@ -1,5 +1,6 @@
-import type { EngineSlots, SlotChoice, SlotMeasures, SwitchFigures } from '../ledger/engine-figures.ts';
-import type { PoolObserver, RequestSample, SlotFill, SlotPool } from './slot-pool.ts';
+import type { EngineSlots, SlotChoice, SlotMeasures, SwitchFigures } from '../../core/ledger/engine-figures.ts';
+import type { SlotFill } from '../../core/engine/bench-options.ts';
+import type { PoolObserver, RequestSample, SlotPool } from './slot-pool.ts';
 
 /** Switches measured before the policy judges them (the first one can be slow: a cold page cache). */
 const SWITCHES_TO_JUDGE = 2;
@@ -24,7 +25,7 @@ export interface PolicyServer {
   fill: SlotFill;
 }
 
-/** What the first turns measured (src/core/engine/slot-pool.ts reports it; recorded in the summary). */
+/** What the first turns measured (src/providers/llama-cpp/slot-pool.ts reports it; recorded in the summary). */
 export interface TurnMeasures {
   /** Fork requests that ended, and their time in the model as if each had run alone, summed. */
   requests: number;

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/util/clock.ts';
 import { SlotFiles, removeFanOutSlotFiles, slotFileStem } from '../../../src/providers/llama-cpp/slot-files.ts';
-import { type SlotActions, SlotPool } from '../../../src/core/engine/slot-pool.ts';
-import { judgeSwitching } from '../../../src/core/engine/slot-policy.ts';
+import { type SlotActions, SlotPool } from '../../../src/providers/llama-cpp/slot-pool.ts';
+import { judgeSwitching } from '../../../src/providers/llama-cpp/slot-policy.ts';
 import { OPEN_GATE, type GatePermit } from '../../../src/core/loop/types.ts';
 import type { SlotActionResult } from '../../../src/providers/llama-cpp/server-api.ts';
 

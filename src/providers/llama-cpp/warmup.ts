@@ -1,10 +1,11 @@
 import type OpenAI from 'openai';
-import { LlamaServerApi } from '../../providers/llama-cpp/server-api.ts';
-import type { FrozenPrefix } from '../prefix/freeze.ts';
-import type { FanOutAccounts } from './fan-out/accounts.ts';
-import type { FanOutDeps } from './fan-out/types.ts';
+import { LlamaServerApi } from './server-api.ts';
+import type { FrozenPrefix } from '../../core/prefix/freeze.ts';
+import type { WarmUpAccounts } from '../../core/engine/provider.ts';
+import type { ResolvedEngineOptions } from '../../core/engine/options.ts';
+import type { Clock } from '../../core/util/clock.ts';
 import { fillSlots, type WarmedUp } from './slot-fill.ts';
-import type { WarmGate } from './warm-gate.ts';
+import type { WarmGate } from '../../core/engine/warm-gate.ts';
 
 /**
  * The warm-up of a `llama-cpp` fan-out: learn the server's slots from `/props`, fill them with
@@ -13,17 +14,18 @@ import type { WarmGate } from './warm-gate.ts';
  * back), and the summary says so.
  */
 export async function warmUpLlamaFanOut(run: {
-  deps: FanOutDeps;
+  options: ResolvedEngineOptions;
+  clock: Clock;
   client: OpenAI;
   prefix: FrozenPrefix;
   forks: number;
   gate: WarmGate;
   fanOutId: string;
-  accounts: FanOutAccounts;
+  accounts: WarmUpAccounts;
   log: (record: Record<string, unknown>) => void;
   signal: AbortSignal;
 }): Promise<WarmedUp> {
-  const { deps } = run;
+  const deps = run;
   const server = new LlamaServerApi({ baseURL: deps.options.api.baseURL, apiKey: deps.options.api.apiKey });
   const props = await server.props(run.signal).catch(() => undefined);
   if (!props) {

@@ -1,21 +1,22 @@
 import type OpenAI from 'openai';
-import type { Clock } from '../util/clock.ts';
-import type { FrozenPrefix } from '../prefix/freeze.ts';
-import { dialectOf } from '../prefix/chat-dialects.ts';
-import { chatRequestBody, closedChatHead } from '../../providers/openai/body.ts';
-import { WRAPPED_DIRECTIVE_OPENING } from '../fork/directive.ts';
-import { FORK_BOILERPLATE_CLOSE } from '../wire/fork-text.ts';
-import { sendChatBytes } from '../../providers/openai/stream.ts';
-import { chatWarmup } from '../../providers/openai/warmup.ts';
-import type { LlamaServerApi } from '../../providers/llama-cpp/server-api.ts';
-import type { UsageInput } from '../ledger/usage.ts';
-import type { EngineSlots } from '../ledger/engine-figures.ts';
-import type { FanOutAccounts } from './fan-out/accounts.ts';
-import { type SlotFill, SlotPool } from './slot-pool.ts';
-import { SlotFiles, slotFileStem } from '../../providers/llama-cpp/slot-files.ts';
+import type { Clock } from '../../core/util/clock.ts';
+import type { FrozenPrefix } from '../../core/prefix/freeze.ts';
+import { dialectOf } from '../../core/prefix/chat-dialects.ts';
+import { chatRequestBody, closedChatHead } from '../openai/body.ts';
+import { WRAPPED_DIRECTIVE_OPENING } from '../../core/fork/directive.ts';
+import { FORK_BOILERPLATE_CLOSE } from '../../core/wire/fork-text.ts';
+import { sendChatBytes } from '../openai/stream.ts';
+import { chatWarmup } from '../openai/warmup.ts';
+import type { LlamaServerApi } from './server-api.ts';
+import type { UsageInput } from '../../core/ledger/usage.ts';
+import type { EngineSlots } from '../../core/ledger/engine-figures.ts';
+import type { WarmUpAccounts } from '../../core/engine/provider.ts';
+import type { SlotFill } from '../../core/engine/bench-options.ts';
+import { SlotPool } from './slot-pool.ts';
+import { SlotFiles, slotFileStem } from './slot-files.ts';
 import { judgeSwitching, LearningPolicy } from './slot-policy.ts';
-import type { WarmGate } from './warm-gate.ts';
-import { ForkcacheError } from '../util/errors.ts';
+import type { WarmGate } from '../../core/engine/warm-gate.ts';
+import { ForkcacheError } from '../../core/util/errors.ts';
 
 /** What a llama-cpp fan-out learned and did before its forks (the summary's `engine.slots`). */
 export type SlotReport = EngineSlots;
@@ -37,7 +38,7 @@ interface SlotFillRun {
   forks: number;
   fill: SlotFill;
   gate: WarmGate;
-  accounts: FanOutAccounts;
+  accounts: WarmUpAccounts;
   clock: Clock;
   log: (record: Record<string, unknown>) => void;
   signal: AbortSignal;

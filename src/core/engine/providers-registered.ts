@@ -1,0 +1,23 @@
+import { ForkcacheError } from '../util/errors.ts';
+import type { ProviderRegistry } from './provider.ts';
+
+let registered: ProviderRegistry | undefined;
+
+/**
+ * Hand core the provider adapters (src/providers/registry.ts). Core never imports them: the
+ * public entries (src/index.ts, src/testing.ts, src/ai-sdk.ts) and the CLI call this once as
+ * they load, and an engine made after that speaks any provider the registry names.
+ */
+export function useProviders(registry: ProviderRegistry): void {
+  registered = registry;
+}
+
+/** The adapters handed to `useProviders`. */
+export function registeredProviders(): ProviderRegistry {
+  if (!registered)
+    throw new ForkcacheError(
+      'INTERNAL',
+      'no provider adapters: import forkcache from its entry (the package, or src/index.ts), which hands core src/providers/registry.ts',
+    );
+  return registered;
+}
