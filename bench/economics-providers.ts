@@ -3,7 +3,7 @@ import type { EmulatorApi } from '../src/integrations/emulator/openai/rules.ts';
 import { startEmulator } from '../src/integrations/emulator/start.ts';
 import { ForkEngine } from '../src/index.ts';
 import { withBenchOptions } from '../src/core/engine/bench-options.ts';
-import type { WarmStrategy } from '../src/core/engine/warm-gate.ts';
+import type { WarmStrategy } from '../src/core/settings/engine-settings.ts';
 import { SCRIPT_HEADER } from '../src/integrations/emulator/scripts/types.ts';
 import type { ParentSnapshot } from '../src/core/fork/snapshot.ts';
 import type { MarkerStrategy } from '../src/core/prefix/freeze.ts';

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
 import { ManualClock } from '../src/core/util/clock.ts';
 import { startEmulator } from '../src/integrations/emulator/start.ts';
-import type { WarmStrategy } from '../src/core/engine/warm-gate.ts';
+import type { WarmStrategy } from '../src/core/settings/engine-settings.ts';
 import type { MarkerStrategy } from '../src/core/prefix/freeze.ts';
 import { driveFanOut, type DrivenResult } from './support/drive.ts';
 import { BENCH_EPOCH, BENCH_MODEL, parentOfSize, type SizedParent } from './support/parent.ts';

@@ -29,8 +29,8 @@ export type { CheckRecord, ForkOutcome, LoopEvent } from './core/loop/types.ts';
 // how a fork ended: only `completed` is success
 export { FORK_END_STATUSES, RETRYABLE_STATUSES } from './core/util/fork-status.ts';
 export type { AgentStatus, ForkEndStatus, ForkStatus, RetryableStatus } from './core/util/fork-status.ts';
-export { WARM_STRATEGIES } from './core/engine/warm-gate.ts';
-export type { WarmStrategy } from './core/engine/warm-gate.ts';
+export { WARM_STRATEGIES } from './core/settings/engine-settings.ts';
+export type { WarmStrategy } from './core/settings/engine-settings.ts';
 export { PROVIDER_IDS } from './core/wire/providers.ts';
 export type { ProviderId } from './core/wire/providers.ts';
 export type { CacheTtl } from './core/wire/cache.ts';

@@ -1,7 +1,7 @@
 import type { ManualClock } from '../../src/core/util/clock.ts';
 import type { Emulator } from '../../src/integrations/emulator/start.ts';
 import type { FanOut, FanOutResult } from '../../src/core/agent/fork-handle.ts';
-import type { WarmStrategy } from '../../src/core/engine/warm-gate.ts';
+import type { WarmStrategy } from '../../src/core/settings/engine-settings.ts';
 
 export interface DrivenResult extends FanOutResult {
   /** Emulated time from `fanOut()` to the last fork's end (ms on the ManualClock). */

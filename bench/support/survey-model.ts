@@ -7,7 +7,7 @@ import { SCRIPT_HEADER, type ScriptedModel, type ScriptedTurn } from '../../src/
 import type { Clock } from '../../src/core/util/clock.ts';
 import { ForkEngine } from '../../src/index.ts';
 import { withBenchOptions } from '../../src/core/engine/bench-options.ts';
-import type { WarmStrategy } from '../../src/core/engine/warm-gate.ts';
+import type { WarmStrategy } from '../../src/core/settings/engine-settings.ts';
 import type { MarkerStrategy } from '../../src/core/prefix/freeze.ts';
 
 /** Name of the bench's scripted model (select it with the `x-forkcache-script` header). */

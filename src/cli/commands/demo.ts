@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { latencyNameSchema } from '../../integrations/emulator/latency.ts';
-import { WARM_STRATEGIES, type WarmStrategy } from '../../core/engine/warm-gate.ts';
+import { WARM_STRATEGIES, type WarmStrategy } from '../../core/settings/engine-settings.ts';
 import { DEMO_MODEL, demoModelOf, runDemo } from '../demo/run-demo.ts';
 import { PROVIDER_IDS, type ProviderId, providerIdSchema } from '../../core/wire/providers.ts';
 import { PROVIDERS } from '../../providers/registry.ts';

@@ -15,7 +15,7 @@ import { UsageLedger } from '../../core/ledger/ledger.ts';
 import { createAnthropicClient } from '../../providers/anthropic/client.ts';
 import { TOOL_DECLARATIONS } from '../../core/tools/declarations.ts';
 import { createToolExecutor } from '../../core/tools/executor.ts';
-import type { WarmStrategy } from '../../core/engine/warm-gate.ts';
+import type { WarmStrategy } from '../../core/settings/engine-settings.ts';
 import type { LatencyName } from '../../integrations/emulator/latency.ts';
 import { ProgressBoard } from '../board/progress-board.ts';
 import { DEMO_SYSTEM_PROMPT } from './system-prompt.ts';

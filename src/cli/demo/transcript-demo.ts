@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { startEmulator } from '../../integrations/emulator/start.ts';
 import { ForkEngine } from '../../core/engine/engine.ts';
 import type { FanOutResult } from '../../core/agent/fork-handle.ts';
-import type { WarmStrategy } from '../../core/engine/warm-gate.ts';
+import type { WarmStrategy } from '../../core/settings/engine-settings.ts';
 import type { LatencyName } from '../../integrations/emulator/latency.ts';
 import { BUILTIN_CATALOGUE, type ModelCatalogue } from '../../core/models/catalogue.ts';
 import { CacheContinuity } from '../importers/cache-continuity.ts';

@@ -5,9 +5,6 @@ import type { GatePermit, RequestGate } from '../loop/types.ts';
 import type { Readability } from '../wire/providers.ts';
 import type { WarmStrategy } from '../settings/engine-settings.ts';
 
-// declared with the engine's settings (the `warm` setting's schema), re-exported where the gate is
-export { WARM_STRATEGIES, type WarmStrategy } from '../settings/engine-settings.ts';
-
 interface WarmGateOptions {
   strategy: WarmStrategy;
   /** In-flight API requests at most (all forks of the engine share one limiter). */

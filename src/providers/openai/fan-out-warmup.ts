@@ -6,7 +6,8 @@ import type { WarmUpAccounts } from '../../core/engine/provider.ts';
 import { estimateFreshBase } from '../anthropic/measure.ts';
 import type { SpendPricing } from '../../core/gate/admission/admission-gate.ts';
 import { underSpendCap } from '../../core/engine/fan-out/spend.ts';
-import type { WarmGate, WarmStrategy } from '../../core/engine/warm-gate.ts';
+import type { WarmGate } from '../../core/engine/warm-gate.ts';
+import type { WarmStrategy } from '../../core/settings/engine-settings.ts';
 
 /**
  * What a Chat Completions fan-out does before its forks: the API has no token count, so the
