@@ -246,8 +246,8 @@ export function flagSchema<K extends FlagKey>(keys: readonly K[]): z.ZodObject<P
 }
 
 /**
- * `parseFlags` with a command's hidden aliases folded into the keys they stand for: the old
- * spelling counts when the new one is not given, and errors name the new one.
+ * `parseFlags` with a command's hidden aliases folded into the keys they stand for: an old
+ * spelling given counts (the new one may hold only its default), and errors name the new one.
  */
 export function parseCommandFlags<S extends z.ZodType>(
   schema: S,
@@ -260,7 +260,7 @@ export function parseCommandFlags<S extends z.ZodType>(
       .replace(/^--/, '')
       .split(/\s/)[0]!
       .replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-    if (folded[oldKey] !== undefined && folded[key] === undefined) folded[key] = folded[oldKey];
+    if (folded[oldKey] !== undefined) folded[key] = folded[oldKey];
     delete folded[oldKey];
   }
   return parseFlags(schema, folded);
@@ -274,3 +274,8 @@ export const RUN_DIR_ARGUMENT = {
   name: '<run-dir>',
   description: 'a run directory, or a runs directory holding several',
 } as const;
+
+/** The shared flag `key` as a commander option (`defaultValue`: a per-command default, shown in help). */
+export function flag(key: FlagKey, defaultValue?: string): Option {
+  return optionOf(FLAGS[key], defaultValue);
+}
