@@ -127,101 +127,107 @@ export function registerEconomicsCommand(program: Command): void {
     .addOption(flag('modelTable'))
     .addOption(flag('json'));
   addAliases(command, ALIASES);
-  command.action(async (raw: Record<string, unknown>) => {
-    const opts = parseCommandFlags(optionsSchema, raw, ALIASES);
-    const sweep = parseSweep(opts.sweep);
-    checkShape(opts, new Set(Object.keys(sweep)));
-    const table = loadCatalogue(opts.modelTable);
-    const { assumptions, error } = parseAssumptions(opts.assume);
-    if (error) throw invalid(`--assume: ${error}`, '--assume');
-    const fresh = opts.freshTokens ?? DEFAULT_FRESH_AGENT_TOKENS;
-    if (opts.sweep.length > 0) {
-      const base = {
-        model: opts.model,
-        prefix: opts.prefix ?? 0,
-        forks: opts.children ?? 1,
-        directive: opts.directiveTokens,
-        'file-tokens': opts.fileTokens,
-        'fresh-tokens': fresh,
-      };
-      const rows = sweepRows(base, sweep, {
-        table,
-        date: opts.date,
-        wholeRun: opts.wholeRun,
-        kind: opts.readOnly ? 'read' : 'edit',
-        assumptions,
-        warmParent: opts.warmParent,
-        ttl: opts.ttl,
-        maxTokens: DEFAULT_MAX_TOKENS,
-      });
-      await writeSweep(rows, { json: opts.json, csv: opts.csv, chart: opts.chart }, (l) => printErr(`${l}\n`));
-      return;
-    }
-    const prefix = opts.prefix!;
-    const children = opts.children!;
-    if (opts.wholeRun) {
-      const cached = opts.warmParent ? prefix : (opts.cachedPrefix ?? 0);
-      const kind = opts.readOnly ? ('read' as const) : ('edit' as const);
-      const estimate = wholeRunEconomics({
-        prefixTokens: prefix,
-        directiveTokens: opts.directiveTokens,
-        children,
-        model: opts.model,
-        table,
-        date: opts.date,
-        freshTokens: fresh,
-        fileTokens: opts.fileTokens,
-        kind,
-        cachedPrefixTokens: cached,
-        assumptions,
-        maxTokens: DEFAULT_MAX_TOKENS,
-      });
-      const shape = {
-        prefix,
-        directive: opts.directiveTokens,
-        children,
-        fileTokens: opts.fileTokens,
-        kind,
-        fresh,
-        cached,
-      };
-      printOut(
-        opts.json
-          ? `${JSON.stringify({ whole_run: estimate, assumptions })}\n`
-          : formatWholeRun(estimate, shape, assumptions),
-      );
-      return;
-    }
-    const conventions: EconomicsConvention[] = opts.convention === 'both' ? ['seed', 'real'] : [opts.convention];
-    const resultFor = (model: string, convention: EconomicsConvention): EconomicsResult => {
-      const input: EconomicsInput = {
-        prefixTokens: prefix,
-        directiveTokens: opts.directiveTokens,
-        children,
-        model,
-        ttl: opts.ttl,
-        warmParent: opts.warmParent,
-        convention,
-        table,
-        freshTokens: fresh,
-      };
-      // exactOptionalPropertyTypes: absent flags stay absent, the library applies defaults.
-      if (opts.cachedPrefix !== undefined) input.cachedPrefixTokens = opts.cachedPrefix;
-      if (opts.date !== undefined) input.date = opts.date;
-      return forkEconomics(input, '--model', '--date', '--ttl');
+  command.action(async (raw: Record<string, unknown>) =>
+    economicsAction(parseCommandFlags(optionsSchema, raw, ALIASES)),
+  );
+}
+
+type EconomicsOptions = z.output<typeof optionsSchema>;
+
+/** The command's work, from its parsed options (no process needed). */
+export async function economicsAction(opts: EconomicsOptions): Promise<void> {
+  const sweep = parseSweep(opts.sweep);
+  checkShape(opts, new Set(Object.keys(sweep)));
+  const table = loadCatalogue(opts.modelTable);
+  const { assumptions, error } = parseAssumptions(opts.assume);
+  if (error) throw invalid(`--assume: ${error}`, '--assume');
+  const fresh = opts.freshTokens ?? DEFAULT_FRESH_AGENT_TOKENS;
+  if (opts.sweep.length > 0) {
+    const base = {
+      model: opts.model,
+      prefix: opts.prefix ?? 0,
+      forks: opts.children ?? 1,
+      directive: opts.directiveTokens,
+      'file-tokens': opts.fileTokens,
+      'fresh-tokens': fresh,
     };
-    if (opts.compare) {
-      const rows = currentModels(table, opts.date).map((model) =>
-        resultFor(model, conventions[conventions.length - 1] ?? 'real'),
-      );
-      printOut(opts.json ? `${JSON.stringify({ compare: rows })}\n` : formatComparison(rows));
-      return;
-    }
-    const results = conventions.map((convention) => resultFor(opts.model, convention));
-    if (opts.json) {
-      printOut(`${JSON.stringify(Object.fromEntries(results.map((r) => [r.convention, r])))}\n`);
-    } else {
-      printOut(formatEconomics(results));
-    }
-  });
+    const rows = sweepRows(base, sweep, {
+      table,
+      date: opts.date,
+      wholeRun: opts.wholeRun,
+      kind: opts.readOnly ? 'read' : 'edit',
+      assumptions,
+      warmParent: opts.warmParent,
+      ttl: opts.ttl,
+      maxTokens: DEFAULT_MAX_TOKENS,
+    });
+    await writeSweep(rows, { json: opts.json, csv: opts.csv, chart: opts.chart }, (l) => printErr(`${l}\n`));
+    return;
+  }
+  const prefix = opts.prefix!;
+  const children = opts.children!;
+  if (opts.wholeRun) {
+    const cached = opts.warmParent ? prefix : (opts.cachedPrefix ?? 0);
+    const kind = opts.readOnly ? ('read' as const) : ('edit' as const);
+    const estimate = wholeRunEconomics({
+      prefixTokens: prefix,
+      directiveTokens: opts.directiveTokens,
+      children,
+      model: opts.model,
+      table,
+      date: opts.date,
+      freshTokens: fresh,
+      fileTokens: opts.fileTokens,
+      kind,
+      cachedPrefixTokens: cached,
+      assumptions,
+      maxTokens: DEFAULT_MAX_TOKENS,
+    });
+    const shape = {
+      prefix,
+      directive: opts.directiveTokens,
+      children,
+      fileTokens: opts.fileTokens,
+      kind,
+      fresh,
+      cached,
+    };
+    printOut(
+      opts.json
+        ? `${JSON.stringify({ whole_run: estimate, assumptions })}\n`
+        : formatWholeRun(estimate, shape, assumptions),
+    );
+    return;
+  }
+  const conventions: EconomicsConvention[] = opts.convention === 'both' ? ['seed', 'real'] : [opts.convention];
+  const resultFor = (model: string, convention: EconomicsConvention): EconomicsResult => {
+    const input: EconomicsInput = {
+      prefixTokens: prefix,
+      directiveTokens: opts.directiveTokens,
+      children,
+      model,
+      ttl: opts.ttl,
+      warmParent: opts.warmParent,
+      convention,
+      table,
+      freshTokens: fresh,
+    };
+    // exactOptionalPropertyTypes: absent flags stay absent, the library applies defaults.
+    if (opts.cachedPrefix !== undefined) input.cachedPrefixTokens = opts.cachedPrefix;
+    if (opts.date !== undefined) input.date = opts.date;
+    return forkEconomics(input, '--model', '--date', '--ttl');
+  };
+  if (opts.compare) {
+    const rows = currentModels(table, opts.date).map((model) =>
+      resultFor(model, conventions[conventions.length - 1] ?? 'real'),
+    );
+    printOut(opts.json ? `${JSON.stringify({ compare: rows })}\n` : formatComparison(rows));
+    return;
+  }
+  const results = conventions.map((convention) => resultFor(opts.model, convention));
+  if (opts.json) {
+    printOut(`${JSON.stringify(Object.fromEntries(results.map((r) => [r.convention, r])))}\n`);
+  } else {
+    printOut(formatEconomics(results));
+  }
 }

@@ -97,108 +97,116 @@ export function registerProxyCommand(program: Command): void {
     // the old name, kept for one release
     .addOption(new Option('--mcp-run-dir <dir>').hideHelp());
   addAliases(command, ALIASES);
-  command.action(async (raw: Record<string, unknown>) => {
-    const o = parseCommandFlags(optionsSchema, raw, ALIASES);
-    const mcpOnly = [
-      o.mcpConfig && '--mcp-config',
-      o.mcpWorkspace && '--mcp-workspace',
-      o.mcpRunsDir && '--mcp-runs-dir',
-      o.mcpRunDir && '--mcp-run-dir',
-      o.mcpAllowBash && '--mcp-allow-bash',
-    ];
-    const stray = mcpOnly.find(Boolean);
-    if (stray && !o.mcp) {
-      process.stderr.write(`${stray}: needs --mcp\n`);
-      process.exitCode = 2;
-      return;
-    }
-    const modelTable = o.modelTable === undefined ? undefined : loadCatalogue(o.modelTable);
-    // Every optional package before the socket opens: found missing after it, the command
-    // once printed the error and kept listening, its pool open, forever.
-    await requireFeatures(o.mcp && 'mcp', o.report !== undefined && 'report');
-    // the children's shell runs in bubblewrap or not at all: said before anything opens
-    if (o.mcpAllowBash) (await import('../../core/tools/sandbox/sandbox.ts')).resolveSandbox('bwrap');
-    const [{ startProxy }, { attachBoard }, mcpStart, report] = await Promise.all([
-      import('../../integrations/proxy/server.ts'),
-      import('../../integrations/proxy/report/board.ts'),
-      o.mcp ? importOptional('mcp', () => import('../../integrations/mcp/start.ts')) : undefined,
-      // Loaded now, not after Ctrl-C: the terminal's SIGINT reaches the whole process group, and
-      // from a source checkout that includes tsx's esbuild service, which stops on it; a module
-      // first imported after the signal then fails ("The service is no longer running").
-      o.report === undefined
-        ? undefined
-        : importOptional('report', () => import('../../integrations/proxy/report/report.ts')),
-    ]);
-    const start = (options: Parameters<typeof startProxy>[0]) =>
-      mcpStart
-        ? mcpStart.startMcpProxy({
-            ...options,
-            ...(o.mcpWorkspace === undefined ? {} : { workspace: o.mcpWorkspace }),
-            ...(o.mcpAllowBash ? { allowBash: true } : {}),
-            ...(o.mcpRunsDir === undefined && o.mcpRunDir === undefined
-              ? {}
-              : { runsDir: (o.mcpRunsDir ?? o.mcpRunDir)! }),
-          })
-        : startProxy(options).then((proxy) => ({ proxy, mcp: undefined }));
-    const started = await start({
-      upstream: o.upstream,
-      host: o.host,
-      port: o.port,
-      warmFirst: o.warmFirst,
-      warmWaitMs: o.warmWaitMs,
-      stripBillingBlock: o.stripBillingBlock,
-      maskHeaders: o.maskHeader,
-      ...(o.maxBodyBytes === undefined ? {} : { maxBodyBytes: o.maxBodyBytes }),
-      ...(o.maxInFlightBytes === undefined ? {} : { maxInFlightBodyBytes: o.maxInFlightBytes }),
-      ...(o.maxConnections === undefined ? {} : { maxConnections: o.maxConnections }),
-      ...(o.headersTimeoutMs === undefined ? {} : { headersTimeoutMs: o.headersTimeoutMs }),
-      ...(o.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: o.requestTimeoutMs }),
-      ...(o.upstreamTimeoutMs === undefined ? {} : { upstreamTimeoutMs: o.upstreamTimeoutMs }),
-      ...(o.logDir === undefined ? {} : { logDir: o.logDir }),
-      ...(modelTable === undefined ? {} : { modelTable }),
-    });
-    const proxy = started.proxy;
-    const mcp = 'mcpUrl' in started ? started : undefined;
-    if (mcp && o.mcpConfig !== undefined) {
-      try {
-        const config = `${JSON.stringify({ mcpServers: mcp.mcpServers() }, null, 2)}\n`;
-        writeFileSync(o.mcpConfig, config, { mode: 0o600 });
-        chmodSync(o.mcpConfig, 0o600); // an existing file keeps its mode otherwise
-      } catch (err) {
-        // what is open is closed before the error ends the command: the process must exit
-        await mcp.close();
-        throw err;
-      }
-    }
-    // listening before the line says so: a signal sent on reading it closes the server properly
-    const stop = untilSignal();
-    printOut(`forkcache proxy listening on ${proxy.url}\n`);
-    if (mcp)
-      // The secret is printed only where it is asked for: in the config file, never on a terminal.
-      printOut(
-        `forkcache mcp at ${mcp.mcpUrl}` +
-          (o.mcpConfig === undefined
-            ? ' (no --mcp-config: its secret is not shown)\n'
-            : `; client config in ${o.mcpConfig}\n`),
-      );
-    const detach = attachBoard(proxy, process.stderr, o.json);
-    const signal = await stop;
-    printErr(`forkcache proxy: ${signal}, closing\n`);
-    await (mcp ?? proxy).close();
-    detach();
-    const summary = proxy.summary();
-    let reportFailed = false;
-    if (o.report !== undefined && report !== undefined) {
-      try {
-        const bytes = report.writeProxyReport(o.report, summary, proxy.ledger.records());
-        printErr(`report written to ${o.report} (${bytes.toLocaleString('en-US')} bytes)\n`);
-      } catch (err) {
-        reportFailed = true;
-        printErr(`--report: could not write ${o.report}: ${(err as Error).message}\n`);
-      }
-    }
-    if (o.json)
-      printOut(`${JSON.stringify({ ...summary, ...(o.report === undefined ? {} : { report: o.report }) })}\n`);
-    if (reportFailed) process.exitCode = 1;
+  command.action(async (raw: Record<string, unknown>) => proxyAction(parseCommandFlags(optionsSchema, raw, ALIASES)));
+}
+
+type ProxyOptions = z.output<typeof optionsSchema>;
+
+/** The first `--mcp-*` flag given, which needs `--mcp`. */
+function mcpOnlyFlag(o: ProxyOptions): string | undefined {
+  const mcpOnly = [
+    o.mcpConfig && '--mcp-config',
+    o.mcpWorkspace && '--mcp-workspace',
+    o.mcpRunsDir && '--mcp-runs-dir',
+    o.mcpRunDir && '--mcp-run-dir',
+    o.mcpAllowBash && '--mcp-allow-bash',
+  ];
+  return mcpOnly.find((flag): flag is string => typeof flag === 'string' && flag !== '');
+}
+
+/** The command's work, from its parsed options (no process needed). */
+export async function proxyAction(o: ProxyOptions): Promise<void> {
+  const stray = mcpOnlyFlag(o);
+  if (stray && !o.mcp) {
+    process.stderr.write(`${stray}: needs --mcp\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const modelTable = o.modelTable === undefined ? undefined : loadCatalogue(o.modelTable);
+  // Every optional package before the socket opens: found missing after it, the command
+  // once printed the error and kept listening, its pool open, forever.
+  await requireFeatures(o.mcp && 'mcp', o.report !== undefined && 'report');
+  // the children's shell runs in bubblewrap or not at all: said before anything opens
+  if (o.mcpAllowBash) (await import('../../core/tools/sandbox/sandbox.ts')).resolveSandbox('bwrap');
+  const [{ startProxy }, { attachBoard }, mcpStart, report] = await Promise.all([
+    import('../../integrations/proxy/server.ts'),
+    import('../../integrations/proxy/report/board.ts'),
+    o.mcp ? importOptional('mcp', () => import('../../integrations/mcp/start.ts')) : undefined,
+    // Loaded now, not after Ctrl-C: the terminal's SIGINT reaches the whole process group, and
+    // from a source checkout that includes tsx's esbuild service, which stops on it; a module
+    // first imported after the signal then fails ("The service is no longer running").
+    o.report === undefined
+      ? undefined
+      : importOptional('report', () => import('../../integrations/proxy/report/report.ts')),
+  ]);
+  const start = (options: Parameters<typeof startProxy>[0]) =>
+    mcpStart
+      ? mcpStart.startMcpProxy({
+          ...options,
+          ...(o.mcpWorkspace === undefined ? {} : { workspace: o.mcpWorkspace }),
+          ...(o.mcpAllowBash ? { allowBash: true } : {}),
+          ...(o.mcpRunsDir === undefined && o.mcpRunDir === undefined
+            ? {}
+            : { runsDir: (o.mcpRunsDir ?? o.mcpRunDir)! }),
+        })
+      : startProxy(options).then((proxy) => ({ proxy, mcp: undefined }));
+  const started = await start({
+    upstream: o.upstream,
+    host: o.host,
+    port: o.port,
+    warmFirst: o.warmFirst,
+    warmWaitMs: o.warmWaitMs,
+    stripBillingBlock: o.stripBillingBlock,
+    maskHeaders: o.maskHeader,
+    ...(o.maxBodyBytes === undefined ? {} : { maxBodyBytes: o.maxBodyBytes }),
+    ...(o.maxInFlightBytes === undefined ? {} : { maxInFlightBodyBytes: o.maxInFlightBytes }),
+    ...(o.maxConnections === undefined ? {} : { maxConnections: o.maxConnections }),
+    ...(o.headersTimeoutMs === undefined ? {} : { headersTimeoutMs: o.headersTimeoutMs }),
+    ...(o.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: o.requestTimeoutMs }),
+    ...(o.upstreamTimeoutMs === undefined ? {} : { upstreamTimeoutMs: o.upstreamTimeoutMs }),
+    ...(o.logDir === undefined ? {} : { logDir: o.logDir }),
+    ...(modelTable === undefined ? {} : { modelTable }),
   });
+  const proxy = started.proxy;
+  const mcp = 'mcpUrl' in started ? started : undefined;
+  if (mcp && o.mcpConfig !== undefined) {
+    try {
+      const config = `${JSON.stringify({ mcpServers: mcp.mcpServers() }, null, 2)}\n`;
+      writeFileSync(o.mcpConfig, config, { mode: 0o600 });
+      chmodSync(o.mcpConfig, 0o600); // an existing file keeps its mode otherwise
+    } catch (err) {
+      // what is open is closed before the error ends the command: the process must exit
+      await mcp.close();
+      throw err;
+    }
+  }
+  // listening before the line says so: a signal sent on reading it closes the server properly
+  const stop = untilSignal();
+  printOut(`forkcache proxy listening on ${proxy.url}\n`);
+  if (mcp)
+    // The secret is printed only where it is asked for: in the config file, never on a terminal.
+    printOut(
+      `forkcache mcp at ${mcp.mcpUrl}` +
+        (o.mcpConfig === undefined
+          ? ' (no --mcp-config: its secret is not shown)\n'
+          : `; client config in ${o.mcpConfig}\n`),
+    );
+  const detach = attachBoard(proxy, process.stderr, o.json);
+  const signal = await stop;
+  printErr(`forkcache proxy: ${signal}, closing\n`);
+  await (mcp ?? proxy).close();
+  detach();
+  const summary = proxy.summary();
+  let reportFailed = false;
+  if (o.report !== undefined && report !== undefined) {
+    try {
+      const bytes = report.writeProxyReport(o.report, summary, proxy.ledger.records());
+      printErr(`report written to ${o.report} (${bytes.toLocaleString('en-US')} bytes)\n`);
+    } catch (err) {
+      reportFailed = true;
+      printErr(`--report: could not write ${o.report}: ${(err as Error).message}\n`);
+    }
+  }
+  if (o.json) printOut(`${JSON.stringify({ ...summary, ...(o.report === undefined ? {} : { report: o.report }) })}\n`);
+  if (reportFailed) process.exitCode = 1;
 }
