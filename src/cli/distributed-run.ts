@@ -1,26 +1,10 @@
-import { z } from 'zod';
 import type { FanOutResult } from '../core/agent/fork-handle.ts';
 import { type DistributedOptions, shownRedisUrl } from '../integrations/distributed/keys.ts';
 import { ForkcacheError } from '../core/util/errors.ts';
 import type { Endpoint } from './endpoint.ts';
-import { intFlag } from './flags.ts';
 import { resumeCommand } from './output/resume-hint.ts';
 import { notDoneForks } from './output/summary-table.ts';
 import { sandboxLine } from '../core/tools/sandbox/report.ts';
-
-/** `--redis` and `--redis-timeout-ms`, as `run` and `resume` take them. */
-export const redisFlags = {
-  redis: z
-    .string()
-    .regex(/^rediss?:\/\//, 'expected a redis:// URL')
-    .optional(),
-  redisTimeoutMs: intFlag.pipe(z.number().min(100, 'at least 100')).optional(),
-};
-
-export const REDIS_FLAG_HELP = {
-  redis: 'run the forks on `forkcache worker` hosts through BullMQ on this Redis (FORKCACHE_JOB_SECRET must be set)',
-  timeout: 'with --redis: Redis silent this long ends the run (resume continues it); default 30000',
-};
 
 /**
  * The engine's `distributed` option, or none. Hosts send requests only to their own endpoint,

@@ -1,4 +1,5 @@
 import { startEmulator } from '../integrations/emulator/start.ts';
+import type { API_CHOICES } from './flag-table.ts';
 import { ForkcacheError } from '../core/util/errors.ts';
 import type { ModelCatalogue } from '../core/models/catalogue.ts';
 import { isChatProvider, type ProviderId } from '../core/wire/providers.ts';
@@ -8,8 +9,7 @@ import { dialectOf } from '../core/prefix/chat-dialects.ts';
 import { emulatorApiOf } from './demo/provider-wire.ts';
 
 /** `anthropic` is the historical name of "the provider's real API" (`real` says the same for any provider). */
-export type ApiChoice = 'auto' | 'anthropic' | 'real' | 'emulator';
-export const API_CHOICES = ['auto', 'anthropic', 'real', 'emulator'] as const;
+export type ApiChoice = (typeof API_CHOICES)[number];
 
 export interface Endpoint {
   baseURL: string;

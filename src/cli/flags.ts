@@ -2,14 +2,26 @@ import { z } from 'zod';
 import { ForkcacheError } from '../core/util/errors.ts';
 
 /**
- * A flag whose value must be a plain non-negative integer: commander hands every value over
- * as a string, and "1e3", "2.5" or "-1" must fail, naming the flag.
+ * A flag whose value must be a plain integer between `min` and `max`: commander hands every
+ * value over as a string, and "1e3", "2.5" (or "-1" where `min` is not below 0) must fail,
+ * naming the flag. The one integer parser of the command line (`intFlag` is its common case).
  */
-export const intFlag = z
-  .string({ error: (issue) => (issue.input === undefined ? 'required' : 'expected a non-negative integer') })
-  .regex(/^\d+$/, 'expected a non-negative integer')
-  .transform(Number)
-  .pipe(z.number().max(10_000_000, 'at most 10,000,000'));
+export function intFlagIn(min: number, max: number) {
+  const kind = min < 0 ? 'an integer' : 'a non-negative integer';
+  return z
+    .string({ error: (issue) => (issue.input === undefined ? 'required' : `expected ${kind}`) })
+    .regex(min < 0 ? /^-?\d+$/ : /^\d+$/, `expected ${kind}`)
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .min(min, `at least ${min.toLocaleString('en-US')}`)
+        .max(max, `at most ${max.toLocaleString('en-US')}`),
+    );
+}
+
+/** A non-negative integer of at most 10,000,000 (a count, a number of tokens). */
+export const intFlag = intFlagIn(0, 10_000_000);
 
 /** A flag holding an amount of US dollars: a positive decimal (`0.5`, `12`), at most a million. */
 export const usdFlag = z

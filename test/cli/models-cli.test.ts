@@ -56,8 +56,8 @@ describe('forkcache models (child process)', () => {
     expect(out.stdout).toContain('--model-table FILE');
   });
 
-  it('--json --all: one object, retired models included without prices', async () => {
-    const out = await json(['--date', '2026-11-30', '--all']);
+  it('--json --retired: one object, retired models included without prices', async () => {
+    const out = await json(['--date', '2026-11-30', '--retired']);
     expect(out).toMatchObject({ date: '2026-11-30', as_of: '2026-11-30' });
     const models = byId(out);
     expect(models.get('claude-opus-5-5')).toMatchObject({
@@ -126,7 +126,7 @@ describe('forkcache models (child process)', () => {
   });
 });
 
-describe('forkcache models --api anthropic (child process, emulator on 127.0.0.1)', () => {
+describe('forkcache models --from-api anthropic (child process, emulator on 127.0.0.1)', () => {
   // The endpoint knows claude-opus-6, which the CLI's catalogue lacks; the CLI's table has a
   // claude-local-1 the endpoint does not serve.
   const serverTable = mergeCatalogue({
@@ -147,7 +147,7 @@ describe('forkcache models --api anthropic (child process, emulator on 127.0.0.1
     });
     const env = { ANTHROPIC_API_KEY: 'sk-test', ANTHROPIC_BASE_URL: emu.url };
     const local = cliTable();
-    const out = await json(['--api', 'anthropic', '--model-table', local, '--date', '2026-11-30'], env);
+    const out = await json(['--from-api', 'anthropic', '--model-table', local, '--date', '2026-11-30'], env);
     const api = out.api!;
     expect(api.base_url).toBe(emu.url);
     const marks = new Map(api.models.map((m) => [m.id, m]));
@@ -170,7 +170,7 @@ describe('forkcache models --api anthropic (child process, emulator on 127.0.0.1
     );
 
     // As a table, with the CLI's catalogue built in: the endpoint's section follows it.
-    const text = await run(['--api', 'anthropic', '--date', '2026-11-30'], env);
+    const text = await run(['--from-api', 'anthropic', '--date', '2026-11-30'], env);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/^claude-opus-6 +active +unpriced: not in the catalogue$/m);
     expect(text.stdout).toContain('The endpoint lists every catalogue model.');
@@ -178,15 +178,16 @@ describe('forkcache models --api anthropic (child process, emulator on 127.0.0.1
 
   it('exits 2 without ANTHROPIC_API_KEY, before any request', async () => {
     const emu = await emulator({ modelTable: serverTable });
-    const noKey = await run(['--api', 'anthropic'], { ANTHROPIC_BASE_URL: emu.url });
+    const noKey = await run(['--from-api', 'anthropic'], { ANTHROPIC_BASE_URL: emu.url });
     expect(noKey.code).toBe(2);
-    expect(noKey.stderr).toContain('--api anthropic: ANTHROPIC_API_KEY is not set');
+    expect(noKey.stderr).toContain('--from-api anthropic: ANTHROPIC_API_KEY is not set');
     expect(noKey.stdout).toBe('');
     expect(emu.stats().requests.total).toBe(0);
   });
 
   it('fails with the endpoint named when the key is refused', async () => {
     const emu = await emulator({ modelTable: serverTable, apiKey: 'sk-right' });
+    // the old spelling --api still works, hidden (its name is run's --api now)
     const out = await run(['--api', 'anthropic'], { ANTHROPIC_API_KEY: 'sk-wrong', ANTHROPIC_BASE_URL: emu.url });
     expect(out.code).toBe(1);
     expect(out.stderr).toContain(`GET ${emu.url}/v1/models failed: 401`);

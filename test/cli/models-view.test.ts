@@ -25,7 +25,7 @@ describe('forkcache models: the table', () => {
     // Sonnet 4.5's end of life is 2026-11-30: retired that day, so hidden.
     expect(out).not.toMatch(/^claude-sonnet-4-5 /m);
     expect(out).not.toMatch(/^claude-opus-4-1 /m);
-    expect(out).toContain('23 models; 9 retired hidden (--all shows them)');
+    expect(out).toContain('23 models; 9 retired hidden (--retired shows them)');
   });
 
   it('takes status and prices at the date: the row in force then, a deprecated model before its end of life', () => {

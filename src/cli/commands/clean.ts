@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { loadCatalogue } from '../../core/models/catalogue.ts';
 import { locateFanOuts } from '../../core/run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
+import { flag, FLAGS } from '../flag-table.ts';
 import { type CleanResult, type CleanStep, cleanRun } from '../review/clean-run.ts';
 import { withRunLock } from '../review/run-lock.ts';
 import { readRunRepos, type RunReview } from '../review/run-forks.ts';
@@ -11,10 +12,10 @@ import { removeFanOutSlotFiles } from '../../providers/llama-cpp/slot-files.ts';
 import { printOut } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
-  dryRun: z.boolean().default(false),
+  dryRun: FLAGS.dryRun.schema,
   force: z.boolean().default(false),
-  json: z.boolean().default(false),
-  repo: z.string().min(1).optional(),
+  json: FLAGS.json.schema,
+  repo: FLAGS.repo.schema,
   slotSavePath: z.string().min(1).optional(),
 });
 
@@ -49,13 +50,13 @@ export function registerCleanCommand(program: Command): void {
       "remove a run's worktrees and its forkcache/<fork> branches (never a branch the run did not make), and on llama.cpp its slot files",
     )
     .argument('<run-dir>', 'a run directory, or a runs directory holding several')
-    .option('--dry-run', 'list what would be removed, removing nothing')
+    .addOption(flag('dryRun'))
     .option(
       '--force',
       'also delete branches whose work is not merged into HEAD (otherwise asked on a terminal, kept elsewhere)',
     )
-    .option('--json', 'print one JSON object per fan-out (per repository of a plan over several)')
-    .option('--repo <name>', 'a plan over several repositories: only this one')
+    .addOption(flag('json'))
+    .addOption(flag('repo'))
     .option(
       '--slot-save-path <dir>',
       "llama.cpp: the server's --slot-save-path, where a stopped fan-out may have left its KV files (default FORKCACHE_LLAMA_SLOT_SAVE_PATH)",

@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { latencyNameSchema } from '../../integrations/emulator/latency.ts';
 import { WARM_STRATEGIES, type WarmStrategy } from '../../core/settings/engine-settings.ts';
 import { DEMO_MODEL, demoModelOf, runDemo } from '../demo/run-demo.ts';
-import { PROVIDER_IDS, type ProviderId, providerIdSchema } from '../../core/wire/providers.ts';
+import type { ProviderId } from '../../core/wire/providers.ts';
 import { PROVIDERS } from '../../providers/registry.ts';
 import { ForkcacheError } from '../../core/util/errors.ts';
 import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE, interruptedLine } from '../interrupt.ts';
@@ -12,9 +11,10 @@ import { forkRowsInSummary } from '../board/summary-rows.ts';
 import { parentLine, settleWorkspace, someFiles } from '../demo/demo-end.ts';
 import { DEMO_NEW_NAME, DEMO_OLD_NAME } from '../demo/workspace.ts';
 import { intFlag, parseFlags } from '../flags.ts';
+import { flag, FLAGS } from '../flag-table.ts';
 import { editsNotApplied, formatFanOutResult, jsonSummary } from '../output/summary-table.ts';
 import { modelCheck } from '../models/model-check.ts';
-import { reportAfterRun, reportFlag } from './report.ts';
+import { reportAfterRun } from './report.ts';
 import { printOut, printErr } from '../terminal-safe.ts';
 import { requireFeatures } from '../optional-features.ts';
 
@@ -25,14 +25,14 @@ const optionsSchema = z.object({
       error: `expected one of ${WARM_STRATEGIES.join(', ')}`,
     })
     .default('first-child'),
-  latency: latencyNameSchema.default('fast'),
-  seed: intFlag.default(0),
-  json: z.boolean().default(false),
-  report: reportFlag,
-  model: z.string().min(1).optional(),
-  provider: providerIdSchema.default('anthropic'),
-  modelTable: z.string().min(1).optional(),
-  parentFromClaudeTranscript: z.string().min(1, 'expected a .jsonl file').optional(),
+  latency: FLAGS.latency.schema,
+  seed: FLAGS.seed.schema.unwrap().default(0),
+  json: FLAGS.json.schema,
+  report: FLAGS.report.schema,
+  model: FLAGS.model.schema,
+  provider: FLAGS.provider.schema.unwrap().default('anthropic'),
+  modelTable: FLAGS.modelTable.schema,
+  parentFromClaudeTranscript: FLAGS.parentFromClaudeTranscript.schema,
   keepWorkspace: z.boolean().default(false),
   baseUrl: z.url('expected a URL such as http://127.0.0.1:8080/v1').optional(),
   maxTokens: intFlag.pipe(z.number().min(1, 'at least 1')).optional(),
@@ -71,33 +71,23 @@ export function registerDemoCommand(program: Command): void {
     )
     .option('--forks <n>', 'number of forks (one per file)', '8')
     .option('--warm <strategy>', `warm-up strategy: ${WARM_STRATEGIES.join(' | ')}`, 'first-child')
-    .option('--latency <profile>', 'emulated latency: off | fast | realistic', 'fast')
-    .option('--seed <n>', 'emulator seed', '0')
-    .option(
-      '--model <id>',
-      `model of the parent and the forks (default ${DEMO_MODEL}; on another provider its catalogue model)`,
-    )
-    .option(
-      '--provider <name>',
-      `the API the emulator stands in for: ${PROVIDER_IDS.join(' | ')} (dashscope runs Qwen Code's fork layout)`,
-      'anthropic',
-    )
-    .option('--model-table <file>', 'model catalogue JSON merged over the built-in one')
+    .addOption(flag('latency', 'fast'))
+    .addOption(flag('seed', '0'))
+    .addOption(flag('model'))
+    .addOption(flag('provider', 'anthropic'))
+    .addOption(flag('modelTable'))
     .option('--max-tokens <n>', "each fork turn's output limit (a local model that never stops on its own)")
     .option(
       '--base-url <url>',
       'with --provider llama-cpp or openai-compatible: run the forks on that server (default OPENAI_BASE_URL; without either, the emulator)',
     )
-    .option('--json', 'print one JSON summary object last (progress goes to stderr as plain lines)')
+    .addOption(flag('json'))
     .option(
       '--keep-workspace',
       'keep the temporary copy of the sample repository after a successful run (a failed or interrupted one is always kept)',
     )
-    .option('--report [file]', 'write the HTML report of the fan-out (default: report.html in its run directory)')
-    .option(
-      '--parent-from-claude-transcript <file>',
-      'fork from a parent rebuilt from a Claude Code session transcript (.jsonl) instead of the scripted parent agent',
-    )
+    .addOption(flag('report'))
+    .addOption(flag('parentFromClaudeTranscript'))
     .action(async (raw: Record<string, unknown>) => {
       const flags = parseFlags(optionsSchema, raw);
       await requireFeatures(flags.report !== undefined && flags.report !== false && 'report');

@@ -5,10 +5,11 @@ import { loadCatalogue } from '../../core/models/catalogue.ts';
 import { locateFanOuts } from '../../core/run-dir/locate.ts';
 import { HostGit } from '../../core/tools/git/host-git.ts';
 import { parseFlags } from '../flags.ts';
+import { flag, FLAGS } from '../flag-table.ts';
 import { type ForkReview, pickForks, readRunRepos, repoOfRun, type RunReview } from '../review/run-forks.ts';
 import { printOut } from '../terminal-safe.ts';
 
-const optionsSchema = z.object({ stat: z.boolean().default(false), repo: z.string().min(1).optional() });
+const optionsSchema = z.object({ stat: z.boolean().default(false), repo: FLAGS.repo.schema });
 
 // never an external diff program or a textconv filter: their names come from attributes in the fork's tree
 const DIFF = ['diff', '--no-ext-diff', '--no-textconv', '--no-color'];
@@ -89,7 +90,7 @@ export function registerDiffCommand(program: Command): void {
     .argument('<run-dir>', 'a run directory, or a runs directory holding several')
     .argument('[forks...]', 'forks to show (f03, 3 or the whole id); default all')
     .option('--stat', 'a diff stat instead of the diff')
-    .option('--repo <name>', 'a plan over several repositories: only this one')
+    .addOption(flag('repo'))
     .action(async (runDir: string, names: string[], raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {

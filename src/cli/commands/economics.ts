@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ForkcacheError } from '../../core/util/errors.ts';
-import { intFlag, parseFlags } from '../flags.ts';
+import { intFlag } from '../flags.ts';
+import { addAliases, flag, type FlagAliases, FLAGS, parseCommandFlags } from '../flag-table.ts';
 import {
   DEFAULT_ECONOMICS_MODEL,
   DEFAULT_FRESH_AGENT_TOKENS,
@@ -18,7 +19,7 @@ import { loadCatalogue, type ModelCatalogue } from '../../core/models/catalogue.
 import { statusAt } from '../../core/models/status.ts';
 import { formatComparison } from '../../integrations/economics/compare.ts';
 import { CACHE_TTLS, RESPONSES_CACHE_TTLS } from '../../core/wire/cache.ts';
-import { calendarDate, dayStart } from '../../core/models/dates.ts';
+import { dayStart } from '../../core/models/dates.ts';
 import { pricedOn } from '../../core/models/pricing.ts';
 import { formatWholeRun, writeSweep } from '../output/economics-outputs.ts';
 import { printOut, printErr } from '../terminal-safe.ts';
@@ -28,24 +29,27 @@ const DEFAULT_DIRECTIVE = 200;
 const DEFAULT_CHART = 'forkcache-economics.svg';
 const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
 
+/** The old spelling, hidden: `--directive` is `plan`'s directive template; here it was a size in tokens. */
+const ALIASES: FlagAliases = { '--directive <tokens>': 'directiveTokens' };
+
 const optionsSchema = z.object({
   prefix: intFlag.optional(),
-  directive: intFlag.default(DEFAULT_DIRECTIVE),
+  directiveTokens: intFlag.default(DEFAULT_DIRECTIVE),
   children: intFlag.pipe(z.number().min(1, 'at least 1').max(100_000, 'at most 100,000')).optional(),
-  model: z.string().min(1).default(DEFAULT_ECONOMICS_MODEL),
+  model: FLAGS.model.schema.unwrap().default(DEFAULT_ECONOMICS_MODEL),
   ttl: z.enum([...CACHE_TTLS, ...RESPONSES_CACHE_TTLS], { error: 'expected 5m, 1h, 30m or 12h' }).default('5m'),
   warmParent: z.boolean().default(false),
   cachedPrefix: intFlag.optional(),
   freshTokens: intFlag.optional(),
   convention: z.enum(['seed', 'real', 'both'], { error: 'expected seed, real or both' }).default('real'),
-  modelTable: z.string().min(1).optional(),
+  modelTable: FLAGS.modelTable.schema,
   compare: z.boolean().default(false),
-  date: calendarDate.optional(),
-  json: z.boolean().default(false),
+  date: FLAGS.date.schema,
+  json: FLAGS.json.schema,
   wholeRun: z.boolean().default(false),
   fileTokens: intFlag.default(DEFAULT_FILE_TOKENS),
   readOnly: z.boolean().default(false),
-  assume: z.array(z.string()).default([]),
+  assume: FLAGS.assume.schema,
   sweep: z.array(z.string()).default([]),
   csv: z.boolean().default(false),
   chart: z.union([z.string().min(1), z.literal(false)]).default(DEFAULT_CHART),
@@ -80,15 +84,15 @@ function checkShape(opts: Options, swept: ReadonlySet<string>): void {
 
 /** Register `forkcache economics`: what a fan-out costs as forks, as fresh agents and without a cache. */
 export function registerEconomicsCommand(program: Command): void {
-  program
+  const command = program
     .command('economics')
     .description(
       'What a fan-out costs: fork children on a cached prefix vs fresh agents vs no cache. By default the first request of each child only; --whole-run prices every turn.',
     )
     .option('--prefix <tokens>', 'shared prefix P (system + tools + history), tokens')
-    .option('--directive <tokens>', `per-child directive D, tokens (default ${DEFAULT_DIRECTIVE})`)
+    .option('--directive-tokens <tokens>', `per-child directive D, tokens (default ${DEFAULT_DIRECTIVE})`)
     .option('--children <n>', 'number of children N')
-    .option('--model <id>', `model id from the model catalogue (default ${DEFAULT_ECONOMICS_MODEL})`)
+    .addOption(flag('model', DEFAULT_ECONOMICS_MODEL))
     .option(
       '--whole-run',
       'price every turn of every child (the estimator of run --dry-run), not only its first request',
@@ -98,7 +102,7 @@ export function registerEconomicsCommand(program: Command): void {
       `with --whole-run: tokens of the file each child reads (default ${DEFAULT_FILE_TOKENS})`,
     )
     .option('--read-only', 'with --whole-run: children read and report (default: read, edit, re-read, report)')
-    .option('--assume <name=value>', 'with --whole-run: change a turn assumption (see run --dry-run)', collect)
+    .addOption(flag('assume'))
     .option(
       '--sweep <name=values>',
       'a grid of shapes: forks, prefix, directive, file-tokens, fresh-tokens or model = a,b,c or a..b (doubling); e.g. --sweep forks=1..64 --sweep prefix=10K,100K',
@@ -108,7 +112,7 @@ export function registerEconomicsCommand(program: Command): void {
     .option('--chart <file>', `with --sweep: the SVG chart's path (default ${DEFAULT_CHART})`)
     .option('--no-chart', 'with --sweep: draw no chart')
     .option('--compare', 'every current model side by side (fork vs no cache vs fresh, fork-side and all-in savings)')
-    .option('--date <YYYY-MM-DD>', 'price with the rows in force on this date (default today)')
+    .addOption(flag('date'))
     .option(
       '--ttl <ttl>',
       "cache lifetime of the write: 5m or 1h (default 5m); 30m or 12h, OpenAI's Responses API (OpenAI models)",
@@ -120,95 +124,110 @@ export function registerEconomicsCommand(program: Command): void {
       `fresh agent's own system prompt + tools F (default ${DEFAULT_FRESH_AGENT_TOKENS})`,
     )
     .option('--convention <c>', 'seed (no write premium), real, or both (default real)')
-    .option('--model-table <file>', 'JSON model catalogue merged over the built-in one')
-    .option('--json', 'print one JSON object')
-    .action(async (raw: Record<string, unknown>) => {
-      const opts = parseFlags(optionsSchema, raw);
-      const sweep = parseSweep(opts.sweep);
-      checkShape(opts, new Set(Object.keys(sweep)));
-      const table = loadCatalogue(opts.modelTable);
-      const { assumptions, error } = parseAssumptions(opts.assume);
-      if (error) throw invalid(`--assume: ${error}`, '--assume');
-      const fresh = opts.freshTokens ?? DEFAULT_FRESH_AGENT_TOKENS;
-      if (opts.sweep.length > 0) {
-        const base = {
-          model: opts.model,
-          prefix: opts.prefix ?? 0,
-          forks: opts.children ?? 1,
-          directive: opts.directive,
-          'file-tokens': opts.fileTokens,
-          'fresh-tokens': fresh,
-        };
-        const rows = sweepRows(base, sweep, {
-          table,
-          date: opts.date,
-          wholeRun: opts.wholeRun,
-          kind: opts.readOnly ? 'read' : 'edit',
-          assumptions,
-          warmParent: opts.warmParent,
-          ttl: opts.ttl,
-          maxTokens: DEFAULT_MAX_TOKENS,
-        });
-        await writeSweep(rows, { json: opts.json, csv: opts.csv, chart: opts.chart }, (l) => printErr(`${l}\n`));
-        return;
-      }
-      const prefix = opts.prefix!;
-      const children = opts.children!;
-      if (opts.wholeRun) {
-        const cached = opts.warmParent ? prefix : (opts.cachedPrefix ?? 0);
-        const kind = opts.readOnly ? ('read' as const) : ('edit' as const);
-        const estimate = wholeRunEconomics({
-          prefixTokens: prefix,
-          directiveTokens: opts.directive,
-          children,
-          model: opts.model,
-          table,
-          date: opts.date,
-          freshTokens: fresh,
-          fileTokens: opts.fileTokens,
-          kind,
-          cachedPrefixTokens: cached,
-          assumptions,
-          maxTokens: DEFAULT_MAX_TOKENS,
-        });
-        const shape = { prefix, directive: opts.directive, children, fileTokens: opts.fileTokens, kind, fresh, cached };
-        printOut(
-          opts.json
-            ? `${JSON.stringify({ whole_run: estimate, assumptions })}\n`
-            : formatWholeRun(estimate, shape, assumptions),
-        );
-        return;
-      }
-      const conventions: EconomicsConvention[] = opts.convention === 'both' ? ['seed', 'real'] : [opts.convention];
-      const resultFor = (model: string, convention: EconomicsConvention): EconomicsResult => {
-        const input: EconomicsInput = {
-          prefixTokens: prefix,
-          directiveTokens: opts.directive,
-          children,
-          model,
-          ttl: opts.ttl,
-          warmParent: opts.warmParent,
-          convention,
-          table,
-          freshTokens: fresh,
-        };
-        // exactOptionalPropertyTypes: absent flags stay absent, the library applies defaults.
-        if (opts.cachedPrefix !== undefined) input.cachedPrefixTokens = opts.cachedPrefix;
-        if (opts.date !== undefined) input.date = opts.date;
-        return forkEconomics(input, '--model', '--date', '--ttl');
-      };
-      if (opts.compare) {
-        const rows = currentModels(table, opts.date).map((model) =>
-          resultFor(model, conventions[conventions.length - 1] ?? 'real'),
-        );
-        printOut(opts.json ? `${JSON.stringify({ compare: rows })}\n` : formatComparison(rows));
-        return;
-      }
-      const results = conventions.map((convention) => resultFor(opts.model, convention));
-      if (opts.json) {
-        printOut(`${JSON.stringify(Object.fromEntries(results.map((r) => [r.convention, r])))}\n`);
-      } else {
-        printOut(formatEconomics(results));
-      }
+    .addOption(flag('modelTable'))
+    .addOption(flag('json'));
+  addAliases(command, ALIASES);
+  command.action(async (raw: Record<string, unknown>) =>
+    economicsAction(parseCommandFlags(optionsSchema, raw, ALIASES)),
+  );
+}
+
+type EconomicsOptions = z.output<typeof optionsSchema>;
+
+/** The command's work, from its parsed options (no process needed). */
+async function economicsAction(opts: EconomicsOptions): Promise<void> {
+  const sweep = parseSweep(opts.sweep);
+  checkShape(opts, new Set(Object.keys(sweep)));
+  const table = loadCatalogue(opts.modelTable);
+  const { assumptions, error } = parseAssumptions(opts.assume);
+  if (error) throw invalid(`--assume: ${error}`, '--assume');
+  const fresh = opts.freshTokens ?? DEFAULT_FRESH_AGENT_TOKENS;
+  if (opts.sweep.length > 0) {
+    const base = {
+      model: opts.model,
+      prefix: opts.prefix ?? 0,
+      forks: opts.children ?? 1,
+      directive: opts.directiveTokens,
+      'file-tokens': opts.fileTokens,
+      'fresh-tokens': fresh,
+    };
+    const rows = sweepRows(base, sweep, {
+      table,
+      date: opts.date,
+      wholeRun: opts.wholeRun,
+      kind: opts.readOnly ? 'read' : 'edit',
+      assumptions,
+      warmParent: opts.warmParent,
+      ttl: opts.ttl,
+      maxTokens: DEFAULT_MAX_TOKENS,
     });
+    await writeSweep(rows, { json: opts.json, csv: opts.csv, chart: opts.chart }, (l) => printErr(`${l}\n`));
+    return;
+  }
+  const prefix = opts.prefix!;
+  const children = opts.children!;
+  if (opts.wholeRun) {
+    const cached = opts.warmParent ? prefix : (opts.cachedPrefix ?? 0);
+    const kind = opts.readOnly ? ('read' as const) : ('edit' as const);
+    const estimate = wholeRunEconomics({
+      prefixTokens: prefix,
+      directiveTokens: opts.directiveTokens,
+      children,
+      model: opts.model,
+      table,
+      date: opts.date,
+      freshTokens: fresh,
+      fileTokens: opts.fileTokens,
+      kind,
+      cachedPrefixTokens: cached,
+      assumptions,
+      maxTokens: DEFAULT_MAX_TOKENS,
+    });
+    const shape = {
+      prefix,
+      directive: opts.directiveTokens,
+      children,
+      fileTokens: opts.fileTokens,
+      kind,
+      fresh,
+      cached,
+    };
+    printOut(
+      opts.json
+        ? `${JSON.stringify({ whole_run: estimate, assumptions })}\n`
+        : formatWholeRun(estimate, shape, assumptions),
+    );
+    return;
+  }
+  const conventions: EconomicsConvention[] = opts.convention === 'both' ? ['seed', 'real'] : [opts.convention];
+  const resultFor = (model: string, convention: EconomicsConvention): EconomicsResult => {
+    const input: EconomicsInput = {
+      prefixTokens: prefix,
+      directiveTokens: opts.directiveTokens,
+      children,
+      model,
+      ttl: opts.ttl,
+      warmParent: opts.warmParent,
+      convention,
+      table,
+      freshTokens: fresh,
+    };
+    // exactOptionalPropertyTypes: absent flags stay absent, the library applies defaults.
+    if (opts.cachedPrefix !== undefined) input.cachedPrefixTokens = opts.cachedPrefix;
+    if (opts.date !== undefined) input.date = opts.date;
+    return forkEconomics(input, '--model', '--date', '--ttl');
+  };
+  if (opts.compare) {
+    const rows = currentModels(table, opts.date).map((model) =>
+      resultFor(model, conventions[conventions.length - 1] ?? 'real'),
+    );
+    printOut(opts.json ? `${JSON.stringify({ compare: rows })}\n` : formatComparison(rows));
+    return;
+  }
+  const results = conventions.map((convention) => resultFor(opts.model, convention));
+  if (opts.json) {
+    printOut(`${JSON.stringify(Object.fromEntries(results.map((r) => [r.convention, r])))}\n`);
+  } else {
+    printOut(formatEconomics(results));
+  }
 }

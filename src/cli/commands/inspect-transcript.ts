@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
-import { z } from 'zod';
 import { claudeTokenizer } from '../../integrations/emulator/tokens/tokenizer.ts';
 import { markerPaths } from '../../core/fork/history.ts';
 import { importClaudeTranscript } from '../importers/claude-transcript.ts';
 import { parseFlags } from '../flags.ts';
+import { flag, flagSchema } from '../flag-table.ts';
 import { printOut } from '../terminal-safe.ts';
 
-const optionsSchema = z.object({ json: z.boolean().default(false), model: z.string().min(1).optional() });
+const optionsSchema = flagSchema(['json', 'model']);
 
 /**
  * `forkcache inspect-transcript FILE`: the parent a session transcript rebuilds to, without
@@ -21,8 +21,8 @@ export function registerInspectTranscriptCommand(program: Command): void {
       'print the parent rebuilt from a Claude Code / Qwen Code session transcript (blocks, markers, tokens, approximations), without running',
     )
     .argument('<file>', 'session transcript (.jsonl)')
-    .option('--model <id>', "use this model instead of the session's")
-    .option('--json', 'print one JSON object')
+    .addOption(flag('model'))
+    .addOption(flag('json'))
     .action((file: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       const { snapshot, notes, source, expectedCachedTokens, route } = importClaudeTranscript(file, {

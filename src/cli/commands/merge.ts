@@ -6,6 +6,7 @@ import { ForkcacheError } from '../../core/util/errors.ts';
 import { loadCatalogue } from '../../core/models/catalogue.ts';
 import { locateFanOuts } from '../../core/run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
+import { flag, FLAGS } from '../flag-table.ts';
 import { type MergePlan, mergeForks, REDONE, refuseDirty } from '../review/merge-forks.ts';
 import { RETRY_PLAN_FILE, writeRetryPlan } from '../review/retry-plan.ts';
 import { readManifest } from '../../core/run-dir/manifest.ts';
@@ -20,11 +21,11 @@ import { LEFT_OUT_EXIT_CODE, mergedExitCode, NOT_INTEGRATED_EXIT_CODE } from '..
 
 const optionsSchema = z.object({
   skip: z.string().min(1, 'expected fork ids, e.g. f03,f07').optional(),
-  dryRun: z.boolean().default(false),
+  dryRun: FLAGS.dryRun.schema,
   cleanOnly: z.boolean().default(false),
-  json: z.boolean().default(false),
-  repo: z.string().min(1).optional(),
-  integrationCheck: z.string().trim().min(1, 'expected a shell command').optional(),
+  json: FLAGS.json.schema,
+  repo: FLAGS.repo.schema,
+  integrationCheck: FLAGS.integrationCheck.schema,
 });
 
 type MergeFlags = z.output<typeof optionsSchema>;
@@ -216,17 +217,14 @@ export function registerMergeCommand(program: Command): void {
       'a run directory of a worktree run, or a runs directory: each of its runs in turn, oldest first',
     )
     .option('--skip <forks>', 'leave these forks out (comma-separated: f03,f07)')
-    .option('--dry-run', 'check what merges and list every conflict, changing nothing')
+    .addOption(flag('dryRun'))
     .option(
       '--clean-only',
       'merge the forks that merge cleanly even when others conflict, and write the conflicting ones as a retry plan (forkcache run it)',
     )
-    .option('--json', 'print one JSON object')
-    .option('--repo <name>', 'a plan over several repositories: only this one')
-    .option(
-      '--integration-check <command>',
-      "merge the forks in an integration worktree first and run this there; only the forks it passes with are merged (no fix-up turns: merge talks to no model). The run's integrationCheck is used when it was never integrated",
-    )
+    .addOption(flag('json'))
+    .addOption(flag('repo'))
+    .addOption(flag('integrationCheck'))
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       const dirs = locateFanOuts(runDir, 'INVALID_ARGUMENT');

@@ -2,19 +2,21 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { ForkcacheError } from '../../core/util/errors.ts';
 import { loadCatalogue } from '../../core/models/catalogue.ts';
-import { calendarDate } from '../../core/models/dates.ts';
 import { createAnthropicClient } from '../../providers/anthropic/client.ts';
-import { parseFlags } from '../flags.ts';
+import { addAliases, flag, type FlagAliases, flagSchema, parseCommandFlags } from '../flag-table.ts';
 import { formatApi, formatModels } from '../models/table.ts';
 import { apiView, catalogueView, type ApiView, type ListedModel } from '../models/view.ts';
 import { printOut } from '../terminal-safe.ts';
 
-const optionsSchema = z.object({
-  modelTable: z.string().min(1).optional(),
-  all: z.boolean().default(false),
-  json: z.boolean().default(false),
-  date: calendarDate.optional(),
-  api: z.enum(['anthropic'], { error: 'expected anthropic (the endpoint whose model list to show)' }).optional(),
+/**
+ * Old spellings, hidden: `--api` is where `run` sends requests, `--all` is every fan-out of
+ * `report`; here they were the endpoint whose list to show and the retired models.
+ */
+const ALIASES: FlagAliases = { '--api <endpoint>': 'fromApi', '--all': 'retired' };
+
+const optionsSchema = flagSchema(['modelTable', 'json', 'date']).extend({
+  retired: z.boolean().default(false),
+  fromApi: z.enum(['anthropic'], { error: 'expected anthropic (the endpoint whose model list to show)' }).optional(),
 });
 
 /** Every model `GET /v1/models` lists for the key, all pages. */
@@ -23,7 +25,7 @@ async function listEndpointModels(): Promise<{ baseURL: string; models: ListedMo
   if (!apiKey)
     throw new ForkcacheError(
       'INVALID_ARGUMENT',
-      '--api anthropic: ANTHROPIC_API_KEY is not set (the endpoint lists the models of a key)',
+      '--from-api anthropic: ANTHROPIC_API_KEY is not set (the endpoint lists the models of a key)',
     );
   // No baseURL: the SDK takes ANTHROPIC_BASE_URL, or the real API, as every other command does.
   // listing bills nothing: the SDK may retry it (its default of 2)
@@ -42,33 +44,34 @@ async function listEndpointModels(): Promise<{ baseURL: string; models: ListedMo
 
 /** Register `forkcache models`: the model catalogue (status, prices, cache rules) as a table. */
 export function registerModelsCommand(program: Command): void {
-  program
+  const command = program
     .command('models')
     .description('The model catalogue: status, prices, read multiplier, minimum cacheable length, context window.')
-    .option('--model-table <file>', 'JSON model catalogue merged over the built-in one')
-    .option('--all', 'include retired models')
-    .option('--date <YYYY-MM-DD>', 'status and prices on this date (default today)')
+    .addOption(flag('modelTable'))
+    .option('--retired', 'include retired models')
+    .addOption(flag('date'))
     .option(
-      '--api <endpoint>',
+      '--from-api <endpoint>',
       'also list what GET /v1/models returns: anthropic (needs ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL is honoured)',
     )
-    .option('--json', 'print one JSON object')
-    .action(async (raw: Record<string, unknown>) => {
-      const opts = parseFlags(optionsSchema, raw);
-      const catalogue = loadCatalogue(opts.modelTable);
-      const at = opts.date === undefined ? Date.now() : Date.parse(`${opts.date}T00:00:00Z`);
-      const view = catalogueView(catalogue, at, opts.all);
-      let api: ApiView | undefined;
-      if (opts.api === 'anthropic') {
-        const listed = await listEndpointModels();
-        api = apiView(listed.baseURL, listed.models, catalogue, at);
-      }
-      if (opts.json) {
-        const json = { date: view.date, as_of: view.as_of, models: view.models, ...(api ? { api } : {}) };
-        printOut(`${JSON.stringify(json)}\n`);
-        return;
-      }
-      const source = opts.modelTable === undefined ? 'built in' : `built in, with ${opts.modelTable} merged over it`;
-      printOut(formatModels(view, source) + (api ? `\n${formatApi(api)}` : ''));
-    });
+    .addOption(flag('json'));
+  addAliases(command, ALIASES);
+  command.action(async (raw: Record<string, unknown>) => {
+    const opts = parseCommandFlags(optionsSchema, raw, ALIASES);
+    const catalogue = loadCatalogue(opts.modelTable);
+    const at = opts.date === undefined ? Date.now() : Date.parse(`${opts.date}T00:00:00Z`);
+    const view = catalogueView(catalogue, at, opts.retired);
+    let api: ApiView | undefined;
+    if (opts.fromApi === 'anthropic') {
+      const listed = await listEndpointModels();
+      api = apiView(listed.baseURL, listed.models, catalogue, at);
+    }
+    if (opts.json) {
+      const json = { date: view.date, as_of: view.as_of, models: view.models, ...(api ? { api } : {}) };
+      printOut(`${JSON.stringify(json)}\n`);
+      return;
+    }
+    const source = opts.modelTable === undefined ? 'built in' : `built in, with ${opts.modelTable} merged over it`;
+    printOut(formatModels(view, source) + (api ? `\n${formatApi(api)}` : ''));
+  });
 }

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { ForkcacheError } from '../../core/util/errors.ts';
 import { DEFAULT_MODEL } from '../../core/models/defaults.ts';
 import { intFlag, parseFlags } from '../flags.ts';
+import { flag, FLAGS } from '../flag-table.ts';
 import { planFromGlob } from '../plan/from-glob.ts';
 import { printOut, printErr } from '../terminal-safe.ts';
 
@@ -19,10 +20,10 @@ const optionsSchema = z.object({
   requireChange: z.boolean().optional(),
   isolation: z.enum(['none', 'worktree'], { error: 'expected none or worktree' }).optional(),
   sparse: z.boolean().optional(),
-  integrationCheck: z.string().trim().min(1, 'expected a shell command').optional(),
+  integrationCheck: FLAGS.integrationCheck.schema,
   checkLocal: z.boolean().optional(),
-  model: z.string().min(1).default(DEFAULT_MODEL),
-  out: z.string().min(1, 'expected a file name').optional(),
+  model: FLAGS.model.schema.unwrap().default(DEFAULT_MODEL),
+  out: FLAGS.out.schema,
 });
 
 /** Register `forkcache plan`: a run plan with one directive per file of a glob. */
@@ -67,13 +68,10 @@ export function registerPlanCommand(program: Command): void {
       '--sparse',
       "with --isolation worktree: each fork's worktree holds only its file (less disk; the fork and its check see no other file)",
     )
-    .option(
-      '--integration-check <command>',
-      "with --isolation worktree: after the forks end, merge them in an integration worktree and run this there (the plan's integrationCheck: `go build ./...`, `npx tsc --noEmit -p .`)",
-    )
+    .addOption(flag('integrationCheck'))
     .option('--check-local', "the per-fork check is advisory: the integration check decides (the plan's checkLocal)")
-    .option('--model <id>', `the parent's model (default ${DEFAULT_MODEL})`)
-    .option('--out <file>', 'write the plan here (its workspace then relative to it); default: stdout')
+    .addOption(flag('model', DEFAULT_MODEL))
+    .addOption(flag('out'))
     .action(async (raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       const written = await planFromGlob(opts);

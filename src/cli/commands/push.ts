@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { loadCatalogue } from '../../core/models/catalogue.ts';
 import { locateFanOuts } from '../../core/run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
+import { flag, FLAGS } from '../flag-table.ts';
 import { printOut } from '../terminal-safe.ts';
 import { checkBranchName, checkRemote, type PushLease, type PushResult, pushRun } from '../review/push-run.ts';
 import { readRunRepos, type RunReview } from '../review/run-forks.ts';
@@ -11,9 +12,9 @@ import { withRunLock } from '../review/run-lock.ts';
 const optionsSchema = z.object({
   remote: z.string().min(1, 'expected a remote name, e.g. origin'),
   branch: z.string().min(1).optional(),
-  json: z.boolean().default(false),
+  json: FLAGS.json.schema,
   verbose: z.boolean().default(false),
-  repo: z.string().min(1).optional(),
+  repo: FLAGS.repo.schema,
   // `--force-with-lease` alone: the tip read just before the push; with a value: that commit
   forceWithLease: z
     .union([z.literal(true), z.string().regex(/^[0-9a-f]{7,64}$/, 'expected a commit id (hex), or no value')])
@@ -37,9 +38,9 @@ export function registerPushCommand(program: Command): void {
       '--force-with-lease [commit]',
       "replace a remote branch the push does not fast-forward (git's lease: only while it is still at the tip read before the push, or at COMMIT)",
     )
-    .option('--json', 'print one JSON object per fan-out (per repository of a plan over several)')
+    .addOption(flag('json'))
     .option('--verbose', 'list every carried fork on the human line')
-    .option('--repo <name>', 'a plan over several repositories: only this one')
+    .addOption(flag('repo'))
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       if (opts.branch !== undefined) await checkBranchName(opts.branch);

@@ -5,14 +5,15 @@ import { ForkcacheError } from '../../core/util/errors.ts';
 import { importOptional } from '../../core/util/optional-import.ts';
 import type { WrittenReport } from '../../integrations/report/write-report.ts';
 import { parseFlags } from '../flags.ts';
+import { flag, FLAGS } from '../flag-table.ts';
 import { printOut, printErr } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
-  out: z.string().min(1, 'expected a file name').optional(),
+  out: FLAGS.out.schema,
   bench: z.string().min(1, 'expected a results file').optional(),
   all: z.boolean().default(false),
-  json: z.boolean().default(false),
-  modelTable: z.string().min(1).optional(),
+  json: FLAGS.json.schema,
+  modelTable: FLAGS.modelTable.schema,
 });
 
 /** Print where the report went: a sentence on stderr, the path (or one JSON object) on stdout. */
@@ -34,9 +35,6 @@ function announceReport(written: WrittenReport, json: boolean): void {
  */
 const loadReportWriter = (): Promise<typeof import('../../integrations/report/write-report.ts')> =>
   importOptional('report', () => import('../../integrations/report/write-report.ts'));
-
-/** `--report [FILE]` of `demo` and `run`: true (the default place) or a file name. */
-export const reportFlag = z.union([z.boolean(), z.string().min(1, 'expected a file name')]).optional();
 
 /**
  * Write the report of a run that just finished. A failure here must not hide the run's own
@@ -69,17 +67,14 @@ export function registerReportCommand(program: Command): void {
       'write one self-contained HTML report (SVG charts, no network needed) of a run directory, or of benchmark results',
     )
     .argument(
-      '[run_dir]',
+      '[run-dir]',
       'a run directory (with manifest.json), or a runs directory holding several (the latest is rendered)',
     )
-    .option(
-      '--out <file>',
-      'the HTML file to write (default: report.html in RUN_DIR; for --bench, the results file with .html)',
-    )
+    .addOption(flag('out'))
     .option('--all', 'render every fan-out of a runs directory, oldest first, instead of the latest')
     .option('--bench <file>', 'render `npm run bench` results (bench/results/latest.json) instead of a run')
-    .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (prices the requests)')
-    .option('--json', 'print one JSON object: { report, bytes, scope, fanouts, found, charts }')
+    .addOption(flag('modelTable'))
+    .addOption(flag('json'))
     .action(async (runDir: string | undefined, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       if (opts.bench !== undefined && runDir !== undefined) {

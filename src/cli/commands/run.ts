@@ -1,321 +1,243 @@
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { excludeFromGit } from '../../core/tools/git/exclude.ts';
 import { wholeWorktreesLine } from '../output/worktree-line.ts';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ForkEngine } from '../../core/engine/engine.ts';
-import { API_CHOICES, openEndpoint } from '../endpoint.ts';
-import {
-  OPENAI_WIRES,
-  type OpenAiWire,
-  PROVIDER_IDS,
-  type ProviderId,
-  providerIdSchema,
-} from '../../core/wire/providers.ts';
-import { parseFlags, usdFlag } from '../flags.ts';
-import { cancelOnInterrupt, INTERRUPTED_EXIT_CODE, interruptedLine } from '../interrupt.ts';
-import { forkRowsInSummary } from '../board/summary-rows.ts';
+import { openEndpoint } from '../endpoint.ts';
+import { OPENAI_WIRES, type OpenAiWire, type ProviderId } from '../../core/wire/providers.ts';
+import { parseFlags } from '../flags.ts';
+import { addFlags, type FlagDef, type FlagKey, flagSchema } from '../flag-table.ts';
 import type { PermissionPolicy } from '../../core/tools/permissions.ts';
 import { terminalPermissionHandler } from '../permission-prompt.ts';
 import { loadPlan, type Plan, planSchema, planToolLimits } from '../plan/plan.ts';
 import { planSettings } from '../plan/plan-settings.ts';
 import { ForkcacheError } from '../../core/util/errors.ts';
 import type { ForkEngineOptions } from '../../core/engine/options.ts';
+import type { ModelCatalogue } from '../../core/models/catalogue.ts';
 import { modelCheck } from '../models/model-check.ts';
 import { describeSandbox, sandboxLine } from '../../core/tools/sandbox/report.ts';
-import { ProgressBoard } from '../board/progress-board.ts';
-import {
-  editsNotApplied,
-  formatFanOutResult,
-  jsonSummary,
-  notDoneForks,
-  notDoneMessage,
-} from '../output/summary-table.ts';
 import { planFieldsHelp } from '../plan/help.ts';
-import { reportAfterRun, reportFlag } from './report.ts';
 import { CacheContinuity } from '../importers/cache-continuity.ts';
 import { routeMismatch } from '../importers/claude-route.ts';
-import { SPEND_CAP_EXIT_CODE, spendCapMessage } from '../output/budget-line.ts';
-import { closeAll, settledOrForks } from '../output/fan-out-ending.ts';
 import { dryRun } from '../dry-run/dry-run.ts';
-import { maxUsdMessage } from '../output/max-usd-line.ts';
-import {
-  distributedFor,
-  hostSandboxLines,
-  HOSTS_SANDBOX_LINE,
-  REDIS_FLAG_HELP,
-  redisFlags,
-  redisLostLine,
-} from '../distributed-run.ts';
-import { printOut, printErr } from '../terminal-safe.ts';
+import { distributedFor, HOSTS_SANDBOX_LINE } from '../distributed-run.ts';
 import { toolFlagsOf } from '../../core/tools/tool-flags.ts';
 import { requireFeatures } from '../optional-features.ts';
-import { integrateAfterRun } from '../integrate/after-run.ts';
-import { integratedStatusOf, integrationExitCode, integrationLines, withIntegration } from '../integrate/report.ts';
-import { INTEGRATION_META, integrationOfPlan } from '../integration-settings.ts';
+import { INTEGRATION_META, type IntegrationSettings, integrationOfPlan } from '../integration-settings.ts';
+import { driveAll, type Interruptible, type OutputSink, type Pass, terminalSink } from './fan-out.ts';
 
-const optionsSchema = z.object({
-  api: z.enum(API_CHOICES, { error: `expected ${API_CHOICES.join(', ')}` }).default('auto'),
-  provider: providerIdSchema.optional(),
-  openaiWire: z.enum(OPENAI_WIRES, { error: `expected ${OPENAI_WIRES.join(', ')}` }).optional(),
-  model: z.string().min(1).optional(),
-  json: z.boolean().default(false),
-  parentFromClaudeTranscript: z.string().min(1, 'expected a .jsonl file').optional(),
-  report: reportFlag,
-  allowAsks: z.boolean().default(false),
-  ...redisFlags,
-  modelTable: z.string().min(1).optional(),
-  dryRun: z.boolean().default(false),
-  maxUsd: usdFlag.optional(),
-  assume: z.array(z.string()).default([]),
-  integrationCheck: z.string().trim().min(1, 'expected a shell command').optional(),
-});
+type LoadedPlan = ReturnType<typeof loadPlan>;
+
+/** The flags of `run`, in `--help`'s order; each shared one says which plan field it overrides. */
+const RUN_FLAGS = [
+  'api',
+  'provider',
+  'model',
+  'json',
+  'parentFromClaudeTranscript',
+  'report',
+  'redis',
+  'redisTimeoutMs',
+  'modelTable',
+  'dryRun',
+  'maxUsd',
+  'assume',
+  'integrationCheck',
+  'allowAsks',
+] as const satisfies readonly FlagKey[];
+
+/** `--openai-wire`: `run`'s alone (a resumed run keeps the wire it was frozen with). */
+export const OPENAI_WIRE_FLAG = {
+  spec: '--openai-wire <wire>',
+  description: `with provider openai: the API the forks speak, ${OPENAI_WIRES.join(' | ')} (overrides the plan's openaiWire)`,
+  schema: z.enum(OPENAI_WIRES, { error: `expected ${OPENAI_WIRES.join(', ')}` }).optional(),
+  planField: 'openaiWire',
+} as const satisfies FlagDef;
+
+const runOptionsSchema = flagSchema(RUN_FLAGS).extend({ openaiWire: OPENAI_WIRE_FLAG.schema });
+type RunOptions = z.output<typeof runOptionsSchema>;
 
 /** Register `forkcache run PLAN.json`. */
 export function registerRunCommand(program: Command): void {
-  program
+  const command = program
     .command('run')
     .description('fan out the directives of a plan file over its parent snapshot')
     .argument('<plan>', 'plan JSON file (its fields are listed below; `forkcache plan` writes one)')
-    .addHelpText('after', () => `\nPlan fields (docs/plans.md):\n${planFieldsHelp(planSchema)}\n`)
-    .option(
-      '--api <target>',
-      "auto (the provider's real API when its key is set, else the emulator) | real (alias anthropic) | emulator",
-      'auto',
-    )
-    .option('--provider <name>', `the API the forks speak: ${PROVIDER_IDS.join(' | ')} (overrides the plan's provider)`)
-    .option(
-      '--openai-wire <wire>',
-      `with provider openai: the API the forks speak, ${OPENAI_WIRES.join(' | ')} (overrides the plan's openaiWire)`,
-    )
-    .option('--model <id>', "model of every fork (overrides the plan's model and the parent's)")
-    .option('--json', 'print one JSON summary object last')
-    .option(
-      '--parent-from-claude-transcript <file>',
-      'rebuild the parent from a Claude Code session transcript (.jsonl); the plan then has no "parent"',
-    )
-    .option('--report [file]', 'write the HTML report of the run (default: report.html in the run directory)')
-    .option('--redis <url>', REDIS_FLAG_HELP.redis)
-    .option('--redis-timeout-ms <n>', REDIS_FLAG_HELP.timeout)
-    .option(
-      '--model-table <file>',
-      "model catalogue JSON merged over the built-in one (prices a model forkcache does not know; overrides the plan's modelTable)",
-    )
-    .option(
-      '--dry-run',
-      'estimate the whole run and print the estimate with its assumptions: sends nothing but token counts, writes no run directory',
-    )
-    .option(
-      '--max-usd <usd>',
-      "stop admitting turns once the run could cost more than this (overrides the plan's maxUsd)",
-    )
-    .option(
-      '--assume <name=value>',
-      'with --dry-run: change a turn assumption (toolCallOutput, editOutput, editResult, reportOutput, verifyRead, turnOverhead)',
-      (value: string, previous: string[] = []) => [...previous, value],
-    )
-    .option(
-      '--integration-check <command>',
-      "after the forks end, merge them in an integration worktree and run this there (overrides the plan's integrationCheck; needs isolation worktree)",
-    )
-    .option(
-      '--allow-asks',
-      "answer yes to the plan's `ask` permissions (otherwise: a y/N prompt on a terminal, no elsewhere)",
-    )
-    .action(async (planPath: string, raw: Record<string, unknown>) => {
-      const opts = parseFlags(optionsSchema, raw);
-      // what --report and --redis need is checked before anything starts (exit 1 naming it)
-      await requireFeatures(
-        !opts.dryRun && opts.report !== undefined && opts.report !== false && 'report',
-        !opts.dryRun && opts.redis !== undefined && 'distributed',
-      );
-      const loaded = loadPlan(planPath, { claudeTranscript: opts.parentFromClaudeTranscript, model: opts.model });
-      const { plan, snapshot, workspace, runsDir, notes, modelTable, expectedCachedTokens, fromTranscript } = loaded;
-      const provider = opts.provider ?? plan.provider;
-      const wire = openAiWireOf(plan, provider, opts.openaiWire);
-      const continuity = fromTranscript ? new CacheContinuity(expectedCachedTokens) : undefined;
-      const log = (line: string): void => void printErr(`${line}\n`);
-      for (const note of notes) log(`parent: ${note}`);
-      const catalogue = modelCheck(snapshot.model, opts.modelTable ?? modelTable, log, Date.now(), provider);
-      const toolLimits = planToolLimits(plan);
-      if (opts.redis && (plan.allow?.includes('bash') || loaded.check)) log(HOSTS_SANDBOX_LINE);
-      else if (plan.allow?.includes('bash'))
-        log(
-          sandboxLine(
-            describeSandbox(plan.sandbox, { network: plan.network, limits: toolLimits, isolation: plan.isolation }),
-          ),
-        );
-      const maxUsd = opts.maxUsd ?? plan.maxUsd;
-      const integration = integrationOfPlan(loaded, opts.integrationCheck);
-      if (opts.dryRun) {
-        const { report, text } = await dryRun(loaded, {
-          api: opts.api,
-          provider,
-          catalogue,
-          assume: opts.assume,
-          maxUsd,
-          wire,
-        });
-        printOut(opts.json ? `${JSON.stringify(report)}\n` : text);
-        return;
-      }
-      const target = await openEndpoint(opts.api, plan.emulator, catalogue, provider);
-      const distributed = await distributedFor(opts, target);
-      log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);
-      // the session's cache is per endpoint: say when the forks go where it is not
-      const elsewhere =
-        loaded.route && target.kind === 'anthropic' ? routeMismatch(loaded.route, target.baseURL) : undefined;
-      if (elsewhere) log(`parent: ${elsewhere}`);
-      if (plan.isolation === 'worktree') {
-        const whole = plan.sparseWorktrees
-          ? (loaded.fields ?? []).filter((f) => f['file'] === undefined).length
-          : loaded.directives.length;
-        const line = await wholeWorktreesLine({
-          workspace,
-          repos: plan.repos,
-          fields: loaded.fields,
-          forks: whole,
-          maxWorktrees: plan.limits.maxWorktrees,
-        });
-        if (line) log(line);
-      }
-      // the run directory and the plan stay out of `git status` of the repository they are in
-      await excludeFromGit({ runsDir, planFile: planPath }, workspace);
-      // a setup error must not leave the embedded emulator holding the process open
-      const engine = await ForkEngine.create({
-        provider,
-        ...wire,
-        baseURL: target.baseURL,
-        apiKey: target.apiKey,
-        workspace,
-        runsDir,
-        modelTable: catalogue,
-        ...planSettings(plan),
-        warm: plan.warm,
-        layout: plan.layout,
-        ...(plan.allow ? { allow: plan.allow } : {}),
-        toolSet: plan.toolSet,
-        ...(plan.denyTools ? { denyTools: plan.denyTools } : {}),
-        ...(plan.limits.maxTurns ? { maxTurns: plan.limits.maxTurns } : {}),
-        ...(plan.limits.maxTokens ? { maxTokens: plan.limits.maxTokens } : {}),
-        ...(plan.limits.concurrency ? { concurrency: plan.limits.concurrency } : {}),
-        pool: { maxThreads: plan.limits.maxThreads ?? 2 },
-        ...(plan.limits.maxWorktrees ? { maxWorktrees: plan.limits.maxWorktrees } : {}),
-        ...(plan.permissions
-          ? {
-              permissions: plan.permissions as PermissionPolicy,
-              onPermission: terminalPermissionHandler({ allowAll: opts.allowAsks }),
-            }
-          : {}),
-        sandbox: plan.sandbox,
-        ...toolFlagsOf(plan),
-        toolLimits,
-        ...(plan.isolation === 'worktree' ? { isolation: 'worktree' as const } : {}),
-        ...(plan.sparseWorktrees ? { sparseWorktrees: true } : {}),
-        ...(plan.repos ? { repos: plan.repos } : {}),
-        ...(distributed ? { distributed } : {}),
-        ...(maxUsd !== undefined ? { maxUsd } : {}),
-      }).catch(async (err: unknown) => {
-        await target.close();
-        throw err;
-      });
-      let board: ProgressBoard | undefined;
-      // while the board is up, its lines scroll above it: a plain write would be drawn over
-      const interrupt = cancelOnInterrupt((line) => (board ? board.log(line) : log(line)), {
-        stop: () => engine.destroy(),
-      });
-      try {
-        // the manifest remembers the emulator script, so `forkcache resume` answers the same way
-        const fan = engine.fanOut(snapshot, loaded.directives, {
-          meta: { emulator: plan.emulator, ...(integration ? { [INTEGRATION_META]: integration } : {}) },
-          ...(loaded.check ? { check: loaded.check } : {}),
-          ...(loaded.fields ? { fields: loaded.fields } : {}),
-          ...(loaded.requireChange ? { requireChange: true } : {}),
-        });
-        interrupt.watch(fan);
-        // first, so a run that ends any way at all (0, a crash, a kill) has said where it is
-        const runDir = resolve(runsDir, fan.id);
-        log(`forkcache run: run directory ${runDir}`);
-        board = new ProgressBoard({
-          model: snapshot.model,
-          plain: opts.json,
-          catalogue,
-          budget: () => engine.admission,
-        });
-        board.plan(fan);
-        for await (const event of fan) {
-          board.onEvent(event);
-          continuity?.onEvent(event as Parameters<CacheContinuity['onEvent']>[0]);
-        }
-        board.stop();
-        if (continuity) log(continuity.line());
-        const result = await settledOrForks(fan, join(runsDir, fan.id), log);
-        // the forks' work is judged merged: after Ctrl-C or at a spend cap, what is done stays on its branches
-        const integrated =
-          integration && !interrupt.interrupted
-            ? await integrateAfterRun(join(runsDir, fan.id), integration, engine, catalogue, log)
-            : undefined;
-        const report = await reportAfterRun(result.summary.run_dir, opts.report, log, catalogue);
-        const extra = {
-          api: target.kind,
-          ...(interrupt.interrupted ? { interrupted: true } : {}),
-          ...(report.path ? { report: report.path } : {}),
-          ...(continuity ? { parent_cache: continuity.json() } : {}),
-        };
-        if (opts.json) {
-          const json = jsonSummary(result, extra);
-          printOut(`${JSON.stringify(integrated ? withIntegration(json, integrated) : json)}\n`);
-        } else
-          printOut(
-            `\n${formatFanOutResult(result, snapshot.model, catalogue, { forkRows: forkRowsInSummary(opts.json), ...(integrated ? { statusOf: integratedStatusOf(integrated) } : {}) })}\n${integrated ? `${integrationLines(integrated).join('\n')}\n` : ''}`,
-          );
-        const hint = interrupt.interrupted ? interruptedLine(result) : undefined;
-        // the text summary above listed the forks not done: stderr counts them and says what to run
-        for (const line of notDoneMessage(result, {
-          listed: !opts.json,
-          interrupted: hint !== undefined,
-          statusOf: integrated ? integratedStatusOf(integrated) : undefined,
-        }))
-          log(line);
-        for (const line of hostSandboxLines(result)) log(line);
-        const lost = redisLostLine(result, opts.redis);
-        if (lost) log(lost);
-        const capped = result.summary.spend_cap?.stopped === true;
-        if (capped) log(maxUsdMessage(join(runsDir, fan.id), result.summary.spend_cap!));
-        const spendCap = result.summary.rate_limits.stopped !== null || capped;
-        if (result.summary.rate_limits.stopped !== null)
-          log(
-            spendCapMessage(
-              result.summary.run_dir,
-              result.forks.filter((f) => f.error?.code === 'RATE_LIMIT_SPEND_CAP').length,
-            ),
-          );
-        // an edit a fork could not apply is lost work: never a silent 0
-        const clean =
-          notDoneForks(result, integrated ? integratedStatusOf(integrated) : undefined).length === 0 &&
-          editsNotApplied(result).length === 0 &&
-          !report.failed &&
-          result.summary.cost_error === null;
-        if (result.summary.cost_error !== null) log(result.summary.cost_error);
-        // a run with nothing left to do names its run directory last, for status, diff and merge
-        if (clean && !interrupt.interrupted && !spendCap)
-          log(`run directory: ${runDir} (forkcache status|diff|merge ${runDir})`);
-        // the resume command is the last line after Ctrl-C, whatever the run's size
-        if (hint) log(hint);
-        process.exitCode = interrupt.interrupted
-          ? INTERRUPTED_EXIT_CODE
-          : spendCap
-            ? SPEND_CAP_EXIT_CODE
-            : integrated && !report.failed && result.summary.cost_error === null
-              ? integrationExitCode(integrated)
-              : clean
-                ? 0
-                : 1;
-      } finally {
-        interrupt.dispose();
-        await closeAll(engine, target);
-      }
+    .addHelpText('after', () => `\nPlan fields (docs/plans.md):\n${planFieldsHelp(planSchema)}\n`);
+  addFlags(command, RUN_FLAGS.slice(0, 2));
+  command.option(OPENAI_WIRE_FLAG.spec, OPENAI_WIRE_FLAG.description);
+  addFlags(command, RUN_FLAGS.slice(2), { api: 'auto' });
+  command.action(async (planPath: string, raw: Record<string, unknown>) => {
+    process.exitCode = await runAction(planPath, parseFlags(runOptionsSchema, raw), terminalSink);
+  });
+}
+
+/**
+ * `forkcache run PLAN`: the plan's fan-out (or its estimate, `--dry-run`), driven to its end
+ * as `resume` drives each fan-out of a run directory (fan-out.ts). Resolves to the exit code.
+ */
+async function runAction(planPath: string, opts: RunOptions, sink: OutputSink): Promise<number> {
+  // what --report and --redis need is checked before anything starts (exit 1 naming it)
+  await requireFeatures(
+    !opts.dryRun && opts.report !== undefined && opts.report !== false && 'report',
+    !opts.dryRun && opts.redis !== undefined && 'distributed',
+  );
+  const loaded = loadPlan(planPath, { claudeTranscript: opts.parentFromClaudeTranscript, model: opts.model });
+  const { plan, snapshot, modelTable } = loaded;
+  const provider = opts.provider ?? plan.provider;
+  const wire = openAiWireOf(plan, provider, opts.openaiWire);
+  const log = (line: string): void => sink.err(line);
+  for (const note of loaded.notes) log(`parent: ${note}`);
+  const catalogue = modelCheck(snapshot.model, opts.modelTable ?? modelTable, log, Date.now(), provider);
+  if (opts.redis && (plan.allow?.includes('bash') || loaded.check)) log(HOSTS_SANDBOX_LINE);
+  else if (plan.allow?.includes('bash'))
+    log(
+      sandboxLine(
+        describeSandbox(plan.sandbox, {
+          network: plan.network,
+          limits: planToolLimits(plan),
+          isolation: plan.isolation,
+        }),
+      ),
+    );
+  const maxUsd = opts.maxUsd ?? plan.maxUsd;
+  const integration = integrationOfPlan(loaded, opts.integrationCheck);
+  if (opts.dryRun) {
+    const { report, text } = await dryRun(loaded, {
+      api: opts.api,
+      provider,
+      catalogue,
+      assume: opts.assume,
+      maxUsd,
+      wire,
     });
+    sink.out(opts.json ? `${JSON.stringify(report)}\n` : text);
+    return 0;
+  }
+  return driveAll(
+    async function* (ctl) {
+      yield await passFromPlan(planPath, loaded, { opts, provider, wire, catalogue, maxUsd, integration }, ctl, log);
+    },
+    opts,
+    sink,
+  );
+}
+
+/** The plan's fan-out started: its endpoint, its engine, its forks under way. */
+async function passFromPlan(
+  planPath: string,
+  loaded: LoadedPlan,
+  how: {
+    opts: RunOptions;
+    provider: ProviderId;
+    wire: Pick<ForkEngineOptions, 'openaiWire' | 'responsesTtl'>;
+    catalogue: ModelCatalogue;
+    maxUsd: number | undefined;
+    integration: IntegrationSettings | undefined;
+  },
+  ctl: Interruptible,
+  log: (line: string) => void,
+): Promise<Pass> {
+  const { plan, snapshot, workspace, runsDir } = loaded;
+  const { opts, provider, catalogue, integration } = how;
+  const continuity = loaded.fromTranscript ? new CacheContinuity(loaded.expectedCachedTokens) : undefined;
+  const target = await openEndpoint(opts.api, plan.emulator, catalogue, provider);
+  const distributed = await distributedFor(opts, target);
+  log(`forkcache run: ${plan.directives.length} forks of ${snapshot.model} against ${target.label}`);
+  // the session's cache is per endpoint: say when the forks go where it is not
+  const elsewhere =
+    loaded.route && target.kind === 'anthropic' ? routeMismatch(loaded.route, target.baseURL) : undefined;
+  if (elsewhere) log(`parent: ${elsewhere}`);
+  if (plan.isolation === 'worktree') {
+    const line = await worktreesLine(loaded);
+    if (line) log(line);
+  }
+  // the run directory and the plan stay out of `git status` of the repository they are in
+  await excludeFromGit({ runsDir, planFile: planPath }, workspace);
+  // a setup error must not leave the embedded emulator holding the process open
+  const engine = await ForkEngine.create({
+    ...engineOptionsOfPlan(loaded, opts.allowAsks),
+    provider,
+    ...how.wire,
+    baseURL: target.baseURL,
+    apiKey: target.apiKey,
+    modelTable: catalogue,
+    ...(distributed ? { distributed } : {}),
+    ...(how.maxUsd !== undefined ? { maxUsd: how.maxUsd } : {}),
+  }).catch(async (err: unknown) => {
+    await target.close();
+    throw err;
+  });
+  ctl.current = engine;
+  // Ctrl-C cancels the forks from here on (before, it ends the process)
+  void ctl.handle;
+  // the manifest remembers the emulator script, so `forkcache resume` answers the same way
+  const fan = engine.fanOut(snapshot, loaded.directives, {
+    meta: { emulator: plan.emulator, ...(integration ? { [INTEGRATION_META]: integration } : {}) },
+    ...(loaded.check ? { check: loaded.check } : {}),
+    ...(loaded.fields ? { fields: loaded.fields } : {}),
+    ...(loaded.requireChange ? { requireChange: true } : {}),
+  });
+  return {
+    engine,
+    target,
+    fan,
+    dir: join(runsDir, fan.id),
+    model: snapshot.model,
+    catalogue,
+    integration,
+    continuity,
+    json: { api: target.kind },
+    namesRunDir: true,
+  };
+}
+
+/** The forks' worktrees against the disk they need: a line when they may not fit. */
+async function worktreesLine(loaded: LoadedPlan): Promise<string | undefined> {
+  const { plan } = loaded;
+  const whole = plan.sparseWorktrees
+    ? (loaded.fields ?? []).filter((f) => f['file'] === undefined).length
+    : loaded.directives.length;
+  return wholeWorktreesLine({
+    workspace: loaded.workspace,
+    repos: plan.repos,
+    fields: loaded.fields,
+    forks: whole,
+    maxWorktrees: plan.limits.maxWorktrees,
+  });
+}
+
+/** The engine options a plan sets (its tools, limits, sandbox, isolation, permissions). */
+function engineOptionsOfPlan(loaded: LoadedPlan, allowAsks: boolean) {
+  const { plan } = loaded;
+  return {
+    workspace: loaded.workspace,
+    runsDir: loaded.runsDir,
+    ...planSettings(plan),
+    warm: plan.warm,
+    layout: plan.layout,
+    ...(plan.allow ? { allow: plan.allow } : {}),
+    toolSet: plan.toolSet,
+    ...(plan.denyTools ? { denyTools: plan.denyTools } : {}),
+    ...(plan.limits.maxTurns ? { maxTurns: plan.limits.maxTurns } : {}),
+    ...(plan.limits.maxTokens ? { maxTokens: plan.limits.maxTokens } : {}),
+    ...(plan.limits.concurrency ? { concurrency: plan.limits.concurrency } : {}),
+    pool: { maxThreads: plan.limits.maxThreads ?? 2 },
+    ...(plan.limits.maxWorktrees ? { maxWorktrees: plan.limits.maxWorktrees } : {}),
+    ...(plan.permissions
+      ? {
+          permissions: plan.permissions as PermissionPolicy,
+          onPermission: terminalPermissionHandler({ allowAll: allowAsks }),
+        }
+      : {}),
+    sandbox: plan.sandbox,
+    ...toolFlagsOf(plan),
+    toolLimits: planToolLimits(plan),
+    ...(plan.isolation === 'worktree' ? { isolation: 'worktree' as const } : {}),
+    ...(plan.sparseWorktrees ? { sparseWorktrees: true } : {}),
+    ...(plan.repos ? { repos: plan.repos } : {}),
+  };
 }
 
 /**

@@ -4,15 +4,16 @@ import { z } from 'zod';
 import { loadCatalogue } from '../../core/models/catalogue.ts';
 import { locateFanOuts } from '../../core/run-dir/locate.ts';
 import { parseFlags } from '../flags.ts';
+import { flag, FLAGS } from '../flag-table.ts';
 import { isDoneStatus } from '../../core/util/fork-status.ts';
 import { integrationStatuses, readIntegration } from '../../core/run-dir/integration.ts';
 import { type ForkReview, readRunRepos, type RunReview } from '../review/run-forks.ts';
 import { printOut } from '../terminal-safe.ts';
 
 const optionsSchema = z.object({
-  json: z.boolean().default(false),
-  repo: z.string().min(1).optional(),
-  modelTable: z.string().min(1).optional(),
+  json: FLAGS.json.schema,
+  repo: FLAGS.repo.schema,
+  modelTable: FLAGS.modelTable.schema,
   notDone: z.boolean().default(false),
 });
 
@@ -158,10 +159,10 @@ export function registerStatusCommand(program: Command): void {
       'per fork of a run: directive, status, turns, cost, files changed, and its branch and commit under worktrees',
     )
     .argument('<run-dir>', 'a run directory, or a runs directory holding several')
-    .option('--json', 'print one JSON object per fan-out (per repository of a plan over several)')
-    .option('--repo <name>', 'a plan over several repositories: only this one')
+    .addOption(flag('json'))
+    .addOption(flag('repo'))
     .option('--not-done', 'only the forks that are not done (the summary counts them all)')
-    .option('--model-table <file>', 'model catalogue JSON merged over the built-in one (prices the requests)')
+    .addOption(flag('modelTable'))
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
       const catalogue = loadCatalogue(opts.modelTable);

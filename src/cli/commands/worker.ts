@@ -10,6 +10,7 @@ import { permissionPolicySchema, type PermissionPolicy } from '../../core/tools/
 import { parseOrThrow } from '../../core/util/validation.ts';
 import { EXECUTABLE_TOOL_NAMES, type ExecutableToolName } from '../../core/wire/tool-names.ts';
 import { intFlag, parseFlags } from '../flags.ts';
+import { flag, FLAGS } from '../flag-table.ts';
 import { untilSignal } from '../until-signal.ts';
 import { shownRedisUrl } from '../../integrations/distributed/keys.ts';
 import { defaultCeilings, HOST_FLAGS, parseCeiling } from '../../integrations/distributed/jobs/rules.ts';
@@ -27,7 +28,7 @@ const optionsSchema = z.object({
   threads: intFlag.pipe(z.number().min(1, 'at least 1')).default(2),
   concurrency: intFlag.pipe(z.number().min(1, 'at least 1')).optional(),
   lockMs: intFlag.pipe(z.number().min(500, 'at least 500')).default(30_000),
-  redisTimeoutMs: intFlag.pipe(z.number().min(100, 'at least 100')).default(30_000),
+  redisTimeoutMs: FLAGS.redisTimeoutMs.schema.unwrap().default(30_000),
   allow: toolList.optional(),
   sandbox: z.enum(['auto', 'bwrap', 'none'], { error: 'expected auto, bwrap or none' }).default('auto'),
   permissions: z.string().min(1).optional(),
@@ -72,12 +73,16 @@ export function registerWorkerCommand(program: Command): void {
     .description(
       'serve fork jobs from Redis (BullMQ) with a local pool of worker threads, until SIGINT/SIGTERM; jobs must be signed with FORKCACHE_JOB_SECRET, and run with this host’s own endpoint, key and policy',
     )
-    .requiredOption('--redis <url>', 'Redis URL, e.g. redis://127.0.0.1:6379')
+    .addOption(flag('redis').makeOptionMandatory())
     .option('--queue <name>', 'BullMQ queue', 'forkcache-forks')
     .option('--threads <n>', 'worker threads of this host', '2')
     .option('--concurrency <n>', 'forks this host runs at once (default threads x 8)')
-    .option('--lock-ms <n>', 'a host silent for this long is presumed dead and its forks move to another host', '30000')
-    .option('--redis-timeout-ms <n>', 'Redis silent this long (at most --lock-ms): stop this host’s forks', '30000')
+    .option(
+      '--lock-ms <ms>',
+      'a host silent for this long is presumed dead and its forks move to another host',
+      '30000',
+    )
+    .addOption(flag('redisTimeoutMs', '30000'))
     .option('--allow <tools>', 'tools a job may allow, comma-separated (default: the file tools; bash only if listed)')
     .option('--sandbox <kind>', 'the weakest sandbox a job may ask bash to run in: auto | bwrap | none', 'auto');
   // one per tool flag of rule `host-flag` (job-rules.ts): a flag added there is a host option here

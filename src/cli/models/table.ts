@@ -116,7 +116,7 @@ export function formatModels(view: ModelsView, source: string): string {
     view.hidden_later > 0
       ? `; ${view.hidden_later} not priced until after ${view.as_of} hidden (they did not exist yet)`
       : '';
-  const hidden = `${view.hidden_retired > 0 ? `; ${view.hidden_retired} retired hidden (--all shows them)` : ''}${later}`;
+  const hidden = `${view.hidden_retired > 0 ? `; ${view.hidden_retired} retired hidden (--retired shows them)` : ''}${later}`;
   return [
     `Model catalogue of ${view.date} (${source}): status and prices on ${view.as_of}, USD per million tokens`,
     '',

@@ -50,7 +50,7 @@ export interface ModelsView {
   /** The date status and prices are taken at. */
   as_of: string;
   models: ModelView[];
-  /** Retired models left out (without `--all`). */
+  /** Retired models left out (without `--retired`). */
   hidden_retired: number;
   /** Models left out because their first price row starts after the date (they did not exist yet). */
   hidden_later: number;

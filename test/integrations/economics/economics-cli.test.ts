@@ -37,7 +37,7 @@ const SEED_ARGS = [
   'economics',
   '--prefix',
   '48500',
-  '--directive',
+  '--directive-tokens',
   '200',
   '--children',
   '5',
@@ -74,6 +74,7 @@ describe('forkcache economics', () => {
     const args = [
       'economics',
       '--prefix',
+      // the old spelling --directive still works, hidden (its name is plan's directive template)
       '100000',
       '--directive',
       '200',

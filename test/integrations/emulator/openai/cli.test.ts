@@ -31,7 +31,7 @@ describe('forkcache emulator --api (command)', () => {
   it("serves DashScope's Chat Completions at /compatible-mode/v1, logs the exchange with its cache plan, exits on SIGTERM", async () => {
     const logDir = mkdtempSync(join(tmpdir(), 'forkcache-emulator-openai-'));
     dirs.push(logDir);
-    const child = start(['--api', 'dashscope', '--port', '0', '--latency', 'off', '--log-dir', logDir]);
+    const child = start(['--provider', 'dashscope', '--port', '0', '--latency', 'off', '--log-dir', logDir]);
     const line = await firstLine(child);
     const url = /^forkcache emulator listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(line)?.[1];
     expect(url, line).toBeDefined();
@@ -53,12 +53,12 @@ describe('forkcache emulator --api (command)', () => {
     expect(record.cache.markers).toEqual([{ path: 'messages.0.content.0', ttl: '5m', tokens: expect.any(Number) }]);
   });
 
-  it('exits 2 on an unknown --api, naming the choices', async () => {
+  it('exits 2 on an unknown provider, naming the choices (the old spelling --api too)', async () => {
     const child = start(['--api', 'gemini']);
     let stderr = '';
     child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
     const [code] = await once(child, 'exit');
     expect(code).toBe(2);
-    expect(stderr).toMatch(/--api.*anthropic, openai, dashscope, deepseek/);
+    expect(stderr).toMatch(/--provider.*anthropic, openai, dashscope, deepseek/);
   });
 });

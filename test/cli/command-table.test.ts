@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest';
+import type { Command, Option } from 'commander';
+import { createProgram } from '../../src/cli/program.ts';
+import { COMMANDS } from '../../src/cli/commands/table.ts';
+import { FLAGS, type FlagDef, parseCommandFlags, flagSchema } from '../../src/cli/flag-table.ts';
+import { OPENAI_WIRE_FLAG } from '../../src/cli/commands/run.ts';
+import { resumeAction, resumeOptionsSchema } from '../../src/cli/commands/resume.ts';
+import { fanOutExitCode, type OutputSink } from '../../src/cli/commands/fan-out.ts';
+import { parseFlags } from '../../src/cli/flags.ts';
+
+// issue 46: one table of commands, each shared flag declared once (flag-table.ts)
+const visible = (command: Command): Option[] => command.options.filter((o) => !o.hidden);
+const byLong = new Map<string, FlagDef>(Object.values(FLAGS).map((d) => [d.spec.split(' ')[0]!, d]));
+
+describe('the command table', () => {
+  it('lists every command of `forkcache --help`, in its order', async () => {
+    const program = await createProgram([]);
+    expect(program.commands.map((c) => c.name())).toEqual(COMMANDS.map((row) => row.name));
+  });
+
+  it('gives every flag name one description across commands', async () => {
+    const program = await createProgram([]);
+    const descriptions = new Map<string, Set<string>>();
+    for (const command of program.commands)
+      for (const option of visible(command)) {
+        const seen = descriptions.get(option.long!) ?? new Set();
+        descriptions.set(option.long!, seen.add(option.description));
+      }
+    const many = [...descriptions].filter(([, d]) => d.size > 1).map(([name]) => name);
+    expect(many).toEqual([]);
+    expect(descriptions.get('--json')!.size).toBe(1);
+  });
+
+  it("declares each command's shared flags in its row, from the shared definitions", async () => {
+    const program = await createProgram([]);
+    for (const row of COMMANDS) {
+      const command = program.commands.find((c) => c.name() === row.name)!;
+      const shared = visible(command)
+        .filter((o) => byLong.has(o.long!))
+        .map((o) => o.long);
+      expect(shared.sort(), row.name).toEqual(row.sharedFlags.map((k) => FLAGS[k].spec.split(' ')[0]).sort());
+      for (const key of row.sharedFlags) {
+        const option = command.options.find((o) => o.long === FLAGS[key].spec.split(' ')[0])!;
+        expect(option.flags, `${row.name} ${key}`).toBe(FLAGS[key].spec);
+        expect(option.description).toBe(FLAGS[key].description);
+      }
+    }
+  });
+
+  it('maps every option of run to the plan field it overrides, or says why it has none', async () => {
+    const program = await createProgram(['run']);
+    const run = program.commands.find((c) => c.name() === 'run')!;
+    const unjustified = visible(run)
+      .map((o) => [o.long!, o.long === '--openai-wire' ? OPENAI_WIRE_FLAG : byLong.get(o.long!)] as const)
+      .filter(([, def]) => def === undefined || (def.planField === undefined && def.justification === undefined))
+      .map(([name]) => name);
+    expect(unjustified).toEqual([]);
+    expect(visible(run).length).toBeGreaterThanOrEqual(15);
+  });
+
+  it('spells every duration in milliseconds, its name ending in -ms', async () => {
+    const program = await createProgram([]);
+    const durations = program.commands.flatMap((c) =>
+      visible(c)
+        .filter((o) => /<ms>/.test(o.flags) || /-(timeout|wait)\b/.test(o.long!))
+        .map((o) => o.long!),
+    );
+    expect(durations.length).toBeGreaterThan(3);
+    expect(durations.filter((name) => !name.endsWith('-ms'))).toEqual([]);
+  });
+});
+
+describe('hidden aliases', () => {
+  it('fold an old spelling into the flag it was renamed to, winning over a default', () => {
+    const schema = flagSchema(['headersTimeoutMs', 'host']);
+    expect(
+      parseCommandFlags(schema, { headersTimeout: '500' }, { '--headers-timeout <ms>': 'headersTimeoutMs' }),
+    ).toEqual({
+      headersTimeoutMs: 500,
+      host: '127.0.0.1',
+    });
+    expect(() =>
+      parseCommandFlags(schema, { headersTimeout: '0' }, { '--headers-timeout <ms>': 'headersTimeoutMs' }),
+    ).toThrow('--headers-timeout-ms: at least 1 (got "0")');
+  });
+});
+
+describe('run and resume, one action', () => {
+  it('exit with 130 after Ctrl-C, 3 at a cap, 1 for work not done, else the worst integration', () => {
+    expect(fanOutExitCode([{ failed: 1, spendCap: true }], true)).toBe(130);
+    expect(
+      fanOutExitCode(
+        [
+          { failed: 1, spendCap: false },
+          { failed: 0, spendCap: true },
+        ],
+        false,
+      ),
+    ).toBe(3);
+    expect(fanOutExitCode([{ failed: 1, spendCap: false, integrationCode: 5 }], false)).toBe(1);
+    expect(
+      fanOutExitCode(
+        [
+          { failed: 0, spendCap: false, integrationCode: 4 },
+          { failed: 0, spendCap: false },
+        ],
+        false,
+      ),
+    ).toBe(4);
+    expect(fanOutExitCode([], false)).toBe(0);
+  });
+
+  it('resume is a function of its options and a sink: called without a process, a missing run directory is bad input', async () => {
+    const lines: string[] = [];
+    const sink: OutputSink = { out: (t) => lines.push(t), err: (l) => lines.push(l) };
+    const opts = parseFlags(resumeOptionsSchema, {});
+    await expect(resumeAction('/nonexistent/forkcache-runs', opts, sink)).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+    expect(lines).toEqual([]);
+  });
+});
