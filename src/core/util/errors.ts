@@ -87,10 +87,10 @@ const CODE_CLASSES = {
   TOOL_HOST_FAILED: 'failure',
   PERMISSION_DENIED: 'failure',
   // host-side git (src/core/tools/git/git.ts): a git command failed; a fork's worktree no longer links
-  // to the git dir forkcache made; `forkcache merge` met a conflict or a dirty working tree
+  // to the git dir forkcache made; `forkcache merge` met a dirty working tree (its conflicts are
+  // reported, not thrown)
   GIT_FAILED: 'failure',
   GIT_WORKTREE_TAMPERED: 'failure',
-  GIT_MERGE_CONFLICT: 'failure',
   GIT_DIRTY_WORKTREE: 'input',
   // `forkcache push`: the remote branch moved on (a non-fast-forward) and no lease was given
   GIT_PUSH_REJECTED: 'failure',

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
+  ERROR_CODES,
   ForkcacheError,
   fromWireError,
   hasCode,
@@ -64,5 +65,23 @@ describe('every error src throws is a ForkcacheError', () => {
         .flatMap((line, i) => (/\bnew (Error|TypeError|RangeError)\(/.test(line) ? [`src/${f}:${i + 1}`] : [])),
     );
     expect(bare).toEqual([]);
+  });
+});
+
+describe('every declared code is made somewhere in src', () => {
+  it('each code of ERROR_CODES is written as a literal outside errors.ts, not only compared or commented', () => {
+    const root = new URL('../../../src/', import.meta.url);
+    const files = (readdirSync(root, { recursive: true }) as string[]).filter(
+      (f) => f.endsWith('.ts') && !f.endsWith('core/util/errors.ts'),
+    );
+    const lines = files.flatMap((f) =>
+      readFileSync(new URL(f, root), 'utf8')
+        .split('\n')
+        .filter((line) => !/^\s*(\*|\/\/)/.test(line)),
+    );
+    // A code only compared (`err.code === 'X'`) or named in a comment is one nothing throws: a dead code.
+    const made = (code: string) =>
+      lines.some((line) => line.replaceAll(new RegExp(`[!=]==\\s*'${code}'`, 'g'), '').includes(`'${code}'`));
+    expect(ERROR_CODES.filter((code) => !made(code))).toEqual([]);
   });
 });
