@@ -231,7 +231,7 @@ describe('the public API', () => {
     } catch (err) {
       caught = err;
     }
-    expect(hasCode(caught, 'INVALID_ARGUMENT')).toBe(true);
+    expect(hasCode(caught, 'INVALID_OPTION')).toBe(true);
     expect((caught as Error).message).toMatch(/testHooks/);
   });
 
@@ -246,7 +246,7 @@ describe('the public API', () => {
     } catch (err) {
       caught = err;
     }
-    expect(hasCode(caught, 'INVALID_ARGUMENT')).toBe(true);
+    expect(hasCode(caught, 'INVALID_OPTION')).toBe(true);
     expect((caught as ForkcacheError).data).toEqual({ field: 'runDir' });
   });
 
@@ -259,7 +259,7 @@ describe('the public API', () => {
       } catch (err) {
         caught = err;
       }
-      expect(hasCode(caught, 'INVALID_ARGUMENT'), JSON.stringify(option)).toBe(true);
+      expect(hasCode(caught, 'INVALID_OPTION'), JSON.stringify(option)).toBe(true);
     }
     const bench = resolveEngineOptions(withBenchOptions(local, { markers: 'none', slotFill: 'copy' }));
     expect([bench.markers, bench.slotFill]).toEqual(['none', 'copy']);

@@ -123,7 +123,7 @@ export function registerResumeCommand(program: Command): void {
       const interrupt = cancelOnInterrupt((line) => (board ? board.log(line) : void printErr(`${line}\n`)), {
         stop: async () => current?.destroy(),
       });
-      for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
+      for (const dir of locateFanOuts(runDir, 'INVALID_RUN_DIR')) {
         // what the run directory says is trusted only once its signatures verify
         for (const adopted of trustFanOutDir(dir, { trustUnsigned: opts.trustUnsigned }))
           printErr(`note: --trust-unsigned: ${dir}: ${adopted}; now signed with this machine's key\n`);

@@ -282,10 +282,10 @@ export interface LoadPlanOptions {
 /** Read and validate a plan file and the parent it names. Every error names the field or file. */
 export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPlan {
   const base = dirname(resolve(path));
-  const parsed = parseOrThrow(planSchema, readJsonFile(path, 'plan'), 'INVALID_ARGUMENT', `plan ${path}`);
+  const parsed = parseOrThrow(planSchema, readJsonFile(path, 'plan', 'INVALID_PLAN'), 'INVALID_PLAN', `plan ${path}`);
   const plan = options.model === undefined ? parsed : { ...parsed, model: options.model };
   if (plan.sparse && plan.isolation !== 'worktree')
-    throw new ForkcacheError('INVALID_ARGUMENT', `plan ${path}: sparse: needs "isolation": "worktree"`, {
+    throw new ForkcacheError('INVALID_PLAN', `plan ${path}: sparse: needs "isolation": "worktree"`, {
       data: { field: 'sparse' },
     });
   checkPlanRepos(path, plan);
@@ -297,7 +297,7 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
     resolve(base, plan.runDir) !== resolve(base, plan.runsDir)
   )
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_PLAN',
       `plan ${path}: runDir (the deprecated name of runsDir) and runsDir name different folders; keep runsDir`,
       { data: { field: 'runDir' } },
     );
@@ -312,7 +312,7 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
   if (transcript !== undefined) {
     if (plan.parent !== undefined) {
       throw new ForkcacheError(
-        'INVALID_ARGUMENT',
+        'INVALID_PLAN',
         `plan ${path}: parent: remove it, or drop --parent-from-claude-transcript / parentTranscript (the parent comes from one of them)`,
         { data: { field: 'parent' } },
       );
@@ -336,13 +336,15 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
   }
   if (plan.parent === undefined) {
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_PLAN',
       `plan ${path}: parent: required (a request JSON file or object), unless --parent-from-claude-transcript is given (or the plan names a parentTranscript)`,
       { data: { field: 'parent' } },
     );
   }
   const request =
-    typeof plan.parent === 'string' ? readJsonFile(resolve(base, plan.parent), 'plan.parent') : plan.parent;
+    typeof plan.parent === 'string'
+      ? readJsonFile(resolve(base, plan.parent), 'plan.parent', 'INVALID_PLAN')
+      : plan.parent;
   const withModel = plan.model ? { ...(request as Record<string, unknown>), model: plan.model } : request;
   return { plan, ...forkInputs(plan), snapshot: captureSnapshot(withModel), ...paths, notes: [] };
 }
@@ -360,7 +362,7 @@ function checkPlanRepos(path: string, plan: Plan): void {
       const i = entries.findIndex((e) => e?.[REPO_FIELD] !== undefined);
       if (i >= 0)
         throw new ForkcacheError(
-          'INVALID_ARGUMENT',
+          'INVALID_PLAN',
           `directives[${i}].${REPO_FIELD}: the plan has no repos (list the repositories in "repos", or rename the field)`,
           { data: { field: `directives[${i}].${REPO_FIELD}` } },
         );
@@ -380,7 +382,7 @@ function checkIntegration(path: string, plan: Plan): void {
   if (check === undefined) return;
   if (plan.isolation !== 'worktree')
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_PLAN',
       `plan ${path}: integrationCheck: needs "isolation": "worktree" (it merges the forks' branches)`,
       { data: { field: 'integrationCheck' } },
     );
@@ -388,7 +390,7 @@ function checkIntegration(path: string, plan: Plan): void {
   const unknown = Object.keys(check).filter((name) => !(plan.repos ?? []).includes(name));
   if (unknown.length > 0)
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_PLAN',
       `plan ${path}: integrationCheck: ${unknown.join(', ')} is not a repository of the plan (its repos: ${(plan.repos ?? []).join(', ') || 'none'})`,
       { data: { field: 'integrationCheck' } },
     );

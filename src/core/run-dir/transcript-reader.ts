@@ -64,7 +64,7 @@ export interface ReadTranscript {
  * has none, is an error (RUN_DIR_TAMPERED, RUN_DIR_UNSIGNED, RUN_DIR_OTHER_KEY) naming the line.
  * The report reads without one: it shows a run, it does not continue it.
  */
-export function readTranscript(path: string, code: ErrorCode = 'INVALID_ARGUMENT', key?: RunKey): ReadTranscript {
+export function readTranscript(path: string, code: ErrorCode = 'INVALID_RUN_DIR', key?: RunKey): ReadTranscript {
   const out: ReadTranscript = {
     forkId: undefined,
     prefixSha256: undefined,

@@ -10,8 +10,15 @@
  * 130 Ctrl-C (src/cli/interrupt.ts).
  */
 const CODE_CLASSES = {
-  // input validation at the edges
-  INVALID_ARGUMENT: 'input',
+  // input validation at the edges, by what the user must fix (each names the field or flag in
+  // `data.field`): an option or argument of the library API, or the environment it reads (an API
+  // key, the job secret, Redis); a command-line flag or argument; a plan file; a run directory
+  // (its files, or a run that cannot do what was asked of it). They were one code,
+  // INVALID_ARGUMENT, until 0.7.0: see RETIRED_CODE_CLASSES.
+  INVALID_OPTION: 'input',
+  INVALID_FLAG: 'input',
+  INVALID_PLAN: 'input',
+  INVALID_RUN_DIR: 'input',
   SNAPSHOT_INVALID: 'input',
   // the model catalogue
   MODEL_CATALOGUE_INVALID: 'input',
@@ -148,12 +155,31 @@ export const ERROR_CODES = Object.freeze(Object.keys(CODE_CLASSES)) as readonly 
 export type ErrorCode = keyof typeof CODE_CLASSES;
 
 /**
+ * Codes nothing throws any more that older forkcache versions wrote where this one still reads
+ * errors: fork outcomes in run manifests and transcripts, a distributed host's failed job. Read
+ * with their old exit class; never made (not an `ErrorCode`).
+ */
+const RETIRED_CODE_CLASSES = {
+  // split by what the user must fix (0.7.0): INVALID_OPTION, INVALID_FLAG, INVALID_PLAN, INVALID_RUN_DIR
+  INVALID_ARGUMENT: 'input',
+} as const satisfies Record<string, ExitClass>;
+
+/** True for a code this version throws, or one older versions wrote and this one still reads. */
+export function isReadableCode(code: string): boolean {
+  return Object.hasOwn(CODE_CLASSES, code) || Object.hasOwn(RETIRED_CODE_CLASSES, code);
+}
+
+/**
  * The exit class of a thrown value: its code's class for a forkcache error (from any copy or
- * thread: by the `code` field), `failure` for anything else.
+ * thread: by the `code` field; a retired code's old class for one an older version wrote),
+ * `failure` for anything else.
  */
 export function exitClassOf(err: unknown): ExitClass {
   const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
-  return typeof code === 'string' && Object.hasOwn(CODE_CLASSES, code) ? CODE_CLASSES[code as ErrorCode] : 'failure';
+  if (typeof code !== 'string') return 'failure';
+  if (Object.hasOwn(CODE_CLASSES, code)) return CODE_CLASSES[code as ErrorCode];
+  if (Object.hasOwn(RETIRED_CODE_CLASSES, code)) return RETIRED_CODE_CLASSES[code as keyof typeof RETIRED_CODE_CLASSES];
+  return 'failure';
 }
 
 /** The shape an error takes on the wire between threads and processes. */

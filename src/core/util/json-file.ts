@@ -32,7 +32,7 @@ function firstInvalidUtf8(bytes: Buffer): number {
  * read (no such file)`. Invalid UTF-8 is an error naming the byte, never U+FFFD sent to a
  * model in place of the text.
  */
-export function readTextFile(path: string, what: string, codes: JsonFileCodes = 'INVALID_ARGUMENT'): string {
+export function readTextFile(path: string, what: string, codes: JsonFileCodes = 'INVALID_RUN_DIR'): string {
   const { missing, invalid } = splitCodes(codes);
   let bytes: Buffer;
   try {
@@ -62,7 +62,7 @@ export function readTextFile(path: string, what: string, codes: JsonFileCodes = 
  * read (no such file)`; invalid UTF-8, nesting past MAX_JSON_DEPTH and lone surrogates too.
  * `data.path` is the path. (JSONL files: src/core/run-dir/jsonl.ts.)
  */
-export function readJsonFile(path: string, what: string, codes: JsonFileCodes = 'INVALID_ARGUMENT'): unknown {
+export function readJsonFile(path: string, what: string, codes: JsonFileCodes = 'INVALID_RUN_DIR'): unknown {
   const text = readTextFile(path, what, codes);
   let value: unknown;
   try {

@@ -2,10 +2,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   ERROR_CODES,
+  exitClassOf,
   ForkcacheError,
   fromWireError,
   hasCode,
   isForkcacheError,
+  isReadableCode,
   toWireError,
 } from '../../../src/core/util/errors.ts';
 
@@ -27,6 +29,18 @@ describe('ForkcacheError', () => {
     const rebuilt = fromWireError({ code: 'ECONNRESET', message: 'reset' });
     expect(rebuilt.code).toBe('INTERNAL');
     expect(rebuilt.data).toEqual({ originalCode: 'ECONNRESET' });
+  });
+});
+
+describe('retired codes', () => {
+  it('INVALID_ARGUMENT, split in 0.7.0, is still read from older files and hosts, with its old exit class', () => {
+    expect((ERROR_CODES as readonly string[]).includes('INVALID_ARGUMENT')).toBe(false);
+    expect(isReadableCode('INVALID_ARGUMENT')).toBe(true);
+    expect(exitClassOf({ code: 'INVALID_ARGUMENT', message: 'from a 0.6 manifest' })).toBe('input');
+    for (const code of ['INVALID_OPTION', 'INVALID_FLAG', 'INVALID_PLAN', 'INVALID_RUN_DIR'] as const)
+      expect(exitClassOf(new ForkcacheError(code, 'x'))).toBe('input');
+    expect(isReadableCode('GIT_MERGE_CONFLICT')).toBe(false);
+    expect(isReadableCode('ECONNRESET')).toBe(false);
   });
 });
 

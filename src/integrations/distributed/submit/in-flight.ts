@@ -1,4 +1,4 @@
-import { ERROR_CODES, ForkcacheError, type WireError } from '../../../core/util/errors.ts';
+import { ForkcacheError, isReadableCode, type WireError } from '../../../core/util/errors.ts';
 import type { ForkHostReport, ForkOutcome, LoopEvent } from '../../../core/loop/types.ts';
 import type { DispatchContext } from '../../../core/pool/fork-dispatch.ts';
 import type { ForkJobProgress } from '../keys.ts';
@@ -9,8 +9,7 @@ import { outcomeFromTranscript } from './transcript-outcome.ts';
 export function failureOf(jobId: string, failedReason: string | undefined): WireError {
   const reason = failedReason ?? 'no reason given';
   const coded = /^([A-Z][A-Z0-9_]+): ([\s\S]*)$/.exec(reason);
-  if (coded && (ERROR_CODES as readonly string[]).includes(coded[1]!))
-    return { code: coded[1]!, message: `job ${jobId}: ${coded[2]!}` };
+  if (coded && isReadableCode(coded[1]!)) return { code: coded[1]!, message: `job ${jobId}: ${coded[2]!}` };
   return new ForkcacheError('FORK_WORKER_FAILED', `job ${jobId} failed: ${reason}`).toWire();
 }
 
