@@ -182,7 +182,7 @@ async function planFromRepos(input: GlobPlanInput, values: readonly string[]): P
   let firstMiss: ForkcacheError | undefined;
   for (const repo of names) {
     const files = await matchingFiles(path.join(root, repo), repo, input, re).catch((err: unknown) => {
-      if (!(err instanceof ForkcacheError) || err.data['field'] === undefined || err.message.includes('more than'))
+      if (!(err instanceof ForkcacheError) || err.data?.['field'] === undefined || err.message.includes('more than'))
         throw err;
       firstMiss ??= err;
       return [];

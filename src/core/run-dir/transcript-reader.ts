@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { z } from 'zod';
-import { ForkcacheError, type ErrorCode } from '../util/errors.ts';
+import { ForkcacheError } from '../util/errors.ts';
+import type { FileCode } from '../util/json-file.ts';
 import type { CheckRecord, LoopPrompt, RequestRecord } from '../loop/types.ts';
 import { formatZodIssues } from '../util/validation.ts';
 import { readJsonl, recordType } from './jsonl.ts';
@@ -64,7 +65,7 @@ export interface ReadTranscript {
  * has none, is an error (RUN_DIR_TAMPERED, RUN_DIR_UNSIGNED, RUN_DIR_OTHER_KEY) naming the line.
  * The report reads without one: it shows a run, it does not continue it.
  */
-export function readTranscript(path: string, code: ErrorCode = 'INVALID_RUN_DIR', key?: RunKey): ReadTranscript {
+export function readTranscript(path: string, code: FileCode = 'INVALID_RUN_DIR', key?: RunKey): ReadTranscript {
   const out: ReadTranscript = {
     forkId: undefined,
     prefixSha256: undefined,

@@ -1,12 +1,14 @@
 import { readFileSync } from 'node:fs';
-import { ForkcacheError, type ErrorCode } from './errors.ts';
+import { ForkcacheError, type CodeWithData, type FileData } from './errors.ts';
 import { findJsonShapeProblem } from './json-shape.ts';
 
 /** One code for any failure, or one for a missing file and one for the rest (reports tell them apart). */
-export type JsonFileCodes = ErrorCode | { missing: ErrorCode; invalid: ErrorCode };
+/** The codes a file reader may be given: those whose data can be a file's (`{ path, line }`). */
+export type FileCode = CodeWithData<FileData>;
+export type JsonFileCodes = FileCode | { missing: FileCode; invalid: FileCode };
 
 /** The error codes of a failed read: one for a missing file, one for the rest. */
-export function splitCodes(codes: JsonFileCodes): { missing: ErrorCode; invalid: ErrorCode } {
+export function splitCodes(codes: JsonFileCodes): { missing: FileCode; invalid: FileCode } {
   return typeof codes === 'string' ? { missing: codes, invalid: codes } : codes;
 }
 

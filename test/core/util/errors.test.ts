@@ -13,14 +13,22 @@ import {
 
 describe('ForkcacheError', () => {
   it('keeps code and data across structuredClone only through the wire form', () => {
-    const err = new ForkcacheError('FORK_PREFIX_DRIFT', 'drifted at byte 12', { data: { offset: 12 } });
+    const err = new ForkcacheError('FORK_PREFIX_DRIFT', 'drifted at byte 12', { data: { prefixId: 'p', offset: 12 } });
     const cloned = structuredClone(err) as unknown as { code?: string };
     expect(cloned.code).toBeUndefined(); // why the wire form exists
     const rebuilt = fromWireError(structuredClone(toWireError(err)));
     expect(rebuilt).toBeInstanceOf(ForkcacheError);
     expect(rebuilt.code).toBe('FORK_PREFIX_DRIFT');
-    expect(rebuilt.data).toEqual({ offset: 12 });
+    expect(rebuilt.data).toEqual({ prefixId: 'p', offset: 12 });
     expect(hasCode(rebuilt, 'FORK_PREFIX_DRIFT')).toBe(true);
+  });
+
+  it('has undefined data when made without any, on both sides of the wire', () => {
+    const err = new ForkcacheError('ENGINE_CLOSED', 'closed');
+    expect(err.data).toBeUndefined();
+    expect(err.toWire()).toEqual({ code: 'ENGINE_CLOSED', message: 'closed', data: {} });
+    expect(fromWireError(structuredClone(err.toWire())).data).toBeUndefined();
+    expect(Object.isFrozen(new ForkcacheError('INVALID_OPTION', 'x', { data: { field: 'x' } }).data)).toBe(true);
   });
 
   it('maps foreign errors to INTERNAL and keeps an unknown code as data', () => {
@@ -49,7 +57,7 @@ describe('isForkcacheError', () => {
     // The query makes a second instance of the module, as a second copy of the package would be.
     const second = '../../../src/core/util/errors.ts?copy=2';
     const copy = (await import(/* @vite-ignore */ second)) as typeof import('../../../src/core/util/errors.ts');
-    const foreign = new copy.ForkcacheError('FORK_RECURSION', 'from the other copy');
+    const foreign = new copy.ForkcacheError('FORK_RECURSION', 'from the other copy', { data: { querySource: null } });
     expect(foreign).not.toBeInstanceOf(ForkcacheError);
     expect(isForkcacheError(foreign)).toBe(true);
     expect(copy.isForkcacheError(new ForkcacheError('INTERNAL', 'from this copy'))).toBe(true);
@@ -62,7 +70,7 @@ describe('isForkcacheError', () => {
     expect(isForkcacheError({ code: 'INTERNAL', message: 'x' })).toBe(false);
     expect(isForkcacheError(null)).toBe(false);
     expect(isForkcacheError('FORK_RECURSION')).toBe(false);
-    const err = new ForkcacheError('FORK_PREFIX_DRIFT', 'drift');
+    const err = new ForkcacheError('FORK_PREFIX_DRIFT', 'drift', { data: { fork: 0 } });
     expect(isForkcacheError(structuredClone(err))).toBe(false);
     expect(isForkcacheError(fromWireError(toWireError(err)))).toBe(true);
   });
