@@ -228,7 +228,7 @@ describe('the public API', () => {
     } catch (err) {
       caught = err;
     }
-    expect(hasCode(caught, 'INVALID_ARGUMENT')).toBe(true);
+    expect(hasCode(caught, 'INVALID_OPTION')).toBe(true);
     expect((caught as Error).message).toMatch(/testHooks/);
   });
 
@@ -243,7 +243,7 @@ describe('the public API', () => {
     } catch (err) {
       caught = err;
     }
-    expect(hasCode(caught, 'INVALID_ARGUMENT')).toBe(true);
+    expect(hasCode(caught, 'INVALID_OPTION')).toBe(true);
     expect((caught as ForkcacheError).data).toEqual({ field: 'runDir' });
   });
 
@@ -256,7 +256,7 @@ describe('the public API', () => {
       } catch (err) {
         caught = err;
       }
-      expect(hasCode(caught, 'INVALID_ARGUMENT'), JSON.stringify(option)).toBe(true);
+      expect(hasCode(caught, 'INVALID_OPTION'), JSON.stringify(option)).toBe(true);
     }
     const bench = resolveEngineOptions(withBenchOptions(local, { markers: 'none', slotFill: 'copy' }));
     expect([bench.markers, bench.slotFill]).toEqual(['none', 'copy']);

@@ -40,7 +40,7 @@ for (const args of [
   ['commit', '-qm', 'base'],
 ])
   execFileSync('git', ['-C', repoDir, ...args], { env });
-const repo = await HostGit.open(repoDir, 'INVALID_ARGUMENT');
+const repo = await HostGit.open(repoDir, 'INVALID_OPTION');
 const base = await repo.out(['rev-parse', 'HEAD']);
 
 async function arm(name: string, disk: { maxMb: number } | undefined): Promise<number> {

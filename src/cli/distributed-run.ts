@@ -20,7 +20,7 @@ export async function distributedFor(
   if (target.kind === 'emulator') {
     await target.close();
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_FLAG',
       "--redis: worker hosts send requests only to their own endpoint, and this run's embedded emulator has a port no host knows: start one (`forkcache emulator --port 4000`), give the hosts and this run its URL (ANTHROPIC_BASE_URL=http://127.0.0.1:4000, or the provider's *_BASE_URL) and a key, and pass --api real",
       { data: { field: 'redis' } },
     );

@@ -58,11 +58,9 @@ export async function openEndpoint(
   const configured = local ? Boolean(process.env['OPENAI_BASE_URL']) : Boolean(real.apiKey);
   const insist = api === 'real' || api === 'anthropic';
   if (insist && !configured)
-    throw new ForkcacheError(
-      'INVALID_ARGUMENT',
-      `--api ${api}: ${local ? 'OPENAI_BASE_URL' : real.keyName} is not set`,
-      { data: { field: 'api' } },
-    );
+    throw new ForkcacheError('INVALID_FLAG', `--api ${api}: ${local ? 'OPENAI_BASE_URL' : real.keyName} is not set`, {
+      data: { field: 'api' },
+    });
   if (insist || (api === 'auto' && configured)) {
     return {
       baseURL: real.baseURL,

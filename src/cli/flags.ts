@@ -37,7 +37,7 @@ function flagName(key: string): string {
 
 /**
  * Validate commander's options with a schema. Errors name the flag and the value given:
- * `--forks: at least 1 (got "0")`, as an `INVALID_ARGUMENT` (exit code 2).
+ * `--forks: at least 1 (got "0")`, as an `INVALID_FLAG` (exit code 2).
  */
 export function parseFlags<S extends z.ZodType>(schema: S, raw: Record<string, unknown>): z.output<S> {
   const result = schema.safeParse(raw);
@@ -49,7 +49,7 @@ export function parseFlags<S extends z.ZodType>(schema: S, raw: Record<string, u
       return `${flagName(key)}: ${issue.message}${got}`;
     })
     .join('; ');
-  throw new ForkcacheError('INVALID_ARGUMENT', message, {
+  throw new ForkcacheError('INVALID_FLAG', message, {
     data: { flags: result.error.issues.map((i) => flagName(String(i.path[0]))) },
   });
 }

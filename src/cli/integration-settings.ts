@@ -58,7 +58,7 @@ export function integrationOf(manifest: Manifest, command?: string): Integration
   return parseOrThrow(
     integrationSettingsSchema,
     command === undefined ? base : { ...base, check: command },
-    'INVALID_ARGUMENT',
+    command === undefined ? 'INVALID_RUN_DIR' : 'INVALID_FLAG',
     command === undefined ? `${manifest.fanoutId}: meta.integration` : '--integration-check',
   );
 }
@@ -71,7 +71,7 @@ export function commandFor(settings: IntegrationSettings, repo: string | undefin
   if (typeof settings.check === 'string') return settings.check;
   if (repo === undefined)
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_PLAN',
       'integrationCheck: a map of repositories is for a plan over several (`repos`); give one command',
       { data: { field: 'integrationCheck' } },
     );
@@ -99,7 +99,7 @@ export function integrationOfPlan(
   if (flag === undefined) return loaded.integration;
   if (loaded.plan.isolation !== 'worktree')
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_FLAG',
       '--integration-check: needs a plan with "isolation": "worktree" (it merges the forks\' branches)',
       { data: { field: '--integration-check' } },
     );

@@ -120,13 +120,13 @@ describe('forkcache run --parent-from-claude-transcript', () => {
   it('needs the parent from exactly one place', () => {
     expect(() => loadPlan(plan(tmp(), { parent: 'parent.json' }), { claudeTranscript: TRANSCRIPT })).toThrow(
       expect.objectContaining({
-        code: 'INVALID_ARGUMENT',
+        code: 'INVALID_PLAN',
         message: expect.stringMatching(/parent: remove it, or drop --parent-from-claude-transcript/),
       }),
     );
     expect(() => loadPlan(plan(tmp()))).toThrow(
       expect.objectContaining({
-        code: 'INVALID_ARGUMENT',
+        code: 'INVALID_PLAN',
         message: expect.stringMatching(/parent: required .* unless --parent-from-claude-transcript is given/),
       }),
     );

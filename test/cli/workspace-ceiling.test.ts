@@ -37,7 +37,7 @@ describe('maxWorkspaceMb has the host’s ceiling', () => {
     const options = (mb: number) => ({ apiKey: 'k', workspace: dir, toolLimits: { maxWorkspaceMb: mb } });
     for (const mb of [1e8, 1e15, MAX_WORKSPACE_MB + 1])
       expect(() => resolveEngineOptions(options(mb))).toThrow(
-        expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/maxWorkspaceMb/) }),
+        expect.objectContaining({ code: 'INVALID_OPTION', message: expect.stringMatching(/maxWorkspaceMb/) }),
       );
     expect(resolveEngineOptions(options(MAX_WORKSPACE_MB)).toolLimits.maxWorkspaceMb).toBe(MAX_WORKSPACE_MB);
   });

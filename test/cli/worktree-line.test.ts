@@ -17,7 +17,7 @@ const repo = (): string =>
   );
 
 const limitOf = async (dir: string): Promise<number> => {
-  const host = await HostGit.open(dir, 'INVALID_ARGUMENT');
+  const host = await HostGit.open(dir, 'INVALID_OPTION');
   return wholeWorktreeLimit(host, git(dir, 'rev-parse', 'HEAD'));
 };
 

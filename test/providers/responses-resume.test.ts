@@ -98,7 +98,7 @@ describe('a Responses fan-out cancelled mid-run', () => {
     const chat = await ForkEngine.create({ ...endpoint(), workspace: ws, runsDir: runs });
     try {
       expect(() => chat.resume(dir)).toThrow(
-        expect.objectContaining({ code: 'INVALID_ARGUMENT', data: { field: 'openaiWire' } }),
+        expect.objectContaining({ code: 'INVALID_OPTION', data: { field: 'openaiWire' } }),
       );
     } finally {
       await chat.close();

@@ -28,7 +28,7 @@ const needDisk = (ctx: { skip: (note: string) => void }) => {
 
 async function worktree(files: Record<string, string>): Promise<{ repo: HostGit; tree: Worktree }> {
   const dir = repoWith(files);
-  const repo = await HostGit.open(dir, 'INVALID_ARGUMENT');
+  const repo = await HostGit.open(dir, 'INVALID_OPTION');
   const base = await repo.out(['rev-parse', 'HEAD']);
   const root = join(mkdtempSync(join(tmpdir(), 'fc-disk-')), 'fo001', 'worktrees');
   const tree = await openWorktree(repo, { root, forkId: 'fo001-f00', base, workspace: dir, disk: { maxMb: MAX_MB } });

@@ -25,7 +25,7 @@ export function registerCheckFileCommand(program: Command): void {
       try {
         text = readFileSync(spec.file, 'utf8');
       } catch (err) {
-        throw new ForkcacheError('INVALID_ARGUMENT', `file: ${spec.file} cannot be read (${(err as Error).message})`, {
+        throw new ForkcacheError('INVALID_FLAG', `file: ${spec.file} cannot be read (${(err as Error).message})`, {
           data: { field: 'file' },
         });
       }

@@ -63,7 +63,7 @@ export function registerCleanCommand(program: Command): void {
     )
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
-      for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
+      for (const dir of locateFanOuts(runDir, 'INVALID_RUN_DIR')) {
         const views = await withRunLock(dir, async () => {
           const done: Array<{ run: RunReview; result: CleanResult }> = [];
           for (const run of await readRunRepos(dir, loadCatalogue(), { repo: opts.repo }))

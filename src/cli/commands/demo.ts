@@ -49,7 +49,7 @@ function localEngineURL(
 ): string | undefined {
   if (!PROVIDERS[provider].local) {
     if (flag !== undefined)
-      throw new ForkcacheError('INVALID_ARGUMENT', '--base-url: only with --provider llama-cpp or openai-compatible', {
+      throw new ForkcacheError('INVALID_FLAG', '--base-url: only with --provider llama-cpp or openai-compatible', {
         data: { field: 'baseUrl' },
       });
     return undefined;
@@ -96,7 +96,7 @@ export function registerDemoCommand(program: Command): void {
       if (opts.parentFromClaudeTranscript !== undefined) {
         if (opts.provider !== 'anthropic')
           throw new ForkcacheError(
-            'INVALID_ARGUMENT',
+            'INVALID_FLAG',
             '--provider: the transcript demo runs on the anthropic emulator only',
             { data: { field: 'provider' } },
           );

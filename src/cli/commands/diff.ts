@@ -44,7 +44,7 @@ async function sharedDiff(run: RunReview, forks: ForkReview[], stat: boolean): P
   );
   const files = [...new Set(forks.flatMap((f) => f.filesChanged))].sort();
   const workspace = run.manifest.engine.workspace;
-  const repo = files.length > 0 ? await HostGit.open(workspace, 'INVALID_ARGUMENT').catch(() => undefined) : undefined;
+  const repo = files.length > 0 ? await HostGit.open(workspace, 'INVALID_FLAG').catch(() => undefined) : undefined;
   if (repo) {
     const diff = await repo.run([
       ...DIFF,
@@ -93,7 +93,7 @@ export function registerDiffCommand(program: Command): void {
     .addOption(flag('repo'))
     .action(async (runDir: string, names: string[], raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
-      for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
+      for (const dir of locateFanOuts(runDir, 'INVALID_RUN_DIR')) {
         const views = await readRunRepos(dir, loadCatalogue(), { files: true, repo: opts.repo });
         // a fork is named across the run's repositories (its id is the run's, not the repository's)
         const picked = new Set(pickForks({ ...views[0]!, forks: views.flatMap((v) => v.forks) }, names));

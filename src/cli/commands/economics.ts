@@ -57,7 +57,7 @@ const optionsSchema = z.object({
 type Options = z.output<typeof optionsSchema>;
 
 function invalid(message: string, field: string): ForkcacheError {
-  return new ForkcacheError('INVALID_ARGUMENT', message, { data: { field } });
+  return new ForkcacheError('INVALID_FLAG', message, { data: { field } });
 }
 
 /** Every model the catalogue lists as current on `date` (or today). */

@@ -33,8 +33,8 @@ export function registerMcpCommand(program: Command): void {
       const o = parseFlags(optionsSchema, raw);
       const config = parseOrThrow(
         configSchema,
-        readJsonFile(o.config, '--config'),
-        'INVALID_ARGUMENT',
+        readJsonFile(o.config, '--config', 'INVALID_FLAG'),
+        'INVALID_FLAG',
         `--config ${o.config}`,
       );
       const [server] = Object.values(config.mcpServers);

@@ -227,11 +227,11 @@ export function registerMergeCommand(program: Command): void {
     .addOption(flag('integrationCheck'))
     .action(async (runDir: string, raw: Record<string, unknown>) => {
       const opts = parseFlags(optionsSchema, raw);
-      const dirs = locateFanOuts(runDir, 'INVALID_ARGUMENT');
+      const dirs = locateFanOuts(runDir, 'INVALID_RUN_DIR');
       const named = opts.skip ? opts.skip.split(',').map((s) => s.trim()) : [];
       if (dirs.length > 1 && named.length > 0)
         throw new ForkcacheError(
-          'INVALID_ARGUMENT',
+          'INVALID_FLAG',
           `--skip: ${runDir} holds ${dirs.length} runs; name the run directory the forks are in: ${dirs.join(', ')}`,
           { data: { field: '--skip' } },
         );

@@ -24,7 +24,7 @@ async function listEndpointModels(): Promise<{ baseURL: string; models: ListedMo
   const apiKey = process.env['ANTHROPIC_API_KEY'];
   if (!apiKey)
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_FLAG',
       '--from-api anthropic: ANTHROPIC_API_KEY is not set (the endpoint lists the models of a key)',
     );
   // No baseURL: the SDK takes ANTHROPIC_BASE_URL, or the real API, as every other command does.

@@ -78,7 +78,7 @@ export function registerPlanCommand(program: Command): void {
       const { files, writtenCheck, perRepo } = written;
       if (opts.integrationCheck !== undefined && opts.isolation !== 'worktree')
         throw new ForkcacheError(
-          'INVALID_ARGUMENT',
+          'INVALID_FLAG',
           "--integration-check: needs --isolation worktree (it merges the forks' branches)",
           { data: { field: '--integration-check' } },
         );

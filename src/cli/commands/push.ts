@@ -48,7 +48,7 @@ export function registerPushCommand(program: Command): void {
         force: opts.forceWithLease !== undefined,
         expect: typeof opts.forceWithLease === 'string' ? opts.forceWithLease : undefined,
       };
-      for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
+      for (const dir of locateFanOuts(runDir, 'INVALID_RUN_DIR')) {
         const views = await withRunLock(dir, async () => {
           const runs = await readRunRepos(dir, loadCatalogue(), { repo: opts.repo });
           // every repository must have the remote before any is pushed

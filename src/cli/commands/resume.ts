@@ -96,7 +96,7 @@ export async function resumeAction(runDir: string, opts: ResumeOptions, sink: Ou
   return driveAll(
     async function* (ctl) {
       void ctl.handle;
-      for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT'))
+      for (const dir of locateFanOuts(runDir, 'INVALID_RUN_DIR'))
         yield await passFromManifest(dir, opts, catalogue, sink);
     },
     opts,

@@ -254,7 +254,7 @@ function openAiWireOf(
   const field = flag ? '--openai-wire' : 'openaiWire';
   if (wire === 'responses' && provider !== 'openai') {
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_FLAG',
       `${field}: responses is OpenAI's Responses API; provider ${provider} speaks ${provider === 'anthropic' ? 'the Messages API' : 'Chat Completions'}`,
       { data: { field } },
     );
@@ -262,7 +262,7 @@ function openAiWireOf(
   if (wire !== 'responses') {
     if (plan.responsesTtl !== 'auto') {
       throw new ForkcacheError(
-        'INVALID_ARGUMENT',
+        'INVALID_FLAG',
         `responsesTtl: only with openaiWire responses (the forks speak ${provider === 'openai' ? 'Chat Completions' : provider})`,
         { data: { field: 'responsesTtl' } },
       );

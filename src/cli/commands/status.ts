@@ -167,7 +167,7 @@ export function registerStatusCommand(program: Command): void {
       const opts = parseFlags(optionsSchema, raw);
       const catalogue = loadCatalogue(opts.modelTable);
       const out: string[] = [];
-      for (const dir of locateFanOuts(runDir, 'INVALID_ARGUMENT')) {
+      for (const dir of locateFanOuts(runDir, 'INVALID_RUN_DIR')) {
         // an integrated run: each fork's integration status (integrated, left_out) over its own
         const integrated = integrationStatuses(readIntegration(dir));
         for (const view of await readRunRepos(dir, catalogue, { files: true, repo: opts.repo })) {

@@ -43,13 +43,13 @@ async function loadHostTools(path: string): Promise<Record<string, HostTool>> {
   try {
     module = (await import(pathToFileURL(resolve(path)).href)) as { default?: unknown };
   } catch (err) {
-    throw new ForkcacheError('INVALID_ARGUMENT', `--host-tools ${path}: cannot load it: ${(err as Error).message}`, {
+    throw new ForkcacheError('INVALID_FLAG', `--host-tools ${path}: cannot load it: ${(err as Error).message}`, {
       data: { field: 'hostTools' },
     });
   }
   if (typeof module.default !== 'object' || module.default === null)
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_FLAG',
       `--host-tools ${path}: expected a default export mapping tool names to handlers`,
       {
         data: { field: 'hostTools' },
@@ -115,8 +115,8 @@ export function registerWorkerCommand(program: Command): void {
       const permissions = opts.permissions
         ? (parseOrThrow(
             permissionPolicySchema,
-            readJsonFile(opts.permissions, '--permissions'),
-            'INVALID_ARGUMENT',
+            readJsonFile(opts.permissions, '--permissions', 'INVALID_FLAG'),
+            'INVALID_FLAG',
             `--permissions ${opts.permissions}`,
           ) as PermissionPolicy)
         : undefined;

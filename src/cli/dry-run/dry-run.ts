@@ -68,7 +68,7 @@ const range = (xs: readonly number[]): string =>
  */
 export async function dryRun(loaded: LoadedPlan, o: DryRunOptions): Promise<{ report: DryRunReport; text: string }> {
   const { assumptions, error } = parseAssumptions(o.assume);
-  if (error) throw new ForkcacheError('INVALID_ARGUMENT', `--assume: ${error}`, { data: { field: '--assume' } });
+  if (error) throw new ForkcacheError('INVALID_FLAG', `--assume: ${error}`, { data: { field: '--assume' } });
   // the endpoint first: the engine options name it (no key and no URL is refused); only token
   // counts go to it
   const endpoint = await openEndpoint(o.api, loaded.plan.emulator, o.catalogue, o.provider);

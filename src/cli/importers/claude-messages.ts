@@ -224,7 +224,7 @@ export function fromMessages(
   } catch (err) {
     if ((err as ForkcacheError).code !== 'SNAPSHOT_INVALID') throw err;
     // History errors name one `path`; schema errors a list of `issues`: the first one locates it.
-    const data = (err as ForkcacheError).data as { path?: unknown; issues?: { path?: unknown }[] };
+    const data = ((err as ForkcacheError).data ?? {}) as { path?: unknown; issues?: { path?: unknown }[] };
     const where = linesOf(data.path ?? data.issues?.[0]?.path, merged);
     const message = (err as Error).message.replace(/^snapshot: /, '');
     throw new ForkcacheError(

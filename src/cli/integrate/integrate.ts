@@ -74,7 +74,7 @@ export async function integrate(dir: string, options: IntegrateOptions): Promise
   let views = await readRunRepos(dir, catalogue, { files: true });
   if (views[0]!.isolation !== 'worktree')
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_RUN_DIR',
       `integration: ${views[0]!.manifest.fanoutId} ran in a shared workspace: there are no branches to merge (isolation: worktree)`,
       { data: { field: 'integrationCheck' } },
     );

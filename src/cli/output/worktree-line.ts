@@ -23,7 +23,7 @@ interface WholeWorktreesInput {
 export async function wholeWorktreesLine(input: WholeWorktreesInput): Promise<string | undefined> {
   const repos: [string | undefined, HostGit][] = input.repos
     ? [...(await openRepos(input.workspace, input.repos))]
-    : [[undefined, await HostGit.open(input.workspace, 'INVALID_ARGUMENT')]];
+    : [[undefined, await HostGit.open(input.workspace, 'INVALID_FLAG')]];
   const limited: string[] = [];
   for (const [name, repo] of repos) {
     const forks = name === undefined ? input.forks : (input.fields ?? []).filter((f) => f[REPO_FIELD] === name).length;

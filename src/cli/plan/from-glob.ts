@@ -64,7 +64,7 @@ const SKIPPED_DIRS = ['.git', 'node_modules', '.forkcache'];
 const MAX_ENTRIES = 2_000_000;
 
 const bad = (flag: string, message: string): ForkcacheError =>
-  new ForkcacheError('INVALID_ARGUMENT', `${flag}: ${message}`, { data: { field: flag } });
+  new ForkcacheError('INVALID_FLAG', `${flag}: ${message}`, { data: { field: flag } });
 
 /** The workspace's files matching the glob, sorted, workspace-relative; never through a symlink. */
 async function globFiles(root: string, pattern: string): Promise<string[]> {
@@ -182,7 +182,7 @@ async function planFromRepos(input: GlobPlanInput, values: readonly string[]): P
   let firstMiss: ForkcacheError | undefined;
   for (const repo of names) {
     const files = await matchingFiles(path.join(root, repo), repo, input, re).catch((err: unknown) => {
-      if (!(err instanceof ForkcacheError) || err.data['field'] === undefined || err.message.includes('more than'))
+      if (!(err instanceof ForkcacheError) || err.data?.['field'] === undefined || err.message.includes('more than'))
         throw err;
       firstMiss ??= err;
       return [];
@@ -250,7 +250,7 @@ export async function planFromGlob(input: GlobPlanInput): Promise<GlobPlan> {
   const re = compileGrep(input.grep);
   if (input.sparse && input.isolation !== 'worktree') throw bad('--sparse', 'needs --isolation worktree');
   if (input.isolation === 'worktree')
-    await HostGit.open(root, 'INVALID_ARGUMENT').catch(() => {
+    await HostGit.open(root, 'INVALID_FLAG').catch(() => {
       throw bad(
         '--isolation',
         `worktree needs the workspace in a git repository with a commit; ${input.workspace} is not`,

@@ -87,7 +87,7 @@ export function planSettings(plan: Readonly<Record<string, unknown>>, path = 'pl
         const older = at(group, old);
         if (older === undefined) continue;
         if (value !== undefined && value !== older && JSON.stringify(value) !== JSON.stringify(s.default))
-          throw new ForkcacheError('INVALID_ARGUMENT', `${path}: ${old}: the old name of ${key}; give one of them`, {
+          throw new ForkcacheError('INVALID_PLAN', `${path}: ${old}: the old name of ${key}; give one of them`, {
             data: { field: old },
           });
         return [[name, older]];

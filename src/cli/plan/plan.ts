@@ -241,13 +241,13 @@ interface LoadPlanOptions {
 /** Read and validate a plan file and the parent it names. Every error names the field or file. */
 export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPlan {
   const base = dirname(resolve(path));
-  const raw = parseOrThrow(planSchema, readJsonFile(path, 'plan'), 'INVALID_ARGUMENT', `plan ${path}`);
+  const raw = parseOrThrow(planSchema, readJsonFile(path, 'plan', 'INVALID_PLAN'), 'INVALID_PLAN', `plan ${path}`);
   // a field under its older name (`sparse`) is read as its declared one (`sparseWorktrees`)
   const parsed = withDeclaredNames(raw, `plan ${path}`);
   const plan = options.model === undefined ? parsed : { ...parsed, model: options.model };
   if (plan.sparseWorktrees && plan.isolation !== 'worktree') {
     const field = raw.sparse ? 'sparse' : 'sparseWorktrees';
-    throw new ForkcacheError('INVALID_ARGUMENT', `plan ${path}: ${field}: needs "isolation": "worktree"`, {
+    throw new ForkcacheError('INVALID_PLAN', `plan ${path}: ${field}: needs "isolation": "worktree"`, {
       data: { field },
     });
   }
@@ -260,7 +260,7 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
     resolve(base, plan.runDir) !== resolve(base, plan.runsDir)
   )
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_PLAN',
       `plan ${path}: runDir (the deprecated name of runsDir) and runsDir name different folders; keep runsDir`,
       { data: { field: 'runDir' } },
     );
@@ -275,7 +275,7 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
   if (transcript !== undefined) {
     if (plan.parent !== undefined) {
       throw new ForkcacheError(
-        'INVALID_ARGUMENT',
+        'INVALID_PLAN',
         `plan ${path}: parent: remove it, or drop --parent-from-claude-transcript / parentTranscript (the parent comes from one of them)`,
         { data: { field: 'parent' } },
       );
@@ -299,13 +299,15 @@ export function loadPlan(path: string, options: LoadPlanOptions = {}): LoadedPla
   }
   if (plan.parent === undefined) {
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_PLAN',
       `plan ${path}: parent: required (a request JSON file or object), unless --parent-from-claude-transcript is given (or the plan names a parentTranscript)`,
       { data: { field: 'parent' } },
     );
   }
   const request =
-    typeof plan.parent === 'string' ? readJsonFile(resolve(base, plan.parent), 'plan.parent') : plan.parent;
+    typeof plan.parent === 'string'
+      ? readJsonFile(resolve(base, plan.parent), 'plan.parent', 'INVALID_PLAN')
+      : plan.parent;
   const withModel = plan.model ? { ...(request as Record<string, unknown>), model: plan.model } : request;
   return { plan, ...forkInputs(plan), snapshot: captureSnapshot(withModel), ...paths, notes: [] };
 }
@@ -323,7 +325,7 @@ function checkPlanRepos(path: string, plan: Plan): void {
       const i = entries.findIndex((e) => e?.[REPO_FIELD] !== undefined);
       if (i >= 0)
         throw new ForkcacheError(
-          'INVALID_ARGUMENT',
+          'INVALID_PLAN',
           `directives[${i}].${REPO_FIELD}: the plan has no repos (list the repositories in "repos", or rename the field)`,
           { data: { field: `directives[${i}].${REPO_FIELD}` } },
         );
@@ -343,7 +345,7 @@ function checkIntegration(path: string, plan: Plan): void {
   if (check === undefined) return;
   if (plan.isolation !== 'worktree')
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_PLAN',
       `plan ${path}: integrationCheck: needs "isolation": "worktree" (it merges the forks' branches)`,
       { data: { field: 'integrationCheck' } },
     );
@@ -351,7 +353,7 @@ function checkIntegration(path: string, plan: Plan): void {
   const unknown = Object.keys(check).filter((name) => !(plan.repos ?? []).includes(name));
   if (unknown.length > 0)
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_PLAN',
       `plan ${path}: integrationCheck: ${unknown.join(', ')} is not a repository of the plan (its repos: ${(plan.repos ?? []).join(', ') || 'none'})`,
       { data: { field: 'integrationCheck' } },
     );

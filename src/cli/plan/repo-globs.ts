@@ -6,7 +6,7 @@ import { compileGlob, type GlobMatcher } from '../../core/tools/files/glob-match
 const GLOB_SPECIAL = /[*?[{\\]/;
 
 const bad = (message: string): ForkcacheError =>
-  new ForkcacheError('INVALID_ARGUMENT', `--repos: ${message}`, { data: { field: '--repos' } });
+  new ForkcacheError('INVALID_FLAG', `--repos: ${message}`, { data: { field: '--repos' } });
 
 /** The folders one segment-wise glob names (`DIR/*`, `work/{api,web}`): directories only, never through a symlink's target listing. */
 function expandGlob(pattern: string): string[] {

@@ -46,7 +46,7 @@ interface MergeOptions {
 export function worktreeRepo(run: RunReview, command: string): Promise<HostGit> {
   if (run.isolation !== 'worktree')
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_RUN_DIR',
       `${command}: ${run.manifest.fanoutId} ran in a shared workspace: its changes are in the workspace already (see forkcache diff)`,
       { data: { field: 'run-dir' } },
     );

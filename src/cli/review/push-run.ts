@@ -37,13 +37,13 @@ function userGitEnv(): NodeJS.ProcessEnv {
 export async function checkRemote(run: RunReview, remote: string): Promise<HostGit> {
   const repo = await worktreeRepo(run, 'push');
   if (!run.base)
-    throw new ForkcacheError('INVALID_ARGUMENT', `push: ${run.dir} recorded no base commit (an older forkcache)`, {
+    throw new ForkcacheError('INVALID_RUN_DIR', `push: ${run.dir} recorded no base commit (an older forkcache)`, {
       data: { field: 'run-dir' },
     });
   const url = await repo.run(['remote', 'get-url', '--', remote], { ok: [2] });
   if (url.code !== 0)
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_FLAG',
       `push: ${repo.top} has no remote named ${remote} (git remote -v lists them)`,
       {
         data: { field: 'remote' },
@@ -59,7 +59,7 @@ export async function checkRemote(run: RunReview, remote: string): Promise<HostG
  */
 export async function checkBranchName(name: string): Promise<void> {
   const refuse = (why: string): ForkcacheError =>
-    new ForkcacheError('INVALID_ARGUMENT', `--branch: ${why} (got ${JSON.stringify(name)})`, {
+    new ForkcacheError('INVALID_FLAG', `--branch: ${why} (got ${JSON.stringify(name)})`, {
       data: { flags: ['--branch'], field: 'branch' },
     });
   if (name.startsWith('-')) throw refuse('a branch name, not an option: give --branch its value');

@@ -85,7 +85,7 @@ export function writeRetryPlan(run: RunReview, forks: readonly ForkReview[]): st
     ...(emulator && typeof emulator === 'object' ? { emulator } : {}),
   };
   const path = join(run.dir, RETRY_PLAN_FILE);
-  parseOrThrow(planSchema, plan, 'INVALID_ARGUMENT', `retry plan ${path}`);
+  parseOrThrow(planSchema, plan, 'INVALID_PLAN', `retry plan ${path}`);
   writeFileSync(path, `${JSON.stringify(plan, null, 2)}\n`);
   return path;
 }

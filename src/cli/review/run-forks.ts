@@ -82,7 +82,7 @@ function costOf(
 /** The repository of a worktree run (where its branches live). */
 export function repoOfRun(run: RunReview): Promise<HostGit> {
   const where = run.repo?.top ?? run.manifest.worktrees?.repo ?? run.manifest.engine.workspace;
-  return HostGit.open(where, 'INVALID_ARGUMENT', `run ${run.dir}: its repository ${where}`);
+  return HostGit.open(where, 'INVALID_RUN_DIR', `run ${run.dir}: its repository ${where}`);
 }
 
 /**
@@ -160,7 +160,7 @@ export async function readRunRepos(
   if (repos === undefined) {
     if (options.repo !== undefined)
       throw new ForkcacheError(
-        'INVALID_ARGUMENT',
+        'INVALID_FLAG',
         `--repo: ${run.manifest.fanoutId} ran in one repository (${run.manifest.worktrees?.repo ?? run.manifest.engine.workspace}); --repo is for a plan over several`,
         { data: { field: '--repo' } },
       );
@@ -168,7 +168,7 @@ export async function readRunRepos(
   }
   if (options.repo !== undefined && !repos.includes(options.repo))
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_FLAG',
       `--repo: ${options.repo} is not a repository of ${run.manifest.fanoutId} (its repos: ${repos.join(', ')})`,
       { data: { field: '--repo' } },
     );
@@ -199,7 +199,7 @@ export function pickForks(run: RunReview, names: readonly string[]): ForkReview[
     );
     if (!found)
       throw new ForkcacheError(
-        'INVALID_ARGUMENT',
+        'INVALID_FLAG',
         `fork ${name}: not a fork of ${run.manifest.fanoutId} (its forks: ${run.forks[0]?.short}…${run.forks.at(-1)?.short})`,
         { data: { field: 'fork' } },
       );

@@ -48,5 +48,5 @@ export function benchOptionsOf(options: object): BenchOptions {
   const bench = (options as { [BENCH_OPTIONS]?: unknown })[BENCH_OPTIONS];
   return bench === undefined
     ? {}
-    : (parseOrThrow(benchOptionsSchema, bench, 'INVALID_ARGUMENT', 'bench options') as BenchOptions);
+    : (parseOrThrow(benchOptionsSchema, bench, 'INVALID_OPTION', 'bench options') as BenchOptions);
 }

@@ -14,7 +14,7 @@ export function assertEndpoint(provider: ProviderId, baseURL: string | undefined
   const set = (names: readonly string[]): boolean => names.some((name) => Boolean(process.env[name]));
   if (baseURL !== undefined || apiKey || set(env.key) || set(env.base)) return;
   throw new ForkcacheError(
-    'INVALID_ARGUMENT',
+    'INVALID_OPTION',
     `ForkEngine options: apiKey: no API key and no baseURL for provider '${provider}'. Give apiKey (or set ${env.key.join('/')}) to use the real API, or baseURL (or ${env.base.join('/')}) to point the engine at an endpoint: for the local emulator, baseURL: (await startEmulator()).url`,
     { data: { field: 'apiKey' } },
   );

@@ -67,7 +67,7 @@ function resumedOutputSchema(
   if (recorded) return standardSchemaOfJson(recorded, `resume ${dir}: manifest outputSchema`);
   if (options.retry?.includes('invalid_output'))
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `resume ${dir}: retry: invalid_output forks need the output schema, and this run recorded none (its schema has no JSON Schema form): pass it again (resume(dir, { outputSchema }))`,
       { data: { field: 'retry' } },
     );
@@ -184,7 +184,7 @@ export class ForkEngine {
   fanOut(parent: ParentSnapshot | undefined, directives: readonly string[], options: FanOutOptions = {}): FanOut {
     this.#assertOpen();
     parseHostTools(options.hostTools, 'fanOut options');
-    parseOrThrow(fanOutHeaders, options.headers, 'INVALID_ARGUMENT', 'fanOut options.headers');
+    parseOrThrow(fanOutHeaders, options.headers, 'INVALID_OPTION', 'fanOut options.headers');
     const outputSchema = parseOutputSchema(options.outputSchema, this.#remote !== undefined);
     const { prefix, specs, checks } = planForks(this.#plan, parent, directives, options);
     const tools = forkToolsFor(prefix.snapshot, this.#toolChoice(options));
@@ -213,7 +213,7 @@ export class ForkEngine {
    */
   resume(dir: string, options: ResumeOptions & TrustOptions = {}): FanOut {
     this.#assertOpen();
-    parseOrThrow(fanOutHeaders, options.headers, 'INVALID_ARGUMENT', 'resume options.headers');
+    parseOrThrow(fanOutHeaders, options.headers, 'INVALID_OPTION', 'resume options.headers');
     readFanOutDir(dir); // not a run directory (no manifest, a malformed one): said before anything is locked
     // one writer at a time, and only what this machine's forkcache signed (docs/security.md)
     const lock = lockRunDir(dir);
@@ -256,10 +256,10 @@ export class ForkEngine {
   ): FanOut {
     this.#assertOpen();
     if (options.outputSchema !== undefined)
-      throw new ForkcacheError('INVALID_ARGUMENT', 'outputSchema: typed results are for forks (fanOut), not agents', {
+      throw new ForkcacheError('INVALID_OPTION', 'outputSchema: typed results are for forks (fanOut), not agents', {
         data: { field: 'outputSchema' },
       });
-    parseOrThrow(fanOutHeaders, options.headers, 'INVALID_ARGUMENT', 'runAgents options.headers');
+    parseOrThrow(fanOutHeaders, options.headers, 'INVALID_OPTION', 'runAgents options.headers');
     const { name, allow, prefix, specs, checks } = planAgents(this.#plan, type, directives, options);
     const { id, runDir, lock } = this.#openRunDir('ag', name.replace(/[^\w-]/g, '_').slice(0, 24));
     if (runDir)

@@ -31,7 +31,7 @@ export class EventQueue<T> implements AsyncIterable<T> {
   [Symbol.asyncIterator](): AsyncIterator<T> {
     if (this.#iterating)
       throw new ForkcacheError(
-        'INVALID_ARGUMENT',
+        'INVALID_OPTION',
         'the events of a fan-out can be iterated once: keep one `for await` loop (or use settled())',
       );
     this.#iterating = true;

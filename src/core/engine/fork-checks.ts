@@ -49,18 +49,16 @@ export function resolveForkChecks(
   const fields =
     options.fields === undefined
       ? undefined
-      : parseOrThrow(z.array(forkFieldsSchema), options.fields, 'INVALID_ARGUMENT', 'fields');
+      : parseOrThrow(z.array(forkFieldsSchema), options.fields, 'INVALID_OPTION', 'fields');
   if (fields !== undefined && fields.length !== directives.length) {
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `fields: ${fields.length} entries for ${directives.length} directives (one per directive, in order)`,
       { data: { field: 'fields' } },
     );
   }
   const check =
-    options.check === undefined
-      ? undefined
-      : parseOrThrow(fanOutCheckSchema, options.check, 'INVALID_ARGUMENT', 'check');
+    options.check === undefined ? undefined : parseOrThrow(fanOutCheckSchema, options.check, 'INVALID_OPTION', 'check');
   const commands = directives.map((directive, i): ForkCheckSpec | undefined =>
     check === undefined
       ? undefined
@@ -72,7 +70,7 @@ export function resolveForkChecks(
         },
   );
   if (options.requireChange !== undefined && typeof options.requireChange !== 'boolean')
-    throw new ForkcacheError('INVALID_ARGUMENT', 'requireChange: expected true or false', {
+    throw new ForkcacheError('INVALID_OPTION', 'requireChange: expected true or false', {
       data: { field: 'requireChange' },
     });
   const requireChange = options.requireChange === true;

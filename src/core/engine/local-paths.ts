@@ -16,14 +16,14 @@ export function checkLocalPaths(options: ResolvedEngineOptions): void {
     const workspace = kind(options.workspace);
     if (workspace !== 'dir') {
       throw new ForkcacheError(
-        'INVALID_ARGUMENT',
+        'INVALID_OPTION',
         `workspace: ${options.workspace} ${workspace === 'missing' ? 'does not exist' : 'is not a directory'}`,
         { data: { field: 'workspace' } },
       );
     }
   }
   if (options.runsDir !== undefined && kind(options.runsDir) === 'other') {
-    throw new ForkcacheError('INVALID_ARGUMENT', `runsDir: ${options.runsDir} is a file, not a directory`, {
+    throw new ForkcacheError('INVALID_OPTION', `runsDir: ${options.runsDir} is a file, not a directory`, {
       data: { field: 'runsDir' },
     });
   }

@@ -255,18 +255,16 @@ export type EngineSettings = Omit<ResolvedEngineOptions, 'testHooks' | 'markers'
 
 /** Validate (errors name the field: `pool.maxThreads: …`) and fill in defaults. */
 export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOptions {
-  const o = parseOrThrow(engineOptionsSchema, input, 'INVALID_ARGUMENT', 'ForkEngine options');
+  const o = parseOrThrow(engineOptionsSchema, input, 'INVALID_OPTION', 'ForkEngine options');
   if (o.isolation === 'worktree' && o.distributed) {
-    throw new ForkcacheError(
-      'INVALID_ARGUMENT',
-      "isolation: 'worktree' is not available with the distributed backend",
-      { data: { field: 'isolation' } },
-    );
+    throw new ForkcacheError('INVALID_OPTION', "isolation: 'worktree' is not available with the distributed backend", {
+      data: { field: 'isolation' },
+    });
   }
   if (o.maxUsd !== undefined && o.distributed) {
     // remote hosts admit their requests through the budget they share in Redis, not this cap
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       'maxUsd: the spend cap is not available with the distributed backend yet',
       {
         data: { field: 'maxUsd' },
@@ -275,14 +273,14 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
   }
   if (o.repos !== undefined) assertRepoNames(o.repos, o.isolation);
   if (o.runsDir !== undefined && o.runDir !== undefined && resolve(o.runsDir) !== resolve(o.runDir)) {
-    throw new ForkcacheError('INVALID_ARGUMENT', 'runDir: the deprecated name of runsDir; give one of them', {
+    throw new ForkcacheError('INVALID_OPTION', 'runDir: the deprecated name of runsDir; give one of them', {
       data: { field: 'runDir' },
     });
   }
   const runsDir = o.runsDir ?? o.runDir;
   if (o.isolation === 'worktree' && !runsDir) {
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       "isolation: 'worktree' needs runsDir (the worktrees live in the run directory)",
       { data: { field: 'isolation' } },
     );
@@ -291,7 +289,7 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
   const provider = o.provider ?? 'anthropic';
   if (o.openaiWire === 'responses' && provider !== 'openai')
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `openaiWire: 'responses' is OpenAI's API; provider '${provider}' speaks ${provider === 'anthropic' ? 'the Messages API' : 'Chat Completions'}`,
       { data: { field: 'openaiWire' } },
     );

@@ -53,7 +53,7 @@ export function validateDirective(directive: unknown, options: WrapOptions = {})
   const field = options.field ?? 'directive';
   if (typeof directive !== 'string') {
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `${field}: expected a string, got ${directive === null ? 'null' : typeof directive}`,
       { data: { field } },
     );

@@ -132,7 +132,7 @@ function planQwen(history: Message[], historyCase: HistoryCase): ForkPlan {
 export function planFork(history: readonly Message[], layout: ForkLayout = 'claude'): ForkPlan {
   if (!FORK_LAYOUTS.includes(layout)) {
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `layout: expected one of ${FORK_LAYOUTS.join(', ')}, got "${String(layout)}"`,
       { data: { field: 'layout' } },
     );

@@ -60,7 +60,7 @@ export class UsageLedger {
     const fresh = options.defaultFreshInputTokens;
     if (fresh !== undefined && !(Number.isInteger(fresh) && fresh >= 0)) {
       throw new ForkcacheError(
-        'INVALID_ARGUMENT',
+        'INVALID_OPTION',
         `defaultFreshInputTokens: expected a non-negative integer, got ${fresh}`,
         {
           data: { field: 'defaultFreshInputTokens' },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ForkcacheError, type ErrorCode } from '../util/errors.ts';
+import { ForkcacheError, type CodeWithData } from '../util/errors.ts';
 import { formatPath } from '../util/validation.ts';
 
 /**
@@ -122,7 +122,11 @@ export const ZERO_USAGE: Readonly<Usage> = Object.freeze({
  * Normalise a parsed `UsageInput`: nulls become 0, and the TTL split is checked against the
  * creation total. Throws with `code`, naming `field.cache_creation` on a mismatch.
  */
-export function fromParsedUsage(parsed: z.output<typeof usageInputSchema>, field: string, code: ErrorCode): Usage {
+export function fromParsedUsage(
+  parsed: z.output<typeof usageInputSchema>,
+  field: string,
+  code: CodeWithData<{ field: string }>,
+): Usage {
   const usage: Usage = {
     input_tokens: parsed.input_tokens ?? 0,
     cache_creation_input_tokens: parsed.cache_creation_input_tokens ?? 0,

@@ -34,7 +34,7 @@ const ended = (
   status: ForkEndStatus,
   code: 'FORK_NOT_DONE' | 'FORK_TRUNCATED' | 'FORK_CHECK_FAILED' | 'FORK_NO_CHANGE' | 'FORK_INVALID_OUTPUT',
   message: string,
-  data: Record<string, unknown>,
+  data: { turn: number; exitCode?: number | null; attempts?: number },
 ): FinalStep => ({
   kind: 'end',
   status,

@@ -64,7 +64,7 @@ export function assertPricedOn(entry: ModelEntry, at: number, field: string): vo
   const first = firstPricedDay(entry);
   if (first === null || first <= isoDay(at)) return;
   throw new ForkcacheError(
-    'INVALID_ARGUMENT',
+    'INVALID_OPTION',
     `${field}: ${isoDay(at)} is before the first price of ${entry.id} in the catalogue (${first}); use a date from ${first} on`,
     { data: { field, model: entry.id, firstPriced: first } },
   );

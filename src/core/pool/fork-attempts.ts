@@ -211,7 +211,7 @@ export async function runWithRestarts(options: AttemptOptions): Promise<ForkOutc
     if (!workerDied || options.aborted() || !options.transcriptPath || attempt >= options.maxRestarts)
       return mergeOutcome(start, outcome);
     // signed by this process's workers: anything else was changed meanwhile (run-trust.ts)
-    const transcript = readTranscript(options.transcriptPath, 'INVALID_ARGUMENT', loadRunKey());
+    const transcript = readTranscript(options.transcriptPath, 'INVALID_RUN_DIR', loadRunKey());
     const retry = start.prompt;
     start = startFromTranscript(options.base, transcript, options.readOnly);
     const finished = finishedOutcome(start, transcript);

@@ -33,7 +33,5 @@ export function withTestHooks<T extends object>(options: T, hooks: TestHooks): T
 /** The validated test hooks of engine options (`{}` without any). */
 export function testHooksOf(options: object): TestHooks {
   const hooks = (options as { [TEST_HOOKS]?: unknown })[TEST_HOOKS];
-  return hooks === undefined
-    ? {}
-    : (parseOrThrow(testHooksSchema, hooks, 'INVALID_ARGUMENT', 'test hooks') as TestHooks);
+  return hooks === undefined ? {} : (parseOrThrow(testHooksSchema, hooks, 'INVALID_OPTION', 'test hooks') as TestHooks);
 }

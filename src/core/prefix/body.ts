@@ -23,7 +23,7 @@ function checkPerRequest(perRequest: PerRequest): void {
   for (const key of Object.keys(perRequest)) {
     if (HEAD_KEYS.has(key)) {
       throw new ForkcacheError(
-        'INVALID_ARGUMENT',
+        'INVALID_OPTION',
         `perRequest.${key}: "${key}" is part of the frozen head and cannot be set per request`,
         { data: { field: `perRequest.${key}` } },
       );
@@ -32,7 +32,7 @@ function checkPerRequest(perRequest: PerRequest): void {
   const maxTokens = perRequest.max_tokens;
   if (!Number.isInteger(maxTokens) || maxTokens < 0) {
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `perRequest.max_tokens: expected a non-negative integer, got ${String(maxTokens)}`,
       { data: { field: 'perRequest.max_tokens' } },
     );

@@ -12,7 +12,7 @@ export function chatTools(tools: readonly Tool[], markLast: boolean): unknown[] 
   return tools.map((tool, i) => {
     if (!('input_schema' in tool)) {
       throw new ForkcacheError(
-        'INVALID_ARGUMENT',
+        'INVALID_OPTION',
         `snapshot.tools[${i}]: "${String((tool as { name?: unknown }).name ?? tool.type)}" is a server tool; Chat Completions has only function tools`,
         { data: { field: `snapshot.tools[${i}]` } },
       );

@@ -23,7 +23,7 @@ export interface ChatToolCall {
 }
 
 function unsupported(what: string, field: string): ForkcacheError {
-  return new ForkcacheError('INVALID_ARGUMENT', `${field}: ${what} has no Chat Completions form`, { data: { field } });
+  return new ForkcacheError('INVALID_OPTION', `${field}: ${what} has no Chat Completions form`, { data: { field } });
 }
 
 /** DashScope's marker is only ever the 5-minute one; a `1h` request is sent as 5m there. */

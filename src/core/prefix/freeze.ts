@@ -96,13 +96,13 @@ function responsesOptions(
   if (responses === undefined) return undefined;
   if (provider !== 'openai')
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `openaiWire: the Responses API is OpenAI's; provider '${provider}' speaks ${provider === 'anthropic' ? 'the Messages API' : 'Chat Completions'}`,
       { data: { field: 'openaiWire' } },
     );
   if (!RESPONSES_CACHE_TTLS.includes(responses.ttl))
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `responsesTtl: expected one of ${RESPONSES_CACHE_TTLS.join(', ')}, got "${String(responses.ttl)}"`,
       { data: { field: 'responsesTtl' } },
     );
@@ -114,13 +114,13 @@ export function freeze(snapshot: ParentSnapshot, options: FreezeOptions = {}): F
   const layout = options.layout ?? 'claude';
   const ttl = options.ttl ?? DEFAULT_CACHE_TTL;
   if (!CACHE_TTLS.includes(ttl))
-    throw new ForkcacheError('INVALID_ARGUMENT', `ttl: expected "5m" or "1h", got "${String(ttl)}"`, {
+    throw new ForkcacheError('INVALID_OPTION', `ttl: expected "5m" or "1h", got "${String(ttl)}"`, {
       data: { field: 'ttl' },
     });
   const markers = options.markers ?? 'boundary';
   if (!MARKER_STRATEGIES.includes(markers))
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `markers: expected one of ${MARKER_STRATEGIES.join(', ')}, got "${String(markers)}"`,
       { data: { field: 'markers' } },
     );
@@ -129,7 +129,7 @@ export function freeze(snapshot: ParentSnapshot, options: FreezeOptions = {}): F
   const provider = options.provider ?? 'anthropic';
   if (!PROVIDER_IDS.includes(provider))
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `provider: expected one of ${PROVIDER_IDS.join(', ')}, got "${String(provider)}"`,
       { data: { field: 'provider' } },
     );

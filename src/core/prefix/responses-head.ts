@@ -35,7 +35,7 @@ export interface ResponsesCacheOptions {
 }
 
 function unsupported(what: string, field: string): ForkcacheError {
-  return new ForkcacheError('INVALID_ARGUMENT', `${field}: ${what} has no Responses API form`, { data: { field } });
+  return new ForkcacheError('INVALID_OPTION', `${field}: ${what} has no Responses API form`, { data: { field } });
 }
 
 function toPart(block: Block, field: string): ResponsesPart {
@@ -101,7 +101,7 @@ function responsesTools(tools: readonly Tool[]): unknown[] {
   return tools.map((tool, i) => {
     if (!('input_schema' in tool))
       throw new ForkcacheError(
-        'INVALID_ARGUMENT',
+        'INVALID_OPTION',
         `snapshot.tools[${i}]: "${String((tool as { name?: unknown }).name ?? tool.type)}" is a server tool; the Responses API wire has only function tools`,
         { data: { field: `snapshot.tools[${i}]` } },
       );

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ForkcacheError } from '../util/errors.ts';
+import { ForkcacheError, type ErrorData } from '../util/errors.ts';
 
 /**
  * Layout of the SharedArrayBuffer that holds a frozen head (little-endian):
@@ -73,7 +73,7 @@ export interface AttachedPrefix {
   readonly headEnd: HeadEnd;
 }
 
-function corrupt(message: string, data: Record<string, unknown> = {}): ForkcacheError {
+function corrupt(message: string, data?: ErrorData['FORK_PREFIX_CORRUPT']): ForkcacheError {
   return new ForkcacheError('FORK_PREFIX_CORRUPT', `frozen prefix: ${message}`, { data });
 }
 

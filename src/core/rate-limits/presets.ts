@@ -77,14 +77,14 @@ export function presetTable(tier: RateLimitTier): RateLimitTable {
 
 /** A table from the file format (already parsed JSON). */
 export function tableFromFile(json: unknown, source: string): RateLimitTable {
-  const file = parseOrThrow(rateLimitFileSchema, json, 'INVALID_ARGUMENT', source);
+  const file = parseOrThrow(rateLimitFileSchema, json, 'INVALID_OPTION', source);
   const base = file.preset
     ? presetTable(file.preset)
     : { classes: {} as Record<string, ClassLimits>, windowSeconds: 60 };
   const classes = { ...base.classes, ...(file.classes as Record<string, ClassLimits> | undefined) };
   if (Object.keys(classes).length === 0)
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `${source}: classes: expected limits for at least one model class (or a preset)`,
       { data: { field: 'classes' } },
     );
@@ -105,7 +105,7 @@ export function resolveRateLimits(spec: string, flag = '--rate-limits'): RateLim
     text = readFileSync(spec, 'utf8');
   } catch (err) {
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `${flag}: expected ${RATE_LIMIT_TIERS.join(', ')} or a JSON file; cannot read "${spec}": ${(err as Error).message}`,
       { data: { field: flag } },
     );
@@ -114,7 +114,7 @@ export function resolveRateLimits(spec: string, flag = '--rate-limits'): RateLim
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new ForkcacheError('INVALID_ARGUMENT', `${flag}: ${spec}: not JSON: ${(err as Error).message}`, {
+    throw new ForkcacheError('INVALID_OPTION', `${flag}: ${spec}: not JSON: ${(err as Error).message}`, {
       data: { field: flag },
     });
   }

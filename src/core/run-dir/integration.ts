@@ -87,7 +87,7 @@ export type ForkIntegration = z.output<typeof forkSchema>;
 export function readIntegration(dir: string): IntegrationRecord | undefined {
   const path = join(dir, INTEGRATION_FILE);
   if (!existsSync(path)) return undefined;
-  return parseOrThrow(integrationSchema, readJsonFile(path, 'integration record'), 'INVALID_ARGUMENT', path);
+  return parseOrThrow(integrationSchema, readJsonFile(path, 'integration record'), 'INVALID_RUN_DIR', path);
 }
 
 export function writeIntegration(dir: string, record: IntegrationRecord): void {

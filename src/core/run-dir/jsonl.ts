@@ -23,7 +23,7 @@ export interface JsonlLine {
  * Records are not interpreted here: callers skip the types they do not know, so the formats
  * can gain records without breaking older readers.
  */
-export function readJsonl(path: string, what: string, codes: JsonFileCodes = 'INVALID_ARGUMENT'): JsonlLine[] {
+export function readJsonl(path: string, what: string, codes: JsonFileCodes = 'INVALID_RUN_DIR'): JsonlLine[] {
   const { invalid } = splitCodes(codes);
   const text = readTextFile(path, what, codes);
   const lines = text.split('\n');

@@ -1,6 +1,7 @@
 import { type Dirent, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ErrorCode, ForkcacheError } from '../util/errors.ts';
+import { ForkcacheError } from '../util/errors.ts';
+import type { FileCode } from '../util/json-file.ts';
 import { EVENTS_FILE, isFanOutDir, MANIFEST_FILE } from './files.ts';
 import { readJsonl, recordType } from './jsonl.ts';
 
@@ -51,7 +52,7 @@ function fanOutsIn(runsDir: string, depth = 0): string[] {
  * report alike. "Oldest" is by start time, not by name: ids restart at fo001 with every engine.
  * `code` is the error when there is none (callers report bad input with their own code).
  */
-export function locateFanOuts(runDir: string, code: ErrorCode): string[] {
+export function locateFanOuts(runDir: string, code: FileCode): string[] {
   let kind: 'dir' | 'file' | 'missing';
   try {
     kind = statSync(runDir).isDirectory() ? 'dir' : 'file';

@@ -189,7 +189,7 @@ function saveManifest(dir: string, manifest: Manifest, key: RunKey | undefined):
 /** A run directory's manifest alone, validated (errors name the file and field). */
 export function readManifest(dir: string): Manifest {
   const manifestPath = join(dir, MANIFEST_FILE);
-  return parseOrThrow(manifestSchema, readJsonFile(manifestPath, 'fan-out manifest'), 'INVALID_ARGUMENT', manifestPath);
+  return parseOrThrow(manifestSchema, readJsonFile(manifestPath, 'fan-out manifest'), 'INVALID_RUN_DIR', manifestPath);
 }
 
 /**

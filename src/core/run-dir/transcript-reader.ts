@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { z } from 'zod';
-import { ForkcacheError, type ErrorCode } from '../util/errors.ts';
+import { ForkcacheError } from '../util/errors.ts';
+import type { FileCode } from '../util/json-file.ts';
 import type { CheckRecord, LoopPrompt, RequestRecord } from '../loop/types.ts';
 import { formatZodIssues } from '../util/validation.ts';
 import { type JsonlLine, readJsonl, recordType } from './jsonl.ts';
@@ -64,7 +65,7 @@ export interface ReadTranscript {
  * has none, is an error (RUN_DIR_TAMPERED, RUN_DIR_UNSIGNED, RUN_DIR_OTHER_KEY) naming the line.
  * The report reads without one: it shows a run, it does not continue it.
  */
-export function readTranscript(path: string, code: ErrorCode = 'INVALID_ARGUMENT', key?: RunKey): ReadTranscript {
+export function readTranscript(path: string, code: FileCode = 'INVALID_RUN_DIR', key?: RunKey): ReadTranscript {
   const out = emptyTranscript();
   if (!existsSync(path)) return out;
   const pending = new Set<string>(); // request-start records not answered yet: `turn:attempt`
@@ -95,7 +96,7 @@ function emptyTranscript(): ReadTranscript {
 }
 
 /** The transcript's lines (`readJsonl`'s rule), every one verified first when `key` is given. */
-function readTranscriptLines(path: string, code: ErrorCode, key: RunKey | undefined): JsonlLine[] {
+function readTranscriptLines(path: string, code: FileCode, key: RunKey | undefined): JsonlLine[] {
   const lines = readJsonl(path, 'transcript', code);
   const verdict = key === undefined ? undefined : verifyLines(key, path, lines);
   if (verdict !== undefined && key !== undefined) throw transcriptRefusal(path, verdict, key);
@@ -106,7 +107,7 @@ function readTranscriptLines(path: string, code: ErrorCode, key: RunKey | undefi
 export interface LineAt {
   path: string;
   line: number;
-  code: ErrorCode;
+  code: FileCode;
 }
 
 /** A known record, checked against its type's schema: the record as parsed, and the line's value as written. */

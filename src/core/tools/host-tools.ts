@@ -100,7 +100,7 @@ export const hostToolsSchema = z
 /** Validate a host tool record (`hostTools.search.timeoutMs: …` names the field). */
 export function parseHostTools(value: unknown, what: string): Record<string, HostTool> {
   if (value === undefined) return {};
-  parseOrThrow(z.strictObject({ hostTools: hostToolsSchema }), { hostTools: value }, 'INVALID_ARGUMENT', what);
+  parseOrThrow(z.strictObject({ hostTools: hostToolsSchema }), { hostTools: value }, 'INVALID_OPTION', what);
   // the objects as given: a handler may be a method that needs its own `this`
   return value as Record<string, HostTool>;
 }

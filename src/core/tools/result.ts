@@ -1,4 +1,4 @@
-import { ForkcacheError, type ErrorCode } from '../util/errors.ts';
+import { ForkcacheError, type ErrorCode, type ToolFailureData } from '../util/errors.ts';
 
 /** The codes a failed tool call carries (the "tools" group of `ERROR_CODES`, and the policy's refusal). */
 export type ToolErrorCode = Extract<ErrorCode, `TOOL_${string}` | 'PERMISSION_DENIED'>;
@@ -24,7 +24,7 @@ export function toolError(code: ToolErrorCode, content: string): ToolResult {
  * A model mistake found deep inside a tool. Thrown there, turned into an error result by the
  * executor, so tool code can bail out from any depth without threading results through.
  */
-export function toolFailure(code: ToolErrorCode, message: string, data?: Record<string, unknown>): ForkcacheError {
+export function toolFailure(code: ToolErrorCode, message: string, data?: ToolFailureData): ForkcacheError {
   return new ForkcacheError(code, message, data === undefined ? {} : { data });
 }
 

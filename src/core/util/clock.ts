@@ -80,7 +80,7 @@ export class ManualClock implements Clock {
   /** Move time forward, waking every sleeper whose deadline is passed, earliest first. */
   advance(ms: number): void {
     if (ms < 0)
-      throw new ForkcacheError('INVALID_ARGUMENT', 'ManualClock.advance: ms must be >= 0', { data: { field: 'ms' } });
+      throw new ForkcacheError('INVALID_OPTION', 'ManualClock.advance: ms must be >= 0', { data: { field: 'ms' } });
     this.#now += ms;
     const due = this.#sleepers.filter((s) => s.at <= this.#now).sort((a, b) => a.at - b.at);
     this.#sleepers = this.#sleepers.filter((s) => s.at > this.#now);

@@ -10,8 +10,15 @@
  * 130 Ctrl-C (src/cli/interrupt.ts).
  */
 const CODE_CLASSES = {
-  // input validation at the edges
-  INVALID_ARGUMENT: 'input',
+  // input validation at the edges, by what the user must fix (each names the field or flag in
+  // `data.field`): an option or argument of the library API, or the environment it reads (an API
+  // key, the job secret, Redis); a command-line flag or argument; a plan file; a run directory
+  // (its files, or a run that cannot do what was asked of it). They were one code,
+  // INVALID_ARGUMENT, until 0.7.0: see RETIRED_CODE_CLASSES.
+  INVALID_OPTION: 'input',
+  INVALID_FLAG: 'input',
+  INVALID_PLAN: 'input',
+  INVALID_RUN_DIR: 'input',
   SNAPSHOT_INVALID: 'input',
   // the model catalogue
   MODEL_CATALOGUE_INVALID: 'input',
@@ -87,10 +94,10 @@ const CODE_CLASSES = {
   TOOL_HOST_FAILED: 'failure',
   PERMISSION_DENIED: 'failure',
   // host-side git (src/core/tools/git/git.ts): a git command failed; a fork's worktree no longer links
-  // to the git dir forkcache made; `forkcache merge` met a conflict or a dirty working tree
+  // to the git dir forkcache made; `forkcache merge` met a dirty working tree (its conflicts are
+  // reported, not thrown)
   GIT_FAILED: 'failure',
   GIT_WORKTREE_TAMPERED: 'failure',
-  GIT_MERGE_CONFLICT: 'failure',
   GIT_DIRTY_WORKTREE: 'input',
   // `forkcache push`: the remote branch moved on (a non-fast-forward) and no lease was given
   GIT_PUSH_REJECTED: 'failure',
@@ -148,12 +155,31 @@ export const ERROR_CODES = Object.freeze(Object.keys(CODE_CLASSES)) as readonly 
 export type ErrorCode = keyof typeof CODE_CLASSES;
 
 /**
+ * Codes nothing throws any more that older forkcache versions wrote where this one still reads
+ * errors: fork outcomes in run manifests and transcripts, a distributed host's failed job. Read
+ * with their old exit class; never made (not an `ErrorCode`).
+ */
+const RETIRED_CODE_CLASSES = {
+  // split by what the user must fix (0.7.0): INVALID_OPTION, INVALID_FLAG, INVALID_PLAN, INVALID_RUN_DIR
+  INVALID_ARGUMENT: 'input',
+} as const satisfies Record<string, ExitClass>;
+
+/** True for a code this version throws, or one older versions wrote and this one still reads. */
+export function isReadableCode(code: string): boolean {
+  return Object.hasOwn(CODE_CLASSES, code) || Object.hasOwn(RETIRED_CODE_CLASSES, code);
+}
+
+/**
  * The exit class of a thrown value: its code's class for a forkcache error (from any copy or
- * thread: by the `code` field), `failure` for anything else.
+ * thread: by the `code` field; a retired code's old class for one an older version wrote),
+ * `failure` for anything else.
  */
 export function exitClassOf(err: unknown): ExitClass {
   const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
-  return typeof code === 'string' && Object.hasOwn(CODE_CLASSES, code) ? CODE_CLASSES[code as ErrorCode] : 'failure';
+  if (typeof code !== 'string') return 'failure';
+  if (Object.hasOwn(CODE_CLASSES, code)) return CODE_CLASSES[code as ErrorCode];
+  if (Object.hasOwn(RETIRED_CODE_CLASSES, code)) return RETIRED_CODE_CLASSES[code as keyof typeof RETIRED_CODE_CLASSES];
+  return 'failure';
 }
 
 /** The shape an error takes on the wire between threads and processes. */
@@ -163,10 +189,175 @@ export interface WireError {
   data?: Record<string, unknown>;
 }
 
-interface ForkcacheErrorOptions {
-  data?: Record<string, unknown>;
-  cause?: unknown;
+/** Bad input naming what to fix: an option's path (`toolLimits.maxWorkspaceMb`), a flag, a plan field. */
+export interface FieldData {
+  field?: string;
 }
+
+/** A value a schema refused (src/core/util/validation.ts's `parseOrThrow`): each issue with its path. */
+export interface IssuesData {
+  issues: readonly { path: string; message: string }[];
+}
+
+/** A file that could not be read or parsed (json-file.ts, run-dir/jsonl.ts), with the line for JSONL. */
+export interface FileData {
+  path: string;
+  line?: number;
+  /** Where in the file, for a JSON value nothing downstream can use (runaway nesting, a lone surrogate). */
+  field?: string;
+}
+
+/** The bad-input codes: a field, a schema's issues, or a file, by the helper that refused it. */
+type InputData = FieldData | IssuesData | FileData | undefined;
+
+/** A tool call's failure (src/core/tools/result.ts's `toolFailure`): what the tool knew of it. */
+export interface ToolFailureData {
+  /** The errno of a failed file operation (`ENOENT`, `EACCES`). */
+  errno?: string;
+  /** A command's exit code (null: killed by a signal). */
+  exitCode?: number | null;
+  /** Why an edit was refused: nothing to change, a conflict with a concurrent write, an ambiguous match. */
+  reason?: string;
+  occurrences?: number;
+}
+
+/**
+ * What `data` holds for each code: `new ForkcacheError(code, message, { data })` is checked
+ * against it, and after `isForkcacheError(err) && err.code === 'X'` `err.data` has X's shape.
+ * `undefined` where a code may carry none. Derived from the throw sites; a new key goes here.
+ */
+export interface ErrorData {
+  INVALID_OPTION:
+    | (FieldData & { bytes?: number; model?: string; firstPriced?: string; fork?: string; missing?: string[] })
+    | InputData;
+  INVALID_FLAG: (FieldData & { flags?: string[] }) | InputData;
+  INVALID_PLAN: InputData;
+  INVALID_RUN_DIR: InputData;
+  SNAPSHOT_INVALID: { path: string; markers?: string[] } | IssuesData | undefined;
+  MODEL_CATALOGUE_INVALID: FieldData | FileData | undefined;
+  MODEL_RETIRED: { model: string; field?: string; replacement?: string | null };
+  FORK_EMPTY_DIRECTIVE: { field: string };
+  FORK_DIRECTIVE_TOO_LARGE: { field: string; length: number; max: number };
+  FORK_DIRECTIVE_HAS_TAG: { field: string };
+  FORK_RECURSION: { querySource: string | null };
+  TOOLS_UNRUNNABLE: { toolSet: string; tools?: string[] };
+  // the frozen prefix's bytes (prefix/sab.ts) or the distributed prefix store's copy of them
+  FORK_PREFIX_CORRUPT:
+    | { sha256: string; key: string; headEnd?: unknown }
+    | { expected: string; actual: string }
+    | { version: number }
+    | { byteLength: number }
+    | undefined;
+  FORK_PREFIX_DRIFT:
+    | { prefixId: string; offset?: number; headBytes?: number; expected?: string; actual?: string }
+    | { expected: string; actual: string }
+    | { fork: number };
+  FORK_MAX_TURNS: { maxTurns: number } | undefined;
+  FORK_CANCELLED: { turn: number } | undefined;
+  FORK_API_ERROR: { slot: number; action: string };
+  FORK_RETRY_BUDGET: { turn: number; attempts: number; spentMs: number; budgetMs: number; last: WireError };
+  FORK_MODEL_REFUSED: { turn: number };
+  FORK_REQUEST_TOO_LARGE: undefined;
+  // a fork's end that is not `completed` (src/core/loop/final-turn.ts): the turn it ended on
+  FORK_NOT_DONE: ForkEndData;
+  FORK_TRUNCATED: ForkEndData;
+  FORK_CHECK_FAILED: ForkEndData & { exitCode?: number | null; attempts?: number };
+  FORK_INVALID_OUTPUT: ForkEndData;
+  FORK_NO_CHANGE: ForkEndData;
+  FORK_WORKER_FAILED: undefined;
+  ENGINE_CLOSED: undefined;
+  ENGINE_DESTROYED: undefined;
+  RATE_LIMIT_SPEND_CAP: { errorCode: string; modelClass: string };
+  SPEND_CAP_MAX_USD: { maxUsd: number; spentUsd: number; nextBoundUsd: number };
+  // the emulator's errors carry what its handlers put in them (the model, the fault) to its logs
+  EMULATOR_INVALID_REQUEST: EmulatorData;
+  EMULATOR_TOO_MANY_BREAKPOINTS: EmulatorData;
+  EMULATOR_UNKNOWN_MODEL: EmulatorData;
+  EMULATOR_SCRIPT: EmulatorData;
+  EMULATOR_AUTHENTICATION: EmulatorData;
+  EMULATOR_REQUEST_TOO_LARGE: EmulatorData;
+  EMULATOR_NOT_FOUND: EmulatorData;
+  EMULATOR_FAULT: EmulatorData;
+  EMULATOR_REPLAY_MISMATCH: { source: string; call: number } | undefined;
+  EMULATOR_REPLAY_UNCONSUMED: { remaining: number };
+  EMULATOR_INTERNAL: EmulatorData;
+  EMULATOR_RATE_LIMITED: EmulatorData;
+  TOOL_CONFIG_INVALID: FieldData | IssuesData | undefined;
+  TOOL_UNKNOWN: ToolFailureData | undefined;
+  TOOL_NOT_ALLOWED: ToolFailureData | undefined;
+  TOOL_NOT_EXECUTABLE: ToolFailureData | undefined;
+  TOOL_NOT_IN_FORK: ToolFailureData | undefined;
+  TOOL_INPUT_INVALID: ToolFailureData | IssuesData | undefined;
+  TOOL_PATH_ESCAPE: ToolFailureData | undefined;
+  TOOL_PATH_PROTECTED: ToolFailureData | undefined;
+  TOOL_NOT_FOUND: ToolFailureData | undefined;
+  TOOL_FILE_TOO_LARGE: ToolFailureData | undefined;
+  TOOL_BINARY_FILE: ToolFailureData | undefined;
+  TOOL_BAD_PATTERN: ToolFailureData | undefined;
+  TOOL_EDIT_FAILED: ToolFailureData | undefined;
+  TOOL_EDIT_CONFLICT: ToolFailureData | undefined;
+  TOOL_TIMEOUT: ToolFailureData | undefined;
+  TOOL_IO_ERROR: ToolFailureData | undefined;
+  TOOL_COMMAND_FAILED: ToolFailureData | undefined;
+  TOOL_HOST_FAILED: ToolFailureData | undefined;
+  PERMISSION_DENIED: (ToolFailureData & FieldData) | undefined;
+  GIT_FAILED: { args: string[]; code: number | null } | { branch: string; remote?: string };
+  GIT_WORKTREE_TAMPERED: { path: string };
+  GIT_DIRTY_WORKTREE: { files: string[] };
+  GIT_PUSH_REJECTED: { remote: string; branch: string; tip?: string };
+  WORKSPACE_DISK_FAILED: undefined;
+  LEDGER_INVALID_USAGE: { field: string };
+  LEDGER_INVALID_RECORD: { field: string };
+  LEDGER_INVALID_STATUS: { field: string } | { forkId: string; from: string; to: string };
+  LEDGER_UNKNOWN_FORK: { forkId: string };
+  RUN_DIR_UNSIGNED: RunDirData;
+  RUN_DIR_OTHER_KEY: RunDirData & { keyId: string | undefined };
+  RUN_DIR_TAMPERED: RunDirData;
+  RUN_DIR_LOCKED: { path: string; pid?: number; host?: string; command?: string; since?: string };
+  RUN_KEY_UNAVAILABLE: { path: string };
+  LOCK_DIR_UNSAFE: { field: string; path?: string };
+  LEDGER_COST_OVERFLOW: undefined;
+  JOB_SIGNATURE_INVALID: { jobId: string; kind: string; reason: string };
+  JOB_POLICY_REFUSED: { field: string };
+  JOB_REPLAYED: { jobId: string };
+  REDIS_LOST: { redis: string; silentMs?: number } | undefined;
+  REDIS_AUTH_FAILED: { field: string };
+  CLI_USAGE: undefined;
+  API_ERROR: undefined;
+  HTTP_CLIENT_GONE: undefined;
+  MCP_CALL_UNSEEN: undefined;
+  MCP_CALL_AMBIGUOUS: { sessions: number };
+  REPORT_FILE_MISSING: FileData | undefined;
+  REPORT_FILE_INVALID: FileData | { file: string } | { where: string } | FieldData;
+  TRANSCRIPT_INVALID: FileData | { file: string; line?: number | string; type?: string } | IssuesData | undefined;
+  DEPENDENCY_MISSING: { feature: string; packages: string[] };
+  /** `originalCode`: the code of a foreign error rebuilt by `fromWireError`. */
+  INTERNAL: { originalCode?: string } | undefined;
+}
+
+/** The turn a fork ended on. */
+type ForkEndData = { turn: number };
+
+type EmulatorData = Readonly<Record<string, unknown>> | undefined;
+
+/** Where a run directory's trust check failed (src/core/run-dir/run-trust.ts). */
+interface RunDirData {
+  path: string;
+  /** The file (and line) that failed the check. */
+  where: string;
+}
+
+/** The codes whose data can be `D` (the code a helper that adds `D` may be given). */
+export type CodeWithData<D> = { [C in ErrorCode]: D extends ErrorData[C] ? C : never }[ErrorCode];
+
+type ForkcacheErrorOptions<C extends ErrorCode = ErrorCode> = (undefined extends ErrorData[C]
+  ? { data?: ErrorData[C] }
+  : { data: ErrorData[C] }) & { cause?: unknown };
+
+/** The options argument: optional when the code may carry no data. */
+type OptionsArg<C extends ErrorCode> = undefined extends ErrorData[C]
+  ? [options?: ForkcacheErrorOptions<C>]
+  : [options: ForkcacheErrorOptions<C>];
 
 /**
  * The brand of every ForkcacheError. `Symbol.for` gives the same symbol in every copy of the
@@ -174,21 +365,29 @@ interface ForkcacheErrorOptions {
  */
 const BRAND = Symbol.for('forkcache.error');
 
-export class ForkcacheError extends Error {
+export class ForkcacheError<C extends ErrorCode = ErrorCode> extends Error {
   override readonly name = 'ForkcacheError';
-  readonly code: ErrorCode;
-  readonly data: Readonly<Record<string, unknown>>;
+  readonly code: C;
+  /** Frozen; `undefined` when the error was made without data (its shape per code: `ErrorData`). */
+  readonly data: Readonly<ErrorData[C]>;
 
-  constructor(code: ErrorCode, message: string, options: ForkcacheErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+  constructor(code: C, message: string, ...[options]: OptionsArg<C>) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
-    this.data = Object.freeze({ ...options.data });
+    const data = options?.data;
+    this.data = (data === undefined ? undefined : Object.freeze({ ...data })) as Readonly<ErrorData[C]>;
   }
 
   toWire(): WireError {
     return { code: this.code, message: this.message, data: { ...this.data } };
   }
 }
+
+/**
+ * A forkcache error whose `data` follows its `code`: `err.code === 'SPEND_CAP_MAX_USD'` narrows
+ * `err.data` to that code's shape (what `isForkcacheError` gives).
+ */
+type AnyForkcacheError = { [C in ErrorCode]: ForkcacheError<C> }[ErrorCode];
 Object.defineProperty(ForkcacheError.prototype, BRAND, { value: true });
 
 /**
@@ -200,7 +399,7 @@ Object.defineProperty(ForkcacheError.prototype, BRAND, { value: true });
  *   if (isForkcacheError(err) && err.code === 'FORK_EMPTY_DIRECTIVE') ...
  * }
  */
-export function isForkcacheError(err: unknown): err is ForkcacheError {
+export function isForkcacheError(err: unknown): err is AnyForkcacheError {
   return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[BRAND] === true;
 }
 
@@ -219,10 +418,15 @@ export function toWireError(err: unknown): WireError {
   return { code: 'INTERNAL', message: String(err) };
 }
 
-/** Rebuild an error that crossed a boundary as `{ code, message, data }`. */
+/**
+ * Rebuild an error that crossed a boundary as `{ code, message, data }`. Its data is trusted
+ * to have its code's shape: it was made by this version of forkcache on the other side (a
+ * worker); empty data is none (`undefined`), as before it crossed.
+ */
 export function fromWireError(wire: WireError): ForkcacheError {
-  const known = (ERROR_CODES as readonly string[]).includes(wire.code);
-  const code = known ? (wire.code as ErrorCode) : 'INTERNAL';
-  const data = known ? wire.data : { ...wire.data, originalCode: wire.code };
-  return new ForkcacheError(code, wire.message, data === undefined ? {} : { data });
+  if (!Object.hasOwn(CODE_CLASSES, wire.code))
+    return new ForkcacheError('INTERNAL', wire.message, { data: { ...wire.data, originalCode: wire.code } });
+  const empty = wire.data === undefined || Object.keys(wire.data).length === 0;
+  const options = (empty ? {} : { data: wire.data }) as ForkcacheErrorOptions;
+  return new ForkcacheError(wire.code as ErrorCode, wire.message, options);
 }

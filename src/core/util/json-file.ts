@@ -1,12 +1,14 @@
 import { readFileSync } from 'node:fs';
-import { ForkcacheError, type ErrorCode } from './errors.ts';
+import { ForkcacheError, type CodeWithData, type FileData } from './errors.ts';
 import { findJsonShapeProblem } from './json-shape.ts';
 
 /** One code for any failure, or one for a missing file and one for the rest (reports tell them apart). */
-export type JsonFileCodes = ErrorCode | { missing: ErrorCode; invalid: ErrorCode };
+/** The codes a file reader may be given: those whose data can be a file's (`{ path, line }`). */
+export type FileCode = CodeWithData<FileData>;
+export type JsonFileCodes = FileCode | { missing: FileCode; invalid: FileCode };
 
 /** The error codes of a failed read: one for a missing file, one for the rest. */
-export function splitCodes(codes: JsonFileCodes): { missing: ErrorCode; invalid: ErrorCode } {
+export function splitCodes(codes: JsonFileCodes): { missing: FileCode; invalid: FileCode } {
   return typeof codes === 'string' ? { missing: codes, invalid: codes } : codes;
 }
 
@@ -32,7 +34,7 @@ function firstInvalidUtf8(bytes: Buffer): number {
  * read (no such file)`. Invalid UTF-8 is an error naming the byte, never U+FFFD sent to a
  * model in place of the text.
  */
-export function readTextFile(path: string, what: string, codes: JsonFileCodes = 'INVALID_ARGUMENT'): string {
+export function readTextFile(path: string, what: string, codes: JsonFileCodes = 'INVALID_RUN_DIR'): string {
   const { missing, invalid } = splitCodes(codes);
   let bytes: Buffer;
   try {
@@ -62,7 +64,7 @@ export function readTextFile(path: string, what: string, codes: JsonFileCodes = 
  * read (no such file)`; invalid UTF-8, nesting past MAX_JSON_DEPTH and lone surrogates too.
  * `data.path` is the path. (JSONL files: src/core/run-dir/jsonl.ts.)
  */
-export function readJsonFile(path: string, what: string, codes: JsonFileCodes = 'INVALID_ARGUMENT'): unknown {
+export function readJsonFile(path: string, what: string, codes: JsonFileCodes = 'INVALID_RUN_DIR'): unknown {
   const text = readTextFile(path, what, codes);
   let value: unknown;
   try {

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ForkcacheError, type ErrorCode } from './errors.ts';
+import { ForkcacheError, type CodeWithData, type IssuesData } from './errors.ts';
 
 /** Render a zod path as `messages[3].content[1].tool_use_id`. */
 export function formatPath(path: readonly PropertyKey[]): string {
@@ -19,7 +19,7 @@ export function formatZodIssues(issues: readonly z.core.$ZodIssue[], prefix = ''
 }
 
 /** Parse with a schema or throw a ForkcacheError whose message names every bad path. */
-export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, code: ErrorCode, what: string): T {
+export function parseOrThrow<T>(schema: z.ZodType<T>, value: unknown, code: CodeWithData<IssuesData>, what: string): T {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issues = result.error.issues;

@@ -212,7 +212,7 @@ function snapshotOf(exchange: CapturedExchange, engine: ForkEngine): ParentSnaps
   const provider = engine.options.api.provider;
   if ((exchange.wire === 'chat') !== (provider !== 'anthropic'))
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       exchange.wire === 'chat'
         ? "engine.provider: the app's model speaks Chat Completions; create the engine with its provider (ForkEngine.create({ provider: 'openai' | 'dashscope' | 'deepseek' | 'openai-compatible', baseURL }))"
         : `engine.provider: the app's model speaks the Messages API, the engine "${provider}"; create the engine with provider: 'anthropic'`,
@@ -325,7 +325,7 @@ export function createForkcache(options: ForkcacheAiSdkOptions): {
           const exchange = await capture.find(call.toolCallId);
           if (!exchange)
             throw new ForkcacheError(
-              'INVALID_ARGUMENT',
+              'INVALID_OPTION',
               `fork tool: the request that called it (tool call ${call.toolCallId}) did not go through forkcache's fetch: pass it to the provider, createAnthropic({ fetch: forkcache.fetch }) or createOpenAI({ fetch: forkcache.fetch })`,
             );
           const background = toolOptions.background === true;

@@ -53,7 +53,7 @@ function isLongWrite(ttl: EconomicsTtl): boolean {
 }
 
 function invalid(field: string, message: string): ForkcacheError {
-  return new ForkcacheError('INVALID_ARGUMENT', `${field}: ${message}`, { data: { field } });
+  return new ForkcacheError('INVALID_OPTION', `${field}: ${message}`, { data: { field } });
 }
 
 /**
@@ -127,8 +127,7 @@ export function economicsCase(
   ttlField: string,
 ): EconomicsCase {
   const parsed = inputSchema.safeParse(input);
-  if (!parsed.success)
-    throw new ForkcacheError('INVALID_ARGUMENT', `economics: ${formatZodIssues(parsed.error.issues)}`);
+  if (!parsed.success) throw new ForkcacheError('INVALID_OPTION', `economics: ${formatZodIssues(parsed.error.issues)}`);
   const opts = parsed.data;
   const table = opts.table ?? BUILTIN_CATALOGUE;
   const at = opts.date === undefined ? Date.now() : Date.parse(`${opts.date}T00:00:00Z`);

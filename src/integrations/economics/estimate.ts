@@ -62,7 +62,7 @@ export function estimateRun(input: EstimateInput): RunEstimate {
   const info = findModel(input.model, input.table);
   if (!info || info.prices.length === 0) {
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       info
         ? `model: "${input.model}" has no prices (${info.status}; use ${info.replacement})`
         : `model: "${input.model}" is not in the model catalogue (${input.table.date}): the run cannot be estimated in dollars; ${PRICING_HINT}`,
@@ -71,7 +71,7 @@ export function estimateRun(input: EstimateInput): RunEstimate {
   }
   assertPricedOn(info, input.at, 'date');
   if (input.forks.length === 0)
-    throw new ForkcacheError('INVALID_ARGUMENT', 'forks: nothing to estimate', { data: { field: 'forks' } });
+    throw new ForkcacheError('INVALID_OPTION', 'forks: nothing to estimate', { data: { field: 'forks' } });
   const P = input.sharedTokens;
   const min = info.minCacheableTokens;
   const shared = P >= min ? P : 0;

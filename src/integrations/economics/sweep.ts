@@ -13,7 +13,7 @@ const MAX_POINTS = 2_000;
 const MAX_VALUE = 10_000_000;
 
 function bad(spec: string, message: string): ForkcacheError {
-  return new ForkcacheError('INVALID_ARGUMENT', `--sweep ${spec}: ${message}`, { data: { field: '--sweep' } });
+  return new ForkcacheError('INVALID_FLAG', `--sweep ${spec}: ${message}`, { data: { field: '--sweep' } });
 }
 
 function number(text: string, spec: string): number {
@@ -56,8 +56,7 @@ export function parseSweep(specs: readonly string[]): Sweep {
     else sweep[axis] = values(text, spec, axis);
   }
   const points = Object.values(sweep).reduce((n, list) => n * list.length, 1);
-  if (points > MAX_POINTS)
-    throw new ForkcacheError('INVALID_ARGUMENT', `--sweep: ${points} points, at most ${MAX_POINTS}`);
+  if (points > MAX_POINTS) throw new ForkcacheError('INVALID_FLAG', `--sweep: ${points} points, at most ${MAX_POINTS}`);
   return sweep;
 }
 

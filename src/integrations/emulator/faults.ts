@@ -36,20 +36,20 @@ export function validateFaultRules(rules: readonly FaultRule[], source = 'faults
   for (const [i, rule] of rules.entries()) {
     if (!isKind(rule.kind)) {
       throw new ForkcacheError(
-        'INVALID_ARGUMENT',
+        'INVALID_OPTION',
         `${source}[${i}].kind: unknown fault "${rule.kind}" (known: ${FAULT_KINDS.join(', ')})`,
       );
     }
     if (!(rule.probability >= 0 && rule.probability <= 1)) {
       throw new ForkcacheError(
-        'INVALID_ARGUMENT',
+        'INVALID_OPTION',
         `${source}[${i}].probability: expected a number from 0 to 1, got ${rule.probability}`,
       );
     }
     total += rule.probability;
   }
   if (total > 1 + 1e-9)
-    throw new ForkcacheError('INVALID_ARGUMENT', `${source}: the chances add up to ${total}, more than 1`);
+    throw new ForkcacheError('INVALID_OPTION', `${source}: the chances add up to ${total}, more than 1`);
   return rules.map((r) => ({ ...r }));
 }
 
@@ -67,7 +67,7 @@ export function parseFaultSpec(spec: string): FaultRule[] {
     const match = /^([a-z0-9-]+):([0-9.]+)$/.exec(part);
     if (!match)
       throw new ForkcacheError(
-        'INVALID_ARGUMENT',
+        'INVALID_OPTION',
         `faults: "${part}" (item ${i + 1}) is not kind:probability, e.g. 429:0.1`,
       );
     rules.push({ kind: match[1] as FaultKind, probability: Number(match[2]) });

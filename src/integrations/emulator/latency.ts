@@ -76,10 +76,10 @@ const profileSchema = z.strictObject({
 export function resolveLatency(latency: LatencyName | Partial<LatencyProfile> | undefined): LatencyProfile {
   if (latency === undefined) return { ...LATENCY_PROFILES.off };
   if (typeof latency === 'string') {
-    const name = parseOrThrow(latencyNameSchema, latency, 'INVALID_ARGUMENT', 'latency');
+    const name = parseOrThrow(latencyNameSchema, latency, 'INVALID_OPTION', 'latency');
     return { ...LATENCY_PROFILES[name] };
   }
-  return parseOrThrow(profileSchema, latency, 'INVALID_ARGUMENT', 'latency');
+  return parseOrThrow(profileSchema, latency, 'INVALID_OPTION', 'latency');
 }
 
 interface TtftInput {

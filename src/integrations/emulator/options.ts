@@ -171,23 +171,23 @@ export interface ResolvedOptions {
   rateLimits: RateLimitTable | undefined;
 }
 
-/** Validate options and fill defaults. Bad input → ForkcacheError INVALID_ARGUMENT naming the field. */
+/** Validate options and fill defaults. Bad input → ForkcacheError INVALID_OPTION naming the field. */
 export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
   const { latency, faults, faultFor, clock, modelTable, tokenizer, script, scripts, rateLimits, ...plain } = options;
-  const p = parseOrThrow(plainSchema, plain, 'INVALID_ARGUMENT', 'emulator options');
+  const p = parseOrThrow(plainSchema, plain, 'INVALID_OPTION', 'emulator options');
   if (p.headersTimeoutMs > p.requestTimeoutMs)
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       'emulator options: headersTimeoutMs: must not exceed requestTimeoutMs (the headers are part of the request)',
     );
   if (tokenizer !== undefined && typeof tokenizer.count !== 'function') {
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       'emulator options: tokenizer: expected an object with a count(text) method',
     );
   }
   if (clock !== undefined && (typeof clock.now !== 'function' || typeof clock.sleep !== 'function')) {
-    throw new ForkcacheError('INVALID_ARGUMENT', 'emulator options: clock: expected a Clock with now() and sleep()');
+    throw new ForkcacheError('INVALID_OPTION', 'emulator options: clock: expected a Clock with now() and sleep()');
   }
   const min = p.minCacheableTokens;
   return {
@@ -233,7 +233,7 @@ function resolveRateLimitOption(value: EmulatorOptions['rateLimits']): RateLimit
   if (typeof value === 'string') {
     if (!(RATE_LIMIT_TIERS as readonly string[]).includes(value))
       throw new ForkcacheError(
-        'INVALID_ARGUMENT',
+        'INVALID_OPTION',
         `emulator options: rateLimits: expected ${RATE_LIMIT_TIERS.join(', ')}, a table or a file object, got "${value}"`,
       );
     return presetTable(value as RateLimitTier);

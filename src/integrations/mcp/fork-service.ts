@@ -55,7 +55,7 @@ export class ForkService {
   ): Promise<ToolAnswer> {
     let input: ForkInput;
     try {
-      input = parseOrThrow(forkInput, args, 'INVALID_ARGUMENT', 'fork');
+      input = parseOrThrow(forkInput, args, 'TOOL_INPUT_INVALID', 'fork');
       // refused before the call is claimed: the client may call again with what it can have
       bashAllowed(input, this.#settings);
       if (input.outputSchema !== undefined) outputSchemaOf(input.outputSchema);

@@ -99,14 +99,14 @@ export type ResolvedProxyOptions = z.output<typeof schema> & {
   route: ((req: IncomingMessage, res: ServerResponse) => boolean) | undefined;
 };
 
-/** Validate and fill defaults; bad input is INVALID_ARGUMENT naming the option. */
+/** Validate and fill defaults; bad input is INVALID_OPTION naming the option. */
 export function resolveProxyOptions(options: ProxyOptions = {}): ResolvedProxyOptions {
   const { clock, modelTable, forkCalls, route, ...plain } = options;
-  const parsed = parseOrThrow(schema, plain, 'INVALID_ARGUMENT', 'proxy options');
+  const parsed = parseOrThrow(schema, plain, 'INVALID_OPTION', 'proxy options');
   if (clock !== undefined && (typeof clock.now !== 'function' || typeof clock.sleep !== 'function')) {
-    throw new ForkcacheError('INVALID_ARGUMENT', 'proxy options: clock: expected a Clock with now() and sleep()');
+    throw new ForkcacheError('INVALID_OPTION', 'proxy options: clock: expected a Clock with now() and sleep()');
   }
   if (route !== undefined && typeof route !== 'function')
-    throw new ForkcacheError('INVALID_ARGUMENT', 'proxy options: route: expected a function');
+    throw new ForkcacheError('INVALID_OPTION', 'proxy options: route: expected a function');
   return { ...parsed, clock: clock ?? systemClock, modelTable: modelTable ?? BUILTIN_CATALOGUE, forkCalls, route };
 }

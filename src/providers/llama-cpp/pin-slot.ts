@@ -10,13 +10,13 @@ const encoder = new TextEncoder();
  */
 export function pinToSlot(body: Uint8Array, slot: number): Uint8Array {
   if (!Number.isInteger(slot) || slot < 0)
-    throw new ForkcacheError('INVALID_ARGUMENT', `slot: expected a slot id (an integer ≥ 0), got ${slot}`, {
+    throw new ForkcacheError('INVALID_OPTION', `slot: expected a slot id (an integer ≥ 0), got ${slot}`, {
       data: { field: 'slot' },
     });
   let end = body.byteLength - 1;
   while (end >= 0 && (body[end] === 0x20 || body[end] === 0x0a || body[end] === 0x0d || body[end] === 0x09)) end--;
   if (end < 1 || body[end] !== CLOSE)
-    throw new ForkcacheError('INVALID_ARGUMENT', 'body: expected a JSON object to pin to a slot', {
+    throw new ForkcacheError('INVALID_OPTION', 'body: expected a JSON object to pin to a slot', {
       data: { field: 'body' },
     });
   const field = encoder.encode(`,"id_slot":${slot}}`);

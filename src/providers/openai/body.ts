@@ -15,7 +15,7 @@ export function chatPerRequest(
   const { max_tokens: maxTokens, stream, ...rest } = perRequest;
   if (!Number.isInteger(maxTokens) || maxTokens < 1) {
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `perRequest.max_tokens: expected a positive integer on Chat Completions, got ${String(maxTokens)}`,
       { data: { field: 'perRequest.max_tokens' } },
     );

@@ -22,7 +22,7 @@ function responsesPerRequest(perRequest: PerRequest, cacheKey: string | undefine
   const { max_tokens: maxTokens, stream, ...rest } = perRequest;
   if (!Number.isInteger(maxTokens) || maxTokens < 1) {
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `perRequest.max_tokens: expected a positive integer on the Responses API, got ${String(maxTokens)}`,
       { data: { field: 'perRequest.max_tokens' } },
     );

@@ -27,7 +27,7 @@ describe('ForkEngine.create needs an endpoint it can reach', () => {
   it('refuses no key and no base URL, naming the field and both ways out', async () => {
     for (const name of KEY_AND_BASE_ENV) vi.stubEnv(name, '');
     const err: unknown = await ForkEngine.create(dirs()).catch((e: unknown) => e);
-    expect(hasCode(err, 'INVALID_ARGUMENT')).toBe(true);
+    expect(hasCode(err, 'INVALID_OPTION')).toBe(true);
     expect((err as Error).message).toMatch(/apiKey: no API key and no baseURL for provider 'anthropic'/);
     expect((err as Error).message).toMatch(/ANTHROPIC_API_KEY/);
     expect((err as Error).message).toMatch(/startEmulator/);

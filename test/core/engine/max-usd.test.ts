@@ -65,7 +65,7 @@ describe('maxUsd: a client-side spend cap', () => {
 
   it('is refused with the distributed backend, and for a model it cannot price, before anything is sent', async () => {
     expect(() => resolveEngineOptions({ maxUsd: 1, distributed: { redis: 'redis://127.0.0.1:1' } })).toThrow(
-      expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/^maxUsd: /) }),
+      expect.objectContaining({ code: 'INVALID_OPTION', message: expect.stringMatching(/^maxUsd: /) }),
     );
     expect(() => resolveEngineOptions({ maxUsd: -1 })).toThrow(/maxUsd/);
     const runDir = workspace({});

@@ -58,10 +58,20 @@ describe('failureEnding: a loop that threw', () => {
   });
 
   it('is capped when the spend cap admitted no more turns, and failed with the error otherwise', () => {
-    const cap = new ForkcacheError('SPEND_CAP_MAX_USD', 'the spend cap is reached');
+    const cap = new ForkcacheError('SPEND_CAP_MAX_USD', 'the spend cap is reached', {
+      data: { maxUsd: 1, spentUsd: 1, nextBoundUsd: 1.5 },
+    });
     expect(failureEnding(cap, new AbortController().signal, 4)).toEqual({ status: 'capped', error: cap.toWire() });
     // the ForkcacheError in the cause chain is the one reported
-    const budget = new ForkcacheError('FORK_RETRY_BUDGET', 'retries took too long');
+    const budget = new ForkcacheError('FORK_RETRY_BUDGET', 'retries took too long', {
+      data: {
+        turn: 4,
+        attempts: 3,
+        spentMs: 9_000,
+        budgetMs: 8_000,
+        last: { code: 'API_ERROR', message: 'overloaded' },
+      },
+    });
     expect(failureEnding(new Error('wrapped', { cause: budget }), undefined, 4)).toEqual({
       status: 'failed',
       error: budget.toWire(),

@@ -108,7 +108,7 @@ describe('prices and dates', () => {
     expect(pricedOn(sonnet, Date.parse('2026-09-28T00:00:00Z'))).toBe(true);
     expect(() => assertPricedOn(sonnet, Date.parse('2026-09-01T00:00:00Z'), '--date')).toThrow(
       expect.objectContaining({
-        code: 'INVALID_ARGUMENT',
+        code: 'INVALID_OPTION',
         message:
           '--date: 2026-09-01 is before the first price of claude-sonnet-5-5 in the catalogue (2026-09-28); use a date from 2026-09-28 on',
       }),

@@ -61,7 +61,16 @@ describe('answerAcquire', () => {
 
   it('denies with the gate’s message and code', async () => {
     const l = link();
-    answerAcquire(l, gate(new ForkcacheError('SPEND_CAP_MAX_USD', 'the cap is reached')).gate, signal, acquire);
+    answerAcquire(
+      l,
+      gate(
+        new ForkcacheError('SPEND_CAP_MAX_USD', 'the cap is reached', {
+          data: { maxUsd: 1, spentUsd: 1, nextBoundUsd: 1.5 },
+        }),
+      ).gate,
+      signal,
+      acquire,
+    );
     expect(await l.answered()).toEqual({ t: 'deny', seq: 7, message: 'the cap is reached', code: 'SPEND_CAP_MAX_USD' });
   });
 

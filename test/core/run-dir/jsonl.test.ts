@@ -29,10 +29,10 @@ describe('one rule for a torn last line', () => {
     const path = file(`${START}\n{"v":1,"type":"tu\n`);
     const message = `transcript ${path}:2: not valid JSON`;
     expect(() => readJsonl(path, 'transcript')).toThrow(
-      expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(message) }),
+      expect.objectContaining({ code: 'INVALID_RUN_DIR', message: expect.stringContaining(message) }),
     );
     expect(() => readTranscript(path)).toThrow(
-      expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(message) }),
+      expect.objectContaining({ code: 'INVALID_RUN_DIR', message: expect.stringContaining(message) }),
     );
     expect(() => readReportJsonl(path, 'transcript')).toThrow(
       expect.objectContaining({ code: 'REPORT_FILE_INVALID', message: expect.stringContaining(message) }),

@@ -12,21 +12,21 @@ describe('locateFanOuts: the one locator of runs', () => {
     editJsonl(join(later, 'events.jsonl'), (r) => ({ ...r, at: r.at + 3_600_000 }));
     const earlier = join(runs, 'fo002-bbbb');
     cpSync(FIXTURE_RUN, earlier, { recursive: true });
-    expect(locateFanOuts(runs, 'INVALID_ARGUMENT')).toEqual([earlier, later]);
+    expect(locateFanOuts(runs, 'INVALID_RUN_DIR')).toEqual([earlier, later]);
     expect(locateRuns(runs, { all: true }).dirs).toEqual([earlier, later]);
-    expect(locateFanOuts(later, 'INVALID_ARGUMENT')).toEqual([later]);
+    expect(locateFanOuts(later, 'INVALID_RUN_DIR')).toEqual([later]);
   });
 
   it('orders a fan-out whose events cannot be read by its manifest instead of failing', () => {
     const { runs, dir } = copyRun('fo001-aaaa');
     writeFileSync(join(dir, 'events.jsonl'), 'not json\n{}\n');
-    expect(locateFanOuts(runs, 'INVALID_ARGUMENT')).toEqual([dir]);
+    expect(locateFanOuts(runs, 'INVALID_RUN_DIR')).toEqual([dir]);
   });
 
   it('fails with the caller’s code when there is no fan-out', () => {
     const { runs } = copyRun('fo001-aaaa');
-    expect(() => locateFanOuts(join(runs, 'nope'), 'INVALID_ARGUMENT')).toThrow(
-      expect.objectContaining({ code: 'INVALID_ARGUMENT', message: `${join(runs, 'nope')}: no such directory` }),
+    expect(() => locateFanOuts(join(runs, 'nope'), 'INVALID_RUN_DIR')).toThrow(
+      expect.objectContaining({ code: 'INVALID_RUN_DIR', message: `${join(runs, 'nope')}: no such directory` }),
     );
     expect(() => locateFanOuts(join(runs, 'fo001-aaaa', 'forks'), 'REPORT_FILE_MISSING')).toThrow(
       expect.objectContaining({

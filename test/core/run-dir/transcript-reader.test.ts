@@ -16,7 +16,7 @@ describe('readTranscript: the one transcript reader', () => {
     writeFileSync(path, line(START) + line({ ...END, status: 'finished' }));
     expect(() => readTranscript(path)).toThrow(
       expect.objectContaining({
-        code: 'INVALID_ARGUMENT',
+        code: 'INVALID_RUN_DIR',
         message: expect.stringMatching(/^transcript \S+bad-end\.jsonl:2: end record: status: /),
       }),
     );

@@ -31,10 +31,7 @@ describe('the whole-worktree budget', () => {
   it('allows as many checkouts as fit in twice the repository, and at least one', async () => {
     const files = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`src/f${i}.ts`, 'x'.repeat(10_000)]));
     const repo = repoWith(files);
-    const limit = await wholeWorktreeLimit(
-      await HostGit.open(repo, 'INVALID_ARGUMENT'),
-      git(repo, 'rev-parse', 'HEAD'),
-    );
+    const limit = await wholeWorktreeLimit(await HostGit.open(repo, 'INVALID_OPTION'), git(repo, 'rev-parse', 'HEAD'));
     // a checkout and a git dir of about the same size: 2 × (1 + about 1) checkouts
     expect(limit).toBeGreaterThanOrEqual(2);
     expect(limit).toBeLessThanOrEqual(4);

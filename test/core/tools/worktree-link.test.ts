@@ -9,7 +9,7 @@ import { git, repoWith } from './git-fixture.ts';
 
 async function twoWorktrees() {
   const repo = repoWith({ 'a.ts': '1\n' });
-  const host = await HostGit.open(repo, 'INVALID_ARGUMENT');
+  const host = await HostGit.open(repo, 'INVALID_OPTION');
   const root = mkdtempSync(join(tmpdir(), 'fc-wt-'));
   const base = git(repo, 'rev-parse', 'HEAD');
   const open = (forkId: string) => openWorktree(host, { root, forkId, base, workspace: host.top });

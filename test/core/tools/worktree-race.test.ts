@@ -19,7 +19,7 @@ describe('worktree creation', () => {
     const path = process.env['PATH'];
     process.env['PATH'] = `${bin}:${path}`;
     try {
-      const host = await HostGit.open(repo, 'INVALID_ARGUMENT');
+      const host = await HostGit.open(repo, 'INVALID_OPTION');
       const ids = Array.from({ length: 84 }, (_, i) => `fo001-race-f${i + 1}`);
       const trees = await Promise.all(
         ids.map((forkId) => openWorktree(host, { root, forkId, base, workspace: host.top })),
@@ -40,7 +40,7 @@ describe('worktree creation', () => {
     const repo = repoWith(files);
     const base = git(repo, 'rev-parse', 'HEAD');
     const root = mkdtempSync(join(tmpdir(), 'fc-wt-'));
-    const host = await HostGit.open(repo, 'INVALID_ARGUMENT');
+    const host = await HostGit.open(repo, 'INVALID_OPTION');
     // f1: `worktree add -b` made the branch, then failed
     git(repo, 'branch', 'forkcache/fo1-f1', base);
     // f2: a directory with a partial checkout and no .git
@@ -75,7 +75,7 @@ describe('worktree creation', () => {
     git(repo, 'commit', '--quiet', '-m', 'unrelated');
     git(repo, 'branch', 'forkcache/fo1-f1');
     git(repo, 'checkout', '--quiet', 'main');
-    const host = await HostGit.open(repo, 'INVALID_ARGUMENT');
+    const host = await HostGit.open(repo, 'INVALID_OPTION');
     const root = mkdtempSync(join(tmpdir(), 'fc-wt-'));
     await expect(openWorktree(host, { root, forkId: 'fo1-f1', base, workspace: host.top })).rejects.toMatchObject({
       code: 'GIT_FAILED',
@@ -87,7 +87,7 @@ describe('worktree creation', () => {
   it("commits a fork's change on its branch with plumbing, and nothing when it changed nothing", async () => {
     const repo = repoWith(files);
     const base = git(repo, 'rev-parse', 'HEAD');
-    const host = await HostGit.open(repo, 'INVALID_ARGUMENT');
+    const host = await HostGit.open(repo, 'INVALID_OPTION');
     const root = mkdtempSync(join(tmpdir(), 'fc-wt-'));
     const one = await openWorktree(host, { root, forkId: 'fo1-f1', base, workspace: host.top });
     writeFileSync(join(one.path, 'src', 'm1.ts'), 'export const loadData1 = 1;\n');

@@ -30,7 +30,7 @@ describe('readJsonFile: one reader, one error style', () => {
     writeFileSync(join(dir, 'ok.json'), '{"a":1}');
     expect(readJsonFile(join(dir, 'ok.json'), 'thing')).toEqual({ a: 1 });
     expect(failure(() => readJsonFile(absent, 'thing'))).toMatchObject({
-      code: 'INVALID_ARGUMENT',
+      code: 'INVALID_RUN_DIR',
       message: `thing ${absent}: cannot read (no such file)`,
       data: { path: absent },
     });
@@ -44,11 +44,11 @@ describe('readJsonFile: one reader, one error style', () => {
   it('is what the plan, the run directory, the report and the replay fixture read with', () => {
     // each keeps its error code; the message style is the same everywhere
     expect(failure(() => loadPlan(broken))).toMatchObject({
-      code: 'INVALID_ARGUMENT',
+      code: 'INVALID_PLAN',
       message: expect.stringMatching(new RegExp(`^plan ${esc(broken)}: not valid JSON`)),
     });
     expect(failure(() => readFanOutDir(dir))).toMatchObject({
-      code: 'INVALID_ARGUMENT',
+      code: 'INVALID_RUN_DIR',
       message: `fan-out manifest ${join(dir, 'manifest.json')}: cannot read (no such file)`,
     });
     expect(failure(() => readReportJson(absent, 'fan-out summary'))).toMatchObject({
@@ -57,7 +57,7 @@ describe('readJsonFile: one reader, one error style', () => {
     });
     expect(failure(() => readReportJson(broken, 'fan-out summary')).code).toBe('REPORT_FILE_INVALID');
     expect(failure(() => ReplayModel.fromFile(broken))).toMatchObject({
-      code: 'INVALID_ARGUMENT',
+      code: 'INVALID_OPTION',
       message: expect.stringMatching(new RegExp(`^replay fixture ${esc(broken)}: not valid JSON`)),
     });
   });

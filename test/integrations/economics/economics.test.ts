@@ -225,7 +225,7 @@ describe('cache states and model rules', () => {
     [{ ...SEED, cachedPrefixTokens: 1, warmParent: true }, /cachedPrefixTokens: contradicts warmParent/],
   ])('rejects bad input %#', (input, message) => {
     expect(() => forkEconomics(input)).toThrow(
-      expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(message) }),
+      expect.objectContaining({ code: 'INVALID_OPTION', message: expect.stringMatching(message) }),
     );
   });
 });
@@ -340,7 +340,7 @@ describe("the Responses API's write lifetimes (30m, 12h)", () => {
   it('refuses a Responses lifetime for a model another API serves, naming ttl', () => {
     expect(() => forkEconomics({ ...SEED, ttl: '12h' })).toThrow(
       expect.objectContaining({
-        code: 'INVALID_ARGUMENT',
+        code: 'INVALID_OPTION',
         data: { field: 'ttl' },
         message: expect.stringMatching(/^ttl: 12h is a lifetime of OpenAI's Responses API; claude-sonnet-4-6/),
       }),

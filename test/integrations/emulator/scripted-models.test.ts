@@ -76,7 +76,7 @@ describe('replay model', () => {
   it('rejects an invalid fixture, naming the bad paths', () => {
     expect(() => ReplayModel.fromFile(fixture('replay-invalid.json'))).toThrow(/turns\[1\]\.content\[0\]\.name/);
     expect(() => ReplayModel.fromFile(fixture('no-such-file.json'))).toThrow(
-      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+      expect.objectContaining({ code: 'INVALID_OPTION' }),
     );
   });
 });
@@ -117,6 +117,6 @@ describe('script selection', () => {
   });
 
   it('rejects an unknown default script at start', async () => {
-    await expect(emulator({ script: 'nope' })).rejects.toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    await expect(emulator({ script: 'nope' })).rejects.toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }));
   });
 });

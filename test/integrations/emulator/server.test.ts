@@ -111,7 +111,7 @@ describe('emulator server', () => {
     [{ maxBodyBytes: 0 }, 'maxBodyBytes'],
   ])('rejects bad options %j naming the field', async (options, field) => {
     await expect(startEmulator(options)).rejects.toThrow(
-      expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(field) }),
+      expect.objectContaining({ code: 'INVALID_OPTION', message: expect.stringContaining(field) }),
     );
   });
 });

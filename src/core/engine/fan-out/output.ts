@@ -20,13 +20,13 @@ export function parseOutputSchema(value: unknown, remote: boolean): StandardSche
   if (value === undefined) return undefined;
   if (typeof (value as StandardSchemaV1 | null)?.['~standard']?.validate !== 'function')
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       'outputSchema: expected a Standard Schema (zod 4, valibot, arktype: an object with ~standard.validate)',
       { data: { field: 'outputSchema' } },
     );
   if (remote)
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       "outputSchema: not available with the distributed backend (a host cannot run the embedder's schema)",
       { data: { field: 'outputSchema' } },
     );
@@ -62,7 +62,7 @@ export function standardSchemaOfJson(jsonSchema: Record<string, unknown>, field:
     return z.fromJSONSchema(jsonSchema as Parameters<typeof z.fromJSONSchema>[0]);
   } catch (err) {
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `${field}: not a JSON Schema forkcache can check: ${(err as Error).message}`,
       { data: { field }, cause: err },
     );

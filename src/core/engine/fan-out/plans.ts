@@ -72,7 +72,7 @@ export function planForks(
     tools: TOOL_DECLARATIONS,
   });
   if (!Array.isArray(directives) || directives.length === 0) {
-    throw new ForkcacheError('INVALID_ARGUMENT', 'directives: expected a non-empty array of strings', {
+    throw new ForkcacheError('INVALID_OPTION', 'directives: expected a non-empty array of strings', {
       data: { field: 'directives' },
     });
   }
@@ -88,7 +88,7 @@ export function planForks(
   });
   if (prefix.byteLength > MAX_REQUEST_BYTES) {
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `snapshot: the shared prefix is ${prefix.byteLength} bytes, over the API's request limit of ${MAX_REQUEST_BYTES} bytes`,
       {
         data: { field: 'snapshot', bytes: prefix.byteLength },
@@ -148,7 +148,7 @@ export function planResume(
   const { provider } = api;
   if (manifest.prefix.provider !== provider) {
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `resume ${dir}: provider: the run was frozen for ${manifest.prefix.provider}, this engine speaks ${provider}`,
       { data: { field: 'provider' } },
     );
@@ -178,7 +178,7 @@ export function planResume(
   const instruction = manifest.outputSchema ? outputInstruction(manifest.outputSchema) : '';
   const specs: ForkSpec[] = manifest.directives.map((directive, i) => {
     const base = prefix.child(`${directive}${instruction}`);
-    const transcript = readTranscript(transcriptPath(dir, forkIdOf(manifest.fanoutId, i)), 'INVALID_ARGUMENT', key);
+    const transcript = readTranscript(transcriptPath(dir, forkIdOf(manifest.fanoutId, i)), 'INVALID_RUN_DIR', key);
     if (transcript.prefixSha256 !== undefined && transcript.prefixSha256 !== prefix.sha256) {
       throw new ForkcacheError(
         'FORK_PREFIX_DRIFT',
@@ -226,7 +226,7 @@ function recordedResponses(
   const speaks = wire ?? 'chat';
   if (recorded !== speaks) {
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `resume ${dir}: openaiWire: the run was frozen for OpenAI's ${recorded === 'responses' ? 'Responses API' : 'Chat Completions'}, this engine speaks ${speaks === 'responses' ? 'the Responses API' : 'Chat Completions'}`,
       { data: { field: 'openaiWire' } },
     );
@@ -234,7 +234,7 @@ function recordedResponses(
   if (recorded !== 'responses') return undefined;
   if (!engine.responsesTtl) {
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_RUN_DIR',
       `resume ${dir}: engine.responsesTtl: a run on the Responses API must record the TTL its head was frozen with`,
       { data: { field: 'engine.responsesTtl' } },
     );
@@ -249,7 +249,7 @@ export function planAgents(
   directives: readonly string[],
   options: Pick<FanOutOptions, 'check' | 'fields' | 'requireChange'> = {},
 ): FanOutPlan & { name: string; allow: readonly ExecutableToolName[] } {
-  const agent = parseOrThrow(agentTypeSchema, type, 'INVALID_ARGUMENT', 'agent type');
+  const agent = parseOrThrow(agentTypeSchema, type, 'INVALID_OPTION', 'agent type');
   const allow = agent.tools ?? [...engine.options.allow];
   const tools = TOOL_DECLARATIONS.filter((t) => (allow as string[]).includes(t.name));
   const snapshot = captureSnapshot({ model: agent.model, system: agent.system, tools, messages: [] });

@@ -20,7 +20,7 @@ export const repoNameSchema = z
   );
 
 const bad = (field: string, message: string): ForkcacheError =>
-  new ForkcacheError('INVALID_ARGUMENT', `${field}: ${message}`, { data: { field } });
+  new ForkcacheError('INVALID_OPTION', `${field}: ${message}`, { data: { field } });
 
 /** The names are distinct and need worktrees (each fork's branch lives in its own repository). */
 export function assertRepoNames(repos: readonly string[], isolation: string | undefined): void {
@@ -63,7 +63,7 @@ export async function openRepos(workspace: string, repos: readonly string[]): Pr
     const kind = statSync(dir, { throwIfNoEntry: false });
     if (!kind) throw bad(field, `${name} does not exist (under ${workspace})`);
     if (!kind.isDirectory()) throw bad(field, `${name} is not a directory`);
-    const repo = await HostGit.open(dir, 'INVALID_ARGUMENT').catch(() => {
+    const repo = await HostGit.open(dir, 'INVALID_OPTION').catch(() => {
       throw bad(field, `${name} is not a git work tree with a commit`);
     });
     if (realpathSync(repo.top) !== realpathSync(dir))

@@ -14,7 +14,7 @@ import type { FanOutDeps } from './types.ts';
 /** A spend cap in dollars needs prices: a model the catalogue cannot price cannot be capped. */
 export function unpricedForCap(model: string, table: ModelCatalogue): ForkcacheError {
   return new ForkcacheError(
-    'INVALID_ARGUMENT',
+    'INVALID_OPTION',
     `maxUsd: "${model}" cannot be priced (it is not in the model catalogue of ${table.date}, or has no prices), so no spend cap can hold it; ${PRICING_HINT}`,
     { data: { field: 'maxUsd' } },
   );

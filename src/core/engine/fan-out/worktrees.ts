@@ -69,7 +69,7 @@ export class FanOutWorktrees {
   async #prepareOne(): Promise<Map<string | undefined, RepoBase>> {
     const repo = await HostGit.open(
       this.#workspace,
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `isolation: 'worktree' needs the workspace in a git repository with a commit; ${this.#workspace}`,
     );
     const recorded = readManifest(this.#dir).worktrees;
@@ -98,7 +98,7 @@ export class FanOutWorktrees {
     const found = (await this.#prepare()).get(this.#repos ? repoName : undefined);
     // the fan-out's plan checked every fork's repository; a resumed manifest edited by hand is not
     if (!found)
-      throw new ForkcacheError('INVALID_ARGUMENT', `repo: ${String(repoName)} is not one of the run's repos`, {
+      throw new ForkcacheError('INVALID_OPTION', `repo: ${String(repoName)} is not one of the run's repos`, {
         data: { field: 'repo' },
       });
     return found;
@@ -175,7 +175,7 @@ export async function fanOutIdsWithBranches(workspace: string, repos?: readonly 
   const ids = new Set<string>();
   for (const dir of repos ? repos.map((name) => resolve(workspace, name)) : [workspace]) {
     try {
-      const repo = await HostGit.open(dir, 'INVALID_ARGUMENT');
+      const repo = await HostGit.open(dir, 'INVALID_OPTION');
       const refs = await repo.out(['for-each-ref', '--format=%(refname:lstrip=2)', `refs/heads/${BRANCH_PREFIX}`]);
       for (const name of refs.split('\n')) {
         const id = /^forkcache\/(.+)-f\d+$/.exec(name)?.[1];

@@ -28,7 +28,7 @@ export function substituteCheck(template: string, fields: Readonly<Record<string
   if (missing.length > 0) {
     const known = Object.keys(fields).sort();
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `check: ${missing.map((m) => `{${m}}`).join(', ')} is not a field of ${field} (its fields: ${known.map((k) => `{${k}}`).join(', ')})`,
       { data: { field: 'check', fork: field, missing } },
     );

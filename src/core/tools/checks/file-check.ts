@@ -244,7 +244,7 @@ export async function checkFileText(spec: FileCheckSpec, text: string): Promise<
 
 /**
  * The words after `forkcache check-file`: `--parses`, `--no-identifier NAME` (repeatable), then
- * the file. Bad input is INVALID_ARGUMENT naming the option.
+ * the file. Bad input is INVALID_FLAG naming the option.
  */
 export function parseCheckFileArgs(words: readonly string[]): FileCheckSpec {
   let parses = false;
@@ -257,32 +257,32 @@ export function parseCheckFileArgs(words: readonly string[]): FileCheckSpec {
     else if (word === '--no-identifier') {
       const name = words[++i];
       if (name === undefined || name === '')
-        throw new ForkcacheError('INVALID_ARGUMENT', '--no-identifier: expected a name after it', {
+        throw new ForkcacheError('INVALID_FLAG', '--no-identifier: expected a name after it', {
           data: { field: '--no-identifier' },
         });
       noIdentifier.push(name);
     } else if (word === '--allow') {
       const name = words[++i];
       if (name === undefined || name === '')
-        throw new ForkcacheError('INVALID_ARGUMENT', '--allow: expected a qualified name after it (exec.Command)', {
+        throw new ForkcacheError('INVALID_FLAG', '--allow: expected a qualified name after it (exec.Command)', {
           data: { field: '--allow' },
         });
       allow.push(name);
     } else if (word.startsWith('--'))
       throw new ForkcacheError(
-        'INVALID_ARGUMENT',
+        'INVALID_FLAG',
         `check-file: unknown option ${word} (expected --parses, --no-identifier NAME, --allow QUALIFIED)`,
         { data: { field: word } },
       );
     else files.push(word);
   }
   if (files.length !== 1)
-    throw new ForkcacheError('INVALID_ARGUMENT', `check-file: expected one file, got ${files.length}`, {
+    throw new ForkcacheError('INVALID_FLAG', `check-file: expected one file, got ${files.length}`, {
       data: { field: 'file' },
     });
   if (!parses && noIdentifier.length === 0)
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_FLAG',
       'check-file: nothing to check: give --parses and/or --no-identifier NAME',
       {
         data: { field: '--parses' },

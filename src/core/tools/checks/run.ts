@@ -35,7 +35,7 @@ export async function runCheck(command: string, ctx: ToolContext): Promise<Check
     // bash's failure message is one status line, then the output
     const newline = err.message.indexOf('\n');
     const output = newline < 0 ? '' : err.message.slice(newline + 1);
-    const code = err.data['exitCode'];
+    const code = err.data?.exitCode;
     if (typeof code === 'number' || code === null) return { exitCode: code, timedOut: false, output };
     return { exitCode: null, timedOut: /timed out/.test(err.message.slice(0, newline)), output };
   }

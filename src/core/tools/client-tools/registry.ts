@@ -68,7 +68,7 @@ export function resolveToolSet(choice: ToolSetChoice | undefined, tools: readonl
   const set = TOOL_SETS[choice as ToolSetName] as ToolSet | undefined;
   if (!set)
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `toolSet: ${JSON.stringify(choice)} is not one of auto, ${TOOL_SET_NAMES.join(', ')}`,
     );
   return set;

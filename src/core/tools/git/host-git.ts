@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { type ErrorCode, ForkcacheError } from '../../util/errors.ts';
+import { type CodeWithData, ForkcacheError } from '../../util/errors.ts';
 import {
   driverOverrides,
   execGit,
@@ -47,7 +47,7 @@ export class HostGit {
   }
 
   /** The repository holding `dir`, or `code` saying it is not in one with a commit. */
-  static async open(dir: string, code: ErrorCode, what = dir): Promise<HostGit> {
+  static async open(dir: string, code: CodeWithData<{ path: string }>, what = dir): Promise<HostGit> {
     let top: string;
     let common: string;
     try {

@@ -217,7 +217,7 @@ export function parseCeiling(text: string): [string, number] {
   const match = /^([\w.]+)=(\d+)$/.exec(text.trim());
   if (!match || !Object.hasOwn(known, match[1]!))
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_FLAG',
       `--ceiling: expected PATH=N with PATH among ${Object.keys(known).join(', ')}, got ${JSON.stringify(text)}`,
       { data: { field: '--ceiling' } },
     );

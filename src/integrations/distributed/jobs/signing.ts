@@ -15,13 +15,13 @@ export function resolveJobSecret(given: string | undefined, field: string): stri
   const secret = given ?? process.env[JOB_SECRET_ENV];
   if (!secret)
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `${field}: the distributed backend signs its jobs: set ${JOB_SECRET_ENV} to the same secret on the submitter and every host (e.g. \`openssl rand -hex 32\`)`,
       { data: { field } },
     );
   if (secret.length < MIN_SECRET_CHARS)
     throw new ForkcacheError(
-      'INVALID_ARGUMENT',
+      'INVALID_OPTION',
       `${field}: the job secret has ${secret.length} characters, at least ${MIN_SECRET_CHARS} are needed (e.g. \`openssl rand -hex 32\`)`,
       { data: { field } },
     );

@@ -14,7 +14,7 @@ export const isAuthError = (err: Error): boolean => AUTH_REPLY.test(err.message)
  * ioredis reconnects by itself, and an unhandled `error` event would only spam the console.
  * `ready` rejects, naming the URL without its password, when the first connection fails:
  * `REDIS_AUTH_FAILED` at once when Redis refuses the credentials (ioredis would retry them
- * forever), `INVALID_ARGUMENT` when nothing answered within `CONNECT_TIMEOUT_MS`.
+ * forever), `INVALID_OPTION` when nothing answered within `CONNECT_TIMEOUT_MS`.
  */
 export function connectRedis(url: string, onError?: (err: Error) => void): { client: Redis; ready: Promise<void> } {
   const client = new Redis(url, { maxRetriesPerRequest: null, lazyConnect: false });
@@ -30,11 +30,9 @@ export function connectRedis(url: string, onError?: (err: Error) => void): { cli
     const timer = setTimeout(
       () =>
         reject(
-          new ForkcacheError(
-            'INVALID_ARGUMENT',
-            `redis: cannot connect to ${shown} (${first?.message ?? 'no answer'})`,
-            { data: { field: 'redis' } },
-          ),
+          new ForkcacheError('INVALID_OPTION', `redis: cannot connect to ${shown} (${first?.message ?? 'no answer'})`, {
+            data: { field: 'redis' },
+          }),
         ),
       CONNECT_TIMEOUT_MS,
     );

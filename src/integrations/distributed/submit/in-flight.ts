@@ -1,4 +1,4 @@
-import { ERROR_CODES, ForkcacheError, type WireError } from '../../../core/util/errors.ts';
+import { ForkcacheError, isReadableCode, type WireError } from '../../../core/util/errors.ts';
 import type { ForkHostReport, ForkOutcome, LoopEvent } from '../../../core/loop/types.ts';
 import type { DispatchContext } from '../../../core/pool/fork-dispatch.ts';
 import type { ForkJobProgress } from '../keys.ts';
@@ -6,11 +6,10 @@ import type { JobSigner } from '../jobs/signing.ts';
 import { outcomeFromTranscript } from './transcript-outcome.ts';
 
 /** A job's `failedReason` (plain text in Redis) as an error: `CODE: message` when its host gave a code. */
-function failureOf(jobId: string, failedReason: string | undefined): WireError {
+export function failureOf(jobId: string, failedReason: string | undefined): WireError {
   const reason = failedReason ?? 'no reason given';
   const coded = /^([A-Z][A-Z0-9_]+): ([\s\S]*)$/.exec(reason);
-  if (coded && (ERROR_CODES as readonly string[]).includes(coded[1]!))
-    return { code: coded[1]!, message: `job ${jobId}: ${coded[2]!}` };
+  if (coded && isReadableCode(coded[1]!)) return { code: coded[1]!, message: `job ${jobId}: ${coded[2]!}` };
   return new ForkcacheError('FORK_WORKER_FAILED', `job ${jobId} failed: ${reason}`).toWire();
 }
 

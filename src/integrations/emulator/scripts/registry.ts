@@ -30,10 +30,7 @@ export class ScriptRegistry {
     const entries = Array.isArray(extra) ? extra.map((m) => [m.name, m] as const) : Object.entries(extra);
     for (const [name, model] of entries) {
       if (typeof model?.respond !== 'function') {
-        throw new ForkcacheError(
-          'INVALID_ARGUMENT',
-          `scripts.${name}: expected a ScriptedModel with a respond() method`,
-        );
+        throw new ForkcacheError('INVALID_OPTION', `scripts.${name}: expected a ScriptedModel with a respond() method`);
       }
       this.#byName.set(name, model);
     }
@@ -41,13 +38,13 @@ export class ScriptRegistry {
       const found = this.#byName.get(defaultScript);
       if (!found)
         throw new ForkcacheError(
-          'INVALID_ARGUMENT',
+          'INVALID_OPTION',
           `script: unknown scripted model "${defaultScript}" (known: ${this.names().join(', ')})`,
         );
       this.#default = found;
     } else {
       if (typeof defaultScript?.respond !== 'function')
-        throw new ForkcacheError('INVALID_ARGUMENT', 'script: expected a name or a ScriptedModel');
+        throw new ForkcacheError('INVALID_OPTION', 'script: expected a name or a ScriptedModel');
       this.#default = defaultScript;
       if (!this.#byName.has(defaultScript.name)) this.#byName.set(defaultScript.name, defaultScript);
     }

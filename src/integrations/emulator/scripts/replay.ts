@@ -58,13 +58,16 @@ export class ReplayModel implements ScriptedModel {
 
   constructor(fixture: unknown, options: ReplayOptions = {}) {
     this.#source = options.source ?? 'replay fixture';
-    this.#turns = parseOrThrow(replayFixtureSchema, fixture, 'INVALID_ARGUMENT', this.#source).turns;
+    this.#turns = parseOrThrow(replayFixtureSchema, fixture, 'INVALID_OPTION', this.#source).turns;
     this.name = options.name ?? 'replay';
   }
 
   /** Load a fixture file (JSON). */
   static fromFile(path: string, options: Omit<ReplayOptions, 'source'> = {}): ReplayModel {
-    return new ReplayModel(readJsonFile(path, 'replay fixture'), { ...options, source: `replay fixture ${path}` });
+    return new ReplayModel(readJsonFile(path, 'replay fixture', 'INVALID_OPTION'), {
+      ...options,
+      source: `replay fixture ${path}`,
+    });
   }
 
   get consumed(): number {

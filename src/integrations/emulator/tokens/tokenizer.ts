@@ -61,7 +61,7 @@ export const approximateTokenizer: Tokenizer = {
  */
 export function scaledTokenizer(base: Tokenizer, factor: number): Tokenizer {
   if (!(factor > 0) || !Number.isFinite(factor))
-    throw new ForkcacheError('INVALID_ARGUMENT', 'scaledTokenizer: factor must be a positive finite number', {
+    throw new ForkcacheError('INVALID_OPTION', 'scaledTokenizer: factor must be a positive finite number', {
       data: { field: 'factor' },
     });
   return { name: `${base.name ?? 'custom'}×${factor}`, count: (text) => Math.round(base.count(text) * factor) };
