@@ -115,7 +115,7 @@ describe('run and resume, one action', () => {
     const sink: OutputSink = { out: (t) => lines.push(t), err: (l) => lines.push(l) };
     const opts = parseFlags(resumeOptionsSchema, {});
     await expect(resumeAction('/nonexistent/forkcache-runs', opts, sink)).rejects.toMatchObject({
-      code: 'INVALID_ARGUMENT',
+      code: 'INVALID_RUN_DIR',
     });
     expect(lines).toEqual([]);
   });

@@ -56,7 +56,9 @@ describe.skipIf(!HAVE_REDIS)(`Redis restarted empty mid-run (needs ${REDIS_SERVE
           done = (async () => {
             await redis.kill();
             writeFileSync(join(ws, 'go'), ''); // the forks finish on their hosts, Redis away
-            const paths = fan.forks.slice(0, 3).map((f) => transcriptPath(join(engine.options.runsDir!, fan.id), f.forkId));
+            const paths = fan.forks
+              .slice(0, 3)
+              .map((f) => transcriptPath(join(engine.options.runsDir!, fan.id), f.forkId));
             await until(() => paths.every((p) => records(p).some((r) => r.type === 'end' && r.status === 'completed')));
             await redis.restart();
           })();
