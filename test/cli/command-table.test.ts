@@ -31,20 +31,18 @@ describe('the command table', () => {
     expect(descriptions.get('--json')!.size).toBe(1);
   });
 
-  it("declares each command's shared flags in its row, from the shared definitions", async () => {
+  it('takes every shared flag from its one definition: the same spelling and description in every command', async () => {
     const program = await createProgram([]);
-    for (const row of COMMANDS) {
-      const command = program.commands.find((c) => c.name() === row.name)!;
-      const shared = visible(command)
-        .filter((o) => byLong.has(o.long!))
-        .map((o) => o.long);
-      expect(shared.sort(), row.name).toEqual(row.sharedFlags.map((k) => FLAGS[k].spec.split(' ')[0]).sort());
-      for (const key of row.sharedFlags) {
-        const option = command.options.find((o) => o.long === FLAGS[key].spec.split(' ')[0])!;
-        expect(option.flags, `${row.name} ${key}`).toBe(FLAGS[key].spec);
-        expect(option.description).toBe(FLAGS[key].description);
+    let shared = 0;
+    for (const command of program.commands)
+      for (const option of visible(command)) {
+        const def = byLong.get(option.long!);
+        if (def === undefined) continue;
+        shared += 1;
+        expect(option.flags, `${command.name()} ${option.long}`).toBe(def.spec);
+        expect(option.description, `${command.name()} ${option.long}`).toBe(def.description);
       }
-    }
+    expect(shared).toBeGreaterThan(40);
   });
 
   it('maps every option of run to the plan field it overrides, or says why it has none', async () => {
