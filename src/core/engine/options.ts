@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { Clock } from '../util/clock.ts';
 import type { ModelCatalogue } from '../models/catalogue.ts';
 import { DEFAULT_TURN_RETRY, type TurnRetryOptions } from '../loop/retry.ts';
+import type { ApiEndpoint } from '../loop/transport.ts';
 import { DEFAULT_RETRY_AFTER, retryAfterOptionsSchema, type RetryAfterPolicy } from '../gate/admission/retry-wait.ts';
 import type { MarkerStrategy } from '../prefix/freeze.ts';
 import { RESPONSES_CACHE_TTLS, type ResponsesCacheTtl } from '../wire/cache.ts';
@@ -213,16 +214,8 @@ export const engineOptionsSchema = z.strictObject({
 });
 
 export interface ResolvedEngineOptions extends ToolFlags, ResolvedSettings {
-  api: {
-    provider: ProviderId;
-    /** OpenAI's API when it is not Chat Completions (set for `openaiWire: 'responses'` only). */
-    wire?: 'responses' | undefined;
-    baseURL: string;
-    apiKey: string;
-    maxRetries: number;
-    timeoutMs: number;
-    headers: Record<string, string>;
-  };
+  /** Where requests go; its wire is set for `openaiWire: 'responses'` only. */
+  api: ApiEndpoint & { provider: ProviderId };
   maxThreads: number;
   concurrentTasksPerWorker: number;
   maxQueue: number;

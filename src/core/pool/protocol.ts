@@ -3,6 +3,7 @@ import type { ForkChild } from '../fork/layouts.ts';
 import type { TurnRetryOptions } from '../loop/retry.ts';
 import type { CacheTtl } from '../wire/cache.ts';
 import type { LoopEvent, LoopPrompt } from '../loop/types.ts';
+import type { ApiEndpoint } from '../loop/transport.ts';
 import type { RequestCost, RequestReport } from '../rate-limits/report.ts';
 import type { ExecutableToolName } from '../wire/tool-names.ts';
 import type { ToolLimits } from '../tools/limits.ts';
@@ -10,7 +11,6 @@ import type { ToolFlags } from '../tools/tool-flags.ts';
 import type { PermissionPolicy } from '../tools/permissions.ts';
 import type { HostToolInfo } from '../tools/host-tools.ts';
 import type { ToolSetName } from '../tools/client-tools/types.ts';
-import type { ProviderId } from '../wire/providers.ts';
 import type { RerunCall } from './resume-messages.ts';
 import type { WorkerSettings } from '../settings/engine-settings.ts';
 
@@ -71,18 +71,8 @@ export interface ForkTask {
   prompt?: LoopPrompt | undefined;
   /** Read-only calls interrupted by the stop (resume): run again, their results put in `child`. */
   rerun?: RerunCall[] | undefined;
-  api: {
-    /** The wire (default `anthropic`). */
-    provider?: ProviderId | undefined;
-    /** OpenAI's Responses API instead of Chat Completions. */
-    wire?: 'responses' | undefined;
-    baseURL: string;
-    /** Never logged, never written: used to build the SDK client inside the worker. */
-    apiKey: string;
-    maxRetries: number;
-    timeoutMs: number;
-    headers: Record<string, string>;
-  };
+  /** Where the fork's requests go; the key is never logged or written (the SDK client is built inside the worker). */
+  api: ApiEndpoint;
   /** The declared settings that travel in the loop (`maxTurns`, `maxTokens`: `settings/engine-settings.ts`), and the loop's own. */
   loop: WorkerSettings<'loop'> & {
     querySource: string;
