@@ -208,34 +208,27 @@ async function worktreesLine(loaded: LoadedPlan): Promise<string | undefined> {
   });
 }
 
-/** The engine options a plan sets (its tools, limits, sandbox, isolation, permissions). */
+/**
+ * The engine options a plan sets: its declared settings (limits, warm, layout, tool set,
+ * sandbox, isolation, worktrees: `planSettings`), then the fields with a shape of their own
+ * (tools, permissions, repositories).
+ */
 function engineOptionsOfPlan(loaded: LoadedPlan, allowAsks: boolean) {
   const { plan } = loaded;
   return {
     workspace: loaded.workspace,
     runsDir: loaded.runsDir,
     ...planSettings(plan),
-    warm: plan.warm,
-    layout: plan.layout,
     ...(plan.allow ? { allow: plan.allow } : {}),
-    toolSet: plan.toolSet,
-    ...(plan.denyTools ? { denyTools: plan.denyTools } : {}),
-    ...(plan.limits.maxTurns ? { maxTurns: plan.limits.maxTurns } : {}),
-    ...(plan.limits.maxTokens ? { maxTokens: plan.limits.maxTokens } : {}),
-    ...(plan.limits.concurrency ? { concurrency: plan.limits.concurrency } : {}),
     pool: { maxThreads: plan.limits.maxThreads ?? 2 },
-    ...(plan.limits.maxWorktrees ? { maxWorktrees: plan.limits.maxWorktrees } : {}),
     ...(plan.permissions
       ? {
           permissions: plan.permissions as PermissionPolicy,
           onPermission: terminalPermissionHandler({ allowAll: allowAsks }),
         }
       : {}),
-    sandbox: plan.sandbox,
     ...toolFlagsOf(plan),
     toolLimits: planToolLimits(plan),
-    ...(plan.isolation === 'worktree' ? { isolation: 'worktree' as const } : {}),
-    ...(plan.sparseWorktrees ? { sparseWorktrees: true } : {}),
     ...(plan.repos ? { repos: plan.repos } : {}),
   };
 }
