@@ -5,8 +5,9 @@ let registered: ProviderRegistry | undefined;
 
 /**
  * Hand core the provider adapters (src/providers/registry.ts). Core never imports them: the
- * public entries (src/index.ts, src/testing.ts, src/ai-sdk.ts) and the CLI call this once as
- * they load, and an engine made after that speaks any provider the registry names.
+ * package's entry (src/index.ts, which package.json's `sideEffects` names so that a bundler
+ * keeps this call) and the CLI call this once as they load, and an engine made after that
+ * speaks any provider the registry names.
  */
 export function useProviders(registry: ProviderRegistry): void {
   registered = registry;
