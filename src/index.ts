@@ -31,7 +31,7 @@ export { FORK_END_STATUSES, RETRYABLE_STATUSES } from './core/util/fork-status.t
 export type { AgentStatus, ForkEndStatus, ForkStatus, RetryableStatus } from './core/util/fork-status.ts';
 export { WARM_STRATEGIES } from './core/settings/engine-settings.ts';
 export type { WarmStrategy } from './core/settings/engine-settings.ts';
-export { PROVIDER_IDS } from './core/wire/providers.ts';
+export { PROVIDER_IDS } from './providers/registry.ts';
 export type { ProviderId } from './core/wire/providers.ts';
 export type { CacheTtl } from './core/wire/cache.ts';
 export { systemClock } from './core/util/clock.ts';

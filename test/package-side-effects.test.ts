@@ -7,9 +7,10 @@ describe("package.json's sideEffects", () => {
   it('names every entry that runs code as it loads, so a bundler keeps the call that hands core the providers', () => {
     const { sideEffects } = JSON.parse(read('package.json')) as { sideEffects: unknown };
     expect(Array.isArray(sideEffects)).toBe(true);
-    for (const entry of ['index', 'testing', 'ai-sdk']) {
-      const registers = /^useProviders\(/m.test(read(`src/${entry}.ts`));
-      expect((sideEffects as string[]).includes(`./dist/src/${entry}.js`), entry).toBe(registers);
+    // the package's entries, and the fork worker Piscina loads by its path
+    for (const entry of ['src/index', 'src/testing', 'src/ai-sdk', 'workers/fork-worker']) {
+      const registers = /^useProviders\(/m.test(read(`${entry}.ts`));
+      expect((sideEffects as string[]).includes(`./dist/${entry}.js`), entry).toBe(registers);
     }
   });
 });

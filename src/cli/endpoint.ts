@@ -2,10 +2,8 @@ import { startEmulator } from '../integrations/emulator/start.ts';
 import type { API_CHOICES } from './flag-table.ts';
 import { ForkcacheError } from '../core/util/errors.ts';
 import type { ModelCatalogue } from '../core/models/catalogue.ts';
-import { isChatProvider, type ProviderId } from '../core/wire/providers.ts';
+import { DEFAULT_PROVIDER, endpointFromEnv, type ProviderId } from '../core/wire/providers.ts';
 import { PROVIDERS } from '../providers/registry.ts';
-import { chatEndpointFromEnv } from '../core/prefix/chat-dialects.ts';
-import { dialectOf } from '../core/prefix/chat-dialects.ts';
 import { emulatorApiOf } from './demo/provider-wire.ts';
 
 /** `anthropic` is the historical name of "the provider's real API" (`real` says the same for any provider). */
@@ -14,7 +12,8 @@ export type ApiChoice = (typeof API_CHOICES)[number];
 export interface Endpoint {
   baseURL: string;
   apiKey: string;
-  kind: 'anthropic' | 'emulator' | Exclude<ProviderId, 'anthropic'>;
+  /** The provider's real API, or the embedded emulator standing in for it. */
+  kind: ProviderId | 'emulator';
   provider: ProviderId;
   /** For the log line: where requests go. */
   label: string;
@@ -28,16 +27,11 @@ function realEndpoint(provider: ProviderId): {
   keyName: string;
   label: string;
 } {
-  if (!isChatProvider(provider)) {
-    return {
-      baseURL: process.env['ANTHROPIC_BASE_URL'] ?? 'https://api.anthropic.com',
-      apiKey: process.env['ANTHROPIC_API_KEY'],
-      keyName: 'ANTHROPIC_API_KEY',
-      label: 'the Anthropic API',
-    };
-  }
-  const env = chatEndpointFromEnv(provider);
-  return { ...env, keyName: dialectOf(provider).keyEnv.join(' or '), label: `the ${provider} API at ${env.baseURL}` };
+  const { endpoint, local } = PROVIDERS[provider];
+  const env = endpointFromEnv(endpoint);
+  // a local server is named by its base URL; a hosted API by its key
+  const keyName = (local ? endpoint.baseUrlEnv : endpoint.keyEnv).join(' or ');
+  return { ...env, keyName, label: `the ${endpoint.title} API at ${env.baseURL}` };
 }
 
 /**
@@ -50,22 +44,23 @@ export async function openEndpoint(
   api: ApiChoice,
   emulator: { script: string; latency: 'off' | 'fast' | 'realistic' },
   catalogue?: ModelCatalogue,
-  provider: ProviderId = 'anthropic',
+  provider: ProviderId = DEFAULT_PROVIDER,
 ): Promise<Endpoint> {
   const real = realEndpoint(provider);
   // An empty key is no key (tests and users clear a variable with KEY=), as before providers existed.
-  const local = PROVIDERS[provider].local;
-  const configured = local ? Boolean(process.env['OPENAI_BASE_URL']) : Boolean(real.apiKey);
+  const { local, chat, endpoint } = PROVIDERS[provider];
+  const named = endpoint.baseUrlEnv.some((name) => Boolean(process.env[name]));
+  const configured = local ? named : Boolean(real.apiKey);
   const insist = api === 'real' || api === 'anthropic';
   if (insist && !configured)
-    throw new ForkcacheError('INVALID_FLAG', `--api ${api}: ${local ? 'OPENAI_BASE_URL' : real.keyName} is not set`, {
+    throw new ForkcacheError('INVALID_FLAG', `--api ${api}: ${real.keyName} is not set`, {
       data: { field: 'api' },
     });
   if (insist || (api === 'auto' && configured)) {
     return {
       baseURL: real.baseURL,
       apiKey: real.apiKey || 'no-key',
-      kind: isChatProvider(provider) ? provider : 'anthropic',
+      kind: provider,
       provider,
       label: real.label,
       close: async () => {},
@@ -78,9 +73,9 @@ export async function openEndpoint(
     api: emulatorApiOf(provider),
     ...(catalogue ? { modelTable: catalogue } : {}),
   });
-  const mode = isChatProvider(provider) ? `, ${provider} mode` : '';
+  const mode = chat ? `, ${provider} mode` : '';
   return {
-    baseURL: isChatProvider(provider) ? `${server.url}/v1` : server.url,
+    baseURL: chat ? `${server.url}/v1` : server.url,
     apiKey: 'emulator',
     kind: 'emulator',
     provider,

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChatClient } from '../../src/providers/openai/client.ts';
+import { PROVIDERS } from '../../src/providers/registry.ts';
 import { streamChatBytes } from '../../src/providers/openai/stream.ts';
 
 /** A 127.0.0.1 server that records each request's exact bytes and answers one SSE completion. */
@@ -89,7 +90,7 @@ describe('the openai client with a raw body', () => {
     const text =
       '{"model":"m", "messages":[{"role":"user","content":"caf\u00e9 \\/ x"}],"stream":true , "stream_options":{"include_usage":true}}';
     const body = new TextEncoder().encode(text);
-    const client = createChatClient({ provider: 'dashscope', baseURL, apiKey: 'k', maxRetries: 0 });
+    const client = createChatClient({ provider: PROVIDERS.dashscope, baseURL, apiKey: 'k', maxRetries: 0 });
     let started = 0;
     const sent = await streamChatBytes(client, body, { onStart: () => started++ });
     const last = received.at(-1)!;

@@ -5,6 +5,7 @@ import type { ForkEngineOptions } from '../../src/core/engine/options.ts';
 import { UsageLedger } from '../../src/core/ledger/ledger.ts';
 import { freeze } from '../../src/core/prefix/freeze.ts';
 import { createChatClient } from '../../src/providers/openai/client.ts';
+import { PROVIDERS } from '../../src/providers/registry.ts';
 import {
   prewarmBody,
   responsesRequestBody,
@@ -101,7 +102,7 @@ describe('a billed Responses request is never resent by the SDK', () => {
     const failing = await startEmulator({ latency: 'off', api: 'openai', faultFor: () => '500' });
     try {
       const client = createChatClient({
-        provider: 'openai',
+        provider: PROVIDERS.openai,
         baseURL: `${failing.url}/v1`,
         apiKey: 'test',
         maxRetries: 3,

@@ -10,7 +10,7 @@ import { countTokensBytes } from '../../providers/anthropic/send.ts';
 import { PROVIDERS } from '../../providers/registry.ts';
 import { DEFAULT_CACHE_TTL } from '../../core/wire/cache.ts';
 import { TOOL_DECLARATIONS } from '../../core/tools/declarations.ts';
-import { isChatProvider, type ProviderId } from '../../core/wire/providers.ts';
+import type { ProviderId } from '../../core/wire/providers.ts';
 
 /** What a dry run counts before it estimates: the only requests it sends are token counts. */
 export interface DryRunCounts {
@@ -37,7 +37,7 @@ function suffixBytes(prefix: FrozenPrefix, children: readonly ForkChild[], maxTo
   const perRequest = { max_tokens: maxTokens, stream: true };
   const body = PROVIDERS[prefix.provider].forkBody(prefix, prefix.responses ? 'responses' : undefined, undefined);
   // a Chat provider's suffix with the head's marker; Anthropic's with the default one
-  const marker = isChatProvider(prefix.provider) ? prefix.ttl : DEFAULT_CACHE_TTL;
+  const marker = PROVIDERS[prefix.provider].chat ? prefix.ttl : DEFAULT_CACHE_TTL;
   return children.map((child) => body(child, perRequest, marker).byteLength - prefix.byteLength);
 }
 
@@ -100,7 +100,7 @@ export async function dryRunCounts(run: {
   endpoint: { baseURL: string; apiKey: string; label: string; headers?: Record<string, string> };
 }): Promise<DryRunCounts> {
   const { prefix, children, sample, maxTokens, provider, endpoint } = run;
-  if (isChatProvider(provider)) {
+  if (PROVIDERS[provider].chat) {
     return {
       ...estimated(prefix, children, sample, maxTokens),
       how: `estimated with the Claude BPE tokenizer: ${provider} has no token-count endpoint`,

@@ -16,7 +16,8 @@ import {
 import { ForkcacheError } from '../../core/util/errors.ts';
 import type { ModelCatalogue } from '../../core/models/catalogue.ts';
 import { DEFAULT_TOOL_LIMITS } from '../../core/tools/limits.ts';
-import { isChatProvider, type ProviderId } from '../../core/wire/providers.ts';
+import { PROVIDERS } from '../../providers/registry.ts';
+import type { ProviderId } from '../../core/wire/providers.ts';
 import type { ResponsesCacheTtl } from '../../core/wire/cache.ts';
 import { dryRunCounts, type DryRunCounts } from './counts.ts';
 import { REPO_FIELD } from '../../core/engine/fan-out/repos.ts';
@@ -223,11 +224,10 @@ function wireOf(
   report?: { api: 'chat' | 'responses'; ttl?: ResponsesCacheTtl };
 } {
   const responses = options.api.wire === 'responses';
-  const report =
-    provider === 'openai' ? { report: { api: responses ? ('responses' as const) : ('chat' as const) } } : {};
+  const { chat, responsesApi } = PROVIDERS[provider];
+  const report = responsesApi ? { report: { api: responses ? ('responses' as const) : ('chat' as const) } } : {};
   // llama.cpp warms its slots its own way (src/providers/llama-cpp/warmup.ts): its estimate stays as the plan says
-  if (!isChatProvider(provider) || provider === 'llama-cpp' || options.warm === 'none')
-    return { estimate: {}, ...report };
+  if (!chat || provider === 'llama-cpp' || options.warm === 'none') return { estimate: {}, ...report };
   const warms = forks > 1;
   if (!responses) {
     return warms

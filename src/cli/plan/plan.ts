@@ -21,7 +21,8 @@ import { TOOL_FLAGS, toolFlagShape } from '../../core/tools/tool-flags.ts';
 import { planSettingShape, withDeclaredNames } from './plan-settings.ts';
 import { parseOrThrow } from '../../core/util/validation.ts';
 import { importClaudeTranscript } from '../importers/claude-transcript.ts';
-import { OPENAI_WIRES, providerIdSchema } from '../../core/wire/providers.ts';
+import { DEFAULT_PROVIDER, OPENAI_WIRES, providerIdSchema } from '../../core/wire/providers.ts';
+import { PROVIDER_IDS } from '../../providers/registry.ts';
 import { RESPONSES_CACHE_TTLS } from '../../core/wire/cache.ts';
 
 const positive = z.number().int().positive();
@@ -83,7 +84,9 @@ export const planSchema = z.strictObject({
       'the runs directory (default .forkcache/runs): each fan-out writes its run directory (manifest, transcripts, events, summary) in it',
     ),
   runDir: z.string().min(1).optional().describe('deprecated: the old name of runsDir'),
-  provider: providerIdSchema.default('anthropic').describe('the API the forks speak (`--provider` overrides it)'),
+  provider: providerIdSchema
+    .default(DEFAULT_PROVIDER)
+    .describe(`the API the forks speak, ${PROVIDER_IDS.join(' | ')} (\`--provider\` overrides it)`),
   openaiWire: z
     .enum(OPENAI_WIRES)
     .default('chat')

@@ -1,6 +1,5 @@
 import { ForkcacheError } from '../util/errors.ts';
-import { dialectOf } from '../prefix/chat-dialects.ts';
-import { isChatProvider, type ProviderId } from '../wire/providers.ts';
+import { type ProviderId, providerWireOf } from '../wire/providers.ts';
 
 /**
  * An engine with neither a key nor an endpoint would send every fork to the real API
@@ -8,9 +7,8 @@ import { isChatProvider, type ProviderId } from '../wire/providers.ts';
  * naming both ways out. A base URL alone is fine (the emulator, a local engine take any key).
  */
 export function assertEndpoint(provider: ProviderId, baseURL: string | undefined, apiKey: string | undefined): void {
-  const env = isChatProvider(provider)
-    ? { key: dialectOf(provider).keyEnv, base: dialectOf(provider).baseUrlEnv }
-    : { key: ['ANTHROPIC_API_KEY'], base: ['ANTHROPIC_BASE_URL'] };
+  const { keyEnv, baseUrlEnv } = providerWireOf(provider).endpoint;
+  const env = { key: keyEnv, base: baseUrlEnv };
   const set = (names: readonly string[]): boolean => names.some((name) => Boolean(process.env[name]));
   if (baseURL !== undefined || apiKey || set(env.key) || set(env.base)) return;
   throw new ForkcacheError(

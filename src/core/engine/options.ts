@@ -18,9 +18,16 @@ import { permissionPolicySchema, type PermissionHandler, type PermissionPolicy }
 import { ForkcacheError } from '../util/errors.ts';
 import { parseOrThrow } from '../util/validation.ts';
 import { type TestHooks, testHooksOf } from '../pool/test-hooks.ts';
-import { isChatProvider, OPENAI_WIRES, type OpenAiWire, providerIdSchema, type ProviderId } from '../wire/providers.ts';
+import {
+  DEFAULT_PROVIDER,
+  OPENAI_WIRES,
+  type OpenAiWire,
+  providerIdSchema,
+  type ProviderId,
+  endpointFromEnv,
+  providerWireOf,
+} from '../wire/providers.ts';
 import { assertEndpoint } from './endpoint.ts';
-import { chatEndpointFromEnv } from '../prefix/chat-dialects.ts';
 import type { DistributedOptions } from '../../integrations/distributed/keys.ts';
 import type { SlotFill } from './bench-options.ts';
 import { benchOptionsOf } from './bench-options.ts';
@@ -279,19 +286,20 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
     );
   }
   const bench = benchOptionsOf(input);
-  const provider = o.provider ?? 'anthropic';
-  if (o.openaiWire === 'responses' && provider !== 'openai')
+  const provider = o.provider ?? DEFAULT_PROVIDER;
+  const adapter = providerWireOf(provider);
+  if (o.openaiWire === 'responses' && !adapter.responsesApi)
     throw new ForkcacheError(
       'INVALID_OPTION',
-      `openaiWire: 'responses' is OpenAI's API; provider '${provider}' speaks ${provider === 'anthropic' ? 'the Messages API' : 'Chat Completions'}`,
+      `openaiWire: 'responses' is OpenAI's API; provider '${provider}' speaks ${adapter.chat ? 'Chat Completions' : 'the Messages API'}`,
       { data: { field: 'openaiWire' } },
     );
-  const chat = isChatProvider(provider) ? chatEndpointFromEnv(provider) : undefined;
   if (!o.client) assertEndpoint(provider, o.baseURL, o.apiKey);
-  const baseURL =
-    o.baseURL ??
-    (chat ? chat.baseURL : (o.client?.baseURL ?? process.env['ANTHROPIC_BASE_URL'] ?? 'https://api.anthropic.com'));
-  const apiKey = o.apiKey || (chat ? chat.apiKey : o.client?.apiKey || process.env['ANTHROPIC_API_KEY']) || 'no-key';
+  // an Anthropic client the embedder passed (`client`) speaks the Messages API only
+  const client = adapter.chat ? undefined : o.client;
+  const env = endpointFromEnv(adapter.endpoint);
+  const baseURL = o.baseURL ?? client?.baseURL ?? env.baseURL;
+  const apiKey = o.apiKey || client?.apiKey || env.apiKey || 'no-key';
   return {
     api: {
       provider,

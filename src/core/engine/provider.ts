@@ -5,7 +5,8 @@ import type { EngineSlots } from '../ledger/engine-figures.ts';
 import type { ApiEndpoint, ForkWire, WirePrefix } from '../loop/transport.ts';
 import type { RequestGate } from '../loop/types.ts';
 import type { FrozenPrefix } from '../prefix/freeze.ts';
-import type { ProviderId, Readability } from '../wire/providers.ts';
+import type { ForkLayout } from '../fork/layouts.ts';
+import type { ProviderId, ProviderWire, Readability } from '../wire/providers.ts';
 import type { SpendPricing } from '../gate/admission/admission-gate.ts';
 import type { ResolvedEngineOptions } from './options.ts';
 import type { WarmGate } from './warm-gate.ts';
@@ -17,7 +18,7 @@ import type { WarmGate } from './warm-gate.ts';
  * a registry (`ProviderRegistry`): the public entries and the fork worker pass src/providers'
  * registry in, core never imports it.
  */
-export interface ProviderAdapter extends ProviderFacts {
+export interface ProviderAdapter extends ProviderFacts, ProviderWire {
   readonly id: ProviderId;
   /** One fork's wire in a worker: its request bodies (the frozen head plus the child's suffix) and its transport. */
   openForkWire(api: ApiEndpoint, prefix: WirePrefix): ForkWire;
@@ -57,6 +58,11 @@ export interface ProviderFacts {
    * hosted provider; a local server serves any id (and runs unpriced). Undefined: the CLI's own.
    */
   readonly defaultModel?: string | undefined;
+  /**
+   * The fork layout of the provider's own agent (Qwen Code's on DashScope), which a demo on the
+   * provider shows. Absent: Claude Code's.
+   */
+  readonly nativeLayout?: ForkLayout | undefined;
 }
 
 /** The endpoint as the engine resolved it (ResolvedEngineOptions.api). */

@@ -4,7 +4,7 @@ import type { ForkChild, ForkLayout } from '../fork/layouts.ts';
 import type { HeadEnd } from './sab.ts';
 import type { SharedRequest } from './shared-request.ts';
 import { type ChatMessage, type ChatPart, toChatMessages, toPart, toParts } from './chat-messages.ts';
-import type { ChatDialect } from './chat-dialects.ts';
+import type { ChatDialect } from '../wire/chat-dialect.ts';
 
 type Tool = Anthropic.ToolUnion;
 

@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { ForkcacheError } from '../util/errors.ts';
-import type { ChatDialect } from './chat-dialects.ts';
+import type { ChatDialect } from '../wire/chat-dialect.ts';
 
 type Block = Anthropic.ContentBlockParam;
 type Message = Anthropic.MessageParam;

@@ -5,11 +5,10 @@ import type { ParentSnapshot } from '../fork/snapshot.ts';
 import { CACHE_TTLS, type CacheTtl, DEFAULT_CACHE_TTL } from '../wire/cache.ts';
 import { type HeadEnd, SAB_HEADER_BYTES, writeFrozenSab } from './sab.ts';
 import { buildSharedRequest, type SharedRequest } from './shared-request.ts';
-import { isChatProvider, PROVIDER_IDS, type ProviderId } from '../wire/providers.ts';
+import { DEFAULT_PROVIDER, type ProviderId, type ProviderWire, providerWireOf } from '../wire/providers.ts';
 import { renderChatHead } from './chat-head.ts';
 import { renderResponsesHead, type ResponsesCacheOptions } from './responses-head.ts';
 import { RESPONSES_CACHE_TTLS, type ResponsesCacheTtl } from '../wire/cache.ts';
-import { dialectOf } from './chat-dialects.ts';
 
 interface FreezeOptions {
   /** Message layout of every child (default `claude`). */
@@ -91,13 +90,14 @@ const encoder = new TextEncoder();
 function responsesOptions(
   responses: FreezeOptions['responses'],
   provider: ProviderId,
+  wire: ProviderWire,
   markers: MarkerStrategy,
 ): ResponsesCacheOptions | undefined {
   if (responses === undefined) return undefined;
-  if (provider !== 'openai')
+  if (!wire.responsesApi)
     throw new ForkcacheError(
       'INVALID_OPTION',
-      `openaiWire: the Responses API is OpenAI's; provider '${provider}' speaks ${provider === 'anthropic' ? 'the Messages API' : 'Chat Completions'}`,
+      `openaiWire: the Responses API is OpenAI's; provider '${provider}' speaks ${wire.chat ? 'Chat Completions' : 'the Messages API'}`,
       { data: { field: 'openaiWire' } },
     );
   if (!RESPONSES_CACHE_TTLS.includes(responses.ttl))
@@ -126,18 +126,13 @@ export function freeze(snapshot: ParentSnapshot, options: FreezeOptions = {}): F
     );
   const plan = planFork(snapshot.messages, layout);
   const shared = buildSharedRequest(snapshot, plan, markers === 'boundary' ? ttl : false);
-  const provider = options.provider ?? 'anthropic';
-  if (!PROVIDER_IDS.includes(provider))
-    throw new ForkcacheError(
-      'INVALID_OPTION',
-      `provider: expected one of ${PROVIDER_IDS.join(', ')}, got "${String(provider)}"`,
-      { data: { field: 'provider' } },
-    );
-  const responses = responsesOptions(options.responses, provider, markers);
+  const provider = options.provider ?? DEFAULT_PROVIDER;
+  const wire = providerWireOf(provider);
+  const responses = responsesOptions(options.responses, provider, wire, markers);
   const { text, headEnd } = responses
     ? renderResponsesHead(shared, { cache: responses, breakpoints: markers === 'boundary' })
-    : isChatProvider(provider)
-      ? renderChatHead(shared, { dialect: dialectOf(provider), layout })
+    : wire.chat
+      ? renderChatHead(shared, { dialect: wire.chat, layout })
       : renderHead(shared);
   const bytes = encoder.encode(text);
   const { sab, sha256 } = writeFrozenSab(bytes, headEnd);

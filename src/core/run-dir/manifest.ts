@@ -7,7 +7,7 @@ import { captureSnapshot, type ParentSnapshot } from '../fork/snapshot.ts';
 import { readJsonFile } from '../util/json-file.ts';
 import { type FrozenPrefix, MARKER_STRATEGIES, type MarkerStrategy } from '../prefix/freeze.ts';
 import { HEAD_ENDS } from '../prefix/sab.ts';
-import { OPENAI_WIRES, providerIdSchema } from '../wire/providers.ts';
+import { DEFAULT_PROVIDER, OPENAI_WIRES, providerIdSchema } from '../wire/providers.ts';
 import { permissionPolicySchema } from '../tools/permissions.ts';
 import { toolFlagShape } from '../tools/tool-flags.ts';
 import { manifestSettingShape } from '../settings/engine-settings.ts';
@@ -41,7 +41,7 @@ export const manifestSchema = z.strictObject({
     markers: z.enum(MARKER_STRATEGIES as [MarkerStrategy, ...MarkerStrategy[]]),
     headEnd: z.enum(HEAD_ENDS),
     /** Older runs have none: they spoke the Messages API. */
-    provider: providerIdSchema.default('anthropic'),
+    provider: providerIdSchema.default(DEFAULT_PROVIDER),
     source: z.enum(['parent', 'fallback']),
   }),
   directives: z.array(z.string()).min(1),

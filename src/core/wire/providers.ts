@@ -1,16 +1,103 @@
 import { z } from 'zod';
+import { ForkcacheError } from '../util/errors.ts';
+import type { ChatDialect } from './chat-dialect.ts';
 
 /**
- * The wire a fan-out speaks. `anthropic`: the Messages API. The others speak Chat Completions
- * and differ in their cache rules: `dashscope` (Qwen) caches only at explicit `cache_control`
- * markers; `openai` and `deepseek` cache automatically; `openai-compatible` is a local vLLM or
- * SGLang server (automatic prefix caching inside one engine); `llama-cpp` is llama.cpp's
- * `llama-server`, whose cache is per slot (the fan-out fills the slots and pins each fork to one).
+ * The providers forkcache speaks are the ones src/providers/registry.ts names, one line each;
+ * core names none of them. The registry fills this interface in (`declare module`), which is
+ * where `ProviderId` gets its ids from: a new provider's folder and its registry line make its
+ * id a `ProviderId` everywhere, in the types and in every schema that reads one.
  */
-export const PROVIDER_IDS = ['anthropic', 'openai', 'dashscope', 'deepseek', 'openai-compatible', 'llama-cpp'] as const;
-export type ProviderId = (typeof PROVIDER_IDS)[number];
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled in by src/providers/registry.ts
+export interface ProviderRegister {}
 
-export const providerIdSchema = z.enum(PROVIDER_IDS, { error: `expected one of ${PROVIDER_IDS.join(', ')}` });
+/** A provider's id, as the registry names it (`anthropic`, `openai`, `llama-cpp`, …). */
+export type ProviderId = ProviderRegister extends { providers: infer P } ? keyof P & string : string;
+
+/** The provider of a fan-out, a plan or a manifest that names none (every run before providers existed). */
+export const DEFAULT_PROVIDER = 'anthropic' as ProviderId;
+
+/**
+ * What core's lower rooms (the frozen head, the options, the endpoint check) read of a
+ * provider: how it speaks and where it is. Its adapter (`ProviderAdapter`,
+ * core/engine/provider.ts) is these and the rest.
+ */
+export interface ProviderWire {
+  /**
+   * How this provider speaks Chat Completions (its dialect: markers, the output limit's name,
+   * headers). Absent: the provider speaks Anthropic's Messages API.
+   */
+  readonly chat?: ChatDialect | undefined;
+  /** OpenAI's Responses API is spoken beside Chat Completions (`openaiWire: 'responses'`). */
+  readonly responsesApi?: boolean | undefined;
+  /** Where the provider's API is and which environment variables say so. */
+  readonly endpoint: ProviderEndpoint;
+}
+
+/** A provider's API endpoint, and the environment variables that name it and its key. */
+export interface ProviderEndpoint {
+  /** The provider's name in messages ("the DeepSeek API at …"). */
+  readonly title: string;
+  /** The key's variables, the first set one wins. */
+  readonly keyEnv: readonly string[];
+  /** The base URL's variables (a local server is named by one: `OPENAI_BASE_URL`). */
+  readonly baseUrlEnv: readonly string[];
+  /** The public endpoint, or a local server's usual address. */
+  readonly defaultBaseURL: string;
+}
+
+let registered: Readonly<Record<string, ProviderWire>> | undefined;
+
+/** The registry's providers, as `useProviders` (core/engine/providers-registered.ts) hands core the adapters. */
+export function registerProviderWires(wires: Readonly<Record<string, ProviderWire>>): void {
+  registered = wires;
+}
+
+function registeredWires(): Readonly<Record<string, ProviderWire>> {
+  if (!registered)
+    throw new ForkcacheError(
+      'INTERNAL',
+      'no provider adapters: import forkcache from its entry (the package, or src/index.ts), which hands core src/providers/registry.ts',
+    );
+  return registered;
+}
+
+/** The ids of the providers handed to core (`useProviders`), in the registry's order. */
+export function providerIds(): readonly ProviderId[] {
+  return Object.keys(registeredWires()) as ProviderId[];
+}
+
+/** How `provider` speaks and where it is; an id no adapter has is refused, naming `field` and the ids there are. */
+export function providerWireOf(provider: ProviderId, field = 'provider'): ProviderWire {
+  const wires = registeredWires();
+  const wire = Object.hasOwn(wires, provider) ? wires[provider] : undefined;
+  if (!wire)
+    throw new ForkcacheError(
+      'INVALID_OPTION',
+      `${field}: expected one of ${Object.keys(wires).join(', ')}, got "${String(provider)}"`,
+      { data: { field } },
+    );
+  return wire;
+}
+
+function firstEnv(names: readonly string[]): string | undefined {
+  for (const name of names) if (process.env[name]) return process.env[name];
+  return undefined;
+}
+
+/** A provider's base URL and key as the environment gives them (its default URL when none is set). */
+export function endpointFromEnv(endpoint: ProviderEndpoint): { baseURL: string; apiKey: string | undefined } {
+  return { baseURL: firstEnv(endpoint.baseUrlEnv) ?? endpoint.defaultBaseURL, apiKey: firstEnv(endpoint.keyEnv) };
+}
+
+/**
+ * A provider id, checked against the registered providers as it is read (not as the schema is
+ * built: the schemas that use it are built before an entry hands core its providers, and a
+ * registry handed over later is the one that counts).
+ */
+export const providerIdSchema = z.string().refine((id) => providerIds().includes(id as ProviderId), {
+  error: () => `expected one of ${providerIds().join(', ')}`,
+}) as z.ZodType<ProviderId>;
 
 /**
  * When a request's cache writes become readable by a sibling, which is what the warm-first
@@ -29,11 +116,6 @@ export type Readability = 'response-start' | 'response-end' | 'none';
  */
 export const OPENAI_WIRES = ['chat', 'responses'] as const;
 export type OpenAiWire = (typeof OPENAI_WIRES)[number];
-
-/** True for the providers that speak Chat Completions. */
-export function isChatProvider(provider: ProviderId): provider is Exclude<ProviderId, 'anthropic'> {
-  return provider !== 'anthropic';
-}
 
 /**
  * A cached prefix of `tokens` as a provider with a cache step of `step` tokens can read it:

@@ -14,6 +14,12 @@ export const anthropicAdapter: ProviderAdapter = {
   readability: 'response-start',
   cacheStepTokens: 1,
   local: false,
+  endpoint: {
+    title: 'Anthropic',
+    keyEnv: ['ANTHROPIC_API_KEY'],
+    baseUrlEnv: ['ANTHROPIC_BASE_URL'],
+    defaultBaseURL: 'https://api.anthropic.com',
+  },
   forkBody: (prefix) => (child, perRequest, marker) => childRequestBody(prefix, child, perRequest, { marker }),
   openForkWire(api, prefix) {
     const client = cachedClient(api, prefix, () =>

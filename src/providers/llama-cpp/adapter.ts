@@ -1,6 +1,7 @@
 import type OpenAI from 'openai';
 import type { EngineHooks, ProviderAdapter, ProviderConnection } from '../../core/engine/provider.ts';
 import { chatAdapter, chatConnection } from '../openai/adapter.ts';
+import { LLAMA_CHAT } from './dialect.ts';
 import { createChatClient } from '../openai/client.ts';
 import { streamChatBytes } from '../openai/stream.ts';
 import { pinToSlot } from './pin-slot.ts';
@@ -17,6 +18,14 @@ const chat = chatAdapter(
     local: true,
     // llama-server serves the one model it loaded, whatever the id: a local id, never priced
     defaultModel: 'local-gguf',
+    // 8080 is llama-server's usual port; `OPENAI_BASE_URL` names the server, any key is accepted
+    endpoint: {
+      title: 'llama.cpp',
+      keyEnv: ['OPENAI_API_KEY'],
+      baseUrlEnv: ['OPENAI_BASE_URL'],
+      defaultBaseURL: 'http://127.0.0.1:8080/v1',
+    },
+    chat: LLAMA_CHAT,
   },
   {
     // the slot is the permit's, known only once the request may leave: it goes into the suffix
@@ -32,7 +41,7 @@ const chat = chatAdapter(
  */
 export const llamaCppAdapter: ProviderAdapter = {
   ...chat,
-  connect: (api) => llamaConnection(createChatClient({ ...api, provider: 'llama-cpp', defaultHeaders: api.headers })),
+  connect: (api) => llamaConnection(createChatClient({ ...api, provider: chat, defaultHeaders: api.headers })),
 };
 
 function llamaConnection(client: OpenAI): ProviderConnection {

@@ -1,7 +1,7 @@
 import type OpenAI from 'openai';
 import type { Clock } from '../../core/util/clock.ts';
 import type { FrozenPrefix } from '../../core/prefix/freeze.ts';
-import { dialectOf } from '../../core/prefix/chat-dialects.ts';
+import { LLAMA_CHAT } from './dialect.ts';
 import { chatRequestBody, closedChatHead } from '../openai/body.ts';
 import { WRAPPED_DIRECTIVE_OPENING } from '../../core/fork/directive.ts';
 import { FORK_BOILERPLATE_CLOSE } from '../../core/wire/fork-text.ts';
@@ -76,7 +76,7 @@ async function clearsIdleSlots(run: SlotFillRun): Promise<boolean> {
 
 /** The warm-up pinned to one slot; its usage is recorded (the first one also measures the prefix). */
 async function warmSlot(run: SlotFillRun, slot: number, measure: boolean): Promise<boolean> {
-  const body = closedChatHead(run.prefix, dialectOf('llama-cpp'), undefined, { id_slot: slot });
+  const body = closedChatHead(run.prefix, LLAMA_CHAT, undefined, { id_slot: slot });
   const shim = { beginWarming() {}, markWarm() {}, warmingFailed() {} };
   const measured = await chatWarmup({
     send: () => sendChatBytes(run.client, body, { signal: run.signal }).then((sent) => sent.message),
@@ -111,7 +111,7 @@ async function extendWithRules(run: SlotFillRun, slot: number): Promise<void> {
     rules,
     { max_tokens: 1, id_slot: slot },
     {
-      dialect: dialectOf('llama-cpp'),
+      dialect: LLAMA_CHAT,
       marker: false,
     },
   );

@@ -4,7 +4,7 @@ import type { CacheTtl } from '../../core/wire/cache.ts';
 import type { HeadEnd } from '../../core/prefix/sab.ts';
 import { ForkcacheError } from '../../core/util/errors.ts';
 import { serializeChatSuffix } from '../../core/prefix/chat-head.ts';
-import type { ChatDialect } from '../../core/prefix/chat-dialects.ts';
+import type { ChatDialect } from '../../core/wire/chat-dialect.ts';
 
 /** The fields a Chat Completions request sets per request, from the loop's neutral ones. */
 export function chatPerRequest(

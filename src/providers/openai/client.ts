@@ -1,8 +1,10 @@
 import OpenAI from 'openai';
-import { type ChatProviderId, chatEndpointFromEnv, dialectOf } from '../../core/prefix/chat-dialects.ts';
+import type { ProviderAdapter } from '../../core/engine/provider.ts';
+import { endpointFromEnv } from '../../core/wire/providers.ts';
 
 interface ChatClientOptions {
-  provider: ChatProviderId;
+  /** The provider's endpoint and dialect: its adapter (`PROVIDERS.dashscope`), or the facts `chatAdapter` is made of. */
+  provider: Pick<ProviderAdapter, 'endpoint' | 'chat'>;
   /** API root including `/v1` (the emulator's `url` + `/v1`). Default: the provider's env var, else its public endpoint. */
   baseURL?: string | undefined;
   /** Default: the provider's key variable (`OPENAI_API_KEY`, `DASHSCOPE_API_KEY`, `DEEPSEEK_API_KEY`). */
@@ -19,13 +21,13 @@ interface ChatClientOptions {
  * forkcache sends raw bytes through `client.post`: a Uint8Array body reaches `fetch` unchanged.
  */
 export function createChatClient(options: ChatClientOptions): OpenAI {
-  const env = chatEndpointFromEnv(options.provider);
+  const env = endpointFromEnv(options.provider.endpoint);
   return new OpenAI({
     baseURL: options.baseURL ?? env.baseURL,
     apiKey: options.apiKey || env.apiKey || 'no-key',
     maxRetries: options.maxRetries ?? 0,
     timeout: options.timeoutMs ?? 600_000,
     ...(options.fetch ? { fetch: options.fetch } : {}),
-    defaultHeaders: { ...dialectOf(options.provider).headers, ...options.defaultHeaders },
+    defaultHeaders: { ...options.provider.chat?.headers, ...options.defaultHeaders },
   });
 }

@@ -4,7 +4,7 @@ import { markerOf } from '../../core/prefix/markers.ts';
 import { chatPerRequest } from './body.ts';
 import { chatToolChoice, chatTools, systemMessage } from '../../core/prefix/chat-head.ts';
 import { type ChatMessage, toChatMessages } from '../../core/prefix/chat-messages.ts';
-import type { ChatDialect } from '../../core/prefix/chat-dialects.ts';
+import type { ChatDialect } from '../../core/wire/chat-dialect.ts';
 import { sendChatBytes } from './stream.ts';
 
 /** An ordinary (not forked) request in the neutral shape: what an agent such as the demo's parent sends. */

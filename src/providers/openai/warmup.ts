@@ -5,9 +5,8 @@ import { ForkcacheError, toWireError } from '../../core/util/errors.ts';
 import { normalizeUsage, totalInputTokens, type UsageInput } from '../../core/ledger/usage.ts';
 import type { FrozenPrefix } from '../../core/prefix/freeze.ts';
 import { cacheKeyOf } from '../../core/loop/transport.ts';
-import { isChatProvider } from '../../core/wire/providers.ts';
+import { providerWireOf } from '../../core/wire/providers.ts';
 import { closedChatHead } from './body.ts';
-import { dialectOf } from '../../core/prefix/chat-dialects.ts';
 import { sendChatBytes } from './stream.ts';
 import { prewarmBody, sendResponsesBytes } from './responses.ts';
 
@@ -24,8 +23,8 @@ export async function sendChatWarmup(
   onReadable: () => void,
   signal?: AbortSignal,
 ): Promise<Anthropic.Message> {
-  if (!isChatProvider(prefix.provider))
-    throw new ForkcacheError('INTERNAL', `a ${prefix.provider} head has no Chat Completions warm-up`);
+  const dialect = providerWireOf(prefix.provider).chat;
+  if (!dialect) throw new ForkcacheError('INTERNAL', `a ${prefix.provider} head has no Chat Completions warm-up`);
   if (prefix.responses) {
     // the Responses API's prewarm: the prefix written, no output generated (none paid)
     const { message } = await sendResponsesBytes(client, prewarmBody(prefix, cacheKeyOf(prefix.sha256)), {
@@ -34,7 +33,7 @@ export async function sendChatWarmup(
     });
     return message;
   }
-  const body = closedChatHead(prefix, dialectOf(prefix.provider), cacheKeyOf(prefix.sha256));
+  const body = closedChatHead(prefix, dialect, cacheKeyOf(prefix.sha256));
   const { message } = await sendChatBytes(client, body, { onStart: onReadable, signal });
   return message;
 }

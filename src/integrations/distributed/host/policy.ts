@@ -2,12 +2,11 @@ import { realpathSync } from 'node:fs';
 import { basename, dirname, resolve, sep } from 'node:path';
 import { ForkcacheError } from '../../../core/util/errors.ts';
 import type { ForkTask } from '../../../core/pool/protocol.ts';
-import { chatEndpointFromEnv } from '../../../core/prefix/chat-dialects.ts';
 import { withoutCredentials } from '../../../core/wire/headers.ts';
 import { decide, type PermissionDecision, type PermissionPolicy } from '../../../core/tools/permissions.ts';
 import type { SandboxChoice } from '../../../core/tools/sandbox/types.ts';
 import type { HostToolInfo } from '../../../core/tools/host-tools.ts';
-import { isChatProvider, type ProviderId } from '../../../core/wire/providers.ts';
+import { endpointFromEnv, type ProviderId, providerWireOf } from '../../../core/wire/providers.ts';
 import { type ExecutableToolName, FILE_TOOL_NAMES } from '../../../core/wire/tool-names.ts';
 import { TOOL_FLAGS, type ToolFlagName, toolFlagsOf } from '../../../core/tools/tool-flags.ts';
 import { applyJobRules, HOST_FLAGS } from '../jobs/rules.ts';
@@ -62,19 +61,13 @@ interface HostEndpoint {
 
 /** The endpoint this host sends a provider's requests to, and the key it sends. */
 function hostEndpoint(provider: ProviderId, options: HostPolicyOptions): HostEndpoint {
-  if (isChatProvider(provider)) {
-    const env = chatEndpointFromEnv(provider);
-    return {
-      baseURL: options.baseURL ?? env.baseURL,
-      apiKey: options.apiKey || env.apiKey || 'no-key',
-      source: options.baseURL ? 'its baseURL option' : `its environment or the ${provider} default`,
-    };
-  }
-  const fromEnv = process.env['ANTHROPIC_BASE_URL'];
+  const { endpoint } = providerWireOf(provider);
+  const env = endpointFromEnv(endpoint);
+  const fromEnv = endpoint.baseUrlEnv.find((name) => Boolean(process.env[name]));
   return {
-    baseURL: options.baseURL ?? fromEnv ?? 'https://api.anthropic.com',
-    apiKey: options.apiKey || process.env['ANTHROPIC_API_KEY'] || 'no-key',
-    source: options.baseURL ? 'its baseURL option' : fromEnv ? 'ANTHROPIC_BASE_URL' : 'the Anthropic default',
+    baseURL: options.baseURL ?? env.baseURL,
+    apiKey: options.apiKey || env.apiKey || 'no-key',
+    source: options.baseURL ? 'its baseURL option' : (fromEnv ?? `the ${endpoint.title} default`),
   };
 }
 
