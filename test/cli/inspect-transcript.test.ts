@@ -1,20 +1,20 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { forkcache } from './run-cli.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const DIR = join(ROOT, 'test/fixtures/claude-code/2.1.332/fork-fanout');
-const cli = (...args: string[]) =>
-  spawnSync(process.execPath, [join(ROOT, 'bin/forkcache.js'), 'inspect-transcript', ...args], {
-    encoding: 'utf8',
-    env: { ...process.env, ANTHROPIC_API_KEY: '' },
-  });
+// the command in this process (run-cli.ts): its exit code as `status`
+const cli = async (...args: string[]) => {
+  const { code, stdout, stderr } = await forkcache(['inspect-transcript', ...args], { ANTHROPIC_API_KEY: '' });
+  return { status: code, stdout, stderr };
+};
 
 describe('forkcache inspect-transcript', () => {
-  it('prints the rebuilt parent of a real Claude Code session without running it', () => {
-    const res = cli(join(DIR, 'session.jsonl'), '--json');
+  it('prints the rebuilt parent of a real Claude Code session without running it', async () => {
+    const res = await cli(join(DIR, 'session.jsonl'), '--json');
     expect(res.status).toBe(0);
     const shape = JSON.parse(res.stdout) as Record<string, unknown>;
     expect(shape).toMatchObject({
@@ -28,33 +28,33 @@ describe('forkcache inspect-transcript', () => {
     });
   });
 
-  it('shows where a 2.1.337 session sent its requests (its api-request-route)', () => {
+  it('shows where a 2.1.337 session sent its requests (its api-request-route)', async () => {
     const session = join(ROOT, 'test/fixtures/claude-code/2.1.337/fork-fanout/session.jsonl');
-    const json = cli(session, '--json');
+    const json = await cli(session, '--json');
     expect(json.status).toBe(0);
     expect(JSON.parse(json.stdout)).toMatchObject({ route: { provider: 'customEndpoint', credential: 'key' } });
-    const text = cli(session);
+    const text = await cli(session);
     expect(text.stdout).toContain('\nroute    customEndpoint (credential key)\n');
     expect(text.stdout).not.toContain('skipped');
-    expect(JSON.parse(cli(join(DIR, 'session.jsonl'), '--json').stdout)).toMatchObject({ route: null });
+    expect(JSON.parse((await cli(join(DIR, 'session.jsonl'), '--json')).stdout)).toMatchObject({ route: null });
   });
 
-  it("refuses a fork child's transcript with exit 2, naming the parent session", () => {
-    const res = cli(join(DIR, 'session/subagents/agent-a3df335d75f9e1451.jsonl'));
+  it("refuses a fork child's transcript with exit 2, naming the parent session", async () => {
+    const res = await cli(join(DIR, 'session/subagents/agent-a3df335d75f9e1451.jsonl'));
     expect(res.status).toBe(2);
     expect(res.stderr).toMatch(
       /this is a fork child of session 00000000-0000-4000-8000-000000000001; import the parent/,
     );
   });
 
-  it('a malformed record: exit 2, naming file, line and record type', () => {
+  it('a malformed record: exit 2, naming file, line and record type', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fc-inspect-'));
     try {
       const path = join(dir, 'session.jsonl');
       const lines = readFileSync(join(DIR, 'session.jsonl'), 'utf8').split('\n');
       lines[13] = JSON.stringify({ ...(JSON.parse(lines[13]!) as object), shape: { system: 'not blocks', tools: [] } });
       writeFileSync(path, lines.join('\n'));
-      const res = cli(path);
+      const res = await cli(path);
       expect(res.status).toBe(2);
       expect(res.stderr).toContain(`${path}:14: api-request-shape record: shape.system:`);
     } finally {

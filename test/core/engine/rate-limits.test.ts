@@ -72,8 +72,12 @@ describe('rate-limit admission', () => {
     const { clock, emulator, engine, close } = await setup(limits(12), {
       admission: 'off',
       maxRetries: 0,
-      turnRetry: { retries: 20, baseMs: 0 },
+      // a fork's retry waits on the worker's own (real) clock: 10 ms at most, not the 429's
+      // `retry-after` (a second or more), and the emulator's clock moves one request's share of
+      // the minute (RPM 12: 5 s) at each 429 it answers instead
+      turnRetry: { retries: 20, baseMs: 0, maxMs: 10 },
     });
+    emulator.on('request-end', (e) => e.status === 429 && clock.advance(5_000));
     try {
       const { forks, summary } = await driveClock(
         clock,

@@ -38,7 +38,8 @@ describe('the jail under a directory swapped for a symlink (issue 15, case 5)', 
     const tools = executorIn(sandbox, { allow: ['read_file', 'write_file', 'edit_file', 'grep'] });
     const reads: string[] = [];
     try {
-      for (let round = 0; round < 150; round++) {
+      // 60 rounds, about 1,000 reads: the escape this guards against hit 17% of them
+      for (let round = 0; round < 60; round++) {
         const batch = [
           ...Array.from({ length: 16 }, () =>
             tools
