@@ -10,7 +10,8 @@ import { defineConfig } from 'vitest/config';
  * the forkcache command (in-process through test/cli/run-cli.ts, which sets the environment and
  * captures the standard streams of the process, or as real processes), or the real servers
  * (redis-server, llama-server, a browser), on forks, `FORKCACHE_TEST_WORKERS` at a time
- * (default 2: they start processes of their own, and a 2-core machine runs two well).
+ * (default 2: they start processes of their own, and a 2-core machine runs two well); each
+ * fork runs file after file, as each thread of `unit` does (`isolate: false`).
  *
  * A file is integration when its source names one of INTEGRATION_MARKS: the classification
  * follows what the test does, so a new test lands in the right project without a list here.
@@ -117,6 +118,11 @@ export default defineConfig({
           include: integration,
           pool: 'forks',
           maxWorkers: workers,
+          // one process per worker runs file after file (as `unit` does in its threads): a file
+          // no longer pays a fresh process's module graph (the providers' registry and both SDKs
+          // in the setup file alone). What a file changes in its process (the environment, the
+          // working directory, a signal handler) it puts back, as it must for its own tests.
+          isolate: false,
         },
       },
       {

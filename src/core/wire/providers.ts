@@ -15,7 +15,7 @@ export interface ProviderRegister {}
 export type ProviderId = ProviderRegister extends { providers: infer P } ? keyof P & string : string;
 
 /** The provider of a fan-out, a plan or a manifest that names none (every run before providers existed). */
-export const DEFAULT_PROVIDER = 'anthropic' as ProviderId;
+export const DEFAULT_PROVIDER: ProviderId = 'anthropic';
 
 /**
  * What core's lower rooms (the frozen head, the options, the endpoint check) read of a
