@@ -92,28 +92,39 @@ interface ForkLoopOptions {
 export async function runForkLoop(options: ForkLoopOptions): Promise<ForkOutcome> {
   const loop = loopSettings(options);
   const state = startForkState(options.child.messages, options.prefix.head.byteLength, options.turnsDone);
-  const end = ({ status, error }: ForkEnding): ForkOutcome => {
-    const result = forkOutcome(state, status, error);
-    options.transcript?.end(result);
-    return result;
-  };
+  let ending: ForkEnding;
   try {
-    const resumed = await resumeFork(options, loop, state);
-    if (resumed) return end(resumed);
-    for (;;) {
-      options.signal?.throwIfAborted();
-      if (state.turn >= loop.maxTurns) return end(outOfTurns(loop.maxTurns));
-      const message = await sendNextTurn(options, loop, state);
-      const next = turnNext(message, state.turn);
-      if (next.kind === 'end') return end(next);
-      if (next.kind === 'tools') await runToolCalls(options, loop, state, message, next.uses);
-      else if (next.kind === 'final') {
-        const ended = await judgeFinal(options, loop, state, next.stopReason);
-        if (ended) return end(ended);
-      }
-    }
+    ending = await runTurns(options, loop, state);
   } catch (err) {
-    return end(failureEnding(err, options.signal, state.turn));
+    ending = failureEnding(err, options.signal, state.turn);
+  }
+  const outcome = forkOutcome(state, ending.status, ending.error);
+  try {
+    options.transcript?.end(outcome);
+    return outcome;
+  } catch (err) {
+    // the end line could not be written (a full disk): the outcome says so, with its turns, and
+    // the sink that just failed is not written again; resume finds the fork unfinished
+    const failed = failureEnding(err, undefined, state.turn);
+    return forkOutcome(state, failed.status, failed.error);
+  }
+}
+
+/** The fork's turns, from a resumed fork's prompt to the ending one of them leads to. */
+async function runTurns(options: ForkLoopOptions, loop: LoopSettings, state: ForkState): Promise<ForkEnding> {
+  const resumed = await resumeFork(options, loop, state);
+  if (resumed) return resumed;
+  for (;;) {
+    options.signal?.throwIfAborted();
+    if (state.turn >= loop.maxTurns) return outOfTurns(loop.maxTurns);
+    const message = await sendNextTurn(options, loop, state);
+    const next = turnNext(message, state.turn);
+    if (next.kind === 'end') return next;
+    if (next.kind === 'tools') await runToolCalls(options, loop, state, message, next.uses);
+    else if (next.kind === 'final') {
+      const ended = await judgeFinal(options, loop, state, next.stopReason);
+      if (ended) return ended;
+    }
   }
 }
 
