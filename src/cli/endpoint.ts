@@ -24,6 +24,7 @@ export interface Endpoint {
 function realEndpoint(provider: ProviderId): {
   baseURL: string;
   apiKey: string | undefined;
+  baseUrlFrom: string | undefined;
   keyName: string;
   label: string;
 } {
@@ -48,9 +49,8 @@ export async function openEndpoint(
 ): Promise<Endpoint> {
   const real = realEndpoint(provider);
   // An empty key is no key (tests and users clear a variable with KEY=), as before providers existed.
-  const { local, chat, endpoint } = PROVIDERS[provider];
-  const named = endpoint.baseUrlEnv.some((name) => Boolean(process.env[name]));
-  const configured = local ? named : Boolean(real.apiKey);
+  const { local, chat } = PROVIDERS[provider];
+  const configured = local ? real.baseUrlFrom !== undefined : Boolean(real.apiKey);
   const insist = api === 'real' || api === 'anthropic';
   if (insist && !configured)
     throw new ForkcacheError('INVALID_FLAG', `--api ${api}: ${real.keyName} is not set`, {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { calendarDate } from '../core/models/dates.ts';
 import { HEADER_NAME } from '../core/wire/credentials.ts';
 import { providerIdSchema } from '../core/wire/providers.ts';
-import { PROVIDERS } from '../providers/registry.ts';
+import { PROVIDER_IDS } from '../providers/registry.ts';
 import { latencyNameSchema } from '../integrations/emulator/latency.ts';
 import { intFlagIn, parseFlags, usdFlag } from './flags.ts';
 
@@ -55,7 +55,7 @@ export const FLAGS = {
   },
   provider: {
     spec: '--provider <name>',
-    description: `the provider whose API is spoken: ${Object.keys(PROVIDERS).join(' | ')} (run: over the plan's provider; resume: must be the run's; demo and emulator: the API the emulator stands in for)`,
+    description: `the provider whose API is spoken: ${PROVIDER_IDS.join(' | ')} (run: over the plan's provider; resume: must be the run's; demo and emulator: the API the emulator stands in for)`,
     schema: providerIdSchema.optional(),
     planField: 'provider',
   },

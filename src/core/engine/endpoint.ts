@@ -1,5 +1,5 @@
 import { ForkcacheError } from '../util/errors.ts';
-import { type ProviderId, providerWireOf } from '../wire/providers.ts';
+import { endpointFromEnv, type ProviderId, providerWireOf } from '../wire/providers.ts';
 
 /**
  * An engine with neither a key nor an endpoint would send every fork to the real API
@@ -7,13 +7,12 @@ import { type ProviderId, providerWireOf } from '../wire/providers.ts';
  * naming both ways out. A base URL alone is fine (the emulator, a local engine take any key).
  */
 export function assertEndpoint(provider: ProviderId, baseURL: string | undefined, apiKey: string | undefined): void {
-  const { keyEnv, baseUrlEnv } = providerWireOf(provider).endpoint;
-  const env = { key: keyEnv, base: baseUrlEnv };
-  const set = (names: readonly string[]): boolean => names.some((name) => Boolean(process.env[name]));
-  if (baseURL !== undefined || apiKey || set(env.key) || set(env.base)) return;
+  const { endpoint } = providerWireOf(provider);
+  const env = endpointFromEnv(endpoint);
+  if (baseURL !== undefined || apiKey || env.apiKey || env.baseUrlFrom) return;
   throw new ForkcacheError(
     'INVALID_OPTION',
-    `ForkEngine options: apiKey: no API key and no baseURL for provider '${provider}'. Give apiKey (or set ${env.key.join('/')}) to use the real API, or baseURL (or ${env.base.join('/')}) to point the engine at an endpoint: for the local emulator, baseURL: (await startEmulator()).url`,
+    `ForkEngine options: apiKey: no API key and no baseURL for provider '${provider}'. Give apiKey (or set ${endpoint.keyEnv.join('/')}) to use the real API, or baseURL (or ${endpoint.baseUrlEnv.join('/')}) to point the engine at an endpoint: for the local emulator, baseURL: (await startEmulator()).url`,
     { data: { field: 'apiKey' } },
   );
 }

@@ -287,17 +287,17 @@ export function resolveEngineOptions(input: ForkEngineOptions): ResolvedEngineOp
   }
   const bench = benchOptionsOf(input);
   const provider = o.provider ?? DEFAULT_PROVIDER;
-  const adapter = providerWireOf(provider);
-  if (o.openaiWire === 'responses' && !adapter.responsesApi)
+  const wire = providerWireOf(provider);
+  if (o.openaiWire === 'responses' && !wire.responsesApi)
     throw new ForkcacheError(
       'INVALID_OPTION',
-      `openaiWire: 'responses' is OpenAI's API; provider '${provider}' speaks ${adapter.chat ? 'Chat Completions' : 'the Messages API'}`,
+      `openaiWire: 'responses' is OpenAI's API; provider '${provider}' speaks ${wire.chat ? 'Chat Completions' : 'the Messages API'}`,
       { data: { field: 'openaiWire' } },
     );
   if (!o.client) assertEndpoint(provider, o.baseURL, o.apiKey);
   // an Anthropic client the embedder passed (`client`) speaks the Messages API only
-  const client = adapter.chat ? undefined : o.client;
-  const env = endpointFromEnv(adapter.endpoint);
+  const client = wire.chat ? undefined : o.client;
+  const env = endpointFromEnv(wire.endpoint);
   const baseURL = o.baseURL ?? client?.baseURL ?? env.baseURL;
   const apiKey = o.apiKey || client?.apiKey || env.apiKey || 'no-key';
   return {

@@ -80,14 +80,27 @@ export function providerWireOf(provider: ProviderId, field = 'provider'): Provid
   return wire;
 }
 
-function firstEnv(names: readonly string[]): string | undefined {
-  for (const name of names) if (process.env[name]) return process.env[name];
-  return undefined;
+/** The first of `names` set to a non-empty value (an empty variable is unset: `KEY=` clears it). */
+function firstSet(names: readonly string[]): string | undefined {
+  return names.find((name) => Boolean(process.env[name]));
 }
 
-/** A provider's base URL and key as the environment gives them (its default URL when none is set). */
-export function endpointFromEnv(endpoint: ProviderEndpoint): { baseURL: string; apiKey: string | undefined } {
-  return { baseURL: firstEnv(endpoint.baseUrlEnv) ?? endpoint.defaultBaseURL, apiKey: firstEnv(endpoint.keyEnv) };
+/**
+ * A provider's base URL and key as the environment gives them (its default URL when none is
+ * set), and the variable the base URL came from (`baseUrlFrom`: undefined for the default).
+ */
+export function endpointFromEnv(endpoint: ProviderEndpoint): {
+  baseURL: string;
+  apiKey: string | undefined;
+  baseUrlFrom: string | undefined;
+} {
+  const baseUrlFrom = firstSet(endpoint.baseUrlEnv);
+  const keyFrom = firstSet(endpoint.keyEnv);
+  return {
+    baseURL: baseUrlFrom ? process.env[baseUrlFrom]! : endpoint.defaultBaseURL,
+    apiKey: keyFrom ? process.env[keyFrom] : undefined,
+    baseUrlFrom,
+  };
 }
 
 /**

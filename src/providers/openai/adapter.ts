@@ -99,7 +99,7 @@ export function chatConnection(client: OpenAI): ProviderConnection {
 // soon as it is allocated: siblings in one batch share it (`none`).
 
 /** A dialect with no markers and `max_tokens`: the automatic-cache providers' (DeepSeek, vLLM, llama.cpp). */
-const PLAIN_CHAT: ChatDialect = { markers: false, maxTokensField: 'max_tokens', cacheKey: false, headers: {} };
+export const PLAIN_CHAT: ChatDialect = { markers: false, maxTokensField: 'max_tokens', cacheKey: false, headers: {} };
 
 /** OpenAI: automatic caching, hits reported in 128-token increments; also the Responses API. */
 export const openaiAdapter = chatAdapter('openai', {

@@ -63,11 +63,10 @@ interface HostEndpoint {
 function hostEndpoint(provider: ProviderId, options: HostPolicyOptions): HostEndpoint {
   const { endpoint } = providerWireOf(provider);
   const env = endpointFromEnv(endpoint);
-  const fromEnv = endpoint.baseUrlEnv.find((name) => Boolean(process.env[name]));
   return {
     baseURL: options.baseURL ?? env.baseURL,
     apiKey: options.apiKey || env.apiKey || 'no-key',
-    source: options.baseURL ? 'its baseURL option' : (fromEnv ?? `the ${endpoint.title} default`),
+    source: options.baseURL ? 'its baseURL option' : (env.baseUrlFrom ?? `the ${endpoint.title} default`),
   };
 }
 
