@@ -6,16 +6,13 @@ import { forkcache } from './run-cli.ts';
 
 const ROOT = join(import.meta.dirname, '../..');
 const DIR = join(ROOT, 'test/fixtures/claude-code/2.1.332/fork-fanout');
-// the command in this process (run-cli.ts): its exit code as `status`
-const cli = async (...args: string[]) => {
-  const { code, stdout, stderr } = await forkcache(['inspect-transcript', ...args], { ANTHROPIC_API_KEY: '' });
-  return { status: code, stdout, stderr };
-};
+// the command in this process (run-cli.ts)
+const cli = (...args: string[]) => forkcache(['inspect-transcript', ...args], { ANTHROPIC_API_KEY: '' });
 
 describe('forkcache inspect-transcript', () => {
   it('prints the rebuilt parent of a real Claude Code session without running it', async () => {
     const res = await cli(join(DIR, 'session.jsonl'), '--json');
-    expect(res.status).toBe(0);
+    expect(res.code).toBe(0);
     const shape = JSON.parse(res.stdout) as Record<string, unknown>;
     expect(shape).toMatchObject({
       source: 'wire',
@@ -31,7 +28,7 @@ describe('forkcache inspect-transcript', () => {
   it('shows where a 2.1.337 session sent its requests (its api-request-route)', async () => {
     const session = join(ROOT, 'test/fixtures/claude-code/2.1.337/fork-fanout/session.jsonl');
     const json = await cli(session, '--json');
-    expect(json.status).toBe(0);
+    expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toMatchObject({ route: { provider: 'customEndpoint', credential: 'key' } });
     const text = await cli(session);
     expect(text.stdout).toContain('\nroute    customEndpoint (credential key)\n');
@@ -41,7 +38,7 @@ describe('forkcache inspect-transcript', () => {
 
   it("refuses a fork child's transcript with exit 2, naming the parent session", async () => {
     const res = await cli(join(DIR, 'session/subagents/agent-a3df335d75f9e1451.jsonl'));
-    expect(res.status).toBe(2);
+    expect(res.code).toBe(2);
     expect(res.stderr).toMatch(
       /this is a fork child of session 00000000-0000-4000-8000-000000000001; import the parent/,
     );
@@ -55,7 +52,7 @@ describe('forkcache inspect-transcript', () => {
       lines[13] = JSON.stringify({ ...(JSON.parse(lines[13]!) as object), shape: { system: 'not blocks', tools: [] } });
       writeFileSync(path, lines.join('\n'));
       const res = await cli(path);
-      expect(res.status).toBe(2);
+      expect(res.code).toBe(2);
       expect(res.stderr).toContain(`${path}:14: api-request-shape record: shape.system:`);
     } finally {
       rmSync(dir, { recursive: true, force: true });

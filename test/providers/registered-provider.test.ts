@@ -8,7 +8,7 @@ import { planSchema } from '../../src/cli/plan/plan.ts';
 import { demoWire, emulatorApiOf } from '../../src/cli/demo/provider-wire.ts';
 import { chatAdapter } from '../../src/providers/openai/adapter.ts';
 import { PROVIDERS } from '../../src/providers/registry.ts';
-import { fixture } from '../helpers.ts';
+import { fixture, restoreEnv } from '../helpers.ts';
 
 /*
  * Issue 46: a new provider is its folder and its registry line; core and the CLI take its id
@@ -59,7 +59,7 @@ describe('a provider registered beside the built-in ones', () => {
   });
 
   it('resolves its endpoint from its own variables, and refuses the Responses API it does not speak', () => {
-    const saved = { key: process.env['EXAMPLE_API_KEY'], base: process.env['EXAMPLE_BASE_URL'] };
+    const saved = { ...process.env };
     try {
       process.env['EXAMPLE_API_KEY'] = 'k-example';
       delete process.env['EXAMPLE_BASE_URL'];
@@ -76,12 +76,7 @@ describe('a provider registered beside the built-in ones', () => {
         /provider 'example-chat' speaks Chat Completions/,
       );
     } finally {
-      for (const [name, value] of [
-        ['EXAMPLE_API_KEY', saved.key],
-        ['EXAMPLE_BASE_URL', saved.base],
-      ] as const)
-        if (value === undefined) delete process.env[name];
-        else process.env[name] = value;
+      restoreEnv(saved);
     }
   });
 
