@@ -3,4 +3,4 @@
  * relocated `dist/` finds no file there). test/core/util/version.test.ts holds it equal to
  * package.json's `version`, so a release that bumps one and not the other fails the suite.
  */
-export const VERSION = '0.8.0';
+export const VERSION = '0.8.1';

@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
 import { ForkcacheError } from '../../util/errors.ts';
+import { execFileText } from '../../util/exec-file.ts';
 
 /*
  * The one way forkcache runs git on the host. A fork's worktree is written by an untrusted
@@ -144,26 +144,14 @@ interface GitCall {
 }
 
 /** Run git once; a failure is a GIT_FAILED error naming the command and git's message. */
-export function execGit(args: readonly string[], call: GitCall): Promise<GitResult> {
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      'git',
-      ['--no-pager', ...args],
-      { cwd: call.cwd, env: call.env, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
-        if (code === 0 || call.ok?.includes(code)) return resolve({ stdout, stderr, code });
-        const why = stderr.trim().split('\n').slice(-3).join(' / ') || (err?.message ?? `exit ${code}`);
-        reject(
-          new ForkcacheError('GIT_FAILED', `git ${args.slice(0, 2).join(' ')} failed in ${call.cwd}: ${why}`, {
-            data: { args: [...args], code },
-          }),
-        );
-      },
-    );
-    // a git that exits without reading its input must not crash forkcache with EPIPE
-    child.stdin?.on('error', () => undefined);
-    if (call.input === undefined) child.stdin?.end();
-    else child.stdin?.end(call.input);
+export async function execGit(args: readonly string[], call: GitCall): Promise<GitResult> {
+  const r = await execFileText('git', ['--no-pager', ...args], { cwd: call.cwd, env: call.env, input: call.input });
+  const code = r.code ?? -1;
+  if (code === 0 || call.ok?.includes(code)) return { stdout: r.stdout, stderr: r.stderr, code };
+  const why =
+    r.stderr.trim().split('\n').slice(-3).join(' / ') ||
+    (r.error?.message ?? (r.signal ? `killed by ${r.signal}` : `exit ${code}`));
+  throw new ForkcacheError('GIT_FAILED', `git ${args.slice(0, 2).join(' ')} failed in ${call.cwd}: ${why}`, {
+    data: { args: [...args], code },
   });
 }

@@ -1,10 +1,10 @@
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, rmdirSync } from 'node:fs';
 import { open, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { ForkcacheError } from '../../util/errors.ts';
+import { execFileText } from '../../util/exec-file.ts';
 import { findExecutable } from '../find-executable.ts';
 
 /*
@@ -19,8 +19,6 @@ import { findExecutable } from '../find-executable.ts';
  * is missing and the run says so. Setting one up costs a truncate, an mkfs of an empty file
  * system and a mount (`bench/reliability/workspace-disk.ts`).
  */
-
-const run = promisify(execFile);
 
 const BLOCK = 4096;
 /** Bytes of an inode in the table mkfs writes. */
@@ -134,11 +132,13 @@ function tools(): Tools {
   return probed;
 }
 
-const failure = (what: string, err: unknown): ForkcacheError =>
-  new ForkcacheError(
-    'WORKSPACE_DISK_FAILED',
-    `${what}: ${((err as { stderr?: string }).stderr ?? (err as Error).message ?? String(err)).trim()}`,
-  );
+/** Run one of the disk's programs; a failure is WORKSPACE_DISK_FAILED naming `what` and the program's message. */
+async function run(what: string, file: string, args: readonly string[]): Promise<void> {
+  const r = await execFileText(file, args);
+  if (r.code === 0) return;
+  const why = r.stderr.trim() || r.error?.message || (r.signal ? `killed by ${r.signal}` : `exit code ${r.code}`);
+  throw new ForkcacheError('WORKSPACE_DISK_FAILED', `${what}: ${why}`);
+}
 
 /** True when `dir` is the root of a file system mounted there (its device differs from its parent's). */
 export function isMountPoint(dir: string): boolean {
@@ -163,10 +163,10 @@ export async function makeDisk(image: string, dir: string, layout: { bytes: numb
     await file.close();
   }
   try {
-    await run(mkfs, mkfsArgs(image, layout.inodes));
+    await run(`mkfs.ext4 of ${image}`, mkfs, mkfsArgs(image, layout.inodes));
   } catch (err) {
     await unlink(image).catch(() => {});
-    throw failure(`mkfs.ext4 of ${image}`, err);
+    throw err;
   }
   await attachDisk(image, dir);
 }
@@ -176,11 +176,7 @@ export async function attachDisk(image: string, dir: string): Promise<void> {
   const { mount } = tools();
   mkdirSync(dir, { recursive: true });
   if (isMountPoint(dir)) return;
-  try {
-    await run(mount, ['-o', MOUNT_OPTIONS, image, dir]);
-  } catch (err) {
-    throw failure(`mount of ${image} at ${dir}`, err);
-  }
+  await run(`mount of ${image} at ${dir}`, mount, ['-o', MOUNT_OPTIONS, image, dir]);
   // git checks out only into an empty directory
   try {
     rmdirSync(path.join(dir, 'lost+found'));
@@ -199,11 +195,9 @@ export async function detachDisk(dir: string): Promise<void> {
   if (isMountPoint(dir)) {
     const { umount } = tools();
     try {
-      await run(umount, [dir]);
+      await run(`umount of ${dir}`, umount, [dir]);
     } catch {
-      await run(umount, ['-l', dir]).catch((err: unknown) => {
-        throw failure(`umount of ${dir}`, err);
-      });
+      await run(`umount of ${dir}`, umount, ['-l', dir]);
     }
   }
   await unlink(image).catch(() => {});

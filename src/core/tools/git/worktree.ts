@@ -1,8 +1,7 @@
-import { execFile } from 'node:child_process';
 import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
-import { promisify } from 'node:util';
 import { ForkcacheError } from '../../util/errors.ts';
+import { execFileText } from '../../util/exec-file.ts';
 import type { HostGit, WorktreeGit } from './host-git.ts';
 import { withPathLock } from '../path-lock.ts';
 import type { WorktreeLink } from './worktree-link.ts';
@@ -49,7 +48,6 @@ export function branchOf(forkId: string): string {
   return `${BRANCH_PREFIX}${forkId}`;
 }
 
-const run = promisify(execFile);
 const chains = new Map<string, Promise<unknown>>();
 
 /**
@@ -96,11 +94,8 @@ export function releaseStaleEntries(repo: HostGit, path: string): void {
  */
 export async function removeTrees(paths: readonly string[]): Promise<void> {
   if (paths.length === 0) return;
-  try {
-    await run('rm', ['-rf', '--', ...paths]);
-  } catch {
+  if ((await execFileText('rm', ['-rf', '--', ...paths])).code !== 0)
     for (const path of paths) rmSync(path, { recursive: true, force: true });
-  }
 }
 
 /**
