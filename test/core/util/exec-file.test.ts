@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { execFileText } from '../../../src/core/util/exec-file.ts';
@@ -10,21 +10,20 @@ import { tsxLoaderUrl } from '../../../src/core/pool/worker-file.ts';
 // returns must be what `execFile` gave; the helper must hold none of this process' secrets and
 // must never keep it alive or lose a call when it dies.
 
-/** The helper processes this process started: children whose command line is `node -e …execFile…`. */
-function helpers(): number[] {
-  return readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .filter((pid) => {
-      try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-        const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-        return ppid === process.pid && cmd[1] === '-e' && cmd[2]?.includes('execFile');
-      } catch {
-        return false; // gone meanwhile
-      }
-    })
-    .map(Number);
+/**
+ * The process that starts this module's programs: the parent of a shell it ran. It must be a
+ * helper: a child of this process running `node -e` with the runner's script. (This process may
+ * hold more than one: the CLI that tests run in-process loads its own copy of the module.)
+ */
+async function helper(): Promise<number> {
+  const pid = Number((await execFileText('sh', ['-c', 'echo $PPID'])).stdout.trim());
+  expect(pid).not.toBe(process.pid);
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  expect(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]), 'its parent').toBe(process.pid);
+  const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  expect(cmd[1]).toBe('-e');
+  expect(cmd[2]).toContain('execFile');
+  return pid;
 }
 
 describe('execFileText: programs started by the helper process', () => {
@@ -45,7 +44,8 @@ describe('execFileText: programs started by the helper process', () => {
     const capped = await execFileText('sh', ['-c', 'head -c 5000 /dev/zero'], { maxBuffer: 1000 });
     expect(capped.code).toBeNull();
     expect(capped.error?.code).toBe('ERR_CHILD_PROCESS_STDIO_MAXBUFFER');
-    expect(helpers()).toHaveLength(1);
+    // each of them started by the helper, not by this process
+    await helper();
   });
 
   it('gives each program exactly the environment of its call; the helper itself holds none of this process', async () => {
@@ -58,9 +58,7 @@ describe('execFileText: programs started by the helper process', () => {
       expect(own.stdout).toBe('[][this]\n');
       // no env: this process' environment, as execFile
       expect((await execFileText('sh', ['-c', 'echo "$FORKCACHE_TEST_SECRET"'])).stdout).toBe('sk-ant-canary\n');
-      const [helper] = helpers();
-      expect(helper).toBeDefined();
-      const environ = readFileSync(`/proc/${helper}/environ`, 'utf8');
+      const environ = readFileSync(`/proc/${await helper()}/environ`, 'utf8');
       expect(environ).not.toContain('sk-ant-canary');
       // PATH, and what Node sets up for the helper's IPC channel
       const names = environ
@@ -75,15 +73,12 @@ describe('execFileText: programs started by the helper process', () => {
   });
 
   it('a helper killed with calls in flight: those end as killed programs, and the next call starts a new one', async () => {
-    await execFileText('true', []);
-    const [first] = helpers();
+    const first = await helper();
     const inFlight = execFileText('sleep', ['30']);
-    process.kill(first!, 'SIGKILL');
+    process.kill(first, 'SIGKILL');
     expect(await inFlight).toMatchObject({ code: null, signal: 'SIGKILL' });
     expect(await execFileText('echo', ['again'])).toMatchObject({ code: 0, stdout: 'again\n' });
-    const [second] = helpers();
-    expect(second).toBeDefined();
-    expect(second).not.toBe(first);
+    expect(await helper()).not.toBe(first);
   });
 
   it('ignores the signals a terminal sends the process group, and keeps no process alive once its calls are done', async () => {
@@ -108,10 +103,9 @@ describe('execFileText: programs started by the helper process', () => {
     expect(code).toBe(0);
     expect(out).toBe('from the helper\n');
     // SIGINT to the helper (as a terminal's Ctrl-C reaches the whole group): calls go on
-    await execFileText('true', []);
-    const [helper] = helpers();
-    process.kill(helper!, 'SIGINT');
+    const before = await helper();
+    process.kill(before, 'SIGINT');
     expect(await execFileText('echo', ['still'])).toMatchObject({ code: 0, stdout: 'still\n' });
-    expect(helpers()).toEqual([helper]);
+    expect(await helper()).toBe(before);
   });
 });
