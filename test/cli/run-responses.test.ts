@@ -120,6 +120,11 @@ describe('forkcache run on the Responses wire', () => {
       expect(out.code).toBe(0);
       expect(lastJson(out.stdout).estimate.warmups).toBe(1);
     }
+    // llama.cpp warms its server's slots its own way (its adapter's `ownWarmUp`): the estimate
+    // keeps the plan's `warm` and counts no Chat warm-up request
+    const llama = await forkcache(['run', plan({ provider: 'llama-cpp' }).path, '--dry-run', '--json'], NO_KEYS);
+    expect(llama.code, llama.stderr).toBe(0);
+    expect(lastJson(llama.stdout).estimate.warmups).toBe(0);
   });
 
   it('refuses the Responses wire with another provider, and a TTL without it, naming the field (exit 2)', async () => {

@@ -224,10 +224,10 @@ function wireOf(
   report?: { api: 'chat' | 'responses'; ttl?: ResponsesCacheTtl };
 } {
   const responses = options.api.wire === 'responses';
-  const { chat, responsesApi } = PROVIDERS[provider];
+  const { chat, responsesApi, ownWarmUp } = PROVIDERS[provider];
   const report = responsesApi ? { report: { api: responses ? ('responses' as const) : ('chat' as const) } } : {};
-  // llama.cpp warms its slots its own way (src/providers/llama-cpp/warmup.ts): its estimate stays as the plan says
-  if (!chat || provider === 'llama-cpp' || options.warm === 'none') return { estimate: {}, ...report };
+  // a provider that warms its own way (llama.cpp's slots): its estimate stays as the plan says
+  if (!chat || ownWarmUp || options.warm === 'none') return { estimate: {}, ...report };
   const warms = forks > 1;
   if (!responses) {
     return warms

@@ -63,6 +63,12 @@ export interface ProviderFacts {
    * provider shows. Absent: Claude Code's.
    */
   readonly nativeLayout?: ForkLayout | undefined;
+  /**
+   * The provider warms a fan-out its own way, not with the Chat warm-up of one request of one
+   * output token (llama.cpp fills its server's slots: src/providers/llama-cpp/warmup.ts): the
+   * dry run's estimate then keeps the plan's `warm` as it stands. Absent: the Chat warm-up.
+   */
+  readonly ownWarmUp?: boolean | undefined;
 }
 
 /** The endpoint as the engine resolved it (ResolvedEngineOptions.api). */

@@ -18,6 +18,8 @@ const chat = chatAdapter(
     local: true,
     // llama-server serves the one model it loaded, whatever the id: a local id, never priced
     defaultModel: 'local-gguf',
+    // its warm-up fills the server's slots (warmup.ts), not one Chat request
+    ownWarmUp: true,
     // 8080 is llama-server's usual port; `OPENAI_BASE_URL` names the server, any key is accepted
     endpoint: {
       title: 'llama.cpp',
