@@ -1,7 +1,9 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 
 /*
- * Run a program and collect its output, through one small helper process per thread.
+ * Run a program and collect its output, through one small helper process (on the main thread).
  *
  * Node starts a child with fork() (libuv, on every Node release this package supports), and a
  * fork copies the parent's page tables while the calling thread waits: the longer the process'
@@ -10,13 +12,14 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
  * (against 6 ms for a 50 MB process): a 12-fork run spent 6 s of its 14 s inside `spawn`,
  * measured with `--cpu-prof`; a run of hundreds of forks starts thousands of git commands.
  * So the programs forkcache runs by the hundred (git, rm, mkfs, mount) are started by a helper:
- * a bare `node -e` of the script below, about 40 MB, started once and left running while the
- * thread lives. It gets nothing of this process' environment (each call carries the environment
- * its program gets, exactly what `execFile` would have been given) and no `execArgv`.
+ * a bare `node -e` of the script below, about 45 MB, started on the main thread's first call and
+ * left running while the process lives, never keeping it alive. It gets nothing of this
+ * process' environment (each call carries the environment its program gets, exactly what
+ * `execFile` would have been given) and no `execArgv`.
  *
- * A call the helper cannot take (it could not start, or it exited: a signal to the process
- * group) is run with `execFile` here instead, and the next call starts a new helper. A call in
- * flight when the helper died ends as a program killed by that signal would have.
+ * A call the helper cannot take (it could not start, or it is gone) runs with `execFile` here
+ * instead, and the next call starts a new helper. When the helper dies with calls in flight
+ * (SIGKILL, or a crash), their programs are killed and the calls end as killed by SIGKILL.
  */
 
 /** What `execFile` reports, as data: a non-zero `code` or a `signal` is an answer, not a throw. */
@@ -44,37 +47,41 @@ interface Request {
   id: number;
   file: string;
   args: readonly string[];
-  cwd: string | undefined;
+  cwd: string;
   env: NodeJS.ProcessEnv;
   input: string | undefined;
   maxBuffer: number;
 }
 
-type Reply = ExecResult & { id: number };
+/** From the helper: the program of call `id` started as `pid`, or it ended with `result`. */
+type Message = { id: number; pid: number } | { id: number; result: ExecResult };
 
 const DEFAULT_MAX_BUFFER = 256 * 1024 * 1024;
 
 /**
- * The helper, plain CommonJS for `node -e`. It runs each request as `execFile` would have here
- * and sends the result back. It ignores the signals a terminal sends the whole process group
- * (the programs it started get them as before) and exits once its parent is gone.
+ * The helper, plain CommonJS for `node -e`. It runs each request as `execFile` would have here,
+ * says the program's pid once it started and sends the result back. It ignores the signals a
+ * terminal sends the whole process group (the programs it started get them as before) and exits
+ * once its parent is gone. Messages are JSON: every field is a string, a number or null.
  */
 const HELPER = `
 const { execFile } = require('node:child_process');
 for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT']) process.on(s, () => {});
 process.on('disconnect', () => process.exit(0));
+const send = (m) => process.connected && process.send(m);
 process.on('message', (m) => {
   let child;
   try {
     child = execFile(m.file, m.args, { cwd: m.cwd, env: m.env, maxBuffer: m.maxBuffer, encoding: 'utf8' }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
       const error = err && typeof err.code !== 'number' ? { message: err.message, code: err.code } : undefined;
-      if (process.connected) process.send({ id: m.id, stdout, stderr, code, signal: (err && err.signal) || null, error });
+      send({ id: m.id, result: { stdout, stderr, code, signal: (err && err.signal) || null, error } });
     });
   } catch (err) {
-    if (process.connected) process.send({ id: m.id, stdout: '', stderr: '', code: null, signal: null, error: { message: err.message, code: err.code } });
+    send({ id: m.id, result: { stdout: '', stderr: '', code: null, signal: null, error: { message: err.message, code: err.code } } });
     return;
   }
+  if (child.pid !== undefined) send({ id: m.id, pid: child.pid });
   if (child.stdin) {
     child.stdin.on('error', () => {});
     child.stdin.end(m.input === undefined ? undefined : m.input);
@@ -82,9 +89,21 @@ process.on('message', (m) => {
 });
 `;
 
+interface Call {
+  request: Request;
+  options: ExecOptions;
+  resolve(result: ExecResult): void;
+  /** The program's pid, once the helper said it started. */
+  pid?: number;
+}
+
 interface Helper {
   child: ChildProcess;
-  pending: Map<number, (reply: Reply) => void>;
+  calls: Map<number, Call>;
+  /** The helper process is running (its `spawn` event came). */
+  running: boolean;
+  /** It failed or exited: it takes no more calls. */
+  dead: boolean;
 }
 
 let helper: Helper | undefined;
@@ -95,36 +114,71 @@ function startHelper(): Helper | undefined {
   try {
     child = spawn(process.execPath, ['-e', HELPER], {
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-      serialization: 'advanced',
+      // JSON, not 'advanced': the advanced reader of Node 20 before 20.19 and 22 before 22.14
+      // stops delivering messages when a read ends inside a length header (nodejs/node#55834)
+      serialization: 'json',
       env: { PATH: process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin' },
     });
   } catch {
     return undefined;
   }
-  const started: Helper = { child, pending: new Map() };
-  child.on('message', (reply: Reply) => {
-    const settle = started.pending.get(reply.id);
-    if (!settle) return;
-    started.pending.delete(reply.id);
-    settle(reply);
-    idle(started);
+  const h: Helper = { child, calls: new Map(), running: false, dead: false };
+  child.once('spawn', () => (h.running = true));
+  child.on('message', (m: Message) => {
+    const call = h.calls.get(m.id);
+    if (!call) return;
+    if ('pid' in m) {
+      call.pid = m.pid;
+      return;
+    }
+    h.calls.delete(m.id);
+    call.resolve(m.result);
+    idle(h);
   });
-  const gone = (why: string): void => {
-    if (helper === started) helper = undefined;
-    for (const settle of started.pending.values())
-      settle({ id: 0, stdout: '', stderr: '', code: null, signal: 'SIGKILL', error: { message: why } });
-    started.pending.clear();
-  };
-  child.on('error', (err) => gone(`the program runner failed: ${err.message}`));
-  child.on('exit', (code, signal) => gone(`the program runner exited (${signal ?? `code ${code}`})`));
-  idle(started);
-  return started;
+  child.on('error', (err) => gone(h, `the program runner failed: ${err.message}`));
+  child.on('exit', (code, signal) => gone(h, `the program runner exited (${signal ?? `code ${code}`})`));
+  idle(h);
+  return h;
+}
+
+/**
+ * The helper failed or exited. A call that never reached it (the helper never started) runs
+ * here instead; a call whose program it started has that program killed, and ends as a program
+ * killed by SIGKILL.
+ */
+function gone(h: Helper, why: string): void {
+  if (h.dead) return;
+  h.dead = true;
+  if (helper === h) helper = undefined;
+  for (const call of h.calls.values()) {
+    if (!h.running) {
+      void execHere(call.request.file, call.request.args, call.options).then(call.resolve);
+      continue;
+    }
+    if (call.pid !== undefined) {
+      try {
+        process.kill(call.pid, 'SIGKILL');
+      } catch {
+        // it ended meanwhile
+      }
+    }
+    call.resolve({
+      stdout: '',
+      stderr: '',
+      code: null,
+      signal: 'SIGKILL',
+      error: { message: `${why}; the program was killed` },
+    });
+  }
+  h.calls.clear();
+  if (h.child.exitCode === null && h.child.signalCode === null) h.child.kill('SIGKILL');
+  idle(h);
 }
 
 /** The helper keeps this process alive only while a call is in flight. */
 function idle(h: Helper): void {
   const channel = h.child.channel as { ref(): void; unref(): void } | undefined | null;
-  if (h.pending.size === 0) {
+  if (h.calls.size === 0 || h.dead) {
     h.child.unref();
     channel?.unref();
   } else {
@@ -159,26 +213,38 @@ function execHere(file: string, args: readonly string[], o: ExecOptions): Promis
   });
 }
 
-/** Run `file` with `args` to its end and collect its output (never throws: see ExecResult). */
+/**
+ * Run `file` with `args` to its end and collect its output (never throws: see ExecResult).
+ * Through the helper on the main thread; in a worker thread in-process (a helper per thread
+ * would cost a process each, and a worker's ended helper is never reaped).
+ */
 export function execFileText(file: string, args: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
+  if (!isMainThread) return execHere(file, args, options);
+  let cwd: string;
+  try {
+    // the directory as of this call (the helper's own stays where it started)
+    cwd = path.resolve(options.cwd ?? '.');
+  } catch {
+    return execHere(file, args, options);
+  }
   const h = helper ?? (helper = startHelper());
-  if (!h || !h.child.connected) return execHere(file, args, options);
+  if (!h || h.dead || !h.child.connected) return execHere(file, args, options);
   const request: Request = {
     id: nextId++,
     file,
     args,
-    cwd: options.cwd,
+    cwd,
     env: { ...(options.env ?? process.env) },
     input: options.input,
     maxBuffer: options.maxBuffer ?? DEFAULT_MAX_BUFFER,
   };
   return new Promise((resolve) => {
-    h.pending.set(request.id, ({ id: _id, ...result }) => resolve(result));
+    h.calls.set(request.id, { request, options, resolve });
     idle(h);
     try {
       h.child.send(request);
     } catch {
-      h.pending.delete(request.id);
+      h.calls.delete(request.id);
       idle(h);
       resolve(execHere(file, args, options));
     }

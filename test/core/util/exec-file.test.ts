@@ -1,5 +1,7 @@
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { createReadStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { execFileText } from '../../../src/core/util/exec-file.ts';
@@ -26,8 +28,30 @@ async function helper(): Promise<number> {
   return pid;
 }
 
+/** A node process (this module through tsx) running `body`, with `env` over this environment; its output once it and everything holding its stderr ended. */
+async function inAProcess(body: string, env: Record<string, string> = {}): Promise<{ code: unknown; out: string }> {
+  const script = fileURLToPath(new URL('../../../src/core/util/exec-file.ts', import.meta.url));
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      tsxLoaderUrl(),
+      '--input-type=module',
+      '-e',
+      `const { execFileText } = await import(${JSON.stringify(script)});\n${body}`,
+    ],
+    // stderr piped: the helper inherits it, so 'close' comes only once the helper has exited too
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
+  );
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  return { code, out };
+}
+
 describe('execFileText: programs started by the helper process', () => {
-  it('returns what execFile gives: output, exit codes, input, a missing program, maxBuffer', async () => {
+  it('returns what execFile gives: output, exit codes, input, a missing program or directory, maxBuffer', async () => {
     expect(await execFileText('sh', ['-c', 'echo out; echo err >&2; exit 3'])).toEqual({
       stdout: 'out\n',
       stderr: 'err\n',
@@ -39,67 +63,83 @@ describe('execFileText: programs started by the helper process', () => {
     // no input: standard input is closed at once (cat ends instead of waiting)
     expect(await execFileText('cat', [])).toMatchObject({ code: 0, stdout: '' });
     expect((await execFileText('pwd', [], { cwd: '/usr' })).stdout).toBe('/usr\n');
-    const missing = await execFileText('forkcache-no-such-program', []);
-    expect(missing).toMatchObject({ code: null, error: { code: 'ENOENT' } });
+    // no cwd: this process' directory as of the call
+    expect((await execFileText('pwd', [])).stdout).toBe(`${process.cwd()}\n`);
+    expect(await execFileText('forkcache-no-such-program', [])).toMatchObject({
+      code: null,
+      error: { code: 'ENOENT' },
+    });
+    expect(await execFileText('pwd', [], { cwd: '/forkcache-no-such-dir' })).toMatchObject({
+      code: null,
+      error: { code: 'ENOENT' },
+    });
     const capped = await execFileText('sh', ['-c', 'head -c 5000 /dev/zero'], { maxBuffer: 1000 });
     expect(capped.code).toBeNull();
     expect(capped.error?.code).toBe('ERR_CHILD_PROCESS_STDIO_MAXBUFFER');
+    // 24 at once, outputs of up to 1.2 MB (many IPC reads each), each answer to its own call
+    const sizes = Array.from({ length: 24 }, (_, i) => (i % 4 === 0 ? 1_200_000 - i : 100 + i * 7919));
+    const outs = await Promise.all(
+      sizes.map((n, i) => execFileText('sh', ['-c', `head -c ${n} /dev/zero | tr '\\0' '${'abcdefgh'[i % 8]}'`])),
+    );
+    outs.forEach((r, i) => expect(r.stdout, `call ${i}`).toBe('abcdefgh'[i % 8]!.repeat(sizes[i]!)));
     // each of them started by the helper, not by this process
     await helper();
   });
 
-  it('gives each program exactly the environment of its call; the helper itself holds none of this process', async () => {
-    const before = process.env['FORKCACHE_TEST_SECRET'];
-    process.env['FORKCACHE_TEST_SECRET'] = 'sk-ant-canary';
-    try {
-      const own = await execFileText('sh', ['-c', 'echo "[$FORKCACHE_TEST_SECRET][$ONLY]"'], {
-        env: { PATH: process.env['PATH'], ONLY: 'this' },
-      });
-      expect(own.stdout).toBe('[][this]\n');
-      // no env: this process' environment, as execFile
-      expect((await execFileText('sh', ['-c', 'echo "$FORKCACHE_TEST_SECRET"'])).stdout).toBe('sk-ant-canary\n');
-      const environ = readFileSync(`/proc/${await helper()}/environ`, 'utf8');
-      expect(environ).not.toContain('sk-ant-canary');
-      // PATH, and what Node sets up for the helper's IPC channel
-      const names = environ
-        .split('\0')
-        .filter(Boolean)
-        .map((l) => l.slice(0, l.indexOf('=')));
-      expect(names.sort()).toEqual(['NODE_CHANNEL_FD', 'NODE_CHANNEL_SERIALIZATION_MODE', 'PATH']);
-    } finally {
-      if (before === undefined) delete process.env['FORKCACHE_TEST_SECRET'];
-      else process.env['FORKCACHE_TEST_SECRET'] = before;
-    }
+  it('gives each program exactly the environment of its call; the helper itself holds none of its process', async () => {
+    const own = await execFileText('sh', ['-c', 'echo "[${HOME-unset}][$ONLY]"'], {
+      env: { PATH: process.env['PATH'], ONLY: 'this', HOME: undefined },
+    });
+    expect(own.stdout).toBe('[unset][this]\n');
+    // no env: this process' environment, as execFile
+    expect((await execFileText('sh', ['-c', 'echo "$HOME"'])).stdout).toBe(`${process.env['HOME']}\n`);
+    // a process holding a key starts its helper: the key reaches neither the helper nor a program given its own env
+    const { code, out } = await inAProcess(
+      `const ppid = (await execFileText('sh', ['-c', 'echo $PPID; echo "[$FORKCACHE_TEST_SECRET]"'], { env: { PATH: process.env.PATH } })).stdout;
+       const [pid, seen] = ppid.trim().split('\\n');
+       const { readFileSync } = await import('node:fs');
+       process.stdout.write(JSON.stringify({ seen, parent: Number(pid) !== process.pid, environ: readFileSync('/proc/' + pid + '/environ', 'utf8') }));`,
+      { FORKCACHE_TEST_SECRET: 'sk-ant-canary' },
+    );
+    expect(code).toBe(0);
+    const report = JSON.parse(out) as { seen: string; parent: boolean; environ: string };
+    expect(report.seen).toBe('[]');
+    expect(report.parent).toBe(true);
+    expect(report.environ).not.toContain('sk-ant-canary');
+    // PATH, and what Node sets up for the helper's IPC channel
+    const names = report.environ
+      .split('\0')
+      .filter(Boolean)
+      .map((l) => l.slice(0, l.indexOf('=')));
+    expect(names.sort()).toEqual(['NODE_CHANNEL_FD', 'NODE_CHANNEL_SERIALIZATION_MODE', 'PATH']);
   });
 
-  it('a helper killed with calls in flight: those end as killed programs, and the next call starts a new one', async () => {
+  it('a helper killed with a call in flight: its program is killed too, the call ends killed, the next call starts a new helper', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fc-exec-'));
+    const fifo = join(dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
     const first = await helper();
-    const inFlight = execFileText('sleep', ['30']);
+    // the program holds the fifo's write end for as long as it lives
+    const inFlight = execFileText('sh', ['-c', `exec sleep 3600 > '${fifo}'`]);
+    const reader = createReadStream(fifo);
+    await new Promise<void>((resolve) => reader.once('open', () => resolve()));
+    await execFileText('true', []); // the helper's word that the program started came before this answer
+    const ended = new Promise<void>((resolve) => reader.once('close', () => resolve()));
+    reader.resume();
     process.kill(first, 'SIGKILL');
     expect(await inFlight).toMatchObject({ code: null, signal: 'SIGKILL' });
+    await ended; // the program's end closed the fifo (it would hold it an hour)
     expect(await execFileText('echo', ['again'])).toMatchObject({ code: 0, stdout: 'again\n' });
     expect(await helper()).not.toBe(first);
+    rmSync(dir, { recursive: true, force: true });
   });
 
-  it('ignores the signals a terminal sends the process group, and keeps no process alive once its calls are done', async () => {
-    // a process that runs one program through the helper and then has nothing left to do
-    const script = fileURLToPath(new URL('../../../src/core/util/exec-file.ts', import.meta.url));
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        tsxLoaderUrl(),
-        '--input-type=module',
-        '-e',
-        `const { execFileText } = await import(${JSON.stringify(script)});
-         const r = await execFileText('echo', ['from the helper']);
-         process.stdout.write(r.stdout);`,
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
+  it('ignores the signals a terminal sends the process group; exits with its process, keeping it alive no longer than its calls', async () => {
+    // a process that runs one program through the helper and then has nothing left to do: it
+    // ends, and so does its helper (which holds its stderr until then)
+    const { code, out } = await inAProcess(
+      `const r = await execFileText('echo', ['from the helper']); process.stdout.write(r.stdout);`,
     );
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    const code = await new Promise((resolve) => child.on('close', resolve));
     expect(code).toBe(0);
     expect(out).toBe('from the helper\n');
     // SIGINT to the helper (as a terminal's Ctrl-C reaches the whole group): calls go on

@@ -134,7 +134,8 @@ function tools(): Tools {
 
 /** Run one of the disk's programs; a failure is WORKSPACE_DISK_FAILED naming `what` and the program's message. */
 async function run(what: string, file: string, args: readonly string[]): Promise<void> {
-  const r = await execFileText(file, args);
+  // nothing of this process' environment (its key): these programs need only PATH
+  const r = await execFileText(file, args, { env: { PATH: process.env['PATH'] } });
   if (r.code === 0) return;
   const why = r.stderr.trim() || r.error?.message || (r.signal ? `killed by ${r.signal}` : `exit code ${r.code}`);
   throw new ForkcacheError('WORKSPACE_DISK_FAILED', `${what}: ${why}`);

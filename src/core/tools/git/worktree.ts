@@ -94,7 +94,7 @@ export function releaseStaleEntries(repo: HostGit, path: string): void {
  */
 export async function removeTrees(paths: readonly string[]): Promise<void> {
   if (paths.length === 0) return;
-  if ((await execFileText('rm', ['-rf', '--', ...paths])).code !== 0)
+  if ((await execFileText('rm', ['-rf', '--', ...paths], { env: { PATH: process.env['PATH'] } })).code !== 0)
     for (const path of paths) rmSync(path, { recursive: true, force: true });
 }
 
