@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { createReadStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,14 +65,21 @@ describe('execFileText: programs started by the helper process', () => {
     expect((await execFileText('pwd', [], { cwd: '/usr' })).stdout).toBe('/usr\n');
     // no cwd: this process' directory as of the call
     expect((await execFileText('pwd', [])).stdout).toBe(`${process.cwd()}\n`);
-    expect(await execFileText('forkcache-no-such-program', [])).toMatchObject({
-      code: null,
-      error: { code: 'ENOENT' },
-    });
-    expect(await execFileText('pwd', [], { cwd: '/forkcache-no-such-dir' })).toMatchObject({
-      code: null,
-      error: { code: 'ENOENT' },
-    });
+    // a program or directory that cannot be reached: the error execFile gives here (ENOENT, or
+    // EACCES where a directory on PATH is closed to this user)
+    for (const [file, cwd] of [
+      ['forkcache-no-such-program', undefined],
+      ['pwd', '/forkcache-no-such-dir'],
+    ] as const) {
+      const here = await new Promise<string | undefined>((resolve) =>
+        execFile(file, [], { cwd }, (err) => resolve(err ? String(err.code) : undefined)),
+      );
+      expect(here).toMatch(/^E[A-Z]+$/);
+      expect(await execFileText(file, [], { cwd }), `${file} in ${cwd}`).toMatchObject({
+        code: null,
+        error: { code: here },
+      });
+    }
     const capped = await execFileText('sh', ['-c', 'head -c 5000 /dev/zero'], { maxBuffer: 1000 });
     expect(capped.code).toBeNull();
     expect(capped.error?.code).toBe('ERR_CHILD_PROCESS_STDIO_MAXBUFFER');
