@@ -59,6 +59,29 @@ type Message = { id: number; pid: number } | { id: number; result: ExecResult };
 const DEFAULT_MAX_BUFFER = 256 * 1024 * 1024;
 
 /**
+ * An environment of PATH alone (the usual one when this process has none): for the programs that
+ * must see nothing of this process' environment (its key), the helper itself included.
+ */
+export function pathOnlyEnv(): { PATH: string } {
+  return { PATH: process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin' };
+}
+
+/**
+ * Why a call did not succeed, in one line: the last three lines of its stderr, else why it could
+ * not run (ENOENT, maxBuffer), the signal that ended it, or its exit code.
+ */
+export function whyFailed(result: ExecResult): string {
+  return (
+    result.stderr.trim().split('\n').slice(-3).join(' / ') ||
+    // a program a signal ended has an error too, "Command failed", which says less than the signal
+    (result.error?.code ? result.error.message : undefined) ||
+    (result.signal ? `killed by ${result.signal}` : undefined) ||
+    result.error?.message ||
+    `exit code ${result.code ?? 'none'}`
+  );
+}
+
+/**
  * The helper, plain CommonJS for `node -e`. It runs each request as `execFile` would have here,
  * says the program's pid once it started and sends the result back. It ignores the signals a
  * terminal sends the whole process group (the programs it started get them as before) and exits
@@ -117,7 +140,7 @@ function startHelper(): Helper | undefined {
       // JSON, not 'advanced': the advanced reader of Node 20 before 20.19 and 22 before 22.14
       // stops delivering messages when a read ends inside a length header (nodejs/node#55834)
       serialization: 'json',
-      env: { PATH: process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin' },
+      env: pathOnlyEnv(),
     });
   } catch {
     return undefined;

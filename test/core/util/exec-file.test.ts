@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { execFileText } from '../../../src/core/util/exec-file.ts';
+import { execFileText, pathOnlyEnv, whyFailed } from '../../../src/core/util/exec-file.ts';
 import { tsxLoaderUrl } from '../../../src/core/pool/worker-file.ts';
 
 // The programs forkcache runs by the hundred (git, rm, mkfs, mount) are started by a small
@@ -119,6 +119,26 @@ describe('execFileText: programs started by the helper process', () => {
       .filter(Boolean)
       .map((l) => l.slice(0, l.indexOf('=')));
     expect(names.sort()).toEqual(['NODE_CHANNEL_FD', 'NODE_CHANNEL_SERIALIZATION_MODE', 'PATH']);
+  });
+
+  it('pathOnlyEnv hands a program PATH alone; whyFailed says in one line why a call failed', async () => {
+    const env = await execFileText('sh', ['-c', 'env'], { env: pathOnlyEnv() });
+    // sh adds PWD, SHLVL and _ of its own; nothing else of this process reaches it
+    const names = env.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.slice(0, l.indexOf('=')))
+      .filter((n) => !['PWD', 'SHLVL', '_', 'OLDPWD'].includes(n));
+    expect(names).toEqual(['PATH']);
+    // the last three lines of stderr, joined
+    const loud = await execFileText('sh', ['-c', 'for l in one two three four; do echo $l >&2; done; exit 3']);
+    expect(whyFailed(loud)).toBe('two / three / four');
+    // no stderr: the exit code, the signal, or why the program could not run
+    expect(whyFailed(await execFileText('sh', ['-c', 'exit 7']))).toBe('exit code 7');
+    expect(whyFailed(await execFileText('sh', ['-c', 'kill -TERM $$']))).toBe('killed by SIGTERM');
+    const missing = await execFileText('forkcache-no-such-program', []);
+    expect(whyFailed(missing)).toBe(missing.error?.message);
+    expect(whyFailed(missing)).toContain('forkcache-no-such-program');
   });
 
   it('a helper killed with a call in flight: its program is killed too, the call ends killed, the next call starts a new helper', async () => {

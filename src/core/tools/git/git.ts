@@ -1,5 +1,5 @@
 import { ForkcacheError } from '../../util/errors.ts';
-import { execFileText } from '../../util/exec-file.ts';
+import { execFileText, pathOnlyEnv, whyFailed } from '../../util/exec-file.ts';
 
 /*
  * The one way forkcache runs git on the host. A fork's worktree is written by an untrusted
@@ -103,7 +103,7 @@ export function gitEnv(
   ident: Ident = FORKCACHE_IDENT,
 ): Record<string, string> {
   const env: Record<string, string> = {
-    PATH: process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin',
+    ...pathOnlyEnv(),
     HOME: '/dev/null',
     LC_ALL: 'C',
     LANG: 'C',
@@ -148,10 +148,7 @@ export async function execGit(args: readonly string[], call: GitCall): Promise<G
   const r = await execFileText('git', ['--no-pager', ...args], { cwd: call.cwd, env: call.env, input: call.input });
   const code = r.code ?? -1;
   if (code === 0 || call.ok?.includes(code)) return { stdout: r.stdout, stderr: r.stderr, code };
-  const why =
-    r.stderr.trim().split('\n').slice(-3).join(' / ') ||
-    (r.error?.message ?? (r.signal ? `killed by ${r.signal}` : `exit ${code}`));
-  throw new ForkcacheError('GIT_FAILED', `git ${args.slice(0, 2).join(' ')} failed in ${call.cwd}: ${why}`, {
+  throw new ForkcacheError('GIT_FAILED', `git ${args.slice(0, 2).join(' ')} failed in ${call.cwd}: ${whyFailed(r)}`, {
     data: { args: [...args], code },
   });
 }

@@ -4,7 +4,7 @@ import { open, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ForkcacheError } from '../../util/errors.ts';
-import { execFileText } from '../../util/exec-file.ts';
+import { execFileText, pathOnlyEnv, whyFailed } from '../../util/exec-file.ts';
 import { findExecutable } from '../find-executable.ts';
 
 /*
@@ -135,10 +135,8 @@ function tools(): Tools {
 /** Run one of the disk's programs; a failure is WORKSPACE_DISK_FAILED naming `what` and the program's message. */
 async function run(what: string, file: string, args: readonly string[]): Promise<void> {
   // nothing of this process' environment (its key): these programs need only PATH
-  const r = await execFileText(file, args, { env: { PATH: process.env['PATH'] } });
-  if (r.code === 0) return;
-  const why = r.stderr.trim() || r.error?.message || (r.signal ? `killed by ${r.signal}` : `exit code ${r.code}`);
-  throw new ForkcacheError('WORKSPACE_DISK_FAILED', `${what}: ${why}`);
+  const r = await execFileText(file, args, { env: pathOnlyEnv() });
+  if (r.code !== 0) throw new ForkcacheError('WORKSPACE_DISK_FAILED', `${what}: ${whyFailed(r)}`);
 }
 
 /** True when `dir` is the root of a file system mounted there (its device differs from its parent's). */

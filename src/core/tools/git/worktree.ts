@@ -1,7 +1,7 @@
 import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { ForkcacheError } from '../../util/errors.ts';
-import { execFileText } from '../../util/exec-file.ts';
+import { execFileText, pathOnlyEnv } from '../../util/exec-file.ts';
 import type { HostGit, WorktreeGit } from './host-git.ts';
 import { withPathLock } from '../path-lock.ts';
 import type { WorktreeLink } from './worktree-link.ts';
@@ -94,7 +94,7 @@ export function releaseStaleEntries(repo: HostGit, path: string): void {
  */
 export async function removeTrees(paths: readonly string[]): Promise<void> {
   if (paths.length === 0) return;
-  if ((await execFileText('rm', ['-rf', '--', ...paths], { env: { PATH: process.env['PATH'] } })).code !== 0)
+  if ((await execFileText('rm', ['-rf', '--', ...paths], { env: pathOnlyEnv() })).code !== 0)
     for (const path of paths) rmSync(path, { recursive: true, force: true });
 }
 
