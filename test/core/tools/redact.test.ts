@@ -36,6 +36,26 @@ describe('tool results are redacted of secrets (issue 15, case 3)', () => {
     expect(redact('nothing secret here')).toBe('nothing secret here');
   });
 
+  it('finds a form cut by CRLF or LF line breaks anywhere, leaves a text without one as it is, and a secret holding a line break still goes', () => {
+    const key = 'sk-ant-api03-line-break-canary-0123456789';
+    const redact = redactor([key]);
+    const hex = Buffer.from(key).toString('hex');
+    for (const cut of ['\n', '\r\n']) {
+      for (const at of [1, 7, hex.length - 1]) {
+        const text = `x ${hex.slice(0, at)}${cut}${hex.slice(at)} y`;
+        expect(redact(text), `${JSON.stringify(cut)} at ${at}`).toBe('x [REDACTED] y');
+      }
+    }
+    // the key's own text broken by a line is no longer the key (plain forms are matched whole)
+    expect(redact(`${key.slice(0, 9)}\n${key.slice(9)}`)).toBe(`${key.slice(0, 9)}\n${key.slice(9)}`);
+    // a line break that is no part of a form (a bare \r) is kept, and the text around it too
+    const other = `sk-ant-api03\r-line-break-canary-0123456789\n${'a'.repeat(64)}\r\n`;
+    expect(redact(other)).toBe(other);
+    // a configured secret with a line break in it (a PEM-like value) is looked for as written
+    const multi = 'first-line-secret\nsecond-line-secret';
+    expect(redactor([multi])(`begin ${multi} end`)).toBe('begin [REDACTED] end');
+  });
+
   it('applies to every tool: a file holding the key is read back without it', async () => {
     const sandbox = await makeSandbox();
     try {
