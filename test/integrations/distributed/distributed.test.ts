@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Queue, QueueEvents } from 'bullmq';
@@ -33,6 +34,16 @@ beforeAll(async () => {
   }
 });
 
+/**
+ * A bash command that runs until something ends it (its host killed, its fork cancelled): it
+ * waits on a FIFO in the workspace that nothing writes. A `sleep N` raced the test's kill or
+ * cancel, and lost on a busy machine (the fork completed before its host was killed).
+ */
+function holdCommand(ws: string): string {
+  if (!existsSync(join(ws, 'hold.fifo'))) execFileSync('mkfifo', [join(ws, 'hold.fifo')]);
+  return 'read line < hold.fifo';
+}
+
 afterAll(async () => {
   for (const host of hosts.values()) await host.kill();
   await redis?.kill();
@@ -45,7 +56,7 @@ describe.skipIf(!HAVE_REDIS)(`distributed backend (needs ${REDIS_SERVER}; .ci/ru
     const engine = await submitter(emulator.current.url, redis.url, { workspace: ws, runDir });
     try {
       const fan = engine.fanOut(bigSnapshot(`dist-${Date.now()}`), [
-        'run `sleep 4` and report',
+        `run \`${holdCommand(ws)}\` and report`,
         'read a.ts and report',
         'read b.ts and report',
         'run `sleep 1` and report',
@@ -89,17 +100,19 @@ describe.skipIf(!HAVE_REDIS)(`distributed backend (needs ${REDIS_SERVER}; .ci/ru
 
 describe.skipIf(!HAVE_REDIS)('distributed cancellation', () => {
   it('cancels a running fork on its host and a waiting one before any host takes it', async () => {
+    const ws = workspace();
     const engine = await submitter(emulator.current.url, redis.url, {
-      workspace: workspace(),
+      workspace: ws,
       runDir: workspace({}),
       allow: ['bash'],
       concurrency: 1,
       warm: 'none',
     });
     try {
+      const hold = holdCommand(ws);
       const fan = engine.fanOut(bigSnapshot(`dist-cancel-${Date.now()}`), [
-        'run `sleep 20` and report',
-        'run `sleep 20` and report',
+        `run \`${hold}\` and report`,
+        `run \`${hold}\` and report`,
       ]);
       for await (const e of fan) {
         if (e.type === 'turn-end') fan.cancel(); // one fork is in its bash call; the other waits in the queue (global concurrency 1)
