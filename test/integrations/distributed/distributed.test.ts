@@ -40,7 +40,7 @@ beforeAll(async () => {
  * cancel, and lost on a busy machine (the fork completed before its host was killed).
  */
 function holdCommand(ws: string): string {
-  if (!existsSync(join(ws, 'hold.fifo'))) execFileSync('mkfifo', [join(ws, 'hold.fifo')]);
+  execFileSync('mkfifo', [join(ws, 'hold.fifo')]);
   return 'read line < hold.fifo';
 }
 
