@@ -16,8 +16,11 @@ const IDS = Array.from({ length: 24 }, (_, i) => `ident${String(i).padStart(2, '
 /** ~200 KB of code mentioning every identifier many times. */
 function bigSource(): string {
   const lines: string[] = [];
-  for (let i = 0; lines.join('\n').length < 200_000; i++)
-    lines.push(`export const v${i} = ${IDS[i % IDS.length]}(${i}) + ${IDS[(i * 7) % IDS.length]};`);
+  for (let i = 0, size = 0; size < 200_000; i++) {
+    const line = `export const v${i} = ${IDS[i % IDS.length]}(${i}) + ${IDS[(i * 7) % IDS.length]};`;
+    lines.push(line);
+    size += line.length + 1;
+  }
   return `${lines.join('\n')}\n`;
 }
 
