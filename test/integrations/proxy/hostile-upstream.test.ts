@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/core/util/clock.ts';
 import { proxy, sdk, until } from './helpers.ts';
 import { raw, rawUpstream, type Behaviour, type RawUpstream } from './raw-upstream.ts';
 
@@ -87,11 +88,28 @@ describe('the proxy survives any upstream', () => {
     expect(upstream.requests).toBe(2);
   });
 
+  // The silence is measured on the proxy's clock: once the upstream has had its say, the test
+  // moves that clock past the timeout, so a loaded machine's slow answer to the next request is
+  // never taken for silence.
+  const silentFor = async (clock: ManualClock, settled: () => boolean): Promise<void> =>
+    until(() => {
+      if (clock.pending > 0) clock.advance(300);
+      return settled();
+    }, 'the silence noticed');
+
   it('an upstream that never answers → 504 after upstreamTimeoutMs; the proxy goes on', async () => {
-    const { px, client } = await through(() => undefined, { upstreamTimeoutMs: 300 });
-    const err = (await client.messages.create(params).catch((e: unknown) => e)) as { status?: number; message: string };
-    expect(err.status).toBe(504);
-    expect(err.message).toMatch(/upstream sent nothing for 300 ms \(no response\)/);
+    const clock = new ManualClock();
+    const { px, upstream, client } = await through(() => undefined, { upstreamTimeoutMs: 300, clock });
+    let settled = false;
+    const answer = client.messages.create(params).then(
+      () => ((settled = true), undefined),
+      (e: unknown) => ((settled = true), e as { status?: number; message: string }),
+    );
+    await until(() => upstream.requests === 1, 'the request upstream');
+    await silentFor(clock, () => settled);
+    const err = await answer;
+    expect(err?.status).toBe(504);
+    expect(err?.message).toMatch(/upstream sent nothing for 300 ms \(no response\)/);
     expect((await client.messages.create(params)).id).toBe('msg_normal');
     await until(() => px.ledger.records().length === 2, 'recorded');
     expect(px.ledger.records()[0]).toMatchObject({ status: 504, error: expect.stringMatching(/no response/) });
@@ -100,14 +118,24 @@ describe('the proxy survives any upstream', () => {
   it('an upstream that goes silent mid-stream: the client stream is cut after the timeout, the exchange recorded', async () => {
     const start =
       'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_s","type":"message","role":"assistant","model":"claude-opus-5-5","content":[],"usage":{"input_tokens":4,"cache_creation_input_tokens":0,"cache_read_input_tokens":2,"output_tokens":1}}}\n\n';
+    const clock = new ManualClock();
     const { px, client } = await through(
       (s) =>
         s.write(
           `HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n${start.length.toString(16)}\r\n${start}\r\n`,
         ),
-      { upstreamTimeoutMs: 300 },
+      { upstreamTimeoutMs: 300, clock },
     );
-    await expect(client.messages.stream(params).finalMessage()).rejects.toThrow();
+    const stream = client.messages.stream(params);
+    let settled = false;
+    const answer = stream.finalMessage().then(
+      () => ((settled = true), undefined),
+      (e: unknown) => ((settled = true), e),
+    );
+    // message_start came through the proxy: what is left is the silence
+    await new Promise((resolve) => stream.once('streamEvent', resolve));
+    await silentFor(clock, () => settled);
+    expect(await answer).toBeInstanceOf(Error);
     await until(() => px.ledger.records().length === 1, 'recorded');
     expect(px.ledger.records()[0]).toMatchObject({
       status: 200,

@@ -1,5 +1,6 @@
 import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import type { Clock } from '../../../core/util/clock.ts';
 import type { ProxyCore } from '../core.ts';
 import { sendProxyError } from '../proxy-error.ts';
 import { targetPath } from './upstream.ts';
@@ -59,6 +60,28 @@ const validStatus = (status: number | undefined): status is number =>
   status !== undefined && Number.isInteger(status) && status >= 200 && status <= 599;
 
 /**
+ * Call `onSilent` once nothing was heard for `timeoutMs` (`touch` says something was), unless
+ * stopped first. It runs on the proxy's clock, so a test moves time instead of waiting for it
+ * (and a loaded machine's slow answer is not taken for a silent upstream).
+ */
+function watchSilence(clock: Clock, timeoutMs: number, onSilent: () => void): { touch(): void; stop(): void } {
+  let heard = clock.now();
+  const stopped = new AbortController();
+  void (async () => {
+    for (;;) {
+      try {
+        await clock.sleep(heard + timeoutMs - clock.now(), stopped.signal);
+      } catch {
+        return; // stopped
+      }
+      if (stopped.signal.aborted) return;
+      if (clock.now() - heard >= timeoutMs) return onSilent();
+    }
+  })();
+  return { touch: () => void (heard = clock.now()), stop: () => stopped.abort() };
+}
+
+/**
  * Forward one request and stream the response back as it comes: status, headers and bytes
  * unchanged, through `pipe` (so a slow client slows the upstream read: backpressure). A client
  * that goes away cancels the upstream request. An upstream that fails before its response
@@ -84,6 +107,7 @@ export function forward(
   const end = (error: string | undefined, answered?: number): void => {
     if (ended) return;
     ended = true;
+    silence.stop();
     signal.removeEventListener('abort', onAbort);
     hooks.onEnd(error, answered);
   };
@@ -111,12 +135,13 @@ export function forward(
     end('client closed the connection');
   };
   signal.addEventListener('abort', onAbort, { once: true });
-  // Socket inactivity: no response byte (or no body byte mid-stream) for this long.
-  upReq.setTimeout(timeoutMs, () =>
+  // No response byte (or no body byte mid-stream) for this long, on the proxy's clock.
+  const silence = watchSilence(core.options.clock, timeoutMs, () =>
     fail(504, `upstream sent nothing for ${timeoutMs} ms (${began ? 'mid-response' : 'no response'})`),
   );
   upReq.on('response', (up) => {
     if (ended) return void up.destroy();
+    silence.touch();
     if (!validStatus(up.statusCode)) {
       up.destroy();
       return fail(502, `upstream sent an invalid status ${JSON.stringify(up.statusCode ?? null)}`);
@@ -140,7 +165,10 @@ export function forward(
     hooks.onResponse(up);
     // Piped first: each chunk (and the end) reaches the client before the proxy looks at it.
     up.pipe(res);
-    up.on('data', (chunk: Buffer) => hooks.onChunk(chunk));
+    up.on('data', (chunk: Buffer) => {
+      silence.touch();
+      hooks.onChunk(chunk);
+    });
     up.on('end', () => end(up.complete ? undefined : 'upstream cut the response'));
     up.on('aborted', () => {
       res.destroy();
