@@ -3,7 +3,7 @@
 // generates every token it would), and only the text the client sees in a streamed chat answer
 // is replaced by a script, so forks of a random-weight model make tool calls and end with a
 // report (their checks run). Usage, timings and every other endpoint pass through as they are.
-import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { Agent, createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** What the script makes a fork say on one turn. */
@@ -105,6 +105,12 @@ export interface ScriptedTextServer {
 export async function startScriptedText(upstream: string, options: ScriptOptions = {}): Promise<ScriptedTextServer> {
   const target = new URL(upstream);
   let rewritten = 0;
+  // a fresh connection to the server for each request: Node's global agent keeps them alive,
+  // and llama-server closes an idle one after its keep-alive timeout (5 s), so a request sent
+  // on one as it closes fails (ECONNRESET, `reusedSocket`) and the client sees its connection
+  // dropped: a fork's turn fails and is retried, its slot's state unknown (recomputed). How
+  // often depends on timing (seen beside CPU hogs); on a new connection it cannot happen
+  const agent = new Agent({ keepAlive: false });
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -121,7 +127,7 @@ export async function startScriptedText(upstream: string, options: ScriptOptions
       }
       const headers = { ...req.headers, host: target.host, 'content-length': String(body.length) };
       const up = httpRequest(
-        { host: target.hostname, port: target.port, path: req.url, method: req.method, headers },
+        { host: target.hostname, port: target.port, path: req.url, method: req.method, headers, agent },
         (answer) => {
           const out = { ...answer.headers };
           delete out['content-length'];

@@ -353,10 +353,14 @@ export class SlotPool {
     }
     // the policy may have lowered the limit: the slot stays free
     if (this.#waiting.length === 0 || this.#inFlight >= this.#limit) return;
-    // the fork that still has its state here goes first; otherwise the first in line
+    // the fork that still has its state here goes first; otherwise the first in line. Either
+    // takes the slot `#pick` gives it, not necessarily this one: with fewer requests at once
+    // than slots (the policy chose one), the first in line may have its state in another free
+    // slot, which nobody took (so nobody saved it): handed this one, it would compute its own
+    // turns again
     const mine = this.#waiting.findIndex((w) => w.forkId === s.holder);
     const [next] = this.#waiting.splice(mine >= 0 ? mine : 0, 1);
-    next!.resolve(this.#take(slot));
+    next!.resolve(this.#take(this.#pick(next!.forkId)!));
     // the policy may have raised it: more forks go
     this.setLimit(this.#limit);
   }
@@ -484,6 +488,15 @@ export class SlotPool {
     }
     // its own turns are computed again; the prefix it reads from the slot, or from the copy
     this.figures.recomputed += 1;
+    this.#log({
+      type: 'slot-recompute',
+      at: this.#clock.now(),
+      slot,
+      forkId,
+      // no file: nobody took its slot since its last request, or that request failed (what
+      // the slot holds is unknown), or its save failed or was dropped (logged as such)
+      why: !this.switching ? 'switching off' : file ? 'its restore failed' : 'no file of its state',
+    });
     const s = this.#slots[slot]!;
     if ((s.holder === null || s.uncertain) && this.#prefixFile) await this.#restorePrefix(slot, signal);
   }

@@ -213,6 +213,60 @@ describe('SlotPool: a slot held for one request, each fork’s KV cache switched
     expect(slots.actions).toEqual([]);
   });
 
+  it('-np N, fewer requests at once than slots (the policy chose one): a waiting fork gets the idle slot that still holds it, not the one just freed', async () => {
+    const slots = new Slots();
+    const { pool } = poolOn(slots, { size: 2, clears: false });
+    pool.setLimit(1);
+    expect(await request(slots, pool, 'a', 1100)).toBe(0); // a's state stays on slot 0
+    const b = await pool.gate('b', OPEN_GATE).acquire({ turn: 1, first: true });
+    expect(b.slot).toBe(1); // the slot nobody needs
+    // a's second turn while b's request is in flight: one at a time, it waits
+    let aGot: GatePermit | undefined;
+    const a = pool
+      .gate('a', OPEN_GATE)
+      .acquire({ turn: 2, first: false })
+      .then((p) => (aGot = p));
+    await tick();
+    expect(aGot).toBeUndefined();
+    slots.held.set(1, { owner: 'b', tokens: 1104 });
+    b.started();
+    b.release(usage(1100));
+    await a;
+    // slot 0 is free and still holds a: nothing to save, nothing to restore, nothing recomputed
+    expect(aGot!.slot).toBe(0);
+    expect(slots.actions).toEqual([]);
+    expect(pool.figures.recomputed).toBe(0);
+    aGot!.started();
+    aGot!.release(usage(1200));
+  });
+
+  it('a later turn whose attempt failed (no usage: what its slot holds is unknown) computes its own turns again, and says why', async () => {
+    const slots = new Slots();
+    const records: Record<string, unknown>[] = [];
+    const files = new SlotFiles({ stem: slotFileStem('fo001-test') });
+    const pool = new SlotPool({
+      size: 2,
+      clean: [0, 1],
+      clears: false,
+      clock: slots.clock,
+      actions: slots,
+      files,
+      prefixFile: files.prefixName,
+      sharedTokens: () => 1000,
+      log: (r) => records.push(r),
+    });
+    slots.files.set(files.prefixName, { owner: '', tokens: 1000 });
+    expect(await request(slots, pool, 'a', 1100)).toBe(0);
+    const failed = await pool.gate('a', OPEN_GATE).acquire({ turn: 2, first: false });
+    expect(failed.slot).toBe(0);
+    failed.release({ status: null }); // a dropped connection: the loop retries the turn
+    await request(slots, pool, 'a', 1200);
+    expect(pool.figures.recomputed).toBe(1);
+    expect(records.filter((r) => r['type'] === 'slot-recompute')).toMatchObject([
+      { forkId: 'a', why: 'no file of its state' },
+    ]);
+  });
+
   it('a server that clears idle slots, several slots: no request starts between a restore and the server taking the request', async () => {
     const slots = new Slots();
     const { pool } = poolOn(slots, { size: 2, clears: true });

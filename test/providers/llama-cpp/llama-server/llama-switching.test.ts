@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,6 +33,8 @@ interface Run {
   events: FanOutEvent[];
   prefill: number;
   predicted: number;
+  /** The run's records of what cost a fork its state: recomputes and why, failed saves and restores, retried turns. */
+  lost: string;
 }
 
 async function runOn(
@@ -53,6 +55,7 @@ async function runOn(
     sandbox: 'none',
     ...(server.slotDir ? { slotSavePath: server.slotDir } : {}),
     pool: { maxThreads: 1, concurrentTasksPerWorker: options.threads ?? 8 },
+    runsDir: join(workspace, 'runs'),
   });
   const prompt0 = await metric(server, 'llamacpp:prompt_tokens_total');
   const predicted0 = await metric(server, 'llamacpp:tokens_predicted_total');
@@ -75,12 +78,25 @@ async function runOn(
     return {
       result,
       events,
+      lost: lostState(join(workspace, 'runs')),
       prefill: (await metric(server, 'llamacpp:prompt_tokens_total')) - prompt0,
       predicted: (await metric(server, 'llamacpp:tokens_predicted_total')) - predicted0,
     };
   } finally {
     await engine.close();
   }
+}
+
+/** The event log's records of a fork's state lost (the message of a failed `recomputed: 0`). */
+function lostState(runs: string): string {
+  const lost = readdirSync(runs).flatMap((dir) =>
+    readFileSync(join(runs, dir, 'events.jsonl'), 'utf8')
+      .split('\n')
+      .filter((line) =>
+        /"type":"(slot-recompute|slot-save-failed|turn-retry)"|"type":"slot-restore".*"ok":false/.test(line),
+      ),
+  );
+  return `what cost a fork its state:\n${lost.join('\n') || '(nothing logged)'}`;
 }
 
 const forkcacheFiles = (dir: string | undefined): string[] =>
@@ -184,7 +200,13 @@ describe.skipIf(!hasLlama)(`llama-cpp forks with tools and checks (${why})`, () 
         note: null,
       });
       const switching = summary.engine!.slots!.switching!;
-      expect(switching).toMatchObject({ on: true, recomputed: 0, evictions: 0, peak_requests: 1, files_left: 0 });
+      expect(switching, run.lost).toMatchObject({
+        on: true,
+        recomputed: 0,
+        evictions: 0,
+        peak_requests: 1,
+        files_left: 0,
+      });
       // a fork's second turn restores its own state whenever another fork used the slot since
       expect(switching.restores).toBeGreaterThanOrEqual(4);
       expect(switching.saves).toBeGreaterThanOrEqual(switching.restores);
@@ -214,7 +236,7 @@ describe.skipIf(!hasLlama)(`llama-cpp forks with tools and checks (${why})`, () 
         expect(fork.checks?.map((c) => c.passed)).toEqual([false, true]);
       }
       const switching = run.result.summary.engine!.slots!.switching!;
-      expect(switching).toMatchObject({ on: true, recomputed: 0, files_left: 0 });
+      expect(switching, run.lost).toMatchObject({ on: true, recomputed: 0, files_left: 0 });
       expect(switching.restores).toBeGreaterThanOrEqual(4);
       expect(run.result.summary.engine!.slots!.choice).toMatchObject({ mode: 'one-slot-switched', at_once: 1 });
       expectChoiceReported(run, 8);
@@ -293,7 +315,7 @@ describe.skipIf(!hasLlama)(`llama-cpp forks with tools and checks (${why})`, () 
       // the first request runs alone (the baseline of what N at once get through), then four at a
       // time until the policy decides from the first turns: four again, or one on a CPU where the
       // four only split the cores; either way it says which and why
-      expect(slots.switching).toMatchObject({ on: true, peak_requests: 4, recomputed: 0, files_left: 0 });
+      expect(slots.switching, run.lost).toMatchObject({ on: true, peak_requests: 4, recomputed: 0, files_left: 0 });
       expect(slots.choice!.measured!.gain).not.toBeNull();
       expectChoiceReported(run, 16);
       expect(slots.policy).toMatch(
