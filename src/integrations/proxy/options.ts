@@ -44,7 +44,7 @@ export interface ProxyOptions {
   maskHeaders?: readonly string[];
   /** Prices for the ledger (default the built-in catalogue). */
   modelTable?: ModelCatalogue;
-  /** Time source (tests pass a ManualClock for the warm-first bound). */
+  /** Time source: the warm-first bound and the upstream's silence (`upstreamTimeoutMs`); tests pass a ManualClock and move it. */
   clock?: Clock;
   /**
    * Keep the request and the assistant turn of every call of a fork tool (`mcp__<server>__fork`)

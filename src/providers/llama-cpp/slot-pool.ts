@@ -495,7 +495,7 @@ export class SlotPool {
       forkId,
       // no file: nobody took its slot since its last request, or that request failed (what
       // the slot holds is unknown), or its save failed or was dropped (logged as such)
-      why: !this.switching ? 'switching off' : file ? 'its restore failed' : 'no file of its state',
+      why: file ? 'its restore failed' : !this.switching ? 'switching off' : 'no file of its state',
     });
     const s = this.#slots[slot]!;
     if ((s.holder === null || s.uncertain) && this.#prefixFile) await this.#restorePrefix(slot, signal);

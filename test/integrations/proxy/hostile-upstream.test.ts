@@ -133,7 +133,7 @@ describe('the proxy survives any upstream', () => {
       (e: unknown) => ((settled = true), e),
     );
     // message_start came through the proxy: what is left is the silence
-    await new Promise((resolve) => stream.once('streamEvent', resolve));
+    await Promise.race([new Promise((resolve) => stream.once('streamEvent', resolve)), answer]);
     await silentFor(clock, () => settled);
     expect(await answer).toBeInstanceOf(Error);
     await until(() => px.ledger.records().length === 1, 'recorded');

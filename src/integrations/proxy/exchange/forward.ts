@@ -62,23 +62,38 @@ const validStatus = (status: number | undefined): status is number =>
 /**
  * Call `onSilent` once nothing was heard for `timeoutMs` (`touch` says something was), unless
  * stopped first. It runs on the proxy's clock, so a test moves time instead of waiting for it
- * (and a loaded machine's slow answer is not taken for a silent upstream).
+ * (and a loaded machine's slow answer is not taken for a silent upstream). The quiet time is
+ * counted in what the watch slept, the clock's reading only bounding it after a `touch`: the
+ * system clock is the wall clock, and a step of it (NTP, a laptop waking) neither cuts a live
+ * stream early nor makes a sleep longer than the timeout.
  */
 function watchSilence(clock: Clock, timeoutMs: number, onSilent: () => void): { touch(): void; stop(): void } {
   let heard = clock.now();
+  let touches = 0;
   const stopped = new AbortController();
   void (async () => {
+    // how long the upstream has been quiet, as far as the sleeps tell
+    let quiet = 0;
     for (;;) {
+      const before = touches;
+      const ms = timeoutMs - quiet;
       try {
-        await clock.sleep(heard + timeoutMs - clock.now(), stopped.signal);
+        await clock.sleep(ms, stopped.signal);
       } catch {
         return; // stopped
       }
       if (stopped.signal.aborted) return;
-      if (clock.now() - heard >= timeoutMs) return onSilent();
+      quiet = touches === before ? quiet + ms : Math.min(ms, Math.max(0, clock.now() - heard));
+      if (quiet >= timeoutMs) return onSilent();
     }
   })();
-  return { touch: () => void (heard = clock.now()), stop: () => stopped.abort() };
+  return {
+    touch: () => {
+      heard = clock.now();
+      touches += 1;
+    },
+    stop: () => stopped.abort(),
+  };
 }
 
 /**
