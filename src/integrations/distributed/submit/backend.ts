@@ -235,6 +235,7 @@ export class DistributedBackend {
   /** Stop now: every fork in flight ends `cancelled` from its transcript, the connections are cut. */
   async destroy(): Promise<void> {
     this.#stop.abort();
+    this.#tracker.settleUnconfirmedCancels();
     this.#tracker.settleAll('cancelled', { code: 'ENGINE_DESTROYED', message: 'the engine was destroyed' });
     this.#disconnect();
   }

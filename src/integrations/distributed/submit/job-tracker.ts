@@ -128,4 +128,20 @@ export class JobTracker {
   settleAll(status: 'failed' | 'cancelled', error: WireError): void {
     for (const job of this.#jobs.values()) job.settleFrom(status, error);
   }
+
+  /**
+   * The engine stops while cancels still wait on Redis (Ctrl-C as Redis went away, before this
+   * process saw its connection close): those forks end cancelled, saying their hosts may not
+   * know, rather than with the engine's own reason.
+   */
+  settleUnconfirmedCancels(): void {
+    for (const job of this.#jobs.values()) {
+      if (!job.cancelRequested) continue;
+      const reason = toWireError(job.ctx.abort.signal.reason);
+      job.settleFrom('cancelled', {
+        ...reason,
+        message: `${reason.message} (Redis did not confirm the cancel: its host may not have been told)`,
+      });
+    }
+  }
 }
