@@ -37,6 +37,15 @@ import { build, version as esbuildVersion, type Plugin } from 'esbuild';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SOURCE_DIRS = ['src', 'workers'];
 const WORKER = 'workers/fork-worker.ts';
+/** What both builds write: ES modules for this package's oldest Node, with linked source maps. */
+const NODE_ESM = {
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  sourcemap: 'linked',
+  sourcesContent: false,
+  logLevel: 'error',
+} as const;
 /** Builds older than this, other than the current one, are removed (runs last minutes, not days). */
 const STALE_MS = 24 * 3600_000;
 
@@ -88,12 +97,7 @@ export async function builtSources(root = ROOT): Promise<string> {
       outdir: staging,
       bundle: true,
       plugins: [keepImports],
-      format: 'esm',
-      platform: 'node',
-      target: 'node20',
-      sourcemap: 'linked',
-      sourcesContent: false,
-      logLevel: 'error',
+      ...NODE_ESM,
     });
     if (existsSync(join(root, WORKER))) await bundleWorker(root, staging);
     writeFileSync(join(staging, 'package.json'), '{ "type": "module" }\n');
@@ -133,12 +137,7 @@ async function bundleWorker(root: string, staging: string): Promise<void> {
     banner: {
       js: "import { createRequire as createRequireOfBundle } from 'node:module';\nconst require = createRequireOfBundle(import.meta.url);",
     },
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    sourcemap: 'linked',
-    sourcesContent: false,
-    logLevel: 'error',
+    ...NODE_ESM,
   });
 }
 
