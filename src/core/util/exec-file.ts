@@ -1,21 +1,29 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { isMainThread } from 'node:worker_threads';
 
 /*
- * Run a program and collect its output, through one small helper process (on the main thread).
+ * Run a program and collect its output, through one small helper process per thread.
  *
  * Node starts a child with fork() (libuv, on every Node release this package supports), and a
  * fork copies the parent's page tables while the calling thread waits: the longer the process'
- * memory, the longer each start blocks the event loop. An engine process with its worker threads
- * and the emulator holds 300-400 MB, where one `git` start blocked the main thread 25-30 ms
- * (against 6 ms for a 50 MB process): a 12-fork run spent 6 s of its 14 s inside `spawn`,
- * measured with `--cpu-prof`; a run of hundreds of forks starts thousands of git commands.
+ * memory, the longer each start blocks. An engine process with its worker threads and the
+ * emulator holds 300-400 MB, where one `git` start blocked the main thread 25-30 ms (against
+ * 6 ms for a 50 MB process): a 12-fork run spent 6 s of its 14 s inside `spawn`, measured with
+ * `--cpu-prof`; a run of hundreds of forks starts thousands of git commands. A worker thread's
+ * fork copies the whole process too (an engine embedded in a worker thread, as under a test
+ * runner's threads, paid 30-35 ms a start in a 1.3-1.5 GB process).
  * So the programs forkcache runs by the hundred (git, rm, mkfs, mount) are started by a helper:
- * a bare `node -e` of the script below, about 45 MB, started on the main thread's first call and
- * left running while the process lives, never keeping it alive. It gets nothing of this
- * process' environment (each call carries the environment its program gets, exactly what
- * `execFile` would have been given) and no `execArgv`.
+ * a bare `node -e` of the script below, about 45 MB, started on the thread's first call and left
+ * running while the thread lives, never keeping it alive. It gets nothing of this process'
+ * environment (each call carries the environment its program gets, exactly what `execFile`
+ * would have been given) and no `execArgv`.
+ *
+ * The helper is started by `sh` in the background, and `sh` exits at once: the helper is no
+ * child of this process (its parent is the system's, which reaps it), so a worker thread that
+ * ends leaves no zombie behind (a thread's own children are reaped by its event loop, which is
+ * gone). It talks on the channel `sh` passed on, and exits when the channel closes: when the
+ * thread or the process ends, whichever way. It stays in this process' group, so a terminal's
+ * signals reach it as before (it ignores them; the programs it starts get them).
  *
  * A call the helper cannot take (it could not start, or it is gone) runs with `execFile` here
  * instead, and the next call starts a new helper. When the helper dies with calls in flight
@@ -53,8 +61,8 @@ interface Request {
   maxBuffer: number;
 }
 
-/** From the helper: the program of call `id` started as `pid`, or it ended with `result`. */
-type Message = { id: number; pid: number } | { id: number; result: ExecResult };
+/** From the helper: it is up (its pid), the program of call `id` started as `pid`, or it ended with `result`. */
+type Message = { ready: number } | { id: number; pid: number } | { id: number; result: ExecResult };
 
 const DEFAULT_MAX_BUFFER = 256 * 1024 * 1024;
 
@@ -82,16 +90,18 @@ export function whyFailed(result: ExecResult): string {
 }
 
 /**
- * The helper, plain CommonJS for `node -e`. It runs each request as `execFile` would have here,
- * says the program's pid once it started and sends the result back. It ignores the signals a
- * terminal sends the whole process group (the programs it started get them as before) and exits
- * once its parent is gone. Messages are JSON: every field is a string, a number or null.
+ * The helper, plain CommonJS for `node -e`. It says it is up, runs each request as `execFile`
+ * would have here, says the program's pid once it started and sends the result back. It ignores
+ * the signals a terminal sends the whole process group (the programs it started get them as
+ * before: a child starts with every signal's default) and exits once its channel is closed.
+ * Messages are JSON: every field is a string, a number or null.
  */
 const HELPER = `
 const { execFile } = require('node:child_process');
 for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT']) process.on(s, () => {});
 process.on('disconnect', () => process.exit(0));
 const send = (m) => process.connected && process.send(m);
+send({ ready: process.pid });
 process.on('message', (m) => {
   let child;
   try {
@@ -121,9 +131,10 @@ interface Call {
 }
 
 interface Helper {
+  /** The `sh` that started the helper (gone at once), and the channel to the helper. */
   child: ChildProcess;
   calls: Map<number, Call>;
-  /** The helper process is running (its `spawn` event came). */
+  /** The helper process is running (it said so). */
   running: boolean;
   /** It failed or exited: it takes no more calls. */
   dead: boolean;
@@ -135,7 +146,9 @@ let nextId = 1;
 function startHelper(): Helper | undefined {
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, ['-e', HELPER], {
+    // `sh` passes the channel (fd 3, NODE_CHANNEL_FD) on to the helper it starts, and exits
+    // (PWD, which `sh` sets, is taken out: the helper's environment is PATH and its channel)
+    child = spawn('/bin/sh', ['-c', 'unset PWD; "$0" -e "$1" &', process.execPath, HELPER], {
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       // JSON, not 'advanced': the advanced reader of Node 20 before 20.19 and 22 before 22.14
       // stops delivering messages when a read ends inside a length header (nodejs/node#55834)
@@ -146,8 +159,11 @@ function startHelper(): Helper | undefined {
     return undefined;
   }
   const h: Helper = { child, calls: new Map(), running: false, dead: false };
-  child.once('spawn', () => (h.running = true));
   child.on('message', (m: Message) => {
+    if ('ready' in m) {
+      h.running = true;
+      return;
+    }
     const call = h.calls.get(m.id);
     if (!call) return;
     if ('pid' in m) {
@@ -159,7 +175,8 @@ function startHelper(): Helper | undefined {
     idle(h);
   });
   child.on('error', (err) => gone(h, `the program runner failed: ${err.message}`));
-  child.on('exit', (code, signal) => gone(h, `the program runner exited (${signal ?? `code ${code}`})`));
+  // the channel closed: the helper exited, or never started (`sh` could not run it)
+  child.on('disconnect', () => gone(h, 'the program runner exited'));
   idle(h);
   return h;
 }
@@ -194,7 +211,8 @@ function gone(h: Helper, why: string): void {
     });
   }
   h.calls.clear();
-  if (h.child.exitCode === null && h.child.signalCode === null) h.child.kill('SIGKILL');
+  // a helper that is still there exits when its channel closes
+  if (h.child.connected) h.child.disconnect();
   idle(h);
 }
 
@@ -236,13 +254,8 @@ function execHere(file: string, args: readonly string[], o: ExecOptions): Promis
   });
 }
 
-/**
- * Run `file` with `args` to its end and collect its output (never throws: see ExecResult).
- * Through the helper on the main thread; in a worker thread in-process (a helper per thread
- * would cost a process each, and a worker's ended helper is never reaped).
- */
+/** Run `file` with `args` to its end and collect its output, through this thread's helper (never throws: see ExecResult). */
 export function execFileText(file: string, args: readonly string[], options: ExecOptions = {}): Promise<ExecResult> {
-  if (!isMainThread) return execHere(file, args, options);
   let cwd: string;
   try {
     // the directory as of this call (the helper's own stays where it started)

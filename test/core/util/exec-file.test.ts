@@ -12,16 +12,24 @@ import { tsxLoaderUrl } from '../../../src/core/pool/worker-file.ts';
 // returns must be what `execFile` gave; the helper must hold none of this process' secrets and
 // must never keep it alive or lose a call when it dies.
 
+/** The parent and the process group of a process, from /proc. */
+function family(pid: number | 'self'): { parent: number; group: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const [, parent, group] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { parent: Number(parent), group: Number(group) };
+}
+
 /**
  * The process that starts this module's programs: the parent of a shell it ran. It must be a
- * helper: a child of this process running `node -e` with the runner's script. (This process may
- * hold more than one: the CLI that tests run in-process loads its own copy of the module.)
+ * helper running `node -e` with the runner's script, in this process' group, and no child of
+ * this process. (This process may hold more than one: the CLI that tests run in-process loads
+ * its own copy of the module.)
  */
 async function helper(): Promise<number> {
   const pid = Number((await execFileText('sh', ['-c', 'echo $PPID'])).stdout.trim());
   expect(pid).not.toBe(process.pid);
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  expect(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]), 'its parent').toBe(process.pid);
+  expect(family(pid).parent, 'its parent').not.toBe(process.pid);
+  expect(family(pid).group, 'its process group').toBe(family('self').group);
   const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
   expect(cmd[1]).toBe('-e');
   expect(cmd[2]).toContain('execFile');
@@ -174,5 +182,11 @@ describe('execFileText: programs started by the helper process', () => {
     process.kill(before, 'SIGINT');
     expect(await execFileText('echo', ['still'])).toMatchObject({ code: 0, stdout: 'still\n' });
     expect(await helper()).toBe(before);
+    // ...and a program it starts gets Ctrl-C as usual (a shell started with SIGINT ignored could
+    // not be stopped by it: `sh` starts its background jobs so)
+    for (const signal of ['INT', 'QUIT']) {
+      const r = await execFileText('sh', ['-c', `kill -${signal} $$; echo alive`]);
+      expect(r, signal).toMatchObject({ stdout: '', signal: `SIG${signal}` });
+    }
   });
 });

@@ -1,0 +1,78 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { describe, expect, it, vi } from 'vitest';
+
+// An engine embedded in a worker thread (as under a test runner's threads, or an app's) starts
+// its programs through a helper of its own thread too: a worker's fork() copies the whole
+// process, 30-35 ms a start in a 1.5 GB one. The helper must be no child of this process, or
+// it would stay a zombie once the thread is gone (a thread's children are reaped by its loop).
+
+/** /proc's word on a process: its state, parent and group; undefined once it is gone. */
+function stat(pid: number | 'self'): { state: string; parent: number; group: number } | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const [state, parent, group] = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return { state: state!, parent: Number(parent), group: Number(group) };
+}
+
+/** A worker thread that runs `calls` shells through execFileText (the built module) and reports what each saw. */
+async function inAThread(calls: number): Promise<{ worker: Worker; seen: { pid: number; parent: number }[] }> {
+  const built = process.env['FORKCACHE_BUILT_SOURCES'];
+  expect(built, 'the build of test/setup/global-build.ts').toBeTruthy();
+  const module = join(built!, 'src', 'core', 'util', 'exec-file.js');
+  expect(existsSync(module)).toBe(true);
+  const worker = new Worker(
+    `const { parentPort } = require('node:worker_threads');
+     import(${JSON.stringify(pathToFileURL(module).href)}).then(async ({ execFileText }) => {
+       const seen = [];
+       for (let i = 0; i < ${calls}; i++) {
+         const r = await execFileText('sh', ['-c', 'echo $$ $PPID']);
+         const [pid, parent] = r.stdout.trim().split(' ').map(Number);
+         seen.push({ pid, parent });
+       }
+       parentPort.postMessage(seen);
+     });`,
+    { eval: true },
+  );
+  const seen = await new Promise<{ pid: number; parent: number }[]>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  return { worker, seen };
+}
+
+describe('execFileText in a worker thread', () => {
+  it('starts every program through one helper of the thread, no child of this process, which ends with the thread', async () => {
+    const { worker, seen } = await inAThread(5);
+    const helpers = new Set(seen.map((s) => s.parent));
+    // one helper for the thread's calls, not a fork of this process per program
+    expect(helpers.size).toBe(1);
+    const helper = [...helpers][0]!;
+    expect(helper).not.toBe(process.pid);
+    expect(seen.every((s) => s.pid !== process.pid && s.pid !== helper)).toBe(true);
+    const cmd = readFileSync(`/proc/${helper}/cmdline`, 'utf8').split('\0');
+    expect(cmd[1]).toBe('-e');
+    expect(cmd[2]).toContain('execFile');
+    // no child of this process, in its process group (a terminal's Ctrl-C reaches it)
+    expect(stat(helper)!.parent).not.toBe(process.pid);
+    expect(stat(helper)!.group).toBe(stat('self')!.group);
+
+    await worker.terminate();
+    // the thread is gone: its channel closed, the helper exits, and nothing of it stays here
+    await vi.waitFor(
+      () => {
+        const now = stat(helper);
+        expect(now === undefined || now.state === 'Z').toBe(true);
+      },
+      { timeout: 60_000, interval: 20 },
+    );
+    const left = stat(helper);
+    if (left) expect(left.parent).not.toBe(process.pid);
+  });
+});
