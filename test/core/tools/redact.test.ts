@@ -46,6 +46,18 @@ describe('tool results are redacted of secrets (issue 15, case 3)', () => {
         expect(redact(text), `${JSON.stringify(cut)} at ${at}`).toBe('x [REDACTED] y');
       }
     }
+    // cut in several places at once, every encoded form still goes (the text is first looked at
+    // with its line breaks taken out: a form cut anywhere must still be seen there)
+    const forms = [hex, hex.toUpperCase(), Buffer.from(key).toString('base64'), [...key].reverse().join('')];
+    for (const form of forms) {
+      for (const step of [1, 3, 5, 16]) {
+        const parts = form.match(new RegExp(`.{1,${step}}`, 'g'))!;
+        const cut = parts.map((p, i) => (i === 0 ? p : `${i % 2 ? '\r\n' : '\n'}${p}`)).join('');
+        const out = redact(`[${cut}]`);
+        expect(out, `${form.slice(0, 12)} every ${step}`).toContain('[REDACTED]');
+        expect(out.replace(/[\r\n]/g, '')).not.toContain(form.slice(4, 24));
+      }
+    }
     // the key's own text broken by a line is no longer the key (plain forms are matched whole)
     expect(redact(`${key.slice(0, 9)}\n${key.slice(9)}`)).toBe(`${key.slice(0, 9)}\n${key.slice(9)}`);
     // a line break that is no part of a form (a bare \r) is kept, and the text around it too
