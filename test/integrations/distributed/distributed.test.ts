@@ -7,16 +7,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancelChannel, cancelKey, DEFAULT_QUEUE } from '../../../src/integrations/distributed/keys.ts';
 import { JobSigner } from '../../../src/integrations/distributed/jobs/signing.ts';
 import type { ForkOutcome } from '../../../src/core/loop/types.ts';
+import { transcriptPath } from '../../../src/core/run-dir/files.ts';
 import { bigSnapshot, sharedEmulator, workspace } from '../../core/engine/helpers.ts';
 import {
   HAVE_REDIS,
   hostEnv,
   type Proc,
+  records,
   REDIS_SERVER,
   RedisServer,
   startHost,
   TEST_JOB_SECRET,
   submitter,
+  until,
 } from './cluster.ts';
 
 let redis: RedisServer;
@@ -69,9 +72,13 @@ describe.skipIf(!HAVE_REDIS)(`distributed backend (needs ${REDIS_SERVER}; .ci/ru
           hostOf.set(e.forkId, e.hostId);
           seenHosts.add(e.hostId);
         }
-        // the first fork has asked for its (slow) bash call: kill the host that runs it
+        // the first fork has asked for its (held) bash call: kill the host that runs it, once the
+        // call is in the fork's transcript (a kill between the turn's end and that record would
+        // leave the call unknown, and the next host would run it again: CI, beside two hogs)
         if (!killed && e.type === 'turn-end' && e.forkId === fan.forks[0]!.forkId) {
           killed = hostOf.get(e.forkId)!;
+          const path = transcriptPath(join(runDir, fan.id), e.forkId);
+          await until(() => records(path).some((r) => r.type === 'tool-start'));
           void hosts.get(killed)!.kill('SIGKILL');
         }
       }
