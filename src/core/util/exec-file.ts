@@ -138,6 +138,8 @@ interface Helper {
   running: boolean;
   /** It failed or exited: it takes no more calls. */
   dead: boolean;
+  /** Why it failed, once an error came (its calls in flight are settled when the channel closes). */
+  failed?: string;
 }
 
 let helper: Helper | undefined;
@@ -174,9 +176,17 @@ function startHelper(): Helper | undefined {
     call.resolve(m.result);
     idle(h);
   });
-  child.on('error', (err) => gone(h, `the program runner failed: ${err.message}`));
+  // A failed start or send (EPIPE to a helper that died) comes before the messages still in the
+  // channel are read: its `ready` and the pids of programs it started among them. So an error
+  // only stops new calls here; the channel's close, which comes after those messages, settles
+  // the calls in flight (a call the helper started must never be run again here).
+  child.on('error', (err) => {
+    h.failed ??= `the program runner failed: ${err.message}`;
+    if (helper === h) helper = undefined;
+    if (!child.connected) gone(h, h.failed);
+  });
   // the channel closed: the helper exited, or never started (`sh` could not run it)
-  child.on('disconnect', () => gone(h, 'the program runner exited'));
+  child.on('disconnect', () => gone(h, h.failed ?? 'the program runner exited'));
   idle(h);
   return h;
 }

@@ -126,7 +126,12 @@ describe('execFileText: programs started by the helper process', () => {
       .split('\0')
       .filter(Boolean)
       .map((l) => l.slice(0, l.indexOf('=')));
-    expect(names.sort()).toEqual(['NODE_CHANNEL_FD', 'NODE_CHANNEL_SERIALIZATION_MODE', 'PATH']);
+    // (SHLVL and _ are the shell's own, where /bin/sh is bash: it exports them to a background job)
+    expect(names.filter((n) => !['SHLVL', '_'].includes(n)).sort()).toEqual([
+      'NODE_CHANNEL_FD',
+      'NODE_CHANNEL_SERIALIZATION_MODE',
+      'PATH',
+    ]);
   });
 
   it('pathOnlyEnv hands a program PATH alone; whyFailed says in one line why a call failed', async () => {
@@ -167,6 +172,42 @@ describe('execFileText: programs started by the helper process', () => {
     expect(await execFileText('echo', ['again'])).toMatchObject({ code: 0, stdout: 'again\n' });
     expect(await helper()).not.toBe(first);
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a helper that dies before its first messages are read: a program it started is never run again here', async () => {
+    // This process does not yield while the helper starts call A's program and is killed: the
+    // helper's `ready` and A's pid wait unread in the channel, and call B's send fails (EPIPE),
+    // which Node reports before those messages are read. A must not be taken for never started.
+    const { code, out } = await inAProcess(
+      `const { existsSync, mkdtempSync, readFileSync } = await import('node:fs');
+       const log = mkdtempSync('/tmp/fc-exec-race-') + '/log';
+       // a hang guard, not a time window: this process cannot run its timers while it spins
+       const spin = (ok) => { const end = Date.now() + 120_000; while (!ok()) if (Date.now() > end) throw new Error('hang guard'); };
+       const a = execFileText('sh', ['-c', 'echo "$PPID" >> ' + log]);
+       spin(() => existsSync(log) && readFileSync(log, 'utf8').endsWith('\\n'));
+       const helper = Number(readFileSync(log, 'utf8'));
+       process.kill(helper, 'SIGKILL');
+       const state = () => { try { return readFileSync('/proc/' + helper + '/stat', 'utf8').split(') ')[1][0]; } catch { return 'gone'; } };
+       spin(() => state() === 'Z' || state() === 'gone');
+       const b = execFileText('sh', ['-c', 'echo b >> ' + log]);
+       const [ra, rb] = await Promise.all([a, b]);
+       const c = await execFileText('echo', ['after']);
+       process.stdout.write(JSON.stringify({ log: readFileSync(log, 'utf8'), helper, ra, rb, c }));`,
+    );
+    expect(code, out).toBe(0);
+    const r = JSON.parse(out) as Record<string, { signal?: string; stdout?: string } | string | number>;
+    // A ran once, started by the helper (its answer, or killed if the helper died first: it
+    // never says otherwise); B never reached a program; the next call works
+    expect(r['log']).toBe(`${r['helper']}\n`);
+    expect([
+      { code: 0, signal: null },
+      { code: null, signal: 'SIGKILL' },
+    ]).toContainEqual({
+      code: (r['ra'] as { code: unknown }).code,
+      signal: (r['ra'] as { signal: unknown }).signal,
+    });
+    expect(r['rb']).toMatchObject({ code: null, signal: 'SIGKILL' });
+    expect(r['c']).toMatchObject({ code: 0, stdout: 'after\n' });
   });
 
   it('ignores the signals a terminal sends the process group; exits with its process, keeping it alive no longer than its calls', async () => {
