@@ -21,8 +21,10 @@ import path from 'node:path';
  * The helper is started by `sh` in the background, and `sh` exits at once: the helper is no
  * child of this process (its parent is the system's, which reaps it), so a worker thread that
  * ends leaves no zombie behind (a thread's own children are reaped by its event loop, which is
- * gone). It talks on the channel `sh` passed on, and exits when the channel closes: when the
- * thread or the process ends, whichever way. It stays in this process' group, so a terminal's
+ * gone; where nothing reaps orphans, a container whose PID 1 is no init, each ended helper stays
+ * a zombie until the container ends: run such a container with `--init`). It talks on the
+ * channel `sh` passed on, and exits when the channel closes: when the thread or the process
+ * ends, whichever way. It stays in this process' group, so a terminal's
  * signals reach it as before (it ignores them; the programs it starts get them).
  *
  * A call the helper cannot take (it could not start, or it is gone) runs with `execFile` here
