@@ -63,7 +63,7 @@ function wrappedPattern(variant: string): string {
  *
  * The pattern (every form, a line break allowed between any two characters of an encoded one)
  * is large: V8 compiled it on a fork's first tool result in 90 ms for one 49-character key
- * (240 ms at 110 characters), and ran it 14 ms a call until it tiered up, on a 30-byte text.
+ * (240 ms at 110 characters), and took 14 ms on the next call, on a 30-byte text.
  * So a text is first looked at cheaply: a match, with its line breaks taken out, is a form
  * with its own taken out, and so it is found whole in the text with every line break taken
  * out. A text where no form is found that way holds none, and is returned as it is; the

@@ -3,23 +3,12 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it, vi } from 'vitest';
+import { procStat } from './proc-stat.ts';
 
 // An engine embedded in a worker thread (as under a test runner's threads, or an app's) starts
 // its programs through a helper of its own thread too: a worker's fork() copies the whole
 // process, 30-35 ms a start in a 1.5 GB one. The helper must be no child of this process, or
 // it would stay a zombie once the thread is gone (a thread's children are reaped by its loop).
-
-/** /proc's word on a process: its state, parent and group; undefined once it is gone. */
-function stat(pid: number | 'self'): { state: string; parent: number; group: number } | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  const [state, parent, group] = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return { state: state!, parent: Number(parent), group: Number(group) };
-}
 
 /** A worker thread that runs `calls` shells through execFileText (the built module) and reports what each saw. */
 async function inAThread(calls: number): Promise<{ worker: Worker; seen: { pid: number; parent: number }[] }> {
@@ -60,19 +49,19 @@ describe('execFileText in a worker thread', () => {
     expect(cmd[1]).toBe('-e');
     expect(cmd[2]).toContain('execFile');
     // no child of this process, in its process group (a terminal's Ctrl-C reaches it)
-    expect(stat(helper)!.parent).not.toBe(process.pid);
-    expect(stat(helper)!.group).toBe(stat('self')!.group);
+    expect(procStat(helper)!.parent).not.toBe(process.pid);
+    expect(procStat(helper)!.group).toBe(procStat('self')!.group);
 
     await worker.terminate();
     // the thread is gone: its channel closed, the helper exits, and nothing of it stays here
     await vi.waitFor(
       () => {
-        const now = stat(helper);
+        const now = procStat(helper);
         expect(now === undefined || now.state === 'Z').toBe(true);
       },
       { timeout: 60_000, interval: 20 },
     );
-    const left = stat(helper);
+    const left = procStat(helper);
     if (left) expect(left.parent).not.toBe(process.pid);
   });
 });

@@ -6,18 +6,12 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { execFileText, pathOnlyEnv, whyFailed } from '../../../src/core/util/exec-file.ts';
 import { tsxLoaderUrl } from '../../../src/core/pool/worker-file.ts';
+import { procStat } from './proc-stat.ts';
 
 // The programs forkcache runs by the hundred (git, rm, mkfs, mount) are started by a small
 // helper process, not by a fork() of this large one (src/core/util/exec-file.ts). What a call
 // returns must be what `execFile` gave; the helper must hold none of this process' secrets and
 // must never keep it alive or lose a call when it dies.
-
-/** The parent and the process group of a process, from /proc. */
-function family(pid: number | 'self'): { parent: number; group: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const [, parent, group] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { parent: Number(parent), group: Number(group) };
-}
 
 /**
  * The process that starts this module's programs: the parent of a shell it ran. It must be a
@@ -28,8 +22,8 @@ function family(pid: number | 'self'): { parent: number; group: number } {
 async function helper(): Promise<number> {
   const pid = Number((await execFileText('sh', ['-c', 'echo $PPID'])).stdout.trim());
   expect(pid).not.toBe(process.pid);
-  expect(family(pid).parent, 'its parent').not.toBe(process.pid);
-  expect(family(pid).group, 'its process group').toBe(family('self').group);
+  expect(procStat(pid)!.parent, 'its parent').not.toBe(process.pid);
+  expect(procStat(pid)!.group, 'its process group').toBe(procStat('self')!.group);
   const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
   expect(cmd[1]).toBe('-e');
   expect(cmd[2]).toContain('execFile');
