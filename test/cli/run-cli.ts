@@ -6,6 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { FORK_END_STATUSES } from '../../src/core/util/fork-status.ts';
 import { tsxLoaderUrl } from '../../src/core/pool/worker-file.ts';
 import { TOOL_DECLARATIONS } from '../../src/core/tools/declarations.ts';
+import { CLI_BUNDLE_MAIN } from '../setup/built-sources.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -95,14 +96,14 @@ export function forkcacheProcess(args: string[], env: Record<string, string | un
 
 /**
  * The node arguments that start the real `forkcache` command with `args`, from any directory:
- * the suite's JavaScript build of the sources (test/setup/global-build.ts names it in
- * `FORKCACHE_BUILT_SOURCES`), which starts in a fraction of what the tsx loader costs a
- * process, or the sources through tsx when the file runs without that setup. Tests of source
+ * the suite's JavaScript build of the sources, its bundle of the command (test/setup/global-build.ts
+ * names the build in `FORKCACHE_BUILT_SOURCES`), which starts in a fraction of what the tsx
+ * loader costs a process, or the sources through tsx when the file runs without that setup. Tests of source
  * mode itself (tsx in the process) spawn `sourceCliArgs`.
  */
 export function cliArgs(...args: string[]): string[] {
   const built = process.env['FORKCACHE_BUILT_SOURCES'];
-  return built ? [join(built, 'src/cli/main.js'), ...args] : sourceCliArgs(...args);
+  return built ? [join(built, CLI_BUNDLE_MAIN), ...args] : sourceCliArgs(...args);
 }
 
 /** The node arguments that run the command from its TypeScript sources through tsx, as `npm run forkcache` does. */

@@ -1,9 +1,16 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { builtSources } from './built-sources.ts';
+import { builtSources, CLI_BUNDLE, CLI_BUNDLE_MAIN } from './built-sources.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const files = (dir: string): string[] =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)],
+  );
 
 // The suite's processes run this build instead of the sources: a build of other sources must
 // never be used. A tiny package whose module imports a sibling by its `.ts` name.
@@ -31,5 +38,24 @@ describe('the build of the sources for the suite', () => {
     const second = await builtSources(root);
     expect(second).not.toBe(first);
     expect(run(join(second, 'src/main.js'))).toBe('second');
+  });
+});
+
+describe("the suite's bundle of the command", () => {
+  it('runs the command; every chunk sits where the fork worker’s path names the build’s worker', async () => {
+    const built = await builtSources();
+    const main = join(built, CLI_BUNDLE_MAIN);
+    const version = spawnSync(process.execPath, [main, '--version'], { encoding: 'utf8' });
+    expect(version.stdout.trim()).toBe(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version);
+    // src/core/pool/worker-file.ts names the worker `../../../workers/fork-worker.js` from its chunk
+    const folders = new Set(
+      files(join(built, CLI_BUNDLE))
+        .filter((f) => f.endsWith('.js'))
+        .map((f) => dirname(f)),
+    );
+    expect([...folders]).toEqual([dirname(main)]);
+    const worker = fileURLToPath(new URL('../../../workers/fork-worker.js', pathToFileURL(main)));
+    expect(worker).toBe(join(built, 'workers/fork-worker.js'));
+    expect(existsSync(worker)).toBe(true);
   });
 });
