@@ -28,7 +28,7 @@ function tinyPackage(): string {
 const run = (file: string): string => spawnSync(process.execPath, [file], { encoding: 'utf8' }).stdout.trim();
 
 describe('the build of the sources for the suite', () => {
-  it('runs as plain JavaScript, and an edited source gets a new build, never the old one', async () => {
+  it('runs as plain JavaScript, and an edited source or tsconfig.json gets a new build, never the old one', async () => {
     const root = tinyPackage();
     const first = await builtSources(root);
     expect(run(join(first, 'src/main.js'))).toBe('first');
@@ -38,6 +38,11 @@ describe('the build of the sources for the suite', () => {
     const second = await builtSources(root);
     expect(second).not.toBe(first);
     expect(run(join(second, 'src/main.js'))).toBe('second');
+
+    // the compiler's options shape the output too (esbuild reads tsconfig.json)
+    writeFileSync(join(root, 'tsconfig.json'), '{ "compilerOptions": { "useDefineForClassFields": false } }\n');
+    const third = await builtSources(root);
+    expect(third).not.toBe(second);
   });
 });
 

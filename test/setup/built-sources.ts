@@ -21,7 +21,7 @@ import { build, version as esbuildVersion, type Plugin } from 'esbuild';
  * its hooks thread and a transform of the whole module graph each time).
  *
  * The folder is named by a hash of everything that goes into it (every file under src/ and
- * workers/, package.json and its lock, this file, esbuild's version), so a build of other sources is never
+ * workers/, package.json and its lock, tsconfig.json, this file, esbuild's version), so a build of other sources is never
  * used: an edit makes a new hash and a new build. It lives under node_modules/.cache of the
  * package, so the package's own dependencies resolve from it and `packageRoot()` still finds
  * the package's package.json above it. One file out per file in (imports kept, `.ts` specifiers
@@ -76,7 +76,8 @@ function sourceKey(root: string, inputs: string[]): string {
   const hash = createHash('sha256');
   hash.update(`esbuild ${esbuildVersion}\0`);
   const lock = join(root, 'package-lock.json');
-  const manifests = [join(root, 'package.json'), ...(existsSync(lock) ? [lock] : [])];
+  // esbuild reads tsconfig.json too (class fields, decorators, JSX): an edit of it is an edit of the output
+  const manifests = [join(root, 'package.json'), lock, join(root, 'tsconfig.json')].filter((f) => existsSync(f));
   for (const file of [...inputs, ...manifests, fileURLToPath(import.meta.url)]) {
     hash.update(relative(root, file)).update('\0').update(readFileSync(file)).update('\0');
   }
