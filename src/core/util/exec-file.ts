@@ -1,4 +1,4 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 
 /*
@@ -88,6 +88,29 @@ export function whyFailed(result: ExecResult): string {
     (result.signal ? `killed by ${result.signal}` : undefined) ||
     result.error?.message ||
     `exit code ${result.code ?? 'none'}`
+  );
+}
+
+/**
+ * Run a probe once, synchronously (does bubblewrap, a PID namespace, a loop mount work here?):
+ * undefined when it exits 0, else why not in one line (its first line of stderr, else why it
+ * could not run, the signal that ended it, or its exit code). It sees `env` only, PATH alone by
+ * default, and is killed after 30 s. Probes run once per process, so the helper is not needed.
+ */
+export function probeProgram(
+  file: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = pathOnlyEnv(),
+): string | undefined {
+  const result = spawnSync(file, args, { env, stdio: ['ignore', 'ignore', 'pipe'], timeout: 30_000 });
+  if (result.status === 0) return undefined;
+  return (
+    (result.stderr?.toString('utf8') ?? '')
+      .split('\n')
+      .find((l) => l.trim() !== '')
+      ?.trim() ||
+    result.error?.message ||
+    (result.signal ? `killed by ${result.signal}` : `exit code ${result.status ?? 'none'}`)
   );
 }
 

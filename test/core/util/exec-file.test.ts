@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { execFileText, pathOnlyEnv, whyFailed } from '../../../src/core/util/exec-file.ts';
+import { execFileText, pathOnlyEnv, probeProgram, whyFailed } from '../../../src/core/util/exec-file.ts';
 import { tsxLoaderUrl } from '../../../src/core/pool/worker-file.ts';
 import { procStat } from './proc-stat.ts';
 
@@ -222,6 +222,30 @@ describe('execFileText: programs started by the helper process', () => {
     for (const signal of ['INT', 'QUIT']) {
       const r = await execFileText('sh', ['-c', `kill -${signal} $$; echo alive`]);
       expect(r, signal).toMatchObject({ stdout: '', signal: `SIG${signal}` });
+    }
+  });
+});
+
+describe('probeProgram: a probe run once, and why it failed in one line', () => {
+  it('says nothing when the program exits 0, and its first line of stderr when not', () => {
+    expect(probeProgram('sh', ['-c', 'exit 0'])).toBeUndefined();
+    expect(probeProgram('sh', ['-c', 'echo; echo "  first  " >&2; echo second >&2; exit 3'])).toBe('first');
+  });
+
+  it('says why a program could not run, what signal ended it, or its exit code', () => {
+    expect(probeProgram('/nonexistent/forkcache-probe', [])).toMatch(/ENOENT/);
+    expect(probeProgram('sh', ['-c', 'kill -TERM $$'])).toBe('killed by SIGTERM');
+    expect(probeProgram('sh', ['-c', 'exit 4'])).toBe('exit code 4');
+  });
+
+  it("sees PATH alone by default, never this process' key", () => {
+    process.env['FORKCACHE_PROBE_SECRET'] = 'sk-ant-probe';
+    try {
+      const check = 'test -z "$FORKCACHE_PROBE_SECRET" || { echo "saw $FORKCACHE_PROBE_SECRET" >&2; exit 1; }';
+      expect(probeProgram('sh', ['-c', check])).toBeUndefined();
+      expect(probeProgram('sh', ['-c', check], process.env)).toBe('saw sk-ant-probe');
+    } finally {
+      delete process.env['FORKCACHE_PROBE_SECRET'];
     }
   });
 });

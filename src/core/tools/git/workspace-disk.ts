@@ -1,10 +1,9 @@
-import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, rmdirSync } from 'node:fs';
 import { open, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ForkcacheError } from '../../util/errors.ts';
-import { execFileText, pathOnlyEnv, whyFailed } from '../../util/exec-file.ts';
+import { execFileText, pathOnlyEnv, probeProgram, whyFailed } from '../../util/exec-file.ts';
 import { findExecutable } from '../find-executable.ts';
 
 /*
@@ -56,11 +55,10 @@ function probe(): Tools | { missing: string } {
       [found.umount, [at]],
     ];
     for (const [file, args] of steps) {
-      const result = spawnSync(file, args, { stdio: ['ignore', 'ignore', 'pipe'], timeout: 30_000 });
-      if (result.status !== 0) {
-        const why = (result.stderr?.toString('utf8') ?? '').trim().split('\n')[0] ?? '';
-        if (file === found.umount) spawnSync(found.umount, ['-l', at], { stdio: 'ignore' });
-        return { missing: `${path.basename(file)} failed here: ${why || result.error?.message || 'error'}` };
+      const why = probeProgram(file, args);
+      if (why !== undefined) {
+        if (file === found.umount) probeProgram(found.umount, ['-l', at]);
+        return { missing: `${path.basename(file)} failed here: ${why}` };
       }
     }
     return found;

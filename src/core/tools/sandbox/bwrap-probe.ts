@@ -1,5 +1,5 @@
-import { spawnSync } from 'node:child_process';
 import path from 'node:path';
+import { probeProgram } from '../../util/exec-file.ts';
 import { findExecutable } from '../find-executable.ts';
 import { systemViewArgs } from './view.ts';
 
@@ -62,14 +62,7 @@ function tries(file: string, features: Omit<BwrapFeatures, 'file' | 'why'>): str
     '--clearenv',
     'true',
   ];
-  const result = spawnSync(file, args, {
-    env: { PATH: '/usr/bin:/bin' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-    timeout: 30_000,
-  });
-  if (result.status === 0) return undefined;
-  const line = (result.stderr?.toString('utf8') ?? '').split('\n').find((l) => l.trim() !== '');
-  return line ?? (result.error ? result.error.message : `exit ${result.status ?? result.signal}`);
+  return probeProgram(file, args, { PATH: '/usr/bin:/bin' });
 }
 
 let probed: BwrapFeatures | { missing: string } | undefined;

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { probeProgram } from '../../util/exec-file.ts';
 import { findExecutable } from '../find-executable.ts';
 
 /*
@@ -33,15 +33,10 @@ function probe(): PidNamespace | { missing: string } {
     '--mount-proc',
     '--',
   ];
-  const result = spawnSync(file, [...args, 'true'], {
-    env: { PATH: '/usr/bin:/bin' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-    timeout: 30_000,
-  });
-  if (result.status === 0) return { file, args };
-  const why = (result.stderr?.toString('utf8') ?? '').split('\n')[0]?.trim();
+  const why = probeProgram(file, [...args, 'true'], { PATH: '/usr/bin:/bin' });
+  if (why === undefined) return { file, args };
   return {
-    missing: `unshare cannot create a PID namespace here${root ? '' : ' (a user namespace is needed without root)'}: ${why || result.error?.message || `exit ${String(result.status)}`}`,
+    missing: `unshare cannot create a PID namespace here${root ? '' : ' (a user namespace is needed without root)'}: ${why}`,
   };
 }
 
