@@ -7,6 +7,7 @@ import { OPENAI_WIRE_FLAG } from '../../src/cli/commands/run.ts';
 import { resumeAction, resumeOptionsSchema } from '../../src/cli/commands/resume.ts';
 import { fanOutExitCode, type OutputSink } from '../../src/cli/commands/fan-out.ts';
 import { parseFlags } from '../../src/cli/flags.ts';
+import { ENGINE_SETTINGS, type SettingDecl } from '../../src/core/settings/engine-settings.ts';
 
 // issue 46: one table of commands, each shared flag declared once (flag-table.ts)
 const visible = (command: Command): Option[] => command.options.filter((o) => !o.hidden);
@@ -43,6 +44,19 @@ describe('the command table', () => {
         expect(option.description, `${command.name()} ${option.long}`).toBe(def.description);
       }
     expect(shared).toBeGreaterThan(40);
+  });
+
+  it("names each engine setting's flag as a command declares it, and a flag over a setting's plan field names that setting", async () => {
+    const program = await createProgram([]);
+    const declared = new Set(program.commands.flatMap((c) => visible(c).map((o) => o.long!)));
+    const settings = Object.entries(ENGINE_SETTINGS) as Array<[string, SettingDecl]>;
+    const named = settings.filter(([, decl]) => decl.flag !== undefined);
+    expect(named.map(([name]) => name)).toEqual(expect.arrayContaining(['isolation', 'sparseWorktrees', 'maxUsd']));
+    for (const [name, decl] of named) expect(declared.has(decl.flag!), `${name}: ${decl.flag}`).toBe(true);
+    for (const def of Object.values(FLAGS) as FlagDef[]) {
+      const over = settings.find(([, decl]) => decl.plan !== undefined && decl.plan === def.planField);
+      if (over) expect(over[1].flag, `${def.spec}: the setting ${over[0]}`).toBe(def.spec.split(' ')[0]);
+    }
   });
 
   it('maps every option of run to the plan field it overrides, or says why it has none', async () => {

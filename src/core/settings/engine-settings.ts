@@ -51,7 +51,10 @@ export interface SettingDecl<S extends ZodType = ZodType, D = unknown> {
   readonly plan?: string | undefined;
   /** Older names of the plan field, still read (a plan on disk may carry them). */
   readonly planAliases?: readonly string[] | undefined;
-  /** The CLI's flag for it, as data (the CLI's own flag table declares the option). */
+  /**
+   * The CLI's flag for it (the CLI's own flag table declares the option; test/cli/command-table.test.ts
+   * checks that a command declares this flag, and that a flag overriding the setting's plan field is this one).
+   */
   readonly flag?: string | undefined;
   /** One line, as `forkcache run --help` prints the plan field. */
   readonly help?: string | undefined;
