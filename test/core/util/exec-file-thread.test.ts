@@ -10,7 +10,11 @@ import { procStat } from './proc-stat.ts';
 // process, 30-35 ms a start in a 1.5 GB one. The helper must be no child of this process, or
 // it would stay a zombie once the thread is gone (a thread's children are reaped by its loop).
 
-/** A worker thread that runs `calls` shells through execFileText (the built module) and reports what each saw. */
+/**
+ * A worker thread that runs `calls` shells through execFileText (the built module), reports what
+ * each saw, and stays until terminated (on its own it would end once idle, its helper with it,
+ * before the test looked at the helper: the flake a loaded machine showed).
+ */
 async function inAThread(calls: number): Promise<{ worker: Worker; seen: { pid: number; parent: number }[] }> {
   const built = process.env['FORKCACHE_BUILT_SOURCES'];
   expect(built, 'the build of test/setup/global-build.ts').toBeTruthy();
@@ -26,6 +30,8 @@ async function inAThread(calls: number): Promise<{ worker: Worker; seen: { pid: 
          seen.push({ pid, parent });
        }
        parentPort.postMessage(seen);
+       // alive until the test ends it: a thread with nothing left to do would end by itself
+       setInterval(() => {}, 1 << 30);
      });`,
     { eval: true },
   );
