@@ -10,6 +10,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { builtSources, CLI_BUNDLE_MAIN } from '../../test/setup/built-sources.ts';
+import { alternate, type Sample } from './alternate.ts';
 
 const at = process.argv.indexOf('--runs');
 const runs = at < 0 ? 8 : Number(process.argv[at + 1]);
@@ -23,7 +24,7 @@ writeFileSync(
   "process.on('exit', () => { const u = process.cpuUsage(); process.stderr.write('\\ncpu ' + (u.user + u.system) / 1000 + '\\n'); });\n",
 );
 
-function start(main: string): { cpuMs: number; wallMs: number } {
+function start(main: string): Sample {
   const t0 = performance.now();
   const r = spawnSync(process.execPath, ['--require', preload, main, ...args], { encoding: 'utf8' });
   const wallMs = performance.now() - t0;
@@ -34,24 +35,4 @@ function start(main: string): { cpuMs: number; wallMs: number } {
 
 const built = await builtSources();
 const arms = { bundle: join(built, CLI_BUNDLE_MAIN), modules: join(built, 'src/cli/main.js') };
-const sums = { bundle: { cpuMs: 0, wallMs: 0 }, modules: { cpuMs: 0, wallMs: 0 } };
-start(arms.modules); // the disk cache warmed for both, not counted
-start(arms.bundle);
-for (let i = 0; i < runs; i++) {
-  for (const arm of ['modules', 'bundle'] as const) {
-    const r = start(arms[arm]);
-    sums[arm].cpuMs += r.cpuMs;
-    sums[arm].wallMs += r.wallMs;
-  }
-}
-const per = (n: number): number => Math.round(n / runs);
-console.log(
-  JSON.stringify({
-    args,
-    runs,
-    modules: { cpuMs: per(sums.modules.cpuMs), wallMs: per(sums.modules.wallMs) },
-    bundle: { cpuMs: per(sums.bundle.cpuMs), wallMs: per(sums.bundle.wallMs) },
-    cpuRatio: Math.round((sums.modules.cpuMs / sums.bundle.cpuMs) * 100) / 100,
-    wallRatio: Math.round((sums.modules.wallMs / sums.bundle.wallMs) * 100) / 100,
-  }),
-);
+console.log(JSON.stringify({ args, runs, ...(await alternate(runs, arms, start)) }));

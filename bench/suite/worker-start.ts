@@ -7,12 +7,13 @@
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { builtSources } from '../../test/setup/built-sources.ts';
+import { alternate, type Sample } from './alternate.ts';
 
 const at = process.argv.indexOf('--threads');
 const threads = at < 0 ? 8 : Number(process.argv[at + 1]);
 
 /** One thread that imports `file` and posts once it is loaded; CPU and wall milliseconds. */
-async function start(file: string): Promise<{ cpuMs: number; wallMs: number }> {
+async function start(file: string): Promise<Sample> {
   const cpu = process.cpuUsage();
   const t0 = performance.now();
   const source = `import(${JSON.stringify(file)}).then(() => require('node:worker_threads').parentPort.postMessage(1))`;
@@ -30,23 +31,4 @@ const arms = {
   bundle: join(built, 'workers', 'fork-worker.js'),
   modules: join(built, 'workers', 'fork-worker.modules.js'),
 };
-const sums = { bundle: { cpuMs: 0, wallMs: 0 }, modules: { cpuMs: 0, wallMs: 0 } };
-await start(arms.modules); // the disk cache warmed for both, not counted
-await start(arms.bundle);
-for (let i = 0; i < threads; i++) {
-  for (const arm of ['modules', 'bundle'] as const) {
-    const r = await start(arms[arm]);
-    sums[arm].cpuMs += r.cpuMs;
-    sums[arm].wallMs += r.wallMs;
-  }
-}
-const per = (n: number): number => Math.round(n / threads);
-console.log(
-  JSON.stringify({
-    threads,
-    modules: { cpuMs: per(sums.modules.cpuMs), wallMs: per(sums.modules.wallMs) },
-    bundle: { cpuMs: per(sums.bundle.cpuMs), wallMs: per(sums.bundle.wallMs) },
-    cpuRatio: Math.round((sums.modules.cpuMs / sums.bundle.cpuMs) * 100) / 100,
-    wallRatio: Math.round((sums.modules.wallMs / sums.bundle.wallMs) * 100) / 100,
-  }),
-);
+console.log(JSON.stringify({ threads, ...(await alternate(threads, arms, start)) }));
