@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { chownSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -118,6 +119,29 @@ describe('bash commands never outlive their call (issue 15, case 4)', () => {
       },
     );
   }
+});
+
+// bubblewrap arms `--die-with-parent` without looking whether its parent is still there: a
+// forkcache killed while bubblewrap set the sandbox up (its go line already written) left the
+// sandbox and its command running for good (a distributed host killed under load, 1 run in 2).
+// The launcher now says it is up first, and gets its go only then.
+describe.runIf(hasBwrap)('kill -9 of forkcache while bubblewrap sets the sandbox up', () => {
+  it('the command never runs, and nothing of the sandbox stays', async () => {
+    const token = `never-${process.pid}-${Date.now()}`;
+    const ran = path.join(sandbox.workspace, 'ran');
+    mkfifoIn(sandbox.workspace);
+    const command = `echo ${token} > ${ran}; read line < hold.fifo`;
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(ROOT, 'test/fixtures/bash-start-then-crash.ts'), sandbox.workspace, command],
+      { cwd: ROOT, stdio: 'ignore' },
+    );
+    const [, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+    expect(signal).toBe('SIGKILL');
+    // the sandbox (bubblewrap, the launcher) ends by itself: its go never came
+    await until(() => hostPidsOf(token).length === 0, 'the sandbox ended', token);
+    expect(existsSync(ran)).toBe(false);
+  });
 });
 
 // Round 4: `(setsid sleep N &)` leaves the command's process group (setsid) and its process tree
@@ -252,6 +276,11 @@ describe('the launcher: nothing runs before forkcache says go (issue 25)', () =>
     expect(readFileSync(marker, 'utf8')).toBe('yes\n');
   });
 });
+
+/** A FIFO `hold.fifo` in `dir` that nothing writes: a command reading it waits until killed. */
+function mkfifoIn(dir: string): void {
+  execFileSync('mkfifo', [path.join(dir, 'hold.fifo')]);
+}
 
 /** Live host pids whose command line contains `text`. */
 function hostPidsOf(text: string): number[] {

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import { Capture } from './capture.ts';
 import type { ToolContext } from '../context.ts';
-import { LIMITS_FAILED_EXIT } from './launcher.ts';
+import { LAUNCHER_READY, LIMITS_FAILED_EXIT } from './launcher.ts';
 import { killTree, watchParentDeath } from './process-group.ts';
 import { toolFailure } from '../result.ts';
 import { spawnSpec } from './sandbox.ts';
@@ -25,7 +25,7 @@ function format(out: Outcome): string {
 
 const quiet = (stream: Writable | null | undefined): void => void stream?.on('error', () => undefined);
 
-/** Start the command: spawn it (held by the launcher), feed bwrap its data, arm the watchdog, release it. */
+/** Start the command: spawn it (held by the launcher), feed bwrap its data; the caller arms the watchdog and releases it once the launcher is up. */
 function start(spec: SpawnSpec, cwd: string): ChildProcess {
   const child = spawn(spec.file, spec.args, {
     cwd,
@@ -91,7 +91,17 @@ export async function runBash(input: BashInput, ctx: ToolContext): Promise<strin
       stopWatchdog?.();
       spec.release();
     };
-    child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
+    // the launcher's first byte says it runs (in bubblewrap: the sandbox set up, tied to this
+    // process); only then does it get its go, so a forkcache killed before never starts the command
+    let up = false;
+    child.stdout?.on('data', (chunk: Buffer) => {
+      if (!up && !settled && chunk[0] === LAUNCHER_READY) {
+        up = true;
+        chunk = chunk.subarray(1);
+        child.stdin?.end('\n'); // the launcher's go
+      }
+      stdout.push(chunk);
+    });
     child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
     child.on('error', (err) => {
       if (settled) return;
@@ -112,7 +122,6 @@ export async function runBash(input: BashInput, ctx: ToolContext): Promise<strin
       reject(toolFailure('TOOL_COMMAND_FAILED', 'could not start the watchdog process; the command was not run'));
       return;
     }
-    child.stdin?.end('\n'); // the launcher's go
   });
   signal?.throwIfAborted(); // an abort killed the command: that is cancellation, not a result
   if (outcome.timedOut) {

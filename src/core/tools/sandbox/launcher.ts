@@ -1,7 +1,13 @@
 /**
  * The first process of every bash call: `bash -c LAUNCHER forkcache-bash COMMAND`.
  *
- * It waits for one line on its stdin before it runs anything. forkcache writes that line only
+ * It says it is up (one byte, `LAUNCHER_READY`, first on its stdout), then waits for one line on
+ * its stdin before it runs anything. forkcache writes that line only once it has read that byte:
+ * inside bubblewrap the launcher starts only after the sandbox is set up, its parent-death signal
+ * (`--die-with-parent`) armed. bubblewrap arms it without looking whether its parent is still
+ * there: a forkcache killed while bubblewrap was setting up, with the line already written, left
+ * the sandbox running for good, its command started (a host killed under load, in the
+ * distributed tests). Now a forkcache that dies before the byte never says go. forkcache writes that line only
  * once the command is under watch (the parent-death watchdog spawned, see process-group.ts):
  * a forkcache killed between spawning the command and arming the watchdog used to leave the
  * command running for good (issue 25: under load the gap was long enough to hit). Killed before
@@ -21,6 +27,9 @@ export interface LauncherLimits {
   readonly processes?: number | undefined;
 }
 
+/** The byte the launcher writes first on its stdout, once it runs; not part of the command's output. */
+export const LAUNCHER_READY = 0x06;
+
 /** Exit code of a launcher that was never told to start (forkcache went away first). */
 export const NOT_STARTED_EXIT = 125;
 /** Exit code of a launcher that could not set its limits (the command did not run). */
@@ -36,6 +45,7 @@ function launcherScript(limits: LauncherLimits = {}): string {
   if (limits.processes !== undefined) flags.push(`-u ${int(limits.processes)}`);
   const ulimit = `ulimit -S -H ${flags.join(' ')} || { echo 'forkcache: could not set the sandbox limits' >&2; exit ${LIMITS_FAILED_EXIT}; }`;
   return [
+    `printf '\\${LAUNCHER_READY.toString(8).padStart(3, '0')}'`,
     `read -r _ || exit ${NOT_STARTED_EXIT}`,
     'exec 0</dev/null',
     ulimit,
