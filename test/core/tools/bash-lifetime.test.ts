@@ -124,7 +124,8 @@ describe('bash commands never outlive their call (issue 15, case 4)', () => {
 // bubblewrap arms `--die-with-parent` without looking whether its parent is still there: a
 // forkcache killed while bubblewrap set the sandbox up (its go line already written) left the
 // sandbox and its command running for good (a distributed host killed under load, 1 run in 2).
-// The launcher now says it is up first, and gets its go only then.
+// The launcher now says it is up first, and gets its go only then. The fixture kills forkcache
+// on the next tick after bubblewrap is spawned: before any I/O callback could read that byte.
 describe.runIf(hasBwrap)('kill -9 of forkcache while bubblewrap sets the sandbox up', () => {
   it('the command never runs, and nothing of the sandbox stays', async () => {
     const token = `never-${process.pid}-${Date.now()}`;
@@ -136,11 +137,16 @@ describe.runIf(hasBwrap)('kill -9 of forkcache while bubblewrap sets the sandbox
       ['--import', 'tsx', path.join(ROOT, 'test/fixtures/bash-start-then-crash.ts'), sandbox.workspace, command],
       { cwd: ROOT, stdio: 'ignore' },
     );
-    const [, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
-    expect(signal).toBe('SIGKILL');
-    // the sandbox (bubblewrap, the launcher) ends by itself: its go never came
-    await until(() => hostPidsOf(token).length === 0, 'the sandbox ended', token);
-    expect(existsSync(ran)).toBe(false);
+    try {
+      const [, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+      expect(signal).toBe('SIGKILL');
+      // the sandbox (bubblewrap, the launcher) ends by itself: its go never came
+      await until(() => hostPidsOf(token).length === 0, 'the sandbox ended', token);
+      expect(existsSync(ran)).toBe(false);
+    } finally {
+      // a sandbox that stayed (the bug) is not left behind the test
+      for (const pid of hostPidsOf(token)) process.kill(pid, 'SIGKILL');
+    }
   });
 });
 

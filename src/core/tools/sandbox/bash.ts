@@ -84,21 +84,24 @@ export async function runBash(input: BashInput, ctx: ToolContext): Promise<strin
     const onAbort = (): void => killAll();
     signal?.addEventListener('abort', onAbort, { once: true });
     let settled = false;
+    // the launcher's first byte says it runs (in bubblewrap: the sandbox set up, tied to this
+    // process); only then does it get its go, so a forkcache killed before never starts the command
+    let up = false;
     const cleanup = (): void => {
       settled = true;
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       stopWatchdog?.();
+      // never told to go: a launcher still there sees end of file and exits without running it
+      if (!up) child.stdin?.destroy();
       spec.release();
     };
-    // the launcher's first byte says it runs (in bubblewrap: the sandbox set up, tied to this
-    // process); only then does it get its go, so a forkcache killed before never starts the command
-    let up = false;
     child.stdout?.on('data', (chunk: Buffer) => {
-      if (!up && !settled && chunk[0] === LAUNCHER_READY) {
+      if (!up && chunk[0] === LAUNCHER_READY) {
         up = true;
         chunk = chunk.subarray(1);
-        child.stdin?.end('\n'); // the launcher's go
+        // not for a call already ended (timed out, aborted, its watchdog missing): it was killed
+        if (!settled && !timedOut && signal?.aborted !== true) child.stdin?.end('\n'); // the launcher's go
       }
       stdout.push(chunk);
     });

@@ -2,16 +2,16 @@
  * The first process of every bash call: `bash -c LAUNCHER forkcache-bash COMMAND`.
  *
  * It says it is up (one byte, `LAUNCHER_READY`, first on its stdout), then waits for one line on
- * its stdin before it runs anything. forkcache writes that line only once it has read that byte:
- * inside bubblewrap the launcher starts only after the sandbox is set up, its parent-death signal
- * (`--die-with-parent`) armed. bubblewrap arms it without looking whether its parent is still
- * there: a forkcache killed while bubblewrap was setting up, with the line already written, left
- * the sandbox running for good, its command started (a host killed under load, in the
- * distributed tests). Now a forkcache that dies before the byte never says go. forkcache writes that line only
- * once the command is under watch (the parent-death watchdog spawned, see process-group.ts):
- * a forkcache killed between spawning the command and arming the watchdog used to leave the
- * command running for good (issue 25: under load the gap was long enough to hit). Killed before
- * the line, forkcache closes the pipe, `read` sees end of file and nothing runs.
+ * its stdin before it runs anything. forkcache writes that line only when both hold:
+ * - the command is under watch (the parent-death watchdog spawned, see process-group.ts): a
+ *   forkcache killed between spawning the command and arming the watchdog used to leave the
+ *   command running for good (issue 25: under load the gap was long enough to hit);
+ * - forkcache has read that first byte: inside bubblewrap the launcher starts only once the
+ *   sandbox is set up, its parent-death signal (`--die-with-parent`) armed. bubblewrap arms it
+ *   without looking whether its parent is still there: a forkcache killed while bubblewrap set
+ *   up, the line already written, left the sandbox and its command running for good (a host
+ *   killed under load, in the distributed tests).
+ * Killed before the line, forkcache closes the pipe, `read` sees end of file and nothing runs.
  *
  * Then stdin is closed (commands get none, as before), the resource limits are set as hard
  * limits (a command cannot raise them again) and the command replaces the launcher.
