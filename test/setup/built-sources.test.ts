@@ -1,16 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { builtSources, CLI_BUNDLE, CLI_BUNDLE_MAIN } from './built-sources.ts';
+import { builtSources, CLI_BUNDLE, CLI_BUNDLE_MAIN, files } from './built-sources.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const files = (dir: string): string[] =>
-  readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)],
-  );
 
 // The suite's processes run this build instead of the sources: a build of other sources must
 // never be used. A tiny package whose module imports a sibling by its `.ts` name.

@@ -65,7 +65,8 @@ const REQUIRE_BANNER =
 /** Builds older than this, other than the current one, are removed (runs last minutes, not days). */
 const STALE_MS = 24 * 3600_000;
 
-function files(dir: string): string[] {
+/** Every file under `dir`, sorted (the build's inputs; the test lists the bundle's chunks with it). */
+export function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true })
     .flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)]))
     .sort();
