@@ -11,7 +11,8 @@ const clients = new Map<string, Anthropic | OpenAI>();
  */
 export function cachedClient<T extends Anthropic | OpenAI>(api: ApiEndpoint, prefix: WirePrefix, make: () => T): T {
   const provider = api.provider ?? 'anthropic';
-  const key = `${provider}${api.wire === 'responses' ? '/responses' : ''}\n${prefix.sha256}\n${api.baseURL}\n${api.apiKey}\n${JSON.stringify(api.headers)}`;
+  // every client option is in the key: a thread serves engines made with other retries or timeouts in turn
+  const key = `${provider}${api.wire === 'responses' ? '/responses' : ''}\n${prefix.sha256}\n${JSON.stringify(clientOptionsOf(api))}`;
   let client = clients.get(key) as T | undefined;
   if (!client) {
     if (clients.size >= 32) clients.delete(clients.keys().next().value!);

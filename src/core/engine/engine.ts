@@ -1,5 +1,4 @@
 import pLimit from 'p-limit';
-import { Piscina } from 'piscina';
 import { type Clock, systemClock } from '../util/clock.ts';
 import { ForkcacheError } from '../util/errors.ts';
 import type { ParentSnapshot } from '../fork/snapshot.ts';
@@ -45,6 +44,7 @@ import { parseOrThrow } from '../util/validation.ts';
 import { z } from 'zod';
 import { jsonSchemaOf, OutputChecks, parseOutputSchema, standardSchemaOfJson } from './fan-out/output.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from '../pool/worker-file.ts';
+import { ThreadPool } from '../pool/thread-pool.ts';
 
 // The options of one fan-out live with the fan-out's other types.
 
@@ -101,7 +101,7 @@ export class ForkEngine {
       ...(distributed?.secret ? { distributed: { ...distributed, secret: '[redacted]' } } : {}),
     };
   }
-  readonly #pool: Piscina;
+  readonly #pool: ThreadPool;
   /** The engine's provider, as its adapter answers for it (src/providers/<id>/). */
   readonly #provider: ProviderAdapter;
   readonly #connection: ProviderConnection;
@@ -143,15 +143,14 @@ export class ForkEngine {
       retryAfter: options.retryAfter,
     });
     this.#spendCap = options.maxUsd === undefined ? undefined : new SpendCap(options.maxUsd);
-    this.#pool = new Piscina({
+    this.#pool = new ThreadPool({
       filename: forkWorkerFile(),
       execArgv: forkWorkerExecArgv(),
       minThreads: options.distributed ? 0 : 1,
       maxThreads: options.maxThreads,
       concurrentTasksPerWorker: options.concurrentTasksPerWorker,
       maxQueue: options.maxQueue,
-      ...(options.resourceLimits ? { resourceLimits: options.resourceLimits } : {}),
-      idleTimeout: 30_000,
+      resourceLimits: options.resourceLimits,
     });
   }
 
@@ -439,9 +438,10 @@ export class ForkEngine {
   }
 
   /**
-   * Wait for every running fan-out, then stop the threads. A fan-out that failed does not keep
-   * them running: its error is its `settled()`'s to report, and open threads would keep the
-   * process alive after the caller has given up (issue 25: a run that never exited).
+   * Wait for every running fan-out and its tasks, then let the threads go: idle, they are kept
+   * a while for the next engine made with the same options (src/core/pool/thread-pool.ts) and
+   * never keep the process alive. A fan-out that failed does not keep them running: its error
+   * is its `settled()`'s to report (issue 25: a run that never exited).
    */
   async close(): Promise<void> {
     if (this.#state === 'closed' || this.#state === 'destroyed') return;

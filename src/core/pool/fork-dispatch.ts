@@ -1,5 +1,4 @@
 import { MessageChannel } from 'node:worker_threads';
-import type { Piscina } from 'piscina';
 import { ForkcacheError, toWireError } from '../util/errors.ts';
 import { FORK_QUERY_SOURCE } from '../wire/fork-text.ts';
 import type { ForkChild } from '../fork/layouts.ts';
@@ -17,6 +16,7 @@ import { type HostCallHandler, type OutputCheckHandler, servePort } from './port
 import type { HostToolInfo } from '../tools/host-tools.ts';
 import type { ForkCheckSpec, ForkTask } from './protocol.ts';
 import type { TestHooks } from './test-hooks.ts';
+import type { ThreadPool } from './thread-pool.ts';
 import { type WorkerSettings, workerSettings } from '../settings/engine-settings.ts';
 
 /**
@@ -47,7 +47,7 @@ export interface ForkTools {
 
 export interface DispatchDeps {
   options: DispatchSettings;
-  pool: Piscina;
+  pool: Pick<ThreadPool, 'run'>;
   /**
    * `fork` (default, undefined): children share the parent's prefix. `fresh`: agents of an
    * explicit type, with their own system prompt and tools, sharing nothing (recorded as such

@@ -17,7 +17,7 @@ const SAB_MAGIC = 0x50434b46; // "FKCP" read as little-endian u32
 const SAB_FORMAT_VERSION = 1;
 export const SAB_OFFSET_MAGIC = 0;
 const SAB_OFFSET_VERSION = 4;
-const SAB_OFFSET_FLAGS = 6;
+export const SAB_OFFSET_FLAGS = 6;
 export const SAB_OFFSET_LENGTH = 8;
 const SAB_OFFSET_ATTACHES = 12;
 const SAB_OFFSET_SHA256 = 16;
@@ -125,7 +125,13 @@ interface AttachOptions {
 export function attachFrozenPrefix(sab: SharedArrayBuffer, options: AttachOptions = {}): AttachedPrefix {
   const header = readFrozenHeader(sab);
   const cached = verified.get(header.sha256);
-  if (cached && options.verify !== 'always' && cached.byteLength === header.byteLength) return cached;
+  if (
+    cached &&
+    options.verify !== 'always' &&
+    cached.byteLength === header.byteLength &&
+    cached.headEnd === header.headEnd
+  )
+    return cached;
   const head = new Uint8Array(sab, SAB_HEADER_BYTES, header.byteLength);
   const actual = sha256Hex(head);
   if (actual !== header.sha256)

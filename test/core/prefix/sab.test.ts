@@ -3,6 +3,7 @@ import { captureSnapshot } from '../../../src/core/fork/snapshot.ts';
 import { freeze } from '../../../src/core/prefix/freeze.ts';
 import {
   SAB_HEADER_BYTES,
+  SAB_OFFSET_FLAGS,
   SAB_OFFSET_LENGTH,
   SAB_OFFSET_MAGIC,
   attachCount,
@@ -37,6 +38,20 @@ describe('frozen prefix SharedArrayBuffer', () => {
     expect(Buffer.from(a.head).equals(Buffer.from(prefix.head))).toBe(true);
     attachFrozenPrefix(prefix.sab, { verify: 'always' });
     expect(attachCount(prefix.sab)).toBe(2);
+  });
+
+  it('a buffer of the same head with another head end is read again, not taken from the thread’s cache', () => {
+    // a thread serves engine after engine (src/core/pool/thread-pool.ts): only an identical header is the same prefix
+    const prefix = fresh();
+    expect(attachFrozenPrefix(prefix.sab).headEnd).toBe('content-open');
+    const other = new SharedArrayBuffer(prefix.sab.byteLength);
+    new Uint8Array(other).set(new Uint8Array(prefix.sab));
+    new DataView(other).setUint16(SAB_OFFSET_FLAGS, 0, true);
+    const before = attachCount(other); // the copy's counter came with it
+    const attached = attachFrozenPrefix(other);
+    expect(attached.headEnd).toBe('messages-open');
+    expect(attached.sha256).toBe(prefix.sha256);
+    expect(attachCount(other)).toBe(before + 1); // hashed, not taken from the cache
   });
 
   it('detects a flipped byte in the head', () => {

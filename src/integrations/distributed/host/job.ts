@@ -1,7 +1,6 @@
 import { MessageChannel } from 'node:worker_threads';
 import { type Job, UnrecoverableError } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { Piscina } from 'piscina';
 import { ForkcacheError, hasCode, toWireError } from '../../../core/util/errors.ts';
 import {
   emptyOutcome,
@@ -15,6 +14,7 @@ import { servePort } from '../../../core/pool/port-server.ts';
 import { type HostTool, runHostTool } from '../../../core/tools/host-tools.ts';
 import { toolError } from '../../../core/tools/result.ts';
 import type { ForkTask } from '../../../core/pool/protocol.ts';
+import type { ThreadPool } from '../../../core/pool/thread-pool.ts';
 import { readTranscript } from '../../../core/run-dir/transcript-reader.ts';
 import { type ForkHostReport, type ForkOutcome, type LoopEvent, OPEN_GATE } from '../../../core/loop/types.ts';
 import type { SandboxReport } from '../../../core/tools/sandbox/report.ts';
@@ -35,7 +35,7 @@ export interface RunningFork {
 export interface HostContext {
   hostId: string;
   queue: string;
-  pool: Piscina;
+  pool: Pick<ThreadPool, 'run'>;
   connection: Redis;
   signer: JobSigner;
   policy: HostPolicyOptions;

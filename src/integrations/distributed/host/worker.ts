@@ -1,9 +1,9 @@
 import { terminalSafeLines } from '../../../core/util/terminal-text.ts';
 import { hostname } from 'node:os';
 import { Worker } from 'bullmq';
-import { Piscina } from 'piscina';
 import { ForkcacheError } from '../../../core/util/errors.ts';
 import { forkWorkerExecArgv, forkWorkerFile } from '../../../core/pool/worker-file.ts';
+import { ThreadPool } from '../../../core/pool/thread-pool.ts';
 import { type HostContext, runHostJob } from './job.ts';
 import { describePolicy, type HostPolicyOptions } from './policy.ts';
 import { probeHostSandbox } from './sandbox.ts';
@@ -203,13 +203,13 @@ export async function startHostWorker(options: HostWorkerOptions): Promise<HostW
   const settings = workerSettings(options);
   const { hostId, queue, policy, lockDuration } = settings;
   const { connection, subscriber } = await connectHost(options.redis, settings);
-  const pool = new Piscina({
+  const pool = new ThreadPool({
     filename: forkWorkerFile(),
     execArgv: forkWorkerExecArgv(),
     minThreads: 1,
     maxThreads: settings.threads,
     concurrentTasksPerWorker: 8,
-    idleTimeout: 30_000,
+    maxQueue: Infinity,
   });
   const running: HostContext['running'] = new Set();
   await subscriber.subscribe(cancelChannel(queue));
