@@ -31,26 +31,31 @@ const parked: Parked[] = [];
  * An engine's pool of fork threads (Piscina), its own for as long as the engine is open: no
  * two open engines ever share a thread. When the engine closes, its pool waits for the
  * engine's tasks and is then kept for the next engine of this process made with the same
- * configuration and the same environment (a thread copies `process.env` when it starts), for
- * `IDLE_MS`. A thread costs about 240 ms of CPU to start (it loads the fork worker's whole
- * module graph in a fresh isolate, `bench/suite/worker-start.ts`): an app that makes an
- * engine per request, or an MCP server's fork tool, pays it once, not per engine. A parked
- * pool's threads are idle, and Piscina does not let idle threads keep the process alive.
- * `destroy()` ends the threads and never parks them.
+ * configuration and the same environment, for `IDLE_MS`. Every thread of a pool gets the
+ * environment the pool was made with (a copy of `process.env` then), however late it starts:
+ * the key holds what the threads see. A thread costs about 240 ms of CPU to start (it loads
+ * the fork worker's whole module graph in a fresh isolate, `bench/suite/worker-start.ts`): an
+ * app that makes an engine per request, or the MCP server's fork tool, pays it once, not per
+ * engine (`bench/engine-per-request.ts`). A parked pool's threads are idle, and Piscina does
+ * not let idle threads keep the process alive. `destroy()` ends the threads of a pool still
+ * this engine's (open, or parked and not taken since), and never parks them.
  */
 export class ThreadPool {
   readonly #key: string;
   readonly #pool: Piscina;
   readonly #running = new Set<Promise<unknown>>();
-  #open = true;
+  #state: 'open' | 'closing' | 'closed' | 'destroyed' = 'open';
+  #closed: Promise<void> | undefined;
 
   constructor(config: ThreadPoolConfig) {
-    this.#key = keyOf(config);
-    this.#pool = takeParked(this.#key) ?? newPool(config);
+    const env = { ...process.env };
+    this.#key = keyOf(config, env);
+    this.#pool = takeParked(this.#key) ?? newPool(config, env);
   }
 
-  /** Run one task on a thread of the pool (its `MessagePort` in `transferList`). */
+  /** Run one task on a thread of the pool (its `MessagePort` in `transferList`); refused once the pool is closed. */
   run(task: object, options: { transferList: Transferable[] } = { transferList: [] }): Promise<unknown> {
+    if (this.#state !== 'open') return Promise.reject(new Error(`the pool is ${this.#state}`));
     const running = this.#pool.run(task, options as Parameters<Piscina['run']>[1]);
     this.#running.add(running);
     const done = (): void => void this.#running.delete(running);
@@ -59,33 +64,48 @@ export class ThreadPool {
   }
 
   /** Wait for this engine's tasks, then park the pool for the next engine (or close it when enough are parked). */
-  async close(): Promise<void> {
-    if (!this.#open) return;
-    this.#open = false;
+  close(): Promise<void> {
+    if (this.#state === 'destroyed') return Promise.resolve();
+    this.#closed ??= this.#park();
+    return this.#closed;
+  }
+
+  async #park(): Promise<void> {
+    this.#state = 'closing';
     while (this.#running.size > 0) await Promise.allSettled([...this.#running]);
+    if (this.#state !== 'closing') return; // destroyed meanwhile
+    this.#state = 'closed';
     park(this.#key, this.#pool);
   }
 
-  /** End the threads now: the tasks running on them fail. */
+  /**
+   * End the threads now (the tasks running on them fail), if they are still this engine's:
+   * once closed, its pool may be another engine's, and is then left alone.
+   */
   async destroy(): Promise<void> {
-    this.#open = false;
+    const state = this.#state;
+    this.#state = 'destroyed';
+    if (state === 'destroyed') return;
+    if (state === 'closed' && !unparkIfThere(this.#pool)) return;
     await this.#pool.destroy();
   }
 }
 
-/** The key of a configuration: its fields, and the environment a new thread would copy. */
-function keyOf(config: ThreadPoolConfig): string {
-  const env = Object.entries(process.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const limits = config.resourceLimits && Object.entries(config.resourceLimits).sort(([a], [b]) => (a < b ? -1 : 1));
+/** The key of a configuration: its fields, and the environment its threads get. */
+function keyOf(config: ThreadPoolConfig, env: NodeJS.ProcessEnv): string {
+  const sorted = <T>(record: Record<string, T>): [string, T][] =>
+    Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const limits = config.resourceLimits && sorted(config.resourceLimits as Record<string, unknown>);
   return createHash('sha256')
-    .update(JSON.stringify([{ ...config, resourceLimits: limits ?? null }, env]))
+    .update(JSON.stringify([{ ...config, resourceLimits: limits ?? null }, sorted(env)]))
     .digest('hex');
 }
 
-function newPool(config: ThreadPoolConfig): Piscina {
+function newPool(config: ThreadPoolConfig, env: NodeJS.ProcessEnv): Piscina {
   return new Piscina({
     filename: config.filename,
     execArgv: [...config.execArgv],
+    env,
     minThreads: config.minThreads,
     maxThreads: config.maxThreads,
     concurrentTasksPerWorker: config.concurrentTasksPerWorker,
@@ -112,6 +132,15 @@ function park(key: string, pool: Piscina): void {
   while (parked.length > MAX_PARKED) unpark(parked[0]!);
 }
 
+/** Take `pool` out of the parked ones to end it: false when it is not there (another engine took it). */
+function unparkIfThere(pool: Piscina): boolean {
+  const at = parked.findIndex((entry) => entry.pool === pool);
+  if (at < 0) return false;
+  clearTimeout(parked[at]!.timer);
+  parked.splice(at, 1);
+  return true;
+}
+
 function unpark(entry: Parked): void {
   const at = parked.indexOf(entry);
   if (at >= 0) parked.splice(at, 1);
@@ -121,7 +150,7 @@ function unpark(entry: Parked): void {
   });
 }
 
-/** Close every parked pool now (their threads end): for a host that wants no idle thread left. */
+/** Close every parked pool now (their threads end): the tests and the bench start from none. */
 export async function closeParkedPools(): Promise<void> {
   const all = parked.splice(0);
   for (const entry of all) clearTimeout(entry.timer);
