@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ResourceLimits, Transferable } from 'node:worker_threads';
 import { Piscina } from 'piscina';
+import { ForkcacheError } from '../util/errors.ts';
 
 /** Everything a pool of fork threads is made with: two engines whose configs are equal get interchangeable threads. */
 export interface ThreadPoolConfig {
@@ -55,7 +56,9 @@ export class ThreadPool {
 
   /** Run one task on a thread of the pool (its `MessagePort` in `transferList`); refused once the pool is closed. */
   run(task: object, options: { transferList: Transferable[] } = { transferList: [] }): Promise<unknown> {
-    if (this.#state !== 'open') return Promise.reject(new Error(`the pool is ${this.#state}`));
+    // the engine refuses work once closed (ENGINE_CLOSED): reaching here is a bug of ours
+    if (this.#state !== 'open')
+      return Promise.reject(new ForkcacheError('INTERNAL', `the thread pool is ${this.#state}: no task may start`));
     const running = this.#pool.run(task, options as Parameters<Piscina['run']>[1]);
     this.#running.add(running);
     const done = (): void => void this.#running.delete(running);

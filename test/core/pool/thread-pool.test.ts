@@ -125,7 +125,7 @@ describe('ThreadPool: an engine’s threads are kept for the next engine', () =>
     const { threadId } = await task.result;
     await closed;
     expect(order).toEqual(['task', 'closed']);
-    await expect(pool.run({})).rejects.toThrow(/the pool is closed/);
+    await expect(pool.run({})).rejects.toThrow(/the thread pool is closed/);
     const next = new ThreadPool(CONFIG);
     expect(await threadOf(next)).toBe(threadId);
     await next.destroy();
