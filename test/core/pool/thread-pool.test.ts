@@ -2,18 +2,11 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { closeParkedPools, ThreadPool, type ThreadPoolConfig } from '../../../src/core/pool/thread-pool.ts';
+import { closeParkedPools, ThreadPool } from '../../../src/core/pool/thread-pool.ts';
 import { tsxLoaderUrl } from '../../../src/core/pool/worker-file.ts';
+import { THREAD_ID_POOL as CONFIG } from '../../fixtures/thread-id-pool.ts';
 import type { ThreadIdResult, ThreadIdTask } from '../../fixtures/workers/thread-id-worker.ts';
 
-const CONFIG: ThreadPoolConfig = {
-  filename: fileURLToPath(new URL('../../fixtures/workers/thread-id-worker.ts', import.meta.url)),
-  execArgv: ['--import', tsxLoaderUrl()],
-  minThreads: 1,
-  maxThreads: 1,
-  concurrentTasksPerWorker: 2,
-  maxQueue: Infinity,
-};
 const MARKER = 'FORKCACHE_THREAD_POOL_TEST';
 
 /** `Atomics.waitAsync` (Node 16+; TypeScript declares it from lib es2024 on). */
