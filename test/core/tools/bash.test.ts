@@ -1,4 +1,5 @@
 import { existsSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { errorOf, executorIn, makeSandbox, okContent, type Sandbox } from './helpers.ts';
 
@@ -85,6 +86,24 @@ describe('bash', () => {
       expect(out, sandboxKind).toBe('[][]\n');
     }
     expect(existsSync(`${home}/ran`)).toBe(false);
+  });
+
+  it("runs the BASH_ENV file it is given for the command, not before forkcache's launcher, in either sandbox", async () => {
+    // bash runs the file BASH_ENV names before its first line: what it printed came before the
+    // launcher's ready byte, which forkcache never saw, and every call ended at its timeout
+    await sandbox.put('env.sh', 'echo from-bash-env; export FROM_BASH_ENV=set\n');
+    for (const sandboxKind of ['none', 'auto'] as const) {
+      const tools = executorIn(sandbox, {
+        allow: ['bash'],
+        sandbox: sandboxKind,
+        limits: { bashTimeoutMs: 60_000 },
+        bashEnv: { PATH: process.env['PATH'] ?? '', BASH_ENV: join(realpathSync(sandbox.workspace), 'env.sh') },
+      });
+      const out = okContent(
+        await tools.execute('bash', { command: 'echo "[$FROM_BASH_ENV][${FORKCACHE_BASH_ENV-unset}]"' }),
+      );
+      expect(out, sandboxKind).toBe('from-bash-env\n[set][unset]\n');
+    }
   });
 
   it('rejects with the abort reason when aborted before or during the command', async () => {

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import { Capture } from './capture.ts';
 import type { ToolContext } from '../context.ts';
-import { LAUNCHER_READY, LIMITS_FAILED_EXIT } from './launcher.ts';
+import { LAUNCHER_READY, LIMITS_FAILED_EXIT, launcherEnv } from './launcher.ts';
 import { killTree, watchParentDeath } from './process-group.ts';
 import { toolFailure } from '../result.ts';
 import { spawnSpec } from './sandbox.ts';
@@ -58,7 +58,7 @@ function start(spec: SpawnSpec, cwd: string): ChildProcess {
 export async function runBash(input: BashInput, ctx: ToolContext): Promise<string> {
   const { signal } = ctx;
   signal?.throwIfAborted();
-  const spec = spawnSpec(ctx.sandbox, ctx.jail, input.command, ctx.bashEnv, ctx.sandboxOptions);
+  const spec = spawnSpec(ctx.sandbox, ctx.jail, input.command, launcherEnv(ctx.bashEnv), ctx.sandboxOptions);
   const outcome = await new Promise<Outcome>((resolve, reject) => {
     let child: ChildProcess;
     try {

@@ -30,6 +30,20 @@ export interface LauncherLimits {
 /** The byte the launcher writes first on its stdout, once it runs; not part of the command's output. */
 export const LAUNCHER_READY = 0x06;
 
+/**
+ * A non-interactive bash runs the file `BASH_ENV` names before its first line: the launcher's
+ * would come after whatever that file prints or does, before its go. The launcher gets it under
+ * this name instead and hands it back to the command's bash (`launcherEnv`).
+ */
+const BASH_ENV_CARRIER = 'FORKCACHE_BASH_ENV';
+
+/** The launcher's environment: the command's, its `BASH_ENV` carried under another name. */
+export function launcherEnv(env: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
+  if (!Object.hasOwn(env, 'BASH_ENV')) return env;
+  const { BASH_ENV: file, ...rest } = env;
+  return { ...rest, [BASH_ENV_CARRIER]: file! };
+}
+
 /** Exit code of a launcher that was never told to start (forkcache went away first). */
 export const NOT_STARTED_EXIT = 125;
 /** Exit code of a launcher that could not set its limits (the command did not run). */
@@ -49,6 +63,7 @@ function launcherScript(limits: LauncherLimits = {}): string {
     `read -r _ || exit ${NOT_STARTED_EXIT}`,
     'exec 0</dev/null',
     ulimit,
+    `if [ -n "\${${BASH_ENV_CARRIER}+x}" ]; then export BASH_ENV="$${BASH_ENV_CARRIER}"; unset ${BASH_ENV_CARRIER}; fi`,
     'exec bash --norc --noprofile -c "$1"',
   ].join('\n');
 }
