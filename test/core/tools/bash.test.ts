@@ -40,7 +40,9 @@ describe('bash', () => {
       await withBash({ bashTimeoutMs: 200 }).execute('bash', { command: 'echo started; sleep 20; echo done' }),
     );
     expect(code).toBe('TOOL_COMMAND_FAILED');
-    expect(content).toBe('command timed out after 200 ms and was killed\nstarted\n');
+    // what it printed before the kill is kept; on a loaded machine bash may not have run its
+    // first line within 200 ms (CI as nobody, two suites and a busy loop: no output)
+    expect(content).toMatch(/^command timed out after 200 ms and was killed\n(started\n|\(no output\))$/);
   });
 
   it('caps output', async () => {
