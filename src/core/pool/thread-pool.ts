@@ -118,15 +118,17 @@ function newPool(config: ThreadPoolConfig, env: NodeJS.ProcessEnv): Piscina {
   });
 }
 
+/** Take entry `at` out of the parked ones, its timer stopped. */
+function removeAt(at: number): Parked {
+  const [entry] = parked.splice(at, 1);
+  clearTimeout(entry!.timer);
+  return entry!;
+}
+
+/** The newest parked pool of `key`, taken out, or undefined. */
 function takeParked(key: string): Piscina | undefined {
-  for (let i = parked.length - 1; i >= 0; i--) {
-    const entry = parked[i]!;
-    if (entry.key !== key) continue;
-    parked.splice(i, 1);
-    clearTimeout(entry.timer);
-    return entry.pool;
-  }
-  return undefined;
+  const at = parked.findLastIndex((entry) => entry.key === key);
+  return at < 0 ? undefined : removeAt(at).pool;
 }
 
 function park(key: string, pool: Piscina): void {
@@ -138,16 +140,13 @@ function park(key: string, pool: Piscina): void {
 /** Take `pool` out of the parked ones to end it: false when it is not there (another engine took it). */
 function unparkIfThere(pool: Piscina): boolean {
   const at = parked.findIndex((entry) => entry.pool === pool);
-  if (at < 0) return false;
-  clearTimeout(parked[at]!.timer);
-  parked.splice(at, 1);
-  return true;
+  if (at >= 0) removeAt(at);
+  return at >= 0;
 }
 
 function unpark(entry: Parked): void {
   const at = parked.indexOf(entry);
-  if (at >= 0) parked.splice(at, 1);
-  clearTimeout(entry.timer);
+  if (at >= 0) removeAt(at);
   void entry.pool.close().catch(() => {
     // idle threads: nothing of an engine's is lost when one fails to end cleanly
   });
