@@ -3,7 +3,8 @@
 // closes it. Two arms, alternated in one run: `reused` as forkcache does it (a closed
 // engine's threads serve the next engine, src/core/pool/thread-pool.ts) and `fresh`, every
 // parked pool closed before each request (each engine starts its threads, as before).
-// CPU is this process's, every thread's, per request. Ratios, not times: both arms in one run.
+// CPU is this process's, every thread's, per request. Ratios, not times: both arms in one run
+// (bench/suite/alternate.ts).
 // From sources each thread loads the tsx loader too; with FORKCACHE_BUILT_SOURCES naming the
 // suite's build (node_modules/.cache/forkcache-test-build/<hash>) it loads the one-file worker.
 // Run: npx tsx bench/engine-per-request.ts [--times 10]
@@ -15,6 +16,7 @@ import { startEmulator } from '../src/integrations/emulator/start.ts';
 import { captureSnapshot } from '../src/core/fork/snapshot.ts';
 import { TOOL_DECLARATIONS } from '../src/core/tools/declarations.ts';
 import { closeParkedPools } from '../src/core/pool/thread-pool.ts';
+import { alternate, type Sample } from './suite/alternate.ts';
 
 const at = process.argv.indexOf('--times');
 const times = at < 0 ? 10 : Number(process.argv[at + 1]);
@@ -28,7 +30,7 @@ writeFileSync(join(workspace, 'b.ts'), 'export const b = 2;\n');
 let sequence = 0;
 
 /** One request: an engine, a fan-out of two forks, the engine closed; its CPU and wall milliseconds. */
-async function request(fresh: boolean): Promise<{ cpuMs: number; wallMs: number }> {
+async function request(fresh: boolean): Promise<Sample> {
   if (fresh) await closeParkedPools();
   const cpu = process.cpuUsage();
   const t0 = performance.now();
@@ -51,30 +53,8 @@ async function request(fresh: boolean): Promise<{ cpuMs: number; wallMs: number 
 }
 
 try {
-  await request(true); // untimed: the disk cache and the JIT warmed for both arms
-  await request(false);
-  const sums = { reused: { cpuMs: 0, wallMs: 0 }, fresh: { cpuMs: 0, wallMs: 0 } };
-  for (let i = 0; i < times; i++) {
-    for (const arm of ['fresh', 'reused'] as const) {
-      const sample = await request(arm === 'fresh');
-      sums[arm].cpuMs += sample.cpuMs;
-      sums[arm].wallMs += sample.wallMs;
-    }
-  }
-  const per = (s: { cpuMs: number; wallMs: number }) => ({
-    cpuMs: Math.round(s.cpuMs / times),
-    wallMs: Math.round(s.wallMs / times),
-  });
-  const ratio = (a: number, b: number): number => Math.round((a / b) * 100) / 100;
-  console.log(
-    JSON.stringify({
-      times,
-      fresh: per(sums.fresh),
-      reused: per(sums.reused),
-      cpuRatio: ratio(sums.fresh.cpuMs, sums.reused.cpuMs),
-      wallRatio: ratio(sums.fresh.wallMs, sums.reused.wallMs),
-    }),
-  );
+  const arms = { fresh: true, reused: false };
+  console.log(JSON.stringify({ times, ...(await alternate(times, arms, ['fresh', 'reused'], request)) }));
 } finally {
   await closeParkedPools();
   await emulator.close();

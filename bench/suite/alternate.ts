@@ -4,39 +4,36 @@ export interface Sample {
   wallMs: number;
 }
 
-/** Both arms' means per run, and how many times the file-per-module arm costs the bundle. */
-export interface Comparison {
-  modules: Sample;
-  bundle: Sample;
-  cpuRatio: number;
-  wallRatio: number;
-}
+/** Each arm's mean per run, and how many times the first arm of the order costs the second. */
+export type Comparison<A extends string> = Record<A, Sample> & { cpuRatio: number; wallRatio: number };
 
 /**
- * Start each arm `times` times, alternating them, after one uncounted start of each (the disk
- * cache warmed for both): the suite's benches of its build, as ratios measured in one run.
+ * Run each of two arms `times` times, alternating them in `order`, after one uncounted run of
+ * each (the disk cache and the JIT warmed for both): the benches that compare two ways of doing
+ * one thing, as ratios measured in one run.
  */
-export async function alternate(
+export async function alternate<A extends string, T>(
   times: number,
-  arms: { modules: string; bundle: string },
-  start: (file: string) => Sample | Promise<Sample>,
-): Promise<Comparison> {
-  const sums = { bundle: { cpuMs: 0, wallMs: 0 }, modules: { cpuMs: 0, wallMs: 0 } };
-  await start(arms.modules);
-  await start(arms.bundle);
+  arms: Readonly<Record<A, T>>,
+  order: readonly [A, A],
+  start: (arm: T) => Sample | Promise<Sample>,
+): Promise<Comparison<A>> {
+  const sums = new Map<A, Sample>(order.map((arm) => [arm, { cpuMs: 0, wallMs: 0 }]));
+  for (const arm of order) await start(arms[arm]);
   for (let i = 0; i < times; i++) {
-    for (const arm of ['modules', 'bundle'] as const) {
+    for (const arm of order) {
       const r = await start(arms[arm]);
-      sums[arm].cpuMs += r.cpuMs;
-      sums[arm].wallMs += r.wallMs;
+      const sum = sums.get(arm)!;
+      sum.cpuMs += r.cpuMs;
+      sum.wallMs += r.wallMs;
     }
   }
   const per = (s: Sample): Sample => ({ cpuMs: Math.round(s.cpuMs / times), wallMs: Math.round(s.wallMs / times) });
   const ratio = (a: number, b: number): number => Math.round((a / b) * 100) / 100;
+  const [first, second] = order.map((arm) => sums.get(arm)!) as [Sample, Sample];
   return {
-    modules: per(sums.modules),
-    bundle: per(sums.bundle),
-    cpuRatio: ratio(sums.modules.cpuMs, sums.bundle.cpuMs),
-    wallRatio: ratio(sums.modules.wallMs, sums.bundle.wallMs),
+    ...(Object.fromEntries(order.map((arm) => [arm, per(sums.get(arm)!)])) as Record<A, Sample>),
+    cpuRatio: ratio(first.cpuMs, second.cpuMs),
+    wallRatio: ratio(first.wallMs, second.wallMs),
   };
 }

@@ -35,4 +35,4 @@ function start(main: string): Sample {
 
 const built = await builtSources();
 const arms = { bundle: join(built, CLI_BUNDLE_MAIN), modules: join(built, 'src/cli/main.js') };
-console.log(JSON.stringify({ args, runs, ...(await alternate(runs, arms, start)) }));
+console.log(JSON.stringify({ args, runs, ...(await alternate(runs, arms, ['modules', 'bundle'], start)) }));

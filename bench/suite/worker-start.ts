@@ -31,4 +31,4 @@ const arms = {
   bundle: join(built, 'workers', 'fork-worker.js'),
   modules: join(built, 'workers', 'fork-worker.modules.js'),
 };
-console.log(JSON.stringify({ threads, ...(await alternate(threads, arms, start)) }));
+console.log(JSON.stringify({ threads, ...(await alternate(threads, arms, ['modules', 'bundle'], start)) }));
